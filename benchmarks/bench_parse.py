@@ -1,0 +1,54 @@
+"""parse() against a plain regex + json.loads extractor, on the same Hermes replies.
+
+    python benchmarks/bench_parse.py
+
+Prints the time per reply of each and the ratio (parse / regex). The regex does
+less (no prose, spans, repairs or reasoning): it is the floor we measure against.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import timeit
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+import toolgram  # noqa: E402
+from _replies import hermes_reply  # noqa: E402
+
+CALL_RE = re.compile(r"<tool_call>(.*?)</tool_call>", re.S)
+
+
+def regex_extract(raw: str) -> list[dict]:
+    calls = []
+    for m in CALL_RE.finditer(raw):
+        try:
+            calls.append(json.loads(m.group(1)))
+        except ValueError:
+            pass
+    return calls
+
+
+def best_of(fn, repeat: int = 7) -> float:
+    number = max(1, int(0.2 / max(timeit.timeit(fn, number=1), 1e-7)))
+    return min(timeit.repeat(fn, number=number, repeat=repeat)) / number
+
+
+def main() -> None:
+    toolgram.parse("<tool_call>{}</tool_call>")  # build the grammars outside the timing
+    print(f"{'reply':>8} {'calls':>6} {'regex ms':>10} {'parse ms':>10} {'ratio':>7}")
+    for size in (2_000, 100_000):
+        raw = hermes_reply(size)
+        expected = regex_extract(raw)
+        result = toolgram.parse(raw, max_chars=len(raw))
+        assert [c.name for c in result.calls] == [c["name"] for c in expected], "parsers disagree"
+        t_regex = best_of(lambda: regex_extract(raw))
+        t_parse = best_of(lambda: toolgram.parse(raw, max_chars=len(raw)))
+        print(f"{len(raw):>8} {len(expected):>6} {t_regex * 1e3:>10.3f} {t_parse * 1e3:>10.3f} {t_parse / t_regex:>6.1f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,351 @@
+"""From a region's parse tree to calls: the rule-name vocabulary grammars use.
+
+A grammar frames a region; these names tell the builder what each part means
+(see grammars/README.md for the full list):
+
+  call, agent_call, memory_call   one call (kind "tool", "agent", "memory")
+  name, id, instructions          text of the call's name / model-written id / MFCS instructions
+  args                            JSON text of the arguments object
+  param (key, value)              one XML-ish parameter, value raw text typed by the schema
+  typed_param (key, type, value)  the same with a type the model wrote
+  kwarg (key, PYVALUE)            a Python keyword argument;  posarg (PYVALUE): positional
+  json_calls                      JSON holding a call object, a list of them, or {"tool_calls": [...]}
+  keyed_calls                     JSON list of {NAME: arguments} objects
+  json_reply                      the whole reply as JSON: {"type": "tool_call"|"message", ...}
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from lark import Tree
+
+from . import _repair
+from ._driver import Tok
+from ._typing import coerce_param
+
+_PY_NATIVE = frozenset({"single_quotes", "python_literals"})
+
+
+@dataclass
+class Draft:
+    """A call as read, before the offered tools are consulted."""
+
+    name: str
+    arguments: Any = None  # dict when readable
+    id: str | None = None
+    kind: str = "tool"
+    span: tuple[int, int] = (0, 0)
+    repairs: list[str] = field(default_factory=list)
+    error: str | None = None  # e.g. non-object arguments
+    instructions: str | None = None
+    params: list[tuple[str, str, str | None]] = field(default_factory=list)
+
+
+@dataclass
+class Prose:
+    text: str
+
+
+class Unreadable(Exception):
+    """The region is not a call we can read; str() says why."""
+
+
+def _text(node: Any) -> str:
+    if isinstance(node, Tok):
+        return node.value
+    if isinstance(node, Tree):
+        return "".join(_text(c) for c in node.children)
+    return ""
+
+
+def _extent(node: Any) -> tuple[int, int] | None:
+    lo = hi = None
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, Tok):
+            if n.start_pos is not None:
+                lo = n.start_pos if lo is None else min(lo, n.start_pos)
+                hi = n.end_pos if hi is None else max(hi, n.end_pos)
+        elif isinstance(n, Tree):
+            stack.extend(n.children)
+    return None if lo is None else (lo, hi)
+
+
+def _add(repairs: list[str], more) -> None:
+    for r in more:
+        if r not in repairs:
+            repairs.append(r)
+
+
+class Builder:
+    def __init__(self, fmt, tools, region: tuple[int, int]) -> None:
+        self.fmt = fmt
+        self.tools = tools  # ToolSet or None
+        self.region = region
+        self.args_key = "arguments"
+        self.items: list[Draft | Prose] = []
+
+    # -- entry --------------------------------------------------------------
+    def build(self, tree: Any) -> list[Draft | Prose]:
+        self._walk(tree)
+        drafts = [i for i in self.items if isinstance(i, Draft)]
+        if len(drafts) == 1:
+            drafts[0].span = self.region
+        return self.items
+
+    def _walk(self, node: Any) -> None:
+        stack = [node]
+        while stack:
+            n = stack.pop()
+            if not isinstance(n, Tree):
+                continue
+            kind = _rule(n)
+            if kind in ("call", "agent_call", "memory_call"):
+                self.items.append(self._call(n, {"call": "tool", "agent_call": "agent", "memory_call": "memory"}[kind]))
+            elif kind == "json_calls":
+                self._json_calls(n)
+            elif kind == "keyed_calls":
+                self._keyed_calls(n)
+            elif kind == "json_reply":
+                self._json_reply(n)
+            elif kind == "prose":
+                self.items.append(Prose(_text(n)))
+            else:
+                stack.extend(reversed(n.children))
+
+    # -- one call from grammar parts ------------------------------------------
+    def _call(self, node: Tree, kind: str) -> Draft:
+        draft = Draft(name="", kind=kind, span=_extent(node) or self.region)
+        positional: list[str] = []
+        args_text = None
+        for child in node.iter_subtrees_topdown():
+            d = _rule(child)
+            if d == "name":
+                draft.name = _text(child).strip()
+            elif d == "id":
+                draft.id = _text(child).strip()
+            elif d == "instructions":
+                draft.instructions = _text(child).strip()
+            elif d == "args":
+                args_text = _text(child)
+            elif d == "param":
+                key = _text(_find(child, "key")).strip()
+                draft.params.append((key, _text(_find(child, "value")), None))
+            elif d == "typed_param":
+                key = _text(_find(child, "key")).strip()
+                draft.params.append((key, _text(_find(child, "value")), _text(_find(child, "type")).strip()))
+            elif d == "kwarg":
+                key = _text(_find(child, "key")).strip()
+                draft.params.append((key, _text(_find(child, "value")), "python"))
+            elif d == "posarg":
+                positional.append(_text(child))
+        if not draft.name:
+            raise Unreadable("the call has no name")
+        if args_text is not None:
+            draft.arguments = self._decode_args(args_text, draft)
+        else:
+            draft.arguments = {}
+        schema = self.tools.schema(draft.name) if self.tools is not None else None
+        if positional:
+            names = list((schema or {}).get("properties", {}) or {})
+            if len(names) < len(positional):
+                raise Unreadable(f'positional arguments for "{draft.name}" need parameter names')
+            draft.params[:0] = [(k, v, "python") for k, v in zip(names, positional)]
+        if draft.params and isinstance(draft.arguments, dict):
+            props = (schema or {}).get("properties") if isinstance(schema, dict) else None
+            for key, raw, typ in draft.params:
+                prop = props.get(key) if isinstance(props, dict) else None
+                value, repairs = coerce_param(raw, typ, prop)
+                _add(draft.repairs, repairs)
+                draft.arguments[key] = value
+        return draft
+
+    def _decode_args(self, text: str, draft: Draft) -> Any:
+        if not text.strip():
+            return {}
+        try:
+            value, repairs = _repair.loads(text)
+        except _repair.RepairError as exc:
+            raise Unreadable(str(exc)) from None
+        _add(draft.repairs, repairs)
+        return self._object_args(value, draft)
+
+    def _object_args(self, value: Any, draft: Draft) -> Any:
+        if isinstance(value, str):
+            # Arguments encoded as a JSON string: decode once more.
+            try:
+                inner, repairs = _repair.loads(value)
+            except _repair.RepairError:
+                inner = None
+                repairs = ()
+            if isinstance(inner, dict):
+                _add(draft.repairs, ("string_arguments", *repairs))
+                return inner
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            draft.error = f'Arguments for "{draft.name}" must be a JSON object.'
+        return value
+
+    # -- JSON payloads ------------------------------------------------------
+    def _json_calls(self, node: Tree) -> None:
+        text = _text(node)
+        start = _extent(node)[0] if _extent(node) else self.region[0]
+        value, repairs, tail = _loads_leading(text)
+        spans = _element_spans(text, start, value)
+        whole = _extent(node)
+        for obj, span in _flatten_calls(value, spans):
+            self.items.append(self._json_call(obj, span or whole, repairs))
+        if tail:
+            self.items.append(Prose(tail))
+
+    def _json_call(self, obj: Any, span: tuple[int, int], repairs) -> Draft | Prose:
+        if not isinstance(obj, dict):
+            raise Unreadable("expected a JSON object with a \"name\"")
+        if obj.get("type") == "message" and isinstance(obj.get("text"), str):
+            return Prose(obj["text"])
+        fn = obj.get("function")
+        if isinstance(fn, dict):
+            obj = {**obj, **fn}
+        name = obj.get("name", obj.get("tool_name", obj.get("tool", fn if isinstance(fn, str) else None)))
+        if not isinstance(name, str) or not name.strip():
+            raise Unreadable('the call object has no "name"')
+        draft = Draft(name=name.strip(), span=span or self.region)
+        _add(draft.repairs, repairs)
+        for key in ("id", "call_id", "tool_call_id"):
+            if obj.get(key) is not None and not isinstance(obj.get(key), (dict, list)):
+                draft.id = str(obj[key])
+                break
+        native = self.fmt.args_key
+        if native in obj:
+            args = obj[native]
+        elif "arguments" in obj:
+            args = obj["arguments"]
+            _add(draft.repairs, ["arguments_key"])
+        elif "parameters" in obj:
+            args = obj["parameters"]
+            _add(draft.repairs, ["parameters_key"])
+        else:
+            args = {}
+        draft.arguments = self._object_args(args, draft)
+        return draft
+
+    def _keyed_calls(self, node: Tree) -> None:
+        text = _text(node)
+        start = _extent(node)[0] if _extent(node) else self.region[0]
+        try:
+            value, repairs = _repair.loads(text)
+        except _repair.RepairError as exc:
+            raise Unreadable(str(exc)) from None
+        items = value if isinstance(value, list) else [value]
+        spans = _element_spans(text, start, value)
+        for i, obj in enumerate(items):
+            if not isinstance(obj, dict) or len(obj) != 1:
+                raise Unreadable("expected objects of the form {NAME: arguments}")
+            ((name, args),) = obj.items()
+            draft = Draft(name=str(name), span=spans[i] if spans else self.region)
+            _add(draft.repairs, repairs)
+            draft.arguments = self._object_args(args, draft)
+            self.items.append(draft)
+
+    def _json_reply(self, node: Tree) -> None:
+        text = _text(node)
+        try:
+            value, repairs = _repair.loads(text)
+        except _repair.RepairError as exc:
+            raise Unreadable(str(exc)) from None
+        if isinstance(value, list) and value and all(isinstance(v, dict) and "type" in v for v in value):
+            for item in value:  # several typed objects: each one is a call or a message
+                self._typed_reply(item, self.region, repairs)
+            return
+        if not isinstance(value, dict):
+            raise Unreadable("the reply is JSON but not an object")
+        self._typed_reply(value, self.region, repairs)
+
+    def _typed_reply(self, value: dict, span, repairs) -> None:
+        kind = value.get("type")
+        if kind == "message":
+            if not isinstance(value.get("text"), str):
+                raise Unreadable('a "message" needs a "text" string')
+            self.items.append(Prose(value["text"]))
+            return
+        if kind not in ("tool_call", "function_call", None):
+            raise Unreadable(f'unknown reply type {kind!r}')
+        self.items.append(self._json_call(value, span, repairs))
+
+
+def _loads_leading(text: str) -> tuple[Any, tuple[str, ...], str]:
+    """Decode a payload; when it fails and a complete JSON value leads it, decode
+    that value and hand back the text after it (it becomes prose, not lost)."""
+    try:
+        value, repairs = _repair.loads(text)
+        return value, repairs, ""
+    except _repair.RepairError as exc:
+        first = exc
+    stripped = text.lstrip()
+    offset = len(text) - len(stripped)
+    if stripped[:1] in ("{", "["):
+        end = _repair.value_end(text, offset)
+        if end is not None and text[end:].strip():
+            try:
+                value, repairs = _repair.loads(text[offset:end])
+            except _repair.RepairError:
+                pass
+            else:
+                return value, repairs, text[end:]
+    raise Unreadable(str(first))
+
+
+def _rule(node: Tree) -> str:
+    # Rules imported from grammars/shared get a namespace ("pycall__kwarg").
+    return str(node.data).rpartition("__")[2]
+
+
+def _find(node: Tree, name: str) -> Any:
+    for child in node.iter_subtrees_topdown():
+        if _rule(child) == name:
+            return child
+    return None
+
+
+def _flatten_calls(value: Any, spans):
+    """Yield (call object, span) from a call, a list of calls or {"tool_calls": [...]}."""
+    if isinstance(value, dict) and isinstance(value.get("tool_calls"), list):
+        value = value["tool_calls"]
+        spans = None
+    if isinstance(value, list):
+        for i, item in enumerate(value):
+            yield item, (spans[i] if spans and i < len(spans) else None)
+    else:
+        yield value, None
+
+
+def _element_spans(text: str, offset: int, value: Any) -> list[tuple[int, int]] | None:
+    """Where each top-level element of a JSON array lies, for per-call spans."""
+    if not isinstance(value, list):
+        return None
+    i = text.find("[")
+    if i < 0:
+        return None
+    spans = []
+    pos = i + 1
+    n = len(text)
+    while pos < n and len(spans) < len(value):
+        ch = text[pos]
+        if ch in "{[":
+            end = _repair.value_end(text, pos) or n
+            spans.append((offset + pos, offset + end))
+            pos = end
+        elif ch == "]":
+            break
+        else:
+            pos += 1
+    return spans if len(spans) == len(value) else None
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)

@@ -1,0 +1,53 @@
+"""Events a StreamParser reports while a reply streams in."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ._model import ToolCall
+
+
+@dataclass(frozen=True)
+class Text:
+    """Prose that is safe to show: it will not turn out to be part of a call."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Reasoning:
+    """Text from inside <think>…</think>."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class CallStart:
+    """A call's name is known. `index` is its position in the final result.calls."""
+
+    index: int
+    name: str
+    id: str | None = None
+
+
+@dataclass(frozen=True)
+class ArgumentsDelta:
+    """More of the call's arguments as JSON text; a call's deltas concatenated equal
+    json.dumps(call.arguments, ensure_ascii=False) of its CallDone call."""
+
+    index: int
+    text: str
+
+
+@dataclass(frozen=True)
+class CallDone:
+    index: int
+    call: ToolCall
+
+
+@dataclass(frozen=True)
+class Error:
+    message: str
+
+
+Event = Text | Reasoning | CallStart | ArgumentsDelta | CallDone | Error

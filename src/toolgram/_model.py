@@ -1,0 +1,61 @@
+"""The values parse() returns: ToolCall and ParseResult."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One call the model made.
+
+    `span` is the (start, end) slice of the raw reply that the call was read from,
+    markers included; `repairs` names, in order, every repair the call needed.
+    """
+
+    name: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+    id: str | None = None
+    kind: str = "tool"  # "tool", "agent" or "memory" (MFCS blocks)
+    format: str = ""
+    span: tuple[int, int] = (0, 0)
+    repairs: tuple[str, ...] = ()
+    # MFCS <instructions>: informative, so not part of equality.
+    instructions: str | None = field(default=None, compare=False, repr=False)
+
+    def to_openai(self) -> dict[str, Any]:
+        """This call as an OpenAI `tool_calls` entry: `{"id", "type": "function",
+        "function": {"name", "arguments": <JSON text>}}`. Without a model-written id, the id
+        is derived from name, arguments and span, so the same reply gives the same ids."""
+        from ._openai import call_to_openai
+
+        return call_to_openai(self)
+
+
+@dataclass(frozen=True)
+class Segment:
+    """A slice of the raw reply and where it went: "text", "reasoning", "call" or "error"."""
+
+    kind: str
+    start: int
+    end: int
+
+
+@dataclass
+class ParseResult:
+    """What parse() read out of a reply."""
+
+    text: str = ""
+    calls: list[ToolCall] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    reasoning: str = ""
+    # Every character of the raw reply lies in exactly one segment (the audit trail).
+    segments: list[Segment] = field(default_factory=list, compare=False, repr=False)
+
+    def to_openai_message(self) -> dict[str, Any]:
+        """The reply as an OpenAI assistant message: `{"role": "assistant", "content": text
+        or None, "tool_calls": [...] (when any), "reasoning_content": ... (when any)}`."""
+        from ._openai import result_to_openai_message
+
+        return result_to_openai_message(self)

@@ -1,0 +1,222 @@
+"""parse(): run the scanner over a whole reply and assemble the result."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._build import Draft, Prose
+from ._model import ParseResult, Segment, ToolCall
+from ._registry import Format, registry_for
+from ._scan import Failure, Piece, Region, Scanner
+from ._tools import ToolSet, normalize_tools
+from ._validate import validate as check_arguments
+
+DEFAULT_MAX_CHARS = 32_768
+
+
+def select_formats(formats: Any, grammar_paths: Any = None) -> list[Format]:
+    """The formats to try. `grammar_paths`: the user's own grammar files or folders
+    (a broken or missing one raises GrammarError: it is explicit configuration)."""
+    return registry_for(grammar_paths).select(formats)
+
+
+def grammar_problems(formats: Any, grammar_paths: Any = None) -> list[str]:
+    """Messages for user grammars from TOOLGRAM_GRAMMAR_PATH or entry points that were
+    left out because they are broken (`path:line: …`); reported when formats=None."""
+    return list(registry_for(grammar_paths).problems) if formats is None else []
+
+
+def unknown_tool(name: str, tools: ToolSet) -> str:
+    available = ", ".join(tools.names) if tools.names else "none"
+    return f'Unknown tool "{name}". Available now: {available}.'
+
+
+def finish_call(
+    draft: Draft, fmt: str, tools: ToolSet | None, region: Region, validate: bool = False
+) -> ToolCall | str:
+    """A ToolCall, or the error message that replaces it."""
+    if tools is not None and draft.name not in tools:
+        return unknown_tool(draft.name, tools)
+    if draft.error:
+        return draft.error
+    repairs = list(region.repairs)
+    for r in draft.repairs:
+        if r not in repairs:
+            repairs.append(r)
+    call = ToolCall(
+        name=draft.name,
+        arguments=draft.arguments,
+        id=draft.id,
+        kind=draft.kind,
+        format=fmt,
+        span=draft.span,
+        repairs=tuple(repairs),
+        instructions=draft.instructions,
+    )
+    if validate and tools is not None:
+        # Arguments the schema rejects make an error for the model, not a call.
+        problems = check_arguments(call, tools)
+        if problems:
+            return problems[0]
+    return call
+
+
+class Joiner:
+    """Joins prose pieces the way result.text shows them, one piece at a time
+    (so a stream can emit exactly what a whole parse ends up with):
+    leading and trailing whitespace dropped, and where markup was cut out the
+    whitespace on both sides becomes one separator: the longer of the two runs,
+    or a newline when neither side had any (words never run together)."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.hold = ""  # trailing whitespace not yet shown
+        self.cut = False  # markup removed since the last shown text
+        self.right = ""  # the longest whitespace run between cuts since the last text
+        self.run = ""  # whitespace since the latest cut
+
+    def mark_cut(self) -> None:
+        if self.cut:
+            self.right = max(self.right, self.run, key=len)
+        else:
+            self.cut = True
+            self.right = ""
+        self.run = ""
+
+    def add(self, value: str) -> str:
+        """Take a piece; return the text it adds now (possibly "")."""
+        if not value:
+            return ""
+        if not self.parts:
+            value = value.lstrip()
+            if not value:
+                return ""
+            self.cut = False
+            self.hold = ""
+        elif self.cut:
+            body = value.lstrip()
+            self.run += value[: len(value) - len(body)]
+            if not body:
+                return ""
+            sep = max(self.hold, self.right, self.run, key=len) or "\n"
+            value = sep + body
+            self.cut = False
+            self.hold = ""
+        else:
+            value = self.hold + value
+            self.hold = ""
+        body = value.rstrip()
+        self.hold = value[len(body) :]
+        if body:
+            self.parts.append(body)
+        return body
+
+    def text(self) -> str:
+        return "".join(self.parts)
+
+
+class Assembler:
+    """Turns scanner output into a ParseResult, item by item (the stream parser
+    uses the same class, so both build the text the same way)."""
+
+    def __init__(self, tools: ToolSet | None, validate: bool = False) -> None:
+        self.tools = tools
+        self.validate = validate
+        self.prose = Joiner()
+        self.thought = Joiner()
+        self.calls: list[ToolCall] = []
+        self.errors: list[str] = []
+        self.segments: list[Segment] = []
+
+    def add(self, item: Any) -> list[tuple[str, Any]]:
+        """Take one scanner item; return what it produced, as (kind, value) pairs:
+        ("text", str), ("reasoning", str), ("call", ToolCall), ("error", str)."""
+        produced: list[tuple[str, Any]] = []
+        if isinstance(item, Piece):
+            self.segments.append(Segment("text" if item.kind == "text" else "reasoning", item.start, item.end))
+            if item.kind == "text":
+                added = self.prose.add(item.value)
+                if added:
+                    produced.append(("text", added))
+            elif item.kind == "reasoning":
+                added = self.thought.add(item.value)
+                if added:
+                    produced.append(("reasoning", added))
+            else:  # a <think> tag: ends a run of prose and of reasoning
+                self.prose.mark_cut()
+                self.thought.mark_cut()
+        elif isinstance(item, Region):
+            only_errors = bool(item.items)
+            self.prose.mark_cut()
+            for part in item.items:
+                if isinstance(part, Prose):
+                    added = self.prose.add(part.text)
+                    if added:
+                        produced.append(("text", added))
+                    self.prose.mark_cut()
+                    only_errors = False
+                    continue
+                done = finish_call(part, item.fmt, self.tools, item, self.validate)
+                if isinstance(done, ToolCall):
+                    self.calls.append(done)
+                    produced.append(("call", done))
+                    only_errors = False
+                else:
+                    self.errors.append(done)
+                    produced.append(("error", done))
+            # A region read by a grammar is a "call" segment, even when it held a
+            # message; it is an "error" segment when every call in it was refused.
+            self.segments.append(Segment("error" if only_errors else "call", item.start, item.end))
+        elif isinstance(item, Failure):
+            self.errors.append(item.message)
+            produced.append(("error", item.message))
+        return produced
+
+    def result(self) -> ParseResult:
+        return ParseResult(
+            text=self.prose.text(),
+            calls=list(self.calls),
+            errors=list(self.errors),
+            reasoning=self.thought.text(),
+            segments=list(self.segments),
+        )
+
+
+def parse(
+    raw: str,
+    tools: Any = None,
+    *,
+    formats: Any = None,
+    max_chars: int = DEFAULT_MAX_CHARS,
+    grammar_paths: Any = None,
+    validate: bool = False,
+) -> ParseResult:
+    """Read the tool calls out of a model's reply. Never raises for any `raw`.
+
+    With validate=True (and tools given), a call whose arguments break its tool's
+    JSON Schema becomes an error message instead of a call.
+
+    `grammar_paths`: the user's own `.lark` format files or folders of them, used next
+    to the built-in formats (and TOOLGRAM_GRAMMAR_PATH, `toolgram.grammars` entry points).
+    Configuration errors do raise: an unknown name in `formats` (KeyError), a broken or
+    missing file in `grammar_paths` (GrammarError, `path:line: …`)."""
+    if not isinstance(raw, str):
+        raw = "" if raw is None else str(raw)
+    toolset = normalize_tools(tools)
+    fmts = select_formats(formats, grammar_paths)
+    head, rest = raw[:max_chars], raw[max_chars:]
+    asm = Assembler(toolset, validate)
+    try:
+        scanner = Scanner(fmts, toolset)
+        for item in scanner.feed(head) + scanner.finish():
+            asm.add(item)
+    except Exception as exc:  # noqa: BLE001 - the promise is "never raises"
+        # A bug of ours must not cost the user the reply: keep it all as prose.
+        asm = Assembler(toolset, validate)
+        asm.add(Piece("text", 0, len(head), head))
+        asm.errors.append(f"Couldn't read a tool call: internal error ({type(exc).__name__}).")
+    if rest:
+        # Beyond max_chars nothing is parsed: the rest is kept, as prose.
+        asm.add(Piece("text", len(head), len(raw), rest))
+    asm.errors.extend(grammar_problems(formats, grammar_paths))
+    return asm.result()

@@ -1,0 +1,524 @@
+"""Read JSON that a language model almost got right.
+
+`loads` tries `json.loads` first. Only when that fails does it make one lenient
+pass that accepts the usual slips (single quotes, Python literals and tuples,
+trailing or missing commas, unquoted keys, text cut off mid-value, stray closing
+brackets) and names every repair it needed, so callers can report them.
+
+`value_end` and `scalar_end` find where a bracketed value or a call argument
+ends without parsing it; the grammars use them to cut payloads out of prose.
+
+Payloads come from untrusted model output and may hold thousands of nested
+brackets, so everything here is iterative and linear, and nothing raises
+except RepairError.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from functools import lru_cache
+from itertools import accumulate
+from typing import Any
+
+__all__ = ["MAX_DEPTH", "RepairError", "loads", "scalar_end", "value_end"]
+
+# Deeper payloads are refused outright; the limit leaves plenty of headroom
+# below Python's recursion limit for json.dumps and friends downstream.
+MAX_DEPTH = 512
+
+
+class RepairError(ValueError):
+    """The text could not be read as JSON, even leniently.
+
+    str() is a short lowercase reason ("unexpected character '@' at 14"),
+    shown to models as-is, so it stays plain and has no trailing period.
+    """
+
+
+# --- Scanning without parsing -------------------------------------------------
+
+_OPENERS = "{[("
+_CLOSERS = "}])"
+_QUOTES = "\"'"
+
+# A "double" or 'single' quoted string with backslash escapes. Unrolled so it
+# never backtracks; the closing quote is optional, so a string that never
+# closes runs to the end of the text (minus a lone trailing backslash) instead
+# of failing, which would send the regex engine back to rescan its inside.
+# Group 1 or 2 is set only when the string closes.
+_STRING = r"""
+    "[^"\\]*(?:\\.[^"\\]*)*(")?
+  | '[^'\\]*(?:\\.[^'\\]*)*(')?
+"""
+
+# Strings and brackets, found by the regex engine so that runs of ordinary
+# characters are skipped in C. lastindex: None for a string that never
+# closes, 1-2 for a closed string, 3 for an opener, 4 for a closer.
+_BRACKET_SCAN = re.compile(_STRING + r"| ([\[{(]) | ([\]})])", re.S | re.X)
+
+# Everything except brackets outside strings.
+_NOT_BRACKET = re.compile(_STRING + r"""| [^"'()\[\]{}]+""", re.S | re.X)
+_ANY_BRACKET_NOT = re.compile(r"[^()\[\]{}]+")
+_DEPTH_STEP = {"[": 1, "{": 1, "(": 1, "]": -1, "}": -1, ")": -1}
+
+
+def value_end(text: str, pos: int) -> int | None:
+    """Index just past the bracket that closes the one at text[pos].
+
+    "double" and 'single' quoted strings (with backslash escapes) are skipped.
+    Closers are counted, not matched against their openers, so `[1}` closes:
+    telling mismatches apart is the parser's job. None when the text ends
+    first, or when text[pos] is not an opening bracket.
+    """
+    if not 0 <= pos < len(text) or text[pos] not in _OPENERS:
+        return None
+    depth = 0
+    for m in _BRACKET_SCAN.finditer(text, pos):
+        kind = m.lastindex
+        if kind == 3:
+            depth += 1
+        elif kind == 4:
+            depth -= 1
+            if depth == 0:
+                return m.end()
+        elif kind is None:
+            # A string that never closes. An apostrophe in prose
+            # (`{"a": it's}`) opens one of those too; either way, no end.
+            return None
+    return None
+
+
+@lru_cache(maxsize=32)
+def _stop_scan(stops: str) -> re.Pattern[str]:
+    # Like _BRACKET_SCAN with the stop characters in group 3 (they win over
+    # brackets: at depth 0 a ")" in stops is a stop, not a closer).
+    stop = "[" + re.escape(stops) + "]" if stops else "(?!)"
+    return re.compile(_STRING + rf"| ({stop}) | ([\[{{(]) | ([\]}})])", re.S | re.X)
+
+
+def scalar_end(text: str, pos: int, stops: str) -> int:
+    """Index of the first character of `stops` at bracket depth 0 outside strings.
+
+    For argument values in a Python-style call: from just after `b=` in
+    `f(a=1, b="x, y", c=[1, (2)])` with stops ",)" it finds the comma after
+    the string. len(text) when there is no such character. Quotes are never
+    stops: they always open a string.
+    """
+    stops = "".join(c for c in stops if c not in _QUOTES)
+    depth = 0
+    for m in _stop_scan(stops).finditer(text, max(pos, 0)):
+        kind = m.lastindex
+        if kind == 3:
+            if depth == 0:
+                return m.start()
+            ch = m.group()
+            if ch in _OPENERS:
+                depth += 1
+            elif ch in _CLOSERS:
+                depth -= 1
+        elif kind == 4:
+            depth += 1
+        elif kind == 5:
+            if depth:
+                depth -= 1
+        elif kind is None:
+            break  # a string that never closes
+    return len(text)
+
+
+def _too_deep(text: str) -> bool:
+    """Whether brackets outside strings nest deeper than MAX_DEPTH anywhere in text.
+
+    Exact for valid JSON, which is all json.loads would accept, so running it
+    first means json.loads never builds anything too deep. (Stray closers are
+    not clamped at depth 0 here; such text is not valid JSON, and the lenient
+    pass counts its own depth.)
+    """
+    # Too few openers to nest that deep: skip the scan (the usual case).
+    if text.count("[") + text.count("{") + text.count("(") <= MAX_DEPTH:
+        return False
+    # Counting brackets inside strings too can only overestimate, and is
+    # several times cheaper than skipping strings; only a "maybe" pays for that.
+    return _max_depth(_ANY_BRACKET_NOT.sub("", text)) > MAX_DEPTH and (
+        _max_depth(_NOT_BRACKET.sub("", text)) > MAX_DEPTH
+    )
+
+
+def _max_depth(brackets: str) -> int:
+    return max(accumulate(map(_DEPTH_STEP.__getitem__, brackets)), default=0)
+
+
+# --- Lenient tokens -----------------------------------------------------------
+
+# One token, after any whitespace. Matching whitespace and token in one regex
+# call, and dispatching on m.lastindex, keeps the Python work per token small.
+# Unclosed strings run to the end of the text, as in _STRING. Numbers that
+# JSON's grammar accepts have their own fast groups; anything else starting
+# with "-" or a digit (`1.`, `01`, `-Infinity`) goes the slow way. No token
+# starts with whitespace, so only whitespace left makes the match fail.
+_TOKEN = re.compile(
+    r"""
+    \s*
+    (?:
+        ([{\[(])                                    # 1 opener
+      | ([}\])])                                    # 2 closer
+      | (,)                                         # 3
+      | (:)                                         # 4
+      | "([^"\\]*(?:\\.[^"\\]*)*)(")?               # 5 "body", 6 closing quote
+      | '([^'\\]*(?:\\.[^'\\]*)*)(')?               # 7 'body', 8 closing quote
+      | (-?(?:0|[1-9][0-9]*))(?![\w$.])             # 9 integer
+      | (-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?)(?![\w$.])  # 10 float
+      | ([-0-9])                                    # 11 any other number-ish start
+      | ((?:[^\W\d]|\$)[\w$.-]*)                    # 12 word: literal or unquoted key
+      | (\S)                                        # 13 anything else
+    )
+    """,
+    re.S | re.X,
+)
+_OPEN, _CLOSE, _COMMA = 1, 2, 3  # 4 is a colon, never wanted here
+_DQ_CUT, _DQ, _SQ_CUT, _SQ = 5, 6, 7, 8  # lastindex of a cut-off or closed string
+_INT, _FLOAT, _NUMBERISH, _WORD_TOKEN = 9, 10, 11, 12
+# Tokens that can start an object key, and an array item.
+_KEY_START = {_DQ_CUT, _DQ, _SQ_CUT, _SQ, _WORD_TOKEN}
+_VALUE_START = _KEY_START | {_OPEN, _INT, _FLOAT, _NUMBERISH}
+
+_WORD = re.compile(r"(?:[^\W\d]|\$)[\w$.-]*")
+
+# Anything number-shaped; checked against JSON's own grammar afterwards, so a
+# number cut off by the end of the text (`1.`, `1e-`, `-`) can be trimmed back.
+_LOOSE_NUMBER = re.compile(r"-?[0-9]*\.?[0-9]*(?:[eE][-+]?[0-9]*)?")
+_JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
+
+# word -> (value, is a Python spelling). Order matters when completing a word
+# cut off at the end of the text: "N" becomes None rather than NaN.
+_LITERALS: dict[str, tuple[Any, bool]] = {
+    "true": (True, False),
+    "false": (False, False),
+    "null": (None, False),
+    "True": (True, True),
+    "False": (False, True),
+    "None": (None, True),
+    "NaN": (math.nan, False),
+    "Infinity": (math.inf, False),
+    "-Infinity": (-math.inf, False),
+}
+
+# Escapes with a payload. A \uXXXX pair that spells a surrogate pair is one
+# character, as in json.loads; a lone surrogate is kept as json.loads keeps it.
+_ESCAPE_FORMS = r"""
+    u([dD][89abAB][0-9a-fA-F]{2})\\u([dD][c-fC-F][0-9a-fA-F]{2})
+  | u([0-9a-fA-F]{4})
+  | x([0-9a-fA-F]{2})
+  | U([0-9a-fA-F]{8})
+"""
+_ESCAPE = re.compile(rf"\\(?:{_ESCAPE_FORMS}|(.))", re.S | re.X)
+# In a string cut off by the end of the text, the last escape may be cut too
+# (`\`, `\u00`): that alternative matches it, with no group set, to drop it.
+_ESCAPE_AT_CUT = re.compile(
+    rf"\\(?:{_ESCAPE_FORMS}|(?:u[0-9a-fA-F]{{0,3}}|x[0-9a-fA-F]?|U[0-9a-fA-F]{{0,7}})?\Z|(.))",
+    re.S | re.X,
+)
+# JSON's escapes plus Python's common ones; both quote styles share them.
+_SIMPLE_ESCAPES = {
+    '"': '"',
+    "'": "'",
+    "\\": "\\",
+    "/": "/",
+    "b": "\b",
+    "f": "\f",
+    "n": "\n",
+    "r": "\r",
+    "t": "\t",
+    "a": "\a",
+    "v": "\v",
+    "\n": "",  # a Python line continuation
+}
+
+
+def _unescape(m: re.Match[str]) -> str:
+    high, low, u4, x2, u8, char = m.groups()
+    if high:
+        return chr(0x10000 + ((int(high, 16) - 0xD800) << 10) + (int(low, 16) - 0xDC00))
+    code = u4 or x2 or u8
+    if code:
+        point = int(code, 16)
+        return chr(point) if point <= 0x10FFFF else m.group()
+    if char is None:  # an escape cut off by the end of the text
+        return ""
+    # Unknown escapes keep their backslash, as in Python: models write
+    # "\d+" and "C:\Users" meaning exactly those characters.
+    return _SIMPLE_ESCAPES.get(char, m.group())
+
+
+def _show(word: str) -> str:
+    return repr(word if len(word) <= 24 else word[:24] + "...")
+
+
+def _start(m: re.Match[str]) -> int:
+    """Where token m starts, after its leading whitespace."""
+    kind = m.lastindex
+    if _DQ_CUT <= kind <= _SQ:  # a string's groups leave out its opening quote
+        return m.start(kind - 1 if kind % 2 == 0 else kind) - 1
+    return m.start(kind)
+
+
+def _unexpected(m: re.Match[str]) -> RepairError:
+    start = _start(m)
+    return RepairError(f"unexpected character {m.string[start]!r} at {start}")
+
+
+# --- The lenient pass ---------------------------------------------------------
+
+_NOTHING: Any = object()  # no value (yet)
+
+# What the builder expects next.
+_VALUE = 0  # a value (or, in an array, its closing bracket)
+_KEY = 1  # an object key and its colon (or the closing brace)
+_AFTER = 2  # a comma or closing bracket after a value
+
+_CLOSER_OF = {"{": "}", "[": "]", "(": ")"}
+_COLON_AFTER_KEY = re.compile(r"\s*(:)?")
+
+# json.loads(text, strict=False) without building a decoder per call. Not
+# strict: raw control characters (real newlines) inside strings are common in
+# model output and harmless.
+_JSON = json.JSONDecoder(strict=False)
+
+
+class _Reader:
+    """One lenient pass: a tokenizer feeding a builder with an explicit stack."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        # Where the text "ends" when deciding whether something was cut off:
+        # trailing whitespace does not make `{"a": tru` any less cut off.
+        # Tokens are matched up to here only; a cut-off string still takes
+        # its characters from the whole text.
+        self.end = len(text.rstrip())
+        self.repairs: dict[str, None] = {}  # an ordered set
+
+    def note(self, repair: str) -> None:
+        self.repairs.setdefault(repair, None)
+
+    def read(self) -> tuple[Any, tuple[str, ...]]:
+        text = self.text
+        end = self.end
+        token = _TOKEN.match
+        colon = _COLON_AFTER_KEY.match
+        note = self.note
+        # Every open container with the bracket that closes it, innermost
+        # last, and the innermost one unpacked. A container is attached to its
+        # parent as soon as it opens, so text that stops early leaves a
+        # complete tree behind: closing the brackets needs no work.
+        stack: list[tuple[Any, str]] = []
+        top: Any = None
+        closer = ""
+        in_object = False
+        key: str | None = None  # in an object: the key waiting for its value
+        result = _NOTHING
+        state = _VALUE
+        comma = False  # the last token was a comma
+        pos = 0
+        while True:
+            prev_end = pos
+            m = token(text, pos, end)
+            if m is None:  # the end (no token starts with whitespace)
+                break
+            kind = m.lastindex
+            pos = m.end()
+
+            if kind == _CLOSE:
+                if state == _AFTER and not stack:
+                    note("extra_bracket")  # the top-level value is done
+                    continue
+                # A close is fine after a value, after `{` or `[`, and after
+                # a trailing comma; not after a colon.
+                if m.group(kind) != closer or (state == _VALUE and in_object):
+                    raise _unexpected(m)
+                if comma:
+                    note("trailing_comma")
+                    comma = False
+                stack.pop()
+                if stack:
+                    top, closer = stack[-1]
+                    in_object = type(top) is dict
+                else:
+                    top, closer, in_object = None, "", False
+                state = _AFTER
+                continue
+
+            if state == _AFTER:
+                if kind == _COMMA and stack:
+                    comma = True
+                    state = _KEY if in_object else _VALUE
+                    continue
+                if not stack:
+                    raise RepairError(f"extra text after value at {_start(m)}")
+                # Another member right after the last one: read on as if the
+                # comma were there, falling through to read this token. Not
+                # between two bare tokens that touch, though: `[1-2]` is not a
+                # list of two numbers.
+                start = _start(m)
+                if kind not in (_KEY_START if in_object else _VALUE_START) or (
+                    start == prev_end
+                    and text[start - 1] not in "\"'}])"
+                    and text[start] not in "\"'{[("
+                ):
+                    raise _unexpected(m)
+                note("missing_comma")
+                state = _KEY if in_object else _VALUE
+
+            if state == _KEY:
+                if kind == _DQ:
+                    key = m.group(5)
+                    if "\\" in key:
+                        key = _ESCAPE.sub(_unescape, key)
+                elif kind == _WORD_TOKEN:
+                    note("unquoted_keys")
+                    key = m.group(kind)
+                elif kind in _KEY_START:
+                    key, pos = self.string(m)
+                else:
+                    raise _unexpected(m)
+                m = colon(text, pos, end)
+                if m.group(1) is None:
+                    if m.end() == end:
+                        break  # the text ends after a key: drop it
+                    raise RepairError(f"expected ':' at {m.end()}")
+                pos = m.end()
+                comma = False
+                state = _VALUE
+                continue
+
+            # state == _VALUE
+            opened = False
+            if kind == _DQ:  # the common case first: a closed "string"
+                value = m.group(5)
+                if "\\" in value:
+                    value = _ESCAPE.sub(_unescape, value)
+            elif kind == _INT:
+                try:
+                    value = int(m.group(kind))
+                except ValueError:  # past Python's int-from-string digit limit
+                    raise RepairError(f"number too long at {m.start(kind)}") from None
+            elif kind == _FLOAT:
+                value = float(m.group(kind))
+            elif kind == _WORD_TOKEN:
+                value = self.literal(m.group(kind), m.start(kind), pos)
+            elif kind == _OPEN:
+                if len(stack) >= MAX_DEPTH:
+                    raise RepairError("nested too deeply")
+                ch = m.group(kind)
+                if ch == "(":
+                    note("python_literals")  # a tuple reads as a list
+                value = {} if ch == "{" else []
+                opened = True
+            elif kind == _NUMBERISH:
+                value, pos = self.numberish(m.start(kind))
+                if value is _NOTHING:  # a lone "-" at the very end: keep nothing
+                    continue
+            elif kind in _KEY_START:  # the other strings
+                value, pos = self.string(m)
+            else:
+                raise _unexpected(m)
+
+            comma = False
+            if not stack:
+                result = value
+            elif in_object:
+                top[key] = value
+            else:
+                top.append(value)
+            if opened:
+                top, closer, in_object = value, _CLOSER_OF[ch], ch == "{"
+                stack.append((top, closer))
+                state = _KEY if in_object else _VALUE
+            else:
+                state = _AFTER
+
+        # The end of the text. Open containers are already attached, and a key
+        # or comma left dangling was never added, so closing is just noting it.
+        if stack:
+            note("closed_json")
+        if result is _NOTHING:
+            raise RepairError("unexpected end of text")
+        return result, tuple(self.repairs)
+
+    def string(self, m: re.Match[str]) -> tuple[str, int]:
+        """The value of the string token m, and where it ends."""
+        kind = m.lastindex
+        if kind >= _SQ_CUT:
+            self.note("single_quotes")
+        if kind == _DQ or kind == _SQ:
+            body = m.group(kind - 1)
+            return (_ESCAPE.sub(_unescape, body) if "\\" in body else body), m.end()
+        # Cut off by the end of the text: close it, minus any half-written
+        # escape. (The token stops short of a lone trailing backslash.)
+        self.note("closed_json")
+        body = self.text[m.start(kind) :]
+        return (_ESCAPE_AT_CUT.sub(_unescape, body) if "\\" in body else body), len(self.text)
+
+    def numberish(self, pos: int) -> tuple[Any, int]:
+        """Read what JSON's number grammar refused at pos: -Infinity, or a cut-off number."""
+        text = self.text
+        if text[pos] == "-":
+            m = _WORD.match(text, pos + 1)
+            if m is not None:
+                return self.literal("-" + m.group(), pos, m.end()), m.end()
+        end = _LOOSE_NUMBER.match(text, pos).end()
+        raw = text[pos:end]
+        if end < self.end and (text[end].isalnum() or text[end] in "_$."):
+            raise RepairError(f"bad number {_show(text[pos : end + 1])} at {pos}")
+        m = _JSON_NUMBER.match(raw)
+        good = m.group() if m else ""
+        # Only a number cut off by the end of the text may be trimmed back,
+        # and only by a tail that more digits would have completed.
+        if end < self.end or len(good) == len(raw) or raw[len(good) :].strip(".eE+-"):
+            raise RepairError(f"bad number {_show(raw)} at {pos}")
+        self.note("closed_json")
+        if not good:
+            return _NOTHING, end
+        if "." in good or "e" in good or "E" in good:
+            return float(good), end
+        try:
+            return int(good), end
+        except ValueError:
+            raise RepairError(f"number too long at {pos}") from None
+
+    def literal(self, word: str, pos: int, end: int) -> Any:
+        found = _LITERALS.get(word)
+        if found is None and end == self.end:
+            # A literal cut off by the end of the text: `tru`, `nul`, `Fa`.
+            for name, candidate in _LITERALS.items():
+                if name.startswith(word):
+                    found = candidate
+                    self.note("closed_json")
+                    break
+        if found is None:
+            raise RepairError(f"unexpected word {_show(word)} at {pos}")
+        value, pythonic = found
+        if pythonic:
+            self.note("python_literals")
+        return value
+
+
+def loads(text: str) -> tuple[Any, tuple[str, ...]]:
+    """Decode the one JSON value that is the whole of text (surrounding whitespace allowed).
+
+    Returns the value and the names of the repairs it needed, in the order
+    first needed; () when json.loads read it as it stands. Raises RepairError
+    when even the lenient pass cannot read it.
+    """
+    if not isinstance(text, str):
+        raise RepairError("payload is not text")
+    if not text or text.isspace():
+        raise RepairError("empty payload")
+    if _too_deep(text):
+        raise RepairError("nested too deeply")
+    try:
+        return _JSON.decode(text), ()
+    except (ValueError, RecursionError):
+        pass
+    return _Reader(text).read()

@@ -1,0 +1,383 @@
+"""The scanner: splits a reply into prose, reasoning and call regions.
+
+It is incremental. `feed(text)` appends to the buffer and reports every piece
+whose meaning can no longer change; `finish()` reports the rest. One-shot
+parsing is `feed(all); finish()`, so a stream and a whole reply take the same
+decisions: where more text could change a decision, the scanner waits.
+
+Prose is never given to Lark: one compiled search finds the next start marker
+of any active format (or <think>), and only the region from there is parsed
+by that format's grammar (see _driver.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import regex
+
+from ._build import Builder, Draft, Prose, Unreadable
+from ._driver import DONE, FAIL, WAIT, Driver
+from ._registry import Format
+
+THINK_OPEN = "<think>"
+THINK_CLOSE = "</think>"
+
+
+@dataclass
+class Region:
+    start: int
+    end: int
+    fmt: str
+    items: list  # Draft | Prose
+    repairs: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Piece:
+    """A slice of the reply: kind "text", "reasoning" or "markup" (tags removed),
+    `value` the text it contributes (a slice of the reply unless given)."""
+
+    kind: str
+    start: int
+    end: int
+    value: str
+
+
+@dataclass
+class Failure:
+    """A region that could not be read: its text stays prose, `message` says why."""
+
+    start: int
+    end: int
+    message: str
+
+
+class Markers:
+    """What the scanner searches prose for, for one ordered set of formats
+    (built once per set: parse() is called per reply).
+
+    Whether tools were given changes two things: `offered_only: always` formats
+    are left out without tools, and an `anchor: line` format is searched for (its
+    start literal first on any line) only with tools; without, it may only open
+    the reply, like `anchor: reply`."""
+
+    def __init__(self, formats: tuple[Format, ...], tools_given: bool = True) -> None:
+        self.by_marker: dict[str, list[Format]] = {}
+        self.anchored: list[Format] = []
+        for fmt in formats:
+            if fmt.needs_tools and not tools_given:
+                continue
+            if fmt.anchor == "line" and not tools_given:
+                self.anchored.append(fmt)
+                continue
+            if fmt.anchor and fmt.anchor != "line":
+                self.anchored.append(fmt)
+            for marker in fmt.starts:
+                self.by_marker.setdefault(marker, []).append(fmt)
+        markers = sorted(self.by_marker, key=len, reverse=True)
+        # A literal that only line-anchored formats start with counts only first on a line.
+        line = {m for m in markers if all(f.anchor == "line" for f in self.by_marker[m])}
+
+        def pattern(m: str) -> str:
+            return r"(?<=^[ \t]*)" + regex.escape(m) if m in line else regex.escape(m)
+
+        self.call_re = regex.compile("|".join(map(pattern, markers)), regex.M) if markers else None
+        markers = sorted([*markers, THINK_OPEN, THINK_CLOSE], key=len, reverse=True)
+        self.any_re = regex.compile("|".join(map(pattern, markers)), regex.M)
+        self.prefixes = frozenset(m[:i] for m in markers for i in range(1, len(m)))
+        self.max_prefix = max((len(m) for m in markers), default=1) - 1
+
+
+_MARKERS: dict[tuple, Markers] = {}
+
+
+def markers_for(formats, tools_given: bool = True) -> Markers:
+    key = (*formats, tools_given)
+    found = _MARKERS.get(key)
+    if found is None:
+        found = _MARKERS[key] = Markers(tuple(formats), tools_given)
+    return found
+
+
+class Scanner:
+    def __init__(self, formats: list[Format], tools: Any = None) -> None:
+        self.tools = tools
+        m = markers_for(formats, tools is not None)
+        self.by_marker = m.by_marker
+        self.anchored = m.anchored
+        self.call_re = m.call_re
+        self.any_re = m.any_re
+        self.prefixes = m.prefixes
+        self.max_prefix = m.max_prefix
+        self.buf = ""
+        self.pos = 0
+        self.mode = "start"
+        self.in_open_think = False  # prose is reasoning: an unclosed <think> block
+        self.think_from = 0  # where the current <think> content starts
+        self.think_scan = 0  # how far </think> has been searched for
+        self.after_think = "prose"  # the mode to return to after </think>
+        self.drivers: list[Driver] = []
+        self.candidates: list[Format] = []
+        self.region_start = 0
+        self.marker_len = 0
+        self.first_failure: Failure | None = None
+        self.failed_frame: Driver | None = None
+        self.fail_scan = 0
+
+    # -- public ---------------------------------------------------------------
+    def feed(self, text: str) -> list:
+        self.buf += text
+        return self._advance(False)
+
+    def finish(self) -> list:
+        return self._advance(True)
+
+    # -- helpers ----------------------------------------------------------------
+    def at_marker(self, buf: str, pos: int):
+        """Does a call marker start at pos? None: the text ends inside a possible one."""
+        if self.call_re is None:
+            return False
+        if self.call_re.match(buf, pos):
+            return True
+        tail = buf[pos : pos + self.max_prefix]
+        if len(buf) - pos <= self.max_prefix and tail in self.prefixes:
+            return None
+        return False
+
+    def _held(self, end: int) -> int:
+        """How many characters before `end` might begin a marker: hold them back."""
+        for k in range(min(self.max_prefix, end - self.pos), 0, -1):
+            if self.buf[end - k : end] in self.prefixes:
+                return k
+        return 0
+
+    def _prose(self, out: list, start: int, end: int) -> None:
+        if end > start:
+            kind = "reasoning" if self.in_open_think else "text"
+            out.append(Piece(kind, start, end, self.buf[start:end]))
+
+    # -- the state machine --------------------------------------------------------
+    def _advance(self, final: bool) -> list:
+        out: list = []
+        modes = {"start": self._start, "prose": self._in_prose, "think": self._think, "region": self._region}
+        while modes[self.mode](out, final):
+            pass
+        return out
+
+    def _start(self, out: list, final: bool) -> bool:
+        """The reply's beginning: marker-less formats must open it."""
+        buf = self.buf
+        p = self.pos
+        n = len(buf)
+        while p < n and buf[p].isspace():
+            p += 1
+        if not self.anchored:
+            self.mode = "prose"
+            return True
+        if p >= n:
+            if final:
+                self.mode = "prose"
+                return True
+            return False
+        if not self.drivers and buf.startswith(THINK_OPEN[: n - p], p):
+            # Reasoning may come first; the reply proper starts after it.
+            if n - p < len(THINK_OPEN):
+                if final:
+                    self.mode = "prose"
+                    return True
+                return False
+            self._prose(out, self.pos, p)
+            out.append(Piece("markup", p, p + len(THINK_OPEN), ""))
+            self.pos = self.think_from = self.think_scan = p + len(THINK_OPEN)
+            self.mode = "think"
+            self.after_think = "start"
+            return True
+        if not self.drivers:
+            self._begin(self.anchored, p, 0)
+        return self._run_region(out, final, anchored=True)
+
+    def _in_prose(self, out: list, final: bool) -> bool:
+        buf = self.buf
+        m = self.any_re.search(buf, self.pos)
+        if m is None:
+            end = len(buf) if final else len(buf) - self._held(len(buf))
+            self._prose(out, self.pos, end)
+            self.pos = max(self.pos, end)
+            return False
+        i, marker = m.start(), m.group()
+        self._prose(out, self.pos, i)
+        self.pos = i
+        if marker == THINK_OPEN:
+            if self.in_open_think:  # a nested <think>: keep it as reasoning text
+                self._prose(out, i, m.end())
+                self.pos = m.end()
+                return True
+            out.append(Piece("markup", i, m.end(), ""))
+            self.pos = self.think_from = self.think_scan = m.end()
+            self.mode = "think"
+            return True
+        if marker == THINK_CLOSE:
+            # A close with no open (the template opened it in the prompt) is removed;
+            # it also ends an unclosed block that we were reading calls out of.
+            out.append(Piece("markup", i, m.end(), ""))
+            self.pos = m.end()
+            self.in_open_think = False
+            return True
+        if i > 0 and buf[i - 1] == "`":
+            # `<tool_call>` in inline code names the tag; it does not open a call.
+            self._prose(out, i, m.end())
+            self.pos = m.end()
+            return True
+        self._begin(self.by_marker[marker], i, len(marker))
+        self.mode = "region"
+        return True
+
+    def _think(self, out: list, final: bool) -> bool:
+        """Inside <think>: reasoning up to </think>. A call marker inside is only
+        read as a call if the block is never closed."""
+        buf = self.buf
+        close = buf.find(THINK_CLOSE, max(self.think_from, self.think_scan - len(THINK_CLOSE)))
+        stop = close if close >= 0 else len(buf)
+        call = self.call_re.search(buf, self.pos, stop) if self.call_re is not None else None
+        if close >= 0:
+            self._reason(out, self.pos, close)
+            out.append(Piece("markup", close, close + len(THINK_CLOSE), ""))
+            self.pos = close + len(THINK_CLOSE)
+            self.mode = self.after_think
+            self.after_think = "prose"
+            return True
+        self.think_scan = len(buf)
+        if not final:
+            # Show reasoning up to a possible call marker or marker prefix; hold the rest.
+            end = call.start() if call is not None else len(buf) - self._held(len(buf))
+            self._reason(out, self.pos, end)
+            self.pos = max(self.pos, end)
+            return False
+        # The block never closed: read the rest as prose-that-is-reasoning, calls included.
+        self.in_open_think = True
+        self.mode = "prose"
+        self.after_think = "prose"
+        return True
+
+    def _reason(self, out: list, start: int, end: int) -> None:
+        if end > start:
+            out.append(Piece("reasoning", start, end, self.buf[start:end]))
+
+    # -- regions -------------------------------------------------------------------
+    def _begin(self, candidates: list[Format], start: int, marker_len: int) -> None:
+        self.candidates = list(candidates)
+        self.region_start = start
+        self.marker_len = marker_len
+        self.first_failure = None
+        self.failed_frame = None
+        self.fail_scan = start
+        self.drivers = [Driver(self.candidates[0], start)]
+
+    def _region(self, out: list, final: bool) -> bool:
+        return self._run_region(out, final, anchored=False)
+
+    def _run_region(self, out: list, final: bool, anchored: bool) -> bool:
+        while True:
+            drv = self.drivers[-1]
+            status = drv.run(self.buf, final, self.at_marker)
+            if status == WAIT:
+                return False
+            if status == DONE:
+                if anchored and drv.fmt.anchor == "whole":
+                    rest = self.buf[drv.end :]
+                    if rest.strip():
+                        status = drv.status = FAIL
+                        drv.reason = "text follows the reply's JSON"
+                    elif not final:
+                        return False
+                    else:
+                        drv.end = len(self.buf)
+                if status == DONE:
+                    region = self._decode(drv)
+                    if isinstance(region, Region):
+                        self._prose(out, self.pos, region.start)  # whitespace before an anchored region
+                        out.append(region)
+                        self.pos = region.end
+                        self._end_region()
+                        return True
+                    self._note_failure(drv, region)
+            else:
+                self._note_failure(drv, drv.reason)
+            if len(self.drivers) < len(self.candidates):
+                self.drivers.append(Driver(self.candidates[len(self.drivers)], self.region_start))
+                continue
+            # No candidate read it: the text stays prose.
+            failure = self._settle_failure(final)
+            if failure is WAIT:
+                return False
+            if anchored:
+                self._end_region()
+                self.mode = "prose"
+                return True
+            if failure is not None:
+                self._prose(out, failure.start, failure.end)
+                out.append(failure)
+                self.pos = failure.end
+            else:
+                end = self.region_start + self.marker_len
+                self._prose(out, self.region_start, end)
+                self.pos = end
+            self._end_region()
+            return True
+
+    def _note_failure(self, drv: Driver, reason: str) -> None:
+        # A marker the model never closed, with nothing readable after it, is a
+        # mention of the tag ("use <tool_call> to…"), not a broken call.
+        if self.first_failure is None and not drv.fmt.quiet and reason and "closed_tag" not in drv.repairs:
+            end = max(drv.end, drv.pos, self.region_start + self.marker_len)
+            self.first_failure = Failure(self.region_start, end, f"Couldn't read a tool call: {reason}.")
+            # A broken frame counts as a call attempt only if the format's end
+            # marker follows (before the next call); _settle_failure decides.
+            self.failed_frame = drv if drv.status == FAIL else None
+            self.fail_scan = end
+
+    def _settle_failure(self, final: bool):
+        """For a broken frame: the failure, extended through the end marker that
+        shows the model meant a call; None when it was only a mention; WAIT."""
+        failure, drv = self.first_failure, self.failed_frame
+        if failure is None or drv is None:
+            return failure
+        buf = self.buf
+        hits = [(buf.find(e, self.fail_scan), e) for e in drv.fmt.ends]
+        hits = [(i, e) for i, e in hits if i >= 0]
+        nxt = self.call_re.search(buf, failure.end) if self.call_re is not None else None
+        if hits:
+            i, e = min(hits)
+            if nxt is None or i < nxt.start():
+                failure.end = i + len(e)
+                return failure
+        if nxt is not None or final:
+            return None
+        # Keep searching from here next time (an end marker may straddle deltas).
+        self.fail_scan = max(self.fail_scan, len(buf) - self.max_prefix)
+        return WAIT
+
+    def _end_region(self) -> None:
+        self.drivers = []
+        self.candidates = []
+        self.mode = "prose"
+
+    def _decode(self, drv: Driver) -> Region | str:
+        region = (drv.start, drv.end)
+        try:
+            items = Builder(drv.fmt, self.tools, region).build(drv.tree)
+        except Unreadable as exc:
+            return str(exc)
+        except RecursionError:
+            return "nested too deeply"
+        if not items:
+            return "no call found"
+        if drv.fmt.offered_only and self.tools is not None:
+            # Marker-less shapes count as calls only when they name an offered tool.
+            for item in items:
+                if isinstance(item, Draft) and item.name not in self.tools:
+                    return ""
+        return Region(drv.start, drv.end, drv.fmt.name, items, list(drv.repairs))
+

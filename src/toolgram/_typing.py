@@ -1,0 +1,455 @@
+"""Typing parameter values that models write as raw text (XML-ish formats).
+
+Qwen3-Coder `<parameter=k>v</parameter>`, GLM `<arg_value>`, MiniMax/DSML/Step
+`<parameter name="k">`, Kimi K3 and Cohere typed values, nested XML elements
+(MiniMax M3, Cohere, BFCL) and Gemma's bare values all give text, not JSON.
+`coerce_param` turns that text into the argument's value.
+
+Framing. Whitespace that only frames the value is dropped: a newline right
+after the open tag (with spaces before it) and right before the close tag (with
+spaces after it); with no such newline, the spaces after the open tag. Any other
+whitespace is content (indentation in code, a trailing space in ", ").
+
+With a JSON Schema for the parameter, the schema decides:
+  - types come from `type` (a name or a list), `enum`/`const` values,
+    `anyOf`/`oneOf`/`allOf` alternatives, `properties` (object) and `items`
+    (array); `$ref` to `#/$defs/…` or `#/definitions/…` is followed; common
+    aliases are understood (int, float, bool, str, dict, list, tuple);
+  - a value that reads as JSON of an allowed non-string type is decoded
+    (`5` for integer, `["a"]` for array, `null` for ["string", "null"]);
+    `5.0` is 5 for integer; true/false/True/False are booleans and
+    null/None is null when those types are allowed;
+  - otherwise, when string is allowed, the text is kept as written: a zip
+    code `03106`, or the text `null`, `true`, `5` for a string parameter;
+  - when string is not allowed, JSON slips are repaired (single quotes,
+    trailing commas, Python literals; named in the call's repairs);
+  - a value that fits no allowed type is kept as the text (validation reports it).
+  The type a model wrote (Kimi K3 `type=`, Cohere `type=raw|json|dict|list`,
+  DSML `string="true|false"`, BFCL `type=`) only breaks ties among the types the
+  schema allows.
+
+Without a schema (no tools given, an unknown tool or parameter, `{}`):
+  - a type the model wrote decides: string/raw (DSML string="true") keeps the
+    text; any other type (json, number, object, DSML string="false", …) decodes
+    the text as JSON, leniently, and keeps the text when that fails;
+  - with no type either, a value that is exactly a JSON number, true, false,
+    null, object or array is decoded; everything else stays the text as written
+    (quoted text such as `"hi"` keeps its quotes; NaN and Infinity stay text).
+
+Nested elements (`Node` with children) become an object, or an array when the
+schema (or the model-written type list/array) says so, or when no child has a
+name; repeated names collect into a list. Children are typed by the
+`properties` / `additionalProperties` / `items` subschemas.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import _repair
+
+_NATIVE_PY = frozenset({"single_quotes", "python_literals"})
+
+KINDS = frozenset({"string", "integer", "number", "boolean", "null", "object", "array"})
+
+# Spellings of JSON Schema types seen in tool schemas and in model-written type attributes.
+_ALIASES = {
+    "str": "string",
+    "text": "string",
+    "raw": "string",
+    "char": "string",
+    "varchar": "string",
+    "enum": "string",
+    "int": "integer",
+    "long": "integer",
+    "float": "number",
+    "double": "number",
+    "decimal": "number",
+    "bool": "boolean",
+    "dict": "object",
+    "map": "object",
+    "list": "array",
+    "tuple": "array",
+    "none": "null",
+}
+
+# Spellings of "decode this as JSON" (DSML string="false", Cohere type="json").
+_JSON_HINTS = frozenset({"json", "false", "any"})
+_STRING_HINTS = frozenset({"true"})  # DSML string="true"
+
+_HEAD_NEWLINE = re.compile(r"[ \t]*\r?\n")
+_HEAD_SPACES = re.compile(r"[ \t]+(?=\S)")
+_TAIL_NEWLINE = re.compile(r"\r?\n[ \t]*\Z")
+
+
+@dataclass
+class Node:
+    """A value written as nested elements: text, or named/unnamed children.
+
+    `type` is what the model wrote (None if nothing); `exact` says the text has
+    no framing whitespace to drop (it was cut out by a decoder, not between tags).
+    """
+
+    key: str | None = None
+    type: str | None = None
+    text: str = ""
+    children: list[Node] = field(default_factory=list)
+    exact: bool = False
+
+
+def frame(raw: str) -> str:
+    """Drop the whitespace that frames a value between tags (see the module docstring)."""
+    m = _HEAD_NEWLINE.match(raw)
+    if m:
+        raw = raw[m.end() :]
+    else:
+        m = _HEAD_SPACES.match(raw)
+        if m:
+            raw = raw[m.end() :]
+    m = _TAIL_NEWLINE.search(raw)
+    if m:
+        raw = raw[: m.start()]
+    return raw
+
+
+# -- schemas ------------------------------------------------------------------
+
+
+def _kind_name(name: Any) -> str | None:
+    if not isinstance(name, str):
+        return None
+    t = name.strip().lower()
+    t = _ALIASES.get(t, t)
+    return t if t in KINDS else None
+
+
+def _resolve(prop: Any, root: Any, seen: int = 0) -> Any:
+    """Follow a local $ref ("#/$defs/X", "#/definitions/X"); None when it cannot be."""
+    while isinstance(prop, Mapping) and isinstance(prop.get("$ref"), str) and seen < 16:
+        ref = prop["$ref"]
+        if not ref.startswith("#/") or not isinstance(root, Mapping):
+            return None
+        node: Any = root
+        for part in ref[2:].split("/"):
+            part = part.replace("~1", "/").replace("~0", "~")
+            node = node.get(part) if isinstance(node, Mapping) else None
+        prop = node
+        seen += 1
+    return prop if isinstance(prop, Mapping) else None
+
+
+def kinds_of(prop: Any, root: Any = None, _depth: int = 0) -> frozenset[str] | None:
+    """The JSON types a schema allows, or None when it says nothing we can use."""
+    prop = _resolve(prop, root) if isinstance(prop, Mapping) else None
+    if prop is None or _depth > 32:
+        return None
+    out: set[str] = set()
+    t = prop.get("type")
+    names = [t] if isinstance(t, str) else list(t) if isinstance(t, (list, tuple)) else []
+    if any(isinstance(n, str) and n.strip().lower() == "any" for n in names):
+        return None
+    for n in names:
+        k = _kind_name(n)
+        if k:
+            out.add(k)
+    if not out:
+        values = list(prop["enum"]) if isinstance(prop.get("enum"), (list, tuple)) else []
+        if "const" in prop:
+            values.append(prop["const"])
+        for v in values:
+            out.add(_value_kind(v))
+    if not out:
+        for key in ("anyOf", "oneOf", "allOf"):
+            subs = prop.get(key)
+            if not isinstance(subs, (list, tuple)):
+                continue
+            for sub in subs:
+                k = kinds_of(sub, root, _depth + 1)
+                if k is not None:
+                    out |= k
+                elif key != "allOf":
+                    return None  # an alternative that allows anything
+    if not out:
+        if "properties" in prop or "additionalProperties" in prop:
+            out.add("object")
+        elif "items" in prop or "prefixItems" in prop:
+            out.add("array")
+    if "integer" in out and "number" in out:
+        out.discard("integer")  # every integer is a number
+    return frozenset(out) if out else None
+
+
+def _value_kind(v: Any) -> str:
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "boolean"
+    if isinstance(v, int):
+        return "integer"
+    if isinstance(v, float):
+        return "number"
+    if isinstance(v, str):
+        return "string"
+    if isinstance(v, (list, tuple)):
+        return "array"
+    return "object"
+
+
+def _container(prop: Any, root: Any, kind: str, _depth: int = 0) -> Mapping[str, Any] | None:
+    """The (sub)schema that describes `kind` ("object"/"array") in prop, if any."""
+    prop = _resolve(prop, root) if isinstance(prop, Mapping) else None
+    if prop is None or _depth > 32:
+        return None
+    own = kinds_of({k: v for k, v in prop.items() if k not in ("anyOf", "oneOf", "allOf")}, root)
+    if own and kind in own:
+        return prop
+    for key in ("anyOf", "oneOf", "allOf"):
+        subs = prop.get(key)
+        if isinstance(subs, (list, tuple)):
+            for sub in subs:
+                found = _container(sub, root, kind, _depth + 1)
+                if found is not None:
+                    return found
+    return None
+
+
+# -- decoding -----------------------------------------------------------------
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(name)  # NaN, Infinity, -Infinity are not JSON
+
+
+def _strict(text: str) -> tuple[bool, Any]:
+    s = text.strip()
+    if not s:
+        return False, None
+    try:
+        return True, json.loads(s, parse_constant=_no_constant)
+    except (ValueError, RecursionError):
+        return False, None
+
+
+def _word(text: str) -> tuple[bool, Any]:
+    w = text.strip().lower()
+    if w in ("true", "false"):
+        return True, w == "true"
+    if w in ("null", "none"):
+        return True, None
+    return False, None
+
+
+def _lenient(text: str) -> tuple[bool, Any, tuple[str, ...]]:
+    """Decode text as JSON, forgiving the usual slips. (ok, value, repairs)."""
+    ok, value = _strict(text)
+    if ok:
+        return True, value, ()
+    ok, value = _word(text)
+    if ok:
+        return True, value, ()
+    s = text.strip()
+    if not s:
+        return False, None, ()
+    try:
+        value, repairs = _repair.loads(s)
+    except _repair.RepairError:
+        return False, None, ()
+    # A value between tags is complete: "closing" it only makes sense for a
+    # bracketed value the model forgot to close, never for a word like `t`.
+    if "closed_json" in repairs and s[0] not in "{[":
+        return False, None, ()
+    if isinstance(value, float) and value != value:  # NaN
+        return False, None, ()
+    return True, value, tuple(r for r in repairs if r != "python_literals" or s[0] in "{[(")
+
+
+def _fit(value: Any, kinds: frozenset[str]) -> tuple[bool, Any]:
+    """Whether a decoded value has an allowed type (converting 5.0 to 5 for integer)."""
+    if isinstance(value, bool):
+        return "boolean" in kinds, value
+    if isinstance(value, int):
+        return bool(kinds & {"integer", "number"}), value
+    if isinstance(value, float):
+        if "number" in kinds:
+            return True, value
+        if "integer" in kinds and value.is_integer() and abs(value) < 2**63:
+            return True, int(value)
+        return False, value
+    if value is None:
+        return "null" in kinds, value
+    if isinstance(value, dict):
+        return "object" in kinds, value
+    if isinstance(value, list):
+        return "array" in kinds, value
+    if isinstance(value, str):
+        return "string" in kinds, value
+    return False, value
+
+
+def _hint(typ: str | None) -> str | None:
+    """A model-written type: "string", "json" (decode as any JSON), a JSON type, or None."""
+    if typ is None:
+        return None
+    t = typ.strip().lower()
+    if not t:
+        return None
+    if t in _STRING_HINTS:
+        return "string"
+    if t in _JSON_HINTS:
+        return "json"
+    return _kind_name(t) or "json"
+
+
+def _scalar(text: str, hint: str | None, kinds: frozenset[str] | None) -> tuple[Any, tuple[str, ...]]:
+    if kinds is None:
+        if hint == "string":
+            return text, ()
+        if hint is None:
+            ok, value = _strict(text)
+            if ok and not isinstance(value, str):
+                return value, ()
+            return text, ()
+        ok, value, repairs = _lenient(text)
+        return (value, repairs) if ok else (text, ())
+    if "string" in kinds:
+        if hint == "string":
+            return text, ()
+        ok, value = _strict(text)
+        if ok:
+            if isinstance(value, str):
+                # A JSON string literal: the model quoted it only if it said "JSON".
+                return (value, ()) if hint == "json" else (text, ())
+            fits, value = _fit(value, kinds)
+            if fits:
+                return value, ()
+        elif kinds & {"boolean", "null"}:
+            ok, value = _word(text)
+            if ok and text.strip() in ("True", "False", "None"):
+                fits, value = _fit(value, kinds)
+                if fits:
+                    return value, ()
+        return text, ()
+    ok, value, repairs = _lenient(text)
+    if ok:
+        fits, value = _fit(value, kinds)
+        if fits:
+            return value, repairs
+        if isinstance(value, str):  # "5" for an integer: read inside the quotes once
+            ok, inner, more = _lenient(value)
+            if ok:
+                fits, inner = _fit(inner, kinds)
+                if fits:
+                    return inner, repairs + more
+    return text, ()
+
+
+# -- entry points -----------------------------------------------------------------
+
+
+def coerce_param(raw: Any, typ: str | None, prop: Any, root: Any = None) -> tuple[Any, tuple[str, ...]]:
+    """(value, repairs) for one parameter.
+
+    `raw` is the text between the tags (or a `Node` of nested elements); `typ` is
+    "python" for Python keyword values, a type the model wrote, or None; `prop`
+    the parameter's JSON Schema (None if unknown); `root` the tool's whole schema,
+    for `$ref`s.
+    """
+    if isinstance(raw, Node):
+        repairs: list[str] = []
+        value = coerce_node(raw, prop, root, repairs)
+        return value, tuple(repairs)
+    if typ == "python":
+        try:
+            value, repairs = _repair.loads(raw)
+        except _repair.RepairError:
+            # A bare word such as f(unit=celsius): keep it as the string it is.
+            return raw.strip(), ("unquoted_string",)
+        return value, tuple(r for r in repairs if r not in _NATIVE_PY)
+    return _scalar(frame(raw), _hint(typ), kinds_of(prop, root))
+
+
+def coerce_node(node: Node, prop: Any, root: Any = None, repairs: list[str] | None = None) -> Any:
+    """The value of a Node, typed by the schema `prop` (see the module docstring)."""
+    if repairs is None:
+        repairs = []
+    hint = _hint(node.type)
+    kinds = kinds_of(prop, root)
+    if not node.children:
+        text = node.text if node.exact else frame(node.text)
+        empty = not text.strip()
+        if empty and (kinds is None or "string" not in kinds):
+            # <items></items>, type="list" with nothing in it: an empty container.
+            want = _empty_container(kinds, hint)
+            if want is not None:
+                return want
+        value, more = _scalar(text, hint, kinds)
+        for r in more:
+            if r not in repairs:
+                repairs.append(r)
+        return value
+    kind = _node_kind(node, prop, root, kinds, hint)
+    schema = _container(prop, root, kind) if prop is not None else None
+    if kind == "array":
+        items = schema.get("items") if schema is not None else None
+        out = []
+        for i, child in enumerate(node.children):
+            sub = items[i] if isinstance(items, (list, tuple)) and i < len(items) else items
+            if isinstance(items, (list, tuple)) and i >= len(items):
+                sub = None
+            out.append(coerce_node(child, sub, root, repairs))
+        return out
+    props = schema.get("properties") if schema is not None else None
+    extra = schema.get("additionalProperties") if schema is not None else None
+    groups: dict[str, list[Node]] = {}
+    for child in node.children:
+        groups.setdefault(child.key if child.key is not None else "item", []).append(child)
+    result: dict[str, Any] = {}
+    for key, group in groups.items():
+        sub = props.get(key) if isinstance(props, Mapping) and key in props else extra
+        if not isinstance(sub, Mapping):
+            sub = None
+        if len(group) == 1:
+            result[key] = coerce_node(group[0], sub, root, repairs)
+            continue
+        # A repeated name: the values collect into a list, each typed as an item
+        # when the schema says the parameter is an array.
+        arr = _container(sub, root, "array") if sub is not None else None
+        item = arr.get("items") if arr is not None else sub
+        if isinstance(item, (list, tuple)):
+            item = None
+        result[key] = [coerce_node(c, item, root, repairs) for c in group]
+    text = node.text if node.exact else node.text.strip()
+    if text.strip():
+        field_name = "$text"
+        while field_name in result:
+            field_name = "$" + field_name
+        result[field_name] = text
+    return result
+
+
+def _empty_container(kinds: frozenset[str] | None, hint: str | None) -> Any:
+    if kinds is not None:
+        if "array" in kinds and "object" not in kinds:
+            return []
+        if "object" in kinds and "array" not in kinds:
+            return {}
+        return None
+    if hint == "array":
+        return []
+    if hint == "object":
+        return {}
+    return None
+
+
+def _node_kind(node: Node, prop: Any, root: Any, kinds: frozenset[str] | None, hint: str | None) -> str:
+    """"array" or "object" for an element with children: the schema, then the
+    type the model wrote, then the shape (no child has a name: an array)."""
+    if kinds is not None and ("object" in kinds) != ("array" in kinds):
+        return "object" if "object" in kinds else "array"
+    if hint in ("array", "object"):
+        return hint
+    return "array" if all(c.key is None for c in node.children) else "object"

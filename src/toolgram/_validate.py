@@ -1,0 +1,167 @@
+"""Checking a call's arguments against its tool's JSON Schema, in words a model can act on."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from ._tools import normalize_tools
+
+# One retry should fix everything, so every error is reported, best first, but a model
+# fed forty lines of errors fixes none of them: cap the list.
+MAX_ERRORS = 5
+# jsonschema quotes the offending value in full; a 50 KB argument must not become a
+# 50 KB error message.
+MAX_PHRASE = 300
+
+_validators: dict[str, Any] = {}
+_CACHE_SIZE = 256
+
+
+def validate(call: Any, tools: Any) -> list[str]:
+    """Check `call.arguments` against the JSON Schema of the tool it names.
+
+    Returns a list of messages, empty when the arguments are valid. At most one message
+    per call, worded for the model, for example::
+
+        Arguments for "add_to_cart" are invalid: 'qty' is a required property.
+
+    Every error jsonschema finds is in that one message, most relevant first (the order of
+    `jsonschema.exceptions.relevance`, descending into anyOf/oneOf like `best_match`),
+    joined with "; ", nested ones prefixed with their path (`items[0].qty: ...`), at most
+    `MAX_ERRORS` of them.
+
+    `call` is a ToolCall, or anything with `name` and `arguments` (attributes or keys,
+    including an OpenAI `tool_calls` entry whose arguments are JSON text). `tools` is
+    anything `normalize_tools` takes.
+
+    Nothing is checked, and [] is returned, when: the `jsonschema` package is not
+    installed (it is optional: `pip install toolgram[validate]`); `tools` is None; the tool
+    is not in `tools` (naming an unknown tool is the parser's error to report, not this
+    one's); the tool has no schema. JSON Schema `format` is not asserted (it is an
+    annotation by default, and whether it is checked would depend on which optional
+    packages are installed).
+
+    Never raises. A schema that is not valid JSON Schema gives one message saying so, since
+    skipping it silently would let every call through unchecked and hide the mistake:
+    `Tool "x" has an invalid JSON Schema, so its arguments were not checked: ...`.
+    """
+    try:
+        name, arguments = _name_and_arguments(call)
+        if name is None:
+            return []
+        toolset = normalize_tools(tools)
+        schema = toolset.schema(name) if toolset is not None else None
+        if schema is None:
+            return []
+        return _check(name, arguments, schema)
+    except Exception as exc:  # never raise: parse(validate=True) must not fail
+        return [f'Arguments for "{_call_name(call)}" could not be checked: {type(exc).__name__}.']
+
+
+def _call_name(call: Any) -> str:
+    try:
+        name, _ = _name_and_arguments(call)
+    except Exception:
+        name = None
+    return name or "?"
+
+
+def _name_and_arguments(call: Any) -> tuple[str | None, Any]:
+    if isinstance(call, Mapping):
+        fn = call.get("function")
+        if isinstance(fn, Mapping):  # OpenAI tool_calls entry
+            call = fn
+        name, arguments = call.get("name"), call.get("arguments", call.get("parameters", {}))
+    else:
+        name, arguments = getattr(call, "name", None), getattr(call, "arguments", {})
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments)
+        except ValueError:
+            pass  # left as a string: the schema's "type": "object" will say what is wrong
+    return (name if isinstance(name, str) else None), arguments
+
+
+def _check(name: str, arguments: Any, schema: Mapping[str, Any]) -> list[str]:
+    try:
+        # Imported here: jsonschema is an optional dependency, and importing it costs
+        # tens of milliseconds that parse() without validate=True should not pay.
+        from jsonschema import exceptions as js_exceptions
+    except ImportError:
+        return []
+    try:
+        validator = _validator(schema)
+    except js_exceptions.SchemaError as exc:
+        return [f'Tool "{name}" has an invalid JSON Schema, so its arguments were not checked: {_shorten(exc.message)}.']
+    try:
+        errors = list(validator.iter_errors(arguments))
+    except Exception as exc:  # unresolvable $ref, a bad "pattern" regex, runaway recursion
+        return [f'Arguments for "{name}" could not be checked against its schema ({type(exc).__name__}).']
+    if not errors:
+        return []
+    phrases: list[str] = []
+    for error in _ranked(errors, js_exceptions):
+        phrase = _phrase(error)
+        if phrase not in phrases:
+            phrases.append(phrase)
+    shown = phrases[:MAX_ERRORS]
+    text = "; ".join(shown)
+    if len(phrases) > MAX_ERRORS:
+        text += f"; and {len(phrases) - MAX_ERRORS} more"
+    return [f'Arguments for "{name}" are invalid: {text}.']
+
+
+def _validator(schema: Mapping[str, Any]) -> Any:
+    from jsonschema import validators
+
+    try:
+        key = json.dumps(schema, sort_keys=True, default=repr)
+    except Exception:  # not JSON-like, or nested too deeply to key: don't cache
+        key = None
+    if key is not None and key in _validators:
+        return _validators[key]
+    # The schema's own "$schema" picks the draft; without one, the newest draft.
+    cls = validators.validator_for(schema, default=validators.Draft202012Validator)
+    cls.check_schema(schema)
+    validator = cls(schema)
+    if key is not None:
+        if len(_validators) >= _CACHE_SIZE:
+            _validators.clear()
+        _validators[key] = validator
+    return validator
+
+
+def _ranked(errors: list[Any], js_exceptions: Any) -> list[Any]:
+    """Most relevant first; an anyOf/oneOf error is replaced by its best sub-error."""
+    try:
+        ordered = sorted(errors, key=js_exceptions.relevance, reverse=True)
+    except TypeError:  # paths mixing ints and strings do not compare
+        ordered = errors
+    return [js_exceptions.best_match([e]) or e for e in ordered]
+
+
+def _phrase(error: Any) -> str:
+    message = _shorten(str(error.message)).rstrip(".")
+    path = _path(error.absolute_path)
+    return f"{path}: {message}" if path else message
+
+
+def _path(parts: Any) -> str:
+    out = ""
+    for part in parts:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out
+
+
+def _shorten(text: str) -> str:
+    if len(text) <= MAX_PHRASE:
+        return text
+    # Keep both ends: jsonschema puts the value first and the rule ("is not of type ...") last.
+    head = MAX_PHRASE * 2 // 3
+    tail = MAX_PHRASE - head - 5
+    return f"{text[:head]} ... {text[-tail:]}"

@@ -1,0 +1,109 @@
+"""Properties that hold for every input: parse never raises, and every character
+of the reply is accounted for (text, reasoning, a call, or an error)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import toolgram
+
+CORPUS = Path(__file__).parent / "corpus"
+
+MARKERS = [
+    "<tool_call>", "</tool_call>", "<|tool_call_start|>", "<|tool_call_end|>", "```json", "```",
+    "<think>", "</think>", "<mfcs_tool>", "</mfcs_tool>", "<mfcs_agent>", "<name>", "</name>",
+    "<parameters>", "</parameters>", "<call_id>", "</call_id>", "[TOOL_CALLS]", "[ARGS]",
+    '{"name": "f", "arguments": ', '{"type": "tool_call", ', '"', "'", "{", "}", "[", "]", "(",
+    ")", ",", ":", "=", "\\", "f(", "a=1", "True", "None", "1.5", "\n", " ", "<", ">", "x",
+]
+
+pieces = st.lists(st.one_of(st.sampled_from(MARKERS), st.text(max_size=5)), max_size=40).map("".join)
+
+
+def check_accounting(raw: str, result: toolgram.ParseResult) -> None:
+    segments = result.segments
+    pos = 0
+    for seg in segments:
+        assert seg.kind in ("text", "reasoning", "call", "error"), seg
+        assert seg.start == pos, (raw, segments)
+        assert seg.end >= seg.start
+        pos = seg.end
+    assert pos == len(raw), (raw, segments)
+    call_segments = [(s.start, s.end) for s in segments if s.kind == "call"]
+    for call in result.calls:
+        start, end = call.span
+        assert any(s <= start and end <= e for s, e in call_segments), (call, call_segments)
+    for seg in segments:
+        if seg.kind == "text":
+            piece = raw[seg.start : seg.end].strip()
+            assert piece in result.text or raw[seg.start : seg.end].strip() == "", (piece, result.text)
+    if any(s.kind == "error" for s in segments):
+        assert result.errors
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.text(max_size=300))
+def test_arbitrary_text_never_raises(raw):
+    result = toolgram.parse(raw)
+    check_accounting(raw, result)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(pieces, st.sampled_from([None, ["f", "get_weather"], []]))
+def test_marker_soup_never_raises(raw, tools):
+    result = toolgram.parse(raw, tools)
+    check_accounting(raw, result)
+    assert not any("internal error" in e for e in result.errors), result.errors
+    json.dumps([c.arguments for c in result.calls])  # arguments are plain JSON values
+
+
+@pytest.mark.parametrize("opener,closer", [("[", "]"), ("{", "}"), ("(", ")")])
+@pytest.mark.parametrize(
+    "frame",
+    ["<tool_call>{{}}</tool_call>", "<|tool_call_start|>[f(a={})]<|tool_call_end|>", "```json\n{}\n```",
+     "{}", '<tool_call>{{"name": "f", "arguments": {{"a": {}}}}}</tool_call>', "{} trailing"],
+)
+def test_ten_thousand_nested_brackets(frame, opener, closer):
+    deep = opener * 10_000 + closer * 10_000
+    for body in (deep, opener * 10_000):
+        raw = frame.replace("{}", body, 1).replace("{{", "{").replace("}}", "}")
+        result = toolgram.parse(raw, max_chars=100_000)
+        check_accounting(raw, result)
+        assert not any("internal error" in e for e in result.errors), result.errors
+
+
+def corpus_texts() -> list[str]:
+    return [p.read_bytes().decode("utf-8") for p in sorted(CORPUS.glob("*/*.txt"))]
+
+
+def test_every_truncation_of_every_corpus_case():
+    texts = corpus_texts()
+    if not texts:
+        pytest.skip("no corpus cases")
+    for raw in texts:
+        step = max(1, len(raw) // 60)  # every cut on short cases, 60 cuts on long ones
+        cuts = set(range(0, len(raw) + 1, step)) | {len(raw) - 1, len(raw)}
+        for cut in sorted(c for c in cuts if c >= 0):
+            prefix = raw[:cut]
+            result = toolgram.parse(prefix)
+            check_accounting(prefix, result)
+            assert not any("internal error" in e for e in result.errors), (prefix, result.errors)
+
+
+def test_non_string_input_is_read_as_text():
+    assert toolgram.parse(None).text == ""
+    assert toolgram.parse(b"abc").text  # bytes are shown, not lost
+    assert toolgram.parse(12).text == "12"
+
+
+def test_max_chars_keeps_the_rest_as_text():
+    raw = "a" * 10 + '<tool_call>{"name": "f", "arguments": {}}</tool_call>'
+    result = toolgram.parse(raw, max_chars=10)
+    assert result.calls == []
+    assert result.text == raw
+    check_accounting(raw, result)
