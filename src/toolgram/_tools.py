@@ -177,6 +177,10 @@ def _from_mapping(item: Mapping[str, Any], kind: str, out: list[Tool]) -> None:
         for key in containers:
             _from_iterable(item[key], kind, out)
         return
+    if any(k in item for k in (*_SCHEMA_KEYS, "function", "description")):
+        # A definition that lost its name: skip it, rather than read its keys as tool names
+        # ("description", "parameters") under the {name: schema} reading below.
+        return
     # {name: JSON Schema}, and its relatives {name: definition} / {group: MFCS group}.
     for key, value in item.items():
         name = str(key)
@@ -235,6 +239,9 @@ def normalize_tools(tools: Any, *, kind: str = "tool") -> ToolSet | None:
       but no `type`/`properties`, is a definition (its own `name` wins over the key);
       any other mapping is the JSON Schema; a string is a description; anything else
       (None, True) means no schema.
+    - A mapping without a usable name but with `description`, `parameters`,
+      `inputSchema`, `input_schema` or `function` is a broken definition and is skipped;
+      so `{name: schema}` cannot name tools "description", "parameters", ... .
     - A plain string is one tool name, not an iterable of one-letter names.
     """
     if tools is None:

@@ -27,10 +27,10 @@ def validate(call: Any, tools: Any) -> list[str]:
 
         Arguments for "add_to_cart" are invalid: 'qty' is a required property.
 
-    Every error jsonschema finds is in that one message, most relevant first (the order of
-    `jsonschema.exceptions.relevance`, descending into anyOf/oneOf like `best_match`),
-    joined with "; ", nested ones prefixed with their path (`items[0].qty: ...`), at most
-    `MAX_ERRORS` of them.
+    Every error jsonschema finds is in that one message (so one retry can fix them all),
+    shallowest first, descending into anyOf/oneOf like `best_match`, joined with "; ",
+    nested ones prefixed with their path (`items[0].qty: ...`), at most `MAX_ERRORS` of
+    them; jsonschema's own wording is kept.
 
     `call` is a ToolCall, or anything with `name` and `arguments` (attributes or keys,
     including an OpenAI `tool_calls` entry whose arguments are JSON text). `tools` is
@@ -43,9 +43,10 @@ def validate(call: Any, tools: Any) -> list[str]:
     annotation by default, and whether it is checked would depend on which optional
     packages are installed).
 
-    Never raises. A schema that is not valid JSON Schema gives one message saying so, since
-    skipping it silently would let every call through unchecked and hide the mistake:
-    `Tool "x" has an invalid JSON Schema, so its arguments were not checked: ...`.
+    Never raises. A schema that is not valid JSON Schema (or has a `$ref` that cannot be
+    resolved; remote references are never fetched by jsonschema >= 4.18) gives one message
+    saying so, since skipping it silently would let every call through unchecked and hide
+    the mistake: `Tool "x" has an invalid JSON Schema, so its arguments were not checked: ...`.
     """
     try:
         name, arguments = _name_and_arguments(call)
@@ -97,8 +98,9 @@ def _check(name: str, arguments: Any, schema: Mapping[str, Any]) -> list[str]:
         return [f'Tool "{name}" has an invalid JSON Schema, so its arguments were not checked: {_shorten(exc.message)}.']
     try:
         errors = list(validator.iter_errors(arguments))
-    except Exception as exc:  # unresolvable $ref, a bad "pattern" regex, runaway recursion
-        return [f'Arguments for "{name}" could not be checked against its schema ({type(exc).__name__}).']
+    except Exception as exc:  # an unresolvable $ref, runaway recursion
+        reason = _shorten(str(exc).strip() or type(exc).__name__)
+        return [f'Tool "{name}" has a JSON Schema that could not be applied, so its arguments were not checked: {reason}.']
     if not errors:
         return []
     phrases: list[str] = []
@@ -134,16 +136,25 @@ def _validator(schema: Mapping[str, Any]) -> Any:
 
 
 def _ranked(errors: list[Any], js_exceptions: Any) -> list[Any]:
-    """Most relevant first; an anyOf/oneOf error is replaced by its best sub-error."""
-    try:
-        ordered = sorted(errors, key=js_exceptions.relevance, reverse=True)
-    except TypeError:  # paths mixing ints and strings do not compare
-        ordered = errors
+    """Shallowest first (the same preference as jsonschema's `relevance`: an error higher
+    up means more is wrong), anyOf/oneOf after plain keywords at the same depth, otherwise
+    in the order jsonschema found them; an anyOf/oneOf error is replaced by its best
+    sub-error when one stands out, as `best_match` does."""
+    ordered = sorted(errors, key=lambda e: (len(e.path), e.validator in ("anyOf", "oneOf")))
     return [js_exceptions.best_match([e]) or e for e in ordered]
 
 
 def _phrase(error: Any) -> str:
     message = _shorten(str(error.message)).rstrip(".")
+    if error.context:
+        # anyOf/oneOf with no single best branch: "not valid under any of the given
+        # schemas" alone gives the model nothing to fix, so say what each branch wanted.
+        subs: list[str] = []
+        for sub in error.context:
+            text = _shorten(str(sub.message)).rstrip(".")
+            if text not in subs:
+                subs.append(text)
+        message += " (" + "; ".join(subs[:3]) + ("; ..." if len(subs) > 3 else "") + ")"
     path = _path(error.absolute_path)
     return f"{path}: {message}" if path else message
 

@@ -1,0 +1,99 @@
+"""ToolCall and ParseResult as OpenAI chat-completions objects.
+
+So that a local model's reply read by parse() can be handed to code written for an
+OpenAI-compatible server (an agent loop, a chat UI) without a second conversion layer.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from typing import Any
+
+ID_PREFIX = "call_"
+ID_HEX_DIGITS = 24  # "call_" + 24 characters: the length of OpenAI's own ids
+
+
+def call_to_openai(call: Any, *, _salt: str = "") -> dict[str, Any]:
+    """`{"id", "type": "function", "function": {"name", "arguments": <JSON text>}}`.
+
+    The id is the model's own when it wrote one (MFCS call_id, Mistral [CALL_ID]),
+    otherwise `generated_id(call)`.
+    """
+    return {
+        "id": call.id if call.id else generated_id(call, _salt=_salt),
+        "type": "function",
+        "function": {"name": call.name, "arguments": arguments_json(call.arguments)},
+    }
+
+
+def generated_id(call: Any, *, _salt: str = "") -> str:
+    """`call_` + the first 24 hex digits of a SHA-256 of the call's name, arguments and span.
+
+    Deterministic rather than random: the same reply parsed twice (a retry, a stream
+    replayed, a test snapshot) gives the same ids, while two identical calls at different
+    places in one reply get different ones because their spans differ.
+    """
+    canonical = json.dumps(
+        [call.name, _jsonable(call.arguments), list(call.span), getattr(call, "kind", "tool"), _salt],
+        sort_keys=True,
+        ensure_ascii=False,
+        default=repr,
+    )
+    return ID_PREFIX + hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:ID_HEX_DIGITS]
+
+
+def arguments_json(arguments: Any) -> str:
+    """The arguments as JSON text, as OpenAI sends them; never raises."""
+    try:
+        return json.dumps(_jsonable(arguments), ensure_ascii=False)
+    except (TypeError, ValueError):  # a circular structure
+        return json.dumps(str(arguments), ensure_ascii=False)
+
+
+def result_to_openai_message(result: Any) -> dict[str, Any]:
+    """The whole reply as one assistant message.
+
+    `{"role": "assistant", "content": text or None, "tool_calls": [...],
+    "reasoning_content": reasoning}`: content is None when the prose is empty or only
+    whitespace (OpenAI's convention for a tool-calls-only reply); `tool_calls` is left out
+    when there are none (some servers reject an empty list); `reasoning_content` (the
+    vLLM/DeepSeek field name) only when there was reasoning.
+
+    Ids stay unique within the message: a generated id that collides with an earlier one
+    (two identical calls built by hand, both with span (0, 0)) is re-hashed with the
+    call's position. Ids the model wrote itself are kept verbatim, even if repeated,
+    because the model refers back to them.
+    """
+    message: dict[str, Any] = {"role": "assistant", "content": result.text if (result.text or "").strip() else None}
+    tool_calls = []
+    seen: set[str] = set()
+    for index, call in enumerate(result.calls):
+        entry = call_to_openai(call)
+        if not call.id and entry["id"] in seen:
+            entry = call_to_openai(call, _salt=str(index))
+        seen.add(entry["id"])
+        tool_calls.append(entry)
+    if tool_calls:
+        message["tool_calls"] = tool_calls
+    if result.reasoning:
+        message["reasoning_content"] = result.reasoning
+    return message
+
+
+def _jsonable(value: Any, depth: int = 0) -> Any:
+    """Arguments made JSON-ready: tuples and sets become lists, unknown objects their str."""
+    if depth > 200:
+        return str(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return None  # NaN/Infinity are not JSON: a JavaScript client's JSON.parse would throw
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return value
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v, depth + 1) for v in value]
+    if isinstance(value, (set, frozenset)):
+        return [_jsonable(v, depth + 1) for v in sorted(value, key=repr)]
+    return str(value)

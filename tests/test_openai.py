@@ -1,0 +1,148 @@
+"""ToolCall.to_openai() and ParseResult.to_openai_message(): OpenAI chat-completions shapes."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import toolgram
+from toolgram._model import ParseResult, ToolCall
+
+GENERATED_ID = re.compile(r"call_[0-9a-f]{24}\Z")
+
+
+def test_call_with_a_model_id():
+    call = ToolCall("get_weather", {"city": "Paris"}, id="000000001", format="mistral", span=(0, 40))
+    assert call.to_openai() == {
+        "id": "000000001",
+        "type": "function",
+        "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'},
+    }
+
+
+def test_generated_id_is_deterministic():
+    a = ToolCall("get_weather", {"city": "Paris", "unit": "celsius"}, span=(10, 80))
+    b = ToolCall("get_weather", {"unit": "celsius", "city": "Paris"}, span=(10, 80))  # key order is not content
+    assert GENERATED_ID.match(a.to_openai()["id"])
+    assert a.to_openai()["id"] == b.to_openai()["id"]
+
+
+@pytest.mark.parametrize(
+    "other",
+    [
+        ToolCall("get_weather", {"city": "Paris"}, span=(100, 170)),  # same call, elsewhere in the reply
+        ToolCall("get_weather", {"city": "Rome"}, span=(10, 80)),
+        ToolCall("get_time", {"city": "Paris"}, span=(10, 80)),
+        ToolCall("get_weather", {"city": "Paris"}, kind="agent", span=(10, 80)),
+    ],
+    ids=["span", "arguments", "name", "kind"],
+)
+def test_generated_id_changes_with(other):
+    base = ToolCall("get_weather", {"city": "Paris"}, span=(10, 80))
+    assert other.to_openai()["id"] != base.to_openai()["id"]
+
+
+def test_format_and_repairs_do_not_change_the_id():
+    a = ToolCall("f", {"x": 1}, span=(0, 9), format="hermes")
+    b = ToolCall("f", {"x": 1}, span=(0, 9), format="lfm2", repairs=("closed_tag",))
+    assert a.to_openai()["id"] == b.to_openai()["id"]
+
+
+@pytest.mark.parametrize(
+    "arguments, text",
+    [
+        ({}, "{}"),
+        ({"city": "Zürich"}, '{"city": "Zürich"}'),  # non-ASCII kept, as OpenAI sends it
+        ({"n": 1.5, "ok": True, "none": None}, '{"n": 1.5, "ok": true, "none": null}'),
+        ({"pair": (1, 2)}, '{"pair": [1, 2]}'),
+        ({"x": float("nan"), "y": float("inf")}, '{"x": null, "y": null}'),  # NaN is not JSON
+        ({"tags": {"b", "a"}}, '{"tags": ["a", "b"]}'),
+        ({"obj": object}, '{"obj": "<class \'object\'>"}'),
+    ],
+    ids=["empty", "unicode", "literals", "tuple", "non_finite", "set", "unknown_object"],
+)
+def test_arguments_are_json_text(arguments, text):
+    assert ToolCall("f", arguments).to_openai()["function"]["arguments"] == text
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(arguments=st.dictionaries(st.text(), json_values, max_size=5), start=st.integers(0, 10_000))
+def test_arguments_text_loads_back_and_ids_repeat(arguments, start):
+    call = ToolCall("f", arguments, span=(start, start + 10))
+    out = call.to_openai()
+    assert json.loads(out["function"]["arguments"]) == arguments
+    assert out["id"] == ToolCall("f", json.loads(json.dumps(arguments)), span=(start, start + 10)).to_openai()["id"]
+
+
+# (id, ParseResult, expected message); None in an id slot means "a generated id"
+MESSAGES = [
+    ("prose_only", ParseResult(text="Hello."), {"role": "assistant", "content": "Hello."}),
+    ("empty_reply", ParseResult(), {"role": "assistant", "content": None}),
+    ("whitespace_is_no_content", ParseResult(text=" \n"), {"role": "assistant", "content": None}),
+    (
+        "calls_only",
+        ParseResult(calls=[ToolCall("get_weather", {"city": "Paris"}, id="1")]),
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": "1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}],
+        },
+    ),
+    (
+        "text_calls_and_reasoning",
+        ParseResult(text="Checking.", calls=[ToolCall("get_weather", {"city": "Paris"}, id="a")], reasoning="The user wants weather."),
+        {
+            "role": "assistant",
+            "content": "Checking.",
+            "tool_calls": [{"id": "a", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}],
+            "reasoning_content": "The user wants weather.",
+        },
+    ),
+    ("errors_are_not_in_the_message", ParseResult(text="x", errors=['Unknown tool "y".']), {"role": "assistant", "content": "x"}),
+]
+
+
+@pytest.mark.parametrize("result, expected", [m[1:] for m in MESSAGES], ids=[m[0] for m in MESSAGES])
+def test_message(result, expected):
+    assert result.to_openai_message() == expected
+
+
+def test_generated_ids_are_unique_within_a_message():
+    # Two identical calls built by hand share span (0, 0): their ids would collide.
+    same = ToolCall("ping", {})
+    message = ParseResult(calls=[same, same, ToolCall("ping", {}, id="m1"), ToolCall("ping", {}, id="m1")]).to_openai_message()
+    ids = [c["id"] for c in message["tool_calls"]]
+    assert all(GENERATED_ID.match(i) for i in ids[:2])
+    assert ids[0] == same.to_openai()["id"] and ids[1] != ids[0]
+    assert ids[2:] == ["m1", "m1"]  # the model's own ids are kept verbatim: it refers back to them
+
+
+def test_message_is_json_serializable_and_stable():
+    result = ParseResult(text="t", calls=[ToolCall("f", {"a": [1, {"b": None}]}, span=(3, 30))], reasoning="r")
+    assert json.loads(json.dumps(result.to_openai_message())) == result.to_openai_message()
+    assert result.to_openai_message() == result.to_openai_message()
+
+
+def test_from_a_parsed_reply():
+    parse = getattr(toolgram, "parse", None)
+    if parse is None:
+        pytest.skip("toolgram.parse is not there yet")
+    raw = 'Let me check.\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
+    first = parse(raw, ["get_weather"]).to_openai_message()
+    assert first["role"] == "assistant"
+    assert first["content"] == "Let me check."
+    (entry,) = first["tool_calls"]
+    assert GENERATED_ID.match(entry["id"])
+    assert entry["function"] == {"name": "get_weather", "arguments": '{"city": "Paris"}'}
+    assert parse(raw, ["get_weather"]).to_openai_message() == first  # same reply, same ids

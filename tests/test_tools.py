@@ -1,0 +1,218 @@
+"""normalize_tools: every accepted shape of tool definitions, reduced to the same ToolSet."""
+
+from __future__ import annotations
+
+import pytest
+
+from toolgram._tools import Tool, ToolSet, normalize_tools
+
+WEATHER = {
+    "type": "object",
+    "properties": {"city": {"type": "string"}, "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]}},
+    "required": ["city"],
+}
+CART = {
+    "type": "object",
+    "properties": {"sku": {"type": "string"}, "qty": {"type": "integer", "minimum": 1}},
+    "required": ["sku", "qty"],
+}
+
+# (id, tools=, expected [(name, description, parameters, kind, group)])
+SHAPES = [
+    (
+        "openai_chat_list",
+        [
+            {"type": "function", "function": {"name": "get_weather", "description": "Weather now", "parameters": WEATHER}},
+            {"type": "function", "function": {"name": "add_to_cart", "parameters": CART}},
+        ],
+        [("get_weather", "Weather now", WEATHER, "tool", ""), ("add_to_cart", "", CART, "tool", "")],
+    ),
+    (
+        "openai_single_definition",
+        {"type": "function", "function": {"name": "get_weather", "description": "Weather now", "parameters": WEATHER}},
+        [("get_weather", "Weather now", WEATHER, "tool", "")],
+    ),
+    (
+        "openai_responses_flat",
+        [{"type": "function", "name": "get_weather", "description": "Weather now", "parameters": WEATHER}],
+        [("get_weather", "Weather now", WEATHER, "tool", "")],
+    ),
+    (
+        "openai_legacy_functions_body",
+        {"functions": [{"name": "add_to_cart", "parameters": CART}]},
+        [("add_to_cart", "", CART, "tool", "")],
+    ),
+    (
+        "mcp_input_schema",
+        [{"name": "add_to_cart", "description": "Put an item in the cart", "inputSchema": CART}],
+        [("add_to_cart", "Put an item in the cart", CART, "tool", "")],
+    ),
+    (
+        "mcp_tools_list_result_with_cursor",
+        {"tools": [{"name": "add_to_cart", "inputSchema": CART}], "nextCursor": "abc"},
+        [("add_to_cart", "", CART, "tool", "")],
+    ),
+    (
+        "anthropic_input_schema",
+        [{"name": "get_weather", "description": "Weather now", "input_schema": WEATHER}],
+        [("get_weather", "Weather now", WEATHER, "tool", "")],
+    ),
+    (
+        "gemini_function_declarations",
+        [{"function_declarations": [{"name": "get_weather", "parameters": WEATHER}]}],
+        [("get_weather", "", WEATHER, "tool", "")],
+    ),
+    (
+        "mfcs_packet_two_groups",
+        {
+            "weather": {"description": "Weather tools", "tool_list": [{"name": "get_weather", "description": "Weather now", "parameters": WEATHER, "returns": {"type": "object"}}]},
+            "shop": {"description": "Shop tools", "tool_list": [{"name": "add_to_cart", "parameters": CART}]},
+        },
+        [("get_weather", "Weather now", WEATHER, "tool", "weather"), ("add_to_cart", "", CART, "tool", "shop")],
+    ),
+    (
+        "mfcs_bare_group",
+        {"description": "Shop tools", "tool_list": [{"name": "add_to_cart", "parameters": CART}]},
+        [("add_to_cart", "", CART, "tool", "")],
+    ),
+    (
+        "name_to_schema",
+        {"get_weather": WEATHER, "add_to_cart": CART},
+        [("get_weather", "", WEATHER, "tool", ""), ("add_to_cart", "", CART, "tool", "")],
+    ),
+    (
+        "name_to_definition_without_name",
+        {"get_weather": {"description": "Weather now", "parameters": WEATHER}},
+        [("get_weather", "Weather now", WEATHER, "tool", "")],
+    ),
+    (
+        "name_to_definition_own_name_wins",
+        {"weather": {"name": "get_weather", "inputSchema": WEATHER}},
+        [("get_weather", "", WEATHER, "tool", "")],
+    ),
+    (
+        "name_to_description_or_nothing",
+        {"ping": "Check the server is up", "now": None, "anything": True},
+        [("ping", "Check the server is up", None, "tool", ""), ("now", "", None, "tool", ""), ("anything", "", None, "tool", "")],
+    ),
+    (
+        "tool_named_name_with_schema",
+        {"name": {"type": "object"}},
+        [("name", "", {"type": "object"}, "tool", "")],
+    ),
+    ("list_of_names", ["get_weather", "add_to_cart"], [("get_weather", "", None, "tool", ""), ("add_to_cart", "", None, "tool", "")]),
+    ("single_name", "get_weather", [("get_weather", "", None, "tool", "")]),
+    ("single_tool_object", Tool("get_weather", parameters=WEATHER), [("get_weather", "", WEATHER, "tool", "")]),
+    (
+        "mixed_list",
+        ["ping", {"name": "add_to_cart", "inputSchema": CART}, {"get_weather": WEATHER}, Tool("recall", kind="memory")],
+        [("ping", "", None, "tool", ""), ("add_to_cart", "", CART, "tool", ""), ("get_weather", "", WEATHER, "tool", ""), ("recall", "", None, "memory", "")],
+    ),
+    (
+        "kind_named_by_definition",
+        [{"name": "researcher", "kind": "agent", "parameters": WEATHER}, {"type": "function", "kind": "memory", "function": {"name": "remember"}}],
+        [("researcher", "", WEATHER, "agent", ""), ("remember", "", None, "memory", "")],
+    ),
+    (
+        "invalid_entries_are_skipped",
+        [42, None, "", {"description": "lost its name", "parameters": CART}, {"name": ""}, {"type": "function", "function": {"description": "x"}}, "ok"],
+        [("ok", "", None, "tool", "")],
+    ),
+    (
+        "first_definition_of_a_name_wins",
+        [{"name": "get_weather", "parameters": WEATHER}, {"name": "get_weather", "parameters": CART}],
+        [("get_weather", "", WEATHER, "tool", "")],
+    ),
+    (
+        "non_mapping_schema_is_no_schema",
+        [{"name": "get_weather", "parameters": "city: str"}],
+        [("get_weather", "", None, "tool", "")],
+    ),
+    ("empty_list", [], []),
+    ("empty_mapping", {}, []),
+]
+
+
+@pytest.mark.parametrize("tools, expected", [s[1:] for s in SHAPES], ids=[s[0] for s in SHAPES])
+def test_shapes(tools, expected):
+    toolset = normalize_tools(tools)
+    got = [(t.name, t.description, t.parameters, t.kind, t.group) for t in toolset.tools]
+    assert got == expected
+    assert toolset.names == tuple(e[0] for e in expected)
+    for name, _, schema, _, _ in expected:
+        assert name in toolset
+        assert toolset.schema(name) == schema
+        assert toolset.get(name).name == name
+
+
+def test_none_means_any_name():
+    assert normalize_tools(None) is None
+
+
+def test_a_toolset_is_returned_as_is():
+    toolset = normalize_tools(["a"])
+    assert normalize_tools(toolset) is toolset
+
+
+def test_kind_default_applies_to_untagged_definitions_only():
+    toolset = normalize_tools([{"name": "plain"}, {"name": "tagged", "kind": "memory"}, Tool("obj")], kind="agent")
+    assert [(t.name, t.kind) for t in toolset] == [("plain", "agent"), ("tagged", "memory"), ("obj", "tool")]
+
+
+def test_unknown_name_and_schema_lookup():
+    toolset = normalize_tools({"get_weather": WEATHER})
+    assert "nope" not in toolset
+    assert toolset.schema("nope") is None
+    assert toolset.get("nope") is None
+
+
+def test_empty_toolset_is_not_none():
+    # An empty list means "no tool may be called", which the parser must tell from None.
+    assert normalize_tools([]) is not None
+    assert normalize_tools([]).names == ()
+
+
+def test_toolset_built_from_tools_only_indexes_them():
+    toolset = ToolSet((Tool("a"), Tool("b"), Tool("a", "second")))
+    assert toolset.names == ("a", "b")
+    assert "b" in toolset
+    assert toolset.get("a").description == ""
+
+
+def test_mfcs_returns_kept_for_prompts():
+    toolset = normalize_tools({"g": {"description": "", "tool_list": [{"name": "f", "parameters": WEATHER, "returns": {"type": "string"}}]}})
+    assert toolset.get("f").returns == {"type": "string"}
+    assert toolset.get("f").to_dict() == {"name": "f", "parameters": WEATHER, "returns": {"type": "string"}}
+
+
+@pytest.mark.parametrize(
+    "tool, plain, openai",
+    [
+        (
+            Tool("get_weather", "Weather now", WEATHER),
+            {"name": "get_weather", "description": "Weather now", "parameters": WEATHER},
+            {"type": "function", "function": {"name": "get_weather", "description": "Weather now", "parameters": WEATHER}},
+        ),
+        # Unknown parameters are left out, not rendered as "takes no arguments".
+        (Tool("ping"), {"name": "ping"}, {"type": "function", "function": {"name": "ping"}}),
+        (
+            Tool("f", parameters=WEATHER, returns={"type": "string"}),
+            {"name": "f", "parameters": WEATHER, "returns": {"type": "string"}},
+            {"type": "function", "function": {"name": "f", "parameters": WEATHER}},
+        ),
+    ],
+)
+def test_tool_export_shapes(tool, plain, openai):
+    assert tool.to_dict() == plain
+    assert tool.to_openai() == openai
+
+
+@pytest.mark.parametrize("shape_id", [s[0] for s in SHAPES if s[2]])
+def test_exported_definitions_normalize_back_to_the_same_tools(shape_id):
+    tools = next(s[1] for s in SHAPES if s[0] == shape_id)
+    toolset = normalize_tools(tools)
+    for export in (lambda t: t.to_openai(), lambda t: t.to_dict()):
+        again = normalize_tools([export(t) for t in toolset])
+        assert [(t.name, t.description, t.parameters) for t in again] == [
+            (t.name, t.description, t.parameters) for t in toolset
+        ]
