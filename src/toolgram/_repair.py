@@ -59,8 +59,7 @@ _STRING = r"""
 _BRACKET_SCAN = re.compile(_STRING + r"| ([\[{(]) | ([\]})])", re.S | re.X)
 
 # Everything except brackets outside strings.
-_NOT_BRACKET = re.compile(_STRING + r"""| [^"'()\[\]{}]+""", re.S | re.X)
-_ANY_BRACKET_NOT = re.compile(r"[^()\[\]{}]+")
+_NOT_BRACKET = re.compile(r"""[^"'()\[\]{}]+ |""" + _STRING, re.S | re.X)
 _DEPTH_STEP = {"[": 1, "{": 1, "(": 1, "]": -1, "}": -1, ")": -1}
 
 
@@ -139,15 +138,10 @@ def _too_deep(text: str) -> bool:
     # Too few openers to nest that deep: skip the scan (the usual case).
     if text.count("[") + text.count("{") + text.count("(") <= MAX_DEPTH:
         return False
-    # Counting brackets inside strings too can only overestimate, and is
-    # several times cheaper than skipping strings; only a "maybe" pays for that.
-    return _max_depth(_ANY_BRACKET_NOT.sub("", text)) > MAX_DEPTH and (
-        _max_depth(_NOT_BRACKET.sub("", text)) > MAX_DEPTH
-    )
-
-
-def _max_depth(brackets: str) -> int:
-    return max(accumulate(map(_DEPTH_STEP.__getitem__, brackets)), default=0)
+    # Strings must be skipped: brackets in them could push the count either
+    # way. What is left is all brackets, summed up in C.
+    brackets = _NOT_BRACKET.sub("", text)
+    return max(accumulate(map(_DEPTH_STEP.__getitem__, brackets)), default=0) > MAX_DEPTH
 
 
 # --- Lenient tokens -----------------------------------------------------------
@@ -382,9 +376,9 @@ class _Reader:
                     key, pos = self.string(m)
                 else:
                     raise _unexpected(m)
-                m = colon(text, pos, end)
+                m = colon(text, pos)
                 if m.group(1) is None:
-                    if m.end() == end:
+                    if m.end() == len(text):
                         break  # the text ends after a key: drop it
                     raise RepairError(f"expected ':' at {m.end()}")
                 pos = m.end()

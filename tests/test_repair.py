@@ -1,0 +1,384 @@
+"""The JSON recovery layer: loads() and its repairs, value_end(), scalar_end()."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+try:
+    from toolgram import _repair
+except ImportError:  # running from a checkout that is not installed
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+    from toolgram import _repair
+
+from toolgram._repair import MAX_DEPTH, RepairError, loads, scalar_end, value_end
+
+# --- loads: what it reads, and the repairs it names ----------------------------
+
+CASES = [
+    # Valid JSON goes through json.loads untouched.
+    ('{"a": 1}', {"a": 1}, ()),
+    ('  [1, 2.5, -3e2, true, false, null]\n', [1, 2.5, -300.0, True, False, None], ()),
+    ('"it\'s"', "it's", ()),
+    ('{"a": "line one\nline two\ttab"}', {"a": "line one\nline two\ttab"}, ()),
+    ('"\\ud83d\\ude00"', "\U0001f600", ()),
+    ("0", 0, ()),
+    # single_quotes, with Python escapes.
+    ("{'a': 'b'}", {"a": "b"}, ("single_quotes",)),
+    (r"'it\'s \"q\" \\ \n\t\u00e9\x41'", "it's \"q\" \\ \n\t\u00e9A", ("single_quotes",)),
+    (r"'\ud83d\ude00 \U0001F600'", "\U0001f600 \U0001f600", ("single_quotes",)),
+    (r"'C:\dir'", "C:\\dir", ("single_quotes",)),  # unknown escapes keep their backslash
+    ("['say \"hi\"', \"it's\"]", ['say "hi"', "it's"], ("single_quotes",)),
+    # python_literals, and tuples as lists.
+    ('{"a": True, "b": False, "c": None}', {"a": True, "b": False, "c": None}, ("python_literals",)),
+    ("(1, 2)", [1, 2], ("python_literals",)),
+    ('{"a": (1, (2, 3)), "b": ()}', {"a": [1, [2, 3]], "b": []}, ("python_literals",)),
+    # trailing_comma
+    ("[1,2,]", [1, 2], ("trailing_comma",)),
+    ('{"a":1,}', {"a": 1}, ("trailing_comma",)),
+    ('{"a": [1, ], }', {"a": [1]}, ("trailing_comma",)),
+    # unquoted_keys, also dotted and hyphenated
+    ("{a: 1}", {"a": 1}, ("unquoted_keys",)),
+    ('{location: "x"}', {"location": "x"}, ("unquoted_keys",)),
+    ('{user.name: 1, max-tokens: 2, $ref: 3, _x: 4}', {"user.name": 1, "max-tokens": 2, "$ref": 3, "_x": 4},
+     ("unquoted_keys",)),
+    # closed_json: strings
+    ('{"a": "hel', {"a": "hel"}, ("closed_json",)),
+    ('{"a": "x\\', {"a": "x"}, ("closed_json",)),
+    ('{"a": "x\\u00', {"a": "x"}, ("closed_json",)),
+    ('{"a": "x\\\\', {"a": "x\\"}, ("closed_json",)),  # an escaped backslash is kept
+    ('{"a": "x\\n', {"a": "x\n"}, ("closed_json",)),
+    ('"abc', "abc", ("closed_json",)),
+    ("['ab", ["ab"], ("single_quotes", "closed_json")),
+    # closed_json: literals
+    ("[tru", [True], ("closed_json",)),
+    ("[fal", [False], ("closed_json",)),
+    ('{"a": nul', {"a": None}, ("closed_json",)),
+    ("[Tr", [True], ("closed_json", "python_literals")),
+    ("[N", [None], ("closed_json", "python_literals")),
+    ("[1, -Inf", [1, -math.inf], ("closed_json",)),
+    ("tru", True, ("closed_json",)),
+    # closed_json: numbers
+    ("[1.", [1], ("closed_json",)),
+    ("[1e", [1], ("closed_json",)),
+    ("[1.5e-", [1.5], ("closed_json",)),
+    ("[12", [12], ("closed_json",)),
+    ("[1, -", [1], ("closed_json",)),
+    ('{"a": -', {}, ("closed_json",)),
+    # closed_json: dangling keys and commas, open brackets
+    ('{"a": 1, "b"', {"a": 1}, ("closed_json",)),
+    ('{"a": 1, "b":', {"a": 1}, ("closed_json",)),
+    ('{"a": 1, "b": ', {"a": 1}, ("closed_json",)),
+    ('{"a": 1, "b', {"a": 1}, ("closed_json",)),
+    ('{"a": 1, b', {"a": 1}, ("unquoted_keys", "closed_json")),
+    ('{"a": 1,', {"a": 1}, ("closed_json",)),
+    ("[1, 2,", [1, 2], ("closed_json",)),
+    ("{", {}, ("closed_json",)),
+    ('{"a": [1, {"b": 2', {"a": [1, {"b": 2}]}, ("closed_json",)),
+    ('{"a": {"b": [', {"a": {"b": []}}, ("closed_json",)),
+    ("(1, 2", [1, 2], ("python_literals", "closed_json")),
+    # closed_json: trailing whitespace does not hide a cut, and a cut string keeps it
+    ('{"a": tru\n', {"a": True}, ("closed_json",)),
+    ("[1.  ", [1], ("closed_json",)),
+    ('{"a": 1, "b"  \n', {"a": 1}, ("closed_json",)),
+    ('{"a": "x  ', {"a": "x  "}, ("closed_json",)),
+    # extra_bracket
+    ('{"a": 1}}', {"a": 1}, ("extra_bracket",)),
+    ("[1]] ]\n", [1], ("extra_bracket",)),
+    ('{"a": 1}})]', {"a": 1}, ("extra_bracket",)),
+    # missing_comma
+    ('{"a": 1 "b": 2}', {"a": 1, "b": 2}, ("missing_comma",)),
+    ('{"a":1"b":2}', {"a": 1, "b": 2}, ("missing_comma",)),
+    ("[1 2 3]", [1, 2, 3], ("missing_comma",)),
+    ('["a" "b"]', ["a", "b"], ("missing_comma",)),
+    ('[{"a": 1} {"b": 2}]', [{"a": 1}, {"b": 2}], ("missing_comma",)),
+    ("[1\n-2]", [1, -2], ("missing_comma",)),
+    # Combinations, in the order first needed.
+    ("{'a': True, b: (1, 2,),", {"a": True, "b": [1, 2]},
+     ("single_quotes", "python_literals", "unquoted_keys", "trailing_comma", "closed_json")),
+    ("{name: 'get_weather', arguments: {location: 'Paris', unit: None}}}",
+     {"name": "get_weather", "arguments": {"location": "Paris", "unit": None}},
+     ("unquoted_keys", "single_quotes", "python_literals", "extra_bracket")),
+    ('{"a": 1 "b": [1, 2,]}}', {"a": 1, "b": [1, 2]}, ("missing_comma", "trailing_comma", "extra_bracket")),
+    ("{'query': 'weather in \\'Paris\\'', 'limit': 5, 'exact': Fal",
+     {"query": "weather in 'Paris'", "limit": 5, "exact": False},
+     ("single_quotes", "closed_json", "python_literals")),
+    ('{"a": "line\none", b: NaN', {"a": "line\none", "b": math.nan}, ("unquoted_keys", "closed_json")),
+]
+
+
+def same(a, b):
+    """Equality that takes NaN as equal to itself."""
+    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+
+
+@pytest.mark.parametrize(("text", "value", "repairs"), CASES, ids=[c[0][:40] for c in CASES])
+def test_loads(text, value, repairs):
+    got, got_repairs = loads(text)
+    assert same(got, value)
+    assert got_repairs == repairs
+
+
+def test_nan_and_infinity_as_json_loads_reads_them():
+    value, repairs = loads("[NaN, Infinity, -Infinity]")
+    assert math.isnan(value[0]) and value[1:] == [math.inf, -math.inf] and repairs == ()
+    value, repairs = loads("[NaN, Infinity, -Infinity,]")
+    assert math.isnan(value[0]) and value[1:] == [math.inf, -math.inf] and repairs == ("trailing_comma",)
+
+
+ERRORS = [
+    ("", "empty payload"),
+    ("  \n\t ", "empty payload"),
+    ('{"a": @}', "unexpected character '@' at 6"),
+    ('{"a":1} hello', "extra text after value at 8"),
+    ('{"a": 1} {"b": 2}', "extra text after value at 9"),
+    ("[1],", "extra text after value at 3"),
+    ('{"a" 1}', "expected ':' at 5"),
+    ("[hello]", "unexpected word 'hello' at 1"),
+    ('{"a": undefined}', "unexpected word 'undefined' at 6"),
+    ("[01]", "bad number '01' at 1"),
+    ("[1.]", "bad number '1.' at 1"),
+    ("[1abc]", "bad number '1a' at 1"),
+    ("[1-2]", "unexpected character '-' at 2"),
+    ("-", "unexpected end of text"),
+    ("[1, 2}", "unexpected character '}' at 5"),
+    ('{"a": }', "unexpected character '}' at 6"),
+    ("[,1]", "unexpected character ',' at 1"),
+    ("[1,,2]", "unexpected character ',' at 3"),
+    ('{"a": [1]]}', "unexpected character ']' at 9"),
+    ("{1: 2}", "unexpected character '1' at 1"),
+    ("}", "unexpected character '}' at 0"),
+    ("[" + "1" * 5000 + "]", "number too long at 1"),
+    ("[" * 10_000, "nested too deeply"),
+    ("{" * 10_000, "nested too deeply"),
+    ('{"a":' * 10_000, "nested too deeply"),
+    ("[" * 10_000 + "]" * 10_000, "nested too deeply"),
+    ("(" * 10_000, "nested too deeply"),
+    ("[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1), "nested too deeply"),
+]
+
+
+@pytest.mark.parametrize(("text", "reason"), ERRORS, ids=[e[0][:30] for e in ERRORS])
+def test_loads_errors(text, reason):
+    with pytest.raises(RepairError) as info:
+        loads(text)
+    assert str(info.value) == reason
+
+
+def test_repair_error_is_a_value_error():
+    assert issubclass(RepairError, ValueError)
+
+
+def test_not_text():
+    with pytest.raises(RepairError):
+        loads(b'{"a": 1}')  # type: ignore[arg-type]
+
+
+def test_max_depth_itself_is_fine():
+    value, repairs = loads("[" * MAX_DEPTH + "]" * MAX_DEPTH)
+    assert repairs == ()
+    json.dumps(value)
+    value, repairs = loads("[" * MAX_DEPTH)
+    assert repairs == ("closed_json",)
+    json.dumps(value)
+
+
+def test_brackets_inside_strings_do_not_count_as_depth():
+    text = json.dumps({"code": "[" * 2000, "more": "{" * 2000})
+    assert loads(text) == ({"code": "[" * 2000, "more": "{" * 2000}, ())
+    assert loads("{'code': '" + "(" * 2000 + "'}")[0] == {"code": "(" * 2000}
+
+
+def test_closers_inside_strings_do_not_hide_depth():
+    deep = "[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1)
+    for text in ('["' + "]" * 2000 + '", ' + deep + "]", "['" + "}" * 2000 + "', " + deep + "]"):
+        with pytest.raises(RepairError, match="nested too deeply"):
+            loads(text)
+
+
+def test_lenient_pass_counts_depth_itself():
+    # The pre-check guards json.loads; the lenient pass has its own limit.
+    with pytest.raises(RepairError, match="nested too deeply"):
+        _repair._Reader("[" * (MAX_DEPTH + 1)).read()
+
+
+def test_deep_nesting_fails_fast():
+    for text in ("[" * 10_000, "{" * 10_000, "[{" * 5_000, '{"a": [' * 5_000, "['x', " * 10_000):
+        start = time.perf_counter()
+        with pytest.raises(RepairError, match="nested too deeply"):
+            loads(text)
+        assert time.perf_counter() - start < 1.0
+
+
+# --- value_end and scalar_end --------------------------------------------------
+
+VALUE_ENDS = [
+    ('{"a": 1} tail', 0, 8),
+    ("x = [1, [2, 3]] y", 4, 15),
+    ('{"a": "}"}', 0, 10),
+    ("{'a': '}'}", 0, 10),
+    ('{"a": "it\'s"} more', 0, 13),  # an apostrophe in a "string" is literal
+    ('{"a": "\\"}"}', 0, 12),  # so is an escaped quote
+    ("{'a': 'it\\'s'}", 0, 14),
+    ("(1, [2])", 0, 8),
+    ("[1}", 0, 3),  # closers are counted, not matched
+    ("[1, 2", 0, None),
+    ('{"a": "never closes}', 0, None),
+    ("{\"a\": it's}", 0, None),  # a bogus 'string' runs to the end
+    ('["a\\', 0, None),
+    ("x", 0, None),
+    ("[]", 5, None),
+    ("[]", -1, None),
+    ("", 0, None),
+]
+
+
+@pytest.mark.parametrize(("text", "pos", "end"), VALUE_ENDS)
+def test_value_end(text, pos, end):
+    assert value_end(text, pos) == end
+
+
+CALL = 'f(a=1, b="x, y", c=[1, (2)], d=None, e={"k": ")"}, f=\'q,)\')'
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [("a", "1"), ("b", '"x, y"'), ("c", "[1, (2)]"), ("d", "None"), ("e", '{"k": ")"}'), ("f", "'q,)'")],
+)
+def test_scalar_end_in_a_call(name, value):
+    start = CALL.index(name + "=") + len(name) + 1
+    end = scalar_end(CALL, start, ",)")
+    assert CALL[start:end] == value
+    assert CALL[end] in ",)"
+
+
+SCALAR_ENDS = [
+    ("abc", 0, ",", 3),  # no stop: the end of the text
+    ('"a, b', 0, ",", 5),  # a string that never closes
+    ("x), y", 0, ",", 2),  # a closer at depth 0 that is not a stop is skipped
+    ("[a, b], c", 0, ",", 6),
+    ("a, b", 2, ",", 4),
+    ("(a, b) c", 0, "", 8),
+]
+
+
+@pytest.mark.parametrize(("text", "pos", "stops", "end"), SCALAR_ENDS)
+def test_scalar_end(text, pos, stops, end):
+    assert scalar_end(text, pos, stops) == end
+
+
+def test_scans_are_fast_on_big_text():
+    big = json.dumps({"rows": [{"id": i, "name": f"item {i}", "tags": ["a", "it's"]} for i in range(3000)]})
+    start = time.perf_counter()
+    assert value_end(big, 0) == len(big)
+    assert scalar_end(big, 1, ",") == len(big)  # the commas are all nested
+    assert time.perf_counter() - start < 1.0
+
+
+# --- properties ---------------------------------------------------------------
+
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(10**20), 10**20)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=12),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    max_leaves=10,
+)
+json_objects = st.dictionaries(st.text(max_size=6), json_values, max_size=3)
+jsonish_text = st.text(alphabet="{}[]()\"':,.-+eE0123456789 \n\\utrfalsenNTFIa_x", max_size=60)
+SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def check_loads(text):
+    """loads either raises RepairError or returns a value json.dumps can write."""
+    try:
+        value, repairs = loads(text)
+    except RepairError as err:
+        assert str(err) and not str(err).endswith(".")
+        return None
+    json.dumps(value)
+    assert len(set(repairs)) == len(repairs)
+    return value, repairs
+
+
+@SETTINGS
+@given(st.text(max_size=80) | jsonish_text)
+def test_loads_raises_only_repair_error(text):
+    check_loads(text)
+
+
+@SETTINGS
+@given(json_values, st.sampled_from([None, 1, 2]))
+def test_loads_reads_valid_json_as_is(value, indent):
+    assert loads(json.dumps(value, indent=indent)) == (value, ())
+
+
+@SETTINGS
+@given(json_values)
+def test_loads_reads_python_repr(value):
+    # Python's repr spells JSON with single quotes, True/False/None and
+    # Python escapes; tuples do not occur here, lists read back as lists.
+    got, repairs = loads(repr(value))
+    assert got == value
+    assert set(repairs) <= {"single_quotes", "python_literals"}
+
+
+# Every prefix of a document costs len(document) reads: fewer examples.
+PREFIX_SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@PREFIX_SETTINGS
+@given(json_objects, st.sampled_from([None, 1]))
+def test_every_prefix_of_an_object(value, indent):
+    text = json.dumps(value, indent=indent)
+    for cut in range(len(text) + 1):
+        prefix = text[:cut]
+        got = check_loads(prefix)
+        if got is None:
+            assert cut == 0  # every other prefix of an object can be closed
+            continue
+        if "closed_json" not in got[1]:
+            assert got == (json.loads(prefix), ())
+    assert check_loads(text) == (value, ())
+
+
+@PREFIX_SETTINGS
+@given(st.lists(json_values, min_size=1, max_size=3))
+def test_every_prefix_of_json_never_raises_anything_else(values):
+    text = json.dumps(values)[1:-1]  # top-level scalars and containers, side by side
+    for cut in range(len(text) + 1):
+        check_loads(text[:cut])
+
+
+@SETTINGS
+@given(st.text(alphabet="[]{}()ab ,", max_size=40), st.sampled_from("[{("))
+def test_value_end_is_none_exactly_when_unbalanced(tail, opener):
+    text = opener + tail
+    depth, expected = 0, None
+    for i, ch in enumerate(text):
+        if ch in "[{(":
+            depth += 1
+        elif ch in "]})":
+            depth -= 1
+        if depth == 0:
+            expected = i + 1
+            break
+    assert value_end(text, 0) == expected
+
+
+@SETTINGS
+@given(st.text(max_size=60) | jsonish_text, st.integers(-2, 62), st.text(alphabet=",)]:'", max_size=3))
+def test_scans_never_raise(text, pos, stops):
+    end = value_end(text, pos)
+    assert end is None or pos < end <= len(text)
+    end = scalar_end(text, pos, stops)
+    assert min(max(pos, 0), len(text)) <= end <= len(text)
