@@ -12,11 +12,21 @@ A grammar frames a region; these names tell the builder what each part means
   json_calls                      JSON holding a call object, a list of them, or {"tool_calls": [...]}
   keyed_calls                     JSON list of {NAME: arguments} objects
   json_reply                      the whole reply as JSON: {"type": "tool_call"|"message", ...}
+  code                            raw code: the call's arguments are {"code": text}; a call with
+                                  no name is named by the format's `code_tool` header
+  reasoning                       text that is reasoning (result.reasoning), not prose
+  element (key?, type?, value | element …)  a nested XML element: an argument whose child
+                                  elements are members of an object / items of an array
+  loose_args                      Gemma-style {key:<|"|>text<|"|>,n:1,o:{…}} arguments
+  unclosed                        (empty) a close tag the model left out: repair "closed_tag"
+  unopened                        (empty) an open tag the model left out: repair "opened_tag"
 """
 
 from __future__ import annotations
 
 import json
+import textwrap
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,7 +34,8 @@ from lark import Tree
 
 from . import _repair
 from ._driver import Tok
-from ._typing import coerce_param
+from ._loose import decode_loose
+from ._typing import Node, coerce_param
 
 _PY_NATIVE = frozenset({"single_quotes", "python_literals"})
 
@@ -47,6 +58,12 @@ class Draft:
 @dataclass
 class Prose:
     text: str
+
+
+@dataclass
+class Reasoning(Prose):
+    """Text a grammar marks as reasoning (e.g. gpt-oss's analysis channel). A Prose
+    subclass so that code unaware of it still keeps the text; check it first."""
 
 
 class Unreadable(Exception):
@@ -73,6 +90,14 @@ def _extent(node: Any) -> tuple[int, int] | None:
         elif isinstance(n, Tree):
             stack.extend(n.children)
     return None if lo is None else (lo, hi)
+
+
+def _unescape_md(name: str, repairs: list[str]) -> str:
+    """A name written Markdown-escaped (`get\\_weather`), as chat models do: unescaped."""
+    if "\\_" not in name:
+        return name
+    _add(repairs, ["escaped_underscores"])
+    return name.replace("\\_", "_")
 
 
 def _add(repairs: list[str], more) -> None:
@@ -112,6 +137,8 @@ class Builder:
                 self._keyed_calls(n)
             elif kind == "json_reply":
                 self._json_reply(n)
+            elif kind == "reasoning":
+                self.items.append(Reasoning(_text(n)))
             elif kind == "prose":
                 self.items.append(Prose(_text(n)))
             else:
@@ -122,10 +149,12 @@ class Builder:
         draft = Draft(name="", kind=kind, span=_extent(node) or self.region)
         positional: list[str] = []
         args_text = None
-        for child in node.iter_subtrees_topdown():
+        code_text = None
+        elements: list[Node] = []
+        for child in _parts(node):
             d = _rule(child)
             if d == "name":
-                draft.name = _text(child).strip()
+                draft.name = _unescape_md(_text(child).strip(), draft.repairs)
             elif d == "id":
                 draft.id = _text(child).strip()
             elif d == "instructions":
@@ -139,14 +168,31 @@ class Builder:
                 key = _text(_find(child, "key")).strip()
                 draft.params.append((key, _text(_find(child, "value")), _text(_find(child, "type")).strip()))
             elif d == "kwarg":
-                key = _text(_find(child, "key")).strip()
+                key = _unescape_md(_text(_find(child, "key")).strip(), draft.repairs)
                 draft.params.append((key, _text(_find(child, "value")), "python"))
             elif d == "posarg":
                 positional.append(_text(child))
+            elif d == "code":
+                code_text = _text(child)
+            elif d == "element":
+                elements.append(_element(child, draft.repairs))
+            elif d == "loose_args":
+                root, repairs = decode_loose(_text(child))
+                _add(draft.repairs, repairs)
+                elements.extend(root.children)
+            elif d == "unclosed":
+                _add(draft.repairs, ["closed_tag"])
+            elif d == "unopened":
+                _add(draft.repairs, ["opened_tag"])
+        if not draft.name and code_text is not None:
+            draft.name = getattr(self.fmt, "code_tool", "")
         if not draft.name:
             raise Unreadable("the call has no name")
         if args_text is not None:
             draft.arguments = self._decode_args(args_text, draft)
+        elif code_text is not None:
+            # Raw code (a python tool): the whitespace around it is dropped.
+            draft.arguments = {"code": textwrap.dedent(code_text.strip("\r\n")).strip()}
         else:
             draft.arguments = {}
         schema = self.tools.schema(draft.name) if self.tools is not None else None
@@ -156,12 +202,18 @@ class Builder:
                 raise Unreadable(f'positional arguments for "{draft.name}" need parameter names')
             draft.params[:0] = [(k, v, "python") for k, v in zip(names, positional)]
         if draft.params and isinstance(draft.arguments, dict):
-            props = (schema or {}).get("properties") if isinstance(schema, dict) else None
+            props = schema.get("properties") if isinstance(schema, Mapping) else None
             for key, raw, typ in draft.params:
-                prop = props.get(key) if isinstance(props, dict) else None
-                value, repairs = coerce_param(raw, typ, prop)
+                prop = props.get(key) if isinstance(props, Mapping) else None
+                value, repairs = coerce_param(raw, typ, prop, schema)
                 _add(draft.repairs, repairs)
                 draft.arguments[key] = value
+        if elements and isinstance(draft.arguments, dict):
+            # Nested elements are typed together, as one object against the whole
+            # schema, so that repeated names collect into lists.
+            value, repairs = coerce_param(Node(type="object", children=elements), None, schema, schema)
+            _add(draft.repairs, repairs)
+            draft.arguments.update(value)
         return draft
 
     def _decode_args(self, text: str, draft: Draft) -> Any:
@@ -197,6 +249,11 @@ class Builder:
         start = _extent(node)[0] if _extent(node) else self.region[0]
         value, repairs, tail = _loads_leading(text)
         spans = _element_spans(text, start, value)
+        if isinstance(value, dict) and isinstance(value.get("tool_calls"), list):
+            # {"tool_calls": [...]}: each call's span is its element of that list.
+            key = text.find('"tool_calls"')
+            at = text.find("[", key) if key >= 0 else -1
+            spans = _element_spans(text[at:], start + at, value["tool_calls"]) if at >= 0 else None
         whole = _extent(node)
         for obj, span in _flatten_calls(value, spans):
             self.items.append(self._json_call(obj, span or whole, repairs))
@@ -259,8 +316,10 @@ class Builder:
         except _repair.RepairError as exc:
             raise Unreadable(str(exc)) from None
         if isinstance(value, list) and value and all(isinstance(v, dict) and "type" in v for v in value):
-            for item in value:  # several typed objects: each one is a call or a message
-                self._typed_reply(item, self.region, repairs)
+            extent = _extent(node)
+            spans = _element_spans(text, extent[0] if extent else self.region[0], value)
+            for i, item in enumerate(value):  # several typed objects: each a call or a message
+                self._typed_reply(item, spans[i] if spans else self.region, repairs)
             return
         if not isinstance(value, dict):
             raise Unreadable("the reply is JSON but not an object")
@@ -300,6 +359,48 @@ def _loads_leading(text: str) -> tuple[Any, tuple[str, ...], str]:
     raise Unreadable(str(first))
 
 
+# Rules whose inside the call builder does not look into: they are read whole.
+_OPAQUE = frozenset({"element", "loose_args"})
+
+
+def _parts(node: Tree):
+    """The subtrees of a call, top-down, left to right, without the inside of _OPAQUE rules."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        if n is node or _rule(n) not in _OPAQUE:
+            stack.extend(c for c in reversed(n.children) if isinstance(c, Tree))
+
+
+def _element(node: Tree, repairs: list[str]) -> Node:
+    """An `element` subtree as a Node: its key, type, text and child elements."""
+    out = Node()
+    texts: list[str] = []
+    stack = list(reversed(node.children))
+    while stack:
+        c = stack.pop()
+        if not isinstance(c, Tree):
+            continue
+        r = _rule(c)
+        if r == "key":
+            out.key = _text(c).strip()
+        elif r == "type":
+            out.type = _text(c).strip()
+        elif r == "value":
+            texts.append(_text(c))
+        elif r == "element":
+            out.children.append(_element(c, repairs))
+        elif r == "unclosed":
+            _add(repairs, ["closed_tag"])
+        elif r == "unopened":
+            _add(repairs, ["opened_tag"])
+        else:
+            stack.extend(reversed(c.children))
+    out.text = "".join(texts)
+    return out
+
+
 def _rule(node: Tree) -> str:
     # Rules imported from grammars/shared get a namespace ("pycall__kwarg").
     return str(node.data).rpartition("__")[2]
@@ -315,8 +416,7 @@ def _find(node: Tree, name: str) -> Any:
 def _flatten_calls(value: Any, spans):
     """Yield (call object, span) from a call, a list of calls or {"tool_calls": [...]}."""
     if isinstance(value, dict) and isinstance(value.get("tool_calls"), list):
-        value = value["tool_calls"]
-        spans = None
+        value = value["tool_calls"]  # spans: already those of this list's elements
     if isinstance(value, list):
         for i, item in enumerate(value):
             yield item, (spans[i] if spans and i < len(spans) else None)

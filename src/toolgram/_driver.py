@@ -12,12 +12,21 @@ table and the tree-building callbacks are Lark's, but lexing is ours because
 
 from __future__ import annotations
 
+import re
+
+import regex
 from lark.parsers.lalr_analysis import Shift
 
-from . import _repair
 from ._registry import Compiled, Format
 
+try:  # the pattern parser of the `re` module (for _loop)
+    from re import _constants as _C, _parser as _sre
+except ImportError:  # Python 3.10
+    import sre_constants as _C  # type: ignore[no-redef]
+    import sre_parse as _sre  # type: ignore[no-redef]
+
 WAIT, DONE, FAIL = "wait", "done", "fail"
+WAIT_MORE = "more"  # internal: a repair made room, read on
 
 
 class Tok:
@@ -42,7 +51,10 @@ _MAX_VIRTUAL = 6
 
 
 class Driver:
-    __slots__ = ("fmt", "c", "start", "pos", "stack", "values", "status", "end", "tree", "repairs", "reason")
+    __slots__ = (
+        "fmt", "c", "start", "pos", "stack", "values", "status", "end", "tree", "repairs", "reason",
+        "hint", "extents", "quotes",
+    )  # fmt: skip
 
     def __init__(self, fmt: Format, start: int) -> None:
         self.fmt = fmt
@@ -56,6 +68,14 @@ class Driver:
         self.tree = None
         self.repairs: list[str] = []
         self.reason = ""
+        # Set when run() waits on tokens that may still grow and each can tell from
+        # a delta alone whether it changes anything (see absorbs()): a list of
+        # _Extent (JSON, PYVALUE) and _LoopWait (regex terminals).
+        self.hint: list | None = None
+        self.extents: dict = {}  # stops -> the _Extent of the token at self.pos
+        # Whether a failure's reason may be shown (the scanner clears it where it
+        # never is): then "unexpected …" waits for the text it quotes.
+        self.quotes = not fmt.quiet
 
     # -- the loop ---------------------------------------------------------
     def run(self, buf: str, final: bool, at_marker) -> str:
@@ -64,6 +84,7 @@ class Driver:
         text ends inside what could still become one."""
         if self.status != WAIT:
             return self.status
+        self.hint = None
         c = self.c
         while True:
             state = self.stack[-1]
@@ -76,10 +97,25 @@ class Driver:
             if tok is None:
                 if c.accepts_end[state] and self._ends_here():
                     return self._finish(self.pos)
-                return self._close(buf, final, at_marker)
+                status = self._close(buf, final, at_marker)
+                if status is WAIT_MORE:
+                    continue
+                return status
             term, end = tok
-            if not self._feed(Tok(term, buf[self.pos : end], self.pos, end)):
+            # A failure quotes the next 20 characters: near the end of the text, wait
+            # for them (so a stream reports what a whole parse does), undoing the
+            # reductions the token caused. Only where the failure can be shown.
+            if self._simulate(self.stack, term) is None:
+                literal = self.c.terminals[term].literal
+                if literal is not None and literal in self.fmt.ends:
+                    status = self._close_before(literal)
+                    if status is WAIT_MORE:
+                        continue
+                    return status
+                if not final and self.quotes and len(buf) - self.pos <= _SNIPPET:
+                    return WAIT
                 return self._fail(f"unexpected {_snippet(buf, self.pos)}")
+            self._feed(Tok(term, buf[self.pos : end], self.pos, end))
             self.pos = end
 
     # -- lexing -----------------------------------------------------------
@@ -94,6 +130,8 @@ class Driver:
             best_len = -1
             best_prio = None
             grow = False
+            # What may still grow, each judged from a delta alone; None: cannot tell.
+            growers: list | None = []
             for t in allowed:
                 if best_prio is not None and t.priority < best_prio:
                     break
@@ -105,21 +143,39 @@ class Driver:
                     else:
                         if not final and n - pos < len(lit) and lit.startswith(buf[pos:]):
                             grow = True
+                            growers = None
                         continue
                 elif name == "JSON":
                     if buf[pos] not in "{[":
                         continue
-                    end = _repair.value_end(buf, pos)
+                    # The pattern must match where the value starts (it may say more than
+                    # its first character: `/\[\s*\{/` is a list of objects).
+                    m = t.pattern.match(buf, pos, partial=not final)
+                    if m is None:
+                        continue
+                    if m.partial:
+                        grow = True
+                        growers = None
+                        continue
+                    extent = self._extent(pos, None)
+                    end = extent.advance(buf, 0)
                     if end is None:
                         if not final:
+                            if growers is not None:
+                                self.hint = [*growers, extent]
                             return WAIT
                         end = n  # truncated: the decoder closes it
                 elif name == "PYVALUE":
                     if buf[pos].isspace() or buf[pos] in ",)]":
                         continue
-                    end = _repair.scalar_end(buf, pos, ",)")
-                    if end >= n and not final:
-                        grow = True
+                    extent = self._extent(pos, ",)")
+                    end = extent.advance(buf, 0)
+                    if end is None:
+                        end = n
+                        if not final:
+                            grow = True
+                            if growers is not None:
+                                growers.append(extent)
                     while end > pos and buf[end - 1].isspace():
                         end -= 1
                     if end == pos:
@@ -129,13 +185,23 @@ class Driver:
                     if m is None:
                         continue
                     end = m.end()
-                    if not final and end >= n:
+                    # A match may still change when more text arrives: it touches the
+                    # end, or the engine tried a way that ran into the end first
+                    # (`match` gives "```" for /```(?:json)?/ on "```j", not a partial).
+                    if not final and (end >= n or _could_grow(t, buf, pos)):
                         grow = True
+                        if growers is not None:
+                            loop = _loop_wait(t, buf, pos, n) if end >= n else None
+                            if loop is None:
+                                growers = None
+                            else:
+                                growers.append(loop)
                     if m.partial or end == pos:
                         continue
                 if end - pos > best_len:
                     best, best_len, best_prio = name, end - pos, t.priority
             if grow:
+                self.hint = growers or None
                 return WAIT
             if best is not None:
                 self.pos = pos
@@ -152,6 +218,26 @@ class Driver:
                     break
             if not skipped:
                 return None
+
+    # -- waiting cheaply ----------------------------------------------------
+    def _extent(self, pos: int, stops: str | None) -> _Extent:
+        extent = self.extents.get(stops)
+        if extent is None or extent.start != pos:
+            extent = self.extents[stops] = _Extent(pos, stops)
+        return extent
+
+    def absorbs(self, text: str, n: int) -> bool:
+        """After run() waited with a hint: would `text`, appended to the n characters
+        of text so far, leave it waiting the same way? True means run() need not
+        see it yet (the caller keeps it and hands it over with the next text that
+        matters). Bracket scanners move on over the text either way."""
+        for grower in self.hint:
+            if type(grower) is _Extent:
+                if grower.advance(text, n) is not None:
+                    return False
+            elif not grower.absorbs(text, n):
+                return False
+        return True
 
     # -- the parse table --------------------------------------------------
     def _feed(self, token: Tok) -> bool:
@@ -200,19 +286,8 @@ class Driver:
         return DONE
 
     def _ends_here(self) -> bool:
-        """Whether the region can end here. An LALR row lists $END for some states
-        where it only fails after reducing (merged lookaheads: a call inside a list
-        shares its states with a call at the top of a grammar whose end marker is
-        optional), so follow the reductions on a copy of the state stack."""
-        states, stack = self.c.states, self.stack[:]
-        while stack[-1] != self.c.end_state:
-            action, rule = states[stack[-1]].get("$END", (None, None))
-            if rule is None or action is Shift:
-                return False
-            if rule.expansion:
-                del stack[-len(rule.expansion) :]
-            stack.append(states[stack[-1]][rule.origin.name][1])
-        return True
+        """Whether the region can end here (see _simulate)."""
+        return self._simulate(self.stack, "$END") is not None
 
     def _close(self, buf: str, final: bool, at_marker) -> str:
         """The frame is open but nothing more fits. Close it with the missing
@@ -221,41 +296,109 @@ class Driver:
         n = len(buf)
         while pos < n and buf[pos].isspace():
             pos += 1
+        near = False
         if pos >= n:
             if not final:
                 return WAIT
         else:
+            closer = next((e for e in self.fmt.ends if buf.startswith(e, pos)), None)
+            if closer is not None:
+                return self._close_before(closer)
             hit = at_marker(buf, pos)
             if hit is None and not final:
                 return WAIT
+            near = not final and self.quotes and n - self.pos <= _SNIPPET  # see run()
             if not hit:
-                return self._fail(f"unexpected {_snippet(buf, self.pos)}")
+                return WAIT if near else self._fail(f"unexpected {_snippet(buf, self.pos)}")
+        plan = self._closing_plan()
+        if plan is not None:
+            for term in plan:
+                self._feed(Tok(term, "", self.pos, self.pos))
+            if "closed_tag" not in self.repairs:
+                self.repairs.append("closed_tag")
+            return self._finish(self.pos)
+        if pos >= n:
+            expected = [t.literal for t in self.c.allowed[self.stack[-1]] if t.literal]
+            return self._fail("the reply ended inside the call" + (f" (expected {expected[0]})" if expected else ""))
+        if near:
+            return WAIT
+        return self._fail(f"unexpected {_snippet(buf, self.pos)}")
+
+    def _closing_plan(self) -> list[str] | None:
+        """The missing literals that complete the frame, or None: the format's end
+        markers first, then closing brackets and tags, then anything else."""
         ends = self.fmt.ends
-        for _ in range(_MAX_VIRTUAL):
-            state = self.stack[-1]
-            if self.c.accepts_end[state] and self._ends_here():
-                if "closed_tag" not in self.repairs:
-                    self.repairs.append("closed_tag")
-                return self._finish(self.pos)
-            literals = [t for t in self.c.allowed[state] if t.literal is not None]
-            if not literals:
-                break
-            # Close what is open: the format's end markers first, then closing
-            # brackets and tags, and only then anything else the grammar allows.
+        stack = self.stack
+        plan: list[str] = []
+        for _ in range(_MAX_VIRTUAL + 1):
+            if self._simulate(stack, "$END") is not None:
+                return plan
+            literals = [t for t in self.c.allowed[stack[-1]] if t.literal is not None]
             literals.sort(key=lambda t: (t.literal not in ends, not _closes(t.literal)))
             for t in literals:
-                # LALR rows list some terminals that only fail after reducing
-                # (merged lookaheads): try each on a copy of the stacks.
-                saved = self.stack[:], self.values[:]
-                if self._feed(Tok(t.name, "", self.pos, self.pos)):
+                after = self._simulate(stack, t.name)
+                if after is not None:
+                    stack = after
+                    plan.append(t.name)
                     break
-                self.stack, self.values = saved
+            else:
+                return None
+        return None
+
+    def _simulate(self, stack: list, term: str) -> list | None:
+        """The state stack after taking `term` ("$END": after finishing), or None
+        when the parser would reject it. Simulated on a copy of the state stack
+        alone, because an LALR row lists terminals that only fail after some
+        reductions (merged lookaheads), and a failed feed cannot be undone cleanly
+        (Lark's tree callbacks extend child lists in place)."""
+        states = self.c.states
+        end_state = self.c.end_state
+        stack = list(stack)
+        while True:
+            if term == "$END" and stack[-1] == end_state:
+                return stack
+            action = states[stack[-1]].get(term)
+            if action is None:
+                return None
+            kind, arg = action
+            if kind is Shift:
+                stack.append(arg)
+                return stack
+            size = len(arg.expansion)
+            if size:
+                del stack[-size:]
+            stack.append(states[stack[-1]][arg.origin.name][1])
+
+    def accepts(self, term: str) -> bool:
+        return self._simulate(self.stack, term) is not None
+
+    def _close_before(self, end_marker: str) -> str:
+        """The model wrote the end marker too soon (`[f(a=1)<|tool_call_end|>`):
+        supply the brackets it skipped, then read on."""
+        end_term = next((t.name for t in self.c.terminals.values() if t.literal == end_marker), None)
+        if end_term is None:  # the grammar spells this end marker inside a pattern
+            return self._fail(f"unexpected {end_marker!r}")
+        stack, plan = self.stack, []
+        for _ in range(_MAX_VIRTUAL):
+            if self._simulate(stack, end_term) is not None:
+                break
+            for t in self.c.allowed[stack[-1]]:
+                if t.literal is None or t.literal in self.fmt.ends or not _closes(t.literal):
+                    continue
+                after = self._simulate(stack, t.name)
+                if after is not None:
+                    stack = after
+                    plan.append(t.name)
+                    break
             else:
                 break
-        expected = [t.literal for t in self.c.allowed[self.stack[-1]] if t.literal]
-        if pos >= n:
-            return self._fail("the reply ended inside the call" + (f" (expected {expected[0]})" if expected else ""))
-        return self._fail(f"unexpected {_snippet(buf, self.pos)}")
+        if not plan or self._simulate(stack, end_term) is None:
+            return self._fail(f"unexpected {end_marker!r}")
+        for term in plan:
+            self._feed(Tok(term, "", self.pos, self.pos))
+        if "closed_bracket" not in self.repairs:
+            self.repairs.append("closed_bracket")
+        return WAIT_MORE
 
     def _fail(self, reason: str) -> str:
         self.status = FAIL
@@ -268,8 +411,220 @@ def _closes(literal: str) -> bool:
     return literal[:1] in ")]}" or literal.startswith("</") or "end" in literal.lower()
 
 
+_ATOMIC: dict = {}
+
+
+def _could_grow(t, buf: str, pos: int) -> bool:
+    """Could more text change what t's pattern matches at pos? Only if the engine,
+    before settling on its match, tried a way that ran into the end of the text:
+    a partial full match of the pattern made atomic (`(?>P)`, so it does not
+    backtrack over the match to look for other full matches: fast) says so."""
+    atomic = _ATOMIC.get(t.pattern)
+    if atomic is None:
+        try:
+            atomic = regex.compile("(?>" + t.pattern.pattern + ")", t.pattern.flags)
+        except Exception:  # noqa: BLE001 - e.g. global flags inside the group
+            atomic = t.pattern
+        _ATOMIC[t.pattern] = atomic
+    return atomic.fullmatch(buf, pos, partial=True) is not None
+
+
+# -- scanning a growing token without starting over ---------------------------
+
+# The characters a bracket scan stops at, and the inside of a quoted string up to
+# its closing quote (unrolled; it stops before a lone backslash at the very end).
+_BRACKETS = re.compile(r"""["'()\[\]{}]""")
+_STRING_BODY = {
+    '"': re.compile(r'[^"\\]*(?:\\.[^"\\]*)*', re.S),
+    "'": re.compile(r"[^'\\]*(?:\\.[^'\\]*)*", re.S),
+}
+_STOP_SCANS: dict[str, re.Pattern[str]] = {}
+
+
+class _Extent:
+    """Where a JSON value (`stops` None: _repair.value_end) or a Python argument
+    value (`stops` ",)": _repair.scalar_end) that starts at `start` ends, found
+    by a bracket scan that resumes where it stopped, so that text arriving in
+    deltas is scanned once: the same answers as those functions on the joined
+    text. Positions are the driver's (indexes into the scanner's buffer)."""
+
+    __slots__ = ("start", "stops", "search", "at", "depth", "quote", "escape", "end")
+
+    def __init__(self, start: int, stops: str | None) -> None:
+        self.start = start
+        self.stops = stops
+        if stops is None:
+            self.search = _BRACKETS.search
+        else:
+            scan = _STOP_SCANS.get(stops)
+            if scan is None:
+                scan = _STOP_SCANS[stops] = re.compile("[" + re.escape("\"'()[]{}" + stops) + "]")
+            self.search = scan.search
+        self.at = start  # scanned up to here
+        self.depth = 0
+        self.quote = None  # the quote of the string the scan is inside
+        self.escape = False  # the text so far ended with the backslash of an escape
+        self.end = None
+
+    def advance(self, s: str, base: int) -> int | None:
+        """Scan on through s, whose s[i] is at position base + i (s holds the text from
+        self.at on). Returns where the value ends, or None: not yet."""
+        if self.end is not None:
+            return self.end
+        i = self.at - base
+        n = len(s)
+        stops = self.stops
+        search = self.search
+        depth = self.depth
+        quote = self.quote
+        while True:
+            if quote is not None:
+                if self.escape:
+                    if i >= n:
+                        break
+                    i += 1
+                    self.escape = False
+                j = _STRING_BODY[quote].match(s, i).end()
+                if j >= n:
+                    i = n
+                    break
+                if s[j] == quote:
+                    quote = None
+                    i = j + 1
+                    continue
+                # A backslash ends the text: the next character is escaped.
+                self.escape = True
+                i = n
+                break
+            m = search(s, i)
+            if m is None:
+                i = n
+                break
+            i = m.start()
+            ch = s[i]
+            i += 1
+            if ch == '"' or ch == "'":
+                quote = ch
+            elif stops is None:
+                if ch in "([{":
+                    depth += 1
+                else:
+                    depth -= 1
+                    if depth == 0:
+                        self.end = base + i
+                        return self.end
+            elif depth == 0 and ch in stops:
+                self.end = base + i - 1
+                return self.end
+            elif ch in "([{":
+                depth += 1
+            elif depth and ch in ")]}":
+                depth -= 1
+        self.at = base + n
+        self.depth = depth
+        self.quote = quote
+        return None
+
+
+class _LoopWait:
+    """A regex terminal whose match runs to the end of the text, inside a loop of a
+    negated class `[^E]*`: text with no character of E cannot end it (see _loop)."""
+
+    __slots__ = ("exits", "width", "last")
+
+    def __init__(self, exits: re.Pattern[str], width: int, last: int) -> None:
+        self.exits = exits
+        self.width = width
+        self.last = last  # the last character of E in the match, or -1
+
+    def absorbs(self, text: str, n: int) -> bool:
+        if self.exits.search(text) is not None:
+            return False
+        # After an E character the pattern reads up to `width` characters outside
+        # its loops (`<(?!/?tool_call>)`): the text may decide those.
+        return self.last < 0 or n - self.last > self.width
+
+
+_LOOPS: dict[str, tuple | None] = {}
+
+
+def _loop_wait(t, buf: str, pos: int, n: int) -> _LoopWait | None:
+    info = _LOOPS.get(t.pattern.pattern, 0)
+    if info == 0:
+        info = _LOOPS[t.pattern.pattern] = _loop(t.pattern.pattern)
+    if info is None:
+        return None
+    exits, chars, width = info
+    last = max(buf.rfind(c, pos, n) for c in chars)
+    return _LoopWait(exits, width, last)
+
+
+def _loop(source: str) -> tuple | None:
+    """For a pattern of the unrolled-loop shape `[^E]+(?:X[^E]*)*` (also `*`), where
+    X starts with a character of E and is bounded (literals, lookarounds, `?`):
+    (a regex finding a character of E, E, a bound on how far X reads). Such a
+    match, once it has run past X into the loop, absorbs any text without a
+    character of E. None for any other pattern (those are always re-lexed)."""
+    try:
+        items = list(_sre.parse(source))
+    except Exception:  # noqa: BLE001 - a pattern only the `regex` module reads
+        return None
+    if not items or len(items) > 2:
+        return None
+    exits = _negated_loop(items[0])
+    if exits is None:
+        return None
+    if len(items) == 2:
+        op, av = items[1]
+        if op is not _C.MAX_REPEAT or av[0] != 0 or av[1] is not _C.MAXREPEAT:
+            return None
+        body = list(av[2])
+        if len(body) == 1 and body[0][0] is _C.SUBPATTERN:
+            body = list(body[0][1][-1])
+        if len(body) < 2 or _negated_loop(body[-1]) != exits:
+            return None
+        first = body[0]
+        if first[0] is not _C.LITERAL or chr(first[1]) not in exits or not all(map(_bounded, body[1:-1])):
+            return None
+    chars = "".join(sorted(exits))
+    return re.compile("[" + re.escape(chars) + "]"), chars, len(source)
+
+
+def _negated_loop(item) -> frozenset | None:
+    """E for `[^E]*` or `[^E]+` (E a few plain characters), else None."""
+    op, av = item
+    if op is not _C.MAX_REPEAT or av[0] > 1 or av[1] is not _C.MAXREPEAT or len(av[2]) != 1:
+        return None
+    op, av = av[2][0]
+    if op is _C.NOT_LITERAL:
+        return frozenset(chr(av))
+    if op is _C.IN and av and av[0][0] is _C.NEGATE and 1 < len(av) <= 5:
+        if all(o is _C.LITERAL for o, _ in av[1:]):
+            return frozenset(chr(a) for _, a in av[1:])
+    return None
+
+
+def _bounded(item) -> bool:
+    """Matches or looks at a bounded number of characters, each spelled in the pattern."""
+    op, av = item
+    if op is _C.LITERAL:
+        return True
+    if op in (_C.ASSERT, _C.ASSERT_NOT):
+        return all(map(_bounded, av[1]))
+    if op is _C.BRANCH:
+        return all(all(map(_bounded, alt)) for alt in av[1])
+    if op is _C.SUBPATTERN:
+        return all(map(_bounded, av[-1]))
+    if op is _C.MAX_REPEAT:
+        return av[1] == 1 and all(map(_bounded, av[2]))
+    return False
+
+
+_SNIPPET = 20  # characters of the text a failure quotes
+
+
 def _snippet(buf: str, pos: int) -> str:
     if pos >= len(buf):
         return "end of reply"
-    piece = buf[pos : pos + 20]
-    return repr(piece + ("…" if len(buf) > pos + 20 else ""))
+    piece = buf[pos : pos + _SNIPPET]
+    return repr(piece + ("…" if len(buf) > pos + _SNIPPET else ""))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._build import Draft, Prose
+from ._build import Draft, Prose, Reasoning
 from ._model import ParseResult, Segment, ToolCall
 from ._registry import Format, registry_for
 from ._scan import Failure, Piece, Region, Scanner
@@ -149,6 +149,14 @@ class Assembler:
             only_errors = bool(item.items)
             self.prose.mark_cut()
             for part in item.items:
+                if isinstance(part, Reasoning):  # a grammar's reasoning (gpt-oss analysis, …)
+                    self.thought.mark_cut()
+                    added = self.thought.add(part.text)
+                    if added:
+                        produced.append(("reasoning", added))
+                    self.thought.mark_cut()
+                    only_errors = False
+                    continue
                 if isinstance(part, Prose):
                     added = self.prose.add(part.text)
                     if added:

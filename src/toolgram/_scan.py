@@ -12,6 +12,7 @@ by that format's grammar (see _driver.py).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -125,14 +126,119 @@ class Scanner:
         self.first_failure: Failure | None = None
         self.failed_frame: Driver | None = None
         self.fail_scan = 0
+        # Streaming in linear time. `buf` holds the reply from `base` on: text no
+        # decision needs any more is dropped (positions in `buf` are local; the
+        # items reported carry positions in the whole reply). While a region's
+        # driver waits on a token that a delta cannot change (Driver.absorbs),
+        # deltas are kept in `pending` and neither joined nor re-lexed.
+        self.base = 0
+        self.pending: list[str] = []
+        self.pending_n = 0
+        self.waiting: Driver | None = None
+        self.plain: str | None = None  # take_plain's kind of text here (None: no fast path)
+        self.held = ""  # the text held back at the end of prose (buf[pos:])
+        self.firsts, self.literals = _quick_searches(self.by_marker)
+        self.modes = {"start": self._start, "prose": self._in_prose, "think": self._think, "region": self._region}
 
     # -- public ---------------------------------------------------------------
-    def feed(self, text: str) -> list:
+    def feed(self, text: str, quick: bool = True) -> list:
+        """Take more of the reply; report what it settles. `quick=False`: the caller
+        already found that take_plain() does not take it."""
+        if self.waiting is not None:
+            if self.waiting.absorbs(text, len(self.buf) + self.pending_n):
+                self.pending.append(text)
+                self.pending_n += len(text)
+                return []
+            self.waiting = None
+        if self.pending:
+            self.pending.append(text)
+            text = "".join(self.pending)
+            self.pending = []
+            self.pending_n = 0
+        elif quick:
+            end = self.base + len(self.buf) + len(text)
+            plain = self.take_plain(text)
+            if plain is not None:
+                kind, value = plain
+                return [Piece(kind, end - len(value), end, value)]
         self.buf += text
-        return self._advance(False)
+        out = self._advance(False)
+        self._settle()
+        return out
+
+    def take_plain(self, text: str) -> tuple[str, str] | None:
+        """The fast path of feed(). When the text held back so far plus `text` holds
+        no marker and ends in no start of one, it is all prose, or all reasoning
+        inside <think>, exactly as feed() would report it: take it and return
+        (kind, value), kind "text" or "reasoning" and value the held text plus
+        `text` (it ends where `text` does). None, taking nothing, otherwise."""
+        kind = self.plain
+        if kind is None:
+            return None
+        held = self.held
+        value = held + text if held else text
+        m = self.firsts.search(value)
+        if m is not None:
+            p = m.start()
+            if self.literals.search(value, p) is not None:
+                return None
+            # A start of a marker at the end: the slow way holds it back.
+            prefixes = self.prefixes
+            for m in self.firsts.finditer(value, max(p, len(value) - self.max_prefix)):
+                if value[m.start() :] in prefixes:
+                    return None
+        self.held = ""
+        self.buf = buf = self.buf + text
+        self.think_scan = self.pos = len(buf)  # (think_scan: in <think>, searched up to here)
+        if len(buf) > 256:
+            self._trim()
+        return kind, value
 
     def finish(self) -> list:
+        self.waiting = None
+        self.plain = None
+        if self.pending:
+            self.buf += "".join(self.pending)
+            self.pending = []
+            self.pending_n = 0
         return self._advance(True)
+
+    def unread(self) -> str:
+        """The text taken but not yet reported (held back, or in an open region)."""
+        return self.buf[self.pos :] + "".join(self.pending)
+
+    def _settle(self) -> None:
+        """After a feed: note a driver that may skip deltas, drop consumed text,
+        prepare take_plain."""
+        drivers = self.drivers
+        self.plain = None
+        if drivers:
+            drv = drivers[-1]
+            if drv.status == WAIT and drv.hint:
+                self.waiting = drv
+        elif self.mode == "prose" or self.mode == "think":
+            if self.pos > 256:
+                self._trim()
+            self.plain = "reasoning" if self.mode == "think" or self.in_open_think else "text"
+            self.held = self.buf[self.pos :]
+
+    def _trim(self) -> None:
+        """Drop the text before pos, keeping what look-behinds read: back to the
+        last character that is not a space or tab (a marker first on its line,
+        the "`" before a marker in inline code)."""
+        buf = self.buf
+        pos = self.pos
+        keep = pos - 1
+        floor = max(0, pos - 256)
+        while keep > floor and buf[keep] in " \t":
+            keep -= 1
+        if keep <= 0 or buf[keep] in " \t" or 2 * keep < len(buf):
+            return  # a long run of blanks, or too little to gain: keep it all
+        self.buf = buf[keep:]
+        self.base += keep
+        self.pos = pos - keep
+        self.think_from = max(0, self.think_from - keep)
+        self.think_scan = max(0, self.think_scan - keep)
 
     # -- helpers ----------------------------------------------------------------
     def at_marker(self, buf: str, pos: int):
@@ -148,9 +254,14 @@ class Scanner:
 
     def _held(self, end: int) -> int:
         """How many characters before `end` might begin a marker: hold them back."""
-        for k in range(min(self.max_prefix, end - self.pos), 0, -1):
-            if self.buf[end - k : end] in self.prefixes:
-                return k
+        # The longest such tail starts at the first place that can start a marker.
+        buf, prefixes, search = self.buf, self.prefixes, self.firsts.search
+        m = search(buf, max(self.pos, end - self.max_prefix), end)
+        while m is not None:
+            p = m.start()
+            if buf[p:end] in prefixes:
+                return end - p
+            m = search(buf, p + 1, end)
         return 0
 
     def _prose(self, out: list, start: int, end: int) -> None:
@@ -161,9 +272,11 @@ class Scanner:
     # -- the state machine --------------------------------------------------------
     def _advance(self, final: bool) -> list:
         out: list = []
-        modes = {"start": self._start, "prose": self._in_prose, "think": self._think, "region": self._region}
+        modes = self.modes
         while modes[self.mode](out, final):
             pass
+        if self.base and out:
+            _rebase(out, self.base)
         return out
 
     def _start(self, out: list, final: bool) -> bool:
@@ -200,7 +313,8 @@ class Scanner:
 
     def _in_prose(self, out: list, final: bool) -> bool:
         buf = self.buf
-        m = self.any_re.search(buf, self.pos)
+        # (No marker as plain text, no marker: the quick search is a prefilter.)
+        m = self.any_re.search(buf, self.pos) if self.literals.search(buf, self.pos) else None
         if m is None:
             end = len(buf) if final else len(buf) - self._held(len(buf))
             self._prose(out, self.pos, end)
@@ -209,6 +323,8 @@ class Scanner:
         i, marker = m.start(), m.group()
         self._prose(out, self.pos, i)
         self.pos = i
+        if not final and len(buf) - i <= self.max_prefix and buf[i:] in self.prefixes:
+            return False  # a longer marker may start here ("```" of "```json"): wait
         if marker == THINK_OPEN:
             if self.in_open_think:  # a nested <think>: keep it as reasoning text
                 self._prose(out, i, m.end())
@@ -281,6 +397,8 @@ class Scanner:
     def _run_region(self, out: list, final: bool, anchored: bool) -> bool:
         while True:
             drv = self.drivers[-1]
+            if anchored:
+                drv.quotes = False  # its failures are never shown
             status = drv.run(self.buf, final, self.at_marker)
             if status == WAIT:
                 return False
@@ -309,13 +427,13 @@ class Scanner:
                 self.drivers.append(Driver(self.candidates[len(self.drivers)], self.region_start))
                 continue
             # No candidate read it: the text stays prose.
-            failure = self._settle_failure(final)
-            if failure is WAIT:
-                return False
-            if anchored:
+            if anchored:  # (its failures are never shown: nothing to settle)
                 self._end_region()
                 self.mode = "prose"
                 return True
+            failure = self._settle_failure(final)
+            if failure is WAIT:
+                return False
             if failure is not None:
                 self._prose(out, failure.start, failure.end)
                 out.append(failure)
@@ -355,8 +473,10 @@ class Scanner:
                 return failure
         if nxt is not None or final:
             return None
-        # Keep searching from here next time (an end marker may straddle deltas).
-        self.fail_scan = max(self.fail_scan, len(buf) - self.max_prefix)
+        # Keep searching from here next time (an end marker may straddle deltas,
+        # and may be longer than any start marker).
+        longest = max((len(e) for e in drv.fmt.ends), default=1) - 1
+        self.fail_scan = max(self.fail_scan, len(buf) - max(self.max_prefix, longest))
         return WAIT
 
     def _end_region(self) -> None:
@@ -372,8 +492,8 @@ class Scanner:
             return str(exc)
         except RecursionError:
             return "nested too deeply"
-        if not items:
-            return "no call found"
+        # A region the grammar read with no call in it (an empty list `[]`) says
+        # "no calls": it is consumed, silently.
         if drv.fmt.offered_only and self.tools is not None:
             # Marker-less shapes count as calls only when they name an offered tool.
             for item in items:
@@ -381,3 +501,32 @@ class Scanner:
                     return ""
         return Region(drv.start, drv.end, drv.fmt.name, items, list(drv.repairs))
 
+
+_QUICK: dict[tuple, tuple] = {}
+
+
+def _quick_searches(by_marker: dict) -> tuple:
+    """Searches for the fast path: any character a marker (or a <think> tag) starts
+    with, and any marker as plain text (the stdlib engine is several times faster
+    at literals; the line-start condition of some markers is left out: finding
+    one only sends the text the slow way)."""
+    markers = tuple(sorted({*by_marker, THINK_OPEN, THINK_CLOSE}, key=lambda m: (-len(m), m)))
+    found = _QUICK.get(markers)
+    if found is None:
+        firsts = "".join(sorted({m[0] for m in markers if m}))
+        found = _QUICK[markers] = (
+            re.compile("[" + re.escape(firsts) + "]"),
+            re.compile("|".join(re.escape(m) for m in markers if m)),
+        )
+    return found
+
+
+def _rebase(out: list, base: int) -> None:
+    """Positions in the scanner's buffer -> positions in the reply."""
+    for item in out:
+        item.start += base
+        item.end += base
+        if type(item) is Region:
+            for part in item.items:
+                if type(part) is Draft:
+                    part.span = (part.span[0] + base, part.span[1] + base)
