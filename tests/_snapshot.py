@@ -1,0 +1,111 @@
+"""Snapshot storage for the corpus: one JSON file per case at snapshots/<format>/<case>.json.
+
+syrupy (7.x) would otherwise put snapshots under tests/__snapshots__/test_corpus/. Here the
+location comes from the `corpus_case` parameter of the test item
+(`test_location.item.callspec.params["corpus_case"]`), so the snapshot tree mirrors
+tests/corpus/ and a case's snapshot is easy to find and review.
+
+Unused snapshots. syrupy ties a snapshot file to a test by file basename (the file must be named
+after, or sit in a folder named after, the test module) and, with paths or `-k` on the command
+line, by substring-matching `-k` against the snapshot name. Neither works for this layout: orphans
+go unnoticed whenever a path is given, and `-k "not mfcs"` would mark every mfcs snapshot whose
+case name lacks "mfcs" as unused -- and delete it under `--snapshot-update`. So this extension
+reports nothing to syrupy's unused-snapshot machinery (`discover_snapshots` returns no
+collections) and the corpus does its own, exact bookkeeping instead: `test_no_orphan_snapshots`
+(tests/test_corpus.py, helpers in tests/conftest.py) fails for any file under snapshots/ that is
+not the snapshot of an existing case, and deletes such files under `--snapshot-update`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any
+
+from syrupy.data import SnapshotCollections
+from syrupy.extensions.json import JSONSnapshotExtension
+from syrupy.location import PyTestLocation
+
+SNAPSHOT_ROOT = Path(__file__).resolve().parent.parent / "snapshots"
+CASE_PARAM = "corpus_case"
+
+
+def _case_of(test_location: PyTestLocation) -> Any:
+    callspec = getattr(test_location.item, "callspec", None)
+    case = getattr(callspec, "params", {}).get(CASE_PARAM) if callspec is not None else None
+    if case is None:
+        raise RuntimeError(
+            f"CorpusSnapshotExtension serves only tests parametrized with {CASE_PARAM!r}; "
+            f"{test_location.nodeid} is not"
+        )
+    return case
+
+
+class CorpusSnapshotExtension(JSONSnapshotExtension):
+    """JSON snapshot at snapshots/<case.format>/<case.name>.json, one per case."""
+
+    _max_depth = 1000  # the base class writes "..." below depth 99; never truncate arguments
+
+    @classmethod
+    def dirname(cls, *, test_location: PyTestLocation) -> str:
+        return str(SNAPSHOT_ROOT / _case_of(test_location).format)
+
+    @classmethod
+    def discovery_dirname(cls, *, test_location: PyTestLocation) -> str:
+        return str(SNAPSHOT_ROOT)
+
+    @classmethod
+    def get_snapshot_name(cls, *, test_location: PyTestLocation, index: Any = 0) -> str:
+        if index not in (0, None):
+            raise RuntimeError(
+                f"one snapshot per corpus case: {test_location.nodeid} asserted against "
+                f"its snapshot more than once (index {index!r})"
+            )
+        return str(_case_of(test_location).name)
+
+    def discover_snapshots(self, *, test_location: PyTestLocation, ignore_extensions: Any = None) -> SnapshotCollections:
+        # Deliberately empty: see the module docstring (orphans are checked by the corpus tests).
+        return SnapshotCollections()
+
+    def serialize(self, data: Any, *, exclude: Any = None, include: Any = None, matcher: Any = None) -> str:
+        text = super().serialize(data, exclude=exclude, include=include, matcher=matcher)
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate (e.g. decoded from "\ud800"): escape it
+            text = json.dumps(json.loads(text), indent=2, ensure_ascii=True) + "\n"
+        return text
+
+
+def _plain(value: Any) -> Any:
+    """Plain JSON data, with anything unexpected made visible rather than dropped."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, dict):
+        return {
+            (k if isinstance(k, str) else f"<non-str key {k!r}>"): _plain(v) for k, v in value.items()
+        }
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return f"<{type(value).__name__} {value!r}>"
+
+
+def snapshot_data(result: Any) -> OrderedDict:
+    """The snapshot of one ParseResult: fixed key order, argument keys sorted by syrupy."""
+    return OrderedDict(
+        text=_plain(result.text),
+        reasoning=_plain(result.reasoning),
+        errors=_plain(list(result.errors)),
+        calls=[
+            OrderedDict(
+                name=_plain(call.name),
+                arguments=_plain(call.arguments),
+                id=_plain(call.id),
+                kind=_plain(call.kind),
+                format=_plain(call.format),
+                span=_plain(list(call.span)),
+                repairs=_plain(list(call.repairs)),
+            )
+            for call in result.calls
+        ],
+    )
