@@ -16,6 +16,7 @@ A format is one `.lark` file. Its leading `//` comment block is a header of
     // quiet: yes                  (a region that is not a call stays prose silently)
     // order: 20                   (position among formats when formats=None)
     // args_key: parameters        (the native key of the arguments in JSON call objects)
+    // code_tool: code_interpreter  (the name of a call that is only raw `code`)
     // offered_only: yes           (a marker-less shape: a call only when it names an offered tool)
     // offered_only: always        (and never a call when no tools are given: code-like shapes)
 
@@ -98,6 +99,7 @@ class Format:
     quiet: bool = False
     order: int = 100
     args_key: str = "arguments"
+    code_tool: str = ""  # the name of a call that is only raw `code`
     offered_only: bool = False
     needs_tools: bool = False  # offered_only: always
     _compiled: Compiled | None = field(default=None, repr=False)
@@ -144,6 +146,7 @@ def load_format(path: Path) -> Format:
         quiet=(header.get("quiet") or ["no"])[0].lower() in ("yes", "true"),
         order=order,
         args_key=(header.get("args_key") or ["arguments"])[0],
+        code_tool=(header.get("code_tool") or [""])[0],
         offered_only=(header.get("offered_only") or ["no"])[0].lower() in ("yes", "true", "always"),
         needs_tools=(header.get("offered_only") or ["no"])[0].lower() == "always",
     )

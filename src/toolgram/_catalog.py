@@ -1,0 +1,99 @@
+"""The formats table of README.md, generated from the grammar files' headers.
+
+    python -m toolgram._catalog                   # print the table
+    python -m toolgram._catalog --write-readme    # replace it in README.md
+    python -m toolgram._catalog --check           # exit 1 when README.md's table is stale
+
+The table sits in README.md between `<!-- formats:start -->` and `<!-- formats:end -->`;
+tests/test_readme.py fails when it differs from formats_table().
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+
+from ._registry import Format, Registry
+
+START = "<!-- formats:start -->"
+END = "<!-- formats:end -->"
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def builtin_formats() -> list[Format]:
+    """The packaged formats (no user grammars), in the order formats=None tries them."""
+    return Registry().select(None)
+
+
+def _code(text: str) -> str:
+    """`text` as a Markdown code span (markers hold `<`, backticks and `|`)."""
+    runs = {len(m) for m in re.findall(r"`+", text)}
+    n = next(i for i in range(1, len(runs) + 2) if i not in runs)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return "`" * n + pad + text + pad + "`" * n
+
+
+def _cell(text: str) -> str:
+    # In a table even a code span needs its "|" escaped; HTML-looking text is escaped too.
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _plain(text: str) -> str:
+    return _cell(text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;"))
+
+
+def formats_table(formats: list[Format] | None = None) -> str:
+    """A Markdown table of the formats: name, title, models, markers (one row each,
+    in the order auto-detection tries them), ending with a newline."""
+    rows = ["| format | what | models | markers |", "|---|---|---|---|"]
+    for fmt in builtin_formats() if formats is None else formats:
+        markers = _cell(_code(fmt.markers)) if fmt.markers else ""
+        rows.append(f"| `{fmt.name}` | {_plain(fmt.title)} | {_plain(fmt.models)} | {markers} |")
+    return "\n".join(rows) + "\n"
+
+
+def readme_table(text: str) -> str | None:
+    """The table between the markers in README text; None when the markers are missing."""
+    start, end = text.find(START), text.find(END)
+    if start < 0 or end < start:
+        return None
+    return text[start + len(START) : end].strip("\n") + "\n"
+
+
+def with_table(text: str, table: str) -> str:
+    """README text with its table replaced (the marked section is appended when missing)."""
+    block = f"{START}\n{table}{END}"
+    start, end = text.find(START), text.find(END)
+    if start < 0 or end < start:
+        sep = "" if not text or text.endswith("\n\n") else ("\n" if text.endswith("\n") else "\n\n")
+        return f"{text}{sep}{block}\n"
+    return text[:start] + block + text[end + len(END) :]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m toolgram._catalog", description="The README formats table.")
+    ap.add_argument("--readme", type=Path, default=README, help="the README to check or write (default: the repo's)")
+    group = ap.add_mutually_exclusive_group()
+    group.add_argument("--write-readme", action="store_true", help="replace the table in the README")
+    group.add_argument("--check", action="store_true", help="exit 1 when the README's table is stale")
+    args = ap.parse_args(argv)
+    table = formats_table()
+    if not (args.write_readme or args.check):
+        sys.stdout.write(table)
+        return 0
+    text = args.readme.read_text(encoding="utf-8") if args.readme.exists() else ""
+    if args.check:
+        if readme_table(text) == table:
+            return 0
+        print(f"{args.readme}: the formats table is stale; run python -m toolgram._catalog --write-readme", file=sys.stderr)
+        return 1
+    new = with_table(text, table)
+    if new != text:
+        args.readme.write_text(new, encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

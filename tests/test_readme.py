@@ -1,0 +1,48 @@
+"""README.md's formats table is generated from the grammar files' headers.
+
+When this fails, a grammar's header changed (or a format was added): regenerate with
+
+    python -m toolgram._catalog --write-readme
+"""
+
+from __future__ import annotations
+
+import re
+
+from conftest import REPO_ROOT
+
+import toolgram
+from toolgram import _catalog
+
+
+def test_readme_formats_table_is_current() -> None:
+    text = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    table = _catalog.readme_table(text)
+    assert table is not None, f"README.md has no {_catalog.START} … {_catalog.END} section"
+    assert table == toolgram.formats_table(), "stale formats table: run python -m toolgram._catalog --write-readme"
+
+
+def test_table_lists_every_builtin_format_once() -> None:
+    table = toolgram.formats_table()
+    names = [f.name for f in _catalog.builtin_formats()]
+    rows = table.splitlines()[2:]
+    assert len(rows) == len(names)
+    for name, row in zip(names, rows):
+        assert row.startswith(f"| `{name}` |")
+        assert len(re.findall(r"(?<!\\)\|", row)) == 5, row  # four cells: escaped pipes stay inside theirs
+
+
+def test_markers_are_code_and_pipes_escaped() -> None:
+    fmt = next(f for f in _catalog.builtin_formats() if f.name == "lfm2")
+    row = toolgram.formats_table([fmt]).splitlines()[2]
+    assert row.endswith("| `<\\|tool_call_start\\|>[name(key=value, …), …]<\\|tool_call_end\\|>` |")
+    assert _catalog._code("```json x ```") == "` ```json x ``` `"
+    assert _catalog._code("a `b` c") == "``a `b` c``"
+
+
+def test_with_table_appends_then_replaces() -> None:
+    text = _catalog.with_table("# Title\n", "| a |\n")
+    assert text == f"# Title\n\n{_catalog.START}\n| a |\n{_catalog.END}\n"
+    assert _catalog.readme_table(text) == "| a |\n"
+    again = _catalog.with_table(text + "More.\n", "| b |\n")
+    assert again == f"# Title\n\n{_catalog.START}\n| b |\n{_catalog.END}\nMore.\n"
