@@ -272,7 +272,7 @@ _entry_point_paths: list[tuple[str, Any]] | None = None
 
 def registry_for(grammar_paths: Any = None) -> Registry:
     """The registry for these explicit `grammar_paths` (plus the ambient ones), cached."""
-    explicit = tuple(str(p) for p in split_paths(grammar_paths))
+    explicit = tuple(os.path.abspath(p) for p in split_paths(grammar_paths))  # cwd may change
     env = os.environ.get(GRAMMAR_PATH_ENV, "")
     key = (explicit, env)
     found = _registries.get(key)
@@ -294,15 +294,6 @@ def split_paths(paths: Any) -> list[Path]:
             out.extend(Path(part) for part in item.split(os.pathsep) if part)
         else:
             out.append(Path(item))
-    return out
-
-
-def user_grammar_paths(grammar_paths: Any = None) -> list[tuple[Path, bool]]:
-    """Every user grammar path in priority order, as (path, explicit)."""
-    env = os.environ.get(GRAMMAR_PATH_ENV, "")
-    out = [(p, True) for p in split_paths(grammar_paths)]
-    out += [(p, False) for p in split_paths(env)]
-    out += [(p, False) for _, p in _entry_points()]
     return out
 
 

@@ -1,0 +1,576 @@
+"""The `toolgram` command (also `python -m toolgram`).
+
+    toolgram parse [FILE|-]          read one reply: prose, calls, errors, repairs (--json)
+    toolgram stream                  read standard input as it arrives; events as JSON lines
+    toolgram formats                 the known formats (built-in and user)
+    toolgram grammar NAME            print a format's grammar file
+    toolgram explain FILE            which format read which span, with which rules and repairs
+    toolgram check CORPUS...         run captured outputs; a table per format; exit 1 on a mismatch
+    toolgram new-format NAME --example FILE   a starting grammar and corpus case
+
+Exit status: 0 success, 1 `check` found a mismatch, 2 bad arguments, unreadable input or
+a broken grammar (one line on stderr, never a traceback), 70 a bug of ours (one line;
+TOOLGRAM_DEBUG=1 shows the traceback), 141 the reader of stdout went away.
+"""
+
+from __future__ import annotations
+
+import argparse
+import codecs
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+from typing import Any, NoReturn, TextIO
+
+PROG = "toolgram"
+
+
+class CLIError(Exception):
+    """A user-facing error: printed as one line, exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:  # one line, not usage + error
+        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
+# -- small helpers -----------------------------------------------------------------
+
+
+class Style:
+    """ANSI colours when writing to a terminal and NO_COLOR is unset (--color overrides)."""
+
+    CODES = {"bold": "1", "dim": "2", "red": "31", "green": "32", "yellow": "33", "blue": "34", "cyan": "36"}
+
+    def __init__(self, stream: TextIO, mode: str = "auto") -> None:
+        if mode == "always":
+            self.on = True
+        elif mode == "never":
+            self.on = False
+        else:
+            self.on = _isatty(stream) and not os.environ.get("NO_COLOR")
+
+    def __call__(self, text: str, *styles: str) -> str:
+        if not self.on or not styles:
+            return text
+        codes = ";".join(self.CODES[s] for s in styles)
+        return f"\033[{codes}m{text}\033[0m"
+
+
+def _isatty(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
+def read_text(path: str) -> str:
+    """A reply from a file or `-` (stdin), as text; CRLF kept; invalid UTF-8 replaced."""
+    try:
+        if path == "-":
+            if _isatty(sys.stdin):
+                sys.stderr.write(f"{PROG}: reading the reply from standard input (end it with Ctrl-D)\n")
+            data = sys.stdin.buffer.read()
+        else:
+            data = Path(path).read_bytes()
+    except OSError as exc:
+        raise CLIError(f"cannot read {path}: {exc.strerror or exc}") from None
+    return data.decode("utf-8", errors="replace")
+
+
+def read_tools(path: str | None) -> Any:
+    if path is None:
+        return None
+    text = read_text(path)
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise CLIError(f"{path}: not JSON ({exc})") from None
+
+
+def format_names(values: list[str] | None) -> list[str] | None:
+    if not values:
+        return None
+    names = [n.strip() for v in values for n in v.split(",") if n.strip()]
+    return names or None
+
+
+def registry(args: argparse.Namespace) -> Any:
+    from ._registry import registry_for
+
+    return registry_for(args.grammar_path or None)
+
+
+def unknown_format(name: str, reg: Any) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(name, list(reg.formats), n=3, cutoff=0.75)
+    hint = f"did you mean {' or '.join(close)}? " if close else ""
+    return f"unknown format {name!r} ({hint}'toolgram formats' lists all {len(reg.formats)})"
+
+
+def resolve_formats(args: argparse.Namespace) -> list[Any] | None:
+    """Check the --format names now, for a clear error; None means all formats."""
+    names = format_names(getattr(args, "format", None))
+    if names is None:
+        return None
+    reg = registry(args)
+    unknown = [n for n in names if n not in reg.formats and n not in reg.broken]
+    if unknown:
+        raise CLIError(unknown_format(unknown[0], reg))
+    return names
+
+
+def out_json(data: Any, stream: TextIO | None = None) -> None:
+    stream = stream or sys.stdout
+    stream.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _indent(text: str, pad: str = "  ") -> str:
+    return "\n".join(pad + line for line in text.splitlines()) if text else ""
+
+
+# -- parse ---------------------------------------------------------------------------
+
+
+def cmd_parse(args: argparse.Namespace) -> int:
+    from ._cases import result_json
+    from ._parse import parse
+
+    raw = read_text(args.file)
+    formats = resolve_formats(args)
+    result = parse(raw, read_tools(args.tools), formats=formats, grammar_paths=args.grammar_path or None)
+    if args.json:
+        out_json(result_json(result))
+        return 0
+    st = Style(sys.stdout, args.color)
+    w = sys.stdout.write
+    if result.reasoning:
+        w(st("reasoning", "bold", "dim") + "\n" + st(_indent(result.reasoning), "dim") + "\n")
+    w(st("text", "bold") + "\n" + (_indent(result.text) if result.text else st("  (none)", "dim")) + "\n")
+    w(st(f"calls ({len(result.calls)})", "bold") + "\n")
+    for i, call in enumerate(result.calls, 1):
+        info = [call.format, f"chars {call.span[0]}-{call.span[1]}"]
+        if call.id is not None:
+            info.append(f"id {call.id}")
+        if call.kind != "tool":
+            info.append(call.kind)
+        line = f"  {i}. {st(call.name, 'bold', 'cyan')}  " + st("(" + ", ".join(info) + ")", "dim")
+        if call.repairs:
+            line += "  " + st("repaired: " + ", ".join(call.repairs), "yellow")
+        w(line + "\n     " + _dumps(call.arguments) + "\n")
+    if result.errors:
+        w(st(f"errors ({len(result.errors)})", "bold", "red") + "\n")
+        for err in result.errors:
+            w("  " + st(err, "red") + "\n")
+    return 0
+
+
+# -- stream --------------------------------------------------------------------------
+
+
+def event_data(event: Any) -> dict[str, Any]:
+    """A stream event as JSON data: {"event": "<snake_case class>", fields…}."""
+    from dataclasses import fields
+
+    from ._cases import call_data
+
+    name = type(event).__name__
+    kind = "".join("_" + c.lower() if c.isupper() else c for c in name).lstrip("_")
+    data: dict[str, Any] = {"event": kind}
+    for f in fields(event):
+        value = getattr(event, f.name)
+        data[f.name] = call_data(value) if f.name == "call" else value
+    return data
+
+
+def cmd_stream(args: argparse.Namespace) -> int:
+    from ._stream import StreamParser
+
+    sp = StreamParser(read_tools(args.tools), formats=resolve_formats(args), grammar_paths=args.grammar_path or None)
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    fd = sys.stdin.fileno()
+    out = sys.stdout
+
+    def emit(events: list) -> None:
+        for event in events:
+            out.write(json.dumps(event_data(event), ensure_ascii=False) + "\n")
+        if events:
+            out.flush()
+
+    while True:
+        chunk = os.read(fd, 65536)  # what is available now, not a full buffer
+        if not chunk:
+            break
+        text = decoder.decode(chunk)
+        if text:
+            emit(sp.feed(text))
+    tail = decoder.decode(b"", final=True)
+    if tail:
+        emit(sp.feed(tail))
+    emit(sp.flush())
+    return 0
+
+
+# -- formats / grammar -------------------------------------------------------------------
+
+
+def _shown_path(path: Any) -> str:
+    """Relative to the current directory when under it, else as is."""
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd()))
+    except (ValueError, OSError):
+        return str(path)
+
+
+def _grammar_label(fmt: Any, reg: Any) -> str:
+    builtin = reg.builtin.get(fmt.name)
+    if builtin is fmt:
+        return fmt.path.name
+    return _shown_path(fmt.path) + (" (replaces built-in)" if builtin is not None else " (user)")
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def cmd_formats(args: argparse.Namespace) -> int:
+    reg = registry(args)
+    fmts = reg.select(None)
+    if args.markdown:  # the README's table (toolgram._catalog), user formats included
+        from ._catalog import formats_table
+
+        sys.stdout.write(formats_table(fmts))
+        return 0
+    if args.json:
+        out_json(
+            [
+                {
+                    "name": f.name,
+                    "title": f.title,
+                    "models": f.models,
+                    "markers": f.markers,
+                    "grammar": str(f.path),
+                    "builtin": reg.builtin.get(f.name) is f,
+                }
+                for f in fmts
+            ]
+        )
+        return 0
+    rows = [("format", "grammar", "markers", "models")]
+    rows += [(f.name, _grammar_label(f, reg), f.markers, f.models) for f in fmts]
+    st = Style(sys.stdout, args.color)
+    # Long markers and model lists are cut (in full: --json, --markdown); on a terminal
+    # the models column is cut further to fit its width.
+    rows = [(a, b, _cut(c, 60), _cut(d, 80)) for a, b, c, d in rows]
+    if _isatty(sys.stdout):
+        width = shutil.get_terminal_size((120, 24)).columns
+        fixed = sum(max(len(r[i]) for r in rows) for i in (0, 1, 2)) + 6
+        rows = [(a, b, c, _cut(d, max(12, width - fixed))) for a, b, c, d in rows]
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    for n, row in enumerate(rows):
+        line = "  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip()
+        sys.stdout.write((st(line, "bold") if n == 0 else line) + "\n")
+    for problem in reg.problems:
+        sys.stderr.write(f"{PROG}: warning: grammar left out: {problem}\n")
+    return 0
+
+
+def cmd_grammar(args: argparse.Namespace) -> int:
+    reg = registry(args)
+    fmt = reg.formats.get(args.name)
+    if fmt is None:
+        if args.name in reg.broken:
+            raise CLIError(reg.broken[args.name])
+        raise CLIError(unknown_format(args.name, reg))
+    if args.path:
+        sys.stdout.write(str(fmt.path) + "\n")
+    else:
+        sys.stdout.write(fmt.source if fmt.source.endswith("\n") else fmt.source + "\n")
+    return 0
+
+
+# -- explain -------------------------------------------------------------------------
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    from ._explain import explain, explanation_data, shorten, tree_lines
+
+    raw = read_text(args.file)
+    exp = explain(raw, read_tools(args.tools), formats=resolve_formats(args), grammar_paths=args.grammar_path or None)
+    if args.json:
+        out_json(explanation_data(exp))
+        return 0
+    st = Style(sys.stdout, args.color)
+    w = sys.stdout.write
+    name = "standard input" if args.file == "-" else args.file
+    shown = ", ".join(exp.formats[:8]) + (f", … (+{len(exp.formats) - 8}; see 'toolgram formats')" if len(exp.formats) > 8 else "")
+    w(f"{name}: {len(raw)} characters; {len(exp.formats)} formats, tried in this order: {shown}\n")
+    if exp.opening:
+        names = ", ".join(a.format for a in exp.opening)
+        w(st(f"the reply's start is not a marker-less call ({names})", "dim") + "\n")
+    for step in exp.steps:
+        span = f"[{step.start}, {step.end})"
+        piece = raw[step.start : step.end]
+        if step.kind in ("text", "reasoning", "markup"):
+            label = {"markup": "removed"}.get(step.kind, step.kind)
+            extra = f"  {st(step.errors[0], 'yellow')}" if step.errors else ""
+            w(f"\n{st(span, 'dim')} {st(label, 'dim')}  {shorten(piece, 70)}{extra}\n")
+            continue
+        if step.kind == "call":
+            names = ", ".join(st(c.name, "bold", "cyan") for c in step.calls) or "(no call)"
+            w(f"\n{st(span, 'dim')} {st(step.format, 'bold', 'green')}  {names}\n")
+            w(f"  grammar: {_shown_path(step.grammar)}\n")
+            for attempt in step.attempts:
+                if not attempt.ok:
+                    w(f"  tried first: {attempt.format}: {attempt.reason}\n")
+            w(f"  region: {shorten(piece, 100)}\n")
+            for call in step.calls:
+                w(f"  call {call.name}: {_dumps(call.arguments)}" + (f" (id {call.id})" if call.id else "") + "\n")
+            for err in step.errors:
+                w("  " + st(f"error: {err}", "red") + "\n")
+            w(f"  repairs: {st(', '.join(step.repairs), 'yellow') if step.repairs else 'none'}\n")
+            w("  rules:\n")
+            for line in tree_lines(step.tree):
+                w("    " + line + "\n")
+        else:  # error: a marker no format could read
+            w(f"\n{st(span, 'dim')} {st('unread', 'bold', 'red')}  {shorten(piece, 70)}\n")
+            for err in step.errors:
+                w("  " + st(err, "red") + "\n")
+            for attempt in step.attempts:
+                w(f"  tried: {attempt.format}: {attempt.reason}\n")
+            w("  kept as prose\n")
+    res = exp.result
+    w(f"\nresult: {len(res.calls)} call(s), {len(res.errors)} error(s)\n")
+    for err in res.errors:
+        w("  " + st(err, "red") + "\n")
+    return 0
+
+
+# -- check ---------------------------------------------------------------------------
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from ._cases import CaseError, load_cases
+    from ._check import NO_CALL, Progress, run_all, summarize, table
+
+    try:
+        cases = load_cases(args.corpus)
+    except CaseError as exc:
+        raise CLIError(str(exc)) from None
+    if not cases:
+        raise CLIError("no cases found (give .jsonl files, .txt files or folders of them)")
+    formats = resolve_formats(args)
+    if args.jobs < 1:
+        raise CLIError("--jobs must be at least 1")
+    settings = {"tools": read_tools(args.tools), "formats": formats, "grammar_paths": args.grammar_path or None}
+    registry(args)  # a broken --grammar-path fails here, once, not in every worker
+    progress = Progress(len(cases))
+    try:
+        outcomes = run_all(cases, settings, jobs=args.jobs, progress=progress)
+    finally:
+        progress.close()
+    rows = summarize(outcomes, by=args.by)
+    mismatches = [o for o in outcomes if o.mismatch is not None]
+    if args.json:
+        out_json(
+            {
+                "summary": rows,
+                "cases": [
+                    {
+                        "id": o.id,
+                        "source": o.source,
+                        "format": o.format,
+                        "status": o.status,
+                        "calls": o.calls,
+                        "repairs": o.repairs,
+                        "errors": o.errors,
+                        "mismatch": o.mismatch,
+                    }
+                    for o in outcomes
+                ],
+            }
+        )
+        return 1 if mismatches else 0
+    st = Style(sys.stdout, args.color)
+    w = sys.stdout.write
+    lines = table(rows, "format" if args.by == "format" else "label")
+    w(st(lines[0], "bold") + "\n" + "\n".join(lines[1:]) + "\n")
+    if args.show_errors:
+        erring = [o for o in outcomes if o.errors]
+        if erring:
+            w("\n" + st(f"errors ({len(erring)} cases)", "bold") + "\n")
+            for o in erring:
+                w(f"  {o.id} ({o.source}): " + st(o.errors[0], "red") + (f" (+{len(o.errors) - 1})" if len(o.errors) > 1 else "") + "\n")
+    if mismatches:
+        w("\n" + st(f"mismatches ({len(mismatches)})", "bold", "red") + "\n")
+        for o in mismatches:
+            where = o.format if o.format != NO_CALL else "no call"
+            w(f"  {o.id} ({o.source}, {where}): {o.mismatch}\n")
+            if o.errors:
+                w("    " + st(o.errors[0], "red") + "\n")
+        return 1
+    checked = rows["total"]["checked"]
+    w(f"\n{len(outcomes)} cases, {checked} with expected calls: " + st("no mismatch", "green") + "\n")
+    return 0
+
+
+# -- new-format ----------------------------------------------------------------------
+
+
+def cmd_new_format(args: argparse.Namespace) -> int:
+    from ._parse import parse
+    from ._registry import GrammarError, load_user_format
+    from ._scaffold import NAME_RE, case_name, grammar_text, guess
+
+    if not NAME_RE.match(args.name):
+        raise CLIError(f"format name {args.name!r}: use lower case letters, digits and _ (e.g. my_model)")
+    example = read_text(args.example)
+    if not example.strip():
+        raise CLIError(f"{args.example}: the example is empty")
+    root = Path(args.dir)
+    grammar_file = root / "grammars" / f"{args.name}.lark"
+    case_dir = root / "tests" / "corpus" / args.name
+    case_file = case_dir / f"{case_name(Path(args.example))}.txt"
+    for target in (grammar_file, case_file):
+        if target.exists() and not args.force:
+            raise CLIError(f"{target} exists (use --force to overwrite)")
+    g = guess(example)
+    text = grammar_text(args.name, g, case_file.relative_to(root).as_posix())
+    try:
+        grammar_file.parent.mkdir(parents=True, exist_ok=True)
+        grammar_file.write_text(text, encoding="utf-8")
+        case_dir.mkdir(parents=True, exist_ok=True)
+        case_file.write_bytes(example.encode("utf-8"))
+        if args.tools:
+            case_file.with_name(case_file.stem + ".tools.json").write_text(
+                json.dumps(read_tools(args.tools), indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+            )
+    except OSError as exc:
+        raise CLIError(f"cannot write: {exc}") from None
+    w = sys.stdout.write
+    markers = f"{g.start} … {g.end}".strip(" …") if g.start else f"none (anchor: {g.anchor})"
+    w(f"wrote {grammar_file}  (markers: {markers}; payload: {g.payload})\n")
+    w(f"wrote {case_file}\n")
+    try:
+        load_user_format(grammar_file)
+        result = parse(example, read_tools(args.tools), formats=[args.name], grammar_paths=[grammar_file])
+    except GrammarError as exc:
+        w(f"the grammar does not compile yet: {exc}\n")
+    else:
+        if result.calls:
+            names = ", ".join(c.name for c in result.calls)
+            w(f"the example parses: {len(result.calls)} call(s) ({names})\n")
+        else:
+            why = result.errors[0] if result.errors else "no call found"
+            w(f"the example does not parse yet: {why}\n")
+    w("next: fill in the header (title, models), then check the grammar with\n")
+    w(f"  toolgram explain {case_file} --grammar-path {grammar_file.parent}\n")
+    return 0
+
+
+# -- the parser ----------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from . import __version__
+
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--grammar-path",
+        action="append",
+        metavar="PATH",
+        help="your own .lark format file or folder (repeatable; also TOOLGRAM_GRAMMAR_PATH)",
+    )
+    reading = argparse.ArgumentParser(add_help=False)
+    reading.add_argument("--tools", metavar="FILE", help="JSON file of the tools offered (any shape tools= accepts)")
+    reading.add_argument(
+        "--format", action="append", metavar="NAME", help="only try these formats (repeatable or comma-separated)"
+    )
+    color = argparse.ArgumentParser(add_help=False)
+    color.add_argument(
+        "--color", choices=("auto", "always", "never"), default="auto", help="colour output (auto: on a terminal, unless NO_COLOR is set)"
+    )
+
+    parser = _Parser(prog=PROG, description="Read tool calls out of LLM text; audit and regression-test the parsing.")
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+
+    p = sub.add_parser("parse", parents=[common, reading, color], help="parse one reply (a file or stdin)")
+    p.add_argument("file", nargs="?", default="-", metavar="FILE", help="the raw reply; '-' or nothing reads stdin")
+    p.add_argument("--json", action="store_true", help="the ParseResult as JSON (spans, repairs, segments)")
+    p.set_defaults(func=cmd_parse)
+
+    p = sub.add_parser("stream", parents=[common, reading], help="parse stdin as it arrives; events as JSON lines")
+    p.set_defaults(func=cmd_stream)
+
+    p = sub.add_parser("formats", parents=[common, color], help="list the known formats")
+    p.add_argument("--json", action="store_true", help="as JSON")
+    p.add_argument("--markdown", action="store_true", help="as the Markdown table of the README")
+    p.set_defaults(func=cmd_formats)
+
+    p = sub.add_parser("grammar", parents=[common], help="print a format's grammar file")
+    p.add_argument("name", metavar="NAME")
+    p.add_argument("--path", action="store_true", help="print the file's path instead")
+    p.set_defaults(func=cmd_grammar)
+
+    p = sub.add_parser("explain", parents=[common, reading, color], help="audit: which format read which span, how")
+    p.add_argument("file", metavar="FILE", help="the raw reply; '-' reads stdin")
+    p.add_argument("--json", action="store_true", help="as JSON")
+    p.set_defaults(func=cmd_explain)
+
+    p = sub.add_parser("check", parents=[common, reading, color], help="run captured outputs; exit 1 on a mismatch")
+    p.add_argument("corpus", nargs="+", metavar="CORPUS", help=".jsonl files, .txt cases or folders of them")
+    p.add_argument("--jobs", "-j", type=int, default=1, metavar="N", help="parse in N processes")
+    p.add_argument("--by", choices=("format", "label"), default="format", help="rows: detected format, or the case's folder / record label")
+    p.add_argument("--show-errors", action="store_true", help="also list the cases with errors")
+    p.add_argument("--json", action="store_true", help="summary and per-case outcomes as JSON")
+    p.set_defaults(func=cmd_check)
+
+    p = sub.add_parser("new-format", parents=[], help="start a grammar and a corpus case from an example reply")
+    p.add_argument("name", metavar="NAME")
+    p.add_argument("--example", required=True, metavar="FILE", help="a raw reply in the new format")
+    p.add_argument("--tools", metavar="FILE", help="tools offered in the example (written as a sidecar)")
+    p.add_argument("--dir", default=".", metavar="DIR", help="project root: writes DIR/grammars/ and DIR/tests/corpus/NAME/")
+    p.add_argument("--force", action="store_true", help="overwrite existing files")
+    p.set_defaults(func=cmd_new_format)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    from ._registry import GrammarError
+
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except CLIError as exc:
+        sys.stderr.write(f"{PROG}: error: {exc}\n")
+        return 2
+    except GrammarError as exc:
+        sys.stderr.write(f"{PROG}: error: {exc}\n")
+        return 2
+    except KeyError as exc:  # an unknown format name from deeper down
+        sys.stderr.write(f"{PROG}: error: unknown format {exc.args[0]!r}\n")
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        # The reader went away (`toolgram check … | head`): exit quietly, as SIGPIPE would.
+        try:
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - keep interpreter shutdown from writing
+        except OSError:
+            pass
+        return 141
+    except Exception as exc:  # noqa: BLE001 - one line, not a traceback
+        if os.environ.get("TOOLGRAM_DEBUG"):
+            raise
+        sys.stderr.write(f"{PROG}: internal error: {type(exc).__name__}: {exc} (TOOLGRAM_DEBUG=1 shows the traceback)\n")
+        return 70

@@ -1,0 +1,205 @@
+"""The audit view: which format read which span of a reply, with which grammar rules.
+
+`explain(raw, tools, formats=…, grammar_paths=…)` runs the same Scanner and Assembler as
+parse() and keeps what parse() throws away: each region's parse tree (the rules that
+built its calls), every format that was tried at a marker and why it did not read it,
+and which repairs were applied. `toolgram explain FILE` prints it.
+
+The hook into the scanner is `_RecordingScanner`: a Scanner whose `_begin` (a marker
+or the reply's start opens a region), `_decode` (a grammar read it) and `_note_failure`
+(it did not) also record each candidate format's outcome and the tree it built, keyed
+by the Region or Failure the scanner reports. Nothing else changes, so what is
+explained is exactly what parse() does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from lark import Tree
+
+from ._model import ParseResult, ToolCall
+from ._parse import Assembler, grammar_problems, select_formats
+from ._scan import Failure, Piece, Region, Scanner
+from ._tools import normalize_tools
+
+
+@dataclass
+class Attempt:
+    """One format tried at one place: `ok`, or why not."""
+
+    format: str
+    ok: bool
+    reason: str = ""
+
+
+@dataclass
+class Step:
+    """One slice of the reply, in order: kind "text", "reasoning", "markup", "call"
+    (a region a grammar read) or "error" (a region no format could read)."""
+
+    kind: str
+    start: int
+    end: int
+    format: str = ""
+    tree: Any = None  # lark Tree of the region (kind "call")
+    grammar: str = ""  # the grammar file that read it
+    calls: list[ToolCall] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    repairs: list[str] = field(default_factory=list)
+    attempts: list[Attempt] = field(default_factory=list)
+
+
+@dataclass
+class Explanation:
+    raw: str
+    formats: list[str]
+    steps: list[Step]
+    result: ParseResult
+    # formats anchored to the reply's start (no marker) tried there, when none read it
+    opening: list[Attempt] = field(default_factory=list)
+
+
+class _RecordingScanner(Scanner):
+    """A Scanner that keeps, per region start, every format tried and each read tree."""
+
+    def __init__(self, formats: list, tools: Any = None) -> None:
+        super().__init__(formats, tools)
+        self.session: list[Attempt] = []  # the formats tried for the current region
+        self.opening: list[Attempt] = []  # the anchored formats tried at the reply's start
+        self.opened = False
+        # id(Region or Failure reported) -> (attempts, tree, grammar file)
+        self.found: dict[int, tuple[list[Attempt], Any, str]] = {}
+
+    def _begin(self, candidates: list, start: int, marker_len: int) -> None:
+        self.session = []
+        if marker_len == 0 and not self.opened:  # the first marker-less region: the reply's start
+            self.opening, self.opened = self.session, True
+        super()._begin(candidates, start, marker_len)
+
+    def _decode(self, drv: Any) -> Any:
+        region = super()._decode(drv)
+        if isinstance(region, Region):
+            self.session.append(Attempt(drv.fmt.name, True))
+            self.found[id(region)] = (self.session, drv.tree, str(drv.fmt.path))
+        return region
+
+    def _note_failure(self, drv: Any, reason: str) -> None:
+        why = reason or ("names no offered tool" if drv.fmt.offered_only else "not a call")
+        self.session.append(Attempt(drv.fmt.name, False, why))
+        before = self.first_failure
+        super()._note_failure(drv, reason)
+        if self.first_failure is not None and self.first_failure is not before:
+            self.found[id(self.first_failure)] = (self.session, None, "")
+
+
+def explain(
+    raw: str,
+    tools: Any = None,
+    *,
+    formats: Any = None,
+    grammar_paths: Any = None,
+    max_chars: int = 32_768,
+) -> Explanation:
+    toolset = normalize_tools(tools)
+    fmts = select_formats(formats, grammar_paths)
+    head = raw[:max_chars]
+    scanner = _RecordingScanner(fmts, toolset)
+    asm = Assembler(toolset)
+    steps: list[Step] = []
+    for item in scanner.feed(head) + scanner.finish():
+        produced = asm.add(item)
+        if isinstance(item, Piece):
+            if steps and steps[-1].kind == item.kind and steps[-1].end == item.start and item.kind != "markup":
+                steps[-1].end = item.end  # one step per run of prose
+            else:
+                steps.append(Step(item.kind, item.start, item.end))
+        elif isinstance(item, Region):
+            attempts, tree, grammar = scanner.found.get(id(item), ([], None, ""))
+            step = Step("call", item.start, item.end, item.fmt, tree, grammar)
+            step.calls = [v for k, v in produced if k == "call"]
+            step.errors = [v for k, v in produced if k == "error"]
+            step.repairs = list(item.repairs)
+            for part in item.items:  # refused calls (unknown tool, …) were repaired too
+                step.repairs += [r for r in getattr(part, "repairs", ()) if r not in step.repairs]
+            step.attempts = attempts
+            steps.append(step)
+        elif isinstance(item, Failure):
+            # The failure's text was reported as a text piece just before it: replace that.
+            if steps and steps[-1].kind == "text" and steps[-1].end == item.end:
+                if steps[-1].start < item.start:
+                    steps[-1].end = item.start
+                else:
+                    steps.pop()
+            step = Step("error", item.start, item.end, errors=[item.message])
+            step.attempts = scanner.found.get(id(item), ([], None, ""))[0]
+            steps.append(step)
+    if len(raw) > max_chars:
+        steps.append(Step("text", max_chars, len(raw), errors=[f"not read: beyond max_chars={max_chars}"]))
+    asm.errors.extend(grammar_problems(formats, grammar_paths))
+    opening = [] if any(a.ok for a in scanner.opening) else scanner.opening
+    return Explanation(raw, [f.name for f in fmts], steps, asm.result(), opening)
+
+
+# -- rendering ----------------------------------------------------------------
+
+
+def tree_lines(tree: Any, width: int = 60) -> list[str]:
+    """A region's parse tree, one node a line: rules by name (a rule imported from
+    grammars/shared shows its namespace), tokens as `TERMINAL 'text' [start, end)`;
+    a token the driver supplied for a missing close marker shows as `(supplied)`."""
+    lines: list[str] = []
+
+    def walk(node: Any, depth: int) -> None:
+        pad = "  " * depth
+        if isinstance(node, Tree):
+            name = str(node.data)
+            space, _, rule = name.rpartition("__")
+            lines.append(f"{pad}{rule}" + (f"  ({space})" if space else ""))
+            for child in node.children:
+                walk(child, depth + 1)
+        elif hasattr(node, "type") and hasattr(node, "start_pos"):  # lark Token or the driver's Tok
+            if node.start_pos is not None and node.start_pos == node.end_pos and not str(node):
+                lines.append(f"{pad}{node.type}  (supplied)")
+            else:
+                lines.append(f"{pad}{node.type}  {shorten(str(node), width)}  [{node.start_pos}, {node.end_pos})")
+
+    if tree is not None:
+        walk(tree, 0)
+    return lines
+
+
+def shorten(text: str, width: int = 60) -> str:
+    r = repr(text)
+    return r if len(r) <= width else r[: width - 2] + "…" + r[-1]
+
+
+def explanation_data(exp: Explanation) -> dict:
+    """The explanation as JSON data (`toolgram explain --json`)."""
+    from ._cases import call_data
+
+    return {
+        "formats": exp.formats,
+        "opening": [{"format": a.format, "reason": a.reason} for a in exp.opening],
+        "steps": [
+            {
+                "kind": s.kind,
+                "start": s.start,
+                "end": s.end,
+                "text": exp.raw[s.start : s.end],
+                **({"format": s.format, "grammar": s.grammar} if s.format else {}),
+                **({"tree": tree_lines(s.tree, 200)} if s.tree is not None else {}),
+                **({"calls": [call_data(c) for c in s.calls]} if s.calls else {}),
+                **({"errors": s.errors} if s.errors else {}),
+                **({"repairs": s.repairs} if s.repairs else {}),
+                **(
+                    {"attempts": [{"format": a.format, "ok": a.ok, "reason": a.reason} for a in s.attempts]}
+                    if s.attempts
+                    else {}
+                ),
+            }
+            for s in exp.steps
+        ],
+        "errors": list(exp.result.errors),
+    }

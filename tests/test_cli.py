@@ -1,0 +1,401 @@
+"""The `toolgram` command, run as `python -m toolgram …` on real corpus files.
+
+The library is the oracle: what the command prints must agree with toolgram.parse() on the
+same input, so these tests do not pin parse outcomes that other tests own.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import queue
+import re
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+import toolgram
+from toolgram import _cli
+from toolgram._cases import result_data, result_json
+from toolgram._check import Progress
+from toolgram._registry import default_registry, load_user_format
+
+CORPUS = Path(__file__).resolve().parent / "corpus"
+PROSE_AND_CALLS = CORPUS / "hermes" / "prose_before_between_after.txt"
+REPAIRED = CORPUS / "hermes" / "python_literals.txt"
+UNREADABLE = CORPUS / "hermes" / "missing_name.txt"
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def run(*args: str, stdin: str | None = None, cwd: Path | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
+    full_env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "TOOLGRAM_GRAMMAR_PATH")}
+    full_env.update(env or {})
+    return subprocess.run(
+        [sys.executable, "-m", "toolgram", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        cwd=cwd,
+        env=full_env,
+        timeout=60,
+    )
+
+
+def raw(path: Path) -> str:
+    return path.read_bytes().decode("utf-8")
+
+
+# -- parse -----------------------------------------------------------------------------
+
+
+def test_parse_json_is_the_parse_result() -> None:
+    proc = run("parse", "--json", str(PROSE_AND_CALLS))
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    expected = json.loads(json.dumps(result_json(toolgram.parse(raw(PROSE_AND_CALLS)))))
+    assert data == expected
+    assert data["calls"] and all(len(c["span"]) == 2 for c in data["calls"])
+    assert {"kind", "start", "end"} <= set(data["segments"][0])
+
+
+def main(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
+    """The command in-process (same code, no interpreter start-up): (status, stdout)."""
+    code = _cli.main(list(argv))
+    return code, capsys.readouterr().out
+
+
+def test_parse_text_from_stdin_shows_calls_repairs_and_errors(capsys: pytest.CaptureFixture[str]) -> None:
+    for path in (REPAIRED, UNREADABLE):
+        result = toolgram.parse(raw(path))
+        if path == REPAIRED:
+            proc = run("parse", stdin=raw(path))  # no FILE: standard input
+            assert proc.returncode == 0, proc.stderr
+            out = proc.stdout
+        else:
+            code, out = main(capsys, "parse", str(path))
+            assert code == 0
+        assert not ANSI.search(out)  # not a terminal: no colour
+        assert f"calls ({len(result.calls)})" in out
+        for call in result.calls:
+            assert call.name in out and json.dumps(call.arguments, ensure_ascii=False) in out
+            for repair in call.repairs:
+                assert repair in out
+        for error in result.errors:
+            assert error in out
+
+
+def test_parse_colour_when_asked() -> None:
+    proc = run("parse", "--color", "always", str(REPAIRED))
+    assert ANSI.search(proc.stdout)
+    assert "python_literals" in ANSI.sub("", proc.stdout)
+
+
+def test_parse_format_and_tools_options(tmp_path: Path) -> None:
+    tools = tmp_path / "tools.json"
+    tools.write_text('["something_else"]', encoding="utf-8")
+    proc = run("parse", "--json", "--tools", str(tools), "--format", "hermes", str(PROSE_AND_CALLS))
+    data = json.loads(proc.stdout)
+    expected = toolgram.parse(raw(PROSE_AND_CALLS), ["something_else"], formats=["hermes"])
+    assert data["errors"] == expected.errors and any("Unknown tool" in e for e in data["errors"])
+
+
+# -- bad input: one line, exit 2, never a traceback ----------------------------------------
+
+
+def test_errors_are_one_line_in_a_subprocess(tmp_path: Path) -> None:
+    proc = run("parse", str(tmp_path / "missing.txt"))
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
+    assert proc.stderr.startswith("toolgram: error: cannot read ")
+
+
+def _bad_cases(tmp_path: Path) -> list[list[str]]:
+    broken = tmp_path / "broken.lark"
+    broken.write_text("// format: b\n// start: <b>\nstart: nothing_here\n", encoding="utf-8")
+    not_json = tmp_path / "tools.txt"
+    not_json.write_text("{nope", encoding="utf-8")
+    bad_jsonl = tmp_path / "bad.jsonl"
+    bad_jsonl.write_text('{"raw": "x"}\n{"no_raw": 1}\n', encoding="utf-8")
+    f = str(REPAIRED)
+    return [
+        [],
+        ["bogus"],
+        ["parse", "--format", "nope", f],
+        ["parse", "--tools", str(not_json), f],
+        ["parse", "--grammar-path", str(broken), f],
+        ["parse", "--grammar-path", str(tmp_path / "nowhere"), f],
+        ["grammar", "nope"],
+        ["explain"],
+        ["explain", str(tmp_path / "missing.txt")],
+        ["check"],
+        ["check", str(tmp_path / "missing")],
+        ["check", str(bad_jsonl)],
+        ["check", "--jobs", "0", str(CORPUS / "hermes")],
+        ["check", str(tmp_path)],  # no cases
+        ["new-format", "Bad Name", "--example", f],
+        ["new-format", "ok_name"],  # --example missing
+        ["stream", "--format", "nope"],
+    ]
+
+
+def test_bad_arguments_and_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    for argv in _bad_cases(tmp_path):
+        try:
+            code = _cli.main(argv)
+        except SystemExit as exc:  # argparse
+            code = exc.code
+        out, err = capsys.readouterr()
+        assert code == 2, (argv, out, err)
+        assert err.count("\n") == 1 and err.startswith("toolgram"), (argv, err)
+        assert "Traceback" not in err
+    # the messages say what is wrong
+    _cli.main(["parse", "--grammar-path", str(tmp_path / "broken.lark"), str(REPAIRED)])
+    assert f"{tmp_path / 'broken.lark'}:3: " in capsys.readouterr().err
+    _cli.main(["check", str(tmp_path / "bad.jsonl")])
+    assert f"{tmp_path / 'bad.jsonl'}:2: " in capsys.readouterr().err
+
+
+# -- stream ------------------------------------------------------------------------------
+
+
+def test_stream_reads_input_as_it_arrives() -> None:
+    # Only hermes: formats anchored at the reply's start may rightly hold the first prose
+    # back; this is about the command reading what is available, not about that policy.
+    reply = raw(PROSE_AND_CALLS)
+    first = "Thinking out loud for a moment. "
+    env = {k: v for k, v in os.environ.items() if k != "TOOLGRAM_GRAMMAR_PATH"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "toolgram", "stream", "--format", "hermes"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    lines: queue.Queue = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in proc.stdout], daemon=True).start()
+    try:
+        proc.stdin.write(first.encode())
+        proc.stdin.flush()
+        early = json.loads(lines.get(timeout=30))  # arrives while stdin is still open
+        assert early["event"] == "text" and first.startswith(early["text"]) and early["text"]
+        proc.stdin.write(reply.encode())
+        proc.stdin.close()
+        assert proc.wait(timeout=30) == 0, proc.stderr.read()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    events = [early]
+    while not lines.empty():
+        events.append(json.loads(lines.get()))
+    result = toolgram.parse(first + reply, formats=["hermes"])
+    done = [e["call"] for e in events if e["event"] == "call_done"]
+    assert done == [json.loads(json.dumps(c)) for c in result_data(result)["calls"]]
+    starts = [e for e in events if e["event"] == "call_start"]
+    assert [s["name"] for s in starts] == [c.name for c in result.calls]
+    for i, call in enumerate(result.calls):
+        deltas = "".join(e["text"] for e in events if e["event"] == "arguments_delta" and e["index"] == i)
+        assert json.loads(deltas) == call.arguments
+    assert [e["message"] for e in events if e["event"] == "error"] == result.errors
+
+
+# -- formats / grammar ------------------------------------------------------------------------
+
+
+def test_formats_table_and_json(capsys: pytest.CaptureFixture[str]) -> None:
+    registry = default_registry()
+    proc = run("formats")
+    assert proc.returncode == 0
+    header, *rows = proc.stdout.splitlines()
+    assert header.split() == ["format", "grammar", "markers", "models"]
+    assert [r.split()[0] for r in rows] == [f.name for f in registry.select(None)]
+    hermes = next(r for r in rows if r.startswith("hermes "))
+    assert "hermes.lark" in hermes and "<tool_call>" in hermes
+    data = json.loads(main(capsys, "formats", "--json")[1])
+    assert {d["name"] for d in data} == set(registry.formats)
+    assert all(d["builtin"] for d in data)
+
+
+def test_formats_with_user_grammars(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    mine = tmp_path / "mine.lark"
+    mine.write_text('// format: mine\n// markers: <<c>>\n// start: <<c>>\nstart: "<<c>>" json_calls\njson_calls: JSON\nJSON: /[{]/\n', encoding="utf-8")
+    hermes = tmp_path / "over" / "hermes.lark"
+    hermes.parent.mkdir()
+    hermes.write_text(mine.read_text().replace("format: mine", "format: hermes"), encoding="utf-8")
+    code, out = main(capsys, "formats", "--grammar-path", str(mine), "--grammar-path", str(hermes.parent))
+    rows = {line.split()[0]: line for line in out.splitlines()[1:]}
+    assert code == 0
+    assert f"{mine} (user)" in rows["mine"] and "<<c>>" in rows["mine"]
+    assert f"{hermes} (replaces built-in)" in rows["hermes"]
+    code, md = main(capsys, "formats", "--markdown", "--grammar-path", str(mine))
+    assert md.startswith("| format |") and "| `mine` |" in md
+
+
+def test_grammar_prints_the_file(capsys: pytest.CaptureFixture[str]) -> None:
+    fmt = default_registry().formats["hermes"]
+    proc = run("grammar", "hermes")
+    assert proc.returncode == 0 and proc.stdout == fmt.source
+    assert main(capsys, "grammar", "--path", "hermes") == (0, f"{fmt.path}\n")
+
+
+# -- explain ---------------------------------------------------------------------------------
+
+
+def test_explain_shows_regions_rules_and_repairs() -> None:
+    text = raw(REPAIRED)
+    result = toolgram.parse(text)
+    proc = run("explain", str(REPAIRED))
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    call = result.calls[0]
+    assert f"[{call.span[0]}, {call.span[1]})" in out
+    assert f"{call.format}  {call.name}" in out
+    assert "rules:" in out and "START  '<tool_call>'" in out and "json_calls" in out
+    assert f"repairs: {', '.join(call.repairs)}" in out
+    assert f"result: {len(result.calls)} call(s), {len(result.errors)} error(s)" in out
+
+
+def test_explain_unreadable_region_lists_each_format_tried() -> None:
+    result = toolgram.parse(raw(UNREADABLE))
+    proc = run("explain", "--json", str(UNREADABLE))
+    data = json.loads(proc.stdout)
+    assert data["errors"] == result.errors
+    unread = [s for s in data["steps"] if s["kind"] == "error"]
+    assert unread and unread[0]["errors"] == result.errors[:1]
+    tried = [a["format"] for a in unread[0]["attempts"]]
+    assert "hermes" in tried and not any(a["ok"] for a in unread[0]["attempts"])
+    # the steps cover the whole reply, in order, without overlap
+    spans = [(s["start"], s["end"]) for s in data["steps"]]
+    assert spans[0][0] == 0 and spans[-1][1] == len(raw(UNREADABLE))
+    assert all(a[1] == b[0] for a, b in zip(spans, spans[1:]))
+
+
+def test_explain_names_the_marker_less_formats_tried_at_the_start(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    prose = tmp_path / "prose.txt"
+    prose.write_text("Nothing to call here, just words.", encoding="utf-8")
+    code, out = main(capsys, "explain", "--json", str(prose))
+    data = json.loads(out)
+    anchored = {f.name for f in default_registry().select(None) if f.anchor}
+    assert code == 0 and anchored and {a["format"] for a in data["opening"]} <= anchored
+    assert [s["kind"] for s in data["steps"]] == ["text"]
+
+
+# -- check -----------------------------------------------------------------------------------
+
+
+def test_check_corpus_folder_table() -> None:
+    proc = run("check", str(CORPUS / "hermes"), str(CORPUS / "fenced_json"))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0].split() == ["format", "cases", "clean", "repaired", "errors", "mismatches"]
+    total = next(line for line in lines if line.startswith("total")).split()
+    n_cases = len(list((CORPUS / "hermes").glob("*.txt"))) + len(list((CORPUS / "fenced_json").glob("*.txt")))
+    assert int(total[1]) == n_cases
+    assert int(total[2]) + int(total[3]) + int(total[4]) == n_cases  # every case counted once
+    assert "no mismatch" in proc.stdout
+
+
+def test_check_expected_calls_and_mismatch_exit_code(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    good = toolgram.parse(raw(PROSE_AND_CALLS))
+    expected = [{"name": c.name, "arguments": c.arguments} for c in good.calls]
+    records = [
+        {"raw": raw(PROSE_AND_CALLS), "expected": expected, "id": "matches"},
+        {"raw": raw(REPAIRED), "tools_offered": [c.name for c in toolgram.parse(raw(REPAIRED)).calls]},
+        {"raw": raw(UNREADABLE), "expected": None, "format": "label only"},
+    ]
+    corpus = tmp_path / "captures.jsonl"
+    corpus.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    code, out = main(capsys, "check", str(corpus))
+    assert code == 0, out
+    assert "3 cases, 1 with expected calls: no mismatch" in out
+
+    records[0]["expected"] = expected[:1]
+    corpus.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    proc = run("check", "--json", str(corpus))
+    assert proc.returncode == 1
+    data = json.loads(proc.stdout)
+    assert data["summary"]["total"]["mismatches"] == 1
+    case = next(c for c in data["cases"] if c["id"] == "captures/matches")
+    assert case["mismatch"].startswith(f"expected 1 call(s): {expected[0]['name']}(")
+    code, text = main(capsys, "check", str(corpus))
+    assert code == 1
+    assert "mismatches (1)" in text and f"captures/matches ({corpus}:1" in text
+
+
+def test_check_jobs_gives_the_same_table(capsys: pytest.CaptureFixture[str]) -> None:
+    folders = [str(CORPUS / "hermes"), str(CORPUS / "lfm2")]
+    parallel = run("check", "--jobs", "2", *folders)
+    assert (parallel.returncode, parallel.stdout) == main(capsys, "check", *folders)
+
+
+def test_check_shared_corpus(shared_dir: Path) -> None:
+    files = sorted((shared_dir / "corpus").glob("*.jsonl"))
+    if not files:
+        pytest.skip("no shared corpus files")
+    proc = run("check", *map(str, files))
+    assert proc.returncode in (0, 1), proc.stderr
+    n_records = sum(1 for f in files for line in f.read_text(encoding="utf-8").splitlines() if line.strip())
+    total = next(line for line in proc.stdout.splitlines() if line.startswith("total")).split()
+    assert int(total[1]) == n_records
+    mismatches, checked = map(int, total[5].split("/"))
+    assert checked > 0  # records with a list of expected calls are compared
+    assert (proc.returncode == 1) == (mismatches > 0)
+    if mismatches:
+        assert f"mismatches ({mismatches})" in proc.stdout
+
+
+def test_progress_bar_only_on_a_terminal() -> None:
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    tty, pipe = Tty(), io.StringIO()
+    for stream in (tty, pipe):
+        bar = Progress(100, stream)
+        for done in range(1, 101):
+            bar(done)
+        bar.close()
+    assert "100/100 cases" in tty.getvalue() and tty.getvalue().endswith("\r")
+    assert pipe.getvalue() == ""
+    short = Tty()
+    Progress(3, short)(3)
+    assert short.getvalue() == ""  # short runs: no bar
+
+
+# -- new-format ------------------------------------------------------------------------------
+
+
+def test_new_format_writes_a_grammar_that_reads_the_example(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    example = tmp_path / "Acme Reply.txt"
+    example.write_text('Checking.\n<|act_begin|>{"name": "get_weather", "arguments": {"city": "Paris"}}<|act_end|>', encoding="utf-8")
+    proc = run("new-format", "acme", "--example", str(example), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    grammar = tmp_path / "grammars" / "acme.lark"
+    case = tmp_path / "tests" / "corpus" / "acme" / "acme_reply.txt"
+    assert case.read_bytes() == example.read_bytes()
+    fmt = load_user_format(grammar)
+    assert (fmt.name, fmt.starts, fmt.ends) == ("acme", ("<|act_begin|>",), ("<|act_end|>",))
+    assert "the example parses: 1 call(s) (get_weather)" in proc.stdout
+    monkeypatch.chdir(tmp_path)
+    code, parsed = main(capsys, "parse", "--json", "--grammar-path", "grammars", "--format", "acme", str(case))
+    assert [c["name"] for c in json.loads(parsed)["calls"]] == ["get_weather"]
+    code, audit = main(capsys, "explain", "--grammar-path", "grammars", str(case))
+    assert code == 0 and "acme  get_weather" in audit and "START  '<|act_begin|>'" in audit
+    assert _cli.main(["new-format", "acme", "--example", str(example)]) == 2
+    assert "exists (use --force" in capsys.readouterr().err
+
+
+def test_new_format_python_style_into_dir(tmp_path: Path) -> None:
+    example = tmp_path / "py.txt"
+    example.write_text('<<fn>>[lookup(q="x"), other(a=1)]<</fn>> done', encoding="utf-8")
+    assert _cli.main(["new-format", "py_calls", "--example", str(example), "--dir", str(tmp_path / "proj")]) == 0
+    grammar = tmp_path / "proj" / "grammars" / "py_calls.lark"
+    result = toolgram.parse(example.read_text(), formats=["py_calls"], grammar_paths=grammar)
+    assert [(c.name, c.arguments) for c in result.calls] == [("lookup", {"q": "x"}), ("other", {"a": 1})]

@@ -1,0 +1,234 @@
+"""User grammars: `grammar_paths=`, TOOLGRAM_GRAMMAR_PATH and `toolgram.grammars` entry points.
+
+Rules under test (toolgram/_registry.py):
+- user formats are used next to the built-in ones; one with a built-in's name replaces it;
+- explicit `grammar_paths` is configuration: a broken or missing file raises GrammarError
+  whose message is `path:line: …`;
+- TOOLGRAM_GRAMMAR_PATH and entry points are ambient: a broken file there is left out with
+  a warning, parse() never raises and reports the message in result.errors.
+"""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+import warnings
+from pathlib import Path
+
+import pytest
+
+import toolgram
+from toolgram import GrammarError, _registry
+
+MINE = """\
+// format: mine
+// title: Test format
+// models: none
+// markers: <<call>> JSON <</call>>
+// start: <<call>>
+// end: <</call>>
+
+start: START json_calls END
+json_calls: JSON
+JSON: /[\\[{]/
+START: "<<call>>"
+END: "<</call>>"
+%import common.WS
+%ignore WS
+"""
+
+REPLY = 'Sure. <<call>>{"name": "lookup", "arguments": {"q": "cats"}}<</call>> Done.'
+
+
+@pytest.fixture(autouse=True)
+def fresh_registry(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test sees its own registry cache, entry points and environment."""
+    monkeypatch.setattr(_registry, "_registries", {})
+    monkeypatch.setattr(_registry, "_entry_point_paths", None)
+    monkeypatch.delenv("TOOLGRAM_GRAMMAR_PATH", raising=False)
+
+
+def write(folder: Path, name: str, text: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    path.write_text(textwrap.dedent(text), encoding="utf-8")
+    return path
+
+
+# -- grammar_paths= -------------------------------------------------------------------
+
+
+def test_grammar_paths_file_and_folder(tmp_path: Path) -> None:
+    path = write(tmp_path / "g", "mine.lark", MINE)
+    for given in (path, str(path), tmp_path / "g", [str(tmp_path / "g")]):
+        result = toolgram.parse(REPLY, grammar_paths=given)
+        assert [(c.name, c.arguments, c.format) for c in result.calls] == [("lookup", {"q": "cats"}, "mine")]
+        assert result.text.split() == ["Sure.", "Done."]
+        assert result.errors == []
+    # without it the format is unknown and the markers stay prose
+    assert toolgram.parse(REPLY).calls == []
+
+
+def test_user_format_next_to_builtins(tmp_path: Path) -> None:
+    path = write(tmp_path, "mine.lark", MINE)
+    raw = REPLY + '\n<tool_call>{"name": "other", "arguments": {}}</tool_call>'
+    result = toolgram.parse(raw, grammar_paths=[path])
+    assert [(c.name, c.format) for c in result.calls] == [("lookup", "mine"), ("other", "hermes")]
+    assert toolgram.parse(raw, formats=["mine"], grammar_paths=[path]).calls[0].format == "mine"
+
+
+def test_user_format_replaces_builtin_of_same_name(tmp_path: Path) -> None:
+    path = write(tmp_path, "my_hermes.lark", MINE.replace("format: mine", "format: hermes"))
+    raw = REPLY + '<tool_call>{"name": "x", "arguments": {}}</tool_call>'
+    result = toolgram.parse(raw, formats=["hermes"], grammar_paths=path)
+    assert [(c.name, c.format) for c in result.calls] == [("lookup", "hermes")]  # <tool_call> is no longer its marker
+    assert _registry.registry_for(path).formats["hermes"].path == path
+    assert _registry.registry_for(None).formats["hermes"].path.name == "hermes.lark"
+
+
+def test_first_path_wins_among_user_formats(tmp_path: Path) -> None:
+    a = write(tmp_path / "a", "mine.lark", MINE)
+    b = write(tmp_path / "b", "mine.lark", MINE.replace("<<call>>", "<<go>>").replace("<</call>>", "<</go>>"))
+    assert _registry.registry_for([a, b]).formats["mine"].path == a
+    assert _registry.registry_for([b, a]).formats["mine"].path == b
+
+
+def test_user_grammar_imports_builtin_shared_rules(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "pyish.lark",
+        """\
+        // format: pyish
+        // start: <<py>>
+        start: "<<py>>" call
+        %import .pycall (call, name, kwarg, posarg, key, value, NAME, KEY, PYVALUE)
+        %import common.WS
+        %ignore WS
+        """,
+    )
+    result = toolgram.parse("<<py>> lookup(q='cats', n=2)", grammar_paths=path)
+    assert [(c.name, c.arguments) for c in result.calls] == [("lookup", {"q": "cats", "n": 2})]
+
+
+# -- broken grammars name the file and the line -----------------------------------------
+
+BROKEN = {
+    "undefined rule": (MINE.replace("json_calls: JSON", "json_calls: PAYLOAD"), 9, "PAYLOAD"),
+    "syntax error": (MINE.replace("start: START json_calls END", "start: START (json_calls END"), 8, "expected ')'"),
+    "bad regex": (MINE.replace("JSON: /[\\[{]/", "JSON: /[\\[{/"), 10, "JSON"),
+    "defined twice": (MINE + 'END: "</x>"\n', 15, "more than once"),
+    "no start marker": (MINE.replace("// start: <<call>>\n", ""), 1, "no '// start: <marker>'"),
+    "bad order": (MINE.replace("// end: <</call>>", "// order: soon"), 6, "'order' must be a whole number"),
+    "missing import": ("// format: x\n// start: <x>\n\n%import .nowhere (call)\nstart: call\n", 4, "%import"),
+}
+
+
+@pytest.mark.parametrize("case", list(BROKEN), ids=list(BROKEN))
+def test_broken_grammar_error_names_file_and_line(tmp_path: Path, case: str) -> None:
+    text, line, words = BROKEN[case]
+    path = write(tmp_path, "broken.lark", text)
+    with pytest.raises(GrammarError) as info:
+        toolgram.parse("anything", grammar_paths=path)
+    message = str(info.value)
+    assert message.startswith(f"{path}:{line}: "), message
+    assert words in message
+    assert "\n" not in message
+    assert info.value.path == path and info.value.line == line
+
+
+def test_missing_explicit_path_raises(tmp_path: Path) -> None:
+    with pytest.raises(GrammarError, match="no such grammar file or folder"):
+        toolgram.parse("x", grammar_paths=tmp_path / "nope.lark")
+
+
+# -- TOOLGRAM_GRAMMAR_PATH ----------------------------------------------------------------
+
+
+def test_environment_variable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write(tmp_path / "a", "mine.lark", MINE)
+    other = write(tmp_path / "b", "go.lark", MINE.replace("mine", "go").replace("call>>", "go>>"))
+    monkeypatch.setenv("TOOLGRAM_GRAMMAR_PATH", f"{tmp_path / 'a'}{__import__('os').pathsep}{other}")
+    result = toolgram.parse(REPLY + '<<go>>{"name": "g", "arguments": {}}<</go>>')
+    assert [(c.name, c.format) for c in result.calls] == [("lookup", "mine"), ("g", "go")]
+    monkeypatch.delenv("TOOLGRAM_GRAMMAR_PATH")
+    assert toolgram.parse(REPLY).calls == []  # the registry follows the variable
+
+
+def test_broken_ambient_grammar_is_left_out_not_raised(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write(tmp_path, "mine.lark", MINE)
+    bad = write(tmp_path, "zbad.lark", MINE.replace("format: mine", "format: bad").replace("json_calls: JSON", "json_calls: NOPE"))
+    monkeypatch.setenv("TOOLGRAM_GRAMMAR_PATH", str(tmp_path))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = toolgram.parse(REPLY)
+    assert [c.format for c in result.calls] == ["mine"]  # the good file still works
+    assert result.errors == [f"{bad}:9: Rule 'NOPE' used but not defined (in rule json_calls)"]
+    assert any(str(bad) in str(w.message) for w in caught)
+    # only reported when all formats are in play; asking for it by name raises
+    assert toolgram.parse(REPLY, formats=["mine"]).errors == []
+    with pytest.raises(GrammarError, match=r"zbad\.lark:9:"):
+        toolgram.parse(REPLY, formats=["bad"])
+
+
+def test_missing_ambient_path_is_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TOOLGRAM_GRAMMAR_PATH", str(tmp_path / "gone"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = toolgram.parse('<tool_call>{"name": "a", "arguments": {}}</tool_call>')
+    assert [c.name for c in result.calls] == ["a"]
+    assert result.errors == [f"{tmp_path / 'gone'}: no such grammar file or folder"]
+
+
+# -- entry points ---------------------------------------------------------------------------
+
+
+def test_entry_points(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    grammars = tmp_path / "pkg_grammars"
+    write(grammars, "mine.lark", MINE)
+    write(tmp_path / "extra", "go.lark", MINE.replace("mine", "go").replace("call>>", "go>>"))
+    write(
+        tmp_path,
+        "acme_toolgram.py",
+        f"""\
+        GRAMMARS = {str(grammars)!r}
+
+        def more():
+            return [{str(tmp_path / 'extra')!r}]
+
+        def broken():
+            raise RuntimeError("boom")
+        """,
+    )
+    dist = tmp_path / "acme_toolgram-1.0.dist-info"
+    write(dist, "METADATA", "Metadata-Version: 2.1\nName: acme-toolgram\nVersion: 1.0\n")
+    write(
+        dist,
+        "entry_points.txt",
+        "[toolgram.grammars]\nacme = acme_toolgram:GRAMMARS\nacme_more = acme_toolgram:more\nacme_broken = acme_toolgram:broken\n",
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = toolgram.parse(REPLY + '<<go>>{"name": "g", "arguments": {}}<</go>>')
+    assert [(c.name, c.format) for c in result.calls] == [("lookup", "mine"), ("g", "go")]
+    assert result.errors == ["entry point acme_broken = acme_toolgram:broken: boom"]
+    monkeypatch.delitem(sys.modules, "acme_toolgram", raising=False)
+
+
+# -- the streaming classes take grammar_paths too -------------------------------------------
+
+
+def test_stream_parser_and_prose_filter_take_grammar_paths(tmp_path: Path) -> None:
+    path = write(tmp_path, "mine.lark", MINE)
+    from toolgram._events import CallDone
+    from toolgram._prose_filter import ProseFilter
+    from toolgram._stream import StreamParser
+
+    sp = StreamParser(grammar_paths=path)
+    events = [e for i in range(0, len(REPLY), 7) for e in sp.feed(REPLY[i : i + 7])] + sp.flush()
+    assert [e.call.format for e in events if isinstance(e, CallDone)] == ["mine"]
+    pf = ProseFilter(grammar_paths=path)
+    shown = "".join(pf.push(REPLY[i : i + 5]) for i in range(0, len(REPLY), 5)) + pf.flush()
+    assert "<<call>>" not in shown and "Sure." in shown
+    with pytest.raises(GrammarError):
+        StreamParser(grammar_paths=tmp_path / "missing.lark")
