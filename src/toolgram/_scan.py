@@ -137,7 +137,7 @@ class Scanner:
         self.waiting: Driver | None = None
         self.plain: str | None = None  # take_plain's kind of text here (None: no fast path)
         self.held = ""  # the text held back at the end of prose (buf[pos:])
-        self.firsts, self.literals = _quick_searches(self.by_marker)
+        self.quick, self.risky_last, self.firsts, self.literals = _quick_searches(self.by_marker)
         self.modes = {"start": self._start, "prose": self._in_prose, "think": self._think, "region": self._region}
 
     # -- public ---------------------------------------------------------------
@@ -159,40 +159,46 @@ class Scanner:
             end = self.base + len(self.buf) + len(text)
             plain = self.take_plain(text)
             if plain is not None:
-                kind, value = plain
-                return [Piece(kind, end - len(value), end, value)]
+                kind, value, hold = plain
+                return [Piece(kind, end - hold - len(value), end - hold, value)] if value else []
         self.buf += text
         out = self._advance(False)
         self._settle()
         return out
 
-    def take_plain(self, text: str) -> tuple[str, str] | None:
-        """The fast path of feed(). When the text held back so far plus `text` holds
-        no marker and ends in no start of one, it is all prose, or all reasoning
-        inside <think>, exactly as feed() would report it: take it and return
-        (kind, value), kind "text" or "reasoning" and value the held text plus
-        `text` (it ends where `text` does). None, taking nothing, otherwise."""
+    def take_plain(self, text: str) -> tuple[str, str, int] | None:
+        """The fast path of feed(), when `text` and the text held back before it
+        hold no marker: the prose or reasoning (in <think>) feed() would report.
+        Takes the text and returns (kind, value, hold): kind "text" or "reasoning",
+        value the text reported (it may be "") and hold how many characters at
+        the end are held back, as the start of a marker (value ends there).
+        None, taking nothing, when the text needs the slow way."""
         kind = self.plain
-        if kind is None:
+        if kind is None or not text:
             return None
         held = self.held
         value = held + text if held else text
-        m = self.firsts.search(value)
-        if m is not None:
-            p = m.start()
+        hold = 0
+        if self.quick.search(value) is not None or value[-1] in self.risky_last:
+            p = self.firsts.search(value).start()
             if self.literals.search(value, p) is not None:
                 return None
-            # A start of a marker at the end: the slow way holds it back.
+            # Hold back the longest end that may start a marker, as _held() does.
             prefixes = self.prefixes
             for m in self.firsts.finditer(value, max(p, len(value) - self.max_prefix)):
                 if value[m.start() :] in prefixes:
-                    return None
-        self.held = ""
+                    hold = len(value) - m.start()
+                    self.held = value[m.start() :]
+                    value = value[: m.start()]
+                    break
+        if not hold:
+            self.held = ""
         self.buf = buf = self.buf + text
-        self.think_scan = self.pos = len(buf)  # (think_scan: in <think>, searched up to here)
+        self.pos = len(buf) - hold
+        self.think_scan = len(buf)  # (in <think>: searched for </think> up to here)
         if len(buf) > 256:
             self._trim()
-        return kind, value
+        return kind, value, hold
 
     def finish(self) -> list:
         self.waiting = None
@@ -506,17 +512,32 @@ _QUICK: dict[tuple, tuple] = {}
 
 
 def _quick_searches(by_marker: dict) -> tuple:
-    """Searches for the fast path: any character a marker (or a <think> tag) starts
-    with, and any marker as plain text (the stdlib engine is several times faster
-    at literals; the line-start condition of some markers is left out: finding
-    one only sends the text the slow way)."""
+    """Searches for take_plain, built once per set of markers (with <think> tags):
+
+      quick       where a marker may start: its first two characters when it starts
+                  with a letter or digit ("co" for "commentary to="), else its first
+                  (`<`); a marker, or a start of one at the end longer than one
+                  character, holds a match;
+      risky_last  the first characters of the markers that quick spells with two:
+                  the one-character start of a marker it cannot see;
+      firsts      any first character of a marker;
+      literals    any marker, as plain text (the line-start condition of some is
+                  left out: finding one only sends the text the slow way).
+
+    The stdlib engine is several times faster than `regex` at these."""
     markers = tuple(sorted({*by_marker, THINK_OPEN, THINK_CLOSE}, key=lambda m: (-len(m), m)))
     found = _QUICK.get(markers)
     if found is None:
-        firsts = "".join(sorted({m[0] for m in markers if m}))
+        markers = tuple(m for m in markers if m)
+        starts = {m[:2] if m[0].isalnum() and len(m) > 1 else m[0] for m in markers}
+        singles = "".join(sorted(x for x in starts if len(x) == 1))
+        pairs = sorted(x for x in starts if len(x) == 2)
+        quick = "|".join(([f"[{re.escape(singles)}]"] if singles else []) + [re.escape(x) for x in pairs])
         found = _QUICK[markers] = (
-            re.compile("[" + re.escape(firsts) + "]"),
-            re.compile("|".join(re.escape(m) for m in markers if m)),
+            re.compile(quick or "(?!)"),
+            frozenset(x[0] for x in pairs),
+            re.compile("[" + re.escape("".join(sorted({m[0] for m in markers}))) + "]"),
+            re.compile("|".join(re.escape(m) for m in markers)),
         )
     return found
 

@@ -1,0 +1,195 @@
+"""Gemma-style argument objects: JSON with bare keys and custom string delimiters.
+
+Gemma 4 writes `{location:<|"|>London<|"|>,days:3,opts:{metric:true},tags:[<|"|>a<|"|>]}`;
+FunctionGemma the same with `<escape>…<escape>`. Delimited strings are text as
+written (no escapes); bare values (numbers, true/false/null, words) run to the
+next `,` `}` `]`. The result is a `Node` tree, typed afterwards by the tool's
+schema (a delimited string is a string unless the schema says otherwise; a bare
+value is typed like an untyped XML value).
+
+Models break this notation in a few known ways, which are read as meant:
+  - a delimited string never closed (`{command:<|"|>ls}`): it ends at the
+    object's closing brace at the end of the payload (repair closed_json);
+  - a value opened with a quote and closed with the delimiter
+    (`pattern:':\\s*'<|"|>`): the quotes are dropped (repair single_quotes);
+  - a bare value with commas in it (`content:a, b`): a comma ends a bare value
+    only when a `key:` follows it;
+  - no closing brace at all: the rest of the payload is the last value
+    (repair closed_json).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from ._typing import Node
+
+DELIMITERS = ('<|"|>', "<escape>")
+_DELIM = re.compile(r'<\|"\|>|<escape>')
+_KEY = re.compile(r"\s*([^\s:,{}\[\]<>\"']+|\"[^\"]*\")\s*:")
+_NEXT_KEY = re.compile(r"\s*(?:[^\s:,{}\[\]<>\"']+|\"[^\"]*\"|<\|\"\|>[^<]*<\|\"\|>|<escape>[^<]*<escape>)\s*:")
+_WS = re.compile(r"\s*")
+_BARE_STOP = re.compile(r"[,}\]]")
+_ONLY_CLOSERS = re.compile(r"[\s}\]]*\Z")
+_JSON_STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
+_QUOTED_TO_DELIM = re.compile(r"""(['"])(.*)\1?\s*(?:<\|"\|>|<escape>)""", re.S)
+_OPEN_DELIM = re.compile(r"""(?:<\|"\|>|<escape>)(.*)""", re.S)
+_MAX_DEPTH = 256
+
+
+class _Reader:
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.pos = 0
+        self.repairs: list[str] = []
+
+    def note(self, repair: str) -> None:
+        if repair not in self.repairs:
+            self.repairs.append(repair)
+
+    def skip_ws(self) -> None:
+        self.pos = _WS.match(self.text, self.pos).end()
+
+    def delim_at(self, pos: int) -> str | None:
+        for d in DELIMITERS:
+            if self.text.startswith(d, pos):
+                return d
+        return None
+
+    # -- containers --------------------------------------------------------
+    def obj(self, node: Node, closer: str, depth: int) -> None:
+        """Read members up to `closer` (the opener is already consumed)."""
+        text = self.text
+        n = len(text)
+        while True:
+            self.skip_ws()
+            while self.pos < n and text[self.pos] == ",":
+                self.pos += 1
+                self.skip_ws()
+            if self.pos >= n:
+                self.note("closed_json")
+                return
+            if text[self.pos] == closer:
+                self.pos += 1
+                return
+            if closer == "}":
+                key = self.key()
+                if key is None:
+                    # Not a key: the rest cannot be read as members; keep what we have.
+                    self.note("closed_json")
+                    self.pos = n
+                    return
+            else:
+                key = None
+            child = self.value(key, depth)
+            node.children.append(child)
+
+    def key(self) -> str | None:
+        d = self.delim_at(self.pos)
+        if d is not None:
+            end = self.text.find(d, self.pos + len(d))
+            if end < 0:
+                return None
+            colon = _WS.match(self.text, end + len(d)).end()
+            if not self.text.startswith(":", colon):
+                return None
+            key = self.text[self.pos + len(d) : end]
+            self.pos = colon + 1
+            return key.strip()
+        m = _KEY.match(self.text, self.pos)
+        if m is None:
+            return None
+        self.pos = m.end()
+        key = m.group(1)
+        return key[1:-1] if key.startswith('"') else key
+
+    def value(self, key: str | None, depth: int) -> Node:
+        text = self.text
+        n = len(text)
+        # Spaces (not newlines) before a value are layout.
+        while self.pos < n and text[self.pos] in " \t":
+            self.pos += 1
+        if self.pos >= n:
+            self.note("closed_json")
+            return Node(key=key, text="", exact=True)
+        ch = text[self.pos]
+        d = self.delim_at(self.pos)
+        if d is not None:
+            start = self.pos + len(d)
+            end = text.find(d, start)
+            if end < 0:
+                # Never closed: it ends where the payload does, minus the closing brackets.
+                self.note("closed_json")
+                body = text[start:].rstrip()
+                body = body[:-1] if body.endswith("}") else body
+                self.pos = n
+                return Node(key=key, type="string", text=body, exact=True)
+            self.pos = end + len(d)
+            return Node(key=key, type="string", text=text[start:end], exact=True)
+        if ch in "{[" and depth < _MAX_DEPTH:
+            self.pos += 1
+            node = Node(key=key, type="object" if ch == "{" else "array")
+            self.obj(node, "}" if ch == "{" else "]", depth + 1)
+            if not node.children:
+                node.text = ""
+            return node
+        if ch == '"':
+            m = _JSON_STRING.match(text, self.pos)
+            if m is not None:
+                self.pos = m.end()
+                try:
+                    return Node(key=key, type="string", text=json.loads(m.group()), exact=True)
+                except ValueError:
+                    return Node(key=key, type="string", text=m.group(1), exact=True)
+        return self.bare(key)
+
+    def bare(self, key: str | None) -> Node:
+        """A bare value: up to a `}` or `]`, or a `,` that a `key:` follows."""
+        text = self.text
+        n = len(text)
+        start = self.pos
+        i = start
+        while True:
+            m = _BARE_STOP.search(text, i)
+            if m is None:
+                i = n
+                break
+            i = m.start()
+            if text[i] in "}]" or _NEXT_KEY.match(text, i + 1) or _closes(text, i + 1):
+                break
+            i += 1
+        raw = text[start:i]
+        self.pos = i
+        if i >= n and raw.rstrip().endswith("}"):
+            raw = raw.rstrip()[:-1]
+        value = raw.strip(" \t")
+        # A quote opened and closed by the delimiter instead: '...'<|"|>
+        m = _QUOTED_TO_DELIM.fullmatch(value)
+        if m is not None:
+            self.note("single_quotes")
+            return Node(key=key, type="string", text=m.group(2).rstrip("'\""), exact=True)
+        m = _OPEN_DELIM.fullmatch(value)
+        if m is not None:
+            self.note("closed_json")
+            return Node(key=key, type="string", text=m.group(1), exact=True)
+        return Node(key=key, text=value, exact=True)
+
+
+def _closes(text: str, pos: int) -> bool:
+    """Only whitespace and closers are left: `a:1, }`."""
+    return _ONLY_CLOSERS.match(text, pos) is not None
+
+
+def decode_loose(text: str) -> tuple[Node, list[str]]:
+    """The arguments in `text` (`{…}`, braces optional) as an object Node, and the repairs."""
+    reader = _Reader(text)
+    reader.skip_ws()
+    root = Node(type="object")
+    if text.startswith("{", reader.pos):
+        reader.pos += 1
+        reader.obj(root, "}", 0)
+    elif reader.pos < len(text):
+        reader.note("closed_json")
+        reader.obj(root, "}", 0)
+    return root, reader.repairs
