@@ -32,6 +32,8 @@ from _snapshot import CorpusSnapshotExtension  # noqa: E402
 
 FORMAT_FOLDERS = (
     "hermes",
+    "glm45_bare",
+    "gemma4_bare",
     "lfm2",
     "fenced_json",
     "json_reply",
