@@ -20,7 +20,7 @@ SCRIPT = REPO_ROOT / "benchmarks" / "corpus_agreement.py"
 
 # Floors the figures must not fall below (the targets are 90%).
 BFCL_AGREEMENT = 0.90
-ISSUES_AGREEMENT = 0.86
+ISSUES_AGREEMENT = 0.90
 BFCL_RECOVERED = 80  # records the leaderboard's decoder failed on that yield an offered call
 
 

@@ -5,9 +5,13 @@ the grammar, decodes payloads with json.loads, repairs what models commonly
 break (once, and says so) and never raises.
 """
 
+from ._events import ArgumentsDelta, CallDone, CallStart, Error, Event, Reasoning, Text
+from ._mfcs import MfcsSession
 from ._model import ParseResult, Segment, ToolCall
 from ._parse import parse
+from ._prose_filter import ProseFilter
 from ._registry import Format, GrammarError
+from ._stream import StreamParser
 from ._tools import Tool, ToolSet, normalize_tools
 
 __all__ = [
@@ -18,8 +22,16 @@ __all__ = [
     "Tool",
     "ToolCall",
     "ToolSet",
+    "formats_table",
     "normalize_tools",
     "parse",
 ]
 
 __version__ = "0.1.0"
+
+
+def formats_table(formats: list[Format] | None = None) -> str:
+    """The built-in formats as a Markdown table (README.md's; see toolgram._catalog)."""
+    from ._catalog import formats_table as table  # imported late: `python -m toolgram._catalog` runs it
+
+    return table(formats)

@@ -292,6 +292,10 @@ class Driver:
     def _close(self, buf: str, final: bool, at_marker) -> str:
         """The frame is open but nothing more fits. Close it with the missing
         markers when the text has ended or the next call starts here."""
+        if self.pos == self.start:
+            # Nothing of the frame is in the text (a marker-less format at the start of
+            # the reply): there is no frame to close, whatever markers could complete it.
+            return self._fail(f"unexpected {_snippet(buf, self.pos)}")
         pos = self.pos
         n = len(buf)
         while pos < n and buf[pos].isspace():
@@ -304,8 +308,12 @@ class Driver:
             closer = next((e for e in self.fmt.ends if buf.startswith(e, pos)), None)
             if closer is not None:
                 return self._close_before(closer)
+            if not final and any(n - pos < len(e) and e.startswith(buf[pos:]) for e in self.fmt.ends):
+                return WAIT  # the text ends inside what may become an end marker
             hit = at_marker(buf, pos)
-            if hit is None and not final:
+            # The text ends inside what may become a call marker: that matters only
+            # if the missing markers can close the frame.
+            if hit is None and not final and self._closing_plan() is not None:
                 return WAIT
             near = not final and self.quotes and n - self.pos <= _SNIPPET  # see run()
             if not hit:
