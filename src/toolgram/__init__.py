@@ -9,22 +9,40 @@ from ._events import ArgumentsDelta, CallDone, CallStart, Error, Event, Reasonin
 from ._mfcs import MfcsSession
 from ._model import ParseResult, Segment, ToolCall
 from ._parse import parse
+from ._prompts import PROMPT_FORMATS, example_call, register_prompt, render_prompt, render_results
 from ._prose_filter import ProseFilter
 from ._registry import Format, GrammarError
 from ._stream import StreamParser
 from ._tools import Tool, ToolSet, normalize_tools
+from ._validate import validate
 
 __all__ = [
+    "PROMPT_FORMATS",
+    "ArgumentsDelta",
+    "CallDone",
+    "CallStart",
+    "Error",
+    "Event",
     "Format",
     "GrammarError",
+    "MfcsSession",
     "ParseResult",
+    "ProseFilter",
+    "Reasoning",
     "Segment",
+    "StreamParser",
+    "Text",
     "Tool",
     "ToolCall",
     "ToolSet",
+    "example_call",
     "formats_table",
     "normalize_tools",
     "parse",
+    "register_prompt",
+    "render_prompt",
+    "render_results",
+    "validate",
 ]
 
 __version__ = "0.1.0"
