@@ -1,0 +1,55 @@
+"""Every row of ../shared/reference/format-examples.jsonl parses to its expected calls.
+
+Each row is one model family's reference output (taken from inference-server tests and
+docs): `raw`, the exact text, and `expected_calls`, a list of {"name", "arguments"}. The
+test offers exactly the tools the row calls and checks that parse() finds exactly those
+calls, in order, with those arguments (ids, spans, repairs and text are the corpus
+snapshots' business). One parametrized test covers every row, so a new row is tested
+without touching this file; the whole test is skipped when ../shared is absent (it is not
+shipped with the project).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pytest
+
+import toolgram
+from conftest import shared_path
+
+EXAMPLES = ("reference", "format-examples.jsonl")
+
+
+def _rows() -> list[Any]:
+    shared = shared_path()
+    path = shared.joinpath(*EXAMPLES) if shared is not None else None
+    if path is None or not path.is_file():
+        reason = "../shared/reference/format-examples.jsonl is absent (not shipped with the project)"
+        return [pytest.param(None, id="shared-absent", marks=pytest.mark.skip(reason=reason))]
+    lines = path.read_bytes().decode("utf-8").splitlines()
+    rows = [json.loads(line) for line in lines if line.strip()]
+    return [pytest.param(row, id=f"{n:02d}-{_slug(row['format'])}") for n, row in enumerate(rows, 1)]
+
+
+def _slug(label: str) -> str:
+    # "mistral_json_array (pre-v11)" -> "mistral_json_array-pre-v11"
+    return re.sub(r"[^A-Za-z0-9_.]+", "-", label).strip("-")
+
+
+def _offered(calls: list[dict[str, Any]]) -> list[str]:
+    """The names the row calls, each once, in order of first use."""
+    return list(dict.fromkeys(call["name"] for call in calls))
+
+
+@pytest.mark.parametrize("row", _rows())
+def test_format_example(row: dict[str, Any]) -> None:
+    expected = row["expected_calls"]
+    result = toolgram.parse(row["raw"], _offered(expected))
+    got = [{"name": call.name, "arguments": call.arguments} for call in result.calls]
+    assert got == expected, (
+        f"{row['format']} ({row.get('source_file', '?')}):\n"
+        f"  calls:  {got}\n  errors: {result.errors}\n  text:   {result.text!r}"
+    )
