@@ -32,6 +32,7 @@ from _snapshot import CorpusSnapshotExtension  # noqa: E402
 
 FORMAT_FOLDERS = (
     "hermes",
+    "fenced_plain",
     "glm45_bare",
     "gemma4_bare",
     "lfm2",
