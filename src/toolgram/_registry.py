@@ -230,7 +230,11 @@ class Registry:
 
     def select(self, names: Any = None) -> list[Format]:
         if names is None:
-            return sorted(self.formats.values(), key=lambda f: (f.order, f.name))
+            # parse() asks once per reply: sort once per set of formats.
+            cached = self.__dict__.get("_ordered")
+            if cached is None or len(cached) != len(self.formats):
+                cached = self.__dict__["_ordered"] = sorted(self.formats.values(), key=lambda f: (f.order, f.name))
+            return list(cached)
         if isinstance(names, str):
             names = [names]
         chosen = []
