@@ -53,7 +53,7 @@ _MAX_VIRTUAL = 6
 class Driver:
     __slots__ = (
         "fmt", "c", "start", "pos", "stack", "values", "status", "end", "tree", "repairs", "reason",
-        "hint", "extents", "quotes",
+        "hint", "extents", "quotes", "resume",
     )  # fmt: skip
 
     def __init__(self, fmt: Format, start: int) -> None:
@@ -73,6 +73,9 @@ class Driver:
         # _Extent (JSON, PYVALUE) and _LoopWait (regex terminals).
         self.hint: list | None = None
         self.extents: dict = {}  # stops -> the _Extent of the token at self.pos
+        # terminal -> (token start, a later point its match can be resumed from): a
+        # long token of the unrolled-loop shape is not matched from its start again.
+        self.resume: dict = {}
         # Whether a failure's reason may be shown (the scanner clears it where it
         # never is): then "unexpected …" waits for the text it quotes.
         self.quotes = not fmt.quiet
@@ -181,7 +184,14 @@ class Driver:
                     if end == pos:
                         continue
                 else:
-                    m = t.pattern.match(buf, pos, partial=not final)
+                    at = pos
+                    pattern = t.pattern
+                    resume = self.resume.get(name)
+                    if resume is not None and resume[0] == pos:
+                        # A long token seen before: its match goes on as from there.
+                        at = resume[1]
+                        pattern = resume[2] or pattern
+                    m = pattern.match(buf, at, partial=not final)
                     if m is None:
                         continue
                     end = m.end()
@@ -191,11 +201,13 @@ class Driver:
                     if not final and (end >= n or _could_grow(t, buf, pos)):
                         grow = True
                         if growers is not None:
-                            loop = _loop_wait(t, buf, pos, n) if end >= n else None
+                            loop = _loop_wait(t, buf, at, n) if end >= n else None
                             if loop is None:
                                 growers = None
                             else:
                                 growers.append(loop)
+                                if loop.resume is not None:
+                                    self.resume[name] = (pos, *loop.resume)
                     if m.partial or end == pos:
                         continue
                 if end - pos > best_len:
@@ -538,12 +550,13 @@ class _LoopWait:
     """A regex terminal whose match runs to the end of the text, inside a loop of a
     negated class `[^E]*`: text with no character of E cannot end it (see _loop)."""
 
-    __slots__ = ("exits", "width", "last")
+    __slots__ = ("exits", "width", "last", "resume")
 
     def __init__(self, exits: re.Pattern[str], width: int, last: int) -> None:
         self.exits = exits
         self.width = width
-        self.last = last  # the last character of E in the match, or -1
+        self.last = last  # the last character of E in the match, or -1 (none near the end)
+        self.resume: tuple | None = None  # (position, pattern to match from there, None: t's)
 
     def absorbs(self, text: str, n: int) -> bool:
         if self.exits.search(text) is not None:
@@ -556,15 +569,30 @@ class _LoopWait:
 _LOOPS: dict[str, tuple | None] = {}
 
 
-def _loop_wait(t, buf: str, pos: int, n: int) -> _LoopWait | None:
+def _loop_wait(t, buf: str, at: int, n: int) -> _LoopWait | None:
+    """A _LoopWait for t's match from `at` (the token's start, or where its match was
+    resumed) to the end of the text, n; None when t's pattern has not that shape."""
     info = _LOOPS.get(t.pattern.pattern, 0)
     if info == 0:
         info = _LOOPS[t.pattern.pattern] = _loop(t.pattern.pattern)
     if info is None:
         return None
-    exits, chars, width = info
-    last = max(buf.rfind(c, pos, n) for c in chars)
-    return _LoopWait(exits, width, last)
+    exits, chars, width, tail = info
+    # Only the last `width` characters matter for what comes next.
+    last = max(buf.rfind(c, max(at, n - width - 1), n) for c in chars)
+    wait = _LoopWait(exits, width, last)
+    # A later place to match from next time, as the whole match would go on from
+    # there: inside a [^E]* loop (with no character of E near), with the pattern;
+    # or at a character of E that X has read for good, with the tail `(?:X[^E]*)*`
+    # (every character of E in the match starts one X).
+    if last < 0:
+        if n - 1 > at:
+            wait.resume = (n - 1, None)
+    else:
+        e = max(buf.rfind(c, at, n - width - 1) for c in chars)
+        if e > at:
+            wait.resume = (e, tail)
+    return wait
 
 
 def _loop(source: str) -> tuple | None:
@@ -594,8 +622,16 @@ def _loop(source: str) -> tuple | None:
         first = body[0]
         if first[0] is not _C.LITERAL or chr(first[1]) not in exits or not all(map(_bounded, body[1:-1])):
             return None
+    # The loop's source, `[^E]+` or `[^E]*`, and the tail `(?:X[^E]*)*` after it.
+    head = regex.match(r"\[\^(?:\\.|[^\]\\])+\][+*]", source)
+    if head is None:
+        return None
+    try:
+        tail = regex.compile(source[head.end() :] or "(?:)")
+    except Exception:  # noqa: BLE001
+        return None
     chars = "".join(sorted(exits))
-    return re.compile("[" + re.escape(chars) + "]"), chars, len(source)
+    return re.compile("[" + re.escape(chars) + "]"), chars, len(source), tail
 
 
 def _negated_loop(item) -> frozenset | None:

@@ -102,6 +102,30 @@ def markers_for(formats, tools_given: bool = True) -> Markers:
     return found
 
 
+_OPENS: dict[tuple[Format, str], bool] = {}
+
+
+def may_open(fmt: Format, ch: str) -> bool:
+    """Could a region of fmt start with this character? A reply-anchored format
+    whose first token cannot start with the reply's first character would fail at
+    once; skipping it saves building a driver for each of them on every reply."""
+    key = (fmt, ch)
+    found = _OPENS.get(key)
+    if found is None:
+        c = fmt.compiled
+        found = False
+        for t in (*c.allowed[c.start_state], *c.ignore):
+            if t.literal is not None:
+                found = t.literal.startswith(ch)
+            else:
+                found = t.pattern.match(ch, partial=True) is not None
+            if found:
+                break
+        if len(_OPENS) < 100_000:
+            _OPENS[key] = found
+    return found
+
+
 class Scanner:
     def __init__(self, formats: list[Format], tools: Any = None) -> None:
         self.tools = tools
@@ -129,15 +153,18 @@ class Scanner:
         # Streaming in linear time. `buf` holds the reply from `base` on: text no
         # decision needs any more is dropped (positions in `buf` are local; the
         # items reported carry positions in the whole reply). While a region's
-        # driver waits on a token that a delta cannot change (Driver.absorbs),
-        # deltas are kept in `pending` and neither joined nor re-lexed.
+        # driver waits on a token that a delta cannot change (Driver.absorbs), or
+        # only a marker can change anything (_CharWait), deltas are kept in
+        # `pending`, neither joined nor scanned. Prose goes by take_plain().
         self.base = 0
         self.pending: list[str] = []
         self.pending_n = 0
-        self.waiting: Driver | None = None
+        self.waiting: Any = None  # a Driver or a _CharWait: see their absorbs()
         self.plain: str | None = None  # take_plain's kind of text here (None: no fast path)
+        self.blank_to = 0  # the reply's leading whitespace runs at least to here
         self.held = ""  # the text held back at the end of prose (buf[pos:])
-        self.quick, self.risky_last, self.firsts, self.literals = _quick_searches(self.by_marker)
+        quick = _quick_searches(self.by_marker)
+        self.quick, self.risky_last, self.firsts, self.literals, self.first_set, self.end_pairs = quick
         self.modes = {"start": self._start, "prose": self._in_prose, "think": self._think, "region": self._region}
 
     # -- public ---------------------------------------------------------------
@@ -180,17 +207,20 @@ class Scanner:
         value = held + text if held else text
         hold = 0
         if self.quick.search(value) is not None or value[-1] in self.risky_last:
-            p = self.firsts.search(value).start()
-            if self.literals.search(value, p) is not None:
+            if self.literals.search(value) is not None:
                 return None
-            # Hold back the longest end that may start a marker, as _held() does.
-            prefixes = self.prefixes
-            for m in self.firsts.finditer(value, max(p, len(value) - self.max_prefix)):
-                if value[m.start() :] in prefixes:
-                    hold = len(value) - m.start()
-                    self.held = value[m.start() :]
-                    value = value[: m.start()]
-                    break
+            # Hold back the longest end that may start a marker, as _held() does
+            # (an end of two characters or more ends as one of those does).
+            firsts = self.first_set
+            if value[-1] in firsts or value[-2:] in self.end_pairs:
+                prefixes = self.prefixes
+                n = len(value)
+                for p in range(max(0, n - self.max_prefix), n):
+                    if value[p] in firsts and value[p:] in prefixes:
+                        hold = n - p
+                        self.held = value[p:]
+                        value = value[:p]
+                        break
         if not hold:
             self.held = ""
         self.buf = buf = self.buf + text
@@ -199,6 +229,23 @@ class Scanner:
         if len(buf) > 256:
             self._trim()
         return kind, value, hold
+
+    def lane(self) -> tuple | None:
+        """For a caller taking many deltas of plain prose in a row: when nothing is
+        held back, (kind, search, risky): a delta for which search() finds nothing
+        and whose last character is not in risky is all `kind` text with nothing to
+        hold back, as take_plain() would find. The caller may take such deltas and
+        must hand them over, joined, with extend_plain() before anything else."""
+        if self.plain is None or self.held:
+            return None
+        return self.plain, self.quick.search, self.risky_last
+
+    def extend_plain(self, text: str) -> None:
+        """Take text found plain through lane()."""
+        self.buf = buf = self.buf + text
+        self.pos = self.think_scan = len(buf)
+        if len(buf) > 256:
+            self._trim()
 
     def finish(self) -> list:
         self.waiting = None
@@ -220,13 +267,24 @@ class Scanner:
         self.plain = None
         if drivers:
             drv = drivers[-1]
-            if drv.status == WAIT and drv.hint:
-                self.waiting = drv
+            if drv.status == WAIT:
+                if drv.hint:
+                    self.waiting = drv
+            elif self.mode == "region" and self.failed_frame is not None and len(drivers) == len(self.candidates):
+                # A broken frame waits for its end marker (_settle_failure): only that,
+                # or a call marker, decides it.
+                ends = self.failed_frame.fmt.ends
+                self.waiting = _CharWait.of(buf=self.buf, firsts=self.first_set, more=ends, width=self.max_prefix + 1)
         elif self.mode == "prose" or self.mode == "think":
             if self.pos > 256:
                 self._trim()
+            buf = self.buf
+            if self.mode == "think" and len(buf) - self.pos > self.max_prefix:
+                # In <think>, held from a call marker on: only </think> matters now.
+                self.waiting = _CharWait.of(buf=buf, firsts=frozenset("<"), more=(), width=len(THINK_CLOSE))
+                return
             self.plain = "reasoning" if self.mode == "think" or self.in_open_think else "text"
-            self.held = self.buf[self.pos :]
+            self.held = buf[self.pos :]
 
     def _trim(self) -> None:
         """Drop the text before pos, keeping what look-behinds read: back to the
@@ -245,6 +303,7 @@ class Scanner:
         self.pos = pos - keep
         self.think_from = max(0, self.think_from - keep)
         self.think_scan = max(0, self.think_scan - keep)
+        self.blank_to = max(0, self.blank_to - keep)
 
     # -- helpers ----------------------------------------------------------------
     def at_marker(self, buf: str, pos: int):
@@ -288,10 +347,11 @@ class Scanner:
     def _start(self, out: list, final: bool) -> bool:
         """The reply's beginning: marker-less formats must open it."""
         buf = self.buf
-        p = self.pos
+        p = max(self.pos, self.blank_to)
         n = len(buf)
         while p < n and buf[p].isspace():
             p += 1
+        self.blank_to = p  # (whitespace is not scanned again)
         if not self.anchored:
             self.mode = "prose"
             return True
@@ -314,13 +374,20 @@ class Scanner:
             self.after_think = "start"
             return True
         if not self.drivers:
-            self._begin(self.anchored, p, 0)
+            ch = buf[p]
+            candidates = [f for f in self.anchored if may_open(f, ch)]
+            if not candidates:
+                self.mode = "prose"
+                return True
+            self._begin(candidates, p, 0)
         return self._run_region(out, final, anchored=True)
 
     def _in_prose(self, out: list, final: bool) -> bool:
         buf = self.buf
-        # (No marker as plain text, no marker: the quick search is a prefilter.)
-        m = self.any_re.search(buf, self.pos) if self.literals.search(buf, self.pos) else None
+        # Every marker is found as plain text first (the stdlib search is much
+        # faster); the full search, with its line-start conditions, starts there.
+        lit = self.literals.search(buf, self.pos)
+        m = self.any_re.search(buf, lit.start()) if lit is not None else None
         if m is None:
             end = len(buf) if final else len(buf) - self._held(len(buf))
             self._prose(out, self.pos, end)
@@ -471,7 +538,8 @@ class Scanner:
         buf = self.buf
         hits = [(buf.find(e, self.fail_scan), e) for e in drv.fmt.ends]
         hits = [(i, e) for i, e in hits if i >= 0]
-        nxt = self.call_re.search(buf, failure.end) if self.call_re is not None else None
+        # (From where the last search stopped: a marker before that was found then.)
+        nxt = self.call_re.search(buf, max(failure.end, self.fail_scan)) if self.call_re is not None else None
         if hits:
             i, e = min(hits)
             if nxt is None or i < nxt.start():
@@ -508,6 +576,31 @@ class Scanner:
         return Region(drv.start, drv.end, drv.fmt.name, items, list(drv.repairs))
 
 
+class _CharWait:
+    """The scanner's own wait, where only a marker (or end marker) can change
+    anything: a delta matters if it holds a character one starts with, or may
+    complete one begun in the last `width` characters."""
+
+    __slots__ = ("search", "last", "width")
+
+    def __init__(self, search: Any, last: int, width: int) -> None:
+        self.search = search
+        self.last = last  # such a character among the last `width`, or -1
+        self.width = width
+
+    @classmethod
+    def of(cls, buf: str, firsts: frozenset, more: tuple, width: int) -> _CharWait:
+        chars = "".join(sorted(firsts | {m[0] for m in more if m}))
+        search = re.compile("[" + re.escape(chars) + "]").search
+        width = max([width, *map(len, more)])
+        low = max(0, len(buf) - width)
+        last = max((buf.rfind(c, low) for c in chars), default=-1)
+        return cls(search, last, width)
+
+    def absorbs(self, text: str, n: int) -> bool:
+        return self.search(text) is None and (self.last < 0 or n - self.last >= self.width)
+
+
 _QUICK: dict[tuple, tuple] = {}
 
 
@@ -522,7 +615,9 @@ def _quick_searches(by_marker: dict) -> tuple:
                   the one-character start of a marker it cannot see;
       firsts      any first character of a marker;
       literals    any marker, as plain text (the line-start condition of some is
-                  left out: finding one only sends the text the slow way).
+                  left out: finding one only sends the text the slow way);
+      first_set   the first characters, as a set;
+      end_pairs   the last two characters of every start of a marker (proper prefix).
 
     The stdlib engine is several times faster than `regex` at these."""
     markers = tuple(sorted({*by_marker, THINK_OPEN, THINK_CLOSE}, key=lambda m: (-len(m), m)))
@@ -538,6 +633,8 @@ def _quick_searches(by_marker: dict) -> tuple:
             frozenset(x[0] for x in pairs),
             re.compile("[" + re.escape("".join(sorted({m[0] for m in markers}))) + "]"),
             re.compile("|".join(re.escape(m) for m in markers)),
+            frozenset(m[0] for m in markers),
+            frozenset(m[i - 2 : i] for m in markers for i in range(2, len(m))),
         )
     return found
 

@@ -1,0 +1,125 @@
+"""Streaming cost: a reply fed to StreamParser in 8-character deltas vs one parse().
+
+    python benchmarks/bench_stream.py            # the table
+    python benchmarks/bench_stream.py --profile  # cProfile of the 100 KB stream
+
+The reply is generated deterministically: paragraphs of prose (now and then
+with a `3 < 5`, an inline `code` span or a newline-framed list) and, after
+about 60% of them, a Hermes <tool_call> block with 2-4 arguments; about 120
+calls per 100 KB. Both sides get max_chars large enough for the whole reply,
+and both results are checked to be equal. Targets: the 100 KB ratio at most
+3x, and at most 1.5x the 20 KB one (work per delta does not grow with the
+reply).
+
+Times are CPU time (time.process_time), the best of --repeat runs: wall time
+on a shared machine measures the neighbours.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import json
+import pstats
+import random
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
+
+import toolgram  # noqa: E402
+from toolgram._stream import StreamParser  # noqa: E402
+
+WORDS = (
+    "the a model tool call reply weather city price cart product search open list item value "
+    "result user answer because which there their about would could should data time order "
+    "shipping return size colour stock today tomorrow week cheaper faster"
+).split()
+TOOLS = ["search_products", "open_product", "get_weather", "add_to_cart"]
+
+
+def make_reply(size: int, seed: int = 7) -> str:
+    rnd = random.Random(seed)
+    parts: list[str] = []
+    n = 0
+    while n < size:
+        words = [rnd.choice(WORDS) for _ in range(rnd.randint(30, 110))]
+        para = " ".join(words).capitalize() + ". "
+        roll = rnd.random()
+        if roll < 0.15:
+            para += "Note that 3 < 5 and `x` stays as it is. "
+        elif roll < 0.25:
+            para += "\n\n- first\n- second\n\n"
+        parts.append(para)
+        n += len(para)
+        if rnd.random() < 0.6:
+            args = {"query": " ".join(rnd.choice(WORDS) for _ in range(rnd.randint(2, 10))), "limit": rnd.randint(1, 50)}
+            if rnd.random() < 0.5:
+                args["in_stock"] = rnd.random() < 0.5
+            if rnd.random() < 0.3:
+                args["price_max"] = round(rnd.uniform(5, 500), 2)
+            call = "<tool_call>\n" + json.dumps({"name": rnd.choice(TOOLS), "arguments": args}) + "\n</tool_call>\n"
+            parts.append(call)
+            n += len(call)
+    return "".join(parts)
+
+
+def time_parse(raw: str, repeat: int) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.process_time()
+        toolgram.parse(raw, TOOLS, max_chars=len(raw) + 1)
+        best = min(best, time.process_time() - t0)
+    return best
+
+
+def stream(raw: str, delta: int):
+    sp = StreamParser(TOOLS, max_chars=len(raw) + 1)
+    feed = sp.feed
+    for i in range(0, len(raw), delta):
+        feed(raw[i : i + delta])
+    return sp.close()
+
+
+def time_stream(raw: str, delta: int, repeat: int) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.process_time()
+        stream(raw, delta)
+        best = min(best, time.process_time() - t0)
+    return best
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--delta", type=int, default=8)
+    ap.add_argument("--repeat", type=int, default=7)
+    ap.add_argument("--profile", action="store_true")
+    args = ap.parse_args()
+    toolgram.parse("warm up <tool_call>{}</tool_call>", TOOLS)  # build the grammars once
+    if args.profile:
+        raw = make_reply(100_000)
+        cProfile.runctx("stream(raw, args.delta)", globals(), locals(), "/tmp/bench_stream.prof")
+        pstats.Stats("/tmp/bench_stream.prof").sort_stats("tottime").print_stats(25)
+        return
+    ratios = {}
+    print(f"{'size':>8} {'calls':>6} {'deltas':>7} {'parse ms':>9} {'stream ms':>10} {'µs/delta':>9} {'ratio':>6}")
+    for size in (20_000, 100_000):
+        raw = make_reply(size)
+        expected = toolgram.parse(raw, TOOLS, max_chars=len(raw) + 1)
+        assert stream(raw, args.delta) == expected, "the stream disagrees with parse()"
+        one = time_parse(raw, args.repeat)
+        streamed = time_stream(raw, args.delta, args.repeat)
+        deltas = -(-len(raw) // args.delta)
+        ratios[size] = streamed / one
+        print(
+            f"{len(raw):>8} {len(expected.calls):>6} {deltas:>7} {one * 1e3:>9.2f} {streamed * 1e3:>10.2f}"
+            f" {streamed / deltas * 1e6:>9.2f} {ratios[size]:>6.2f}"
+        )
+    growth = ratios[100_000] / ratios[20_000]
+    print(f"ratio at 100 KB: {ratios[100_000]:.2f}x (target <= 3); 100 KB / 20 KB ratios: {growth:.2f} (target <= 1.5)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,293 @@
+"""StreamParser: parse() for a reply that arrives in pieces.
+
+The stream runs the same Scanner and Assembler as parse(), so it takes the same
+decisions: `close()` returns exactly what `parse(whole_text)` returns, and the
+events add up to it:
+
+  * the `Text` events, concatenated, equal `result.text`; the `Reasoning`
+    events, `result.reasoning` (leading whitespace is dropped, trailing
+    whitespace is held until more text follows, separators where markup was
+    cut out are emitted with the text after them: the Assembler's Joiner);
+  * each call gets one `CallStart`, then `ArgumentsDelta`s whose texts,
+    concatenated, equal `json.dumps(call.arguments, ensure_ascii=False)`, then
+    one `CallDone` whose call equals `result.calls[index]`;
+  * every message of `result.errors` comes as an `Error`, in the same order.
+
+When a call is announced
+------------------------
+Nothing sent is ever taken back, so a call is announced only once it is
+certain to be `result.calls[index]`: when the scanner hands over its region.
+That is as soon as the region is over -- its close marker arrived, or the next
+call's marker, or text that cannot belong to it -- and the format that reads
+it has decoded it. Before that nothing about a call is certain, not even that
+it is one or what its name is:
+
+  * a region can still fail as a whole: `<tool_call>{"name": "search",
+    "arguments": {"q": @}}</tool_call>` is prose and an error, not a call;
+  * JSON keeps the last of duplicate keys: `{"name": "a", "arguments": {},
+    "name": "b"}` calls "b", and a later `"arguments": 5` makes it an error;
+  * a marker several formats share goes to the first format that reads the
+    whole region; a name that is not offered is an error, not a call.
+
+So a call's `CallStart`, its arguments (one `ArgumentsDelta`, the whole JSON)
+and `CallDone` come together, from the `feed()` that delivers the end of its
+region, not at the end of the stream. Regions that only the end of the reply
+can settle (the whole reply as JSON, a call inside a `<think>` block that never
+closes, a call cut off by the end) come from `flush()`.
+
+Cost
+----
+Work per delta is proportional to the delta (amortised), whatever the length
+of the reply: the scanner keeps its state and drops the text it no longer
+needs; a prose delta in which no marker can start takes a fast path (and a run
+of them a faster one, the "lane", that hands the scanner their text in one
+piece later); inside a region, a delta that cannot change the token being
+read (a long JSON value, a payload up to its close tag) is put aside without
+re-lexing, and a long token is scanned on from where it stopped (see
+Scanner.feed, Driver.absorbs).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+from ._events import ArgumentsDelta, CallDone, CallStart, Error, Event, Reasoning, Text
+from ._model import ParseResult, Segment
+from ._parse import DEFAULT_MAX_CHARS, Assembler, grammar_problems, select_formats
+from ._scan import Piece, Scanner
+from ._tools import normalize_tools
+
+__all__ = ["StreamParser"]
+
+_OPEN, _CUT, _BROKEN, _DONE = "open", "cut", "broken", "done"
+
+
+def arguments_json(arguments: Any) -> str:
+    """The JSON text an OpenAI-style client receives as a call's arguments."""
+    try:
+        return json.dumps(arguments, ensure_ascii=False)
+    except (TypeError, ValueError):  # pragma: no cover - decoded payloads are JSON data
+        return json.dumps(arguments, ensure_ascii=False, default=str)
+
+
+class StreamParser:
+    """Parse a reply while it streams in.
+
+        sp = StreamParser(tools, formats=None, max_chars=32_768)
+        for delta in deltas:
+            for event in sp.feed(delta):
+                ...
+        for event in sp.flush():     # the held-back text, a call cut off by the end
+            ...
+        result = sp.close()          # == toolgram.parse(whole_text, tools, ...)
+
+    Events: Text, Reasoning, CallStart, ArgumentsDelta, CallDone, Error (see
+    toolgram._events). Like parse(), it never raises for any text; configuration
+    errors (an unknown format name, a broken grammar file) raise in the
+    constructor. `feed()` after `flush()` or `close()` raises RuntimeError.
+    """
+
+    def __init__(
+        self,
+        tools: Any = None,
+        *,
+        formats: Any = None,
+        max_chars: int | None = DEFAULT_MAX_CHARS,
+        grammar_paths: Any = None,
+        validate: bool = False,
+    ) -> None:
+        if max_chars is not None and max_chars < 0:
+            raise ValueError("max_chars must be >= 0 (or None for no limit)")
+        self._tools = normalize_tools(tools)
+        self._scanner = Scanner(select_formats(formats, grammar_paths), self._tools)
+        self._asm = Assembler(self._tools, validate)
+        self._prose = self._asm.prose.add
+        self._thought = self._asm.thought.add
+        self._take = self._scanner.take_plain
+        # The fast lane (see feed): Scanner.lane()'s search and characters, and where
+        # the text goes; the text taken, not yet handed to the scanner.
+        self._lane: Any = None
+        self._lane_risky: Any = frozenset()
+        self._lane_add: Any = None
+        self._lane_event: Any = Text
+        self._lane_text: list[str] = []
+        # The fast path's run of text (or reasoning): a Segment not yet written.
+        self._run_kind = ""
+        self._run_start = self._run_end = -1
+        self._problems = grammar_problems(formats, grammar_paths)
+        # The scanner takes the first `_limit` characters (-1 once it takes no more).
+        self._limit = sys.maxsize if max_chars is None else max_chars
+        self._seen = 0  # characters received
+        self._calls = 0  # calls announced
+        self._state = _OPEN
+        self._result: ParseResult | None = None
+
+    # -- public ---------------------------------------------------------------
+    def feed(self, delta: str) -> list[Event]:
+        """Take the next piece of the reply; return the events it completes."""
+        if delta.__class__ is not str:
+            delta = "" if delta is None else str(delta)
+        end = self._seen + len(delta)
+        if end > self._limit or end == self._seen:
+            return self._feed_rest(delta)
+        self._seen = end
+        lane = self._lane
+        if lane is not None:
+            if lane(delta) is None and delta[-1] not in self._lane_risky:
+                # The fast lane (Scanner.lane): a delta that is all prose (or all reasoning)
+                # after one that was; the scanner gets the text with the next that is not.
+                self._lane_text.append(delta)
+                self._run_end = end
+                added = self._lane_add(delta)
+                if len(self._lane_text) > 64:
+                    self._sync()
+                return [self._lane_event(added)] if added else []
+            self._sync()
+        try:
+            plain = self._take(delta)
+        except Exception:  # noqa: BLE001 - the slow way reports it
+            plain = None
+        if plain is None:
+            return self._scan(delta, False, False)
+        # The fast path: prose (or reasoning) with nothing that could be markup.
+        kind, value, hold = plain
+        if hold:
+            self._lane = None  # (the lane needs nothing held back)
+            end -= hold
+        elif lane is None:
+            self._enter_lane(kind)
+        if not value:
+            return []
+        start = end - len(value)
+        if start != self._run_end or kind is not self._run_kind:
+            self._end_run()
+            self._run_kind = kind
+            self._run_start = start
+        self._run_end = end
+        if kind == "text":
+            added = self._prose(value)
+            return [Text(added)] if added else []
+        added = self._thought(value)
+        return [Reasoning(added)] if added else []
+
+    def _enter_lane(self, kind: str) -> None:
+        lane = self._scanner.lane()
+        if lane is not None and lane[0] == kind:
+            _, self._lane, self._lane_risky = lane
+            self._lane_add = self._prose if kind == "text" else self._thought
+            self._lane_event = Text if kind == "text" else Reasoning
+
+    def _sync(self) -> None:
+        """Hand the scanner the text taken in the fast lane."""
+        if self._lane_text:
+            text = "".join(self._lane_text)
+            self._lane_text = []
+            self._scanner.extend_plain(text)
+
+    def _feed_rest(self, delta: str) -> list[Event]:
+        # The slow cases of feed(): nothing, the delta that crosses max_chars, the
+        # text after it (or after an internal error): prose, parsed no more.
+        if self._state is _DONE:
+            raise RuntimeError("StreamParser.feed() after flush() or close()")
+        if not delta:
+            return []
+        start = self._seen
+        events: list[Event] = []
+        if self._state is _OPEN:
+            head = delta[: self._limit - start]
+            if head:
+                self._seen = start + len(head)
+                events = self._scan(head, False)
+            if self._state is _OPEN:
+                events += self._scan("", True)
+                self._stop(_CUT)
+            start += len(head)
+            delta = delta[len(head) :]
+        self._seen = start + len(delta)
+        self._items([Piece("text", start, self._seen, delta)], events)
+        return events
+
+    def _stop(self, state: str) -> None:
+        """The scanner takes no more text: every delta goes the slow way."""
+        self._state = state
+        self._limit = -1
+
+    def flush(self) -> list[Event]:
+        """The reply is complete: return the last events. Idempotent."""
+        if self._state is _DONE:
+            return []
+        events: list[Event] = []
+        if self._state is _OPEN:
+            events = self._scan("", True)
+        for message in self._problems:
+            self._asm.errors.append(message)
+            events.append(Error(message))
+        self._stop(_DONE)
+        self._end_run()
+        return events
+
+    def close(self) -> ParseResult:
+        """Flush if needed and return the ParseResult: equal to parse(whole_text)."""
+        if self._result is None:
+            self.flush()
+            self._result = self._asm.result()
+        return self._result
+
+    # -- internals ------------------------------------------------------------
+    def _scan(self, text: str, final: bool, quick: bool = True) -> list[Event]:
+        if self._lane is not None:
+            self._lane = None
+            self._sync()
+        scanner = self._scanner
+        events: list[Event] = []
+        try:
+            items = scanner.finish() if final else scanner.feed(text, quick)
+        except Exception as exc:  # noqa: BLE001 - the promise is "never raises"
+            self._break(exc, events)
+            return events
+        if items:
+            self._items(items, events)
+        return events
+
+    def _break(self, exc: Exception, events: list[Event]) -> None:
+        # A bug of ours must not cost the user the reply. parse() would keep the
+        # whole reply as prose; what was already sent stands, the rest is prose.
+        message = f"Couldn't read a tool call: internal error ({type(exc).__name__})."
+        self._asm.errors.append(message)
+        events.append(Error(message))
+        unread = self._scanner.unread()
+        taken = self._seen  # (the text that crossed max_chars is not counted yet)
+        self._stop(_BROKEN)
+        if unread:
+            self._items([Piece("text", taken - len(unread), taken, unread)], events)
+
+    def _end_run(self) -> None:
+        if self._run_end >= 0:
+            self._asm.segments.append(Segment(self._run_kind, self._run_start, self._run_end))
+            self._run_end = -1
+
+    def _items(self, items: list, events: list[Event]) -> None:
+        self._end_run()
+        add = self._asm.add
+        for item in items:
+            for kind, value in add(item):
+                if kind == "text":
+                    if events and type(events[-1]) is Text:
+                        events[-1] = Text(events[-1].text + value)
+                    else:
+                        events.append(Text(value))
+                elif kind == "reasoning":
+                    if events and type(events[-1]) is Reasoning:
+                        events[-1] = Reasoning(events[-1].text + value)
+                    else:
+                        events.append(Reasoning(value))
+                elif kind == "call":
+                    index = self._calls
+                    self._calls += 1
+                    events.append(CallStart(index, value.name, value.id))
+                    events.append(ArgumentsDelta(index, arguments_json(value.arguments)))
+                    events.append(CallDone(index, value))
+                else:
+                    events.append(Error(value))

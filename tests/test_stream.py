@@ -1,0 +1,446 @@
+"""StreamParser: streamed in any pieces, it reports what parse() reports, and no later.
+
+For every case (the corpus, the inline cases below, the raws of
+../shared/reference/format-examples.jsonl), fed in chunks of 1, 2, 3, 7 and 64
+characters and in random splits:
+  * close() equals parse(whole) (text, calls, errors, reasoning);
+  * the Text events concatenated equal result.text, the Reasoning events
+    result.reasoning, the Error events result.errors;
+  * each call: one CallStart (index = its place in result.calls), its
+    ArgumentsDelta texts adding up to json.dumps(arguments), one CallDone whose
+    call equals result.calls[index];
+  * a call that ends well before the stream does is completed by feed(), not flush().
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import toolgram
+from toolgram._events import ArgumentsDelta, CallDone, CallStart, Error, Reasoning, Text
+from toolgram._parse import DEFAULT_MAX_CHARS
+from toolgram._stream import StreamParser
+
+from conftest import corpus_cases, shared_path
+
+CHUNK_SIZES = (1, 2, 3, 7, 64)
+
+# (id, raw, tools, formats, max_chars)
+H = '<tool_call>{{"name": "{}", "arguments": {}}}</tool_call>'
+INLINE: list[tuple[str, str, Any, Any, int]] = [
+    ("empty", "", None, None, DEFAULT_MAX_CHARS),
+    ("blank", " \n\t \n", None, None, DEFAULT_MAX_CHARS),
+    ("prose_only", "Just words, 3 < 5 and x > 2, <b>bold</b> & `code`.", None, None, DEFAULT_MAX_CHARS),
+    ("seed_prose_filter", 'Sure <tool_call>{"name":"open_cart"}</tool_call> done', None, None, DEFAULT_MAX_CHARS),
+    ("hermes_one", "Sure." + H.format("search", '{"q": "cats", "n": 1500.25}') + " done", None, None, DEFAULT_MAX_CHARS),
+    ("hermes_two_adjacent", H.format("a", '{"x": 1}') + H.format("b", '{"y": [1, 2]}'), None, None, DEFAULT_MAX_CHARS),
+    (
+        "hermes_newlines",
+        'Let me look.\n\n<tool_call>\n{"name": "a", "arguments": {"x": true}}\n</tool_call>\n'
+        '<tool_call>\n{"name": "b", "arguments": {"y": null}}\n</tool_call>\n\nDone.  \n',
+        None, None, DEFAULT_MAX_CHARS,
+    ),
+    ("hermes_words_around", "Before" + H.format("a", "{}") + "after" + H.format("b", "{}") + "end", None, None, DEFAULT_MAX_CHARS),
+    (
+        "hermes_ids",
+        '<tool_call>{"name": "a", "id": "call_123", "arguments": {}}</tool_call>'
+        '<tool_call>{"name": "a", "id": "call_123", "arguments": {"k": 2}}</tool_call> dup ids',
+        None, None, DEFAULT_MAX_CHARS,
+    ),
+    (
+        "hermes_unclosed_at_end",
+        'Opening it.<tool_call>{"name": "open_product", "arguments": {"slug": "trail-cap"}}',
+        ["open_product", "search_products"], None, DEFAULT_MAX_CHARS,
+    ),
+    (
+        "hermes_unclosed_then_next",
+        '<tool_call>{"name": "a", "arguments": {"x": 1}}\n<tool_call>{"name": "b", "arguments": {}}</tool_call> ok',
+        None, None, DEFAULT_MAX_CHARS,
+    ),
+    ("hermes_truncated_json", 'On it <tool_call>{"name": "a", "arguments": {"q": "hal', None, None, DEFAULT_MAX_CHARS),
+    ("hermes_unknown_tool", "Hm " + H.format("nope", "{}") + " and " + H.format("search", '{"q": 1}') + " x", ["search"], None, DEFAULT_MAX_CHARS),
+    ("hermes_broken", 'A <tool_call>{"name": "search", "arguments": {"q": @}}</tool_call> B ' + H.format("ok", "{}") + " tail text here", None, None, DEFAULT_MAX_CHARS),
+    ("hermes_duplicate_name_key", '<tool_call>{"name": "a", "arguments": {}, "name": "b"}</tool_call> after', None, None, DEFAULT_MAX_CHARS),
+    ("hermes_not_object", '<tool_call>{"name": "a", "arguments": 5}</tool_call> after', None, None, DEFAULT_MAX_CHARS),
+    ("hermes_repairs", "<tool_call>{'name': 'a', 'arguments': {'x': True, 'y': [1, 2,],}}</tool_call>", None, None, DEFAULT_MAX_CHARS),
+    ("hermes_trailing_text", '<tool_call>{"name": "a", "arguments": {}} then words</tool_call> fin', None, None, DEFAULT_MAX_CHARS),
+    ("mention", "Use <tool_call> tags to call tools, and `<tool_call>` in code.", None, None, DEFAULT_MAX_CHARS),
+    ("near_markers", "<tool_cab> <tool_call <|tool_call_sta <think ``` json", None, None, DEFAULT_MAX_CHARS),
+    (
+        "unicode",
+        "Voilà 😀 — " + H.format("ünï", '{"s": "naïve ✓ 😀", "e": "\\u00e9\\ud83d\\ude00"}') + " fin ✓",
+        None, None, DEFAULT_MAX_CHARS,
+    ),
+    ("crlf", "Line one\r\n<tool_call>\r\n" + '{"name": "a", "arguments": {"x": "a\\r\\nb"}}' + "\r\n</tool_call>\r\nLine two\r\n", None, None, DEFAULT_MAX_CHARS),
+    ("long_strings", "x " + H.format("w", json.dumps({"content": "<html> " * 300 + "tail", "n": 12345678901234})) + " y", None, None, DEFAULT_MAX_CHARS),
+    ("think_then_call", "<think>plan: call a, 3 < 4</think>\nAnswer" + H.format("a", "{}") + "ok", None, None, DEFAULT_MAX_CHARS),
+    ("think_unclosed_with_call", "<think>I will call " + H.format("a", '{"x": 1}') + " now", None, None, DEFAULT_MAX_CHARS),
+    ("think_close_only", "reasoning here</think>The answer is 4." + H.format("a", "{}"), None, None, DEFAULT_MAX_CHARS),
+    ("think_nested", "<think>outer <think> inner</think> after", None, None, DEFAULT_MAX_CHARS),
+    (
+        "lfm2",
+        '<|tool_call_start|>[get_weather(city="Paris", days=3), add(a=1, b=[1, 2], c={"k": (1, 2)})]<|tool_call_end|>Done.',
+        None, None, DEFAULT_MAX_CHARS,
+    ),
+    ("lfm2_json", 'x <|tool_call_start|>[{"name": "a", "arguments": {"q": "v"}}]<|tool_call_end|> y', None, None, DEFAULT_MAX_CHARS),
+    ("lfm2_unclosed", "Check <|tool_call_start|>[f(x=1.5, s='a, b')]", None, None, DEFAULT_MAX_CHARS),
+    ("lfm2_no_brackets", "<|tool_call_start|>f(x=None), g(y=False)<|tool_call_end|> and more text follows", None, None, DEFAULT_MAX_CHARS),
+    ("fenced", 'Here:\n```json\n{"name": "a", "arguments": {"x": [1, 2]}}\n```\nthanks', None, None, DEFAULT_MAX_CHARS),
+    ("fenced_list", '```json\n[{"name": "a", "arguments": {}}, {"name": "b", "arguments": {"z": "`"}}]\n``` ok', None, None, DEFAULT_MAX_CHARS),
+    ("fenced_example", 'Example:\n```json\n{"a": 1}\n```\nand ```python\nprint(1)\n``` done', None, None, DEFAULT_MAX_CHARS),
+    ("json_reply_call", '{"type": "tool_call", "name": "a", "arguments": {"x": 1}}', None, None, DEFAULT_MAX_CHARS),
+    ("json_reply_message", '  {"type": "message", "text": "hello there"}\n', None, None, DEFAULT_MAX_CHARS),
+    ("json_reply_then_text", '{"name": "a", "arguments": {}} and then some words', None, None, DEFAULT_MAX_CHARS),
+    (
+        "mfcs",
+        "Sure.\n<mfcs_tool><instructions>look up</instructions><call_id>1</call_id><name>get_weather</name>"
+        '<parameters>{"city": "Paris"}</parameters></mfcs_tool>\n'
+        '<mfcs_agent><agent_id>a1</agent_id><name>helper</name><parameters>{}</parameters></mfcs_agent>'
+        '<mfcs_memory><memory_id>m</memory_id><name>store</name><parameters>{"v": "<x>"}</parameters></mfcs_memory> bye',
+        None, None, DEFAULT_MAX_CHARS,
+    ),
+    ("mfcs_broken", "<mfcs_tool><name>search</name><parameters>{\"q\": 1}</parameters><bogus></mfcs_tool> after", None, None, DEFAULT_MAX_CHARS),
+    ("pythonic_tools", '[get_weather(city="Paris"), get_time(tz="UTC")]', ["get_weather", "get_time"], None, DEFAULT_MAX_CHARS),
+    ("pythonic_line", 'Let me check.\n[get_weather(city="Paris")]\nDone, and more words after it.', ["get_weather"], None, DEFAULT_MAX_CHARS),
+    ("pythonic_not_offered", "[1, 2, 3] are numbers and [f(x=1)] too", ["g"], None, DEFAULT_MAX_CHARS),
+    (
+        "mixed_formats",
+        "a " + H.format("a", "{}") + ' b <|tool_call_start|>[f(x=1)]<|tool_call_end|> c '
+        '<mfcs_tool><name>m</name><parameters>{}</parameters></mfcs_tool> d ```json\n{"name": "z"}\n``` e',
+        None, None, DEFAULT_MAX_CHARS,
+    ),
+    ("only_hermes", "a " + H.format("a", "{}") + " <|tool_call_start|>[f(x=1)]<|tool_call_end|>", None, ["hermes"], DEFAULT_MAX_CHARS),
+    ("max_chars_mid_call", "Some prose first. " + H.format("a", '{"x": "long value here"}') + " after the cap", None, None, 40),
+    ("max_chars_mid_prose", "Words before the cap, <think>and</think> words after it " + H.format("a", "{}"), None, None, 25),
+    ("max_chars_zero", "Hello " + H.format("a", "{}"), None, None, 0),
+    ("max_chars_at_end_of_call", H.format("a", "{}") + "x", None, None, len(H.format("a", "{}"))),
+]
+
+
+def _format_examples() -> list[tuple[str, str, Any, Any, int]]:
+    shared = shared_path()
+    path = shared / "reference" / "format-examples.jsonl" if shared else None
+    if path is None or not path.exists():
+        return []
+    cases = []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines()):
+        if line.strip():
+            record = json.loads(line)
+            cases.append((f"example_{n:02d}", record["raw"], None, None, DEFAULT_MAX_CHARS))
+    return cases
+
+
+EXAMPLES = _format_examples()
+CASES = INLINE + EXAMPLES
+
+
+# -- the checker ------------------------------------------------------------------
+def chunked(raw: str, size: int) -> list[str]:
+    return [raw[i : i + size] for i in range(0, len(raw), size)]
+
+
+def stream(raw: str, chunks: list[str], tools: Any, formats: Any, max_chars: int):
+    assert "".join(chunks) == raw
+    sp = StreamParser(tools, formats=formats, max_chars=max_chars)
+    fed = []
+    for chunk in chunks:
+        fed.append(sp.feed(chunk))
+    tail = sp.flush()
+    return fed, tail, sp.close()
+
+
+def _merged(segments: list) -> list:
+    out: list = []
+    for s in segments:
+        if out and s.kind in ("text", "reasoning") and out[-1][0] == s.kind and out[-1][2] == s.start:
+            out[-1][2] = s.end
+        else:
+            out.append([s.kind, s.start, s.end])
+    return out
+
+
+def _in_open_think(raw: str, start: int) -> bool:
+    before = raw[:start]
+    return before.rfind("<think>") > before.rfind("</think>") and "</think>" not in raw[start:]
+
+
+_EXPECTED: dict[tuple, Any] = {}
+
+
+def expected_result(raw: str, tools: Any, formats: Any, max_chars: int) -> Any:
+    """parse(raw, ...), once per case (cases are checked with many splits)."""
+    key = (raw, repr(tools), repr(formats), max_chars)
+    if key not in _EXPECTED:
+        if len(_EXPECTED) > 64:
+            _EXPECTED.clear()
+        _EXPECTED[key] = toolgram.parse(raw, tools, formats=formats, max_chars=max_chars)
+    return _EXPECTED[key]
+
+
+def check(raw: str, chunks: list[str], tools: Any = None, formats: Any = None, max_chars: int = DEFAULT_MAX_CHARS) -> None:
+    expected = expected_result(raw, tools, formats, max_chars)
+    fed, tail, result = stream(raw, chunks, tools, formats, max_chars)
+    where = f"chunks {[len(c) for c in chunks][:12]}…"
+    assert (result.text, result.calls, result.errors, result.reasoning) == (
+        expected.text,
+        expected.calls,
+        expected.errors,
+        expected.reasoning,
+    ), where
+    events = [e for batch in fed for e in batch] + tail
+    assert "".join(e.text for e in events if type(e) is Text) == expected.text, where
+    assert "".join(e.text for e in events if type(e) is Reasoning) == expected.reasoning, where
+    assert [e.message for e in events if type(e) is Error] == expected.errors, where
+    assert all(e.text for e in events if type(e) in (Text, Reasoning)), "empty text event"
+    # The audit trail: the same segments, but for prose cut where the deltas were.
+    assert _merged(result.segments) == _merged(expected.segments), where
+
+    # The calls: CallStart, ArgumentsDelta*, CallDone, indexes in order.
+    args: dict[int, list[str]] = {}
+    done: list[Any] = []
+    open_index = None
+    for e in events:
+        if type(e) is CallStart:
+            assert open_index is None and e.index == len(done), where
+            assert (e.name, e.id) == (expected.calls[e.index].name, expected.calls[e.index].id)
+            open_index = e.index
+            args[e.index] = []
+        elif type(e) is ArgumentsDelta:
+            assert e.index == open_index and e.text, where
+            args[e.index].append(e.text)
+        elif type(e) is CallDone:
+            assert e.index == open_index, where
+            done.append(e.call)
+            open_index = None
+    assert open_index is None
+    assert done == expected.calls, where
+    for i, call in enumerate(done):
+        assert "".join(args[i]) == json.dumps(call.arguments, ensure_ascii=False)
+
+    # Timeliness: a call whose region ends well before the stream does is done by feed().
+    done_at: dict[int, int] = {}  # call index -> chunk number (len(fed) = flush)
+    for k, batch in enumerate([*fed, tail]):
+        for e in batch:
+            if type(e) is CallDone:
+                done_at[e.index] = k
+    limit = len(raw) if max_chars is None else min(len(raw), max_chars)
+    regions = [(s.start, s.end) for s in expected.segments if s.kind in ("call", "error")]
+    for i, call in enumerate(expected.calls):
+        # The region holding the call (several calls may share one) ends at `end`.
+        end = max([b for a, b in regions if a <= call.span[0] < b] or [call.span[1]])
+        later = raw[end:limit]
+        if call.format == "json_reply" or _in_open_think(raw, call.span[0]) or len(later.strip()) < 32:
+            continue
+        assert done_at[i] < len(fed), f"call {i} ({call.name}) left to flush(); {where}"
+
+
+# -- the tests ----------------------------------------------------------------------
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_stream_matches_parse(case: tuple) -> None:
+    _, raw, tools, formats, max_chars = case
+    for size in CHUNK_SIZES:
+        check(raw, chunked(raw, size), tools, formats, max_chars)
+
+
+@pytest.mark.parametrize("case", INLINE, ids=[c[0] for c in INLINE])
+def test_every_single_split(case: tuple) -> None:
+    """Two pieces, cut at every position: every marker split at every place."""
+    _, raw, tools, formats, max_chars = case
+    if len(raw) > 400:
+        pytest.skip("long case: covered by the chunked runs")
+    for cut in range(len(raw) + 1):
+        check(raw, [raw[:cut], raw[cut:]], tools, formats, max_chars)
+
+
+def test_corpus_streams(corpus_case: Any) -> None:
+    case = corpus_case
+    for size in CHUNK_SIZES:
+        check(case.raw, chunked(case.raw, size), case.tools, case.formats)
+
+
+_ALL = None
+
+
+def _all_cases() -> list[tuple[str, str, Any, Any, int]]:
+    global _ALL
+    if _ALL is None:
+        corpus = [(c.id, c.raw, c.tools, c.formats, DEFAULT_MAX_CHARS) for c in corpus_cases()]
+        _ALL = CASES + corpus
+    return _ALL
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_random_splits(data: Any) -> None:
+    cases = _all_cases()
+    _, raw, tools, formats, max_chars = cases[data.draw(st.integers(0, len(cases) - 1), label="case")]
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(raw)), max_size=30), label="cuts"))
+    chunks = [raw[a:b] for a, b in zip([0, *cuts], [*cuts, len(raw)])]
+    check(raw, chunks, tools, formats, max_chars)
+
+
+# -- specific behaviour ------------------------------------------------------------
+def _events(chunks: list[str], tools: Any = None, **kw: Any) -> tuple[list[list], list]:
+    sp = StreamParser(tools, **kw)
+    fed = [sp.feed(c) for c in chunks]
+    return fed, sp.flush()
+
+
+def test_two_calls_in_one_delta() -> None:
+    raw = "go " + H.format("a", '{"x": 1}') + H.format("b", '{"y": 2}') + " done"
+    (batch,), tail = _events([raw])
+    kinds = [type(e).__name__ for e in batch]
+    assert kinds == ["Text", *["CallStart", "ArgumentsDelta", "CallDone"] * 2, "Text"]
+    assert [e.index for e in batch if type(e) is CallDone] == [0, 1]
+    assert tail == []
+
+
+def test_call_is_done_when_its_close_tag_arrives() -> None:
+    head = "Sure. " + H.format("search", '{"q": "cats"}')
+    fed, tail = _events([head[:-1], head[-1], " more"])
+    assert not any(type(e) is CallStart for e in fed[0])
+    assert [type(e) for e in fed[1]] == [CallStart, ArgumentsDelta, CallDone]
+    assert fed[1][0] == CallStart(0, "search", None)
+    assert fed[1][1] == ArgumentsDelta(0, '{"q": "cats"}')
+
+
+def test_ids_like_call_123_and_duplicates() -> None:
+    raw = '<tool_call>{"name": "a", "id": "call_123", "arguments": {}}</tool_call>' * 2
+    fed, tail = _events(chunked(raw, 5))
+    starts = [e for batch in fed for e in batch if type(e) is CallStart]
+    assert starts == [CallStart(0, "a", "call_123"), CallStart(1, "a", "call_123")]
+
+
+def test_unknown_tool_is_an_error_not_a_call() -> None:
+    raw = H.format("nope", "{}") + " then " + H.format("search", "{}") + " end"
+    fed, tail = _events(chunked(raw, 4), ["search"])
+    events = [e for batch in fed for e in batch] + tail
+    assert [type(e).__name__ for e in events if type(e) is not Text] == [
+        "Error",
+        "CallStart",
+        "ArgumentsDelta",
+        "CallDone",
+    ]
+    assert next(e for e in events if type(e) is CallStart).index == 0
+
+
+def test_whitespace_is_held_until_more_text() -> None:
+    fed, tail = _events(["  Hi, ", "  ", "world  ", "\n"])
+    assert [[e.text for e in batch] for batch in fed] == [["Hi,"], [], [" " * 3 + "world"], []]
+    assert tail == []
+
+
+def test_separator_where_a_call_was_cut_out() -> None:
+    raw = "Before" + H.format("a", "{}") + "after"
+    texts = [e.text for batch in _events(chunked(raw, 3))[0] for e in batch if type(e) is Text]
+    assert "".join(texts) == toolgram.parse(raw).text == "Before\nafter"
+
+
+def test_max_chars_rest_is_prose() -> None:
+    raw = "x" * 10 + H.format("a", "{}")
+    for size in (1, 4, len(raw)):
+        fed, tail = _events(chunked(raw, size), max_chars=12)
+        events = [e for batch in fed for e in batch] + tail
+        assert "".join(e.text for e in events if type(e) is Text) == toolgram.parse(raw, max_chars=12).text
+        assert not any(type(e) is CallStart for e in events)
+
+
+def test_no_limit() -> None:
+    raw = "y " * 20_000 + H.format("a", "{}") + " z"
+    sp = StreamParser(max_chars=None)
+    for chunk in chunked(raw, 4096):
+        sp.feed(chunk)
+    assert sp.close() == toolgram.parse(raw, max_chars=len(raw))
+    assert len(sp.close().calls) == 1
+
+
+def test_flush_and_close() -> None:
+    sp = StreamParser()
+    sp.feed('Hi <tool_call>{"name": "a", "arguments": {"q": "x')
+    tail = sp.flush()
+    assert [type(e) for e in tail] == [CallStart, ArgumentsDelta, CallDone]
+    assert sp.flush() == []
+    result = sp.close()
+    assert result is sp.close()
+    assert result == toolgram.parse('Hi <tool_call>{"name": "a", "arguments": {"q": "x')
+    with pytest.raises(RuntimeError):
+        sp.feed("more")
+    assert StreamParser().close() == toolgram.parse("")
+
+
+def test_feed_takes_none_and_empty() -> None:
+    sp = StreamParser()
+    assert sp.feed("") == [] and sp.feed(None) == []  # type: ignore[arg-type]
+    assert sp.close() == toolgram.parse("")
+
+
+def test_negative_max_chars_is_refused() -> None:
+    with pytest.raises(ValueError):
+        StreamParser(max_chars=-1)
+
+
+def test_internal_error_keeps_the_rest_as_prose(monkeypatch: pytest.MonkeyPatch) -> None:
+    sp = StreamParser()
+    assert [e.text for e in sp.feed("Hello, there ")] == ["Hello, there"]
+
+    def boom(*args: Any, **kwargs: Any) -> list:
+        raise ZeroDivisionError
+
+    monkeypatch.setattr(sp._scanner, "feed", boom)
+    events = sp.feed("<tool_call>x")
+    events += sp.feed(" and more")
+    events += sp.flush()
+    assert [type(e) for e in events][0] is Error
+    assert "internal error (ZeroDivisionError)" in events[0].message
+    text = "".join(e.text for e in events if type(e) is Text)
+    assert text.endswith("and more")
+    assert sp.close().errors == [events[0].message]
+
+
+# -- cost: work per delta is proportional to the delta ------------------------------
+def _stream_time(raw: str, size: int) -> float:
+    best = float("inf")
+    for _ in range(3):
+        t0 = time.process_time()
+        sp = StreamParser(max_chars=None)
+        for i in range(0, len(raw), size):
+            sp.feed(raw[i : i + size])
+        sp.close()
+        best = min(best, time.process_time() - t0)
+    return best
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        pytest.param(lambda n: "word " * (n // 5), id="prose"),
+        pytest.param(lambda n: "a < b, c <d " * (n // 12), id="prose_with_lt"),
+        pytest.param(lambda n: H.format("w", json.dumps({"s": "x" * n})), id="long_json_string"),
+        pytest.param(lambda n: H.format("w", json.dumps({"s": ["ab", 1] * (n // 9)})), id="long_json_list"),
+        pytest.param(lambda n: "<think>" + "hm " * (n // 3) + "</think>ok", id="reasoning"),
+        pytest.param(lambda n: '<|tool_call_start|>[f(s="' + "y" * n + '")]<|tool_call_end|>', id="long_pyvalue"),
+        pytest.param(lambda n: '```json\n{"name": "w", "arguments": {"s": "' + "z" * n + '"}}\n```', id="long_fence"),
+        pytest.param(lambda n: H.format("w", json.dumps({"s": "a<b " * (n // 4)})), id="payload_full_of_lt"),
+        pytest.param(
+            lambda n: "<mfcs_tool><name>w</name><parameters>" + json.dumps({"s": "x<y " * (n // 4)}) + "</parameters></mfcs_tool>",
+            id="mfcs_full_of_lt",
+        ),
+        pytest.param(lambda n: json.dumps({"type": "tool_call", "name": "w", "arguments": {"s": "v" * n}}), id="whole_reply_json"),
+        pytest.param(lambda n: " " * n + "hi", id="leading_blanks"),
+        pytest.param(lambda n: "<think>I will <tool_call> " + "hm " * (n // 3) + "</think>ok", id="call_marker_in_reasoning"),
+        pytest.param(lambda n: 'x <tool_call>{"name": @@ ' + "z " * (n // 2), id="broken_call_never_closed"),
+        pytest.param(lambda n: "<mfcs_tool><name>a</name><bogus>" + "z " * (n // 2), id="broken_mfcs_never_closed"),
+        pytest.param(lambda n: "<|tool_call_start|>[f(x=1), @ " + "z " * (n // 2), id="broken_lfm2_never_closed"),
+    ],
+)
+def test_linear_time(make: Any) -> None:
+    small, large = make(20_000), make(100_000)
+    ratio = _stream_time(large, 8) / _stream_time(small, 8)
+    # Linear: about 5; quadratic would be about 25 (the margin is for a busy machine).
+    assert ratio < 12, ratio
