@@ -107,3 +107,15 @@ def test_max_chars_keeps_the_rest_as_text():
     assert result.calls == []
     assert result.text == raw
     check_accounting(raw, result)
+
+
+def test_max_chars_none_means_no_limit():
+    raw = "x" * 40_000 + '<tool_call>{"name": "f", "arguments": {}}</tool_call>'
+    result = toolgram.parse(raw, max_chars=None)
+    assert [c.name for c in result.calls] == ["f"]
+    assert result.text == "x" * 40_000
+
+
+def test_negative_max_chars_is_a_configuration_error():
+    with pytest.raises(ValueError):
+        toolgram.parse("hi", max_chars=-1)

@@ -195,7 +195,7 @@ def parse(
     tools: Any = None,
     *,
     formats: Any = None,
-    max_chars: int = DEFAULT_MAX_CHARS,
+    max_chars: int | None = DEFAULT_MAX_CHARS,
     grammar_paths: Any = None,
     validate: bool = False,
 ) -> ParseResult:
@@ -212,6 +212,10 @@ def parse(
         raw = "" if raw is None else str(raw)
     toolset = normalize_tools(tools)
     fmts = select_formats(formats, grammar_paths)
+    if max_chars is None:
+        max_chars = len(raw)
+    elif max_chars < 0:
+        raise ValueError("max_chars must be >= 0 (or None for no limit)")
     head, rest = raw[:max_chars], raw[max_chars:]
     asm = Assembler(toolset, validate)
     try:
