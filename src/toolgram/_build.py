@@ -246,7 +246,8 @@ class Builder:
     # -- JSON payloads ------------------------------------------------------
     def _json_calls(self, node: Tree) -> None:
         text = _text(node)
-        start = _extent(node)[0] if _extent(node) else self.region[0]
+        whole = _extent(node)
+        start = whole[0] if whole else self.region[0]
         value, repairs, tail = _loads_leading(text)
         spans = _element_spans(text, start, value)
         if isinstance(value, dict) and isinstance(value.get("tool_calls"), list):
@@ -254,7 +255,6 @@ class Builder:
             key = text.find('"tool_calls"')
             at = text.find("[", key) if key >= 0 else -1
             spans = _element_spans(text[at:], start + at, value["tool_calls"]) if at >= 0 else None
-        whole = _extent(node)
         for obj, span in _flatten_calls(value, spans):
             self.items.append(self._json_call(obj, span or whole, repairs))
         if tail:

@@ -108,7 +108,10 @@ class Driver:
             # A failure quotes the next 20 characters: near the end of the text, wait
             # for them (so a stream reports what a whole parse does), undoing the
             # reductions the token caused. Only where the failure can be shown.
-            if self._simulate(self.stack, term) is None:
+            # A shift is always taken; only a reduce may fail further on (merged
+            # LALR lookaheads), so only then is the parse simulated first.
+            action = self.c.states[self.stack[-1]].get(term)
+            if action is None or (action[0] is not Shift and self._simulate(self.stack, term) is None):
                 literal = self.c.terminals[term].literal
                 if literal is not None and literal in self.fmt.ends:
                     status = self._close_before(literal)
