@@ -135,9 +135,7 @@ def test_message_is_json_serializable_and_stable():
 
 
 def test_from_a_parsed_reply():
-    parse = getattr(toolgram, "parse", None)
-    if parse is None:
-        pytest.skip("toolgram.parse is not there yet")
+    parse = toolgram.parse
     raw = 'Let me check.\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
     first = parse(raw, ["get_weather"]).to_openai_message()
     assert first["role"] == "assistant"

@@ -430,14 +430,11 @@ def test_results_for_a_format_without_result_syntax():
 
 
 # --- round trips through the parser ------------------------------------------------------
-# These need toolgram.parse and the format's grammar; they skip only when parse() is missing.
+# The example call each prompt shows must parse back, with our parser, to that call.
 
 
 def _parse():
-    parse = getattr(toolgram, "parse", None)
-    if parse is None:
-        pytest.skip("toolgram.parse is not there yet")
-    return parse
+    return toolgram.parse
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
