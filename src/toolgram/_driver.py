@@ -351,14 +351,23 @@ class Driver:
         """The missing literals that complete the frame, or None: the format's end
         markers first, then closing brackets and tags, then anything else."""
         ends = self.fmt.ends
-        stack = self.stack
-        plan: list[str] = []
-        for _ in range(_MAX_VIRTUAL + 1):
-            if self._simulate(stack, "$END") is not None:
-                return plan
-            literals = [t for t in self.c.allowed[stack[-1]] if t.literal is not None]
+
+        def best_first(allowed):
+            literals = [t for t in allowed if t.literal is not None]
             literals.sort(key=lambda t: (t.literal not in ends, not _closes(t.literal)))
-            for t in literals:
+            return literals
+
+        return self._plan("$END", best_first)
+
+    def _plan(self, goal: str, usable) -> list[str] | None:
+        """The literals to supply, in order, after which the parser takes `goal`
+        ("$END": the frame is complete), or None when none get there. `usable`
+        picks, best first, which of a state's allowed terminals may be supplied."""
+        stack, plan = self.stack, []
+        for _ in range(_MAX_VIRTUAL + 1):
+            if self._simulate(stack, goal) is not None:
+                return plan
+            for t in usable(self.c.allowed[stack[-1]]):
                 after = self._simulate(stack, t.name)
                 if after is not None:
                     stack = after
@@ -401,21 +410,11 @@ class Driver:
         end_term = next((t.name for t in self.c.terminals.values() if t.literal == end_marker), None)
         if end_term is None:  # the grammar spells this end marker inside a pattern
             return self._fail(f"unexpected {end_marker!r}")
-        stack, plan = self.stack, []
-        for _ in range(_MAX_VIRTUAL):
-            if self._simulate(stack, end_term) is not None:
-                break
-            for t in self.c.allowed[stack[-1]]:
-                if t.literal is None or t.literal in self.fmt.ends or not _closes(t.literal):
-                    continue
-                after = self._simulate(stack, t.name)
-                if after is not None:
-                    stack = after
-                    plan.append(t.name)
-                    break
-            else:
-                break
-        if not plan or self._simulate(stack, end_term) is None:
+        ends = self.fmt.ends
+        plan = self._plan(
+            end_term, lambda allowed: [t for t in allowed if t.literal is not None and t.literal not in ends and _closes(t.literal)]
+        )
+        if not plan:
             return self._fail(f"unexpected {end_marker!r}")
         for term in plan:
             self._feed(Tok(term, "", self.pos, self.pos))
