@@ -164,7 +164,8 @@ def test_inert_without_configuration(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_plain="def test_plain():\n    pass\n")
     result = runpytest(pytester)
     result.assert_outcomes(passed=1)
-    output = result.stdout.str().replace("plugins: toolgram-", "")  # pytest lists installed plugins
+    # pytest's header lists the installed plugins ("plugins: syrupy-…, toolgram-…"): skip it
+    output = "\n".join(line for line in result.stdout.lines if not line.startswith("plugins:"))
     assert "toolgram" not in output
     assert not (captures / "_snapshots").exists()
 
