@@ -216,3 +216,12 @@ def test_exported_definitions_normalize_back_to_the_same_tools(shape_id):
         assert [(t.name, t.description, t.parameters) for t in again] == [
             (t.name, t.description, t.parameters) for t in toolset
         ]
+
+
+def test_a_set_of_names_is_listed_in_sorted_order():
+    import toolgram
+
+    names = {"search_products", "open_product", "add_to_cart"}
+    assert toolgram.normalize_tools(names).names == ("add_to_cart", "open_product", "search_products")
+    result = toolgram.parse('<tool_call>{"name": "x", "arguments": {}}</tool_call>', names)
+    assert result.errors == ['Unknown tool "x". Available now: add_to_cart, open_product, search_products.']

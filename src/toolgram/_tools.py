@@ -253,6 +253,9 @@ def normalize_tools(tools: Any, *, kind: str = "tool") -> ToolSet | None:
         _from_iterable([tools], kind, found)
     elif isinstance(tools, Mapping):
         _from_mapping(tools, kind, found)
+    elif isinstance(tools, (set, frozenset)):
+        # A set has no order: sort it, so "Available now: …" reads the same every run.
+        _from_iterable(sorted(tools, key=lambda t: t if isinstance(t, str) else repr(t)), kind, found)
     elif isinstance(tools, Iterable):
         _from_iterable(tools, kind, found)
     by_name: dict[str, Tool] = {}
