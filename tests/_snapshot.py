@@ -19,7 +19,6 @@ not the snapshot of an existing case, and deletes such files under `--snapshot-u
 from __future__ import annotations
 
 import json
-from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
@@ -75,37 +74,3 @@ class CorpusSnapshotExtension(JSONSnapshotExtension):
         except UnicodeEncodeError:  # a lone surrogate (e.g. decoded from "\ud800"): escape it
             text = json.dumps(json.loads(text), indent=2, ensure_ascii=True) + "\n"
         return text
-
-
-def _plain(value: Any) -> Any:
-    """Plain JSON data, with anything unexpected made visible rather than dropped."""
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    if isinstance(value, dict):
-        return {
-            (k if isinstance(k, str) else f"<non-str key {k!r}>"): _plain(v) for k, v in value.items()
-        }
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return f"<{type(value).__name__} {value!r}>"
-
-
-def snapshot_data(result: Any) -> OrderedDict:
-    """The snapshot of one ParseResult: fixed key order, argument keys sorted by syrupy."""
-    return OrderedDict(
-        text=_plain(result.text),
-        reasoning=_plain(result.reasoning),
-        errors=_plain(list(result.errors)),
-        calls=[
-            OrderedDict(
-                name=_plain(call.name),
-                arguments=_plain(call.arguments),
-                id=_plain(call.id),
-                kind=_plain(call.kind),
-                format=_plain(call.format),
-                span=_plain(list(call.span)),
-                repairs=_plain(list(call.repairs)),
-            )
-            for call in result.calls
-        ],
-    )

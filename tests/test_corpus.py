@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 import toolgram
-from _snapshot import snapshot_data
+from toolgram._cases import result_data  # the snapshot shape the pytest plugin also stores
 
 # syrupy warns that it "Can not relate" snapshots/<format>/<case>.json to this module: expected,
 # the location is custom. (The message starts with a newline, hence the leading \s*.)
@@ -33,7 +33,7 @@ def _parse(case: Any) -> Any:
 
 def test_corpus(corpus_case: Any, corpus_snapshot: Any) -> None:
     result = _parse(corpus_case)
-    assert corpus_snapshot == snapshot_data(result)
+    assert corpus_snapshot == result_data(result)
 
 
 def _json_plain(value: Any, where: str) -> None:
