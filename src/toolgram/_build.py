@@ -24,7 +24,6 @@ A grammar frames a region; these names tell the builder what each part means
 
 from __future__ import annotations
 
-import json
 import textwrap
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -37,7 +36,6 @@ from ._driver import Tok
 from ._loose import decode_loose
 from ._typing import Node, coerce_param
 
-_PY_NATIVE = frozenset({"single_quotes", "python_literals"})
 
 
 @dataclass
@@ -445,7 +443,3 @@ def _element_spans(text: str, offset: int, value: Any) -> list[tuple[int, int]] 
         else:
             pos += 1
     return spans if len(spans) == len(value) else None
-
-
-def dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False)

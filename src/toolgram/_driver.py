@@ -401,9 +401,6 @@ class Driver:
                 del stack[-size:]
             stack.append(states[stack[-1]][arg.origin.name][1])
 
-    def accepts(self, term: str) -> bool:
-        return self._simulate(self.stack, term) is not None
-
     def _close_before(self, end_marker: str) -> str:
         """The model wrote the end marker too soon (`[f(a=1)<|tool_call_end|>`):
         supply the brackets it skipped, then read on."""
