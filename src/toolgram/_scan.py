@@ -18,7 +18,7 @@ from typing import Any
 
 import regex
 
-from ._build import Builder, Draft, Prose, Unreadable
+from ._build import Builder, Draft, Unreadable
 from ._driver import DONE, FAIL, WAIT, Driver
 from ._registry import Format
 
