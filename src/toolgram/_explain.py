@@ -66,17 +66,20 @@ class _RecordingScanner(Scanner):
 
     def __init__(self, formats: list, tools: Any = None) -> None:
         super().__init__(formats, tools)
+        # The fast path builds no tree; the general way reads every region alike
+        # (_frame.py: both read the same calls), and shows the rules that did it.
+        self.frames = {}
         self.session: list[Attempt] = []  # the formats tried for the current region
         self.opening: list[Attempt] = []  # the anchored formats tried at the reply's start
         self.opened = False
         # id(Region or Failure reported) -> (attempts, tree, grammar file)
         self.found: dict[int, tuple[list[Attempt], Any, str]] = {}
 
-    def _begin(self, candidates: list, start: int, marker_len: int) -> None:
+    def _begin(self, candidates: list, start: int, marker_len: int, frame: Any = None) -> None:
         self.session = []
         if marker_len == 0 and not self.opened:  # the first marker-less region: the reply's start
             self.opening, self.opened = self.session, True
-        super()._begin(candidates, start, marker_len)
+        super()._begin(candidates, start, marker_len, frame)
 
     def _decode(self, drv: Any) -> Any:
         region = super()._decode(drv)

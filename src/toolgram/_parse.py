@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ._build import Draft, Prose, Reasoning
+from ._frame import Call
 from ._model import ParseResult, Segment, ToolCall
 from ._registry import Format, registry_for
 from ._scan import Failure, Piece, Region, Scanner
@@ -32,7 +33,7 @@ def unknown_tool(name: str, tools: ToolSet) -> str:
 
 
 def finish_call(
-    draft: Draft, fmt: str, tools: ToolSet | None, region: Region, validate: bool = False
+    draft: Draft | Call, fmt: str, tools: ToolSet | None, region: Region | Call, validate: bool = False
 ) -> ToolCall | str:
     """A ToolCall, or the error message that replaces it."""
     if tools is not None and draft.name not in tools:
@@ -132,7 +133,18 @@ class Assembler:
         """Take one scanner item; return what it produced, as (kind, value) pairs:
         ("text", str), ("reasoning", str), ("call", ToolCall), ("error", str)."""
         produced: list[tuple[str, Any]] = []
-        if isinstance(item, Piece):
+        if type(item) is Call:  # the fast path's call: a region holding just this call
+            self.prose.mark_cut()
+            done = finish_call(item, item.fmt, self.tools, item, self.validate)
+            if type(done) is ToolCall:
+                self.calls.append(done)
+                produced.append(("call", done))
+                self.segments.append(Segment("call", item.start, item.end))
+            else:
+                self.errors.append(done)
+                produced.append(("error", done))
+                self.segments.append(Segment("error", item.start, item.end))
+        elif isinstance(item, Piece):
             self.segments.append(Segment("text" if item.kind == "text" else "reasoning", item.start, item.end))
             if item.kind == "text":
                 added = self.prose.add(item.value)

@@ -18,6 +18,7 @@ from typing import Any
 
 import regex
 
+from . import _frame
 from ._build import Builder, Draft, Unreadable
 from ._driver import DONE, FAIL, WAIT, Driver
 from ._registry import Format
@@ -89,6 +90,11 @@ class Markers:
         self.any_re = regex.compile("|".join(map(pattern, markers)), regex.M)
         self.prefixes = frozenset(m[:i] for m in markers for i in range(1, len(m)))
         self.max_prefix = max((len(m) for m in markers), default=1) - 1
+        self.quick = _quick_searches(self.by_marker)
+        # The fast frame (see _frame.py) of the first format each marker opens.
+        self.frames = {k: f for k, fmts in self.by_marker.items() if (f := _frame.frame_of(fmts[0])) is not None}
+        # A found literal needs the full search only if a line-start condition applies.
+        self.line = frozenset(line)
 
 
 _MARKERS: dict[tuple, Markers] = {}
@@ -145,6 +151,7 @@ class Scanner:
         self.after_think = "prose"  # the mode to return to after </think>
         self.drivers: list[Driver] = []
         self.candidates: list[Format] = []
+        self.frame: _frame.Frame | None = None  # the first candidate's fast frame, until given up
         self.region_start = 0
         self.marker_len = 0
         self.first_failure: Failure | None = None
@@ -163,8 +170,9 @@ class Scanner:
         self.plain: str | None = None  # take_plain's kind of text here (None: no fast path)
         self.blank_to = 0  # the reply's leading whitespace runs at least to here
         self.held = ""  # the text held back at the end of prose (buf[pos:])
-        quick = _quick_searches(self.by_marker)
-        self.quick, self.risky_last, self.firsts, self.literals, self.first_set, self.end_pairs = quick
+        self.quick, self.risky_last, self.firsts, self.literals, self.first_set, self.end_pairs = m.quick
+        self.line = m.line
+        self.frames = m.frames if _frame.enabled else {}
         self.modes = {"start": self._start, "prose": self._in_prose, "think": self._think, "region": self._region}
 
     # -- public ---------------------------------------------------------------
@@ -386,8 +394,9 @@ class Scanner:
         buf = self.buf
         # Every marker is found as plain text first (the stdlib search is much
         # faster); the full search, with its line-start conditions, starts there.
-        lit = self.literals.search(buf, self.pos)
-        m = self.any_re.search(buf, lit.start()) if lit is not None else None
+        m = self.literals.search(buf, self.pos)
+        if m is not None and m.group() in self.line:
+            m = self.any_re.search(buf, m.start())
         if m is None:
             end = len(buf) if final else len(buf) - self._held(len(buf))
             self._prose(out, self.pos, end)
@@ -419,9 +428,18 @@ class Scanner:
             self._prose(out, i, m.end())
             self.pos = m.end()
             return True
-        self._begin(self.by_marker[marker], i, len(marker))
+        frame = self.frames.get(marker)
+        if frame is not None:
+            got = frame.read(buf, i, final, self.tools)
+            if type(got) is _frame.Call:
+                out.append(got)
+                self.pos = got.end
+                return True
+            if got is not _frame.WAIT:
+                frame = None
+        self._begin(self.by_marker[marker], i, len(marker), frame)
         self.mode = "region"
-        return True
+        return frame is None  # (a frame waits for more text)
 
     def _think(self, out: list, final: bool) -> bool:
         """Inside <think>: reasoning up to </think>. A call marker inside is only
@@ -455,19 +473,34 @@ class Scanner:
             out.append(Piece("reasoning", start, end, self.buf[start:end]))
 
     # -- regions -------------------------------------------------------------------
-    def _begin(self, candidates: list[Format], start: int, marker_len: int) -> None:
+    def _begin(self, candidates: list[Format], start: int, marker_len: int, frame: _frame.Frame | None = None) -> None:
+        """Start reading a region: by its first candidate's fast frame when given
+        (it waits for more text), else by the candidates' drivers, in order."""
         self.candidates = list(candidates)
         self.region_start = start
         self.marker_len = marker_len
         self.first_failure = None
         self.failed_frame = None
         self.fail_scan = start
-        self.drivers = [Driver(self.candidates[0], start)]
+        self.frame = frame
+        self.drivers = [] if frame is not None else [Driver(self.candidates[0], start)]
 
     def _region(self, out: list, final: bool) -> bool:
         return self._run_region(out, final, anchored=False)
 
     def _run_region(self, out: list, final: bool, anchored: bool) -> bool:
+        if self.frame is not None:
+            got = self.frame.read(self.buf, self.region_start, final, self.tools)
+            if got is _frame.WAIT and len(self.buf) - self.region_start < _FRAME_WAIT:
+                return False
+            if got is not None and got is not _frame.WAIT:
+                out.append(got)
+                self.pos = got.end
+                self._end_region()
+                return True
+            # The general way reads it, from the start of the region.
+            self.frame = None
+            self.drivers = [Driver(self.candidates[0], self.region_start)]
         while True:
             drv = self.drivers[-1]
             if anchored:
@@ -554,6 +587,7 @@ class Scanner:
         return WAIT
 
     def _end_region(self) -> None:
+        self.frame = None
         self.drivers = []
         self.candidates = []
         self.mode = "prose"
@@ -574,6 +608,12 @@ class Scanner:
                 if isinstance(item, Draft) and item.name not in self.tools:
                     return ""
         return Region(drv.start, drv.end, drv.fmt.name, items, list(drv.repairs))
+
+
+# A stream retries the fast frame on each delta, from the region's start, while the
+# region is shorter than this; a longer one goes to the driver, which reads on from
+# where it stopped (so a long region costs linear time, not quadratic).
+_FRAME_WAIT = 512
 
 
 class _CharWait:

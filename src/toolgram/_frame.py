@@ -1,0 +1,265 @@
+"""The fast path: a grammar whose region is a fixed run of tokens, read by one regex.
+
+Most replies hold well-formed calls in the simplest formats, such as Hermes's
+`<tool_call>{json}</tool_call>`. For those the general machinery (our LALR
+driver, the tree, the builder, a Region and a Draft) costs ten times more than
+the work itself: find the frame, json.loads the payload. So when a grammar's
+LALR table admits exactly one token sequence of the shape
+
+    T1 T2 … Tk (E1 | E2 | …)        (one terminal allowed at each step, then
+                                     only end literals, then nothing more)
+
+with the payload one terminal that is the whole of a `json_calls` rule, the
+sequence is compiled into one regex: each terminal an atomic group, which
+matches what the driver's contextual lexer matches at that point (it tries
+only the allowed terminal, and never gives back what it took).
+
+`Frame.read` then either returns the call, `WAIT` (the text so far may still
+become a frame), or None: anything else (no match, a payload json.loads
+cannot read, a call object with anything beyond a name and an arguments object)
+goes the general way, which decides it exactly as it always did. So the fast
+path changes what is fast, never what is read; tests/test_frame.py checks
+that on every corpus case, whole and streamed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import regex
+from lark.parsers.lalr_analysis import Shift
+
+from . import _repair
+from ._driver import _could_grow
+from ._registry import Compiled, Format
+
+WAIT = "wait"
+
+# Rules a frame's tree may hold: the start rule, the payload's rule, and rules the
+# builder walks through without reading (Lark's own `__start_…` helpers, `_inlined`).
+_PAYLOAD_RULE = "json_calls"
+
+# Switched off by tests that compare the fast path with the general one.
+enabled = True
+
+
+class Call:
+    """A call read by the fast path. It stands for a Region with one Draft (the
+    Assembler finishes both alike): the region is the call's span, no repairs."""
+
+    __slots__ = ("start", "end", "fmt", "name", "arguments")
+
+    # The Draft and Region attributes finish_call reads.
+    id = None
+    kind = "tool"
+    repairs = ()
+    error = None
+    instructions = None
+
+    def __init__(self, start: int, end: int, fmt: str, name: str, arguments: dict) -> None:
+        self.start = start
+        self.end = end
+        self.fmt = fmt
+        self.name = name
+        self.arguments = arguments
+
+    @property
+    def span(self) -> tuple[int, int]:
+        return (self.start, self.end)
+
+
+class Frame:
+    __slots__ = ("fmt", "pattern", "terms", "payload", "ends", "args_key")
+
+    def __init__(self, fmt: Format, pattern: Any, terms: tuple, payload: int, ends: tuple) -> None:
+        self.fmt = fmt
+        self.pattern = pattern  # group i + 1 is token i
+        self.terms = terms  # the terminal of each of those tokens
+        self.payload = payload  # the group of the json_calls payload
+        self.ends = ends  # the terminals that may end the frame, best first
+        self.args_key = fmt.args_key
+
+    def read(self, buf: str, pos: int, final: bool, tools: Any) -> Call | str | None:
+        """The call framed at pos, WAIT, or None (the general way must read it)."""
+        m = self.pattern.match(buf, pos, partial=not final)
+        if m is None:
+            return None
+        if m.partial:
+            return WAIT
+        for i, t in enumerate(self.terms, 1):
+            if m.start(i) == m.end(i):
+                return None  # the driver takes no empty token
+            # The driver waits where more text could change a token, the engine having
+            # looked at the end of the text to settle it; so do we.
+            if not final and t.literal is None and _could_grow(t, buf, m.start(i)):
+                return WAIT
+        end = self._end(buf, m.end(), final)
+        if end is None or end is WAIT:
+            return end
+        try:
+            value, repairs = _repair.loads(m.group(self.payload))
+        except _repair.RepairError:
+            return None
+        if repairs or type(value) is not dict or len(value) != 2:
+            return None
+        name = value.get("name")
+        arguments = value.get(self.args_key)
+        if type(name) is not str or type(arguments) is not dict or not name or name.strip() != name:
+            return None
+        if self.fmt.offered_only and tools is not None and name not in tools:
+            return None
+        return Call(pos, end, self.fmt.name, name, arguments)
+
+    def _end(self, buf: str, pos: int, final: bool) -> Any:
+        """Where the end token at pos ends, lexed as Driver._lex does; WAIT; None."""
+        n = len(buf)
+        if pos >= n:
+            return None if final else WAIT
+        best = -1
+        best_prio = None
+        for t in self.ends:
+            if best_prio is not None and t.priority < best_prio:
+                break
+            lit = t.literal
+            if lit is not None:
+                if buf.startswith(lit, pos):
+                    end = pos + len(lit)
+                elif not final and n - pos < len(lit) and lit.startswith(buf[pos:]):
+                    return WAIT
+                else:
+                    continue
+            else:
+                m = t.pattern.match(buf, pos, partial=not final)
+                if m is None:
+                    continue
+                end = m.end()
+                if not final and (end >= n or _could_grow(t, buf, pos)):
+                    return WAIT
+                if m.partial or end == pos:
+                    continue
+            if end > best:
+                best, best_prio = end, t.priority
+        return best if best >= 0 else None
+
+
+_FRAMES: dict[Format, Frame | None] = {}
+
+
+def frame_of(fmt: Format) -> Frame | None:
+    """The fast frame of fmt, or None when its grammar has none (compiled once)."""
+    try:
+        return _FRAMES[fmt]
+    except KeyError:
+        pass
+    try:
+        frame = _derive(fmt)
+    except Exception:  # noqa: BLE001 - no fast path is always a correct answer
+        frame = None
+    _FRAMES[fmt] = frame
+    return frame
+
+
+def _derive(fmt: Format) -> Frame | None:
+    if fmt.anchor or not fmt.starts:
+        return None  # anchored formats are read where the reply starts, not here
+    c: Compiled = fmt.compiled
+    if c.ignore:
+        return None
+    stack = [c.start_state]
+    # A symbol stack beside the state stack: token indices each entry covers.
+    covers: list[list[int]] = []
+    parts: list[str] = []
+    terms: list = []
+    payload = None
+    for index in range(12):
+        allowed = c.allowed[stack[-1]]
+        if not allowed or any(t.name in ("JSON", "PYVALUE") for t in allowed):
+            return None  # (those are delimited by the bracket scanner, not a pattern)
+        ends = _ending(c, stack, covers, allowed, index)
+        if ends is not None:
+            found, = ends
+            payload = found if found >= 0 else payload
+            break
+        if len(allowed) > 1:
+            return None
+        t = allowed[0]
+        body = _body(t)
+        if body is None:
+            return None
+        parts.append(f"((?>{body}))")
+        terms.append(t)
+        found = _take(c, stack, covers, t.name, index)
+        if found is None:
+            return None
+        payload = found if found >= 0 else payload
+    else:
+        return None
+    if payload is None or not terms or terms[0].literal not in fmt.starts:
+        return None
+    body = terms[payload]
+    if body.literal is not None or body.name.startswith("_"):
+        return None  # (kept out of the tree: the builder would read no payload)
+    return Frame(fmt, regex.compile("".join(parts)), tuple(terms), payload + 1, tuple(allowed))
+
+
+def _ending(c: Compiled, stack: list, covers: list, allowed: tuple, index: int) -> tuple | None:
+    """When each allowed terminal ends the frame (nothing may follow it), the
+    payload's token index it reveals (-1: none) in a 1-tuple; else None. (They are
+    lexed as the driver does, in Frame._end: the longest of the best priority.)"""
+    payload = -1
+    for t in allowed:
+        after_stack, after_covers = list(stack), [list(x) for x in covers]
+        found = _take(c, after_stack, after_covers, t.name, index)
+        if found is None or c.allowed[after_stack[-1]] or not c.accepts_end[after_stack[-1]]:
+            return None
+        if _take(c, after_stack, after_covers, "$END", index + 1) is None:
+            return None
+        if found >= 0:
+            if payload >= 0 and found != payload:
+                return None
+            payload = found
+    return (payload,)
+
+
+def _take(c: Compiled, stack: list, covers: list, term: str, index: int) -> int | None:
+    """Feed `term` (token `index`) to the state stack, checking the rules it reduces.
+    Returns the payload's token index if a json_calls rule was reduced, -1 if not,
+    None if the frame is unfit (the term is rejected, or a rule means something)."""
+    states = c.states
+    payload = -1
+    while True:
+        if term == "$END" and stack[-1] == c.end_state:
+            return payload
+        action = states[stack[-1]].get(term)
+        if action is None:
+            return None
+        kind, rule = action
+        if kind is Shift:
+            stack.append(rule)
+            covers.append([index])
+            return payload
+        size = len(rule.expansion)
+        covered = [i for entry in covers[len(covers) - size :] for i in entry] if size else []
+        if size:
+            del stack[-size:]
+            del covers[-size:]
+        name = str(rule.origin.name).rpartition("__")[2]
+        if name == _PAYLOAD_RULE:
+            if len(covered) != 1 or size != 1:
+                return None
+            payload = covered[0]
+        elif name != "start" and not str(rule.origin.name).startswith("_"):
+            return None
+        covers.append(covered)
+        stack.append(states[stack[-1]][rule.origin.name][1])
+
+
+_FLAGS = regex.compile(r"\(\?[aiLmsux]+\)")
+
+
+def _body(t) -> str | None:
+    """The terminal's pattern, for use inside a larger one (None: not usable)."""
+    source = t.pattern.pattern
+    if _FLAGS.match(source):
+        return None  # global flags cannot sit inside a group
+    return source

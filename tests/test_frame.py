@@ -1,0 +1,126 @@
+"""The fast path (toolgram/_frame.py) changes what is fast, never what is read.
+
+Every corpus case, format example and inline stream case is parsed with the
+fast frames on and off: the results must be identical, segments included; and
+streamed with them on (chunks of 1 and 7 characters), the closing result must
+equal the general way's parse. Then the frames themselves: which grammars get
+one, and which calls go the general way.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import toolgram
+from toolgram import _frame
+from toolgram._registry import load_user_format
+from toolgram._stream import StreamParser
+
+from conftest import corpus_cases
+from test_stream import CASES, chunked
+
+ALL = [(c.id, c.raw, c.tools, c.formats, 32_768) for c in corpus_cases()] + CASES
+
+
+def general(raw: str, tools: Any, formats: Any, max_chars: int) -> toolgram.ParseResult:
+    _frame.enabled = False
+    try:
+        return toolgram.parse(raw, tools, formats=formats, max_chars=max_chars)
+    finally:
+        _frame.enabled = True
+
+
+def summary(result: toolgram.ParseResult) -> tuple:
+    return result.text, result.calls, result.errors, result.reasoning, result.segments
+
+
+@pytest.mark.parametrize("case", ALL, ids=[c[0] for c in ALL])
+def test_fast_path_reads_what_the_general_way_reads(case: tuple) -> None:
+    _, raw, tools, formats, max_chars = case
+    expected = summary(general(raw, tools, formats, max_chars))
+    assert summary(toolgram.parse(raw, tools, formats=formats, max_chars=max_chars)) == expected
+    for size in (1, 7):
+        sp = StreamParser(tools, formats=formats, max_chars=max_chars)
+        for chunk in chunked(raw, size):
+            sp.feed(chunk)
+        assert summary(sp.close())[:4] == expected[:4], size
+
+
+def test_the_fast_path_is_taken() -> None:
+    # (Otherwise the test above compares the general way with itself.)
+    raw = 'Hi <tool_call>\n{"name": "a", "arguments": {"x": 1}}\n</tool_call> bye'
+    seen = []
+    read = _frame.Frame.read
+
+    def spy(self: _frame.Frame, *args: Any) -> Any:
+        got = read(self, *args)
+        seen.append(got)
+        return got
+
+    _frame.Frame.read = spy  # type: ignore[method-assign]
+    try:
+        result = toolgram.parse(raw)
+    finally:
+        _frame.Frame.read = read  # type: ignore[method-assign]
+    assert [type(g) for g in seen] == [_frame.Call]
+    assert result.calls[0].span == (3, raw.index(" bye"))
+
+
+def frame(name: str) -> _frame.Frame | None:
+    return _frame.frame_of(toolgram._registry.default_registry().formats[name])
+
+
+def test_which_formats_have_a_frame() -> None:
+    hermes = frame("hermes")
+    assert hermes is not None
+    assert hermes.pattern.match("<tool_call>{}") is not None
+    assert {t.literal for t in hermes.ends} >= {"</tool_call>"}
+    # A JSON terminal is delimited by the bracket scanner; an MFCS block holds rules
+    # that mean something (name, args); a marker-less format is read at the start.
+    for name in ("mistral", "mfcs", "glm45_arg_kv", "bare_pythonic", "json_reply"):
+        assert frame(name) is None, name
+
+
+def _user(tmp_path: Path, body: str) -> Any:
+    path = tmp_path / "mine.lark"
+    path.write_text("// format: mine\n// start: <<call>>\n// end: <</call>>\n\n" + body, encoding="utf-8")
+    return load_user_format(path)
+
+
+def test_a_user_grammar_of_that_shape_gets_a_frame(tmp_path: Path) -> None:
+    fmt = _user(tmp_path, 'start: "<<call>>" json_calls "<</call>>"\njson_calls: BODY\nBODY: /[^<]+/\n')
+    assert _frame.frame_of(fmt) is not None
+    other = _user(tmp_path, 'start: "<<call>>" prose json_calls "<</call>>"\nprose: WORD\njson_calls: BODY\nWORD: /[a-z]+/\nBODY: /[^<a-z]+/\n')
+    assert _frame.frame_of(other) is None  # a rule that means something: the builder reads it
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        '{"name": "a", "arguments": {}, "id": "call_1"}',  # an id
+        '{"name": "a", "parameters": {}}',  # repair: parameters_key
+        '{"name": "a", "arguments": "{\\"x\\": 1}"}',  # repair: string_arguments
+        "{'name': 'a', 'arguments': {}}",  # repair: single quotes
+        '{"name": " a ", "arguments": {}}',  # a name to strip
+        '[{"name": "a", "arguments": {}}]',  # a list of calls
+        '{"name": "a", "arguments": []}',  # not an object: an error
+    ],
+)
+def test_anything_but_a_plain_call_goes_the_general_way(payload: str) -> None:
+    fast = frame("hermes")
+    raw = f"<tool_call>{payload}</tool_call>"
+    assert fast.read(raw, 0, True, None) is None
+    assert summary(toolgram.parse(raw)) == summary(general(raw, None, None, 32_768))
+
+
+def test_a_frame_waits_while_the_text_may_still_change_it() -> None:
+    fast = frame("hermes")
+    whole = '<tool_call>{"name": "a", "arguments": {}}</tool_call>'
+    for cut in range(1, len(whole)):
+        assert fast.read(whole[:cut], 0, False, None) == _frame.WAIT, cut
+    assert isinstance(fast.read(whole, 0, False, None), _frame.Call)
+    # The next call's marker instead of the close tag: never a frame.
+    assert fast.read('<tool_call>{"name": "a"}<tool_call>', 0, False, None) is None
