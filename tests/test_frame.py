@@ -1,7 +1,7 @@
 """The fast path (toolgram/_frame.py) changes what is fast, never what is read.
 
 Every corpus case, format example and inline stream case is parsed with the
-fast frames on and off: the results must be identical, segments included; and
+fast frames and opening tests on and off: the results must be identical, segments included; and
 streamed with them on (chunks of 1 and 7 characters), the closing result must
 equal the general way's parse. Then the frames themselves: which grammars get
 one, and which calls go the general way.
@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import toolgram
 from toolgram import _frame
@@ -124,3 +126,49 @@ def test_a_frame_waits_while_the_text_may_still_change_it() -> None:
     assert isinstance(fast.read(whole, 0, False, None), _frame.Call)
     # The next call's marker instead of the close tag: never a frame.
     assert fast.read('<tool_call>{"name": "a"}<tool_call>', 0, False, None) is None
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "get_weather(city='Paris')",  # bare_pythonic
+        "[TOOL_CALLS]search[ARGS]{\"q\": 1}",  # mistral
+        "search\n<arg_key>q</arg_key>\n<arg_value>x</arg_value>",  # glm45_bare
+        '{"type": "tool_call", "name": "a", "arguments": {}}',  # json_reply
+        "get_weather",  # a name alone: the frame may still close
+        "The weather (today) is fine.",
+    ],
+)
+def test_opening_test_keeps_every_format_that_reads_the_reply(raw: str) -> None:
+    assert summary(toolgram.parse(raw, ["get_weather", "search", "a"])) == summary(
+        general(raw, ["get_weather", "search", "a"], None, 32_768)
+    )
+    for size in (1, 3):
+        sp = StreamParser(["get_weather", "search", "a"])
+        for chunk in chunked(raw, size):
+            sp.feed(chunk)
+        assert summary(sp.close())[:4] == summary(general(raw, ["get_weather", "search", "a"], None, 32_768))[:4]
+
+
+def test_prose_at_the_start_rules_out_the_marker_less_formats() -> None:
+    from toolgram._scan import markers_for
+
+    formats = toolgram._registry.default_registry().select()
+    firsts = markers_for(formats, False).quick[4]
+    ruled_out = [f.name for f in markers_for(formats, False).anchored if not _frame.opens(f, "The weather is fine", 0, True, firsts)]
+    assert {"mistral", "bare_pythonic", "glm45_bare"} <= set(ruled_out)
+    assert _frame.opens(formats[[f.name for f in formats].index("bare_pythonic")], "f(x=1)", 0, True, firsts)
+
+
+FRAGMENTS = [
+    "<tool_call>", "</tool_call>", "<|im_end|>", "```", "```json\n", "<longcat_tool_call>", "</longcat_tool_call>",
+    "[TOOL_CALLS]", "<think>", "</think>", '{"name": "a", "arguments": {"x": 1}}', '{"name": "b"', "}", "{", "[",
+    "]", '"', "'", "get_weather", "(x=1)", "\n", " ", "words", "3 < 5", "`", "<arg_key>", "call:",
+]
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(FRAGMENTS), max_size=14), st.sampled_from([None, ["a", "get_weather"]]))
+def test_fast_and_general_agree_on_marker_soup(parts: list[str], tools: Any) -> None:
+    raw = "".join(parts)
+    assert summary(toolgram.parse(raw, tools)) == summary(general(raw, tools, None, 32_768))

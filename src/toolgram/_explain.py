@@ -111,7 +111,7 @@ def explain(
     scanner = _RecordingScanner(fmts, toolset)
     asm = Assembler(toolset)
     steps: list[Step] = []
-    for item in scanner.feed(head) + scanner.finish():
+    for item in scanner.read(head):
         produced = asm.add(item)
         if isinstance(item, Piece):
             if steps and steps[-1].kind == item.kind and steps[-1].end == item.start and item.kind != "markup":

@@ -39,7 +39,8 @@ WAIT = "wait"
 # builder walks through without reading (Lark's own `__start_…` helpers, `_inlined`).
 _PAYLOAD_RULE = "json_calls"
 
-# Switched off by tests that compare the fast path with the general one.
+# Switched off (frames and opening tests both) by the tests that compare the
+# fast path with the general way.
 enabled = True
 
 
@@ -221,10 +222,11 @@ def _ending(c: Compiled, stack: list, covers: list, allowed: tuple, index: int) 
     return (payload,)
 
 
-def _take(c: Compiled, stack: list, covers: list, term: str, index: int) -> int | None:
-    """Feed `term` (token `index`) to the state stack, checking the rules it reduces.
-    Returns the payload's token index if a json_calls rule was reduced, -1 if not,
-    None if the frame is unfit (the term is rejected, or a rule means something)."""
+def _take(c: Compiled, stack: list, covers: list, term: str, index: int, check: bool = True) -> int | None:
+    """Feed `term` (token `index`) to the state stack, checking the rules it reduces
+    (unless check is False). Returns the payload's token index if a json_calls rule
+    was reduced, -1 if not, None if the frame is unfit (the term is rejected, or a
+    rule means something)."""
     states = c.states
     payload = -1
     while True:
@@ -244,7 +246,9 @@ def _take(c: Compiled, stack: list, covers: list, term: str, index: int) -> int 
             del stack[-size:]
             del covers[-size:]
         name = str(rule.origin.name).rpartition("__")[2]
-        if name == _PAYLOAD_RULE:
+        if not check:
+            pass
+        elif name == _PAYLOAD_RULE:
             if len(covered) != 1 or size != 1:
                 return None
             payload = covered[0]
@@ -263,3 +267,62 @@ def _body(t) -> str | None:
     if _FLAGS.match(source):
         return None  # global flags cannot sit inside a group
     return source
+
+
+# -- a cheap test before a reply-anchored format is tried -------------------------
+#
+# A reply that starts with prose ("The weather…") is tried against every format
+# anchored to the reply's start whose first token can begin there (a name, for
+# the marker-less formats): three drivers that fail at their second token, which
+# cost more than the rest of a short reply. `opens(fmt, …)` rules most of them out
+# with one regex built from the table: a first token, %ignore'd text, then a token
+# the grammar allows next, or what lets the driver close the frame early (the text
+# ending, or a character a marker or end marker starts with). The regex allows
+# more than the driver does (it may backtrack into any match of each terminal),
+# so where it finds nothing, the driver would have failed: a format it rules out
+# is one that could not read the reply.
+
+_OPENINGS: dict[tuple, Any] = {}
+
+
+def opens(fmt: Format, buf: str, pos: int, final: bool, firsts: frozenset) -> bool:
+    """False only when fmt's driver, started at pos, is certain to fail."""
+    if not enabled:
+        return True
+    key = (fmt, firsts)
+    try:
+        pattern = _OPENINGS[key]
+    except KeyError:
+        try:
+            pattern = _opening(fmt, firsts)
+        except Exception:  # noqa: BLE001 - no test: the driver decides, as before
+            pattern = None
+        _OPENINGS[key] = pattern
+    return pattern is None or pattern.match(buf, pos, partial=not final) is not None
+
+
+def _opening(fmt: Format, firsts: frozenset) -> Any:
+    c = fmt.compiled
+    first = c.allowed[c.start_state]
+    if not first or any(_body(t) is None for t in (*first, *c.ignore)):
+        return None
+    alt = "|".join
+    ignore = f"(?:{alt(_body(t) for t in c.ignore)})*" if c.ignore else ""
+    stops = "".join(sorted(set(firsts) | {e[0] for e in fmt.ends if e}))
+    closing = r"\s*(?:\Z" + (f"|[{regex.escape(stops)}]" if stops else "") + ")"
+    ways = []
+    for t in first:
+        if t.name in ("JSON", "PYVALUE"):
+            # Delimited by the bracket scanner: what it may start with is enough.
+            ways.append(_body(t) if t.name == "JSON" else r"[^\s,)\]]")
+            continue
+        stack = [c.start_state]
+        if _take(c, stack, [], t.name, 0, check=False) is None:
+            continue
+        # (A JSON or PYVALUE token is delimited by the bracket scanner; where it
+        # comes second, what it may start with is enough.)
+        seconds = [r"[^\s,)\]]" if u.name == "PYVALUE" else _body(u) for u in c.allowed[stack[-1]]]
+        if None in seconds:
+            return None
+        ways.append(f"(?:{_body(t)}){ignore}(?:{alt([*(f'(?:{b})' for b in seconds), closing])})")
+    return regex.compile(alt(ways) or "(?!)")

@@ -232,7 +232,7 @@ def parse(
     asm = Assembler(toolset, validate)
     try:
         scanner = Scanner(fmts, toolset)
-        for item in scanner.feed(head) + scanner.finish():
+        for item in scanner.read(head):
             asm.add(item)
     except Exception as exc:  # noqa: BLE001 - the promise is "never raises"
         # A bug of ours must not cost the user the reply: keep it all as prose.

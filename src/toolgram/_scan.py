@@ -255,6 +255,12 @@ class Scanner:
         if len(buf) > 256:
             self._trim()
 
+    def read(self, text: str) -> list:
+        """A whole reply at once (parse): what feed(text) and finish() report, without
+        the waiting that only a stream needs (no token can still grow)."""
+        self.buf += text
+        return self.finish()
+
     def finish(self) -> list:
         self.waiting = None
         self.plain = None
@@ -383,7 +389,7 @@ class Scanner:
             return True
         if not self.drivers:
             ch = buf[p]
-            candidates = [f for f in self.anchored if may_open(f, ch)]
+            candidates = [f for f in self.anchored if may_open(f, ch) and _frame.opens(f, buf, p, final, self.first_set)]
             if not candidates:
                 self.mode = "prose"
                 return True
