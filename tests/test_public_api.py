@@ -1,5 +1,7 @@
 """The public API is what __all__ says, and every name in it is importable."""
 
+import pytest
+
 import toolgram
 
 PROMISED = {
@@ -17,3 +19,19 @@ def test_all_names_exist():
 
 def test_promised_names_are_public():
     assert PROMISED <= set(toolgram.__all__)
+
+
+def test_make_call_builds_the_same_tool_call_as_the_constructor() -> None:
+    import dataclasses
+
+    from toolgram._model import ToolCall, make_call
+
+    values = {
+        "name": "a", "arguments": {"x": 1}, "id": "call_1", "kind": "agent", "format": "mfcs", "span": (3, 9),
+        "repairs": ("closed_tag",), "instructions": "do it",
+    }  # fmt: skip
+    assert [f.name for f in dataclasses.fields(ToolCall)] == list(values)
+    made, built = make_call(*values.values()), ToolCall(**values)
+    assert made == built and vars(made) == vars(built)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made.name = "b"  # type: ignore[misc]

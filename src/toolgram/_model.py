@@ -59,3 +59,24 @@ class ParseResult:
         from ._openai import result_to_openai_message
 
         return result_to_openai_message(self)
+
+
+def make_call(
+    name: str,
+    arguments: dict[str, Any],
+    id: str | None,
+    kind: str,
+    format: str,
+    span: tuple[int, int],
+    repairs: tuple[str, ...],
+    instructions: str | None,
+) -> ToolCall:
+    """ToolCall(...) without the frozen dataclass's __init__, which sets each field
+    through object.__setattr__: a third of the cost of a call the fast path reads.
+    Takes every field, so it cannot drift from the class (tests/test_public_api.py)."""
+    call = object.__new__(ToolCall)
+    call.__dict__.update(
+        name=name, arguments=arguments, id=id, kind=kind, format=format, span=span, repairs=repairs,
+        instructions=instructions,
+    )  # fmt: skip
+    return call

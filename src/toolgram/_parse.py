@@ -6,7 +6,7 @@ from typing import Any
 
 from ._build import Draft, Prose, Reasoning
 from ._frame import Call
-from ._model import ParseResult, Segment, ToolCall
+from ._model import ParseResult, Segment, ToolCall, make_call
 from ._registry import Format, registry_for
 from ._scan import Failure, Piece, Region, Scanner
 from ._tools import ToolSet, normalize_tools
@@ -44,16 +44,7 @@ def finish_call(
     for r in draft.repairs:
         if r not in repairs:
             repairs.append(r)
-    call = ToolCall(
-        name=draft.name,
-        arguments=draft.arguments,
-        id=draft.id,
-        kind=draft.kind,
-        format=fmt,
-        span=draft.span,
-        repairs=tuple(repairs),
-        instructions=draft.instructions,
-    )
+    call = make_call(draft.name, draft.arguments, draft.id, draft.kind, fmt, draft.span, tuple(repairs), draft.instructions)
     if validate and tools is not None:
         # Arguments the schema rejects make an error for the model, not a call.
         problems = check_arguments(call, tools)
