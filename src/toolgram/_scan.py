@@ -91,6 +91,13 @@ class Markers:
         self.prefixes = frozenset(m[:i] for m in markers for i in range(1, len(m)))
         self.max_prefix = max((len(m) for m in markers), default=1) - 1
         self.quick = _quick_searches(self.by_marker)
+        # For _in_prose: markers that start with a letter ("functools", "Action:") are
+        # found by str.find, the others by one search. (One search for all of them
+        # stops at every a, c, f of the prose: several times slower.)
+        literal = sorted({*self.by_marker, THINK_OPEN, THINK_CLOSE} - {""}, key=lambda m: (-len(m), m))
+        self.words = tuple(m for m in literal if m[0].isalnum())
+        symbols = [re.escape(m) for m in literal if not m[0].isalnum()]
+        self.symbols = re.compile("|".join(symbols) or "(?!)")
         # The fast frame (see _frame.py) of the first format each marker opens.
         self.frames = {k: f for k, fmts in self.by_marker.items() if (f := _frame.frame_of(fmts[0])) is not None}
         # A found literal needs the full search only if a line-start condition applies.
@@ -172,6 +179,9 @@ class Scanner:
         self.held = ""  # the text held back at the end of prose (buf[pos:])
         self.quick, self.risky_last, self.firsts, self.literals, self.first_set, self.end_pairs = m.quick
         self.line = m.line
+        self.symbols, self.words = m.symbols, m.words
+        self.word_buf: str | None = None  # the buffer word_next is about
+        self.word_next: dict[str, int] = {}  # a word marker's next place in it (-1: none)
         self.frames = m.frames if _frame.enabled else {}
         self.modes = {"start": self._start, "prose": self._in_prose, "think": self._think, "region": self._region}
 
@@ -400,39 +410,41 @@ class Scanner:
         buf = self.buf
         # Every marker is found as plain text first (the stdlib search is much
         # faster); the full search, with its line-start conditions, starts there.
-        m = self.literals.search(buf, self.pos)
-        if m is not None and m.group() in self.line:
-            m = self.any_re.search(buf, m.start())
-        if m is None:
+        found = self._next_literal(buf, self.pos)
+        if found is not None and found[1] in self.line:
+            m = self.any_re.search(buf, found[0])
+            found = (m.start(), m.group()) if m is not None else None
+        if found is None:
             end = len(buf) if final else len(buf) - self._held(len(buf))
             self._prose(out, self.pos, end)
             self.pos = max(self.pos, end)
             return False
-        i, marker = m.start(), m.group()
+        i, marker = found
+        after = i + len(marker)
         self._prose(out, self.pos, i)
         self.pos = i
         if not final and len(buf) - i <= self.max_prefix and buf[i:] in self.prefixes:
             return False  # a longer marker may start here ("```" of "```json"): wait
         if marker == THINK_OPEN:
             if self.in_open_think:  # a nested <think>: keep it as reasoning text
-                self._prose(out, i, m.end())
-                self.pos = m.end()
+                self._prose(out, i, after)
+                self.pos = after
                 return True
-            out.append(Piece("markup", i, m.end(), ""))
-            self.pos = self.think_from = self.think_scan = m.end()
+            out.append(Piece("markup", i, after, ""))
+            self.pos = self.think_from = self.think_scan = after
             self.mode = "think"
             return True
         if marker == THINK_CLOSE:
             # A close with no open (the template opened it in the prompt) is removed;
             # it also ends an unclosed block that we were reading calls out of.
-            out.append(Piece("markup", i, m.end(), ""))
-            self.pos = m.end()
+            out.append(Piece("markup", i, after, ""))
+            self.pos = after
             self.in_open_think = False
             return True
         if i > 0 and buf[i - 1] == "`":
             # `<tool_call>` in inline code names the tag; it does not open a call.
-            self._prose(out, i, m.end())
-            self.pos = m.end()
+            self._prose(out, i, after)
+            self.pos = after
             return True
         frame = self.frames.get(marker)
         if frame is not None:
@@ -446,6 +458,24 @@ class Scanner:
         self._begin(self.by_marker[marker], i, len(marker), frame)
         self.mode = "region"
         return frame is None  # (a frame waits for more text)
+
+    def _next_literal(self, buf: str, pos: int) -> tuple[int, str] | None:
+        """The first marker (as plain text) at or after pos: (where, which), the
+        longest there; None."""
+        m = self.symbols.search(buf, pos)
+        i, marker = (m.start(), m.group()) if m is not None else (len(buf), "")
+        if self.words:
+            if self.word_buf is not buf:
+                self.word_buf = buf
+                self.word_next = {}
+            nxt = self.word_next
+            for w in self.words:  # (longest first: the longest wins a tie)
+                at = nxt.get(w, -2)
+                if at != -1 and at < pos:
+                    at = nxt[w] = buf.find(w, pos)
+                if 0 <= at < i or (at == i and len(w) > len(marker)):
+                    i, marker = at, w
+        return (i, marker) if marker else None
 
     def _think(self, out: list, final: bool) -> bool:
         """Inside <think>: reasoning up to </think>. A call marker inside is only
