@@ -30,7 +30,7 @@ import regex
 from lark.parsers.lalr_analysis import Shift
 
 from . import _repair
-from ._driver import _could_grow
+from ._driver import _could_grow, _loop_wait
 from ._registry import Compiled, Format
 
 WAIT = "wait"
@@ -80,8 +80,9 @@ class Frame:
         self.ends = ends  # the terminals that may end the frame, best first
         self.args_key = fmt.args_key
 
-    def read(self, buf: str, pos: int, final: bool, tools: Any) -> Call | str | None:
-        """The call framed at pos, WAIT, or None (the general way must read it)."""
+    def read(self, buf: str, pos: int, final: bool, tools: Any) -> Any:
+        """The call framed at pos; None (the general way must read it); or a wait:
+        WAIT, or a _LoopWait whose absorbs() tells which deltas change nothing."""
         m = self.pattern.match(buf, pos, partial=not final)
         if m is None:
             return None
@@ -93,6 +94,11 @@ class Frame:
             # The driver waits where more text could change a token, the engine having
             # looked at the end of the text to settle it; so do we.
             if not final and t.literal is None and _could_grow(t, buf, m.start(i)):
+                if m.end(i) == len(buf) and i == len(self.terms):
+                    # The last token runs to the end of the text (a payload whose close
+                    # tag has not come yet): when its pattern tells from a delta alone
+                    # whether it goes on (see Driver.absorbs), wait with that.
+                    return _loop_wait(t, buf, m.start(i), len(buf)) or WAIT
                 return WAIT
         end = self._end(buf, m.end(), final)
         if end is None or end is WAIT:

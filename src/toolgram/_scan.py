@@ -159,6 +159,7 @@ class Scanner:
         self.drivers: list[Driver] = []
         self.candidates: list[Format] = []
         self.frame: _frame.Frame | None = None  # the first candidate's fast frame, until given up
+        self.frame_wait: Any = None  # what Frame.read waits with (a _LoopWait: see _settle)
         self.region_start = 0
         self.marker_len = 0
         self.first_failure: Failure | None = None
@@ -299,6 +300,9 @@ class Scanner:
                 # or a call marker, decides it.
                 ends = self.failed_frame.fmt.ends
                 self.waiting = _CharWait.of(buf=self.buf, firsts=self.first_set, more=ends, width=self.max_prefix + 1)
+        elif self.frame is not None:
+            if self.frame_wait is not _frame.WAIT:
+                self.waiting = self.frame_wait  # the payload runs on: see Frame.read
         elif self.mode == "prose" or self.mode == "think":
             if self.pos > 256:
                 self._trim()
@@ -453,11 +457,14 @@ class Scanner:
                 out.append(got)
                 self.pos = got.end
                 return True
-            if got is not _frame.WAIT:
+            if got is None:
                 frame = None
         self._begin(self.by_marker[marker], i, len(marker), frame)
         self.mode = "region"
-        return frame is None  # (a frame waits for more text)
+        if frame is not None:  # the frame waits for more text
+            self.frame_wait = got
+            return False
+        return True
 
     def _next_literal(self, buf: str, pos: int) -> tuple[int, str] | None:
         """The first marker (as plain text) at or after pos: (where, which), the
@@ -527,13 +534,14 @@ class Scanner:
     def _run_region(self, out: list, final: bool, anchored: bool) -> bool:
         if self.frame is not None:
             got = self.frame.read(self.buf, self.region_start, final, self.tools)
-            if got is _frame.WAIT and len(self.buf) - self.region_start < _FRAME_WAIT:
-                return False
-            if got is not None and got is not _frame.WAIT:
+            if type(got) is _frame.Call:
                 out.append(got)
                 self.pos = got.end
                 self._end_region()
                 return True
+            if got is not None and len(self.buf) - self.region_start < _FRAME_WAIT:
+                self.frame_wait = got
+                return False
             # The general way reads it, from the start of the region.
             self.frame = None
             self.drivers = [Driver(self.candidates[0], self.region_start)]
