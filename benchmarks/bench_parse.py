@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 import sys
-import timeit
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -32,9 +32,23 @@ def regex_extract(raw: str) -> list[dict]:
     return calls
 
 
-def best_of(fn, repeat: int = 7) -> float:
-    number = max(1, int(0.2 / max(timeit.timeit(fn, number=1), 1e-7)))
-    return min(timeit.repeat(fn, number=number, repeat=repeat)) / number
+def time_both(fns, rounds: int = 9) -> list[float]:
+    """Seconds per call of each fn: the best of `rounds`, taken in turn (so that a busy
+    spell of the machine hits both sides), in CPU time (time.process_time): wall time
+    on a shared machine measures the neighbours."""
+    numbers = []
+    for fn in fns:
+        t0 = time.process_time()
+        fn()
+        numbers.append(max(1, int(0.05 / max(time.process_time() - t0, 1e-6))))
+    best = [float("inf")] * len(fns)
+    for _ in range(rounds):
+        for k, (fn, number) in enumerate(zip(fns, numbers)):
+            t0 = time.process_time()
+            for _ in range(number):
+                fn()
+            best[k] = min(best[k], (time.process_time() - t0) / number)
+    return best
 
 
 def main() -> None:
@@ -45,8 +59,7 @@ def main() -> None:
         expected = regex_extract(raw)
         result = toolgram.parse(raw, max_chars=len(raw))
         assert [c.name for c in result.calls] == [c["name"] for c in expected], "parsers disagree"
-        t_regex = best_of(lambda: regex_extract(raw))
-        t_parse = best_of(lambda: toolgram.parse(raw, max_chars=len(raw)))
+        t_regex, t_parse = time_both([lambda: regex_extract(raw), lambda: toolgram.parse(raw, max_chars=len(raw))])
         print(f"{len(raw):>8} {len(expected):>6} {t_regex * 1e3:>10.3f} {t_parse * 1e3:>10.3f} {t_parse / t_regex:>6.1f}x")
 
 

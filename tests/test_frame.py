@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import regex
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -175,3 +176,17 @@ FRAGMENTS = [
 def test_fast_and_general_agree_on_marker_soup(parts: list[str], tools: Any) -> None:
     raw = "".join(parts)
     assert summary(toolgram.parse(raw, tools)) == summary(general(raw, tools, None, 32_768))
+
+
+def test_end_terminals_spelled_as_alternations_of_strings_are_read_as_strings() -> None:
+    from toolgram._frame import _strings
+    from toolgram._registry import Terminal
+
+    def term(pattern: str) -> Terminal:
+        return Terminal("T", regex.compile(pattern), None, 0)
+
+    assert set(_strings(term(r"(?:<\|im_start\|>|<\|im_end\|>)"))) == {"<|im_start|>", "<|im_end|>"}
+    assert set(_strings(term(r"</(?:a|b)>"))) == {"</a>", "</b>"}
+    assert _strings(term(r"</[a-z]+>")) is None
+    assert _strings(term(r"x*")) is None
+    assert frame("hermes").whole is not None  # its ends: </tool_call>, <|im_end|>, <|im_start|>

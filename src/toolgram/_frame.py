@@ -30,10 +30,11 @@ import regex
 from lark.parsers.lalr_analysis import Shift
 
 from . import _repair
-from ._driver import _could_grow, _loop_wait
+from ._driver import _C, _could_grow, _loop_wait, _sre
 from ._registry import Compiled, Format
 
 WAIT = "wait"
+_JSON = _repair._JSON.decode
 
 # Rules a frame's tree may hold: the start rule, the payload's rule, and rules the
 # builder walks through without reading (Lark's own `__start_…` helpers, `_inlined`).
@@ -70,7 +71,7 @@ class Call:
 
 
 class Frame:
-    __slots__ = ("fmt", "pattern", "terms", "payload", "ends", "args_key")
+    __slots__ = ("fmt", "pattern", "whole", "terms", "payload", "ends", "args_key", "offered_only")
 
     def __init__(self, fmt: Format, pattern: Any, terms: tuple, payload: int, ends: tuple) -> None:
         self.fmt = fmt
@@ -79,10 +80,24 @@ class Frame:
         self.payload = payload  # the group of the json_calls payload
         self.ends = ends  # the terminals that may end the frame, best first
         self.args_key = fmt.args_key
+        self.offered_only = fmt.offered_only
+        # When every end terminal is a set of plain strings, of one priority, the end
+        # is one more group: its strings longest first, as the lexer picks them. Read
+        # with the whole text at hand (where no token may still grow).
+        words = [_strings(t) for t in ends]
+        self.whole = None
+        if all(words) and len({t.priority for t in ends}) == 1:
+            alts = sorted({w for ws in words for w in ws}, key=lambda w: (-len(w), w))
+            self.whole = regex.compile(pattern.pattern + "(" + "|".join(map(regex.escape, alts)) + ")")
 
     def read(self, buf: str, pos: int, final: bool, tools: Any) -> Any:
         """The call framed at pos; None (the general way must read it); or a wait:
         WAIT, or a _LoopWait whose absorbs() tells which deltas change nothing."""
+        if final and self.whole is not None:
+            m = self.whole.match(buf, pos)
+            if m is None or "" in m.groups():  # (the driver takes no empty token)
+                return None
+            return self._call(m.group(self.payload), pos, m.end(), tools)
         m = self.pattern.match(buf, pos, partial=not final)
         if m is None:
             return None
@@ -103,19 +118,27 @@ class Frame:
         end = self._end(buf, m.end(), final)
         if end is None or end is WAIT:
             return end
-        try:
-            value, repairs = _repair.loads(m.group(self.payload))
-        except _repair.RepairError:
+        return self._call(m.group(self.payload), pos, end, tools)
+
+    def _call(self, payload: str, start: int, end: int, tools: Any) -> Call | None:
+        """The call, when the payload is a plain call object that json.loads reads."""
+        # (What _repair.loads does first, without its checks for an empty or a
+        # too deeply nested payload: such a payload goes the general way.)
+        if payload.count("{") + payload.count("[") > _repair.MAX_DEPTH // 2:
             return None
-        if repairs or type(value) is not dict or len(value) != 2:
+        try:
+            value = _JSON(payload)
+        except ValueError:
+            return None
+        if type(value) is not dict or len(value) != 2:
             return None
         name = value.get("name")
         arguments = value.get(self.args_key)
         if type(name) is not str or type(arguments) is not dict or not name or name.strip() != name:
             return None
-        if self.fmt.offered_only and tools is not None and name not in tools:
+        if self.offered_only and tools is not None and name not in tools:
             return None
-        return Call(pos, end, self.fmt.name, name, arguments)
+        return Call(start, end, self.fmt.name, name, arguments)
 
     def _end(self, buf: str, pos: int, final: bool) -> Any:
         """Where the end token at pos ends, lexed as Driver._lex does; WAIT; None."""
@@ -262,6 +285,43 @@ def _take(c: Compiled, stack: list, covers: list, term: str, index: int, check: 
             return None
         covers.append(covered)
         stack.append(states[stack[-1]][rule.origin.name][1])
+
+
+def _strings(t) -> tuple[str, ...] | None:
+    """The strings a terminal matches, when it is a plain string or an alternation
+    of them (`"<|im_end|>" | "<|im_start|>"`); None for any other pattern."""
+    if t.literal is not None:
+        return (t.literal,)
+    try:
+        found = _expand(_sre.parse(t.pattern.pattern))
+    except Exception:  # noqa: BLE001 - a pattern only the `regex` module reads
+        return None
+    return tuple(found) if found else None
+
+
+def _expand(items) -> list[str] | None:
+    """Every string a parsed pattern of literals, groups and alternations matches."""
+    out = [""]
+    for op, av in items:
+        if op is _C.LITERAL:
+            choices = [chr(av)]
+        elif op is _C.IN and all(o is _C.LITERAL for o, _ in av):
+            choices = [chr(c) for _, c in av]
+        elif op is _C.SUBPATTERN:
+            choices = _expand(av[-1])
+        elif op is _C.BRANCH:
+            choices = []
+            for branch in av[1]:
+                more = _expand(branch)
+                if more is None:
+                    return None
+                choices += more
+        else:
+            return None
+        if choices is None or len(out) * len(choices) > 64:
+            return None
+        out = [a + b for a in out for b in choices]
+    return out
 
 
 _FLAGS = regex.compile(r"\(\?[aiLmsux]+\)")
