@@ -120,6 +120,24 @@ class Assembler:
         self.errors: list[str] = []
         self.segments: list[Segment] = []
 
+    def extend(self, items: list) -> None:
+        """Take a whole reply's items (parse), reporting nothing: prose and the fast
+        path's calls straight in, the rest through add()."""
+        segments, prose, calls, tools = self.segments, self.prose, self.calls, self.tools
+        for item in items:
+            kind = type(item)
+            if kind is Piece and item.kind == "text":
+                segments.append(Segment("text", item.start, item.end))
+                prose.add(item.value)
+            elif kind is Call and not self.validate and (tools is None or item.name in tools):
+                # What finish_call makes of it: no id, no repairs (see _frame.Call).
+                prose.mark_cut()
+                span = (item.start, item.end)
+                calls.append(make_call(item.name, item.arguments, None, "tool", item.fmt, span, (), None))
+                segments.append(Segment("call", item.start, item.end))
+            else:
+                self.add(item)
+
     def add(self, item: Any) -> list[tuple[str, Any]]:
         """Take one scanner item; return what it produced, as (kind, value) pairs:
         ("text", str), ("reasoning", str), ("call", ToolCall), ("error", str)."""
@@ -222,9 +240,7 @@ def parse(
     head, rest = raw[:max_chars], raw[max_chars:]
     asm = Assembler(toolset, validate)
     try:
-        scanner = Scanner(fmts, toolset)
-        for item in scanner.read(head):
-            asm.add(item)
+        asm.extend(Scanner(fmts, toolset).read(head))
     except Exception as exc:  # noqa: BLE001 - the promise is "never raises"
         # A bug of ours must not cost the user the reply: keep it all as prose.
         asm = Assembler(toolset, validate)

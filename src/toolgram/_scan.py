@@ -183,6 +183,7 @@ class Scanner:
         self.symbols, self.words = m.symbols, m.words
         self.word_buf: str | None = None  # the buffer word_next is about
         self.word_next: dict[str, int] = {}  # a word marker's next place in it (-1: none)
+        self.word_first: tuple[int, str] | None = None  # the first of those (-1: none)
         self.frames = m.frames if _frame.enabled else {}
         self.modes = {"start": self._start, "prose": self._in_prose, "think": self._think, "region": self._region}
 
@@ -472,16 +473,24 @@ class Scanner:
         m = self.symbols.search(buf, pos)
         i, marker = (m.start(), m.group()) if m is not None else (len(buf), "")
         if self.words:
+            first = self.word_first
             if self.word_buf is not buf:
                 self.word_buf = buf
                 self.word_next = {}
-            nxt = self.word_next
-            for w in self.words:  # (longest first: the longest wins a tie)
-                at = nxt.get(w, -2)
-                if at != -1 and at < pos:
-                    at = nxt[w] = buf.find(w, pos)
-                if 0 <= at < i or (at == i and len(w) > len(marker)):
-                    i, marker = at, w
+                first = None
+            if first is None or pos > first[0] >= 0:
+                # Where each word marker is next: found again only once passed.
+                nxt = self.word_next
+                first = (-1, "")
+                for w in self.words:  # (longest first: the longest wins a tie)
+                    at = nxt.get(w, -2)
+                    if at != -1 and at < pos:
+                        at = nxt[w] = buf.find(w, pos)
+                    if at >= 0 and (first[0] < 0 or at < first[0]):
+                        first = (at, w)
+                self.word_first = first
+            if 0 <= first[0] < i:
+                i, marker = first
         return (i, marker) if marker else None
 
     def _think(self, out: list, final: bool) -> bool:
