@@ -24,6 +24,7 @@ that on every corpus case, whole and streamed.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import regex
@@ -357,14 +358,22 @@ def opens(fmt: Format, buf: str, pos: int, final: bool, firsts: frozenset) -> bo
         return True
     key = (fmt, firsts)
     try:
-        pattern = _OPENINGS[key]
+        pattern, whole = _OPENINGS[key]
     except KeyError:
         try:
             pattern = _opening(fmt, firsts)
         except Exception:  # noqa: BLE001 - no test: the driver decides, as before
             pattern = None
-        _OPENINGS[key] = pattern
-    return pattern is None or pattern.match(buf, pos, partial=not final) is not None
+        try:  # the stdlib engine is twice as fast, where it reads the pattern
+            whole = re.compile(pattern.pattern) if pattern is not None else None
+        except re.error:
+            whole = pattern
+        _OPENINGS[key] = pattern, whole
+    if pattern is None:
+        return True
+    if final:
+        return whole.match(buf, pos) is not None
+    return pattern.match(buf, pos, partial=True) is not None
 
 
 def _opening(fmt: Format, firsts: frozenset) -> Any:

@@ -232,7 +232,8 @@ def parse(
     if not isinstance(raw, str):
         raw = "" if raw is None else str(raw)
     toolset = normalize_tools(tools)
-    fmts = select_formats(formats, grammar_paths)
+    registry = registry_for(grammar_paths)
+    fmts = registry.select(formats)
     if max_chars is None:
         max_chars = len(raw)
     elif max_chars < 0:
@@ -249,5 +250,6 @@ def parse(
     if rest:
         # Beyond max_chars nothing is parsed: the rest is kept, as prose.
         asm.add(Piece("text", len(head), len(raw), rest))
-    asm.errors.extend(grammar_problems(formats, grammar_paths))
+    if formats is None and registry.problems:
+        asm.errors.extend(registry.problems)  # (as grammar_problems says)
     return asm.result()
