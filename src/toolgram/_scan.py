@@ -413,59 +413,60 @@ class Scanner:
 
     def _in_prose(self, out: list, final: bool) -> bool:
         buf = self.buf
-        # Every marker is found as plain text first (the stdlib search is much
-        # faster); the full search, with its line-start conditions, starts there.
-        found = self._next_literal(buf, self.pos)
-        if found is not None and found[1] in self.line:
-            m = self.any_re.search(buf, found[0])
-            found = (m.start(), m.group()) if m is not None else None
-        if found is None:
-            end = len(buf) if final else len(buf) - self._held(len(buf))
-            self._prose(out, self.pos, end)
-            self.pos = max(self.pos, end)
-            return False
-        i, marker = found
-        after = i + len(marker)
-        self._prose(out, self.pos, i)
-        self.pos = i
-        if not final and len(buf) - i <= self.max_prefix and buf[i:] in self.prefixes:
-            return False  # a longer marker may start here ("```" of "```json"): wait
-        if marker == THINK_OPEN:
-            if self.in_open_think:  # a nested <think>: keep it as reasoning text
+        while True:  # (a run of calls the fast path reads is taken here, in one go)
+            # Every marker is found as plain text first (the stdlib search is much
+            # faster); the full search, with its line-start conditions, starts there.
+            found = self._next_literal(buf, self.pos)
+            if found is not None and found[1] in self.line:
+                m = self.any_re.search(buf, found[0])
+                found = (m.start(), m.group()) if m is not None else None
+            if found is None:
+                end = len(buf) if final else len(buf) - self._held(len(buf))
+                self._prose(out, self.pos, end)
+                self.pos = max(self.pos, end)
+                return False
+            i, marker = found
+            after = i + len(marker)
+            self._prose(out, self.pos, i)
+            self.pos = i
+            if not final and len(buf) - i <= self.max_prefix and buf[i:] in self.prefixes:
+                return False  # a longer marker may start here ("```" of "```json"): wait
+            if marker == THINK_OPEN:
+                if self.in_open_think:  # a nested <think>: keep it as reasoning text
+                    self._prose(out, i, after)
+                    self.pos = after
+                    return True
+                out.append(Piece("markup", i, after, ""))
+                self.pos = self.think_from = self.think_scan = after
+                self.mode = "think"
+                return True
+            if marker == THINK_CLOSE:
+                # A close with no open (the template opened it in the prompt) is removed;
+                # it also ends an unclosed block that we were reading calls out of.
+                out.append(Piece("markup", i, after, ""))
+                self.pos = after
+                self.in_open_think = False
+                return True
+            if i > 0 and buf[i - 1] == "`":
+                # `<tool_call>` in inline code names the tag; it does not open a call.
                 self._prose(out, i, after)
                 self.pos = after
                 return True
-            out.append(Piece("markup", i, after, ""))
-            self.pos = self.think_from = self.think_scan = after
-            self.mode = "think"
+            frame = self.frames.get(marker)
+            if frame is not None:
+                got = frame.read(buf, i, final, self.tools)
+                if type(got) is _frame.Call:
+                    out.append(got)
+                    self.pos = got.end
+                    continue
+                if got is None:
+                    frame = None
+            self._begin(self.by_marker[marker], i, len(marker), frame)
+            self.mode = "region"
+            if frame is not None:  # the frame waits for more text
+                self.frame_wait = got
+                return False
             return True
-        if marker == THINK_CLOSE:
-            # A close with no open (the template opened it in the prompt) is removed;
-            # it also ends an unclosed block that we were reading calls out of.
-            out.append(Piece("markup", i, after, ""))
-            self.pos = after
-            self.in_open_think = False
-            return True
-        if i > 0 and buf[i - 1] == "`":
-            # `<tool_call>` in inline code names the tag; it does not open a call.
-            self._prose(out, i, after)
-            self.pos = after
-            return True
-        frame = self.frames.get(marker)
-        if frame is not None:
-            got = frame.read(buf, i, final, self.tools)
-            if type(got) is _frame.Call:
-                out.append(got)
-                self.pos = got.end
-                return True
-            if got is None:
-                frame = None
-        self._begin(self.by_marker[marker], i, len(marker), frame)
-        self.mode = "region"
-        if frame is not None:  # the frame waits for more text
-            self.frame_wait = got
-            return False
-        return True
 
     def _next_literal(self, buf: str, pos: int) -> tuple[int, str] | None:
         """The first marker (as plain text) at or after pos: (where, which), the
