@@ -2,12 +2,14 @@
 
 It is incremental. `feed(text)` appends to the buffer and reports every piece
 whose meaning can no longer change; `finish()` reports the rest. One-shot
-parsing is `feed(all); finish()`, so a stream and a whole reply take the same
-decisions: where more text could change a decision, the scanner waits.
+parsing is `read(all)`, the same as `feed(all); finish()` (a stream in one
+piece), so a stream and a whole reply take the same decisions: where more text
+could change a decision, the scanner waits.
 
 Prose is never given to Lark: one compiled search finds the next start marker
 of any active format (or <think>), and only the region from there is parsed
-by that format's grammar (see _driver.py).
+by that format's grammar (see _driver.py), or, when the first format at that
+marker has a fast frame and the region is a plain call, by one regex (_frame.py).
 """
 
 from __future__ import annotations
