@@ -90,11 +90,11 @@ def stream(raw: str, delta: int):
     return sp.close()
 
 
-def time_stream(raw: str, delta: int, repeat: int) -> float:
+def best_time(fn, repeat: int) -> float:
     best = float("inf")
     for _ in range(repeat):
         t0 = time.process_time()
-        stream(raw, delta)
+        fn()
         best = min(best, time.process_time() - t0)
     return best
 
@@ -106,15 +106,6 @@ def emit_only(raw: str, delta: int) -> None:
     for i in range(0, len(raw), delta):
         added = joiner.add(raw[i : i + delta])
         _ = [Text(added)] if added else []
-
-
-def time_floor(raw: str, delta: int, repeat: int) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.process_time()
-        emit_only(raw, delta)
-        best = min(best, time.process_time() - t0)
-    return best
 
 
 def main() -> None:
@@ -136,7 +127,7 @@ def main() -> None:
         expected = toolgram.parse(raw, TOOLS, max_chars=len(raw) + 1)
         assert stream(raw, args.delta) == expected, "the stream disagrees with parse()"
         one = time_parse(raw, args.repeat)
-        streamed = time_stream(raw, args.delta, args.repeat)
+        streamed = best_time(lambda: stream(raw, args.delta), args.repeat)
         deltas = -(-len(raw) // args.delta)
         ratios[size] = streamed / one
         print(
@@ -145,7 +136,7 @@ def main() -> None:
         )
     growth = ratios[100_000] / ratios[20_000]
     print(f"ratio at 100 KB: {ratios[100_000]:.2f}x (target <= 3); 100 KB / 20 KB ratios: {growth:.2f} (target <= 1.5)")
-    floor = time_floor(raw, args.delta, args.repeat)
+    floor = best_time(lambda: emit_only(raw, args.delta), args.repeat)
     print(f"floor at 100 KB (a Text event per delta, no parsing): {floor * 1e3:.2f} ms = {floor / one:.2f}x one parse")
 
 
