@@ -7,19 +7,25 @@ the work itself: find the frame, json.loads the payload. So when a grammar's
 LALR table admits exactly one token sequence of the shape
 
     T1 T2 … Tk (E1 | E2 | …)        (one terminal allowed at each step, then
-                                     only end literals, then nothing more)
+                                     only terminals that end the region)
 
 with the payload one terminal that is the whole of a `json_calls` rule, the
 sequence is compiled into one regex: each terminal an atomic group, which
 matches what the driver's contextual lexer matches at that point (it tries
-only the allowed terminal, and never gives back what it took).
+only the allowed terminal, and never gives back what it took). The end is
+lexed as the driver lexes it (or, when the ends are plain strings, is one more
+group: the longest string first).
 
-`Frame.read` then either returns the call, `WAIT` (the text so far may still
+`Frame.read` then either returns the call, a wait (the text so far may still
 become a frame), or None: anything else (no match, a payload json.loads
 cannot read, a call object with anything beyond a name and an arguments object)
 goes the general way, which decides it exactly as it always did. So the fast
 path changes what is fast, never what is read; tests/test_frame.py checks
 that on every corpus case, whole and streamed.
+
+The module also holds `opens`, a cheap test, built from the table too, that
+rules out formats anchored to the reply's start which would certainly fail
+there (see below).
 """
 
 from __future__ import annotations
@@ -37,8 +43,8 @@ from ._registry import Compiled, Format
 WAIT = "wait"
 _JSON = _repair._JSON.decode
 
-# Rules a frame's tree may hold: the start rule, the payload's rule, and rules the
-# builder walks through without reading (Lark's own `__start_…` helpers, `_inlined`).
+# The rules a frame's tree may hold: `start`, this one (the payload's), and rules
+# the builder walks through without reading (Lark's `__start_…` helpers, `_inlined`).
 _PAYLOAD_RULE = "json_calls"
 
 # Switched off (frames and opening tests both) by the tests that compare the
@@ -72,6 +78,8 @@ class Call:
 
 
 class Frame:
+    """One format's fast frame (see the module's docstring); built by frame_of."""
+
     __slots__ = ("fmt", "pattern", "whole", "terms", "payload", "ends", "args_key", "offered_only")
 
     def __init__(self, fmt: Format, pattern: Any, terms: tuple, payload: int, ends: tuple) -> None:
