@@ -18,13 +18,12 @@ not the snapshot of an existing case, and deletes such files under `--snapshot-u
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-from syrupy.data import SnapshotCollections
-from syrupy.extensions.json import JSONSnapshotExtension
 from syrupy.location import PyTestLocation
+
+from toolgram.pytest_plugin import snapshot_base
 
 SNAPSHOT_ROOT = Path(__file__).resolve().parent.parent / "snapshots"
 CASE_PARAM = "corpus_case"
@@ -41,10 +40,9 @@ def _case_of(test_location: PyTestLocation) -> Any:
     return case
 
 
-class CorpusSnapshotExtension(JSONSnapshotExtension):
-    """JSON snapshot at snapshots/<case.format>/<case.name>.json, one per case."""
-
-    _max_depth = 1000  # the base class writes "..." below depth 99; never truncate arguments
+class CorpusSnapshotExtension(snapshot_base()):  # type: ignore[misc]
+    """JSON snapshot at snapshots/<case.format>/<case.name>.json, one per case (written
+    as the pytest plugin writes a case's snapshot: toolgram.pytest_plugin.snapshot_base)."""
 
     @classmethod
     def dirname(cls, *, test_location: PyTestLocation) -> str:
@@ -62,15 +60,3 @@ class CorpusSnapshotExtension(JSONSnapshotExtension):
                 f"its snapshot more than once (index {index!r})"
             )
         return str(_case_of(test_location).name)
-
-    def discover_snapshots(self, *, test_location: PyTestLocation, ignore_extensions: Any = None) -> SnapshotCollections:
-        # Deliberately empty: see the module docstring (orphans are checked by the corpus tests).
-        return SnapshotCollections()
-
-    def serialize(self, data: Any, *, exclude: Any = None, include: Any = None, matcher: Any = None) -> str:
-        text = super().serialize(data, exclude=exclude, include=include, matcher=matcher)
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError:  # a lone surrogate (e.g. decoded from "\ud800"): escape it
-            text = json.dumps(json.loads(text), indent=2, ensure_ascii=True) + "\n"
-        return text

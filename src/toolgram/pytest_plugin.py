@@ -208,20 +208,44 @@ class CaseItem(pytest.Function):
         return super().repr_failure(excinfo, style=style)
 
 
+_BASE: Any = None
 _EXTENSION: Any = None
 
 
-def _extension() -> Any:
-    """A JSON snapshot per case at <corpus>/_snapshots/<case id>.json (built lazily:
-    syrupy is only needed when a corpus is configured)."""
-    global _EXTENSION
-    if _EXTENSION is None:
+def snapshot_base() -> Any:
+    """The JSON snapshot extension a case's snapshot is written with (toolgram's own
+    corpus tests use it too): never truncated, lone surrogates escaped, and nothing
+    reported to syrupy's unused-snapshot search (unused snapshots are found by case
+    id, exactly). Built lazily: syrupy is only needed when a corpus is configured."""
+    global _BASE
+    if _BASE is None:
         from syrupy.data import SnapshotCollections
         from syrupy.extensions.json import JSONSnapshotExtension
 
-        class CaseSnapshot(JSONSnapshotExtension):
-            _max_depth = 1000  # never write "..." for deeply nested arguments
+        class JsonCaseSnapshot(JSONSnapshotExtension):
+            _max_depth = 1000  # the base class writes "..." below depth 99: never truncate
 
+            def discover_snapshots(self, *, test_location: Any, ignore_extensions: Any = None) -> Any:
+                return SnapshotCollections()
+
+            def serialize(self, data: Any, *, exclude: Any = None, include: Any = None, matcher: Any = None) -> str:
+                text = super().serialize(data, exclude=exclude, include=include, matcher=matcher)
+                try:
+                    text.encode("utf-8")
+                except UnicodeEncodeError:  # a lone surrogate (decoded from "\ud800"): escape it
+                    text = json.dumps(json.loads(text), indent=2, ensure_ascii=True) + "\n"
+                return text
+
+        _BASE = JsonCaseSnapshot
+    return _BASE
+
+
+def _extension() -> Any:
+    """A JSON snapshot per case at <corpus>/_snapshots/<case id>.json."""
+    global _EXTENSION
+    if _EXTENSION is None:
+
+        class CaseSnapshot(snapshot_base()):  # type: ignore[misc]
             @classmethod
             def dirname(cls, *, test_location: Any) -> str:
                 return str(test_location.item.toolgram_snapshot.parent)
@@ -229,7 +253,7 @@ def _extension() -> Any:
             @classmethod
             def discovery_dirname(cls, *, test_location: Any) -> str:
                 # syrupy asks this for every collected test, ours or not; nothing is
-                # discovered here anyway (see discover_snapshots).
+                # discovered here anyway (see snapshot_base).
                 snap = getattr(test_location.item, "toolgram_snapshot", None)
                 return str(snap.parent if snap is not None else Path(test_location.filepath).parent)
 
@@ -241,18 +265,6 @@ def _extension() -> Any:
             @classmethod
             def get_snapshot_name(cls, *, test_location: Any, index: Any = 0) -> str:
                 return str(test_location.item.toolgram_snapshot.stem)
-
-            def discover_snapshots(self, *, test_location: Any, ignore_extensions: Any = None) -> Any:
-                # Unused snapshots are found by the plugin itself (by case id, exactly).
-                return SnapshotCollections()
-
-            def serialize(self, data: Any, *, exclude: Any = None, include: Any = None, matcher: Any = None) -> str:
-                text = super().serialize(data, exclude=exclude, include=include, matcher=matcher)
-                try:
-                    text.encode("utf-8")
-                except UnicodeEncodeError:  # a lone surrogate: escape it
-                    text = json.dumps(json.loads(text), indent=2, ensure_ascii=True) + "\n"
-                return text
 
         _EXTENSION = CaseSnapshot
     return _EXTENSION
