@@ -192,3 +192,13 @@ def test_toolgram_cases_helper(tmp_path: Path) -> None:
     (tmp_path / "a" / "one.expected.json").write_text('[{"name": "x"}]', encoding="utf-8")
     cases = toolgram_cases(tmp_path / "a")
     assert [(c.id, c.raw, c.expected) for c in cases] == [("a/one", "hi", ({"name": "x"},))]
+
+
+def test_snapshots_escape_a_lone_surrogate() -> None:
+    # A reply may hold "\ud800" in a JSON string; json.loads gives a lone surrogate,
+    # which UTF-8 cannot write: the snapshot escapes it instead of failing to save.
+    from toolgram.pytest_plugin import snapshot_base
+
+    text = snapshot_base()().serialize({"arguments": {"s": "a\ud800b"}, "text": "é"})
+    assert text.encode("utf-8")
+    assert "\\ud800" in text and json.loads(text) == {"arguments": {"s": "a\ud800b"}, "text": "é"}
