@@ -4,6 +4,7 @@ of the reply is accounted for (text, reasoning, a call, or an error)."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -119,3 +120,30 @@ def test_max_chars_none_means_no_limit():
 def test_negative_max_chars_is_a_configuration_error():
     with pytest.raises(ValueError):
         toolgram.parse("hi", max_chars=-1)
+
+
+def _parse_time(raw: str) -> float:
+    best = float("inf")
+    for _ in range(3):
+        t0 = time.process_time()
+        toolgram.parse(raw, max_chars=None)
+        best = min(best, time.process_time() - t0)
+    return best
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        pytest.param(lambda n: "<tool_call>" * (n // 11), id="markers_only"),
+        pytest.param(lambda n: "functools commentary to= Action: " * (n // 34), id="word_markers_only"),
+        pytest.param(lambda n: '<tool_call>{"name": @@ }</tool_call> words ' * (n // 40), id="many_broken_calls"),
+        pytest.param(lambda n: 'x <tool_call>{"name": @@ ' + "a < b " * (n // 6), id="broken_call_then_lt"),
+        pytest.param(lambda n: ("word " * 20 + '<tool_call>{"name": "a", "arguments": {"x": 1}}</tool_call>') * (n // 155), id="calls"),
+    ],
+)
+def test_parse_takes_linear_time(make) -> None:
+    # Each search the scanner makes is remembered until passed: text dense with one
+    # kind of marker is not searched to its end for another kind at every marker.
+    ratio = _parse_time(make(50_000)) / _parse_time(make(10_000))
+    # Linear: about 5; quadratic would be about 25 (the margin is for a busy machine).
+    assert ratio < 12, ratio

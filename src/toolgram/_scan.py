@@ -186,6 +186,9 @@ class Scanner:
         self.word_buf: str | None = None  # the buffer word_next is about
         self.word_next: dict[str, int] = {}  # a word marker's next place in it (-1: none)
         self.word_first: tuple[int, str] | None = None  # the first of those (-1: none)
+        self.symbol_next: tuple[int, str] | None = None  # the next other marker (-1: none)
+        self.found_in: str | None = None  # the buffer `found` is about (see _find)
+        self.found: dict[str, tuple[int, int]] = {}
         self.frames = m.frames if _frame.enabled else {}
         self.modes = {"start": self._start, "prose": self._in_prose, "think": self._think, "region": self._region}
 
@@ -473,14 +476,20 @@ class Scanner:
     def _next_literal(self, buf: str, pos: int) -> tuple[int, str] | None:
         """The first marker (as plain text) at or after pos: (where, which), the
         longest there; None."""
-        m = self.symbols.search(buf, pos)
-        i, marker = (m.start(), m.group()) if m is not None else (len(buf), "")
+        # Each search's answer holds until pos passes it (the buffer being the same):
+        # a text dense with one kind of marker does not search on for the other kind
+        # to its end every time.
+        if self.word_buf is not buf:
+            self.word_buf = buf
+            self.word_next = {}
+            self.word_first = self.symbol_next = None
+        sym = self.symbol_next
+        if sym is None or pos > sym[0] >= 0:
+            m = self.symbols.search(buf, pos)
+            sym = self.symbol_next = (m.start(), m.group()) if m is not None else (-1, "")
+        i, marker = sym if sym[0] >= 0 else (len(buf), "")
         if self.words:
             first = self.word_first
-            if self.word_buf is not buf:
-                self.word_buf = buf
-                self.word_next = {}
-                first = None
             if first is None or pos > first[0] >= 0:
                 # Where each word marker is next: found again only once passed.
                 nxt = self.word_next
@@ -625,7 +634,7 @@ class Scanner:
         if failure is None or drv is None:
             return failure
         buf = self.buf
-        hits = [(buf.find(e, self.fail_scan), e) for e in drv.fmt.ends]
+        hits = [(self._find(e, self.fail_scan), e) for e in drv.fmt.ends]
         hits = [(i, e) for i, e in hits if i >= 0]
         # (From where the last search stopped: a marker before that was found then.)
         nxt = self.call_re.search(buf, max(failure.end, self.fail_scan)) if self.call_re is not None else None
@@ -641,6 +650,19 @@ class Scanner:
         longest = max((len(e) for e in drv.fmt.ends), default=1) - 1
         self.fail_scan = max(self.fail_scan, len(buf) - max(self.max_prefix, longest))
         return WAIT
+
+    def _find(self, text: str, start: int) -> int:
+        """buf.find(text, start), remembered for the same buffer: a reply with many
+        broken calls and no end marker after them is not searched to its end each time."""
+        buf = self.buf
+        if self.found_in is not buf:
+            self.found_in = buf
+            self.found = {}
+        since, at = self.found.get(text, (-1, -1))
+        if since < 0 or start < since or 0 <= at < start:
+            at = buf.find(text, start)
+            self.found[text] = (start, at)
+        return at
 
     def _end_region(self) -> None:
         self.frame = None
