@@ -53,7 +53,7 @@ _MAX_VIRTUAL = 6
 class Driver:
     __slots__ = (
         "fmt", "c", "start", "pos", "stack", "values", "status", "end", "tree", "repairs", "reason",
-        "hint", "extents", "quotes", "resume",
+        "hint", "extents", "quotes", "resume", "taken",
     )  # fmt: skip
 
     def __init__(self, fmt: Format, start: int) -> None:
@@ -79,6 +79,9 @@ class Driver:
         # Whether a failure's reason may be shown (the scanner clears it where it
         # never is): then "unexpected …" waits for the text it quotes.
         self.quotes = not fmt.quiet
+        # Tokens read from the text (not supplied): how far the grammar got, which
+        # picks the failure to report when no candidate reads a region.
+        self.taken = 0
 
     # -- the loop ---------------------------------------------------------
     def run(self, buf: str, final: bool, at_marker) -> str:
@@ -123,6 +126,7 @@ class Driver:
                 return self._fail(f"unexpected {_snippet(buf, self.pos)}")
             self._feed(Tok(term, buf[self.pos : end], self.pos, end))
             self.pos = end
+            self.taken += 1
 
     # -- lexing -----------------------------------------------------------
     def _lex(self, buf: str, final: bool, allowed):

@@ -165,6 +165,7 @@ class Scanner:
         self.region_start = 0
         self.marker_len = 0
         self.first_failure: Failure | None = None
+        self.failure_taken = 0  # how many tokens the driver of first_failure read
         self.failed_frame: Driver | None = None
         self.fail_scan = 0
         # Streaming in linear time. `buf` holds the reply from `base` on: text no
@@ -544,6 +545,7 @@ class Scanner:
         self.region_start = start
         self.marker_len = marker_len
         self.first_failure = None
+        self.failure_taken = 0
         self.failed_frame = None
         self.fail_scan = start
         self.frame = frame
@@ -619,7 +621,13 @@ class Scanner:
     def _note_failure(self, drv: Driver, reason: str) -> None:
         # A marker the model never closed, with nothing readable after it, is a
         # mention of the tag ("use <tool_call> to…"), not a broken call.
-        if self.first_failure is None and not drv.fmt.quiet and reason and "closed_tag" not in drv.repairs:
+        if drv.fmt.quiet or not reason or "closed_tag" in drv.repairs:
+            return
+        # Of the formats that share the marker, the one whose grammar read the most
+        # tokens says why (a broken Qwen3-XML block is not told about JSON); the
+        # first of them, on a tie.
+        if self.first_failure is None or drv.taken > self.failure_taken:
+            self.failure_taken = drv.taken
             end = max(drv.end, drv.pos, self.region_start + self.marker_len)
             self.first_failure = Failure(self.region_start, end, f"Couldn't read a tool call: {reason}.")
             # A broken frame counts as a call attempt only if the format's end
