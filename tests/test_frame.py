@@ -190,3 +190,44 @@ def test_end_terminals_spelled_as_alternations_of_strings_are_read_as_strings() 
     assert _strings(term(r"</[a-z]+>")) is None
     assert _strings(term(r"x*")) is None
     assert frame("hermes").whole is not None  # its ends: </tool_call>, <|im_end|>, <|im_start|>
+
+
+def test_opening_test_takes_linear_time_over_ignored_text() -> None:
+    # `(?:\s+)*` before a token that does not come backtracks exponentially (30
+    # spaces: minutes); the ignored text is skipped a token at a time instead.
+    import time
+
+    from toolgram._scan import markers_for
+
+    formats = toolgram._registry.default_registry().select()
+    firsts = markers_for(formats, False).quick[4]
+    for name in ("glm45_bare", "mistral", "bare_pythonic", "pythonic", "harmony"):
+        fmt = toolgram._registry.default_registry().formats[name]
+        _frame.opens(fmt, "x", 0, True, firsts)  # (built outside the timing)
+        # 22 spaces first: backtracking would take about a second there, not forever.
+        for spaces, limit in ((22, 0.1), (10_000, 1.0)):
+            for final in (True, False):
+                t0 = time.process_time()
+                _frame.opens(fmt, "name" + " " * spaces + "q", 0, final, firsts)
+                assert time.process_time() - t0 < limit, (name, spaces, final)
+
+
+def test_opening_test_keeps_a_format_whose_region_may_end_after_one_token(tmp_path: Path) -> None:
+    # An anchored region of one token (then prose) is read however the text goes on.
+    path = tmp_path / "one.lark"
+    path.write_text(
+        "// format: one\n// anchor: reply\n\nstart: call\ncall: name\nname: NAME\nNAME: /[a-z_]+(?=!)/\n",
+        encoding="utf-8",
+    )
+    raw = "get_time! and more words"
+    fast = toolgram.parse(raw, grammar_paths=[path], formats=["one"])
+    assert summary(fast) == summary(general_with(raw, path))
+    assert [c.name for c in fast.calls] == ["get_time"]
+
+
+def general_with(raw: str, path: Path) -> toolgram.ParseResult:
+    _frame.enabled = False
+    try:
+        return toolgram.parse(raw, grammar_paths=[path], formats=["one"])
+    finally:
+        _frame.enabled = True

@@ -390,7 +390,9 @@ def _opening(fmt: Format, firsts: frozenset) -> Any:
     if not first or any(_body(t) is None for t in (*first, *c.ignore)):
         return None
     alt = "|".join
-    ignore = f"(?:{alt(_body(t) for t in c.ignore)})*" if c.ignore else ""
+    # %ignore'd text is skipped a whole token at a time, as the driver does: an atomic
+    # group each (and no `(?:\s+)*`, whose backtracking is exponential).
+    ignore = f"(?:{alt(f'(?>{_body(t)})' for t in c.ignore)})*" if c.ignore else ""
     stops = "".join(sorted(set(firsts) | {e[0] for e in fmt.ends if e}))
     closing = r"\s*(?:\Z" + (f"|[{regex.escape(stops)}]" if stops else "") + ")"
     ways = []
@@ -400,7 +402,10 @@ def _opening(fmt: Format, firsts: frozenset) -> Any:
             ways.append(_body(t) if t.name == "JSON" else r"[^\s,)\]]")
             continue
         stack = [c.start_state]
-        if _take(c, stack, [], t.name, 0, check=False) is None:
+        if _take(c, stack, [], t.name, 0, check=False) is None or c.accepts_end[stack[-1]]:
+            # The parser refuses it (an end marker may still close the frame), or the
+            # region may end right after it: the first token is all there is to test.
+            ways.append(f"(?:{_body(t)})")
             continue
         # (A JSON or PYVALUE token is delimited by the bracket scanner; where it
         # comes second, what it may start with is enough.)
@@ -408,4 +413,5 @@ def _opening(fmt: Format, firsts: frozenset) -> Any:
         if None in seconds:
             return None
         ways.append(f"(?:{_body(t)}){ignore}(?:{alt([*(f'(?:{b})' for b in seconds), closing])})")
-    return regex.compile(alt(ways) or "(?!)")
+    # (The driver skips %ignore'd text where no token fits, the first one included.)
+    return regex.compile(ignore + "(?:" + (alt(ways) or "(?!)") + ")")
