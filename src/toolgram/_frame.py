@@ -387,8 +387,8 @@ def opens(fmt: Format, buf: str, pos: int, final: bool, firsts: frozenset) -> bo
 def _opening(fmt: Format, firsts: frozenset) -> Any:
     c = fmt.compiled
     first = c.allowed[c.start_state]
-    if not first or any(_body(t) is None for t in (*first, *c.ignore)):
-        return None
+    if not first or c.accepts_end[c.start_state] or any(_body(t) is None for t in (*first, *c.ignore)):
+        return None  # (a grammar that reads an empty region needs no first token)
     alt = "|".join
     # %ignore'd text is skipped a whole token at a time, as the driver does: an atomic
     # group each (and no `(?:\s+)*`, whose backtracking is exponential).
