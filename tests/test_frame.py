@@ -1,10 +1,10 @@
 """The fast path (toolgram/_frame.py) changes what is fast, never what is read.
 
 Every corpus case, format example and inline stream case is parsed with the
-fast frames and opening tests on and off: the results must be identical, segments included; and
-streamed with them on (chunks of 1 and 7 characters), the closing result must
-equal the general way's parse. Then the frames themselves: which grammars get
-one, and which calls go the general way.
+fast frames and the opening tests on and off: the results must be identical,
+segments included; and streamed with them on (chunks of 1 and 7 characters),
+the closing result must equal the general way's parse. Then the frames
+themselves: which grammars get one, and which calls go the general way.
 """
 
 from __future__ import annotations
@@ -28,10 +28,10 @@ from test_stream import CASES, chunked
 ALL = [(c.id, c.raw, c.tools, c.formats, 32_768) for c in corpus_cases()] + CASES
 
 
-def general(raw: str, tools: Any, formats: Any, max_chars: int) -> toolgram.ParseResult:
+def general(raw: str, tools: Any, formats: Any, max_chars: int, **kw: Any) -> toolgram.ParseResult:
     _frame.enabled = False
     try:
-        return toolgram.parse(raw, tools, formats=formats, max_chars=max_chars)
+        return toolgram.parse(raw, tools, formats=formats, max_chars=max_chars, **kw)
     finally:
         _frame.enabled = True
 
@@ -221,13 +221,5 @@ def test_opening_test_keeps_a_format_whose_region_may_end_after_one_token(tmp_pa
     )
     raw = "get_time! and more words"
     fast = toolgram.parse(raw, grammar_paths=[path], formats=["one"])
-    assert summary(fast) == summary(general_with(raw, path))
+    assert summary(fast) == summary(general(raw, None, ["one"], 32_768, grammar_paths=[path]))
     assert [c.name for c in fast.calls] == ["get_time"]
-
-
-def general_with(raw: str, path: Path) -> toolgram.ParseResult:
-    _frame.enabled = False
-    try:
-        return toolgram.parse(raw, grammar_paths=[path], formats=["one"])
-    finally:
-        _frame.enabled = True
