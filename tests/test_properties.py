@@ -4,7 +4,6 @@ of the reply is accounted for (text, reasoning, a call, or an error)."""
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -12,6 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import toolgram
+
+from conftest import best_cpu_time
 
 CORPUS = Path(__file__).parent / "corpus"
 
@@ -123,12 +124,7 @@ def test_negative_max_chars_is_a_configuration_error():
 
 
 def _parse_time(raw: str) -> float:
-    best = float("inf")
-    for _ in range(3):
-        t0 = time.process_time()
-        toolgram.parse(raw, max_chars=None)
-        best = min(best, time.process_time() - t0)
-    return best
+    return best_cpu_time(lambda: toolgram.parse(raw, max_chars=None))
 
 
 @pytest.mark.parametrize(

@@ -15,7 +15,6 @@ characters and in random splits:
 from __future__ import annotations
 
 import json
-import time
 from typing import Any
 
 import pytest
@@ -27,7 +26,7 @@ from toolgram._events import ArgumentsDelta, CallDone, CallStart, Error, Reasoni
 from toolgram._parse import DEFAULT_MAX_CHARS
 from toolgram._stream import StreamParser
 
-from conftest import corpus_cases, shared_path
+from conftest import best_cpu_time, corpus_cases, shared_path
 
 CHUNK_SIZES = (1, 2, 3, 7, 64)
 
@@ -405,15 +404,13 @@ def test_internal_error_keeps_the_rest_as_prose(monkeypatch: pytest.MonkeyPatch)
 
 # -- cost: work per delta is proportional to the delta ------------------------------
 def _stream_time(raw: str, size: int) -> float:
-    best = float("inf")
-    for _ in range(3):
-        t0 = time.process_time()
+    def run() -> None:
         sp = StreamParser(max_chars=None)
         for i in range(0, len(raw), size):
             sp.feed(raw[i : i + size])
         sp.close()
-        best = min(best, time.process_time() - t0)
-    return best
+
+    return best_cpu_time(run)
 
 
 @pytest.mark.parametrize(
