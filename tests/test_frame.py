@@ -77,6 +77,7 @@ def frame(name: str) -> _frame.Frame | None:
 
 
 def test_which_formats_have_a_frame() -> None:
+    assert frame("fenced_json") is not None  # (its start marker is a pattern: ```json or ```JSON)
     hermes = frame("hermes")
     assert hermes is not None
     assert hermes.pattern.match("<tool_call>{}") is not None

@@ -233,7 +233,7 @@ def _derive(fmt: Format) -> Frame | None:
         payload = found if found >= 0 else payload
     else:
         return None
-    if payload is None or not terms or terms[0].literal not in fmt.starts:
+    if payload is None or not terms:
         return None
     body = terms[payload]
     if body.literal is not None or body.name.startswith("_"):
