@@ -104,6 +104,7 @@ class Markers:
         self.frames = {k: f for k, fmts in self.by_marker.items() if (f := _frame.frame_of(fmts[0])) is not None}
         # A found literal needs the full search only if a line-start condition applies.
         self.line = frozenset(line)
+        self.openers: dict[str, list[Format]] = {}  # (filled by Scanner._start)
 
 
 _MARKERS: dict[tuple, Markers] = {}
@@ -191,6 +192,7 @@ class Scanner:
         self.found_in: str | None = None  # the buffer `found` is about (see _find)
         self.found: dict[str, tuple[int, int]] = {}
         self.frames = m.frames if _frame.enabled else {}
+        self.openers = m.openers  # first character -> the anchored formats that may open with it
         self.modes = {"start": self._start, "prose": self._in_prose, "think": self._think, "region": self._region}
 
     # -- public ---------------------------------------------------------------
@@ -410,7 +412,12 @@ class Scanner:
             return True
         if not self.drivers:
             ch = buf[p]
-            candidates = [f for f in self.anchored if may_open(f, ch) and _frame.opens(f, buf, p, final, self.first_set)]
+            openers = self.openers.get(ch)
+            if openers is None:
+                openers = [f for f in self.anchored if may_open(f, ch)]
+                if len(self.openers) < 1000:  # (per set of formats; replies start with anything)
+                    self.openers[ch] = openers
+            candidates = [f for f in openers if _frame.opens(f, buf, p, final, self.first_set)]
             if not candidates:
                 self.mode = "prose"
                 return True
