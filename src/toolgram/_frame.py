@@ -384,6 +384,38 @@ def opens(fmt: Format, buf: str, pos: int, final: bool, firsts: frozenset) -> bo
     return pattern.match(buf, pos, partial=True) is not None
 
 
+_ANY: dict[tuple, Any] = {}
+
+
+def openers(fmts: list[Format], buf: str, pos: int, final: bool, firsts: frozenset) -> list[Format]:
+    """The formats of fmts that opens() keeps. One search of all their tests first:
+    a reply that starts with prose fails it, and is done with one call."""
+    if not fmts or not enabled:
+        return fmts
+    key = (*fmts, firsts)
+    both = _ANY.get(key)
+    if both is None:
+        for fmt in fmts:
+            opens(fmt, "", 0, True, firsts)  # (builds each test)
+        tests = [_OPENINGS[(fmt, firsts)][0] for fmt in fmts]
+        both = (None, None)
+        if all(t is not None for t in tests):
+            pattern = regex.compile("|".join(f"(?:{t.pattern})" for t in tests))
+            try:
+                whole = re.compile(pattern.pattern)
+            except re.error:
+                whole = pattern
+            both = (pattern, whole)
+        if len(_ANY) < 10_000:
+            _ANY[key] = both
+    pattern, whole = both
+    if pattern is not None:
+        hit = whole.match(buf, pos) if final else pattern.match(buf, pos, partial=True)
+        if hit is None:
+            return []
+    return [f for f in fmts if opens(f, buf, pos, final, firsts)]
+
+
 def _opening(fmt: Format, firsts: frozenset) -> Any:
     c = fmt.compiled
     first = c.allowed[c.start_state]

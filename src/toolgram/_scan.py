@@ -105,6 +105,14 @@ class Markers:
         # A found literal needs the full search only if a line-start condition applies.
         self.line = frozenset(line)
         self.openers: dict[str, list[Format]] = {}  # (filled by Scanner._start)
+        quick, risky_last, firsts, literals, first_set, end_pairs = self.quick
+        self.shared = {
+            "by_marker": self.by_marker, "anchored": self.anchored, "call_re": self.call_re,
+            "any_re": self.any_re, "prefixes": self.prefixes, "max_prefix": self.max_prefix,
+            "quick": quick, "risky_last": risky_last, "firsts": firsts, "literals": literals,
+            "first_set": first_set, "end_pairs": end_pairs, "line": self.line,
+            "symbols": self.symbols, "words": self.words, "frames": self.frames, "openers": self.openers,
+        }  # fmt: skip
 
 
 _MARKERS: dict[tuple, Markers] = {}
@@ -143,57 +151,54 @@ def may_open(fmt: Format, ch: str) -> bool:
 
 
 class Scanner:
+    # The state of a scan. Scalars start as these class attributes (a scanner is made
+    # per reply: assigning them all in __init__ cost more than a short reply's scan).
+    buf = ""
+    pos = 0
+    mode = "start"
+    in_open_think = False  # prose is reasoning: an unclosed <think> block
+    think_from = 0  # where the current <think> content starts
+    think_scan = 0  # how far </think> has been searched for
+    after_think = "prose"  # the mode to return to after </think>
+    frame: _frame.Frame | None = None  # the first candidate's fast frame, until given up
+    frame_wait: Any = None  # what Frame.read waits with (a _LoopWait: see _settle)
+    region_start = 0
+    marker_len = 0
+    first_failure: Failure | None = None
+    failure_taken = 0  # how many tokens the driver of first_failure read
+    failed_frame: Driver | None = None
+    fail_scan = 0
+    # Streaming in linear time. `buf` holds the reply from `base` on: text no
+    # decision needs any more is dropped (positions in `buf` are local; the
+    # items reported carry positions in the whole reply). While a region's
+    # driver waits on a token that a delta cannot change (Driver.absorbs), or
+    # only a marker can change anything (_CharWait), deltas are kept in
+    # `pending`, neither joined nor scanned. Prose goes by take_plain().
+    base = 0
+    pending_n = 0
+    waiting: Any = None  # a Driver or a _CharWait: see their absorbs()
+    plain: str | None = None  # take_plain's kind of text here (None: no fast path)
+    blank_to = 0  # the reply's leading whitespace runs at least to here
+    held = ""  # the text held back at the end of prose (buf[pos:])
+    word_buf: str | None = None  # the buffer word_next is about
+    word_first: tuple[int, str] | None = None  # the first word marker in it (-1: none)
+    symbol_next: tuple[int, str] | None = None  # the next other marker (-1: none)
+    found_in: str | None = None  # the buffer `found` is about (see _find)
+
     def __init__(self, formats: list[Format], tools: Any = None) -> None:
         self.tools = tools
         m = markers_for(formats, tools is not None)
-        self.by_marker = m.by_marker
-        self.anchored = m.anchored
-        self.call_re = m.call_re
-        self.any_re = m.any_re
-        self.prefixes = m.prefixes
-        self.max_prefix = m.max_prefix
-        self.buf = ""
-        self.pos = 0
-        self.mode = "start"
-        self.in_open_think = False  # prose is reasoning: an unclosed <think> block
-        self.think_from = 0  # where the current <think> content starts
-        self.think_scan = 0  # how far </think> has been searched for
-        self.after_think = "prose"  # the mode to return to after </think>
+        # What the set of formats decides: by_marker, anchored, call_re, any_re,
+        # prefixes, max_prefix, the searches of _quick_searches, line, symbols, words,
+        # frames, openers (see Markers).
+        self.__dict__.update(m.shared)
+        if not _frame.enabled:
+            self.frames = {}
         self.drivers: list[Driver] = []
         self.candidates: list[Format] = []
-        self.frame: _frame.Frame | None = None  # the first candidate's fast frame, until given up
-        self.frame_wait: Any = None  # what Frame.read waits with (a _LoopWait: see _settle)
-        self.region_start = 0
-        self.marker_len = 0
-        self.first_failure: Failure | None = None
-        self.failure_taken = 0  # how many tokens the driver of first_failure read
-        self.failed_frame: Driver | None = None
-        self.fail_scan = 0
-        # Streaming in linear time. `buf` holds the reply from `base` on: text no
-        # decision needs any more is dropped (positions in `buf` are local; the
-        # items reported carry positions in the whole reply). While a region's
-        # driver waits on a token that a delta cannot change (Driver.absorbs), or
-        # only a marker can change anything (_CharWait), deltas are kept in
-        # `pending`, neither joined nor scanned. Prose goes by take_plain().
-        self.base = 0
         self.pending: list[str] = []
-        self.pending_n = 0
-        self.waiting: Any = None  # a Driver or a _CharWait: see their absorbs()
-        self.plain: str | None = None  # take_plain's kind of text here (None: no fast path)
-        self.blank_to = 0  # the reply's leading whitespace runs at least to here
-        self.held = ""  # the text held back at the end of prose (buf[pos:])
-        self.quick, self.risky_last, self.firsts, self.literals, self.first_set, self.end_pairs = m.quick
-        self.line = m.line
-        self.symbols, self.words = m.symbols, m.words
-        self.word_buf: str | None = None  # the buffer word_next is about
-        self.word_next: dict[str, int] = {}  # a word marker's next place in it (-1: none)
-        self.word_first: tuple[int, str] | None = None  # the first of those (-1: none)
-        self.symbol_next: tuple[int, str] | None = None  # the next other marker (-1: none)
-        self.found_in: str | None = None  # the buffer `found` is about (see _find)
+        self.word_next: dict[str, int] = {}  # a word marker's next place in word_buf (-1: none)
         self.found: dict[str, tuple[int, int]] = {}
-        self.frames = m.frames if _frame.enabled else {}
-        self.openers = m.openers  # first character -> the anchored formats that may open with it
-        self.modes = {"start": self._start, "prose": self._in_prose, "think": self._think, "region": self._region}
 
     # -- public ---------------------------------------------------------------
     def feed(self, text: str, quick: bool = True) -> list:
@@ -374,8 +379,8 @@ class Scanner:
     # -- the state machine --------------------------------------------------------
     def _advance(self, final: bool) -> list:
         out: list = []
-        modes = self.modes
-        while modes[self.mode](out, final):
+        modes = _MODES
+        while modes[self.mode](self, out, final):
             pass
         if self.base and out:
             _rebase(out, self.base)
@@ -417,7 +422,7 @@ class Scanner:
                 openers = [f for f in self.anchored if may_open(f, ch)]
                 if len(self.openers) < 1000:  # (per set of formats; replies start with anything)
                     self.openers[ch] = openers
-            candidates = [f for f in openers if _frame.opens(f, buf, p, final, self.first_set)]
+            candidates = _frame.openers(openers, buf, p, final, self.first_set)
             if not candidates:
                 self.mode = "prose"
                 return True
@@ -707,6 +712,10 @@ class Scanner:
 # region is shorter than this; a longer one goes to the driver, which reads on from
 # where it stopped (so a long region costs linear time, not quadratic).
 _FRAME_WAIT = 512
+
+
+# The scanner's modes, by name (Scanner.mode).
+_MODES = {"start": Scanner._start, "prose": Scanner._in_prose, "think": Scanner._think, "region": Scanner._region}
 
 
 class _CharWait:
