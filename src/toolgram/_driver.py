@@ -387,23 +387,7 @@ class Driver:
         alone, because an LALR row lists terminals that only fail after some
         reductions (merged lookaheads), and a failed feed cannot be undone cleanly
         (Lark's tree callbacks extend child lists in place)."""
-        states = self.c.states
-        end_state = self.c.end_state
-        stack = list(stack)
-        while True:
-            if term == "$END" and stack[-1] == end_state:
-                return stack
-            action = states[stack[-1]].get(term)
-            if action is None:
-                return None
-            kind, arg = action
-            if kind is Shift:
-                stack.append(arg)
-                return stack
-            size = len(arg.expansion)
-            if size:
-                del stack[-size:]
-            stack.append(states[stack[-1]][arg.origin.name][1])
+        return simulate(self.c, stack, term)
 
     def _close_before(self, end_marker: str) -> str:
         """The model wrote the end marker too soon (`[f(a=1)<|tool_call_end|>`):
@@ -428,6 +412,28 @@ class Driver:
         self.reason = reason
         self.end = max(self.pos, self.start)
         return FAIL
+
+
+def simulate(c: Compiled, stack: list, term: str) -> list | None:
+    """A copy of the state stack after the table `c` takes `term` ("$END": after
+    finishing), or None when it rejects it (see Driver._simulate)."""
+    states = c.states
+    end_state = c.end_state
+    stack = list(stack)
+    while True:
+        if term == "$END" and stack[-1] == end_state:
+            return stack
+        action = states[stack[-1]].get(term)
+        if action is None:
+            return None
+        kind, arg = action
+        if kind is Shift:
+            stack.append(arg)
+            return stack
+        size = len(arg.expansion)
+        if size:
+            del stack[-size:]
+        stack.append(states[stack[-1]][arg.origin.name][1])
 
 
 def _closes(literal: str) -> bool:

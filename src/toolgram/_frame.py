@@ -37,7 +37,7 @@ import regex
 from lark.parsers.lalr_analysis import Shift
 
 from . import _repair
-from ._driver import _C, _could_grow, _loop_wait, _sre
+from ._driver import _C, _could_grow, _loop_wait, _sre, simulate
 from ._registry import Compiled, Format
 
 WAIT = "wait"
@@ -260,11 +260,10 @@ def _ending(c: Compiled, stack: list, covers: list, allowed: tuple, index: int) 
     return (payload,)
 
 
-def _take(c: Compiled, stack: list, covers: list, term: str, index: int, check: bool = True) -> int | None:
-    """Feed `term` (token `index`) to the state stack, checking the rules it reduces
-    (unless check is False). Returns the payload's token index if a json_calls rule
-    was reduced, -1 if not, None if the frame is unfit (the term is rejected, or a
-    rule means something)."""
+def _take(c: Compiled, stack: list, covers: list, term: str, index: int) -> int | None:
+    """Feed `term` (token `index`) to the state stack, checking the rules it reduces.
+    Returns the payload's token index if a json_calls rule was reduced, -1 if not,
+    None if the frame is unfit (the term is rejected, or a rule means something)."""
     states = c.states
     payload = -1
     while True:
@@ -284,9 +283,7 @@ def _take(c: Compiled, stack: list, covers: list, term: str, index: int, check: 
             del stack[-size:]
             del covers[-size:]
         name = str(rule.origin.name).rpartition("__")[2]
-        if not check:
-            pass
-        elif name == _PAYLOAD_RULE:
+        if name == _PAYLOAD_RULE:
             if len(covered) != 1 or size != 1:
                 return None
             payload = covered[0]
@@ -433,8 +430,8 @@ def _opening(fmt: Format, firsts: frozenset) -> Any:
             # Delimited by the bracket scanner: what it may start with is enough.
             ways.append(_body(t) if t.name == "JSON" else r"[^\s,)\]]")
             continue
-        stack = [c.start_state]
-        if _take(c, stack, [], t.name, 0, check=False) is None or c.accepts_end[stack[-1]]:
+        stack = simulate(c, [c.start_state], t.name)
+        if stack is None or c.accepts_end[stack[-1]]:
             # The parser refuses it (an end marker may still close the frame), or the
             # region may end right after it: the first token is all there is to test.
             ways.append(f"(?:{_body(t)})")
