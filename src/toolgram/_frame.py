@@ -361,24 +361,37 @@ def opens(fmt: Format, buf: str, pos: int, final: bool, firsts: frozenset) -> bo
     """False only when fmt's driver, started at pos, is certain to fail."""
     if not enabled:
         return True
-    key = (fmt, firsts)
-    try:
-        pattern, whole = _OPENINGS[key]
-    except KeyError:
-        try:
-            pattern = _opening(fmt, firsts)
-        except Exception:  # noqa: BLE001 - no test: the driver decides, as before
-            pattern = None
-        try:  # the stdlib engine is twice as fast, where it reads the pattern
-            whole = re.compile(pattern.pattern) if pattern is not None else None
-        except re.error:
-            whole = pattern
-        _OPENINGS[key] = pattern, whole
+    pattern, whole = _test(fmt, firsts)
     if pattern is None:
         return True
     if final:
         return whole.match(buf, pos) is not None
     return pattern.match(buf, pos, partial=True) is not None
+
+
+def _test(fmt: Format, firsts: frozenset) -> tuple[Any, Any]:
+    """fmt's opening test, built once: (the pattern, for partial matches; the same
+    for a whole text, in the stdlib engine where it reads it), or (None, None)."""
+    key = (fmt, firsts)
+    found = _OPENINGS.get(key)
+    if found is None:
+        try:
+            pattern = _opening(fmt, firsts)
+        except Exception:  # noqa: BLE001 - no test: the driver decides, as before
+            pattern = None
+        found = _OPENINGS[key] = (pattern, _stdlib(pattern))
+    return found
+
+
+def _stdlib(pattern: Any) -> Any:
+    """The pattern compiled by `re` (twice as fast here), or itself where `re`
+    cannot read it."""
+    if pattern is None:
+        return None
+    try:
+        return re.compile(pattern.pattern)
+    except re.error:
+        return pattern
 
 
 _ANY: dict[tuple, Any] = {}
@@ -392,17 +405,11 @@ def openers(fmts: list[Format], buf: str, pos: int, final: bool, firsts: frozens
     key = (*fmts, firsts)
     both = _ANY.get(key)
     if both is None:
-        for fmt in fmts:
-            opens(fmt, "", 0, True, firsts)  # (builds each test)
-        tests = [_OPENINGS[(fmt, firsts)][0] for fmt in fmts]
+        tests = [_test(fmt, firsts)[0] for fmt in fmts]
         both = (None, None)
         if all(t is not None for t in tests):
             pattern = regex.compile("|".join(f"(?:{t.pattern})" for t in tests))
-            try:
-                whole = re.compile(pattern.pattern)
-            except re.error:
-                whole = pattern
-            both = (pattern, whole)
+            both = (pattern, _stdlib(pattern))
         if len(_ANY) < 10_000:
             _ANY[key] = both
     pattern, whole = both
