@@ -40,11 +40,10 @@ def finish_call(
         return unknown_tool(draft.name, tools)
     if draft.error:
         return draft.error
-    repairs = list(region.repairs)
-    for r in draft.repairs:
-        if r not in repairs:
-            repairs.append(r)
-    call = make_call(draft.name, draft.arguments, draft.id, draft.kind, fmt, draft.span, tuple(repairs), draft.instructions)
+    repairs = tuple(region.repairs)
+    if draft.repairs:  # (the region's first, then the call's own, each once)
+        repairs += tuple(r for r in dict.fromkeys(draft.repairs) if r not in repairs)
+    call = make_call(draft.name, draft.arguments, draft.id, draft.kind, fmt, draft.span, repairs, draft.instructions)
     if validate and tools is not None:
         # Arguments the schema rejects make an error for the model, not a call.
         problems = check_arguments(call, tools)
@@ -123,18 +122,14 @@ class Assembler:
     def extend(self, items: list) -> None:
         """Take a whole reply's items (parse), reporting nothing: prose and the fast
         path's calls straight in, the rest through add()."""
-        segments, prose, calls, tools = self.segments, self.prose, self.calls, self.tools
+        segments, prose = self.segments, self.prose
         for item in items:
             kind = type(item)
             if kind is Piece and item.kind == "text":
                 segments.append(Segment("text", item.start, item.end))
                 prose.add(item.value)
-            elif kind is Call and not self.validate and (tools is None or item.name in tools):
-                # What finish_call makes of it: no id, no repairs (see _frame.Call).
-                prose.mark_cut()
-                span = (item.start, item.end)
-                calls.append(make_call(item.name, item.arguments, None, "tool", item.fmt, span, (), None))
-                segments.append(Segment("call", item.start, item.end))
+            elif kind is Call:
+                self._call(item)
             else:
                 self.add(item)
 
@@ -142,17 +137,9 @@ class Assembler:
         """Take one scanner item; return what it produced, as (kind, value) pairs:
         ("text", str), ("reasoning", str), ("call", ToolCall), ("error", str)."""
         produced: list[tuple[str, Any]] = []
-        if type(item) is Call:  # the fast path's call: a region holding just this call
-            self.prose.mark_cut()
-            done = finish_call(item, item.fmt, self.tools, item, self.validate)
-            if type(done) is ToolCall:
-                self.calls.append(done)
-                produced.append(("call", done))
-                self.segments.append(Segment("call", item.start, item.end))
-            else:
-                self.errors.append(done)
-                produced.append(("error", done))
-                self.segments.append(Segment("error", item.start, item.end))
+        if type(item) is Call:
+            done = self._call(item)
+            produced.append(("call" if type(done) is ToolCall else "error", done))
         elif isinstance(item, Piece):
             self.segments.append(Segment("text" if item.kind == "text" else "reasoning", item.start, item.end))
             if item.kind == "text":
@@ -200,6 +187,19 @@ class Assembler:
             self.errors.append(item.message)
             produced.append(("error", item.message))
         return produced
+
+    def _call(self, item: Call) -> ToolCall | str:
+        """The fast path's call (a region holding just this call): the ToolCall, or
+        the error message that replaces it."""
+        self.prose.mark_cut()
+        done = finish_call(item, item.fmt, self.tools, item, self.validate)
+        if type(done) is ToolCall:
+            self.calls.append(done)
+            self.segments.append(Segment("call", item.start, item.end))
+        else:
+            self.errors.append(done)
+            self.segments.append(Segment("error", item.start, item.end))
+        return done
 
     def result(self) -> ParseResult:
         return ParseResult(
