@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 import toolgram
 from toolgram._prose_filter import ProseFilter
 
-from test_stream import CASES, _all_cases, chunked
+from test_stream import CASES, _all_cases, chunked, random_chunks
 
 
 def filtered(chunks: list[str], **kw: Any) -> tuple[list[str], str]:
@@ -125,8 +125,7 @@ def test_corpus_filters(corpus_case: Any) -> None:
 def test_random_splits(data: Any) -> None:
     cases = _all_cases()
     _, raw, tools, formats, _ = cases[data.draw(st.integers(0, len(cases) - 1), label="case")]
-    cuts = sorted(data.draw(st.lists(st.integers(0, len(raw)), max_size=30), label="cuts"))
-    check(raw, [raw[a:b] for a, b in zip([0, *cuts], [*cuts, len(raw)])], tools, formats)
+    check(raw, random_chunks(data, raw), tools, formats)
 
 
 def test_holds_back_only_what_may_start_a_marker() -> None:

@@ -144,6 +144,12 @@ def chunked(raw: str, size: int) -> list[str]:
     return [raw[i : i + size] for i in range(0, len(raw), size)]
 
 
+def random_chunks(data: Any, raw: str) -> list[str]:
+    """raw cut at up to 30 places hypothesis draws."""
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(raw)), max_size=30), label="cuts"))
+    return [raw[a:b] for a, b in zip([0, *cuts], [*cuts, len(raw)])]
+
+
 def stream(raw: str, chunks: list[str], tools: Any, formats: Any, max_chars: int):
     assert "".join(chunks) == raw
     sp = StreamParser(tools, formats=formats, max_chars=max_chars)
@@ -279,9 +285,7 @@ def _all_cases() -> list[tuple[str, str, Any, Any, int]]:
 def test_random_splits(data: Any) -> None:
     cases = _all_cases()
     _, raw, tools, formats, max_chars = cases[data.draw(st.integers(0, len(cases) - 1), label="case")]
-    cuts = sorted(data.draw(st.lists(st.integers(0, len(raw)), max_size=30), label="cuts"))
-    chunks = [raw[a:b] for a, b in zip([0, *cuts], [*cuts, len(raw)])]
-    check(raw, chunks, tools, formats, max_chars)
+    check(raw, random_chunks(data, raw), tools, formats, max_chars)
 
 
 # -- specific behaviour ------------------------------------------------------------
