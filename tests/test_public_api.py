@@ -35,3 +35,12 @@ def test_make_call_builds_the_same_tool_call_as_the_constructor() -> None:
     assert made == built and vars(made) == vars(built)
     with pytest.raises(dataclasses.FrozenInstanceError):
         made.name = "b"  # type: ignore[misc]
+
+
+def test_a_segment_is_a_named_tuple_however_it_is_made() -> None:
+    from toolgram._model import make_segment
+
+    made = make_segment("call", 3, 9)
+    assert type(made) is toolgram.Segment and made == toolgram.Segment(kind="call", start=3, end=9)
+    assert (made.kind, made.start, made.end) == tuple(made) == ("call", 3, 9)
+    assert repr(made) == "Segment(kind='call', start=3, end=9)"

@@ -6,7 +6,7 @@ from typing import Any
 
 from ._build import Draft, Prose, Reasoning
 from ._frame import Call
-from ._model import ParseResult, Segment, ToolCall, make_call
+from ._model import ParseResult, Segment, ToolCall, make_call, make_segment
 from ._registry import Format, registry_for
 from ._scan import Failure, Piece, Region, Scanner
 from ._tools import ToolSet, normalize_tools
@@ -126,7 +126,7 @@ class Assembler:
         for item in items:
             kind = type(item)
             if kind is Piece and item.kind == "text":
-                segments.append(Segment("text", item.start, item.end))
+                segments.append(make_segment("text", item.start, item.end))
                 prose.add(item.value)
             elif kind is Call:
                 self._call(item)
@@ -141,7 +141,7 @@ class Assembler:
             done = self._call(item)
             produced.append(("call" if type(done) is ToolCall else "error", done))
         elif isinstance(item, Piece):
-            self.segments.append(Segment("text" if item.kind == "text" else "reasoning", item.start, item.end))
+            self.segments.append(make_segment("text" if item.kind == "text" else "reasoning", item.start, item.end))
             if item.kind == "text":
                 added = self.prose.add(item.value)
                 if added:
@@ -182,7 +182,7 @@ class Assembler:
                     produced.append(("error", done))
             # A region read by a grammar is a "call" segment, even when it held a
             # message; it is an "error" segment when every call in it was refused.
-            self.segments.append(Segment("error" if only_errors else "call", item.start, item.end))
+            self.segments.append(make_segment("error" if only_errors else "call", item.start, item.end))
         elif isinstance(item, Failure):
             self.errors.append(item.message)
             produced.append(("error", item.message))
@@ -195,10 +195,10 @@ class Assembler:
         done = finish_call(item, item.fmt, self.tools, item, self.validate)
         if type(done) is ToolCall:
             self.calls.append(done)
-            self.segments.append(Segment("call", item.start, item.end))
+            self.segments.append(make_segment("call", item.start, item.end))
         else:
             self.errors.append(done)
-            self.segments.append(Segment("error", item.start, item.end))
+            self.segments.append(make_segment("error", item.start, item.end))
         return done
 
     def result(self) -> ParseResult:

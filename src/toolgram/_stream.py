@@ -54,7 +54,7 @@ import sys
 from typing import Any
 
 from ._events import ArgumentsDelta, CallDone, CallStart, Error, Event, Reasoning, Text
-from ._model import ParseResult, Segment
+from ._model import ParseResult, make_segment
 from ._parse import DEFAULT_MAX_CHARS, Assembler, grammar_problems, select_formats
 from ._scan import Piece, Scanner
 from ._tools import normalize_tools
@@ -265,7 +265,7 @@ class StreamParser:
 
     def _end_run(self) -> None:
         if self._run_end >= 0:
-            self._asm.segments.append(Segment(self._run_kind, self._run_start, self._run_end))
+            self._asm.segments.append(make_segment(self._run_kind, self._run_start, self._run_end))
             self._run_end = -1
 
     def _items(self, items: list, events: list[Event]) -> None:
