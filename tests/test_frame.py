@@ -141,7 +141,10 @@ def test_a_frame_waits_while_the_text_may_still_change_it() -> None:
         "search\n<arg_key>q</arg_key>\n<arg_value>x</arg_value>",  # glm45_bare
         '{"type": "tool_call", "name": "a", "arguments": {}}',  # json_reply
         "get_weather",  # a name alone: the frame may still close
+        'get_weather\n{"city": "Paris"}',  # functionary_v32: NAME, newline, JSON
         "The weather (today) is fine.",
+        'Sure.\n<tool_call>\n{"name": "a", "arguments": {}}\n</tool_call>',
+        "hello",
     ],
 )
 def test_opening_test_keeps_every_format_that_reads_the_reply(raw: str) -> None:
@@ -163,12 +166,32 @@ def test_prose_at_the_start_rules_out_the_marker_less_formats() -> None:
     ruled_out = [f.name for f in markers_for(formats, False).anchored if not _frame.opens(f, "The weather is fine", 0, True, firsts)]
     assert {"mistral", "bare_pythonic", "glm45_bare"} <= set(ruled_out)
     assert _frame.opens(formats[[f.name for f in formats].index("bare_pythonic")], "f(x=1)", 0, True, firsts)
+    # A word, then the end or a call marker: only a format that could close its frame
+    # there with markers it may supply (none of these can) is kept; and the test looks
+    # three tokens in (NAME, newline, then no JSON: not functionary's NAME\n{…}).
+    by_name = {f.name: f for f in formats}
+    for raw in ("hello", "Sure.\n<tool_call>", "Sure.\n\nThe weather"):
+        kept = [n for n in ("mistral", "glm45_bare", "functionary_v32") if _frame.opens(by_name[n], raw, 0, True, firsts)]
+        assert kept == [], raw
+    assert _frame.opens(by_name["functionary_v32"], 'get_weather\n{"city": "Paris"}', 0, True, firsts)
+
+
+def test_opening_test_keeps_a_frame_the_driver_closes_with_markers_it_supplies(tmp_path: Path) -> None:
+    # NAME alone, then the end of the reply: the driver supplies "(" and ")".
+    path = tmp_path / "closing.lark"
+    path.write_text(
+        '// format: closing\n// anchor: reply\n\nstart: call\ncall: name "(" ")"\nname: NAME\nNAME: /[a-z_]+/\n',
+        encoding="utf-8",
+    )
+    fast = toolgram.parse("get_time", grammar_paths=[path], formats=["closing"])
+    assert summary(fast) == summary(general("get_time", None, ["closing"], 32_768, grammar_paths=[path]))
+    assert [(c.name, c.repairs) for c in fast.calls] == [("get_time", ("closed_tag",))]
 
 
 FRAGMENTS = [
     "<tool_call>", "</tool_call>", "<|im_end|>", "```", "```json\n", "<longcat_tool_call>", "</longcat_tool_call>",
     "[TOOL_CALLS]", "<think>", "</think>", '{"name": "a", "arguments": {"x": 1}}', '{"name": "b"', "}", "{", "[",
-    "]", '"', "'", "get_weather", "(x=1)", "\n", " ", "words", "3 < 5", "`", "<arg_key>", "call:",
+    "]", '"', "'", "get_weather", "(x=1)", "\n", " ", "words", "3 < 5", "`", "<arg_key>", "call:", "Sure.", "[ARGS]",
 ]
 
 

@@ -352,34 +352,8 @@ class Driver:
         return self._fail(f"unexpected {_snippet(buf, self.pos)}")
 
     def _closing_plan(self) -> list[str] | None:
-        """The missing literals that complete the frame, or None: the format's end
-        markers first, then closing brackets and tags, then anything else."""
-        ends = self.fmt.ends
-
-        def best_first(allowed):
-            literals = [t for t in allowed if t.literal is not None]
-            literals.sort(key=lambda t: (t.literal not in ends, not _closes(t.literal)))
-            return literals
-
-        return self._plan("$END", best_first)
-
-    def _plan(self, goal: str, usable) -> list[str] | None:
-        """The literals to supply, in order, after which the parser takes `goal`
-        ("$END": the frame is complete), or None when none get there. `usable`
-        picks, best first, which of a state's allowed terminals may be supplied."""
-        stack, plan = self.stack, []
-        for _ in range(_MAX_VIRTUAL + 1):
-            if self._simulate(stack, goal) is not None:
-                return plan
-            for t in usable(self.c.allowed[stack[-1]]):
-                after = self._simulate(stack, t.name)
-                if after is not None:
-                    stack = after
-                    plan.append(t.name)
-                    break
-            else:
-                return None
-        return None
+        """The missing literals that complete the frame, or None (see closing_plan)."""
+        return closing_plan(self.c, self.stack, self.fmt.ends)
 
     def _simulate(self, stack: list, term: str) -> list | None:
         """The state stack after taking `term` ("$END": after finishing), or None
@@ -396,8 +370,11 @@ class Driver:
         if end_term is None:  # the grammar spells this end marker inside a pattern
             return self._fail(f"unexpected {end_marker!r}")
         ends = self.fmt.ends
-        plan = self._plan(
-            end_term, lambda allowed: [t for t in allowed if t.literal is not None and t.literal not in ends and _closes(t.literal)]
+        plan = _plan(
+            self.c,
+            self.stack,
+            end_term,
+            lambda allowed: [t for t in allowed if t.literal is not None and t.literal not in ends and _closes(t.literal)],
         )
         if not plan:
             return self._fail(f"unexpected {end_marker!r}")
@@ -434,6 +411,38 @@ def simulate(c: Compiled, stack: list, term: str) -> list | None:
         if size:
             del stack[-size:]
         stack.append(states[stack[-1]][arg.origin.name][1])
+
+
+def closing_plan(c: Compiled, stack: list, ends: tuple) -> list[str] | None:
+    """The missing literals that complete a frame whose parser is at `stack`, or
+    None: the format's end markers (`ends`) first, then closing brackets and tags,
+    then anything else."""
+
+    def best_first(allowed):
+        literals = [t for t in allowed if t.literal is not None]
+        literals.sort(key=lambda t: (t.literal not in ends, not _closes(t.literal)))
+        return literals
+
+    return _plan(c, stack, "$END", best_first)
+
+
+def _plan(c: Compiled, stack: list, goal: str, usable) -> list[str] | None:
+    """The literals to supply, in order, after which the table `c` at `stack` takes
+    `goal` ("$END": the frame is complete), or None when none get there. `usable`
+    picks, best first, which of a state's allowed terminals may be supplied."""
+    plan = []
+    for _ in range(_MAX_VIRTUAL + 1):
+        if simulate(c, stack, goal) is not None:
+            return plan
+        for t in usable(c.allowed[stack[-1]]):
+            after = simulate(c, stack, t.name)
+            if after is not None:
+                stack = after
+                plan.append(t.name)
+                break
+        else:
+            return None
+    return None
 
 
 def _closes(literal: str) -> bool:

@@ -37,7 +37,7 @@ import regex
 from lark.parsers.lalr_analysis import Shift
 
 from . import _repair
-from ._driver import _C, _could_grow, _loop_wait, _sre, simulate
+from ._driver import _C, _could_grow, _loop_wait, _sre, closing_plan, simulate
 from ._registry import Compiled, Format
 
 WAIT = "wait"
@@ -429,25 +429,45 @@ def _opening(fmt: Format, firsts: frozenset) -> Any:
     # %ignore'd text is skipped a whole token at a time, as the driver does: an atomic
     # group each (and no `(?:\s+)*`, whose backtracking is exponential).
     ignore = f"(?:{alt(f'(?>{_body(t)})' for t in c.ignore)})*" if c.ignore else ""
-    stops = "".join(sorted(set(firsts) | {e[0] for e in fmt.ends if e}))
-    closing = r"\s*(?:\Z" + (f"|[{regex.escape(stops)}]" if stops else "") + ")"
-    ways = []
-    for t in first:
-        if t.name in ("JSON", "PYVALUE"):
-            # Delimited by the bracket scanner: what it may start with is enough.
-            ways.append(_body(t) if t.name == "JSON" else r"[^\s,)\]]")
-            continue
-        stack = simulate(c, [c.start_state], t.name)
-        if stack is None or c.accepts_end[stack[-1]]:
-            # The parser refuses it (an end marker may still close the frame), or the
-            # region may end right after it: the first token is all there is to test.
-            ways.append(f"(?:{_body(t)})")
-            continue
-        # (A JSON or PYVALUE token is delimited by the bracket scanner; where it
-        # comes second, what it may start with is enough.)
-        seconds = [r"[^\s,)\]]" if u.name == "PYVALUE" else _body(u) for u in c.allowed[stack[-1]]]
-        if None in seconds:
-            return None
-        ways.append(f"(?:{_body(t)}){ignore}(?:{alt([*(f'(?:{b})' for b in seconds), closing])})")
+    # The driver closes a frame early (Driver._close) at an end marker, and, only where
+    # literals it may supply complete the frame (closing_plan), where the text ends or
+    # a call marker starts.
+    ends = "".join(sorted({e[0] for e in fmt.ends if e}))
+    stops = "".join(sorted(set(firsts) | set(ends)))
+
+    def closing(stack: list) -> str:
+        if closing_plan(c, stack, fmt.ends) is not None:
+            return r"\s*(?:\Z" + (f"|[{regex.escape(stops)}]" if stops else "") + ")"
+        return rf"\s*[{regex.escape(ends)}]" if ends else "(?!)"
+
+    def after(stack: list | None, depth: int) -> str:
+        """What may follow the tokens read so far (the parser at `stack`): tokens
+        up to `depth` more, or a way to close; "" where anything may follow."""
+        if stack is None or depth == 0 or c.accepts_end[stack[-1]]:
+            # The parser refuses the last token (an end marker may still close the
+            # frame), or the region may end here: nothing more to test.
+            return ""
+        allowed = c.allowed[stack[-1]]
+        ways = []
+        for u in allowed:
+            if u.name in ("JSON", "PYVALUE"):
+                # Delimited by the bracket scanner: what it may start with is enough.
+                ways.append(_body(u) if u.name == "JSON" else r"[^\s,)\]]")
+                continue
+            body = _body(u)
+            if body is None:
+                return ""
+            # (Deeper only where few tokens are allowed: the pattern stays small.)
+            rest = after(simulate(c, stack, u.name), depth - 1) if len(allowed) <= 8 else ""
+            ways.append(f"(?:{body}){ignore}(?:{rest})" if rest else f"(?:{body})")
+        if stack != [c.start_state]:  # (with nothing read there is no frame to close)
+            ways.append(closing(stack))
+        return alt(ways)
+
+    # The first three tokens: a prose word is often a NAME, and the newline after
+    # it a separator some grammar allows (functionary's NAME\n{…}).
+    test = after([c.start_state], 3)
+    if not test:
+        return None
     # (The driver skips %ignore'd text where no token fits, the first one included.)
-    return regex.compile(ignore + "(?:" + (alt(ways) or "(?!)") + ")")
+    return regex.compile(ignore + "(?:" + test + ")")
