@@ -68,7 +68,7 @@ def test_the_fast_path_is_taken() -> None:
         result = toolgram.parse(raw)
     finally:
         _frame.Frame.read = read  # type: ignore[method-assign]
-    assert [type(g) for g in seen] == [_frame.Call]
+    assert [type(g) for g in seen] == [toolgram.ToolCall]
     assert result.calls[0].span == (3, raw.index(" bye"))
 
 
@@ -125,10 +125,10 @@ def test_a_frame_waits_while_the_text_may_still_change_it() -> None:
     whole = '<tool_call>{"name": "a", "arguments": {}}</tool_call>'
     for cut in range(1, len(whole)):
         got = fast.read(whole[:cut], 0, False, None)  # WAIT, or a wait that absorbs deltas
-        assert got is not None and type(got) is not _frame.Call, cut
+        assert got is not None and type(got) is not toolgram.ToolCall, cut
     waiting = fast.read(whole[:30], 0, False, None)
     assert waiting.absorbs("more words", 30) and not waiting.absorbs("</tool_call>", 30)
-    assert isinstance(fast.read(whole, 0, False, None), _frame.Call)
+    assert isinstance(fast.read(whole, 0, False, None), toolgram.ToolCall)
     # The next call's marker instead of the close tag: never a frame.
     assert fast.read('<tool_call>{"name": "a"}<tool_call>', 0, False, None) is None
 

@@ -38,10 +38,12 @@ from lark.parsers.lalr_analysis import Shift
 
 from . import _repair
 from ._driver import _C, _could_grow, _loop_wait, _sre, closing_plan, simulate
+from ._model import ToolCall, make_call
 from ._registry import Compiled, Format
 
 WAIT = "wait"
-_JSON = _repair._JSON.decode
+_SCAN = _repair._JSON.scan_once  # (the decoder _repair.loads tries first)
+_JSON_SPACE = " \t\n\r"
 
 # The rules a frame's tree may hold: `start`, this one (the payload's), and rules
 # the builder walks through without reading (Lark's `__start_…` helpers, `_inlined`).
@@ -50,31 +52,6 @@ _PAYLOAD_RULE = "json_calls"
 # Switched off (frames and opening tests both) by the tests that compare the
 # fast path with the general way.
 enabled = True
-
-
-class Call:
-    """A call read by the fast path. It stands for a Region with one Draft (the
-    Assembler finishes both alike): the region is the call's span, no repairs."""
-
-    __slots__ = ("start", "end", "fmt", "name", "arguments")
-
-    # The Draft and Region attributes finish_call reads.
-    id = None
-    kind = "tool"
-    repairs = ()
-    error = None
-    instructions = None
-
-    def __init__(self, start: int, end: int, fmt: str, name: str, arguments: dict) -> None:
-        self.start = start
-        self.end = end
-        self.fmt = fmt
-        self.name = name
-        self.arguments = arguments
-
-    @property
-    def span(self) -> tuple[int, int]:
-        return (self.start, self.end)
 
 
 class Frame:
@@ -97,10 +74,11 @@ class Frame:
         self.whole = None
         if all(words) and len({t.priority for t in ends}) == 1:
             alts = sorted({w for ws in words for w in ws}, key=lambda w: (-len(w), w))
-            self.whole = regex.compile(pattern.pattern + "(" + "|".join(map(regex.escape, alts)) + ")")
+            self.whole = _stdlib(regex.compile(pattern.pattern + "(" + "|".join(map(regex.escape, alts)) + ")"))
 
     def read(self, buf: str, pos: int, final: bool, tools: Any) -> Any:
-        """The call framed at pos; None (the general way must read it); or a wait:
+        """The call framed at pos (a ToolCall: a region holding just it, its span in
+        buf's positions, no repairs); None (the general way must read it); or a wait:
         WAIT, or a _LoopWait whose absorbs() tells which deltas change nothing."""
         if final and self.whole is not None:
             m = self.whole.match(buf, pos)
@@ -129,15 +107,20 @@ class Frame:
             return end
         return self._call(m.group(self.payload), pos, end, tools)
 
-    def _call(self, payload: str, start: int, end: int, tools: Any) -> Call | None:
+    def _call(self, payload: str, start: int, end: int, tools: Any) -> ToolCall | None:
         """The call, when the payload is a plain call object that json.loads reads."""
-        # (What _repair.loads does first, without its checks for an empty or a
-        # too deeply nested payload: such a payload goes the general way.)
+        # (What _repair.loads does first, without its checks for an empty or a too
+        # deeply nested payload: such a payload goes the general way.)
         if payload.count("{") + payload.count("[") > _repair.MAX_DEPTH // 2:
             return None
+        # json.loads's decode() without its two Python-level calls: the value must be
+        # the whole payload but for JSON whitespace around it.
+        text = payload.strip(_JSON_SPACE)
         try:
-            value = _JSON(payload)
-        except ValueError:
+            value, stop = _SCAN(text, 0)
+        except (StopIteration, ValueError, RecursionError):  # (StopIteration: no value there)
+            return None
+        if stop != len(text):
             return None
         if type(value) is not dict or len(value) != 2:
             return None
@@ -147,7 +130,7 @@ class Frame:
             return None
         if self.offered_only and tools is not None and name not in tools:
             return None
-        return Call(start, end, self.fmt.name, name, arguments)
+        return make_call(name, arguments, None, "tool", self.fmt.name, (start, end), (), None)
 
     def _end(self, buf: str, pos: int, final: bool) -> Any:
         """Where the end token at pos ends, lexed as Driver._lex does; WAIT; None."""

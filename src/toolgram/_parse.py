@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from ._build import Draft, Prose, Reasoning
-from ._frame import Call
 from ._model import ParseResult, Segment, ToolCall, make_call, make_segment
 from ._registry import Format, registry_for
 from ._scan import Failure, Piece, Region, Scanner
@@ -32,23 +31,27 @@ def unknown_tool(name: str, tools: ToolSet) -> str:
     return f'Unknown tool "{name}". Available now: {available}.'
 
 
-def finish_call(
-    draft: Draft | Call, fmt: str, tools: ToolSet | None, region: Region | Call, validate: bool = False
-) -> ToolCall | str:
+def finish_call(draft: Draft, fmt: str, tools: ToolSet | None, region: Region, validate: bool = False) -> ToolCall | str:
     """A ToolCall, or the error message that replaces it."""
-    if tools is not None and draft.name not in tools:
-        return unknown_tool(draft.name, tools)
-    if draft.error:
+    if draft.error and (tools is None or draft.name in tools):
         return draft.error
     repairs = tuple(region.repairs)
     if draft.repairs:  # (the region's first, then the call's own, each once)
         repairs += tuple(r for r in dict.fromkeys(draft.repairs) if r not in repairs)
     call = make_call(draft.name, draft.arguments, draft.id, draft.kind, fmt, draft.span, repairs, draft.instructions)
-    if validate and tools is not None:
-        # Arguments the schema rejects make an error for the model, not a call.
-        problems = check_arguments(call, tools)
-        if problems:
-            return problems[0]
+    return accept(call, tools, validate)
+
+
+def accept(call: ToolCall, tools: ToolSet | None, validate: bool = False) -> ToolCall | str:
+    """The call, or the error message that replaces it: its name is not offered, or
+    (validate=True) its arguments break its tool's JSON Schema."""
+    if tools is not None:
+        if call.name not in tools:
+            return unknown_tool(call.name, tools)
+        if validate:
+            problems = check_arguments(call, tools)
+            if problems:
+                return problems[0]
     return call
 
 
@@ -128,7 +131,7 @@ class Assembler:
             if kind is Piece and item.kind == "text":
                 segments.append(make_segment("text", item.start, item.end))
                 prose.add(item.value)
-            elif kind is Call:
+            elif kind is ToolCall:
                 self._call(item)
             else:
                 self.add(item)
@@ -137,7 +140,7 @@ class Assembler:
         """Take one scanner item; return what it produced, as (kind, value) pairs:
         ("text", str), ("reasoning", str), ("call", ToolCall), ("error", str)."""
         produced: list[tuple[str, Any]] = []
-        if type(item) is Call:
+        if type(item) is ToolCall:
             done = self._call(item)
             produced.append(("call" if type(done) is ToolCall else "error", done))
         elif isinstance(item, Piece):
@@ -188,17 +191,18 @@ class Assembler:
             produced.append(("error", item.message))
         return produced
 
-    def _call(self, item: Call) -> ToolCall | str:
-        """The fast path's call (a region holding just this call): the ToolCall, or
-        the error message that replaces it."""
+    def _call(self, call: ToolCall) -> ToolCall | str:
+        """A call the fast path read (a region holding just it): the call, or the
+        error message that replaces it."""
         self.prose.mark_cut()
-        done = finish_call(item, item.fmt, self.tools, item, self.validate)
+        start, end = call.span
+        done = call if self.tools is None else accept(call, self.tools, self.validate)
         if type(done) is ToolCall:
             self.calls.append(done)
-            self.segments.append(make_segment("call", item.start, item.end))
+            self.segments.append(make_segment("call", start, end))
         else:
             self.errors.append(done)
-            self.segments.append(make_segment("error", item.start, item.end))
+            self.segments.append(make_segment("error", start, end))
         return done
 
     def result(self) -> ParseResult:

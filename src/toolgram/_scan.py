@@ -15,7 +15,7 @@ marker has a fast frame and the region is a plain call, by one regex (_frame.py)
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import regex
@@ -23,6 +23,7 @@ import regex
 from . import _frame
 from ._build import Builder, Draft, Unreadable
 from ._driver import DONE, FAIL, WAIT, Driver
+from ._model import ToolCall
 from ._registry import Format
 
 THINK_OPEN = "<think>"
@@ -473,9 +474,9 @@ class Scanner:
             frame = self.frames.get(marker)
             if frame is not None:
                 got = frame.read(buf, i, final, self.tools)
-                if type(got) is _frame.Call:
+                if type(got) is ToolCall:
                     out.append(got)
-                    self.pos = got.end
+                    self.pos = got.span[1]
                     continue
                 if got is None:
                     frame = None
@@ -569,9 +570,9 @@ class Scanner:
     def _run_region(self, out: list, final: bool, anchored: bool) -> bool:
         if self.frame is not None:
             got = self.frame.read(self.buf, self.region_start, final, self.tools)
-            if type(got) is _frame.Call:
+            if type(got) is ToolCall:
                 out.append(got)
-                self.pos = got.end
+                self.pos = got.span[1]
                 self._end_region()
                 return True
             if got is not None and len(self.buf) - self.region_start < _FRAME_WAIT:
@@ -783,7 +784,11 @@ def _quick_searches(by_marker: dict) -> tuple:
 
 def _rebase(out: list, base: int) -> None:
     """Positions in the scanner's buffer -> positions in the reply."""
-    for item in out:
+    for k, item in enumerate(out):
+        if type(item) is ToolCall:  # (the fast path's: frozen)
+            start, end = item.span
+            out[k] = replace(item, span=(start + base, end + base))
+            continue
         item.start += base
         item.end += base
         if type(item) is Region:
