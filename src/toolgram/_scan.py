@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 import regex
 
@@ -39,15 +39,19 @@ class Region:
     repairs: list[str] = field(default_factory=list)
 
 
-@dataclass
-class Piece:
+class Piece(NamedTuple):
     """A slice of the reply: kind "text", "reasoning" or "markup" (tags removed),
-    `value` the text it contributes (a slice of the reply unless given)."""
+    `value` the text it contributes (a slice of the reply unless given). (A tuple:
+    one is made per run of prose, and a tuple is made fastest; see _piece.)"""
 
     kind: str
     start: int
     end: int
     value: str
+
+
+def _piece(kind: str, start: int, end: int, value: str, _new=tuple.__new__) -> Piece:
+    return _new(Piece, (kind, start, end, value))
 
 
 @dataclass
@@ -99,8 +103,11 @@ class Markers:
         # stops at every a, c, f of the prose: several times slower.)
         literal = sorted({*self.by_marker, THINK_OPEN, THINK_CLOSE} - {""}, key=lambda m: (-len(m), m))
         self.words = tuple(m for m in literal if m[0].isalnum())
-        symbols = [re.escape(m) for m in literal if not m[0].isalnum()]
-        self.symbols = re.compile("|".join(symbols) or "(?!)")
+        symbols = [m for m in literal if not m[0].isalnum()]
+        self.symbols = re.compile("|".join(map(re.escape, symbols)) or "(?!)")
+        # Where one may start: found by a character class first (an alternation of
+        # dozens of markers is tried at every character of the prose: ten times slower).
+        self.symbol_firsts = re.compile("[" + re.escape("".join(sorted({m[0] for m in symbols}))) + "]" if symbols else "(?!)")
         # The fast frame (see _frame.py) of the first format each marker opens.
         self.frames = {k: f for k, fmts in self.by_marker.items() if (f := _frame.frame_of(fmts[0])) is not None}
         # A found literal needs the full search only if a line-start condition applies.
@@ -112,7 +119,7 @@ class Markers:
             "any_re": self.any_re, "prefixes": self.prefixes, "max_prefix": self.max_prefix,
             "quick": quick, "risky_last": risky_last, "firsts": firsts, "literals": literals,
             "first_set": first_set, "end_pairs": end_pairs, "line": self.line,
-            "symbols": self.symbols, "words": self.words, "frames": self.frames, "openers": self.openers,
+            "symbols": self.symbols, "symbol_firsts": self.symbol_firsts, "words": self.words, "frames": self.frames, "openers": self.openers,
         }  # fmt: skip
 
 
@@ -375,7 +382,7 @@ class Scanner:
     def _prose(self, out: list, start: int, end: int) -> None:
         if end > start:
             kind = "reasoning" if self.in_open_think else "text"
-            out.append(Piece(kind, start, end, self.buf[start:end]))
+            out.append(_piece(kind, start, end, self.buf[start:end]))
 
     # -- the state machine --------------------------------------------------------
     def _advance(self, final: bool) -> list:
@@ -499,8 +506,17 @@ class Scanner:
             self.word_first = self.symbol_next = None
         sym = self.symbol_next
         if sym is None or pos > sym[0] >= 0:
-            m = self.symbols.search(buf, pos)
-            sym = self.symbol_next = (m.start(), m.group()) if m is not None else (-1, "")
+            sym = (-1, "")
+            first, match = self.symbol_firsts.search, self.symbols.match
+            c = first(buf, pos)
+            while c is not None:
+                at = c.start()
+                m = match(buf, at)  # (the longest marker there: they are tried longest first)
+                if m is not None:
+                    sym = (at, m.group())
+                    break
+                c = first(buf, at + 1)
+            self.symbol_next = sym
         i, marker = sym if sym[0] >= 0 else (len(buf), "")
         if self.words:
             first = self.word_first
@@ -548,7 +564,7 @@ class Scanner:
 
     def _reason(self, out: list, start: int, end: int) -> None:
         if end > start:
-            out.append(Piece("reasoning", start, end, self.buf[start:end]))
+            out.append(_piece("reasoning", start, end, self.buf[start:end]))
 
     # -- regions -------------------------------------------------------------------
     def _begin(self, candidates: list[Format], start: int, marker_len: int, frame: _frame.Frame | None = None) -> None:
@@ -788,6 +804,9 @@ def _rebase(out: list, base: int) -> None:
         if type(item) is ToolCall:  # (the fast path's: frozen)
             start, end = item.span
             out[k] = replace(item, span=(start + base, end + base))
+            continue
+        if type(item) is Piece:
+            out[k] = _piece(item.kind, item.start + base, item.end + base, item.value)
             continue
         item.start += base
         item.end += base
