@@ -44,6 +44,7 @@ from ._registry import Compiled, Format
 WAIT = "wait"
 _SCAN = _repair._JSON.scan_once  # (the decoder _repair.loads tries first)
 _JSON_SPACE = " \t\n\r"
+_HALF_DEPTH = _repair.MAX_DEPTH // 2
 
 # The rules a frame's tree may hold: `start`, this one (the payload's), and rules
 # the builder walks through without reading (Lark's `__start_…` helpers, `_inlined`).
@@ -57,7 +58,7 @@ enabled = True
 class Frame:
     """One format's fast frame (see the module's docstring); built by frame_of."""
 
-    __slots__ = ("fmt", "pattern", "whole", "terms", "payload", "ends", "args_key", "offered_only")
+    __slots__ = ("fmt", "pattern", "whole", "terms", "payload", "ends", "args_key", "offered_only", "name", "empty")
 
     def __init__(self, fmt: Format, pattern: Any, terms: tuple, payload: int, ends: tuple) -> None:
         self.fmt = fmt
@@ -67,6 +68,9 @@ class Frame:
         self.ends = ends  # the terminals that may end the frame, best first
         self.args_key = fmt.args_key
         self.offered_only = fmt.offered_only
+        self.name = fmt.name
+        # Whether a token may match empty text (the driver takes no empty token).
+        self.empty = any(t.literal is None and t.pattern.match("") is not None for t in terms)
         # When every end terminal is a set of plain strings, of one priority, the end
         # is one more group: its strings longest first, as the lexer picks them. Read
         # with the whole text at hand (where no token may still grow).
@@ -82,7 +86,7 @@ class Frame:
         WAIT, or a _LoopWait whose absorbs() tells which deltas change nothing."""
         if final and self.whole is not None:
             m = self.whole.match(buf, pos)
-            if m is None or "" in m.groups():  # (the driver takes no empty token)
+            if m is None or (self.empty and "" in m.groups()):  # (the driver takes no empty token)
                 return None
             return self._call(m.group(self.payload), pos, m.end(), tools)
         m = self.pattern.match(buf, pos, partial=not final)
@@ -111,7 +115,7 @@ class Frame:
         """The call, when the payload is a plain call object that json.loads reads."""
         # (What _repair.loads does first, without its checks for an empty or a too
         # deeply nested payload: such a payload goes the general way.)
-        if payload.count("{") + payload.count("[") > _repair.MAX_DEPTH // 2:
+        if len(payload) > _HALF_DEPTH and payload.count("{") + payload.count("[") > _HALF_DEPTH:
             return None
         # json.loads's decode() without its two Python-level calls: the value must be
         # the whole payload but for JSON whitespace around it.
@@ -130,7 +134,7 @@ class Frame:
             return None
         if self.offered_only and tools is not None and name not in tools:
             return None
-        return make_call(name, arguments, None, "tool", self.fmt.name, (start, end), (), None)
+        return make_call(name, arguments, None, "tool", self.name, (start, end), (), None)
 
     def _end(self, buf: str, pos: int, final: bool) -> Any:
         """Where the end token at pos ends, lexed as Driver._lex does; WAIT; None."""

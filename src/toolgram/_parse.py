@@ -71,7 +71,8 @@ class Joiner:
 
     def mark_cut(self) -> None:
         if self.cut:
-            self.right = max(self.right, self.run, key=len)
+            if len(self.run) > len(self.right):
+                self.right = self.run
         else:
             self.cut = True
             self.right = ""
@@ -89,18 +90,25 @@ class Joiner:
             self.hold = ""
         elif self.cut:
             body = value.lstrip()
-            self.run += value[: len(value) - len(body)]
+            if len(body) < len(value):
+                self.run += value[: len(value) - len(body)]
             if not body:
                 return ""
-            sep = max(self.hold, self.right, self.run, key=len) or "\n"
-            value = sep + body
+            # The longest of the three runs (the first of equals), or a newline.
+            sep = self.hold
+            if len(self.right) > len(sep):
+                sep = self.right
+            if len(self.run) > len(sep):
+                sep = self.run
+            value = (sep or "\n") + body
             self.cut = False
             self.hold = ""
-        else:
+        elif self.hold:
             value = self.hold + value
             self.hold = ""
         body = value.rstrip()
-        self.hold = value[len(body) :]
+        if len(body) < len(value):
+            self.hold = value[len(body) :]
         if body:
             self.parts.append(body)
         return body

@@ -453,7 +453,9 @@ class Scanner:
                 return False
             i, marker = found
             after = i + len(marker)
-            self._prose(out, self.pos, i)
+            pos = self.pos
+            if i > pos:  # (what _prose does: here once per call of a run)
+                out.append(_piece("reasoning" if self.in_open_think else "text", pos, i, buf[pos:i]))
             self.pos = i
             if not final and len(buf) - i <= self.max_prefix and buf[i:] in self.prefixes:
                 return False  # a longer marker may start here ("```" of "```json"): wait
