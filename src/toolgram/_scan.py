@@ -212,12 +212,8 @@ class Scanner:
     def feed(self, text: str, quick: bool = True) -> list:
         """Take more of the reply; report what it settles. `quick=False`: the caller
         already found that take_plain() does not take it."""
-        if self.waiting is not None:
-            if self.waiting.absorbs(text, len(self.buf) + self.pending_n):
-                self.pending.append(text)
-                self.pending_n += len(text)
-                return []
-            self.waiting = None
+        if self.waiting is not None and self.absorb(text):
+            return []
         if self.pending:
             self.pending.append(text)
             text = "".join(self.pending)
@@ -234,6 +230,16 @@ class Scanner:
         self._settle()
         return out
 
+    def absorb(self, text: str) -> bool:
+        """Put text aside when what the scanner waits on (see `waiting`) does not
+        change with it; False (and no more waiting) when it may."""
+        if self.waiting.absorbs(text, len(self.buf) + self.pending_n):
+            self.pending.append(text)
+            self.pending_n += len(text)
+            return True
+        self.waiting = None
+        return False
+
     def take_plain(self, text: str) -> tuple[str, str, int] | None:
         """The fast path of feed(), when `text` and the text held back before it
         hold no marker: the prose or reasoning (in <think>) feed() would report.
@@ -247,21 +253,25 @@ class Scanner:
         held = self.held
         value = held + text if held else text
         hold = 0
-        if self.quick.search(value) is not None or value[-1] in self.risky_last:
-            if self.literals.search(value) is not None:
+        q = self.quick.search(value)
+        if q is not None or value[-1] in self.risky_last:
+            # (No marker starts before quick's first match.)
+            if q is not None and self.literals.search(value, q.start()) is not None:
                 return None
             # Hold back the longest end that may start a marker, as _held() does
             # (an end of two characters or more ends as one of those does).
-            firsts = self.first_set
-            if value[-1] in firsts or value[-2:] in self.end_pairs:
-                prefixes = self.prefixes
+            if value[-1] in self.first_set or value[-2:] in self.end_pairs:
+                prefixes, search = self.prefixes, self.firsts.search
                 n = len(value)
-                for p in range(max(0, n - self.max_prefix), n):
-                    if value[p] in firsts and value[p:] in prefixes:
+                m = search(value, max(0, n - self.max_prefix))
+                while m is not None:
+                    p = m.start()
+                    if value[p:] in prefixes:
                         hold = n - p
                         self.held = value[p:]
                         value = value[:p]
                         break
+                    m = search(value, p + 1)
         if not hold:
             self.held = ""
         self.buf = buf = self.buf + text

@@ -145,6 +145,14 @@ class StreamParser:
                     self._sync()
                 return [self._lane_event(added)] if added else []
             self._sync()
+        elif self._scanner.waiting is not None:
+            # Inside a region, on a token that this delta may not change (a payload
+            # before its close tag): put aside, as Scanner.feed would.
+            try:
+                if self._scanner.absorb(delta):
+                    return []
+            except Exception:  # noqa: BLE001 - the slow way reports it
+                pass
         try:
             plain = self._take(delta)
         except Exception:  # noqa: BLE001 - the slow way reports it
