@@ -133,12 +133,13 @@ class Assembler:
     def extend(self, items: list) -> None:
         """Take a whole reply's items (parse), reporting nothing: prose and the fast
         path's calls straight in, the rest through add()."""
-        segments, prose = self.segments, self.prose
+        segments, add_text = self.segments, self.prose.add
         for item in items:
             kind = type(item)
-            if kind is Piece and item.kind == "text":
-                segments.append(make_segment("text", item.start, item.end))
-                prose.add(item.value)
+            if kind is Piece and item[0] == "text":
+                _, start, end, value = item
+                segments.append(make_segment("text", start, end))
+                add_text(value)
             elif kind is ToolCall:
                 self._call(item)
             else:
