@@ -289,6 +289,22 @@ def test_random_splits(data: Any) -> None:
 
 
 # -- specific behaviour ------------------------------------------------------------
+def test_prose_lane_holds_what_may_start_a_word_marker() -> None:
+    # Runs of plain prose take the lane (StreamParser.feed), which holds back up to
+    # three characters that may start a word marker ("com" of "commentary to=",
+    # "fun" of "functools"): cut everywhere, in deltas of 1 to 5 characters.
+    raw = (
+        "We could colour a cab, as far as the fun function goes; com co c "
+        'functools[{"name": "get_weather", "arguments": {"city": "Paris"}}]'
+        " then the common assistant could act, Ac Act com"
+    )
+    tools = ["get_weather"]
+    assert [c.format for c in toolgram.parse(raw, tools).calls] == ["functools"]
+    for size in range(1, 6):
+        for offset in range(size):
+            check(raw, [raw[:offset], *chunked(raw[offset:], size)] if offset else chunked(raw, size), tools)
+
+
 def _events(chunks: list[str], tools: Any = None, **kw: Any) -> tuple[list[list], list]:
     sp = StreamParser(tools, **kw)
     fed = [sp.feed(c) for c in chunks]

@@ -113,11 +113,11 @@ class Markers:
         # A found literal needs the full search only if a line-start condition applies.
         self.line = frozenset(line)
         self.openers: dict[str, list[Format]] = {}  # (filled by Scanner._start)
-        quick, risky_last, firsts, literals, first_set, end_pairs = self.quick
+        quick, risky_ends, firsts, literals, first_set, end_pairs = self.quick
         self.shared = {
             "by_marker": self.by_marker, "anchored": self.anchored, "call_re": self.call_re,
             "any_re": self.any_re, "prefixes": self.prefixes, "max_prefix": self.max_prefix,
-            "quick": quick, "risky_last": risky_last, "firsts": firsts, "literals": literals,
+            "quick": quick, "risky_ends": risky_ends, "firsts": firsts, "literals": literals,
             "first_set": first_set, "end_pairs": end_pairs, "line": self.line,
             "symbols": self.symbols, "symbol_firsts": self.symbol_firsts, "words": self.words, "frames": self.frames, "openers": self.openers,
         }  # fmt: skip
@@ -254,7 +254,8 @@ class Scanner:
         value = held + text if held else text
         hold = 0
         q = self.quick.search(value)
-        if q is not None or value[-1] in self.risky_last:
+        ends = self.risky_ends
+        if q is not None or value[-1:] in ends or value[-2:] in ends or value[-3:] in ends:
             # (No marker starts before quick's first match.)
             if q is not None and self.literals.search(value, q.start()) is not None:
                 return None
@@ -284,17 +285,22 @@ class Scanner:
     def lane(self) -> tuple | None:
         """For a caller taking many deltas of plain prose in a row: when nothing is
         held back, (kind, search, risky): a delta for which search() finds nothing
-        and whose last character is not in risky is all `kind` text with nothing to
-        hold back, as take_plain() would find. The caller may take such deltas and
-        must hand them over, joined, with extend_plain() before anything else."""
+        is all `kind` text, with nothing to hold back, as take_plain() would find,
+        but for its longest end in risky (of three characters at most: a longer
+        start of a marker would hold a match of search()): that is held, and goes
+        before the next delta. The caller may take such deltas and must hand them
+        over, joined, with extend_plain() (saying how much is held) before anything else."""
         if self.plain is None or self.held:
             return None
-        return self.plain, self.quick.search, self.risky_last
+        return self.plain, self.quick.search, self.risky_ends
 
-    def extend_plain(self, text: str) -> None:
-        """Take text found plain through lane()."""
+    def extend_plain(self, text: str, hold: int = 0) -> None:
+        """Take text found plain through lane(), its last `hold` characters (the
+        one character the lane may hold: see lane()) held back as take_plain does."""
         self.buf = buf = self.buf + text
-        self.pos = self.think_scan = len(buf)
+        self.think_scan = len(buf)
+        self.pos = len(buf) - hold
+        self.held = buf[self.pos :] if hold else ""
         if len(buf) > 256:
             self._trim()
 
@@ -775,15 +781,19 @@ class _CharWait:
 _QUICK: dict[tuple, tuple] = {}
 
 
+_WORD_START = 4  # (the characters quick looks for of a marker that starts with a letter)
+
+
 def _quick_searches(by_marker: dict) -> tuple:
     """Searches for take_plain, built once per set of markers (with <think> tags):
 
-      quick       where a marker may start: its first two characters when it starts
-                  with a letter or digit ("co" for "commentary to="), else its first
-                  (`<`); a marker, or a start of one at the end longer than one
-                  character, holds a match;
-      risky_last  the first characters of the markers that quick spells with two:
-                  the one-character start of a marker it cannot see;
+      quick       where a marker may start: its first four characters when it starts
+                  with a letter or digit ("comm" for "commentary to="; "co" would
+                  stop at every "could"), else its first (`<`); a marker, or a start
+                  of one at the end longer than three characters, holds a match;
+      risky_ends  the starts of a marker that quick cannot see, at the end: the
+                  proper prefixes of the starts it spells with more than one
+                  character ("c", "co", "com");
       firsts      any first character of a marker;
       literals    any marker, as plain text (the line-start condition of some is
                   left out: finding one only sends the text the slow way);
@@ -795,13 +805,13 @@ def _quick_searches(by_marker: dict) -> tuple:
     found = _QUICK.get(markers)
     if found is None:
         markers = tuple(m for m in markers if m)
-        starts = {m[:2] if m[0].isalnum() and len(m) > 1 else m[0] for m in markers}
+        starts = {m[:_WORD_START] if m[0].isalnum() else m[0] for m in markers}
         singles = "".join(sorted(x for x in starts if len(x) == 1))
-        pairs = sorted(x for x in starts if len(x) == 2)
-        quick = "|".join(([f"[{re.escape(singles)}]"] if singles else []) + [re.escape(x) for x in pairs])
+        words = sorted(x for x in starts if len(x) > 1)
+        quick = "|".join(([f"[{re.escape(singles)}]"] if singles else []) + [re.escape(x) for x in words])
         found = _QUICK[markers] = (
             re.compile(quick or "(?!)"),
-            frozenset(x[0] for x in pairs),
+            frozenset(x[:i] for x in words for i in range(1, len(x))),
             re.compile("[" + re.escape("".join(sorted({m[0] for m in markers}))) + "]"),
             re.compile("|".join(re.escape(m) for m in markers)),
             frozenset(m[0] for m in markers),

@@ -113,6 +113,7 @@ class StreamParser:
         self._lane_add: Any = None
         self._lane_event: Any = Text
         self._lane_text: list[str] = []
+        self._lane_held = ""  # the one character the lane holds back (see Scanner.lane)
         # The fast path's run of text (or reasoning): a Segment not yet written.
         self._run_kind = ""
         self._run_start = self._run_end = -1
@@ -135,12 +136,22 @@ class StreamParser:
         self._seen = end
         lane = self._lane
         if lane is not None:
-            if lane(delta) is None and delta[-1] not in self._lane_risky:
+            held = self._lane_held
+            value = held + delta if held else delta
+            if lane(value) is None:
                 # The fast lane (Scanner.lane): a delta that is all prose (or all reasoning)
                 # after one that was; the scanner gets the text with the next that is not.
                 self._lane_text.append(delta)
-                self._run_end = end
-                added = self._lane_add(delta)
+                risky = self._lane_risky  # (an end that may start a marker: "com" of "commentary")
+                held = value[-3:] if value[-3:] in risky else value[-2:] if value[-2:] in risky else value[-1:]
+                if held in risky:
+                    self._lane_held = held
+                    value = value[: len(value) - len(held)]
+                    self._run_end = end - len(held)
+                else:
+                    self._lane_held = ""
+                    self._run_end = end
+                added = self._lane_add(value)
                 if len(self._lane_text) > 64:
                     self._sync()
                 return [self._lane_event(added)] if added else []
@@ -192,7 +203,13 @@ class StreamParser:
         if self._lane_text:
             text = "".join(self._lane_text)
             self._lane_text = []
-            self._scanner.extend_plain(text)
+            if self._lane_held:
+                # The scanner holds that character now, and the lane needs nothing held.
+                self._scanner.extend_plain(text, len(self._lane_held))
+                self._lane_held = ""
+                self._lane = None
+            else:
+                self._scanner.extend_plain(text)
 
     def _feed_rest(self, delta: str) -> list[Event]:
         # The slow cases of feed(): nothing, the delta that crosses max_chars, the
