@@ -188,7 +188,14 @@ def expected_result(raw: str, tools: Any, formats: Any, max_chars: int) -> Any:
     return _EXPECTED[key]
 
 
-def check(raw: str, chunks: list[str], tools: Any = None, formats: Any = None, max_chars: int = DEFAULT_MAX_CHARS) -> None:
+def check(
+    raw: str,
+    chunks: list[str],
+    tools: Any = None,
+    formats: Any = None,
+    max_chars: int = DEFAULT_MAX_CHARS,
+    timely: bool = True,
+) -> None:
     expected = expected_result(raw, tools, formats, max_chars)
     fed, tail, result = stream(raw, chunks, tools, formats, max_chars)
     where = f"chunks {[len(c) for c in chunks][:12]}…"
@@ -229,6 +236,8 @@ def check(raw: str, chunks: list[str], tools: Any = None, formats: Any = None, m
         assert "".join(args[i]) == json.dumps(call.arguments, ensure_ascii=False)
 
     # Timeliness: a call whose region ends well before the stream does is done by feed().
+    if not timely:
+        return
     done_at: dict[int, int] = {}  # call index -> chunk number (len(fed) = flush)
     for k, batch in enumerate([*fed, tail]):
         for e in batch:
@@ -286,6 +295,30 @@ def test_random_splits(data: Any) -> None:
     cases = _all_cases()
     _, raw, tools, formats, max_chars = cases[data.draw(st.integers(0, len(cases) - 1), label="case")]
     check(raw, random_chunks(data, raw), tools, formats, max_chars)
+
+
+# Pieces of markers, the starts of word markers among them ("co", "comm"), and prose.
+SOUP = [
+    "<tool_call>", "</tool_call>", '{"name": "get_weather", "arguments": {"city": "Paris"}}', "<think>", "</think>",
+    "functools", '[{"name": "get_weather", "arguments": {}}]', 'functools[{"name": "get_weather", "arguments": {}}]',
+    "commentary to=", "comm", "co", "as", "fun", "Action:",
+    "assistant", "c", "a", "f", "<", "`", "```json\n", "```", "\n", " ", "We could colour the cab", "3 < 5", "}",
+]  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_marker_soup_streams_as_it_parses(data: Any) -> None:
+    # The fast paths of feed() (the prose lane and what it holds back, a region's
+    # deltas put aside) against parse(), on text built to cross them. (Not timeliness:
+    # in soup, a region that ends early may wait on one that an earlier format could
+    # still read to a later close tag: `<tool_call>comm```json\n{…}`.)
+    raw = "".join(data.draw(st.lists(st.sampled_from(SOUP), max_size=16), label="parts"))
+    tools = data.draw(st.sampled_from([None, ["get_weather"]]), label="tools")
+    # (Small deltas: the lane is taken after one plain delta, and left at a marker.)
+    size = data.draw(st.integers(1, 6), label="size")
+    check(raw, chunked(raw, size), tools, timely=False)
+    check(raw, random_chunks(data, raw), tools, timely=False)
 
 
 # -- specific behaviour ------------------------------------------------------------
