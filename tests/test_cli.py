@@ -104,6 +104,14 @@ def test_parse_format_and_tools_options(tmp_path: Path) -> None:
     assert data["errors"] == expected.errors and any("Unknown tool" in e for e in data["errors"])
 
 
+def test_parse_in_think(tmp_path: Path) -> None:
+    reply = tmp_path / "r1.txt"
+    reply.write_text("Let me see.</think>\nIt is sunny.", encoding="utf-8")
+    data = json.loads(run("parse", "--json", "--in-think", str(reply)).stdout)
+    assert (data["reasoning"], data["text"]) == ("Let me see.", "It is sunny.")
+    assert json.loads(run("parse", "--json", str(reply)).stdout)["reasoning"] == ""
+
+
 # -- bad input: one line, exit 2, never a traceback ----------------------------------------
 
 

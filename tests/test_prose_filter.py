@@ -64,6 +64,14 @@ def test_think_and_calls_are_dropped() -> None:
         assert "".join(pushed) + rest == "AB  C"
 
 
+def test_a_reply_that_starts_inside_think_hides_its_reasoning() -> None:
+    raw = "I'm thinking</think> Here you go. <tool_call>{\"name\": \"a\", \"arguments\": {}}</tool_call> Done"
+    for size in (1, 2, 5, len(raw)):
+        pushed, rest = filtered(chunked(raw, size), formats=["hermes"], in_think=True)
+        assert "".join(pushed) + rest == " Here you go.  Done"
+    assert "".join(filtered([raw], formats=["hermes"])[0]).startswith("I'm thinking")
+
+
 def test_held_text_comes_out_at_flush() -> None:
     f = ProseFilter(formats=["hermes"])
     assert f.push("see <tool_c") == "see "

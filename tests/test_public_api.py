@@ -44,3 +44,19 @@ def test_a_segment_is_a_named_tuple_however_it_is_made() -> None:
     assert type(made) is toolgram.Segment and made == toolgram.Segment(kind="call", start=3, end=9)
     assert (made.kind, made.start, made.end) == tuple(made) == ("call", 3, 9)
     assert repr(made) == "Segment(kind='call', start=3, end=9)"
+
+
+def test_in_think_reads_a_reply_that_starts_inside_think() -> None:
+    # DeepSeek-R1's and QwQ's templates end the prompt with <think>: the reply opens
+    # with reasoning and closes a block it never opened.
+    raw = "I'm\nthinking\n</think>\n<TOOLCALL>[{\"name\": \"special_function\", \"arguments\": {\"arg1\": 1}}]</TOOLCALL>"
+    opened = toolgram.parse(raw, in_think=True)
+    assert (opened.reasoning, opened.text) == ("I'm\nthinking", "")
+    assert [c.name for c in opened.calls] == ["special_function"]
+    # Without it, the text before an orphan </think> is prose (the tag is dropped).
+    assert (toolgram.parse(raw).reasoning, toolgram.parse(raw).text) == ("", "I'm\nthinking")
+    # A model that writes <think> anyway is read as usual; one that never closes the
+    # block is all reasoning, its calls read.
+    assert toolgram.parse("<think>a</think> b", in_think=True) == toolgram.parse("<think>a</think> b")
+    unclosed = toolgram.parse('no end <tool_call>{"name": "a", "arguments": {}}</tool_call>', in_think=True)
+    assert (unclosed.reasoning, unclosed.text, [c.name for c in unclosed.calls]) == ("no end", "", ["a"])

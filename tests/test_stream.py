@@ -150,9 +150,9 @@ def random_chunks(data: Any, raw: str) -> list[str]:
     return [raw[a:b] for a, b in zip([0, *cuts], [*cuts, len(raw)])]
 
 
-def stream(raw: str, chunks: list[str], tools: Any, formats: Any, max_chars: int):
+def stream(raw: str, chunks: list[str], tools: Any, formats: Any, max_chars: int, in_think: bool = False):
     assert "".join(chunks) == raw
-    sp = StreamParser(tools, formats=formats, max_chars=max_chars)
+    sp = StreamParser(tools, formats=formats, max_chars=max_chars, in_think=in_think)
     fed = []
     for chunk in chunks:
         fed.append(sp.feed(chunk))
@@ -178,13 +178,13 @@ def _in_open_think(raw: str, start: int) -> bool:
 _EXPECTED: dict[tuple, Any] = {}
 
 
-def expected_result(raw: str, tools: Any, formats: Any, max_chars: int) -> Any:
+def expected_result(raw: str, tools: Any, formats: Any, max_chars: int, in_think: bool = False) -> Any:
     """parse(raw, ...), once per case (cases are checked with many splits)."""
-    key = (raw, repr(tools), repr(formats), max_chars)
+    key = (raw, repr(tools), repr(formats), max_chars, in_think)
     if key not in _EXPECTED:
         if len(_EXPECTED) > 64:
             _EXPECTED.clear()
-        _EXPECTED[key] = toolgram.parse(raw, tools, formats=formats, max_chars=max_chars)
+        _EXPECTED[key] = toolgram.parse(raw, tools, formats=formats, max_chars=max_chars, in_think=in_think)
     return _EXPECTED[key]
 
 
@@ -195,9 +195,10 @@ def check(
     formats: Any = None,
     max_chars: int = DEFAULT_MAX_CHARS,
     timely: bool = True,
+    in_think: bool = False,
 ) -> None:
-    expected = expected_result(raw, tools, formats, max_chars)
-    fed, tail, result = stream(raw, chunks, tools, formats, max_chars)
+    expected = expected_result(raw, tools, formats, max_chars, in_think)
+    fed, tail, result = stream(raw, chunks, tools, formats, max_chars, in_think)
     where = f"chunks {[len(c) for c in chunks][:12]}…"
     assert (result.text, result.calls, result.errors, result.reasoning) == (
         expected.text,
@@ -295,6 +296,27 @@ def test_random_splits(data: Any) -> None:
     cases = _all_cases()
     _, raw, tools, formats, max_chars = cases[data.draw(st.integers(0, len(cases) - 1), label="case")]
     check(raw, random_chunks(data, raw), tools, formats, max_chars)
+
+
+IN_THINK = [
+    # The prompt opened <think> (DeepSeek-R1, QwQ): reasoning, then the reply proper.
+    "I'm\nthinking\n</think>\n<TOOLCALL>[{\"name\": \"special_function\", \"arguments\": {\"arg1\": 1}}]</TOOLCALL>",
+    "Let me look it up.</think>\n\nSure. <tool_call>\n{\"name\": \"search\", \"arguments\": {\"q\": \"x\"}}\n</tool_call> done",
+    "<think>the model wrote the tag itself</think> answer",  # read as usual
+    "  \n<thin and then</think> more",  # what could have become <think> did not
+    'never closed <tool_call>{"name": "a", "arguments": {}}</tool_call>',  # all reasoning; the call is read
+    '[TOOL_CALLS]search[ARGS]{"q": 1}',  # no reply-start format: the reply starts in the block
+    "",
+    "   ",
+]
+
+
+@pytest.mark.parametrize("raw", IN_THINK)
+def test_a_reply_that_starts_inside_think_streams_as_it_parses(raw: str) -> None:
+    for size in CHUNK_SIZES:
+        check(raw, chunked(raw, size), in_think=True)
+    for cut in range(len(raw) + 1):
+        check(raw, [raw[:cut], raw[cut:]], in_think=True)
 
 
 # Pieces of markers, the starts of word markers among them ("co", "comm"), and prose.

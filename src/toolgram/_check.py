@@ -49,7 +49,13 @@ def _init(settings: dict[str, Any]) -> None:
 def run_case(case: Case) -> Outcome:
     tools = case.tools if case.tools is not None else _settings.get("tools")
     formats = list(case.formats) if case.formats is not None else _settings.get("formats")
-    result = parse(case.raw, tools, formats=formats, grammar_paths=_settings.get("grammar_paths"))
+    result = parse(
+        case.raw,
+        tools,
+        formats=formats,
+        grammar_paths=_settings.get("grammar_paths"),
+        in_think=_settings.get("in_think", False),
+    )
     repairs: list[str] = []
     for call in result.calls:
         repairs += [r for r in call.repairs if r not in repairs]

@@ -145,7 +145,9 @@ def cmd_parse(args: argparse.Namespace) -> int:
 
     raw = read_text(args.file)
     formats = resolve_formats(args)
-    result = parse(raw, read_tools(args.tools), formats=formats, grammar_paths=args.grammar_path or None)
+    result = parse(
+        raw, read_tools(args.tools), formats=formats, grammar_paths=args.grammar_path or None, in_think=args.in_think
+    )
     if args.json:
         out_json(result_json(result))
         return 0
@@ -193,7 +195,12 @@ def event_data(event: Any) -> dict[str, Any]:
 def cmd_stream(args: argparse.Namespace) -> int:
     from ._stream import StreamParser
 
-    sp = StreamParser(read_tools(args.tools), formats=resolve_formats(args), grammar_paths=args.grammar_path or None)
+    sp = StreamParser(
+        read_tools(args.tools),
+        formats=resolve_formats(args),
+        grammar_paths=args.grammar_path or None,
+        in_think=args.in_think,
+    )
     decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
     fd = sys.stdin.fileno()
     out = sys.stdout
@@ -303,7 +310,13 @@ def cmd_explain(args: argparse.Namespace) -> int:
     from ._explain import explain, explanation_data, shorten, tree_lines
 
     raw = read_text(args.file)
-    exp = explain(raw, read_tools(args.tools), formats=resolve_formats(args), grammar_paths=args.grammar_path or None)
+    exp = explain(
+        raw,
+        read_tools(args.tools),
+        formats=resolve_formats(args),
+        grammar_paths=args.grammar_path or None,
+        in_think=args.in_think,
+    )
     if args.json:
         out_json(explanation_data(exp))
         return 0
@@ -369,7 +382,12 @@ def cmd_check(args: argparse.Namespace) -> int:
     formats = resolve_formats(args)
     if args.jobs < 1:
         raise CLIError("--jobs must be at least 1")
-    settings = {"tools": read_tools(args.tools), "formats": formats, "grammar_paths": args.grammar_path or None}
+    settings = {
+        "tools": read_tools(args.tools),
+        "formats": formats,
+        "grammar_paths": args.grammar_path or None,
+        "in_think": args.in_think,
+    }
     registry(args)  # a broken --grammar-path fails here, once, not in every worker
     progress = Progress(len(cases))
     try:
@@ -492,6 +510,11 @@ def build_parser() -> argparse.ArgumentParser:
     reading.add_argument("--tools", metavar="FILE", help="JSON file of the tools offered (any shape tools= accepts)")
     reading.add_argument(
         "--format", action="append", metavar="NAME", help="only try these formats (repeatable or comma-separated)"
+    )
+    reading.add_argument(
+        "--in-think",
+        action="store_true",
+        help="the reply starts inside a <think> block the prompt opened (DeepSeek-R1, QwQ templates)",
     )
     color = argparse.ArgumentParser(add_help=False)
     color.add_argument(

@@ -64,8 +64,8 @@ class Explanation:
 class _RecordingScanner(Scanner):
     """A Scanner that keeps, per region start, every format tried and each read tree."""
 
-    def __init__(self, formats: list, tools: Any = None) -> None:
-        super().__init__(formats, tools)
+    def __init__(self, formats: list, tools: Any = None, in_think: bool = False) -> None:
+        super().__init__(formats, tools, in_think)
         # The fast path builds no tree; the general way reads every region alike
         # (_frame.py: both read the same calls), and shows the rules that did it.
         self.frames = {}
@@ -104,11 +104,12 @@ def explain(
     formats: Any = None,
     grammar_paths: Any = None,
     max_chars: int = 32_768,
+    in_think: bool = False,
 ) -> Explanation:
     toolset = normalize_tools(tools)
     fmts = select_formats(formats, grammar_paths)
     head = raw[:max_chars]
-    scanner = _RecordingScanner(fmts, toolset)
+    scanner = _RecordingScanner(fmts, toolset, in_think)
     asm = Assembler(toolset)
     steps: list[Step] = []
     for item in scanner.read(head):

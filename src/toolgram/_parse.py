@@ -232,11 +232,17 @@ def parse(
     max_chars: int | None = DEFAULT_MAX_CHARS,
     grammar_paths: Any = None,
     validate: bool = False,
+    in_think: bool = False,
 ) -> ParseResult:
     """Read the tool calls out of a model's reply. Never raises for any `raw`.
 
     With validate=True (and tools given), a call whose arguments break its tool's
     JSON Schema becomes an error message instead of a call.
+
+    With in_think=True the reply starts inside a `<think>` block that the prompt
+    opened (DeepSeek-R1's and QwQ's chat templates end the prompt with `<think>`):
+    what comes before the first `</think>` is reasoning, not prose. (A reply that
+    opens with `<think>` itself is read as usual.)
 
     `grammar_paths`: the user's own `.lark` format files or folders of them, used next
     to the built-in formats (and TOOLGRAM_GRAMMAR_PATH, `toolgram.grammars` entry points).
@@ -254,7 +260,7 @@ def parse(
     head, rest = raw[:max_chars], raw[max_chars:]
     asm = Assembler(toolset, validate)
     try:
-        asm.extend(Scanner(fmts, toolset).read(head))
+        asm.extend(Scanner(fmts, toolset, in_think).read(head))
     except Exception as exc:  # noqa: BLE001 - the promise is "never raises"
         # A bug of ours must not cost the user the reply: keep it all as prose.
         asm = Assembler(toolset, validate)

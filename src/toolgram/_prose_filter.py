@@ -38,10 +38,13 @@ class ProseFilter:
     `formats`: as for parse(). `tools`: optional, as for parse(); a format that
     only counts with offered tools (a line of `[name(...)]`) is recognised only
     when they are given, so pass the same tools to hide what parse() would read.
+    `in_think`: as for parse() (the reply starts inside a `<think>` block).
     """
 
-    def __init__(self, formats: Any = None, *, tools: Any = None, grammar_paths: Any = None) -> None:
-        self._scanner = Scanner(select_formats(formats, grammar_paths), normalize_tools(tools))
+    def __init__(
+        self, formats: Any = None, *, tools: Any = None, grammar_paths: Any = None, in_think: bool = False
+    ) -> None:
+        self._scanner = Scanner(select_formats(formats, grammar_paths), normalize_tools(tools), in_think)
         self._broken = False
         self._done = False
 

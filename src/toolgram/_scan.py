@@ -165,6 +165,7 @@ class Scanner:
     pos = 0
     mode = "start"
     in_open_think = False  # prose is reasoning: an unclosed <think> block
+    think_opened = False  # the reply starts inside a <think> block (in_think), until seen
     think_from = 0  # where the current <think> content starts
     think_scan = 0  # how far </think> has been searched for
     after_think = "prose"  # the mode to return to after </think>
@@ -193,8 +194,10 @@ class Scanner:
     symbol_next: tuple[int, str] | None = None  # the next other marker (-1: none)
     found_in: str | None = None  # the buffer `found` is about (see _find)
 
-    def __init__(self, formats: list[Format], tools: Any = None) -> None:
+    def __init__(self, formats: list[Format], tools: Any = None, in_think: bool = False) -> None:
         self.tools = tools
+        if in_think:
+            self.think_opened = True
         m = markers_for(formats, tools is not None)
         # What the set of formats decides: by_marker, anchored, call_re, any_re,
         # prefixes, max_prefix, the searches of _quick_searches, line, symbols, words,
@@ -418,6 +421,17 @@ class Scanner:
         while p < n and buf[p].isspace():
             p += 1
         self.blank_to = p  # (whitespace is not scanned again)
+        if self.think_opened:
+            # The prompt opened a <think> block (in_think): the reply starts inside it,
+            # unless the model writes the tag itself.
+            if not final and (p >= n or (n - p < len(THINK_OPEN) and THINK_OPEN.startswith(buf[p:]))):
+                return False  # (only blanks so far, or what may still become <think>)
+            self.think_opened = False
+            if not buf.startswith(THINK_OPEN, p):
+                self.mode = "think"
+                self.after_think = "start"
+                self.think_from = self.think_scan = self.pos
+                return True
         if not self.anchored:
             self.mode = "prose"
             return True

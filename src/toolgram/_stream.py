@@ -87,6 +87,8 @@ class StreamParser:
     toolgram._events). Like parse(), it never raises for any text; configuration
     errors (an unknown format name, a broken grammar file) raise in the
     constructor. `feed()` after `flush()` or `close()` raises RuntimeError.
+    `in_think=True`: the reply starts inside a `<think>` block the prompt opened
+    (see parse()); its text comes as Reasoning events.
     """
 
     def __init__(
@@ -97,11 +99,12 @@ class StreamParser:
         max_chars: int | None = DEFAULT_MAX_CHARS,
         grammar_paths: Any = None,
         validate: bool = False,
+        in_think: bool = False,
     ) -> None:
         if max_chars is not None and max_chars < 0:
             raise ValueError("max_chars must be >= 0 (or None for no limit)")
         self._tools = normalize_tools(tools)
-        self._scanner = Scanner(select_formats(formats, grammar_paths), self._tools)
+        self._scanner = Scanner(select_formats(formats, grammar_paths), self._tools, in_think)
         self._asm = Assembler(self._tools, validate)
         self._prose = self._asm.prose.add
         self._thought = self._asm.thought.add
