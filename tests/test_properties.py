@@ -56,9 +56,9 @@ def test_arbitrary_text_never_raises(raw):
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(pieces, st.sampled_from([None, ["f", "get_weather"], []]))
-def test_marker_soup_never_raises(raw, tools):
-    result = toolgram.parse(raw, tools)
+@given(pieces, st.sampled_from([None, ["f", "get_weather"], []]), st.booleans())
+def test_marker_soup_never_raises(raw, tools, in_think):
+    result = toolgram.parse(raw, tools, in_think=in_think)
     check_accounting(raw, result)
     assert not any("internal error" in e for e in result.errors), result.errors
     json.dumps([c.arguments for c in result.calls])  # arguments are plain JSON values
