@@ -335,6 +335,41 @@ def test_check_expected_calls_and_mismatch_exit_code(tmp_path: Path, capsys: pyt
     assert "mismatches (1)" in text and f"captures/matches ({corpus}:1" in text
 
 
+def test_check_reads_in_think_from_the_case_or_the_option(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from toolgram._cases import load_cases
+    from toolgram._check import _init, run_case
+
+    # Inside the block the prompt opened, the call is reasoning; without in_think, a call.
+    reply = 'Maybe <tool_call>{"name": "get_weather", "arguments": {}}</tool_call> first.</think> Done.'
+    assert [c.name for c in toolgram.parse(reply).calls] == ["get_weather"]
+    assert toolgram.parse(reply, in_think=True).calls == []
+    corpus = tmp_path / "r1.jsonl"
+    corpus.write_text(json.dumps({"raw": reply, "in_think": True, "id": "opened"}) + "\n", encoding="utf-8")
+    folder = tmp_path / "captures"
+    folder.mkdir()
+    (folder / "opened.txt").write_text(reply, encoding="utf-8")
+    (folder / "opened.in_think.json").write_text("true", encoding="utf-8")
+    (folder / "plain.txt").write_text(reply, encoding="utf-8")
+    cases = {c.id: c for c in load_cases([corpus, folder])}
+    assert [cases[i].in_think for i in ("r1/opened", "captures/opened", "captures/plain")] == [True, True, False]
+    try:
+        _init({})
+        assert [run_case(cases[i]).calls for i in ("r1/opened", "captures/opened", "captures/plain")] == [
+            [],
+            [],
+            ["get_weather"],
+        ]
+        _init({"in_think": True})  # `toolgram check --in-think`: every case
+        assert run_case(cases["captures/plain"]).calls == []
+    finally:
+        _init({})
+    data = json.loads(run("check", "--json", "--in-think", str(folder)).stdout)
+    assert [c["calls"] for c in data["cases"]] == [[], []]
+    (folder / "plain.in_think.json").write_text('"yes"', encoding="utf-8")
+    assert _cli.main(["check", str(folder)]) == 2
+    assert "plain.in_think.json: expected true or false" in capsys.readouterr().err
+
+
 def test_check_jobs_gives_the_same_table(capsys: pytest.CaptureFixture[str]) -> None:
     folders = [str(CORPUS / "hermes"), str(CORPUS / "lfm2")]
     parallel = run("check", "--jobs", "2", *folders)

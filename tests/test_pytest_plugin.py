@@ -159,6 +159,16 @@ def test_options_tools_formats_and_grammar_paths(pytester: pytest.Pytester) -> N
     assert stored["calls"] == [] and stored["errors"] == ['Unknown tool "lookup". Available now: something_else.']
 
 
+def test_a_case_may_start_inside_think(pytester: pytest.Pytester) -> None:
+    captures = pytester.mkdir("captures")
+    (captures / "r1.txt").write_text("The user wants Paris.</think>Checking.", encoding="utf-8")
+    (captures / "r1.in_think.json").write_text("true", encoding="utf-8")
+    pytester.makeini("[pytest]\ntoolgram_corpus = captures\n")
+    runpytest(pytester, "--snapshot-update").assert_outcomes(passed=1)
+    stored = json.loads((captures / "_snapshots" / "r1.json").read_text(encoding="utf-8"))
+    assert (stored["reasoning"], stored["text"]) == ("The user wants Paris.", "Checking.")
+
+
 def test_inert_without_configuration(pytester: pytest.Pytester) -> None:
     captures = make_project(pytester, ini="[pytest]\n")
     pytester.makepyfile(test_plain="def test_plain():\n    pass\n")

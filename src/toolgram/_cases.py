@@ -5,11 +5,13 @@ Two layouts, mixed freely:
 - JSON lines (`*.jsonl`): one record per line with `raw` (the exact model text) and,
   optionally, `tools` or `tools_offered` (anything `tools=` accepts), `formats` (a list
   of format names to try), `expected` (a list of `{"name", "arguments"}`; other shapes,
-  such as null or a dict, mean "no expectation") and `id` (names the case; otherwise
-  `line_<n>`). Every other key (`format`, `model`, `note`, …) is ignored.
+  such as null or a dict, mean "no expectation"), `in_think` (true: the reply starts
+  inside a `<think>` block the prompt opened, as parse()'s in_think) and `id` (names
+  the case; otherwise `line_<n>`). Every other key (`format`, `model`, `note`, …) is
+  ignored.
 - Folders of `.txt` files, one reply each, byte for byte (the layout of tests/corpus):
-  `<case>.txt` and optional sidecars `<case>.tools.json`, `<case>.formats.json` and
-  `<case>.expected.json`. Sub-folders are read too (the case id keeps the folder:
+  `<case>.txt` and optional sidecars `<case>.tools.json`, `<case>.formats.json`,
+  `<case>.expected.json` and `<case>.in_think.json` (`true`). Sub-folders are read too (the case id keeps the folder:
   `hermes/single_call`); names starting with `.` or `_` (e.g. `_snapshots`) are not.
 
 A case's `id` is `<folder name>/<path in it without .txt>` for a folder given,
@@ -43,6 +45,7 @@ class Case:
     formats: tuple[str, ...] | None = None
     expected: tuple[dict, ...] | None = None  # only list-shaped expectations
     label: str = ""  # the folder name, or the record's descriptive `format`
+    in_think: bool = False  # the reply starts inside a <think> block (parse's in_think)
 
 
 def load_cases(paths: list[str | Path]) -> list[Case]:
@@ -103,10 +106,13 @@ def _txt(path: Path, case_id: str) -> Case:
         raw = path.read_bytes().decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise CaseError(f"{path}: {_one_line(exc)}") from None
-    sidecar = {s: path.with_name(f"{stem}.{s}.json") for s in ("tools", "formats", "expected")}
+    sidecar = {s: path.with_name(f"{stem}.{s}.json") for s in ("tools", "formats", "expected", "in_think")}
     tools = _read_json(sidecar["tools"]) if sidecar["tools"].exists() else None
     formats = _read_json(sidecar["formats"]) if sidecar["formats"].exists() else None
     expected = _read_json(sidecar["expected"]) if sidecar["expected"].exists() else None
+    in_think = _read_json(sidecar["in_think"]) if sidecar["in_think"].exists() else False
+    if not isinstance(in_think, bool):
+        raise CaseError(f"{sidecar['in_think']}: expected true or false")
     if formats is not None and not (isinstance(formats, list) and all(isinstance(f, str) for f in formats)):
         raise CaseError(f"{sidecar['formats']}: expected a JSON list of format names")
     if expected is not None and _expected(expected) is None:
@@ -119,6 +125,7 @@ def _txt(path: Path, case_id: str) -> Case:
         formats=tuple(formats) if formats is not None else None,
         expected=_expected(expected),
         label=path.parent.name,
+        in_think=in_think,
     )
 
 
@@ -148,6 +155,9 @@ def _jsonl(path: Path, prefix: str) -> list[Case]:
         seen[name] = n
         tools = record.get("tools", record.get("tools_offered"))
         label = record.get("format")
+        in_think = record.get("in_think", False)
+        if not isinstance(in_think, bool):
+            raise CaseError(f'{path}:{n}: "in_think" must be true or false')
         cases.append(
             Case(
                 id=f"{prefix}/{name or f'line_{n}'}",
@@ -157,6 +167,7 @@ def _jsonl(path: Path, prefix: str) -> list[Case]:
                 formats=tuple(formats) if formats is not None else None,
                 expected=_expected(record.get("expected")),
                 label=label if isinstance(label, str) else path.stem,
+                in_think=in_think,
             )
         )
     return cases

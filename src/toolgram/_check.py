@@ -54,7 +54,7 @@ def run_case(case: Case) -> Outcome:
         tools,
         formats=formats,
         grammar_paths=_settings.get("grammar_paths"),
-        in_think=_settings.get("in_think", False),
+        in_think=case.in_think or _settings.get("in_think", False),
     )
     repairs: list[str] = []
     for call in result.calls:
