@@ -107,7 +107,8 @@ class Markers:
         self.symbols = re.compile("|".join(map(re.escape, symbols)) or "(?!)")
         # Where one may start: found by a character class first (an alternation of
         # dozens of markers is tried at every character of the prose: ten times slower).
-        self.symbol_firsts = re.compile("[" + re.escape("".join(sorted({m[0] for m in symbols}))) + "]" if symbols else "(?!)")
+        starts = "".join(sorted({m[0] for m in symbols}))
+        self.symbol_firsts = re.compile(f"[{re.escape(starts)}]" if starts else "(?!)")
         # The fast frame (see _frame.py) of the first format each marker opens.
         self.frames = {k: f for k, fmts in self.by_marker.items() if (f := _frame.frame_of(fmts[0])) is not None}
         # A found literal needs the full search only if a line-start condition applies.
@@ -119,7 +120,8 @@ class Markers:
             "any_re": self.any_re, "prefixes": self.prefixes, "max_prefix": self.max_prefix,
             "quick": quick, "risky_ends": risky_ends, "firsts": firsts, "literals": literals,
             "first_set": first_set, "end_pairs": end_pairs, "line": self.line,
-            "symbols": self.symbols, "symbol_firsts": self.symbol_firsts, "words": self.words, "frames": self.frames, "openers": self.openers,
+            "symbols": self.symbols, "symbol_firsts": self.symbol_firsts, "words": self.words,
+            "frames": self.frames, "openers": self.openers,
         }  # fmt: skip
 
 
