@@ -276,7 +276,8 @@ _entry_point_paths: list[tuple[str, Any]] | None = None
 
 def registry_for(grammar_paths: Any = None) -> Registry:
     """The registry for these explicit `grammar_paths` (plus the ambient ones), cached."""
-    explicit = tuple(os.path.abspath(p) for p in split_paths(grammar_paths))  # cwd may change
+    # (cwd may change: paths are made absolute each time)
+    explicit = () if grammar_paths is None else tuple(os.path.abspath(p) for p in split_paths(grammar_paths))
     env = os.environ.get(GRAMMAR_PATH_ENV, "")
     key = (explicit, env)
     found = _registries.get(key)
