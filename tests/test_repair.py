@@ -376,6 +376,15 @@ def test_value_end_is_none_exactly_when_unbalanced(tail, opener):
 
 
 @SETTINGS
+@given(json_values, st.sampled_from(["", " tail", "}]", ' "x"', "</tool_call>"]))
+def test_value_end_of_a_json_container_is_where_it_ends(value, tail):
+    # (Where the JSON decoder reads the value, value_end takes its answer: the same.)
+    text = json.dumps(value if isinstance(value, (list, dict)) else [value], ensure_ascii=False)
+    assert value_end(text + tail, 0) == len(text)
+    assert value_end(" " + text + tail, 1) == len(text) + 1
+
+
+@SETTINGS
 @given(st.text(max_size=60) | jsonish_text, st.integers(-2, 62), st.text(alphabet=",)]:'", max_size=3))
 def test_scans_never_raise(text, pos, stops):
     end = value_end(text, pos)
