@@ -82,10 +82,58 @@ def test_which_formats_have_a_frame() -> None:
     assert hermes is not None
     assert hermes.pattern.match("<tool_call>{}") is not None
     assert {t.literal for t in hermes.ends} >= {"</tool_call>"}
-    # A JSON terminal is delimited by the bracket scanner; an MFCS block holds rules
-    # that mean something (name, args); a marker-less format is read at the start.
+    # Literals around a JSON payload, %ignore'd text between them, the end token
+    # required, optional or absent: a JsonFrame.
+    for name, steps, optional in (
+        ("nemotron", ("<TOOLCALL>",), False),
+        ("internlm", ("<|action_start|>", "<|plugin|>"), False),
+        ("hermes_im_start", ("<|im_start|>",), True),
+        ("functools", ("functools",), True),
+    ):
+        json_frame = frame(name)
+        assert type(json_frame) is _frame.JsonFrame, name
+        assert (json_frame.steps, json_frame.optional) == (steps, optional), name
+    # Mistral's payload follows one of two tokens; an MFCS block holds rules that mean
+    # something (name, args); a marker-less format is read at the start.
     for name in ("mistral", "mfcs", "glm45_arg_kv", "bare_pythonic", "json_reply"):
         assert frame(name) is None, name
+
+
+@pytest.mark.parametrize(
+    ("name", "raw"),
+    [
+        ("nemotron", 'x <TOOLCALL> [ {"name": "a", "arguments": {"x": 1}} , {"name": "b", "arguments": {}} ] </TOOLCALL> y'),
+        ("nemotron", '<TOOLCALL>[{"name": "a", "arguments": {"x": "</TOOLCALL>"}}]</TOOLCALL>'),  # the tag in a string
+        ("nemotron", '<TOOLCALL>{"name": "a", "parameters": {"x": 1}}</TOOLCALL>'),  # a repair
+        ("nemotron", "<TOOLCALL>[]</TOOLCALL> nothing"),
+        ("hermes_im_start", 'x <|im_start|>{"name": "a", "arguments": {}}   no close, then prose'),
+        ("functools", 'functools [{"name": "a", "arguments": {}}]  more'),
+        ("internlm", '<|action_start|> <|plugin|>\n{"name": "a", "parameters": {"q": 1}}\n<|action_end|> done'),
+    ],
+)
+def test_a_json_frame_reads_a_whole_reply_as_the_general_way_does(name: str, raw: str) -> None:
+    json_frame = frame(name)
+    at = raw.index(json_frame.steps[0])
+    assert type(json_frame.read(raw, at, True, ["a", "b"])).__name__ == "Region"  # (the fast path takes it)
+    for tools in (None, ["a", "b"]):
+        assert summary(toolgram.parse(raw, tools)) == summary(general(raw, tools, None, 32_768))
+    # A stream goes the general way (and reads the same: the tests above).
+    assert json_frame.read(raw, at, False, None) is None
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        '<TOOLCALL>[{"name": "a", "arguments": {"x": 1}]</TOOLCALL>',  # brackets that do not match
+        '<TOOLCALL>[{"name": "a", "arguments": {"x": 1}}',  # cut off
+        '<TOOLCALL>[{"name": "a", "arguments": {"x": 1}}] no close tag',
+        '<TOOLCALL>[{"name": "a", "arguments": {}}, 3]</TOOLCALL>',  # unreadable: an error
+        "<TOOLCALL>x</TOOLCALL>",
+    ],
+)
+def test_anything_else_goes_the_general_way_from_a_json_frame(raw: str) -> None:
+    assert frame("nemotron").read(raw, 0, True, None) is None
+    assert summary(toolgram.parse(raw)) == summary(general(raw, None, None, 32_768))
 
 
 def _user(tmp_path: Path, body: str) -> Any:
@@ -99,6 +147,11 @@ def test_a_user_grammar_of_that_shape_gets_a_frame(tmp_path: Path) -> None:
     assert _frame.frame_of(fmt) is not None
     other = _user(tmp_path, 'start: "<<call>>" prose json_calls "<</call>>"\nprose: WORD\njson_calls: BODY\nWORD: /[a-z]+/\nBODY: /[^<a-z]+/\n')
     assert _frame.frame_of(other) is None  # a rule that means something: the builder reads it
+    json_shaped = _user(
+        tmp_path,
+        'start: "<<call>>" json_calls ["<</call>>"]\njson_calls: JSON\nJSON: /[\\[{]/\n%import common.WS\n%ignore WS\n',
+    )
+    assert type(_frame.frame_of(json_shaped)) is _frame.JsonFrame and _frame.frame_of(json_shaped).optional
 
 
 @pytest.mark.parametrize(
@@ -192,6 +245,8 @@ FRAGMENTS = [
     "<tool_call>", "</tool_call>", "<|im_end|>", "```", "```json\n", "<longcat_tool_call>", "</longcat_tool_call>",
     "[TOOL_CALLS]", "<think>", "</think>", '{"name": "a", "arguments": {"x": 1}}', '{"name": "b"', "}", "{", "[",
     "]", '"', "'", "get_weather", "(x=1)", "\n", " ", "words", "3 < 5", "`", "<arg_key>", "call:", "Sure.", "[ARGS]",
+    "<TOOLCALL>", "</TOOLCALL>", "<|im_start|>", "functools", "<|action_start|><|plugin|>", "<|action_end|>",
+    '[{"name": "a", "arguments": {"x": 1}}]',
 ]
 
 

@@ -23,6 +23,10 @@ goes the general way, which decides it exactly as it always did. So the fast
 path changes what is fast, never what is read; tests/test_frame.py checks
 that on every corpus case, whole and streamed.
 
+A lighter shortcut, JsonFrame, serves grammars whose region is literals around
+a JSON payload (delimited by the bracket scanner, so not a pattern): it walks
+the tokens as the driver lexes them and gives the payload to the same builder.
+
 The module also holds `opens`, a cheap test, built from the table too, that
 rules out formats anchored to the reply's start which would certainly fail
 there (see below).
@@ -34,10 +38,12 @@ import re
 from typing import Any
 
 import regex
+from lark import Tree
 from lark.parsers.lalr_analysis import Shift
 
 from . import _repair
-from ._driver import _C, _could_grow, _loop_wait, _sre, closing_plan, simulate
+from ._build import Builder, Draft, Unreadable
+from ._driver import _C, Tok, _could_grow, _loop_wait, _sre, closing_plan, simulate
 from ._model import ToolCall, make_call
 from ._registry import Compiled, Format
 
@@ -178,7 +184,7 @@ def frame_of(fmt: Format) -> Frame | None:
     except KeyError:
         pass
     try:
-        frame = _derive(fmt)
+        frame = _derive(fmt) or _derive_json(fmt)
     except Exception:  # noqa: BLE001 - no fast path is always a correct answer
         frame = None
     _FRAMES[fmt] = frame
@@ -226,6 +232,128 @@ def _derive(fmt: Format) -> Frame | None:
     if body.literal is not None or body.name.startswith("_"):
         return None  # (kept out of the tree: the builder would read no payload)
     return Frame(fmt, regex.compile("".join(parts)), tuple(terms), payload + 1, tuple(allowed))
+
+
+class JsonFrame:
+    """The fast frame of a grammar whose region is literals, then a JSON payload (the
+    whole of a `json_calls` rule, delimited by the bracket scanner), then an end
+    token, which may be optional or absent; %ignore'd text may come between them
+    (Nemotron's `<TOOLCALL>[…]</TOOLCALL>`, InternLM's, `functools[…]`).
+
+    It reads a whole reply only (a stream goes the general way): it walks the
+    tokens as the driver lexes them, and hands the payload to the Builder, as the
+    general way does, so the calls, their spans and repairs are the same. Anything
+    else (no match, a JSON value that never closes, an unreadable payload, a name
+    not offered where the format wants one) goes the general way."""
+
+    __slots__ = ("fmt", "steps", "json", "ends", "optional", "ignore")
+
+    def __init__(self, fmt: Format, steps: tuple, json: Any, ends: tuple, optional: bool) -> None:
+        self.fmt = fmt
+        self.steps = steps  # the literals before the payload
+        self.json = json.pattern  # the JSON terminal's pattern (what may start the value)
+        self.ends = ends  # the terminals that may end the frame, best first
+        self.optional = optional  # the region may end right after the payload
+        self.ignore = tuple(t.pattern for t in fmt.compiled.ignore)
+
+    _end = Frame._end  # (it reads only self.ends)
+
+    def read(self, buf: str, pos: int, final: bool, tools: Any) -> Any:
+        if not final:
+            return None
+        n = len(buf)
+        p = pos
+        for literal in self.steps:
+            while not buf.startswith(literal, p):
+                p = self._skip(buf, p)
+                if p < 0:
+                    return None
+            p += len(literal)
+        while not (p < n and buf[p] in "{[" and self.json.match(buf, p)):
+            p = self._skip(buf, p)
+            if p < 0:
+                return None
+        stop = _repair.value_end(buf, p)
+        if stop is None:
+            return None  # (the general way closes a value cut off by the end)
+        end = stop
+        if self.ends:
+            q = stop
+            while True:
+                found = self._end(buf, q, True)
+                if found is not None:
+                    end = found
+                    break
+                q = self._skip(buf, q)
+                if q < 0:
+                    if not self.optional:
+                        return None
+                    break  # (the region never ends inside ignored text)
+        from ._scan import Region  # (the scanner imports this module)
+
+        tree = Tree("json_calls", [Tok("JSON", buf[p:stop], p, stop)])
+        try:
+            items = Builder(self.fmt, tools, (pos, end)).build(tree)
+        except (Unreadable, RecursionError):
+            return None
+        if self.fmt.offered_only and tools is not None:
+            if any(type(item) is Draft and item.name not in tools for item in items):
+                return None
+        return Region(pos, end, self.fmt.name, items, [])
+
+    def _skip(self, buf: str, p: int) -> int:
+        """Past the %ignore'd text at p, as the driver skips it where no token fits; -1."""
+        for pattern in self.ignore:
+            m = pattern.match(buf, p)
+            if m is not None and m.end() > p:
+                return m.end()
+        return -1
+
+
+def _derive_json(fmt: Format) -> JsonFrame | None:
+    if fmt.anchor or not fmt.starts:
+        return None
+    c: Compiled = fmt.compiled
+    stack = [c.start_state]
+    covers: list[list[int]] = []
+    steps: list[str] = []
+    json = None
+    payload = -1
+    for index in range(12):
+        allowed = c.allowed[stack[-1]]
+        if json is not None:
+            # After the payload: end tokens, or nothing (the region ends with it).
+            if not allowed:
+                found = _take(c, list(stack), [list(x) for x in covers], "$END", index)
+                if found is None:
+                    return None
+                ends, optional = (), True
+            else:
+                ending = _ending(c, stack, covers, allowed, index)
+                if ending is None:
+                    return None
+                found = ending[0]
+                ends, optional = tuple(allowed), simulate(c, stack, "$END") is not None
+            payload = found if found >= 0 else payload
+            break
+        if len(allowed) != 1:
+            return None
+        t = allowed[0]
+        if t.name != "JSON" and t.literal is None:
+            return None  # (literals only, but for the payload: each is tried first, as the driver does)
+        found = _take(c, stack, covers, t.name, index)
+        if found is None:
+            return None
+        payload = found if found >= 0 else payload
+        if t.name == "JSON":
+            json = (t, index)
+        else:
+            steps.append(t.literal)
+    else:
+        return None
+    if json is None or payload != json[1] or not steps or steps[0] not in fmt.starts:
+        return None
+    return JsonFrame(fmt, tuple(steps), json[0], ends, optional)
 
 
 def _ending(c: Compiled, stack: list, covers: list, allowed: tuple, index: int) -> tuple | None:

@@ -519,6 +519,10 @@ class Scanner:
                     out.append(got)
                     self.pos = got.span[1]
                     continue
+                if type(got) is Region:  # (a JsonFrame's, read as the general way would)
+                    out.append(got)
+                    self.pos = got.end
+                    continue
                 if got is None:
                     frame = None
             self._begin(self.by_marker[marker], i, len(marker), frame)
