@@ -273,9 +273,13 @@ class JsonFrame:
             p = self._skip(buf, p)
             if p < 0:
                 return None
-        stop = _repair.value_end(buf, p)
-        if stop is None:
-            return None  # (the general way closes a value cut off by the end)
+        # Where the JSON decoder reads the whole value, it ends where the bracket scan
+        # would; anything else (to be repaired, cut off) is the general way's, which
+        # scans it (so the frame adds no second scan of a value that never closes).
+        try:
+            stop = _SCAN(buf, p)[1]
+        except (StopIteration, ValueError, RecursionError):
+            return None
         end = stop
         if self.ends:
             q = stop
