@@ -18,4 +18,4 @@ def test_readme_has_examples():
 @pytest.mark.parametrize("code", BLOCKS, ids=[f"block{i}" for i in range(len(BLOCKS))])
 def test_readme_example_runs(code, tmp_path, monkeypatch):
     monkeypatch.chdir(README.parent)
-    exec(compile(code, f"README.md:block", "exec"), {"__name__": "readme"})
+    exec(compile(code, "README.md:block", "exec"), {"__name__": "readme"})

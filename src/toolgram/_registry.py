@@ -384,7 +384,7 @@ def load_user_format(path: Path) -> Format:
 
     try:
         fmt = load_format(path)
-    except GrammarError as exc:
+    except GrammarError:
         raise GrammarError(f"{path}:{at('order')}: 'order' must be a whole number", path, at("order")) from None
     if not _NAME.match(fmt.name):
         raise GrammarError(f"{path}:{at('format')}: format name {fmt.name!r} is not a plain name", path, at("format"))
