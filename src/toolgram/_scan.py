@@ -300,8 +300,8 @@ class Scanner:
         return self.plain, self.quick.search, self.risky_ends
 
     def extend_plain(self, text: str, hold: int = 0) -> None:
-        """Take text found plain through lane(), its last `hold` characters (the
-        one character the lane may hold: see lane()) held back as take_plain does."""
+        """Take text found plain through lane(), its last `hold` characters (what
+        the lane may hold: see lane()) held back as take_plain does."""
         self.buf = buf = self.buf + text
         self.think_scan = len(buf)
         self.pos = len(buf) - hold

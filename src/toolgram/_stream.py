@@ -116,7 +116,7 @@ class StreamParser:
         self._lane_add: Any = None
         self._lane_event: Any = Text
         self._lane_text: list[str] = []
-        self._lane_held = ""  # the one character the lane holds back (see Scanner.lane)
+        self._lane_held = ""  # what the lane holds back: a start of a marker (see Scanner.lane)
         # The fast path's run of text (or reasoning): a Segment not yet written.
         self._run_kind = ""
         self._run_start = self._run_end = -1
@@ -207,7 +207,7 @@ class StreamParser:
             text = "".join(self._lane_text)
             self._lane_text = []
             if self._lane_held:
-                # The scanner holds that character now, and the lane needs nothing held.
+                # The scanner holds those characters now, and the lane needs nothing held.
                 self._scanner.extend_plain(text, len(self._lane_held))
                 self._lane_held = ""
                 self._lane = None
