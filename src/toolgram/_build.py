@@ -246,7 +246,10 @@ class Builder:
         text = _text(node)
         whole = _extent(node)
         start = whole[0] if whole else self.region[0]
-        value, repairs, tail = _loads_leading(text)
+        # A JSON token is one value already, delimited by its brackets (or cut off by
+        # the end): no complete value can lead it with more after.
+        bracketed = len(node.children) == 1 and getattr(node.children[0], "type", "") == "JSON"
+        value, repairs, tail = _loads_leading(text, leading=not bracketed)
         spans = _element_spans(text, start, value)
         if isinstance(value, dict) and isinstance(value.get("tool_calls"), list):
             # {"tool_calls": [...]}: each call's span is its element of that list.
@@ -335,14 +338,17 @@ class Builder:
         self.items.append(self._json_call(value, span, repairs))
 
 
-def _loads_leading(text: str) -> tuple[Any, tuple[str, ...], str]:
+def _loads_leading(text: str, leading: bool = True) -> tuple[Any, tuple[str, ...], str]:
     """Decode a payload; when it fails and a complete JSON value leads it, decode
-    that value and hand back the text after it (it becomes prose, not lost)."""
+    that value and hand back the text after it (it becomes prose, not lost).
+    `leading=False`: the payload is one bracketed value (a JSON token): no second try."""
     try:
         value, repairs = _repair.loads(text)
         return value, repairs, ""
     except _repair.RepairError as exc:
         first = exc
+    if not leading:
+        raise Unreadable(str(first))
     stripped = text.lstrip()
     offset = len(text) - len(stripped)
     if stripped[:1] in ("{", "["):
