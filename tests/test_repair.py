@@ -18,7 +18,7 @@ except ImportError:  # running from a checkout that is not installed
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
     from toolgram import _repair
 
-from toolgram._repair import MAX_DEPTH, RepairError, loads, scalar_end, value_end
+from toolgram._repair import MAX_DEPTH, BracketIndex, RepairError, loads, scalar_end, value_end
 
 # --- loads: what it reads, and the repairs it names ----------------------------
 
@@ -382,6 +382,29 @@ def test_value_end_of_a_json_container_is_where_it_ends(value, tail):
     text = json.dumps(value if isinstance(value, (list, dict)) else [value], ensure_ascii=False)
     assert value_end(text + tail, 0) == len(text)
     assert value_end(" " + text + tail, 1) == len(text) + 1
+
+
+@SETTINGS
+@given(
+    st.integers(400, 700),
+    st.text(alphabet="[]{}()\"'\\ab", max_size=60),
+    st.integers(0, 700),
+    st.sampled_from(["[", "{", "(", "[{"]),
+)
+def test_the_early_depth_check_answers_as_the_full_one(openers, middle, closers, opener):
+    from toolgram._repair import _too_deep
+
+    for text in (opener * openers + middle + "]" * closers, middle + opener * openers, "]" * closers + opener * openers):
+        assert _too_deep(text, early=True) == _too_deep(text), text[:80]
+
+
+@SETTINGS
+@given(st.text(alphabet="[]{}()\"'\\ab", max_size=40) | jsonish_text, st.lists(st.integers(0, 40), max_size=12))
+def test_bracket_index_answers_as_value_end(text, order):
+    # One index asked about many places, in any order, agrees with a scan for each.
+    index = BracketIndex()
+    for pos in [*order, *range(len(text))]:
+        assert index.end(text, pos) == value_end(text, pos), (text, pos)
 
 
 @SETTINGS

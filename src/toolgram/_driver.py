@@ -13,6 +13,7 @@ table and the tree-building callbacks are Lark's, but lexing is ours because
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import regex
 from lark.parsers.lalr_analysis import Shift
@@ -53,11 +54,14 @@ _MAX_VIRTUAL = 6
 class Driver:
     __slots__ = (
         "fmt", "c", "start", "pos", "stack", "values", "status", "end", "tree", "repairs", "reason",
-        "hint", "extents", "quotes", "resume", "taken",
+        "hint", "extents", "quotes", "resume", "taken", "brackets",
     )  # fmt: skip
 
-    def __init__(self, fmt: Format, start: int) -> None:
+    def __init__(self, fmt: Format, start: int, brackets: Any = None) -> None:
         self.fmt = fmt
+        # Where a JSON value ends, once the whole text is at hand: the scanner's
+        # _repair.BracketIndex, shared by the drivers of one text (see there).
+        self.brackets = brackets
         self.c: Compiled = fmt.compiled
         self.start = start
         self.pos = start
@@ -167,8 +171,11 @@ class Driver:
                         grow = True
                         growers = None
                         continue
-                    extent = self._extent(pos, None)
-                    end = extent.advance(buf, 0)
+                    if final and self.brackets is not None:
+                        end = self.brackets.end(buf, pos) or n  # (None: truncated, as below)
+                    else:
+                        extent = self._extent(pos, None)
+                        end = extent.advance(buf, 0)
                     if end is None:
                         if not final:
                             if growers is not None:

@@ -95,6 +95,80 @@ def value_end(text: str, pos: int) -> int | None:
     return None
 
 
+class BracketIndex:
+    """value_end() for many places in one text, in linear time overall.
+
+    A reply with many markers whose brackets never close (`<TOOLCALL>[@` again and
+    again) asks where a value ends once per marker, each answer scanning to the end
+    of the text: quadratic. Here one scan, taken as far as a question needs, pairs
+    each opener with the closer that brings it back (a stack: closers are counted,
+    not matched, as in value_end). A later opener the scan passed as an opener gets
+    its answer from it: a scan started there would see the same strings and
+    brackets. One the scan saw inside a string, or never reached from its start,
+    starts a scan of its own (a few are kept)."""
+
+    _KEEP = 8
+
+    def __init__(self) -> None:
+        self.text: str | None = None
+        self.traces: list[_Trace] = []
+
+    def end(self, text: str, pos: int) -> int | None:
+        if text is not self.text:
+            self.text, self.traces = text, []
+        if not 0 <= pos < len(text) or text[pos] not in _OPENERS:
+            return None
+        for trace in self.traces:
+            if trace.start <= pos:
+                found = trace.end(pos)
+                if found is not _UNKNOWN:
+                    return found
+        trace = _Trace(text, pos)
+        self.traces = [trace, *self.traces[: self._KEEP - 1]]
+        return trace.end(pos)
+
+
+_UNKNOWN = object()
+
+
+class _Trace:
+    """One bracket scan of a text from `start` on, taken as far as asked."""
+
+    __slots__ = ("start", "tokens", "at", "stack", "close", "openers", "done")
+
+    def __init__(self, text: str, start: int) -> None:
+        self.start = start
+        self.tokens = _BRACKET_SCAN.finditer(text, start)
+        self.at = start  # scanned up to here
+        self.stack: list[int] = []  # the openers not closed yet
+        self.close: dict[int, int] = {}  # opener -> just past its closer
+        self.openers: set[int] = set()
+        self.done = False  # at the end of the text, or of a string that never closes
+
+    def end(self, pos: int) -> Any:
+        """Where the opener at pos ends; None; _UNKNOWN when the scan passed pos
+        other than at an opener."""
+        while not self.done and self.at <= pos:
+            self._step()
+        if pos not in self.openers:
+            return _UNKNOWN  # (inside a string here, or in one that never closes)
+        while pos not in self.close and not self.done:
+            self._step()
+        return self.close.get(pos)
+
+    def _step(self) -> None:
+        m = next(self.tokens, None)
+        if m is None or m.lastindex is None:  # (the end, or a string that never closes)
+            self.done = True
+            return
+        self.at = m.end()
+        if m.lastindex == 3:
+            self.stack.append(m.start())
+            self.openers.add(m.start())
+        elif m.lastindex == 4 and self.stack:
+            self.close[self.stack.pop()] = m.end()
+
+
 @lru_cache(maxsize=32)
 def _stop_scan(stops: str) -> re.Pattern[str]:
     # Like _BRACKET_SCAN with the stop characters in group 3 (they win over
@@ -133,16 +207,29 @@ def scalar_end(text: str, pos: int, stops: str) -> int:
     return len(text)
 
 
-def _too_deep(text: str) -> bool:
+def _too_deep(text: str, early: bool = False) -> bool:
     """Whether brackets outside strings nest deeper than MAX_DEPTH anywhere in text.
 
-    Exact for valid JSON, which is all json.loads would accept, so running it
-    first means json.loads never builds anything too deep. (Stray closers are
-    not clamped at depth 0 here; such text is not valid JSON, and the lenient
-    pass counts its own depth.)
+    Exact for valid JSON, which is all json.loads would accept. (Stray closers
+    are not clamped at depth 0 here; such text is not valid JSON, and the lenient
+    pass counts its own depth.) `early`: the same answer from a scan that stops
+    as soon as it is too deep, for text that may run on far past that.
     """
     # Too few openers to nest that deep: skip the scan (the usual case).
     if text.count("[") + text.count("{") + text.count("(") <= MAX_DEPTH:
+        return False
+    if early:
+        depth = 0
+        for m in _BRACKET_SCAN.finditer(text):
+            kind = m.lastindex
+            if kind == 3:
+                depth += 1
+                if depth > MAX_DEPTH:
+                    return True
+            elif kind == 4:
+                depth -= 1
+            elif kind is None:
+                break  # (a string that never closes: the rest is inside it)
         return False
     # Strings must be skipped: brackets in them could push the count either
     # way. What is left is all brackets, summed up in C.
@@ -515,10 +602,16 @@ def loads(text: str) -> tuple[Any, tuple[str, ...]]:
         raise RepairError("payload is not text")
     if not text or text.isspace():
         raise RepairError("empty payload")
+    # Deeper than MAX_DEPTH is refused, valid or not. The decoder goes first: it
+    # fails fast on most text that is not JSON, and then the depth is found by a
+    # scan that stops once it is too deep (a reply full of markers whose brackets
+    # never close hands over a payload that runs to its end, once per marker).
+    try:
+        value = _JSON.decode(text)
+    except (ValueError, RecursionError):
+        if _too_deep(text, early=True):
+            raise RepairError("nested too deeply") from None
+        return _Reader(text).read()
     if _too_deep(text):
         raise RepairError("nested too deeply")
-    try:
-        return _JSON.decode(text), ()
-    except (ValueError, RecursionError):
-        pass
-    return _Reader(text).read()
+    return value, ()

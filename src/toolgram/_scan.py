@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 
 import regex
 
-from . import _frame
+from . import _frame, _repair
 from ._build import Builder, Draft, Unreadable
 from ._driver import DONE, FAIL, WAIT, Driver
 from ._model import ToolCall
@@ -195,6 +195,7 @@ class Scanner:
     word_first: tuple[int, str] | None = None  # the first word marker in it (-1: none)
     symbol_next: tuple[int, str] | None = None  # the next other marker (-1: none)
     found_in: str | None = None  # the buffer `found` is about (see _find)
+    brackets: Any = None  # the drivers' _repair.BracketIndex (made with the first driver)
 
     def __init__(self, formats: list[Format], tools: Any = None, in_think: bool = False) -> None:
         self.tools = tools
@@ -616,7 +617,12 @@ class Scanner:
         self.failed_frame = None
         self.fail_scan = start
         self.frame = frame
-        self.drivers = [] if frame is not None else [Driver(self.candidates[0], start)]
+        self.drivers = [] if frame is not None else [self._driver(self.candidates[0], start)]
+
+    def _driver(self, fmt: Format, start: int) -> Driver:
+        if self.brackets is None:
+            self.brackets = _repair.BracketIndex()
+        return Driver(fmt, start, self.brackets)
 
     def _region(self, out: list, final: bool) -> bool:
         return self._run_region(out, final, anchored=False)
@@ -634,7 +640,7 @@ class Scanner:
                 return False
             # The general way reads it, from the start of the region.
             self.frame = None
-            self.drivers = [Driver(self.candidates[0], self.region_start)]
+            self.drivers = [self._driver(self.candidates[0], self.region_start)]
         while True:
             drv = self.drivers[-1]
             if anchored:
@@ -664,7 +670,7 @@ class Scanner:
             else:
                 self._note_failure(drv, drv.reason)
             if len(self.drivers) < len(self.candidates):
-                self.drivers.append(Driver(self.candidates[len(self.drivers)], self.region_start))
+                self.drivers.append(self._driver(self.candidates[len(self.drivers)], self.region_start))
                 continue
             # No candidate read it: the text stays prose.
             if anchored:  # (its failures are never shown: nothing to settle)
