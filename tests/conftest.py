@@ -4,6 +4,7 @@ Corpus layout (see tests/corpus/README.md):
     tests/corpus/<format>/<case>.txt           the raw reply, byte for byte (UTF-8)
     tests/corpus/<format>/<case>.tools.json    optional: tools offered (JSON list); absent -> tools=None
     tests/corpus/<format>/<case>.formats.json  optional: formats= (JSON list of names); absent -> None
+    tests/corpus/<format>/<case>.in_think.json optional: in_think= (true or false); absent -> False
     snapshots/<format>/<case>.json             its snapshot (tests/test_corpus.py)
 """
 
@@ -94,7 +95,7 @@ FORMAT_FOLDERS = (
     "plamo3",
 )
 CASE_NAME = re.compile(r"[a-z0-9][a-z0-9_]*\Z")
-SIDECARS = (".tools.json", ".formats.json")
+SIDECARS = (".tools.json", ".formats.json", ".in_think.json")
 CORPUS_TOP_LEVEL_FILES = {"README.md", "import_smollm2.py"}
 
 
@@ -106,6 +107,7 @@ class CorpusCase:
     raw: str
     tools: list[Any] | None
     formats: list[str] | None
+    in_think: bool = False
 
     @property
     def id(self) -> str:
@@ -129,6 +131,10 @@ def load_case(path: Path) -> CorpusCase:
     formats = _read_json_list(path.with_name(name + ".formats.json"))
     if formats is not None and not all(isinstance(f, str) for f in formats):
         raise ValueError(f"{path}: formats.json must list strings")
+    think = path.with_name(name + ".in_think.json")
+    in_think = json.loads(think.read_bytes().decode("utf-8")) if think.exists() else False
+    if not isinstance(in_think, bool):
+        raise ValueError(f"{think}: expected true or false")
     return CorpusCase(
         path=path,
         format=path.parent.name,
@@ -137,6 +143,7 @@ def load_case(path: Path) -> CorpusCase:
         raw=path.read_bytes().decode("utf-8"),
         tools=_read_json_list(path.with_name(name + ".tools.json")),
         formats=formats,
+        in_think=in_think,
     )
 
 

@@ -28,7 +28,7 @@ pytestmark = pytest.mark.filterwarnings(r"ignore:\s*Can not relate snapshot (loc
 
 
 def _parse(case: Any) -> Any:
-    return toolgram.parse(case.raw, case.tools, formats=case.formats)
+    return toolgram.parse(case.raw, case.tools, formats=case.formats, in_think=case.in_think)
 
 
 def test_corpus(corpus_case: Any, corpus_snapshot: Any) -> None:

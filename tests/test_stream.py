@@ -276,7 +276,7 @@ def test_every_single_split(case: tuple) -> None:
 def test_corpus_streams(corpus_case: Any) -> None:
     case = corpus_case
     for size in CHUNK_SIZES:
-        check(case.raw, chunked(case.raw, size), case.tools, case.formats)
+        check(case.raw, chunked(case.raw, size), case.tools, case.formats, in_think=case.in_think)
 
 
 _ALL = None
