@@ -401,19 +401,28 @@ class Driver:
 def simulate(c: Compiled, stack: list, term: str) -> list | None:
     """A copy of the state stack after the table `c` takes `term` ("$END": after
     finishing), or None when it rejects it (see Driver._simulate)."""
+    stack = list(stack)
+    return stack if step(c, stack, term) else None
+
+
+def step(c: Compiled, stack: list, term: str, reduced: Any = None) -> bool:
+    """Feed `term` ("$END": finish) to the state stack, in place: True, or False
+    when the table rejects it. `reduced(rule)` is told each rule it reduces, before
+    the reduction, and may refuse it (False: the step fails there)."""
     states = c.states
     end_state = c.end_state
-    stack = list(stack)
     while True:
         if term == "$END" and stack[-1] == end_state:
-            return stack
+            return True
         action = states[stack[-1]].get(term)
         if action is None:
-            return None
+            return False
         kind, arg = action
         if kind is Shift:
             stack.append(arg)
-            return stack
+            return True
+        if reduced is not None and not reduced(arg):
+            return False
         size = len(arg.expansion)
         if size:
             del stack[-size:]

@@ -39,11 +39,10 @@ from typing import Any
 
 import regex
 from lark import Tree
-from lark.parsers.lalr_analysis import Shift
 
 from . import _repair
 from ._build import Builder, Draft, Unreadable
-from ._driver import _C, Tok, _could_grow, _loop_wait, _sre, closing_plan, simulate
+from ._driver import _C, Tok, _could_grow, _loop_wait, _sre, closing_plan, simulate, step
 from ._model import ToolCall, make_call
 from ._registry import Compiled, Format
 
@@ -383,33 +382,29 @@ def _take(c: Compiled, stack: list, covers: list, term: str, index: int) -> int 
     """Feed `term` (token `index`) to the state stack, checking the rules it reduces.
     Returns the payload's token index if a json_calls rule was reduced, -1 if not,
     None if the frame is unfit (the term is rejected, or a rule means something)."""
-    states = c.states
     payload = -1
-    while True:
-        if term == "$END" and stack[-1] == c.end_state:
-            return payload
-        action = states[stack[-1]].get(term)
-        if action is None:
-            return None
-        kind, rule = action
-        if kind is Shift:
-            stack.append(rule)
-            covers.append([index])
-            return payload
+
+    def reduced(rule) -> bool:
+        nonlocal payload
         size = len(rule.expansion)
         covered = [i for entry in covers[len(covers) - size :] for i in entry] if size else []
         if size:
-            del stack[-size:]
             del covers[-size:]
+        covers.append(covered)
         name = str(rule.origin.name).rpartition("__")[2]
         if name == _PAYLOAD_RULE:
             if len(covered) != 1 or size != 1:
-                return None
+                return False
             payload = covered[0]
         elif name != "start" and not str(rule.origin.name).startswith("_"):
-            return None
-        covers.append(covered)
-        stack.append(states[stack[-1]][rule.origin.name][1])
+            return False
+        return True
+
+    if not step(c, stack, term, reduced):
+        return None
+    if term != "$END":  # (a shift: the token is on the stack)
+        covers.append([index])
+    return payload
 
 
 def _strings(t) -> tuple[str, ...] | None:
