@@ -173,64 +173,21 @@ class Frame:
         return best if best >= 0 else None
 
 
-_FRAMES: dict[Format, Frame | None] = {}
+_FRAMES: dict[Format, Any] = {}
 
 
-def frame_of(fmt: Format) -> Frame | None:
+def frame_of(fmt: Format) -> Frame | JsonFrame | None:
     """The fast frame of fmt, or None when its grammar has none (compiled once)."""
     try:
         return _FRAMES[fmt]
     except KeyError:
         pass
     try:
-        frame = _derive(fmt) or _derive_json(fmt)
+        frame = _derive(fmt)
     except Exception:  # noqa: BLE001 - no fast path is always a correct answer
         frame = None
     _FRAMES[fmt] = frame
     return frame
-
-
-def _derive(fmt: Format) -> Frame | None:
-    if fmt.anchor or not fmt.starts:
-        return None  # anchored formats are read where the reply starts, not here
-    c: Compiled = fmt.compiled
-    if c.ignore:
-        return None
-    stack = [c.start_state]
-    # A symbol stack beside the state stack: token indices each entry covers.
-    covers: list[list[int]] = []
-    parts: list[str] = []
-    terms: list = []
-    payload = None
-    for index in range(12):
-        allowed = c.allowed[stack[-1]]
-        if not allowed or any(t.name in ("JSON", "PYVALUE") for t in allowed):
-            return None  # (those are delimited by the bracket scanner, not a pattern)
-        ends = _ending(c, stack, covers, allowed, index)
-        if ends is not None:
-            found, = ends
-            payload = found if found >= 0 else payload
-            break
-        if len(allowed) > 1:
-            return None
-        t = allowed[0]
-        body = _body(t)
-        if body is None:
-            return None
-        parts.append(f"((?>{body}))")
-        terms.append(t)
-        found = _take(c, stack, covers, t.name, index)
-        if found is None:
-            return None
-        payload = found if found >= 0 else payload
-    else:
-        return None
-    if payload is None or not terms:
-        return None
-    body = terms[payload]
-    if body.literal is not None or body.name.startswith("_"):
-        return None  # (kept out of the tree: the builder would read no payload)
-    return Frame(fmt, regex.compile("".join(parts)), tuple(terms), payload + 1, tuple(allowed))
 
 
 class JsonFrame:
@@ -313,50 +270,75 @@ class JsonFrame:
         return -1
 
 
-def _derive_json(fmt: Format) -> JsonFrame | None:
+def _derive(fmt: Format) -> Frame | JsonFrame | None:
     if fmt.anchor or not fmt.starts:
+        return None  # anchored formats are read where the reply starts, not here
+    walk = _walk(fmt.compiled)
+    if walk is None:
         return None
-    c: Compiled = fmt.compiled
+    terms, payload, ends, optional = walk
+    if payload < 0:
+        return None
+    if terms[-1].name == "JSON":
+        # Literals, then the payload: a JsonFrame (the literals are tried first, as
+        # the driver does, so %ignore'd text may come between them).
+        steps = terms[:-1]
+        if payload != len(steps) or not steps or any(t.literal is None for t in steps):
+            return None
+        if steps[0].literal not in fmt.starts:
+            return None
+        return JsonFrame(fmt, tuple(t.literal for t in steps), terms[-1], ends, optional)
+    # A run of patterns: one regex, which needs an end token and no %ignore'd text
+    # (nor a bracket-delimited token anywhere).
+    if fmt.compiled.ignore or not ends or any(t.name in ("JSON", "PYVALUE") for t in terms):
+        return None
+    bodies = [_body(t) for t in terms]
+    if None in bodies:
+        return None
+    body = terms[payload]
+    if body.literal is not None or body.name.startswith("_"):
+        return None  # (kept out of the tree: the builder would read no payload)
+    return Frame(fmt, regex.compile("".join(f"((?>{b}))" for b in bodies)), terms, payload + 1, ends)
+
+
+def _walk(c: Compiled) -> tuple | None:
+    """The one run of tokens the table admits from its start: (terms, payload,
+    ends, optional), the terminals of the run (one allowed at each step), the
+    index of the one that is the whole of a json_calls rule (-1: none), the
+    terminals that may end it (each ends the frame; () when nothing may follow),
+    and whether the region may also end without one of them. None when the table
+    allows more than one way on, or a rule that means something."""
     stack = [c.start_state]
+    # A symbol stack beside the state stack: token indices each entry covers.
     covers: list[list[int]] = []
-    steps: list[str] = []
-    json = None
+    terms: list = []
     payload = -1
     for index in range(12):
         allowed = c.allowed[stack[-1]]
-        if json is not None:
-            # After the payload: end tokens, or nothing (the region ends with it).
-            if not allowed:
-                found = _take(c, list(stack), [list(x) for x in covers], "$END", index)
+        if not allowed:
+            found = _take(c, list(stack), [list(x) for x in covers], "$END", index)
+            if found is None:
+                return None
+            ends, optional = (), True
+        else:
+            # (A bracket-delimited token never ends a frame: its end is not a pattern.)
+            bracketed = any(t.name in ("JSON", "PYVALUE") for t in allowed)
+            ending = None if bracketed else _ending(c, stack, covers, allowed, index)
+            if ending is None:
+                if len(allowed) != 1:
+                    return None
+                t = allowed[0]
+                found = _take(c, stack, covers, t.name, index)
                 if found is None:
                     return None
-                ends, optional = (), True
-            else:
-                ending = _ending(c, stack, covers, allowed, index)
-                if ending is None:
-                    return None
-                found = ending[0]
-                ends, optional = tuple(allowed), simulate(c, stack, "$END") is not None
-            payload = found if found >= 0 else payload
-            break
-        if len(allowed) != 1:
-            return None
-        t = allowed[0]
-        if t.name != "JSON" and t.literal is None:
-            return None  # (literals only, but for the payload: each is tried first, as the driver does)
-        found = _take(c, stack, covers, t.name, index)
-        if found is None:
-            return None
+                payload = found if found >= 0 else payload
+                terms.append(t)
+                continue
+            found = ending[0]
+            ends, optional = tuple(allowed), simulate(c, stack, "$END") is not None
         payload = found if found >= 0 else payload
-        if t.name == "JSON":
-            json = (t, index)
-        else:
-            steps.append(t.literal)
-    else:
-        return None
-    if json is None or payload != json[1] or not steps or steps[0] not in fmt.starts:
-        return None
-    return JsonFrame(fmt, tuple(steps), json[0], ends, optional)
+        return (tuple(terms), payload, ends, optional) if terms else None
+    return None
 
 
 def _ending(c: Compiled, stack: list, covers: list, allowed: tuple, index: int) -> tuple | None:
