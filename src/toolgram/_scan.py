@@ -265,20 +265,13 @@ class Scanner:
             # (No marker starts before quick's first match.)
             if q is not None and self.literals.search(value, q.start()) is not None:
                 return None
-            # Hold back the longest end that may start a marker, as _held() does
-            # (an end of two characters or more ends as one of those does).
+            # Hold back the longest end that may start a marker (one of two characters
+            # or more ends as one of those does).
             if value[-1] in self.first_set or value[-2:] in self.end_pairs:
-                prefixes, search = self.prefixes, self.firsts.search
-                n = len(value)
-                m = search(value, max(0, n - self.max_prefix))
-                while m is not None:
-                    p = m.start()
-                    if value[p:] in prefixes:
-                        hold = n - p
-                        self.held = value[p:]
-                        value = value[:p]
-                        break
-                    m = search(value, p + 1)
+                hold = self._held(value)
+                if hold:
+                    self.held = value[-hold:]
+                    value = value[:-hold]
         if not hold:
             self.held = ""
         self.buf = buf = self.buf + text
@@ -389,16 +382,18 @@ class Scanner:
             return None
         return False
 
-    def _held(self, end: int) -> int:
-        """How many characters before `end` might begin a marker: hold them back."""
+    def _held(self, text: str, start: int = 0) -> int:
+        """How many characters at the end of text (none before start) might begin a
+        marker: hold them back."""
         # The longest such tail starts at the first place that can start a marker.
-        buf, prefixes, search = self.buf, self.prefixes, self.firsts.search
-        m = search(buf, max(self.pos, end - self.max_prefix), end)
+        end = len(text)
+        prefixes, search = self.prefixes, self.firsts.search
+        m = search(text, max(start, end - self.max_prefix))
         while m is not None:
             p = m.start()
-            if buf[p:end] in prefixes:
+            if text[p:] in prefixes:
                 return end - p
-            m = search(buf, p + 1, end)
+            m = search(text, p + 1)
         return 0
 
     def _prose(self, out: list, start: int, end: int) -> None:
@@ -480,7 +475,7 @@ class Scanner:
                 m = self.any_re.search(buf, found[0])
                 found = (m.start(), m.group()) if m is not None else None
             if found is None:
-                end = len(buf) if final else len(buf) - self._held(len(buf))
+                end = len(buf) if final else len(buf) - self._held(buf, self.pos)
                 self._prose(out, self.pos, end)
                 self.pos = max(self.pos, end)
                 return False
@@ -591,7 +586,7 @@ class Scanner:
         self.think_scan = len(buf)
         if not final:
             # Show reasoning up to a possible call marker or marker prefix; hold the rest.
-            end = call.start() if call is not None else len(buf) - self._held(len(buf))
+            end = call.start() if call is not None else len(buf) - self._held(buf, self.pos)
             self._reason(out, self.pos, end)
             self.pos = max(self.pos, end)
             return False
