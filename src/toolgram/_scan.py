@@ -541,15 +541,15 @@ class Scanner:
         sym = self.symbol_next
         if sym is None or pos > sym[0] >= 0:
             sym = (-1, "")
-            first, match = self.symbol_firsts.search, self.symbols.match
-            c = first(buf, pos)
+            find_start, match = self.symbol_firsts.search, self.symbols.match
+            c = find_start(buf, pos)
             while c is not None:
                 at = c.start()
                 m = match(buf, at)  # (the longest marker there: they are tried longest first)
                 if m is not None:
                     sym = (at, m.group())
                     break
-                c = first(buf, at + 1)
+                c = find_start(buf, at + 1)
             self.symbol_next = sym
         i, marker = sym if sym[0] >= 0 else (len(buf), "")
         if self.words:
