@@ -206,13 +206,11 @@ class StreamParser:
         if self._lane_text:
             text = "".join(self._lane_text)
             self._lane_text = []
+            self._scanner.extend_plain(text, len(self._lane_held))
             if self._lane_held:
                 # The scanner holds those characters now, and the lane needs nothing held.
-                self._scanner.extend_plain(text, len(self._lane_held))
                 self._lane_held = ""
                 self._lane = None
-            else:
-                self._scanner.extend_plain(text)
 
     def _feed_rest(self, delta: str) -> list[Event]:
         # The slow cases of feed(): nothing, the delta that crosses max_chars, the
