@@ -446,9 +446,11 @@ def _body(t) -> str | None:
 # with one regex built from the table: a first token, %ignore'd text, then a token
 # the grammar allows next, or what lets the driver close the frame early (the text
 # ending, or a character a marker or end marker starts with). The regex allows
-# more than the driver does (it may backtrack into any match of each terminal),
-# so where it finds nothing, the driver would have failed: a format it rules out
-# is one that could not read the reply.
+# more than the driver does (any allowed token at each step, and, in a stream,
+# any match of each terminal, the text being incomplete), so where it finds
+# nothing, the driver would have failed: a format it rules out is one that could
+# not read the reply. For a whole text each token is an atomic group: the match
+# the lexer takes there (its pattern's, as Driver._lex matches it).
 
 _OPENINGS: dict[tuple, Any] = {}
 
@@ -472,10 +474,10 @@ def _test(fmt: Format, firsts: frozenset) -> tuple[Any, Any]:
     found = _OPENINGS.get(key)
     if found is None:
         try:
-            pattern = _opening(fmt, firsts)
+            pattern, whole = _opening(fmt, firsts), _opening(fmt, firsts, atomic=True)
         except Exception:  # noqa: BLE001 - no test: the driver decides, as before
-            pattern = None
-        found = _OPENINGS[key] = (pattern, _stdlib(pattern))
+            pattern = whole = None
+        found = _OPENINGS[key] = (pattern, _stdlib(whole))
     return found
 
 
@@ -501,11 +503,12 @@ def openers(fmts: list[Format], buf: str, pos: int, final: bool, firsts: frozens
     key = (*fmts, firsts)
     both = _ANY.get(key)
     if both is None:
-        tests = [_test(fmt, firsts)[0] for fmt in fmts]
+        tests = [_test(fmt, firsts) for fmt in fmts]
         both = (None, None)
-        if all(t is not None for t in tests):
-            pattern = regex.compile("|".join(f"(?:{t.pattern})" for t in tests))
-            both = (pattern, _stdlib(pattern))
+        if all(t[0] is not None for t in tests):
+            pattern = regex.compile("|".join(f"(?:{t[0].pattern})" for t in tests))
+            whole = regex.compile("|".join(f"(?:{t[1].pattern})" for t in tests))
+            both = (pattern, _stdlib(whole))
         if len(_ANY) < 10_000:
             _ANY[key] = both
     pattern, whole = both
@@ -516,7 +519,11 @@ def openers(fmts: list[Format], buf: str, pos: int, final: bool, firsts: frozens
     return [f for f in fmts if opens(f, buf, pos, final, firsts)]
 
 
-def _opening(fmt: Format, firsts: frozenset) -> Any:
+def _opening(fmt: Format, firsts: frozenset, atomic: bool = False) -> Any:
+    """fmt's opening test. atomic=True: for a whole text, each token's pattern an
+    atomic group, taking what the driver's lexer takes there (its pattern's match)
+    and no shorter part of it: a prose word is then not tried again, one character
+    shorter at a time, as a name."""
     c = fmt.compiled
     first = c.allowed[c.start_state]
     if not first or c.accepts_end[c.start_state] or any(_body(t) is None for t in (*first, *c.ignore)):
@@ -555,7 +562,8 @@ def _opening(fmt: Format, firsts: frozenset) -> Any:
                 return ""
             # (Deeper only where few tokens are allowed: the pattern stays small.)
             rest = after(simulate(c, stack, u.name), depth - 1) if len(allowed) <= 8 else ""
-            ways.append(f"(?:{body}){ignore}(?:{rest})" if rest else f"(?:{body})")
+            token = f"(?>{body})" if atomic else f"(?:{body})"
+            ways.append(f"{token}{ignore}(?:{rest})" if rest else token)
         if stack != [c.start_state]:  # (with nothing read there is no frame to close)
             ways.append(closing(stack))
         return alt(ways)
