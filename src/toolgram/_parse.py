@@ -62,12 +62,14 @@ class Joiner:
     whitespace on both sides becomes one separator: the longer of the two runs,
     or a newline when neither side had any (words never run together)."""
 
+    # (The scalars start as class attributes: parse() makes two joiners per reply.)
+    hold = ""  # trailing whitespace not yet shown
+    cut = False  # markup removed since the last shown text
+    right = ""  # the longest whitespace run between cuts since the last text
+    run = ""  # whitespace since the latest cut
+
     def __init__(self) -> None:
         self.parts: list[str] = []
-        self.hold = ""  # trailing whitespace not yet shown
-        self.cut = False  # markup removed since the last shown text
-        self.right = ""  # the longest whitespace run between cuts since the last text
-        self.run = ""  # whitespace since the latest cut
 
     def mark_cut(self) -> None:
         if self.cut:
@@ -130,16 +132,21 @@ class Assembler:
         self.errors: list[str] = []
         self.segments: list[Segment] = []
 
-    def extend(self, items: list) -> None:
+    def extend(self, items: list, _new=tuple.__new__) -> None:
         """Take a whole reply's items (parse), reporting nothing: prose and the fast
         path's calls straight in, the rest through add()."""
-        segments, add_text = self.segments, self.prose.add
+        segments, calls, add_text, cut = self.segments, self.calls, self.prose.add, self.prose.mark_cut
+        checked = self.tools is not None
         for item in items:
             kind = type(item)
             if kind is Piece and item[0] == "text":
                 _, start, end, value = item
-                segments.append(make_segment("text", start, end))
+                segments.append(_new(Segment, ("text", start, end)))
                 add_text(value)
+            elif kind is ToolCall and not checked:  # (what _call does, where every name is accepted)
+                cut()
+                calls.append(item)
+                segments.append(_new(Segment, ("call", *item.span)))
             elif kind is ToolCall:
                 self._call(item)
             else:
@@ -215,13 +222,8 @@ class Assembler:
         return done
 
     def result(self) -> ParseResult:
-        return ParseResult(
-            text=self.prose.text(),
-            calls=list(self.calls),
-            errors=list(self.errors),
-            reasoning=self.thought.text(),
-            segments=list(self.segments),
-        )
+        """The result, once every item is in (its lists are the assembler's own)."""
+        return ParseResult(self.prose.text(), self.calls, self.errors, self.thought.text(), self.segments)
 
 
 def parse(

@@ -228,13 +228,15 @@ class Registry:
             user.setdefault(fmt.name, fmt)  # the first path that defines a name wins
         self.formats.update(user)
 
-    def select(self, names: Any = None) -> list[Format]:
+    def select(self, names: Any = None) -> tuple[Format, ...] | list[Format]:
+        """The formats named, in that order; names=None: every format, in the order
+        they are tried, as one tuple kept for the next caller (parse() asks once per
+        reply, and the scanner knows a set of formats it has seen by that tuple)."""
         if names is None:
-            # parse() asks once per reply: sort once per set of formats.
             cached = self.__dict__.get("_ordered")
             if cached is None or len(cached) != len(self.formats):
-                cached = self.__dict__["_ordered"] = sorted(self.formats.values(), key=lambda f: (f.order, f.name))
-            return list(cached)
+                cached = self.__dict__["_ordered"] = tuple(sorted(self.formats.values(), key=lambda f: (f.order, f.name)))
+            return cached
         if isinstance(names, str):
             names = [names]
         chosen = []
