@@ -104,11 +104,12 @@ class Markers:
         literal = sorted({*self.by_marker, THINK_OPEN, THINK_CLOSE} - {""}, key=lambda m: (-len(m), m))
         self.words = tuple(m for m in literal if m[0].isalnum())
         symbols = [m for m in literal if not m[0].isalnum()]
-        self.symbols = re.compile("|".join(map(re.escape, symbols)) or "(?!)")
+        self.symbols = re.compile(_trie(symbols) or "(?!)")
         # Where one may start: found by a character class first (an alternation of
         # dozens of markers is tried at every character of the prose: ten times slower).
         starts = "".join(sorted({m[0] for m in symbols}))
         self.symbol_firsts = re.compile(f"[{re.escape(starts)}]" if starts else "(?!)")
+        self.symbol_chars = tuple(starts)
         # The fast frame (see _frame.py) of the first format each marker opens.
         self.frames = {k: f for k, fmts in self.by_marker.items() if (f := _frame.frame_of(fmts[0])) is not None}
         # A found literal needs the full search only if a line-start condition applies.
@@ -121,18 +122,25 @@ class Markers:
             "quick": quick, "risky_ends": risky_ends, "firsts": firsts, "literals": literals,
             "first_set": first_set, "end_pairs": end_pairs, "line": self.line,
             "symbols": self.symbols, "symbol_firsts": self.symbol_firsts, "words": self.words,
+            "symbol_chars": self.symbol_chars,
             "frames": self.frames, "openers": self.openers,
         }  # fmt: skip
 
 
 _MARKERS: dict[tuple, Markers] = {}
+_LAST: dict[bool, tuple] = {}  # tools_given -> (the tuple of formats last asked for, its Markers)
 
 
 def markers_for(formats, tools_given: bool = True) -> Markers:
+    last = _LAST.get(tools_given)
+    if last is not None and last[0] is formats:
+        return last[1]  # (the registry's own tuple, asked for again: no key to hash)
     key = (*formats, tools_given)
     found = _MARKERS.get(key)
     if found is None:
         found = _MARKERS[key] = Markers(tuple(formats), tools_given)
+    if type(formats) is tuple:  # (a list could change under the same identity)
+        _LAST[tools_given] = (formats, found)
     return found
 
 
@@ -196,6 +204,8 @@ class Scanner:
     symbol_next: tuple[int, str] | None = None  # the next other marker (-1: none)
     found_in: str | None = None  # the buffer `found` is about (see _find)
     brackets: Any = None  # the drivers' _repair.BracketIndex (made with the first driver)
+    whole_keys: tuple = ()  # what _whole_next looks for (set by finish)
+    whole_next: dict | None = None  # its answers
 
     def __init__(self, formats: list[Format], tools: Any = None, in_think: bool = False) -> None:
         self.tools = tools
@@ -316,6 +326,12 @@ class Scanner:
             self.buf += "".join(self.pending)
             self.pending = []
             self.pending_n = 0
+        # The text is all here: what _in_prose looks for in it is the word markers and
+        # the symbol markers' first characters that it holds (see _whole_next).
+        buf = self.buf
+        self.words = tuple(w for w in self.words if w in buf)
+        self.whole_keys = (*(c for c in self.symbol_chars if c in buf), *self.words)
+        self.whole_next = dict.fromkeys(self.whole_keys, -2)
         return self._advance(True)
 
     def unread(self) -> str:
@@ -467,24 +483,28 @@ class Scanner:
 
     def _in_prose(self, out: list, final: bool) -> bool:
         buf = self.buf
+        pos = self.pos
+        kind = "reasoning" if self.in_open_think else "text"
+        frames, line, tools = self.frames, self.line, self.tools
+        whole = self.whole_next if final else None
         while True:  # (a run of calls the fast path reads is taken here, in one go)
             # Every marker is found as plain text first (the stdlib search is much
             # faster); the full search, with its line-start conditions, starts there.
-            found = self._next_literal(buf, self.pos)
-            if found is not None and found[1] in self.line:
+            found = self._whole_next(buf, pos, whole) if whole is not None else self._next_literal(buf, pos)
+            if found is not None and found[1] in line:
                 m = self.any_re.search(buf, found[0])
                 found = (m.start(), m.group()) if m is not None else None
             if found is None:
-                end = len(buf) if final else len(buf) - self._held(buf, self.pos)
-                self._prose(out, self.pos, end)
-                self.pos = max(self.pos, end)
+                end = len(buf) if final else len(buf) - self._held(buf, pos)
+                if end > pos:
+                    out.append(_piece(kind, pos, end, buf[pos:end]))
+                    self.pos = end
                 return False
             i, marker = found
             after = i + len(marker)
-            pos = self.pos
-            if i > pos:  # (what _prose does: here once per call of a run)
-                out.append(_piece("reasoning" if self.in_open_think else "text", pos, i, buf[pos:i]))
-            self.pos = i
+            if i > pos:
+                out.append(_piece(kind, pos, i, buf[pos:i]))
+            self.pos = pos = i
             if not final and len(buf) - i <= self.max_prefix and buf[i:] in self.prefixes:
                 return False  # a longer marker may start here ("```" of "```json"): wait
             if marker == THINK_OPEN:
@@ -508,16 +528,16 @@ class Scanner:
                 self._prose(out, i, after)
                 self.pos = after
                 return True
-            frame = self.frames.get(marker)
+            frame = frames.get(marker)
             if frame is not None:
-                got = frame.read(buf, i, final, self.tools)
+                got = frame.read(buf, i, final, tools)
                 if type(got) is ToolCall:
                     out.append(got)
-                    self.pos = got.span[1]
+                    self.pos = pos = got.span[1]
                     continue
                 if type(got) is Region:  # (a JsonFrame's, read as the general way would)
                     out.append(got)
-                    self.pos = got.end
+                    self.pos = pos = got.end
                     continue
                 if got is None:
                     frame = None
@@ -527,6 +547,32 @@ class Scanner:
                 self.frame_wait = got
                 return False
             return True
+
+    def _whole_next(self, buf: str, pos: int, nxt: dict) -> tuple[int, str] | None:
+        """_next_literal for the whole text (final): the first marker, as plain text,
+        at or after pos. It looks only for what the text holds (whole_keys: the
+        symbol markers' first characters, then the word markers, longest first),
+        each by str.find, its answer kept in nxt until pos passes it. (A character
+        class search is several times slower than a find of one character.)"""
+        look = pos
+        words = self.words
+        while True:
+            i = -1
+            key = ""
+            for k in self.whole_keys:
+                at = nxt[k]
+                if at < look and at != -1:  # (-2: not looked for yet)
+                    at = nxt[k] = buf.find(k, look)
+                if at >= 0 and (i < 0 or at < i):
+                    i, key = at, k
+            if i < 0:
+                return None
+            if key in words:
+                return i, key
+            m = self.symbols.match(buf, i)  # (the longest symbol marker there)
+            if m is not None:
+                return i, m.group()
+            look = i + 1
 
     def _next_literal(self, buf: str, pos: int) -> tuple[int, str] | None:
         """The first marker (as plain text) at or after pos: (where, which), the
@@ -797,6 +843,28 @@ class _CharWait:
 
     def absorbs(self, text: str, n: int) -> bool:
         return self.search(text) is None and (self.last < 0 or n - self.last >= self.width)
+
+
+def _trie(words: list[str]) -> str:
+    """A pattern matching the longest of words at a place, spelled as a trie: each
+    character is tried once, where an alternation of dozens of markers that share
+    their first characters tries them all (the scanner matches one at every marker)."""
+    root: dict = {}
+    for w in words:
+        node = root
+        for ch in w:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def spell(node: dict) -> str:
+        branches = [re.escape(ch) + spell(sub) for ch, sub in sorted(node.items()) if ch]
+        if not branches:
+            return ""
+        body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+        # A word ending here is taken only when no longer one goes on from here.
+        return f"(?:{body})?" if "" in node else body
+
+    return spell(root)
 
 
 _QUICK: dict[tuple, tuple] = {}

@@ -1,0 +1,48 @@
+"""The scanner's marker searches: the whole-text search (_whole_next) and the
+symbol markers' trie find what the stream's search (_next_literal) and a plain
+longest-first alternation find, at every place of any text made of markers."""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from toolgram._registry import default_registry
+from toolgram._scan import THINK_CLOSE, THINK_OPEN, Scanner, markers_for
+from toolgram._tools import normalize_tools
+
+FORMATS = default_registry().select()
+MARKERS = sorted({*markers_for(FORMATS, True).by_marker, THINK_OPEN, THINK_CLOSE} - {""})
+# Pieces of markers too (a start that is not one), and text between them.
+PIECES = MARKERS + [m[: len(m) // 2] for m in MARKERS] + ["`", "<", "[", "]", " ", "\n", "a", "word ", "3 < 5"]
+
+soup = st.lists(st.sampled_from(PIECES), max_size=12).map("".join)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(soup, st.booleans())
+def test_whole_text_search_finds_what_the_stream_search_finds(text: str, tools_given: bool) -> None:
+    tools = normalize_tools([]) if tools_given else None
+    whole = Scanner(FORMATS, tools)
+    whole.read(text)  # (sets up the whole-text search, then scans)
+    # Asked at every place, moving on (as _in_prose asks: both keep answers until passed),
+    # and afresh at each place.
+    stream, kept = Scanner(FORMATS, tools), dict.fromkeys(whole.whole_keys, -2)
+    for pos in range(len(text) + 1):
+        expected = stream._next_literal(text, pos)
+        assert whole._whole_next(text, pos, kept) == expected, pos
+        assert whole._whole_next(text, pos, dict.fromkeys(whole.whole_keys, -2)) == expected, pos
+        assert Scanner(FORMATS, tools)._next_literal(text, pos) == expected, pos
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(soup)
+def test_symbol_trie_matches_the_longest_marker(text: str) -> None:
+    m = markers_for(FORMATS, True)
+    symbols = [s for s in MARKERS if not s[0].isalnum()]
+    alternation = re.compile("|".join(map(re.escape, sorted(symbols, key=lambda s: (-len(s), s)))))
+    for pos in range(len(text)):
+        got, want = m.symbols.match(text, pos), alternation.match(text, pos)
+        assert (got and got.group()) == (want and want.group()), pos
