@@ -152,6 +152,19 @@ class Assembler:
             else:
                 self.add(item)
 
+    def take(self, start: int, end: int, prose: str, call: ToolCall, _new=tuple.__new__) -> None:
+        """A fast frame's call and the prose before it (Scanner._run): what extend()
+        does with a text Piece (unless end < 0: none), then the call."""
+        if start < end:
+            self.segments.append(_new(Segment, ("text", start, end)))
+            self.prose.add(prose)
+        if self.tools is not None:
+            self._call(call)
+            return
+        self.prose.mark_cut()
+        self.calls.append(call)
+        self.segments.append(_new(Segment, ("call", *call.span)))
+
     def add(self, item: Any) -> list[tuple[str, Any]]:
         """Take one scanner item; return what it produced, as (kind, value) pairs:
         ("text", str), ("reasoning", str), ("call", ToolCall), ("error", str)."""
@@ -262,7 +275,7 @@ def parse(
     head, rest = raw[:max_chars], raw[max_chars:]
     asm = Assembler(toolset, validate)
     try:
-        asm.extend(Scanner(fmts, toolset, in_think).read(head))
+        asm.extend(Scanner(fmts, toolset, in_think).read(head, asm))
     except Exception as exc:  # noqa: BLE001 - the promise is "never raises"
         # A bug of ours must not cost the user the reply: keep it all as prose.
         asm = Assembler(toolset, validate)

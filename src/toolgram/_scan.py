@@ -109,7 +109,10 @@ class Markers:
         # dozens of markers is tried at every character of the prose: ten times slower).
         starts = "".join(sorted({m[0] for m in symbols}))
         self.symbol_firsts = re.compile(f"[{re.escape(starts)}]" if starts else "(?!)")
-        self.symbol_chars = tuple(starts)
+        self.symbol_chars = frozenset(starts)
+        # What a whole text is searched for (Scanner._whole_next): those characters,
+        # then the word markers, longest first.
+        self.literal_keys = (*sorted(starts), *self.words)
         # The fast frame (see _frame.py) of the first format each marker opens.
         self.frames = {k: f for k, fmts in self.by_marker.items() if (f := _frame.frame_of(fmts[0])) is not None}
         # A found literal needs the full search only if a line-start condition applies.
@@ -122,7 +125,7 @@ class Markers:
             "quick": quick, "risky_ends": risky_ends, "firsts": firsts, "literals": literals,
             "first_set": first_set, "end_pairs": end_pairs, "line": self.line,
             "symbols": self.symbols, "symbol_firsts": self.symbol_firsts, "words": self.words,
-            "symbol_chars": self.symbol_chars,
+            "symbol_chars": self.symbol_chars, "literal_keys": self.literal_keys,
             "frames": self.frames, "openers": self.openers,
         }  # fmt: skip
 
@@ -204,7 +207,8 @@ class Scanner:
     symbol_next: tuple[int, str] | None = None  # the next other marker (-1: none)
     found_in: str | None = None  # the buffer `found` is about (see _find)
     brackets: Any = None  # the drivers' _repair.BracketIndex (made with the first driver)
-    whole_keys: tuple = ()  # what _whole_next looks for (set by finish)
+    whole_keys: list = []  # what _whole_next looks for (set by finish; never changed in place)
+    sink: Any = None  # read()'s Assembler (see _run)
     whole_next: dict | None = None  # its answers
 
     def __init__(self, formats: list[Format], tools: Any = None, in_think: bool = False) -> None:
@@ -313,10 +317,13 @@ class Scanner:
         if len(buf) > 256:
             self._trim()
 
-    def read(self, text: str) -> list:
+    def read(self, text: str, sink: Any = None) -> list:
         """A whole reply at once (parse): what feed(text) and finish() report, without
-        the waiting that only a stream needs (no token can still grow)."""
+        the waiting that only a stream needs (no token can still grow). With a sink
+        (the Assembler the items go to), runs of calls the fast frames read go to it
+        as they are read (see _run); the items returned follow them."""
         self.buf += text
+        self.sink = sink
         return self.finish()
 
     def finish(self) -> list:
@@ -326,12 +333,11 @@ class Scanner:
             self.buf += "".join(self.pending)
             self.pending = []
             self.pending_n = 0
-        # The text is all here: what _in_prose looks for in it is the word markers and
-        # the symbol markers' first characters that it holds (see _whole_next).
+        # The text is all here: what _in_prose looks for in it is the symbol markers'
+        # first characters and the word markers that it holds (see _whole_next).
         buf = self.buf
-        self.words = tuple(w for w in self.words if w in buf)
-        self.whole_keys = (*(c for c in self.symbol_chars if c in buf), *self.words)
-        self.whole_next = dict.fromkeys(self.whole_keys, -2)
+        self.whole_keys = keys = [k for k in self.literal_keys if k in buf]
+        self.whole_next = dict.fromkeys(keys, -2)
         return self._advance(True)
 
     def unread(self) -> str:
@@ -532,6 +538,9 @@ class Scanner:
             if frame is not None:
                 got = frame.read(buf, i, final, tools)
                 if type(got) is ToolCall:
+                    if final and self.sink is not None and kind == "text":
+                        self.pos = pos = self._run(out, buf, got, whole)
+                        continue
                     out.append(got)
                     self.pos = pos = got.span[1]
                     continue
@@ -548,14 +557,45 @@ class Scanner:
                 return False
             return True
 
+    def _run(self, out: list, buf: str, call: ToolCall, nxt: dict) -> int:
+        """A whole reply with a sink (parse), at a call a fast frame read: that call and
+        the ones after it that fast frames read, each with the prose before it, go to
+        the sink at once (after the items so far), with none of the items that the
+        general loop would make and the sink take apart again. Returns where the run
+        stops: at the next marker that is not such a call (the loop reads it, as it
+        would have), or the end of the prose."""
+        sink = self.sink
+        if out:
+            sink.extend(out)
+            out.clear()
+        take = sink.take
+        frames, line, tools = self.frames, self.line, self.tools
+        pos = call.span[1]
+        take(-1, -1, "", call)
+        while True:
+            found = self._whole_next(buf, pos, nxt)
+            if found is None:
+                return pos
+            i, marker = found
+            frame = frames.get(marker)
+            # (What the loop does first, at a marker that is neither <think> tag nor in
+            # `line`, has no backtick before it, and has a Frame: it reads the frame.)
+            if type(frame) is not _frame.Frame or marker in line or (i > 0 and buf[i - 1] == "`"):
+                return pos
+            got = frame.read(buf, i, True, tools)
+            if type(got) is not ToolCall:
+                return pos  # (the loop reads it again, and takes the general way)
+            take(pos, i, buf[pos:i], got)
+            pos = got.span[1]
+
     def _whole_next(self, buf: str, pos: int, nxt: dict) -> tuple[int, str] | None:
         """_next_literal for the whole text (final): the first marker, as plain text,
-        at or after pos. It looks only for what the text holds (whole_keys: the
+        at or after pos. It looks only for what the text holds (whole_keys: of the
         symbol markers' first characters, then the word markers, longest first),
         each by str.find, its answer kept in nxt until pos passes it. (A character
         class search is several times slower than a find of one character.)"""
         look = pos
-        words = self.words
+        symbol_chars = self.symbol_chars
         while True:
             i = -1
             key = ""
@@ -567,8 +607,8 @@ class Scanner:
                     i, key = at, k
             if i < 0:
                 return None
-            if key in words:
-                return i, key
+            if key not in symbol_chars:
+                return i, key  # (a word marker)
             m = self.symbols.match(buf, i)  # (the longest symbol marker there)
             if m is not None:
                 return i, m.group()
