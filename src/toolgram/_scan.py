@@ -321,7 +321,8 @@ class Scanner:
         """A whole reply at once (parse): what feed(text) and finish() report, without
         the waiting that only a stream needs (no token can still grow). With a sink
         (the Assembler the items go to), runs of calls the fast frames read go to it
-        as they are read (see _run); the items returned follow them."""
+        as they are read (see _run; positions in the sink are the buffer's, so only
+        where no text was dropped: base 0); the items returned follow them."""
         self.buf += text
         self.sink = sink
         return self.finish()
@@ -538,7 +539,7 @@ class Scanner:
             if frame is not None:
                 got = frame.read(buf, i, final, tools)
                 if type(got) is ToolCall:
-                    if final and self.sink is not None and kind == "text":
+                    if final and self.sink is not None and kind == "text" and not self.base:
                         self.pos = pos = self._run(out, buf, got, whole)
                         continue
                     out.append(got)
