@@ -207,29 +207,15 @@ def scalar_end(text: str, pos: int, stops: str) -> int:
     return len(text)
 
 
-def _too_deep(text: str, early: bool = False) -> bool:
+def _too_deep(text: str) -> bool:
     """Whether brackets outside strings nest deeper than MAX_DEPTH anywhere in text.
 
     Exact for valid JSON, which is all json.loads would accept. (Stray closers
     are not clamped at depth 0 here; such text is not valid JSON, and the lenient
-    pass counts its own depth.) `early`: the same answer from a scan that stops
-    as soon as it is too deep, for text that may run on far past that.
+    pass counts its own depth.)
     """
     # Too few openers to nest that deep: skip the scan (the usual case).
     if text.count("[") + text.count("{") + text.count("(") <= MAX_DEPTH:
-        return False
-    if early:
-        depth = 0
-        for m in _BRACKET_SCAN.finditer(text):
-            kind = m.lastindex
-            if kind == 3:
-                depth += 1
-                if depth > MAX_DEPTH:
-                    return True
-            elif kind == 4:
-                depth -= 1
-            elif kind is None:
-                break  # (a string that never closes: the rest is inside it)
         return False
     # Strings must be skipped: brackets in them could push the count either
     # way. What is left is all brackets, summed up in C.
@@ -602,16 +588,17 @@ def loads(text: str) -> tuple[Any, tuple[str, ...]]:
         raise RepairError("payload is not text")
     if not text or text.isspace():
         raise RepairError("empty payload")
-    # Deeper than MAX_DEPTH is refused, valid or not. The decoder goes first: it
-    # fails fast on most text that is not JSON, and then the depth is found by a
-    # scan that stops once it is too deep (a reply full of markers whose brackets
-    # never close hands over a payload that runs to its end, once per marker).
+    # Deeper than MAX_DEPTH is refused, valid or not. The decoder goes first, then
+    # the lenient pass, which counts its own depth and stops at the first thing it
+    # cannot read: a reply full of markers whose brackets never close hands over a
+    # payload that runs to its end, once per marker, and each is given up where it
+    # breaks (a scan of its depth first would walk hundreds of brackets each time).
+    # What either reads is then checked for depth anywhere in it.
     try:
         value = _JSON.decode(text)
+        repairs: tuple[str, ...] = ()
     except (ValueError, RecursionError):
-        if _too_deep(text, early=True):
-            raise RepairError("nested too deeply") from None
-        return _Reader(text).read()
+        value, repairs = _Reader(text).read()
     if _too_deep(text):
         raise RepairError("nested too deeply")
-    return value, ()
+    return value, repairs
