@@ -134,6 +134,9 @@ def _parse_time(raw: str) -> float:
         pytest.param(lambda n: "functools commentary to= Action: " * (n // 34), id="word_markers_only"),
         pytest.param(lambda n: '<tool_call>{"name": @@ }</tool_call> words ' * (n // 40), id="many_broken_calls"),
         pytest.param(lambda n: 'x <tool_call>{"name": @@ ' + "a < b " * (n // 6), id="broken_call_then_lt"),
+        # Each payload a JSON value that never closes, running to the end of the reply.
+        pytest.param(lambda n: "<TOOLCALL>[@" * (n // 12), id="broken_json_markers"),
+        pytest.param(lambda n: "<|im_start|>{" * (n // 13), id="broken_json_objects"),
         pytest.param(lambda n: ("word " * 20 + '<tool_call>{"name": "a", "arguments": {"x": 1}}</tool_call>') * (n // 155), id="calls"),
     ],
 )
