@@ -135,26 +135,22 @@ class Assembler:
     def extend(self, items: list, _new=tuple.__new__) -> None:
         """Take a whole reply's items (parse), reporting nothing: prose and the fast
         path's calls straight in, the rest through add()."""
-        segments, calls, add_text, cut = self.segments, self.calls, self.prose.add, self.prose.mark_cut
-        checked = self.tools is not None
+        segments, add_text = self.segments, self.prose.add
         for item in items:
             kind = type(item)
             if kind is Piece and item[0] == "text":
                 _, start, end, value = item
                 segments.append(_new(Segment, ("text", start, end)))
                 add_text(value)
-            elif kind is ToolCall and not checked:  # (what _call does, where every name is accepted)
-                cut()
-                calls.append(item)
-                segments.append(_new(Segment, ("call", *item.span)))
             elif kind is ToolCall:
-                self._call(item)
+                self.take(-1, -1, "", item)
             else:
                 self.add(item)
 
     def take(self, start: int, end: int, prose: str, call: ToolCall, _new=tuple.__new__) -> None:
-        """A fast frame's call and the prose before it (Scanner._run): what extend()
-        does with a text Piece (unless end < 0: none), then the call."""
+        """A fast frame's call and the prose before it (Scanner._run; end < 0: none):
+        what extend() does with a text Piece, then the call, or the error message
+        that replaces it (as _call decides, which every name passes without tools)."""
         if start < end:
             self.segments.append(_new(Segment, ("text", start, end)))
             self.prose.add(prose)
