@@ -92,16 +92,20 @@ class Joiner:
             self.hold = ""
         elif self.cut:
             body = value.lstrip()
+            run = self.run
             if len(body) < len(value):
-                self.run += value[: len(value) - len(body)]
+                run += value[: len(value) - len(body)]
             if not body:
+                self.run = run
                 return ""
-            # The longest of the three runs (the first of equals), or a newline.
+            # The longest of the three runs (the first of equals), or a newline. (The
+            # run is not kept: the next mark_cut starts a new one.)
             sep = self.hold
-            if len(self.right) > len(sep):
-                sep = self.right
-            if len(self.run) > len(sep):
-                sep = self.run
+            right = self.right
+            if len(right) > len(sep):
+                sep = right
+            if len(run) > len(sep):
+                sep = run
             value = (sep or "\n") + body
             self.cut = False
             self.hold = ""
