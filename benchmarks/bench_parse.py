@@ -71,7 +71,7 @@ def same_result(raw: str) -> ParseResult:
     return ParseResult(text=text.text(), calls=calls, segments=segments)
 
 
-def time_both(fns, rounds: int = 9) -> list[float]:
+def time_both(fns, rounds: int = 15) -> list[float]:
     """Seconds per call of each fn: the best of `rounds`, taken in turn (so that a busy
     spell of the machine hits both sides), in CPU time (time.process_time): wall time
     on a shared machine measures the neighbours."""
