@@ -570,7 +570,7 @@ class Scanner:
             sink.extend(out)
             out.clear()
         take = sink.take
-        frames, line, tools = self.frames, self.line, self.tools
+        frames, line, tools, Frame = self.frames, self.line, self.tools, _frame.Frame
         pos = call.span[1]
         take(-1, -1, "", call)
         while True:
@@ -581,7 +581,7 @@ class Scanner:
             frame = frames.get(marker)
             # (What the loop does first, at a marker that is neither <think> tag nor in
             # `line`, has no backtick before it, and has a Frame: it reads the frame.)
-            if type(frame) is not _frame.Frame or marker in line or (i > 0 and buf[i - 1] == "`"):
+            if type(frame) is not Frame or marker in line or (i > 0 and buf[i - 1] == "`"):
                 return pos
             got = frame.read(buf, i, True, tools)
             if type(got) is not ToolCall:
@@ -597,15 +597,21 @@ class Scanner:
         class search is several times slower than a find of one character.)"""
         look = pos
         symbol_chars = self.symbol_chars
+        keys = self.whole_keys
+        one = keys[0] if len(keys) == 1 else None  # (most replies hold one: "<")
         while True:
-            i = -1
-            key = ""
-            for k in self.whole_keys:
-                at = nxt[k]
-                if at < look and at != -1:  # (-2: not looked for yet)
-                    at = nxt[k] = buf.find(k, look)
-                if at >= 0 and (i < 0 or at < i):
-                    i, key = at, k
+            if one is not None:
+                i = buf.find(one, look)
+                key = one
+            else:
+                i = -1
+                key = ""
+                for k in keys:
+                    at = nxt[k]
+                    if at < look and at != -1:  # (-2: not looked for yet)
+                        at = nxt[k] = buf.find(k, look)
+                    if at >= 0 and (i < 0 or at < i):
+                        i, key = at, k
             if i < 0:
                 return None
             if key not in symbol_chars:
