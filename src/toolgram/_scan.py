@@ -6,10 +6,13 @@ parsing is `read(all)`, the same as `feed(all); finish()` (a stream in one
 piece), so a stream and a whole reply take the same decisions: where more text
 could change a decision, the scanner waits.
 
-Prose is never given to Lark: one compiled search finds the next start marker
-of any active format (or <think>), and only the region from there is parsed
-by that format's grammar (see _driver.py), or, when the first format at that
-marker has a fast frame and the region is a plain call, by one regex (_frame.py).
+Prose is never given to Lark: a search for plain text finds the next start
+marker of any active format (or <think>) -- in a whole text, a str.find of each
+first character or word that the text holds (_whole_next), in a stream the
+searches of _next_literal -- and only the region from there is parsed by that
+format's grammar (see _driver.py), or, when the first format at that marker has
+a fast frame and the region is a plain call, by one regex (_frame.py). In a
+whole reply, a run of such calls goes to the Assembler as it is read (_run).
 """
 
 from __future__ import annotations
