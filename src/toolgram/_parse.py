@@ -153,17 +153,11 @@ class Assembler:
 
     def take(self, start: int, end: int, prose: str, call: ToolCall, _new=tuple.__new__) -> None:
         """A fast frame's call and the prose before it (Scanner._run; end < 0: none):
-        what extend() does with a text Piece, then the call, or the error message
-        that replaces it (as _call decides, which every name passes without tools)."""
+        what extend() does with a text Piece, then what _call does with the call."""
         if start < end:
             self.segments.append(_new(Segment, ("text", start, end)))
             self.prose.add(prose)
-        if self.tools is not None:
-            self._call(call)
-            return
-        self.prose.mark_cut()
-        self.calls.append(call)
-        self.segments.append(_new(Segment, ("call", *call.span)))
+        self._call(call)
 
     def add(self, item: Any) -> list[tuple[str, Any]]:
         """Take one scanner item; return what it produced, as (kind, value) pairs:
