@@ -257,6 +257,23 @@ def test_fast_and_general_agree_on_marker_soup(parts: list[str], tools: Any) -> 
     assert summary(toolgram.parse(raw, tools)) == summary(general(raw, tools, None, 32_768))
 
 
+# Text whose only marker character is "<": a run of calls of one format is read by
+# Scanner._run without a look at the markers (its `again`), and stops where it must.
+ANGLE = [
+    "<tool_call>", "</tool_call>", '<tool_call>\n{"name": "a", "arguments": {"x": 1}}\n</tool_call>',
+    '<tool_call>{"name": "get_weather", "arguments": {}}</tool_call>', '<tool_call>{"name": "b"}</tool_call>',
+    "<longcat_tool_call>", "</longcat_tool_call>", "<|im_end|>", "<think>", "</think>", "<TOOLCALL>",
+    '{"name": "a", "arguments": {"x": 1}}', "\n", " ", "words", "3 < 5", "<", "<tool_", "Sure.",
+]
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(ANGLE), max_size=14), st.sampled_from([None, ["a", "get_weather"]]))
+def test_fast_and_general_agree_on_runs_of_calls(parts: list[str], tools: Any) -> None:
+    raw = "".join(parts)
+    assert summary(toolgram.parse(raw, tools)) == summary(general(raw, tools, None, 32_768))
+
+
 def test_end_terminals_spelled_as_alternations_of_strings_are_read_as_strings() -> None:
     from toolgram._frame import _strings
     from toolgram._registry import Terminal

@@ -27,6 +27,7 @@ def test_whole_text_search_finds_what_the_stream_search_finds(text: str, tools_g
     tools = normalize_tools([]) if tools_given else None
     whole = Scanner(FORMATS, tools)
     whole.read(text)  # (sets up the whole-text search, then scans)
+    assert whole.whole_keys == [k for k in whole.literal_keys if k in text]  # (each key's guard is its own)
     # Asked at every place, moving on (as _in_prose asks: both keep answers until passed),
     # and afresh at each place.
     stream, kept = Scanner(FORMATS, tools), dict.fromkeys(whole.whole_keys, -2)
@@ -46,3 +47,6 @@ def test_symbol_trie_matches_the_longest_marker(text: str) -> None:
     for pos in range(len(text)):
         got, want = m.symbols.match(text, pos), alternation.match(text, pos)
         assert (got and got.group()) == (want and want.group()), pos
+        for marker in m.unextended:  # (Scanner._run takes such a marker, where it starts, as the match)
+            if text.startswith(marker, pos):
+                assert got.group() == marker, pos

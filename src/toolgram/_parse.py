@@ -151,20 +151,30 @@ class Assembler:
             else:
                 self.add(item)
 
-    def take(self, start: int, end: int, prose: str, call: ToolCall, _new=tuple.__new__) -> None:
-        """A fast frame's call and the prose before it (Scanner._run; end < 0: none):
-        what extend() does with a text Piece, then what _call does with the call."""
+    def take(self, start: int, end: int, prose: str, call: ToolCall, _new=tuple.__new__) -> ToolCall | str:
+        """A call the fast path read (a region holding just it), and the prose before
+        it (Scanner._run; end <= start: none): what extend() does with a text Piece,
+        then the call, or the error message that replaces it (returned)."""
+        segments = self.segments
         if start < end:
-            self.segments.append(_new(Segment, ("text", start, end)))
+            segments.append(_new(Segment, ("text", start, end)))
             self.prose.add(prose)
-        self._call(call)
+        self.prose.mark_cut()
+        done = call if self.tools is None else accept(call, self.tools, self.validate)
+        if type(done) is ToolCall:
+            self.calls.append(done)
+            segments.append(_new(Segment, ("call", *call.span)))
+        else:
+            self.errors.append(done)
+            segments.append(_new(Segment, ("error", *call.span)))
+        return done
 
     def add(self, item: Any) -> list[tuple[str, Any]]:
         """Take one scanner item; return what it produced, as (kind, value) pairs:
         ("text", str), ("reasoning", str), ("call", ToolCall), ("error", str)."""
         produced: list[tuple[str, Any]] = []
         if type(item) is ToolCall:
-            done = self._call(item)
+            done = self.take(-1, -1, "", item)
             produced.append(("call" if type(done) is ToolCall else "error", done))
         elif isinstance(item, Piece):
             self.segments.append(make_segment("text" if item.kind == "text" else "reasoning", item.start, item.end))
@@ -213,20 +223,6 @@ class Assembler:
             self.errors.append(item.message)
             produced.append(("error", item.message))
         return produced
-
-    def _call(self, call: ToolCall) -> ToolCall | str:
-        """A call the fast path read (a region holding just it): the call, or the
-        error message that replaces it."""
-        self.prose.mark_cut()
-        start, end = call.span
-        done = call if self.tools is None else accept(call, self.tools, self.validate)
-        if type(done) is ToolCall:
-            self.calls.append(done)
-            self.segments.append(make_segment("call", start, end))
-        else:
-            self.errors.append(done)
-            self.segments.append(make_segment("error", start, end))
-        return done
 
     def result(self) -> ParseResult:
         """The result, once every item is in (its lists are the assembler's own)."""

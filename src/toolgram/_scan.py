@@ -108,14 +108,19 @@ class Markers:
         self.words = tuple(m for m in literal if m[0].isalnum())
         symbols = [m for m in literal if not m[0].isalnum()]
         self.symbols = re.compile(_trie(symbols) or "(?!)")
+        # Symbol markers that no other one starts with: where such a marker starts, it is
+        # the longest one there (Scanner._run takes it for the one it just read).
+        self.unextended = frozenset(m for m in symbols if not any(o != m and o.startswith(m) for o in symbols))
         # Where one may start: found by a character class first (an alternation of
         # dozens of markers is tried at every character of the prose: ten times slower).
         starts = "".join(sorted({m[0] for m in symbols}))
         self.symbol_firsts = re.compile(f"[{re.escape(starts)}]" if starts else "(?!)")
         self.symbol_chars = frozenset(starts)
         # What a whole text is searched for (Scanner._whole_next): those characters,
-        # then the word markers, longest first.
+        # then the word markers, longest first; each with the character that finish()
+        # looks for first (see _guard).
         self.literal_keys = (*sorted(starts), *self.words)
+        self.key_guards = tuple((k, _guard(k)) for k in self.literal_keys)
         # The fast frame (see _frame.py) of the first format each marker opens.
         self.frames = {k: f for k, fmts in self.by_marker.items() if (f := _frame.frame_of(fmts[0])) is not None}
         # A found literal needs the full search only if a line-start condition applies.
@@ -127,14 +132,30 @@ class Markers:
             "any_re": self.any_re, "prefixes": self.prefixes, "max_prefix": self.max_prefix,
             "quick": quick, "risky_ends": risky_ends, "firsts": firsts, "literals": literals,
             "first_set": first_set, "end_pairs": end_pairs, "line": self.line,
-            "symbols": self.symbols, "symbol_firsts": self.symbol_firsts, "words": self.words,
-            "symbol_chars": self.symbol_chars, "literal_keys": self.literal_keys,
+            "symbols": self.symbols, "symbol_firsts": self.symbol_firsts, "words": self.words, "unextended": self.unextended,
+            "symbol_chars": self.symbol_chars, "literal_keys": self.literal_keys, "key_guards": self.key_guards,
             "frames": self.frames, "openers": self.openers,
         }  # fmt: skip
 
 
 _MARKERS: dict[tuple, Markers] = {}
+
 _LAST: dict[bool, tuple] = {}  # tools_given -> (the tuple of formats last asked for, its Markers)
+
+
+# Characters from the rarest in replies to the most frequent (any other is rarer still):
+# "|", lower-case letters, what markup is made of, what JSON and prose are full of.
+_COMMON = '|zqxjkvbpygfwmucldrhsnioate_/[]<> .,:"{}\n'
+
+
+def _guard(key: str) -> str:
+    """The character of `key` that a text lacks most often: finish() looks for it
+    before the key. A one-character search is a memchr, a word's is several times
+    slower, and a text without the guard cannot hold the key ("=" for "commentary
+    to=", "|" for "function call<|role_sep|>"). A one-character key is its own guard."""
+    if len(key) == 1:
+        return key
+    return min(key, key=_COMMON.find)
 
 
 def markers_for(formats, tools_given: bool = True) -> Markers:
@@ -340,7 +361,7 @@ class Scanner:
         # The text is all here: what _in_prose looks for in it is the symbol markers'
         # first characters and the word markers that it holds (see _whole_next).
         buf = self.buf
-        self.whole_keys = keys = [k for k in self.literal_keys if k in buf]
+        self.whole_keys = keys = [k for k, g in self.key_guards if g in buf and (k is g or k in buf)]
         self.whole_next = dict.fromkeys(keys, -2)
         return self._advance(True)
 
@@ -543,7 +564,7 @@ class Scanner:
                 got = frame.read(buf, i, final, tools)
                 if type(got) is ToolCall:
                     if final and self.sink is not None and kind == "text" and not self.base:
-                        self.pos = pos = self._run(out, buf, got, whole)
+                        self.pos = pos = self._run(out, buf, got, whole, marker, frame)
                         continue
                     out.append(got)
                     self.pos = pos = got.span[1]
@@ -561,7 +582,7 @@ class Scanner:
                 return False
             return True
 
-    def _run(self, out: list, buf: str, call: ToolCall, nxt: dict) -> int:
+    def _run(self, out: list, buf: str, call: ToolCall, nxt: dict, marker: str, frame: Any) -> int:
         """A whole reply with a sink (parse), at a call a fast frame read: that call and
         the ones after it that fast frames read, each with the prose before it, go to
         the sink at once (after the items so far), with none of the items that the
@@ -576,11 +597,32 @@ class Scanner:
         frames, line, tools, Frame = self.frames, self.line, self.tools, _frame.Frame
         pos = call.span[1]
         take(-1, -1, "", call)
+        keys = self.whole_keys
+        one, symbols = (keys[0], self.symbols) if len(keys) == 1 and keys[0] in self.symbol_chars else ("", None)
+        # The marker of the call just read, when the next one found in the text may be
+        # taken for it without a look at the markers: the text holds one marker character,
+        # and this marker is a symbol marker that no other extends, with no line condition
+        # (the common case: call after call in one format).
+        unextended = self.unextended
+        again = marker if one and type(frame) is Frame and marker in unextended and marker not in line else None
         while True:
-            found = self._whole_next(buf, pos, nxt)
-            if found is None:
-                return pos
-            i, marker = found
+            # (_whole_next's search when the text holds one symbol character, inline)
+            i = buf.find(one, pos) if one else -1
+            if again is not None and i >= 0 and buf.startswith(again, i) and buf[i - 1] != "`":
+                got = frame.read(buf, i, True, tools)
+                if type(got) is not ToolCall:
+                    return pos  # (the loop reads it again, and takes the general way)
+                take(pos, i, buf[pos:i], got)
+                pos = got.span[1]
+                continue
+            m = symbols.match(buf, i) if i >= 0 else None
+            if m is not None:
+                marker = m.group()
+            else:
+                found = self._whole_next(buf, pos, nxt)
+                if found is None:
+                    return pos
+                i, marker = found
             frame = frames.get(marker)
             # (What the loop does first, at a marker that is neither <think> tag nor in
             # `line`, has no backtick before it, and has a Frame: it reads the frame.)
@@ -591,6 +633,7 @@ class Scanner:
                 return pos  # (the loop reads it again, and takes the general way)
             take(pos, i, buf[pos:i], got)
             pos = got.span[1]
+            again = marker if one and marker in unextended else None  # (not in line: see above)
 
     def _whole_next(self, buf: str, pos: int, nxt: dict) -> tuple[int, str] | None:
         """_next_literal for the whole text (final): the first marker, as plain text,
