@@ -5,7 +5,7 @@ the grammar, decodes payloads with json.loads, repairs what models commonly
 break (once, and says so) and never raises.
 """
 
-from ._events import ArgumentsDelta, CallDone, CallStart, Error, Event, Reasoning, Text
+from ._events import ArgumentsDelta, CallCancelled, CallDone, CallStart, Error, Event, Reasoning, Text
 from ._mfcs import MfcsSession
 from ._model import ParseResult, Segment, ToolCall
 from ._parse import parse
@@ -19,6 +19,7 @@ from ._validate import validate
 __all__ = [
     "PROMPT_FORMATS",
     "ArgumentsDelta",
+    "CallCancelled",
     "CallDone",
     "CallStart",
     "Error",

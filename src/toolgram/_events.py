@@ -50,4 +50,14 @@ class Error:
     message: str
 
 
-Event = Text | Reasoning | CallStart | ArgumentsDelta | CallDone | Error
+@dataclass(frozen=True)
+class CallCancelled:
+    """StreamParser(announce="name") only: the call announced at `index` by its name
+    did not turn out to be that call (its region could not be read, or read as
+    something else). It gets no CallDone, and `index` is free again: the next call
+    announced takes it."""
+
+    index: int
+
+
+Event = Text | Reasoning | CallStart | ArgumentsDelta | CallDone | Error | CallCancelled

@@ -140,6 +140,15 @@ class Markers:
 
 _MARKERS: dict[tuple, Markers] = {}
 
+# What Scanner.early_call looks for at the start of a payload, within _EARLY_SPAN
+# characters: a call object whose first key is a plain name and whose second opens
+# the arguments as an object.
+_EARLY_SPAN = 300
+_EARLY_NAME = regex.compile(
+    r'[ \t\r\n]*\{[ \t\r\n]*"name"[ \t\r\n]*:[ \t\r\n]*"([A-Za-z0-9_][A-Za-z0-9_.\-:/]{0,127})"'
+    r'[ \t\r\n]*,[ \t\r\n]*"(?:arguments|parameters)"[ \t\r\n]*:[ \t\r\n]*\{'
+)
+
 _LAST: dict[bool, tuple] = {}  # tools_given -> (the tuple of formats last asked for, its Markers)
 
 
@@ -364,6 +373,35 @@ class Scanner:
         self.whole_keys = keys = [k for k, g in self.key_guards if g in buf and (k is g or k in buf)]
         self.whole_next = dict.fromkeys(keys, -2)
         return self._advance(True)
+
+    def early_call(self, settled: int) -> tuple[int, str | None] | None:
+        """StreamParser(announce="name"): the region being read, once its payload has
+        begun `{"name": "x", "arguments": {` (or "parameters"): (its start in the
+        reply, "x"); (its start, None) once it cannot begin so (or shows nothing within
+        _EARLY_SPAN characters); None while it may still, or outside a region, or for
+        the region starting at `settled` (already answered). Only a region whose
+        first candidate reads a JSON call object through a fast frame is looked at;
+        the name then is what that format reads, unless the rest of the region changes
+        it (the stream withdraws the call: see StreamParser)."""
+        start = self.base + self.region_start
+        if self.mode != "region" or start == settled or not self.candidates or self.in_open_think:
+            return None
+        if type(_frame.frame_of(self.candidates[0])) is not _frame.Frame:
+            return start, None
+        at = self.region_start + self.marker_len
+        head = self.buf[at : at + _EARLY_SPAN]
+        for piece in self.pending:
+            if len(head) >= _EARLY_SPAN:
+                break
+            head += piece
+        m = _EARLY_NAME.match(head, 0, partial=True)
+        if m is None or (m.partial and len(head) >= _EARLY_SPAN):
+            return start, None
+        return None if m.partial else (start, m.group(1))
+
+    def in_region(self, start: int) -> bool:
+        """Whether the region that starts at `start` (in the reply) is still being read."""
+        return self.mode == "region" and self.base + self.region_start == start
 
     def unread(self) -> str:
         """The text taken but not yet reported (held back, or in an open region)."""

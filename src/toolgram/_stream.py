@@ -35,6 +35,12 @@ region, not at the end of the stream. Regions that only the end of the reply
 can settle (the whole reply as JSON, a call inside a `<think>` block that never
 closes, a call cut off by the end) come from `flush()`.
 
+`announce="name"` trades that certainty for time: a JSON call object whose name
+comes first gets its `CallStart` as soon as `{"name": "x", "arguments": {` has
+arrived (Scanner.early_call), and when its region then gives something else
+(prose and an error, another name, a call the tools refuse) a `CallCancelled`
+withdraws it and its index is used again. Everything else is as above.
+
 Cost
 ----
 Work per delta is proportional to the delta (amortised), whatever the length
@@ -53,10 +59,10 @@ import json
 import sys
 from typing import Any
 
-from ._events import ArgumentsDelta, CallDone, CallStart, Error, Event, Reasoning, Text
-from ._model import ParseResult, make_segment
+from ._events import ArgumentsDelta, CallCancelled, CallDone, CallStart, Error, Event, Reasoning, Text
+from ._model import ParseResult, ToolCall, make_segment
 from ._parse import DEFAULT_MAX_CHARS, Assembler, grammar_problems, select_formats
-from ._scan import Piece, Scanner
+from ._scan import Piece, Region, Scanner
 from ._tools import normalize_tools
 
 __all__ = ["StreamParser"]
@@ -89,6 +95,15 @@ class StreamParser:
     constructor. `feed()` after `flush()` or `close()` raises RuntimeError.
     `in_think=True`: the reply starts inside a `<think>` block the prompt opened
     (see parse()); its text comes as Reasoning events.
+
+    `announce="name"`: a call written as a JSON object whose name comes first
+    (`<tool_call>{"name": "x", "arguments": {`…) gets its CallStart as soon as
+    that much has arrived, for a UI that shows "calling x…" while the arguments
+    stream; its ArgumentsDelta and CallDone still come with its end. Such a call
+    may yet fail (`{"q": "a"b"}` cannot be read, and parse() keeps it as prose and
+    an error): then a CallCancelled(index) follows, the call gets no CallDone, and
+    the index is free again. The closing result is parse()'s either way. The
+    default, announce="done", sends nothing about a call before it is certain.
     """
 
     def __init__(
@@ -100,9 +115,17 @@ class StreamParser:
         grammar_paths: Any = None,
         validate: bool = False,
         in_think: bool = False,
+        announce: str = "done",
     ) -> None:
         if max_chars is not None and max_chars < 0:
             raise ValueError("max_chars must be >= 0 (or None for no limit)")
+        if announce not in ("done", "name"):
+            raise ValueError('announce must be "done" or "name"')
+        # announce="name": the call announced by its name and not done yet, as (index,
+        # its region's start, name); and the region start last answered (see _early_look).
+        self._announce = announce == "name"
+        self._early: tuple[int, int, str] | None = None
+        self._early_settled = -1
         self._tools = normalize_tools(tools)
         self._scanner = Scanner(select_formats(formats, grammar_paths), self._tools, in_think)
         self._asm = Assembler(self._tools, validate)
@@ -131,6 +154,14 @@ class StreamParser:
     # -- public ---------------------------------------------------------------
     def feed(self, delta: str) -> list[Event]:
         """Take the next piece of the reply; return the events it completes."""
+        if self._announce:
+            events = self._feed(delta)
+            if self._state is _OPEN:
+                self._early_look(events)
+            return events
+        return self._feed(delta)
+
+    def _feed(self, delta: str) -> list[Event]:
         if delta.__class__ is not str:
             delta = "" if delta is None else str(delta)
         end = self._seen + len(delta)
@@ -252,6 +283,8 @@ class StreamParser:
             events.append(Error(message))
         self._stop(_DONE)
         self._end_run()
+        if self._early is not None:  # (the end settled every region: not that call)
+            self._cancel(events)
         return events
 
     def close(self) -> ParseResult:
@@ -277,6 +310,28 @@ class StreamParser:
             self._items(items, events)
         return events
 
+    def _early_look(self, events: list[Event]) -> None:
+        """announce="name": a CallStart for the region being read, once its name shows
+        (Scanner.early_call) and is offered; a CallCancelled once the announced
+        call's region is over without giving it (_items takes the call itself)."""
+        early = self._early
+        if early is not None:
+            if not self._scanner.in_region(early[1]):
+                self._cancel(events)
+            return
+        got = self._scanner.early_call(self._early_settled)
+        if got is None:
+            return
+        start, name = got
+        self._early_settled = start
+        if name is not None and (self._tools is None or name in self._tools):
+            self._early = (self._calls, start, name)
+            events.append(CallStart(self._calls, name, None))
+
+    def _cancel(self, events: list[Event]) -> None:
+        events.append(CallCancelled(self._early[0]))
+        self._early = None
+
     def _break(self, exc: Exception, events: list[Event]) -> None:
         # A bug of ours must not cost the user the reply. parse() would keep the
         # whole reply as prose; what was already sent stands, the rest is prose.
@@ -298,6 +353,12 @@ class StreamParser:
         self._end_run()
         add = self._asm.add
         for item in items:
+            early = self._early
+            if early is not None and type(item) not in (ToolCall, Region) and item.start >= early[1]:
+                # The announced call's region is over, and what it gave is prose or an
+                # error. (A call, or a region holding calls, is settled below; a region
+                # that gives no call, by _early_look after the feed.)
+                self._cancel(events)
             for kind, value in add(item):
                 if kind == "text":
                     if events and type(events[-1]) is Text:
@@ -312,8 +373,17 @@ class StreamParser:
                 elif kind == "call":
                     index = self._calls
                     self._calls += 1
+                    early = self._early
+                    if early is not None:
+                        self._early = None
+                        if early[1] == value.span[0] and early[2] == value.name and value.id is None:
+                            events.append(ArgumentsDelta(index, arguments_json(value.arguments)))
+                            events.append(CallDone(index, value))
+                            continue  # (announced already)
+                        events.append(CallCancelled(early[0]))
                     events.append(CallStart(index, value.name, value.id))
                     events.append(ArgumentsDelta(index, arguments_json(value.arguments)))
                     events.append(CallDone(index, value))
                 else:
                     events.append(Error(value))
+

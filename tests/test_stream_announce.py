@@ -1,0 +1,150 @@
+"""StreamParser(announce="name"): a JSON call object is announced by its name, before
+its end; a call that then fails is withdrawn (CallCancelled), and the closing result
+is parse()'s all the same.
+
+Over every corpus and stream case, in several chunkings: close() equals parse();
+each CallStart is followed by its call's CallDone or by a CallCancelled of its index,
+never both; the CallDone calls are result.calls, in order, each with its arguments;
+the Text, Reasoning and Error events are those of the default stream.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import toolgram
+from toolgram import ArgumentsDelta, CallCancelled, CallDone, CallStart, Error, Reasoning, StreamParser, Text
+
+from conftest import corpus_cases
+from test_stream import CASES, SOUP, chunked, random_chunks
+
+ALL = [(c.id, c.raw, c.tools, c.formats, 32_768) for c in corpus_cases()] + CASES
+REPLY = 'Checking.<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris", "days": 3}}\n</tool_call> Done.'
+
+
+def feed_all(raw: str, chunks: list[str], tools: Any = None, formats: Any = None, max_chars: int = 32_768, **kw: Any):
+    sp = StreamParser(tools, formats=formats, max_chars=max_chars, announce="name", **kw)
+    fed = [sp.feed(chunk) for chunk in chunks]
+    tail = sp.flush()
+    return fed, tail, sp.close()
+
+
+def check(raw: str, chunks: list[str], tools: Any, formats: Any, max_chars: int) -> list[Any]:
+    expected = toolgram.parse(raw, tools, formats=formats, max_chars=max_chars)
+    fed, tail, result = feed_all(raw, chunks, tools, formats, max_chars)
+    assert result == expected
+    events = [e for batch in fed for e in batch] + tail
+    assert "".join(e.text for e in events if type(e) is Text) == expected.text
+    assert "".join(e.text for e in events if type(e) is Reasoning) == expected.reasoning
+    assert [e.message for e in events if type(e) is Error] == expected.errors
+    done: list[Any] = []
+    args: list[str] = []
+    open_index = None
+    for e in events:
+        if type(e) is CallStart:
+            assert open_index is None and e.index == len(done)
+            open_index, args = e.index, []
+        elif type(e) is ArgumentsDelta:
+            assert e.index == open_index
+            args.append(e.text)
+        elif type(e) is CallDone:
+            assert e.index == open_index
+            assert "".join(args) == json.dumps(e.call.arguments, ensure_ascii=False)
+            done.append(e.call)
+            open_index = None
+        elif type(e) is CallCancelled:
+            assert e.index == open_index and not args  # (arguments come only with the end)
+            open_index = None
+    assert open_index is None
+    assert done == expected.calls
+    return events
+
+
+def test_a_call_is_announced_once_its_name_has_come() -> None:
+    cut = REPLY.index('"city"')  # after `"arguments": {`
+    fed, tail, result = feed_all(REPLY, [REPLY[:cut], REPLY[cut : cut + 10], REPLY[cut + 10 :]])
+    assert fed[0] == [Text("Checking."), CallStart(0, "get_weather", None)]
+    assert fed[1] == []
+    assert fed[2] == [
+        ArgumentsDelta(0, '{"city": "Paris", "days": 3}'),
+        CallDone(0, result.calls[0]),
+        Text(" Done."),
+    ]
+    assert tail == []
+
+
+def test_before_the_arguments_open_nothing_is_announced() -> None:
+    cut = REPLY.index("{", REPLY.index("arguments"))
+    fed, _, _ = feed_all(REPLY, [REPLY[:cut], REPLY[cut:]])
+    assert fed[0] == [Text("Checking.")]
+    assert CallStart(0, "get_weather", None) in fed[1]
+
+
+def test_a_call_that_fails_after_its_name_is_withdrawn() -> None:
+    raw = (
+        '<tool_call>{"name": "get_weather", "arguments": {"city": "Par"is"}}</tool_call> Then'
+        ' <tool_call>{"name": "search", "arguments": {}}</tool_call>'
+    )
+    events = check(raw, chunked(raw, 4), None, None, 32_768)
+    kinds = [type(e).__name__ for e in events]
+    assert kinds[:2] == ["CallStart", "CallCancelled"]
+    assert events[0] == CallStart(0, "get_weather", None) and events[1] == CallCancelled(0)
+    assert [e.name for e in events if type(e) is CallStart] == ["get_weather", "search"]
+    assert [e.index for e in events if type(e) is CallDone] == [0]  # (index 0 was free again)
+
+
+def test_a_name_that_is_not_offered_is_not_announced() -> None:
+    raw = REPLY.replace("get_weather", "delete_everything")
+    events = check(raw, chunked(raw, 3), ["get_weather"], None, 32_768)
+    assert not [e for e in events if type(e) in (CallStart, CallCancelled)]
+    assert [e.message for e in events if type(e) is Error] == [
+        'Unknown tool "delete_everything". Available now: get_weather.'
+    ]
+
+
+def test_a_later_name_key_makes_it_another_call() -> None:
+    # (JSON keeps the last of duplicate keys: the call is "b", not the "a" announced.)
+    raw = '<tool_call>{"name": "a", "arguments": {}, "name": "b"}</tool_call> ok'
+    events = check(raw, chunked(raw, 5), None, None, 32_768)
+    assert [type(e).__name__ for e in events][:3] == ["CallStart", "CallCancelled", "CallStart"]
+    assert [e.name for e in events if type(e) is CallStart] == ["a", "b"]
+
+
+def test_the_default_announces_with_the_end() -> None:
+    cut = REPLY.index('"city"')
+    sp = StreamParser()
+    assert sp.feed(REPLY[:cut]) == [Text("Checking.")]
+    with pytest.raises(ValueError):
+        StreamParser(announce="early")
+
+
+@pytest.mark.parametrize("case", ALL, ids=[c[0] for c in ALL])
+def test_announced_stream_adds_up_to_parse(case: tuple) -> None:
+    _, raw, tools, formats, max_chars = case
+    for size in (1, 7, 64):
+        check(raw, chunked(raw, size), tools, formats, max_chars)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_announced_marker_soup_adds_up_to_parse(data: Any) -> None:
+    parts = [*SOUP, '{"name": "a", "arguments": {"x": "y"b"}}', '{"name": "get_weather", "arguments": {', '"}}']
+    raw = "".join(data.draw(st.lists(st.sampled_from(parts), max_size=14), label="parts"))
+    tools = data.draw(st.sampled_from([None, ["get_weather"]]), label="tools")
+    check(raw, random_chunks(data, raw), tools, None, 32_768)
+
+
+def test_a_call_its_schema_refuses_is_withdrawn_with_its_error() -> None:
+    tools = [{"name": "get_weather", "inputSchema": {"type": "object", "properties": {"days": {"type": "string"}}}}]
+    sp = StreamParser(tools, announce="name", validate=True)
+    cut = REPLY.index('"city"')
+    assert sp.feed(REPLY[:cut]) == [Text("Checking."), CallStart(0, "get_weather", None)]
+    end = REPLY.index("</tool_call>") + len("</tool_call>")
+    assert [type(e) for e in sp.feed(REPLY[cut:end])] == [Error, CallCancelled]  # (with the call's end)
+    assert sp.feed(REPLY[end:]) == [Text(" Done.")]
+    assert sp.close() == toolgram.parse(REPLY, tools, validate=True)
