@@ -406,3 +406,32 @@ def test_scans_never_raise(text, pos, stops):
     assert end is None or pos < end <= len(text)
     end = scalar_end(text, pos, stops)
     assert min(max(pos, 0), len(text)) <= end <= len(text)
+
+
+# -- where a value breaks for good (unreadable_at: Driver._cut cuts a broken value there)
+JSONISH = st.lists(
+    st.sampled_from([
+        "{", "}", "[", "]", '"', "'", ":", ",", " ", "\n", "a", "1", "9", "-", "+", ".", "e", "E", "(", ")",
+        "true", "Tru", "None", '"k"', '"v"', "'s'", "12", "1.5", "-Inf", "x", "<tool_call>", "\\", "is",
+    ]),
+    max_size=24,
+).map("".join)  # fmt: skip
+
+
+@settings(max_examples=600, deadline=None)
+@given(JSONISH, JSONISH)
+def test_a_break_for_good_stays_whatever_follows(text: str, more: str) -> None:
+    at = _repair.unreadable_at(text)
+    if at is None:
+        return
+    with pytest.raises(_repair.RepairError):
+        _repair.loads(text + more)
+    assert _repair.breaks_at(text + more) == at
+
+
+def test_where_a_value_breaks() -> None:
+    broken = '{"city": "Par"is"}} and the text goes on'
+    assert _repair.unreadable_at(broken) == _repair.breaks_at(broken) == 16  # (after `is`, where ':' was due)
+    assert _repair.unreadable_at('{"city": "Par"is') is None  # (too near the end to tell)
+    assert _repair.unreadable_at('{"a": 1, "b": "cut off') is None  # (it reads: closed_json)
+    assert _repair.breaks_at('{"a": 1}') is None

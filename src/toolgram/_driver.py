@@ -18,6 +18,7 @@ from typing import Any
 import regex
 from lark.parsers.lalr_analysis import Shift
 
+from . import _repair
 from ._registry import Compiled, Format
 
 try:  # the pattern parser of the `re` module (for _loop)
@@ -54,11 +55,16 @@ _MAX_VIRTUAL = 6
 class Driver:
     __slots__ = (
         "fmt", "c", "start", "pos", "stack", "values", "status", "end", "tree", "repairs", "reason",
-        "hint", "extents", "quotes", "resume", "taken", "brackets",
+        "hint", "extents", "quotes", "resume", "taken", "brackets", "cutter", "recheck",
     )  # fmt: skip
 
-    def __init__(self, fmt: Format, start: int, brackets: Any = None) -> None:
+    def __init__(self, fmt: Format, start: int, brackets: Any = None, cutter: Any = None) -> None:
         self.fmt = fmt
+        # Where a JSON value broken for good is cut short: (markers_from, room), the
+        # scanner's search for the first marker in a span of the text and the longest
+        # marker's length (see _cut); None: never.
+        self.cutter = cutter
+        self.recheck = 0  # waiting on such a value: the text's length to look again at
         # Where a JSON value ends, once the whole text is at hand: the scanner's
         # _repair.BracketIndex, shared by the drivers of one text (see there).
         self.brackets = brackets
@@ -95,6 +101,7 @@ class Driver:
         if self.status != WAIT:
             return self.status
         self.hint = None
+        self.recheck = 0
         c = self.c
         while True:
             state = self.stack[-1]
@@ -172,14 +179,22 @@ class Driver:
                         growers = None
                         continue
                     if final and self.brackets is not None:
-                        end = self.brackets.end(buf, pos) or n  # (None: truncated, as below)
+                        end = self.brackets.end(buf, pos)
                     else:
                         extent = self._extent(pos, None)
                         end = extent.advance(buf, 0)
-                    if end is None:
+                    # A value broken for good before a marker ends there: the region
+                    # does not swallow the calls after it (see _cut).
+                    cut = self._cut(buf, pos, n if end is None else end, final) if self.cutter else None
+                    if cut is not None and cut is not WAIT:
+                        end = cut
+                    elif end is None or cut is WAIT:
                         if not final:
+                            if end is not None:
+                                return WAIT  # (closed, but a marker may still start before its end)
                             if growers is not None:
                                 self.hint = [*growers, extent]
+                                self.recheck = n + max(16, (n - pos) // 4)  # (_cut looks again then)
                             return WAIT
                         end = n  # truncated: the decoder closes it
                 elif name == "PYVALUE":
@@ -252,11 +267,52 @@ class Driver:
             extent = self.extents[stops] = _Extent(pos, stops)
         return extent
 
+    def _cut(self, buf: str, pos: int, stop: int, final: bool) -> Any:
+        """Where the JSON value at pos, which runs to `stop` (where its brackets close,
+        or the end of the text so far), is cut short: at the first marker (a call's,
+        <think>'s, or this format's end) that starts after the place where the value
+        can no longer be read, whatever follows (_repair.unreadable_at). A broken
+        value the bracket scan cannot close would otherwise run to the end of the
+        reply, and one whose quotes are off may close far too late: either way the
+        calls after it would be lost in its failure. None: not cut (it reads, or a
+        marker does not follow its break); WAIT: the text so far cannot tell (a
+        marker may still start before `stop`). Only a value that cannot be read is
+        cut, and it still cannot be read: only how much text its failure takes changes."""
+        markers_from, room = self.cutter
+        ends = self.fmt.ends
+        room = max(room, *map(len, ends)) if ends else room
+
+        def first_marker(start: int) -> int:
+            best = markers_from(buf, start, stop)
+            for e in ends:
+                i = buf.find(e, start, stop + len(e) - 1)
+                if i >= 0 and (best < 0 or i < best):
+                    best = i
+            return best
+
+        try:  # (the usual case: JSON reads the value, which is never cut)
+            if _repair._JSON.scan_once(buf, pos)[1] == stop:
+                return None
+        except (StopIteration, ValueError, RecursionError):
+            pass
+        settled = final or stop + room <= len(buf)  # (every marker that starts before stop is whole)
+        at = _repair.unreadable_in(buf, pos, stop)
+        if at is None:
+            return None
+        m = first_marker(pos + at)
+        if not settled and (m < 0 or m + room > len(buf)):
+            return WAIT
+        if m < 0 or _repair.breaks_at(buf[pos:m]) != at:  # (it breaks there still)
+            return None
+        return m
+
     def absorbs(self, text: str, n: int) -> bool:
         """After run() waited with a hint: would `text`, appended to the n characters
         of text so far, leave it waiting the same way? True means run() need not
         see it yet (the caller keeps it and hands it over with the next text that
         matters). Bracket scanners move on over the text either way."""
+        if self.recheck and n + len(text) >= self.recheck:
+            return False  # (a JSON value that does not close: time to see if it is broken)
         for grower in self.hint:
             if type(grower) is _Extent:
                 if grower.advance(text, n) is not None:

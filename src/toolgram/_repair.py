@@ -258,6 +258,7 @@ _KEY_START = {_DQ_CUT, _DQ, _SQ_CUT, _SQ, _WORD_TOKEN}
 _VALUE_START = _KEY_START | {_OPEN, _INT, _FLOAT, _NUMBERISH}
 
 _WORD = re.compile(r"(?:[^\W\d]|\$)[\w$.-]*")
+_RUN = re.compile(r"[\w$.+-]*")  # what a number or word token may run over
 
 # Anything number-shaped; checked against JSON's own grammar afterwards, so a
 # number cut off by the end of the text (`1.`, `1e-`, `-`) can be trimmed back.
@@ -371,6 +372,7 @@ class _Reader:
         # its characters from the whole text.
         self.end = len(text.rstrip())
         self.repairs: dict[str, None] = {}  # an ordered set
+        self.looked = 0  # how far numberish() looked (see unreadable_at)
 
     def note(self, repair: str) -> None:
         self.repairs.setdefault(repair, None)
@@ -393,131 +395,141 @@ class _Reader:
         result = _NOTHING
         state = _VALUE
         comma = False  # the last token was a comma
-        pos = 0
-        while True:
-            prev_end = pos
-            m = token(text, pos, end)
-            if m is None:  # the end (no token starts with whitespace)
-                break
-            kind = m.lastindex
-            pos = m.end()
+        seen = began = 0  # the end and the start of the last token read (see unreadable_at)
+        try:
+            pos = 0
+            while True:
+                prev_end = pos
+                m = token(text, pos, end)
+                if m is None:  # the end (no token starts with whitespace)
+                    break
+                kind = m.lastindex
+                pos = seen = m.end()
+                began = m.start(kind)
 
-            if kind == _CLOSE:
-                if state == _AFTER and not stack:
-                    note("extra_bracket")  # the top-level value is done
+                if kind == _CLOSE:
+                    if state == _AFTER and not stack:
+                        note("extra_bracket")  # the top-level value is done
+                        continue
+                    # A close is fine after a value, after `{` or `[`, and after
+                    # a trailing comma; not after a colon.
+                    if m.group(kind) != closer or (state == _VALUE and in_object):
+                        raise _unexpected(m)
+                    if comma:
+                        note("trailing_comma")
+                        comma = False
+                    stack.pop()
+                    if stack:
+                        top, closer = stack[-1]
+                        in_object = type(top) is dict
+                    else:
+                        top, closer, in_object = None, "", False
+                    state = _AFTER
                     continue
-                # A close is fine after a value, after `{` or `[`, and after
-                # a trailing comma; not after a colon.
-                if m.group(kind) != closer or (state == _VALUE and in_object):
-                    raise _unexpected(m)
-                if comma:
-                    note("trailing_comma")
-                    comma = False
-                stack.pop()
-                if stack:
-                    top, closer = stack[-1]
-                    in_object = type(top) is dict
-                else:
-                    top, closer, in_object = None, "", False
-                state = _AFTER
-                continue
 
-            if state == _AFTER:
-                if kind == _COMMA and stack:
-                    comma = True
+                if state == _AFTER:
+                    if kind == _COMMA and stack:
+                        comma = True
+                        state = _KEY if in_object else _VALUE
+                        continue
+                    if not stack:
+                        raise RepairError(f"extra text after value at {_start(m)}")
+                    # Another member right after the last one: read on as if the
+                    # comma were there, falling through to read this token. Not
+                    # between two bare tokens that touch, though: `[1-2]` is not a
+                    # list of two numbers.
+                    start = _start(m)
+                    if kind not in (_KEY_START if in_object else _VALUE_START) or (
+                        start == prev_end
+                        and text[start - 1] not in "\"'}])"
+                        and text[start] not in "\"'{[("
+                    ):
+                        raise _unexpected(m)
+                    note("missing_comma")
                     state = _KEY if in_object else _VALUE
-                    continue
-                if not stack:
-                    raise RepairError(f"extra text after value at {_start(m)}")
-                # Another member right after the last one: read on as if the
-                # comma were there, falling through to read this token. Not
-                # between two bare tokens that touch, though: `[1-2]` is not a
-                # list of two numbers.
-                start = _start(m)
-                if kind not in (_KEY_START if in_object else _VALUE_START) or (
-                    start == prev_end
-                    and text[start - 1] not in "\"'}])"
-                    and text[start] not in "\"'{[("
-                ):
-                    raise _unexpected(m)
-                note("missing_comma")
-                state = _KEY if in_object else _VALUE
 
-            if state == _KEY:
-                if kind == _DQ:
-                    key = m.group(5)
-                    if "\\" in key:
-                        key = _ESCAPE.sub(_unescape, key)
+                if state == _KEY:
+                    if kind == _DQ:
+                        key = m.group(5)
+                        if "\\" in key:
+                            key = _ESCAPE.sub(_unescape, key)
+                    elif kind == _WORD_TOKEN:
+                        note("unquoted_keys")
+                        key = m.group(kind)
+                    elif kind in _KEY_START:
+                        key, pos = self.string(m)
+                    else:
+                        raise _unexpected(m)
+                    m = colon(text, pos)
+                    seen = m.end()
+                    if m.group(1) is None:
+                        if m.end() == len(text):
+                            break  # the text ends after a key: drop it
+                        raise RepairError(f"expected ':' at {m.end()}")
+                    pos = m.end()
+                    comma = False
+                    state = _VALUE
+                    continue
+
+                # state == _VALUE
+                opened = False
+                if kind == _DQ:  # the common case first: a closed "string"
+                    value = m.group(5)
+                    if "\\" in value:
+                        value = _ESCAPE.sub(_unescape, value)
+                elif kind == _INT:
+                    try:
+                        value = int(m.group(kind))
+                    except ValueError:  # past Python's int-from-string digit limit
+                        raise RepairError(f"number too long at {m.start(kind)}") from None
+                elif kind == _FLOAT:
+                    value = float(m.group(kind))
                 elif kind == _WORD_TOKEN:
-                    note("unquoted_keys")
-                    key = m.group(kind)
-                elif kind in _KEY_START:
-                    key, pos = self.string(m)
+                    value = self.literal(m.group(kind), m.start(kind), pos)
+                elif kind == _OPEN:
+                    if len(stack) >= MAX_DEPTH:
+                        raise RepairError("nested too deeply")
+                    ch = m.group(kind)
+                    if ch == "(":
+                        note("python_literals")  # a tuple reads as a list
+                    value = {} if ch == "{" else []
+                    opened = True
+                elif kind == _NUMBERISH:
+                    value, pos = self.numberish(m.start(kind))
+                    if value is _NOTHING:  # a lone "-" at the very end: keep nothing
+                        continue
+                elif kind in _KEY_START:  # the other strings
+                    value, pos = self.string(m)
                 else:
                     raise _unexpected(m)
-                m = colon(text, pos)
-                if m.group(1) is None:
-                    if m.end() == len(text):
-                        break  # the text ends after a key: drop it
-                    raise RepairError(f"expected ':' at {m.end()}")
-                pos = m.end()
+
                 comma = False
-                state = _VALUE
-                continue
+                if not stack:
+                    result = value
+                elif in_object:
+                    top[key] = value
+                else:
+                    top.append(value)
+                if opened:
+                    top, closer, in_object = value, _CLOSER_OF[ch], ch == "{"
+                    stack.append((top, closer))
+                    state = _KEY if in_object else _VALUE
+                else:
+                    state = _AFTER
 
-            # state == _VALUE
-            opened = False
-            if kind == _DQ:  # the common case first: a closed "string"
-                value = m.group(5)
-                if "\\" in value:
-                    value = _ESCAPE.sub(_unescape, value)
-            elif kind == _INT:
-                try:
-                    value = int(m.group(kind))
-                except ValueError:  # past Python's int-from-string digit limit
-                    raise RepairError(f"number too long at {m.start(kind)}") from None
-            elif kind == _FLOAT:
-                value = float(m.group(kind))
-            elif kind == _WORD_TOKEN:
-                value = self.literal(m.group(kind), m.start(kind), pos)
-            elif kind == _OPEN:
-                if len(stack) >= MAX_DEPTH:
-                    raise RepairError("nested too deeply")
-                ch = m.group(kind)
-                if ch == "(":
-                    note("python_literals")  # a tuple reads as a list
-                value = {} if ch == "{" else []
-                opened = True
-            elif kind == _NUMBERISH:
-                value, pos = self.numberish(m.start(kind))
-                if value is _NOTHING:  # a lone "-" at the very end: keep nothing
-                    continue
-            elif kind in _KEY_START:  # the other strings
-                value, pos = self.string(m)
-            else:
-                raise _unexpected(m)
-
-            comma = False
-            if not stack:
-                result = value
-            elif in_object:
-                top[key] = value
-            else:
-                top.append(value)
-            if opened:
-                top, closer, in_object = value, _CLOSER_OF[ch], ch == "{"
-                stack.append((top, closer))
-                state = _KEY if in_object else _VALUE
-            else:
-                state = _AFTER
-
-        # The end of the text. Open containers are already attached, and a key
-        # or comma left dangling was never added, so closing is just noting it.
-        if stack:
-            note("closed_json")
-        if result is _NOTHING:
-            raise RepairError("unexpected end of text")
-        return result, tuple(self.repairs)
+            # The end of the text. Open containers are already attached, and a key
+            # or comma left dangling was never added, so closing is just noting it.
+            if stack:
+                note("closed_json")
+            if result is _NOTHING:
+                raise RepairError("unexpected end of text")
+            return result, tuple(self.repairs)
+        except RepairError as exc:
+            # How far the pass looked: to the end of that token, or of the run of number
+            # and word characters it starts (`1.5e` was tried as a number that `9` would
+            # complete), or as far as numberish() read.
+            exc.at = max(seen, self.looked, _RUN.match(text, began).end())
+            raise
 
     def string(self, m: re.Match[str]) -> tuple[str, int]:
         """The value of the string token m, and where it ends."""
@@ -539,8 +551,10 @@ class _Reader:
         if text[pos] == "-":
             m = _WORD.match(text, pos + 1)
             if m is not None:
+                self.looked = m.end()
                 return self.literal("-" + m.group(), pos, m.end()), m.end()
         end = _LOOSE_NUMBER.match(text, pos).end()
+        self.looked = end
         raw = text[pos:end]
         if end < self.end and (text[end].isalnum() or text[end] in "_$."):
             raise RepairError(f"bad number {_show(text[pos : end + 1])} at {pos}")
@@ -575,6 +589,52 @@ class _Reader:
         if pythonic:
             self.note("python_literals")
         return value
+
+
+# How far the lenient pass may look past the last token it read: a character (a
+# number's `(?![\w$.])`, what follows a word). A number it reads on its own
+# (Reader.numberish) says how far it looked.
+_BREAK_MARGIN = 2
+
+
+def unreadable_at(text: str) -> int | None:
+    """Where loads() gives up on `text` for good: the end of the last token it read,
+    when the text goes on at least _BREAK_MARGIN characters past it, so that what
+    follows cannot change it (the pass reads left to right, and what it
+    took up to there stays as it was). Then loads() refuses every text that starts
+    with this one, at the same place. None: it reads, or it breaks near the end
+    (where more text could still be what was missing)."""
+    at = breaks_at(text)
+    return at if at is not None and at + _BREAK_MARGIN <= len(text.rstrip()) else None
+
+
+def unreadable_in(text: str, pos: int, stop: int) -> int | None:
+    """unreadable_at(text[pos:stop]), reading no more of it than it needs: prefixes of
+    growing length first (a prefix that breaks for good breaks the text there)."""
+    size = 256
+    while True:
+        end = min(stop, pos + size)
+        at = unreadable_at(text[pos:end])
+        if at is not None or end >= stop:
+            return at
+        size *= 4
+
+
+def breaks_at(text: str) -> int | None:
+    """Where the lenient pass gives up on `text` (the end of the last token it read);
+    None when loads() reads it."""
+    if not isinstance(text, str) or not text or text.isspace():
+        return None
+    try:
+        _JSON.decode(text)
+        return None
+    except (ValueError, RecursionError):
+        pass
+    try:
+        _Reader(text).read()
+    except RepairError as exc:
+        return getattr(exc, "at", None)
+    return None
 
 
 def loads(text: str) -> tuple[Any, tuple[str, ...]]:

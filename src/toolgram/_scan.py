@@ -243,6 +243,8 @@ class Scanner:
     whole_keys: list = []  # what _whole_next looks for (set by finish; never changed in place)
     sink: Any = None  # read()'s Assembler (see _run)
     whole_next: dict | None = None  # its answers
+    mf_buf: str | None = None  # the text mf_found is about (see _markers_from)
+    mf_found: dict = {}
 
     def __init__(self, formats: list[Format], tools: Any = None, in_think: bool = False) -> None:
         self.tools = tools
@@ -794,7 +796,43 @@ class Scanner:
     def _driver(self, fmt: Format, start: int) -> Driver:
         if self.brackets is None:
             self.brackets = _repair.BracketIndex()
-        return Driver(fmt, start, self.brackets)
+        return Driver(fmt, start, self.brackets, (self._markers_from, self.max_prefix + 1))
+
+    def _markers_from(self, buf: str, start: int, stop: int) -> int:
+        """The first place in [start, stop) where a marker starts (a call's, <think>
+        or </think>, as plain text, whole in buf), or -1. A driver cuts a broken JSON
+        value there (Driver._cut)."""
+        # Each kind's first place at or after a start is kept (with the start) while
+        # the text is the same: regions ask for places further on, one after another,
+        # and a marker that is not in the rest of the text is not looked for again.
+        if self.mf_buf is not buf:
+            self.mf_buf, self.mf_found = buf, {}
+        found = self.mf_found
+        best = -1
+        for key in ("", *self.words):
+            known = found.get(key)
+            if known is not None and known[0] <= start and (known[1] < 0 or known[1] >= start):
+                i = known[1]
+            else:
+                i = self._next_marker(buf, start, key)
+                found[key] = (start, i)
+            if 0 <= i < stop and (best < 0 or i < best):
+                best = i
+        return best
+
+    def _next_marker(self, buf: str, start: int, key: str) -> int:
+        """The first place at or after start where the word marker `key` starts, or ("")
+        a symbol marker; -1."""
+        if key:
+            return buf.find(key, start)
+        search, match = self.symbol_firsts.search, self.symbols.match
+        m = search(buf, start)
+        while m is not None:
+            i = m.start()
+            if match(buf, i) is not None:
+                return i
+            m = search(buf, i + 1)
+        return -1
 
     def _region(self, out: list, final: bool) -> bool:
         return self._run_region(out, final, anchored=False)
