@@ -53,6 +53,14 @@ INLINE: list[tuple[str, str, Any, Any, int]] = [
         None, None, DEFAULT_MAX_CHARS,
     ),
     (
+        # A Python value broken for good (Driver._cut): the region ends at the end
+        # marker, and the stream reads the next call before its own end.
+        "lfm2_stray_quote_then_call",
+        '<|tool_call_start|>[get_weather(city="Par"is")]<|tool_call_end|> and then '
+        '<|tool_call_start|>[search(q="hotels")]<|tool_call_end|> with closing words after both calls.',
+        None, None, DEFAULT_MAX_CHARS,
+    ),
+    (
         "hermes_unclosed_at_end",
         'Opening it.<tool_call>{"name": "open_product", "arguments": {"slug": "trail-cap"}}',
         ["open_product", "search_products"], None, DEFAULT_MAX_CHARS,
@@ -516,3 +524,14 @@ def test_linear_time(make: Any) -> None:
     ratio = _stream_time(large, 8) / _stream_time(small, 8)
     # Linear: about 5; quadratic would be about 25 (the margin is for a busy machine).
     assert ratio < 12, ratio
+
+
+def test_a_value_broken_for_good_lets_the_next_call_through() -> None:
+    # (Driver._cut: the broken value ends at the end marker after its break, so the
+    # region ends there, the next call is read, and the stream completes it by feed().)
+    raw = next(case[1] for case in INLINE if case[0] == "lfm2_stray_quote_then_call")
+    assert [c.name for c in toolgram.parse(raw).calls] == ["get_weather", "search"]
+    sp = StreamParser()
+    fed = [sp.feed(raw[i : i + 5]) for i in range(0, len(raw), 5)]
+    done = [e.call.name for batch in fed for e in batch if type(e) is CallDone]
+    assert done == ["get_weather", "search"]

@@ -202,12 +202,18 @@ class Driver:
                         continue
                     extent = self._extent(pos, ",)")
                     end = extent.advance(buf, 0)
-                    if end is None:
-                        end = n
+                    # (Cut as a JSON value is: `city="Par"is")]` must not run on.)
+                    cut = self._cut(buf, pos, n if end is None else end, final) if self.cutter else None
+                    if cut is not None and cut is not WAIT:
+                        end = cut
+                    elif end is None or cut is WAIT:
+                        if end is None:
+                            end = n
                         if not final:
                             grow = True
                             if growers is not None:
                                 growers.append(extent)
+                                self.recheck = n + max(16, (n - pos) // 4)
                     while end > pos and buf[end - 1].isspace():
                         end -= 1
                     if end == pos:
@@ -268,16 +274,17 @@ class Driver:
         return extent
 
     def _cut(self, buf: str, pos: int, stop: int, final: bool) -> Any:
-        """Where the JSON value at pos, which runs to `stop` (where its brackets close,
-        or the end of the text so far), is cut short: at the first marker (a call's,
-        <think>'s, or this format's end) that starts after the place where the value
-        can no longer be read, whatever follows (_repair.unreadable_at). A broken
-        value the bracket scan cannot close would otherwise run to the end of the
-        reply, and one whose quotes are off may close far too late: either way the
-        calls after it would be lost in its failure. None: not cut (it reads, or a
-        marker does not follow its break); WAIT: the text so far cannot tell (a
-        marker may still start before `stop`). Only a value that cannot be read is
-        cut, and it still cannot be read: only how much text its failure takes changes."""
+        """Where the JSON value (or Python argument value) at pos, which runs to
+        `stop` (where its brackets close, or the end of the text so far), is cut
+        short: at the first marker (a call's, <think>'s, or this format's end) that
+        starts after the place where the value can no longer be read, whatever
+        follows (_repair.unreadable_at). A broken value the bracket scan cannot
+        close would otherwise run to the end of the reply, and one whose quotes are
+        off may close far too late: either way the calls after it would be lost in
+        its failure. None: not cut (it reads, or a marker does not follow its
+        break); WAIT: the text so far cannot tell (a marker may still start before
+        `stop`). Only a value that cannot be read is cut, and it still cannot be
+        read: only how much text its failure takes changes."""
         markers_from, room = self.cutter
         ends = self.fmt.ends
         room = max(room, *map(len, ends)) if ends else room

@@ -116,6 +116,11 @@ class Markers:
         starts = "".join(sorted({m[0] for m in symbols}))
         self.symbol_firsts = re.compile(f"[{re.escape(starts)}]" if starts else "(?!)")
         self.symbol_chars = frozenset(starts)
+        # Where a driver may cut a broken value short (Driver._cut): the markers of three
+        # characters or more. (`{` and `[` open a reply's JSON, and are in every value.)
+        cut = [m for m in symbols if len(m) >= 3]
+        self.cut_symbols = re.compile(_trie(cut) or "(?!)")
+        self.cut_firsts = re.compile("[" + re.escape("".join(sorted({m[0] for m in cut}))) + "]" if cut else "(?!)")
         # What a whole text is searched for (Scanner._whole_next): those characters,
         # then the word markers, longest first; each with the character that finish()
         # looks for first (see _guard).
@@ -134,6 +139,7 @@ class Markers:
             "first_set": first_set, "end_pairs": end_pairs, "line": self.line,
             "symbols": self.symbols, "symbol_firsts": self.symbol_firsts, "words": self.words, "unextended": self.unextended,
             "symbol_chars": self.symbol_chars, "literal_keys": self.literal_keys, "key_guards": self.key_guards,
+            "cut_symbols": self.cut_symbols, "cut_firsts": self.cut_firsts,
             "frames": self.frames, "openers": self.openers,
         }  # fmt: skip
 
@@ -799,9 +805,9 @@ class Scanner:
         return Driver(fmt, start, self.brackets, (self._markers_from, self.max_prefix + 1))
 
     def _markers_from(self, buf: str, start: int, stop: int) -> int:
-        """The first place in [start, stop) where a marker starts (a call's, <think>
-        or </think>, as plain text, whole in buf), or -1. A driver cuts a broken JSON
-        value there (Driver._cut)."""
+        """The first place in [start, stop) where a marker of three characters or more
+        starts (a call's, <think> or </think>, as plain text, whole in buf), or -1. A
+        driver cuts a broken value there (Driver._cut)."""
         # Each kind's first place at or after a start is kept (with the start) while
         # the text is the same: regions ask for places further on, one after another,
         # and a marker that is not in the rest of the text is not looked for again.
@@ -825,7 +831,7 @@ class Scanner:
         a symbol marker; -1."""
         if key:
             return buf.find(key, start)
-        search, match = self.symbol_firsts.search, self.symbols.match
+        search, match = self.cut_firsts.search, self.cut_symbols.match
         m = search(buf, start)
         while m is not None:
             i = m.start()
