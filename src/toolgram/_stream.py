@@ -123,9 +123,10 @@ class StreamParser:
             raise ValueError('announce must be "done" or "name"')
         # announce="name": the call announced by its name and not done yet, as (index,
         # its region's start, name); and the region start last answered (see _early_look).
-        self._announce = announce == "name"
         self._early: tuple[int, int, str] | None = None
         self._early_settled = -1
+        if announce == "name":
+            self.feed = self._feed_announcing  # type: ignore[method-assign]  # (the default pays nothing)
         self._tools = normalize_tools(tools)
         self._scanner = Scanner(select_formats(formats, grammar_paths), self._tools, in_think)
         self._asm = Assembler(self._tools, validate)
@@ -154,14 +155,6 @@ class StreamParser:
     # -- public ---------------------------------------------------------------
     def feed(self, delta: str) -> list[Event]:
         """Take the next piece of the reply; return the events it completes."""
-        if self._announce:
-            events = self._feed(delta)
-            if self._state is _OPEN:
-                self._early_look(events)
-            return events
-        return self._feed(delta)
-
-    def _feed(self, delta: str) -> list[Event]:
         if delta.__class__ is not str:
             delta = "" if delta is None else str(delta)
         end = self._seen + len(delta)
@@ -308,6 +301,13 @@ class StreamParser:
             return events
         if items:
             self._items(items, events)
+        return events
+
+    def _feed_announcing(self, delta: str) -> list[Event]:
+        """feed() for announce="name"."""
+        events = StreamParser.feed(self, delta)
+        if self._state is _OPEN:
+            self._early_look(events)
         return events
 
     def _early_look(self, events: list[Event]) -> None:
