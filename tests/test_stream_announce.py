@@ -1,6 +1,7 @@
 """StreamParser(announce="name"): a JSON call object is announced by its name, before
-its end; a call that then fails is withdrawn (CallCancelled), and the closing result
-is parse()'s all the same.
+its end, and its arguments stream as json.dumps writes them (JsonEcho); a call that
+then fails is withdrawn (CallCancelled), and the closing result is parse()'s all the
+same.
 
 Over every corpus and stream case, in several chunkings: close() equals parse();
 each CallStart is followed by its call's CallDone or by a CallCancelled of its index,
@@ -19,6 +20,7 @@ from hypothesis import strategies as st
 
 import toolgram
 from toolgram import ArgumentsDelta, CallCancelled, CallDone, CallStart, Error, Reasoning, StreamParser, Text
+from toolgram._jsonecho import JsonEcho
 
 from conftest import corpus_cases
 from test_stream import CASES, SOUP, chunked, random_chunks
@@ -58,7 +60,7 @@ def check(raw: str, chunks: list[str], tools: Any, formats: Any, max_chars: int)
             done.append(e.call)
             open_index = None
         elif type(e) is CallCancelled:
-            assert e.index == open_index and not args  # (arguments come only with the end)
+            assert e.index == open_index
             open_index = None
     assert open_index is None
     assert done == expected.calls
@@ -68,14 +70,29 @@ def check(raw: str, chunks: list[str], tools: Any, formats: Any, max_chars: int)
 def test_a_call_is_announced_once_its_name_has_come() -> None:
     cut = REPLY.index('"city"')  # after `"arguments": {`
     fed, tail, result = feed_all(REPLY, [REPLY[:cut], REPLY[cut : cut + 10], REPLY[cut + 10 :]])
-    assert fed[0] == [Text("Checking."), CallStart(0, "get_weather", None)]
-    assert fed[1] == []
-    assert fed[2] == [
-        ArgumentsDelta(0, '{"city": "Paris", "days": 3}'),
-        CallDone(0, result.calls[0]),
-        Text(" Done."),
-    ]
+    assert fed[0] == [Text("Checking."), CallStart(0, "get_weather", None), ArgumentsDelta(0, "{")]
+    assert fed[1] == [ArgumentsDelta(0, '"city": "P')]  # (what is certain: the string so far)
+    assert fed[2] == [ArgumentsDelta(0, 'aris", "days": 3}'), CallDone(0, result.calls[0]), Text(" Done.")]
     assert tail == []
+
+
+def test_the_arguments_stream_as_json_dumps_writes_them() -> None:
+    # Other spacing, an escape, a number json.dumps writes otherwise, a trailing comma.
+    raw = '<tool_call>{"name": "a", "arguments": {"q":"caf\\u00e9\\n",  "n": 1.50, "xs": [1,2,],}}</tool_call>'
+    events = check(raw, chunked(raw, 3), None, None, 32_768)
+    deltas = [e.text for e in events if type(e) is ArgumentsDelta]
+    assert "".join(deltas) == '{"q": "café\\n", "n": 1.5, "xs": [1, 2]}'
+    assert len(deltas) > 5  # (piece by piece, not with the end)
+
+
+def test_arguments_that_json_would_write_otherwise_are_sent_again_whole() -> None:
+    # (JSON keeps the last of duplicate keys, at the first one's place: what was sent
+    # cannot stand, so the call is withdrawn and sent again, whole, with its end.)
+    raw = '<tool_call>{"name": "a", "arguments": {"k": 1, "k": 2}}</tool_call> ok'
+    events = check(raw, chunked(raw, 2), None, None, 32_768)
+    kinds = [type(e).__name__ for e in events]
+    assert kinds[-5:] == ["CallCancelled", "CallStart", "ArgumentsDelta", "CallDone", "Text"]
+    assert events[-3] == ArgumentsDelta(0, '{"k": 2}')
 
 
 def test_before_the_arguments_open_nothing_is_announced() -> None:
@@ -92,8 +109,9 @@ def test_a_call_that_fails_after_its_name_is_withdrawn() -> None:
     )
     events = check(raw, chunked(raw, 4), None, None, 32_768)
     kinds = [type(e).__name__ for e in events]
-    assert kinds[:2] == ["CallStart", "CallCancelled"]
-    assert events[0] == CallStart(0, "get_weather", None) and events[1] == CallCancelled(0)
+    assert events[0] == CallStart(0, "get_weather", None)
+    assert "".join(e.text for e in events if type(e) is ArgumentsDelta and e.index == 0).startswith('{"city": "Par"')
+    assert kinds.index("CallCancelled") < kinds.index("Error")  # (withdrawn with the region's failure)
     assert [e.name for e in events if type(e) is CallStart] == ["get_weather", "search"]
     assert [e.index for e in events if type(e) is CallDone] == [0]  # (index 0 was free again)
 
@@ -111,8 +129,9 @@ def test_a_later_name_key_makes_it_another_call() -> None:
     # (JSON keeps the last of duplicate keys: the call is "b", not the "a" announced.)
     raw = '<tool_call>{"name": "a", "arguments": {}, "name": "b"}</tool_call> ok'
     events = check(raw, chunked(raw, 5), None, None, 32_768)
-    assert [type(e).__name__ for e in events][:3] == ["CallStart", "CallCancelled", "CallStart"]
+    kinds = [type(e).__name__ for e in events]
     assert [e.name for e in events if type(e) is CallStart] == ["a", "b"]
+    assert kinds.index("CallCancelled") < len(kinds) - 1 - kinds[::-1].index("CallStart")
 
 
 def test_the_default_announces_with_the_end() -> None:
@@ -143,8 +162,31 @@ def test_a_call_its_schema_refuses_is_withdrawn_with_its_error() -> None:
     tools = [{"name": "get_weather", "inputSchema": {"type": "object", "properties": {"days": {"type": "string"}}}}]
     sp = StreamParser(tools, announce="name", validate=True)
     cut = REPLY.index('"city"')
-    assert sp.feed(REPLY[:cut]) == [Text("Checking."), CallStart(0, "get_weather", None)]
+    assert sp.feed(REPLY[:cut]) == [Text("Checking."), CallStart(0, "get_weather", None), ArgumentsDelta(0, "{")]
     end = REPLY.index("</tool_call>") + len("</tool_call>")
-    assert [type(e) for e in sp.feed(REPLY[cut:end])] == [Error, CallCancelled]  # (with the call's end)
+    assert [type(e) for e in sp.feed(REPLY[cut:end])][-2:] == [Error, CallCancelled]  # (with the call's end)
     assert sp.feed(REPLY[end:]) == [Text(" Done.")]
     assert sp.close() == toolgram.parse(REPLY, tools, validate=True)
+
+
+# -- JsonEcho ------------------------------------------------------------------------
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.dictionaries(st.text(max_size=5), JSON_VALUES, max_size=5),
+    st.sampled_from([(", ", ": "), (",", ":"), (" , ", " :  ")]),
+    st.booleans(),
+    st.integers(1, 9),
+)
+def test_json_echo_writes_what_json_dumps_writes(obj: dict, separators: tuple, ascii_: bool, size: int) -> None:
+    text = json.dumps(obj, separators=separators, ensure_ascii=ascii_)
+    echo = JsonEcho()
+    out = "".join(echo.feed(text[i : i + size]) for i in range(0, len(text), size))
+    assert (out, echo.done, echo.stopped) == (json.dumps(obj, ensure_ascii=False), True, False)

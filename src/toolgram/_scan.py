@@ -382,10 +382,10 @@ class Scanner:
         self.whole_next = dict.fromkeys(keys, -2)
         return self._advance(True)
 
-    def early_call(self, settled: int) -> tuple[int, str | None] | None:
+    def early_call(self, settled: int) -> tuple | None:
         """StreamParser(announce="name"): the region being read, once its payload has
         begun `{"name": "x", "arguments": {` (or "parameters"): (its start in the
-        reply, "x"); (its start, None) once it cannot begin so (or shows nothing within
+        reply, "x", where the arguments' `{` is); (its start, None) once it cannot begin so (or shows nothing within
         _EARLY_SPAN characters); None while it may still, or outside a region, or for
         the region starting at `settled` (already answered). Only a region whose
         first candidate reads a JSON call object through a fast frame is looked at;
@@ -405,7 +405,14 @@ class Scanner:
         m = _EARLY_NAME.match(head, 0, partial=True)
         if m is None or (m.partial and len(head) >= _EARLY_SPAN):
             return start, None
-        return None if m.partial else (start, m.group(1))
+        return None if m.partial else (start, m.group(1), self.base + at + m.end() - 1)
+
+    def text_from(self, pos: int) -> str:
+        """The text taken from `pos` (in the reply) on, while it is kept: in a region."""
+        at = pos - self.base
+        if at >= len(self.buf):  # (in the text put aside)
+            return "".join(self.pending)[at - len(self.buf) :]
+        return self.buf[at:] + "".join(self.pending)
 
     def in_region(self, start: int) -> bool:
         """Whether the region that starts at `start` (in the reply) is still being read."""

@@ -37,9 +37,13 @@ closes, a call cut off by the end) come from `flush()`.
 
 `announce="name"` trades that certainty for time: a JSON call object whose name
 comes first gets its `CallStart` as soon as `{"name": "x", "arguments": {` has
-arrived (Scanner.early_call), and when its region then gives something else
-(prose and an error, another name, a call the tools refuse) a `CallCancelled`
-withdraws it and its index is used again. Everything else is as above.
+arrived (Scanner.early_call), then its arguments as they arrive, written as
+json.dumps writes them, as far as that is certain (JsonEcho: a string's characters
+at once, a number when it is complete). When its region then gives something else
+(prose and an error, another name, a call the tools refuse), or arguments that do
+not start with what was sent (a key written twice), a `CallCancelled` withdraws it
+and its index is used again (for the same call, sent again whole, or the next).
+Everything else is as above.
 
 Cost
 ----
@@ -60,6 +64,7 @@ import sys
 from typing import Any
 
 from ._events import ArgumentsDelta, CallCancelled, CallDone, CallStart, Error, Event, Reasoning, Text
+from ._jsonecho import JsonEcho
 from ._model import ParseResult, ToolCall, make_segment
 from ._parse import DEFAULT_MAX_CHARS, Assembler, grammar_problems, select_formats
 from ._scan import Piece, Region, Scanner
@@ -98,12 +103,12 @@ class StreamParser:
 
     `announce="name"`: a call written as a JSON object whose name comes first
     (`<tool_call>{"name": "x", "arguments": {`…) gets its CallStart as soon as
-    that much has arrived, for a UI that shows "calling x…" while the arguments
-    stream; its ArgumentsDelta and CallDone still come with its end. Such a call
-    may yet fail (`{"q": "a"b"}` cannot be read, and parse() keeps it as prose and
-    an error): then a CallCancelled(index) follows, the call gets no CallDone, and
-    the index is free again. The closing result is parse()'s either way. The
-    default, announce="done", sends nothing about a call before it is certain.
+    that much has arrived, and its ArgumentsDelta as its arguments arrive (as
+    json.dumps writes them); CallDone comes with its end. Such a call may yet
+    fail (`{"q": "a"b"}` cannot be read, and parse() keeps it as prose and an
+    error): then a CallCancelled(index) follows, the call gets no CallDone, and the
+    index is free again. The closing result is parse()'s either way. The default,
+    announce="done", sends nothing about a call before it is certain.
     """
 
     def __init__(
@@ -121,9 +126,9 @@ class StreamParser:
             raise ValueError("max_chars must be >= 0 (or None for no limit)")
         if announce not in ("done", "name"):
             raise ValueError('announce must be "done" or "name"')
-        # announce="name": the call announced by its name and not done yet, as (index,
-        # its region's start, name); and the region start last answered (see _early_look).
-        self._early: tuple[int, int, str] | None = None
+        # announce="name": the call announced by its name and not done yet (see _Early);
+        # and the region start last answered (see _early_look).
+        self._early: _Early | None = None
         self._early_settled = -1
         if announce == "name":
             self.feed = self._feed_announcing  # type: ignore[method-assign]  # (the default pays nothing)
@@ -304,8 +309,13 @@ class StreamParser:
         return events
 
     def _feed_announcing(self, delta: str) -> list[Event]:
-        """feed() for announce="name"."""
-        events = StreamParser.feed(self, delta)
+        """feed() for announce="name": the announced call's arguments first, as far as
+        they are certain (JsonEcho), then what feed() gives."""
+        events: list[Event] = []
+        early = self._early
+        if early is not None and early.echo is not None:
+            early.echo_more(delta[: max(0, self._limit - self._seen)], events)
+        events += StreamParser.feed(self, delta)
         if self._state is _OPEN:
             self._early_look(events)
         return events
@@ -316,20 +326,21 @@ class StreamParser:
         call's region is over without giving it (_items takes the call itself)."""
         early = self._early
         if early is not None:
-            if not self._scanner.in_region(early[1]):
+            if not self._scanner.in_region(early.start):
                 self._cancel(events)
             return
         got = self._scanner.early_call(self._early_settled)
         if got is None:
             return
-        start, name = got
+        start, name = got[0], got[1]
         self._early_settled = start
         if name is not None and (self._tools is None or name in self._tools):
-            self._early = (self._calls, start, name)
+            self._early = early = _Early(self._calls, start, name)
             events.append(CallStart(self._calls, name, None))
+            early.echo_more(self._scanner.text_from(got[2]), events)
 
     def _cancel(self, events: list[Event]) -> None:
-        events.append(CallCancelled(self._early[0]))
+        events.append(CallCancelled(self._early.index))
         self._early = None
 
     def _break(self, exc: Exception, events: list[Event]) -> None:
@@ -354,7 +365,7 @@ class StreamParser:
         add = self._asm.add
         for item in items:
             early = self._early
-            if early is not None and type(item) not in (ToolCall, Region) and item.start >= early[1]:
+            if early is not None and type(item) not in (ToolCall, Region) and item.start >= early.start:
                 # The announced call's region is over, and what it gave is prose or an
                 # error. (A call, or a region holding calls, is settled below; a region
                 # that gives no call, by _early_look after the feed.)
@@ -376,14 +387,41 @@ class StreamParser:
                     early = self._early
                     if early is not None:
                         self._early = None
-                        if early[1] == value.span[0] and early[2] == value.name and value.id is None:
-                            events.append(ArgumentsDelta(index, arguments_json(value.arguments)))
+                        arguments = arguments_json(value.arguments)
+                        if (
+                            early.start == value.span[0] and early.name == value.name and value.id is None
+                            and arguments.startswith(early.sent)
+                        ):  # (announced already, and what was sent of its arguments stands)
+                            if len(arguments) > len(early.sent):
+                                events.append(ArgumentsDelta(index, arguments[len(early.sent) :]))
                             events.append(CallDone(index, value))
-                            continue  # (announced already)
-                        events.append(CallCancelled(early[0]))
+                            continue
+                        events.append(CallCancelled(early.index))
                     events.append(CallStart(index, value.name, value.id))
                     events.append(ArgumentsDelta(index, arguments_json(value.arguments)))
                     events.append(CallDone(index, value))
                 else:
                     events.append(Error(value))
 
+
+
+class _Early:
+    """announce="name": a call announced by its name, not done yet: its index, its
+    region's start, its name, and its arguments as sent so far (JsonEcho: what
+    json.dumps would write of them, as far as it is certain)."""
+
+    __slots__ = ("index", "start", "name", "echo", "sent")
+
+    def __init__(self, index: int, start: int, name: str) -> None:
+        self.index, self.start, self.name = index, start, name
+        self.echo: JsonEcho | None = JsonEcho()
+        self.sent = ""
+
+    def echo_more(self, text: str, events: list[Event]) -> None:
+        echo = self.echo
+        out = echo.feed(text)
+        if out:
+            self.sent += out
+            events.append(ArgumentsDelta(self.index, out))
+        if echo.stopped or echo.done:
+            self.echo = None  # (the rest comes with the call's end)

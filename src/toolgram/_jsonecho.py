@@ -1,0 +1,240 @@
+"""JsonEcho: a JSON object, written again as json.dumps writes it, as its text streams in.
+
+StreamParser(announce="name") streams a call's arguments with it: the ArgumentsDelta
+texts of a call must add up to json.dumps(call.arguments, ensure_ascii=False), and the
+model's own text rarely is that (other spacing, escapes, `1.50` for 1.5). JsonEcho
+reads the object a piece at a time and gives back the text json.dumps would write for
+what is certain so far: a string's characters as they come, a number or literal once
+it is complete, a separator only once what follows it has begun (a trailing comma
+then never shows).
+
+Anything it cannot be sure json.dumps would write the same way stops it for good
+(`stopped`): single quotes, Python literals, comments, a key seen twice in one object
+(JSON keeps the last value, at the first key's place). The caller then sends the rest
+with the call's end, and checks there that the final text starts with what was sent.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+__all__ = ["JsonEcho"]
+
+_PLAIN = re.compile(r'[^"\\\x00-\x1f]+')  # string characters json.dumps writes as they are
+_SPACE = " \t\r\n"
+_NUMBER = frozenset("+-0123456789.eE")
+_LITERALS = {"true": "true", "false": "false", "null": "null"}
+_ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+
+# What the reader waits for next.
+_VALUE, _KEY, _COLON, _AFTER = "value", "key", "colon", "after"
+
+
+def _quoted(text: str) -> str:
+    """The inside of json.dumps(text, ensure_ascii=False)."""
+    return json.dumps(text, ensure_ascii=False)[1:-1]
+
+
+class JsonEcho:
+    def __init__(self) -> None:
+        self.stopped = False
+        self.done = False  # the object closed
+        self.state = _VALUE
+        self.stack: list[list] = []  # per open container: [bracket, items so far, keys seen]
+        self.scalar = ""  # a number or literal not complete yet
+        self.escape = ""  # an escape in a string, not complete yet
+        self.in_string = ""  # "key" or "value" while inside a string
+        self.key_chars: list[str] = []
+        self.key = ""  # a key read, written once its value begins
+
+    def feed(self, text: str) -> str:
+        """Take more of the object's text; return what json.dumps would write of it, now
+        certain ("" when nothing is, or once stopped or done)."""
+        if self.stopped or self.done:
+            return ""
+        out: list[str] = []
+        try:
+            self._read(text, out)
+        except _Stop:
+            self.stopped = True
+        return "".join(out)
+
+    # -- reading --------------------------------------------------------------------
+    def _read(self, text: str, out: list[str]) -> None:
+        i, n = 0, len(text)
+        while i < n and not self.done:
+            if self.in_string:
+                i = self._string(text, i, out)
+                continue
+            ch = text[i]
+            if self.scalar:  # a number or literal goes on, or ends here
+                if ch in _NUMBER or ch.isalpha():
+                    self.scalar += ch
+                    i += 1
+                    continue
+                self._end_scalar(out)
+                continue
+            if ch in _SPACE:
+                i += 1
+                continue
+            state = self.state
+            if state == _VALUE:
+                self._value_start(ch, out)
+            elif state == _KEY:
+                if ch == '"':
+                    self.in_string, self.key_chars = "key", []
+                elif ch == "}":
+                    self._close(ch, out)  # (`{}`, or a trailing comma: nothing was sent for it)
+                else:
+                    raise _Stop
+            elif state == _COLON:
+                if ch != ":":
+                    raise _Stop
+                self.state = _VALUE
+            else:  # _AFTER
+                if ch == ",":
+                    self.state = _KEY if self.stack[-1][0] == "{" else _VALUE
+                elif ch in "}]":
+                    self._close(ch, out)
+                else:
+                    raise _Stop
+            i += 1
+
+    def _value_start(self, ch: str, out: list[str]) -> None:
+        top = self.stack[-1] if self.stack else None
+        if top is None:
+            if ch != "{":
+                raise _Stop  # (the arguments are an object)
+        elif ch == "]" and top[0] == "[":
+            self._close(ch, out)  # (`[]`, or a trailing comma)
+            return
+        if ch not in _STARTS:
+            raise _Stop
+        # What json.dumps writes before the value: the separator, and in an object its key.
+        if top is not None:
+            if top[1]:
+                out.append(", ")
+            top[1] += 1
+            if top[0] == "{":
+                out.append(self.key)
+                out.append(": ")
+        if ch in "{[":
+            out.append(ch)
+            self.stack.append([ch, 0, set()])
+            self.state = _KEY if ch == "{" else _VALUE
+        elif ch == '"':
+            out.append('"')
+            self.in_string = "value"
+        else:
+            self.scalar = ch
+
+    def _end_scalar(self, out: list[str]) -> None:
+        word, self.scalar = self.scalar, ""
+        if word in _LITERALS:
+            out.append(word)
+        else:
+            try:
+                value = json.loads(word)
+            except ValueError:
+                raise _Stop from None
+            if type(value) not in (int, float):
+                raise _Stop
+            out.append(json.dumps(value))
+        self.state = _AFTER
+
+    def _close(self, ch: str, out: list[str]) -> None:
+        if not self.stack or (self.stack[-1][0] == "{") != (ch == "}"):
+            raise _Stop
+        self.stack.pop()
+        out.append(ch)
+        self.state = _AFTER
+        if not self.stack:
+            self.done = True
+
+    def _string(self, text: str, i: int, out: list[str]) -> int:
+        """Read on inside a string; return where reading stopped."""
+        value = self.in_string == "value"
+        sink = out if value else self.key_chars
+        n = len(text)
+        while i < n:
+            if self.escape:  # an escape, complete or not
+                self.escape += text[i]
+                i += 1
+                ch = self._escaped()
+                if ch is not None:
+                    sink.append(_quoted(ch) if value else ch)
+                continue
+            m = _PLAIN.match(text, i)
+            if m is not None:
+                sink.append(m.group())
+                i = m.end()
+                continue
+            ch = text[i]
+            i += 1
+            if ch == "\\":
+                self.escape = ch
+            elif ch == '"':
+                self._end_string(out)
+                return i
+            else:  # a raw control character: json reads it (strict=False), json.dumps escapes it
+                sink.append(_quoted(ch) if value else ch)
+        return i
+
+    def _escaped(self) -> str | None:
+        """The character the escape held stands for, once it is certain; None."""
+        held = self.escape
+        if len(held) < 2:
+            return None
+        if held[1] != "u":
+            ch = _ESCAPES.get(held[1])
+            if ch is None:
+                raise _Stop
+            self.escape = ""
+            return ch
+        if len(held) < 6:
+            return None
+        code = _hex(held[2:6])
+        if 0xD800 <= code <= 0xDBFF:
+            # A high surrogate: with the low one after it, one character (wait for it).
+            if len(held) < 12:
+                if not (held[6:8] == "\\u"[: len(held) - 6] or held[6:8] == "\\u"):
+                    raise _Stop  # (a lone surrogate: left to the end)
+                return None
+            low = _hex(held[8:12]) if held[6:8] == "\\u" else -1
+            if not 0xDC00 <= low <= 0xDFFF:
+                raise _Stop
+            self.escape = ""
+            return chr(0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00))
+        if 0xDC00 <= code <= 0xDFFF:
+            raise _Stop
+        self.escape = ""
+        return chr(code)
+
+    def _end_string(self, out: list[str]) -> None:
+        kind, self.in_string = self.in_string, ""
+        if kind == "value":
+            out.append('"')
+            self.state = _AFTER
+            return
+        # A key: written with its value (a key with none is dropped by the repairs).
+        key = "".join(self.key_chars)
+        seen = self.stack[-1][2]
+        if key in seen:
+            raise _Stop  # (json keeps the last value, at the first key's place)
+        seen.add(key)
+        self.key = json.dumps(key, ensure_ascii=False)
+        self.state = _COLON
+
+
+_STARTS = frozenset('{["-0123456789tfnIN')  # (Infinity, NaN: json reads and writes them)
+
+
+def _hex(digits: str) -> int:
+    if len(digits) != 4 or any(c not in "0123456789abcdefABCDEF" for c in digits):
+        raise _Stop
+    return int(digits, 16)
+
+
+class _Stop(Exception):
+    """What is read next may not be written as json.dumps writes it."""
