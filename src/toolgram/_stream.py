@@ -316,8 +316,8 @@ class StreamParser:
         if early is not None and early.echo is not None:
             early.echo_more(delta[: max(0, self._limit - self._seen)], events)
         events += StreamParser.feed(self, delta)
-        if self._state is _OPEN:
-            self._early_look(events)
+        if self._state is _OPEN and (early is not None or self._scanner.mode == "region"):
+            self._early_look(events)  # (in prose, with no call announced, nothing to look at)
         return events
 
     def _early_look(self, events: list[Event]) -> None:
