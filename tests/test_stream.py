@@ -61,6 +61,13 @@ INLINE: list[tuple[str, str, Any, Any, int]] = [
         None, None, DEFAULT_MAX_CHARS,
     ),
     (
+        # An apostrophe in a single-quoted string ('It's'): split right after the quote,
+        # the stream must wait for the next character (Driver's _Extent, `closing`).
+        "lfm2_apostrophe",
+        "<|tool_call_start|>[say(text='It's fresh', to='O'Brien')]<|tool_call_end|> and more text after it.",
+        None, None, DEFAULT_MAX_CHARS,
+    ),
+    (
         "hermes_unclosed_at_end",
         'Opening it.<tool_call>{"name": "open_product", "arguments": {"slug": "trail-cap"}}',
         ["open_product", "search_products"], None, DEFAULT_MAX_CHARS,

@@ -565,7 +565,7 @@ class _Extent:
     deltas is scanned once: the same answers as those functions on the joined
     text. Positions are the driver's (indexes into the scanner's buffer)."""
 
-    __slots__ = ("start", "stops", "search", "at", "depth", "quote", "escape", "end")
+    __slots__ = ("start", "stops", "search", "at", "depth", "quote", "escape", "end", "closing")
 
     def __init__(self, start: int, stops: str | None) -> None:
         self.start = start
@@ -581,6 +581,7 @@ class _Extent:
         self.depth = 0
         self.quote = None  # the quote of the string the scan is inside
         self.escape = False  # the text so far ended with the backslash of an escape
+        self.closing = False  # it ended with a single quote: an apostrophe if a letter follows
         self.end = None
 
     def advance(self, s: str, base: int) -> int | None:
@@ -596,6 +597,13 @@ class _Extent:
         quote = self.quote
         while True:
             if quote is not None:
+                if self.closing:
+                    if i >= n:
+                        break
+                    self.closing = False
+                    if not s[i].isalnum():  # (else an apostrophe: the string goes on)
+                        quote = None
+                        continue
                 if self.escape:
                     if i >= n:
                         break
@@ -606,6 +614,14 @@ class _Extent:
                     i = n
                     break
                 if s[j] == quote:
+                    if quote == "'":  # (see _repair._STRING: 'It's' is one string)
+                        if j + 1 >= n:
+                            self.closing = True
+                            i = n
+                            break
+                        if s[j + 1].isalnum():
+                            i = j + 1
+                            continue
                     quote = None
                     i = j + 1
                     continue

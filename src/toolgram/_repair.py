@@ -47,10 +47,13 @@ _QUOTES = "\"'"
 # never backtracks; the closing quote is optional, so a string that never
 # closes runs to the end of the text (minus a lone trailing backslash) instead
 # of failing, which would send the regex engine back to rescan its inside.
-# Group 1 or 2 is set only when the string closes.
+# Group 1 or 2 is set only when the string closes. In a 'single-quoted' string a
+# quote with a letter or digit right after it is an apostrophe, not its end
+# ('It's fresh', 'O'Brien'): text that Python could not read either way, and that
+# small models write often. (Driver's _Extent reads strings the same way.)
 _STRING = r"""
     "[^"\\]*(?:\\.[^"\\]*)*(")?
-  | '[^'\\]*(?:\\.[^'\\]*)*(')?
+  | '[^'\\]*(?:(?:\\.|'(?=[^\W_]))[^'\\]*)*(')?
 """
 
 # Strings and brackets, found by the regex engine so that runs of ordinary
@@ -240,7 +243,7 @@ _TOKEN = re.compile(
       | (,)                                         # 3
       | (:)                                         # 4
       | "([^"\\]*(?:\\.[^"\\]*)*)(")?               # 5 "body", 6 closing quote
-      | '([^'\\]*(?:\\.[^'\\]*)*)(')?               # 7 'body', 8 closing quote
+      | '([^'\\]*(?:(?:\\.|'(?=[^\W_]))[^'\\]*)*)(')?  # 7 'body', 8 closing quote (see _STRING)
       | (-?(?:0|[1-9][0-9]*))(?![\w$.])             # 9 integer
       | (-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?)(?![\w$.])  # 10 float
       | ([-0-9])                                    # 11 any other number-ish start
@@ -354,6 +357,7 @@ _AFTER = 2  # a comma or closing bracket after a value
 
 _CLOSER_OF = {"{": "}", "[": "]", "(": ")"}
 _COLON_AFTER_KEY = re.compile(r"\s*(:)?")
+_APOSTROPHE = re.compile(r"(?<!\\)'")  # a quote inside a 'single-quoted' string, not escaped
 
 # json.loads(text, strict=False) without building a decoder per call. Not
 # strict: raw control characters (real newlines) inside strings are common in
@@ -538,6 +542,8 @@ class _Reader:
             self.note("single_quotes")
         if kind == _DQ or kind == _SQ:
             body = m.group(kind - 1)
+            if kind == _SQ and _APOSTROPHE.search(body):
+                self.note("apostrophe")  # ('It's': see _STRING)
             return (_ESCAPE.sub(_unescape, body) if "\\" in body else body), m.end()
         # Cut off by the end of the text: close it, minus any half-written
         # escape. (The token stops short of a lone trailing backslash.)
