@@ -285,33 +285,34 @@ class Driver:
         break); WAIT: the text so far cannot tell (a marker may still start before
         `stop`). Only a value that cannot be read is cut, and it still cannot be
         read: only how much text its failure takes changes."""
-        markers_from, room = self.cutter
-        ends = self.fmt.ends
-        room = max(room, *map(len, ends)) if ends else room
-
-        def first_marker(start: int) -> int:
-            best = markers_from(buf, start, stop)
-            for e in ends:
-                i = buf.find(e, start, stop + len(e) - 1)
-                if i >= 0 and (best < 0 or i < best):
-                    best = i
-            return best
-
-        try:  # (the usual case: JSON reads the value, which is never cut)
+        room = self.cutter[1]
+        settled = final or stop + room <= len(buf)  # (every marker that starts before stop is whole)
+        if settled and self._first_marker(buf, pos + 1, stop) < 0:
+            return None  # (the usual case: no marker inside the value, nowhere to cut it)
+        try:  # (JSON reads the value: it is never cut)
             if _repair._JSON.scan_once(buf, pos)[1] == stop:
                 return None
         except (StopIteration, ValueError, RecursionError):
             pass
-        settled = final or stop + room <= len(buf)  # (every marker that starts before stop is whole)
         at = _repair.unreadable_in(buf, pos, stop)
         if at is None:
             return None
-        m = first_marker(pos + at)
+        m = self._first_marker(buf, pos + at, stop)
         if not settled and (m < 0 or m + room > len(buf)):
             return WAIT
         if m < 0 or _repair.breaks_at(buf[pos:m]) != at:  # (it breaks there still)
             return None
         return m
+
+    def _first_marker(self, buf: str, start: int, stop: int) -> int:
+        """Where the first marker in [start, stop) starts (the scanner's, or this
+        format's end), or -1."""
+        best = self.cutter[0](buf, start, stop)
+        for e in self.fmt.ends:
+            i = buf.find(e, start, stop + len(e) - 1)
+            if i >= 0 and (best < 0 or i < best):
+                best = i
+        return best
 
     def absorbs(self, text: str, n: int) -> bool:
         """After run() waited with a hint: would `text`, appended to the n characters

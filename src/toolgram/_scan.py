@@ -139,7 +139,7 @@ class Markers:
             "first_set": first_set, "end_pairs": end_pairs, "line": self.line,
             "symbols": self.symbols, "symbol_firsts": self.symbol_firsts, "words": self.words, "unextended": self.unextended,
             "symbol_chars": self.symbol_chars, "literal_keys": self.literal_keys, "key_guards": self.key_guards,
-            "cut_symbols": self.cut_symbols, "cut_firsts": self.cut_firsts,
+            "cut_symbols": self.cut_symbols, "cut_firsts": self.cut_firsts, "cut_keys": ("", *self.words),
             "frames": self.frames, "openers": self.openers,
         }  # fmt: skip
 
@@ -251,6 +251,7 @@ class Scanner:
     whole_next: dict | None = None  # its answers
     mf_buf: str | None = None  # the text mf_found is about (see _markers_from)
     mf_found: dict = {}
+    mf_first = (-1, -1)  # (the start it is about, the first marker at or after it)
 
     def __init__(self, formats: list[Format], tools: Any = None, in_think: bool = False) -> None:
         self.tools = tools
@@ -809,7 +810,8 @@ class Scanner:
     def _driver(self, fmt: Format, start: int) -> Driver:
         if self.brackets is None:
             self.brackets = _repair.BracketIndex()
-        return Driver(fmt, start, self.brackets, (self._markers_from, self.max_prefix + 1))
+        room = max(self.max_prefix + 1, *map(len, fmt.ends)) if fmt.ends else self.max_prefix + 1
+        return Driver(fmt, start, self.brackets, (self._markers_from, room))
 
     def _markers_from(self, buf: str, start: int, stop: int) -> int:
         """The first place in [start, stop) where a marker of three characters or more
@@ -819,19 +821,24 @@ class Scanner:
         # the text is the same: regions ask for places further on, one after another,
         # and a marker that is not in the rest of the text is not looked for again.
         if self.mf_buf is not buf:
-            self.mf_buf, self.mf_found = buf, {}
+            self.mf_buf, self.mf_found, self.mf_first = buf, {}, (-1, -1)
+        # (The first of them all, kept the same way: most questions end here.)
+        s0, first = self.mf_first
+        if 0 <= s0 <= start and (first < 0 or first >= start):
+            return first if first < stop else -1
         found = self.mf_found
-        best = -1
-        for key in ("", *self.words):
+        first = -1
+        for key in self.cut_keys:
             known = found.get(key)
             if known is not None and known[0] <= start and (known[1] < 0 or known[1] >= start):
                 i = known[1]
             else:
                 i = self._next_marker(buf, start, key)
                 found[key] = (start, i)
-            if 0 <= i < stop and (best < 0 or i < best):
-                best = i
-        return best
+            if i >= 0 and (first < 0 or i < first):
+                first = i
+        self.mf_first = (start, first)
+        return first if first < stop else -1
 
     def _next_marker(self, buf: str, start: int, key: str) -> int:
         """The first place at or after start where the word marker `key` starts, or ("")
