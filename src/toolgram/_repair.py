@@ -629,17 +629,10 @@ def unreadable_in(text: str, pos: int, stop: int) -> int | None:
 def breaks_at(text: str) -> int | None:
     """Where the lenient pass gives up on `text` (the end of the last token it read);
     None when loads() reads it."""
-    if not isinstance(text, str) or not text or text.isspace():
-        return None
     try:
-        _JSON.decode(text)
-        return None
-    except (ValueError, RecursionError):
-        pass
-    try:
-        _Reader(text).read()
+        loads(text)
     except RepairError as exc:
-        return getattr(exc, "at", None)
+        return getattr(exc, "at", None)  # (set by the lenient pass where it gave up)
     return None
 
 

@@ -386,8 +386,8 @@ class Scanner:
     def early_call(self, settled: int) -> tuple | None:
         """StreamParser(announce="name"): the region being read, once its payload has
         begun `{"name": "x", "arguments": {` (or "parameters"): (its start in the
-        reply, "x", where the arguments' `{` is); (its start, None) once it cannot begin so (or shows nothing within
-        _EARLY_SPAN characters); None while it may still, or outside a region, or for
+        reply, "x", where the arguments' `{` is); (its start, None) once it cannot
+        begin so (or shows nothing within _EARLY_SPAN characters); None while it may still, or outside a region, or for
         the region starting at `settled` (already answered). Only a region whose
         first candidate reads a JSON call object through a fast frame is looked at;
         the name then is what that format reads, unless the rest of the region changes

@@ -386,17 +386,18 @@ class StreamParser:
                     self._calls += 1
                     early = self._early
                     if early is not None:
-                        self._early = None
                         arguments = arguments_json(value.arguments)
+                        sent = "".join(early.sent)
                         if (
                             early.start == value.span[0] and early.name == value.name and value.id is None
-                            and arguments.startswith(early.sent)
+                            and arguments.startswith(sent)
                         ):  # (announced already, and what was sent of its arguments stands)
-                            if len(arguments) > len(early.sent):
-                                events.append(ArgumentsDelta(index, arguments[len(early.sent) :]))
+                            self._early = None
+                            if len(arguments) > len(sent):
+                                events.append(ArgumentsDelta(index, arguments[len(sent) :]))
                             events.append(CallDone(index, value))
                             continue
-                        events.append(CallCancelled(early.index))
+                        self._cancel(events)
                     events.append(CallStart(index, value.name, value.id))
                     events.append(ArgumentsDelta(index, arguments_json(value.arguments)))
                     events.append(CallDone(index, value))
@@ -407,21 +408,22 @@ class StreamParser:
 
 class _Early:
     """announce="name": a call announced by its name, not done yet: its index, its
-    region's start, its name, and its arguments as sent so far (JsonEcho: what
-    json.dumps would write of them, as far as it is certain)."""
+    region's start, its name, and the pieces of its arguments sent so far (JsonEcho:
+    what json.dumps would write of them, as far as it is certain; joined once, at
+    the call's end)."""
 
     __slots__ = ("index", "start", "name", "echo", "sent")
 
     def __init__(self, index: int, start: int, name: str) -> None:
         self.index, self.start, self.name = index, start, name
         self.echo: JsonEcho | None = JsonEcho()
-        self.sent = ""
+        self.sent: list[str] = []
 
     def echo_more(self, text: str, events: list[Event]) -> None:
         echo = self.echo
         out = echo.feed(text)
         if out:
-            self.sent += out
+            self.sent.append(out)
             events.append(ArgumentsDelta(self.index, out))
         if echo.stopped or echo.done:
             self.echo = None  # (the rest comes with the call's end)
