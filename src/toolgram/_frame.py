@@ -453,13 +453,15 @@ def _body(t) -> str | None:
 # the lexer takes there (its pattern's, as Driver._lex matches it).
 
 _OPENINGS: dict[tuple, Any] = {}
+_STARTERS: dict[tuple[Format, str], frozenset | None] = {}
+_ANY: dict[tuple, Any] = {}
 
 
 def opens(fmt: Format, buf: str, pos: int, final: bool, firsts: frozenset) -> bool:
     """False only when fmt's driver, started at pos, is certain to fail."""
     if not enabled:
         return True
-    pattern, whole = _test(fmt, firsts)
+    pattern, whole = _test(fmt, firsts, starters(fmt, buf[pos : pos + 1]))
     if pattern is None:
         return True
     if final:
@@ -467,14 +469,15 @@ def opens(fmt: Format, buf: str, pos: int, final: bool, firsts: frozenset) -> bo
     return pattern.match(buf, pos, partial=True) is not None
 
 
-def _test(fmt: Format, firsts: frozenset) -> tuple[Any, Any]:
+def _test(fmt: Format, firsts: frozenset, keep: frozenset | None = None) -> tuple[Any, Any]:
     """fmt's opening test, built once: (the pattern, for partial matches; the same
-    for a whole text, in the stdlib engine where it reads it), or (None, None)."""
-    key = (fmt, firsts)
+    for a whole text, in the stdlib engine where it reads it), or (None, None).
+    keep: only these first tokens may start the region (see starters)."""
+    key = (fmt, firsts, keep)
     found = _OPENINGS.get(key)
     if found is None:
         try:
-            pattern, whole = _opening(fmt, firsts), _opening(fmt, firsts, atomic=True)
+            pattern, whole = _opening(fmt, firsts, False, keep), _opening(fmt, firsts, True, keep)
         except Exception:  # noqa: BLE001 - no test: the driver decides, as before
             pattern = whole = None
         found = _OPENINGS[key] = (pattern, _stdlib(whole))
@@ -492,40 +495,76 @@ def _stdlib(pattern: Any) -> Any:
         return pattern
 
 
-_ANY: dict[tuple, Any] = {}
+def can_start(t: Tok, ch: str) -> bool:
+    """May a token of terminal t begin with the character ch?"""
+    if t.literal is not None:
+        return t.literal.startswith(ch)
+    return t.pattern.match(ch, partial=True) is not None
 
 
-def openers(fmts: list[Format], buf: str, pos: int, final: bool, firsts: frozenset) -> list[Format]:
-    """The formats of fmts that opens() keeps. One search of all their tests first:
-    a reply that starts with prose fails it, and is done with one call."""
-    if not fmts or not enabled:
-        return fmts
-    key = (*fmts, firsts)
-    both = _ANY.get(key)
-    if both is None:
-        tests = [_test(fmt, firsts) for fmt in fmts]
-        both = (None, None)
+def starters(fmt: Format, ch: str) -> frozenset | None:
+    """The names of fmt's first tokens that may begin with ch, a region's first
+    character; None where no such cut holds (no character, or an %ignore'd token
+    may begin with it). The opening test needs only those: a reply that starts
+    "the" is not tried for `<|channel|>` or `[TOOL_CALLS]`. (There are a few such
+    sets for all the characters there are: tests are built per set.)"""
+    key = (fmt, ch)
+    try:
+        return _STARTERS[key]
+    except KeyError:
+        pass
+    c = fmt.compiled
+    found = None
+    if ch and not any(can_start(t, ch) for t in c.ignore):
+        found = frozenset(t.name for t in c.allowed[c.start_state] if can_start(t, ch))
+    if len(_STARTERS) < 100_000:
+        _STARTERS[key] = found
+    return found
+
+
+def opening(fmts: list[Format], firsts: frozenset, ch: str) -> tuple:
+    """For a region of one of fmts starting with ch: (fmts, one search of all their
+    tests, the same for a whole text, each format's tests), for openers()."""
+    keeps = [starters(fmt, ch) for fmt in fmts]
+    key = (*fmts, firsts, *keeps)
+    found = _ANY.get(key)
+    if found is None:
+        tests = [_test(fmt, firsts, keep) for fmt, keep in zip(fmts, keeps)]
+        pattern = whole = None
         if all(t[0] is not None for t in tests):
             pattern = regex.compile("|".join(f"(?:{t[0].pattern})" for t in tests))
-            whole = regex.compile("|".join(f"(?:{t[1].pattern})" for t in tests))
-            both = (pattern, _stdlib(whole))
+            whole = _stdlib(regex.compile("|".join(f"(?:{t[1].pattern})" for t in tests)))
+        found = (fmts, pattern, whole, tests)
         if len(_ANY) < 10_000:
-            _ANY[key] = both
-    pattern, whole = both
+            _ANY[key] = found
+    return found
+
+
+def openers(test: tuple, buf: str, pos: int, final: bool) -> list[Format]:
+    """The formats of opening()'s `test` whose driver, started at pos (where
+    opening()'s character is), is not certain to fail: opens() of each, after
+    one search of all their tests (a reply that starts with prose fails it)."""
+    fmts, pattern, whole, tests = test
+    if not fmts or not enabled:
+        return fmts
     if pattern is not None:
         hit = whole.match(buf, pos) if final else pattern.match(buf, pos, partial=True)
         if hit is None:
             return []
-    return [f for f in fmts if opens(f, buf, pos, final, firsts)]
+    if final:
+        return [f for f, t in zip(fmts, tests) if t[0] is None or t[1].match(buf, pos) is not None]
+    return [f for f, t in zip(fmts, tests) if t[0] is None or t[0].match(buf, pos, partial=True) is not None]
 
 
-def _opening(fmt: Format, firsts: frozenset, atomic: bool = False) -> Any:
+def _opening(fmt: Format, firsts: frozenset, atomic: bool = False, keep: frozenset | None = None) -> Any:
     """fmt's opening test. atomic=True: for a whole text, each token's pattern an
     atomic group, taking what the driver's lexer takes there (its pattern's match)
     and no shorter part of it: a prose word is then not tried again, one character
-    shorter at a time, as a name."""
+    shorter at a time, as a name. keep: the first tokens to try (None: all)."""
     c = fmt.compiled
     first = c.allowed[c.start_state]
+    if keep is not None:
+        first = [t for t in first if t.name in keep]
     if not first or c.accepts_end[c.start_state] or any(_body(t) is None for t in (*first, *c.ignore)):
         return None  # (a grammar that reads an empty region needs no first token)
     alt = "|".join
@@ -550,7 +589,7 @@ def _opening(fmt: Format, firsts: frozenset, atomic: bool = False) -> Any:
             # The parser refuses the last token (an end marker may still close the
             # frame), or the region may end here: nothing more to test.
             return ""
-        allowed = c.allowed[stack[-1]]
+        allowed = first if stack == [c.start_state] else c.allowed[stack[-1]]
         ways = []
         for u in allowed:
             if u.name in ("JSON", "PYVALUE"):
@@ -573,5 +612,6 @@ def _opening(fmt: Format, firsts: frozenset, atomic: bool = False) -> Any:
     test = after([c.start_state], 3)
     if not test:
         return None
-    # (The driver skips %ignore'd text where no token fits, the first one included.)
-    return regex.compile(ignore + "(?:" + test + ")")
+    # (The driver skips %ignore'd text where no token fits, the first one included;
+    # with `keep`, none can start where the region does.)
+    return regex.compile(("" if keep is not None else ignore) + "(?:" + test + ")")

@@ -130,7 +130,7 @@ class Markers:
         self.frames = {k: f for k, fmts in self.by_marker.items() if (f := _frame.frame_of(fmts[0])) is not None}
         # A found literal needs the full search only if a line-start condition applies.
         self.line = frozenset(line)
-        self.openers: dict[str, list[Format]] = {}  # (filled by Scanner._start)
+        self.openers: dict[str, tuple] = {}  # _frame.opening() of each first character (Scanner._start)
         quick, risky_ends, firsts, literals, first_set, end_pairs = self.quick
         self.shared = {
             "by_marker": self.by_marker, "anchored": self.anchored, "call_re": self.call_re,
@@ -197,14 +197,7 @@ def may_open(fmt: Format, ch: str) -> bool:
     found = _OPENS.get(key)
     if found is None:
         c = fmt.compiled
-        found = False
-        for t in (*c.allowed[c.start_state], *c.ignore):
-            if t.literal is not None:
-                found = t.literal.startswith(ch)
-            else:
-                found = t.pattern.match(ch, partial=True) is not None
-            if found:
-                break
+        found = any(_frame.can_start(t, ch) for t in (*c.allowed[c.start_state], *c.ignore))
         if len(_OPENS) < 100_000:
             _OPENS[key] = found
     return found
@@ -554,12 +547,12 @@ class Scanner:
             return True
         if not self.drivers:
             ch = buf[p]
-            openers = self.openers.get(ch)
-            if openers is None:
-                openers = [f for f in self.anchored if may_open(f, ch)]
+            test = self.openers.get(ch)
+            if test is None:
+                test = _frame.opening([f for f in self.anchored if may_open(f, ch)], self.first_set, ch)
                 if len(self.openers) < 1000:  # (per set of formats; replies start with anything)
-                    self.openers[ch] = openers
-            candidates = _frame.openers(openers, buf, p, final, self.first_set)
+                    self.openers[ch] = test
+            candidates = _frame.openers(test, buf, p, final)
             if not candidates:
                 self.mode = "prose"
                 return True
