@@ -611,7 +611,11 @@ class Scanner:
                 got = frame.read(buf, i, final, tools)
                 if type(got) is ToolCall:
                     if final and self.sink is not None and kind == "text" and not self.base:
-                        self.pos = pos = self._run(out, buf, got, whole, marker, frame)
+                        stop = self._run(out, buf, got, whole, marker, frame)
+                        if stop < 0:
+                            self.pos = len(buf)
+                            return False  # (the rest was prose: the text is all read)
+                        self.pos = pos = stop
                         continue
                     out.append(got)
                     self.pos = pos = got.span[1]
@@ -635,15 +639,23 @@ class Scanner:
         the sink at once (after the items so far), with none of the items that the
         general loop would make and the sink take apart again. Returns where the run
         stops: at the next marker that is not such a call (the loop reads it, as it
-        would have), or the end of the prose."""
+        would have); or -1 where no marker follows, the rest of the text, as the loop
+        would make it, put in `out`."""
         sink = self.sink
-        if out:
-            sink.extend(out)
-            out.clear()
         take = sink.take
+        start = end = -1
+        prose = ""
+        if out:
+            last = out[-1]
+            if type(last) is Piece and last[2] == call.span[0] and last[0] == "text":
+                out.pop()  # (the prose just before the call goes with it, as in the loop below)
+                _, start, end, prose = last
+            if out:
+                sink.extend(out)
+                out.clear()
         frames, line, tools, Frame = self.frames, self.line, self.tools, _frame.Frame
         pos = call.span[1]
-        take(-1, -1, "", call)
+        take(start, end, prose, call)
         keys = self.whole_keys
         one, symbols = (keys[0], self.symbols) if len(keys) == 1 and keys[0] in self.symbol_chars else ("", None)
         # The marker of the call just read, when the next one found in the text may be
@@ -666,9 +678,11 @@ class Scanner:
             if m is not None:
                 marker = m.group()
             else:
-                found = self._whole_next(buf, pos, nxt)
+                found = None if one and i < 0 else self._whole_next(buf, pos, nxt)  # (one: the only key)
                 if found is None:
-                    return pos
+                    if pos < len(buf):
+                        out.append(_piece("text", pos, len(buf), buf[pos:]))
+                    return -1
                 i, marker = found
             frame = frames.get(marker)
             # (What the loop does first, at a marker that is neither <think> tag nor in
