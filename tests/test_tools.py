@@ -33,6 +33,11 @@ SHAPES = [
         [("get_weather", "Weather now", WEATHER, "tool", "")],
     ),
     (
+        "openai_chat_without_type",  # (the "type" is often left out; the nesting says enough)
+        [{"function": {"name": "get_weather", "description": "Weather now", "parameters": WEATHER}}],
+        [("get_weather", "Weather now", WEATHER, "tool", "")],
+    ),
+    (
         "openai_responses_flat",
         [{"type": "function", "name": "get_weather", "description": "Weather now", "parameters": WEATHER}],
         [("get_weather", "Weather now", WEATHER, "tool", "")],

@@ -165,7 +165,8 @@ def _looks_like_definition(value: Mapping[str, Any]) -> bool:
 
 def _from_mapping(item: Mapping[str, Any], kind: str, out: list[Tool]) -> None:
     fn = item.get("function")
-    if (isinstance(fn, Mapping) and item.get("type") == "function") or isinstance(item.get("name"), str):
+    # (OpenAI's `{"type": "function", "function": {…}}`, often written without its "type")
+    if (isinstance(fn, Mapping) and item.get("type", "function") == "function") or isinstance(item.get("name"), str):
         tool = _definition(item, kind)
         if tool:
             out.append(tool)
