@@ -60,3 +60,22 @@ def test_in_think_reads_a_reply_that_starts_inside_think() -> None:
     assert toolgram.parse("<think>a</think> b", in_think=True) == toolgram.parse("<think>a</think> b")
     unclosed = toolgram.parse('no end <tool_call>{"name": "a", "arguments": {}}</tool_call>', in_think=True)
     assert (unclosed.reasoning, unclosed.text, [c.name for c in unclosed.calls]) == ("no end", "", ["a"])
+
+
+def test_a_reply_given_as_utf8_bytes_reads_as_its_text() -> None:
+    raw = 'héllo <tool_call>{"name": "y", "arguments": {"c": "Zürich"}}</tool_call> ok'
+    data = raw.encode()
+    expected = toolgram.parse(raw)
+    assert toolgram.parse(data) == expected
+    assert expected.calls[0].arguments == {"c": "Zürich"}
+    # A stream of bytes, cut inside the two-byte characters: the same result.
+    sp = toolgram.StreamParser()
+    for i in range(len(data)):
+        sp.feed(data[i : i + 1])
+    assert sp.close() == expected
+    shown = toolgram.ProseFilter()
+    assert "".join(shown.push(data[i : i + 1]) for i in range(len(data))) + shown.flush() == "héllo  ok"
+    # A character left incomplete at the end is not lost: it shows as U+FFFD.
+    sp = toolgram.StreamParser()
+    sp.feed(b"ab\xc3")
+    assert sp.close().text == "ab\ufffd"

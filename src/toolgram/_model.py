@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -89,3 +90,25 @@ def make_call(
         "repairs": repairs, "instructions": instructions,
     })  # fmt: skip
     return call
+
+
+class TextOf:
+    """A reply, or a piece of one, given as something other than a str: None is "",
+    bytes are UTF-8 (a byte that is not becomes U+FFFD), anything else is its str().
+    Pieces of bytes are decoded as one text: a character split between two pieces
+    comes whole with the second (rest(): what the last piece left undecoded)."""
+
+    def __init__(self) -> None:
+        self._decoder: Any = None
+
+    def __call__(self, value: Any) -> str:
+        if value is None:
+            return ""
+        if isinstance(value, (bytes, bytearray, memoryview)):
+            if self._decoder is None:
+                self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+            return self._decoder.decode(bytes(value))
+        return str(value)
+
+    def rest(self) -> str:
+        return "" if self._decoder is None else self._decoder.decode(b"", final=True)

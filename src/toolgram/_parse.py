@@ -6,7 +6,7 @@ from functools import partial
 from typing import Any
 
 from ._build import Draft, Prose, Reasoning
-from ._model import ParseResult, Segment, ToolCall, make_call, make_segment
+from ._model import ParseResult, Segment, TextOf, ToolCall, make_call, make_segment
 from ._registry import Format, registry_for
 from ._scan import Failure, Piece, Region, Scanner
 from ._tools import ToolSet, normalize_tools
@@ -303,7 +303,8 @@ def parse(
     Configuration errors do raise: an unknown name in `formats` (KeyError), a broken or
     missing file in `grammar_paths` (GrammarError, `path:line: …`)."""
     if not isinstance(raw, str):
-        raw = "" if raw is None else str(raw)
+        text_of = TextOf()
+        raw = text_of(raw) + text_of.rest()  # (bytes: UTF-8; spans are the text's)
     toolset = normalize_tools(tools)
     registry = registry_for(grammar_paths)
     fmts = registry.select(formats)

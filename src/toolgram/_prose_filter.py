@@ -25,6 +25,7 @@ from __future__ import annotations
 from typing import Any
 
 from ._build import Prose
+from ._model import TextOf
 from ._parse import select_formats
 from ._scan import Piece, Region, Scanner
 from ._tools import normalize_tools
@@ -47,13 +48,14 @@ class ProseFilter:
         self._scanner = Scanner(select_formats(formats, grammar_paths), normalize_tools(tools), in_think)
         self._broken = False
         self._done = False
+        self._text_of = TextOf()  # (deltas that are not str)
 
     def push(self, delta: str) -> str:
         """Take the next piece of the reply; return the prose that is safe to show."""
         if self._done:
             raise RuntimeError("ProseFilter.push() after flush()")
         if not isinstance(delta, str):
-            delta = "" if delta is None else str(delta)
+            delta = self._text_of(delta)
         if self._broken:
             return delta
         try:
@@ -69,10 +71,12 @@ class ProseFilter:
         """The reply is complete: return the prose still held back."""
         if self._done:
             return ""
+        rest = self._text_of.rest()  # (bytes pushed: a character left incomplete)
+        shown = self.push(rest) if rest else ""
         self._done = True
         if self._broken:
-            return ""
-        return self._run("", True)
+            return shown
+        return shown + self._run("", True)
 
     def _run(self, delta: str, final: bool) -> str:
         scanner = self._scanner

@@ -65,7 +65,7 @@ from typing import Any
 
 from ._events import ArgumentsDelta, CallCancelled, CallDone, CallStart, Error, Event, Reasoning, Text
 from ._jsonecho import JsonEcho
-from ._model import ParseResult, ToolCall, make_segment
+from ._model import ParseResult, TextOf, ToolCall, make_segment
 from ._parse import DEFAULT_MAX_CHARS, Assembler, grammar_problems, select_formats
 from ._scan import Piece, Region, Scanner
 from ._tools import normalize_tools
@@ -132,6 +132,7 @@ class StreamParser:
         self._early_settled = -1
         if announce == "name":
             self.feed = self._feed_announcing  # type: ignore[method-assign]  # (the default pays nothing)
+        self._text_of = TextOf()  # (deltas that are not str)
         self._tools = normalize_tools(tools)
         self._scanner = Scanner(select_formats(formats, grammar_paths), self._tools, in_think)
         self._asm = Assembler(self._tools, validate)
@@ -161,7 +162,7 @@ class StreamParser:
     def feed(self, delta: str) -> list[Event]:
         """Take the next piece of the reply; return the events it completes."""
         if delta.__class__ is not str:
-            delta = "" if delta is None else str(delta)
+            delta = self._text_of(delta)
         end = self._seen + len(delta)
         if end > self._limit or end == self._seen:
             return self._feed_rest(delta)
@@ -273,9 +274,10 @@ class StreamParser:
         """The reply is complete: return the last events. Idempotent."""
         if self._state is _DONE:
             return []
-        events: list[Event] = []
+        rest = self._text_of.rest()  # (bytes fed: a character left incomplete)
+        events: list[Event] = self.feed(rest) if rest else []
         if self._state is _OPEN:
-            events = self._scan("", True)
+            events += self._scan("", True)
         for message in self._problems:
             self._asm.errors.append(message)
             events.append(Error(message))
