@@ -92,8 +92,12 @@ class Markers:
         # A literal that only line-anchored formats start with counts only first on a line.
         line = {m for m in markers if all(f.anchor == "line" for f in self.by_marker[m])}
 
+        # (The end of a <think> block starts a line too: models write
+        # `</think>[get_weather(city="LA")]` as often as with a newline between.)
+        after = r"(?<=(?:^|" + regex.escape(THINK_CLOSE) + r")[ \t]*)"
+
         def pattern(m: str) -> str:
-            return r"(?<=^[ \t]*)" + regex.escape(m) if m in line else regex.escape(m)
+            return after + regex.escape(m) if m in line else regex.escape(m)
 
         self.call_re = regex.compile("|".join(map(pattern, markers)), regex.M) if markers else None
         markers = sorted([*markers, THINK_OPEN, THINK_CLOSE], key=len, reverse=True)
