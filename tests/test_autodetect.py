@@ -80,8 +80,14 @@ def test_pythonic_list_after_prose_needs_offered_tools() -> None:
     assert_prose("Here: [get_weather(city='Paris')]", TOOLS)  # not first on its line
 
 
-def test_unoffered_name_keeps_the_list_prose() -> None:
-    assert_prose("[get_weather(city='Paris'), launch_rocket(force=True)]", TOOLS)
+def test_a_list_naming_an_offered_tool_is_read_and_its_unoffered_names_are_errors() -> None:
+    # (The model is told about the name it got wrong; a list naming no offered tool
+    # stays prose: it may be any bracketed text.)
+    result = toolgram.parse("[get_weather(city='Paris'), launch_rocket(force=True)]", TOOLS)
+    assert [(c.name, c.arguments) for c in result.calls] == [("get_weather", {"city": "Paris"})]
+    assert result.errors == [f'Unknown tool "launch_rocket". Available now: {", ".join(TOOLS)}.']
+    assert result.text == ""
+    assert_prose("[launch_rocket(force=True), abort(now=True)]", TOOLS)
 
 
 def test_bare_calls_must_be_the_whole_reply() -> None:

@@ -1003,10 +1003,12 @@ class Scanner:
         # A region the grammar read with no call in it (an empty list `[]`) says
         # "no calls": it is consumed, silently.
         if drv.fmt.offered_only and self.tools is not None:
-            # Marker-less shapes count as calls only when they name an offered tool.
-            for item in items:
-                if isinstance(item, Draft) and item.name not in self.tools:
-                    return ""
+            # Marker-less shapes count as calls only when they name an offered tool; a
+            # list that names one is the model's calls, and its other names are errors
+            # (Unknown tool "x"), not prose the model never hears about.
+            names = [item.name for item in items if isinstance(item, Draft)]
+            if names and not any(name in self.tools for name in names):
+                return ""
         return Region(drv.start, drv.end, drv.fmt.name, items, list(drv.repairs))
 
 
