@@ -93,3 +93,29 @@ def test_a_bare_name_before_the_next_call_is_a_call() -> None:
 
 def test_a_bare_name_closed_flush_is_a_call() -> None:
     assert [(c.name, c.arguments) for c in toolgram.parse("<tool_call>list_folders</tool_call>").calls] == [("list_folders", {})]
+
+
+# -- a close tag cut short at the end of the reply is the call's, not prose ----------------
+
+
+@pytest.mark.parametrize(
+    "raw, text",
+    [
+        ('Hi <tool_call>{"name": "s", "arguments": {"q": "d"}}</tool_call', "Hi"),
+        ('Action:\n```json\n[{"tool_name": "a", "parameters": {}}]\n``', ""),
+        ("<function=f>\n<parameter=city>\nParis\n</parameter>\n</func", ""),
+        ("<|tool_call_start|>[f(a=1)]<|tool_call_e", ""),
+    ],
+)
+def test_a_close_tag_cut_short_is_markup(raw: str, text: str) -> None:
+    result = toolgram.parse(raw)
+    assert result.text == text and len(result.calls) == 1 and result.calls[0].span[1] == len(raw)
+    f = ProseFilter()
+    assert (f.push(raw) + f.flush()).strip() == text
+
+
+def test_a_close_tag_cut_by_max_chars_is_shown_once() -> None:
+    raw = '<tool_call>{"name": "a", "arguments": {}}</tool_call> Done.'
+    result = toolgram.parse(raw, max_chars=45)  # the limit falls inside </tool_call>
+    assert result.calls[0].span == (0, 45)
+    assert result.text == "ol_call> Done."  # only what lies beyond the limit, kept unparsed
