@@ -258,8 +258,15 @@ class Builder:
             spans = _element_spans(text[at:], start + at, value["tool_calls"]) if at >= 0 else None
         for obj, span in _flatten_calls(value, spans):
             self.items.append(self._json_call(obj, span or whole, repairs))
-        if tail:
+        if tail and not self._cut_end(tail):
             self.items.append(Prose(tail))
+
+    def _cut_end(self, tail: str) -> bool:
+        """Whether the text after a payload's JSON is only the start of the format's
+        end marker, cut short where the reply (or max_chars) ended (`</tool_call`):
+        markup, not prose."""
+        tail = tail.strip()
+        return len(tail) >= 2 and any(len(tail) < len(e) and e.startswith(tail) for e in self.fmt.ends)
 
     def _json_call(self, obj: Any, span: tuple[int, int], repairs) -> Draft | Prose:
         if not isinstance(obj, dict):

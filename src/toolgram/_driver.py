@@ -112,6 +112,10 @@ class Driver:
             if tok is WAIT:
                 return WAIT
             if tok is None:
+                if final:
+                    status = self._cut_close(buf, allowed)
+                    if status is not None:
+                        return status
                 if c.accepts_end[state] and self._ends_here():
                     return self._finish(self.pos)
                 status = self._close(buf, final, at_marker)
@@ -421,6 +425,30 @@ class Driver:
         if near:
             return WAIT
         return self._fail(f"unexpected {_snippet(buf, self.pos)}")
+
+    def _cut_close(self, buf: str, allowed) -> str | None:
+        """The reply ends inside a close marker (`</tool_call`, a fence's "``"): that
+        marker was cut short, by the model or by max_chars. It is supplied and the
+        region runs to the end of the text, so the cut tag is markup, not prose.
+        None: the rest of the text is not such a start (one character, `<`, names
+        no tag), or the frame cannot be closed."""
+        pos, n = self.pos, len(buf)
+        while pos < n and buf[pos].isspace():
+            pos += 1
+        rest = buf[pos:]
+        if len(rest) < 2:
+            return None
+        closers = [*self.fmt.ends, *(t.literal for t in allowed if t.literal is not None and _closes(t.literal))]
+        if not any(len(rest) < len(e) and e.startswith(rest) for e in closers):
+            return None
+        plan = self._closing_plan()
+        if plan is None:
+            return None
+        for term in plan:
+            self._feed(Tok(term, "", self.pos, self.pos))
+        if plan and "closed_tag" not in self.repairs:
+            self.repairs.append("closed_tag")
+        return self._finish(n)
 
     def _closing_plan(self) -> list[str] | None:
         """The missing literals that complete the frame, or None (see closing_plan)."""

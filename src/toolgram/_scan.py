@@ -24,7 +24,7 @@ from typing import Any, NamedTuple
 import regex
 
 from . import _frame, _repair
-from ._build import Builder, Draft, Unreadable
+from ._build import Builder, Draft, Unreadable, _extent, _rule
 from ._driver import DONE, FAIL, WAIT, Driver
 from ._model import ToolCall
 from ._registry import Format
@@ -225,6 +225,7 @@ class Scanner:
     first_failure: Failure | None = None
     failure_taken = 0  # how many tokens the driver of first_failure read
     failed_frame: Driver | None = None
+    mentioned = False  # a format read the region as a mention of its tag (_mention)
     fail_scan = 0
     # Streaming in linear time. `buf` holds the reply from `base` on: text no
     # decision needs any more is dropped (positions in `buf` are local; the
@@ -814,6 +815,7 @@ class Scanner:
         self.first_failure = None
         self.failure_taken = 0
         self.failed_frame = None
+        self.mentioned = False
         self.fail_scan = start
         self.frame = frame
         self.drivers = [] if frame is not None else [self._driver(self.candidates[0], start)]
@@ -899,6 +901,17 @@ class Scanner:
                         return False
                     else:
                         drv.end = len(self.buf)
+                if status == DONE and not anchored:
+                    mention = self._mention(drv, final)
+                    if mention is WAIT:
+                        return False
+                    if mention:
+                        # No call, and no error: the other formats' failures at this
+                        # marker are not told either (they misread a mention).
+                        status = FAIL
+                        drv.reason = ""
+                        self.mentioned = True
+                        self.first_failure = self.failed_frame = None
                 if status == DONE:
                     region = self._decode(drv)
                     if isinstance(region, Region):
@@ -932,10 +945,45 @@ class Scanner:
             self._end_region()
             return True
 
+    def _mention(self, drv: Driver, final: bool):
+        """Whether a region the grammar read is only a mention of its tag in prose
+        (True; False: a call; WAIT: the text after it decides). A region that holds
+        a name and nothing more of a call (no arguments, JSON, parameter tags,
+        brackets: only the rest of its tags) is a mention when
+         - the name stands apart from its tag by a space (`write <tool_call> and
+           </tool_call> around…`): a model writes a name flush against its tag;
+         - or the model never closed it and prose or the end of the reply follows
+           (`use <function=get_weather> blocks`, `not call <tool_call> now.`).
+        The same unclosed name with the next call right after it is a call whose
+        close tag was left out. A real call cut short has begun its arguments."""
+        bare = _bare_name(drv.tree)
+        if bare is None:
+            return False
+        lo, hi, unclosed = bare
+        buf = self.buf
+        rest = buf[hi : drv.end]
+        for e in drv.fmt.ends:
+            rest = rest.replace(e, "")
+        if rest.strip(_TAG_REST):
+            return False
+        if buf[lo - 1 : lo] in (" ", "\t"):
+            return True
+        if not unclosed and "closed_tag" not in drv.repairs:
+            return False
+        p, n = drv.end, len(buf)
+        while p < n and buf[p].isspace():
+            p += 1
+        if p >= n:
+            return True if final else WAIT
+        hit = self.at_marker(buf, p)
+        if hit is None:
+            return True if final else WAIT
+        return not hit
+
     def _note_failure(self, drv: Driver, reason: str) -> None:
         # A marker the model never closed, with nothing readable after it, is a
         # mention of the tag ("use <tool_call> to…"), not a broken call.
-        if drv.fmt.quiet or not reason or "closed_tag" in drv.repairs:
+        if drv.fmt.quiet or not reason or "closed_tag" in drv.repairs or self.mentioned:
             return
         # Of the formats that share the marker, the one whose grammar read the most
         # tokens says why (a broken Qwen3-XML block is not told about JSON); the
@@ -1010,6 +1058,42 @@ class Scanner:
             if names and not any(name in self.tools for name in names):
                 return ""
         return Region(drv.start, drv.end, drv.fmt.name, items, list(drv.repairs))
+
+
+# What may stand between a bare call's name and its region's end, besides the
+# format's end markers: the rest of the open tag (`">`), whitespace.
+_TAG_REST = " \t\r\n\"'>"
+
+
+def _bare_name(tree: Any) -> tuple[int, int, bool] | None:
+    """Where the name of a region's one call is, and whether the grammar took a close
+    tag as missing (an `unclosed` rule), when the region has one call, one name and
+    no arguments (a parse tree's rules); None otherwise."""
+    if tree is None or not hasattr(tree, "iter_subtrees"):
+        return None
+    calls = names = 0
+    found = None
+    unclosed = False
+    for node in tree.iter_subtrees():
+        rule = _rule(node)
+        if rule in ("call", "agent_call", "memory_call"):
+            calls += 1
+        elif rule == "name":
+            names += 1
+            found = node
+        elif rule == "unclosed":
+            unclosed = True
+        elif rule in _NOT_BARE:
+            return None
+    ext = _extent(found) if calls == 1 and names == 1 else None
+    return None if ext is None else (*ext, unclosed)
+
+
+# Rules that carry a call's arguments or more calls: a region holding one is not a bare name.
+_NOT_BARE = frozenset({
+    "args", "param", "typed_param", "element", "loose_args", "kwarg", "posarg", "code",
+    "json_calls", "keyed_calls", "json_reply", "id", "instructions",
+})
 
 
 # A stream retries the fast frame on each delta, from the region's start, while the
