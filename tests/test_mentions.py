@@ -91,6 +91,18 @@ def test_a_bare_name_before_the_next_call_is_a_call() -> None:
     assert [(c.name, c.arguments) for c in toolgram.parse(raw).calls] == [("get_time", {}), ("get_weather", {"city": "Paris"})]
 
 
+def test_a_bare_name_at_the_end_of_the_reply_is_a_call_cut_off() -> None:
+    # (A call with no arguments, cut off or stopped before its close tag, is as long
+    # as a mention; at the end of the reply, nothing says it is prose.)
+    for raw in ("<tool_call>get_time", "Checking. <tool_call>get_time", "<function=get_time>"):
+        result = toolgram.parse(raw, ["get_time"])
+        assert [(c.name, c.arguments, c.repairs) for c in result.calls] == [("get_time", {}, ("closed_tag",))], raw
+        sp = StreamParser(["get_time"])
+        for ch in raw:
+            sp.feed(ch)
+        assert sp.close() == result
+
+
 def test_a_bare_name_closed_flush_is_a_call() -> None:
     assert [(c.name, c.arguments) for c in toolgram.parse("<tool_call>list_folders</tool_call>").calls] == [("list_folders", {})]
 

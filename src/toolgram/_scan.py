@@ -952,10 +952,11 @@ class Scanner:
         brackets: only the rest of its tags) is a mention when
          - the name stands apart from its tag by a space (`write <tool_call> and
            </tool_call> around…`): a model writes a name flush against its tag;
-         - or the model never closed it and prose or the end of the reply follows
-           (`use <function=get_weather> blocks`, `not call <tool_call> now.`).
-        The same unclosed name with the next call right after it is a call whose
-        close tag was left out. A real call cut short has begun its arguments."""
+         - or the model never closed it and prose follows (`use <function=get_weather>
+           blocks`, `not call <tool_call> now.`).
+        The same unclosed name with the next call right after it, or at the end of
+        the reply, is a call whose close tag was left out (or cut off: a call with no
+        arguments, `<tool_call>get_time`, is as long as a mention)."""
         bare = _bare_name(drv.tree)
         if bare is None:
             return False
@@ -974,7 +975,7 @@ class Scanner:
         while p < n and buf[p].isspace():
             p += 1
         if p >= n:
-            return True if final else WAIT
+            return False if final else WAIT
         hit = self.at_marker(buf, p)
         if hit is None:
             return True if final else WAIT
