@@ -733,11 +733,13 @@ def _loop(source: str) -> tuple | None:
         return None
     lead = 0
     skip = 0
+    width = 1  # how far X (or P) reads from where it starts: what it takes or looks at
     if len(items) == 3 or _negated_loop(items[0]) is None:
         # The start P: what it takes is read by the whole pattern, once.
         if len(items) < 2 or not _bounded(items[0]):
             return None
         lead = _width(items[0])
+        width = _reach(items[:1])
         skip = _item_end(source, 0)
         if skip is None:
             return None
@@ -759,6 +761,7 @@ def _loop(source: str) -> tuple | None:
             return None
         if not all(_bounded(item, exits) for item in body[1:-1]):
             return None
+        width = max(width, _reach(body[:-1]))
     # The loop's source, `[^E]+` or `[^E]*`, and the tail `(?:X[^E]*)*` after it.
     head = regex.compile(r"\[\^(?:\\.|[^\]\\])+\][+*]").match(source, skip)
     if head is None:
@@ -769,7 +772,7 @@ def _loop(source: str) -> tuple | None:
     except Exception:  # noqa: BLE001
         return None
     chars = "".join(sorted(exits))
-    return re.compile("[" + re.escape(chars) + "]"), chars, len(source), tail, lead, loop
+    return re.compile("[" + re.escape(chars) + "]"), chars, width, tail, lead, loop
 
 
 def _item_end(source: str, i: int) -> int | None:
@@ -875,6 +878,27 @@ def _avoids(members: list, exits: frozenset) -> bool:
         else:
             return False
     return True
+
+
+def _reach(items) -> int:
+    """How far past its start a run of _bounded items reads: what it takes, or what
+    a lookahead in it looks at."""
+    pos = reach = 0
+    for item in items:
+        op, av = item
+        if op is _C.ASSERT or op is _C.ASSERT_NOT:
+            far = _reach(av[1]) if av[0] == 1 else 0  # (a lookbehind looks back)
+        elif op is _C.BRANCH:
+            far = max(map(_reach, av[1]))
+        elif op is _C.SUBPATTERN:
+            far = _reach(av[-1])
+        elif op is _C.MAX_REPEAT:
+            far = av[1] * _reach(av[2])
+        else:
+            far = 1
+        reach = max(reach, pos + far)
+        pos += _width(item)
+    return reach
 
 
 def _width(item) -> int:
