@@ -32,6 +32,49 @@ CHUNK_SIZES = (1, 2, 3, 7, 64)
 
 # (id, raw, tools, formats, max_chars)
 H = '<tool_call>{{"name": "{}", "arguments": {}}}</tool_call>'
+
+# XML-ish formats whose value is raw text up to the next tag: (format, before the
+# value, after it, whether the value is inside a JSON string). The values below hold
+# "<" that opens no tag (Driver._lex resumes such a token: _loop, _loop_wait).
+_D = "｜DSML｜"
+XMLISH = {
+    "qwen3_coder_xml": ("<tool_call>\n<function=write_file>\n<parameter=content>\n", "\n</parameter>\n</function>\n</tool_call>", False),
+    "seed_oss_xml": ("<seed:tool_call>\n<function=write_file>\n<parameter=content>", "</parameter>\n</function>\n</seed:tool_call>", False),
+    "glm45_arg_kv": ("<tool_call>write_file\n<arg_key>content</arg_key>\n<arg_value>", "</arg_value>\n</tool_call>", False),
+    "deepseek_v32_dsml": (
+        f'<{_D}function_calls>\n<{_D}invoke name="write_file">\n<{_D}parameter name="content" string="true">',
+        f"</{_D}parameter>\n</{_D}invoke>\n</{_D}function_calls>",
+        False,
+    ),
+    "deepseek_v4_dsml": (
+        f'<{_D}tool_calls>\n<{_D}invoke name="write_file">\n<{_D}parameter name="content" string="true">',
+        f"</{_D}parameter>\n</{_D}invoke>\n</{_D}tool_calls>",
+        False,
+    ),
+    "minimax_m2_invoke": (
+        '<minimax:tool_call>\n<invoke name="write_file">\n<parameter name="content">',
+        "</parameter>\n</invoke>\n</minimax:tool_call>",
+        False,
+    ),
+    "minicpm5_function_param": ('<function name="write_file"><param name="content">', "</param></function>", False),
+    "gemma4_call": ('<|tool_call>call:write_file{content:<|"|>', '<|"|>}<tool_call|>', False),
+    "mfcs": ('<mfcs_tool><call_id>1</call_id><name>write_file</name><parameters>{"content": "', '"}</parameters></mfcs_tool>', True),
+    "hermes": ('<tool_call>{"name": "write_file", "arguments": {"content": "', '"}}</tool_call>', True),
+    "kimi_k2": (
+        '<|tool_calls_section_begin|><|tool_call_begin|>functions.write_file:0<|tool_call_argument_begin|>{"content": "',
+        '"}<|tool_call_end|><|tool_calls_section_end|>',
+        True,
+    ),
+}
+
+
+def xmlish(fmt: str, value: str) -> str:
+    head, tail, json_string = XMLISH[fmt]
+    return head + (json.dumps(value)[1:-1] if json_string else value) + tail
+
+
+# "<" at the start, inside, doubled, before the close tag; tag names with more after them.
+_LT_VALUE = "<b>x</b> a<b <<c <param2 <functionx <invoke_ </parameterx <\n<div class=a>y</div>\n<"
 INLINE: list[tuple[str, str, Any, Any, int]] = [
     ("empty", "", None, None, DEFAULT_MAX_CHARS),
     ("blank", " \n\t \n", None, None, DEFAULT_MAX_CHARS),
@@ -134,6 +177,10 @@ INLINE: list[tuple[str, str, Any, Any, int]] = [
     ("max_chars_mid_prose", "Words before the cap, <think>and</think> words after it " + H.format("a", "{}"), None, None, 25),
     ("max_chars_zero", "Hello " + H.format("a", "{}"), None, None, 0),
     ("max_chars_at_end_of_call", H.format("a", "{}") + "x", None, None, len(H.format("a", "{}"))),
+    *((f"{f}_value_with_lt", "Writing it. " + xmlish(f, _LT_VALUE) + " Done.", None, None, DEFAULT_MAX_CHARS) for f in XMLISH),
+    *((f"{f}_value_with_lt_alone", xmlish(f, _LT_VALUE), None, [f], DEFAULT_MAX_CHARS) for f in XMLISH),
+    # (Longer than the value's pattern: its match is resumed inside the value.)
+    *((f"{f}_long_value_with_lt", xmlish(f, _LT_VALUE * 24) + " end", None, [f], DEFAULT_MAX_CHARS) for f in XMLISH),
 ]
 
 
@@ -531,6 +578,66 @@ def test_linear_time(make: Any) -> None:
     ratio = _stream_time(large, 8) / _stream_time(small, 8)
     # Linear: about 5; quadratic would be about 25 (the margin is for a busy machine).
     assert ratio < 12, ratio
+
+
+class _CountingPattern:
+    """A terminal's pattern that adds up how many characters its matches span (a
+    deterministic stand-in for the lexer's work: a token matched from its start on
+    every delta costs its whole length each time)."""
+
+    def __init__(self, pattern: Any, counter: list) -> None:
+        self._pattern = pattern
+        self._counter = counter
+        self.pattern = pattern.pattern
+        self.flags = pattern.flags
+
+    def match(self, buf: str, pos: int = 0, *args: Any, **kwargs: Any) -> Any:
+        m = self._pattern.match(buf, pos, *args, **kwargs)
+        self._counter[0] += 1 + (m.end() - pos if m is not None else 0)
+        return m
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._pattern, name)
+
+
+def _lexed(monkeypatch: Any, fmt_name: str, raw: str, size: int) -> int:
+    """Characters the format's terminal patterns matched while raw streamed in."""
+    import dataclasses
+
+    from toolgram._parse import select_formats
+
+    (fmt,) = select_formats([fmt_name], None)
+    c = fmt.compiled
+    counter = [0]
+    terminals = {k: dataclasses.replace(t, pattern=_CountingPattern(t.pattern, counter)) for k, t in c.terminals.items()}
+    swap = {id(t): terminals[k] for k, t in c.terminals.items()}
+    counted = dataclasses.replace(
+        c,
+        terminals=terminals,
+        ignore=tuple(swap[id(t)] for t in c.ignore),
+        allowed={state: tuple(swap[id(t)] for t in ts) for state, ts in c.allowed.items()},
+    )
+    with monkeypatch.context() as m:
+        m.setattr(fmt, "_compiled", counted)
+        sp = StreamParser(formats=[fmt_name], max_chars=None)
+        for i in range(0, len(raw), size):
+            sp.feed(raw[i : i + size])
+        result = sp.close()
+    assert len(result.calls) == 1 and not result.errors, (fmt_name, result.errors)
+    assert result == toolgram.parse(raw, formats=[fmt_name], max_chars=None)
+    return counter[0]
+
+
+@pytest.mark.parametrize("fmt", list(XMLISH))
+@pytest.mark.parametrize("size", [1, 4])
+def test_value_with_lt_is_lexed_in_linear_work(monkeypatch: Any, fmt: str, size: int) -> None:
+    """A long raw value full of "<" that opens no tag: the lexer's work grows with the
+    reply, not with its square (counted, not timed: five times the text must cost
+    about five times the matching, where matching each delta's token from its start
+    costs 25 times)."""
+    small = _lexed(monkeypatch, fmt, xmlish(fmt, "<div class=a>x</div>\n" * 100), size)
+    large = _lexed(monkeypatch, fmt, xmlish(fmt, "<div class=a>x</div>\n" * 500), size)
+    assert large / small < 8, (small, large)
 
 
 def test_a_value_broken_for_good_lets_the_next_call_through() -> None:

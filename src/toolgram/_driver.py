@@ -240,7 +240,7 @@ class Driver:
                     if not final and (end >= n or _could_grow(t, buf, pos)):
                         grow = True
                         if growers is not None:
-                            loop = _loop_wait(t, buf, at, n) if end >= n else None
+                            loop = _loop_wait(t, buf, at, n, pos) if end >= n else None
                             if loop is None:
                                 growers = None
                             else:
@@ -711,44 +711,67 @@ class _LoopWait:
 _LOOPS: dict[str, tuple | None] = {}
 
 
-def _loop_wait(t, buf: str, at: int, n: int) -> _LoopWait | None:
+def _loop_wait(t, buf: str, at: int, n: int, start: int | None = None) -> _LoopWait | None:
     """A _LoopWait for t's match from `at` (the token's start, or where its match was
-    resumed) to the end of the text, n; None when t's pattern has not that shape."""
+    resumed) to the end of the text, n; None when t's pattern has not that shape.
+    `start`: the token's start (default `at`)."""
     info = _LOOPS.get(t.pattern.pattern, 0)
     if info == 0:
         info = _LOOPS[t.pattern.pattern] = _loop(t.pattern.pattern)
     if info is None:
         return None
-    exits, chars, width, tail = info
+    exits, chars, width, tail, lead, loop = info
+    if start is None:
+        start = at
+    if lead and n - start <= width:
+        return None  # (a short token, whose start P may still be in question: re-lexed)
+    # Every character of E from here on starts one X (those before may be P's).
+    past = start + lead
     # Only the last `width` characters matter for what comes next.
     last = max(buf.rfind(c, max(at, n - width - 1), n) for c in chars)
     wait = _LoopWait(exits, width, last)
     # A later place to match from next time, as the whole match would go on from
-    # there: inside a [^E]* loop (with no character of E near), with the pattern;
-    # or at a character of E that X has read for good, with the tail `(?:X[^E]*)*`
-    # (every character of E in the match starts one X).
+    # there: inside a [^E]* loop (with no character of E near), with the pattern
+    # (or, after a start P, the loop and the tail); or at a character of E that X
+    # has read for good, with the tail `(?:X[^E]*)*`.
     if last < 0:
-        if n - 1 > at:
-            wait.resume = (n - 1, None)
+        if n - 1 > at and n - 1 >= past:
+            wait.resume = (n - 1, loop)
     else:
         e = max(buf.rfind(c, at, n - width - 1) for c in chars)
-        if e > at:
+        if e > at and e >= past:
             wait.resume = (e, tail)
     return wait
 
 
 def _loop(source: str) -> tuple | None:
     """For a pattern of the unrolled-loop shape `[^E]+(?:X[^E]*)*` (also `*`), where
-    X starts with a character of E and is bounded (literals, lookarounds, `?`):
-    (a regex finding a character of E, E, a bound on how far X reads). Such a
-    match, once it has run past X into the loop, absorbs any text without a
-    character of E. None for any other pattern (those are always re-lexed)."""
+    X starts with a character of E and is bounded (literals, classes, lookarounds,
+    `?`) and takes no other character of E; or `P[^E]*(?:X[^E]*)*`, with a bounded
+    start P (`(?:[^E]|X)`, `[{(]`): (a regex finding a character of E, E, a bound
+    on how far X or P reads, the tail `(?:X[^E]*)*`, the most P takes (0: no P),
+    the loop and tail without P (None: no P)). Such a match, once it has run past
+    P and X into the loop, absorbs any text without a character of E. None for any
+    other pattern (those are always re-lexed)."""
     try:
         items = list(_sre.parse(source))
     except Exception:  # noqa: BLE001 - a pattern only the `regex` module reads
         return None
-    if not items or len(items) > 2:
+    if not items or len(items) > 3:
         return None
+    lead = 0
+    skip = 0
+    width = 1  # how far X (or P) reads from where it starts: what it takes or looks at
+    if len(items) == 3 or _negated_loop(items[0]) is None:
+        # The start P: what it takes is read by the whole pattern, once.
+        if len(items) < 2 or not _bounded(items[0]):
+            return None
+        lead = _width(items[0])
+        width = _reach(items[:1])
+        skip = _item_end(source, 0)
+        if skip is None:
+            return None
+        items = items[1:]
     exits = _negated_loop(items[0])
     if exits is None:
         return None
@@ -762,18 +785,64 @@ def _loop(source: str) -> tuple | None:
         if len(body) < 2 or _negated_loop(body[-1]) != exits:
             return None
         first = body[0]
-        if first[0] is not _C.LITERAL or chr(first[1]) not in exits or not all(map(_bounded, body[1:-1])):
+        if first[0] is not _C.LITERAL or chr(first[1]) not in exits:
             return None
+        if not all(_bounded(item, exits) for item in body[1:-1]):
+            return None
+        width = max(width, _reach(body[:-1]))
     # The loop's source, `[^E]+` or `[^E]*`, and the tail `(?:X[^E]*)*` after it.
-    head = regex.match(r"\[\^(?:\\.|[^\]\\])+\][+*]", source)
+    head = regex.compile(r"\[\^(?:\\.|[^\]\\])+\][+*]").match(source, skip)
     if head is None:
         return None
     try:
         tail = regex.compile(source[head.end() :] or "(?:)")
+        loop = regex.compile(source[skip:]) if lead else None
     except Exception:  # noqa: BLE001
         return None
     chars = "".join(sorted(exits))
-    return re.compile("[" + re.escape(chars) + "]"), chars, len(source), tail
+    return re.compile("[" + re.escape(chars) + "]"), chars, width, tail, lead, loop
+
+
+def _item_end(source: str, i: int) -> int | None:
+    """Where the one item of the pattern that starts at source[i] ends (a group, a
+    class, an escape or a character, with a `?` after it); None if it cannot tell."""
+    try:
+        ch = source[i]
+        if ch == "\\":
+            j = i + 2
+        elif ch == "[":
+            j = i + 1
+            if source[j] == "^":
+                j += 1
+            if source[j] == "]":
+                j += 1
+            while source[j] != "]":
+                j += 2 if source[j] == "\\" else 1
+            j += 1
+        elif ch == "(":
+            depth = 0
+            j = i
+            while True:
+                c = source[j]
+                if c == "\\":
+                    j += 2
+                    continue
+                if c == "[":
+                    j = _item_end(source, j)
+                    if j is None:
+                        return None
+                    continue
+                depth += (c == "(") - (c == ")")
+                j += 1
+                if depth == 0:
+                    break
+        else:
+            j = i + 1
+    except IndexError:
+        return None
+    if source[j : j + 1] == "?":
+        j += 1
+    return j
 
 
 def _negated_loop(item) -> frozenset | None:
@@ -790,20 +859,88 @@ def _negated_loop(item) -> frozenset | None:
     return None
 
 
-def _bounded(item) -> bool:
-    """Matches or looks at a bounded number of characters, each spelled in the pattern."""
+def _bounded(item, exits: frozenset = frozenset()) -> bool:
+    """Matches or looks at a bounded number of characters, each spelled in the pattern
+    (a class is one), and takes none of `exits` (a lookaround may look at them)."""
     op, av = item
     if op is _C.LITERAL:
-        return True
+        return chr(av) not in exits
+    if op is _C.NOT_LITERAL:
+        return exits <= {chr(av)}
+    if op is _C.IN:
+        return _avoids(av, exits)
     if op in (_C.ASSERT, _C.ASSERT_NOT):
         return all(map(_bounded, av[1]))
     if op is _C.BRANCH:
-        return all(all(map(_bounded, alt)) for alt in av[1])
+        return all(all(_bounded(i, exits) for i in alt) for alt in av[1])
     if op is _C.SUBPATTERN:
-        return all(map(_bounded, av[-1]))
+        return all(_bounded(i, exits) for i in av[-1])
     if op is _C.MAX_REPEAT:
-        return av[1] == 1 and all(map(_bounded, av[2]))
+        return av[1] == 1 and all(_bounded(i, exits) for i in av[2])
     return False
+
+
+_CATEGORIES = {
+    _C.CATEGORY_DIGIT: str.isdigit,
+    _C.CATEGORY_SPACE: str.isspace,
+    _C.CATEGORY_WORD: lambda ch: ch.isalnum() or ch == "_",
+}
+
+
+def _avoids(members: list, exits: frozenset) -> bool:
+    """Whether a class `[…]` takes none of `exits` (unsure: False)."""
+    if not exits:
+        return True
+    if members and members[0][0] is _C.NEGATE:
+        return exits <= {chr(a) for o, a in members[1:] if o is _C.LITERAL}
+    for op, av in members:
+        if op is _C.LITERAL:
+            if chr(av) in exits:
+                return False
+        elif op is _C.RANGE:
+            if any(av[0] <= ord(ch) <= av[1] for ch in exits):
+                return False
+        elif op is _C.CATEGORY and av in _CATEGORIES:
+            if any(map(_CATEGORIES[av], exits)):
+                return False
+        else:
+            return False
+    return True
+
+
+def _reach(items) -> int:
+    """How far past its start a run of _bounded items reads: what it takes, or what
+    a lookahead in it looks at."""
+    pos = reach = 0
+    for item in items:
+        op, av = item
+        if op is _C.ASSERT or op is _C.ASSERT_NOT:
+            far = _reach(av[1]) if av[0] == 1 else 0  # (a lookbehind looks back)
+        elif op is _C.BRANCH:
+            far = max(map(_reach, av[1]))
+        elif op is _C.SUBPATTERN:
+            far = _reach(av[-1])
+        elif op is _C.MAX_REPEAT:
+            far = av[1] * _reach(av[2])
+        else:
+            far = 1
+        reach = max(reach, pos + far)
+        pos += _width(item)
+    return reach
+
+
+def _width(item) -> int:
+    """The most characters a _bounded item takes."""
+    op, av = item
+    if op in (_C.ASSERT, _C.ASSERT_NOT):
+        return 0
+    if op is _C.BRANCH:
+        return max(sum(map(_width, alt)) for alt in av[1])
+    if op is _C.SUBPATTERN:
+        return sum(map(_width, av[-1]))
+    if op is _C.MAX_REPEAT:
+        return av[1] * sum(map(_width, av[2]))
+    return 1
 
 
 _SNIPPET = 20  # characters of the text a failure quotes
