@@ -288,7 +288,17 @@ class Builder:
             args = obj["parameters"]
             _add(draft.repairs, ["parameters_key"])
         else:
-            args = {}
+            alias = next((k for k in _ARGS_ALIASES if k in obj), None)
+            if alias is not None:
+                args = obj[alias]
+                _add(draft.repairs, ["arguments_key"])
+            else:
+                # The arguments written flat beside the name ({"name": "f", "city":
+                # "Paris"}): the keys that are not the call's own are the arguments,
+                # rather than a silent {}.
+                args = {k: v for k, v in obj.items() if k not in _CALL_KEYS}
+                if args:
+                    _add(draft.repairs, ["flat_arguments"])
         draft.arguments = self._object_args(args, draft)
         return draft
 
@@ -336,6 +346,15 @@ class Builder:
         if kind not in ("tool_call", "function_call", None):
             raise Unreadable(f'unknown reply type {kind!r}')
         self.items.append(self._json_call(value, span, repairs))
+
+
+# Keys models use for a call's arguments besides "arguments" and "parameters" (read
+# as those, with repair arguments_key), and the keys of a call object that are
+# never its arguments (the rest are, when no arguments key is there: flat_arguments).
+_ARGS_ALIASES = ("args", "input", "params", "kwargs", "tool_input", "argument", "tool_args")
+_CALL_KEYS = frozenset(
+    {"name", "tool_name", "tool", "function", "id", "call_id", "tool_call_id", "type", "index"}
+)
 
 
 def _loads_leading(text: str, leading: bool = True) -> tuple[Any, tuple[str, ...], str]:
