@@ -13,6 +13,7 @@ why this is not left to syrupy's own unused-snapshot check).
 from __future__ import annotations
 
 import importlib.util
+import math
 import warnings
 from pathlib import Path
 from typing import Any
@@ -37,7 +38,10 @@ def test_corpus(corpus_case: Any, corpus_snapshot: Any) -> None:
 
 
 def _json_plain(value: Any, where: str) -> None:
-    if value is None or isinstance(value, (bool, int, float, str)):
+    if isinstance(value, float):
+        assert math.isfinite(value), f"{where}: {value!r} is not JSON"  # (repair non_finite_number)
+        return
+    if value is None or isinstance(value, (bool, int, str)):
         return
     if isinstance(value, dict):
         for key, item in value.items():

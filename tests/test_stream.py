@@ -127,6 +127,11 @@ INLINE: list[tuple[str, str, Any, Any, int]] = [
     ("hermes_not_object", '<tool_call>{"name": "a", "arguments": 5}</tool_call> after', None, None, DEFAULT_MAX_CHARS),
     ("hermes_repairs", "<tool_call>{'name': 'a', 'arguments': {'x': True, 'y': [1, 2,],}}</tool_call>", None, None, DEFAULT_MAX_CHARS),
     ("hermes_trailing_text", '<tool_call>{"name": "a", "arguments": {}} then words</tool_call> fin', None, None, DEFAULT_MAX_CHARS),
+    # A marker inside a JSON string is string content; an unclosed string still ends at it.
+    ("hermes_close_tag_in_string", '<tool_call>{"name": "a", "arguments": {"t": "x </tool_call> y"}}</tool_call> and after it, words', None, None, DEFAULT_MAX_CHARS),
+    ("hermes_open_tag_in_string", 'Hi <tool_call>{"name": "a", "arguments": {"t": "<tool_call>"}}</tool_call> ' + H.format("b", "{}") + " words", None, None, DEFAULT_MAX_CHARS),
+    ("hermes_unclosed_string_then_call", '<tool_call>{"name": "a", "arguments": {"t": "x}}</tool_call> ' + H.format("b", "{}") + " and words after", None, None, DEFAULT_MAX_CHARS),
+    ("mfcs_close_tag_in_string", '<mfcs_tool><name>f</name><parameters>{"h": "</parameters>"}</parameters></mfcs_tool> after it', None, None, DEFAULT_MAX_CHARS),
     ("mention", "Use <tool_call> tags to call tools, and `<tool_call>` in code.", None, None, DEFAULT_MAX_CHARS),
     ("near_markers", "<tool_cab> <tool_call <|tool_call_sta <think ``` json", None, None, DEFAULT_MAX_CHARS),
     (

@@ -171,8 +171,9 @@ def test_a_call_its_schema_refuses_is_withdrawn_with_its_error() -> None:
 
 # -- JsonEcho ------------------------------------------------------------------------
 
+# (No Infinity: decoded arguments never hold one, see non_finite_number; the echo stops at it.)
 JSON_VALUES = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=8),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner, max_size=4),
     max_leaves=12,
 )

@@ -24,6 +24,7 @@ A grammar frames a region; these names tell the builder what each part means
 
 from __future__ import annotations
 
+import re
 import textwrap
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -250,7 +251,13 @@ class Builder:
         # the end): no complete value can lead it with more after.
         bracketed = len(node.children) == 1 and getattr(node.children[0], "type", "") == "JSON"
         value, repairs, tail = _loads_leading(text, leading=not bracketed)
-        spans = _element_spans(text, start, value)
+        several = _several_objects(text, start) if tail else None
+        if several is not None:
+            # Call objects one after another (not in a list): each is a call.
+            value, repairs, spans = several
+            tail = ""
+        else:
+            spans = _element_spans(text, start, value)
         if isinstance(value, dict) and isinstance(value.get("tool_calls"), list):
             # {"tool_calls": [...]}: each call's span is its element of that list.
             key = text.find('"tool_calls"')
@@ -295,7 +302,17 @@ class Builder:
             args = obj["parameters"]
             _add(draft.repairs, ["parameters_key"])
         else:
-            args = {}
+            alias = next((k for k in _ARGS_ALIASES if k in obj), None)
+            if alias is not None:
+                args = obj[alias]
+                _add(draft.repairs, ["arguments_key"])
+            else:
+                # The arguments written flat beside the name ({"name": "f", "city":
+                # "Paris"}): the keys that are not the call's own are the arguments,
+                # rather than a silent {}.
+                args = {k: v for k, v in obj.items() if k not in _CALL_KEYS}
+                if args:
+                    _add(draft.repairs, ["flat_arguments"])
         draft.arguments = self._object_args(args, draft)
         return draft
 
@@ -345,6 +362,15 @@ class Builder:
         self.items.append(self._json_call(value, span, repairs))
 
 
+# Keys models use for a call's arguments besides "arguments" and "parameters" (read
+# as those, with repair arguments_key), and the keys of a call object that are
+# never its arguments (the rest are, when no arguments key is there: flat_arguments).
+_ARGS_ALIASES = ("args", "input", "params", "kwargs", "tool_input", "argument", "tool_args")
+_CALL_KEYS = frozenset(
+    {"name", "tool_name", "tool", "function", "id", "call_id", "tool_call_id", "type", "index"}
+)
+
+
 def _loads_leading(text: str, leading: bool = True) -> tuple[Any, tuple[str, ...], str]:
     """Decode a payload; when it fails and a complete JSON value leads it, decode
     that value and hand back the text after it (it becomes prose, not lost).
@@ -368,6 +394,43 @@ def _loads_leading(text: str, leading: bool = True) -> tuple[Any, tuple[str, ...
             else:
                 return value, repairs, text[end:]
     raise Unreadable(str(first))
+
+
+_SEPARATOR = re.compile(r"\s*[;,]?\s*")
+
+
+def _several_objects(text: str, offset: int):
+    """Two or more JSON objects one after another, alone or joined by `;` or `,`
+    (Llama 3 writes `{…}; {…}`): their values as a list, the repairs with
+    several_objects, and each one's span. None unless the objects are all of text."""
+    values: list[Any] = []
+    spans: list[tuple[int, int]] = []
+    repairs: list[str] = []
+    pos = len(text) - len(text.lstrip())
+    while pos < len(text):
+        if values:
+            pos = _SEPARATOR.match(text, pos).end()
+            if pos >= len(text):
+                break
+        if text[pos] != "{":
+            return None
+        end = _repair.value_end(text, pos)
+        if end is None:
+            return None
+        try:
+            value, more = _repair.loads(text[pos:end])
+        except _repair.RepairError:
+            return None
+        if not isinstance(value, dict):
+            return None
+        values.append(value)
+        spans.append((offset + pos, offset + end))
+        _add(repairs, more)
+        pos = end
+    if len(values) < 2:
+        return None
+    _add(repairs, ["several_objects"])
+    return values, tuple(repairs), spans
 
 
 # Rules whose inside the call builder does not look into: they are read whole.

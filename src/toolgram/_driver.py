@@ -249,6 +249,18 @@ class Driver:
                                     self.resume[name] = (pos, *loop.resume)
                     if m.partial or end == pos:
                         continue
+                    if end < n and name in self.c.json_text:
+                        through = self._through(t, buf, pos, end, final)
+                        if through is not None:
+                            if type(through) is int:
+                                end = through
+                            else:  # (WAIT, with what to wait on, or None: cannot tell)
+                                grow = True
+                                if growers is not None and through[1] is not None:
+                                    growers.append(through[1])
+                                else:
+                                    growers = None
+                                continue
                 if end - pos > best_len:
                     best, best_len, best_prio = name, end - pos, t.priority
             if grow:
@@ -269,6 +281,53 @@ class Driver:
                     break
             if not skipped:
                 return None
+
+    def _through(self, t, buf: str, pos: int, end: int, final: bool) -> Any:
+        """A JSON payload token (see Compiled.json_text) stopped at `end`, a marker,
+        with a JSON string open there (`{"text": "a </tool_call> b"}`): where it
+        ends when the JSON, quotes respected, closes after that marker (the marker
+        was string content: the token goes on past the value, as its pattern says);
+        None when it does not (a value broken for good, such as a stray quote, still
+        ends at the first marker); (WAIT, grower) when the text so far cannot tell."""
+        # Without a backslash, an even number of quotes leaves no string open: the
+        # usual case, told without decoding.
+        if buf.count('"', pos, end) % 2 == 0 and buf.find("\\", pos, end) < 0:
+            return None
+        j = _JSON_SPACE.match(buf, pos).end()
+        if j >= end or buf[j] not in "{[":
+            return None
+        n = len(buf)
+        try:
+            close = _repair._JSON.scan_once(buf, j)[1]
+        except StopIteration:
+            return None
+        except ValueError as exc:  # (json.JSONDecodeError)
+            at = getattr(exc, "pos", None)
+            if final or at is None:
+                return None
+            # Broken for good where it breaks well before the end of the text (a
+            # string that does not close yet is an answer of the end of the text).
+            if at + _SETTLED <= n and not str(getattr(exc, "msg", "")).startswith("Unterminated string"):
+                return None
+            # It may yet close: wait until its brackets do (or, as a JSON token
+            # does, look again when the text has grown by a quarter).
+            self.recheck = n + max(16, (n - pos) // 4)
+            extent = self._extent(j, None)
+            closed = extent.advance(buf, 0)
+            return WAIT, (_HOLD if closed is not None else extent)
+        except RecursionError:
+            return None
+        if close <= end:
+            return None  # (the value closes before the marker: no string was open there)
+        if close >= n:
+            return None if final else (WAIT, None)
+        m = t.pattern.match(buf, close, partial=not final)
+        if m is None or m.end() == close:
+            return close
+        if not final and (m.partial or m.end() >= n):
+            loop = _loop_wait(t, buf, close, n) if not m.partial else None
+            return WAIT, loop
+        return m.end()
 
     # -- waiting cheaply ----------------------------------------------------
     def _extent(self, pos: int, stops: str | None) -> _Extent:
@@ -686,6 +745,22 @@ class _Extent:
         self.depth = depth
         self.quote = quote
         return None
+
+
+class _Hold:
+    """A wait that no delta ends by itself (Driver.recheck ends it)."""
+
+    __slots__ = ()
+
+    def absorbs(self, text: str, n: int) -> bool:
+        return True
+
+
+_HOLD = _Hold()
+_JSON_SPACE = re.compile(r"[ \t\n\r]*")
+# A JSON decoding error this far before the end of the text is one more text cannot
+# undo (the decoder looks at most a few characters past where it stops).
+_SETTLED = 8
 
 
 class _LoopWait:

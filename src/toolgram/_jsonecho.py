@@ -19,6 +19,8 @@ from __future__ import annotations
 import json
 import re
 
+from . import _repair
+
 __all__ = ["JsonEcho"]
 
 _PLAIN = re.compile(r'[^"\\\x00-\x1f]+')  # string characters json.dumps writes as they are
@@ -135,7 +137,8 @@ class JsonEcho:
             out.append(word)
         else:
             try:
-                value = json.loads(word)
+                # (NaN, Infinity, 1e999: decoded as null, with a repair; not echoed)
+                value = json.loads(word, parse_constant=_repair._no_constant, parse_float=_repair._finite_float)
             except ValueError:
                 raise _Stop from None
             if type(value) not in (int, float):

@@ -83,6 +83,10 @@ class Compiled:
     # per LALR state: the terminals it accepts, best first (priority, then literal length)
     allowed: dict = field(default_factory=dict)
     accepts_end: dict = field(default_factory=dict)
+    # The regex terminals that are the whole of a rule whose text is decoded as JSON
+    # (`json_calls: PAYLOAD`, MFCS `args: TEXT`): a marker inside one of its JSON
+    # strings does not end them (Driver._through).
+    json_text: frozenset = frozenset()
 
 
 @dataclass(eq=False)  # identity equality: formats are hashed as cache keys
@@ -152,6 +156,9 @@ def load_format(path: Path) -> Format:
     )
 
 
+_JSON_TEXT_RULES = frozenset({"json_calls", "args", "keyed_calls", "json_reply"})
+
+
 def _compile(fmt: Format) -> Compiled:
     try:
         lark = Lark(
@@ -179,6 +186,15 @@ def _compile(fmt: Format) -> Compiled:
         callbacks=callbacks,
         terminals=terminals,
         ignore=ignore,
+    )
+    compiled.json_text = frozenset(
+        rule.expansion[0].name
+        for rule in callbacks
+        if str(rule.origin.name).rpartition("__")[2] in _JSON_TEXT_RULES
+        and len(rule.expansion) == 1
+        and rule.expansion[0].name in terminals
+        and rule.expansion[0].name != "JSON"  # (the bracket scanner delimits that one)
+        and terminals[rule.expansion[0].name].literal is None
     )
     for state, row in table.states.items():
         allowed = [terminals[k] for k in row if k in terminals]

@@ -359,10 +359,26 @@ _CLOSER_OF = {"{": "}", "[": "]", "(": ")"}
 _COLON_AFTER_KEY = re.compile(r"\s*(:)?")
 _APOSTROPHE = re.compile(r"(?<!\\)'")  # a quote inside a 'single-quoted' string, not escaped
 
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value in (math.inf, -math.inf):
+        raise ValueError("not finite")  # (1e999: the lenient pass makes it null)
+    return value
+
+
+def _no_constant(word: str) -> Any:
+    raise ValueError("not finite")  # NaN, Infinity: the lenient pass makes them null
+
+
 # json.loads(text, strict=False) without building a decoder per call. Not
 # strict: raw control characters (real newlines) inside strings are common in
-# model output and harmless.
-_JSON = json.JSONDecoder(strict=False)
+# model output and harmless. NaN, Infinity and numbers too large for a float
+# are refused, so that decoded arguments are always JSON that json.dumps can
+# write with allow_nan=False (a client's JSON.parse throws on NaN): the lenient
+# pass reads them as null (repair non_finite_number).
+_JSON = json.JSONDecoder(strict=False, parse_float=_finite_float, parse_constant=_no_constant)
 
 
 class _Reader:
@@ -488,6 +504,9 @@ class _Reader:
                         raise RepairError(f"number too long at {m.start(kind)}") from None
                 elif kind == _FLOAT:
                     value = float(m.group(kind))
+                    if value in (math.inf, -math.inf):
+                        note("non_finite_number")
+                        value = None
                 elif kind == _WORD_TOKEN:
                     value = self.literal(m.group(kind), m.start(kind), pos)
                 elif kind == _OPEN:
@@ -574,7 +593,11 @@ class _Reader:
         if not good:
             return _NOTHING, end
         if "." in good or "e" in good or "E" in good:
-            return float(good), end
+            value = float(good)
+            if value in (math.inf, -math.inf):
+                self.note("non_finite_number")
+                return None, end
+            return value, end
         try:
             return int(good), end
         except ValueError:
@@ -594,6 +617,9 @@ class _Reader:
         value, pythonic = found
         if pythonic:
             self.note("python_literals")
+        if isinstance(value, float):  # NaN, Infinity: not JSON, written as null
+            self.note("non_finite_number")
+            return None
         return value
 
 

@@ -78,7 +78,9 @@ _OPEN, _CUT, _BROKEN, _DONE = "open", "cut", "broken", "done"
 def arguments_json(arguments: Any) -> str:
     """The JSON text an OpenAI-style client receives as a call's arguments."""
     try:
-        return json.dumps(arguments, ensure_ascii=False)
+        # allow_nan=False: decoded arguments hold no NaN or Infinity (repair
+        # non_finite_number makes them null), so this writes what json.dumps writes.
+        return json.dumps(arguments, ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError):  # pragma: no cover - decoded payloads are JSON data
         return json.dumps(arguments, ensure_ascii=False, default=str)
 

@@ -229,7 +229,8 @@ def _strict(text: str) -> tuple[bool, Any]:
     if not s:
         return False, None
     try:
-        return True, json.loads(s, parse_constant=_no_constant)
+        # (1e999 too: a float too large is infinite, which JSON cannot write)
+        return True, json.loads(s, parse_constant=_no_constant, parse_float=_repair._finite_float)
     except (ValueError, RecursionError):
         return False, None
 
