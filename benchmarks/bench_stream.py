@@ -108,6 +108,21 @@ def emit_only(raw: str, delta: int) -> None:
         _ = [Text(added)] if added else []
 
 
+class _Idle:
+    """A stream parser that does nothing: feed() returns no events."""
+
+    def feed(self, delta: str) -> list:
+        return []
+
+
+def feed_only(raw: str, delta: int) -> None:
+    """The cost of the feeding itself: the slices and one call per delta, with no
+    work done and nothing returned. A floor under any stream parser in Python."""
+    feed = _Idle().feed
+    for i in range(0, len(raw), delta):
+        feed(raw[i : i + delta])
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--delta", type=int, default=8)
@@ -136,6 +151,8 @@ def main() -> None:
         )
     growth = ratios[100_000] / ratios[20_000]
     print(f"ratio at 100 KB: {ratios[100_000]:.2f}x (target <= 3); 100 KB / 20 KB ratios: {growth:.2f} (target <= 1.5)")
+    idle = best_time(lambda: feed_only(raw, args.delta), args.repeat)
+    print(f"floor at 100 KB (feed() doing nothing, returning []): {idle * 1e3:.2f} ms = {idle / one:.2f}x one parse")
     floor = best_time(lambda: emit_only(raw, args.delta), args.repeat)
     print(f"floor at 100 KB (a Text event per delta, no parsing): {floor * 1e3:.2f} ms = {floor / one:.2f}x one parse")
 
