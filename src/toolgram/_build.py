@@ -250,7 +250,17 @@ class Builder:
         # A JSON token is one value already, delimited by its brackets (or cut off by
         # the end): no complete value can lead it with more after.
         bracketed = len(node.children) == 1 and getattr(node.children[0], "type", "") == "JSON"
+        fence = _FENCE.match(text) if not bracketed else None
+        if fence is not None:
+            # A markdown fence around the payload (`<tool_call>```json{…}```</tool_call>`):
+            # the JSON is what it holds.
+            close = len(text.rstrip())
+            close = close - 3 if text.endswith("```", fence.end(), close) else len(text)
+            text = text[fence.end() : close]
+            start += fence.end()
         value, repairs, tail = _loads_leading(text, leading=not bracketed)
+        if fence is not None:
+            repairs = ("fenced_payload", *repairs)
         several = _several_objects(text, start) if tail else None
         if several is not None:
             # Call objects one after another (not in a list): each is a call.
@@ -397,6 +407,7 @@ def _loads_leading(text: str, leading: bool = True) -> tuple[Any, tuple[str, ...
 
 
 _SEPARATOR = re.compile(r"\s*[;,]?\s*")
+_FENCE = re.compile(r"\s*```[\w+-]*[ \t]*(?:\r?\n|(?=[\[{]))")  # (a fence's opening line)
 
 
 def _several_objects(text: str, offset: int):
