@@ -256,10 +256,28 @@ class Builder:
             key = text.find('"tool_calls"')
             at = text.find("[", key) if key >= 0 else -1
             spans = _element_spans(text[at:], start + at, value["tool_calls"]) if at >= 0 else None
-        for obj, span in _flatten_calls(value, spans):
-            self.items.append(self._json_call(obj, span or whole, repairs))
+        calls = list(_flatten_calls(value, spans))
+        for i, (obj, span) in enumerate(calls):
+            if i and i == len(calls) - 1 and "closed_json" in repairs:
+                self.items.append(self._cut_call(lambda: self._json_call(obj, span or whole, repairs), span or whole))
+            else:
+                self.items.append(self._json_call(obj, span or whole, repairs))
         if tail:
             self.items.append(Prose(tail))
+
+    def _cut_call(self, read: Any, span: tuple[int, int]) -> Draft | Prose:
+        """The last call of a JSON list that the end of the reply cut off (the list
+        was closed by the repair), after calls that were read: `read()` reads it.
+        It is an error, not the end of the whole list, when it cannot be read, and
+        when its name is not an offered one (the name itself may be cut: `get_wea`)."""
+        cut = Draft(name="", span=span, error="Couldn't read a tool call: the reply ended inside the call.")
+        try:
+            draft = read() if read is not None else cut
+        except Unreadable:
+            return cut
+        if isinstance(draft, Draft) and self.tools is not None and draft.name not in self.tools:
+            return cut
+        return draft
 
     def _json_call(self, obj: Any, span: tuple[int, int], repairs) -> Draft | Prose:
         if not isinstance(obj, dict):
@@ -303,11 +321,16 @@ class Builder:
         spans = _element_spans(text, start, value)
         for i, obj in enumerate(items):
             if not isinstance(obj, dict) or len(obj) != 1:
+                if i and i == len(items) - 1 and "closed_json" in repairs and obj == {}:
+                    self.items.append(self._cut_call(None, spans[i] if spans else self.region))
+                    continue
                 raise Unreadable("expected objects of the form {NAME: arguments}")
             ((name, args),) = obj.items()
             draft = Draft(name=str(name), span=spans[i] if spans else self.region)
             _add(draft.repairs, repairs)
             draft.arguments = self._object_args(args, draft)
+            if i and i == len(items) - 1 and "closed_json" in repairs:
+                draft = self._cut_call(lambda: draft, draft.span)
             self.items.append(draft)
 
     def _json_reply(self, node: Tree) -> None:

@@ -55,7 +55,7 @@ _MAX_VIRTUAL = 6
 class Driver:
     __slots__ = (
         "fmt", "c", "start", "pos", "stack", "values", "status", "end", "tree", "repairs", "reason",
-        "hint", "extents", "quotes", "resume", "taken", "brackets", "cutter", "recheck",
+        "hint", "extents", "quotes", "resume", "taken", "brackets", "cutter", "recheck", "marks",
     )  # fmt: skip
 
     def __init__(self, fmt: Format, start: int, brackets: Any = None, cutter: Any = None) -> None:
@@ -92,6 +92,10 @@ class Driver:
         # Tokens read from the text (not supplied): how far the grammar got, which
         # picks the failure to report when no candidate reads a region.
         self.taken = 0
+        # Only in a replay of a failed region (see salvage_points): after each token
+        # read, [its end, the state stack then, whether a call ends there: the next
+        # token the text holds finishes a call].
+        self.marks: list | None = None
 
     # -- the loop ---------------------------------------------------------
     def run(self, buf: str, final: bool, at_marker) -> str:
@@ -135,9 +139,13 @@ class Driver:
                 if not final and self.quotes and len(buf) - self.pos <= _SNIPPET:
                     return WAIT
                 return self._fail(f"unexpected {_snippet(buf, self.pos)}")
+            if self.marks is not None:
+                self._mark(term)
             self._feed(Tok(term, buf[self.pos : end], self.pos, end))
             self.pos = end
             self.taken += 1
+            if self.marks is not None:
+                self.marks.append([end, list(self.stack), False])
 
     # -- lexing -----------------------------------------------------------
     def _lex(self, buf: str, final: bool, allowed):
@@ -352,6 +360,12 @@ class Driver:
             values.append(callbacks[arg](children))
             stack.append(states[stack[-1]][arg.origin.name][1])
 
+    def _mark(self, term: str) -> None:
+        """Before `term` is read, in a replay: does it finish a call (its lookahead
+        reduces one)? Then a call ends where the last token did."""
+        if self.marks and _reduces_call(self.c, self.stack, term):
+            self.marks[-1][2] = True
+
     def _finish(self, end: int) -> str:
         stack, values = self.stack, self.values
         states, callbacks = self.c.states, self.c.callbacks
@@ -460,6 +474,107 @@ class Driver:
         self.reason = reason
         self.end = max(self.pos, self.start)
         return FAIL
+
+
+# The rules that hold whole calls (grammars/README.md): where one is reduced, calls end.
+_CALL_RULES = frozenset(("call", "agent_call", "memory_call", "json_calls", "keyed_calls"))
+
+
+def salvage_points(failed: Driver, buf: str, final: bool, at_marker) -> tuple[list, bool]:
+    """Where a region no candidate could read may still be closed, so that the
+    calls read before the failure are kept: the points to try, best first, each
+    (a token's end, whether closing there completes a call left open), and whether
+    the reply ends inside the frame. Closing one grammar parse of a whole section
+    fails as a whole when its last call cannot be completed (a reply cut inside it,
+    or a call broken in the middle of the section); the points are where the missing
+    markers would close the frame before that.
+
+    Mid-text, only a point between calls counts (a broken call is not cut short into
+    another call). Where the reply ends inside the frame (`final`, and nothing or
+    only the beginning of a token follows the failure, or the frame was closed at
+    the end), the last point inside the last call comes first: it is repaired like
+    any truncated call, the text after the point dropped. The region is replayed
+    once (the state stack is copied at each token), once per failed region."""
+    if failed.taken < 2:  # (a marker and no more: no call was read before the failure)
+        return [], False
+    drv = Driver(failed.fmt, failed.start, failed.brackets, failed.cutter)
+    drv.quotes = failed.quotes
+    drv.marks = []
+    c, ends = drv.c, drv.fmt.ends
+    n = len(buf)
+    if drv.run(buf, final, at_marker) == FAIL:
+        p = drv.pos
+        while p < n and buf[p].isspace():
+            p += 1
+        truncated = final and (p >= n or any(_may_begin(t, buf, p) for t in c.allowed[drv.stack[-1]]))
+    else:  # (read, but what it read is no call: the frame closed at the end, or not)
+        truncated = final and drv.end >= n and "closed_tag" in drv.repairs
+    points: list = []
+    last = drv.marks[-1][0] if drv.marks else -1
+    for end, stack, ended in reversed(drv.marks):
+        if end >= drv.end and drv.status == DONE:
+            continue  # (that is what was read already)
+        plan = closing_plan(c, stack, ends)
+        if plan is None:
+            continue
+        # Between calls: the next token read finishes a call; or, after the last token
+        # read, the missing markers leave no call open (only the section around them).
+        opened = not ended and (end != last or _left_open(c, stack, plan))
+        if opened:
+            if truncated and not points:
+                points.append((end, True))
+            continue
+        points.append((end, False))
+        break
+    return points, truncated
+
+
+def _may_begin(t: Any, buf: str, pos: int) -> bool:
+    """Whether the rest of the text, from pos, could be the beginning of a t token."""
+    if t.literal is not None:
+        return t.literal.startswith(buf[pos:])
+    if t.name in ("JSON", "PYVALUE"):
+        return False  # (these run to the end of the text: they would have been read)
+    m = t.pattern.match(buf, pos, partial=True)
+    return m is not None and (m.partial or m.end() >= len(buf))
+
+
+def _left_open(c: Compiled, stack: list, plan: list[str]) -> bool:
+    """Whether supplying `plan` at `stack` completes a call left open: a marker is
+    supplied, or a missing close tag assumed (an `unclosed` rule), before the first
+    call is reduced (the first supplied token's lookahead reduces one that the text
+    finished)."""
+    state = {"unclosed": False, "call": False}
+
+    def reduced(rule: Any) -> bool:
+        name = rule.origin.name
+        if name in _CALL_RULES:
+            state["call"] = True
+            return False  # (stop there)
+        if name == "unclosed":
+            state["unclosed"] = True
+        return True
+
+    stack = list(stack)
+    for i, term in enumerate([*plan, "$END"]):
+        step(c, stack, term, reduced)
+        if state["call"]:
+            return i > 0 or state["unclosed"]
+    return False
+
+
+def _reduces_call(c: Compiled, stack: list, term: str) -> bool:
+    """Whether the table at `stack`, taking `term`, reduces a call rule first thing."""
+    seen: list = []
+
+    def reduced(rule: Any) -> bool:
+        if rule.origin.name in _CALL_RULES:
+            seen.append(rule)
+            return False  # (stop there: that is all we ask)
+        return True
+
+    step(c, list(stack), term, reduced)
+    return bool(seen)
 
 
 def simulate(c: Compiled, stack: list, term: str) -> list | None:
