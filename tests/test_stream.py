@@ -134,6 +134,8 @@ INLINE: list[tuple[str, str, Any, Any, int]] = [
     ("max_chars_mid_prose", "Words before the cap, <think>and</think> words after it " + H.format("a", "{}"), None, None, 25),
     ("max_chars_zero", "Hello " + H.format("a", "{}"), None, None, 0),
     ("max_chars_at_end_of_call", H.format("a", "{}") + "x", None, None, len(H.format("a", "{}"))),
+    # The failure quotes the token at the start of the region: the stream waits for all it quotes.
+    ("cofl_unexpected_at_region_start", "<cofl:tool_calls><cofl:tool_callxyz</cofl:tool_calls>", None, None, DEFAULT_MAX_CHARS),
     # A section whose next call is cut off: the finished call is kept.
     (
         "kimi_k2_cut_at_next_call",

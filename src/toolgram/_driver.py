@@ -399,6 +399,9 @@ class Driver:
         if self.pos == self.start:
             # Nothing of the frame is in the text (a marker-less format at the start of
             # the reply): there is no frame to close, whatever markers could complete it.
+            # (Its reason quotes the text: wait for it, as run() does.)
+            if not final and self.quotes and len(buf) - self.pos <= _SNIPPET:
+                return WAIT
             return self._fail(f"unexpected {_snippet(buf, self.pos)}")
         pos = self.pos
         n = len(buf)
