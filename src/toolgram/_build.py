@@ -105,6 +105,10 @@ def _add(repairs: list[str], more) -> None:
 
 
 class Builder:
+    # Where the last token read from the text ends, when the missing markers were
+    # supplied after it (the region was closed for the model); -1: not so.
+    cut_at = -1
+
     def __init__(self, fmt, tools, region: tuple[int, int]) -> None:
         self.fmt = fmt
         self.tools = tools  # ToolSet or None
@@ -145,6 +149,7 @@ class Builder:
     # -- one call from grammar parts ------------------------------------------
     def _call(self, node: Tree, kind: str) -> Draft:
         draft = Draft(name="", kind=kind, span=_extent(node) or self.region)
+        name_end = -1
         positional: list[str] = []
         args_text = None
         code_text = None
@@ -153,12 +158,15 @@ class Builder:
             d = _rule(child)
             if d == "name":
                 draft.name = _unescape_md(_text(child).strip(), draft.repairs)
+                name_end = (_extent(child) or (0, 0))[1]
             elif d == "id":
                 draft.id = _text(child).strip()
             elif d == "instructions":
                 draft.instructions = _text(child).strip()
             elif d == "args":
                 args_text = _text(child)
+            elif d in ("param", "typed_param") and self._cut_short(child):
+                _add(draft.repairs, ["dropped_partial_argument"])
             elif d == "param":
                 key = _text(_find(child, "key")).strip()
                 draft.params.append((key, _text(_find(child, "value")), None))
@@ -186,6 +194,12 @@ class Builder:
             draft.name = getattr(self.fmt, "code_tool", "")
         if not draft.name:
             raise Unreadable("the call has no name")
+        if name_end == self.cut_at and not self._sure_name(draft.name):
+            # The text ends with the name, its closing delimiter supplied: the name
+            # itself may be cut (`<function=special_function` of special_function_with_opt).
+            # With tools, only an offered name that no other offered name extends is read.
+            message = "Couldn't read a tool call: the reply ended inside the call's name."
+            return Draft(name="", kind=kind, span=draft.span, error=message)
         if args_text is not None:
             draft.arguments = self._decode_args(args_text, draft)
         elif code_text is not None:
@@ -264,6 +278,28 @@ class Builder:
                 self.items.append(self._json_call(obj, span or whole, repairs))
         if tail:
             self.items.append(Prose(tail))
+
+    def _sure_name(self, name: str) -> bool:
+        """Whether a name the end of the reply may have cut is still the name: an
+        offered one that no other offered name begins with. Without tools nothing
+        can tell: it is read as written (repair closed_tag)."""
+        if self.tools is None:
+            return True
+        if name not in self.tools:
+            return False
+        return not any(other != name and other.startswith(name) for other in self.tools.names)
+
+    def _cut_short(self, node: Tree) -> bool:
+        """A parameter whose value never began: no value text, and no key either
+        (`<|open|>argument`), or the text ends with it, the rest supplied
+        (`<arg_key>d`). It is dropped, not read as an empty value."""
+        value = _find(node, "value")
+        if value is not None and _text(value).strip():
+            return False
+        if not _text(_find(node, "key")).strip():
+            return True
+        extent = _extent(node)
+        return extent is not None and extent[1] == self.cut_at
 
     def _cut_call(self, read: Any, span: tuple[int, int]) -> Draft | Prose:
         """The last call of a JSON list that the end of the reply cut off (the list

@@ -56,6 +56,7 @@ class Driver:
     __slots__ = (
         "fmt", "c", "start", "pos", "stack", "values", "status", "end", "tree", "repairs", "reason",
         "hint", "extents", "quotes", "resume", "taken", "brackets", "cutter", "recheck", "marks",
+        "closed_at", "last_end",
     )  # fmt: skip
 
     def __init__(self, fmt: Format, start: int, brackets: Any = None, cutter: Any = None) -> None:
@@ -96,6 +97,10 @@ class Driver:
         # read, [its end, the state stack then, whether a call ends there: the next
         # token the text holds finishes a call].
         self.marks: list | None = None
+        # Where _close supplied the missing markers (-1: never), and where the last token
+        # read from the text ended: what the builder needs to tell what the end cut.
+        self.closed_at = -1
+        self.last_end = start
 
     # -- the loop ---------------------------------------------------------
     def run(self, buf: str, final: bool, at_marker) -> str:
@@ -143,6 +148,7 @@ class Driver:
                 self._mark(term)
             self._feed(Tok(term, buf[self.pos : end], self.pos, end))
             self.pos = end
+            self.last_end = end
             self.taken += 1
             if self.marks is not None:
                 self.marks.append([end, list(self.stack), False])
@@ -429,6 +435,7 @@ class Driver:
         if plan is not None:
             for term in plan:
                 self._feed(Tok(term, "", self.pos, self.pos))
+            self.closed_at = self.pos
             if "closed_tag" not in self.repairs:
                 self.repairs.append("closed_tag")
             return self._finish(self.pos)

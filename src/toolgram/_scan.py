@@ -1090,7 +1090,10 @@ class Scanner:
     def _decode(self, drv: Driver) -> Region | str:
         region = (drv.start, drv.end)
         try:
-            items = Builder(drv.fmt, self.tools, region).build(drv.tree)
+            builder = Builder(drv.fmt, self.tools, region)
+            if drv.closed_at >= 0:
+                builder.cut_at = drv.last_end
+            items = builder.build(drv.tree)
         except Unreadable as exc:
             return str(exc)
         except RecursionError:
