@@ -56,7 +56,7 @@ class Driver:
     __slots__ = (
         "fmt", "c", "start", "pos", "stack", "values", "status", "end", "tree", "repairs", "reason",
         "hint", "extents", "quotes", "resume", "taken", "brackets", "cutter", "recheck", "marks",
-        "closed_at", "last_end",
+        "closed_at", "last_end", "calls",
     )  # fmt: skip
 
     def __init__(self, fmt: Format, start: int, brackets: Any = None, cutter: Any = None) -> None:
@@ -101,6 +101,7 @@ class Driver:
         # read from the text ended: what the builder needs to tell what the end cut.
         self.closed_at = -1
         self.last_end = start
+        self.calls = 0  # calls reduced so far (see salvage_points)
 
     # -- the loop ---------------------------------------------------------
     def run(self, buf: str, final: bool, at_marker) -> str:
@@ -364,7 +365,10 @@ class Driver:
             else:
                 children = []
             values.append(callbacks[arg](children))
-            stack.append(states[stack[-1]][arg.origin.name][1])
+            name = arg.origin.name
+            if name in _CALL_RULES:
+                self.calls += 1
+            stack.append(states[stack[-1]][name][1])
 
     def _mark(self, term: str) -> None:
         """Before `term` is read, in a replay: does it finish a call (its lookahead
@@ -504,21 +508,31 @@ def salvage_points(failed: Driver, buf: str, final: bool, at_marker) -> tuple[li
     only the beginning of a token follows the failure, or the frame was closed at
     the end), the last point inside the last call comes first: it is repaired like
     any truncated call, the text after the point dropped. The region is replayed
-    once (the state stack is copied at each token), once per failed region."""
+    once (the state stack is copied at each token), and only where the end cut the
+    frame or a call ended before the failure; a region that was read but decodes
+    to no call is looked into only where the end cut it."""
+    c, ends = failed.c, failed.fmt.ends
+    n = len(buf)
     if failed.taken < 2:  # (a marker and no more: no call was read before the failure)
         return [], False
+    # Worth a replay only where the end cut the frame, or a call ended before the
+    # failure (a reply of many broken calls is not read twice).
+    p = failed.pos if failed.status == FAIL else failed.end
+    while p < n and buf[p].isspace():
+        p += 1
+    if failed.status == FAIL:
+        stack = failed.stack
+        truncated = final and (p >= n or any(_may_begin(t, buf, p) for t in c.allowed[stack[-1]]))
+        if not truncated and not failed.calls and closing_plan(c, stack, ends) is None:
+            return [], False
+    else:  # (read, but what it read is no call: only the end's cut is looked into)
+        truncated = final and p >= n and "closed_tag" in failed.repairs
+        if not truncated:
+            return [], False
     drv = Driver(failed.fmt, failed.start, failed.brackets, failed.cutter)
     drv.quotes = failed.quotes
     drv.marks = []
-    c, ends = drv.c, drv.fmt.ends
-    n = len(buf)
-    if drv.run(buf, final, at_marker) == FAIL:
-        p = drv.pos
-        while p < n and buf[p].isspace():
-            p += 1
-        truncated = final and (p >= n or any(_may_begin(t, buf, p) for t in c.allowed[drv.stack[-1]]))
-    else:  # (read, but what it read is no call: the frame closed at the end, or not)
-        truncated = final and drv.end >= n and "closed_tag" in drv.repairs
+    drv.run(buf, final, at_marker)  # (it stops where the first run did)
     points: list = []
     last = drv.marks[-1][0] if drv.marks else -1
     for end, stack, ended in reversed(drv.marks):
