@@ -53,3 +53,23 @@ def test_format_example(row: dict[str, Any]) -> None:
         f"{row['format']} ({row.get('source_file', '?')}):\n"
         f"  calls:  {got}\n  errors: {result.errors}\n  text:   {result.text!r}"
     )
+
+
+@pytest.mark.parametrize("row", _rows())
+def test_format_example_cut_inside_its_last_call(row: dict[str, Any]) -> None:
+    """A reply cut anywhere inside its last call keeps every call it finished: each
+    call whose whole span lies in the cut text is still read, in order (the cut-off
+    one is repaired or becomes an error; it never takes the others with it)."""
+    raw = row["raw"]
+    tools = _offered(row["expected_calls"])
+    calls = toolgram.parse(raw, tools).calls
+    if not calls:
+        return
+    for cut in range(calls[-1].span[0], len(raw)):
+        finished = [c.name for c in calls if c.span[1] <= cut]
+        result = toolgram.parse(raw[:cut], tools)
+        got = [c.name for c in result.calls][: len(finished)]
+        assert got == finished, (
+            f"{row['format']} cut at {cut}: {raw[:cut][-40:]!r}\n"
+            f"  calls:  {got}\n  errors: {result.errors}\n  text:   {result.text[-80:]!r}"
+        )

@@ -186,6 +186,15 @@ INLINE: list[tuple[str, str, Any, Any, int]] = [
     *((f"{f}_value_with_lt_alone", xmlish(f, _LT_VALUE), None, [f], DEFAULT_MAX_CHARS) for f in XMLISH),
     # (Longer than the value's pattern: its match is resumed inside the value.)
     *((f"{f}_long_value_with_lt", xmlish(f, _LT_VALUE * 24) + " end", None, [f], DEFAULT_MAX_CHARS) for f in XMLISH),
+    # The failure quotes the token at the start of the region: the stream waits for all it quotes.
+    ("cofl_unexpected_at_region_start", "<cofl:tool_calls><cofl:tool_callxyz</cofl:tool_calls>", None, None, DEFAULT_MAX_CHARS),
+    # A section whose next call is cut off: the finished call is kept.
+    (
+        "kimi_k2_cut_at_next_call",
+        '<|tool_calls_section_begin|><|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{"a": 1}'
+        "<|tool_call_end|><|tool_call_begin|>",
+        None, None, DEFAULT_MAX_CHARS,
+    ),
 ]
 
 
@@ -318,6 +327,10 @@ def check(
         end = max([b for a, b in regions if a <= call.span[0] < b] or [call.span[1]])
         later = raw[end:limit]
         if call.format == "json_reply" or _in_open_think(raw, call.span[0]) or len(later.strip()) < 32:
+            continue
+        if expected.errors and expected.text.endswith(later.strip()):
+            # The rest of the reply is a call cut off by the end, kept as prose with its
+            # error: the region holding both calls could only be settled by the end.
             continue
         assert done_at[i] < len(fed), f"call {i} ({call.name}) left to flush(); {where}"
 

@@ -106,6 +106,10 @@ def _add(repairs: list[str], more) -> None:
 
 
 class Builder:
+    # Where the last token read from the text ends, when the missing markers were
+    # supplied after it (the region was closed for the model); -1: not so.
+    cut_at = -1
+
     def __init__(self, fmt, tools, region: tuple[int, int]) -> None:
         self.fmt = fmt
         self.tools = tools  # ToolSet or None
@@ -146,6 +150,7 @@ class Builder:
     # -- one call from grammar parts ------------------------------------------
     def _call(self, node: Tree, kind: str) -> Draft:
         draft = Draft(name="", kind=kind, span=_extent(node) or self.region)
+        name_end = -1
         positional: list[str] = []
         args_text = None
         code_text = None
@@ -154,12 +159,15 @@ class Builder:
             d = _rule(child)
             if d == "name":
                 draft.name = _unescape_md(_text(child).strip(), draft.repairs)
+                name_end = (_extent(child) or (0, 0))[1]
             elif d == "id":
                 draft.id = _text(child).strip()
             elif d == "instructions":
                 draft.instructions = _text(child).strip()
             elif d == "args":
                 args_text = _text(child)
+            elif d in ("param", "typed_param") and self._cut_short(child):
+                _add(draft.repairs, ["dropped_partial_argument"])
             elif d == "param":
                 key = _text(_find(child, "key")).strip()
                 draft.params.append((key, _text(_find(child, "value")), None))
@@ -187,6 +195,12 @@ class Builder:
             draft.name = getattr(self.fmt, "code_tool", "")
         if not draft.name:
             raise Unreadable("the call has no name")
+        if name_end == self.cut_at and not self._sure_name(draft.name):
+            # The text ends with the name, its closing delimiter supplied: the name
+            # itself may be cut (`<function=special_function` of special_function_with_opt).
+            # With tools, only an offered name that no other offered name extends is read.
+            message = "Couldn't read a tool call: the reply ended inside the call's name."
+            return Draft(name="", kind=kind, span=draft.span, error=message)
         if args_text is not None:
             draft.arguments = self._decode_args(args_text, draft)
         elif code_text is not None:
@@ -273,8 +287,12 @@ class Builder:
             key = text.find('"tool_calls"')
             at = text.find("[", key) if key >= 0 else -1
             spans = _element_spans(text[at:], start + at, value["tool_calls"]) if at >= 0 else None
-        for obj, span in _flatten_calls(value, spans):
-            self.items.append(self._json_call(obj, span or whole, repairs))
+        calls = list(_flatten_calls(value, spans))
+        for i, (obj, span) in enumerate(calls):
+            if i and i == len(calls) - 1 and "closed_json" in repairs:
+                self.items.append(self._cut_call(lambda: self._json_call(obj, span or whole, repairs), span or whole))
+            else:
+                self.items.append(self._json_call(obj, span or whole, repairs))
         if tail and not self._cut_end(tail):
             self.items.append(Prose(tail))
 
@@ -284,6 +302,42 @@ class Builder:
         markup, not prose."""
         tail = tail.strip()
         return len(tail) >= 2 and any(len(tail) < len(e) and e.startswith(tail) for e in self.fmt.ends)
+
+    def _sure_name(self, name: str) -> bool:
+        """Whether a name the end of the reply may have cut is still the name: an
+        offered one that no other offered name begins with. Without tools nothing
+        can tell: it is read as written (repair closed_tag)."""
+        if self.tools is None:
+            return True
+        if name not in self.tools:
+            return False
+        return not any(other != name and other.startswith(name) for other in self.tools.names)
+
+    def _cut_short(self, node: Tree) -> bool:
+        """A parameter whose value never began: no value text, and no key either
+        (`<|open|>argument`), or the text ends with it, the rest supplied
+        (`<arg_key>d`). It is dropped, not read as an empty value."""
+        value = _find(node, "value")
+        if value is not None and _text(value).strip():
+            return False
+        if not _text(_find(node, "key")).strip():
+            return True
+        extent = _extent(node)
+        return extent is not None and extent[1] == self.cut_at
+
+    def _cut_call(self, read: Any, span: tuple[int, int]) -> Draft | Prose:
+        """The last call of a JSON list that the end of the reply cut off (the list
+        was closed by the repair), after calls that were read: `read()` reads it.
+        It is an error, not the end of the whole list, when it cannot be read, and
+        when its name is not an offered one (the name itself may be cut: `get_wea`)."""
+        cut = Draft(name="", span=span, error="Couldn't read a tool call: the reply ended inside the call.")
+        try:
+            draft = read() if read is not None else cut
+        except Unreadable:
+            return cut
+        if isinstance(draft, Draft) and self.tools is not None and draft.name not in self.tools:
+            return cut
+        return draft
 
     def _json_call(self, obj: Any, span: tuple[int, int], repairs) -> Draft | Prose:
         if not isinstance(obj, dict):
@@ -337,11 +391,16 @@ class Builder:
         spans = _element_spans(text, start, value)
         for i, obj in enumerate(items):
             if not isinstance(obj, dict) or len(obj) != 1:
+                if i and i == len(items) - 1 and "closed_json" in repairs and obj == {}:
+                    self.items.append(self._cut_call(None, spans[i] if spans else self.region))
+                    continue
                 raise Unreadable("expected objects of the form {NAME: arguments}")
             ((name, args),) = obj.items()
             draft = Draft(name=str(name), span=spans[i] if spans else self.region)
             _add(draft.repairs, repairs)
             draft.arguments = self._object_args(args, draft)
+            if i and i == len(items) - 1 and "closed_json" in repairs:
+                draft = self._cut_call(lambda: draft, draft.span)
             self.items.append(draft)
 
     def _json_reply(self, node: Tree) -> None:

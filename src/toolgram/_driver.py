@@ -55,7 +55,8 @@ _MAX_VIRTUAL = 6
 class Driver:
     __slots__ = (
         "fmt", "c", "start", "pos", "stack", "values", "status", "end", "tree", "repairs", "reason",
-        "hint", "extents", "quotes", "resume", "taken", "brackets", "cutter", "recheck",
+        "hint", "extents", "quotes", "resume", "taken", "brackets", "cutter", "recheck", "marks",
+        "closed_at", "last_end", "calls",
     )  # fmt: skip
 
     def __init__(self, fmt: Format, start: int, brackets: Any = None, cutter: Any = None) -> None:
@@ -92,6 +93,15 @@ class Driver:
         # Tokens read from the text (not supplied): how far the grammar got, which
         # picks the failure to report when no candidate reads a region.
         self.taken = 0
+        # Only in a replay of a failed region (see salvage_points): after each token
+        # read, [its end, the state stack then, whether a call ends there: the next
+        # token the text holds finishes a call].
+        self.marks: list | None = None
+        # Where _close supplied the missing markers (-1: never), and where the last token
+        # read from the text ended: what the builder needs to tell what the end cut.
+        self.closed_at = -1
+        self.last_end = start
+        self.calls = 0  # calls reduced so far (see salvage_points)
 
     # -- the loop ---------------------------------------------------------
     def run(self, buf: str, final: bool, at_marker) -> str:
@@ -139,9 +149,14 @@ class Driver:
                 if not final and self.quotes and len(buf) - self.pos <= _SNIPPET:
                     return WAIT
                 return self._fail(f"unexpected {_snippet(buf, self.pos)}")
+            if self.marks is not None:
+                self._mark(term)
             self._feed(Tok(term, buf[self.pos : end], self.pos, end))
             self.pos = end
+            self.last_end = end
             self.taken += 1
+            if self.marks is not None:
+                self.marks.append([end, list(self.stack), False])
 
     # -- lexing -----------------------------------------------------------
     def _lex(self, buf: str, final: bool, allowed):
@@ -413,7 +428,16 @@ class Driver:
             else:
                 children = []
             values.append(callbacks[arg](children))
-            stack.append(states[stack[-1]][arg.origin.name][1])
+            name = arg.origin.name
+            if name in _CALL_RULES:
+                self.calls += 1
+            stack.append(states[stack[-1]][name][1])
+
+    def _mark(self, term: str) -> None:
+        """Before `term` is read, in a replay: does it finish a call (its lookahead
+        reduces one)? Then a call ends where the last token did."""
+        if self.marks and _reduces_call(self.c, self.stack, term):
+            self.marks[-1][2] = True
 
     def _finish(self, end: int) -> str:
         stack, values = self.stack, self.values
@@ -448,6 +472,9 @@ class Driver:
         if self.pos == self.start:
             # Nothing of the frame is in the text (a marker-less format at the start of
             # the reply): there is no frame to close, whatever markers could complete it.
+            # (Its reason quotes the text: wait for it, as run() does.)
+            if not final and self.quotes and len(buf) - self.pos <= _SNIPPET:
+                return WAIT
             return self._fail(f"unexpected {_snippet(buf, self.pos)}")
         pos = self.pos
         n = len(buf)
@@ -475,6 +502,7 @@ class Driver:
         if plan is not None:
             for term in plan:
                 self._feed(Tok(term, "", self.pos, self.pos))
+            self.closed_at = self.pos
             if "closed_tag" not in self.repairs:
                 self.repairs.append("closed_tag")
             return self._finish(self.pos)
@@ -547,6 +575,117 @@ class Driver:
         self.reason = reason
         self.end = max(self.pos, self.start)
         return FAIL
+
+
+# The rules that hold whole calls (grammars/README.md): where one is reduced, calls end.
+_CALL_RULES = frozenset(("call", "agent_call", "memory_call", "json_calls", "keyed_calls"))
+
+
+def salvage_points(failed: Driver, buf: str, final: bool, at_marker) -> tuple[list, bool]:
+    """Where a region no candidate could read may still be closed, so that the
+    calls read before the failure are kept: the points to try, best first, each
+    (a token's end, whether closing there completes a call left open), and whether
+    the reply ends inside the frame. Closing one grammar parse of a whole section
+    fails as a whole when its last call cannot be completed (a reply cut inside it,
+    or a call broken in the middle of the section); the points are where the missing
+    markers would close the frame before that.
+
+    Mid-text, only a point between calls counts (a broken call is not cut short into
+    another call). Where the reply ends inside the frame (`final`, and nothing or
+    only the beginning of a token follows the failure, or the frame was closed at
+    the end), the last point inside the last call comes first: it is repaired like
+    any truncated call, the text after the point dropped. The region is replayed
+    once (the state stack is copied at each token), and only where the end cut the
+    frame or a call ended before the failure; a region that was read but decodes
+    to no call is looked into only where the end cut it."""
+    c, ends = failed.c, failed.fmt.ends
+    n = len(buf)
+    if failed.taken < 2:  # (a marker and no more: no call was read before the failure)
+        return [], False
+    # Worth a replay only where the end cut the frame, or a call ended before the
+    # failure (a reply of many broken calls is not read twice).
+    p = failed.pos if failed.status == FAIL else failed.end
+    while p < n and buf[p].isspace():
+        p += 1
+    if failed.status == FAIL:
+        stack = failed.stack
+        truncated = final and (p >= n or any(_may_begin(t, buf, p) for t in c.allowed[stack[-1]]))
+        if not truncated and not failed.calls and closing_plan(c, stack, ends) is None:
+            return [], False
+    else:  # (read, but what it read is no call: only the end's cut is looked into)
+        truncated = final and p >= n and "closed_tag" in failed.repairs
+        if not truncated:
+            return [], False
+    drv = Driver(failed.fmt, failed.start, failed.brackets, failed.cutter)
+    drv.quotes = failed.quotes
+    drv.marks = []
+    drv.run(buf, final, at_marker)  # (it stops where the first run did)
+    points: list = []
+    last = drv.marks[-1][0] if drv.marks else -1
+    for end, stack, ended in reversed(drv.marks):
+        if end >= drv.end and drv.status == DONE:
+            continue  # (that is what was read already)
+        plan = closing_plan(c, stack, ends)
+        if plan is None:
+            continue
+        # Between calls: the next token read finishes a call; or, after the last token
+        # read, the missing markers leave no call open (only the section around them).
+        opened = not ended and (end != last or _left_open(c, stack, plan))
+        if opened:
+            if truncated and not points:
+                points.append((end, True))
+            continue
+        points.append((end, False))
+        break
+    return points, truncated
+
+
+def _may_begin(t: Any, buf: str, pos: int) -> bool:
+    """Whether the rest of the text, from pos, could be the beginning of a t token."""
+    if t.literal is not None:
+        return t.literal.startswith(buf[pos:])
+    if t.name in ("JSON", "PYVALUE"):
+        return False  # (these run to the end of the text: they would have been read)
+    m = t.pattern.match(buf, pos, partial=True)
+    return m is not None and (m.partial or m.end() >= len(buf))
+
+
+def _left_open(c: Compiled, stack: list, plan: list[str]) -> bool:
+    """Whether supplying `plan` at `stack` completes a call left open: a marker is
+    supplied, or a missing close tag assumed (an `unclosed` rule), before the first
+    call is reduced (the first supplied token's lookahead reduces one that the text
+    finished)."""
+    state = {"unclosed": False, "call": False}
+
+    def reduced(rule: Any) -> bool:
+        name = rule.origin.name
+        if name in _CALL_RULES:
+            state["call"] = True
+            return False  # (stop there)
+        if name == "unclosed":
+            state["unclosed"] = True
+        return True
+
+    stack = list(stack)
+    for i, term in enumerate([*plan, "$END"]):
+        step(c, stack, term, reduced)
+        if state["call"]:
+            return i > 0 or state["unclosed"]
+    return False
+
+
+def _reduces_call(c: Compiled, stack: list, term: str) -> bool:
+    """Whether the table at `stack`, taking `term`, reduces a call rule first thing."""
+    seen: list = []
+
+    def reduced(rule: Any) -> bool:
+        if rule.origin.name in _CALL_RULES:
+            seen.append(rule)
+            return False  # (stop there: that is all we ask)
+        return True
+
+    step(c, list(stack), term, reduced)
+    return bool(seen)
 
 
 def simulate(c: Compiled, stack: list, term: str) -> list | None:

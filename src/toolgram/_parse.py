@@ -34,7 +34,7 @@ def unknown_tool(name: str, tools: ToolSet) -> str:
 
 def finish_call(draft: Draft, fmt: str, tools: ToolSet | None, region: Region, validate: bool = False) -> ToolCall | str:
     """A ToolCall, or the error message that replaces it."""
-    if draft.error and (tools is None or draft.name in tools):
+    if draft.error and (tools is None or draft.name in tools or not draft.name):
         return draft.error
     repairs = tuple(region.repairs)
     if draft.repairs:  # (the region's first, then the call's own, each once)

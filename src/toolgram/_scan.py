@@ -25,7 +25,7 @@ import regex
 
 from . import _frame, _repair
 from ._build import Builder, Draft, Unreadable, _extent, _rule
-from ._driver import DONE, FAIL, WAIT, Driver
+from ._driver import DONE, FAIL, WAIT, Driver, salvage_points
 from ._model import ToolCall
 from ._registry import Format
 
@@ -227,6 +227,7 @@ class Scanner:
     failed_frame: Driver | None = None
     mentioned = False  # a format read the region as a mention of its tag (_mention)
     fail_scan = 0
+    salvaged: Any = None  # _salvage's answer for the region (False: none), once asked
     # Streaming in linear time. `buf` holds the reply from `base` on: text no
     # decision needs any more is dropped (positions in `buf` are local; the
     # items reported carry positions in the whole reply). While a region's
@@ -817,6 +818,7 @@ class Scanner:
         self.failed_frame = None
         self.mentioned = False
         self.fail_scan = start
+        self.salvaged = None
         self.frame = frame
         self.drivers = [] if frame is not None else [self._driver(self.candidates[0], start)]
 
@@ -914,6 +916,12 @@ class Scanner:
                         self.first_failure = self.failed_frame = None
                 if status == DONE:
                     region = self._decode(drv)
+                    if isinstance(region, Region) and not region.items and "closed_tag" in region.repairs:
+                        # A marker closed with nothing in it does not hide the calls an
+                        # earlier candidate read before its own failure (see _salvage).
+                        salvaged = self._salvaged(out, final)
+                        if salvaged is not None:
+                            return salvaged
                     if isinstance(region, Region):
                         self._prose(out, self.pos, region.start)  # whitespace before an anchored region
                         out.append(region)
@@ -928,9 +936,17 @@ class Scanner:
                 continue
             # No candidate read it: the text stays prose.
             if anchored:  # (its failures are never shown: nothing to settle)
+                region = self._salvage(final, True) if drv.fmt.anchor != "whole" else False
+                if region:
+                    self._prose(out, self.pos, region[0].start)  # (whitespace before it)
+                    out.append(region[0])
+                    self.pos = region[0].end
                 self._end_region()
                 self.mode = "prose"
                 return True
+            salvaged = self._salvaged(out, final)
+            if salvaged is not None:
+                return salvaged
             failure = self._settle_failure(final)
             if failure is WAIT:
                 return False
@@ -1022,6 +1038,91 @@ class Scanner:
         self.fail_scan = max(self.fail_scan, len(buf) - max(self.max_prefix, longest))
         return WAIT
 
+    def _salvaged(self, out: list, final: bool) -> bool | None:
+        """Put out what _salvage keeps, as _run_region does (True; False: wait for the
+        tail's failure to settle); None: nothing is kept."""
+        if self.salvaged is None:
+            self.salvaged = self._salvage(final)
+        if not self.salvaged:
+            return None
+        region, tail, settle = self.salvaged
+        self._prose(out, self.pos, region.start)
+        if settle:
+            # (A tail no end marker closes is still a broken call: the section held
+            # calls. It runs to where the grammar stopped.)
+            tail = self._settle_failure(final) or self.first_failure
+            if tail is WAIT:
+                return False
+        out.append(region)
+        self.pos = region.end
+        if tail is not None:  # (its text stays prose, as any failure's)
+            self._prose(out, self.pos, tail.end)
+            out.append(tail)
+            self.pos = tail.end
+        self._end_region()
+        return True
+
+    def _salvage(self, final: bool, quiet: bool = False):
+        """No candidate read the region, but one (the first that can, in order) may
+        still be closed where its calls so far end (see _driver.salvage_points): the calls
+        finished before a broken or cut-off one are kept. (Region, tail, settle):
+        the region read up to there; the failure of what follows it, or None; settle:
+        that failure is decided as any broken frame's (_settle_failure). False: none.
+        A quiet format's (or, `quiet`, an anchored region's) tail gives no failure:
+        it stays prose."""
+        buf = self.buf
+        for drv in self.drivers:  # (the candidates in order: the first that keeps calls)
+            got = self._salvage_one(drv, final)
+            if got:
+                break
+        else:
+            return False
+        region, drafts, end, opened, truncated = got
+        dropped = buf[end:].strip()
+        if opened:
+            # The reply ended inside its last call: it takes the rest of the reply, and
+            # what was begun after the point (a parameter's name) is dropped; the
+            # beginning of a close marker is only that call's closed_tag.
+            last = drafts[-1]
+            last.span = (last.span[0], len(buf))
+            if dropped and not any(t.literal and t.literal.startswith(dropped) for t in drv.c.terminals.values()):
+                last.repairs.append("dropped_partial_argument")
+        if opened or not dropped or quiet or drv.fmt.quiet:
+            return region, None, False
+        why = drv.reason if drv.status == FAIL else self._decode(drv)
+        if not why or not isinstance(why, str):
+            why = "the reply ended inside the call"
+        message = f"Couldn't read a tool call: {why}."
+        if truncated:
+            return region, Failure(end, len(buf), message), False
+        fail_end = max(drv.end, drv.pos, end)
+        self.first_failure = Failure(end, fail_end, message)
+        self.failed_frame = drv
+        self.fail_scan = fail_end
+        return region, None, True
+
+    def _salvage_one(self, drv: Driver, final: bool):
+        """(region, its drafts, end, opened, truncated) for one candidate's driver
+        (see _salvage), or None."""
+        buf = self.buf
+        points, truncated = salvage_points(drv, buf, final, self.at_marker)
+        for end, opened in points:
+            # Read again up to there as a reply that ends there (the missing markers
+            # are supplied): the table cannot be rolled back, its tree callbacks share lists.
+            fresh = Driver(drv.fmt, self.region_start, None, drv.cutter)
+            fresh.quotes = False
+            if fresh.run(buf[:end], True, self.at_marker) != DONE:
+                continue
+            if not opened and self._mention(fresh, True) is True:
+                continue  # (a name alone, prose after it, is a mention here too: `the <marker> tag to…`)
+            if opened:
+                fresh.end = len(buf)
+            region = self._decode(fresh)
+            drafts = [i for i in region.items if isinstance(i, Draft)] if isinstance(region, Region) else None
+            if drafts:
+                return region, drafts, end, opened, truncated
+        return None
+
     def _find(self, text: str, start: int) -> int:
         """buf.find(text, start), remembered for the same buffer: a reply with many
         broken calls and no end marker after them is not searched to its end each time."""
@@ -1044,7 +1145,10 @@ class Scanner:
     def _decode(self, drv: Driver) -> Region | str:
         region = (drv.start, drv.end)
         try:
-            items = Builder(drv.fmt, self.tools, region).build(drv.tree)
+            builder = Builder(drv.fmt, self.tools, region)
+            if drv.closed_at >= 0:
+                builder.cut_at = drv.last_end
+            items = builder.build(drv.tree)
         except Unreadable as exc:
             return str(exc)
         except RecursionError:
@@ -1054,8 +1158,9 @@ class Scanner:
         if drv.fmt.offered_only and self.tools is not None:
             # Marker-less shapes count as calls only when they name an offered tool; a
             # list that names one is the model's calls, and its other names are errors
-            # (Unknown tool "x"), not prose the model never hears about.
-            names = [item.name for item in items if isinstance(item, Draft)]
+            # (Unknown tool "x"), not prose the model never hears about. (A draft with
+            # no name and an error is a call the end of the reply cut off.)
+            names = [item.name for item in items if isinstance(item, Draft) and not (item.error and not item.name)]
             if names and not any(name in self.tools for name in names):
                 return ""
         return Region(drv.start, drv.end, drv.fmt.name, items, list(drv.repairs))
