@@ -936,7 +936,7 @@ class Scanner:
                 continue
             # No candidate read it: the text stays prose.
             if anchored:  # (its failures are never shown: nothing to settle)
-                region = self._salvage(final, True) if drv.fmt.anchor != "whole" else False
+                region = self._salvage(final, True)
                 if region:
                     self._prose(out, self.pos, region[0].start)  # (whitespace before it)
                     out.append(region[0])
@@ -1072,6 +1072,8 @@ class Scanner:
         it stays prose."""
         buf = self.buf
         for drv in self.drivers:  # (the candidates in order: the first that keeps calls)
+            if drv.fmt.anchor == "whole":
+                continue  # (its region is the whole reply or nothing)
             got = self._salvage_one(drv, final)
             if got:
                 break
