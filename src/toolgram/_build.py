@@ -113,6 +113,7 @@ class Builder:
     def __init__(self, fmt, tools, region: tuple[int, int]) -> None:
         self.fmt = fmt
         self.tools = tools  # ToolSet or None
+        self.fenced = any(m.startswith("```") for m in fmt.starts)
         self.region = region
         self.args_key = "arguments"
         self.items: list[Draft | Prose] = []
@@ -272,7 +273,16 @@ class Builder:
             close = close - 3 if text.endswith("```", fence.end(), close) else len(text)
             text = text[fence.end() : close]
             start += fence.end()
-        value, repairs, tail = _loads_leading(text, leading=not bracketed)
+        # (In a fence, the word after the backticks is its language, not a call's name.)
+        named = _NAMED.match(text) if not bracketed and not self.fenced else None
+        if named is not None and (self.tools is None or named.group(1) in self.tools):
+            # The name before the arguments' object, outside it (`get_weather\n{"city": …}`,
+            # as functionary writes a call, between Hermes's tags): the object is the arguments.
+            arguments, repairs, tail = _loads_leading(text[named.end() :])
+            value = {"name": named.group(1), "arguments": arguments}
+            repairs = ("name_outside_json", *repairs)
+        else:
+            value, repairs, tail = _loads_leading(text, leading=not bracketed)
         if fence is not None:
             repairs = ("fenced_payload", *repairs)
         several = _several_objects(text, start) if tail else None
@@ -466,6 +476,7 @@ def _loads_leading(text: str, leading: bool = True) -> tuple[Any, tuple[str, ...
 
 
 _SEPARATOR = re.compile(r"\s*[;,]?\s*")
+_NAMED = re.compile(r"\s*([A-Za-z_][\w.\-]*)[ \t]*\r?\n?[ \t]*(?=\{)")  # (a name, then the arguments' "{")
 _FENCE = re.compile(r"\s*```[\w+-]*[ \t]*(?:\r?\n|(?=[\[{]))")  # (a fence's opening line)
 
 
