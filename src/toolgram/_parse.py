@@ -204,11 +204,11 @@ class Assembler:
         """A call the fast path read (a region holding just it), and the prose before
         it (Scanner._run; end <= start: none): what extend() does with a text Piece,
         then the call, or the error message that replaces it (returned)."""
-        segments = self.segments
+        segments, text = self.segments, self.prose
         if start < end:
             segments.append(_new(Segment, ("text", start, end)))
-            self.prose.add(prose)
-        self.prose.mark_cut()
+            text.add(prose)
+        text.mark_cut()
         done = call if self.tools is None else accept(call, self.tools, self.validate)
         if type(done) is ToolCall:
             self.calls.append(done)
