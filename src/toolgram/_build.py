@@ -273,6 +273,11 @@ class Builder:
             close = close - 3 if text.endswith("```", fence.end(), close) else len(text)
             text = text[fence.end() : close]
             start += fence.end()
+        if not bracketed and not self.fenced and _PY_CALL.match(text):
+            calls = _python_calls(text, start)
+            if calls is not None:
+                self.items.extend(calls)
+                return
         # (In a fence, the word after the backticks is its language, not a call's name.)
         named = _NAMED.match(text) if not bracketed and not self.fenced else None
         if named is not None and (self.tools is None or named.group(1) in self.tools):
@@ -476,6 +481,23 @@ def _loads_leading(text: str, leading: bool = True) -> tuple[Any, tuple[str, ...
 
 
 _SEPARATOR = re.compile(r"\s*[;,]?\s*")
+def _python_calls(text: str, start: int) -> list[Draft] | None:
+    """Python-style calls between a JSON format's markers (`<tool_call>get_weather(
+    city="Paris")</tool_call>`, or a list of them: a model mixing two formats), read as
+    the pythonic formats read a whole reply; None unless the text is all such calls."""
+    from ._parse import parse  # (the parser imports this module)
+
+    listed = text.lstrip().startswith("[")
+    read = parse(text, formats=["pythonic" if listed else "bare_pythonic"], max_chars=None)
+    if read.text or read.errors or not read.calls:
+        return None
+    return [
+        Draft(c.name, c.arguments, None, "tool", (start + c.span[0], start + c.span[1]), ["pythonic_payload", *c.repairs])
+        for c in read.calls
+    ]
+
+
+_PY_CALL = re.compile(r"\s*(?:\[\s*)?[A-Za-z_][\w.\-]*\s*\(")  # (a name, then "("; or a list of such)
 _NAMED = re.compile(r"\s*([A-Za-z_][\w.\-]*)[ \t]*\r?\n?[ \t]*(?=\{)")  # (a name, then the arguments' "{")
 _FENCE = re.compile(r"\s*```[\w+-]*[ \t]*(?:\r?\n|(?=[\[{]))")  # (a fence's opening line)
 
