@@ -188,6 +188,8 @@ INLINE: list[tuple[str, str, Any, Any, int]] = [
     *((f"{f}_long_value_with_lt", xmlish(f, _LT_VALUE * 24) + " end", None, [f], DEFAULT_MAX_CHARS) for f in XMLISH),
     # The failure quotes the token at the start of the region: the stream waits for all it quotes.
     ("cofl_unexpected_at_region_start", "<cofl:tool_calls><cofl:tool_callxyz</cofl:tool_calls>", None, None, DEFAULT_MAX_CHARS),
+    # A reply that is only the start of a marker: no region began, so no close tag was cut.
+    ("only_the_start_of_a_marker", "<|", None, None, DEFAULT_MAX_CHARS),
     # A whole-reply call cut off is the whole reply or nothing: no part of it is kept.
     ("bare_call_cut_in_its_arguments", "arg2(x", None, None, DEFAULT_MAX_CHARS),
     ("bare_call_cut_then_markup", ' arg2(</a><|eot_id|> b<invoke name="search">', None, None, DEFAULT_MAX_CHARS),

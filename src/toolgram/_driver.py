@@ -519,6 +519,8 @@ class Driver:
         region runs to the end of the text, so the cut tag is markup, not prose.
         None: the rest of the text is not such a start (one character, `<`, names
         no tag), or the frame cannot be closed."""
+        if not self.taken:
+            return None  # (nothing read: a reply-anchored region that never began)
         pos, n = self.pos, len(buf)
         while pos < n and buf[pos].isspace():
             pos += 1
