@@ -114,6 +114,7 @@ class Builder:
         self.fmt = fmt
         self.tools = tools  # ToolSet or None
         self.fenced = any(m.startswith("```") for m in fmt.starts)
+        self.unmarked = self.fenced or bool(fmt.anchor)  # (no call marker around the region)
         self.region = region
         self.args_key = "arguments"
         self.items: list[Draft | Prose] = []
@@ -280,7 +281,7 @@ class Builder:
                 return
         # (In a fence, the word after the backticks is its language, not a call's name.)
         named = _NAMED.match(text) if not bracketed and not self.fenced else None
-        if named is not None and (self.tools is None or named.group(1) in self.tools):
+        if named is not None:
             # The name before the arguments' object, outside it (`get_weather\n{"city": …}`,
             # as functionary writes a call, between Hermes's tags): the object is the arguments.
             arguments, repairs, tail = _loads_leading(text[named.end() :])
@@ -390,6 +391,12 @@ class Builder:
                 # "Paris"}): the keys that are not the call's own are the arguments,
                 # rather than a silent {}.
                 args = {k: v for k, v in obj.items() if k not in _CALL_KEYS}
+                if self.unmarked and obj.get("type") not in _CALL_TYPES and (self.tools is None or draft.name not in self.tools):
+                    # In a fence or as the whole reply, with no call marker around it, an
+                    # object with a "name" and no arguments may be any data ({"name":
+                    # "Alice", "age": 30}): a call only when it names an offered tool, or
+                    # says it is one ("type": "tool_call").
+                    raise Unreadable("an object with a name but no arguments, naming no offered tool")
                 if args:
                     _add(draft.repairs, ["flat_arguments"])
         draft.arguments = self._object_args(args, draft)
@@ -497,6 +504,7 @@ def _python_calls(text: str, start: int) -> list[Draft] | None:
     ]
 
 
+_CALL_TYPES = ("tool_call", "function", "function_call", "tool_use")  # ("type" of a call object)
 _PY_CALL = re.compile(r"\s*(?:\[\s*)?[A-Za-z_][\w.\-]*\s*\(")  # (a name, then "("; or a list of such)
 _NAMED = re.compile(r"\s*([A-Za-z_][\w.\-]*)[ \t]*\r?\n?[ \t]*(?=\{)")  # (a name, then the arguments' "{")
 _FENCE = re.compile(r"\s*```[\w+-]*[ \t]*(?:\r?\n|(?=[\[{]))")  # (a fence's opening line)
