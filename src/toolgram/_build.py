@@ -33,7 +33,7 @@ from typing import Any
 from lark import Tree
 
 from . import _repair
-from ._driver import Tok
+from ._driver import Tok, cut_marker
 from ._loose import decode_loose
 from ._typing import Node, coerce_param
 
@@ -113,8 +113,7 @@ class Builder:
     def __init__(self, fmt, tools, region: tuple[int, int]) -> None:
         self.fmt = fmt
         self.tools = tools  # ToolSet or None
-        self.fenced = any(m.startswith("```") for m in fmt.starts)
-        self.unmarked = self.fenced or bool(fmt.anchor)  # (no call marker around the region)
+        self.fenced, self.unmarked = _shape(fmt)
         self.region = region
         self.args_key = "arguments"
         self.items: list[Draft | Prose] = []
@@ -316,8 +315,7 @@ class Builder:
         """Whether the text after a payload's JSON is only the start of the format's
         end marker, cut short where the reply (or max_chars) ended (`</tool_call`):
         markup, not prose."""
-        tail = tail.strip()
-        return len(tail) >= 2 and any(len(tail) < len(e) and e.startswith(tail) for e in self.fmt.ends)
+        return cut_marker(tail.strip(), self.fmt.ends)
 
     def _sure_name(self, name: str) -> bool:
         """Whether a name the end of the reply may have cut is still the name: an
@@ -488,6 +486,20 @@ def _loads_leading(text: str, leading: bool = True) -> tuple[Any, tuple[str, ...
 
 
 _SEPARATOR = re.compile(r"\s*[;,]?\s*")
+_SHAPES: dict[Any, tuple[bool, bool]] = {}
+
+
+def _shape(fmt: Any) -> tuple[bool, bool]:
+    """(whether fmt's region is a fence, whether no call marker surrounds it: a fence
+    or a reply-anchored shape), worked out once per format."""
+    try:
+        return _SHAPES[fmt]
+    except KeyError:
+        fenced = any(m.startswith("```") for m in fmt.starts)
+        found = _SHAPES[fmt] = (fenced, fenced or bool(fmt.anchor))
+        return found
+
+
 def _python_calls(text: str, start: int) -> list[Draft] | None:
     """Python-style calls between a JSON format's markers (`<tool_call>get_weather(
     city="Paris")</tool_call>`, or a list of them: a model mixing two formats), read as

@@ -524,11 +524,8 @@ class Driver:
         pos, n = self.pos, len(buf)
         while pos < n and buf[pos].isspace():
             pos += 1
-        rest = buf[pos:]
-        if len(rest) < 2:
-            return None
         closers = [*self.fmt.ends, *(t.literal for t in allowed if t.literal is not None and _closes(t.literal))]
-        if not any(len(rest) < len(e) and e.startswith(rest) for e in closers):
+        if not cut_marker(buf[pos:], closers):
             return None
         plan = self._closing_plan()
         if plan is None:
@@ -751,6 +748,12 @@ def _plan(c: Compiled, stack: list, goal: str, usable) -> list[str] | None:
         else:
             return None
     return None
+
+
+def cut_marker(rest: str, markers: Any) -> bool:
+    """Whether rest is one of the markers cut short at the end of the text: two
+    characters of it at least (a lone "<" names no tag)."""
+    return len(rest) >= 2 and any(len(rest) < len(m) and m.startswith(rest) for m in markers)
 
 
 def _closes(literal: str) -> bool:
