@@ -63,7 +63,9 @@ enabled = True
 class Frame:
     """One format's fast frame (see the module's docstring); built by frame_of."""
 
-    __slots__ = ("fmt", "pattern", "whole", "terms", "payload", "ends", "args_key", "offered_only", "name", "empty")
+    __slots__ = (
+        "fmt", "pattern", "whole", "terms", "payload", "ends", "args_key", "offered_only", "name", "empty", "_after",
+    )  # fmt: skip
 
     def __init__(self, fmt: Format, pattern: Any, terms: tuple, payload: int, ends: tuple) -> None:
         self.fmt = fmt
@@ -84,6 +86,25 @@ class Frame:
         if all(words) and len({t.priority for t in ends}) == 1:
             alts = sorted({w for ws in words for w in ws}, key=lambda w: (-len(w), w))
             self.whole = _stdlib(regex.compile(pattern.pattern + "(" + "|".join(map(regex.escape, alts)) + ")"))
+        self._after: dict[str, Any] = {}
+
+    def after(self, marker: str) -> Any:
+        """For Scanner._run, in a whole text where `marker` (which this frame reads)
+        is the only marker that may start at its first character: the match, at a
+        position, of the prose up to the next such character (none is a backtick),
+        then this frame's whole call at it, that marker first; its groups those of
+        `whole`. One match for what would be a search, two tests and read(). None
+        where read() takes another way (no `whole`, or a token that may be empty)."""
+        try:
+            return self._after[marker]
+        except KeyError:
+            pass
+        found = None
+        if self.whole is not None and not self.empty and marker:
+            prose = f"[^{regex.escape(marker[0])}]*(?<!`)(?={regex.escape(marker)})"
+            found = _stdlib(regex.compile(prose + self.whole.pattern)).match
+        self._after[marker] = found
+        return found
 
     def read(self, buf: str, pos: int, final: bool, tools: Any) -> Any:
         """The call framed at pos (a ToolCall: a region holding just it, its span in

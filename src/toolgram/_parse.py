@@ -218,6 +218,15 @@ class Assembler:
             segments.append(_new(Segment, ("error", *call.span)))
         return done
 
+    def plain(self) -> tuple | None:
+        """For a caller with many calls to add at once (Scanner._run), when each call is
+        taken as it is (no tools to check it against): what take() does, as functions
+        (the segments' append, the prose's add and mark_cut, the calls' append); the
+        caller makes the segments. None: each call goes through take()."""
+        if self.tools is not None:
+            return None
+        return self.segments.append, self.prose.add, self.prose.mark_cut, self.calls.append
+
     def add(self, item: Any) -> list[tuple[str, Any]]:
         """Take one scanner item; return what it produced, as (kind, value) pairs:
         ("text", str), ("reasoning", str), ("call", ToolCall), ("error", str)."""

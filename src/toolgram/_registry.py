@@ -28,6 +28,7 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -292,11 +293,34 @@ _registries: dict[tuple, Registry] = {}
 _entry_point_paths: list[tuple[str, Any]] | None = None
 
 
+def _environment_lookup(name: str) -> Any:
+    """A function returning os.environ's value for `name`, or None, read each time (a
+    test or the program may set it at any moment). os.environ.get goes through
+    Mapping.get, __getitem__, the key's encoding and a KeyError when the variable is
+    unset, which is most of parse()'s cost on a short reply; the mapping os.environ
+    keeps its values in (`_data`, keyed as encodekey() makes them) is read at once."""
+    environ = os.environ
+    data = getattr(environ, "_data", None)
+    encodekey, decode = getattr(environ, "encodekey", None), getattr(environ, "decodevalue", None)
+    if type(data) is not dict or encodekey is None or decode is None:
+        return partial(environ.get, name)  # (another Python: the public way)
+    key = encodekey(name)
+
+    def lookup(_get=data.get, _key=key) -> str | None:
+        value = _get(_key)
+        return None if value is None else decode(value)
+
+    return lookup
+
+
+_grammar_path_env = _environment_lookup(GRAMMAR_PATH_ENV)
+
+
 def registry_for(grammar_paths: Any = None) -> Registry:
     """The registry for these explicit `grammar_paths` (plus the ambient ones), cached."""
     # (cwd may change: paths are made absolute each time)
     explicit = () if grammar_paths is None else tuple(os.path.abspath(p) for p in split_paths(grammar_paths))
-    env = os.environ.get(GRAMMAR_PATH_ENV, "")
+    env = _grammar_path_env() or ""
     key = (explicit, env)
     found = _registries.get(key)
     if found is None:

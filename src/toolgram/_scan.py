@@ -26,7 +26,7 @@ import regex
 from . import _frame, _repair
 from ._build import Builder, Draft, Unreadable, _extent, _rule
 from ._driver import DONE, FAIL, WAIT, Driver, salvage_points
-from ._model import ToolCall
+from ._model import Segment, ToolCall
 from ._registry import Format
 
 THINK_OPEN = "<think>"
@@ -639,7 +639,9 @@ class Scanner:
                 return False
             return True
 
-    def _run(self, out: list, buf: str, call: ToolCall, nxt: dict, marker: str, frame: Any) -> int:
+    def _run(
+        self, out: list, buf: str, call: ToolCall, nxt: dict, marker: str, frame: Any, _new=tuple.__new__
+    ) -> int:
         """A whole reply with a sink (parse), at a call a fast frame read: that call and
         the ones after it that fast frames read, each with the prose before it, go to
         the sink at once (after the items so far), with none of the items that the
@@ -671,6 +673,32 @@ class Scanner:
         unextended = self.unextended
         again = marker if one and type(frame) is Frame and marker in unextended and marker not in line else None
         while True:
+            if again is not None:
+                # The next call of the same format, right after prose (or none), read
+                # by one match (see Frame.after); else the same, the long way below.
+                after = frame.after(again)
+                plain = sink.plain() if after is not None else None
+                if plain is not None:
+                    segment, note, cut, keep = plain
+                while after is not None:
+                    m = after(buf, pos)
+                    if m is None:
+                        break
+                    i = m.start(1)
+                    end = m.end()
+                    got = frame._call(m.group(frame.payload), i, end, tools)
+                    if got is None:
+                        return pos  # (the loop reads it again, and takes the general way)
+                    if plain is None:
+                        take(pos, i, buf[pos:i], got)
+                    else:  # (take(), inline)
+                        if pos < i:
+                            segment(_new(Segment, ("text", pos, i)))
+                            note(buf[pos:i])
+                        cut()
+                        keep(got)
+                        segment(_new(Segment, ("call", i, end)))
+                    pos = end
             # (_whole_next's search when the text holds one symbol character, inline)
             i = buf.find(one, pos) if one else -1
             if again is not None and i >= 0 and buf.startswith(again, i) and buf[i - 1] != "`":
