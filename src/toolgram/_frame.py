@@ -137,26 +137,26 @@ class Frame:
             return end
         return self._call(m.group(self.payload), pos, end, tools)
 
-    def _call(self, payload: str, start: int, end: int, tools: Any) -> ToolCall | None:
+    def _call(
+        self, payload: str, start: int, end: int, tools: Any, _scan=_SCAN, _half=_HALF_DEPTH, _dict=dict, _str=str
+    ) -> ToolCall | None:
         """The call, when the payload is a plain call object that json.loads reads."""
         # (What _repair.loads does first, without its checks for an empty or a too
         # deeply nested payload: such a payload goes the general way.)
-        if len(payload) > _HALF_DEPTH and payload.count("{") + payload.count("[") > _HALF_DEPTH:
+        if len(payload) > _half and payload.count("{") + payload.count("[") > _half:
             return None
         # json.loads's decode() without its two Python-level calls: the value must be
         # the whole payload but for JSON whitespace around it.
         text = payload.strip(_JSON_SPACE)
         try:
-            value, stop = _SCAN(text, 0)
+            value, stop = _scan(text, 0)
         except (StopIteration, ValueError, RecursionError):  # (StopIteration: no value there)
             return None
-        if stop != len(text):
-            return None
-        if type(value) is not dict or len(value) != 2:
+        if stop != len(text) or type(value) is not _dict or len(value) != 2:
             return None
         name = value.get("name")
         arguments = value.get(self.args_key)
-        if type(name) is not str or type(arguments) is not dict or not name or name.strip() != name:
+        if type(name) is not _str or type(arguments) is not _dict or not name or name.strip() != name:
             return None
         if self.offered_only and tools is not None and name not in tools:
             return None

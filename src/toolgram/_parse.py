@@ -314,7 +314,7 @@ def parse(
     if not isinstance(raw, str):
         text_of = TextOf()
         raw = text_of(raw) + text_of.rest()  # (bytes: UTF-8; spans are the text's)
-    toolset = normalize_tools(tools)
+    toolset = None if tools is None else normalize_tools(tools)
     registry = registry_for(grammar_paths)
     fmts = registry.select(formats)
     if max_chars is None:
@@ -322,7 +322,7 @@ def parse(
     elif max_chars < 0:
         raise ValueError("max_chars must be >= 0 (or None for no limit)")
     head, rest = raw[:max_chars], raw[max_chars:]
-    asm = Assembler(toolset, validate, whole=True)
+    asm = Assembler(toolset, validate, True)
     try:
         asm.extend(Scanner(fmts, toolset, in_think).read(head, asm))
     except Exception as exc:  # noqa: BLE001 - the promise is "never raises"

@@ -378,7 +378,11 @@ class Scanner:
         # The text is all here: what _in_prose looks for in it is the symbol markers'
         # first characters and the word markers that it holds (see _whole_next).
         buf = self.buf
-        self.whole_keys = keys = [k for k, g in self.key_guards if g in buf and (k is g or k in buf)]
+        keys = []  # (a loop, not a comprehension: no function made and called)
+        for k, g in self.key_guards:
+            if g in buf and (k is g or k in buf):
+                keys.append(k)
+        self.whole_keys = keys
         self.whole_next = dict.fromkeys(keys, -2)
         return self._advance(True)
 
@@ -680,13 +684,14 @@ class Scanner:
                 plain = sink.plain() if after is not None else None
                 if plain is not None:
                     segment, note, cut, keep = plain
+                read, payload = frame._call, frame.payload
                 while after is not None:
                     m = after(buf, pos)
                     if m is None:
                         break
                     i = m.start(1)
                     end = m.end()
-                    got = frame._call(m.group(frame.payload), i, end, tools)
+                    got = read(m.group(payload), i, end, tools)
                     if got is None:
                         return pos  # (the loop reads it again, and takes the general way)
                     if plain is None:
