@@ -120,7 +120,14 @@ class Builder:
 
     # -- entry --------------------------------------------------------------
     def build(self, tree: Any) -> list[Draft | Prose]:
+        self._broken: list[Unreadable] = []
         self._walk(tree)
+        if self._broken:
+            # A call that cannot be read, among calls that can (one broken call of a
+            # Kimi or DSML section): it is an error, and the others are kept. A region
+            # of nothing but broken calls is unreadable as a whole (it stays prose).
+            if len(self._broken) == len([i for i in self.items if isinstance(i, Draft)]):
+                raise self._broken[0]
         drafts = [i for i in self.items if isinstance(i, Draft)]
         if len(drafts) == 1:
             drafts[0].span = self.region
@@ -134,7 +141,13 @@ class Builder:
                 continue
             kind = _rule(n)
             if kind in ("call", "agent_call", "memory_call"):
-                self.items.append(self._call(n, {"call": "tool", "agent_call": "agent", "memory_call": "memory"}[kind]))
+                kind = {"call": "tool", "agent_call": "agent", "memory_call": "memory"}[kind]
+                try:
+                    self.items.append(self._call(n, kind))
+                except Unreadable as exc:
+                    message = f"Couldn't read a tool call: {exc}."
+                    self._broken.append(exc)
+                    self.items.append(Draft(name="", kind=kind, span=_extent(n) or self.region, error=message))
             elif kind == "json_calls":
                 self._json_calls(n)
             elif kind == "keyed_calls":
