@@ -355,14 +355,16 @@ class Driver:
         """Where the JSON value (or Python argument value) at pos, which runs to
         `stop` (where its brackets close, or the end of the text so far), is cut
         short: at the first marker (a call's, <think>'s, or this format's end) that
-        starts after the place where the value can no longer be read, whatever
+        starts where the value can no longer be read, or after it, whatever
         follows (_repair.unreadable_at). A broken value the bracket scan cannot
         close would otherwise run to the end of the reply, and one whose quotes are
         off may close far too late: either way the calls after it would be lost in
         its failure. None: not cut (it reads, or a marker does not follow its
         break); WAIT: the text so far cannot tell (a marker may still start before
-        `stop`). Only a value that cannot be read is cut, and it still cannot be
-        read: only how much text its failure takes changes."""
+        `stop`, or before the first one found). Only a value that cannot be read is cut. One broken before the
+        marker still cannot be read: only how much text its failure takes changes.
+        One left unfinished just before the marker (a brace left out before the
+        call's end marker) is closed there by the repair, as at the end of a reply."""
         room = self.cutter[1]
         settled = final or stop + room <= len(buf)  # (every marker that starts before stop is whole)
         if settled and self._first_marker(buf, pos + 1, stop) < 0:
@@ -375,12 +377,30 @@ class Driver:
         at = _repair.unreadable_in(buf, pos, stop)
         if at is None:
             return None
-        m = self._first_marker(buf, pos + at, stop)
-        if not settled and (m < 0 or m + room > len(buf)):
+        # (From the character the pass gave up at: a marker that starts there is what
+        # broke the value.)
+        lo = pos + max(at - 1, 1)
+        m = self._first_marker(buf, lo, stop)
+        if not settled and (m < 0 or self._may_start(buf, lo, m)):
             return WAIT
-        if m < 0 or _repair.breaks_at(buf[pos:m]) != at:  # (it breaks there still)
+        if m < 0:
             return None
-        return m
+        broke = _repair.breaks_at(buf[pos:m])
+        if broke is not None and broke != at:
+            return None  # (cut there, it would break elsewhere)
+        return m  # (it breaks there still; or, read to the marker, it is only unfinished)
+
+    def _may_start(self, buf: str, lo: int, hi: int) -> bool:
+        """Whether a marker may yet start in [lo, hi) of the text so far: the text from
+        there on is the beginning of one (a scanner's marker, or this format's end),
+        which _first_marker cannot see before it is whole."""
+        n = len(buf)
+        prefixes, ends = self.cutter[2], self.fmt.ends
+        for k in range(max(lo, n - self.cutter[1] + 1), hi):
+            rest = buf[k:]
+            if rest in prefixes or any(len(e) > len(rest) and e.startswith(rest) for e in ends):
+                return True
+        return False
 
     def _first_marker(self, buf: str, start: int, stop: int) -> int:
         """Where the first marker in [start, stop) starts (the scanner's, or this

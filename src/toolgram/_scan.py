@@ -859,7 +859,7 @@ class Scanner:
         if self.brackets is None:
             self.brackets = _repair.BracketIndex()
         room = max(self.max_prefix + 1, *map(len, fmt.ends)) if fmt.ends else self.max_prefix + 1
-        return Driver(fmt, start, self.brackets, (self._markers_from, room))
+        return Driver(fmt, start, self.brackets, (self._markers_from, room, self.prefixes))
 
     def _markers_from(self, buf: str, start: int, stop: int) -> int:
         """The first place in [start, stop) where a marker of three characters or more
