@@ -93,6 +93,11 @@ CASES = [
     ('{"a": 1}}', {"a": 1}, ("extra_bracket",)),
     ("[1]] ]\n", [1], ("extra_bracket",)),
     ('{"a": 1}})]', {"a": 1}, ("extra_bracket",)),
+    # missing_bracket: a close of an outer container, or a list's next object, after a value
+    ('[{"name": "a", "arguments": {"x": 1}, {"name": "b", "arguments": {}}]',
+     [{"name": "a", "arguments": {"x": 1}}, {"name": "b", "arguments": {}}], ("missing_bracket",)),
+    ('[{"name": "a", "arguments": {"x": 1}]', [{"name": "a", "arguments": {"x": 1}}], ("missing_bracket",)),
+    ('{"a": [1, 2}', {"a": [1, 2]}, ("missing_bracket",)),
     # missing_comma
     ('{"a": 1 "b": 2}', {"a": 1, "b": 2}, ("missing_comma",)),
     ('{"a":1"b":2}', {"a": 1, "b": 2}, ("missing_comma",)),

@@ -654,4 +654,20 @@ def _element_spans(text: str, offset: int, value: Any) -> list[tuple[int, int]] 
             break
         else:
             pos += 1
-    return spans if len(spans) == len(value) else None
+    if len(spans) == len(value):
+        return spans
+    # Brackets the repair mended (`[{…, {…}]`) do not pair up: where the lenient pass
+    # began each element, each running to the next one's start (the comma and
+    # whitespace before it left out), the last one to the end of the list.
+    starts = [i + s for s in _repair.element_starts(text[i:])]
+    if len(starts) != len(value):
+        return None
+    ends = []
+    for s in starts[1:]:
+        e = s
+        while e > 0 and (text[e - 1].isspace() or text[e - 1] == ","):
+            e -= 1
+        ends.append(e)
+    last = len(text.rstrip())
+    ends.append(last - 1 if text.endswith("]", 0, last) else last)
+    return [(offset + s, offset + max(e, s + 1)) for s, e in zip(starts, ends)]

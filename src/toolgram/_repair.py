@@ -393,6 +393,7 @@ class _Reader:
         self.end = len(text.rstrip())
         self.repairs: dict[str, None] = {}  # an ordered set
         self.looked = 0  # how far numberish() looked (see unreadable_at)
+        self.starts: list[int] | None = None  # (element_starts: where each element of a top-level list begins)
 
     def note(self, repair: str) -> None:
         self.repairs.setdefault(repair, None)
@@ -433,6 +434,14 @@ class _Reader:
                         continue
                     # A close is fine after a value, after `{` or `[`, and after
                     # a trailing comma; not after a colon.
+                    if m.group(kind) != closer and state == _AFTER and _outer(stack, m.group(kind)):
+                        # `[{"name": "a", "arguments": {…}]`: the close of a container
+                        # further out, right after a value, closes the ones left open.
+                        note("missing_bracket")
+                        while stack[-1][1] != m.group(kind):
+                            stack.pop()
+                        top, closer = stack[-1]
+                        in_object = type(top) is dict
                     if m.group(kind) != closer or (state == _VALUE and in_object):
                         raise _unexpected(m)
                     if comma:
@@ -467,6 +476,17 @@ class _Reader:
                         raise _unexpected(m)
                     note("missing_comma")
                     state = _KEY if in_object else _VALUE
+
+                if state == _KEY and kind == _OPEN and comma and m.group(kind) == "{" and len(stack) > 1:
+                    if type(stack[-2][0]) is list:
+                        # `[{"name": "a", "arguments": {…}, {"name": "b", …}]`: an object
+                        # left open in a list, and the list's next one: the comma was
+                        # the list's.
+                        note("missing_bracket")
+                        stack.pop()
+                        top, closer = stack[-1]
+                        in_object = False
+                        state = _VALUE
 
                 if state == _KEY:
                     if kind == _DQ:
@@ -533,6 +553,8 @@ class _Reader:
                     top[key] = value
                 else:
                     top.append(value)
+                    if self.starts is not None and len(stack) == 1:
+                        self.starts.append(began)
                 if opened:
                     top, closer, in_object = value, _CLOSER_OF[ch], ch == "{"
                     stack.append((top, closer))
@@ -627,6 +649,24 @@ class _Reader:
 # number's `(?![\w$.])`, what follows a word). A number it reads on its own
 # (Reader.numberish) says how far it looked.
 _BREAK_MARGIN = 2
+
+
+def element_starts(text: str) -> list[int]:
+    """Where each element of the list that text begins with begins, as the lenient
+    pass reads it (for the spans of calls in a list whose brackets it had to mend:
+    `[{…, {…}]`); as far as it reads."""
+    reader = _Reader(text)
+    reader.starts = []
+    try:
+        reader.read()
+    except RepairError:
+        pass
+    return reader.starts
+
+
+def _outer(stack: list, close: str) -> bool:
+    """Whether a container open below the innermost one closes with `close`."""
+    return any(closer == close for _, closer in stack[:-1])
 
 
 def unreadable_at(text: str) -> int | None:
