@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import importlib.util
 import math
+import re
 import warnings
 from pathlib import Path
 from typing import Any
@@ -69,6 +70,18 @@ def test_corpus_invariants(corpus_case: Any) -> None:
         _json_plain(call.arguments, f"call {n} arguments")
     assert all(isinstance(e, str) for e in result.errors)
     assert isinstance(result.text, str) and isinstance(result.reasoning, str)
+    # The segments tile the reply, and say where the reasoning came from: its
+    # characters (but whitespace) are, in order, those of the reasoning segments.
+    assert [s.start for s in result.segments[1:]] == [s.end for s in result.segments[:-1]]
+    assert (result.segments[0].start, result.segments[-1].end) == (0, len(raw)) if raw else not result.segments
+    shown = "".join(raw[s.start : s.end] for s in result.segments if s.kind == "reasoning")
+    assert _in_order(re.sub(r"\s+", "", result.reasoning), re.sub(r"\s+", "", shown)), "reasoning outside its segments"
+
+
+def _in_order(small: str, big: str) -> bool:
+    """Whether small's characters all occur in big, in that order."""
+    rest = iter(big)
+    return all(ch in rest for ch in small)
 
 
 def test_no_orphan_snapshots(request: pytest.FixtureRequest, corpus_orphan_snapshots: list[Path], snapshot_dir: Path) -> None:

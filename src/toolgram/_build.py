@@ -57,6 +57,10 @@ class Draft:
 @dataclass
 class Prose:
     text: str
+    # Where it lies in the reply, when it is the reply's own text there (a grammar's
+    # `prose` or `reasoning` rule), for the segments; None: text made from the reply
+    # (a JSON message's decoded string).
+    span: tuple[int, int] | None = field(default=None, compare=False)
 
 
 @dataclass
@@ -155,9 +159,9 @@ class Builder:
             elif kind == "json_reply":
                 self._json_reply(n)
             elif kind == "reasoning":
-                self.items.append(Reasoning(_text(n)))
+                self.items.append(Reasoning(_text(n), _extent(n)))
             elif kind == "prose":
-                self.items.append(Prose(_text(n)))
+                self.items.append(Prose(_text(n), _extent(n)))
             else:
                 stack.extend(reversed(n.children))
 

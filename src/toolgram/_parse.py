@@ -249,8 +249,11 @@ class Assembler:
                 self.thought.mark_cut()
         elif isinstance(item, Region):
             only_errors = bool(item.items)
+            own: list[tuple[str, int, int]] = []  # the region's text that is prose or reasoning
             self.prose.mark_cut()
             for part in item.items:
+                if isinstance(part, Prose) and part.span is not None:
+                    own.append(("reasoning" if isinstance(part, Reasoning) else "text", *part.span))
                 if isinstance(part, Reasoning):  # a grammar's reasoning (gpt-oss analysis, …)
                     self.thought.mark_cut()
                     added = self.thought.add(part.text)
@@ -275,8 +278,19 @@ class Assembler:
                     self.errors.append(done)
                     produced.append(("error", done))
             # A region read by a grammar is a "call" segment, even when it held a
-            # message; it is an "error" segment when every call in it was refused.
-            self.segments.append(make_segment("error" if only_errors else "call", item.start, item.end))
+            # message; it is an "error" segment when every call in it was refused. The
+            # reply's own text in it that is prose or reasoning (gpt-oss's analysis
+            # channel) is a segment of that kind.
+            kind = "error" if only_errors else "call"
+            at = item.start
+            for part_kind, start, end in own:
+                if at <= start < end <= item.end:
+                    if start > at:
+                        self.segments.append(make_segment(kind, at, start))
+                    self.segments.append(make_segment(part_kind, start, end))
+                    at = end
+            if at < item.end or at == item.start:
+                self.segments.append(make_segment(kind, at, item.end))
         elif isinstance(item, Failure):
             self.errors.append(item.message)
             produced.append(("error", item.message))
