@@ -24,7 +24,7 @@ from typing import Any, NamedTuple
 import regex
 
 from . import _frame, _repair
-from ._build import Builder, Draft, Unreadable, _extent, _rule
+from ._build import Builder, Draft, Prose, Unreadable, _extent, _rule
 from ._driver import DONE, FAIL, WAIT, Driver, salvage_points
 from ._model import Segment, ToolCall
 from ._registry import Format
@@ -1350,5 +1350,5 @@ def _rebase(out: list, base: int) -> None:
         item.end += base
         if type(item) is Region:
             for part in item.items:
-                if type(part) is Draft:
+                if type(part) is Draft or (isinstance(part, Prose) and part.span is not None):
                     part.span = (part.span[0] + base, part.span[1] + base)
