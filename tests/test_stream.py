@@ -60,6 +60,11 @@ XMLISH = {
     "gemma4_call": ('<|tool_call>call:write_file{content:<|"|>', '<|"|>}<tool_call|>', False),
     "mfcs": ('<mfcs_tool><call_id>1</call_id><name>write_file</name><parameters>{"content": "', '"}</parameters></mfcs_tool>', True),
     "hermes": ('<tool_call>{"name": "write_file", "arguments": {"content": "', '"}}</tool_call>', True),
+    "cohere_cofl_xml": (
+        '<cofl:tool_calls><cofl:tool_call id="0" name="write_file"><cofl:value name="content" type="raw">',
+        "</cofl:value></cofl:tool_call></cofl:tool_calls>",
+        False,
+    ),
     "kimi_k2": (
         '<|tool_calls_section_begin|><|tool_call_begin|>functions.write_file:0<|tool_call_argument_begin|>{"content": "',
         '"}<|tool_call_end|><|tool_calls_section_end|>',

@@ -959,9 +959,13 @@ def _loop_wait(t, buf: str, at: int, n: int, start: int | None = None) -> _LoopW
         info = _LOOPS[t.pattern.pattern] = _loop(t.pattern.pattern)
     if info is None:
         return None
-    exits, chars, width, tail, lead, loop = info
+    exits, chars, width, tail, lead, loop, space = info
     if start is None:
         start = at
+    if space is not None:
+        start = space.match(buf, start).end()  # (where P starts, after the leading run)
+        if start >= n:
+            return None  # (the run so far: re-lexed)
     if lead and n - start <= width:
         return None  # (a short token, whose start P may still be in question: re-lexed)
     # Every character of E from here on starts one X (those before may be P's).
@@ -989,13 +993,26 @@ def _loop(source: str) -> tuple | None:
     `?`) and takes no other character of E; or `P[^E]*(?:X[^E]*)*`, with a bounded
     start P (`(?:[^E]|X)`, `[{(]`): (a regex finding a character of E, E, a bound
     on how far X or P reads, the tail `(?:X[^E]*)*`, the most P takes (0: no P),
-    the loop and tail without P (None: no P)). Such a match, once it has run past
-    P and X into the loop, absorbs any text without a character of E. None for any
-    other pattern (those are always re-lexed)."""
+    the loop and tail without P (None: no P), and for `R*P[^E]*(?:X[^E]*)*`, a
+    leading run of a class R without a character of E, R* (else None)). Such a match,
+    once it has run past P and X into the loop, absorbs any text without a character
+    of E. None for any other pattern (those are always re-lexed)."""
     try:
         items = list(_sre.parse(source))
     except Exception:  # noqa: BLE001 - a pattern only the `regex` module reads
         return None
+    if len(items) == 4:
+        # A run of a class first (`\s*`, Cohere's cofl VALUE), then a start P: that run
+        # is skipped as P is, once (`space` finds where P starts).
+        end = _item_end(source, 0)
+        op, av = items[0]
+        if end is None or source[end : end + 1] != "*" or op is not _C.MAX_REPEAT or av[:2] != (0, _C.MAXREPEAT):
+            return None
+        inner = _loop(source[end + 1 :])
+        space = re.compile(source[: end + 1])
+        if inner is None or not inner[4] or any(space.match(c).end() for c in inner[1]):
+            return None  # (no P after it, or the run may take a character of E)
+        return (*inner[:6], space)
     if not items or len(items) > 3:
         return None
     lead = 0
@@ -1039,7 +1056,7 @@ def _loop(source: str) -> tuple | None:
     except Exception:  # noqa: BLE001
         return None
     chars = "".join(sorted(exits))
-    return re.compile("[" + re.escape(chars) + "]"), chars, width, tail, lead, loop
+    return re.compile("[" + re.escape(chars) + "]"), chars, width, tail, lead, loop, None
 
 
 def _item_end(source: str, i: int) -> int | None:
