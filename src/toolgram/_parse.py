@@ -141,6 +141,8 @@ class WholeJoiner:
         # was cut out; where something was, the cuts split it into runs, and the
         # first of the longest stands for them all (a newline if all are empty).
         # Whitespace before the first text and after the last is dropped.
+        if not self.notes:
+            return ""  # (no reasoning, most often)
         out: list[str] = []
         run = None  # the whitespace since the latest cut or text (None: no text yet)
         best = None  # the first longest run that a cut ended (None: no cut since the text)

@@ -676,14 +676,14 @@ class Scanner:
         # (the common case: call after call in one format).
         unextended = self.unextended
         again = marker if one and type(frame) is Frame and marker in unextended and marker not in line else None
+        plain = sink.plain()
+        if plain is not None:
+            segment, note, cut, keep = plain
         while True:
             if again is not None:
                 # The next call of the same format, right after prose (or none), read
                 # by one match (see Frame.after); else the same, the long way below.
                 after = frame.after(again)
-                plain = sink.plain() if after is not None else None
-                if plain is not None:
-                    segment, note, cut, keep = plain
                 read, payload = frame._call, frame.payload
                 while after is not None:
                     m = after(buf, pos)
@@ -720,7 +720,11 @@ class Scanner:
                 found = None if one and i < 0 else self._whole_next(buf, pos, nxt)  # (one: the only key)
                 if found is None:
                     if pos < len(buf):
-                        out.append(_piece("text", pos, len(buf), buf[pos:]))
+                        if plain is None:
+                            out.append(_piece("text", pos, len(buf), buf[pos:]))
+                        else:  # (what the sink would do with that piece)
+                            segment(_new(Segment, ("text", pos, len(buf))))
+                            note(buf[pos:])
                     return -1
                 i, marker = found
             frame = frames.get(marker)
