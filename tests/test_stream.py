@@ -191,6 +191,10 @@ INLINE: list[tuple[str, str, Any, Any, int]] = [
     *((f"{f}_value_with_lt_alone", xmlish(f, _LT_VALUE), None, [f], DEFAULT_MAX_CHARS) for f in XMLISH),
     # (Longer than the value's pattern: its match is resumed inside the value.)
     *((f"{f}_long_value_with_lt", xmlish(f, _LT_VALUE * 24) + " end", None, [f], DEFAULT_MAX_CHARS) for f in XMLISH),
+    # A marker in a string, a key after it: `tr` of `true` (and `-` of a number) still grows.
+    ("marker_in_string_then_a_literal", '<tool_call>{"name": "f", "arguments": {"a": "x</tool_call>y", "city1": true}}</tool_call>', None, None, DEFAULT_MAX_CHARS),
+    ("fence_in_string_then_a_key", '```json\n{"name": "write_file", "arguments": {"content": "Run:\\n```\\nmake\\n```\\n", "path": "README.md"}}\n```\nDone.', None, None, DEFAULT_MAX_CHARS),
+    ("marker_in_string_then_a_number", '<longcat_tool_call>{"name": "f", "arguments": {"s": "</longcat_tool_call>", "n": -3.5}}</longcat_tool_call> ok', None, None, DEFAULT_MAX_CHARS),
     # The failure quotes the token at the start of the region: the stream waits for all it quotes.
     ("cofl_unexpected_at_region_start", "<cofl:tool_calls><cofl:tool_callxyz</cofl:tool_calls>", None, None, DEFAULT_MAX_CHARS),
     # A reply that is only the start of a marker: no region began, so no close tag was cut.

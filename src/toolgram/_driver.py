@@ -314,11 +314,11 @@ class Driver:
         n = len(buf)
         try:
             close = _repair._JSON.scan_once(buf, j)[1]
-        except StopIteration:
-            return None
-        except ValueError as exc:  # (json.JSONDecodeError)
-            at = getattr(exc, "pos", None)
-            if final or at is None:
+        except (StopIteration, ValueError) as exc:  # (json.JSONDecodeError)
+            # (StopIteration: no value where it says, `tr` of a `true` still coming, or
+            # none at all; its value is that place.)
+            at = exc.value if type(exc) is StopIteration else getattr(exc, "pos", None)
+            if final or type(at) is not int or at <= j:
                 return None
             # Broken for good where it breaks well before the end of the text (a
             # string that does not close yet is an answer of the end of the text).
