@@ -458,7 +458,7 @@ class Scanner:
     def _trim(self) -> None:
         """Drop the text before pos, keeping what look-behinds read: back to the
         last character that is not a space or tab (a marker first on its line,
-        the "`" before a marker in inline code)."""
+        the "`" before a marker in inline code), and the one before it."""
         buf = self.buf
         pos = self.pos
         keep = pos - 1
@@ -467,6 +467,7 @@ class Scanner:
             keep -= 1
         if keep <= 0 or buf[keep] in " \t" or 2 * keep < len(buf):
             return  # a long run of blanks, or too little to gain: keep it all
+        keep -= 1  # (and the one before it: what comes before a "`")
         self.buf = buf[keep:]
         self.base += keep
         self.pos = pos - keep
@@ -611,8 +612,9 @@ class Scanner:
                 self.pos = after
                 self.in_open_think = False
                 return True
-            if i > 0 and buf[i - 1] == "`":
-                # `<tool_call>` in inline code names the tag; it does not open a call.
+            if i > 0 and buf[i - 1] == "`" and (i < 2 or not (buf[i - 2].isalnum() or buf[i - 2] in ")]}")):
+                # `<tool_call>` in inline code names the tag; it does not open a call. (A
+                # backtick right after a word closes a code span: `ls`<tool_call>… is a call.)
                 self._prose(out, i, after)
                 self.pos = after
                 return True
