@@ -651,7 +651,9 @@ def _element_spans(text: str, offset: int, value: Any) -> list[tuple[int, int]] 
     while pos < n and len(spans) < len(value):
         ch = text[pos]
         if ch in "{[":
-            end = _repair.value_end(text, pos) or n
+            end = _repair.value_end(text, pos)
+            if end is None or text[end - 1] != ("}" if ch == "{" else "]"):
+                break  # (its brackets do not pair up: the repair mended them, see below)
             spans.append((offset + pos, offset + end))
             pos = end
         elif ch == "]":
