@@ -369,13 +369,23 @@ class Driver:
         settled = final or stop + room <= len(buf)  # (every marker that starts before stop is whole)
         if settled and self._first_marker(buf, pos + 1, stop) < 0:
             return None  # (the usual case: no marker inside the value, nowhere to cut it)
+        opened = -1  # (where a string that never closes opens, in the whole text)
         try:  # (JSON reads the value: it is never cut)
             if _repair._JSON.scan_once(buf, pos)[1] == stop:
                 return None
-        except (StopIteration, ValueError, RecursionError):
+        except ValueError as exc:
+            if final and stop >= len(buf) and str(getattr(exc, "msg", "")).startswith("Unterminated string"):
+                opened = getattr(exc, "pos", -1)
+        except (StopIteration, RecursionError):
             pass
         at = _repair.unreadable_in(buf, pos, stop)
         if at is None:
+            if opened > pos:
+                # A string left open to the end of the reply (`{"city": "Par<|tool_call_end|>…`):
+                # it ends at the first marker in it, as if the reply had been cut there.
+                m = self._first_marker(buf, opened + 1, stop)
+                if m >= 0 and _repair.breaks_at(buf[pos:m]) is None:
+                    return m
             return None
         # (From the character the pass gave up at: a marker that starts there is what
         # broke the value.)
