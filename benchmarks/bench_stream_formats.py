@@ -1,12 +1,12 @@
 """Streaming cost per XML-ish format: a write_file call whose value holds `<`.
 
     python benchmarks/bench_stream_formats.py                  # every format, 4- and 1-char deltas
-    python benchmarks/bench_stream_formats.py --formats dsml minimax --deltas 4
-    python benchmarks/bench_stream_formats.py --profile dsml   # cProfile of one 30 KB stream
+    python benchmarks/bench_stream_formats.py --formats deepseek_v32_dsml minimax_m2_invoke --deltas 4
+    python benchmarks/bench_stream_formats.py --profile deepseek_v32_dsml   # cProfile of one 30 KB stream
 
 Each reply is one call of write_file whose `content` is '<div class=a>x</div>\\n'
 repeated to about 6 KB and 30 KB (escaped as a JSON string where the format's
-payload is JSON), framed by the format's own markers (see REPLIES). The stream is
+payload is JSON), framed by the format's own markers (XMLISH, in _replies.py). The stream is
 checked to equal parse(). Printed: parse time, stream time, their ratio; then the
 ratio at 30 KB over the ratio at 6 KB (flat, about 1, means the stream's work per
 delta does not grow with the value; 5 means the work is quadratic) and the stream
@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import cProfile
-import json
 import pstats
 import sys
 import time
@@ -32,52 +31,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 import toolgram  # noqa: E402
 from toolgram._stream import StreamParser  # noqa: E402
 
-D = "｜DSML｜"  # (ASCII "<" and "/", fullwidth bars: as DeepSeek writes it)
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _replies import XMLISH, xmlish  # noqa: E402
 
-# format -> (before the value, after it, whether the value is a JSON string's inside)
-REPLIES = {
-    "qwen3_coder": ("<tool_call>\n<function=write_file>\n<parameter=content>\n", "\n</parameter>\n</function>\n</tool_call>", False),
-    "seed_oss": ("<seed:tool_call>\n<function=write_file>\n<parameter=content>", "</parameter>\n</function>\n</seed:tool_call>", False),
-    "glm45": ("<tool_call>write_file\n<arg_key>content</arg_key>\n<arg_value>", "</arg_value>\n</tool_call>", False),
-    "dsml": (
-        f'<{D}function_calls>\n<{D}invoke name="write_file">\n<{D}parameter name="content" string="true">',
-        f"</{D}parameter>\n</{D}invoke>\n</{D}function_calls>",
-        False,
-    ),
-    "minimax": (
-        '<minimax:tool_call>\n<invoke name="write_file">\n<parameter name="content">',
-        "</parameter>\n</invoke>\n</minimax:tool_call>",
-        False,
-    ),
-    "minicpm5": ('<function name="write_file"><param name="content">', "</param></function>", False),
-    "gemma4": ('<|tool_call>call:write_file{content:<|"|>', '<|"|>}<tool_call|>', False),
-    "mfcs": (
-        '<mfcs_tool><call_id>1</call_id><name>write_file</name><parameters>{"content": "',
-        '"}</parameters></mfcs_tool>',
-        True,
-    ),
-    "hermes": ('<tool_call>{"name": "write_file", "arguments": {"content": "', '"}}</tool_call>', True),
-    "cofl": (
-        '<cofl:tool_calls><cofl:tool_call id="0" name="write_file"><cofl:value name="content" type="raw">',
-        "</cofl:value></cofl:tool_call></cofl:tool_calls>",
-        False,
-    ),
-    "kimi_k2": (
-        '<|tool_calls_section_begin|><|tool_call_begin|>functions.write_file:0<|tool_call_argument_begin|>{"content": "',
-        '"}<|tool_call_end|><|tool_calls_section_end|>',
-        True,
-    ),
-}
+
 LINE = "<div class=a>x</div>\n"
 TOOLS = {"write_file": {"type": "object", "properties": {"content": {"type": "string"}}}}
 
 
 def make_reply(fmt: str, size: int) -> str:
-    head, tail, json_string = REPLIES[fmt]
-    value = LINE * max(1, size // len(LINE))
-    if json_string:
-        value = json.dumps(value)[1:-1]
-    return head + value + tail
+    return xmlish(fmt, LINE * max(1, size // len(LINE)))
 
 
 def stream(raw: str, delta: int):
@@ -101,7 +64,7 @@ def time_parse(raw: str) -> float:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--formats", nargs="*", default=list(REPLIES))
+    ap.add_argument("--formats", nargs="*", default=list(XMLISH))
     ap.add_argument("--deltas", nargs="*", type=int, default=[4, 1])
     ap.add_argument("--limit", type=float, default=10.0, help="skip 30 KB when 6 KB streams slower than this (s)")
     ap.add_argument("--profile", metavar="FORMAT")

@@ -15,6 +15,8 @@ characters and in random splits:
 from __future__ import annotations
 
 import json
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -28,55 +30,15 @@ from toolgram._stream import StreamParser
 
 from conftest import best_cpu_time, corpus_cases, shared_path
 
+# XML-ish formats whose value is raw text up to the next tag: XMLISH and xmlish(), shared
+# with benchmarks/bench_stream_formats.py (benchmarks/_replies.py).
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+from _replies import XMLISH, xmlish  # noqa: E402
+
 CHUNK_SIZES = (1, 2, 3, 7, 64)
 
 # (id, raw, tools, formats, max_chars)
 H = '<tool_call>{{"name": "{}", "arguments": {}}}</tool_call>'
-
-# XML-ish formats whose value is raw text up to the next tag: (format, before the
-# value, after it, whether the value is inside a JSON string). The values below hold
-# "<" that opens no tag (Driver._lex resumes such a token: _loop, _loop_wait).
-_D = "｜DSML｜"
-XMLISH = {
-    "qwen3_coder_xml": ("<tool_call>\n<function=write_file>\n<parameter=content>\n", "\n</parameter>\n</function>\n</tool_call>", False),
-    "seed_oss_xml": ("<seed:tool_call>\n<function=write_file>\n<parameter=content>", "</parameter>\n</function>\n</seed:tool_call>", False),
-    "glm45_arg_kv": ("<tool_call>write_file\n<arg_key>content</arg_key>\n<arg_value>", "</arg_value>\n</tool_call>", False),
-    "deepseek_v32_dsml": (
-        f'<{_D}function_calls>\n<{_D}invoke name="write_file">\n<{_D}parameter name="content" string="true">',
-        f"</{_D}parameter>\n</{_D}invoke>\n</{_D}function_calls>",
-        False,
-    ),
-    "deepseek_v4_dsml": (
-        f'<{_D}tool_calls>\n<{_D}invoke name="write_file">\n<{_D}parameter name="content" string="true">',
-        f"</{_D}parameter>\n</{_D}invoke>\n</{_D}tool_calls>",
-        False,
-    ),
-    "minimax_m2_invoke": (
-        '<minimax:tool_call>\n<invoke name="write_file">\n<parameter name="content">',
-        "</parameter>\n</invoke>\n</minimax:tool_call>",
-        False,
-    ),
-    "minicpm5_function_param": ('<function name="write_file"><param name="content">', "</param></function>", False),
-    "gemma4_call": ('<|tool_call>call:write_file{content:<|"|>', '<|"|>}<tool_call|>', False),
-    "mfcs": ('<mfcs_tool><call_id>1</call_id><name>write_file</name><parameters>{"content": "', '"}</parameters></mfcs_tool>', True),
-    "hermes": ('<tool_call>{"name": "write_file", "arguments": {"content": "', '"}}</tool_call>', True),
-    "cohere_cofl_xml": (
-        '<cofl:tool_calls><cofl:tool_call id="0" name="write_file"><cofl:value name="content" type="raw">',
-        "</cofl:value></cofl:tool_call></cofl:tool_calls>",
-        False,
-    ),
-    "kimi_k2": (
-        '<|tool_calls_section_begin|><|tool_call_begin|>functions.write_file:0<|tool_call_argument_begin|>{"content": "',
-        '"}<|tool_call_end|><|tool_calls_section_end|>',
-        True,
-    ),
-}
-
-
-def xmlish(fmt: str, value: str) -> str:
-    head, tail, json_string = XMLISH[fmt]
-    return head + (json.dumps(value)[1:-1] if json_string else value) + tail
-
 
 # "<" at the start, inside, doubled, before the close tag; tag names with more after them.
 _LT_VALUE = "<b>x</b> a<b <<c <param2 <functionx <invoke_ </parameterx <\n<div class=a>y</div>\n<"
