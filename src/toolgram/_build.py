@@ -121,10 +121,10 @@ class Builder:
         self.region = region
         self.args_key = "arguments"
         self.items: list[Draft | Prose] = []
+        self._broken: list[Unreadable] = []  # the calls _walk could not read (see build)
 
     # -- entry --------------------------------------------------------------
     def build(self, tree: Any) -> list[Draft | Prose]:
-        self._broken: list[Unreadable] = []
         self._walk(tree)
         if self._broken:
             # A call that cannot be read, among calls that can (one broken call of a
