@@ -361,10 +361,11 @@ class Driver:
         off may close far too late: either way the calls after it would be lost in
         its failure. None: not cut (it reads, or a marker does not follow its
         break); WAIT: the text so far cannot tell (a marker may still start before
-        `stop`, or before the first one found). Only a value that cannot be read is cut. One broken before the
-        marker still cannot be read: only how much text its failure takes changes.
-        One left unfinished just before the marker (a brace left out before the
-        call's end marker) is closed there by the repair, as at the end of a reply."""
+        `stop`, or before the first one found). Only a value that cannot be read is
+        cut. One broken before the marker still cannot be read: only how much text
+        its failure takes changes. One left unfinished just before the marker (a
+        brace left out before the call's end marker), or a string left open to the
+        end of the reply, is closed there by the repair, as at the end of a reply."""
         room = self.cutter[1]
         settled = final or stop + room <= len(buf)  # (every marker that starts before stop is whole)
         if settled and self._first_marker(buf, pos + 1, stop) < 0:
