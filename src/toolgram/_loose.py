@@ -12,8 +12,8 @@ Models break this notation in a few known ways, which are read as meant:
     object's closing brace at the end of the payload (repair closed_json);
   - a value opened with a quote and closed with the delimiter
     (`pattern:':\\s*'<|"|>`): the quotes are dropped (repair single_quotes);
-  - a bare value with commas in it (`content:a, b`): a comma ends a bare value
-    only when a `key:` follows it;
+  - a bare value with commas in it (`content:a, b`): in an object, a comma ends
+    a bare value only when a `key:` follows it (in an array, `[1,2]`, always);
   - no closing brace at all: the rest of the payload is the last value
     (repair closed_json).
 """
@@ -82,7 +82,7 @@ class _Reader:
                     return
             else:
                 key = None
-            child = self.value(key, depth)
+            child = self.value(key, depth, closer == "]")
             node.children.append(child)
 
     def key(self) -> str | None:
@@ -104,7 +104,7 @@ class _Reader:
         key = m.group(1)
         return key[1:-1] if key.startswith('"') else key
 
-    def value(self, key: str | None, depth: int) -> Node:
+    def value(self, key: str | None, depth: int, item: bool = False) -> Node:
         text = self.text
         n = len(text)
         # Spaces (not newlines) before a value are layout.
@@ -142,10 +142,11 @@ class _Reader:
                     return Node(key=key, type="string", text=json.loads(m.group()), exact=True)
                 except ValueError:
                     return Node(key=key, type="string", text=m.group(1), exact=True)
-        return self.bare(key)
+        return self.bare(key, item)
 
-    def bare(self, key: str | None) -> Node:
-        """A bare value: up to a `}` or `]`, or a `,` that a `key:` follows."""
+    def bare(self, key: str | None, item: bool = False) -> Node:
+        """A bare value: up to a `}` or `]`, or a `,` that a `key:` follows (any `,`
+        for an array's item)."""
         text = self.text
         n = len(text)
         start = self.pos
@@ -156,7 +157,7 @@ class _Reader:
                 i = n
                 break
             i = m.start()
-            if text[i] in "}]" or _NEXT_KEY.match(text, i + 1) or _closes(text, i + 1):
+            if item or text[i] in "}]" or _NEXT_KEY.match(text, i + 1) or _closes(text, i + 1):
                 break
             i += 1
         raw = text[start:i]
