@@ -103,6 +103,32 @@ def _unescape_md(name: str, repairs: list[str]) -> str:
     return name.replace("\\_", "_")
 
 
+# A parameter name in quotes, or as an attribute: `<parameter="city">`,
+# `<parameter=name="city">` (MiniMax's `<parameter name="city">` written in Qwen's tag).
+_QUOTED_KEY = re.compile(r"""(?:name\s*=\s*)?(["'])(.*)\1""", re.S)
+# A close tag misspelled (`</parmeter>`, `</param>`) ends a value that the grammar
+# ran on to the next parameter: it is markup, not the value's end.
+_MISSPELT_CLOSE = re.compile(r"\s*</\s*par\w*\s*>\s*\Z")
+
+
+def _param_key(key: str, repairs: list[str]) -> str:
+    key = key.strip()
+    m = _QUOTED_KEY.fullmatch(key)
+    if m is None:
+        return key
+    _add(repairs, ["quoted_key"])
+    return m.group(2).strip()
+
+
+def _param_value(param: Tree) -> str:
+    value = _text(_find(param, "value"))
+    if _find(param, "unclosed") is not None and "</" in value:
+        m = _MISSPELT_CLOSE.search(value)
+        if m is not None:
+            return value[: m.start()]
+    return value
+
+
 def _add(repairs: list[str], more) -> None:
     for r in more:
         if r not in repairs:
@@ -187,11 +213,11 @@ class Builder:
             elif d in ("param", "typed_param") and self._cut_short(child):
                 _add(draft.repairs, ["dropped_partial_argument"])
             elif d == "param":
-                key = _text(_find(child, "key")).strip()
-                draft.params.append((key, _text(_find(child, "value")), None))
+                key = _param_key(_text(_find(child, "key")), draft.repairs)
+                draft.params.append((key, _param_value(child), None))
             elif d == "typed_param":
-                key = _text(_find(child, "key")).strip()
-                draft.params.append((key, _text(_find(child, "value")), _text(_find(child, "type")).strip()))
+                key = _param_key(_text(_find(child, "key")), draft.repairs)
+                draft.params.append((key, _param_value(child), _text(_find(child, "type")).strip()))
             elif d == "kwarg":
                 key = _unescape_md(_text(_find(child, "key")).strip(), draft.repairs)
                 draft.params.append((key, _text(_find(child, "value")), "python"))
