@@ -596,6 +596,12 @@ class Scanner:
             self.pos = pos = i
             if not final and len(buf) - i <= self.max_prefix and buf[i:] in self.prefixes:
                 return False  # a longer marker may start here ("```" of "```json"): wait
+            if i > 0 and buf[i - 1] == "`" and (i < 2 or not (buf[i - 2].isalnum() or buf[i - 2] in ")]}")):
+                # `<tool_call>` (or `<think>`) in inline code names the tag; it opens nothing. (A
+                # backtick right after a word closes a code span: `ls`<tool_call>… is a call.)
+                self._prose(out, i, after)
+                self.pos = after
+                return True
             if marker == THINK_OPEN:
                 if self.in_open_think:  # a nested <think>: keep it as reasoning text
                     self._prose(out, i, after)
@@ -611,12 +617,6 @@ class Scanner:
                 out.append(Piece("markup", i, after, ""))
                 self.pos = after
                 self.in_open_think = False
-                return True
-            if i > 0 and buf[i - 1] == "`" and (i < 2 or not (buf[i - 2].isalnum() or buf[i - 2] in ")]}")):
-                # `<tool_call>` in inline code names the tag; it does not open a call. (A
-                # backtick right after a word closes a code span: `ls`<tool_call>… is a call.)
-                self._prose(out, i, after)
-                self.pos = after
                 return True
             frame = frames.get(marker)
             if frame is not None:
