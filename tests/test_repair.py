@@ -40,6 +40,12 @@ CASES = [
     ('{"a": True, "b": False, "c": None}', {"a": True, "b": False, "c": None}, ("python_literals",)),
     ("(1, 2)", [1, 2], ("python_literals",)),
     ('{"a": (1, (2, 3)), "b": ()}', {"a": [1, [2, 3]], "b": []}, ("python_literals",)),
+    # comments: outside strings only; one left open runs to the end
+    ('{"q": 1 // note\n}', {"q": 1}, ("comments",)),
+    ('{"q": 1, /* c */ "r": "a//b /* c */"}', {"q": 1, "r": "a//b /* c */"}, ("comments",)),
+    ('{"q": 1} // done', {"q": 1}, ("comments",)),
+    ("[1, 2 /* cut", [1, 2], ("comments", "closed_json")),
+    ("{'u': 'http://x'}", {"u": "http://x"}, ("single_quotes",)),
     # trailing_comma
     ("[1,2,]", [1, 2], ("trailing_comma",)),
     ('{"a":1,}', {"a": 1}, ("trailing_comma",)),

@@ -2,8 +2,9 @@
 
 `loads` tries `json.loads` first. Only when that fails does it make one lenient
 pass that accepts the usual slips (single quotes, Python literals and tuples,
-trailing or missing commas, unquoted keys, text cut off mid-value, stray closing
-brackets) and names every repair it needed, so callers can report them.
+trailing or missing commas, unquoted keys, JavaScript comments, text cut off
+mid-value, stray closing brackets) and names every repair it needed, so callers
+can report them.
 
 `value_end` and `scalar_end` find where a bracketed value or a call argument
 ends without parsing it; the grammars use them to cut payloads out of prose.
@@ -234,9 +235,7 @@ def _too_deep(text: str) -> bool:
 # JSON's grammar accepts have their own fast groups; anything else starting
 # with "-" or a digit (`1.`, `01`, `-Infinity`) goes the slow way. No token
 # starts with whitespace, so only whitespace left makes the match fail.
-_TOKEN = re.compile(
-    r"""
-    \s*
+_TOKEN_BODY = r"""
     (?:
         ([{\[(])                                    # 1 opener
       | ([}\])])                                    # 2 closer
@@ -249,13 +248,16 @@ _TOKEN = re.compile(
       | ([-0-9])                                    # 11 any other number-ish start
       | ((?:[^\W\d]|\$)[\w$.-]*)                    # 12 word: literal or unquoted key
       | (\S)                                        # 13 anything else
+      | (\Z)                                        # 14 the end (after comments)
     )
-    """,
-    re.S | re.X,
-)
+    """
+_TOKEN = re.compile(r"\s*" + _TOKEN_BODY, re.S | re.X)
+# The same, with JavaScript comments as whitespace (`{"q": 1 // note` then a newline,
+# `/* … */`): used only for a text with a "/" in it. A comment left open runs to the end.
+_TOKEN_COMMENTS = re.compile(r"(?:\s+|//[^\n]*(?![^\n])|/\*(?:[^*]|\*(?!/))*(?:\*/|\Z))*" + _TOKEN_BODY, re.S | re.X)
 _OPEN, _CLOSE, _COMMA = 1, 2, 3  # 4 is a colon, never wanted here
 _DQ_CUT, _DQ, _SQ_CUT, _SQ = 5, 6, 7, 8  # lastindex of a cut-off or closed string
-_INT, _FLOAT, _NUMBERISH, _WORD_TOKEN = 9, 10, 11, 12
+_INT, _FLOAT, _NUMBERISH, _WORD_TOKEN, _END = 9, 10, 11, 12, 14
 # Tokens that can start an object key, and an array item.
 _KEY_START = {_DQ_CUT, _DQ, _SQ_CUT, _SQ, _WORD_TOKEN}
 _VALUE_START = _KEY_START | {_OPEN, _INT, _FLOAT, _NUMBERISH}
@@ -401,7 +403,8 @@ class _Reader:
     def read(self) -> tuple[Any, tuple[str, ...]]:
         text = self.text
         end = self.end
-        token = _TOKEN.match
+        comments = "/" in text
+        token = _TOKEN_COMMENTS.match if comments else _TOKEN.match
         colon = _COLON_AFTER_KEY.match
         note = self.note
         # Every open container with the bracket that closes it, innermost
@@ -425,6 +428,10 @@ class _Reader:
                 if m is None:  # the end (no token starts with whitespace)
                     break
                 kind = m.lastindex
+                if comments and text.find("/", prev_end, _start(m)) >= 0:
+                    note("comments")
+                if kind == _END:  # (only whitespace or comments were left)
+                    break
                 pos = seen = m.end()
                 began = m.start(kind)
 
