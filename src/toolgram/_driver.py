@@ -54,7 +54,7 @@ _MAX_VIRTUAL = 6
 
 class Driver:
     __slots__ = (
-        "fmt", "c", "start", "pos", "stack", "values", "status", "end", "tree", "repairs", "reason",
+        "fmt", "c", "start", "pos", "stack", "values", "status", "end", "tree", "repairs", "reason", "prose_at",
         "hint", "extents", "quotes", "resume", "taken", "brackets", "cutter", "recheck", "marks",
         "closed_at", "last_end", "calls",
     )  # fmt: skip
@@ -79,6 +79,10 @@ class Driver:
         self.tree = None
         self.repairs: list[str] = []
         self.reason = ""
+        # Where the frame, open, met text that no token of the grammar starts, no end
+        # marker and no call, and not even the first character of a marker of the
+        # grammar (prose after a call whose close was left out); -1: not so.
+        self.prose_at = -1
         # Set when run() waits on tokens that may still grow and each can tell from
         # a delta alone whether it changes anything (see absorbs()): a list of
         # _Extent (JSON, PYVALUE) and _LoopWait (regex terminals).
@@ -170,6 +174,7 @@ class Driver:
             best_len = -1
             best_prio = None
             grow = False
+            json_text = self.c.json_text
             # What may still grow, each judged from a delta alone; None: cannot tell.
             growers: list | None = []
             for t in allowed:
@@ -238,6 +243,11 @@ class Driver:
                     if end == pos:
                         continue
                 else:
+                    if name in json_text and _TAG_FIRST.match(buf, pos) is not None:
+                        # A payload read as JSON cannot begin with a tag (`<tool_call>` then
+                        # `<function=…>`): no match, at once, rather than a payload that runs to
+                        # the end of the reply and fails there (the next format reads it).
+                        continue
                     at = pos
                     pattern = t.pattern
                     resume = self.resume.get(name)
@@ -528,7 +538,11 @@ class Driver:
                 return WAIT
             near = not final and self.quotes and n - self.pos <= _SNIPPET  # see run()
             if not hit:
-                return WAIT if near else self._fail(f"unexpected {_snippet(buf, self.pos)}")
+                if near:
+                    return WAIT
+                if buf[pos] not in self.c.literal_firsts:
+                    self.prose_at = pos
+                return self._fail(f"unexpected {_snippet(buf, self.pos)}")
         plan = self._closing_plan()
         if plan is not None:
             for term in plan:
@@ -606,6 +620,8 @@ class Driver:
         self.end = max(self.pos, self.start)
         return FAIL
 
+
+_TAG_FIRST = re.compile(r"\s*<")
 
 # The rules that hold whole calls (grammars/README.md): where one is reduced, calls end.
 _CALL_RULES = frozenset(("call", "agent_call", "memory_call", "json_calls", "keyed_calls"))

@@ -319,6 +319,8 @@ def _derive(fmt: Format) -> Frame | JsonFrame | None:
     body = terms[payload]
     if body.literal is not None or body.name.startswith("_"):
         return None  # (kept out of the tree: the builder would read no payload)
+    if body.name in fmt.compiled.json_text:
+        bodies[payload] = r"(?!\s*<)" + bodies[payload]  # (no tag first: as the driver lexes)
     return Frame(fmt, regex.compile("".join(f"((?>{b}))" for b in bodies)), terms, payload + 1, ends)
 
 

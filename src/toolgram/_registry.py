@@ -88,6 +88,10 @@ class Compiled:
     # (`json_calls: PAYLOAD`, MFCS `args: TEXT`): a marker inside one of its JSON
     # strings does not end them (Driver._through).
     json_text: frozenset = frozenset()
+    # What a marker of the grammar may start with (a literal token's first character
+    # that is no letter or digit, a bracket, a tag): text after a call that starts
+    # otherwise is prose (Driver.prose_at).
+    literal_firsts: frozenset = frozenset("<[{")
 
 
 @dataclass(eq=False)  # identity equality: formats are hashed as cache keys
@@ -196,6 +200,9 @@ def _compile(fmt: Format) -> Compiled:
         and rule.expansion[0].name in terminals
         and rule.expansion[0].name != "JSON"  # (the bracket scanner delimits that one)
         and terminals[rule.expansion[0].name].literal is None
+    )
+    compiled.literal_firsts = frozenset("<[{").union(
+        t.literal[0] for t in terminals.values() if t.literal and not t.literal[0].isalnum()
     )
     for state, row in table.states.items():
         allowed = [terminals[k] for k in row if k in terminals]

@@ -1130,6 +1130,11 @@ class Scanner:
                 last.repairs.append("dropped_partial_argument")
         if opened or not dropped or quiet or drv.fmt.quiet:
             return region, None, False
+        if drv.prose_at >= end and not buf[end : drv.prose_at].strip():
+            # Prose right after the last call, where the section's (or the call's)
+            # close was left out: the region ends there, and the prose is prose, not a
+            # broken call (nothing to report, and nothing to wait for).
+            return region, None, False
         why = drv.reason if drv.status == FAIL else self._decode(drv)
         if not why or not isinstance(why, str):
             why = "the reply ended inside the call"
