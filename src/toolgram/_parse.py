@@ -195,7 +195,10 @@ class Assembler:
             kind = type(item)
             if kind is Piece and item[0] == "text":
                 _, start, end, value = item
-                segments.append(_new(Segment, ("text", start, end)))
+                if segments and segments[-1][2] == start and segments[-1][0] == "text":
+                    segments[-1] = _new(Segment, ("text", segments[-1][1], end))  # (see run())
+                else:
+                    segments.append(_new(Segment, ("text", start, end)))
                 add_text(value)
             elif kind is ToolCall:
                 self.take(-1, -1, "", item)
@@ -208,7 +211,7 @@ class Assembler:
         then the call, or the error message that replaces it (returned)."""
         segments, text = self.segments, self.prose
         if start < end:
-            segments.append(_new(Segment, ("text", start, end)))
+            self.run("text", start, end)
             text.add(prose)
         text.mark_cut()
         done = call if self.tools is None else accept(call, self.tools, self.validate)
@@ -229,6 +232,18 @@ class Assembler:
             return None
         return self.segments.append, self.prose.add, self.prose.mark_cut, self.calls.append
 
+    def run(self, kind: str, start: int, end: int) -> None:
+        """Add a text or reasoning segment; one right after another of its kind joins
+        it, so the segments do not depend on how the text was cut into pieces (a stream
+        makes one per delta)."""
+        segments = self.segments
+        if segments:
+            last = segments[-1]
+            if last[2] == start and last[0] == kind:
+                segments[-1] = make_segment(kind, last[1], end)
+                return
+        segments.append(make_segment(kind, start, end))
+
     def add(self, item: Any) -> list[tuple[str, Any]]:
         """Take one scanner item; return what it produced, as (kind, value) pairs:
         ("text", str), ("reasoning", str), ("call", ToolCall), ("error", str)."""
@@ -237,7 +252,7 @@ class Assembler:
             done = self.take(-1, -1, "", item)
             produced.append(("call" if type(done) is ToolCall else "error", done))
         elif isinstance(item, Piece):
-            self.segments.append(make_segment("text" if item.kind == "text" else "reasoning", item.start, item.end))
+            self.run("text" if item.kind == "text" else "reasoning", item.start, item.end)
             if item.kind == "text":
                 added = self.prose.add(item.value)
                 if added:
@@ -289,7 +304,7 @@ class Assembler:
                 if at <= start < end <= item.end:
                     if start > at:
                         self.segments.append(make_segment(kind, at, start))
-                    self.segments.append(make_segment(part_kind, start, end))
+                    self.run(part_kind, start, end)
                     at = end
             if at < item.end or at == item.start:
                 self.segments.append(make_segment(kind, at, item.end))

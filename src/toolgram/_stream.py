@@ -65,7 +65,7 @@ from typing import Any
 
 from ._events import ArgumentsDelta, CallCancelled, CallDone, CallStart, Error, Event, Reasoning, Text
 from ._jsonecho import JsonEcho
-from ._model import ParseResult, TextOf, ToolCall, make_segment
+from ._model import ParseResult, TextOf, ToolCall
 from ._parse import DEFAULT_MAX_CHARS, Assembler, grammar_problems, select_formats
 from ._scan import Piece, Region, Scanner
 from ._tools import normalize_tools
@@ -361,7 +361,7 @@ class StreamParser:
 
     def _end_run(self) -> None:
         if self._run_end >= 0:
-            self._asm.segments.append(make_segment(self._run_kind, self._run_start, self._run_end))
+            self._asm.run(self._run_kind, self._run_start, self._run_end)
             self._run_end = -1
 
     def _items(self, items: list, events: list[Event]) -> None:
