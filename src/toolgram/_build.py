@@ -262,7 +262,10 @@ class Builder:
             props = schema.get("properties") if isinstance(schema, Mapping) else None
             for key, raw, typ in draft.params:
                 prop = props.get(key) if isinstance(props, Mapping) else None
-                value, repairs = coerce_param(raw, typ, prop, schema)
+                try:
+                    value, repairs = coerce_param(raw, typ, prop, schema)
+                except _repair.RepairError as exc:
+                    raise Unreadable(f"cannot read the value of {key!r} ({exc})") from None
                 _add(draft.repairs, repairs)
                 draft.arguments[key] = value
         if elements and isinstance(draft.arguments, dict):

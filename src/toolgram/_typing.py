@@ -348,6 +348,9 @@ def _scalar(text: str, hint: str | None, kinds: frozenset[str] | None) -> tuple[
     return text, ()
 
 
+_NOT_BARE = re.compile(r'["()\[\]{}]')
+
+
 # -- entry points -----------------------------------------------------------------
 
 
@@ -367,8 +370,13 @@ def coerce_param(raw: Any, typ: str | None, prop: Any, root: Any = None) -> tupl
         try:
             value, repairs = _repair.loads(raw)
         except _repair.RepairError:
-            # A bare word such as f(unit=celsius): keep it as the string it is.
-            return raw.strip(), ("unquoted_string",)
+            # A bare word such as f(unit=celsius): keep it as the string it is. Not text
+            # with a double quote or a bracket in it (`city="Par"is")]`, a stray quote
+            # that ran on to the call's end): that is broken, not a word.
+            text = raw.strip()
+            if _NOT_BARE.search(text) is not None:
+                raise
+            return text, ("unquoted_string",)
         return value, tuple(r for r in repairs if r not in _NATIVE_PY)
     return _scalar(frame(raw), _hint(typ), kinds_of(prop, root))
 
