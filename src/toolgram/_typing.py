@@ -348,7 +348,7 @@ def _scalar(text: str, hint: str | None, kinds: frozenset[str] | None) -> tuple[
     return text, ()
 
 
-_NOT_BARE = re.compile(r'["()\[\]{}]')
+_PAIRS = (("(", ")"), ("[", "]"), ("{", "}"))
 
 
 # -- entry points -----------------------------------------------------------------
@@ -370,11 +370,12 @@ def coerce_param(raw: Any, typ: str | None, prop: Any, root: Any = None) -> tupl
         try:
             value, repairs = _repair.loads(raw)
         except _repair.RepairError:
-            # A bare word such as f(unit=celsius): keep it as the string it is. Not text
-            # with a double quote or a bracket in it (`city="Par"is")]`, a stray quote
-            # that ran on to the call's end): that is broken, not a word.
+            # A bare word such as f(unit=celsius), or an expression (`QName("a", "b")`,
+            # `[10+2*5, 2]`): keep it as the text it is. Not text whose brackets do not
+            # pair (`city="Par"is")]`: a stray quote ran on over the call's closing
+            # brackets): that is broken, and no value.
             text = raw.strip()
-            if _NOT_BARE.search(text) is not None:
+            if any(text.count(o) != text.count(c) for o, c in _PAIRS):
                 raise
             return text, ("unquoted_string",)
         return value, tuple(r for r in repairs if r not in _NATIVE_PY)
