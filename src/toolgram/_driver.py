@@ -167,6 +167,7 @@ class Driver:
         """The best token at self.pos: (terminal name, end), None, or WAIT."""
         n = len(buf)
         pos = self.pos
+        json_text = self.c.json_text
         while True:
             if pos >= n:
                 return None if final else WAIT
@@ -174,7 +175,6 @@ class Driver:
             best_len = -1
             best_prio = None
             grow = False
-            json_text = self.c.json_text
             # What may still grow, each judged from a delta alone; None: cannot tell.
             growers: list | None = []
             for t in allowed:
@@ -274,7 +274,7 @@ class Driver:
                                     self.resume[name] = (pos, *loop.resume)
                     if m.partial or end == pos:
                         continue
-                    if end < n and name in self.c.json_text:
+                    if end < n and name in json_text:
                         through = self._through(t, buf, pos, end, final)
                         if through is not None:
                             if type(through) is int:
@@ -621,7 +621,10 @@ class Driver:
         return FAIL
 
 
-_TAG_FIRST = re.compile(r"\s*<")
+# What a JSON-text payload token cannot begin with: a tag (the fast frame's regex
+# says the same, from this source).
+TAG_FIRST = r"\s*<"
+_TAG_FIRST = re.compile(TAG_FIRST)
 
 # The rules that hold whole calls (grammars/README.md): where one is reduced, calls end.
 _CALL_RULES = frozenset(("call", "agent_call", "memory_call", "json_calls", "keyed_calls"))

@@ -91,7 +91,7 @@ class Compiled:
     # What a marker of the grammar may start with (a literal token's first character
     # that is no letter or digit, a bracket, a tag): text after a call that starts
     # otherwise is prose (Driver.prose_at).
-    literal_firsts: frozenset = frozenset("<[{")
+    literal_firsts: frozenset = frozenset()  # (set by _compile)
 
 
 @dataclass(eq=False)  # identity equality: formats are hashed as cache keys
