@@ -65,6 +65,11 @@ def test_corpus_invariants(corpus_case: Any) -> None:
         assert 0 <= start < end <= len(raw), f"call {n}: span {call.span!r} outside 0..{len(raw)}"
         assert start >= previous_end, f"call {n}: span {call.span!r} overlaps or precedes the previous call's (ends {previous_end})"
         previous_end = end
+        written = raw[start:end]
+        if _PY_CALL.match(written) and not call.repairs:
+            # A Python call's span holds it whole, up to its closing bracket (a region of
+            # one call is its span: the list's bracket, a `;`, may close it).
+            assert written.rstrip(" \n;]'\"").endswith(")"), f"call {n}: span {written!r} stops short of its ')'"
         assert isinstance(call.name, str) and call.name, f"call {n}: name {call.name!r}"
         assert isinstance(call.arguments, dict), f"call {n}: arguments {type(call.arguments).__name__}"
         _json_plain(call.arguments, f"call {n} arguments")
@@ -76,6 +81,9 @@ def test_corpus_invariants(corpus_case: Any) -> None:
     assert (result.segments[0].start, result.segments[-1].end) == (0, len(raw)) if raw else not result.segments
     shown = "".join(raw[s.start : s.end] for s in result.segments if s.kind == "reasoning")
     assert _in_order(re.sub(r"\s+", "", result.reasoning), re.sub(r"\s+", "", shown)), "reasoning outside its segments"
+
+
+_PY_CALL = re.compile(r"(?:[\w.]|\\_)+\s*\(")
 
 
 def _in_order(small: str, big: str) -> bool:

@@ -95,6 +95,18 @@ def _extent(node: Any) -> tuple[int, int] | None:
     return None if lo is None else (lo, hi)
 
 
+def _call_extent(node: Any) -> tuple[int, int] | None:
+    """A call's extent, up to the end of its last token, kept or not (the driver
+    notes where a call's closing `)` ends: see _driver._close_extent)."""
+    extent = _extent(node)
+    meta = getattr(node, "_meta", None)
+    if extent is not None and meta is not None:
+        end = getattr(meta, "end_pos", None)
+        if end is not None and end > extent[1]:
+            return extent[0], end
+    return extent
+
+
 def _unescape_md(name: str, repairs: list[str]) -> str:
     """A name written Markdown-escaped (`get\\_weather`), as chat models do: unescaped."""
     if "\\_" not in name:
@@ -177,7 +189,7 @@ class Builder:
                 except Unreadable as exc:
                     message = f"Couldn't read a tool call: {exc}."
                     self._broken.append(exc)
-                    self.items.append(Draft(name="", kind=kind, span=_extent(n) or self.region, error=message))
+                    self.items.append(Draft(name="", kind=kind, span=_call_extent(n) or self.region, error=message))
             elif kind == "json_calls":
                 self._json_calls(n)
             elif kind == "keyed_calls":
@@ -193,7 +205,7 @@ class Builder:
 
     # -- one call from grammar parts ------------------------------------------
     def _call(self, node: Tree, kind: str) -> Draft:
-        draft = Draft(name="", kind=kind, span=_extent(node) or self.region)
+        draft = Draft(name="", kind=kind, span=_call_extent(node) or self.region)
         name_end = -1
         positional: list[str] = []
         args_text = None

@@ -16,6 +16,7 @@ import re
 from typing import Any
 
 import regex
+from lark import Tree
 from lark.parsers.lalr_analysis import Shift
 
 from . import _repair
@@ -472,6 +473,7 @@ class Driver:
             name = arg.origin.name
             if name in _CALL_RULES:
                 self.calls += 1
+                _close_extent(values[-1], children)
             stack.append(states[stack[-1]][name][1])
 
     def _mark(self, term: str) -> None:
@@ -497,6 +499,8 @@ class Driver:
                 del stack[-size:]
                 del values[-size:]
             values.append(callbacks[rule](children))
+            if rule.origin.name in _CALL_RULES:
+                _close_extent(values[-1], children)
             stack.append(states[stack[-1]][rule.origin.name][1])
         self.tree = values[-1] if values else None
         self.end = end
@@ -697,6 +701,14 @@ def _may_begin(t: Any, buf: str, pos: int) -> bool:
         return False  # (these run to the end of the text: they would have been read)
     m = t.pattern.match(buf, pos, partial=True)
     return m is not None and (m.partial or m.end() >= len(buf))
+
+
+def _close_extent(tree: Any, children: list) -> None:
+    """A call rule's tree leaves out its anonymous tokens (`)` of `name(a=1)`), so
+    the extent of what it keeps stops short of the call's end: note where its last
+    token ends (Lark's own field for it, meta.end_pos) for the builder's span."""
+    if children and type(children[-1]) is Tok and isinstance(tree, Tree):
+        tree.meta.end_pos = children[-1].end_pos
 
 
 def _left_open(c: Compiled, stack: list, plan: list[str]) -> bool:
