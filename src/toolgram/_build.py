@@ -151,6 +151,7 @@ class Builder:
     # Where the last token read from the text ends, when the missing markers were
     # supplied after it (the region was closed for the model); -1: not so.
     cut_at = -1
+    _tail: Prose | None = None  # the prose after the call _call just read (_walk adds it after the call)
 
     def __init__(self, fmt, tools, region: tuple[int, int]) -> None:
         self.fmt = fmt
@@ -184,8 +185,13 @@ class Builder:
             kind = _rule(n)
             if kind in ("call", "agent_call", "memory_call"):
                 kind = {"call": "tool", "agent_call": "agent", "memory_call": "memory"}[kind]
+                self._tail = None
                 try:
                     self.items.append(self._call(n, kind))
+                    if self._tail is not None:
+                        # Its payload ran on past its arguments, into prose: the model left
+                        # out the close marker and wrote on (Gemma's `}` then a sentence).
+                        self.items.append(self._tail)
                 except Unreadable as exc:
                     message = f"Couldn't read a tool call: {exc}."
                     self._broken.append(exc)
@@ -240,9 +246,13 @@ class Builder:
             elif d == "element":
                 elements.append(_element(child, draft.repairs))
             elif d == "loose_args":
-                root, repairs = decode_loose(_text(child))
+                root, repairs, tail = decode_loose(_text(child))
                 _add(draft.repairs, repairs)
                 elements.extend(root.children)
+                if tail.strip() and not self._cut_end(tail):
+                    # Prose after the arguments (the close marker left out): prose, in the
+                    # region, which runs to the next call or the end, as Hermes's does.
+                    self._tail = Prose(tail)  # (see _walk)
             elif d == "unclosed":
                 _add(draft.repairs, ["closed_tag"])
             elif d == "unopened":

@@ -107,9 +107,14 @@ class _Reader:
     def value(self, key: str | None, depth: int, item: bool = False) -> Node:
         text = self.text
         n = len(text)
-        # Spaces (not newlines) before a value are layout.
+        # Spaces (not newlines) before a bare value are layout; any whitespace before
+        # a delimited string or a container (`timezone:\n<|"|>GMT<|"|>`).
         while self.pos < n and text[self.pos] in " \t":
             self.pos += 1
+        if self.pos < n and text[self.pos] in "\r\n":
+            after = _WS.match(text, self.pos).end()
+            if after < n and (text[after] in "{[" or self.delim_at(after) is not None):
+                self.pos = after
         if self.pos >= n:
             self.note("closed_json")
             return Node(key=key, text="", exact=True)
@@ -182,8 +187,10 @@ def _closes(text: str, pos: int) -> bool:
     return _ONLY_CLOSERS.match(text, pos) is not None
 
 
-def decode_loose(text: str) -> tuple[Node, list[str]]:
-    """The arguments in `text` (`{…}`, braces optional) as an object Node, and the repairs."""
+def decode_loose(text: str) -> tuple[Node, list[str], str]:
+    """The arguments in `text` (`{…}`, braces optional) as an object Node, the
+    repairs, and the text after the object's closing brace (prose, when the model
+    left out the call's close marker and wrote on)."""
     reader = _Reader(text)
     reader.skip_ws()
     root = Node(type="object")
@@ -193,4 +200,4 @@ def decode_loose(text: str) -> tuple[Node, list[str]]:
     elif reader.pos < len(text):
         reader.note("closed_json")
         reader.obj(root, "}", 0)
-    return root, reader.repairs
+    return root, reader.repairs, text[reader.pos :]
