@@ -244,7 +244,9 @@ class Driver:
                     if end == pos:
                         continue
                 else:
-                    if name in json_text and _TAG_FIRST.match(buf, pos) is not None:
+                    if name in json_text and (
+                        _CALL_TAG_FIRST if name in self.c.call_text else _TAG_FIRST
+                    ).match(buf, pos) is not None:
                         # A payload read as JSON cannot begin with a tag (`<tool_call>` then
                         # `<function=…>`): no match, at once, rather than a payload that runs to
                         # the end of the reply and fails there (the next format reads it).
@@ -625,10 +627,14 @@ class Driver:
         return FAIL
 
 
-# What a JSON-text payload token cannot begin with: a tag (the fast frame's regex
-# says the same, from this source).
+# What a JSON-text payload token cannot begin with: a tag; and a payload of calls
+# (Compiled.call_text), a name and then a tag either (GLM's `<tool_call>get_weather
+# <arg_key>…`: a name before the JSON, as functionary writes a call, has the object
+# after it). The fast frame's regex says the same, from these sources.
 TAG_FIRST = r"\s*<"
+CALL_TAG_FIRST = r"\s*(?:[\w.\-]+\s*)?<"
 _TAG_FIRST = re.compile(TAG_FIRST)
+_CALL_TAG_FIRST = re.compile(CALL_TAG_FIRST)
 
 # The rules that hold whole calls (grammars/README.md): where one is reduced, calls end.
 _CALL_RULES = frozenset(("call", "agent_call", "memory_call", "json_calls", "keyed_calls"))
@@ -684,6 +690,8 @@ def salvage_points(failed: Driver, buf: str, final: bool, at_marker) -> tuple[li
         # Between calls: the next token read finishes a call; or, after the last token
         # read, the missing markers leave no call open (only the section around them).
         opened = not ended and (end != last or _left_open(c, stack, plan))
+        if opened and end == last and _closed_by_prose(failed, buf, end, plan):
+            opened = False
         if opened:
             if truncated and not points:
                 points.append((end, True))
@@ -691,6 +699,19 @@ def salvage_points(failed: Driver, buf: str, final: bool, at_marker) -> tuple[li
         points.append((end, False))
         break
     return points, truncated
+
+
+def _closed_by_prose(failed: Driver, buf: str, end: int, plan: list) -> bool:
+    """Whether the last call read is left open only for want of its end marker
+    (`</tool_call>` of GLM's `<tool_call>NAME<arg_key>…</arg_value>`, whose call rule
+    holds both markers), with prose right after it: the model left the marker out and
+    wrote on. Closed there, it is a call, like one whose section end was left out."""
+    at = failed.prose_at
+    if at < end or buf[end:at].strip():
+        return False
+    ends = failed.fmt.ends
+    terminals = failed.c.terminals
+    return bool(plan) and all(getattr(terminals.get(t), "literal", None) in ends for t in plan)
 
 
 def _may_begin(t: Any, buf: str, pos: int) -> bool:

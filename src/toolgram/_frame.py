@@ -42,7 +42,7 @@ from lark import Tree
 
 from . import _repair
 from ._build import Builder, Draft, Unreadable
-from ._driver import _C, TAG_FIRST, Tok, _could_grow, _loop_wait, _sre, closing_plan, simulate, step
+from ._driver import _C, CALL_TAG_FIRST, TAG_FIRST, Tok, _could_grow, _loop_wait, _sre, closing_plan, simulate, step
 from ._model import ToolCall, make_call
 from ._registry import Compiled, Format
 
@@ -320,7 +320,8 @@ def _derive(fmt: Format) -> Frame | JsonFrame | None:
     if body.literal is not None or body.name.startswith("_"):
         return None  # (kept out of the tree: the builder would read no payload)
     if body.name in fmt.compiled.json_text:
-        bodies[payload] = f"(?!{TAG_FIRST})" + bodies[payload]  # (no tag first: as the driver lexes)
+        first = CALL_TAG_FIRST if body.name in fmt.compiled.call_text else TAG_FIRST
+        bodies[payload] = f"(?!{first})" + bodies[payload]  # (no tag first: as the driver lexes)
     return Frame(fmt, regex.compile("".join(f"((?>{b}))" for b in bodies)), terms, payload + 1, ends)
 
 

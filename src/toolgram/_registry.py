@@ -88,6 +88,8 @@ class Compiled:
     # (`json_calls: PAYLOAD`, MFCS `args: TEXT`): a marker inside one of its JSON
     # strings does not end them (Driver._through).
     json_text: frozenset = frozenset()
+    # Those of them that are a payload of calls and nothing else (`json_calls: PAYLOAD`).
+    call_text: frozenset = frozenset()
     # What a marker of the grammar may start with (a literal token's first character
     # that is no letter or digit, a bracket, a tag): text after a call that starts
     # otherwise is prose (Driver.prose_at).
@@ -200,6 +202,20 @@ def _compile(fmt: Format) -> Compiled:
         and rule.expansion[0].name in terminals
         and rule.expansion[0].name != "JSON"  # (the bracket scanner delimits that one)
         and terminals[rule.expansion[0].name].literal is None
+    )
+    elsewhere = {
+        sym.name
+        for rule in callbacks
+        if not (str(rule.origin.name).rpartition("__")[2] == "json_calls" and len(rule.expansion) == 1)
+        for sym in rule.expansion
+    }
+    compiled.call_text = frozenset(
+        rule.expansion[0].name
+        for rule in callbacks
+        if str(rule.origin.name).rpartition("__")[2] == "json_calls"
+        and len(rule.expansion) == 1
+        and rule.expansion[0].name in compiled.json_text
+        and rule.expansion[0].name not in elsewhere
     )
     compiled.literal_firsts = frozenset("<[{").union(
         t.literal[0] for t in terminals.values() if t.literal and not t.literal[0].isalnum()
