@@ -348,7 +348,8 @@ class Driver:
         if close <= end:
             return None  # (the value closes before the marker: no string was open there)
         if close >= n:
-            return None if final else (WAIT, None)
+            # (It closes where the text ends: at the end of the reply, through there.)
+            return close if final else (WAIT, None)
         m = t.pattern.match(buf, close, partial=not final)
         if m is None or m.end() == close:
             return close
