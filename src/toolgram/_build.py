@@ -355,10 +355,18 @@ class Builder:
             value = {"name": named.group(1), "arguments": arguments}
             repairs = ("name_outside_json", *repairs)
         else:
-            value, repairs, tail = _loads_leading(text, leading=not bracketed)
+            try:
+                value, repairs, tail = _loads_leading(text, leading=not bracketed)
+            except Unreadable:
+                # Call objects a line each, one missing its closing brace (MiniMax-M1's
+                # `{…"cats"}\n{…}`): the bracket scan ran on into the next.
+                several = _objects_by_line(text, start)
+                if several is None:
+                    raise
+                value, repairs, tail = None, (), "\n"
         if fence is not None:
             repairs = ("fenced_payload", *repairs)
-        several = _several_objects(text, start) if tail else None
+        several = (_several_objects(text, start) or _objects_by_line(text, start)) if tail else None
         if several is not None:
             # Call objects one after another (not in a list): each is a call.
             value, repairs, spans = several
@@ -620,6 +628,36 @@ def _several_objects(text: str, offset: int):
         pos = end
     if len(values) < 2:
         return None
+    _add(repairs, ["several_objects"])
+    return values, tuple(repairs), spans
+
+
+_LINE_OBJECT = re.compile(r"\n[ \t]*(?=\{)")
+
+
+def _objects_by_line(text: str, offset: int):
+    """Call objects a line each, read as _several_objects reads them, but each line
+    on its own, so that one left without its closing brace is closed there (repair
+    closed_json) and the next is still read. None unless each line is a call object."""
+    cuts = [0, *(m.start() for m in _LINE_OBJECT.finditer(text)), len(text)]
+    if len(cuts) < 3:  # (two lines at least)
+        return None
+    values: list[Any] = []
+    spans: list[tuple[int, int]] = []
+    repairs: list[str] = []
+    for a, b in zip(cuts, cuts[1:]):
+        piece = text[a:b]
+        lo = a + len(piece) - len(piece.lstrip())
+        hi = a + len(piece.rstrip())
+        try:
+            value, more = _repair.loads(text[lo:hi])
+        except _repair.RepairError:
+            return None
+        if not isinstance(value, dict) or "name" not in value:
+            return None
+        values.append(value)
+        spans.append((offset + lo, offset + hi))
+        _add(repairs, more)
     _add(repairs, ["several_objects"])
     return values, tuple(repairs), spans
 

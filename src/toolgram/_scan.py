@@ -1200,7 +1200,10 @@ class Scanner:
         except RecursionError:
             return "nested too deeply"
         # A region the grammar read with no call in it (an empty list `[]`) says
-        # "no calls": it is consumed, silently.
+        # "no calls": it is consumed, silently. Not so one that only the missing
+        # markers made whole (a section's start marker and no more): it is no region.
+        if not items and drv.repairs:
+            return ""
         if drv.fmt.offered_only and self.tools is not None:
             # Marker-less shapes count as calls only when they name an offered tool; a
             # list that names one is the model's calls, and its other names are errors
