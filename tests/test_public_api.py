@@ -1,5 +1,8 @@
 """The public API is what __all__ says, and every name in it is importable."""
 
+import sys
+from typing import Any
+
 import pytest
 
 import toolgram
@@ -79,3 +82,27 @@ def test_a_reply_given_as_utf8_bytes_reads_as_its_text() -> None:
     sp = toolgram.StreamParser()
     sp.feed(b"ab\xc3")
     assert sp.close().text == "ab\ufffd"
+
+
+# -- configuration errors raise, clearly (the model's text never does) ---------------
+
+
+@pytest.mark.parametrize("make", [lambda **kw: toolgram.parse("x", **kw), lambda **kw: toolgram.StreamParser(**kw)])
+def test_configuration_errors_say_what_is_wrong(make: Any) -> None:
+    with pytest.raises(KeyError, match=r"unknown format 'hermess' \(did you mean hermes\?"):
+        make(formats=["hermess"])
+    with pytest.raises(TypeError, match="formats must be format names"):
+        make(formats=5)
+    with pytest.raises(TypeError, match="max_chars must be an int"):
+        make(max_chars="100")
+    with pytest.raises(TypeError, match="tools must be names"):
+        make(tools=5)
+
+
+def test_validate_without_jsonschema_raises(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "jsonschema", None)  # (import jsonschema raises ImportError)
+    with pytest.raises(ImportError, match=r"pip install 'toolgram\[validate\]'"):
+        toolgram.parse('<tool_call>{"name": "f", "arguments": {}}</tool_call>', ["f"], validate=True)
+    with pytest.raises(ImportError, match="jsonschema"):
+        toolgram.StreamParser(["f"], validate=True)
+    assert toolgram.parse('<tool_call>{"name": "f", "arguments": {}}</tool_call>', ["f"]).calls[0].name == "f"

@@ -120,6 +120,13 @@ BROKEN = {
     "no start marker": (MINE.replace("// start: <<call>>\n", ""), 1, "no '// start: <marker>'"),
     "bad order": (MINE.replace("// end: <</call>>", "// order: soon"), 6, "'order' must be a whole number"),
     "missing import": ("// format: x\n// start: <x>\n\n%import .nowhere (call)\nstart: call\n", 4, "%import"),
+    # (A region it read would make no call: its text would vanish, with no error.)
+    "name and args with no call rule": (
+        '// format: x\n// start: <x>\nstart: START name ">" args\nname: NAME\nargs: JSON\n'
+        'START: "<x"\nNAME: /\\w+/\nJSON: /[\\[{]/\n',
+        4,
+        "inside a 'call' rule",
+    ),
 }
 
 

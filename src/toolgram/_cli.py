@@ -568,7 +568,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from ._registry import GrammarError
+    from ._registry import GrammarError, UnknownFormat
 
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -580,8 +580,8 @@ def main(argv: list[str] | None = None) -> int:
     except GrammarError as exc:
         sys.stderr.write(f"{PROG}: error: {exc}\n")
         return 2
-    except KeyError as exc:  # an unknown format name from deeper down
-        sys.stderr.write(f"{PROG}: error: unknown format {exc.args[0]!r}\n")
+    except UnknownFormat as exc:  # an unknown format name from deeper down
+        sys.stderr.write(f"{PROG}: error: {exc}\n")
         return 2
     except KeyboardInterrupt:
         return 130

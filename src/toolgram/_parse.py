@@ -10,6 +10,7 @@ from ._model import ParseResult, Segment, TextOf, ToolCall, make_call, make_segm
 from ._registry import Format, registry_for
 from ._scan import Failure, Piece, Region, Scanner
 from ._tools import ToolSet, normalize_tools
+from ._validate import require_jsonschema
 from ._validate import validate as check_arguments
 
 DEFAULT_MAX_CHARS = 32_768
@@ -318,6 +319,16 @@ class Assembler:
         return ParseResult(self.prose.text(), self.calls, self.errors, self.thought.text(), self.segments)
 
 
+def check_max_chars(max_chars: Any) -> None:
+    """Configuration errors raise (the text never does)."""
+    if max_chars is None:
+        return
+    if not isinstance(max_chars, int) or isinstance(max_chars, bool):
+        raise TypeError(f"max_chars must be an int (or None for no limit), not {type(max_chars).__name__}")
+    if max_chars < 0:
+        raise ValueError("max_chars must be >= 0 (or None for no limit)")
+
+
 def parse(
     raw: str,
     tools: Any = None,
@@ -348,10 +359,11 @@ def parse(
     toolset = None if tools is None else normalize_tools(tools)
     registry = registry_for(grammar_paths)
     fmts = registry.select(formats)
+    check_max_chars(max_chars)
+    if validate:
+        require_jsonschema()
     if max_chars is None:
         max_chars = len(raw)
-    elif max_chars < 0:
-        raise ValueError("max_chars must be >= 0 (or None for no limit)")
     head, rest = raw[:max_chars], raw[max_chars:]
     asm = Assembler(toolset, validate, True)
     try:

@@ -25,8 +25,10 @@ The body is a Lark grammar (LALR) for one call region.
 
 from __future__ import annotations
 
+import difflib
 import os
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -50,6 +52,20 @@ def grammar_dirs() -> list[Path]:
             dirs.append(candidate)
             break
     return dirs
+
+
+class UnknownFormat(KeyError):
+    """A format name that no grammar declares (a KeyError that says what to do)."""
+
+    def __init__(self, name: str, known: Any = ()) -> None:
+        super().__init__(name)
+        self.name = name
+        close = difflib.get_close_matches(name, list(known), n=3, cutoff=0.75)
+        hint = f"did you mean {' or '.join(close)}? " if close else ""
+        self.message = f"unknown format {name!r} ({hint}'toolgram formats' lists all {len(known)})"
+
+    def __str__(self) -> str:
+        return self.message
 
 
 class GrammarError(Exception):
@@ -180,6 +196,7 @@ def _compile(fmt: Format) -> Compiled:
         raise located_error(fmt, exc) from exc
     conf = lark.parser.parser.parser.parse_table, lark.parser.parser.parser.callbacks
     table, callbacks = conf
+    _check_call_rules(fmt, {str(rule.origin.name).rpartition("__")[2] for rule in callbacks})
     terminals: dict[str, Terminal] = {}
     for t in lark.terminals:
         literal = t.pattern.value if isinstance(t.pattern, PatternStr) and not t.pattern.flags else None
@@ -277,15 +294,19 @@ class Registry:
             if cached is None or len(cached) != len(self.formats):
                 cached = self.__dict__["_ordered"] = tuple(sorted(self.formats.values(), key=lambda f: (f.order, f.name)))
             return cached
-        if isinstance(names, str):
+        if isinstance(names, (str, Format)):
             names = [names]
+        elif not isinstance(names, Iterable):
+            raise TypeError(f"formats must be format names (or None for all), not {type(names).__name__}")
         chosen = []
         for name in names:
+            if not isinstance(name, (str, Format)):
+                raise TypeError(f"formats must be format names, not {type(name).__name__} {name!r}")
             fmt = name if isinstance(name, Format) else self.formats.get(name)
             if fmt is None:
                 if name in self.broken:
                     raise GrammarError(self.broken[name])
-                raise KeyError(name)
+                raise UnknownFormat(name, self.formats)
             chosen.append(fmt)
         return chosen
 
@@ -477,6 +498,29 @@ _DEFINED_SYMBOL = (
     regex.compile(r"following rules:\s*-\s*<([A-Za-z_][A-Za-z0-9_]*) :"),  # collisions
     regex.compile(r"Terminals? '?([A-Z_][A-Z0-9_]*)'?"),
 )
+
+
+# The rules the builder makes calls of, and the parts it reads only inside one.
+_CALL_HOLDERS = frozenset({"call", "agent_call", "memory_call", "json_calls", "keyed_calls", "json_reply"})
+_CALL_PARTS = ("name", "args", "param", "typed_param", "kwarg", "posarg", "loose_args", "element", "code")
+
+
+def _check_call_rules(fmt: Format, rules: set) -> None:
+    """A grammar that names a call's parts (`name`, `args`, …) but has no `call` rule
+    to hold them would read regions that make no call: its text would vanish, with
+    no error. Said when the file is loaded instead."""
+    if rules & _CALL_HOLDERS:
+        return
+    parts = [r for r in _CALL_PARTS if r in rules]
+    if parts:
+        line = _line_of(fmt.source, regex.escape(parts[0]), parts[0])
+        where = f"{fmt.path}:{line}" if line else str(fmt.path)
+        raise GrammarError(
+            f"{where}: rule {parts[0]!r} is read only inside a 'call' rule, and the grammar has none "
+            f"(write `call: … name … args …` and use `call` in `start`)",
+            fmt.path,
+            line,
+        )
 
 
 def located_error(fmt: Format, exc: Exception) -> GrammarError:

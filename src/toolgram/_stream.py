@@ -66,9 +66,10 @@ from typing import Any
 from ._events import ArgumentsDelta, CallCancelled, CallDone, CallStart, Error, Event, Reasoning, Text
 from ._jsonecho import JsonEcho
 from ._model import ParseResult, TextOf, ToolCall
-from ._parse import DEFAULT_MAX_CHARS, Assembler, grammar_problems, select_formats
+from ._parse import DEFAULT_MAX_CHARS, Assembler, check_max_chars, grammar_problems, select_formats
 from ._scan import Piece, Region, Scanner
 from ._tools import normalize_tools
+from ._validate import require_jsonschema
 
 __all__ = ["StreamParser"]
 
@@ -124,8 +125,9 @@ class StreamParser:
         in_think: bool = False,
         announce: str = "done",
     ) -> None:
-        if max_chars is not None and max_chars < 0:
-            raise ValueError("max_chars must be >= 0 (or None for no limit)")
+        check_max_chars(max_chars)
+        if validate:
+            require_jsonschema()
         if announce not in ("done", "name"):
             raise ValueError('announce must be "done" or "name"')
         # announce="name": the call announced by its name and not done yet (see _Early);

@@ -257,8 +257,10 @@ def normalize_tools(tools: Any, *, kind: str = "tool") -> ToolSet | None:
     elif isinstance(tools, (set, frozenset)):
         # A set has no order: sort it, so "Available now: …" reads the same every run.
         _from_iterable(sorted(tools, key=lambda t: t if isinstance(t, str) else repr(t)), kind, found)
-    elif isinstance(tools, Iterable):
+    elif isinstance(tools, Iterable) and not isinstance(tools, (bytes, bytearray)):
         _from_iterable(tools, kind, found)
+    else:
+        raise TypeError(f"tools must be names, tool definitions or None, not {type(tools).__name__}")
     by_name: dict[str, Tool] = {}
     for tool in found:
         by_name.setdefault(tool.name, tool)

@@ -19,6 +19,19 @@ _validators: dict[str, Any] = {}
 _CACHE_SIZE = 256
 
 
+def require_jsonschema() -> None:
+    """parse(validate=True) and StreamParser(validate=True) ask for checks that only
+    jsonschema can make: without it they raise (a configuration error), rather than
+    let every call through unchecked."""
+    try:
+        import jsonschema  # noqa: F401
+    except ImportError:
+        raise ImportError(
+            "validate=True checks arguments with the jsonschema package, which is not installed: "
+            "pip install 'toolgram[validate]'"
+        ) from None
+
+
 def validate(call: Any, tools: Any) -> list[str]:
     """Check `call.arguments` against the JSON Schema of the tool it names.
 
