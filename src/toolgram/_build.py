@@ -261,7 +261,7 @@ class Builder:
             draft.name = getattr(self.fmt, "code_tool", "")
         if not draft.name:
             raise Unreadable("the call has no name")
-        if name_end == self.cut_at and not self._sure_name(draft.name):
+        if name_end >= 0 and name_end == self.cut_at and not self._sure_name(draft.name):
             # The text ends with the name, its closing delimiter supplied: the name
             # itself may be cut (`<function=special_function` of special_function_with_opt).
             # With tools, only an offered name that no other offered name extends is read.
