@@ -513,7 +513,7 @@ class Builder:
             return
         if not isinstance(value, dict):
             raise Unreadable("the reply is JSON but not an object")
-        self._typed_reply(value, self.region, repairs)
+        self._typed_reply(value, _extent(node) or self.region, repairs)
 
     def _typed_reply(self, value: dict, span, repairs) -> None:
         kind = value.get("type")
