@@ -948,11 +948,16 @@ class Scanner:
                         return False
                     if mention:
                         # No call, and no error: the other formats' failures at this
-                        # marker are not told either (they misread a mention).
+                        # marker are not told either (they misread a mention). Unless
+                        # one read its frame whole, through its end, and further than
+                        # this: its call is broken, not mentioned (`<function=f>Lyon
+                        # </function>`: a word for arguments, closed).
                         status = FAIL
                         drv.reason = ""
-                        self.mentioned = True
-                        self.first_failure = self.failed_frame = None
+                        earlier = self.first_failure
+                        if earlier is None or self.failed_frame is not None or earlier.end <= drv.end:
+                            self.mentioned = True
+                            self.first_failure = self.failed_frame = None
                 if status == DONE:
                     region = self._decode(drv)
                     if isinstance(region, Region) and not region.items and "closed_tag" in region.repairs:
