@@ -343,9 +343,23 @@ def _start(m: re.Match[str]) -> int:
     return m.start(kind)
 
 
+def _before(text: str, pos: int) -> str:
+    """Where in the text something went wrong, as the model can find it: what it wrote
+    just before that place (a character offset would mean nothing to it)."""
+    head = text[max(0, pos - 20) : pos]
+    return repr(head if pos <= 20 else "…" + head)
+
+
+def _after(text: str, pos: int) -> str:
+    """What the text holds from pos on, shortened."""
+    tail = text[pos:].strip()
+    return repr(tail if len(tail) <= 20 else tail[:20] + "…")
+
+
 def _unexpected(m: re.Match[str]) -> RepairError:
     start = _start(m)
-    return RepairError(f"unexpected character {m.string[start]!r} at {start}")
+    where = f"after {_before(m.string, start)}" if start else "at the start"
+    return RepairError(f"unexpected character {m.string[start]!r} {where}")
 
 
 # --- The lenient pass ---------------------------------------------------------
@@ -469,7 +483,7 @@ class _Reader:
                         state = _KEY if in_object else _VALUE
                         continue
                     if not stack:
-                        raise RepairError(f"extra text after value at {_start(m)}")
+                        raise RepairError(f"extra text after the value: {_after(text, _start(m))}")
                     # Another member right after the last one: read on as if the
                     # comma were there, falling through to read this token. Not
                     # between two bare tokens that touch, though: `[1-2]` is not a
@@ -512,7 +526,7 @@ class _Reader:
                     if m.group(1) is None:
                         if m.end() == len(text):
                             break  # the text ends after a key: drop it
-                        raise RepairError(f"expected ':' at {m.end()}")
+                        raise RepairError(f"expected ':' after {_before(text, m.end())}")
                     pos = m.end()
                     comma = False
                     state = _VALUE
@@ -528,7 +542,7 @@ class _Reader:
                     try:
                         value = int(m.group(kind))
                     except ValueError:  # past Python's int-from-string digit limit
-                        raise RepairError(f"number too long at {m.start(kind)}") from None
+                        raise RepairError("number too long") from None
                 elif kind == _FLOAT:
                     value = float(m.group(kind))
                     if value in (math.inf, -math.inf):
@@ -611,13 +625,13 @@ class _Reader:
         self.looked = end
         raw = text[pos:end]
         if end < self.end and (text[end].isalnum() or text[end] in "_$."):
-            raise RepairError(f"bad number {_show(text[pos : end + 1])} at {pos}")
+            raise RepairError(f"bad number {_show(text[pos : end + 1])}")
         m = _JSON_NUMBER.match(raw)
         good = m.group() if m else ""
         # Only a number cut off by the end of the text may be trimmed back,
         # and only by a tail that more digits would have completed.
         if end < self.end or len(good) == len(raw) or raw[len(good) :].strip(".eE+-"):
-            raise RepairError(f"bad number {_show(raw)} at {pos}")
+            raise RepairError(f"bad number {_show(raw)}")
         self.note("closed_json")
         if not good:
             return _NOTHING, end
@@ -630,7 +644,7 @@ class _Reader:
         try:
             return int(good), end
         except ValueError:
-            raise RepairError(f"number too long at {pos}") from None
+            raise RepairError("number too long") from None
 
     def literal(self, word: str, pos: int, end: int) -> Any:
         found = _LITERALS.get(word)
@@ -642,7 +656,7 @@ class _Reader:
                     self.note("closed_json")
                     break
         if found is None:
-            raise RepairError(f"unexpected word {_show(word)} at {pos}")
+            raise RepairError(f"unexpected word {_show(word)}")
         value, pythonic = found
         if pythonic:
             self.note("python_literals")
