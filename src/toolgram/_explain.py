@@ -20,7 +20,7 @@ from typing import Any
 from lark import Tree
 
 from ._model import ParseResult, ToolCall
-from ._parse import Assembler, grammar_problems, select_formats
+from ._parse import Assembler, select_formats
 from ._scan import Failure, Piece, Region, Scanner
 from ._tools import normalize_tools
 
@@ -141,7 +141,6 @@ def explain(
             steps.append(step)
     if len(raw) > max_chars:
         steps.append(Step("text", max_chars, len(raw), errors=[f"not read: beyond max_chars={max_chars}"]))
-    asm.errors.extend(grammar_problems(formats, grammar_paths))
     opening = [] if any(a.ok for a in scanner.opening) else scanner.opening
     return Explanation(raw, [f.name for f in fmts], steps, asm.result(), opening)
 

@@ -22,12 +22,6 @@ def select_formats(formats: Any, grammar_paths: Any = None) -> list[Format]:
     return registry_for(grammar_paths).select(formats)
 
 
-def grammar_problems(formats: Any, grammar_paths: Any = None) -> list[str]:
-    """Messages for user grammars from TOOLGRAM_GRAMMAR_PATH or entry points that were
-    left out because they are broken (`path:line: …`); reported when formats=None."""
-    return list(registry_for(grammar_paths).problems) if formats is None else []
-
-
 def unknown_tool(name: str, tools: ToolSet) -> str:
     available = ", ".join(tools.names) if tools.names else "none"
     return f'Unknown tool "{name}". Available now: {available}.'
@@ -376,6 +370,4 @@ def parse(
     if rest:
         # Beyond max_chars nothing is parsed: the rest is kept, as prose.
         asm.add(Piece("text", len(head), len(raw), rest))
-    if formats is None and registry.problems:
-        asm.errors.extend(registry.problems)  # (as grammar_problems says)
     return asm.result()

@@ -66,7 +66,7 @@ from typing import Any
 from ._events import ArgumentsDelta, CallCancelled, CallDone, CallStart, Error, Event, Reasoning, Text
 from ._jsonecho import JsonEcho
 from ._model import ParseResult, TextOf, ToolCall
-from ._parse import DEFAULT_MAX_CHARS, Assembler, check_max_chars, grammar_problems, select_formats
+from ._parse import DEFAULT_MAX_CHARS, Assembler, check_max_chars, select_formats
 from ._scan import Piece, Region, Scanner
 from ._tools import normalize_tools
 from ._validate import require_jsonschema
@@ -154,7 +154,6 @@ class StreamParser:
         # The fast path's run of text (or reasoning): a Segment not yet written.
         self._run_kind = ""
         self._run_start = self._run_end = -1
-        self._problems = grammar_problems(formats, grammar_paths)
         # The scanner takes the first `_limit` characters (-1 once it takes no more).
         self._limit = sys.maxsize if max_chars is None else max_chars
         self._seen = 0  # characters received
@@ -282,9 +281,6 @@ class StreamParser:
         events: list[Event] = self.feed(rest) if rest else []
         if self._state is _OPEN:
             events += self._scan("", True)
-        for message in self._problems:
-            self._asm.errors.append(message)
-            events.append(Error(message))
         self._stop(_DONE)
         self._end_run()
         if self._early is not None:  # (the end settled every region: not that call)
