@@ -148,6 +148,7 @@ def _bad_cases(tmp_path: Path) -> list[list[str]]:
         ["check", str(tmp_path)],  # no cases
         ["new-format", "Bad Name", "--example", f],
         ["new-format", "ok_name"],  # --example missing
+        ["new-format", "hermes", "--example", f, "--dir", str(tmp_path / "nf")],  # a built-in's name
         ["stream", "--format", "nope"],
     ]
 
