@@ -335,8 +335,20 @@ def parse(
 ) -> ParseResult:
     """Read the tool calls out of a model's reply. Never raises for any `raw`.
 
+    Returns a ParseResult: `text` (the prose), `calls` (ToolCall: name, arguments,
+    id, kind, format, span, repairs), `errors` (messages to feed back to the model),
+    `reasoning` (what stood in <think>…</think>) and `segments` (where each part of
+    `raw` went).
+
+    `tools`: None accepts any name; otherwise the tools offered (names, OpenAI or MCP
+    definitions, `{name: schema}`, a ToolSet: see normalize_tools); a call to any
+    other name becomes the error `Unknown tool "x". Available now: …`.
+    `formats`: None tries every format, in their order; names restrict and order them.
+    `max_chars`: only so many characters are parsed (None: all); the rest is kept
+    as prose.
+
     With validate=True (and tools given), a call whose arguments break its tool's
-    JSON Schema becomes an error message instead of a call.
+    JSON Schema becomes an error message instead of a call (it needs jsonschema).
 
     With in_think=True the reply starts inside a `<think>` block that the prompt
     opened (DeepSeek-R1's and QwQ's chat templates end the prompt with `<think>`):
@@ -346,7 +358,8 @@ def parse(
     `grammar_paths`: the user's own `.lark` format files or folders of them, used next
     to the built-in formats (and TOOLGRAM_GRAMMAR_PATH, `toolgram.grammars` entry points).
     Configuration errors do raise: an unknown name in `formats` (KeyError), a broken or
-    missing file in `grammar_paths` (GrammarError, `path:line: …`)."""
+    missing file in `grammar_paths` (GrammarError, `path:line: …`), arguments of the
+    wrong type (TypeError), validate=True without jsonschema (ImportError)."""
     if not isinstance(raw, str):
         text_of = TextOf()
         raw = text_of(raw) + text_of.rest()  # (bytes: UTF-8; spans are the text's)

@@ -93,9 +93,10 @@ class ToolSet:
     def __contains__(self, name: object) -> bool:
         return name in self.by_name
 
-    # No __len__ on purpose: callers test `if tools:` to mean "a list was given", and an
-    # empty ToolSet ("no tool may be called") must not read like None ("any name").
     def __iter__(self) -> Iterator[Tool]:
+        """The tools, in the order they were offered."""
+        # No __len__ on purpose: callers test `if tools:` to mean "a list was given", and an
+        # empty ToolSet ("no tool may be called") must not read like None ("any name").
         return iter(self.tools)
 
     def get(self, name: str) -> Tool | None:
