@@ -400,7 +400,8 @@ class Builder:
         if self.tools is None:
             return True
         if name not in self.tools:
-            return False
+            # No offered name begins so: not a cut name but an unknown one (accept() says so).
+            return not any(other.startswith(name) for other in self.tools.names)
         return not any(other != name and other.startswith(name) for other in self.tools.names)
 
     def _cut_short(self, node: Tree) -> bool:
