@@ -7,6 +7,7 @@ When this fails, a grammar's header changed (or a format was added): regenerate 
 
 from __future__ import annotations
 
+import json
 import re
 
 from conftest import REPO_ROOT
@@ -46,3 +47,17 @@ def test_with_table_appends_then_replaces() -> None:
     assert _catalog.readme_table(text) == "| a |\n"
     again = _catalog.with_table(text + "More.\n", "| b |\n")
     assert again == f"# Title\n\n{_catalog.START}\n| b |\n{_catalog.END}\nMore.\n"
+
+
+def test_every_repair_the_corpus_shows_is_in_the_readme_table() -> None:
+    """Each repair a call records is one the README's repairs table explains."""
+    text = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    table = text[text.index("### Repairs, once, and said") :]
+    table = table[: table.index("\n\n", table.index("| repair |"))]
+    documented = set(re.findall(r"`([a-z_]+)`", "\n".join(line.split("|")[1] for line in table.splitlines() if line.startswith("| `"))))
+    seen = set()
+    for path in (REPO_ROOT / "snapshots").rglob("*.json"):
+        for call in json.loads(path.read_text(encoding="utf-8")).get("calls", []):
+            seen.update(call["repairs"])
+    assert seen, "no repairs in the snapshots"
+    assert seen <= documented, f"repairs not in README's table: {sorted(seen - documented)}"

@@ -27,13 +27,18 @@ def unknown_tool(name: str, tools: ToolSet) -> str:
     return f'Unknown tool "{name}". Available now: {available}.'
 
 
-def finish_call(draft: Draft, fmt: str, tools: ToolSet | None, region: Region, validate: bool = False) -> ToolCall | str:
-    """A ToolCall, or the error message that replaces it."""
+def finish_call(
+    draft: Draft, fmt: str, tools: ToolSet | None, region: Region, validate: bool = False, cut: bool = False
+) -> ToolCall | str:
+    """A ToolCall, or the error message that replaces it. `cut`: max_chars cut the
+    reply where the call's region ends; repaired, it was cut by the limit, and says so."""
     if draft.error and (tools is None or draft.name in tools or not draft.name):
         return draft.error
     repairs = tuple(region.repairs)
     if draft.repairs:  # (the region's first, then the call's own, each once)
         repairs += tuple(r for r in dict.fromkeys(draft.repairs) if r not in repairs)
+    if cut and repairs:
+        repairs += ("cut_by_max_chars",)
     call = make_call(draft.name, draft.arguments, draft.id, draft.kind, fmt, draft.span, repairs, draft.instructions)
     return accept(call, tools, validate)
 
@@ -181,6 +186,9 @@ class Assembler:
         self.calls: list[ToolCall] = []
         self.errors: list[str] = []
         self.segments: list[Segment] = []
+        # Where max_chars cut a reply that went on (-1: it did not): a call whose
+        # region reaches it, repaired, was cut by the limit (finish_call).
+        self.cut = -1
 
     def extend(self, items: list, _new=tuple.__new__) -> None:
         """Take a whole reply's items (parse), reporting nothing: prose and the fast
@@ -281,7 +289,7 @@ class Assembler:
                     self.prose.mark_cut()
                     only_errors = False
                     continue
-                done = finish_call(part, item.fmt, self.tools, item, self.validate)
+                done = finish_call(part, item.fmt, self.tools, item, self.validate, 0 <= self.cut <= item.end)
                 if isinstance(done, ToolCall):
                     self.calls.append(done)
                     produced.append(("call", done))
@@ -373,6 +381,8 @@ def parse(
         max_chars = len(raw)
     head, rest = raw[:max_chars], raw[max_chars:]
     asm = Assembler(toolset, validate, True)
+    if rest:
+        asm.cut = len(head)
     try:
         asm.extend(Scanner(fmts, toolset, in_think).read(head, asm))
     except Exception as exc:  # noqa: BLE001 - the promise is "never raises"

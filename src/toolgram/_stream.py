@@ -256,6 +256,8 @@ class StreamParser:
         events: list[Event] = []
         if self._state is _OPEN:
             head = delta[: self._limit - start]
+            if len(head) < len(delta):
+                self._asm.cut = self._limit  # (the reply goes on past max_chars: see finish_call)
             if head:
                 self._seen = start + len(head)
                 events = self._scan(head, False)
