@@ -443,3 +443,14 @@ def test_new_format_python_style_into_dir(tmp_path: Path) -> None:
     grammar = tmp_path / "proj" / "grammars" / "py_calls.lark"
     result = toolgram.parse(example.read_text(), formats=["py_calls"], grammar_paths=grammar)
     assert [(c.name, c.arguments) for c in result.calls] == [("lookup", {"q": "x"}), ("other", {"a": 1})]
+
+
+def test_max_chars_option(tmp_path: Path) -> None:
+    reply = tmp_path / "long.txt"
+    reply.write_text('<tool_call>{"name": "write_file", "arguments": {"content": "' + "x" * 80 + '"}}</tool_call> ok', encoding="utf-8")
+    cut = json.loads(run("parse", "--json", "--max-chars", "60", str(reply)).stdout)
+    assert cut["calls"][0]["repairs"][-1] == "cut_by_max_chars"
+    assert cut["text"].endswith("</tool_call> ok")
+    whole = json.loads(run("parse", "--json", "--max-chars", "none", str(reply)).stdout)
+    assert whole["calls"][0]["arguments"] == {"content": "x" * 80} and whole["calls"][0]["repairs"] == []
+    assert run("parse", "--max-chars", "-1", str(reply)).returncode == 2

@@ -146,7 +146,12 @@ def cmd_parse(args: argparse.Namespace) -> int:
     raw = read_text(args.file)
     formats = resolve_formats(args)
     result = parse(
-        raw, read_tools(args.tools), formats=formats, grammar_paths=args.grammar_path or None, in_think=args.in_think
+        raw,
+        read_tools(args.tools),
+        formats=formats,
+        grammar_paths=args.grammar_path or None,
+        in_think=args.in_think,
+        max_chars=args.max_chars,
     )
     if args.json:
         out_json(result_json(result))
@@ -200,6 +205,7 @@ def cmd_stream(args: argparse.Namespace) -> int:
         formats=resolve_formats(args),
         grammar_paths=args.grammar_path or None,
         in_think=args.in_think,
+        max_chars=args.max_chars,
     )
     decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
     fd = sys.stdin.fileno()
@@ -316,6 +322,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
         formats=resolve_formats(args),
         grammar_paths=args.grammar_path or None,
         in_think=args.in_think,
+        max_chars=args.max_chars,
     )
     if args.json:
         out_json(explanation_data(exp))
@@ -501,6 +508,18 @@ def cmd_new_format(args: argparse.Namespace) -> int:
 # -- the parser ----------------------------------------------------------------------
 
 
+def _max_chars(text: str) -> int | None:
+    if text.strip().lower() == "none":
+        return None
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of characters (or 'none')") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError("must be >= 0 (or 'none')")
+    return n
+
+
 def build_parser() -> argparse.ArgumentParser:
     from . import __version__
 
@@ -521,6 +540,14 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="the reply starts inside a <think> block the prompt opened (DeepSeek-R1, QwQ templates)",
     )
+    limit = argparse.ArgumentParser(add_help=False)
+    limit.add_argument(
+        "--max-chars",
+        type=_max_chars,
+        default=32_768,
+        metavar="N",
+        help="parse only the first N characters, the rest is prose ('none': all; default 32768)",
+    )
     color = argparse.ArgumentParser(add_help=False)
     color.add_argument(
         "--color", choices=("auto", "always", "never"), default="auto", help="colour output (auto: on a terminal, unless NO_COLOR is set)"
@@ -531,12 +558,12 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
 
-    p = sub.add_parser("parse", parents=[common, reading, color], help="parse one reply (a file or stdin)")
+    p = sub.add_parser("parse", parents=[common, reading, limit, color], help="parse one reply (a file or stdin)")
     p.add_argument("file", nargs="?", default="-", metavar="FILE", help="the raw reply; '-' or nothing reads stdin")
     p.add_argument("--json", action="store_true", help="the ParseResult as JSON (spans, repairs, segments)")
     p.set_defaults(func=cmd_parse)
 
-    p = sub.add_parser("stream", parents=[common, reading], help="parse stdin as it arrives; events as JSON lines")
+    p = sub.add_parser("stream", parents=[common, reading, limit], help="parse stdin as it arrives; events as JSON lines")
     p.set_defaults(func=cmd_stream)
 
     p = sub.add_parser("formats", parents=[common, color], help="list the known formats")
@@ -549,7 +576,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--path", action="store_true", help="print the file's path instead")
     p.set_defaults(func=cmd_grammar)
 
-    p = sub.add_parser("explain", parents=[common, reading, color], help="audit: which format read which span, how")
+    p = sub.add_parser("explain", parents=[common, reading, limit, color], help="audit: which format read which span, how")
     p.add_argument("file", metavar="FILE", help="the raw reply; '-' reads stdin")
     p.add_argument("--json", action="store_true", help="as JSON")
     p.set_defaults(func=cmd_explain)

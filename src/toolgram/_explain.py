@@ -103,9 +103,11 @@ def explain(
     *,
     formats: Any = None,
     grammar_paths: Any = None,
-    max_chars: int = 32_768,
+    max_chars: int | None = 32_768,
     in_think: bool = False,
 ) -> Explanation:
+    if max_chars is None:
+        max_chars = len(raw)
     toolset = normalize_tools(tools)
     fmts = select_formats(formats, grammar_paths)
     head = raw[:max_chars]
