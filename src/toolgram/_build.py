@@ -206,6 +206,12 @@ class Builder:
                 self.items.append(Reasoning(_text(n), _extent(n)))
             elif kind == "prose":
                 self.items.append(Prose(_text(n), _extent(n)))
+            elif kind == "unclosed":
+                # A call's end marker supplied outside its rule (Step-3's block around the
+                # call): the call before it was left open.
+                last = next((i for i in reversed(self.items) if isinstance(i, Draft)), None)
+                if last is not None:
+                    _add(last.repairs, ["closed_tag"])
             else:
                 stack.extend(reversed(n.children))
 
