@@ -24,6 +24,7 @@ A grammar frames a region; these names tell the builder what each part means
 
 from __future__ import annotations
 
+import difflib
 import re
 import textwrap
 from collections.abc import Mapping
@@ -120,6 +121,7 @@ def _unescape_md(name: str, repairs: list[str]) -> str:
 _QUOTED_KEY = re.compile(r"""(?:name\s*=\s*)?(["'])(.*)\1""", re.S)
 # A close tag misspelled (`</parmeter>`, `</param>`) ends a value that the grammar
 # ran on to the next parameter: it is markup, not the value's end.
+_CLOSE_TAG = re.compile(r"\s*(</\s*[\w\-|]+\s*>?)")
 _MISSPELT_CLOSE = re.compile(r"\s*</\s*par\w*\s*>\s*\Z")
 
 
@@ -391,7 +393,21 @@ class Builder:
             else:
                 self.items.append(self._json_call(obj, span or whole, repairs))
         if tail and not self._cut_end(tail):
-            self.items.append(Prose(tail))
+            tail = self._misspelt_end(tail)
+            if tail.strip():
+                self.items.append(Prose(tail))
+
+    def _misspelt_end(self, tail: str) -> str:
+        """The text after a payload's JSON without the misspelt end marker that opens
+        it (`</tool_calls>`, `</toolcall>` for `</tool_call>`): markup, not prose."""
+        m = _CLOSE_TAG.match(tail)
+        if m is None:
+            return tail
+        tag = m.group(1).lower()
+        for end in self.fmt.ends:
+            if end.startswith("</") and tag != end and difflib.SequenceMatcher(None, tag, end).ratio() >= 0.85:
+                return tail[m.end() :]
+        return tail
 
     def _cut_end(self, tail: str) -> bool:
         """Whether the text after a payload's JSON is only the start of the format's
