@@ -705,10 +705,12 @@ def salvage_points(failed: Driver, buf: str, final: bool, at_marker) -> tuple[li
 def _closed_by_prose(failed: Driver, buf: str, end: int, plan: list) -> bool:
     """Whether the last call read is left open only for want of its end marker
     (`</tool_call>` of GLM's `<tool_call>NAME<arg_key>…</arg_value>`, whose call rule
-    holds both markers), with prose right after it: the model left the marker out and
-    wrote on. Closed there, it is a call, like one whose section end was left out."""
+    holds both markers), with prose on the next line: the model left the marker out
+    and wrote on. Closed there, it is a call, like one whose section end was left out."""
     at = failed.prose_at
-    if at < end or buf[end:at].strip():
+    if at < end or buf[end:at].strip() or "\n" not in buf[end:at]:
+        # (On a line of its own only: text right after a close tag, `print("</parameter>")`
+        # or `use </arg_value> to close`, is the rest of a value that held the tag.)
         return False
     ends = failed.fmt.ends
     terminals = failed.c.terminals
