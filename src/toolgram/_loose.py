@@ -82,7 +82,13 @@ class _Reader:
                     return
             else:
                 key = None
+            before = self.pos
             child = self.value(key, depth, closer == "]")
+            if self.pos == before and key is None:
+                # No item here: the closer of an enclosing object (`{a:[}`). This array
+                # was left open; the object's reading goes on at that closer.
+                self.note("closed_json")
+                return
             node.children.append(child)
 
     def key(self) -> str | None:
