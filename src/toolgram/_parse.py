@@ -6,6 +6,7 @@ from functools import partial
 from typing import Any
 
 from ._build import Draft, Prose, Reasoning
+from ._guard import passes_through
 from ._model import ParseResult, Segment, TextOf, ToolCall, make_call, make_segment
 from ._registry import Format, registry_for
 from ._scan import Failure, Piece, Region, Scanner
@@ -386,6 +387,8 @@ def parse(
     try:
         asm.extend(Scanner(fmts, toolset, in_think).read(head, asm))
     except Exception as exc:  # noqa: BLE001 - the promise is "never raises"
+        if passes_through(exc):
+            raise
         # A bug of ours must not cost the user the reply: keep it all as prose.
         asm = Assembler(toolset, validate, whole=True)
         asm.add(Piece("text", 0, len(head), head))

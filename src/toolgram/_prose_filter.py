@@ -25,6 +25,7 @@ from __future__ import annotations
 from typing import Any
 
 from ._build import Prose
+from ._guard import passes_through
 from ._model import TextOf
 from ._parse import select_formats
 from ._scan import Piece, Region, Scanner
@@ -60,7 +61,9 @@ class ProseFilter:
             return delta
         try:
             plain = self._scanner.take_plain(delta)
-        except Exception:  # noqa: BLE001 - the slow way reports it
+        except Exception as exc:  # noqa: BLE001 - the slow way reports it
+            if passes_through(exc):
+                raise
             plain = None
         if plain is not None:
             kind, value, _ = plain
@@ -82,7 +85,9 @@ class ProseFilter:
         scanner = self._scanner
         try:
             items = scanner.finish() if final else scanner.feed(delta, False)
-        except Exception:  # noqa: BLE001 - never raise: show the rest as it is
+        except Exception as exc:  # noqa: BLE001 - never raise: show the rest as it is
+            if passes_through(exc):
+                raise
             self._broken = True
             return scanner.unread()
         if not items:

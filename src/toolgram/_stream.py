@@ -64,6 +64,7 @@ import sys
 from typing import Any
 
 from ._events import ArgumentsDelta, CallCancelled, CallDone, CallStart, Error, Event, Reasoning, Text
+from ._guard import passes_through
 from ._jsonecho import JsonEcho
 from ._model import ParseResult, TextOf, ToolCall
 from ._parse import DEFAULT_MAX_CHARS, Assembler, check_max_chars, select_formats
@@ -198,11 +199,14 @@ class StreamParser:
             try:
                 if self._scanner.absorb(delta):
                     return []
-            except Exception:  # noqa: BLE001 - the slow way reports it
-                pass
+            except Exception as exc:  # noqa: BLE001 - the slow way reports it
+                if passes_through(exc):
+                    raise
         try:
             plain = self._take(delta)
-        except Exception:  # noqa: BLE001 - the slow way reports it
+        except Exception as exc:  # noqa: BLE001 - the slow way reports it
+            if passes_through(exc):
+                raise
             plain = None
         if plain is None:
             return self._scan(delta, False, False)
@@ -306,6 +310,8 @@ class StreamParser:
         try:
             items = scanner.finish() if final else scanner.feed(text, quick)
         except Exception as exc:  # noqa: BLE001 - the promise is "never raises"
+            if passes_through(exc):
+                raise
             self._break(exc, events)
             return events
         if items:

@@ -1,0 +1,118 @@
+"""Bounded: no reply can hang toolgram, and the never-raise guard swallows only
+toolgram's own bugs (issue "Bounded").
+
+The inputs that used to hang run in a child process with a deadline, so that a
+regression fails this test instead of hanging the suite."""
+
+from __future__ import annotations
+
+import functools
+import json
+import signal
+import subprocess
+import sys
+
+import pytest
+
+import toolgram
+from toolgram import _scan
+
+# Each of these sent the Gemma-style argument reader into an endless loop (an array
+# left open inside an object: `[` then `}`), its memory growing until the process died.
+HUNG = [
+    "call:f{a:[}",
+    "<|tool_call>call:f{a:[}<tool_call|>",
+    "call:f{a:[1}",
+    "<|tool_call>call:f{a:[[[[[[}<tool_call|>",
+    "<start_function_call>call:f{a:[<escape>x<escape>}<end_function_call>",
+]
+
+_CHILD = """
+import json, sys, toolgram
+out = []
+for raw in json.load(sys.stdin):
+    r = toolgram.parse(raw)
+    sp = toolgram.StreamParser()
+    for ch in raw:
+        sp.feed(ch)
+    s = sp.close()
+    out.append([[c.name, c.arguments, list(c.repairs)] for c in r.calls] + [s == r])
+print(json.dumps(out))
+"""
+
+
+def test_replies_that_hung_return() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", _CHILD], input=json.dumps(HUNG), capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    results = json.loads(done.stdout)
+    for raw, got in zip(HUNG, results):
+        *calls, same = got
+        assert same, raw  # the stream, one character a delta, equals the parse
+        assert [c[0] for c in calls] == ["f"], raw
+        # The array left open is closed where the object closes, and says so.
+        assert "closed_json" in calls[0][2], raw
+    assert results[0][0][1] == {"a": []}
+    assert results[2][0][1] == {"a": [1]}
+
+
+# -- the guard -------------------------------------------------------------------
+class CallerDeadline(Exception):
+    """What a caller's signal handler raises to enforce a deadline."""
+
+
+def _deadline(*_: object) -> None:
+    raise CallerDeadline
+
+
+@pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="needs signal.setitimer (POSIX)")
+@pytest.mark.parametrize("surface", ["parse", "stream", "prose_filter"])
+def test_a_callers_timeout_passes_through(surface: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A parse that takes long (made so by a mode that never gives up), stopped by the
+    # caller's timer: the caller's exception reaches the caller, not an error result.
+    def forever(self: object, out: list, final: bool) -> bool:
+        return True
+
+    monkeypatch.setitem(_scan._MODES, "prose", forever)
+    old = signal.signal(signal.SIGALRM, _deadline)
+    signal.setitimer(signal.ITIMER_REAL, 0.2)
+    try:
+        with pytest.raises(CallerDeadline):
+            if surface == "parse":
+                toolgram.parse("Hello <tool_call> there")
+            elif surface == "stream":
+                sp = toolgram.StreamParser()
+                sp.feed("Hello <tool_call> there")
+                sp.close()
+            else:
+                pf = toolgram.ProseFilter()
+                pf.push("Hello <tool_call> there")
+                pf.flush()
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+@pytest.mark.parametrize("exc", [MemoryError, TimeoutError])
+def test_memory_and_timeout_errors_pass_through(exc: type, monkeypatch: pytest.MonkeyPatch) -> None:
+    def fail(self: object, out: list, final: bool) -> bool:
+        raise exc
+
+    monkeypatch.setitem(_scan._MODES, "prose", fail)
+    with pytest.raises(exc):
+        toolgram.parse("Hello there")
+    with pytest.raises(exc):
+        sp = toolgram.StreamParser()
+        sp.feed("Hello <tool")
+        sp.feed("_call> there")
+        sp.close()
+
+
+def test_a_bug_of_ours_is_an_error_result(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The mode called with the wrong arguments: a TypeError raised in toolgram's code.
+    monkeypatch.setitem(_scan._MODES, "prose", functools.partial(_scan._trie, None))
+    result = toolgram.parse("Hello <tool_call> there")
+    assert result.calls == []
+    assert result.text == "Hello <tool_call> there"
+    assert result.errors == ["Couldn't read a tool call: internal error (TypeError)."]
