@@ -57,7 +57,7 @@ class Driver:
     __slots__ = (
         "fmt", "c", "start", "pos", "stack", "values", "status", "end", "tree", "repairs", "reason", "prose_at",
         "hint", "extents", "quotes", "resume", "taken", "brackets", "cutter", "recheck", "marks",
-        "closed_at", "last_end", "calls",
+        "closed_at", "last_end", "calls", "line_end",
     )  # fmt: skip
 
     def __init__(self, fmt: Format, start: int, brackets: Any = None, cutter: Any = None) -> None:
@@ -107,6 +107,9 @@ class Driver:
         self.closed_at = -1
         self.last_end = start
         self.calls = 0  # calls reduced so far (see salvage_points)
+        # A line-anchored format's region ends at the end of a line where it could end
+        # (see _lex): set once it has.
+        self.line_end = False
 
     # -- the loop ---------------------------------------------------------
     def run(self, buf: str, final: bool, at_marker) -> str:
@@ -127,6 +130,8 @@ class Driver:
             if tok is WAIT:
                 return WAIT
             if tok is None:
+                if self.line_end:
+                    return self._finish(self.pos)
                 if final:
                     status = self._cut_close(buf, allowed)
                     if status is not None:
@@ -302,6 +307,14 @@ class Driver:
             for t in self.c.ignore:
                 m = t.pattern.match(buf, pos)
                 if m and m.end() > pos:
+                    if self.fmt.anchor == "line" and pos > self.start and "\n" in buf[pos : m.end()] and self._ends_here():
+                        # A line-anchored region (a call list) that could end here ends at
+                        # the end of its line: a list on the next line is found as a marker
+                        # of its own. (Read as one region, each of N lines would start a
+                        # region running to the last one when the whole fails: N² work.)
+                        self.pos = pos
+                        self.line_end = True
+                        return None
                     if m.end() >= n and not final:
                         return WAIT
                     pos = m.end()
