@@ -116,3 +116,42 @@ def test_a_bug_of_ours_is_an_error_result(monkeypatch: pytest.MonkeyPatch) -> No
     assert result.calls == []
     assert result.text == "Hello <tool_call> there"
     assert result.errors == ["Couldn't read a tool call: internal error (TypeError)."]
+
+
+# -- work grows linearly with the reply ----------------------------------------------
+# Work is counted, not timed: the tokens the LALR drivers take and the characters they
+# cover, over a reply of one shape repeated to two sizes. Linear work doubles; each of
+# these grew with the square of the reply (or worse) before.
+REPEATED = [
+    # (unit, tools): a BFCL-style call list whose calls cannot be read (positional
+    # arguments, no schema), one a line: each line's region ran to the last line.
+    ("[get_weather('Lyon')]\n", ["get_weather", "get_time"]),
+    # xLAM lists naming no offered tool, one a line: the same.
+    ('[{"name": "rm_rf", "arguments": {"path": "/"}}]\n', ["get_weather"]),
+    # Functionary's <function= left unclosed: its name ran on through every later tag.
+    ("<function=", None),
+    ("<function=x", None),
+]
+
+
+def _work(raw: str, tools: list | None, monkeypatch: pytest.MonkeyPatch) -> int:
+    from toolgram import _driver
+
+    count = [0]
+    feed = _driver.Driver._feed
+
+    def counting(self: object, tok: object) -> None:
+        count[0] += 1 + len(tok.value)  # type: ignore[attr-defined]
+        feed(self, tok)
+
+    with monkeypatch.context() as m:
+        m.setattr(_driver.Driver, "_feed", counting)
+        toolgram.parse(raw, tools, max_chars=None)
+    return count[0]
+
+
+@pytest.mark.parametrize("unit,tools", REPEATED, ids=[repr(u[:24]) for u, _ in REPEATED])
+def test_work_grows_linearly(unit: str, tools: list | None, monkeypatch: pytest.MonkeyPatch) -> None:
+    small, large = (_work(unit * (size // len(unit)), tools, monkeypatch) for size in (4_000, 16_000))
+    assert small > 0  # (the shape reaches the drivers at all)
+    assert large <= 4.5 * small, (small, large)
