@@ -135,6 +135,7 @@ class Markers:
         # A found literal needs the full search only if a line-start condition applies.
         self.line = frozenset(line)
         self.openers: dict[str, tuple] = {}  # _frame.opening() of each first character (Scanner._start)
+        self.line_openers: dict[str, tuple | None] = {}  # _line_opening() of each marker in `line`
         quick, risky_ends, firsts, literals, first_set, end_pairs = self.quick
         self.shared = {
             "by_marker": self.by_marker, "anchored": self.anchored, "call_re": self.call_re,
@@ -144,11 +145,19 @@ class Markers:
             "symbols": self.symbols, "symbol_firsts": self.symbol_firsts, "words": self.words, "unextended": self.unextended,
             "symbol_chars": self.symbol_chars, "literal_keys": self.literal_keys, "key_guards": self.key_guards,
             "cut_symbols": self.cut_symbols, "cut_firsts": self.cut_firsts, "cut_keys": ("", *self.words),
-            "frames": self.frames, "openers": self.openers,
+            "frames": self.frames, "openers": self.openers, "line_openers": self.line_openers,
         }  # fmt: skip
 
 
 _MARKERS: dict[tuple, Markers] = {}
+
+
+def _line_opening(fmts: list[Format], firsts: frozenset, marker: str) -> tuple | None:
+    """_frame.opening() of the formats a line-anchored marker opens, when each is
+    quiet; None: the drivers decide (a failure there would be told)."""
+    if not all(f.quiet for f in fmts):
+        return None
+    return _frame.opening([f for f in fmts if may_open(f, marker[0])], firsts, marker[0])
 
 # What Scanner.early_call looks for at the start of a payload, within _EARLY_SPAN
 # characters: a call object whose first key is a plain name and whose second opens
@@ -638,7 +647,20 @@ class Scanner:
                     continue
                 if got is None:
                     frame = None
-            self._begin(self.by_marker[marker], i, len(marker), frame)
+            candidates = self.by_marker[marker]
+            if marker in line and frame is None:
+                # A line-anchored marker (`[`) is mostly prose: the formats' opening
+                # tests, one search, tell the lines no grammar can begin a call on
+                # (`[]`, `[1]`, `[see above]`) without a driver for each. (Those
+                # formats are quiet: a region that fails at once leaves only prose.)
+                test = self.line_openers.get(marker)
+                if test is None:
+                    test = self.line_openers[marker] = _line_opening(candidates, self.first_set, marker)
+                if test is not None and not _frame.openers(test, buf, i, final):
+                    self._prose(out, i, after)
+                    self.pos = pos = after
+                    continue
+            self._begin(candidates, i, len(marker), frame)
             self.mode = "region"
             if frame is not None:  # the frame waits for more text
                 self.frame_wait = got
