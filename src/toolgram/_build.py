@@ -121,8 +121,9 @@ def _unescape_md(name: str, repairs: list[str]) -> str:
 _QUOTED_KEY = re.compile(r"""(?:name\s*=\s*)?(["'])(.*)\1""", re.S)
 # A close tag misspelled (`</parmeter>`, `</param>`) ends a value that the grammar
 # ran on to the next parameter: it is markup, not the value's end.
-_CLOSE_TAG = re.compile(r"\s*(</\s*[\w\-|]+\s*>?)")
 _MISSPELT_CLOSE = re.compile(r"\s*</\s*par\w*\s*>\s*\Z")
+# A close tag opening the text after a payload (Builder._misspelt_end).
+_CLOSE_TAG = re.compile(r"\s*(</\s*[\w\-|]+\s*>?)")
 
 
 def _param_key(key: str, repairs: list[str]) -> str:
@@ -421,9 +422,8 @@ class Builder:
         can tell: it is read as written (repair closed_tag)."""
         if self.tools is None:
             return True
-        if name not in self.tools:
-            # No offered name begins so: not a cut name but an unknown one (accept() says so).
-            return not any(other.startswith(name) for other in self.tools.names)
+        # (A name no offered name begins with is no cut name but an unknown one, which
+        # accept() reports.)
         return not any(other != name and other.startswith(name) for other in self.tools.names)
 
     def _cut_short(self, node: Tree) -> bool:

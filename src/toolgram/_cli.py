@@ -466,9 +466,9 @@ def cmd_new_format(args: argparse.Namespace) -> int:
     for target in (grammar_file, case_file):
         if target.exists() and not args.force:
             raise CLIError(f"{target} exists (use --force to overwrite)")
-    from ._registry import Registry
+    from ._registry import default_registry
 
-    if args.name in Registry().builtin and not args.force:
+    if args.name in default_registry().builtin and not args.force:
         # A user format of a built-in's name replaces the built-in wherever its folder is used.
         raise CLIError(f"{args.name!r} is a built-in format, which this grammar would replace; pick another name (or --force)")
     g = guess(example)
