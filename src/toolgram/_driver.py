@@ -62,9 +62,10 @@ class Driver:
 
     def __init__(self, fmt: Format, start: int, brackets: Any = None, cutter: Any = None) -> None:
         self.fmt = fmt
-        # Where a JSON value broken for good is cut short: (markers_from, room), the
-        # scanner's search for the first marker in a span of the text and the longest
-        # marker's length (see _cut); None: never.
+        # Where a JSON value broken for good is cut short: (markers_from, room, prefixes,
+        # find), the scanner's search for the first marker in a span of the text, the
+        # longest marker's length, the markers' proper prefixes, and its remembered
+        # str.find (see _cut); None: never.
         self.cutter = cutter
         self.recheck = 0  # waiting on such a value: the text's length to look again at
         # Where a JSON value ends, once the whole text is at hand: the scanner's
@@ -339,7 +340,7 @@ class Driver:
             return None
         n = len(buf)
         try:
-            close = _repair._JSON.scan_once(buf, j)[1]
+            close = _repair.scan_json(buf, j)[1]
         except (StopIteration, ValueError) as exc:  # (json.JSONDecodeError)
             # (StopIteration: no value where it says, `tr` of a `true` still coming, or
             # none at all; its value is that place.)
@@ -399,7 +400,7 @@ class Driver:
             return None  # (the usual case: no marker inside the value, nowhere to cut it)
         opened = -1  # (where a string that never closes opens, in the whole text)
         try:  # (JSON reads the value: it is never cut)
-            if _repair._JSON.scan_once(buf, pos)[1] == stop:
+            if _repair.scan_json(buf, pos)[1] == stop:
                 return None
         except ValueError as exc:
             if final and stop >= len(buf) and str(getattr(exc, "msg", "")).startswith("Unterminated string"):
@@ -444,9 +445,10 @@ class Driver:
         """Where the first marker in [start, stop) starts (the scanner's, or this
         format's end), or -1."""
         best = self.cutter[0](buf, start, stop)
+        find = self.cutter[3]  # (the scanner's, remembered: see Scanner._find)
         for e in self.fmt.ends:
-            i = buf.find(e, start, stop + len(e) - 1)
-            if i >= 0 and (best < 0 or i < best):
+            i = find(e, start, buf)
+            if 0 <= i < stop and (best < 0 or i < best):
                 best = i
         return best
 

@@ -254,7 +254,7 @@ class JsonFrame:
         # would; anything else (to be repaired, cut off) is the general way's, which
         # scans it (so the frame adds no second scan of a value that never closes).
         try:
-            stop = _SCAN(buf, p)[1]
+            stop = _repair.scan_json(buf, p)[1]
         except (StopIteration, ValueError, RecursionError):
             return None
         end = stop

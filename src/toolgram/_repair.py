@@ -80,7 +80,7 @@ def value_end(text: str, pos: int) -> int | None:
     # Where the JSON decoder reads a whole value, the brackets end where it does (it
     # skips the same strings); it is many times faster than the scan below.
     try:
-        return _JSON.scan_once(text, pos)[1]
+        return scan_json(text, pos)[1]
     except (StopIteration, ValueError, RecursionError):
         pass
     depth = 0
@@ -395,6 +395,49 @@ def _no_constant(word: str) -> Any:
 # write with allow_nan=False (a client's JSON.parse throws on NaN): the lenient
 # pass reads them as null (repair non_finite_number).
 _JSON = json.JSONDecoder(strict=False, parse_float=_finite_float, parse_constant=_no_constant)
+
+
+class _Broken(json.JSONDecodeError):
+    """scan_json's JSONDecodeError: msg and pos, without the line and column, which
+    the decoder's own counts over all the text before pos."""
+
+    def __init__(self, msg: str, pos: int) -> None:  # noqa: D107
+        ValueError.__init__(self, f"{msg}: char {pos}")
+        self.msg, self.doc, self.pos, self.lineno, self.colno = msg, "", pos, 0, 0
+
+
+_WINDOW = 2048
+# How far before a copy's end a failure may be told by its end: the decoder fails at
+# the start of a token it cannot finish (`tr` of `true`, `-Infinit`, `\u12`).
+_MARGIN = 16
+
+
+def scan_json(text: str, pos: int) -> tuple[Any, int]:
+    """_JSON.scan_once(text, pos): the JSON value at pos and the index past it;
+    StopIteration(pos) where no value starts, JSONDecodeError (msg, pos) where it
+    breaks. In time and memory it costs what it reads, not where pos is: the
+    decoder's error counts the lines of all the text before pos, once per value
+    tried (a reply of many broken payloads, each tried, took time in the square of
+    its length). So the value is read from a copy that starts at pos: first a short
+    one, and the rest of the text only where the short one ended too soon to tell."""
+    n = len(text)
+    for stop in (pos + _WINDOW, n) if n - pos > _WINDOW else (n,):
+        piece = text[pos:stop]
+        last = stop >= n
+        try:
+            value, end = _JSON.scan_once(piece, 0)
+        except StopIteration as exc:
+            if last or exc.value < len(piece) - _MARGIN:
+                raise StopIteration(pos + exc.value) from None
+            continue
+        except json.JSONDecodeError as exc:
+            # (Where the copy's end may have made it fail, the rest of the text decides.)
+            if last or (exc.pos < len(piece) - _MARGIN and not exc.msg.startswith("Unterminated string")):
+                raise _Broken(exc.msg, pos + exc.pos) from None
+            continue
+        if last or end < len(piece):
+            return value, pos + end
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 class _Reader:

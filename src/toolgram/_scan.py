@@ -252,7 +252,7 @@ class Scanner:
     word_buf: str | None = None  # the buffer word_next is about
     word_first: tuple[int, str] | None = None  # the first word marker in it (-1: none)
     symbol_next: tuple[int, str] | None = None  # the next other marker (-1: none)
-    found_in: str | None = None  # the buffer `found` is about (see _find)
+    finds: Any = None  # _find's answers: (the buffer, {text: (since, at)}), for two buffers
     brackets: Any = None  # the drivers' _repair.BracketIndex (made with the first driver)
     whole_keys: list = []  # what _whole_next looks for (set by finish; never changed in place)
     sink: Any = None  # read()'s Assembler (see _run)
@@ -276,7 +276,6 @@ class Scanner:
         self.candidates: list[Format] = []
         self.pending: list[str] = []
         self.word_next: dict[str, int] = {}  # a word marker's next place in word_buf (-1: none)
-        self.found: dict[str, tuple[int, int]] = {}
 
     # -- public ---------------------------------------------------------------
     def feed(self, text: str, quick: bool = True) -> list:
@@ -887,7 +886,7 @@ class Scanner:
         if self.brackets is None:
             self.brackets = _repair.BracketIndex()
         room = max(self.max_prefix + 1, *map(len, fmt.ends)) if fmt.ends else self.max_prefix + 1
-        return Driver(fmt, start, self.brackets, (self._markers_from, room, self.prefixes))
+        return Driver(fmt, start, self.brackets, (self._markers_from, room, self.prefixes, self._find))
 
     def _markers_from(self, buf: str, start: int, stop: int) -> int:
         """The first place in [start, stop) where a marker of three characters or more
@@ -1196,17 +1195,27 @@ class Scanner:
                 return region, drafts, end, opened, truncated
         return None
 
-    def _find(self, text: str, start: int) -> int:
-        """buf.find(text, start), remembered for the same buffer: a reply with many
-        broken calls and no end marker after them is not searched to its end each time."""
-        buf = self.buf
-        if self.found_in is not buf:
-            self.found_in = buf
-            self.found = {}
-        since, at = self.found.get(text, (-1, -1))
+    def _find(self, text: str, start: int, buf: str | None = None) -> int:
+        """buf.find(text, start) (buf: the scanner's own by default), remembered for the
+        same buffer: a reply with many broken calls and no end marker after them is
+        not searched to its end each time. (Two buffers are remembered: the text, and
+        the one a driver reads, which a salvage replay cuts short.)"""
+        if buf is None:
+            buf = self.buf
+        finds = self.finds
+        if finds is None:
+            finds = self.finds = [(None, {}), (None, {})]
+        if finds[0][0] is buf:
+            found = finds[0][1]
+        elif finds[1][0] is buf:
+            found = finds[1][1]
+        else:
+            found = {}
+            finds[buf is not self.buf] = (buf, found)
+        since, at = found.get(text, (-1, -1))
         if since < 0 or start < since or 0 <= at < start:
             at = buf.find(text, start)
-            self.found[text] = (start, at)
+            found[text] = (start, at)
         return at
 
     def _end_region(self) -> None:
