@@ -7,6 +7,7 @@ import math
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -452,3 +453,59 @@ def test_where_a_value_breaks() -> None:
     assert _repair.unreadable_at('{"city": "Par"is') is None  # (too near the end to tell)
     assert _repair.unreadable_at('{"a": 1, "b": "cut off') is None  # (it reads: closed_json)
     assert _repair.breaks_at('{"a": 1}') is None
+
+
+# -- scan_json: the decoder's scan_once, at the cost of what it reads -------------------
+def _scan_outcome(scan: Any, text: str, pos: int) -> tuple:
+    try:
+        value, end = scan(text, pos)
+        return ("value", json.dumps(value, sort_keys=True, default=str), end)
+    except StopIteration as exc:
+        return ("none", exc.value)
+    except json.JSONDecodeError as exc:
+        return ("broken", exc.msg, exc.pos)
+    except ValueError as exc:  # (NaN and Infinity are refused by the decoder's hooks)
+        return ("refused", str(exc))
+
+
+_JSONISH = st.text(alphabet='{}[]":,. -+0123456789eEtrufalsnINfiy\\u\n x"é', max_size=120)
+
+
+@settings(max_examples=400, deadline=None)
+@given(prefix=st.text(alphabet="ab\n", max_size=40), body=_JSONISH, window=st.integers(20, 60))
+def test_scan_json_is_scan_once(prefix: str, body: str, window: int) -> None:
+    # A short window makes the copy end inside values, where scan_json must read on.
+    from toolgram import _repair
+
+    text = prefix + body
+    old = _repair._WINDOW
+    _repair._WINDOW = window
+    try:
+        assert _scan_outcome(_repair.scan_json, text, len(prefix)) == _scan_outcome(
+            _repair._JSON.scan_once, text, len(prefix)
+        )
+    finally:
+        _repair._WINDOW = old
+
+
+@pytest.mark.parametrize("cut", [0, 1, 7, 30, 61, 100])
+def test_scan_json_reads_values_longer_than_its_window(cut: int) -> None:
+    from toolgram import _repair
+
+    value = {"code": "x = 1\n" * 600, "tags": [True, None, 1.5e3], "n": 12345678901234567890}
+    text = "prose " + json.dumps(value)
+    text = text[: len(text) - cut] if cut else text
+    assert len(text) > 2 * _repair._WINDOW
+    assert _scan_outcome(_repair.scan_json, text, 6) == _scan_outcome(_repair._JSON.scan_once, text, 6)
+
+
+@pytest.mark.parametrize("token", ["true", "false", "null", "-Infinity", "12345.5e3", '"\\u00e9"', '"abc"'])
+def test_scan_json_reads_a_token_its_window_cuts(token: str) -> None:
+    # The token straddles the end of the first copy at every offset: the decoder fails
+    # there on the copy, and only the rest of the text tells that the value is fine.
+    from toolgram import _repair
+
+    for shift in range(len(token) + 2):
+        head = '{"a": [' + " " * (_repair._WINDOW - 7 - shift)
+        text = head + token + "]}"
+        assert _scan_outcome(_repair.scan_json, text, 0) == _scan_outcome(_repair._JSON.scan_once, text, 0), shift
