@@ -4,8 +4,8 @@
     pytest tests/test_corpus.py --snapshot-update    # (re)write snapshots/<format>/<case>.json
                                                      # and delete orphaned ones
 
-A snapshot is the ParseResult as plain JSON: text, reasoning, errors, and per call name,
-arguments, id, kind, format, span [start, end] and repairs. An orphan -- a file under snapshots/
+A snapshot is the ParseResult as plain JSON: text, reasoning, errors, per call name,
+arguments, id, kind, format, span [start, end] and repairs, and the segments. An orphan -- a file under snapshots/
 that is no corpus case's snapshot -- fails test_no_orphan_snapshots (see tests/_snapshot.py for
 why this is not left to syrupy's own unused-snapshot check).
 """
@@ -33,9 +33,18 @@ def _parse(case: Any) -> Any:
     return toolgram.parse(case.raw, case.tools, formats=case.formats, in_think=case.in_think)
 
 
+def corpus_data(result: Any) -> dict:
+    """A case's snapshot: the result as the pytest plugin stores it, and the segments,
+    one `kind start end` string each (where each part of the reply went: a segment
+    that moves, or changes kind, shows in the snapshot's diff)."""
+    data = result_data(result)
+    data["segments"] = [f"{s.kind} {s.start} {s.end}" for s in result.segments]
+    return data
+
+
 def test_corpus(corpus_case: Any, corpus_snapshot: Any) -> None:
     result = _parse(corpus_case)
-    assert corpus_snapshot == result_data(result)
+    assert corpus_snapshot == corpus_data(result)
 
 
 def _json_plain(value: Any, where: str) -> None:
