@@ -382,15 +382,28 @@ def test_check_shared_corpus(shared_dir: Path) -> None:
     if not files:
         pytest.skip("no shared corpus files")
     proc = run("check", *map(str, files))
-    assert proc.returncode in (0, 1), proc.stderr
     n_records = sum(1 for f in files for line in f.read_text(encoding="utf-8").splitlines() if line.strip())
     total = next(line for line in proc.stdout.splitlines() if line.startswith("total")).split()
     assert int(total[1]) == n_records
     mismatches, checked = map(int, total[5].split("/"))
     assert checked > 0  # records with a list of expected calls are compared
-    assert (proc.returncode == 1) == (mismatches > 0)
-    if mismatches:
-        assert f"mismatches ({mismatches})" in proc.stdout
+    # The known mismatches, each named: a new one fails here, and so does one fixed
+    # (then take it out of this list).
+    listed = sorted(line.split()[0] for line in proc.stdout.split("mismatches (", 1)[-1].splitlines()[1:] if line.strip())
+    assert listed == sorted(KNOWN_SHARED_MISMATCHES), proc.stdout[-3000:]
+    assert mismatches == len(KNOWN_SHARED_MISMATCHES)
+    assert proc.returncode == 1, proc.stderr
+
+
+# Captures in ../shared/corpus whose `expected` toolgram does not give, with why:
+KNOWN_SHARED_MISMATCHES = [
+    # qwen2.5-coder wrote an XML element of its own invention, fenced; no format has it.
+    "repo_captures/line_6",
+    # The same model, the call as one self-closing XML element.
+    "repo_captures/line_7",
+    # Hermes 2 Pro's invented "output" key is read as the arguments of a call that has none.
+    "repo_captures/line_8",
+]
 
 
 def test_progress_bar_only_on_a_terminal() -> None:

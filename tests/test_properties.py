@@ -27,7 +27,19 @@ MARKERS = [
 pieces = st.lists(st.one_of(st.sampled_from(MARKERS), st.text(max_size=5)), max_size=40).map("".join)
 
 
+def _squeeze(text: str) -> str:
+    return "".join(text.split())
+
+
+def _subsequence(want: str, hay: str) -> bool:
+    it = iter(hay)
+    return all(ch in it for ch in want)
+
+
 def check_accounting(raw: str, result: toolgram.ParseResult) -> None:
+    """Every character of raw lies in one segment, and what the result shows comes
+    from the segments of its kind, in order, both ways (whitespace aside: the text
+    joins its pieces with whitespace of its own)."""
     segments = result.segments
     pos = 0
     for seg in segments:
@@ -40,12 +52,30 @@ def check_accounting(raw: str, result: toolgram.ParseResult) -> None:
     for call in result.calls:
         start, end = call.span
         assert any(s <= start and end <= e for s, e in call_segments), (call, call_segments)
+    # Each text segment is in the text, in order.
+    text = _squeeze(result.text)
+    at = 0
     for seg in segments:
         if seg.kind == "text":
-            piece = raw[seg.start : seg.end].strip()
-            assert piece in result.text or raw[seg.start : seg.end].strip() == "", (piece, result.text)
-    if any(s.kind == "error" for s in segments):
-        assert result.errors
+            piece = _squeeze(raw[seg.start : seg.end])
+            found = text.find(piece, at)
+            assert found >= 0, (raw, seg, piece, result.text)
+            at = found + len(piece)
+    # And the text holds nothing else: it is made of what the segments that are not
+    # reasoning hold (a call's segment may hold prose after a call left unclosed), in
+    # order. (A whole-reply JSON message is decoded: its escapes are not in raw.)
+    if not (raw.lstrip().startswith("{") and '"message"' in raw):
+        rest = "".join(_squeeze(raw[s.start : s.end]) for s in segments if s.kind != "reasoning")
+        assert _subsequence(text, rest), (raw, result.text, segments)
+    thought = _squeeze(result.reasoning)
+    reasoning = "".join(_squeeze(raw[s.start : s.end]) for s in segments if s.kind == "reasoning")
+    assert _subsequence(thought, reasoning), (raw, result.reasoning, segments)
+    for seg in segments:
+        if seg.kind == "reasoning" and _squeeze(raw[seg.start : seg.end]).replace("<think>", "").replace("</think>", ""):
+            assert thought, (raw, seg)
+    # Every error segment is told: at least as many messages as error segments.
+    errors = sum(1 for s in segments if s.kind == "error")
+    assert len(result.errors) >= errors, (raw, result.errors, segments)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
