@@ -125,6 +125,7 @@ def test_markers_decide_before_marker_less_shapes() -> None:
 @pytest.mark.parametrize("size", [1, 2, 5])
 def test_stream_agrees_with_one_shot(raw: str, size: int) -> None:
     whole = toolgram.parse(raw, TOOLS)
+    assert "get_weather" in [c.name for c in whole.calls]  # (a call to compare)
     sp = StreamParser(TOOLS)
     for i in range(0, len(raw), size):
         sp.feed(raw[i : i + size])

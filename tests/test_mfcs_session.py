@@ -120,5 +120,6 @@ def test_any_chunking_gives_the_same_calls(size):
         session.feed(raw[i : i + size])
     session.end()
     whole = toolgram.parse(raw, formats=["mfcs"])
+    assert [c.name for c in whole.calls] == ["a", "b"]  # (two calls to compare)
     assert session.calls == whole.calls
     assert session.text == whole.text
