@@ -240,6 +240,21 @@ def best_cpu_time(fn: Any, repeat: int = 3) -> float:
     return best
 
 
+def cpu_time_per_call(fn: Any) -> float:
+    """The CPU time of one fn() call, from the best of three runs of a loop long enough
+    (5 ms or more) for the clock: a ratio of two of these, measured in one test, says
+    how a cost grows (the tests assert ratios, never times)."""
+    loops = 1
+    while True:
+        t0 = time.process_time()
+        for _ in range(loops):
+            fn()
+        if time.process_time() - t0 >= 0.005 or loops >= 1 << 16:
+            break
+        loops *= 4
+    return best_cpu_time(lambda: [fn() for _ in range(loops)]) / loops
+
+
 def shared_path() -> Path | None:
     """../shared relative to the repo root, or None when absent (e.g. on a user's machine).
 

@@ -192,6 +192,13 @@ EXAMPLES = _format_examples()
 CASES = INLINE + EXAMPLES
 
 
+def test_shared_format_examples_are_streamed(shared_dir: Path) -> None:
+    """The stream tests here, in test_frame, test_prose_filter and test_stream_announce
+    take every format example of ../shared as a case: without that folder they run on
+    the other cases only, and this test's skip says so."""
+    assert len(EXAMPLES) >= 50, len(EXAMPLES)
+
+
 # -- the checker ------------------------------------------------------------------
 def chunked(raw: str, size: int) -> list[str]:
     return [raw[i : i + size] for i in range(0, len(raw), size)]
@@ -311,12 +318,13 @@ def test_stream_matches_parse(case: tuple) -> None:
         check(raw, chunked(raw, size), tools, formats, max_chars)
 
 
-@pytest.mark.parametrize("case", INLINE, ids=[c[0] for c in INLINE])
+SHORT = [c for c in INLINE if len(c[1]) <= 400]  # (the long ones: covered by the chunked runs)
+
+
+@pytest.mark.parametrize("case", SHORT, ids=[c[0] for c in SHORT])
 def test_every_single_split(case: tuple) -> None:
     """Two pieces, cut at every position: every marker split at every place."""
     _, raw, tools, formats, max_chars = case
-    if len(raw) > 400:
-        pytest.skip("long case: covered by the chunked runs")
     for cut in range(len(raw) + 1):
         check(raw, [raw[:cut], raw[cut:]], tools, formats, max_chars)
 
