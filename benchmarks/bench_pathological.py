@@ -1,45 +1,412 @@
-"""parse() on replies built to be slow: one marker repeated, each left broken.
+"""parse() and StreamParser on replies built to be slow: every format's start markers
+repeated, each left broken or each a valid call, at growing sizes.
 
-    python benchmarks/bench_pathological.py
+    python benchmarks/bench_pathological.py [--sizes 4,8,16,32] [--formats hermes,lfm2]
+                                            [--quick] [--timeout 20] [--top 25] [--all]
 
-For each shape, a reply of that marker repeated to 8 KB and to 32 KB (the
-default max_chars) is parsed once; the table shows the CPU time of each and
-their ratio (4 for work that grows linearly with the reply).
+Shapes, for every built-in format and each of its start markers M (a marker several
+formats share is one shape, named after the first of them):
 
-Markers whose payload is delimited by a regex stop at the next marker
-(Hermes's `<tool_call>{@`). Markers whose payload is a JSON value whose
-brackets never close hand the decoder a payload that runs to the end of the
-reply, once per marker; the lenient pass gives each up where it breaks, so
-that too is linear (it was not while a depth scan of each payload came first:
-32 KB took 1 to 2 s), and it is what this script keeps an eye on.
+    M*k              the marker alone, repeated
+    (M+"{")*k        each a JSON payload that never closes
+    (M+"x")*k        each followed by a character that is no payload
+    (M+payload)*k    a valid call repeated: the shortest reply of the format's corpus
+                     folder (tests/corpus/<format>/) that contains M and that parse()
+                     reads as calls of that format without an error, with its tools;
+                     with none, M + '{"name": "f", "arguments": {"a": 1}}' + its first end
+                     marker. (A format without start markers gets only this shape, from
+                     its corpus: json_reply, bare_pythonic, glm45_bare, gemma4_bare.)
+
+and pythonic lists repeated with their tools: "[calc_absolute_pressure(gauge_pressure=2.5,
+atm_pressure=1.0)]\\n", and each tests/corpus/pythonic/*.txt (--quick: the hand-written
+ones, not smollm2_*).
+
+Each is built at each size (KB = 1024 characters; k = size // len(unit)) and timed:
+parse() (formats=None, the default max_chars), the stream in 8-character deltas, and
+the stream in 1-character deltas, which only runs up to --stream1-max-kb (default 16:
+a 1-character stream of 32 KB costs seconds on the slow shapes). Times are CPU time
+(time.process_time) of a child process (the least of 3 runs when one takes under 50
+ms); the timeout (--timeout, wall clock, per measurement) kills the child, which is
+shown as ">Ns", and the larger sizes of that shape and measurement are skipped
+(shown as "-").
+
+Printed: the slowest shapes at the largest size (times per size, the growth ratio of
+the two largest sizes: linear is about 2x), the worst growth ratios and stream/parse
+ratios, and a summary line: shapes whose parse takes over 50 ms at 32 KB, the worst
+growth ratio (over parse and the 8-character stream, of times of at least 2 ms), the
+worst stream/parse ratio (the 8-character stream at the largest size; the 1-character
+one at its largest; of parses of at least 1 ms). The machine's noise moves a growth ratio by a quarter or more:
+check a suspect one at more sizes (--formats X --sizes 4,8,16,32,64).
+
+--quick: sizes 16 and 32 KB, so the 1-character stream runs at 16 KB only (its growth
+is not measured), the hand-written pythonic cases only, timeout 10 s.
 """
 
 from __future__ import annotations
 
+import argparse
+import json
+import multiprocessing
+import os
 import sys
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT / "src") not in sys.path:
+    sys.path.insert(0, str(ROOT / "src"))
 
 import toolgram  # noqa: E402
+from toolgram._registry import default_registry  # noqa: E402
+from toolgram._stream import StreamParser  # noqa: E402
 
-SHAPES = ["<tool_call>{@", "<TOOLCALL>[@", '<TOOLCALL>[{"a": ', "<|im_start|>{", "functools[x", "<TOOLCALL>[' "]
+CORPUS = ROOT / "tests" / "corpus"
+KB = 1024
+SYNTHETIC_PAYLOAD = '{"name": "f", "arguments": {"a": 1}}'
+PYTHONIC_LINE = "[calc_absolute_pressure(gauge_pressure=2.5, atm_pressure=1.0)]\n"
+OPS = ("parse", "stream8", "stream1")
 
 
-def cpu_time(raw: str) -> float:
+@dataclass
+class Shape:
+    name: str  # what the table shows
+    unit: str
+    tools: Any = None
+    times: dict[str, dict[int, float | None]] = field(default_factory=dict)  # op -> size -> s (None: timeout)
+    notes: str = ""
+
+    def raw(self, size: int) -> str:
+        return self.unit * max(1, size // max(1, len(self.unit)))
+
+
+def _sidecar(path: Path) -> Any:
+    return json.loads(path.read_bytes().decode("utf-8")) if path.exists() else None
+
+
+def corpus_example(fmt: str, marker: str) -> tuple[str, Any, str] | None:
+    """The shortest case of tests/corpus/<fmt>/ that holds `marker` and parses (formats=None)
+    to calls of fmt and no error: (raw, tools, case name)."""
+    folder = CORPUS / fmt
+    if not folder.is_dir():
+        return None
+    best = None
+    for path in sorted(folder.glob("*.txt")):
+        stem = path.name[:-4]
+        if path.with_name(stem + ".formats.json").exists() or _sidecar(path.with_name(stem + ".in_think.json")):
+            continue
+        raw = path.read_bytes().decode("utf-8")
+        if marker not in raw or (best is not None and len(raw) >= len(best[0])):
+            continue
+        tools = _sidecar(path.with_name(stem + ".tools.json"))
+        result = toolgram.parse(raw, tools)
+        if result.calls and not result.errors and all(c.format == fmt for c in result.calls):
+            best = (raw, tools, stem)
+    return best
+
+
+def build_shapes(formats: list[str] | None, quick: bool) -> list[Shape]:
+    shapes: list[Shape] = []
+    seen: dict[tuple, Shape] = {}
+
+    def add(name: str, unit: str, tools: Any = None) -> None:
+        key = (unit, json.dumps(tools, sort_keys=True))
+        if key in seen:
+            first = seen[key]
+            fmt = name.split(" ", 1)[0]
+            if fmt not in first.notes and fmt != first.name.split(" ", 1)[0]:
+                first.notes = (first.notes + ", " if first.notes else "also ") + fmt
+            return
+        seen[key] = Shape(name, unit, tools)
+        shapes.append(seen[key])
+
+    for fmt in default_registry().select(None):
+        if formats and fmt.name not in formats:
+            continue
+        end = fmt.ends[0] if fmt.ends else ""
+        for m in fmt.starts:
+            add(f"{fmt.name} M*k M={m!r}", m)
+            add(f'{fmt.name} (M+"{{")*k M={m!r}', m + "{")
+            add(f'{fmt.name} (M+"x")*k M={m!r}', m + "x")
+            example = corpus_example(fmt.name, m)
+            if example:
+                raw, tools, stem = example
+                add(f"{fmt.name} (M+payload)*k M={m!r} [{stem}]", raw + "\n", tools)
+            else:
+                add(f"{fmt.name} (M+payload)*k M={m!r} [synthetic]", m + SYNTHETIC_PAYLOAD + end + "\n")
+        if not fmt.starts:
+            example = corpus_example(fmt.name, "")
+            if example:
+                raw, tools, stem = example
+                add(f"{fmt.name} payload*k (no start marker) [{stem}]", raw + "\n", tools)
+    if not formats or "pythonic" in formats:
+        add("pythonic calc_absolute_pressure list*k", PYTHONIC_LINE, ["calc_absolute_pressure"])
+        for path in sorted((CORPUS / "pythonic").glob("*.txt")):
+            stem = path.name[:-4]
+            if quick and stem.startswith("smollm2_"):
+                continue
+            tools = _sidecar(path.with_name(stem + ".tools.json"))
+            add(f"pythonic case*k [{stem}]", path.read_bytes().decode("utf-8") + "\n", tools)
+    return shapes
+
+
+# -- measuring, in a child process ----------------------------------------------------------
+def _best(fn: Any) -> float:
     t0 = time.process_time()
-    toolgram.parse(raw)
-    return time.process_time() - t0
+    fn()
+    best = time.process_time() - t0
+    if best < 0.05:
+        for _ in range(2):
+            t0 = time.process_time()
+            fn()
+            best = min(best, time.process_time() - t0)
+    return best
 
 
-def main() -> None:
-    toolgram.parse("<tool_call>{}</tool_call>")  # build the grammars outside the timing
-    print(f"{'shape':>22} {'8 KB s':>8} {'32 KB s':>8} {'ratio':>6}")
-    for unit in SHAPES:
-        small, large = (cpu_time(unit * (size // len(unit))) for size in (8_000, 32_000))
-        print(f"{unit!r:>22} {small:>8.2f} {large:>8.2f} {large / max(small, 1e-9):>6.1f}")
+def _stream(raw: str, tools: Any, size: int) -> None:
+    sp = StreamParser(tools)
+    for i in range(0, len(raw), size):
+        sp.feed(raw[i : i + size])
+    sp.close()
+
+
+def _child(conn: Any, raw: str, tools: Any, ops: list[str], max_memory_mb: int) -> None:
+    if max_memory_mb:
+        try:
+            import resource
+
+            limit = max_memory_mb * 1024 * 1024
+            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        except (ImportError, ValueError, OSError):
+            pass
+    for op in ops:
+        try:
+            if op == "parse":
+                t = _best(lambda: toolgram.parse(raw, tools))
+            else:
+                t = _best(lambda: _stream(raw, tools, 8 if op == "stream8" else 1))
+            conn.send((op, t, None))
+        except BaseException as exc:  # noqa: BLE001 - (MemoryError, a bug): reported
+            conn.send((op, None, f"{type(exc).__name__}"))
+            return
+
+
+def measure(raw: str, tools: Any, ops: list[str], timeout: float, max_memory_mb: int) -> dict[str, Any]:
+    """{op: seconds, or None for a timeout, or "Error" for an exception}; ops after a
+    timeout are not run (absent)."""
+    ctx = multiprocessing.get_context("fork")
+    parent, child = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_child, args=(child, raw, tools, ops, max_memory_mb), daemon=True)
+    proc.start()
+    child.close()
+    out: dict[str, Any] = {}
+    try:
+        for op in ops:
+            if not parent.poll(timeout):
+                if proc.is_alive():
+                    out[op] = None  # timed out
+                break
+            try:
+                name, t, err = parent.recv()
+            except EOFError:
+                out[op] = "crash"
+                break
+            out[name] = t if err is None else err
+            if err is not None:
+                break
+    finally:
+        if proc.is_alive():
+            proc.kill()  # (the child this call started, by its handle)
+        proc.join(5)
+        parent.close()
+    return out
+
+
+# -- the report -------------------------------------------------------------------------------
+def fmt_time(t: Any, timeout: float) -> str:
+    if t is None:
+        return f">{timeout:g}s"
+    if isinstance(t, str):
+        return t
+    return f"{t * 1e3:.1f}" if t < 10 else f"{t:.1f}s"
+
+
+def growth(times: dict[int, Any], sizes: list[int], floor: float = 0.002) -> float | None:
+    have = [s for s in sizes if isinstance(times.get(s), float)]
+    if len(have) < 2:
+        return None
+    a, b = have[-2], have[-1]
+    if times[a] < floor:
+        return None
+    return (times[b] / times[a]) / (b / a) * 2  # (normalised to a doubling: linear = 2)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", default=None, help="sizes in KB, comma-separated (default 4,8,16,32)")
+    ap.add_argument("--formats", default=None, help="only these formats' markers, comma-separated")
+    ap.add_argument("--quick", action="store_true", help="sizes 16,32; 1-char stream at 16 KB; fewer pythonic cases")
+    ap.add_argument("--timeout", type=float, default=None, help="seconds per measurement (default 20, --quick 10)")
+    ap.add_argument("--stream1-max-kb", type=int, default=16, help="1-character stream up to this size (default 16)")
+    ap.add_argument("--max-memory-mb", type=int, default=4096, help="address-space limit of the child (0: none)")
+    ap.add_argument("--top", type=int, default=25, help="slowest shapes to show")
+    ap.add_argument("--all", action="store_true", help="show every shape")
+    args = ap.parse_args(argv)
+
+    sizes_kb = [int(s) for s in args.sizes.split(",")] if args.sizes else ([16, 32] if args.quick else [4, 8, 16, 32])
+    sizes = [s * KB for s in sorted(sizes_kb)]
+    timeout = args.timeout if args.timeout is not None else (10.0 if args.quick else 20.0)
+    formats = args.formats.split(",") if args.formats else None
+    stream1_max = args.stream1_max_kb * KB
+
+    toolgram.parse("<tool_call>{}</tool_call>")  # build the grammars before the children fork
+    for fmt in default_registry().select(None):
+        for m in fmt.starts or ("",):
+            toolgram.parse(m + SYNTHETIC_PAYLOAD)
+            _stream(m + SYNTHETIC_PAYLOAD, None, 8)
+    shapes = build_shapes(formats, args.quick)
+    print(
+        f"{len(shapes)} shapes, sizes {','.join(str(s // KB) for s in sizes)} KB, 1-char stream up to "
+        f"{stream1_max // KB} KB; CPU time (time.process_time) in a child process; timeout {timeout:g} s wall "
+        "per measurement",
+        file=sys.stderr,
+    )
+    t_start = time.monotonic()
+    for n, shape in enumerate(shapes, 1):
+        shape.times = {op: {} for op in OPS}
+        dead: set[str] = set()
+        for size in sizes:
+            ops = [op for op in OPS if op not in dead and (op != "stream1" or size <= stream1_max)]
+            if not ops:
+                continue
+            got = measure(shape.raw(size), shape.tools, ops, timeout, args.max_memory_mb)
+            for op in ops:
+                if op in got:
+                    shape.times[op][size] = got[op]
+                # A timeout or an error ends this op for the larger sizes; an op the child
+                # did not reach (after another's timeout) is not run again either.
+                if not isinstance(got.get(op), float):
+                    dead.add(op)
+        if n % 25 == 0:
+            print(f"[{n}/{len(shapes)}] {time.monotonic() - t_start:.0f} s", file=sys.stderr, flush=True)
+
+    report(shapes, sizes, timeout, args.top if not args.all else len(shapes), stream1_max)
+    print(f"(total {time.monotonic() - t_start:.0f} s wall)")
+    return 0
+
+
+def _largest(times: dict[int, Any]) -> tuple[int, Any]:
+    if not times:
+        return 0, 0.0
+    size = max(times)
+    return size, times[size]
+
+
+def _sort_key(shape: Shape, op: str = "parse") -> tuple:
+    """Slowest first: a timeout or an error (at the smallest size first), then the time
+    at the largest size measured."""
+    times = shape.times[op]
+    bad = [s for s, t in times.items() if not isinstance(t, float)]
+    if bad:
+        return (1, -min(bad))
+    size, t = _largest(times)
+    return (0, size, t)
+
+
+def report(shapes: list[Shape], sizes: list[int], timeout: float, top: int, stream1_max: int) -> None:
+    big = sizes[-1]
+    s1_sizes = [s for s in sizes if s <= stream1_max]
+    head = (
+        f"{'parse ms at ' + '/'.join(str(s // KB) for s in sizes) + ' KB':<30} {'grow':>5}  "
+        f"{'8-char ms at ' + '/'.join(str(s // KB) for s in sizes):<30} {'grow':>5}  "
+        f"{'1-char ms at ' + '/'.join(str(s // KB) for s in s1_sizes):<22} {'s8/p':>5} {'s1/p':>5}  shape"
+    )
+    print(f"slowest {top} of {len(shapes)} shapes by parse (CPU ms; grow: the time ratio of the two largest sizes, per")
+    print("doubling: linear 2.0; s8/p, s1/p: stream time / parse time at the stream's largest size):")
+    print(head)
+
+    def row(shape: Shape) -> str:
+        p, s8, s1 = (shape.times[op] for op in OPS)
+        cells = []
+        for times, its in ((p, sizes), (s8, sizes)):
+            cells.append("/".join(fmt_time(times[s], timeout) if s in times else "-" for s in its))
+            g = growth(times, its)
+            cells.append(f"{g:.1f}" if g else "")
+        cells.append("/".join(fmt_time(s1[s], timeout) if s in s1 else "-" for s in s1_sizes))
+        ratio8 = ratio1 = ""
+        if isinstance(p.get(big), float) and isinstance(s8.get(big), float) and p[big] > 0:
+            ratio8 = f"{s8[big] / p[big]:.1f}"
+        s1s = max((s for s in s1 if isinstance(s1[s], float)), default=None)
+        if s1s and isinstance(p.get(s1s), float) and p[s1s] > 0:
+            ratio1 = f"{s1[s1s] / p[s1s]:.0f}"
+        name = shape.name + (f" ({shape.notes})" if shape.notes else "")
+        return (
+            f"{cells[0]:<30} {cells[1]:>5}  {cells[2]:<30} {cells[3]:>5}  {cells[4]:<22} {ratio8:>5} {ratio1:>5}  {name}"
+        )
+
+    for shape in sorted(shapes, key=_sort_key, reverse=True)[:top]:
+        print(row(shape))
+    print(f"\nslowest {min(top, 10)} by the 8-character stream at the largest size:")
+    print(head)
+    for shape in sorted(shapes, key=lambda sh: _sort_key(sh, "stream8"), reverse=True)[: min(top, 10)]:
+        print(row(shape))
+
+    # growth ranking
+    grows = []
+    for shape in shapes:
+        for op, its in (("parse", sizes), ("stream8", sizes), ("stream1", s1_sizes)):
+            g = growth(shape.times[op], its)
+            if g:
+                grows.append((g, op, shape))
+    grows.sort(key=lambda x: -x[0])
+    print("\nworst growth (per doubling, of times >= 2 ms; linear 2.0, quadratic 4.0):")
+    for g, op, shape in grows[:10]:
+        times = shape.times[op]
+        have = [s for s in sizes if isinstance(times.get(s), float)][-2:]
+        print(f"  {g:5.1f}  {op:<8} {' -> '.join(f'{times[s] * 1e3:.1f} ms at {s // KB} KB' for s in have)}  {shape.name}")
+
+    timeouts = [(op, s, shape) for shape in shapes for op in OPS for s, t in shape.times[op].items() if t is None]
+    errors = [(op, s, t, shape) for shape in shapes for op in OPS for s, t in shape.times[op].items() if isinstance(t, str)]
+    if timeouts:
+        print(f"\ntimeouts (>{timeout:g} s):")
+        for op, s, shape in timeouts:
+            print(f"  {op:<8} {s // KB} KB  {shape.name}")
+    if errors:
+        print("\nerrors:")
+        for op, s, t, shape in errors:
+            print(f"  {op:<8} {s // KB} KB {t}  {shape.name}")
+
+    over = [sh for sh in shapes if isinstance(sh.times["parse"].get(32 * KB), float) and sh.times["parse"][32 * KB] > 0.05]
+    over_t = [sh for sh in shapes if sh.times["parse"].get(32 * KB, 0.0) is None]
+    worst_g = max(((g, op, sh) for g, op, sh in grows if op in ("parse", "stream8")), default=None, key=lambda x: x[0])
+    ratios = []
+    for sh in shapes:
+        p = sh.times["parse"]
+        for op, its in (("stream8", sizes), ("stream1", s1_sizes)):
+            st = sh.times[op]
+            s = max((s for s in its if isinstance(st.get(s), float) and isinstance(p.get(s), float)), default=None)
+            if s and p[s] >= 0.001:  # (a parse of microseconds makes any stream look slow)
+                ratios.append((st[s] / p[s], op, s, sh))
+    ratios.sort(key=lambda x: -x[0])
+    print("\nworst stream/parse ratios (each stream at its largest size; parses of at least 1 ms):")
+    for r, op, s, sh in ratios[:8]:
+        print(f"  {r:6.0f}x  {op:<8} {sh.times[op][s] * 1e3:.1f} ms / {sh.times['parse'][s] * 1e3:.2f} ms at {s // KB} KB  {sh.name}")
+    worst_r8 = next((x for x in ratios if x[1] == "stream8"), None)
+    worst_r1 = next((x for x in ratios if x[1] == "stream1"), None)
+    parts = [
+        f"parse over 50 ms at 32 KB: {len(over)}" + (f" (+{len(over_t)} timed out)" if over_t else "")
+        if 32 * KB in sizes
+        else "parse over 50 ms at 32 KB: (32 not measured)",
+        f"worst growth: {worst_g[0]:.1f}x per doubling ({worst_g[1]}, {worst_g[2].name})" if worst_g else "worst growth: -",
+        *(
+            f"worst {op}/parse: {x[0]:.0f}x (at {x[2] // KB} KB, {x[3].name})" if x else f"worst {op}/parse: -"
+            for op, x in (("stream8", worst_r8), ("stream1", worst_r1))
+        ),
+        f"timeouts: {len(timeouts)}",
+    ]
+    print("\nsummary: " + "; ".join(parts))
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

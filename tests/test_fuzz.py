@@ -1,0 +1,103 @@
+"""A small seeded run of benchmarks/fuzz.py: its generators (marker soup, mutated corpus
+cases, markers repeated and left open, deep nesting, unicode) and its checks (parse
+never raises, the segments tile the reply and account for it, the stream equals
+parse() in every chunking), on a few hundred inputs of up to 2 KB.
+
+Timing checks (slow_parse, slow_stream) are left to the script: they measure the
+machine as much as the code. A hang fails the input it hangs on (the harness's
+SIGALRM guard) instead of hanging the test run.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+FUZZ_PATH = Path(__file__).resolve().parent.parent / "benchmarks" / "fuzz.py"
+
+
+def _load_fuzz() -> Any:
+    name = "toolgram_benchmarks_fuzz"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, FUZZ_PATH)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # (dataclasses look their module up)
+    spec.loader.exec_module(module)
+    return module
+
+
+fuzz = _load_fuzz()
+
+SEED = 20_240
+PER_GENERATOR = 80
+MAX_SIZE = 2048
+HANG_S = 5.0
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _warm() -> None:
+    fuzz.warm_up()
+
+
+def _describe(out: Any) -> str:
+    inp = out.inp
+    lines = [f"seed {inp.seed} index {inp.index} ({inp.generator}, {len(inp.raw)} ch): {fuzz._short(inp.raw, 160)}"]
+    lines += [f"    {f['check']} [{f['variant']}] {f['detail'][:300]}" for f in out.failures if f["check"] not in fuzz.TIMING_CHECKS]
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize("generator", fuzz.GENERATORS)
+def test_fuzz_inputs_pass_every_check(generator: str) -> None:
+    failing = []
+    hangs = 0
+    for index in range(PER_GENERATOR):
+        inp = fuzz.make_input(SEED, index, MAX_SIZE, generator=generator)
+        out = fuzz.run_input(inp, limit_s=3600.0, hang_s=HANG_S)  # (no timing checks here)
+        if any(c not in fuzz.TIMING_CHECKS for c in out.checks):
+            failing.append(out)
+        if "hang" in out.checks:
+            hangs += 1
+            if hangs >= 2:
+                break  # (each costs HANG_S; two say enough)
+    assert not failing, f"{len(failing)} failing inputs of {generator}:\n" + "\n".join(_describe(o) for o in failing[:8])
+
+
+def test_generators_are_deterministic_and_cover_the_shapes() -> None:
+    a = [fuzz.make_input(7, i, 4096).raw for i in range(30)]
+    b = [fuzz.make_input(7, i, 4096).raw for i in range(30)]
+    assert a == b
+    kinds = {fuzz.make_input(7, i).generator for i in range(200)}
+    assert kinds == set(fuzz.GENERATORS)
+    assert all(len(fuzz.make_input(7, i, 300).raw) <= 300 for i in range(100))
+
+
+def test_a_hang_is_reported_not_waited_for(monkeypatch: pytest.MonkeyPatch) -> None:
+    def stuck(*args: Any, **kwargs: Any) -> None:
+        while True:
+            time.sleep(0.01)
+
+    monkeypatch.setattr(fuzz.toolgram, "parse", stuck)
+    t0 = time.monotonic()
+    out = fuzz.run_input(fuzz.make_input(1, 0, 200), hang_s=0.3)
+    assert time.monotonic() - t0 < 5
+    assert out.checks == ["hang"] and out.restart
+
+
+def test_checks_catch_a_stream_that_differs(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = fuzz.run_stream
+
+    def off_by_one(*args: Any) -> Any:
+        result, events, t = real(*args)
+        result.text += "!"
+        return result, events, t
+
+    monkeypatch.setattr(fuzz, "run_stream", off_by_one)
+    out = fuzz.run_input(fuzz.Input(0, 0, "inline", "hello <tool_call>{\"name\": \"f\"}</tool_call>"), limit_s=3600.0)
+    assert {"stream_mismatch", "stream_events"} <= set(out.checks)
