@@ -466,7 +466,9 @@ class Scanner:
     def _trim(self) -> None:
         """Drop the text before pos, keeping what look-behinds read: back to the
         last character that is not a space or tab (a marker first on its line,
-        the "`" before a marker in inline code), and the one before it."""
+        the "`" before a marker in inline code), and the seven before it (a whole
+        `</think>` that a line-anchored marker may follow; the character before
+        a "`")."""
         buf = self.buf
         pos = self.pos
         keep = pos - 1
@@ -475,7 +477,9 @@ class Scanner:
             keep -= 1
         if keep <= 0 or buf[keep] in " \t" or 2 * keep < len(buf):
             return  # a long run of blanks, or too little to gain: keep it all
-        keep -= 1  # (and the one before it: what comes before a "`")
+        keep -= len(THINK_CLOSE) - 1
+        if keep <= 0:
+            return
         self.buf = buf[keep:]
         self.base += keep
         self.pos = pos - keep
