@@ -155,3 +155,45 @@ def test_work_grows_linearly(unit: str, tools: list | None, monkeypatch: pytest.
     small, large = (_work(unit * (size // len(unit)), tools, monkeypatch) for size in (4_000, 16_000))
     assert small > 0  # (the shape reaches the drivers at all)
     assert large <= 4.5 * small, (small, large)
+
+
+def _unbounded(t: object) -> bool:
+    from toolgram._driver import _sre  # (the `re` module's pattern parser)
+
+    try:
+        return _sre.parse(t.pattern.pattern).getwidth()[1] > 1_000  # type: ignore[attr-defined]
+    except Exception:  # noqa: BLE001 - a pattern only the `regex` module reads
+        return True
+
+
+def _stream_work(raw: str, monkeypatch: pytest.MonkeyPatch) -> int:
+    """The text the drivers' regex terminals may scan over a stream of one character a
+    delta: from each lexing's position to the end of the text it is given, where a
+    pattern that can match without bound is tried (not a literal, nor a bounded
+    pattern, nor JSON or PYVALUE, which resume their scans)."""
+    from toolgram import _driver
+
+    count = [0]
+    lex = _driver.Driver._lex
+
+    def counting(self: object, buf: str, final: bool, allowed: list) -> object:
+        if any(t.literal is None and t.name not in ("JSON", "PYVALUE") and _unbounded(t) for t in allowed):
+            count[0] += 1 + len(buf) - self.pos  # type: ignore[attr-defined]
+        return lex(self, buf, final, allowed)
+
+    with monkeypatch.context() as m:
+        m.setattr(_driver.Driver, "_lex", counting)
+        sp = toolgram.StreamParser(max_chars=None)
+        for ch in raw:
+            sp.feed(ch)
+        assert sp.close() == toolgram.parse(raw, max_chars=None)
+    return count[0]
+
+
+@pytest.mark.parametrize("unit", ["Action:", "functools", "call:f{a:[}"])
+def test_a_long_growing_token_is_not_lexed_again_per_delta(unit: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A reply that opens with a name that never ends (reply-anchored formats wait on it):
+    # lexed again on every delta, a stream cost the square of the reply.
+    small, large = (_stream_work(unit * (size // len(unit)), monkeypatch) for size in (2_000, 8_000))
+    assert small > 0
+    assert large <= 4.5 * small, (small, large)

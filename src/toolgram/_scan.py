@@ -444,6 +444,13 @@ class Scanner:
             if drv.status == WAIT:
                 if drv.hint:
                     self.waiting = drv
+                elif len(self.buf) - drv.pos > _REGROW:
+                    # A long token that may still grow, whose pattern cannot tell from a
+                    # delta alone (a name that runs on: `Action:Action:…`): matched again
+                    # only once the text has grown by a quarter of it, not on every delta
+                    # (which costs the square of its length). Its decision comes that much
+                    # later; what it decides does not change.
+                    self.waiting = _GrowWait(len(self.buf) + (len(self.buf) - drv.pos) // 4)
             elif self.mode == "region" and self.failed_frame is not None and len(drivers) == len(self.candidates):
                 # A broken frame waits for its end marker (_settle_failure): only that,
                 # or a call marker, decides it.
@@ -1299,6 +1306,24 @@ _FRAME_WAIT = 512
 
 # The scanner's modes, by name (Scanner.mode).
 _MODES = {"start": Scanner._start, "prose": Scanner._in_prose, "think": Scanner._think, "region": Scanner._region}
+
+
+# See Scanner._settle: a token longer than this that waits is matched again after its
+# text has grown by a quarter.
+_REGROW = 64
+
+
+class _GrowWait:
+    """The scanner's wait on a long growing token: deltas are put aside until the text
+    reaches `until` characters."""
+
+    __slots__ = ("until",)
+
+    def __init__(self, until: int) -> None:
+        self.until = until
+
+    def absorbs(self, text: str, n: int) -> bool:
+        return n + len(text) < self.until
 
 
 class _CharWait:
