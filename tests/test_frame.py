@@ -127,13 +127,20 @@ def test_a_json_frame_reads_a_whole_reply_as_the_general_way_does(name: str, raw
         '<TOOLCALL>[{"name": "a", "arguments": {"x": 1}]</TOOLCALL>',  # brackets that do not match
         '<TOOLCALL>[{"name": "a", "arguments": {"x": 1}}',  # cut off
         '<TOOLCALL>[{"name": "a", "arguments": {"x": 1}}] no close tag',
-        '<TOOLCALL>[{"name": "a", "arguments": {}}, 3]</TOOLCALL>',  # unreadable: an error
         "<TOOLCALL>x</TOOLCALL>",
     ],
 )
 def test_anything_else_goes_the_general_way_from_a_json_frame(raw: str) -> None:
     assert frame("nemotron").read(raw, 0, True, None) is None
     assert summary(toolgram.parse(raw)) == summary(general(raw, None, None, 32_768))
+
+
+def test_a_json_frame_reads_a_list_with_an_element_that_is_no_call_as_the_general_way_does() -> None:
+    # The call stands, the element is an error in its place.
+    raw = '<TOOLCALL>[{"name": "a", "arguments": {}}, 3]</TOOLCALL>'
+    result = toolgram.parse(raw)
+    assert ([c.name for c in result.calls], len(result.errors), result.text) == (["a"], 1, "")
+    assert summary(result) == summary(general(raw, None, None, 32_768))
 
 
 def _user(tmp_path: Path, body: str) -> Any:

@@ -388,11 +388,22 @@ class Builder:
             at = text.find("[", key) if key >= 0 else -1
             spans = _element_spans(text[at:], start + at, value["tool_calls"]) if at >= 0 else None
         calls = list(_flatten_calls(value, spans))
+        read: list = []
+        broken: Unreadable | None = None
         for i, (obj, span) in enumerate(calls):
             if i and i == len(calls) - 1 and "closed_json" in repairs:
-                self.items.append(self._cut_call(lambda: self._json_call(obj, span or whole, repairs), span or whole))
-            else:
-                self.items.append(self._json_call(obj, span or whole, repairs))
+                read.append(self._cut_call(lambda: self._json_call(obj, span or whole, repairs), span or whole))
+                continue
+            try:
+                read.append(self._json_call(obj, span or whole, repairs))
+            except Unreadable as exc:
+                # An element of a list of calls that is no call (`{"type": "x"}`, `5`): an
+                # error for the model, in its place; the list's other calls stand.
+                broken = broken or exc
+                read.append(Draft(name="", span=span or whole, error=f"Couldn't read a tool call: {exc}."))
+        if broken is not None and not any(isinstance(d, Draft) and not d.error for d in read):
+            raise broken  # (no element is a call: the region is none)
+        self.items.extend(read)
         if tail and not self._cut_end(tail):
             tail = self._misspelt_end(tail)
             if tail.strip():
