@@ -1326,6 +1326,9 @@ class _GrowWait:
         return n + len(text) < self.until
 
 
+_CHAR_WAITS: dict[tuple, tuple] = {}
+
+
 class _CharWait:
     """The scanner's own wait, where only a marker (or end marker) can change
     anything: a delta matters if it holds a character one starts with, or may
@@ -1340,11 +1343,19 @@ class _CharWait:
 
     @classmethod
     def of(cls, buf: str, firsts: frozenset, more: tuple, width: int) -> _CharWait:
-        chars = "".join(sorted(firsts | {m[0] for m in more if m}))
-        search = re.compile("[" + re.escape(chars) + "]").search
-        width = max([width, *map(len, more)])
-        low = max(0, len(buf) - width)
-        last = max((buf.rfind(c, low) for c in chars), default=-1)
+        # (Made after every delta of a broken frame: what the markers decide is kept.)
+        key = (firsts, more, width)
+        known = _CHAR_WAITS.get(key)
+        if known is None:
+            chars = "".join(sorted(firsts | {m[0] for m in more if m}))
+            known = (chars, re.compile("[" + re.escape(chars) + "]").search, max([width, *map(len, more)]))
+            if len(_CHAR_WAITS) < 1000:
+                _CHAR_WAITS[key] = known
+        chars, search, width = known
+        # The last such character among the last `width`: one search of that tail.
+        tail = buf[max(0, len(buf) - width) :]
+        m = search(tail[::-1])
+        last = len(buf) - 1 - m.start() if m is not None else -1
         return cls(search, last, width)
 
     def absorbs(self, text: str, n: int) -> bool:
