@@ -21,6 +21,7 @@ from lark.parsers.lalr_analysis import Shift
 
 from . import _repair
 from ._registry import Compiled, Format
+from ._words import fast, words
 
 try:  # the pattern parser of the `re` module (for _loop)
     from re import _constants as _C, _parser as _sre
@@ -644,13 +645,15 @@ class Driver:
 
 
 # What a JSON-text payload token cannot begin with: a tag; and a payload of calls
-# (Compiled.call_text), a name and then a tag either (GLM's `<tool_call>get_weather
+# (Compiled.call_text), a word and then a tag either (GLM's `<tool_call>get_weather
 # <arg_key>…`: a name before the JSON, as functionary writes a call, has the object
-# after it). The fast frame's regex says the same, from these sources.
+# after it). The fast frame's regex says the same, from these sources. (The word is
+# anything up to a space, a tag, a bracket, a quote, "," or "=": no class that
+# depends on Unicode's tables, which `re` and `regex` do not read alike; see _words.py.)
 TAG_FIRST = r"\s*<"
-CALL_TAG_FIRST = r"\s*(?:[\w.\-]+\s*)?<"
-_TAG_FIRST = re.compile(TAG_FIRST)
-_CALL_TAG_FIRST = re.compile(CALL_TAG_FIRST)
+CALL_TAG_FIRST = r"""\s*(?:[^\s<>{}\[\]()"',=]+\s*)?<"""
+_TAG_FIRST = fast(regex.compile(TAG_FIRST))[1]  # (by `re`: see _words.fast)
+_CALL_TAG_FIRST = fast(regex.compile(CALL_TAG_FIRST))[1]
 
 # The rules that hold whole calls (grammars/README.md): where one is reduced, calls end.
 _CALL_RULES = frozenset(("call", "agent_call", "memory_call", "json_calls", "keyed_calls"))
@@ -1090,7 +1093,7 @@ def _loop(source: str) -> tuple | None:
         if end is None or source[end : end + 1] != "*" or op is not _C.MAX_REPEAT or av[:2] != (0, _C.MAXREPEAT):
             return None
         inner = _loop(source[end + 1 :])
-        space = re.compile(source[: end + 1])
+        space = fast(regex.compile(source[: end + 1]))[1]  # (as the token's `regex` reads it)
         if inner is None or not inner[4] or any(space.match(c).end() for c in inner[1]):
             return None  # (no P after it, or the run may take a character of E)
         return (*inner[:6], space)
@@ -1217,10 +1220,11 @@ def _bounded(item, exits: frozenset = frozenset()) -> bool:
     return False
 
 
+# (As the `regex` module, which matches the tokens, reads them: not str's methods.)
 _CATEGORIES = {
-    _C.CATEGORY_DIGIT: str.isdigit,
-    _C.CATEGORY_SPACE: str.isspace,
-    _C.CATEGORY_WORD: lambda ch: ch.isalnum() or ch == "_",
+    _C.CATEGORY_DIGIT: regex.compile(r"\d").match,
+    _C.CATEGORY_SPACE: regex.compile(r"\s").match,
+    _C.CATEGORY_WORD: regex.compile(words(r"\w")).match,
 }
 
 

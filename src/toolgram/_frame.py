@@ -34,7 +34,6 @@ there (see below).
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import regex
@@ -45,6 +44,7 @@ from ._build import Builder, Draft, Unreadable
 from ._driver import _C, CALL_TAG_FIRST, TAG_FIRST, Tok, _could_grow, _loop_wait, _sre, closing_plan, simulate, step
 from ._model import ToolCall, make_call
 from ._registry import Compiled, Format
+from ._words import fast
 
 WAIT = "wait"
 _SCAN = _repair._JSON.scan_once  # (the decoder _repair.loads tries first)
@@ -64,7 +64,8 @@ class Frame:
     """One format's fast frame (see the module's docstring); built by frame_of."""
 
     __slots__ = (
-        "fmt", "pattern", "whole", "terms", "payload", "ends", "args_key", "offered_only", "name", "empty", "_after",
+        "fmt", "pattern", "whole", "whole_ascii", "whole_any", "terms", "payload", "ends", "args_key", "offered_only",
+        "name", "empty", "_after",
     )  # fmt: skip
 
     def __init__(self, fmt: Format, pattern: Any, terms: tuple, payload: int, ends: tuple) -> None:
@@ -80,30 +81,36 @@ class Frame:
         self.empty = any(t.literal is None and t.pattern.match("") is not None for t in terms)
         # When every end terminal is a set of plain strings, of one priority, the end
         # is one more group: its strings longest first, as the lexer picks them. Read
-        # with the whole text at hand (where no token may still grow).
+        # with the whole text at hand (where no token may still grow): by `re` where it
+        # matches as `regex` does (whole_ascii for an ASCII text, whole_any for any:
+        # _words.fast).
         words = [_strings(t) for t in ends]
-        self.whole = None
+        self.whole = self.whole_ascii = self.whole_any = None
         if all(words) and len({t.priority for t in ends}) == 1:
             alts = sorted({w for ws in words for w in ws}, key=lambda w: (-len(w), w))
-            self.whole = _stdlib(regex.compile(pattern.pattern + "(" + "|".join(map(regex.escape, alts)) + ")"))
-        self._after: dict[str, Any] = {}
+            self.whole = regex.compile(pattern.pattern + "(" + "|".join(map(regex.escape, alts)) + ")")
+            self.whole_ascii, self.whole_any = fast(self.whole)
+        self._after: dict[tuple[str, bool], Any] = {}
 
-    def after(self, marker: str) -> Any:
+    def after(self, marker: str, ascii: bool) -> Any:
         """For Scanner._run, in a whole text where `marker` (which this frame reads)
         is the only marker that may start at its first character: the match, at a
         position, of the prose up to the next such character (none is a backtick),
         then this frame's whole call at it, that marker first; its groups those of
         `whole`. One match for what would be a search, two tests and read(). None
-        where read() takes another way (no `whole`, or a token that may be empty)."""
+        where read() takes another way (no `whole`, or a token that may be empty).
+        ascii: whether the text is ASCII (see _words.fast)."""
+        key = (marker, ascii)
         try:
-            return self._after[marker]
+            return self._after[key]
         except KeyError:
             pass
         found = None
         if self.whole is not None and not self.empty and marker:
             prose = f"[^{regex.escape(marker[0])}]*(?<!`)(?={regex.escape(marker)})"
-            found = _stdlib(regex.compile(prose + self.whole.pattern)).match
-        self._after[marker] = found
+            found = regex.compile(prose + self.whole.pattern)
+            found = fast(found)[0 if ascii else 1].match
+        self._after[key] = found
         return found
 
     def read(self, buf: str, pos: int, final: bool, tools: Any) -> Any:
@@ -111,7 +118,7 @@ class Frame:
         buf's positions, no repairs); None (the general way must read it); or a wait:
         WAIT, or a _LoopWait whose absorbs() tells which deltas change nothing."""
         if final and self.whole is not None:
-            m = self.whole.match(buf, pos)
+            m = (self.whole_ascii if buf.isascii() else self.whole_any).match(buf, pos)
             if m is None or (self.empty and "" in m.groups()):  # (the driver takes no empty token)
                 return None
             return self._call(m.group(self.payload), pos, m.end(), tools)
@@ -485,17 +492,18 @@ def opens(fmt: Format, buf: str, pos: int, final: bool, firsts: frozenset) -> bo
     """False only when fmt's driver, started at pos, is certain to fail."""
     if not enabled:
         return True
-    pattern, whole = _test(fmt, firsts, starters(fmt, buf[pos : pos + 1]))
+    pattern, _, for_ascii, for_any = _test(fmt, firsts, starters(fmt, buf[pos : pos + 1]))
     if pattern is None:
         return True
     if final:
-        return whole.match(buf, pos) is not None
+        return (for_ascii if buf.isascii() else for_any).match(buf, pos) is not None
     return pattern.match(buf, pos, partial=True) is not None
 
 
-def _test(fmt: Format, firsts: frozenset, keep: frozenset | None = None) -> tuple[Any, Any]:
+def _test(fmt: Format, firsts: frozenset, keep: frozenset | None = None) -> tuple[Any, Any, Any, Any]:
     """fmt's opening test, built once: (the pattern, for partial matches; the same
-    for a whole text, in the stdlib engine where it reads it), or (None, None).
+    for a whole text; that one as run on an ASCII text, and on any text: by `re`
+    where it matches there as `regex` does, twice as fast: _words.fast), or Nones.
     keep: only these first tokens may start the region (see starters)."""
     key = (fmt, firsts, keep)
     found = _OPENINGS.get(key)
@@ -504,19 +512,8 @@ def _test(fmt: Format, firsts: frozenset, keep: frozenset | None = None) -> tupl
             pattern, whole = _opening(fmt, firsts, False, keep), _opening(fmt, firsts, True, keep)
         except Exception:  # noqa: BLE001 - no test: the driver decides, as before
             pattern = whole = None
-        found = _OPENINGS[key] = (pattern, _stdlib(whole))
+        found = _OPENINGS[key] = (pattern, whole, *fast(whole))
     return found
-
-
-def _stdlib(pattern: Any) -> Any:
-    """The pattern compiled by `re` (twice as fast here), or itself where `re`
-    cannot read it."""
-    if pattern is None:
-        return None
-    try:
-        return re.compile(pattern.pattern)
-    except re.error:
-        return pattern
 
 
 def can_start(t: Tok, ch: str) -> bool:
@@ -554,11 +551,11 @@ def opening(fmts: list[Format], firsts: frozenset, ch: str) -> tuple:
     found = _ANY.get(key)
     if found is None:
         tests = [_test(fmt, firsts, keep) for fmt, keep in zip(fmts, keeps)]
-        pattern = whole = None
+        pattern = for_ascii = for_any = None
         if all(t[0] is not None for t in tests):
             pattern = regex.compile("|".join(f"(?:{t[0].pattern})" for t in tests))
-            whole = _stdlib(regex.compile("|".join(f"(?:{t[1].pattern})" for t in tests)))
-        found = (fmts, pattern, whole, tests)
+            for_ascii, for_any = fast(regex.compile("|".join(f"(?:{t[1].pattern})" for t in tests)))
+        found = (fmts, pattern, for_ascii, for_any, tests)
         if len(_ANY) < 10_000:
             _ANY[key] = found
     return found
@@ -568,15 +565,19 @@ def openers(test: tuple, buf: str, pos: int, final: bool) -> list[Format]:
     """The formats of opening()'s `test` whose driver, started at pos (where
     opening()'s character is), is not certain to fail: opens() of each, after
     one search of all their tests (a reply that starts with prose fails it)."""
-    fmts, pattern, whole, tests = test
+    fmts, pattern, for_ascii, for_any, tests = test
     if not fmts or not enabled:
         return fmts
+    k = 2 if final and buf.isascii() else 3  # (the tests' whole-text patterns: see _test)
     if pattern is not None:
-        hit = whole.match(buf, pos) if final else pattern.match(buf, pos, partial=True)
+        if final:
+            hit = (for_ascii if k == 2 else for_any).match(buf, pos)
+        else:
+            hit = pattern.match(buf, pos, partial=True)
         if hit is None:
             return []
     if final:
-        return [f for f, t in zip(fmts, tests) if t[0] is None or t[1].match(buf, pos) is not None]
+        return [f for f, t in zip(fmts, tests) if t[0] is None or t[k].match(buf, pos) is not None]
     return [f for f, t in zip(fmts, tests) if t[0] is None or t[0].match(buf, pos, partial=True) is not None]
 
 

@@ -38,6 +38,8 @@ import regex
 from lark import Lark
 from lark.lexer import PatternStr
 
+from ._words import words
+
 _HERE = Path(__file__).resolve().parent
 
 #: Terminals whose extent is found by a scanner instead of their pattern.
@@ -201,7 +203,9 @@ def _compile(fmt: Format) -> Compiled:
     for t in lark.terminals:
         literal = t.pattern.value if isinstance(t.pattern, PatternStr) and not t.pattern.flags else None
         flags = "".join(f"(?{f})" for f in t.pattern.flags)
-        terminals[t.name] = Terminal(t.name, regex.compile(flags + t.pattern.to_regexp()), literal, t.priority)
+        # (\w: a word character as the whole library reads it; see _words.py)
+        source = flags + words(t.pattern.to_regexp())
+        terminals[t.name] = Terminal(t.name, regex.compile(source), literal, t.priority)
     ignore = tuple(terminals[n] for n in lark.lexer_conf.ignore if n in terminals)
     compiled = Compiled(
         states=table.states,

@@ -713,11 +713,12 @@ class Scanner:
         plain = sink.plain()
         if plain is not None:
             segment, note, cut, keep = plain
+        ascii = buf.isascii()  # (see Frame.after)
         while True:
             if again is not None:
                 # The next call of the same format, right after prose (or none), read
                 # by one match (see Frame.after); else the same, the long way below.
-                after = frame.after(again)
+                after = frame.after(again, ascii)
                 read, payload = frame._call, frame.payload
                 while after is not None:
                     m = after(buf, pos)
