@@ -32,7 +32,9 @@ shown as ">Ns", and the larger sizes of that shape and measurement are skipped
 
 Printed: the slowest shapes at the largest size (times per size, the growth ratio of
 the two largest sizes: linear is about 2x), the worst growth ratios and stream/parse
-ratios, and a summary line: shapes whose parse takes over 50 ms at 32 KB, the worst
+ratios, the streams over their budget (3x the parse + 10 µs a delta), the peak memory
+of one parse at the largest size (tracemalloc, bytes a character of the reply), and a
+summary line: shapes whose parse takes over 50 ms at 32 KB, the worst
 growth ratio (over parse and the 8-character stream, of times of at least 2 ms), the
 worst stream/parse ratio (the 8-character stream at the largest size; the 1-character
 one at its largest; of parses of at least 1 ms). The machine's noise moves a growth ratio by a quarter or more:
@@ -50,6 +52,7 @@ import multiprocessing
 import os
 import sys
 import time
+import tracemalloc
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -76,6 +79,7 @@ class Shape:
     tools: Any = None
     times: dict[str, dict[int, float | None]] = field(default_factory=dict)  # op -> size -> s (None: timeout)
     notes: str = ""
+    memory: float | None = None  # bytes a character at the peak of one parse, at the largest size
 
     def raw(self, size: int) -> str:
         return self.unit * max(1, size // max(1, len(self.unit)))
@@ -184,6 +188,11 @@ def _child(conn: Any, raw: str, tools: Any, ops: list[str], max_memory_mb: int) 
         try:
             if op == "parse":
                 t = _best(lambda: toolgram.parse(raw, tools))
+            elif op == "memory":  # (bytes at the peak of one parse, traced)
+                tracemalloc.start()
+                toolgram.parse(raw, tools)
+                t = float(tracemalloc.get_traced_memory()[1])
+                tracemalloc.stop()
             else:
                 t = _best(lambda: _stream(raw, tools, 8 if op == "stream8" else 1))
             conn.send((op, t, None))
@@ -280,7 +289,11 @@ def main(argv: list[str] | None = None) -> int:
             ops = [op for op in OPS if op not in dead and (op != "stream1" or size <= stream1_max)]
             if not ops:
                 continue
+            if size == sizes[-1] and "parse" in ops:
+                ops.append("memory")
             got = measure(shape.raw(size), shape.tools, ops, timeout, args.max_memory_mb)
+            if isinstance(got.get("memory"), float):
+                shape.memory = got.pop("memory") / max(1, len(shape.raw(size)))
             for op in ops:
                 if op in got:
                     shape.times[op][size] = got[op]
@@ -392,6 +405,27 @@ def report(shapes: list[Shape], sizes: list[int], timeout: float, top: int, stre
     print("\nworst stream/parse ratios (each stream at its largest size; parses of at least 1 ms):")
     for r, op, s, sh in ratios[:8]:
         print(f"  {r:6.0f}x  {op:<8} {sh.times[op][s] * 1e3:.1f} ms / {sh.times['parse'][s] * 1e3:.2f} ms at {s // KB} KB  {sh.name}")
+    # The stream's budget: 3x its parse plus 10 µs a delta (the issue "Bounded").
+    over_budget = []
+    for sh in shapes:
+        p = sh.times["parse"]
+        for op, its, step in (("stream8", sizes, 8), ("stream1", s1_sizes, 1)):
+            for s in its:
+                st, pt = sh.times[op].get(s), p.get(s)
+                if isinstance(st, float) and isinstance(pt, float):
+                    budget = 3 * pt + 10e-6 * (-(-s // step))
+                    if st > budget:
+                        over_budget.append((st / budget, op, s, sh))
+    over_budget.sort(key=lambda x: -x[0])
+    if over_budget:
+        print("\nstreams over their budget (3x the parse + 10 µs a delta):")
+        for r, op, s, sh in over_budget[:8]:
+            print(f"  {r:5.2f}x the budget  {op:<8} {sh.times[op][s] * 1e3:.1f} ms at {s // KB} KB  {sh.name}")
+    mem = sorted(((sh.memory, sh) for sh in shapes if sh.memory is not None), key=lambda x: -x[0])
+    if mem:
+        print(f"\npeak memory of one parse at {big // KB} KB, bytes per character of the reply (traced):")
+        for b, sh in mem[:5]:
+            print(f"  {b:7.0f}  {sh.name}")
     worst_r8 = next((x for x in ratios if x[1] == "stream8"), None)
     worst_r1 = next((x for x in ratios if x[1] == "stream1"), None)
     parts = [
@@ -403,6 +437,8 @@ def report(shapes: list[Shape], sizes: list[int], timeout: float, top: int, stre
             f"worst {op}/parse: {x[0]:.0f}x (at {x[2] // KB} KB, {x[3].name})" if x else f"worst {op}/parse: -"
             for op, x in (("stream8", worst_r8), ("stream1", worst_r1))
         ),
+        f"streams over budget: {len(over_budget)}",
+        f"peak memory: {mem[0][0]:.0f} bytes a character" if mem else "peak memory: -",
         f"timeouts: {len(timeouts)}",
     ]
     print("\nsummary: " + "; ".join(parts))
