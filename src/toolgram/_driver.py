@@ -736,9 +736,11 @@ def _closed_by_prose(failed: Driver, buf: str, end: int, plan: list) -> bool:
 
 
 def _may_begin(t: Any, buf: str, pos: int) -> bool:
-    """Whether the rest of the text, from pos, could be the beginning of a t token."""
+    """Whether the rest of the text, from pos, could be the beginning of a t token:
+    of a literal, a part of it cut short (the whole of it was read as such, and found
+    unexpected: no more text would change that)."""
     if t.literal is not None:
-        return t.literal.startswith(buf[pos:])
+        return len(buf) - pos < len(t.literal) and t.literal.startswith(buf[pos:])
     if t.name in ("JSON", "PYVALUE"):
         return False  # (these run to the end of the text: they would have been read)
     m = t.pattern.match(buf, pos, partial=True)
