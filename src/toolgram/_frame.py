@@ -41,7 +41,7 @@ from lark import Tree
 
 from . import _repair
 from ._build import Builder, Draft, Unreadable
-from ._driver import _C, CALL_TAG_FIRST, TAG_FIRST, Tok, _could_grow, _loop_wait, _sre, closing_plan, simulate, step
+from ._driver import _C, CALL_TAG_FIRST, TAG_FIRST, Tok, _could_grow, _loop_wait, _sre, closing_plan, cut_marker, simulate, step
 from ._model import ToolCall, make_call
 from ._registry import Compiled, Format
 from ._words import fast
@@ -276,6 +276,9 @@ class JsonFrame:
                 if q < 0:
                     if not self.optional:
                         return None
+                    rest = buf[stop:].lstrip()
+                    if cut_marker(rest, [t.literal for t in self.ends if t.literal]):
+                        return None  # (an end marker cut short by the end: the general way's repair)
                     break  # (the region never ends inside ignored text)
         from ._scan import Region  # (the scanner imports this module)
 
