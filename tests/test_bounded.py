@@ -197,3 +197,26 @@ def test_a_long_growing_token_is_not_lexed_again_per_delta(unit: str, monkeypatc
     small, large = (_stream_work(unit * (size // len(unit)), monkeypatch) for size in (2_000, 8_000))
     assert small > 0
     assert large <= 4.5 * small, (small, large)
+
+
+# Replies of one marker run, whose cost a look-ahead or a pattern could make the square
+# of their length without feeding the drivers any more tokens: timed, as a ratio of two
+# sizes in one test (linear: 4; the square: 16).
+RUNS = [
+    ("```json```", None),  # a payload look-ahead ran on over the whole run of markers
+    ("<|tool_call|>{", None),  # each broken payload's end marker was looked for to the end
+    ("<|im_start|>{", None),  # each broken payload's JSON error counted the lines before it
+    ("[]\n", ["get_weather"]),
+]
+
+
+@pytest.mark.parametrize("unit,tools", RUNS, ids=[repr(u) for u, _ in RUNS])
+def test_marker_runs_cost_linear_time(unit: str, tools: list | None) -> None:
+    from conftest import cpu_time_per_call
+
+    toolgram.parse(unit, tools)  # (the grammars are built outside the timing)
+    small, large = (
+        cpu_time_per_call(lambda raw=unit * (size // len(unit)): toolgram.parse(raw, tools, max_chars=None))
+        for size in (4_000, 16_000)
+    )
+    assert large <= 8 * small, (small, large)

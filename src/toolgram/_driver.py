@@ -648,10 +648,13 @@ class Driver:
 # (Compiled.call_text), a word and then a tag either (GLM's `<tool_call>get_weather
 # <arg_key>…`: a name before the JSON, as functionary writes a call, has the object
 # after it). The fast frame's regex says the same, from these sources. (The word is
-# anything up to a space, a tag, a bracket, a quote, "," or "=": no class that
-# depends on Unicode's tables, which `re` and `regex` do not read alike; see _words.py.)
+# anything up to a space, a tag, a bracket, a quote, a backtick, "," or "=": no class
+# that depends on Unicode's tables, which `re` and `regex` do not read alike; see
+# _words.py. And it is a name's length at most: this look-ahead is tried at every
+# region's payload, and one that ran on over a run of markers such as ```json```json…
+# would cost each of them the rest of the run, the square of the reply.)
 TAG_FIRST = r"\s*<"
-CALL_TAG_FIRST = r"""\s*(?:[^\s<>{}\[\]()"',=]+\s*)?<"""
+CALL_TAG_FIRST = r"""\s*(?:[^\s<>{}\[\]()"',=`]{1,256}\s*)?<"""
 _TAG_FIRST = fast(regex.compile(TAG_FIRST))[1]  # (by `re`: see _words.fast)
 _CALL_TAG_FIRST = fast(regex.compile(CALL_TAG_FIRST))[1]
 
