@@ -711,7 +711,7 @@ def check_variant(out: Outcome, variant: str, tools: Any, rng: random.Random, li
                 out.fail(
                     "slow_stream", variant,
                     f"{stream_t * 1e3:.1f} ms > {STREAM_FACTOR:g} x parse {parse_t * 1e3:.2f} ms + "
-                    f"{STREAM_PER_DELTA_S * 1e6:g} µs x {len(chunks)} deltas ({stream_t / len(chunks) * 1e6:.0f} µs a delta)",
+                    f"{STREAM_PER_DELTA_S * 1e6:g} µs x {len(chunks)} deltas ({stream_t / max(1, len(chunks)) * 1e6:.0f} µs a delta)",
                 )  # fmt: skip
         diff = _guarded(out, variant, result_difference, result, got)
         if diff:
