@@ -58,7 +58,7 @@ class Driver:
     __slots__ = (
         "fmt", "c", "start", "pos", "stack", "values", "status", "end", "tree", "repairs", "reason", "prose_at",
         "hint", "extents", "quotes", "resume", "taken", "brackets", "cutter", "recheck", "marks",
-        "closed_at", "last_end", "calls", "line_end",
+        "closed_at", "last_end", "calls", "line_end", "stray", "quote_memo",
     )  # fmt: skip
 
     def __init__(self, fmt: Format, start: int, brackets: Any = None, cutter: Any = None) -> None:
@@ -112,6 +112,11 @@ class Driver:
         # A line-anchored format's region ends at the end of a line where it could end
         # (see _lex): set once it has.
         self.line_end = False
+        # A quoted value taken with a stray quote in it (_repair.quoted_end): a call
+        # that runs on to the end of the text from there is broken, not cut short
+        # (see Scanner._salvage).
+        self.stray = False
+        self.quote_memo: list | None = None  # (see _quoted)
 
     # -- the loop ---------------------------------------------------------
     def run(self, buf: str, final: bool, at_marker) -> str:
@@ -183,6 +188,7 @@ class Driver:
             best_len = -1
             best_prio = None
             grow = False
+            stray = False
             # What may still grow, each judged from a delta alone; None: cannot tell.
             growers: list | None = []
             for t in allowed:
@@ -233,9 +239,26 @@ class Driver:
                     if buf[pos].isspace() or buf[pos] in ",)]":
                         continue
                     extent = self._extent(pos, ",)")
-                    end = extent.advance(buf, 0)
-                    # (Cut as a JSON value is: `city="Par"is")]` must not run on.)
-                    cut = self._cut(buf, pos, n if end is None else end, final) if self.cutter else None
+                    # A quoted value with its own quotes inside, unescaped: where the
+                    # call's structure says it ends (see _repair.quoted_end).
+                    quoted = self._quoted(buf, pos, final) if buf[pos] in "'\"" else None
+                    if quoted is _repair.OPEN:
+                        # (Python's string has not closed yet: the extent waits on it, and
+                        # the value is looked at again with the recheck.)
+                        quoted = None
+                    if type(quoted) is _repair.QuoteWait:
+                        extent.advance(buf, 0)  # (a grower scans on from the end of the text)
+                        grow = True
+                        if growers is not None:
+                            growers += [extent, quoted]
+                        continue
+                    if quoted is not None and quoted[1]:
+                        end = quoted[0]  # (its quotes inside pair up: it is read whole)
+                        cut = None
+                    else:
+                        end = extent.advance(buf, 0)
+                        # (Cut as a JSON value is: `city="Par"is")]` must not run on.)
+                        cut = self._cut(buf, pos, n if end is None else end, final) if self.cutter else None
                     if cut is not None and cut is not WAIT:
                         end = cut
                     elif end is None or cut is WAIT:
@@ -250,6 +273,11 @@ class Driver:
                         end -= 1
                     if end == pos:
                         continue
+                    # A stray quote (`city="Par"is", unit="C")`): the value runs on as Python
+                    # reads it, and cannot be read. The call went on after it, so where the
+                    # value runs to the end of the reply, that is no reply cut short there
+                    # (Scanner._salvage).
+                    stray = quoted is not None and not quoted[1]
                 else:
                     if name in json_text and (
                         _CALL_TAG_FIRST if name in self.c.call_text else _TAG_FIRST
@@ -303,6 +331,8 @@ class Driver:
                 return WAIT
             if best is not None:
                 self.pos = pos
+                if stray and best == "PYVALUE":
+                    self.stray = True
                 return best, pos + best_len
             # Nothing fits: skip %ignore'd text, but the region never ends inside it.
             skipped = False
@@ -379,6 +409,34 @@ class Driver:
         if extent is None or extent.start != pos:
             extent = self.extents[stops] = _Extent(pos, stops)
         return extent
+
+    def _quoted(self, buf: str, pos: int, final: bool) -> Any:
+        """_repair.quoted_end for the value at pos, its ending looked for before the
+        first marker after its break (a call's, <think>'s, or this format's end). In
+        a stream the value is looked at again as text arrives: where that marker is,
+        and where the call's `)` is as Python reads it, are found by scans that go on
+        from where they stopped (the text before does not change)."""
+        memo = self.quote_memo
+        if memo is None or memo[0] != pos:
+            memo = self.quote_memo = [pos, -1, -1, -1, None]  # (pos, break, marker, scanned to, `)` scan)
+        n = len(buf)
+
+        def markers(at: int) -> int:
+            if memo[1] != at:
+                memo[1:4] = [at, -1, at]
+            if memo[2] < 0 and memo[3] < n:
+                memo[2] = self._first_marker(buf, max(at, memo[3] - self.cutter[1]), n)
+                memo[3] = n
+            return memo[2]
+
+        def call_end(at: int) -> int:
+            extent = memo[4]
+            if extent is None or extent.start != at:
+                extent = memo[4] = _Extent(at, ")")
+            end = extent.advance(buf, 0)
+            return n if end is None else end
+
+        return _repair.quoted_end(buf, pos, final, markers if self.cutter else None, call_end)
 
     def _cut(self, buf: str, pos: int, stop: int, final: bool) -> Any:
         """Where the JSON value (or Python argument value) at pos, which runs to

@@ -8,6 +8,8 @@ can report them.
 
 `value_end` and `scalar_end` find where a bracketed value or a call argument
 ends without parsing it; the grammars use them to cut payloads out of prose.
+`quoted_end` finds where a quoted call argument with its own quotes inside, unescaped,
+ends (`command='grep -rn 'TODO' src/'`), and `unquoted_inside` reads it.
 
 Payloads come from untrusted model output and may hold thousands of nested
 brackets, so everything here is iterative and linear, and nothing raises
@@ -23,7 +25,11 @@ from functools import lru_cache
 from itertools import accumulate
 from typing import Any
 
-__all__ = ["MAX_DEPTH", "RepairError", "loads", "scalar_end", "value_end"]
+import regex
+
+from ._words import words
+
+__all__ = ["MAX_DEPTH", "RepairError", "loads", "quoted_end", "scalar_end", "unquoted_inside", "value_end"]
 
 # Deeper payloads are refused outright; the limit leaves plenty of headroom
 # below Python's recursion limit for json.dumps and friends downstream.
@@ -225,6 +231,191 @@ def _too_deep(text: str) -> bool:
     # way. What is left is all brackets, summed up in C.
     brackets = _NOT_BRACKET.sub("", text)
     return max(accumulate(map(_DEPTH_STEP.__getitem__, brackets)), default=0) > MAX_DEPTH
+
+
+# --- Quotes inside a quoted Python argument value -----------------------------------
+#
+# `command='grep -rn 'TODO' src/'`, `command="echo "hi" there"`: a value whose own
+# quote the model wrote inside it, unescaped. Python reads a string that ends at the
+# second quote and then text it cannot read. The structure of the call settles where
+# the value ends: at the first quote of its kind followed by `)` or by `,` and a
+# keyword (`, timeout=`), when the quotes of its kind inside it pair up as quoted
+# words (`'TODO'`, `"hi"`: an opening one with no letter or digit before it, a
+# closing one with none after it; an apostrophe, a quote between two letters of a
+# 'single-quoted' value, is no quote here). Then it is read whole (repair
+# unescaped_quotes). A quote left over (`city="Par"is"`) is a stray one: the value
+# cannot be read, and the call is an error that names it; where Python's reading of
+# it runs on to the end of the reply, that is no reply cut short (Scanner._salvage).
+
+# What may follow the quote that ends an argument value: its call's `)` (after a
+# trailing comma, too), or a comma and the next keyword argument (a name, then "="
+# that is not "=="; the grammars' KEY).
+_VALUE_CLOSE = regex.compile(words(r"\s*(?:(?:,\s*)?\)|,\s*(?:[A-Za-z_]|\\_)(?:\w|\\_)*\s*=(?!=))"))
+# After the string Python reads: the value ends there (a `)`, or a `,` and what starts
+# another argument: a keyword, a quote, a number, a bracket), or text follows (`,` and
+# a bare word, too).
+_STANDS = regex.compile(words(r"\s*(?:\)|,\s*(?:\)|(?:[A-Za-z_]|\\_)(?:\w|\\_)*\s*=(?!=)|[^\s\w\\]|\d))"))
+_STOP_AFTER = regex.compile(r"\s*[,)]")
+# How many quotes after Python's string the end of the value is looked for among (each
+# value is looked at once in a whole reply, at most once per quote in a stream: a reply
+# full of quotes stays linear).
+_MAX_QUOTES = 32
+# The string Python reads at a quote ('It's' is one string: see _STRING); group 1
+# set when it closes.
+_PY_STRING = {
+    '"': re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*(")?', re.S),
+    "'": re.compile(r"'[^'\\]*(?:(?:\\.|'(?=[^\W_]))[^'\\]*)*(')?", re.S),
+}
+
+
+class QuoteWait:
+    """quoted_end() cannot tell yet (a stream): `pending`, the text's last quote may
+    yet be followed by what ends the value (any text may tell); else only text with
+    the quote in it can change the answer."""
+
+    __slots__ = ("quote", "pending")
+
+    def __init__(self, quote: str, pending: bool) -> None:
+        self.quote = quote
+        self.pending = pending
+
+    def absorbs(self, text: str, n: int) -> bool:
+        return not self.pending and self.quote not in text
+
+
+OPEN = "open"  # (see quoted_end)
+
+
+def quoted_end(text: str, pos: int, final: bool, markers: Any = None, call_end: Any = None) -> Any:
+    """For the Python argument value that opens with the quote at text[pos]: None
+    where the string Python reads is the value (`)`, or `,` and the next argument,
+    follows it; or it never closes), or no quote before the first marker after its
+    break (`markers(i)`: where the first one at or after i starts, or -1; None: there
+    are none) is followed by what ends a value; else (end, paired): the value would
+    end at `end`, just past its closing quote, and its quotes inside pair up (it is
+    read whole: unquoted_inside) or not (a stray quote: it is not read, and runs on
+    as Python reads it). Where a `,` and a bare word follow the string (`'say 'hi',
+    then go', n=2`), which Python could read as a positional argument, only a value
+    whose quotes pair up is taken, ending before the call's `)` as Python reads it
+    (`call_end(i)`: scalar_end(text, i, ")"), which a stream may find by a scan that
+    resumes). The end is looked for among the next _MAX_QUOTES quotes. In a stream
+    (not final): OPEN while Python's string has not closed; a QuoteWait where the
+    text so far cannot tell."""
+    quote = text[pos]
+    m = _PY_STRING[quote].match(text, pos)
+    if m.group(1) is None:
+        # It never closes: the value runs on, as Python reads it (in a stream, OPEN: it
+        # has not closed yet).
+        return None if final else OPEN
+    at = m.end()
+    stands = _settles(_STANDS, text, at, final, quote)
+    if stands is not None:
+        return stands or None
+    stop = markers(at) if markers is not None else -1
+    if stop < 0:
+        stop = len(text)
+    positional = _STOP_AFTER.match(text, at) is not None  # (a `,` and a bare word)
+    broke = at
+    if positional and not final:
+        # (A stream looks for the call's `)` as the text arrives; a whole text only up
+        # to the end the value would have: the same answer, with no scan to the end.)
+        stop = min(stop, call_end(at) if call_end is not None else scalar_end(text, at, ")"))
+    looked = 0
+    while True:
+        at = text.find(quote, at, stop)
+        if at < 0:
+            return None if final or stop < len(text) else QuoteWait(quote, False)
+        looked += 1
+        if looked > _MAX_QUOTES:
+            return None  # (a value with so many quotes inside is not told apart)
+        if not _escaped(text, at):
+            close = _settles(_VALUE_CLOSE, text, at + 1, final, quote)
+            if close is not None:
+                if close:
+                    return close
+                paired = unquoted_inside(text[pos : at + 1]) is not None
+                if positional and (not paired or (final and scalar_end(text[:at], broke, ")") < at)):
+                    return None
+                return at + 1, paired
+        at += 1
+
+
+def _settles(pattern: Any, text: str, at: int, final: bool, quote: str) -> Any:
+    """Whether `pattern` matches at `at`: None (no), False (yes), or, where more text
+    could still change that (not final), a pending QuoteWait: a partial match, or one
+    that reaches the end of the text, where its lookahead (`=(?!=)`) saw nothing."""
+    m = pattern.match(text, at, partial=not final)
+    if m is None:
+        return None
+    if not final and (m.partial or m.end() >= len(text)):
+        return QuoteWait(quote, True)
+    return False
+
+
+def _escaped(text: str, at: int) -> bool:
+    """Whether the character at `at` follows an odd run of backslashes."""
+    i = at
+    while i > 0 and text[i - 1] == "\\":
+        i -= 1
+    return (at - i) % 2 == 1
+
+
+def _inner_quotes(body: str, quote: str) -> list[int] | None:
+    """Where the quotes of `quote`'s kind in `body` (a quoted value's inside) are, when
+    they pair up as quoted words (see above); None when they do not. Escaped quotes
+    and apostrophes are left out."""
+    found = []
+    at = body.find(quote)
+    while at >= 0:
+        if not _escaped(body, at):
+            before = body[at - 1 : at]
+            after = body[at + 1 : at + 2]
+            if not (quote == "'" and before.isalnum() and after.isalnum()):  # (an apostrophe)
+                opening = len(found) % 2 == 0
+                if (before if opening else after).isalnum():
+                    return None
+                found.append(at)
+        at = body.find(quote, at + 1)
+    return found if len(found) % 2 == 0 else None
+
+
+def unquoted_inside(text: str) -> str | None:
+    """The value of `text`, a quoted value (see above) that Python cannot read, whose
+    own quotes inside it pair up as quoted words: its inside, escapes read; None when
+    it is not such a value."""
+    quote = text[:1]
+    if len(text) < 2 or quote not in _QUOTES or text[-1] != quote or _escaped(text, len(text) - 1):
+        return None
+    body = text[1:-1]
+    inner = _inner_quotes(body, quote)
+    if not inner:
+        return None
+    return _ESCAPE.sub(_unescape, body) if "\\" in body else body
+
+
+def runs_over(text: str) -> bool:
+    """Whether `text`, a value that opens with a quote, ran on past where the call's
+    structure ends it (quoted_end): a quote of its kind inside it is followed by `)`
+    or by `,` and a keyword, as Python's reading of a stray quote makes it do."""
+    if text[:1] not in _QUOTES:
+        return False
+    return type(quoted_end(text, 0, True)) is tuple
+
+
+def stray_quote(text: str) -> bool:
+    """Whether `text`, a value in quotes, holds a quote of their kind that nothing
+    pairs (escaped ones and apostrophes left out): `"Par"is"`."""
+    quote = text[:1]
+    if quote not in _QUOTES or len(text) < 2 or text[-1] != quote:
+        return False
+    count = 0
+    at = text.find(quote)
+    while at >= 0:
+        apostrophe = quote == "'" and text[at - 1 : at].isalnum() and text[at + 1 : at + 2].isalnum()
+        if not apostrophe and not _escaped(text, at):
+            count += 1
+        at = text.find(quote, at + 1)
+    return count % 2 == 1
 
 
 # --- Lenient tokens -----------------------------------------------------------

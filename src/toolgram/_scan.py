@@ -233,6 +233,7 @@ class Scanner:
     marker_len = 0
     first_failure: Failure | None = None
     failure_taken = 0  # how many tokens the driver of first_failure read
+    failure_stray = False  # first_failure is a call a stray quote broke (see _note_failure)
     failed_frame: Driver | None = None
     mentioned = False  # a format read the region as a mention of its tag (_mention)
     fail_scan = 0
@@ -887,6 +888,7 @@ class Scanner:
         self.marker_len = marker_len
         self.first_failure = None
         self.failure_taken = 0
+        self.failure_stray = False
         self.failed_frame = None
         self.mentioned = False
         self.fail_scan = start
@@ -1012,12 +1014,23 @@ class Scanner:
                 self.drivers.append(self._driver(self.candidates[len(self.drivers)], self.region_start))
                 continue
             # No candidate read it: the text stays prose.
-            if anchored:  # (its failures are never shown: nothing to settle)
-                region = self._salvage(final, True)
-                if region:
-                    self._prose(out, self.pos, region[0].start)  # (whitespace before it)
-                    out.append(region[0])
-                    self.pos = region[0].end
+            if anchored:  # (its failures are never shown, but a stray quote's: nothing to settle)
+                salvaged = self._salvage(final, True)
+                if salvaged:
+                    region, tail, _ = salvaged
+                    if region is not None:
+                        self._prose(out, self.pos, region.start)  # (whitespace before it)
+                        out.append(region)
+                        self.pos = region.end
+                    if tail is not None:
+                        self._prose(out, self.pos, tail.end)
+                        out.append(tail)
+                        self.pos = tail.end
+                elif self.failure_stray and self.first_failure is not None:
+                    failure = self.first_failure
+                    self._prose(out, self.pos, failure.end)
+                    out.append(failure)
+                    self.pos = failure.end
                 self._end_region()
                 self.mode = "prose"
                 return True
@@ -1076,8 +1089,10 @@ class Scanner:
 
     def _note_failure(self, drv: Driver, reason: str) -> None:
         # A marker the model never closed, with nothing readable after it, is a
-        # mention of the tag ("use <tool_call> to…"), not a broken call.
-        if drv.fmt.quiet or not reason or "closed_tag" in drv.repairs or self.mentioned:
+        # mention of the tag ("use <tool_call> to…"), not a broken call. (A quiet
+        # format's failure is not told, but a call's that a stray quote broke: that
+        # was a call, `[get_weather(city="Par"is", unit="C")]`.)
+        if (drv.fmt.quiet and not drv.stray) or not reason or "closed_tag" in drv.repairs or self.mentioned:
             return
         # Of the formats that share the marker, the one whose grammar read the most
         # tokens says why (a broken Qwen3-XML block is not told about JSON); the
@@ -1086,6 +1101,7 @@ class Scanner:
             self.failure_taken = drv.taken
             end = max(drv.end, drv.pos, self.region_start + self.marker_len)
             self.first_failure = Failure(self.region_start, end, f"Couldn't read a tool call: {reason}.")
+            self.failure_stray = drv.stray
             # A broken frame counts as a call attempt only if the format's end
             # marker follows (before the next call); _settle_failure decides.
             self.failed_frame = drv if drv.status == FAIL else None
@@ -1123,15 +1139,16 @@ class Scanner:
         if not self.salvaged:
             return None
         region, tail, settle = self.salvaged
-        self._prose(out, self.pos, region.start)
-        if settle:
-            # (A tail no end marker closes is still a broken call: the section held
-            # calls. It runs to where the grammar stopped.)
-            tail = self._settle_failure(final) or self.first_failure
-            if tail is WAIT:
-                return False
-        out.append(region)
-        self.pos = region.end
+        if region is not None:  # (None: no call before a broken one; see _salvage)
+            self._prose(out, self.pos, region.start)
+            if settle:
+                # (A tail no end marker closes is still a broken call: the section held
+                # calls. It runs to where the grammar stopped.)
+                tail = self._settle_failure(final) or self.first_failure
+                if tail is WAIT:
+                    return False
+            out.append(region)
+            self.pos = region.end
         if tail is not None:  # (its text stays prose, as any failure's)
             self._prose(out, self.pos, tail.end)
             out.append(tail)
@@ -1158,6 +1175,20 @@ class Scanner:
             return False
         region, drafts, end, opened, truncated = got
         dropped = buf[end:].strip()
+        if opened and drv.stray:
+            # What ran on to the end is a value with a stray quote (`city="Par"is")]`,
+            # _repair.quoted_end): the call is broken, not cut short, and is no call
+            # without that argument. It fails, named, and its text stays prose; the
+            # calls before it are kept (with none, nor is the region: None).
+            last = drafts[-1]
+            why = drv.reason if drv.status == FAIL else self._decode(drv)
+            if not why or not isinstance(why, str):
+                why = "a value holds a stray quote"
+            at = region.items.index(last)
+            start = last.span[0] if at else region.start  # (the region's own markers too)
+            del region.items[at:]
+            region.end = start
+            return (region if at else None), Failure(start, len(buf), f"Couldn't read a tool call: {why}."), False
         if opened:
             # The reply ended inside its last call: it takes the rest of the reply, and
             # what was begun after the point (a parameter's name) is dropped; the

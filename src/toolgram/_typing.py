@@ -370,11 +370,21 @@ def coerce_param(raw: Any, typ: str | None, prop: Any, root: Any = None) -> tupl
         try:
             value, repairs = _repair.loads(raw)
         except _repair.RepairError:
+            text = raw.strip()
+            # A quoted value with its own quotes inside, unescaped, in pairs
+            # (`'grep -rn 'TODO' src/'`): its inside (see _repair.quoted_end). One with a
+            # quote that nothing pairs (`"Par"is"`, a stray quote), or that ran on past
+            # the end the call's structure gives it (`"Par"is")]\n… "…"`), is broken, and
+            # no value.
+            inside = _repair.unquoted_inside(text)
+            if inside is not None:
+                return inside, ("unescaped_quotes",)
             # A bare word such as f(unit=celsius), or an expression (`QName("a", "b")`,
             # `[10+2*5, 2]`): keep it as the text it is. Not text whose brackets do not
             # pair (`city="Par"is")]`: a stray quote ran on over the call's closing
             # brackets): that is broken, and no value.
-            text = raw.strip()
+            if _repair.stray_quote(text) or _repair.runs_over(text):
+                raise
             if any(text.count(o) != text.count(c) for o, c in _PAIRS):
                 raise
             return text, ("unquoted_string",)

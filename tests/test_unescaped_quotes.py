@@ -1,0 +1,172 @@
+"""Python argument values with their own quotes inside, unescaped:
+`command='grep -rn 'TODO' src/'`, `command="echo "hi" there"`.
+
+Where the call's structure settles it (the value's closing quote is the first one
+followed by `)` or by `,` and a keyword, and its quotes inside pair up as quoted
+words) the value is read whole (repair unescaped_quotes); a quote that nothing pairs
+(`city="Par"is"`) makes the call unreadable. Never a call without the argument: such
+a call was read as `run_shell()` with `{}`, silently, and an agent would run it. In
+parse and in a stream, in any chunking, alike.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+import toolgram
+from toolgram import _frame, _repair
+
+SINGLE = "'grep -rn 'TODO' src/'"
+DOUBLE = '"echo "hi" there"'
+VALUES = {SINGLE: "grep -rn 'TODO' src/", DOUBLE: 'echo "hi" there'}
+
+FORMATS = {
+    "pythonic": "[{}]",
+    "lfm2": "<|tool_call_start|>[{}]<|tool_call_end|>",
+    "llama4_pythonic": "<|python_start|>[{}]<|python_end|>",
+    "bare_pythonic": "{}",
+}
+
+# (the arguments as written, the arguments read): the value last, and followed by another.
+ARGUMENTS = [
+    ("command={v}, timeout=30", lambda v: {"command": v, "timeout": 30}),
+    ("timeout=30, command={v}", lambda v: {"timeout": 30, "command": v}),
+    ("command={v}", lambda v: {"command": v}),
+    ("command={v} , cwd='/tmp',", lambda v: {"command": v, "cwd": "/tmp"}),
+]
+
+
+def _stream(raw: str, size: int, tools: Any) -> Any:
+    sp = toolgram.StreamParser(tools)
+    for i in range(0, len(raw), size):
+        sp.feed(raw[i : i + size])
+    return sp.close()
+
+
+def _key(result: Any) -> tuple:
+    return result.text, result.calls, result.errors, result.reasoning, result.segments
+
+
+def _same_everywhere(raw: str, tools: Any) -> Any:
+    """parse(), checked against a stream in chunks of 1, 2, 3 and 7 characters and
+    against the general way (no fast frames)."""
+    expected = toolgram.parse(raw, tools)
+    for size in (1, 2, 3, 7):
+        assert _key(_stream(raw, size, tools)) == _key(expected), f"chunks of {size}"
+    _frame.enabled = False
+    try:
+        assert _key(toolgram.parse(raw, tools)) == _key(expected), "the general way"
+    finally:
+        _frame.enabled = True
+    return expected
+
+
+@pytest.mark.parametrize("tools", [None, ["run_shell"]], ids=["no_tools", "tools"])
+@pytest.mark.parametrize("args", ARGUMENTS, ids=["then_kwarg", "last", "only", "trailing_comma"])
+@pytest.mark.parametrize("value", list(VALUES), ids=["single", "double"])
+@pytest.mark.parametrize("fmt", list(FORMATS))
+def test_a_value_with_its_own_quotes_is_read_whole(fmt: str, value: str, args: tuple, tools: Any) -> None:
+    written, read = args
+    raw = FORMATS[fmt].format("run_shell(" + written.format(v=value) + ")")
+    result = _same_everywhere(raw, tools)
+    assert result.errors == []
+    assert [(c.name, c.arguments, c.format) for c in result.calls] == [("run_shell", read(VALUES[value]), fmt)]
+    assert "unescaped_quotes" in result.calls[0].repairs
+    assert result.text == ""
+
+
+@pytest.mark.parametrize("tools", [None, ["get_weather"]], ids=["no_tools", "tools"])
+@pytest.mark.parametrize(
+    "written", ['city="Par"is"', 'city="Par"is", unit="C"', "city='Par' is', unit='C'", 'city="x"y", )']
+)
+@pytest.mark.parametrize("fmt", list(FORMATS))
+def test_a_stray_quote_is_never_a_call_without_its_argument(fmt: str, written: str, tools: Any) -> None:
+    raw = FORMATS[fmt].format("get_weather(" + written + ")") + " And some words after the call."
+    result = _same_everywhere(raw, tools)
+    for call in result.calls:
+        assert "city" in call.arguments, call
+    assert result.calls == []
+    if fmt == "bare_pythonic":  # (bare calls that are the whole reply, or prose)
+        assert result.errors == []
+    else:
+        assert len(result.errors) == 1 and "'city'" in result.errors[0]
+    assert result.text == raw
+
+
+@pytest.mark.parametrize(
+    ("raw", "arguments", "repairs"),
+    [
+        # Python reads these: nothing changes.
+        ("[say(text='It's fresh', to='O'Brien')]", {"text": "It's fresh", "to": "O'Brien"}, ("apostrophe",)),
+        ("[say(text='a, b', to=\"x 'y' z\")]", {"text": "a, b", "to": "x 'y' z"}, ()),
+        ("[say(text='it\\'s', n=1)]", {"text": "it's", "n": 1}, ()),
+        # An apostrophe and a quoted word in one value.
+        ("[say(text='Don't say 'no' here', n=1)]", {"text": "Don't say 'no' here", "n": 1}, ("unescaped_quotes",)),
+        # Two quoted words; a quoted word at the end.
+        ('[say(text="a "b" c "d" e")]', {"text": 'a "b" c "d" e'}, ("unescaped_quotes",)),
+        ('[say(text="he said "hi"")]', {"text": 'he said "hi"'}, ("unescaped_quotes",)),
+        # A comma and a word that is no keyword do not end it.
+        ("[say(text='say 'hi', then go', n=2)]", {"text": "say 'hi', then go", "n": 2}, ("unescaped_quotes",)),
+    ],
+)
+def test_values_python_reads_and_values_the_structure_settles(raw: str, arguments: dict, repairs: tuple) -> None:
+    result = _same_everywhere(raw, None)
+    assert [c.arguments for c in result.calls] == [arguments]
+    assert result.calls[0].repairs == repairs
+
+
+def test_the_next_call_after_a_settled_value_is_done_by_feed() -> None:
+    raw = (
+        "<|tool_call_start|>[run_shell(command='grep -rn 'TODO' src/', timeout=30)]<|tool_call_end|>"
+        " and then some more words, long enough to be sure the call was sent before the end."
+    )
+    sp = toolgram.StreamParser()
+    done_before_flush = []
+    for i in range(0, len(raw), 5):
+        done_before_flush += [e for e in sp.feed(raw[i : i + 5]) if type(e).__name__ == "CallDone"]
+    assert [e.call.arguments for e in done_before_flush] == [{"command": "grep -rn 'TODO' src/", "timeout": 30}]
+
+
+def test_quoted_end() -> None:
+    text = "f(command='grep -rn 'TODO' src/', timeout=30)"
+    pos = text.index("'")
+    assert _repair.quoted_end(text, pos, True) == (text.index(", timeout"), True)
+    text = 'f(city="Par"is", unit="C")'
+    pos = text.index('"')
+    assert _repair.quoted_end(text, pos, True) == (text.index(", unit"), False)
+    # Python's reading stands: a stop after the string, or a string left open.
+    for text in ("f(a='x', b=1)", "f(a='x' )", "f(a='x, b=1)"):
+        assert _repair.quoted_end(text, 4, True) is None
+    # In a stream: what follows the quote may still end the value, or more quotes may come.
+    wait = _repair.quoted_end("f(a='x 'y' z', tim", 4, False)
+    assert type(wait) is _repair.QuoteWait and wait.pending
+    wait = _repair.quoted_end("f(a='x 'y' z", 4, False)
+    assert type(wait) is _repair.QuoteWait and not wait.pending
+    assert wait.absorbs(" more words", 12) and not wait.absorbs("', b=1)", 12)
+
+
+def test_unquoted_inside() -> None:
+    assert _repair.unquoted_inside("'grep -rn 'TODO' src/'") == "grep -rn 'TODO' src/"
+    assert _repair.unquoted_inside('"a \\"b\\" "c" d"') == 'a "b" "c" d'
+    assert _repair.unquoted_inside("'x'") is None  # (no quote inside: Python reads it)
+    assert _repair.unquoted_inside('"Par"is"') is None  # (a stray quote)
+    assert _repair.unquoted_inside('"a"b"c"') is None  # (no quoted words)
+    assert _repair.unquoted_inside("'Lyon' days=2") is None
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        # Python's reading pairs the stray quote with one in the text after the call.
+        '[get_weather(city="Par"is")]\nThen "ok", fine, and some more words.',
+        '[get_weather(city="Par"is")]\nok\n[get_weather(city="Par"is")]\nok\n',
+        'Checking.<|tool_call_start|>[get_weather(city="Par"is")]',
+    ],
+)
+def test_a_stray_quote_does_not_take_the_text_after_it_as_its_value(raw: str) -> None:
+    result = _same_everywhere(raw, ["get_weather"])
+    assert result.calls == []
+    assert len(result.errors) == 1 and "'city'" in result.errors[0]
+    assert result.text == raw.strip()
