@@ -58,10 +58,10 @@ class Driver:
     __slots__ = (
         "fmt", "c", "start", "pos", "stack", "values", "status", "end", "tree", "repairs", "reason", "prose_at",
         "hint", "extents", "quotes", "resume", "taken", "brackets", "cutter", "recheck", "marks",
-        "closed_at", "last_end", "calls", "line_end", "stray", "quote_memo",
+        "closed_at", "last_end", "calls", "lines", "line_end", "stray", "quote_memo",
     )  # fmt: skip
 
-    def __init__(self, fmt: Format, start: int, brackets: Any = None, cutter: Any = None) -> None:
+    def __init__(self, fmt: Format, start: int, brackets: Any = None, cutter: Any = None, lines: bool = False) -> None:
         self.fmt = fmt
         # Where a JSON value broken for good is cut short: (markers_from, room, prefixes,
         # find), the scanner's search for the first marker in a span of the text, the
@@ -109,8 +109,11 @@ class Driver:
         self.closed_at = -1
         self.last_end = start
         self.calls = 0  # calls reduced so far (see salvage_points)
-        # A line-anchored format's region ends at the end of a line where it could end
-        # (see _lex): set once it has.
+        # Whether the region ends at the end of a line where it could end (see _lex): a
+        # line-anchored format's, where each line's start literal is a marker of its own
+        # (the scanner's, with tools). Without tools only the reply's start opens one,
+        # and its lists on the next lines belong to it. line_end: set once it has.
+        self.lines = lines
         self.line_end = False
         # A quoted value taken with a stray quote in it (_repair.quoted_end): a call
         # that runs on to the end of the text from there is broken, not cut short
@@ -339,7 +342,7 @@ class Driver:
             for t in self.c.ignore:
                 m = t.pattern.match(buf, pos)
                 if m and m.end() > pos:
-                    if self.fmt.anchor == "line" and pos > self.start and "\n" in buf[pos : m.end()] and self._ends_here():
+                    if self.lines and pos > self.start and "\n" in buf[pos : m.end()] and self._ends_here():
                         # A line-anchored region (a call list) that could end here ends at
                         # the end of its line: a list on the next line is found as a marker
                         # of its own. (Read as one region, each of N lines would start a
@@ -755,7 +758,7 @@ def salvage_points(failed: Driver, buf: str, final: bool, at_marker) -> tuple[li
         truncated = final and p >= n and "closed_tag" in failed.repairs
         if not truncated:
             return [], False
-    drv = Driver(failed.fmt, failed.start, failed.brackets, failed.cutter)
+    drv = Driver(failed.fmt, failed.start, failed.brackets, failed.cutter, failed.lines)
     drv.quotes = failed.quotes
     drv.marks = []
     drv.run(buf, final, at_marker)  # (it stops where the first run did)

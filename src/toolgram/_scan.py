@@ -900,7 +900,8 @@ class Scanner:
         if self.brackets is None:
             self.brackets = _repair.BracketIndex()
         room = max(self.max_prefix + 1, *map(len, fmt.ends)) if fmt.ends else self.max_prefix + 1
-        return Driver(fmt, start, self.brackets, (self._markers_from, room, self.prefixes, self._find))
+        lines = fmt.anchor == "line" and self.tools is not None  # (see Driver.lines)
+        return Driver(fmt, start, self.brackets, (self._markers_from, room, self.prefixes, self._find), lines)
 
     def _markers_from(self, buf: str, start: int, stop: int) -> int:
         """The first place in [start, stop) where a marker of three characters or more
@@ -1224,7 +1225,7 @@ class Scanner:
         for end, opened in points:
             # Read again up to there as a reply that ends there (the missing markers
             # are supplied): the table cannot be rolled back, its tree callbacks share lists.
-            fresh = Driver(drv.fmt, self.region_start, None, drv.cutter)
+            fresh = Driver(drv.fmt, self.region_start, None, drv.cutter, drv.lines)
             fresh.quotes = False
             if fresh.run(buf[:end], True, self.at_marker) != DONE:
                 continue
