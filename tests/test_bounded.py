@@ -220,3 +220,36 @@ def test_marker_runs_cost_linear_time(unit: str, tools: list | None) -> None:
         for size in (4_000, 16_000)
     )
     assert large <= 8 * small, (small, large)
+
+
+_DEADLINE_CHILD = """
+import signal, toolgram
+class Deadline(Exception):
+    pass
+def on_alarm(*_):
+    raise Deadline
+signal.signal(signal.SIGALRM, on_alarm)
+reply = "<|im_start|>{" * 3000
+passed = swallowed = 0
+for i in range(20):
+    signal.setitimer(signal.ITIMER_REAL, 0.001 + 0.001 * i)
+    try:
+        result = toolgram.parse(reply)
+        swallowed += any("Deadline" in e for e in result.errors)
+    except Deadline:
+        passed += 1
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+print(passed, swallowed)
+"""
+
+
+@pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="needs signal.setitimer (POSIX)")
+def test_a_deadline_set_in_python_dash_c_passes_through() -> None:
+    # A handler with no source file (`python -c`, a notebook, exec): its module is the
+    # caller's (`__main__`), not toolgram's.
+    done = subprocess.run([sys.executable, "-c", _DEADLINE_CHILD], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    passed, swallowed = map(int, done.stdout.split())
+    assert swallowed == 0
+    assert passed > 0  # (the parses the deadline reached: it did reach some)

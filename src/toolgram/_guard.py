@@ -7,29 +7,21 @@ exception that code outside toolgram raised while toolgram ran (a caller's
 signal handler enforcing a deadline). Those pass through; only exceptions raised
 by toolgram itself, Lark, `regex` or the standard library it calls are caught.
 (KeyboardInterrupt and SystemExit are BaseExceptions, never caught at all.)
+
+Whose code raised is told by the module of the innermost frame (its globals'
+`__name__`), not its file: code made at run time (a dataclass's `__init__`) has
+no file but its module's globals, and a caller's handler in `python -c`, a
+notebook or exec() has no file either, and is `__main__` or the caller's module.
 """
 
 from __future__ import annotations
 
-import os
 import sys
-import sysconfig
-
-import lark
-import regex
 
 _PASS = (MemoryError, TimeoutError)
 
-
-def _home(module) -> str:
-    return os.path.dirname(os.path.abspath(module.__file__)) + os.sep
-
-
-# Where code that toolgram runs lives: an exception raised in a frame anywhere else
-# (the innermost one) was raised by someone else's code, such as a signal handler.
-_OURS = (_home(sys.modules[__package__]), _home(lark), _home(regex))
-_STDLIB = os.path.abspath(sysconfig.get_paths()["stdlib"]) + os.sep
-_INSTALLED = ("site-packages", "dist-packages")  # (under the stdlib folder, but not it)
+# The top-level packages whose code toolgram runs.
+_OURS = frozenset({__package__ or "toolgram", "lark", "regex", "_regex"}) | frozenset(sys.stdlib_module_names)
 
 
 def passes_through(exc: BaseException) -> bool:
@@ -41,10 +33,5 @@ def passes_through(exc: BaseException) -> bool:
         return False
     while tb.tb_next is not None:
         tb = tb.tb_next
-    where = tb.tb_frame.f_code.co_filename
-    if where.startswith("<"):  # (code made at run time: a dataclass's __init__, …)
-        return False
-    where = os.path.abspath(where)
-    if where.startswith(_OURS):
-        return False
-    return not where.startswith(_STDLIB) or any(part in where for part in _INSTALLED)
+    module = tb.tb_frame.f_globals.get("__name__") or ""
+    return module.partition(".")[0] not in _OURS
