@@ -267,6 +267,11 @@ def main(argv: list[str] | None = None) -> int:
     sizes = [s * KB for s in sorted(sizes_kb)]
     timeout = args.timeout if args.timeout is not None else (10.0 if args.quick else 20.0)
     formats = args.formats.split(",") if args.formats else None
+    if formats:
+        known = {f.name for f in default_registry().select(None)}
+        unknown = [f for f in formats if f not in known]
+        if unknown:
+            ap.error(f"unknown format(s): {', '.join(unknown)} (`toolgram formats` lists them)")
     stream1_max = args.stream1_max_kb * KB
 
     toolgram.parse("<tool_call>{}</tool_call>")  # build the grammars before the children fork

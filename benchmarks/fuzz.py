@@ -1033,7 +1033,11 @@ def minimize(inp: Input, tools: list | None, check: str, variant: str, hang_s: f
 def replay(paths: list[str], args: argparse.Namespace) -> int:
     bad = 0
     for path in paths:
-        rec = json.loads(Path(path).read_text(encoding="utf-8"))
+        try:
+            rec = json.loads(Path(path).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            print(f"{path}: cannot be read: {exc}", file=sys.stderr)
+            return 2
         inp = input_from_record(rec)
         out = run_input(inp, args.time_limit_ms / 1e3, args.hang_s, rec.get("tools") or [])
         print(f"{path}: {len(inp.raw)} ch, {out.checks or 'passes'}")
