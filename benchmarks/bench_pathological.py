@@ -49,7 +49,6 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing
-import os
 import sys
 import time
 import tracemalloc
