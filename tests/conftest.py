@@ -255,6 +255,21 @@ def cpu_time_per_call(fn: Any) -> float:
     return best_cpu_time(lambda: [fn() for _ in range(loops)]) / loops
 
 
+def streamed(raw: str, size: int, tools: Any = None) -> Any:
+    """The ParseResult of a StreamParser fed raw in deltas of `size` characters."""
+    import toolgram
+
+    sp = toolgram.StreamParser(tools)
+    for i in range(0, len(raw), size):
+        sp.feed(raw[i : i + size])
+    return sp.close()
+
+
+def result_key(result: Any) -> tuple:
+    """Every field of a ParseResult that parse and a stream must agree on."""
+    return result.text, result.calls, result.errors, result.reasoning, result.segments
+
+
 def shared_path() -> Path | None:
     """../shared relative to the repo root, or None when absent (e.g. on a user's machine).
 

@@ -16,6 +16,8 @@ from typing import Any
 import pytest
 
 import toolgram
+
+from conftest import result_key, streamed
 from toolgram import _frame, _repair
 
 SINGLE = "'grep -rn 'TODO' src/'"
@@ -38,26 +40,15 @@ ARGUMENTS = [
 ]
 
 
-def _stream(raw: str, size: int, tools: Any) -> Any:
-    sp = toolgram.StreamParser(tools)
-    for i in range(0, len(raw), size):
-        sp.feed(raw[i : i + size])
-    return sp.close()
-
-
-def _key(result: Any) -> tuple:
-    return result.text, result.calls, result.errors, result.reasoning, result.segments
-
-
 def _same_everywhere(raw: str, tools: Any) -> Any:
     """parse(), checked against a stream in chunks of 1, 2, 3 and 7 characters and
     against the general way (no fast frames)."""
     expected = toolgram.parse(raw, tools)
     for size in (1, 2, 3, 7):
-        assert _key(_stream(raw, size, tools)) == _key(expected), f"chunks of {size}"
+        assert result_key(streamed(raw, size, tools)) == result_key(expected), f"chunks of {size}"
     _frame.enabled = False
     try:
-        assert _key(toolgram.parse(raw, tools)) == _key(expected), "the general way"
+        assert result_key(toolgram.parse(raw, tools)) == result_key(expected), "the general way"
     finally:
         _frame.enabled = True
     return expected

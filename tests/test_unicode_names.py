@@ -16,6 +16,8 @@ import pytest
 import regex
 
 import toolgram
+
+from conftest import result_key, streamed
 from toolgram import _frame
 from toolgram._words import SPACE, WORD, fast, words
 
@@ -60,24 +62,13 @@ CASES: list[tuple[str, str, Any, list[str]]] = [
 ]
 
 
-def _stream(raw: str, size: int, tools: Any) -> Any:
-    sp = toolgram.StreamParser(tools)
-    for i in range(0, len(raw), size):
-        sp.feed(raw[i : i + size])
-    return sp.close()
-
-
-def _key(result: Any) -> tuple:
-    return result.text, result.calls, result.errors, result.reasoning, result.segments
-
-
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
 def test_stream_reads_names_as_parse_does(case: tuple) -> None:
     _, raw, tools, names = case
     expected = toolgram.parse(raw, tools)
     assert [c.name for c in expected.calls] == names
     for size in (1, 2, 3, 7):
-        assert _key(_stream(raw, size, tools)) == _key(expected), f"chunks of {size}"
+        assert result_key(streamed(raw, size, tools)) == result_key(expected), f"chunks of {size}"
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
@@ -91,7 +82,7 @@ def test_fast_paths_change_nothing(case: tuple) -> None:
         slow = toolgram.parse(raw, tools)
     finally:
         _frame.enabled = True
-    assert _key(slow) == _key(expected)
+    assert result_key(slow) == result_key(expected)
 
 
 def test_a_grammars_word_is_unicodes_without_the_joiners() -> None:
