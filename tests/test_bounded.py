@@ -253,3 +253,27 @@ def test_a_deadline_set_in_python_dash_c_passes_through() -> None:
     passed, swallowed = map(int, done.stdout.split())
     assert swallowed == 0
     assert passed > 0  # (the parses the deadline reached: it did reach some)
+
+
+@pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="needs signal.setitimer (POSIX)")
+def test_a_stream_interrupted_by_a_callers_exception_reads_no_more(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Its state is half done: going on would corrupt the text without a word.
+    def forever(self: object, out: list, final: bool) -> bool:
+        return True
+
+    sp = toolgram.StreamParser()
+    sp.feed("Hello ")
+    monkeypatch.setitem(_scan._MODES, "prose", forever)
+    old = signal.signal(signal.SIGALRM, _deadline)
+    signal.setitimer(signal.ITIMER_REAL, 0.2)
+    try:
+        with pytest.raises(CallerDeadline):
+            sp.feed("<tool_call> there")
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+    monkeypatch.undo()
+    with pytest.raises(RuntimeError, match="interrupted"):
+        sp.feed(" more")
+    with pytest.raises(RuntimeError, match="interrupted"):
+        sp.close()

@@ -75,6 +75,7 @@ from ._validate import require_jsonschema
 __all__ = ["StreamParser"]
 
 _OPEN, _CUT, _BROKEN, _DONE = "open", "cut", "broken", "done"
+_INTERRUPTED = "interrupted"  # an exception not ours passed through mid-delta (see _interrupt)
 
 
 def arguments_json(arguments: Any) -> str:
@@ -201,11 +202,13 @@ class StreamParser:
                     return []
             except Exception as exc:  # noqa: BLE001 - the slow way reports it
                 if passes_through(exc):
+                    self._interrupt()
                     raise
         try:
             plain = self._take(delta)
         except Exception as exc:  # noqa: BLE001 - the slow way reports it
             if passes_through(exc):
+                self._interrupt()
                 raise
             plain = None
         if plain is None:
@@ -249,9 +252,22 @@ class StreamParser:
                 self._lane_held = ""
                 self._lane = None
 
+    def _interrupt(self) -> None:
+        """An exception that is not toolgram's (a deadline, MemoryError, Ctrl-C) stopped
+        it inside a delta: what it had read is half done, so it reads nothing more."""
+        self._stop(_INTERRUPTED)
+
+    def _refuse_if_interrupted(self) -> None:
+        if self._state is _INTERRUPTED:
+            raise RuntimeError(
+                "this StreamParser was interrupted by an exception inside feed(); its state is "
+                "undefined: start a new one (or parse() the whole reply)"
+            )
+
     def _feed_rest(self, delta: str) -> list[Event]:
         # The slow cases of feed(): nothing, the delta that crosses max_chars, the
         # text after it (or after an internal error): prose, parsed no more.
+        self._refuse_if_interrupted()
         if self._state is _DONE:
             raise RuntimeError("StreamParser.feed() after flush() or close()")
         if not delta:
@@ -281,6 +297,7 @@ class StreamParser:
 
     def flush(self) -> list[Event]:
         """The reply is complete: return the last events. Idempotent."""
+        self._refuse_if_interrupted()
         if self._state is _DONE:
             return []
         rest = self._text_of.rest()  # (bytes fed: a character left incomplete)
@@ -309,8 +326,9 @@ class StreamParser:
         events: list[Event] = []
         try:
             items = scanner.finish() if final else scanner.feed(text, quick)
-        except Exception as exc:  # noqa: BLE001 - the promise is "never raises"
-            if passes_through(exc):
+        except BaseException as exc:  # noqa: BLE001 - the promise is "never raises"
+            if not isinstance(exc, Exception) or passes_through(exc):
+                self._interrupt()
                 raise
             self._break(exc, events)
             return events
