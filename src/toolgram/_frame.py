@@ -41,7 +41,9 @@ from lark import Tree
 
 from . import _repair
 from ._build import Builder, Draft, Unreadable
-from ._driver import _C, CALL_TAG_FIRST, TAG_FIRST, Tok, _could_grow, _loop_wait, _sre, closing_plan, cut_marker, simulate, step
+from ._driver import (
+    _C, CALL_TAG_FIRST, TAG_FIRST, Tok, _could_grow, _loop_wait, _sre, closing_plan, cut_marker, simulate, step,
+)
 from ._model import ToolCall, make_call
 from ._registry import Compiled, Format
 from ._words import fast

@@ -159,6 +159,7 @@ def _line_opening(fmts: list[Format], firsts: frozenset, marker: str) -> tuple |
         return None
     return _frame.opening([f for f in fmts if may_open(f, marker[0])], firsts, marker[0])
 
+
 # What Scanner.early_call looks for at the start of a payload, within _EARLY_SPAN
 # characters: a call object whose first key is a plain name and whose second opens
 # the arguments as an object.
