@@ -75,7 +75,7 @@ from ._validate import require_jsonschema
 __all__ = ["StreamParser"]
 
 _OPEN, _CUT, _BROKEN, _DONE = "open", "cut", "broken", "done"
-_INTERRUPTED = "interrupted"  # an exception not ours passed through mid-delta (see _interrupt)
+_INTERRUPTED = "interrupted"  # an exception not ours passed through mid-delta (see _passes)
 
 
 def arguments_json(arguments: Any) -> str:
@@ -200,15 +200,13 @@ class StreamParser:
             try:
                 if self._scanner.absorb(delta):
                     return []
-            except Exception as exc:  # noqa: BLE001 - the slow way reports it
-                if passes_through(exc):
-                    self._interrupt()
+            except BaseException as exc:  # noqa: BLE001 - the slow way reports it
+                if self._passes(exc):
                     raise
         try:
             plain = self._take(delta)
-        except Exception as exc:  # noqa: BLE001 - the slow way reports it
-            if passes_through(exc):
-                self._interrupt()
+        except BaseException as exc:  # noqa: BLE001 - the slow way reports it
+            if self._passes(exc):
                 raise
             plain = None
         if plain is None:
@@ -252,10 +250,14 @@ class StreamParser:
                 self._lane_held = ""
                 self._lane = None
 
-    def _interrupt(self) -> None:
-        """An exception that is not toolgram's (a deadline, MemoryError, Ctrl-C) stopped
-        it inside a delta: what it had read is half done, so it reads nothing more."""
+    def _passes(self, exc: BaseException) -> bool:
+        """Whether exc must reach the caller (see _guard): an exception that is not
+        toolgram's (a deadline, MemoryError, Ctrl-C). It stopped the stream inside a
+        delta, half done, so the stream reads nothing more."""
+        if isinstance(exc, Exception) and not passes_through(exc):
+            return False
         self._stop(_INTERRUPTED)
+        return True
 
     def _refuse_if_interrupted(self) -> None:
         if self._state is _INTERRUPTED:
@@ -327,8 +329,7 @@ class StreamParser:
         try:
             items = scanner.finish() if final else scanner.feed(text, quick)
         except BaseException as exc:  # noqa: BLE001 - the promise is "never raises"
-            if not isinstance(exc, Exception) or passes_through(exc):
-                self._interrupt()
+            if self._passes(exc):
                 raise
             self._break(exc, events)
             return events
