@@ -9,6 +9,7 @@ A grammar frames a region; these names tell the builder what each part means
   param (key, value)              one XML-ish parameter, value raw text typed by the schema
   typed_param (key, type, value)  the same with a type the model wrote
   kwarg (key, PYVALUE)            a Python keyword argument;  posarg (PYVALUE): positional
+  not_call (PYVALUE)              an element of a list of calls that is no call: an error
   json_calls                      JSON holding a call object, a list of them, or {"tool_calls": [...]}
   keyed_calls                     JSON list of {NAME: arguments} objects
   json_reply                      the whole reply as JSON: {"type": "tool_call"|"message", ...}
@@ -80,6 +81,13 @@ def _text(node: Any) -> str:
     if isinstance(node, Tree):
         return "".join(_text(c) for c in node.children)
     return ""
+
+
+def _shown(text: str, most: int = 40) -> str:
+    """A model's text quoted in a message, shortened when long (the text itself
+    stays whole in the reply's segments)."""
+    text = text.strip()
+    return f"`{text}`" if len(text) <= most else f"`{text[: most - 1]}…`"
 
 
 def _extent(node: Any) -> tuple[int, int] | None:
@@ -199,8 +207,21 @@ class Builder:
                     message = f"Couldn't read a tool call: {exc}."
                     self._broken.append(exc)
                     self.items.append(Draft(name="", kind=kind, span=_call_extent(n) or self.region, error=message))
+            elif kind == "not_call":
+                # An element of a list of calls that is no call (`5`, `None`): an error
+                # for the model, in its place; the list's other calls stand (as in a
+                # JSON list, _json_calls).
+                exc = Unreadable(f"the list holds {_shown(_text(n))} where a call belongs")
+                self._broken.append(exc)
+                self.items.append(Draft(name="", span=_extent(n) or self.region, error=f"Couldn't read a tool call: {exc}."))
             elif kind == "json_calls":
-                self._json_calls(n)
+                try:
+                    self._json_calls(n)
+                except Unreadable as exc:
+                    # (A JSON element of a Python list of calls that is none, `{"x": 1}`:
+                    # alone in its region, build() raises it again.)
+                    self._broken.append(exc)
+                    self.items.append(Draft(name="", span=_extent(n) or self.region, error=f"Couldn't read a tool call: {exc}."))
             elif kind == "keyed_calls":
                 self._keyed_calls(n)
             elif kind == "json_reply":

@@ -1328,7 +1328,7 @@ def _bare_name(tree: Any) -> tuple[int, int, bool] | None:
 # Rules that carry a call's arguments or more calls: a region holding one is not a bare name.
 _NOT_BARE = frozenset({
     "args", "param", "typed_param", "element", "loose_args", "kwarg", "posarg", "code",
-    "json_calls", "keyed_calls", "json_reply", "id", "instructions",
+    "json_calls", "keyed_calls", "json_reply", "id", "instructions", "not_call",
 })
 
 
