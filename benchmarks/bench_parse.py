@@ -27,8 +27,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 
 import toolgram  # noqa: E402
-from toolgram._model import ParseResult, Segment, make_call  # noqa: E402
-from toolgram._parse import Joiner  # noqa: E402
+from toolgram._result.model import ParseResult, Segment, make_call  # noqa: E402
+from toolgram._pipeline import Joiner  # noqa: E402
 from _replies import hermes_reply  # noqa: E402
 
 CALL_RE = re.compile(r"<tool_call>(.*?)</tool_call>", re.S)

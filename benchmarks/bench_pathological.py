@@ -61,8 +61,8 @@ if str(ROOT / "src") not in sys.path:
     sys.path.insert(0, str(ROOT / "src"))
 
 import toolgram  # noqa: E402
-from toolgram._registry import default_registry  # noqa: E402
-from toolgram._stream import StreamParser  # noqa: E402
+from toolgram._grammar.registry import default_registry  # noqa: E402
+from toolgram._stream.parser import StreamParser  # noqa: E402
 
 CORPUS = ROOT / "tests" / "corpus"
 KB = 1024

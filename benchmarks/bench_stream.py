@@ -29,9 +29,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
 import toolgram  # noqa: E402
-from toolgram._events import Text  # noqa: E402
-from toolgram._parse import Joiner  # noqa: E402
-from toolgram._stream import StreamParser  # noqa: E402
+from toolgram.events import Text  # noqa: E402
+from toolgram._pipeline import Joiner  # noqa: E402
+from toolgram._stream.parser import StreamParser  # noqa: E402
 
 WORDS = (
     "the a model tool call reply weather city price cart product search open list item value "

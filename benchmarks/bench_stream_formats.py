@@ -29,7 +29,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
 import toolgram  # noqa: E402
-from toolgram._stream import StreamParser  # noqa: E402
+from toolgram._stream.parser import StreamParser  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _replies import XMLISH, xmlish  # noqa: E402

@@ -105,9 +105,9 @@ if str(ROOT / "src") not in sys.path:
     sys.path.insert(0, str(ROOT / "src"))
 
 import toolgram  # noqa: E402
-from toolgram._events import Error, Reasoning, Text  # noqa: E402
-from toolgram._registry import default_registry  # noqa: E402
-from toolgram._stream import StreamParser  # noqa: E402
+from toolgram.events import Error, Reasoning, Text  # noqa: E402
+from toolgram._grammar.registry import default_registry  # noqa: E402
+from toolgram._stream.parser import StreamParser  # noqa: E402
 
 CORPUS_DIR = ROOT / "tests" / "corpus"
 TIMING_CHECKS = frozenset({"slow_parse", "slow_stream"})

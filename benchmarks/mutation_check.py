@@ -127,7 +127,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "repair-dropped",
         """The lenient JSON pass accepts a trailing comma but no longer names the repair
         "trailing_comma" (call.repairs).""",
-        P + "_repair.py",
+        P + "_recover/repair.py",
         '                    if comma:\n                        note("trailing_comma")\n                        comma = False\n',
         "                    if comma:\n                        comma = False\n",
         """parse('<tool_call>{"name": "f", "arguments": {"a": 1,}}</tool_call>').calls[0].repairs""",
@@ -137,7 +137,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "repair-dropped",
         """finish_call no longer adds "cut_by_max_chars" to a repaired call that max_chars cut
         off (the call looks as if the model had broken it).""",
-        P + "_parse.py",
+        P + "_pipeline.py",
         '    if cut and repairs:\n        repairs += ("cut_by_max_chars",)\n',
         "    if cut and repairs:\n        pass\n",
         """parse('<tool_call>{"name": "f", "arguments": {"a": 1}}</tool_call> tail tail', max_chars=45).calls[0].repairs""",
@@ -147,7 +147,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "repair-dropped",
         """A Markdown-escaped name (get\\_weather) is still unescaped, but the repair
         "escaped_underscores" is no longer recorded.""",
-        P + "_build.py",
+        P + "_build/builder.py",
         '    _add(repairs, ["escaped_underscores"])\n',
         "",
         """parse('[get\\\\_weather(city="Paris")]', ["get_weather"]).calls[0].repairs""",
@@ -158,7 +158,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "message-changed",
         """The error for a tool that is not offered says "Available:" instead of
         "Available now:".""",
-        P + "_parse.py",
+        P + "_pipeline.py",
         "Available now: {available}.",
         "Available: {available}.",
         """parse('<tool_call>{"name": "x", "arguments": {}}</tool_call>', ["f"]).errors""",
@@ -168,7 +168,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "message-changed",
         """Arguments that are not an object: "must be an object." instead of "must be a
         JSON object.".""",
-        P + "_build.py",
+        P + "_build/builder.py",
         """draft.error = f'Arguments for "{draft.name}" must be a JSON object.'""",
         """draft.error = f'Arguments for "{draft.name}" must be an object.'""",
         """parse('<tool_call>{"name": "f", "arguments": [1]}</tool_call>').errors""",
@@ -178,7 +178,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "message-changed",
         """The lenient JSON pass's reason "unexpected character '@' after …" loses the word
         "character".""",
-        P + "_repair.py",
+        P + "_recover/repair.py",
         'return RepairError(f"unexpected character {m.string[start]!r} {where}")',
         'return RepairError(f"unexpected {m.string[start]!r} {where}")',
         """parse('<tool_call>{"name": "f", "arguments": {"q": @}}</tool_call>').errors""",
@@ -189,7 +189,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "flush-skipped",
         """StreamParser.flush() no longer finishes the scanner: a call cut off by the end
         of the reply (or any held-back text) is never emitted, and close() lacks it.""",
-        P + "_stream.py",
+        P + "_stream/parser.py",
         '        if self._state is _OPEN:\n            events += self._scan("", True)\n        self._stop(_DONE)\n',
         "        self._stop(_DONE)\n",
         """stream('Hi <tool_call>{"name": "f", "arguments": {"a": 1}}', n=4)[1].calls""",
@@ -199,7 +199,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "flush-skipped",
         """StreamParser.flush() no longer writes the fast path's pending run of text: the
         last text segment is missing from close().segments.""",
-        P + "_stream.py",
+        P + "_stream/parser.py",
         "        self._stop(_DONE)\n        self._end_run()\n",
         "        self._stop(_DONE)\n",
         """stream('Just some prose, no calls at all.', n=5)[1].segments""",
@@ -211,7 +211,7 @@ MUTANTS: tuple[Mutant, ...] = (
         """A raw parameter value (Qwen3-Coder <parameter=k>, GLM <arg_value>, …) is
         .strip()ped after its framing newlines are dropped: indented code loses its
         indentation, ", " its trailing space.""",
-        P + "_typing.py",
+        P + "_build/coerce.py",
         "    return _scalar(frame(raw), _hint(typ), kinds_of(prop, root))\n",
         "    return _scalar(frame(raw).strip(), _hint(typ), kinds_of(prop, root))\n",
         r"""parse('<tool_call>\n<function=run>\n<parameter=code>\n    x = 1\n    y = 2\n</parameter>\n</function>\n</tool_call>').calls[0].arguments""",
@@ -221,7 +221,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "whitespace-stripped",
         """The same in nested XML elements (MiniMax-M3, BFCL, Cohere): a leaf element's
         text is .strip()ped.""",
-        P + "_typing.py",
+        P + "_build/coerce.py",
         "        text = node.text if node.exact else frame(node.text)\n",
         "        text = node.text if node.exact else frame(node.text).strip()\n",
         r"""parse(']<]minimax[>[<tool_call>\n]<]minimax[>[<invoke name="run">]<]minimax[>[<code>\n    x = 1\n    y = 2\n]<]minimax[>[</code>\n]<]minimax[>[</invoke>\n]<]minimax[>[</tool_call>').calls[0].arguments""",
@@ -233,7 +233,7 @@ MUTANTS: tuple[Mutant, ...] = (
         """A region read by a grammar whose every call was refused (a name not offered)
         is a "call" segment instead of an "error" segment (Assembler.add: the general
         way, for parse and the stream).""",
-        P + "_parse.py",
+        P + "_pipeline.py",
         '            kind = "error" if only_errors else "call"\n',
         '            kind = "call"\n',
         r"""parse('<tool_call>\n<function=x>\n<parameter=a>\n1\n</parameter>\n</function>\n</tool_call>', ["f"]).segments""",
@@ -244,7 +244,7 @@ MUTANTS: tuple[Mutant, ...] = (
         """A call the fast frame read, refused (a name not offered), is a "call" segment
         instead of an "error" segment (Assembler.take: the fast path, for parse and the
         stream).""",
-        P + "_parse.py",
+        P + "_pipeline.py",
         '            segments.append(_new(Segment, ("error", *call.span)))\n',
         '            segments.append(_new(Segment, ("call", *call.span)))\n',
         """parse('<tool_call>{"name": "x", "arguments": {}}</tool_call>', ["f"]).segments""",
@@ -255,7 +255,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "string-open",
         """The lenient JSON pass's "double-quoted" string token stops at an escaped quote
         (\\" closes the string).""",
-        P + "_repair.py",
+        P + "_recover/repair.py",
         '      | "([^"\\\\]*(?:\\\\.[^"\\\\]*)*)(")?               # 5 "body", 6 closing quote\n',
         '      | "([^"]*)(")?               # 5 "body", 6 closing quote\n',
         """parse(r'<tool_call>{"name": "f", "arguments": {"q": "say \\"hi\\" now",}}</tool_call>').calls""",
@@ -265,7 +265,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "string-open",
         """The driver's incremental bracket scan (_Extent: where a Python argument or a
         JSON value ends) ends a "double-quoted" string at an escaped quote.""",
-        P + "_driver.py",
+        P + "_lalr/driver.py",
         """    '"': re.compile(r'[^"\\\\]*(?:\\\\.[^"\\\\]*)*', re.S),\n""",
         """    '"': re.compile(r'[^"]*', re.S),\n""",
         """parse(r'[f(q="a\\", b", n=1)]', ["f"]).calls""",
@@ -275,7 +275,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "string-open",
         """_repair's bracket scanner (value_end, scalar_end, BracketIndex: where a payload
         ends) ends a "double-quoted" string at an escaped quote.""",
-        P + "_repair.py",
+        P + "_recover/repair.py",
         '    "[^"\\\\]*(?:\\\\.[^"\\\\]*)*(")?\n',
         '    "[^"]*(")?\n',
         """parse(r'<TOOLCALL>[{"name": "f", "arguments": {"q": "x\\" }}] tail", "n": 1,}}]</TOOLCALL>').calls""",
@@ -287,7 +287,7 @@ MUTANTS: tuple[Mutant, ...] = (
         """Joiner (the stream's prose, a piece at a time) joins text on both sides of
         removed markup with a space instead of a newline when neither side had
         whitespace (parse's WholeJoiner still uses a newline).""",
-        P + "_parse.py",
+        P + "_pipeline.py",
         '            value = (sep or "\\n") + body\n',
         '            value = (sep or " ") + body\n',
         """stream('Hello<tool_call>{"name": "f", "arguments": {}}</tool_call>world', n=3)[1].text""",
@@ -297,7 +297,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "separator",
         """WholeJoiner (parse's prose) joins text on both sides of removed markup with a
         space instead of a newline when neither side had whitespace.""",
-        P + "_parse.py",
+        P + "_pipeline.py",
         '                    out.append((run if len(run) > len(best) else best) or "\\n")\n',
         '                    out.append((run if len(run) > len(best) else best) or " ")\n',
         """parse('Hello<tool_call>{"name": "f", "arguments": {}}</tool_call>world').text""",
@@ -307,8 +307,8 @@ MUTANTS: tuple[Mutant, ...] = (
         "separator",
         """The pythonic grammar's list takes ";" between calls instead of ",".""",
         "grammars/pythonic.lark",
-        '_list: "[" _elem ("," _elem)* [","] "]"\n',
-        '_list: "[" _elem (";" _elem)* [","] "]"\n',
+        '_list: "[" _elem ("," (_elem | not_call))* [","] "]"\n',
+        '_list: "[" _elem (";" (_elem | not_call))* [","] "]"\n',
         """parse('[f(a=1), g(b=2)]', ["f", "g"]).calls""",
     ),
     # -- a limit ignored ----------------------------------------------------------------
@@ -316,7 +316,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "max-chars-ignored-parse",
         "limit-ignored",
         """parse() ignores max_chars: the whole reply is parsed.""",
-        P + "_parse.py",
+        P + "_pipeline.py",
         "    if max_chars is None:\n        max_chars = len(raw)\n",
         "    if True:\n        max_chars = len(raw)\n",
         """parse('Some prose first. <tool_call>{"name": "f", "arguments": {}}</tool_call>', max_chars=10).calls""",
@@ -325,7 +325,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "max-chars-ignored-stream",
         "limit-ignored",
         """StreamParser ignores max_chars: the whole reply is parsed.""",
-        P + "_stream.py",
+        P + "_stream/parser.py",
         "        self._limit = sys.maxsize if max_chars is None else max_chars\n",
         "        self._limit = sys.maxsize\n",
         """stream('Some prose first. <tool_call>{"name": "f", "arguments": {}}</tool_call>', n=7, max_chars=10)[1].calls""",
@@ -335,7 +335,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "limit-ignored",
         """_repair.loads no longer refuses payloads nested deeper than MAX_DEPTH (512) that
         json.loads reads.""",
-        P + "_repair.py",
+        P + "_recover/repair.py",
         '    if _too_deep(text):\n        raise RepairError("nested too deeply")\n    return value, repairs\n',
         "    return value, repairs\n",
         """parse('<tool_call>{"name": "f", "arguments": {"a": ' + '[' * 600 + ']' * 600 + '}}</tool_call>').errors""",
@@ -345,7 +345,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "limit-ignored",
         """The fast frame reads deeply nested payloads itself instead of leaving them to the
         general way (which refuses those over MAX_DEPTH).""",
-        P + "_frame.py",
+        P + "_scan/fastpath.py",
         '        if len(payload) > _half and payload.count("{") + payload.count("[") > _half:\n            return None\n',
         "",
         """parse('<tool_call>{"name": "f", "arguments": {"a": ' + '[' * 600 + ']' * 600 + '}}</tool_call>').errors""",
@@ -355,7 +355,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "tools-filter-ignored",
         "other",
         """accept() no longer refuses a call to a tool that is not offered.""",
-        P + "_parse.py",
+        P + "_pipeline.py",
         "        if call.name not in tools:\n            return unknown_tool(call.name, tools)\n",
         "        if False:\n            return unknown_tool(call.name, tools)\n",
         """parse('<tool_call>{"name": "x", "arguments": {}}</tool_call>', ["f"]).calls""",
@@ -365,7 +365,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "other",
         """The fast frame of an offered_only format (fenced_plain) reads a call to a tool
         that is not offered (the general way leaves it prose: an error appears).""",
-        P + "_frame.py",
+        P + "_scan/fastpath.py",
         "        if self.offered_only and tools is not None and name not in tools:\n            return None\n",
         "",
         """parse('```\\n{"name": "x", "arguments": {}}\\n```', ["f"]).errors""",
@@ -375,7 +375,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "other",
         """The fast frame reads a call object with more than a name and arguments (an "id")
         and drops the rest; the general way keeps the id.""",
-        P + "_frame.py",
+        P + "_scan/fastpath.py",
         "        if stop != len(text) or type(value) is not _dict or len(value) != 2:\n",
         "        if stop != len(text) or type(value) is not _dict:\n",
         """parse('<tool_call>{"name": "f", "arguments": {}, "id": "c1"}</tool_call>').calls[0].id""",
@@ -387,19 +387,19 @@ MUTANTS: tuple[Mutant, ...] = (
         with the feed() that completes the call's region.""",
         (
             Edit(
-                P + "_stream.py",
+                P + "_stream/parser.py",
                 "        self._result: ParseResult | None = None\n",
                 "        self._result: ParseResult | None = None\n        self._late: list = []\n",
             ),
             Edit(
-                P + "_stream.py",
+                P + "_stream/parser.py",
                 "                    events.append(ArgumentsDelta(index, arguments_json(value.arguments)))\n"
                 "                    events.append(CallDone(index, value))\n",
                 "                    events.append(ArgumentsDelta(index, arguments_json(value.arguments)))\n"
                 "                    self._late.append(CallDone(index, value))\n",
             ),
             Edit(
-                P + "_stream.py",
+                P + "_stream/parser.py",
                 "        self._stop(_DONE)\n        self._end_run()\n",
                 "        self._stop(_DONE)\n        self._end_run()\n        events += self._late\n",
             ),
@@ -411,7 +411,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "other",
         """Scanner._run (parse's run of fast-frame calls) no longer skips a marker in inline
         code (`<tool_call>…`) after a call of the same format.""",
-        P + "_scan.py",
+        P + "_scan/scanner.py",
         '            if again is not None and i >= 0 and buf.startswith(again, i) and buf[i - 1] != "`":\n',
         "            if again is not None and i >= 0 and buf.startswith(again, i):\n",
         """parse('<tool_call>{"name": "f", "arguments": {}}</tool_call> x `<tool_call>{"name": "g", "arguments": {}}</tool_call>`', formats=["hermes"]).calls""",
@@ -422,7 +422,7 @@ MUTANTS: tuple[Mutant, ...] = (
         """The stream's buffer trim keeps one character before the last it keeps, not a
         whole </think>: a line-anchored list right after a </think> that the trim cut
         into is read as prose.""",
-        P + "_scan.py",
+        P + "_scan/scanner.py",
         "        keep -= len(THINK_CLOSE) - 1\n",
         "        keep -= 1\n",
         """stream('a' * 232 + ' ' * 17 + '</think>[get_weather(city="Paris")]', ["get_weather"])[1].calls""",

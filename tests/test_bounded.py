@@ -15,7 +15,7 @@ import sys
 import pytest
 
 import toolgram
-from toolgram import _scan
+from toolgram._scan import scanner as _scan
 
 # Each of these sent the Gemma-style argument reader into an endless loop (an array
 # left open inside an object: `[` then `}`), its memory growing until the process died.
@@ -135,7 +135,7 @@ REPEATED = [
 
 
 def _work(raw: str, tools: list | None, monkeypatch: pytest.MonkeyPatch) -> int:
-    from toolgram import _driver
+    from toolgram._lalr import driver as _driver
 
     count = [0]
     feed = _driver.Driver._feed
@@ -158,7 +158,7 @@ def test_work_grows_linearly(unit: str, tools: list | None, monkeypatch: pytest.
 
 
 def _unbounded(t: object) -> bool:
-    from toolgram._driver import _sre  # (the `re` module's pattern parser)
+    from toolgram._lalr.driver import _sre  # (the `re` module's pattern parser)
 
     try:
         return _sre.parse(t.pattern.pattern).getwidth()[1] > 1_000  # type: ignore[attr-defined]
@@ -171,7 +171,7 @@ def _stream_work(raw: str, monkeypatch: pytest.MonkeyPatch) -> int:
     delta: from each lexing's position to the end of the text it is given, where a
     pattern that can match without bound is tried (not a literal, nor a bounded
     pattern, nor JSON or PYVALUE, which resume their scans)."""
-    from toolgram import _driver
+    from toolgram._lalr import driver as _driver
 
     count = [0]
     lex = _driver.Driver._lex

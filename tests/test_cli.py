@@ -19,10 +19,10 @@ from pathlib import Path
 import pytest
 
 import toolgram
-from toolgram import _cli
-from toolgram._cases import result_data, result_json
-from toolgram._check import Progress
-from toolgram._registry import default_registry, load_user_format
+from toolgram._audit import cli as _cli
+from toolgram._audit.cases import result_data, result_json
+from toolgram._audit.check import Progress
+from toolgram._grammar.registry import default_registry, load_user_format
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
 PROSE_AND_CALLS = CORPUS / "hermes" / "prose_before_between_after.txt"
@@ -337,8 +337,8 @@ def test_check_expected_calls_and_mismatch_exit_code(tmp_path: Path, capsys: pyt
 
 
 def test_check_reads_in_think_from_the_case_or_the_option(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from toolgram._cases import load_cases
-    from toolgram._check import _init, run_case
+    from toolgram._audit.cases import load_cases
+    from toolgram._audit.check import _init, run_case
 
     # Inside the block the prompt opened, the call is reasoning; without in_think, a call.
     reply = 'Maybe <tool_call>{"name": "get_weather", "arguments": {}}</tool_call> first.</think> Done.'

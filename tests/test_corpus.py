@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 import toolgram
-from toolgram._cases import result_data  # the snapshot shape the pytest plugin also stores
+from toolgram._audit.cases import result_data  # the snapshot shape the pytest plugin also stores
 
 # syrupy warns that it "Can not relate" snapshots/<format>/<case>.json to this module: expected,
 # the location is custom. (The message starts with a newline, hence the leading \s*.)

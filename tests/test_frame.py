@@ -18,9 +18,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import toolgram
-from toolgram import _frame
-from toolgram._registry import load_user_format
-from toolgram._stream import StreamParser
+from toolgram._scan import fastpath as _frame
+from toolgram._grammar.registry import load_user_format
+from toolgram._stream.parser import StreamParser
 
 from conftest import corpus_cases
 from test_stream import CASES, chunked
@@ -73,7 +73,7 @@ def test_the_fast_path_is_taken() -> None:
 
 
 def frame(name: str) -> _frame.Frame | None:
-    return _frame.frame_of(toolgram._registry.default_registry().formats[name])
+    return _frame.frame_of(toolgram._grammar.registry.default_registry().formats[name])
 
 
 def test_which_formats_have_a_frame() -> None:
@@ -219,9 +219,9 @@ def test_opening_test_keeps_every_format_that_reads_the_reply(raw: str) -> None:
 
 
 def test_prose_at_the_start_rules_out_the_marker_less_formats() -> None:
-    from toolgram._scan import markers_for
+    from toolgram._scan.scanner import markers_for
 
-    formats = toolgram._registry.default_registry().select()
+    formats = toolgram._grammar.registry.default_registry().select()
     firsts = markers_for(formats, False).quick[4]
     ruled_out = [f.name for f in markers_for(formats, False).anchored if not _frame.opens(f, "The weather is fine", 0, True, firsts)]
     assert {"mistral", "bare_pythonic", "glm45_bare"} <= set(ruled_out)
@@ -282,8 +282,8 @@ def test_fast_and_general_agree_on_runs_of_calls(parts: list[str], tools: Any) -
 
 
 def test_end_terminals_spelled_as_alternations_of_strings_are_read_as_strings() -> None:
-    from toolgram._frame import _strings
-    from toolgram._registry import Terminal
+    from toolgram._scan.fastpath import _strings
+    from toolgram._grammar.registry import Terminal
 
     def term(pattern: str) -> Terminal:
         return Terminal("T", regex.compile(pattern), None, 0)
@@ -299,12 +299,12 @@ def test_opening_test_takes_linear_time_over_ignored_text() -> None:
     # `(?:\s+)*` before a token that does not come backtracks exponentially (30
     # spaces: minutes); the ignored text is skipped a token at a time instead.
     from conftest import cpu_time_per_call
-    from toolgram._scan import markers_for
+    from toolgram._scan.scanner import markers_for
 
-    formats = toolgram._registry.default_registry().select()
+    formats = toolgram._grammar.registry.default_registry().select()
     firsts = markers_for(formats, False).quick[4]
     for name in ("glm45_bare", "mistral", "bare_pythonic", "pythonic", "harmony"):
-        fmt = toolgram._registry.default_registry().formats[name]
+        fmt = toolgram._grammar.registry.default_registry().formats[name]
         _frame.opens(fmt, "x", 0, True, firsts)  # (built outside the timing)
         for final in (True, False):
 

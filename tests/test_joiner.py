@@ -7,7 +7,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolgram._parse import Joiner, WholeJoiner
+from toolgram._pipeline import Joiner, WholeJoiner
 
 # Pieces built from words and the whitespace runs that decide the separators.
 PIECE = st.lists(st.sampled_from(["a", "bc", " ", "  ", "\n", "\n\n", "\t", " \n ", "\u3000", "x y"]), max_size=4).map("".join)

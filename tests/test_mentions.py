@@ -13,7 +13,7 @@ import pytest
 
 import toolgram
 from toolgram import ProseFilter, StreamParser
-from toolgram._registry import default_registry
+from toolgram._grammar.registry import default_registry
 
 # Start markers that open no call: reasoning or answer blocks (the text after them is
 # reasoning, or their tag is markup), and <|python_tag|>, after which Llama 3.1 writes

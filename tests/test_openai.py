@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import toolgram
-from toolgram._model import ParseResult, ToolCall
+from toolgram._result.model import ParseResult, ToolCall
 
 GENERATED_ID = re.compile(r"call_[0-9a-f]{24}\Z")
 

@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import toolgram
-from toolgram._model import ToolCall
-from toolgram._prompts import (
+from toolgram._result.model import ToolCall
+from toolgram._tools.prompts import (
     PLACEHOLDERS,
     PROMPT_FORMATS,
     _Call,
@@ -25,7 +25,7 @@ from toolgram._prompts import (
     render_prompt,
     render_results,
 )
-from toolgram._tools import Tool, normalize_tools
+from toolgram._tools.tools import Tool, normalize_tools
 
 EVENT = {
     "type": "object",
@@ -258,7 +258,7 @@ def test_sample_arguments(prop, value):
 
 def test_samples_satisfy_their_schema():
     pytest.importorskip("jsonschema")
-    from toolgram._validate import validate
+    from toolgram._tools.validate import validate
 
     for _, prop, _ in SAMPLES:
         if "$ref" in prop:
@@ -341,7 +341,7 @@ def test_register_without_example_needs_no_syntax(registry):
 
 
 def test_placeholders_are_documented():
-    from toolgram import _prompts
+    from toolgram._tools import prompts as _prompts
 
     for name in PLACEHOLDERS:
         assert f"${name}" in _prompts.__doc__

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import toolgram
-from toolgram._prose_filter import ProseFilter
+from toolgram._stream.prose_filter import ProseFilter
 
 from test_stream import CASES, _all_cases, chunked, random_chunks
 

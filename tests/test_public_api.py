@@ -27,7 +27,7 @@ def test_promised_names_are_public():
 def test_make_call_builds_the_same_tool_call_as_the_constructor() -> None:
     import dataclasses
 
-    from toolgram._model import ToolCall, make_call
+    from toolgram._result.model import ToolCall, make_call
 
     values = {
         "name": "a", "arguments": {"x": 1}, "id": "call_1", "kind": "agent", "format": "mfcs", "span": (3, 9),
@@ -41,7 +41,7 @@ def test_make_call_builds_the_same_tool_call_as_the_constructor() -> None:
 
 
 def test_a_segment_is_a_named_tuple_however_it_is_made() -> None:
-    from toolgram._model import make_segment
+    from toolgram._result.model import make_segment
 
     made = make_segment("call", 3, 9)
     assert type(made) is toolgram.Segment and made == toolgram.Segment(kind="call", start=3, end=9)

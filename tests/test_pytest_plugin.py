@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import toolgram
-from toolgram._cases import result_data
+from toolgram._audit.cases import result_data
 
 pytest_plugins = ["pytester"]
 

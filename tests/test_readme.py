@@ -2,7 +2,7 @@
 
 When this fails, a grammar's header changed (or a format was added): regenerate with
 
-    python -m toolgram._catalog --write-readme
+    python -m toolgram._audit.catalog --write-readme
 """
 
 from __future__ import annotations
@@ -12,14 +12,14 @@ import re
 from conftest import REPO_ROOT, corpus_cases
 
 import toolgram
-from toolgram import _catalog
+from toolgram._audit import catalog as _catalog
 
 
 def test_readme_formats_table_is_current() -> None:
     text = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
     table = _catalog.readme_table(text)
     assert table is not None, f"README.md has no {_catalog.START} … {_catalog.END} section"
-    assert table == toolgram.formats_table(), "stale formats table: run python -m toolgram._catalog --write-readme"
+    assert table == toolgram.formats_table(), "stale formats table: run python -m toolgram._audit.catalog --write-readme"
 
 
 def test_table_lists_every_builtin_format_once() -> None:

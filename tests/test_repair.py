@@ -12,12 +12,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 try:
-    from toolgram import _repair
+    from toolgram._recover import repair as _repair
 except ImportError:  # running from a checkout that is not installed
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-    from toolgram import _repair
+    from toolgram._recover import repair as _repair
 
-from toolgram._repair import MAX_DEPTH, BracketIndex, RepairError, loads, scalar_end, value_end
+from toolgram._recover.repair import MAX_DEPTH, BracketIndex, RepairError, loads, scalar_end, value_end
 
 # --- loads: what it reads, and the repairs it names ----------------------------
 
@@ -484,7 +484,7 @@ _JSONISH = st.text(alphabet='{}[]":,. -+0123456789eEtrufalsnINfiy\\u\n x"é', ma
 @given(prefix=st.text(alphabet="ab\n", max_size=40), body=_JSONISH, window=st.integers(20, 60))
 def test_scan_json_is_scan_once(prefix: str, body: str, window: int) -> None:
     # A short window makes the copy end inside values, where scan_json must read on.
-    from toolgram import _repair
+    from toolgram._recover import repair as _repair
 
     text = prefix + body
     old = _repair._WINDOW
@@ -499,7 +499,7 @@ def test_scan_json_is_scan_once(prefix: str, body: str, window: int) -> None:
 
 @pytest.mark.parametrize("cut", [0, 1, 7, 30, 61, 100])
 def test_scan_json_reads_values_longer_than_its_window(cut: int) -> None:
-    from toolgram import _repair
+    from toolgram._recover import repair as _repair
 
     value = {"code": "x = 1\n" * 600, "tags": [True, None, 1.5e3], "n": 12345678901234567890}
     text = "prose " + json.dumps(value)
@@ -512,7 +512,7 @@ def test_scan_json_reads_values_longer_than_its_window(cut: int) -> None:
 def test_scan_json_reads_a_token_its_window_cuts(token: str) -> None:
     # The token straddles the end of the first copy at every offset: the decoder fails
     # there on the copy, and only the rest of the text tells that the value is fine.
-    from toolgram import _repair
+    from toolgram._recover import repair as _repair
 
     for shift in range(len(token) + 2):
         head = '{"a": [' + " " * (_repair._WINDOW - 7 - shift)

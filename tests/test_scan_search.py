@@ -9,9 +9,9 @@ import re
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from toolgram._registry import default_registry
-from toolgram._scan import THINK_CLOSE, THINK_OPEN, Scanner, markers_for
-from toolgram._tools import normalize_tools
+from toolgram._grammar.registry import default_registry
+from toolgram._scan.scanner import THINK_CLOSE, THINK_OPEN, Scanner, markers_for
+from toolgram._tools.tools import normalize_tools
 
 FORMATS = default_registry().select()
 MARKERS = sorted({*markers_for(FORMATS, True).by_marker, THINK_OPEN, THINK_CLOSE} - {""})

@@ -25,9 +25,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import toolgram
-from toolgram._events import ArgumentsDelta, CallDone, CallStart, Error, Reasoning, Text
-from toolgram._parse import DEFAULT_MAX_CHARS
-from toolgram._stream import StreamParser
+from toolgram.events import ArgumentsDelta, CallDone, CallStart, Error, Reasoning, Text
+from toolgram._pipeline import DEFAULT_MAX_CHARS
+from toolgram._stream.parser import StreamParser
 
 from conftest import best_cpu_time, corpus_cases, shared_path
 
@@ -521,7 +521,7 @@ def test_internal_error_keeps_the_rest_as_prose(monkeypatch: pytest.MonkeyPatch)
 
     # A bug of ours: the exception is raised inside toolgram's own code (an exception
     # that code outside toolgram raises passes through: see test_bounded.py).
-    monkeypatch.setattr(sp._scanner, "feed", functools.partial(toolgram._scan._trie, None))
+    monkeypatch.setattr(sp._scanner, "feed", functools.partial(toolgram._scan.scanner._trie, None))
     events = sp.feed("<tool_call>x")
     events += sp.feed(" and more")
     events += sp.flush()
@@ -597,7 +597,7 @@ def _lexed(monkeypatch: Any, fmt_name: str, raw: str, size: int) -> int:
     """Characters the format's terminal patterns matched while raw streamed in."""
     import dataclasses
 
-    from toolgram._parse import select_formats
+    from toolgram._pipeline import select_formats
 
     (fmt,) = select_formats([fmt_name], None)
     c = fmt.compiled

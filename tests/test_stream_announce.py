@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 import toolgram
 from toolgram import ArgumentsDelta, CallCancelled, CallDone, CallStart, Error, Reasoning, StreamParser, Text
-from toolgram._jsonecho import JsonEcho
+from toolgram._stream.jsonecho import JsonEcho
 
 from conftest import corpus_cases
 from test_stream import CASES, SOUP, chunked, random_chunks

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from toolgram._tools import Tool, ToolSet, normalize_tools
+from toolgram._tools.tools import Tool, ToolSet, normalize_tools
 
 WEATHER = {
     "type": "object",

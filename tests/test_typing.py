@@ -1,4 +1,4 @@
-"""Schema typing of raw parameter text (src/toolgram/_typing.py).
+"""Schema typing of raw parameter text (src/toolgram/_build/coerce.py).
 
 XML-ish formats give text; the tool's JSON Schema decides what it becomes. The
 peers' documented complaints are covered by name: "typed parameters from
@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 import toolgram
-from toolgram._typing import Node, coerce_node, coerce_param, frame, kinds_of
+from toolgram._build.coerce import Node, coerce_node, coerce_param, frame, kinds_of
 
 S = {"type": "string"}
 I = {"type": "integer"}

@@ -18,7 +18,8 @@ import pytest
 import toolgram
 
 from conftest import result_key, streamed
-from toolgram import _frame, _repair
+from toolgram._scan import fastpath as _frame
+from toolgram._recover import repair as _repair
 
 SINGLE = "'grep -rn 'TODO' src/'"
 DOUBLE = '"echo "hi" there"'

@@ -1,5 +1,5 @@
 """Names with combining marks, joiners and other characters that the stdlib `re` and the
-`regex` module read differently (see src/toolgram/_words.py): parse() and a stream, in
+`regex` module read differently (see src/toolgram/_grammar/words.py): parse() and a stream, in
 any chunking, give the same result, and a name is read by one rule.
 
 `\\w` in a grammar is a word character as Unicode has it (letters, combining marks,
@@ -18,8 +18,8 @@ import regex
 import toolgram
 
 from conftest import result_key, streamed
-from toolgram import _frame
-from toolgram._words import SPACE, WORD, fast, words
+from toolgram._scan import fastpath as _frame
+from toolgram._grammar.words import SPACE, WORD, fast, words
 
 MARK = "\u0301"  # COMBINING ACUTE ACCENT
 ZWJ = "\u200d"  # ZERO WIDTH JOINER

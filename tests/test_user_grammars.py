@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 
 import toolgram
-from toolgram import GrammarError, _registry
+from toolgram import GrammarError
+from toolgram._grammar import registry as _registry
 
 MINE = """\
 // format: mine
@@ -229,9 +230,9 @@ def test_entry_points(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_stream_parser_and_prose_filter_take_grammar_paths(tmp_path: Path) -> None:
     path = write(tmp_path, "mine.lark", MINE)
-    from toolgram._events import CallDone
-    from toolgram._prose_filter import ProseFilter
-    from toolgram._stream import StreamParser
+    from toolgram.events import CallDone
+    from toolgram._stream.prose_filter import ProseFilter
+    from toolgram._stream.parser import StreamParser
 
     sp = StreamParser(grammar_paths=path)
     events = [e for i in range(0, len(REPLY), 7) for e in sp.feed(REPLY[i : i + 7])] + sp.flush()

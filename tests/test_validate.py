@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolgram._model import ToolCall
-from toolgram._validate import MAX_ERRORS, MAX_PHRASE, validate
+from toolgram._result.model import ToolCall
+from toolgram._tools.validate import MAX_ERRORS, MAX_PHRASE, validate
 
 CART = {
     "type": "object",

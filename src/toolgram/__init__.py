@@ -5,16 +5,16 @@ the grammar, decodes payloads with json.loads, repairs what models commonly
 break (once, and says so) and never raises.
 """
 
-from ._events import ArgumentsDelta, CallCancelled, CallDone, CallStart, Error, Event, Reasoning, Text
-from ._mfcs import MfcsSession
-from ._model import ParseResult, Segment, ToolCall
-from ._parse import parse
-from ._prompts import PROMPT_FORMATS, example_call, register_prompt, render_prompt, render_results
-from ._prose_filter import ProseFilter
-from ._registry import Format, GrammarError
-from ._stream import StreamParser
-from ._tools import Tool, ToolSet, normalize_tools
-from ._validate import validate
+from .events import ArgumentsDelta, CallCancelled, CallDone, CallStart, Error, Event, Reasoning, Text
+from ._stream.mfcs import MfcsSession
+from ._result.model import ParseResult, Segment, ToolCall
+from ._pipeline import parse
+from ._tools.prompts import PROMPT_FORMATS, example_call, register_prompt, render_prompt, render_results
+from ._stream.prose_filter import ProseFilter
+from ._grammar.registry import Format, GrammarError
+from ._stream.parser import StreamParser
+from ._tools.tools import Tool, ToolSet, normalize_tools
+from ._tools.validate import validate
 
 __all__ = [
     "PROMPT_FORMATS",
@@ -50,7 +50,7 @@ __version__ = "0.1.0"
 
 
 def formats_table(formats: list[Format] | None = None) -> str:
-    """The built-in formats as a Markdown table (README.md's; see toolgram._catalog)."""
-    from ._catalog import formats_table as table  # imported late: `python -m toolgram._catalog` runs it
+    """The built-in formats as a Markdown table (README.md's; see toolgram._audit.catalog)."""
+    from ._audit.catalog import formats_table as table  # imported late: `python -m toolgram._audit.catalog` runs it
 
     return table(formats)

@@ -7,7 +7,7 @@ nothing until you point it at a folder. One line of configuration:
     [pytest]                             # [tool.pytest.ini_options]
     toolgram_corpus = captures           # toolgram_corpus = ["captures"]
 
-Every case in `captures/` (see toolgram._cases: `<case>.txt` files with optional
+Every case in `captures/` (see toolgram._audit.cases: `<case>.txt` files with optional
 `<case>.tools.json` / `.formats.json` / `.expected.json` / `.in_think.json` sidecars,
 and `*.jsonl` files of `{"raw": …}` records) becomes a test item that parses the reply and compares the
 result (text, reasoning, errors, calls with arguments, spans and repairs) with its
@@ -49,9 +49,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def toolgram_cases(*paths: str | Path) -> list[Any]:
-    """The cases under these folders/files (toolgram._cases.Case: id, raw, tools, formats,
+    """The cases under these folders/files (toolgram._audit.cases.Case: id, raw, tools, formats,
     expected, in_think), for tests of your own."""
-    from ._cases import load_cases
+    from ._audit.cases import load_cases
 
     return load_cases(list(paths))  # ids: <folder name>/<case>, <jsonl stem>/<id or line_n>
 
@@ -141,7 +141,7 @@ class CorpusFile(pytest.File):
             yield item
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:  # type: ignore[override]
-        from ._cases import CaseError
+        from ._audit.cases import CaseError
 
         if isinstance(excinfo.value, CaseError):
             return f"toolgram corpus: {excinfo.value}"
@@ -153,7 +153,7 @@ def _file_cases(path: Path, root: Path) -> list[Any]:
     runs/line_3) or, for a corpus that is one .jsonl file, <stem>/<id>."""
     from dataclasses import replace
 
-    from ._cases import load_cases
+    from ._audit.cases import load_cases
 
     cases = load_cases([path])
     if root.is_dir():
@@ -169,8 +169,8 @@ def _snapshot_root(root: Path) -> Path:
 
 def _check_case(request: pytest.FixtureRequest, snapshot: Any) -> None:
     """Parse the captured reply; the result must equal the case's snapshot."""
-    from ._cases import result_data
-    from ._parse import parse
+    from ._audit.cases import result_data
+    from ._pipeline import parse
 
     case = request.node.toolgram_case
     settings = request.config.stash[_KEY]
@@ -274,7 +274,7 @@ def _extension() -> Any:
 
 
 def _orphans(settings: _Settings) -> list[Path]:
-    from ._cases import CaseError, folder_cases, load_cases
+    from ._audit.cases import CaseError, folder_cases, load_cases
 
     out: list[Path] = []
     for root in sorted(settings.used):

@@ -39,14 +39,14 @@ from typing import Any
 import regex
 from lark import Tree
 
-from . import _repair
-from ._build import Builder, Draft, Unreadable
-from ._driver import (
+from .._recover import repair as _repair
+from .._build.builder import Builder, Draft, Unreadable
+from .._lalr.driver import (
     _C, CALL_TAG_FIRST, TAG_FIRST, Tok, _could_grow, _loop_wait, _sre, closing_plan, cut_marker, simulate, step,
 )
-from ._model import ToolCall, make_call
-from ._registry import Compiled, Format
-from ._words import fast
+from .._result.model import ToolCall, make_call
+from .._grammar.registry import Compiled, Format
+from .._grammar.words import fast
 
 WAIT = "wait"
 _SCAN = _repair._JSON.scan_once  # (the decoder _repair.loads tries first)
@@ -282,7 +282,7 @@ class JsonFrame:
                     if cut_marker(rest, [t.literal for t in self.ends if t.literal]):
                         return None  # (an end marker cut short by the end: the general way's repair)
                     break  # (the region never ends inside ignored text)
-        from ._scan import Region  # (the scanner imports this module)
+        from .scanner import Region  # (the scanner imports this module)
 
         tree = Tree("json_calls", [Tok("JSON", buf[p:stop], p, stop)])
         try:

@@ -1,8 +1,8 @@
 """The formats table of README.md, generated from the grammar files' headers.
 
-    python -m toolgram._catalog                   # print the table
-    python -m toolgram._catalog --write-readme    # replace it in README.md
-    python -m toolgram._catalog --check           # exit 1 when README.md's table is stale
+    python -m toolgram._audit.catalog                   # print the table
+    python -m toolgram._audit.catalog --write-readme    # replace it in README.md
+    python -m toolgram._audit.catalog --check           # exit 1 when README.md's table is stale
 
 The table sits in README.md between `<!-- formats:start -->` and `<!-- formats:end -->`;
 tests/test_readme.py fails when it differs from formats_table().
@@ -15,11 +15,11 @@ import re
 import sys
 from pathlib import Path
 
-from ._registry import Format, Registry
+from .._grammar.registry import Format, Registry
 
 START = "<!-- formats:start -->"
 END = "<!-- formats:end -->"
-README = Path(__file__).resolve().parents[2] / "README.md"
+README = Path(__file__).resolve().parents[3] / "README.md"
 
 
 def builtin_formats() -> list[Format]:
@@ -73,7 +73,7 @@ def with_table(text: str, table: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m toolgram._catalog", description="The README formats table.")
+    ap = argparse.ArgumentParser(prog="python -m toolgram._audit.catalog", description="The README formats table.")
     ap.add_argument("--readme", type=Path, default=README, help="the README to check or write (default: the repo's)")
     group = ap.add_mutually_exclusive_group()
     group.add_argument("--write-readme", action="store_true", help="replace the table in the README")
@@ -87,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.check:
         if readme_table(text) == table:
             return 0
-        print(f"{args.readme}: the formats table is stale; run python -m toolgram._catalog --write-readme", file=sys.stderr)
+        print(f"{args.readme}: the formats table is stale; run python -m toolgram._audit.catalog --write-readme", file=sys.stderr)
         return 1
     new = with_table(text, table)
     if new != text:

@@ -50,7 +50,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import _repair
+from .._recover import repair as _repair
 
 _NATIVE_PY = frozenset({"single_quotes", "python_literals"})
 

@@ -98,7 +98,7 @@ def format_names(values: list[str] | None) -> list[str] | None:
 
 
 def registry(args: argparse.Namespace) -> Any:
-    from ._registry import registry_for
+    from .._grammar.registry import registry_for
 
     return registry_for(args.grammar_path or None)
 
@@ -140,8 +140,8 @@ def _indent(text: str, pad: str = "  ") -> str:
 
 
 def cmd_parse(args: argparse.Namespace) -> int:
-    from ._cases import result_json
-    from ._parse import parse
+    from .cases import result_json
+    from .._pipeline import parse
 
     raw = read_text(args.file)
     formats = resolve_formats(args)
@@ -186,7 +186,7 @@ def event_data(event: Any) -> dict[str, Any]:
     """A stream event as JSON data: {"event": "<snake_case class>", fields…}."""
     from dataclasses import fields
 
-    from ._cases import call_data
+    from .cases import call_data
 
     name = type(event).__name__
     kind = "".join("_" + c.lower() if c.isupper() else c for c in name).lstrip("_")
@@ -198,7 +198,7 @@ def event_data(event: Any) -> dict[str, Any]:
 
 
 def cmd_stream(args: argparse.Namespace) -> int:
-    from ._stream import StreamParser
+    from .._stream.parser import StreamParser
 
     sp = StreamParser(
         read_tools(args.tools),
@@ -256,8 +256,8 @@ def _cut(text: str, width: int) -> str:
 def cmd_formats(args: argparse.Namespace) -> int:
     reg = registry(args)
     fmts = reg.select(None)
-    if args.markdown:  # the README's table (toolgram._catalog), user formats included
-        from ._catalog import formats_table
+    if args.markdown:  # the README's table (toolgram._audit.catalog), user formats included
+        from .catalog import formats_table
 
         sys.stdout.write(formats_table(fmts))
         return 0
@@ -313,7 +313,7 @@ def cmd_grammar(args: argparse.Namespace) -> int:
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
-    from ._explain import explain, explanation_data, shorten, tree_lines
+    from .explain import explain, explanation_data, shorten, tree_lines
 
     raw = read_text(args.file)
     exp = explain(
@@ -377,8 +377,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from ._cases import CaseError, load_cases
-    from ._check import NO_CALL, Progress, run_all, summarize, table
+    from .cases import CaseError, load_cases
+    from .check import NO_CALL, Progress, run_all, summarize, table
 
     try:
         cases = load_cases(args.corpus)
@@ -450,9 +450,9 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_new_format(args: argparse.Namespace) -> int:
-    from ._parse import parse
-    from ._registry import GrammarError, load_user_format
-    from ._scaffold import NAME_RE, case_name, grammar_text, guess
+    from .._pipeline import parse
+    from .._grammar.registry import GrammarError, load_user_format
+    from .scaffold import NAME_RE, case_name, grammar_text, guess
 
     if not NAME_RE.match(args.name):
         raise CLIError(f"format name {args.name!r}: use lower case letters, digits and _ (e.g. my_model)")
@@ -466,7 +466,7 @@ def cmd_new_format(args: argparse.Namespace) -> int:
     for target in (grammar_file, case_file):
         if target.exists() and not args.force:
             raise CLIError(f"{target} exists (use --force to overwrite)")
-    from ._registry import default_registry
+    from .._grammar.registry import default_registry
 
     if args.name in default_registry().builtin and not args.force:
         # A user format of a built-in's name replaces the built-in wherever its folder is used.
@@ -521,7 +521,7 @@ def _max_chars(text: str) -> int | None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from . import __version__
+    from .. import __version__
 
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
@@ -600,7 +600,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from ._registry import GrammarError, UnknownFormat
+    from .._grammar.registry import GrammarError, UnknownFormat
 
     parser = build_parser()
     args = parser.parse_args(argv)

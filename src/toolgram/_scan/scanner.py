@@ -23,11 +23,12 @@ from typing import Any, NamedTuple
 
 import regex
 
-from . import _frame, _repair
-from ._build import Builder, Draft, Prose, Unreadable, _extent, _rule
-from ._driver import DONE, FAIL, WAIT, Driver, salvage_points
-from ._model import Segment, ToolCall
-from ._registry import Format
+from . import fastpath as _frame
+from .._recover import repair as _repair
+from .._build.builder import Builder, Draft, Prose, Unreadable, _extent, _rule
+from .._lalr.driver import DONE, FAIL, WAIT, Driver, salvage_points
+from .._result.model import Segment, ToolCall
+from .._grammar.registry import Format
 
 THINK_OPEN = "<think>"
 THINK_CLOSE = "</think>"

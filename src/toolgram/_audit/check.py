@@ -17,8 +17,8 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, TextIO
 
-from ._cases import Case, mismatch
-from ._parse import parse
+from .cases import Case, mismatch
+from .._pipeline import parse
 
 NO_CALL = "(no call)"
 

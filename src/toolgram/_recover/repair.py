@@ -27,7 +27,7 @@ from typing import Any
 
 import regex
 
-from ._words import words
+from .._grammar.words import words
 
 __all__ = ["MAX_DEPTH", "RepairError", "loads", "quoted_end", "scalar_end", "unquoted_inside", "value_end"]
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ._events import CallDone, Text
-from ._model import ParseResult, ToolCall
-from ._parse import DEFAULT_MAX_CHARS
-from ._prompts import render_results
-from ._stream import StreamParser
+from ..events import CallDone, Text
+from .._result.model import ParseResult, ToolCall
+from .._pipeline import DEFAULT_MAX_CHARS
+from .._tools.prompts import render_results
+from .parser import StreamParser
 
 _PENDING = object()
 

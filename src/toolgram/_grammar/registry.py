@@ -38,9 +38,9 @@ import regex
 from lark import Lark
 from lark.lexer import PatternStr
 
-from ._words import words
+from .words import words
 
-_HERE = Path(__file__).resolve().parent
+_PACKAGE = Path(__file__).resolve().parent.parent  # toolgram/
 
 #: Terminals whose extent is found by a scanner instead of their pattern.
 SPECIAL_TERMINALS = ("JSON", "PYVALUE")
@@ -49,7 +49,7 @@ SPECIAL_TERMINALS = ("JSON", "PYVALUE")
 def grammar_dirs() -> list[Path]:
     """The packaged grammars (wheel) first, then the source tree's (editable install)."""
     dirs = []
-    for candidate in (_HERE / "grammars", _HERE.parent.parent / "grammars"):
+    for candidate in (_PACKAGE / "grammars", _PACKAGE.parent.parent / "grammars"):
         if candidate.is_dir():
             dirs.append(candidate)
             break

@@ -19,9 +19,9 @@ import regex
 from lark import Tree
 from lark.parsers.lalr_analysis import Shift
 
-from . import _repair
-from ._registry import Compiled, Format
-from ._words import fast, words
+from .._recover import repair as _repair
+from .._grammar.registry import Compiled, Format
+from .._grammar.words import fast, words
 
 try:  # the pattern parser of the `re` module (for _loop)
     from re import _constants as _C, _parser as _sre

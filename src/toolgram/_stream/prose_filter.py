@@ -24,12 +24,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._build import Prose
-from ._guard import passes_through
-from ._model import TextOf
-from ._parse import select_formats
-from ._scan import Piece, Region, Scanner
-from ._tools import normalize_tools
+from .._build.builder import Prose
+from .._guard import passes_through
+from .._result.model import TextOf
+from .._pipeline import select_formats
+from .._scan.scanner import Piece, Region, Scanner
+from .._tools.tools import normalize_tools
 
 __all__ = ["ProseFilter"]
 

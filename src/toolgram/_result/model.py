@@ -29,7 +29,7 @@ class ToolCall:
         """This call as an OpenAI `tool_calls` entry: `{"id", "type": "function",
         "function": {"name", "arguments": <JSON text>}}`. Without a model-written id, the id
         is derived from name, arguments and span, so the same reply gives the same ids."""
-        from ._openai import call_to_openai
+        from .openai import call_to_openai
 
         return call_to_openai(self)
 
@@ -63,7 +63,7 @@ class ParseResult:
     def to_openai_message(self) -> dict[str, Any]:
         """The reply as an OpenAI assistant message: `{"role": "assistant", "content": text
         or None, "tool_calls": [...] (when any), "reasoning_content": ... (when any)}`."""
-        from ._openai import result_to_openai_message
+        from .openai import result_to_openai_message
 
         return result_to_openai_message(self)
 

@@ -19,10 +19,10 @@ from typing import Any
 
 from lark import Tree
 
-from ._model import ParseResult, ToolCall
-from ._parse import Assembler, select_formats
-from ._scan import Failure, Piece, Region, Scanner
-from ._tools import normalize_tools
+from .._result.model import ParseResult, ToolCall
+from .._pipeline import Assembler, select_formats
+from .._scan.scanner import Failure, Piece, Region, Scanner
+from .._tools.tools import normalize_tools
 
 
 @dataclass
@@ -182,7 +182,7 @@ def shorten(text: str, width: int = 60) -> str:
 
 def explanation_data(exp: Explanation) -> dict:
     """The explanation as JSON data (`toolgram explain --json`)."""
-    from ._cases import call_data
+    from .cases import call_data
 
     return {
         "formats": exp.formats,

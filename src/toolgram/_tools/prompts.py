@@ -5,7 +5,7 @@ asks for exactly what parse() reads as "hermes". Every prompt shows one concrete
 (built from the first tool's schema); that example parses back to the call it shows,
 which the tests check for each format.
 
-Templates are `string.Template` text (files in prompts/, one per format and kind), so
+Templates are `string.Template` text (files in templates/, one per format and kind), so
 JSON braces need no escaping. Placeholders:
 
     $tools         the tools as a JSON list of {name, description, parameters}
@@ -25,13 +25,13 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
-from ._tools import KINDS, Tool, _plain, normalize_tools
+from .tools import KINDS, Tool, _plain, normalize_tools
 
 PLACEHOLDERS = ("tools", "tools_openai", "tools_lines", "tool_names", "example")
 
 # Next to this module rather than found through importlib.resources: it works the same
 # from a source checkout, an editable install and a wheel, with or without __init__.py.
-_TEMPLATE_DIR = Path(__file__).resolve().parent / "prompts"
+_TEMPLATE_DIR = Path(__file__).resolve().parent / "templates"
 
 
 class _Call(NamedTuple):

@@ -5,14 +5,14 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
-from ._build import Draft, Prose, Reasoning
+from ._build.builder import Draft, Prose, Reasoning
 from ._guard import passes_through
-from ._model import ParseResult, Segment, TextOf, ToolCall, make_call, make_segment
-from ._registry import Format, registry_for
-from ._scan import Failure, Piece, Region, Scanner
-from ._tools import ToolSet, normalize_tools
-from ._validate import require_jsonschema
-from ._validate import validate as check_arguments
+from ._result.model import ParseResult, Segment, TextOf, ToolCall, make_call, make_segment
+from ._grammar.registry import Format, registry_for
+from ._scan.scanner import Failure, Piece, Region, Scanner
+from ._tools.tools import ToolSet, normalize_tools
+from ._tools.validate import require_jsonschema
+from ._tools.validate import validate as check_arguments
 
 DEFAULT_MAX_CHARS = 32_768
 

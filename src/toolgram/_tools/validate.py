@@ -6,7 +6,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ._tools import normalize_tools
+from .tools import normalize_tools
 
 # One retry should fix everything, so every error is reported, best first, but a model
 # fed forty lines of errors fixes none of them: cap the list.

@@ -34,10 +34,10 @@ from typing import Any
 
 from lark import Tree
 
-from . import _repair
-from ._driver import Tok, cut_marker
-from ._loose import decode_loose
-from ._typing import Node, coerce_param
+from .._recover import repair as _repair
+from .._lalr.driver import Tok, cut_marker
+from .._recover.loose import decode_loose
+from .coerce import Node, coerce_param
 
 
 
@@ -635,7 +635,7 @@ def _python_calls(text: str, start: int) -> list[Draft] | None:
     """Python-style calls between a JSON format's markers (`<tool_call>get_weather(
     city="Paris")</tool_call>`, or a list of them: a model mixing two formats), read as
     the pythonic formats read a whole reply; None unless the text is all such calls."""
-    from ._parse import parse  # (the parser imports this module)
+    from .._pipeline import parse  # (the parser imports this module)
 
     listed = text.lstrip().startswith("[")
     read = parse(text, formats=["pythonic" if listed else "bare_pythonic"], max_chars=None)

@@ -63,14 +63,14 @@ import json
 import sys
 from typing import Any
 
-from ._events import ArgumentsDelta, CallCancelled, CallDone, CallStart, Error, Event, Reasoning, Text
-from ._guard import passes_through
-from ._jsonecho import JsonEcho
-from ._model import ParseResult, TextOf, ToolCall
-from ._parse import DEFAULT_MAX_CHARS, Assembler, check_max_chars, select_formats
-from ._scan import Piece, Region, Scanner
-from ._tools import normalize_tools
-from ._validate import require_jsonschema
+from ..events import ArgumentsDelta, CallCancelled, CallDone, CallStart, Error, Event, Reasoning, Text
+from .._guard import passes_through
+from .jsonecho import JsonEcho
+from .._result.model import ParseResult, TextOf, ToolCall
+from .._pipeline import DEFAULT_MAX_CHARS, Assembler, check_max_chars, select_formats
+from .._scan.scanner import Piece, Region, Scanner
+from .._tools.tools import normalize_tools
+from .._tools.validate import require_jsonschema
 
 __all__ = ["StreamParser"]
 
@@ -100,7 +100,7 @@ class StreamParser:
         result = sp.close()          # == toolgram.parse(whole_text, tools, ...)
 
     Events: Text, Reasoning, CallStart, ArgumentsDelta, CallDone, Error (see
-    toolgram._events). Like parse(), it never raises for any text; configuration
+    toolgram.events). Like parse(), it never raises for any text; configuration
     errors (an unknown format name, a broken grammar file) raise in the
     constructor. `feed()` after `flush()` or `close()` raises RuntimeError.
     `in_think=True`: the reply starts inside a `<think>` block the prompt opened

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import re
 
-from . import _repair
+from .._recover import repair as _repair
 
 __all__ = ["JsonEcho"]
 

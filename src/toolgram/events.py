@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ._model import ToolCall
+from ._result.model import ToolCall
 
 
 @dataclass(frozen=True)

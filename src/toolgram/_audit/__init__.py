@@ -1,0 +1,1 @@
+"""The user's and maintainer's tools: explain, check, cases, the formats table, the CLI."""

@@ -1,0 +1,1 @@
+"""Grammar files to compiled formats: headers, the Lark build, the registry."""

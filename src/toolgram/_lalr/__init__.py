@@ -1,0 +1,1 @@
+"""One region under one grammar: the incremental LALR driver."""

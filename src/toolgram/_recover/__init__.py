@@ -1,0 +1,1 @@
+"""Recovery: lenient JSON, loose (Gemma-style) arguments."""

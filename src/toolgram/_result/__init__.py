@@ -1,0 +1,1 @@
+"""What the user gets: ToolCall, ParseResult, Segment; OpenAI shapes."""

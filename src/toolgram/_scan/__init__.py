@@ -1,0 +1,1 @@
+"""Prose and regions: marker search, the scanner's modes, the fast paths."""

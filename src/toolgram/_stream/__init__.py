@@ -1,0 +1,1 @@
+"""Streaming: StreamParser, events' argument echo, ProseFilter, MFCS sessions."""

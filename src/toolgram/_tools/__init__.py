@@ -1,0 +1,1 @@
+"""Tools: the tool set, schema validation, prompts."""
