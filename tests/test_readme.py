@@ -1,6 +1,8 @@
-"""README.md's formats table is generated from the grammar files' headers.
+"""README.md's formats table is generated from the grammar files' headers, and
+docs/repairs.md's table names every repair the corpus shows.
 
-When this fails, a grammar's header changed (or a format was added): regenerate with
+When the formats table is stale, a grammar's header changed (or a format was added):
+regenerate with
 
     python -m toolgram._audit.catalog --write-readme
 """
@@ -9,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from conftest import REPO_ROOT, corpus_cases
 
 import toolgram
@@ -48,16 +51,31 @@ def test_with_table_appends_then_replaces() -> None:
     assert again == f"# Title\n\n{_catalog.START}\n| b |\n{_catalog.END}\nMore.\n"
 
 
-def test_every_repair_the_corpus_shows_is_in_the_readme_table() -> None:
-    """Each repair a call records is one the README's repairs table explains."""
-    text = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
-    table = text[text.index("### Repairs, once, and said") :]
-    table = table[: table.index("\n\n", table.index("| repair |"))]
-    documented = set(re.findall(r"`([a-z_]+)`", "\n".join(line.split("|")[1] for line in table.splitlines() if line.startswith("| `"))))
+REPAIRS_DOC = REPO_ROOT / "docs" / "repairs.md"
+
+
+def documented_repairs(text: str) -> set[str]:
+    """The repair names in the first column of the table that starts with `| repair |`."""
+    start = text.index("\n| repair |") + 1
+    end = text.find("\n\n", start)
+    table = text[start : end if end >= 0 else len(text)]
+    return set(re.findall(r"`([a-z_]+)`", "\n".join(line.split("|")[1] for line in table.splitlines() if line.startswith("| `"))))
+
+
+def test_documented_repairs_reads_the_first_column() -> None:
+    text = "Intro `not_this`.\n\n| repair | what |\n|---|---|\n| `a_b` | x `c` |\n| `d`, `e` | y |\n\nAfter `f`.\n"
+    assert documented_repairs(text) == {"a_b", "d", "e"}
+    with pytest.raises(ValueError):
+        documented_repairs("no table here\n")
+
+
+def test_every_repair_the_corpus_shows_is_in_the_repairs_table() -> None:
+    """Each repair a call records is one the repairs table of docs/repairs.md explains."""
+    documented = documented_repairs(REPAIRS_DOC.read_text(encoding="utf-8"))
     seen = set()
     for case in corpus_cases():  # (parsed now: a stored snapshot may be out of date)
         result = toolgram.parse(case.raw, case.tools, formats=case.formats, in_think=case.in_think)
         for call in result.calls:
             seen.update(call.repairs)
     assert len(seen) > 10, f"too few repairs in the corpus: {sorted(seen)}"
-    assert seen <= documented, f"repairs not in README's table: {sorted(seen - documented)}"
+    assert seen <= documented, f"repairs not in the table of docs/repairs.md: {sorted(seen - documented)}"
