@@ -1,8 +1,8 @@
-"""README.md's formats table is generated from the grammar files' headers, and
-docs/repairs.md's table names every repair the corpus shows.
+"""The formats tables (docs/formats.md's in full, README.md's short) are generated from
+the grammar files' headers, and docs/repairs.md's table names every repair the corpus shows.
 
-When the formats table is stale, a grammar's header changed (or a format was added):
-regenerate with
+When a formats table is stale, a grammar's header changed (or a format was added):
+regenerate both with
 
     python -m toolgram._audit.catalog --write-readme
 """
@@ -10,6 +10,7 @@ regenerate with
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 from conftest import REPO_ROOT, corpus_cases
@@ -19,20 +20,40 @@ from toolgram._audit import catalog as _catalog
 
 
 def test_readme_formats_table_is_current() -> None:
-    text = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    assert _catalog.README == REPO_ROOT / "README.md"
+    text = _catalog.README.read_text(encoding="utf-8")
     table = _catalog.readme_table(text)
     assert table is not None, f"README.md has no {_catalog.START} … {_catalog.END} section"
-    assert table == toolgram.formats_table(), "stale formats table: run python -m toolgram._audit.catalog --write-readme"
+    assert table == _catalog.short_table(), "stale formats table in README.md: run python -m toolgram._audit.catalog --write-readme"
 
 
-def test_table_lists_every_builtin_format_once() -> None:
-    table = toolgram.formats_table()
+def test_docs_formats_table_is_current() -> None:
+    assert _catalog.FORMATS_DOC == REPO_ROOT / "docs" / "formats.md"
+    text = _catalog.FORMATS_DOC.read_text(encoding="utf-8")
+    table = _catalog.readme_table(text)
+    assert table is not None, f"docs/formats.md has no {_catalog.START} … {_catalog.END} section"
+    assert table == toolgram.formats_table(), "stale formats table in docs/formats.md: run python -m toolgram._audit.catalog --write-readme"
+
+
+def test_check_fails_on_a_stale_table_and_write_fixes_it(tmp_path: Path) -> None:
+    readme, doc = tmp_path / "README.md", tmp_path / "docs" / "formats.md"
+    readme.write_text(f"# Title\n\n{_catalog.START}\n{toolgram.formats_table()}{_catalog.END}\n", encoding="utf-8")  # the wrong table
+    args = ["--readme", str(readme), "--formats-doc", str(doc)]
+    assert _catalog.main(["--check", *args]) == 1
+    assert _catalog.main(["--write-readme", *args]) == 0
+    assert _catalog.main(["--check", *args]) == 0
+    assert _catalog.readme_table(readme.read_text(encoding="utf-8")) == _catalog.short_table()
+    assert _catalog.readme_table(doc.read_text(encoding="utf-8")) == toolgram.formats_table()
+
+
+@pytest.mark.parametrize("table, cells", [(toolgram.formats_table, 4), (_catalog.short_table, 2)], ids=["full", "short"])
+def test_table_lists_every_builtin_format_once(table, cells: int) -> None:
     names = [f.name for f in _catalog.builtin_formats()]
-    rows = table.splitlines()[2:]
+    rows = table().splitlines()[2:]
     assert len(rows) == len(names)
     for name, row in zip(names, rows):
         assert row.startswith(f"| `{name}` |")
-        assert len(re.findall(r"(?<!\\)\|", row)) == 5, row  # four cells: escaped pipes stay inside theirs
+        assert len(re.findall(r"(?<!\\)\|", row)) == cells + 1, row  # escaped pipes stay inside their cells
 
 
 def test_markers_are_code_and_pipes_escaped() -> None:

@@ -1,11 +1,13 @@
-"""The formats table of README.md, generated from the grammar files' headers.
+"""The formats tables of docs/formats.md and README.md, generated from the grammar files' headers.
 
-    python -m toolgram._audit.catalog                   # print the table
-    python -m toolgram._audit.catalog --write-readme    # replace it in README.md
-    python -m toolgram._audit.catalog --check           # exit 1 when README.md's table is stale
+    python -m toolgram._audit.catalog                   # print the full table
+    python -m toolgram._audit.catalog --write-readme    # replace both tables: docs/formats.md's and README.md's
+    python -m toolgram._audit.catalog --check           # exit 1 when either is stale
 
-The table sits in README.md between `<!-- formats:start -->` and `<!-- formats:end -->`;
-tests/test_readme.py fails when it differs from formats_table().
+docs/formats.md holds the full table (formats_table(): name, title, models, markers);
+README.md a short one (short_table(): name and models). Each sits between
+`<!-- formats:start -->` and `<!-- formats:end -->`; tests/test_readme.py fails when
+either differs from what these functions give.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from .._grammar.registry import Format, Registry
 START = "<!-- formats:start -->"
 END = "<!-- formats:end -->"
 README = Path(__file__).resolve().parents[3] / "README.md"
+FORMATS_DOC = README.parent / "docs" / "formats.md"
 
 
 def builtin_formats() -> list[Format]:
@@ -54,8 +57,16 @@ def formats_table(formats: list[Format] | None = None) -> str:
     return "\n".join(rows) + "\n"
 
 
+def short_table(formats: list[Format] | None = None) -> str:
+    """The README's table: name and models of each format, in the order of formats_table()."""
+    rows = ["| format | models |", "|---|---|"]
+    for fmt in builtin_formats() if formats is None else formats:
+        rows.append(f"| `{fmt.name}` | {_plain(fmt.models)} |")
+    return "\n".join(rows) + "\n"
+
+
 def readme_table(text: str) -> str | None:
-    """The table between the markers in README text; None when the markers are missing."""
+    """The table between the markers in Markdown text; None when the markers are missing."""
     start, end = text.find(START), text.find(END)
     if start < 0 or end < start:
         return None
@@ -63,7 +74,7 @@ def readme_table(text: str) -> str | None:
 
 
 def with_table(text: str, table: str) -> str:
-    """README text with its table replaced (the marked section is appended when missing)."""
+    """Markdown text with its table replaced (the marked section is appended when missing)."""
     block = f"{START}\n{table}{END}"
     start, end = text.find(START), text.find(END)
     if start < 0 or end < start:
@@ -73,26 +84,29 @@ def with_table(text: str, table: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m toolgram._audit.catalog", description="The README formats table.")
+    ap = argparse.ArgumentParser(prog="python -m toolgram._audit.catalog", description="The formats tables of docs/formats.md and README.md.")
     ap.add_argument("--readme", type=Path, default=README, help="the README to check or write (default: the repo's)")
+    ap.add_argument("--formats-doc", type=Path, default=FORMATS_DOC, help="the full table's page (default: the repo's docs/formats.md)")
     group = ap.add_mutually_exclusive_group()
-    group.add_argument("--write-readme", action="store_true", help="replace the table in the README")
-    group.add_argument("--check", action="store_true", help="exit 1 when the README's table is stale")
+    group.add_argument("--write-readme", action="store_true", help="replace the tables in both files")
+    group.add_argument("--check", action="store_true", help="exit 1 when either table is stale")
     args = ap.parse_args(argv)
-    table = formats_table()
     if not (args.write_readme or args.check):
-        sys.stdout.write(table)
+        sys.stdout.write(formats_table())
         return 0
-    text = args.readme.read_text(encoding="utf-8") if args.readme.exists() else ""
-    if args.check:
-        if readme_table(text) == table:
-            return 0
-        print(f"{args.readme}: the formats table is stale; run python -m toolgram._audit.catalog --write-readme", file=sys.stderr)
-        return 1
-    new = with_table(text, table)
-    if new != text:
-        args.readme.write_text(new, encoding="utf-8")
-    return 0
+    stale = 0
+    for path, table in ((args.formats_doc, formats_table()), (args.readme, short_table())):
+        text = path.read_text(encoding="utf-8") if path.exists() else ""
+        if args.check:
+            if readme_table(text) != table:
+                print(f"{path}: the formats table is stale; run python -m toolgram._audit.catalog --write-readme", file=sys.stderr)
+                stale = 1
+            continue
+        new = with_table(text, table)
+        if new != text:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(new, encoding="utf-8")
+    return stale
 
 
 if __name__ == "__main__":
