@@ -50,7 +50,7 @@ __version__ = "0.1.0"
 
 
 def formats_table(formats: list[Format] | None = None) -> str:
-    """The built-in formats as a Markdown table (README.md's; see toolgram._audit.catalog)."""
+    """The built-in formats as a Markdown table (docs/formats.md's; see toolgram._audit.catalog)."""
     from ._audit.catalog import formats_table as table  # imported late: `python -m toolgram._audit.catalog` runs it
 
     return table(formats)

@@ -256,7 +256,7 @@ def _cut(text: str, width: int) -> str:
 def cmd_formats(args: argparse.Namespace) -> int:
     reg = registry(args)
     fmts = reg.select(None)
-    if args.markdown:  # the README's table (toolgram._audit.catalog), user formats included
+    if args.markdown:  # docs/formats.md's table (toolgram._audit.catalog), user formats included
         from .catalog import formats_table
 
         sys.stdout.write(formats_table(fmts))
@@ -568,7 +568,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("formats", parents=[common, color], help="list the known formats")
     p.add_argument("--json", action="store_true", help="as JSON")
-    p.add_argument("--markdown", action="store_true", help="as the Markdown table of the README")
+    p.add_argument("--markdown", action="store_true", help="as the Markdown table of docs/formats.md")
     p.set_defaults(func=cmd_formats)
 
     p = sub.add_parser("grammar", parents=[common], help="print a format's grammar file")
