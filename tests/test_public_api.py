@@ -1,5 +1,6 @@
 """The public API is what __all__ says, and every name in it is importable."""
 
+import importlib
 import sys
 from typing import Any
 
@@ -7,11 +8,17 @@ import pytest
 
 import toolgram
 
+# The core, and the public modules.
 PROMISED = {
-    "parse", "ParseResult", "ToolCall", "StreamParser", "ProseFilter", "MfcsSession",
-    "Text", "Reasoning", "CallStart", "ArgumentsDelta", "CallDone", "Error",
-    "validate", "render_prompt", "render_results", "example_call", "register_prompt",
-    "normalize_tools", "GrammarError", "formats_table",
+    "parse", "StreamParser", "ProseFilter", "MfcsSession", "ParseResult", "ToolCall", "Segment",
+    "Format", "GrammarError", "events", "tools", "prompts",
+}
+# Every name that was importable from toolgram stays importable, from there and from
+# its public module.
+KEPT = {
+    "events": ["ArgumentsDelta", "CallCancelled", "CallDone", "CallStart", "Error", "Event", "Reasoning", "Text"],
+    "tools": ["Tool", "ToolSet", "normalize_tools", "validate"],
+    "prompts": ["PROMPT_FORMATS", "example_call", "register_prompt", "render_prompt", "render_results"],
 }
 
 
@@ -20,8 +27,20 @@ def test_all_names_exist():
         assert hasattr(toolgram, name), name
 
 
-def test_promised_names_are_public():
-    assert PROMISED <= set(toolgram.__all__)
+def test_all_is_the_core_and_the_public_modules():
+    assert set(toolgram.__all__) == PROMISED
+
+
+@pytest.mark.parametrize("module", sorted(KEPT))
+def test_names_of_the_public_modules_stay_importable_from_toolgram(module):
+    public = importlib.import_module(f"toolgram.{module}")
+    assert sorted(public.__all__) == sorted(KEPT[module])
+    for name in KEPT[module]:
+        assert getattr(toolgram, name) is getattr(public, name), name
+
+
+def test_formats_table_stays_importable():
+    assert toolgram.formats_table().startswith("| format |")
 
 
 def test_make_call_builds_the_same_tool_call_as_the_constructor() -> None:

@@ -17,6 +17,7 @@ from conftest import REPO_ROOT, corpus_cases
 
 import toolgram
 from toolgram._audit import catalog as _catalog
+from toolgram._grammar import catalog as _tables
 
 
 def test_readme_formats_table_is_current() -> None:
@@ -60,8 +61,8 @@ def test_markers_are_code_and_pipes_escaped() -> None:
     fmt = next(f for f in _catalog.builtin_formats() if f.name == "lfm2")
     row = toolgram.formats_table([fmt]).splitlines()[2]
     assert row.endswith("| `<\\|tool_call_start\\|>[name(key=value, …), …]<\\|tool_call_end\\|>` |")
-    assert _catalog._code("```json x ```") == "` ```json x ``` `"
-    assert _catalog._code("a `b` c") == "``a `b` c``"
+    assert _tables._code("```json x ```") == "` ```json x ``` `"
+    assert _tables._code("a `b` c") == "``a `b` c``"
 
 
 def test_with_table_appends_then_replaces() -> None:

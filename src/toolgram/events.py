@@ -1,10 +1,15 @@
-"""Events a StreamParser reports while a reply streams in."""
+"""Events a StreamParser reports while a reply streams in.
+
+    from toolgram.events import Text, Reasoning, CallStart, ArgumentsDelta, CallDone, CallCancelled, Error
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from ._result.model import ToolCall
+
+__all__ = ["ArgumentsDelta", "CallCancelled", "CallDone", "CallStart", "Error", "Event", "Reasoning", "Text"]
 
 
 @dataclass(frozen=True)

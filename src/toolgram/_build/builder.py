@@ -36,7 +36,7 @@ from lark import Tree
 
 from .._recover import repair as _repair
 from .._lalr.driver import Tok, cut_marker
-from .._recover.loose import decode_loose
+from .loose import decode_loose
 from .coerce import Node, coerce_param
 
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import re
 
-from .._build.coerce import Node
+from .coerce import Node
 
 DELIMITERS = ('<|"|>', "<escape>")
 _DELIM = re.compile(r'<\|"\|>|<escape>')

@@ -1,0 +1,49 @@
+"""The built-in formats as Markdown tables, from the grammar files' headers: the full
+table of docs/formats.md (formats_table) and the README's short one (short_table).
+toolgram._audit.catalog writes them into those files and checks they are current."""
+
+from __future__ import annotations
+
+import re
+
+from .registry import Format, Registry
+
+
+def builtin_formats() -> list[Format]:
+    """The packaged formats (no user grammars), in the order formats=None tries them."""
+    return Registry().select(None)
+
+
+def _code(text: str) -> str:
+    """`text` as a Markdown code span (markers hold `<`, backticks and `|`)."""
+    runs = {len(m) for m in re.findall(r"`+", text)}
+    n = next(i for i in range(1, len(runs) + 2) if i not in runs)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return "`" * n + pad + text + pad + "`" * n
+
+
+def _cell(text: str) -> str:
+    # In a table even a code span needs its "|" escaped; HTML-looking text is escaped too.
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _plain(text: str) -> str:
+    return _cell(text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;"))
+
+
+def formats_table(formats: list[Format] | None = None) -> str:
+    """A Markdown table of the formats: name, title, models, markers (one row each,
+    in the order auto-detection tries them), ending with a newline."""
+    rows = ["| format | what | models | markers |", "|---|---|---|---|"]
+    for fmt in builtin_formats() if formats is None else formats:
+        markers = _cell(_code(fmt.markers)) if fmt.markers else ""
+        rows.append(f"| `{fmt.name}` | {_plain(fmt.title)} | {_plain(fmt.models)} | {markers} |")
+    return "\n".join(rows) + "\n"
+
+
+def short_table(formats: list[Format] | None = None) -> str:
+    """The README's table: name and models of each format, in the order of formats_table()."""
+    rows = ["| format | models |", "|---|---|"]
+    for fmt in builtin_formats() if formats is None else formats:
+        rows.append(f"| `{fmt.name}` | {_plain(fmt.models)} |")
+    return "\n".join(rows) + "\n"
