@@ -140,7 +140,8 @@ def test_broken_grammar_error_names_file_and_line(tmp_path: Path, case: str) -> 
     message = str(info.value)
     assert message.startswith(f"{path}:{line}: "), message
     assert words in message
-    assert "\n" not in message
+    # one line says where and what; Lark's explanation follows, indented
+    assert all(more.startswith("    ") for more in message.splitlines()[1:]), message
     assert info.value.path == path and info.value.line == line
 
 

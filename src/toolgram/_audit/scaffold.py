@@ -124,7 +124,7 @@ def grammar_text(name: str, g: Guess, case_file: str) -> str:
         ]
     elif g.payload == "python":
         body = [
-            f"start: {start_t}(\"[\" _calls [\",\"] \"]\" | _calls){end_t}",
+            f"start: {start_t}(\"[\" call (\",\" call)* [\",\"] \"]\" | _calls){end_t}",
             "_calls: call (\",\" call)*",
             "",
             "// name(key=value, …) with Python/JSON literal values",

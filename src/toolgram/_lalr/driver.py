@@ -17,7 +17,7 @@ from typing import Any
 
 import regex
 from lark import Tree
-from lark.parsers.lalr_analysis import Shift
+from .._grammar.lark_table import Shift
 
 from .._recover import repair as _repair
 from .._grammar.registry import Compiled, Format

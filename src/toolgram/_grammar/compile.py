@@ -1,0 +1,388 @@
+"""A format's grammar compiled: the LALR table and the tables derived from it.
+
+Lark is reached only through lark_table.py. Compiling also checks what Lark lets
+pass: LALR shift/reduce conflicts (Lark resolves them silently as shift; here an
+undeclared one is a GrammarError), a call's parts with no call rule, and it records
+warnings (a header marker the grammar never reads, a payload terminal that streams
+in quadratic time).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import regex
+
+from . import lark_table
+from .header import Format, GrammarError, builtin_shared, declared_conflicts, header_line
+from .words import words
+
+#: Terminals whose extent is found by a scanner instead of their pattern.
+SPECIAL_TERMINALS = ("JSON", "PYVALUE")
+
+
+@dataclass(frozen=True)
+class Terminal:
+    name: str
+    pattern: Any  # compiled `regex` pattern
+    literal: str | None  # set when the terminal is a plain string
+    priority: int
+
+
+@dataclass
+class Compiled:
+    states: dict
+    start_state: Any
+    end_state: Any
+    callbacks: dict
+    terminals: dict[str, Terminal]
+    ignore: tuple[Terminal, ...]
+    # per LALR state: the terminals it accepts, best first (priority, then literal length)
+    allowed: dict = field(default_factory=dict)
+    accepts_end: dict = field(default_factory=dict)
+    # The regex terminals that are the whole of a rule whose text is decoded as JSON
+    # (`json_calls: PAYLOAD`, MFCS `args: TEXT`): a marker inside one of its JSON
+    # strings does not end them (Driver._through).
+    json_text: frozenset = frozenset()
+    # Those of them that are a payload of calls and nothing else (`json_calls: PAYLOAD`).
+    call_text: frozenset = frozenset()
+    # What a marker of the grammar may start with (a literal token's first character
+    # that is no letter or digit, a bracket, a tag): text after a call that starts
+    # otherwise is prose (Driver.prose_at).
+    literal_firsts: frozenset = frozenset()  # (set by compile_format)
+    # The shift/reduce conflicts the header declares (each resolved as shift).
+    conflicts: tuple = ()
+    # What the grammar's author should know (GrammarWarning texts; `toolgram grammar` shows them).
+    warnings: tuple[str, ...] = ()
+    # Data other modules derive from this grammar, kept here so that it dies with its
+    # format (no global cache keyed by Format).
+    derived: dict = field(default_factory=dict, repr=False)
+
+
+_JSON_TEXT_RULES = frozenset({"json_calls", "args", "keyed_calls", "json_reply"})
+
+
+def compile_format(fmt: Format) -> Compiled:
+    try:
+        lark = lark_table.build(
+            fmt.source,
+            import_paths=[fmt.path.parent / "shared", fmt.path.parent, *builtin_shared()],
+            cache=_cache_path(fmt),
+        )
+    except Exception as exc:  # lark raises several kinds; all mean "this file is broken"
+        raise located_error(fmt, exc) from exc
+    lt = lark_table.table_of(lark)
+    callbacks = lt.callbacks
+    _check_call_rules(fmt, {lark_table.rule_name(rule.origin.name) for rule in callbacks})
+    terminals: dict[str, Terminal] = {}
+    for t in lt.terminals:
+        flags = "".join(f"(?{f})" for f in t.flags)
+        # (\w: a word character as the whole library reads it; see _words.py)
+        source = flags + words(t.regexp)
+        terminals[t.name] = Terminal(t.name, regex.compile(source), t.literal, t.priority)
+    conflicts, stale = _check_conflicts(fmt, lark, terminals)
+    ignore = tuple(terminals[n] for n in lt.ignore if n in terminals)
+    compiled = Compiled(
+        states=lt.states,
+        start_state=lt.start_state,
+        end_state=lt.end_state,
+        callbacks=callbacks,
+        terminals=terminals,
+        ignore=ignore,
+        conflicts=conflicts,
+    )
+    compiled.json_text = frozenset(
+        rule.expansion[0].name
+        for rule in callbacks
+        if lark_table.rule_name(rule.origin.name) in _JSON_TEXT_RULES
+        and len(rule.expansion) == 1
+        and rule.expansion[0].name in terminals
+        and rule.expansion[0].name != "JSON"  # (the bracket scanner delimits that one)
+        and terminals[rule.expansion[0].name].literal is None
+    )
+    elsewhere = {
+        sym.name
+        for rule in callbacks
+        if not (lark_table.rule_name(rule.origin.name) == "json_calls" and len(rule.expansion) == 1)
+        for sym in rule.expansion
+    }
+    compiled.call_text = frozenset(
+        rule.expansion[0].name
+        for rule in callbacks
+        if lark_table.rule_name(rule.origin.name) == "json_calls"
+        and len(rule.expansion) == 1
+        and rule.expansion[0].name in compiled.json_text
+        and rule.expansion[0].name not in elsewhere
+    )
+    compiled.literal_firsts = frozenset("<[{").union(
+        t.literal[0] for t in terminals.values() if t.literal and not t.literal[0].isalnum()
+    )
+    for state, row in lt.states.items():
+        allowed = [terminals[k] for k in row if k in terminals]
+        allowed.sort(key=lambda t: (-t.priority, -len(t.literal or "")))
+        compiled.allowed[state] = tuple(allowed)
+        compiled.accepts_end[state] = "$END" in row
+    compiled.warnings = tuple(_marker_warnings(fmt, compiled) + _stream_warnings(fmt, compiled) + stale)
+    return compiled
+
+
+def _cache_path(fmt: Format) -> str | bool:
+    # Lark's cache file name includes a hash of the grammar, so a stale file is never used.
+    base = os.environ.get("TOOLGRAM_CACHE_DIR")
+    if base:
+        Path(base).mkdir(parents=True, exist_ok=True)
+        return str(Path(base) / f"{fmt.name}-{sys.version_info[0]}{sys.version_info[1]}.lark.cache")
+    return True
+
+
+# -- conflicts ------------------------------------------------------------------------
+
+# Per grammar text and import path: the analysis is the costly part of a cached load.
+_CONFLICTS: dict[tuple, tuple] = {}
+
+
+def _shown(fmt: Format, terminals: dict[str, Terminal]) -> Any:
+    """A terminal as the author wrote it: its name when the grammar names it, else its
+    literal in quotes ("</param>", not __ANON_6 or LESSTHAN)."""
+
+    def show(name: str) -> str:
+        t = terminals.get(name)
+        if t is not None and t.literal is not None and not regex.search(rf"(?<![\w]){regex.escape(name)}(?![\w])", fmt.source):
+            return json.dumps(t.literal, ensure_ascii=False)
+        return name
+
+    return show
+
+
+def _check_conflicts(fmt: Format, lark: Any, terminals: dict[str, Terminal]) -> tuple[tuple, list[str]]:
+    """The grammar's shift/reduce conflicts, and a warning for each declared one that
+    does not occur; one that its header does not declare is a GrammarError naming the
+    rules and the terminal."""
+    show = _shown(fmt, terminals)
+    key = (fmt.source, str(fmt.path.parent))
+    found = _CONFLICTS.get(key)
+    if found is None:
+        found = tuple(lark_table.conflicts_of(lark, show))
+        if len(_CONFLICTS) >= 256:
+            _CONFLICTS.pop(next(iter(_CONFLICTS)))
+        _CONFLICTS[key] = found
+    declared = declared_conflicts(fmt)
+    used = set()
+    undeclared = []
+    for c in found:
+        names = {c.terminal, show(c.terminal)}
+        hit = next((d for d in declared if d.rule == c.reduce_rule and names & set(d.terminals)), None)
+        if hit is None:
+            undeclared.append(c)
+        else:
+            used.add((hit.line, *(names & set(hit.terminals))))
+    if undeclared:
+        first = undeclared[0]
+        lines = _lines_defining(fmt.source, first.reduce_rule)
+        line = lines[0] if lines else None
+        where = f"{fmt.path}:{line}" if line else str(fmt.path)
+        pairs = ", ".join(f"{c.reduce_rule} {show(c.terminal)}" for c in undeclared)
+        details = []
+        for c in undeclared:
+            details.append(f"shift/reduce conflict on {show(c.terminal)}: reduce `{c.reduce_text}`")
+            details += [f"    or shift in `{s}`" for s in c.shift_rules]
+        details.append(
+            "Lark would silently take the shift, so the grammar reads less than it says. Rewrite the rules, "
+            "or, if shift is what you mean, declare each in the header: "
+            + "; ".join(
+                "// conflicts: " + " ".join([rule, *(show(c.terminal) for c in undeclared if c.reduce_rule == rule)])
+                + " — why shift is right"
+                for rule in dict.fromkeys(c.reduce_rule for c in undeclared)
+            )
+        )
+        raise GrammarError(
+            f"{where}: LALR shift/reduce conflict (rule and terminal: {pairs})" + "".join("\n    " + d for d in details),
+            fmt.path,
+            line,
+        )
+    stale = []
+    for d in declared:
+        for term in d.terminals:
+            if not any(u[0] == d.line and term in u[1:] for u in used):
+                stale.append(f"{fmt.path}:{d.line}: declared conflict {d.rule} {term} does not occur (remove it from the header)")
+    return found, stale
+
+
+# -- warnings -----------------------------------------------------------------------------
+
+
+def _reads(t: Terminal, marker: str) -> bool:
+    """Could the token t take the marker's text (or the marker start the token)?"""
+    m = t.pattern.match(marker)
+    return bool(m and m.end() > 0) or t.pattern.fullmatch(marker, partial=True) is not None
+
+
+def _marker_warnings(fmt: Format, c: Compiled) -> list[str]:
+    out = []
+    ignored = {t.name for t in c.ignore}
+    first = [t for t in c.allowed.get(c.start_state, ()) if t.name not in ignored]
+    for nth, marker in enumerate(fmt.starts):
+        if not any(_reads(t, marker) for t in first):
+            line = header_line(fmt.source, "start", nth)
+            out.append(f"{fmt.path}:{line}: start marker {marker!r}: no token the grammar's start accepts reads it, so a region opened there never parses")
+    every = [t for t in c.terminals.values() if t.name not in ignored]
+    for nth, marker in enumerate(fmt.ends):
+        if not any(_reads(t, marker) for t in every):
+            line = header_line(fmt.source, "end", nth)
+            out.append(f"{fmt.path}:{line}: end marker {marker!r}: no token of the grammar reads it")
+    return out
+
+
+# Free text with spaces, punctuation and a line break: a terminal that takes all of
+# it is a payload, which may grow over many deltas while streaming.
+_FREE_TEXT = "the quick, brown fox;\njumps over (the) lazy dog 42 times."
+
+
+def _stream_warnings(fmt: Format, c: Compiled) -> list[str]:
+    from .._lalr.driver import _loop  # (the driver's own analysis: what it streams in linear time)
+
+    out = []
+    for t in c.terminals.values():
+        if t.literal is not None or t.name in SPECIAL_TERMINALS:
+            continue
+        if t.pattern.fullmatch(_FREE_TEXT, partial=True) is None:  # (or the start of one)
+            continue
+        if _loop(t.pattern.pattern) is None:
+            lines = _lines_defining(fmt.source, t.name)
+            where = f"{fmt.path}:{lines[0]}" if lines else str(fmt.path)
+            out.append(
+                f"{where}: terminal {t.name} /{_printable(t.pattern.pattern)}/ is re-matched from its start on every streamed "
+                "delta (quadratic in its length); write it as an unrolled loop, e.g. /[^<]+(?:<(?!\\/?tag>)[^<]*)*/ "
+                "(grammars/README.md, 'Streaming cost')"
+            )
+    return out
+
+
+def _printable(pattern: str) -> str:
+    return pattern.replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
+
+
+# -- rules the builder needs ----------------------------------------------------------
+
+# The rules the builder makes calls of, and the parts it reads only inside one.
+_CALL_HOLDERS = frozenset({"call", "agent_call", "memory_call", "json_calls", "keyed_calls", "json_reply"})
+_CALL_PARTS = ("name", "args", "param", "typed_param", "kwarg", "posarg", "loose_args", "element", "code")
+
+
+def _check_call_rules(fmt: Format, rules: set) -> None:
+    """A grammar that names a call's parts (`name`, `args`, …) but has no `call` rule
+    to hold them would read regions that make no call: its text would vanish, with
+    no error. Said when the file is loaded instead."""
+    if rules & _CALL_HOLDERS:
+        return
+    parts = [r for r in _CALL_PARTS if r in rules]
+    if parts:
+        line = _line_of(fmt.source, regex.escape(parts[0]), parts[0])
+        where = f"{fmt.path}:{line}" if line else str(fmt.path)
+        raise GrammarError(
+            f"{where}: rule {parts[0]!r} is read only inside a 'call' rule, and the grammar has none "
+            f"(write `call: … name … args …` and use `call` in `start`)",
+            fmt.path,
+            line,
+        )
+
+
+# -- Lark's errors, located ---------------------------------------------------------------
+
+_LINE_IN_MESSAGE = regex.compile(r"\bline (\d+)")
+_COLUMN_IN_MESSAGE = regex.compile(r"\bline \d+,? column (\d+)")
+# Lark messages that name the symbol at fault without a line: find where it is defined.
+_DEFINED_SYMBOL = (
+    regex.compile(r"Cannot compile token ([A-Za-z_][A-Za-z0-9_]*)"),
+    regex.compile(r"\(([A-Z_][A-Z0-9_]*): "),  # zero-width terminals (START: '…')
+    regex.compile(r"following rules:\s*-\s*<([A-Za-z_][A-Za-z0-9_]*) :"),  # collisions
+    regex.compile(r"Terminals? '?([A-Z_][A-Z0-9_]*)'?"),
+)
+
+
+def located_error(fmt: Format, exc: Exception) -> GrammarError:
+    """A Lark (or import) error as GrammarError: a first line `path:line: message`,
+    then Lark's explanation whole, indented: the caret under the place, the rules of
+    a collision, what the regex engine said about a pattern."""
+    text = str(exc).strip()
+    lines = text.splitlines()
+    message = lines[0] if text else type(exc).__name__
+    rest = [ln.rstrip() for ln in lines[1:]]
+    line = getattr(exc, "line", None)
+    column = getattr(exc, "column", None)
+    if not isinstance(line, int) or line < 1:
+        m = _LINE_IN_MESSAGE.search(text)
+        line = int(m.group(1)) if m else _line_of_symbol(fmt.source, text)
+        c = _COLUMN_IN_MESSAGE.search(text)
+        column = int(c.group(1)) if m and c else None
+    if not isinstance(column, int) or column < 1:
+        column = None
+    message = regex.sub(r",? at line \d+,? column \d+(?: in <string>)?:?", "", message).rstrip(" :.")
+    token = getattr(exc, "token", None)
+    if token is not None and getattr(exc, "expected", None):  # lark's grammar-of-grammars parser
+        expected = ", ".join(sorted(_LARK_TOKENS.get(e, e) for e in exc.expected))
+        message = f"unexpected {_LARK_TOKENS.get(token.type, repr(str(token)))}, expected {expected}"
+        rest = [ln for ln in rest if ln.strip() and not ln.strip().startswith(("Expected one of", "* "))]
+    if isinstance(exc, FileNotFoundError) and exc.filename:
+        message = f"%import: no grammar {exc.filename!r} beside the file, in shared/ or built in"
+        line = _line_of(fmt.source, regex.escape(Path(str(exc.filename)).stem), "%import") or line
+    details = [ln for ln in rest if ln.strip()]
+    if line and column and not any(ln.strip() == "^" for ln in details):
+        source_lines = fmt.source.splitlines()
+        if line <= len(source_lines):
+            details = [source_lines[line - 1].rstrip(), " " * (column - 1) + "^", *details]
+    elif any(ln.strip() == "^" for ln in details):
+        # Lark's own caret context: keep its lines as they are aligned
+        details = [ln for ln in rest if ln.strip() or False]
+    cause = exc.__cause__ or exc.__context__
+    if isinstance(cause, (re.error, regex.error)) or type(cause).__name__ == "error" and "regex" in type(cause).__module__:
+        details.append(f"regex: {cause}")
+    where = f"{fmt.path}:{line}" if line else str(fmt.path)
+    return GrammarError(f"{where}: {message}" + "".join("\n    " + d for d in details), fmt.path, line, column)
+
+
+_LARK_TOKENS = {"_NL": "end of line", "_RPAR": "')'", "_LPAR": "'('", "_RBRA": "']'", "_LBRA": "'['",
+                "_COLON": "':'", "_OR": "'|'", "_DOT": "'.'", "RULE": "a rule name", "TERMINAL": "a terminal name",
+                "STRING": "a string", "REGEXP": "a /regexp/", "$END": "end of file"}
+
+
+def _line_of_symbol(source: str, message: str) -> int | None:
+    if "defined more than once" in message:
+        m = regex.search(r"'([A-Za-z_][A-Za-z0-9_]*)'", message)
+        if m:
+            hits = _lines_defining(source, m.group(1))
+            return hits[1] if len(hits) > 1 else (hits[0] if hits else None)
+    if "NonTerminal('start')" in message:
+        return None
+    m = regex.search(r"Rule '([A-Za-z_][A-Za-z0-9_]*)' used but not defined \(in rule ([A-Za-z_][A-Za-z0-9_]*)\)", message)
+    if m:
+        return _line_of(source, regex.escape(m.group(1)), None, after=_lines_defining(source, m.group(2))[:1])
+    for pattern in _DEFINED_SYMBOL:
+        m = pattern.search(message)
+        if m:
+            hits = _lines_defining(source, m.group(1))
+            if hits:
+                return hits[0]
+    return None
+
+
+def _lines_defining(source: str, symbol: str) -> list[int]:
+    pat = regex.compile(rf"^\s*[?!]?{regex.escape(symbol)}(?:\.\-?\d+)?\s*:")
+    return [i for i, line in enumerate(source.splitlines(), 1) if pat.match(line)]
+
+
+def _line_of(source: str, word: str, prefix: str | None, after: list[int] = ()) -> int | None:
+    start = after[0] if after else 1
+    pat = regex.compile(rf"(?<![A-Za-z0-9_]){word}(?![A-Za-z0-9_])")
+    for i, line in enumerate(source.splitlines(), 1):
+        if i < start or line.strip().startswith("//"):
+            continue
+        if (prefix is None or line.lstrip().startswith(prefix)) and pat.search(line):
+            return i
+    return None

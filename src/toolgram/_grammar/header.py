@@ -1,0 +1,225 @@
+"""A format's `.lark` file: its header of `// key: value` lines, read and checked.
+
+    // format: hermes
+    // title: Hermes / Qwen tool-call tags
+    // models: Hermes 2 Pro, Qwen2.5, Qwen3
+    // markers: <tool_call> … </tool_call>
+    // start: <tool_call>          (repeatable: a literal that opens a call region)
+    // end: </tool_call>           (repeatable: a literal that closes it)
+    // anchor: reply | whole       (no start marker: the region must open the reply,
+    //                              or be the whole reply)
+    // anchor: line                (the start literal counts only first on a line; after
+    //                              the reply's start only when tools are given)
+    // quiet: yes                  (a region that is not a call stays prose silently)
+    // order: 20                   (position among formats when formats=None)
+    // args_key: parameters        (the native key of the arguments in JSON call objects)
+    // code_tool: code_interpreter  (the name of a call that is only raw `code`)
+    // offered_only: yes           (a marker-less shape: a call only when it names an offered tool)
+    // offered_only: always        (and never a call when no tools are given: code-like shapes)
+    // conflicts: RULE TERMINAL… — why   (repeatable: LALR shift/reduce conflicts that are
+    //                              meant, resolved as shift; see grammars/README.md)
+
+The body is a Lark grammar (LALR) for one call region (compiled by compile.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import regex
+
+if TYPE_CHECKING:
+    from .compile import Compiled
+
+_PACKAGE = Path(__file__).resolve().parent.parent  # toolgram/
+
+
+def grammar_dirs() -> list[Path]:
+    """The packaged grammars (wheel) first, then the source tree's (editable install)."""
+    dirs = []
+    for candidate in (_PACKAGE / "grammars", _PACKAGE.parent.parent / "grammars"):
+        if candidate.is_dir():
+            dirs.append(candidate)
+            break
+    return dirs
+
+
+def builtin_shared() -> list[Path]:
+    return [d / "shared" for d in grammar_dirs() if (d / "shared").is_dir()]
+
+
+class GrammarError(Exception):
+    """A grammar file that cannot be used; says which file and why.
+
+    The message's first line reads `path:line: what is wrong` when the line is known
+    (`path: …` otherwise); Lark's own explanation follows on indented lines (the
+    caret under the place, the rules of a collision, what the regex engine said).
+    `path`, `line` and `column` are also attributes (None when unknown).
+    """
+
+    def __init__(self, message: str, path: Path | str | None = None, line: int | None = None, column: int | None = None) -> None:
+        super().__init__(message)
+        self.path = path
+        self.line = line
+        self.column = column
+
+
+class GrammarWarning(UserWarning):
+    """A grammar that loads but probably does not do what its author meant: a header
+    marker the grammar never reads, a user format replacing a built-in one, a payload
+    terminal that streams in quadratic time, a declared conflict that no longer occurs."""
+
+
+@dataclass(frozen=True)
+class DeclaredConflict:
+    rule: str
+    terminals: tuple[str, ...]  # terminal names or quoted literals, as written
+    reason: str
+    line: int
+
+
+@dataclass(eq=False)  # identity equality: formats are hashed as cache keys
+class Format:
+    name: str
+    path: Path
+    source: str
+    title: str = ""
+    models: str = ""
+    markers: str = ""
+    starts: tuple[str, ...] = ()
+    ends: tuple[str, ...] = ()
+    anchor: str = ""  # "", "reply", "whole" or "line"
+    quiet: bool = False
+    order: int = 100
+    args_key: str = "arguments"
+    code_tool: str = ""  # the name of a call that is only raw `code`
+    offered_only: bool = False
+    needs_tools: bool = False  # offered_only: always
+    conflicts: tuple[str, ...] = ()  # the header's `conflicts:` values, unparsed
+    _compiled: Compiled | None = field(default=None, repr=False)
+
+    @property
+    def compiled(self) -> Compiled:
+        if self._compiled is None:
+            from .compile import compile_format
+
+            self._compiled = compile_format(self)
+        return self._compiled
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """What compiling found questionable (compiles the grammar)."""
+        return self.compiled.warnings
+
+
+def read_header(text: str) -> dict[str, list[str]]:
+    header: dict[str, list[str]] = {}
+    for line in text.splitlines():
+        stripped = line.strip()
+        if not stripped:
+            continue
+        if not stripped.startswith("//"):
+            break
+        key, sep, value = stripped[2:].strip().partition(":")
+        if sep and key.strip().isidentifier():
+            header.setdefault(key.strip(), []).append(value.strip())
+    return header
+
+
+def header_line(source: str, key: str, nth: int = 0) -> int:
+    """The line of the header's nth `// key:` line (1 when there is none)."""
+    seen = 0
+    for i, line in enumerate(source.splitlines(), 1):
+        if line.strip().startswith("//") and line.strip()[2:].strip().startswith(key + ":"):
+            if seen == nth:
+                return i
+            seen += 1
+    return 1
+
+
+def load_format(path: Path) -> Format:
+    text = path.read_text(encoding="utf-8")
+    header = read_header(text)
+    name = (header.get("format") or [path.stem])[0]
+    try:
+        order = int((header.get("order") or ["100"])[0])
+    except ValueError:
+        raise GrammarError(f"{path}: 'order' must be a whole number") from None
+    return Format(
+        name=name,
+        path=path,
+        source=text,
+        title=(header.get("title") or [""])[0],
+        models=(header.get("models") or [""])[0],
+        markers=(header.get("markers") or [""])[0],
+        starts=tuple(header.get("start", ())),
+        ends=tuple(header.get("end", ())),
+        anchor=(header.get("anchor") or [""])[0],
+        quiet=(header.get("quiet") or ["no"])[0].lower() in ("yes", "true"),
+        order=order,
+        args_key=(header.get("args_key") or ["arguments"])[0],
+        code_tool=(header.get("code_tool") or [""])[0],
+        offered_only=(header.get("offered_only") or ["no"])[0].lower() in ("yes", "true", "always"),
+        needs_tools=(header.get("offered_only") or ["no"])[0].lower() == "always",
+        conflicts=tuple(header.get("conflicts", ())),
+    )
+
+
+_NAME = regex.compile(r"[A-Za-z_][A-Za-z0-9_.-]*\Z")
+_REASON = regex.compile(r"\s+(?:—|--)\s*")
+_WORD = regex.compile(r'"(?:[^"\\]|\\.)*"|\S+')
+
+
+def declared_conflicts(fmt: Format) -> tuple[DeclaredConflict, ...]:
+    """The header's `// conflicts: RULE TERMINAL… — why` lines; a line without a rule,
+    a terminal or a reason is a GrammarError."""
+    out = []
+    for nth, value in enumerate(fmt.conflicts):
+        line = header_line(fmt.source, "conflicts", nth)
+        parts = _REASON.split(value, maxsplit=1)
+        words = _WORD.findall(parts[0])
+        if len(parts) < 2 or not parts[1].strip() or len(words) < 2:
+            raise GrammarError(
+                f"{fmt.path}:{line}: write '// conflicts: RULE TERMINAL… — why shift is right' "
+                f"(a rule, one or more terminals, and the reason after a dash), not {value!r}",
+                fmt.path,
+                line,
+            )
+        out.append(DeclaredConflict(words[0], tuple(words[1:]), parts[1].strip(), line))
+    return tuple(out)
+
+
+def validate_header(fmt: Format) -> None:
+    """What a user's header must get right (the built-in ones are checked by tests)."""
+    path = fmt.path
+    if not _NAME.match(fmt.name):
+        line = header_line(fmt.source, "format")
+        raise GrammarError(f"{path}:{line}: format name {fmt.name!r} is not a plain name", path, line)
+    if fmt.anchor not in ("", "reply", "whole", "line"):
+        line = header_line(fmt.source, "anchor")
+        raise GrammarError(f"{path}:{line}: anchor must be 'reply', 'whole' or 'line', not {fmt.anchor!r}", path, line)
+    if not fmt.starts and not fmt.anchor:
+        raise GrammarError(
+            f"{path}:1: the header has no '// start: <marker>' line and no '// anchor:', so the format could never match",
+            path,
+            1,
+        )
+    declared_conflicts(fmt)
+
+
+def load_user_format_header(path: Path) -> Format:
+    """Read and check a user's grammar file's header (not compiled yet)."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise GrammarError(f"{path}: cannot read: {exc}", path) from None
+    try:
+        fmt = load_format(path)
+    except GrammarError:
+        line = header_line(text, "order")
+        raise GrammarError(f"{path}:{line}: 'order' must be a whole number", path, line) from None
+    validate_header(fmt)
+    return fmt
