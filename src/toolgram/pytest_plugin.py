@@ -143,8 +143,12 @@ class CorpusFile(pytest.File):
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:  # type: ignore[override]
         from ._audit.cases import CaseError
 
+        from ._grammar.header import GrammarError
+
         if isinstance(excinfo.value, CaseError):
             return f"toolgram corpus: {excinfo.value}"
+        if isinstance(excinfo.value, GrammarError):
+            return f"toolgram cannot load a grammar:\n{excinfo.value}"
         return super().repr_failure(excinfo)
 
 
@@ -201,11 +205,28 @@ class CaseItem(pytest.Function):
         return self.path, (int(line) - 1 if line.isdigit() else 0), f"toolgram case {case.id}"
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:  # type: ignore[override]
+        from ._grammar.header import GrammarError
+
         if isinstance(excinfo.value, CaseMismatch):
             case = self.toolgram_case  # type: ignore[attr-defined]
             head = f"{case.source}: the parse result differs from {self.toolgram_snapshot}"  # type: ignore[attr-defined]
             return f"{head}\n(- snapshot, + received; --snapshot-update accepts the new result)\n{excinfo.value}"
-        return super().repr_failure(excinfo, style=style)
+        if isinstance(excinfo.value, GrammarError):  # toolgram_grammar_paths names a broken grammar
+            case = self.toolgram_case  # type: ignore[attr-defined]
+            return f"{case.source}: toolgram cannot load a grammar:\n{excinfo.value}"
+        # (pytest's Function.repr_failure takes no `style` since pytest 8; pass it only where taken)
+        if style is not None and "style" in _parameters(super().repr_failure):
+            return super().repr_failure(excinfo, style=style)
+        return super().repr_failure(excinfo)
+
+
+def _parameters(method: Any) -> Any:
+    import inspect
+
+    try:
+        return inspect.signature(method).parameters
+    except (TypeError, ValueError):
+        return {}
 
 
 _BASE: Any = None
