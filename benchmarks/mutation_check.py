@@ -409,11 +409,11 @@ MUTANTS: tuple[Mutant, ...] = (
     _m(
         "run-inline-code",
         "other",
-        """Scanner._run (parse's run of fast-frame calls) no longer skips a marker in inline
+        """fastpath.run (parse's run of fast-frame calls) no longer skips a marker in inline
         code (`<tool_call>…`) after a call of the same format.""",
-        P + "_scan/scanner.py",
-        '            if again is not None and i >= 0 and buf.startswith(again, i) and buf[i - 1] != "`":\n',
-        "            if again is not None and i >= 0 and buf.startswith(again, i):\n",
+        P + "_scan/fastpath.py",
+        '        if again is not None and i >= 0 and buf.startswith(again, i) and buf[i - 1] != "`":\n',
+        "        if again is not None and i >= 0 and buf.startswith(again, i):\n",
         """parse('<tool_call>{"name": "f", "arguments": {}}</tool_call> x `<tool_call>{"name": "g", "arguments": {}}</tool_call>`', formats=["hermes"]).calls""",
     ),
     _m(

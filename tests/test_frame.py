@@ -219,7 +219,8 @@ def test_opening_test_keeps_every_format_that_reads_the_reply(raw: str) -> None:
 
 
 def test_prose_at_the_start_rules_out_the_marker_less_formats() -> None:
-    from toolgram._scan.scanner import markers_for
+    from toolgram._scan import opening as _frame  # (the opening tests)
+    from toolgram._scan.markers import markers_for
 
     formats = toolgram._grammar.registry.default_registry().select()
     firsts = markers_for(formats, False).quick[4]
@@ -299,7 +300,8 @@ def test_opening_test_takes_linear_time_over_ignored_text() -> None:
     # `(?:\s+)*` before a token that does not come backtracks exponentially (30
     # spaces: minutes); the ignored text is skipped a token at a time instead.
     from conftest import cpu_time_per_call
-    from toolgram._scan.scanner import markers_for
+    from toolgram._scan import opening as _frame  # (the opening tests)
+    from toolgram._scan.markers import markers_for
 
     formats = toolgram._grammar.registry.default_registry().select()
     firsts = markers_for(formats, False).quick[4]

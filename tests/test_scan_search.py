@@ -10,7 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from toolgram._grammar.registry import default_registry
-from toolgram._scan.scanner import THINK_CLOSE, THINK_OPEN, Scanner, markers_for
+from toolgram._scan.markers import THINK_CLOSE, THINK_OPEN, markers_for
+from toolgram._scan.scanner import Scanner
 from toolgram._tools.tools import normalize_tools
 
 FORMATS = default_registry().select()

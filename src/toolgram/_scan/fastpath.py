@@ -27,9 +27,9 @@ A lighter shortcut, JsonFrame, serves grammars whose region is literals around
 a JSON payload (delimited by the bracket scanner, so not a pattern): it walks
 the tokens as the driver lexes them and gives the payload to the same builder.
 
-The module also holds `opens`, a cheap test, built from the table too, that
-rules out formats anchored to the reply's start which would certainly fail
-there (see below).
+The whole-text batch `run` (parse() with a sink: a run of calls the frames read
+goes to the Assembler at once) is here too. The opening tests for reply-anchored
+formats are in opening.py.
 """
 
 from __future__ import annotations
@@ -42,9 +42,10 @@ from lark import Tree
 from .._recover import repair as _repair
 from .._build.builder import Builder, Draft, Unreadable
 from .._lalr.driver import (
-    _C, CALL_TAG_FIRST, TAG_FIRST, Tok, _could_grow, _loop_wait, _sre, closing_plan, cut_marker, simulate, step,
+    _C, CALL_TAG_FIRST, TAG_FIRST, Tok, _could_grow, _loop_wait, _sre, cut_marker, simulate, step,
 )
-from .._result.model import ToolCall, make_call
+from .._result.model import Segment, ToolCall, make_call
+from .items import Piece, Region, _piece
 from .._grammar.registry import Compiled, Format
 from .._grammar.words import fast
 
@@ -282,7 +283,6 @@ class JsonFrame:
                     if cut_marker(rest, [t.literal for t in self.ends if t.literal]):
                         return None  # (an end marker cut short by the end: the general way's repair)
                     break  # (the region never ends inside ignored text)
-        from .scanner import Region  # (the scanner imports this module)
 
         tree = Tree("json_calls", [Tok("JSON", buf[p:stop], p, stop)])
         try:
@@ -473,175 +473,99 @@ def _body(t) -> str | None:
     return source
 
 
-# -- a cheap test before a reply-anchored format is tried -------------------------
-#
-# A reply that starts with prose ("The weather…") is tried against every format
-# anchored to the reply's start whose first token can begin there (a name, for
-# the marker-less formats): three drivers that fail at their second token, which
-# cost more than the rest of a short reply. `opens(fmt, …)` rules most of them out
-# with one regex built from the table: a first token, %ignore'd text, then a token
-# the grammar allows next, or what lets the driver close the frame early (the text
-# ending, or a character a marker or end marker starts with). The regex allows
-# more than the driver does (any allowed token at each step, and, in a stream,
-# any match of each terminal, the text being incomplete), so where it finds
-# nothing, the driver would have failed: a format it rules out is one that could
-# not read the reply. For a whole text each token is an atomic group: the match
-# the lexer takes there (its pattern's, as Driver._lex matches it).
-
-_OPENINGS: dict[tuple, Any] = {}
-_STARTERS: dict[tuple[Format, str], frozenset | None] = {}
-_ANY: dict[tuple, Any] = {}
-
-
-def opens(fmt: Format, buf: str, pos: int, final: bool, firsts: frozenset) -> bool:
-    """False only when fmt's driver, started at pos, is certain to fail."""
-    if not enabled:
-        return True
-    pattern, _, for_ascii, for_any = _test(fmt, firsts, starters(fmt, buf[pos : pos + 1]))
-    if pattern is None:
-        return True
-    if final:
-        return (for_ascii if buf.isascii() else for_any).match(buf, pos) is not None
-    return pattern.match(buf, pos, partial=True) is not None
-
-
-def _test(fmt: Format, firsts: frozenset, keep: frozenset | None = None) -> tuple[Any, Any, Any, Any]:
-    """fmt's opening test, built once: (the pattern, for partial matches; the same
-    for a whole text; that one as run on an ASCII text, and on any text: by `re`
-    where it matches there as `regex` does, twice as fast: _words.fast), or Nones.
-    keep: only these first tokens may start the region (see starters)."""
-    key = (fmt, firsts, keep)
-    found = _OPENINGS.get(key)
-    if found is None:
-        try:
-            pattern, whole = _opening(fmt, firsts, False, keep), _opening(fmt, firsts, True, keep)
-        except Exception:  # noqa: BLE001 - no test: the driver decides, as before
-            pattern = whole = None
-        found = _OPENINGS[key] = (pattern, whole, *fast(whole))
-    return found
-
-
-def can_start(t: Tok, ch: str) -> bool:
-    """May a token of terminal t begin with the character ch?"""
-    if t.literal is not None:
-        return t.literal.startswith(ch)
-    return t.pattern.match(ch, partial=True) is not None
-
-
-def starters(fmt: Format, ch: str) -> frozenset | None:
-    """The names of fmt's first tokens that may begin with ch, a region's first
-    character; None where no such cut holds (no character, or an %ignore'd token
-    may begin with it). The opening test needs only those: a reply that starts
-    "the" is not tried for `<|channel|>` or `[TOOL_CALLS]`. (There are a few such
-    sets for all the characters there are: tests are built per set.)"""
-    key = (fmt, ch)
-    try:
-        return _STARTERS[key]
-    except KeyError:
-        pass
-    c = fmt.compiled
-    found = None
-    if ch and not any(can_start(t, ch) for t in c.ignore):
-        found = frozenset(t.name for t in c.allowed[c.start_state] if can_start(t, ch))
-    if len(_STARTERS) < 100_000:
-        _STARTERS[key] = found
-    return found
-
-
-def opening(fmts: list[Format], firsts: frozenset, ch: str) -> tuple:
-    """For a region of one of fmts starting with ch: (fmts, one search of all their
-    tests, the same for a whole text, each format's tests), for openers()."""
-    keeps = [starters(fmt, ch) for fmt in fmts]
-    key = (*fmts, firsts, *keeps)
-    found = _ANY.get(key)
-    if found is None:
-        tests = [_test(fmt, firsts, keep) for fmt, keep in zip(fmts, keeps)]
-        pattern = for_ascii = for_any = None
-        if all(t[0] is not None for t in tests):
-            pattern = regex.compile("|".join(f"(?:{t[0].pattern})" for t in tests))
-            for_ascii, for_any = fast(regex.compile("|".join(f"(?:{t[1].pattern})" for t in tests)))
-        found = (fmts, pattern, for_ascii, for_any, tests)
-        if len(_ANY) < 10_000:
-            _ANY[key] = found
-    return found
-
-
-def openers(test: tuple, buf: str, pos: int, final: bool) -> list[Format]:
-    """The formats of opening()'s `test` whose driver, started at pos (where
-    opening()'s character is), is not certain to fail: opens() of each, after
-    one search of all their tests (a reply that starts with prose fails it)."""
-    fmts, pattern, for_ascii, for_any, tests = test
-    if not fmts or not enabled:
-        return fmts
-    k = 2 if final and buf.isascii() else 3  # (the tests' whole-text patterns: see _test)
-    if pattern is not None:
-        if final:
-            hit = (for_ascii if k == 2 else for_any).match(buf, pos)
+def run(
+    sc: Any, out: list, buf: str, call: ToolCall, nxt: dict, marker: str, frame: Any, _new=tuple.__new__
+) -> int:
+    """For Scanner._in_prose, in a whole reply with a sink (parse), at a call a fast
+    frame read (the scanner `sc`'s state is read, not changed): that call and the ones after it that fast frames read, each with the prose before it, go to
+    the sink at once (after the items so far), with none of the items that the
+    general loop would make and the sink take apart again. Returns where the run
+    stops: at the next marker that is not such a call (the loop reads it, as it
+    would have); or -1 where no marker follows, the rest of the text, as the loop
+    would make it, put in `out`."""
+    sink = sc.sink
+    take = sink.take
+    start = end = -1
+    prose = ""
+    if out:
+        last = out[-1]
+        if type(last) is Piece and last[2] == call.span[0] and last[0] == "text":
+            out.pop()  # (the prose just before the call goes with it, as in the loop below)
+            _, start, end, prose = last
+        if out:
+            sink.extend(out)
+            out.clear()
+    frames, line, tools, frame_type = sc.frames, sc.line, sc.tools, Frame
+    pos = call.span[1]
+    take(start, end, prose, call)
+    keys = sc.whole_keys
+    one, symbols = (keys[0], sc.symbols) if len(keys) == 1 and keys[0] in sc.symbol_chars else ("", None)
+    # The marker of the call just read, when the next one found in the text may be
+    # taken for it without a look at the markers: the text holds one marker character,
+    # and this marker is a symbol marker that no other extends, with no line condition
+    # (the common case: call after call in one format).
+    unextended = sc.unextended
+    again = marker if one and type(frame) is frame_type and marker in unextended and marker not in line else None
+    plain = sink.plain()
+    if plain is not None:
+        segment, note, cut, keep = plain
+    ascii = buf.isascii()  # (see Frame.after)
+    while True:
+        if again is not None:
+            # The next call of the same format, right after prose (or none), read
+            # by one match (see Frame.after); else the same, the long way below.
+            after = frame.after(again, ascii)
+            read, payload = frame._call, frame.payload
+            while after is not None:
+                m = after(buf, pos)
+                if m is None:
+                    break
+                i = m.start(1)
+                end = m.end()
+                got = read(m.group(payload), i, end, tools)
+                if got is None:
+                    return pos  # (the loop reads it again, and takes the general way)
+                if plain is None:
+                    take(pos, i, buf[pos:i], got)
+                else:  # (take(), inline)
+                    if pos < i:
+                        segment(_new(Segment, ("text", pos, i)))
+                        note(buf[pos:i])
+                    cut()
+                    keep(got)
+                    segment(_new(Segment, ("call", i, end)))
+                pos = end
+        # (_whole_next's search when the text holds one symbol character, inline)
+        i = buf.find(one, pos) if one else -1
+        if again is not None and i >= 0 and buf.startswith(again, i) and buf[i - 1] != "`":
+            got = frame.read(buf, i, True, tools)
+            if type(got) is not ToolCall:
+                return pos  # (the loop reads it again, and takes the general way)
+            take(pos, i, buf[pos:i], got)
+            pos = got.span[1]
+            continue
+        m = symbols.match(buf, i) if i >= 0 else None
+        if m is not None:
+            marker = m.group()
         else:
-            hit = pattern.match(buf, pos, partial=True)
-        if hit is None:
-            return []
-    if final:
-        return [f for f, t in zip(fmts, tests) if t[0] is None or t[k].match(buf, pos) is not None]
-    return [f for f, t in zip(fmts, tests) if t[0] is None or t[0].match(buf, pos, partial=True) is not None]
-
-
-def _opening(fmt: Format, firsts: frozenset, atomic: bool = False, keep: frozenset | None = None) -> Any:
-    """fmt's opening test. atomic=True: for a whole text, each token's pattern an
-    atomic group, taking what the driver's lexer takes there (its pattern's match)
-    and no shorter part of it: a prose word is then not tried again, one character
-    shorter at a time, as a name. keep: the first tokens to try (None: all)."""
-    c = fmt.compiled
-    first = c.allowed[c.start_state]
-    if keep is not None:
-        first = [t for t in first if t.name in keep]
-    if not first or c.accepts_end[c.start_state] or any(_body(t) is None for t in (*first, *c.ignore)):
-        return None  # (a grammar that reads an empty region needs no first token)
-    alt = "|".join
-    # %ignore'd text is skipped a whole token at a time, as the driver does: an atomic
-    # group each (and no `(?:\s+)*`, whose backtracking is exponential).
-    ignore = f"(?:{alt(f'(?>{_body(t)})' for t in c.ignore)})*" if c.ignore else ""
-    # The driver closes a frame early (Driver._close) at an end marker, and, only where
-    # literals it may supply complete the frame (closing_plan), where the text ends or
-    # a call marker starts.
-    ends = "".join(sorted({e[0] for e in fmt.ends if e}))
-    stops = "".join(sorted(set(firsts) | set(ends)))
-
-    def closing(stack: list) -> str:
-        if closing_plan(c, stack, fmt.ends) is not None:
-            return r"\s*(?:\Z" + (f"|[{regex.escape(stops)}]" if stops else "") + ")"
-        return rf"\s*[{regex.escape(ends)}]" if ends else "(?!)"
-
-    def after(stack: list | None, depth: int) -> str:
-        """What may follow the tokens read so far (the parser at `stack`): tokens
-        up to `depth` more, or a way to close; "" where anything may follow."""
-        if stack is None or depth == 0 or c.accepts_end[stack[-1]]:
-            # The parser refuses the last token (an end marker may still close the
-            # frame), or the region may end here: nothing more to test.
-            return ""
-        allowed = first if stack == [c.start_state] else c.allowed[stack[-1]]
-        ways = []
-        for u in allowed:
-            if u.name in ("JSON", "PYVALUE"):
-                # Delimited by the bracket scanner: what it may start with is enough.
-                ways.append(_body(u) if u.name == "JSON" else r"[^\s,)\]]")
-                continue
-            body = _body(u)
-            if body is None:
-                return ""
-            # (Deeper only where few tokens are allowed: the pattern stays small.)
-            rest = after(simulate(c, stack, u.name), depth - 1) if len(allowed) <= 8 else ""
-            token = f"(?>{body})" if atomic else f"(?:{body})"
-            ways.append(f"{token}{ignore}(?:{rest})" if rest else token)
-        if stack != [c.start_state]:  # (with nothing read there is no frame to close)
-            ways.append(closing(stack))
-        return alt(ways)
-
-    # The first three tokens: a prose word is often a NAME, and the newline after
-    # it a separator some grammar allows (functionary's NAME\n{…}).
-    test = after([c.start_state], 3)
-    if not test:
-        return None
-    # (The driver skips %ignore'd text where no token fits, the first one included;
-    # with `keep`, none can start where the region does.)
-    return regex.compile(("" if keep is not None else ignore) + "(?:" + test + ")")
+            found = None if one and i < 0 else sc._whole_next(buf, pos, nxt)  # (one: the only key)
+            if found is None:
+                if pos < len(buf):
+                    if plain is None:
+                        out.append(_piece("text", pos, len(buf), buf[pos:]))
+                    else:  # (what the sink would do with that piece)
+                        segment(_new(Segment, ("text", pos, len(buf))))
+                        note(buf[pos:])
+                return -1
+            i, marker = found
+        frame = frames.get(marker)
+        # (What the loop does first, at a marker that is neither <think> tag nor in
+        # `line`, has no backtick before it, and has a Frame: it reads the frame.)
+        if type(frame) is not frame_type or marker in line or (i > 0 and buf[i - 1] == "`"):
+            return pos
+        got = frame.read(buf, i, True, tools)
+        if type(got) is not ToolCall:
+            return pos  # (the loop reads it again, and takes the general way)
+        take(pos, i, buf[pos:i], got)
+        pos = got.span[1]
+        again = marker if one and marker in unextended else None  # (not in line: see above)

@@ -1,0 +1,138 @@
+"""Mention or broken call: what a region that a grammar read, or failed to read,
+means (the policy of _scan/region.py's RegionReader).
+
+ - mention: a bare tag in prose (`use <tool_call> to…`) is no call and no error;
+ - note_failure / settle_failure: of the candidates that failed, which one's
+   failure is told, and whether it was a call at all (its end marker follows).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._build.builder import _extent, _rule
+from .._lalr.driver import FAIL, WAIT, Driver
+from .._scan.items import Failure
+
+
+def mention(r: Any, drv: Driver, final: bool):
+    """Whether a region the grammar read (r: the RegionReader) is only a mention of its tag in prose
+    (True; False: a call; WAIT: the text after it decides). A region that holds
+    a name and nothing more of a call (no arguments, JSON, parameter tags,
+    brackets: only the rest of its tags) is a mention when
+     - the name stands apart from its tag by a space (`write <tool_call> and
+       </tool_call> around…`): a model writes a name flush against its tag;
+     - or the model never closed it and prose follows (`use <function=get_weather>
+       blocks`, `not call <tool_call> now.`).
+    The same unclosed name with the next call right after it, or at the end of
+    the reply, is a call whose close tag was left out (or cut off: a call with no
+    arguments, `<tool_call>get_time`, is as long as a mention)."""
+    bare = bare_name(drv.tree)
+    if bare is None:
+        return False
+    lo, hi, unclosed = bare
+    sc = r.sc
+    buf = sc.buf
+    rest = buf[hi : drv.end]
+    for e in drv.fmt.ends:
+        rest = rest.replace(e, "")
+    if rest.strip(_TAG_REST):
+        return False
+    if buf[lo - 1 : lo] in (" ", "\t"):
+        return True
+    if not unclosed and "closed_tag" not in drv.repairs:
+        return False
+    p, n = drv.end, len(buf)
+    while p < n and buf[p].isspace():
+        p += 1
+    if p >= n:
+        return False if final else WAIT
+    hit = sc.at_marker(buf, p)
+    if hit is None:
+        return True if final else WAIT
+    return not hit
+
+
+def note_failure(r: Any, drv: Driver, reason: str) -> None:
+    """Note a candidate's failure on the RegionReader r (Scanner._note_failure)."""
+    # A marker the model never closed, with nothing readable after it, is a
+    # mention of the tag ("use <tool_call> to…"), not a broken call. (A quiet
+    # format's failure is not told, but a call's that a stray quote broke: that
+    # was a call, `[get_weather(city="Par"is", unit="C")]`.)
+    if (drv.fmt.quiet and not drv.stray) or not reason or "closed_tag" in drv.repairs or r.mentioned:
+        return
+    # Of the formats that share the marker, the one whose grammar read the most
+    # tokens says why (a broken Qwen3-XML block is not told about JSON); the
+    # first of them, on a tie.
+    if r.first_failure is None or drv.taken > r.failure_taken:
+        r.failure_taken = drv.taken
+        end = max(drv.end, drv.pos, r.region_start + r.marker_len)
+        r.first_failure = Failure(r.region_start, end, f"Couldn't read a tool call: {reason}.")
+        r.failure_stray = drv.stray
+        # A broken frame counts as a call attempt only if the format's end
+        # marker follows (before the next call); _settle_failure decides.
+        r.failed_frame = drv if drv.status == FAIL else None
+        r.fail_scan = end
+
+
+def settle_failure(r: Any, final: bool):
+    """For a broken frame: the failure, extended through the end marker that
+    shows the model meant a call; None when it was only a mention; WAIT."""
+    failure, drv = r.first_failure, r.failed_frame
+    if failure is None or drv is None:
+        return failure
+    sc = r.sc
+    buf = sc.buf
+    hits = [(r.find(e, r.fail_scan), e) for e in drv.fmt.ends]
+    hits = [(i, e) for i, e in hits if i >= 0]
+    # (From where the last search stopped: a marker before that was found then.)
+    nxt = sc.call_re.search(buf, max(failure.end, r.fail_scan)) if sc.call_re is not None else None
+    if hits:
+        i, e = min(hits)
+        if nxt is None or i < nxt.start():
+            failure.end = i + len(e)
+            return failure
+    if nxt is not None or final:
+        return None
+    # Keep searching from here next time (an end marker may straddle deltas,
+    # and may be longer than any start marker).
+    longest = max((len(e) for e in drv.fmt.ends), default=1) - 1
+    r.fail_scan = max(r.fail_scan, len(buf) - max(sc.max_prefix, longest))
+    return WAIT
+
+
+# What may stand between a bare call's name and its region's end, besides the
+# format's end markers: the rest of the open tag (`">`), whitespace.
+_TAG_REST = " \t\r\n\"'>"
+
+
+def bare_name(tree: Any) -> tuple[int, int, bool] | None:
+    """Where the name of a region's one call is, and whether the grammar took a close
+    tag as missing (an `unclosed` rule), when the region has one call, one name and
+    no arguments (a parse tree's rules); None otherwise."""
+    if tree is None or not hasattr(tree, "iter_subtrees"):
+        return None
+    calls = names = 0
+    found = None
+    unclosed = False
+    for node in tree.iter_subtrees():
+        rule = _rule(node)
+        if rule in ("call", "agent_call", "memory_call"):
+            calls += 1
+        elif rule == "name":
+            names += 1
+            found = node
+        elif rule == "unclosed":
+            unclosed = True
+        elif rule in _NOT_BARE:
+            return None
+    ext = _extent(found) if calls == 1 and names == 1 else None
+    return None if ext is None else (*ext, unclosed)
+
+
+# Rules that carry a call's arguments or more calls: a region holding one is not a bare name.
+_NOT_BARE = frozenset({
+    "args", "param", "typed_param", "element", "loose_args", "kwarg", "posarg", "code",
+    "json_calls", "keyed_calls", "json_reply", "id", "instructions", "not_call",
+})
+

@@ -1,0 +1,394 @@
+"""Marker search: what the scanner looks for in prose, and how it finds it.
+
+`Markers` (one per ordered set of formats, see markers_for) holds the searches;
+`MarkerSearch`, a base of Scanner, runs them over the scanner's buffer, keeping
+each search's answer until the position passes it. The specialised searches
+(_whole_next for a whole text, _next_literal for a stream, take_plain's quick
+search, _markers_from for the drivers' cuts) must agree with the plain marker
+regexes (call_re, any_re): tests/test_scan_search.py checks that they do.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import regex
+
+from . import fastpath as _frame
+from .._grammar.registry import Format
+
+THINK_OPEN = "<think>"
+THINK_CLOSE = "</think>"
+
+
+class Markers:
+    """What the scanner searches prose for, for one ordered set of formats
+    (built once per set: parse() is called per reply).
+
+    Whether tools were given changes two things: `offered_only: always` formats
+    are left out without tools, and an `anchor: line` format is searched for (its
+    start literal first on any line) only with tools; without, it may only open
+    the reply, like `anchor: reply`."""
+
+    def __init__(self, formats: tuple[Format, ...], tools_given: bool = True) -> None:
+        self.by_marker: dict[str, list[Format]] = {}
+        self.anchored: list[Format] = []
+        for fmt in formats:
+            if fmt.needs_tools and not tools_given:
+                continue
+            if fmt.anchor == "line" and not tools_given:
+                self.anchored.append(fmt)
+                continue
+            if fmt.anchor and fmt.anchor != "line":
+                self.anchored.append(fmt)
+            for marker in fmt.starts:
+                self.by_marker.setdefault(marker, []).append(fmt)
+        markers = sorted(self.by_marker, key=len, reverse=True)
+        # A literal that only line-anchored formats start with counts only first on a line.
+        line = {m for m in markers if all(f.anchor == "line" for f in self.by_marker[m])}
+
+        # (The end of a <think> block starts a line too: models write
+        # `</think>[get_weather(city="LA")]` as often as with a newline between.)
+        after = r"(?<=(?:^|" + regex.escape(THINK_CLOSE) + r")[ \t]*)"
+
+        def pattern(m: str) -> str:
+            return after + regex.escape(m) if m in line else regex.escape(m)
+
+        self.call_re = regex.compile("|".join(map(pattern, markers)), regex.M) if markers else None
+        markers = sorted([*markers, THINK_OPEN, THINK_CLOSE], key=len, reverse=True)
+        self.any_re = regex.compile("|".join(map(pattern, markers)), regex.M)
+        self.prefixes = frozenset(m[:i] for m in markers for i in range(1, len(m)))
+        self.max_prefix = max((len(m) for m in markers), default=1) - 1
+        self.quick = _quick_searches(self.by_marker)
+        # For _in_prose: markers that start with a letter ("functools", "Action:") are
+        # found by str.find, the others by one search. (One search for all of them
+        # stops at every a, c, f of the prose: several times slower.)
+        literal = sorted({*self.by_marker, THINK_OPEN, THINK_CLOSE} - {""}, key=lambda m: (-len(m), m))
+        self.words = tuple(m for m in literal if m[0].isalnum())
+        symbols = [m for m in literal if not m[0].isalnum()]
+        self.symbols = re.compile(_trie(symbols) or "(?!)")
+        # Symbol markers that no other one starts with: where such a marker starts, it is
+        # the longest one there (Scanner._run takes it for the one it just read).
+        self.unextended = frozenset(m for m in symbols if not any(o != m and o.startswith(m) for o in symbols))
+        # Where one may start: found by a character class first (an alternation of
+        # dozens of markers is tried at every character of the prose: ten times slower).
+        starts = "".join(sorted({m[0] for m in symbols}))
+        self.symbol_firsts = re.compile(f"[{re.escape(starts)}]" if starts else "(?!)")
+        self.symbol_chars = frozenset(starts)
+        # Where a driver may cut a broken value short (Driver._cut): the markers of three
+        # characters or more. (`{` and `[` open a reply's JSON, and are in every value.)
+        cut = [m for m in symbols if len(m) >= 3]
+        self.cut_symbols = re.compile(_trie(cut) or "(?!)")
+        self.cut_firsts = re.compile("[" + re.escape("".join(sorted({m[0] for m in cut}))) + "]" if cut else "(?!)")
+        # What a whole text is searched for (Scanner._whole_next): those characters,
+        # then the word markers, longest first; each with the character that finish()
+        # looks for first (see _guard).
+        self.literal_keys = (*sorted(starts), *self.words)
+        self.key_guards = tuple((k, _guard(k)) for k in self.literal_keys)
+        # The fast frame (see _frame.py) of the first format each marker opens.
+        self.frames = {k: f for k, fmts in self.by_marker.items() if (f := _frame.frame_of(fmts[0])) is not None}
+        # A found literal needs the full search only if a line-start condition applies.
+        self.line = frozenset(line)
+        self.openers: dict[str, tuple] = {}  # opening.opening() of each first character (Scanner._start)
+        self.line_openers: dict[str, tuple | None] = {}  # opening.line_opening() of each marker in `line`
+        quick, risky_ends, firsts, literals, first_set, end_pairs = self.quick
+        self.shared = {
+            "by_marker": self.by_marker, "anchored": self.anchored, "call_re": self.call_re,
+            "any_re": self.any_re, "prefixes": self.prefixes, "max_prefix": self.max_prefix,
+            "quick": quick, "risky_ends": risky_ends, "firsts": firsts, "literals": literals,
+            "first_set": first_set, "end_pairs": end_pairs, "line": self.line,
+            "symbols": self.symbols, "symbol_firsts": self.symbol_firsts, "words": self.words, "unextended": self.unextended,
+            "symbol_chars": self.symbol_chars, "literal_keys": self.literal_keys, "key_guards": self.key_guards,
+            "cut_symbols": self.cut_symbols, "cut_firsts": self.cut_firsts, "cut_keys": ("", *self.words),
+            "frames": self.frames, "openers": self.openers, "line_openers": self.line_openers,
+        }  # fmt: skip
+
+
+_MARKERS: dict[tuple, Markers] = {}
+
+
+_LAST: dict[bool, tuple] = {}  # tools_given -> (the tuple of formats last asked for, its Markers)
+
+
+# Characters from the rarest in replies to the most frequent (any other is rarer still):
+# "|", lower-case letters, what markup is made of, what JSON and prose are full of.
+_COMMON = '|zqxjkvbpygfwmucldrhsnioate_/[]<> .,:"{}\n'
+
+
+def _guard(key: str) -> str:
+    """The character of `key` that a text lacks most often: finish() looks for it
+    before the key. A one-character search is a memchr, a word's is several times
+    slower, and a text without the guard cannot hold the key ("=" for "commentary
+    to=", "|" for "function call<|role_sep|>"). A one-character key is its own guard."""
+    if len(key) == 1:
+        return key
+    return min(key, key=_COMMON.find)
+
+
+def markers_for(formats, tools_given: bool = True) -> Markers:
+    last = _LAST.get(tools_given)
+    if last is not None and last[0] is formats:
+        return last[1]  # (the registry's own tuple, asked for again: no key to hash)
+    key = (*formats, tools_given)
+    found = _MARKERS.get(key)
+    if found is None:
+        found = _MARKERS[key] = Markers(tuple(formats), tools_given)
+    if type(formats) is tuple:  # (a list could change under the same identity)
+        _LAST[tools_given] = (formats, found)
+    return found
+
+
+
+_CHAR_WAITS: dict[tuple, tuple] = {}
+
+
+class _CharWait:
+    """The scanner's own wait, where only a marker (or end marker) can change
+    anything: a delta matters if it holds a character one starts with, or may
+    complete one begun in the last `width` characters."""
+
+    __slots__ = ("search", "last", "width")
+
+    def __init__(self, search: Any, last: int, width: int) -> None:
+        self.search = search
+        self.last = last  # such a character among the last `width`, or -1
+        self.width = width
+
+    @classmethod
+    def of(cls, buf: str, firsts: frozenset, more: tuple, width: int) -> _CharWait:
+        # (Made after every delta of a broken frame: what the markers decide is kept.)
+        key = (firsts, more, width)
+        known = _CHAR_WAITS.get(key)
+        if known is None:
+            chars = "".join(sorted(firsts | {m[0] for m in more if m}))
+            known = (chars, re.compile("[" + re.escape(chars) + "]").search, max([width, *map(len, more)]))
+            if len(_CHAR_WAITS) < 1000:
+                _CHAR_WAITS[key] = known
+        chars, search, width = known
+        # The last such character among the last `width`: one search of that tail.
+        tail = buf[max(0, len(buf) - width) :]
+        m = search(tail[::-1])
+        last = len(buf) - 1 - m.start() if m is not None else -1
+        return cls(search, last, width)
+
+    def absorbs(self, text: str, n: int) -> bool:
+        return self.search(text) is None and (self.last < 0 or n - self.last >= self.width)
+
+
+def _trie(words: list[str]) -> str:
+    """A pattern matching the longest of words at a place, spelled as a trie: each
+    character is tried once, where an alternation of dozens of markers that share
+    their first characters tries them all (the scanner matches one at every marker)."""
+    root: dict = {}
+    for w in words:
+        node = root
+        for ch in w:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def spell(node: dict) -> str:
+        branches = [re.escape(ch) + spell(sub) for ch, sub in sorted(node.items()) if ch]
+        if not branches:
+            return ""
+        body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+        # A word ending here is taken only when no longer one goes on from here.
+        return f"(?:{body})?" if "" in node else body
+
+    return spell(root)
+
+
+_QUICK: dict[tuple, tuple] = {}
+
+
+_WORD_START = 4  # (the characters quick looks for of a marker that starts with a letter)
+
+
+def _quick_searches(by_marker: dict) -> tuple:
+    """Searches for take_plain, built once per set of markers (with <think> tags):
+
+      quick       where a marker may start: its first four characters when it starts
+                  with a letter or digit ("comm" for "commentary to="; "co" would
+                  stop at every "could"), else its first (`<`); a marker, or a start
+                  of one at the end longer than three characters, holds a match;
+      risky_ends  the starts of a marker that quick cannot see, at the end: the
+                  proper prefixes of the starts it spells with more than one
+                  character ("c", "co", "com");
+      firsts      any first character of a marker;
+      literals    any marker, as plain text (the line-start condition of some is
+                  left out: finding one only sends the text the slow way);
+      first_set   the first characters, as a set;
+      end_pairs   the last two characters of every start of a marker (proper prefix).
+
+    The stdlib engine is several times faster than `regex` at these."""
+    markers = tuple(sorted({*by_marker, THINK_OPEN, THINK_CLOSE}, key=lambda m: (-len(m), m)))
+    found = _QUICK.get(markers)
+    if found is None:
+        markers = tuple(m for m in markers if m)
+        starts = {m[:_WORD_START] if m[0].isalnum() else m[0] for m in markers}
+        singles = "".join(sorted(x for x in starts if len(x) == 1))
+        words = sorted(x for x in starts if len(x) > 1)
+        quick = "|".join(([f"[{re.escape(singles)}]"] if singles else []) + [re.escape(x) for x in words])
+        found = _QUICK[markers] = (
+            re.compile(quick or "(?!)"),
+            frozenset(x[:i] for x in words for i in range(1, len(x))),
+            re.compile("[" + re.escape("".join(sorted({m[0] for m in markers}))) + "]"),
+            re.compile("|".join(re.escape(m) for m in markers)),
+            frozenset(m[0] for m in markers),
+            frozenset(m[i - 2 : i] for m in markers for i in range(2, len(m))),
+        )
+    return found
+
+
+class MarkerSearch:
+    """The marker searches of a Scanner, over its buffer (Scanner inherits them: they
+    read the fields Markers.shared puts on it, and keep their answers on it).
+    Their oracle is tests/test_scan_search.py."""
+
+    word_buf: str | None = None  # the buffer word_next is about
+    word_first: tuple[int, str] | None = None  # the first word marker in it (-1: none)
+    symbol_next: tuple[int, str] | None = None  # the next other marker (-1: none)
+    whole_next: dict | None = None  # _whole_next's answers (set by finish)
+    mf_buf: str | None = None  # the text mf_found is about (see _markers_from)
+    mf_first = (-1, -1)  # (the start it is about, the first marker at or after it)
+    # (Per instance, set in Scanner.__init__: whole_keys, what _whole_next looks for;
+    # word_next; mf_found.)
+
+    def at_marker(self, buf: str, pos: int):
+        """Does a call marker start at pos? None: the text ends inside a possible one."""
+        if self.call_re is None:
+            return False
+        if self.call_re.match(buf, pos):
+            return True
+        tail = buf[pos : pos + self.max_prefix]
+        if len(buf) - pos <= self.max_prefix and tail in self.prefixes:
+            return None
+        return False
+
+    def _held(self, text: str, start: int = 0) -> int:
+        """How many characters at the end of text (none before start) might begin a
+        marker: hold them back."""
+        # The longest such tail starts at the first place that can start a marker.
+        end = len(text)
+        prefixes, search = self.prefixes, self.firsts.search
+        m = search(text, max(start, end - self.max_prefix))
+        while m is not None:
+            p = m.start()
+            if text[p:] in prefixes:
+                return end - p
+            m = search(text, p + 1)
+        return 0
+
+    def _whole_next(self, buf: str, pos: int, nxt: dict) -> tuple[int, str] | None:
+        """_next_literal for the whole text (final): the first marker, as plain text,
+        at or after pos. It looks only for what the text holds (whole_keys: of the
+        symbol markers' first characters, then the word markers, longest first),
+        each by str.find, its answer kept in nxt until pos passes it. (A character
+        class search is several times slower than a find of one character.)"""
+        look = pos
+        symbol_chars = self.symbol_chars
+        keys = self.whole_keys
+        one = keys[0] if len(keys) == 1 else None  # (most replies hold one: "<")
+        while True:
+            if one is not None:
+                i = buf.find(one, look)
+                key = one
+            else:
+                i = -1
+                key = ""
+                for k in keys:
+                    at = nxt[k]
+                    if at < look and at != -1:  # (-2: not looked for yet)
+                        at = nxt[k] = buf.find(k, look)
+                    if at >= 0 and (i < 0 or at < i):
+                        i, key = at, k
+            if i < 0:
+                return None
+            if key not in symbol_chars:
+                return i, key  # (a word marker)
+            m = self.symbols.match(buf, i)  # (the longest symbol marker there)
+            if m is not None:
+                return i, m.group()
+            look = i + 1
+
+    def _next_literal(self, buf: str, pos: int) -> tuple[int, str] | None:
+        """The first marker (as plain text) at or after pos: (where, which), the
+        longest there; None."""
+        # Each search's answer holds until pos passes it (the buffer being the same):
+        # a text dense with one kind of marker does not search on for the other kind
+        # to its end every time.
+        if self.word_buf is not buf:
+            self.word_buf = buf
+            self.word_next = {}
+            self.word_first = self.symbol_next = None
+        sym = self.symbol_next
+        if sym is None or pos > sym[0] >= 0:
+            sym = (-1, "")
+            find_start, match = self.symbol_firsts.search, self.symbols.match
+            c = find_start(buf, pos)
+            while c is not None:
+                at = c.start()
+                m = match(buf, at)  # (the longest marker there: they are tried longest first)
+                if m is not None:
+                    sym = (at, m.group())
+                    break
+                c = find_start(buf, at + 1)
+            self.symbol_next = sym
+        i, marker = sym if sym[0] >= 0 else (len(buf), "")
+        if self.words:
+            first = self.word_first
+            if first is None or pos > first[0] >= 0:
+                # Where each word marker is next: found again only once passed.
+                nxt = self.word_next
+                first = (-1, "")
+                for w in self.words:  # (longest first: the longest wins a tie)
+                    at = nxt.get(w, -2)
+                    if at != -1 and at < pos:
+                        at = nxt[w] = buf.find(w, pos)
+                    if at >= 0 and (first[0] < 0 or at < first[0]):
+                        first = (at, w)
+                self.word_first = first
+            if 0 <= first[0] < i:
+                i, marker = first
+        return (i, marker) if marker else None
+
+    def _markers_from(self, buf: str, start: int, stop: int) -> int:
+        """The first place in [start, stop) where a marker of three characters or more
+        starts (a call's, <think> or </think>, as plain text, whole in buf), or -1. A
+        driver cuts a broken value there (Driver._cut)."""
+        # Each kind's first place at or after a start is kept (with the start) while
+        # the text is the same: regions ask for places further on, one after another,
+        # and a marker that is not in the rest of the text is not looked for again.
+        if self.mf_buf is not buf:
+            self.mf_buf, self.mf_found, self.mf_first = buf, {}, (-1, -1)
+        # (The first of them all, kept the same way: most questions end here.)
+        s0, first = self.mf_first
+        if 0 <= s0 <= start and (first < 0 or first >= start):
+            return first if first < stop else -1
+        found = self.mf_found
+        first = -1
+        for key in self.cut_keys:
+            known = found.get(key)
+            if known is not None and known[0] <= start and (known[1] < 0 or known[1] >= start):
+                i = known[1]
+            else:
+                i = self._next_marker(buf, start, key)
+                found[key] = (start, i)
+            if i >= 0 and (first < 0 or i < first):
+                first = i
+        self.mf_first = (start, first)
+        return first if first < stop else -1
+
+    def _next_marker(self, buf: str, start: int, key: str) -> int:
+        """The first place at or after start where the word marker `key` starts, or ("")
+        a symbol marker; -1."""
+        if key:
+            return buf.find(key, start)
+        search, match = self.cut_firsts.search, self.cut_symbols.match
+        m = search(buf, start)
+        while m is not None:
+            i = m.start()
+            if match(buf, i) is not None:
+                return i
+            m = search(buf, i + 1)
+        return -1

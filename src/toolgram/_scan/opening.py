@@ -1,0 +1,217 @@
+"""Cheap tests for formats anchored to the reply's start (or first on a line):
+whether a format's driver, started at a place, is certain to fail there.
+
+They are built from the LALR table (see _opening below) and switched off with
+the fast frames (fastpath.enabled): tests/test_frame.py compares both ways.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import regex
+
+from . import fastpath as _frame
+from .._lalr.driver import Tok, closing_plan, simulate
+from .._grammar.registry import Format
+from .._grammar.words import fast
+
+_body = _frame._body
+
+# A cheap test before a reply-anchored format is tried.
+#
+# A reply that starts with prose ("The weather…") is tried against every format
+# anchored to the reply's start whose first token can begin there (a name, for
+# the marker-less formats): three drivers that fail at their second token, which
+# cost more than the rest of a short reply. `opens(fmt, …)` rules most of them out
+# with one regex built from the table: a first token, %ignore'd text, then a token
+# the grammar allows next, or what lets the driver close the frame early (the text
+# ending, or a character a marker or end marker starts with). The regex allows
+# more than the driver does (any allowed token at each step, and, in a stream,
+# any match of each terminal, the text being incomplete), so where it finds
+# nothing, the driver would have failed: a format it rules out is one that could
+# not read the reply. For a whole text each token is an atomic group: the match
+# the lexer takes there (its pattern's, as Driver._lex matches it).
+
+_OPENINGS: dict[tuple, Any] = {}
+_STARTERS: dict[tuple[Format, str], frozenset | None] = {}
+_ANY: dict[tuple, Any] = {}
+
+
+def opens(fmt: Format, buf: str, pos: int, final: bool, firsts: frozenset) -> bool:
+    """False only when fmt's driver, started at pos, is certain to fail."""
+    if not _frame.enabled:
+        return True
+    pattern, _, for_ascii, for_any = _test(fmt, firsts, starters(fmt, buf[pos : pos + 1]))
+    if pattern is None:
+        return True
+    if final:
+        return (for_ascii if buf.isascii() else for_any).match(buf, pos) is not None
+    return pattern.match(buf, pos, partial=True) is not None
+
+
+def _test(fmt: Format, firsts: frozenset, keep: frozenset | None = None) -> tuple[Any, Any, Any, Any]:
+    """fmt's opening test, built once: (the pattern, for partial matches; the same
+    for a whole text; that one as run on an ASCII text, and on any text: by `re`
+    where it matches there as `regex` does, twice as fast: _words.fast), or Nones.
+    keep: only these first tokens may start the region (see starters)."""
+    key = (fmt, firsts, keep)
+    found = _OPENINGS.get(key)
+    if found is None:
+        try:
+            pattern, whole = _opening(fmt, firsts, False, keep), _opening(fmt, firsts, True, keep)
+        except Exception:  # noqa: BLE001 - no test: the driver decides, as before
+            pattern = whole = None
+        found = _OPENINGS[key] = (pattern, whole, *fast(whole))
+    return found
+
+
+def can_start(t: Tok, ch: str) -> bool:
+    """May a token of terminal t begin with the character ch?"""
+    if t.literal is not None:
+        return t.literal.startswith(ch)
+    return t.pattern.match(ch, partial=True) is not None
+
+
+def starters(fmt: Format, ch: str) -> frozenset | None:
+    """The names of fmt's first tokens that may begin with ch, a region's first
+    character; None where no such cut holds (no character, or an %ignore'd token
+    may begin with it). The opening test needs only those: a reply that starts
+    "the" is not tried for `<|channel|>` or `[TOOL_CALLS]`. (There are a few such
+    sets for all the characters there are: tests are built per set.)"""
+    key = (fmt, ch)
+    try:
+        return _STARTERS[key]
+    except KeyError:
+        pass
+    c = fmt.compiled
+    found = None
+    if ch and not any(can_start(t, ch) for t in c.ignore):
+        found = frozenset(t.name for t in c.allowed[c.start_state] if can_start(t, ch))
+    if len(_STARTERS) < 100_000:
+        _STARTERS[key] = found
+    return found
+
+
+def opening(fmts: list[Format], firsts: frozenset, ch: str) -> tuple:
+    """For a region of one of fmts starting with ch: (fmts, one search of all their
+    tests, the same for a whole text, each format's tests), for openers()."""
+    keeps = [starters(fmt, ch) for fmt in fmts]
+    key = (*fmts, firsts, *keeps)
+    found = _ANY.get(key)
+    if found is None:
+        tests = [_test(fmt, firsts, keep) for fmt, keep in zip(fmts, keeps)]
+        pattern = for_ascii = for_any = None
+        if all(t[0] is not None for t in tests):
+            pattern = regex.compile("|".join(f"(?:{t[0].pattern})" for t in tests))
+            for_ascii, for_any = fast(regex.compile("|".join(f"(?:{t[1].pattern})" for t in tests)))
+        found = (fmts, pattern, for_ascii, for_any, tests)
+        if len(_ANY) < 10_000:
+            _ANY[key] = found
+    return found
+
+
+def openers(test: tuple, buf: str, pos: int, final: bool) -> list[Format]:
+    """The formats of opening()'s `test` whose driver, started at pos (where
+    opening()'s character is), is not certain to fail: opens() of each, after
+    one search of all their tests (a reply that starts with prose fails it)."""
+    fmts, pattern, for_ascii, for_any, tests = test
+    if not fmts or not _frame.enabled:
+        return fmts
+    k = 2 if final and buf.isascii() else 3  # (the tests' whole-text patterns: see _test)
+    if pattern is not None:
+        if final:
+            hit = (for_ascii if k == 2 else for_any).match(buf, pos)
+        else:
+            hit = pattern.match(buf, pos, partial=True)
+        if hit is None:
+            return []
+    if final:
+        return [f for f, t in zip(fmts, tests) if t[0] is None or t[k].match(buf, pos) is not None]
+    return [f for f, t in zip(fmts, tests) if t[0] is None or t[0].match(buf, pos, partial=True) is not None]
+
+
+def _opening(fmt: Format, firsts: frozenset, atomic: bool = False, keep: frozenset | None = None) -> Any:
+    """fmt's opening test. atomic=True: for a whole text, each token's pattern an
+    atomic group, taking what the driver's lexer takes there (its pattern's match)
+    and no shorter part of it: a prose word is then not tried again, one character
+    shorter at a time, as a name. keep: the first tokens to try (None: all)."""
+    c = fmt.compiled
+    first = c.allowed[c.start_state]
+    if keep is not None:
+        first = [t for t in first if t.name in keep]
+    if not first or c.accepts_end[c.start_state] or any(_body(t) is None for t in (*first, *c.ignore)):
+        return None  # (a grammar that reads an empty region needs no first token)
+    alt = "|".join
+    # %ignore'd text is skipped a whole token at a time, as the driver does: an atomic
+    # group each (and no `(?:\s+)*`, whose backtracking is exponential).
+    ignore = f"(?:{alt(f'(?>{_body(t)})' for t in c.ignore)})*" if c.ignore else ""
+    # The driver closes a frame early (Driver._close) at an end marker, and, only where
+    # literals it may supply complete the frame (closing_plan), where the text ends or
+    # a call marker starts.
+    ends = "".join(sorted({e[0] for e in fmt.ends if e}))
+    stops = "".join(sorted(set(firsts) | set(ends)))
+
+    def closing(stack: list) -> str:
+        if closing_plan(c, stack, fmt.ends) is not None:
+            return r"\s*(?:\Z" + (f"|[{regex.escape(stops)}]" if stops else "") + ")"
+        return rf"\s*[{regex.escape(ends)}]" if ends else "(?!)"
+
+    def after(stack: list | None, depth: int) -> str:
+        """What may follow the tokens read so far (the parser at `stack`): tokens
+        up to `depth` more, or a way to close; "" where anything may follow."""
+        if stack is None or depth == 0 or c.accepts_end[stack[-1]]:
+            # The parser refuses the last token (an end marker may still close the
+            # frame), or the region may end here: nothing more to test.
+            return ""
+        allowed = first if stack == [c.start_state] else c.allowed[stack[-1]]
+        ways = []
+        for u in allowed:
+            if u.name in ("JSON", "PYVALUE"):
+                # Delimited by the bracket scanner: what it may start with is enough.
+                ways.append(_body(u) if u.name == "JSON" else r"[^\s,)\]]")
+                continue
+            body = _body(u)
+            if body is None:
+                return ""
+            # (Deeper only where few tokens are allowed: the pattern stays small.)
+            rest = after(simulate(c, stack, u.name), depth - 1) if len(allowed) <= 8 else ""
+            token = f"(?>{body})" if atomic else f"(?:{body})"
+            ways.append(f"{token}{ignore}(?:{rest})" if rest else token)
+        if stack != [c.start_state]:  # (with nothing read there is no frame to close)
+            ways.append(closing(stack))
+        return alt(ways)
+
+    # The first three tokens: a prose word is often a NAME, and the newline after
+    # it a separator some grammar allows (functionary's NAME\n{…}).
+    test = after([c.start_state], 3)
+    if not test:
+        return None
+    # (The driver skips %ignore'd text where no token fits, the first one included;
+    # with `keep`, none can start where the region does.)
+    return regex.compile(("" if keep is not None else ignore) + "(?:" + test + ")")
+
+
+_OPENS: dict[tuple[Format, str], bool] = {}
+
+
+def may_open(fmt: Format, ch: str) -> bool:
+    """Could a region of fmt start with this character? A reply-anchored format
+    whose first token cannot start with the reply's first character would fail at
+    once; skipping it saves building a driver for each of them on every reply."""
+    key = (fmt, ch)
+    found = _OPENS.get(key)
+    if found is None:
+        c = fmt.compiled
+        found = any(can_start(t, ch) for t in (*c.allowed[c.start_state], *c.ignore))
+        if len(_OPENS) < 100_000:
+            _OPENS[key] = found
+    return found
+
+
+def line_opening(fmts: list[Format], firsts: frozenset, marker: str) -> tuple | None:
+    """opening() of the formats a line-anchored marker opens, when each is
+    quiet; None: the drivers decide (a failure there would be told)."""
+    if not all(f.quiet for f in fmts):
+        return None
+    return opening([f for f in fmts if may_open(f, marker[0])], firsts, marker[0])

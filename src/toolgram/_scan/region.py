@@ -1,0 +1,219 @@
+"""One region's reading: its candidate formats, their drivers in order, the fast
+frame until given up, and what failed (Scanner._begin makes a RegionReader per
+region; Scanner._end_region drops it).
+
+The policies for what the candidates' results mean live in _recover: mention.py
+(a bare tag in prose, or a broken call: the failure told) and salvage.py (the
+calls read before a broken one). The Scanner's `_decode` and `_note_failure` stay
+its methods (explain records through them); the reader calls them through the
+scanner.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import fastpath as _frame
+from .items import Failure, Region
+from .._recover import repair as _repair
+from .._recover.mention import mention as _mention, settle_failure as _settle_failure
+from .._recover.salvage import salvage as _salvage, salvaged as _salvaged
+from .._build.builder import Builder, Draft, Unreadable
+from .._lalr.driver import DONE, FAIL, WAIT, Driver
+from .._result.model import ToolCall
+from .._grammar.registry import Format
+
+# A stream retries the fast frame on each delta, from the region's start, while the
+# region is shorter than this; a longer one goes to the driver, which reads on from
+# where it stopped (so a long region costs linear time, not quadratic).
+_FRAME_WAIT = 512
+
+
+class RegionReader:
+    """The state of the region being read, from its start marker on."""
+
+    def __init__(self, sc: Any, candidates: list[Format], start: int, marker_len: int, frame: Any = None) -> None:
+        """Start reading a region: by its first candidate's fast frame when given
+        (it waits for more text), else by the candidates' drivers, in order."""
+        self.sc = sc  # the Scanner: its buffer, tools, marker searches
+        self.candidates = list(candidates)
+        self.region_start = start
+        self.marker_len = marker_len
+        self.first_failure: Failure | None = None
+        self.failure_taken = 0  # how many tokens the driver of first_failure read
+        self.failure_stray = False  # first_failure is a call a stray quote broke (see note_failure)
+        self.failed_frame: Driver | None = None
+        self.mentioned = False  # a format read the region as a mention of its tag (mention)
+        self.fail_scan = start
+        self.salvaged: Any = None  # salvage's answer for the region (False: none), once asked
+        self.frame: _frame.Frame | None = frame  # the first candidate's fast frame, until given up
+        self.frame_wait: Any = None  # what Frame.read waits with (a _LoopWait: see Scanner._settle)
+        self.drivers: list[Driver] = [] if frame is not None else [self.driver(self.candidates[0], start)]
+
+    def driver(self, fmt: Format, start: int) -> Driver:
+        sc = self.sc
+        if sc.brackets is None:
+            sc.brackets = _repair.BracketIndex()
+        room = max(sc.max_prefix + 1, *map(len, fmt.ends)) if fmt.ends else sc.max_prefix + 1
+        lines = fmt.anchor == "line" and sc.tools is not None  # (see Driver.lines)
+        return Driver(fmt, start, sc.brackets, (sc._markers_from, room, sc.prefixes, self.find), lines)
+
+    def run(self, out: list, final: bool, anchored: bool) -> bool:
+        """Scanner mode "region" (and an anchored region in mode "start"): read on;
+        False to wait for more text."""
+        sc = self.sc
+        if self.frame is not None:
+            got = self.frame.read(sc.buf, self.region_start, final, sc.tools)
+            if type(got) is ToolCall:
+                out.append(got)
+                sc.pos = got.span[1]
+                sc._end_region()
+                return True
+            if got is not None and len(sc.buf) - self.region_start < _FRAME_WAIT:
+                self.frame_wait = got
+                return False
+            # The general way reads it, from the start of the region.
+            self.frame = None
+            self.drivers = [self.driver(self.candidates[0], self.region_start)]
+        while True:
+            drv = self.drivers[-1]
+            if anchored:
+                drv.quotes = False  # its failures are never shown
+            status = drv.run(sc.buf, final, sc.at_marker)
+            if status == WAIT:
+                return False
+            if status == DONE:
+                if anchored and drv.fmt.anchor == "whole":
+                    rest = sc.buf[drv.end :]
+                    if rest.strip():
+                        status = drv.status = FAIL
+                        drv.reason = "text follows the reply's JSON"
+                    elif not final:
+                        return False
+                    else:
+                        drv.end = len(sc.buf)
+                if status == DONE and not anchored:
+                    mention = _mention(self, drv, final)
+                    if mention is WAIT:
+                        return False
+                    if mention:
+                        # No call, and no error: the other formats' failures at this
+                        # marker are not told either (they misread a mention). Unless
+                        # one read its frame whole, through its end, and further than
+                        # this: its call is broken, not mentioned (`<function=f>Lyon
+                        # </function>`: a word for arguments, closed).
+                        status = FAIL
+                        drv.reason = ""
+                        earlier = self.first_failure
+                        if earlier is None or self.failed_frame is not None or earlier.end <= drv.end:
+                            self.mentioned = True
+                            self.first_failure = self.failed_frame = None
+                if status == DONE:
+                    region = sc._decode(drv)
+                    if isinstance(region, Region) and not region.items and "closed_tag" in region.repairs:
+                        # A marker closed with nothing in it does not hide the calls an
+                        # earlier candidate read before its own failure (see salvage.py).
+                        salvaged = _salvaged(self, out, final)
+                        if salvaged is not None:
+                            return salvaged
+                    if isinstance(region, Region):
+                        sc._prose(out, sc.pos, region.start)  # whitespace before an anchored region
+                        out.append(region)
+                        sc.pos = region.end
+                        sc._end_region()
+                        return True
+                    sc._note_failure(drv, region)
+            else:
+                sc._note_failure(drv, drv.reason)
+            if len(self.drivers) < len(self.candidates):
+                self.drivers.append(self.driver(self.candidates[len(self.drivers)], self.region_start))
+                continue
+            # No candidate read it: the text stays prose.
+            if anchored:  # (its failures are never shown, but a stray quote's: nothing to settle)
+                salvaged = _salvage(self, final, True)
+                if salvaged:
+                    region, tail, _ = salvaged
+                    if region is not None:
+                        sc._prose(out, sc.pos, region.start)  # (whitespace before it)
+                        out.append(region)
+                        sc.pos = region.end
+                    if tail is not None:
+                        sc._prose(out, sc.pos, tail.end)
+                        out.append(tail)
+                        sc.pos = tail.end
+                elif self.failure_stray and self.first_failure is not None:
+                    failure = self.first_failure
+                    sc._prose(out, sc.pos, failure.end)
+                    out.append(failure)
+                    sc.pos = failure.end
+                sc._end_region()
+                sc.mode = "prose"
+                return True
+            salvaged = _salvaged(self, out, final)
+            if salvaged is not None:
+                return salvaged
+            failure = _settle_failure(self, final)
+            if failure is WAIT:
+                return False
+            if failure is not None:
+                sc._prose(out, failure.start, failure.end)
+                out.append(failure)
+                sc.pos = failure.end
+            else:
+                end = self.region_start + self.marker_len
+                sc._prose(out, self.region_start, end)
+                sc.pos = end
+            sc._end_region()
+            return True
+
+    def decode(self, drv: Driver) -> Region | str:
+        """The region drv read, built (Builder); a str: why it is no region."""
+        tools = self.sc.tools
+        region = (drv.start, drv.end)
+        try:
+            builder = Builder(drv.fmt, tools, region)
+            if drv.closed_at >= 0:
+                builder.cut_at = drv.last_end
+            items = builder.build(drv.tree)
+        except Unreadable as exc:
+            return str(exc)
+        except RecursionError:
+            return "nested too deeply"
+        # A region the grammar read with no call in it (an empty list `[]`) says
+        # "no calls": it is consumed, silently. Not so one that only the missing
+        # markers made whole (a section's start marker and no more): it is no region.
+        if not items and drv.repairs:
+            return ""
+        if drv.fmt.offered_only and tools is not None:
+            # Marker-less shapes count as calls only when they name an offered tool; a
+            # list that names one is the model's calls, and its other names are errors
+            # (Unknown tool "x"), not prose the model never hears about. (A draft with
+            # no name and an error is a call the end of the reply cut off.)
+            names = [item.name for item in items if isinstance(item, Draft) and not (item.error and not item.name)]
+            if names and not any(name in tools for name in names):
+                return ""
+        return Region(drv.start, drv.end, drv.fmt.name, items, list(drv.repairs))
+
+    def find(self, text: str, start: int, buf: str | None = None) -> int:
+        """buf.find(text, start) (buf: the scanner's own by default), remembered for the
+        same buffer: a reply with many broken calls and no end marker after them is
+        not searched to its end each time. (Two buffers are remembered: the text, and
+        the one a driver reads, which a salvage replay cuts short.)"""
+        if buf is None:
+            buf = self.sc.buf
+        sc = self.sc
+        finds = sc.finds
+        if finds is None:
+            finds = sc.finds = [(None, {}), (None, {})]
+        if finds[0][0] is buf:
+            found = finds[0][1]
+        elif finds[1][0] is buf:
+            found = finds[1][1]
+        else:
+            found = {}
+            finds[buf is not sc.buf] = (buf, found)
+        since, at = found.get(text, (-1, -1))
+        if since < 0 or start < since or 0 <= at < start:
+            at = buf.find(text, start)
+            found[text] = (start, at)
+        return at
