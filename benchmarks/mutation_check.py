@@ -265,7 +265,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "string-open",
         """The driver's incremental bracket scan (_Extent: where a Python argument or a
         JSON value ends) ends a "double-quoted" string at an escaped quote.""",
-        P + "_lalr/driver.py",
+        P + "_lalr/extent.py",
         """    '"': re.compile(r'[^"\\\\]*(?:\\\\.[^"\\\\]*)*', re.S),\n""",
         """    '"': re.compile(r'[^"]*', re.S),\n""",
         """parse(r'[f(q="a\\", b", n=1)]', ["f"]).calls""",
@@ -273,9 +273,9 @@ MUTANTS: tuple[Mutant, ...] = (
     _m(
         "string-bracket-scan-quote",
         "string-open",
-        """_repair's bracket scanner (value_end, scalar_end, BracketIndex: where a payload
+        """The bracket scanner (value_end, scalar_end, BracketIndex: where a payload
         ends) ends a "double-quoted" string at an escaped quote.""",
-        P + "_recover/repair.py",
+        P + "_lalr/extent.py",
         '    "[^"\\\\]*(?:\\\\.[^"\\\\]*)*(")?\n',
         '    "[^"]*(")?\n',
         """parse(r'<TOOLCALL>[{"name": "f", "arguments": {"q": "x\\" }}] tail", "n": 1,}}]</TOOLCALL>').calls""",

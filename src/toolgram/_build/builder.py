@@ -35,7 +35,8 @@ from typing import Any
 from lark import Tree
 
 from .._recover import repair as _repair
-from .._lalr.driver import Tok, cut_marker
+from .._lalr.tokens import Tok
+from .._recover.close import cut_marker
 from .loose import decode_loose
 from .coerce import Node, coerce_param
 

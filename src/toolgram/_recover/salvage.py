@@ -1,6 +1,7 @@
 """Salvage: no candidate read the region, but the calls one of them finished
 before a broken or cut-off call are kept (the policy of _scan/region.py's
-RegionReader; each function takes the reader, r)."""
+RegionReader: salvaged, salvage, salvage_one take the reader, r), closed where
+salvage_points finds the driver's frame may be closed."""
 
 from __future__ import annotations
 
@@ -8,7 +9,9 @@ from typing import Any
 
 from .mention import mention, settle_failure
 from .._build.builder import Draft
-from .._lalr.driver import DONE, FAIL, WAIT, Driver, salvage_points
+from .._lalr.driver import Driver
+from .._lalr.table import _left_open, closing_plan
+from .._lalr.tokens import DONE, FAIL, WAIT
 from .._scan.items import Failure, Region
 
 
@@ -120,3 +123,92 @@ def salvage_one(r: Any, drv: Driver, final: bool):
         if drafts:
             return region, drafts, end, opened, truncated
     return None
+
+
+def salvage_points(failed: Driver, buf: str, final: bool, at_marker) -> tuple[list, bool]:
+    """Where a region no candidate could read may still be closed, so that the
+    calls read before the failure are kept: the points to try, best first, each
+    (a token's end, whether closing there completes a call left open), and whether
+    the reply ends inside the frame. Closing one grammar parse of a whole section
+    fails as a whole when its last call cannot be completed (a reply cut inside it,
+    or a call broken in the middle of the section); the points are where the missing
+    markers would close the frame before that.
+
+    Mid-text, only a point between calls counts (a broken call is not cut short into
+    another call). Where the reply ends inside the frame (`final`, and nothing or
+    only the beginning of a token follows the failure, or the frame was closed at
+    the end), the last point inside the last call comes first: it is repaired like
+    any truncated call, the text after the point dropped. The region is replayed
+    once (the state stack is copied at each token), and only where the end cut the
+    frame or a call ended before the failure; a region that was read but decodes
+    to no call is looked into only where the end cut it."""
+    c, ends = failed.c, failed.fmt.ends
+    n = len(buf)
+    if failed.taken < 2:  # (a marker and no more: no call was read before the failure)
+        return [], False
+    # Worth a replay only where the end cut the frame, or a call ended before the
+    # failure (a reply of many broken calls is not read twice).
+    p = failed.pos if failed.status == FAIL else failed.end
+    while p < n and buf[p].isspace():
+        p += 1
+    if failed.status == FAIL:
+        stack = failed.stack
+        truncated = final and (p >= n or any(_may_begin(t, buf, p) for t in c.allowed[stack[-1]]))
+        if not truncated and not failed.calls and closing_plan(c, stack, ends) is None:
+            return [], False
+    else:  # (read, but what it read is no call: only the end's cut is looked into)
+        truncated = final and p >= n and "closed_tag" in failed.repairs
+        if not truncated:
+            return [], False
+    drv = Driver(failed.fmt, failed.start, failed.brackets, failed.cutter, failed.lines)
+    drv.quotes = failed.quotes
+    drv.marks = []
+    drv.run(buf, final, at_marker)  # (it stops where the first run did)
+    points: list = []
+    last = drv.marks[-1][0] if drv.marks else -1
+    for end, stack, ended in reversed(drv.marks):
+        if end >= drv.end and drv.status == DONE:
+            continue  # (that is what was read already)
+        plan = closing_plan(c, stack, ends)
+        if plan is None:
+            continue
+        # Between calls: the next token read finishes a call; or, after the last token
+        # read, the missing markers leave no call open (only the section around them).
+        opened = not ended and (end != last or _left_open(c, stack, plan))
+        if opened and end == last and _closed_by_prose(failed, buf, end, plan):
+            opened = False
+        if opened:
+            if truncated and not points:
+                points.append((end, True))
+            continue
+        points.append((end, False))
+        break
+    return points, truncated
+
+
+def _closed_by_prose(failed: Driver, buf: str, end: int, plan: list) -> bool:
+    """Whether the last call read is left open only for want of its end marker
+    (`</tool_call>` of GLM's `<tool_call>NAME<arg_key>…</arg_value>`, whose call rule
+    holds both markers), with prose on the next line: the model left the marker out
+    and wrote on. Closed there, it is a call, like one whose section end was left out."""
+    at = failed.prose_at
+    if at < end or buf[end:at].strip() or "\n" not in buf[end:at]:
+        # (On a line of its own only: text right after a close tag, `print("</parameter>")`
+        # or `use </arg_value> to close`, is the rest of a value that held the tag.)
+        return False
+    ends = failed.fmt.ends
+    terminals = failed.c.terminals
+    return bool(plan) and all(getattr(terminals.get(t), "literal", None) in ends for t in plan)
+
+
+def _may_begin(t: Any, buf: str, pos: int) -> bool:
+    """Whether the rest of the text, from pos, could be the beginning of a t token:
+    of a literal, a part of it cut short (the whole of it was read as such, and found
+    unexpected: no more text would change that)."""
+    if t.literal is not None:
+        return len(buf) - pos < len(t.literal) and t.literal.startswith(buf[pos:])
+    if t.name in ("JSON", "PYVALUE"):
+        return False  # (these run to the end of the text: they would have been read)
+    m = t.pattern.match(buf, pos, partial=True)
+    return m is not None and (m.partial or m.end() >= len(buf))
+

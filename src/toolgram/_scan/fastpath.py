@@ -41,9 +41,12 @@ from lark import Tree
 
 from .._recover import repair as _repair
 from .._build.builder import Builder, Draft, Unreadable
-from .._lalr.driver import (
-    _C, CALL_TAG_FIRST, TAG_FIRST, Tok, _could_grow, _loop_wait, _sre, cut_marker, simulate, step,
-)
+from .._lalr import growth as _growth
+from .._lalr.driver import CALL_TAG_FIRST, TAG_FIRST
+from .._lalr.growth import _could_grow, _loop_wait
+from .._lalr.table import simulate, step
+from .._lalr.tokens import Tok
+from .._recover.close import cut_marker
 from .._result.model import Segment, ToolCall, make_call
 from .items import Piece, Region, _piece
 from .._grammar.registry import Compiled, Format
@@ -431,14 +434,15 @@ def _strings(t) -> tuple[str, ...] | None:
     if t.literal is not None:
         return (t.literal,)
     try:
-        found = _expand(_sre.parse(t.pattern.pattern))
-    except Exception:  # noqa: BLE001 - a pattern only the `regex` module reads
+        found = _expand(_growth.sre().parse(t.pattern.pattern))
+    except Exception:  # noqa: BLE001 - a pattern only the `regex` module reads (or no parser: None)
         return None
     return tuple(found) if found else None
 
 
 def _expand(items) -> list[str] | None:
     """Every string a parsed pattern of literals, groups and alternations matches."""
+    _C = _growth._C  # (set: _strings asked sre() first)
     out = [""]
     for op, av in items:
         if op is _C.LITERAL:

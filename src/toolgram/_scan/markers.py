@@ -86,7 +86,7 @@ class Markers:
         # looks for first (see _guard).
         self.literal_keys = (*sorted(starts), *self.words)
         self.key_guards = tuple((k, _guard(k)) for k in self.literal_keys)
-        # The fast frame (see _frame.py) of the first format each marker opens.
+        # The fast frame (see fastpath.py) of the first format each marker opens.
         self.frames = {k: f for k, fmts in self.by_marker.items() if (f := _frame.frame_of(fmts[0])) is not None}
         # A found literal needs the full search only if a line-start condition applies.
         self.line = frozenset(line)

@@ -12,7 +12,8 @@ from typing import Any
 import regex
 
 from . import fastpath as _frame
-from .._lalr.driver import Tok, closing_plan, simulate
+from .._lalr.table import closing_plan, simulate
+from .._lalr.tokens import Tok
 from .._grammar.registry import Format
 from .._grammar.words import fast
 

@@ -1,0 +1,305 @@
+"""Bracket scanning in one place: where a JSON value, or a Python argument value,
+that starts at a position ends, quotes respected, without parsing it.
+
+Three forms answer the same question, each for its caller's speed:
+ - value_end / scalar_end: one scan of the text (the builder, the lenient pass);
+ - BracketIndex (over _Trace): value_end for many starts in one text, shared by
+   the drivers of a reply;
+ - _Extent: resumable, for a token that grows in a stream (Driver._lex).
+They must give the same answers; tests/test_repair.py checks value_end,
+scalar_end and BracketIndex (and the corpus, streamed and whole, the rest).
+Strings are read by _STRING here, and by _STRING_BODY in _Extent (the same
+bodies, without the closing quote; _Extent tells an apostrophe itself).
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Any
+
+
+_OPENERS = "{[("
+_CLOSERS = "}])"
+_QUOTES = "\"'"
+
+# A "double" or 'single' quoted string with backslash escapes. Unrolled so it
+# never backtracks; the closing quote is optional, so a string that never
+# closes runs to the end of the text (minus a lone trailing backslash) instead
+# of failing, which would send the regex engine back to rescan its inside.
+# Group 1 or 2 is set only when the string closes. In a 'single-quoted' string a
+# quote with a letter or digit right after it is an apostrophe, not its end
+# ('It's fresh', 'O'Brien'): text that Python could not read either way, and that
+# small models write often. (Driver's _Extent reads strings the same way.)
+_STRING = r"""
+    "[^"\\]*(?:\\.[^"\\]*)*(")?
+  | '[^'\\]*(?:(?:\\.|'(?=[^\W_]))[^'\\]*)*(')?
+"""
+
+# Strings and brackets, found by the regex engine so that runs of ordinary
+# characters are skipped in C. lastindex: None for a string that never
+# closes, 1-2 for a closed string, 3 for an opener, 4 for a closer.
+_BRACKET_SCAN = re.compile(_STRING + r"| ([\[{(]) | ([\]})])", re.S | re.X)
+
+# Everything except brackets outside strings.
+_NOT_BRACKET = re.compile(r"""[^"'()\[\]{}]+ |""" + _STRING, re.S | re.X)
+_DEPTH_STEP = {"[": 1, "{": 1, "(": 1, "]": -1, "}": -1, ")": -1}
+
+
+def value_end(text: str, pos: int) -> int | None:
+    """Index just past the bracket that closes the one at text[pos].
+
+    "double" and 'single' quoted strings (with backslash escapes) are skipped.
+    Closers are counted, not matched against their openers, so `[1}` closes:
+    telling mismatches apart is the parser's job. None when the text ends
+    first, or when text[pos] is not an opening bracket.
+    """
+    if not 0 <= pos < len(text) or text[pos] not in _OPENERS:
+        return None
+    # Where the JSON decoder reads a whole value, the brackets end where it does (it
+    # skips the same strings); it is many times faster than the scan below.
+    try:
+        return _repair.scan_json(text, pos)[1]
+    except (StopIteration, ValueError, RecursionError):
+        pass
+    depth = 0
+    for m in _BRACKET_SCAN.finditer(text, pos):
+        kind = m.lastindex
+        if kind == 3:
+            depth += 1
+        elif kind == 4:
+            depth -= 1
+            if depth == 0:
+                return m.end()
+        elif kind is None:
+            # A string that never closes. An apostrophe in prose
+            # (`{"a": it's}`) opens one of those too; either way, no end.
+            return None
+    return None
+
+
+class BracketIndex:
+    """value_end() for many places in one text, in linear time overall.
+
+    A reply with many markers whose brackets never close (`<TOOLCALL>[@` again and
+    again) asks where a value ends once per marker, each answer scanning to the end
+    of the text: quadratic. Here one scan, taken as far as a question needs, pairs
+    each opener with the closer that brings it back (a stack: closers are counted,
+    not matched, as in value_end). A later opener the scan passed as an opener gets
+    its answer from it: a scan started there would see the same strings and
+    brackets. One the scan saw inside a string, or never reached from its start,
+    starts a scan of its own (a few are kept)."""
+
+    _KEEP = 8
+
+    def __init__(self) -> None:
+        self.text: str | None = None
+        self.traces: list[_Trace] = []
+
+    def end(self, text: str, pos: int) -> int | None:
+        if text is not self.text:
+            self.text, self.traces = text, []
+        if not 0 <= pos < len(text) or text[pos] not in _OPENERS:
+            return None
+        for trace in self.traces:
+            if trace.start <= pos:
+                found = trace.end(pos)
+                if found is not _UNKNOWN:
+                    return found
+        trace = _Trace(text, pos)
+        self.traces = [trace, *self.traces[: self._KEEP - 1]]
+        return trace.end(pos)
+
+
+_UNKNOWN = object()
+
+
+class _Trace:
+    """One bracket scan of a text from `start` on, taken as far as asked."""
+
+    __slots__ = ("start", "tokens", "at", "stack", "close", "openers", "done")
+
+    def __init__(self, text: str, start: int) -> None:
+        self.start = start
+        self.tokens = _BRACKET_SCAN.finditer(text, start)
+        self.at = start  # scanned up to here
+        self.stack: list[int] = []  # the openers not closed yet
+        self.close: dict[int, int] = {}  # opener -> just past its closer
+        self.openers: set[int] = set()
+        self.done = False  # at the end of the text, or of a string that never closes
+
+    def end(self, pos: int) -> Any:
+        """Where the opener at pos ends; None; _UNKNOWN when the scan passed pos
+        other than at an opener."""
+        while not self.done and self.at <= pos:
+            self._step()
+        if pos not in self.openers:
+            return _UNKNOWN  # (inside a string here, or in one that never closes)
+        while pos not in self.close and not self.done:
+            self._step()
+        return self.close.get(pos)
+
+    def _step(self) -> None:
+        m = next(self.tokens, None)
+        if m is None or m.lastindex is None:  # (the end, or a string that never closes)
+            self.done = True
+            return
+        self.at = m.end()
+        if m.lastindex == 3:
+            self.stack.append(m.start())
+            self.openers.add(m.start())
+        elif m.lastindex == 4 and self.stack:
+            self.close[self.stack.pop()] = m.end()
+
+
+@lru_cache(maxsize=32)
+def _stop_scan(stops: str) -> re.Pattern[str]:
+    # Like _BRACKET_SCAN with the stop characters in group 3 (they win over
+    # brackets: at depth 0 a ")" in stops is a stop, not a closer).
+    stop = "[" + re.escape(stops) + "]" if stops else "(?!)"
+    return re.compile(_STRING + rf"| ({stop}) | ([\[{{(]) | ([\]}})])", re.S | re.X)
+
+
+def scalar_end(text: str, pos: int, stops: str) -> int:
+    """Index of the first character of `stops` at bracket depth 0 outside strings.
+
+    For argument values in a Python-style call: from just after `b=` in
+    `f(a=1, b="x, y", c=[1, (2)])` with stops ",)" it finds the comma after
+    the string. len(text) when there is no such character. Quotes are never
+    stops: they always open a string.
+    """
+    stops = "".join(c for c in stops if c not in _QUOTES)
+    depth = 0
+    for m in _stop_scan(stops).finditer(text, max(pos, 0)):
+        kind = m.lastindex
+        if kind == 3:
+            if depth == 0:
+                return m.start()
+            ch = m.group()
+            if ch in _OPENERS:
+                depth += 1
+            elif ch in _CLOSERS:
+                depth -= 1
+        elif kind == 4:
+            depth += 1
+        elif kind == 5:
+            if depth:
+                depth -= 1
+        elif kind is None:
+            break  # a string that never closes
+    return len(text)
+
+
+_BRACKETS = re.compile(r"""["'()\[\]{}]""")
+_STRING_BODY = {
+    '"': re.compile(r'[^"\\]*(?:\\.[^"\\]*)*', re.S),
+    "'": re.compile(r"[^'\\]*(?:\\.[^'\\]*)*", re.S),
+}
+_STOP_SCANS: dict[str, re.Pattern[str]] = {}
+
+
+class _Extent:
+    """Where a JSON value (`stops` None: _repair.value_end) or a Python argument
+    value (`stops` ",)": _repair.scalar_end) that starts at `start` ends, found
+    by a bracket scan that resumes where it stopped, so that text arriving in
+    deltas is scanned once: the same answers as those functions on the joined
+    text. Positions are the driver's (indexes into the scanner's buffer)."""
+
+    __slots__ = ("start", "stops", "search", "at", "depth", "quote", "escape", "end", "closing")
+
+    def __init__(self, start: int, stops: str | None) -> None:
+        self.start = start
+        self.stops = stops
+        if stops is None:
+            self.search = _BRACKETS.search
+        else:
+            scan = _STOP_SCANS.get(stops)
+            if scan is None:
+                scan = _STOP_SCANS[stops] = re.compile("[" + re.escape("\"'()[]{}" + stops) + "]")
+            self.search = scan.search
+        self.at = start  # scanned up to here
+        self.depth = 0
+        self.quote = None  # the quote of the string the scan is inside
+        self.escape = False  # the text so far ended with the backslash of an escape
+        self.closing = False  # it ended with a single quote: an apostrophe if a letter follows
+        self.end = None
+
+    def advance(self, s: str, base: int) -> int | None:
+        """Scan on through s, whose s[i] is at position base + i (s holds the text from
+        self.at on). Returns where the value ends, or None: not yet."""
+        if self.end is not None:
+            return self.end
+        i = self.at - base
+        n = len(s)
+        stops = self.stops
+        search = self.search
+        depth = self.depth
+        quote = self.quote
+        while True:
+            if quote is not None:
+                if self.closing:
+                    if i >= n:
+                        break
+                    self.closing = False
+                    if not s[i].isalnum():  # (else an apostrophe: the string goes on)
+                        quote = None
+                        continue
+                if self.escape:
+                    if i >= n:
+                        break
+                    i += 1
+                    self.escape = False
+                j = _STRING_BODY[quote].match(s, i).end()
+                if j >= n:
+                    i = n
+                    break
+                if s[j] == quote:
+                    if quote == "'":  # (see _repair._STRING: 'It's' is one string)
+                        if j + 1 >= n:
+                            self.closing = True
+                            i = n
+                            break
+                        if s[j + 1].isalnum():
+                            i = j + 1
+                            continue
+                    quote = None
+                    i = j + 1
+                    continue
+                # A backslash ends the text: the next character is escaped.
+                self.escape = True
+                i = n
+                break
+            m = search(s, i)
+            if m is None:
+                i = n
+                break
+            i = m.start()
+            ch = s[i]
+            i += 1
+            if ch == '"' or ch == "'":
+                quote = ch
+            elif stops is None:
+                if ch in "([{":
+                    depth += 1
+                else:
+                    depth -= 1
+                    if depth == 0:
+                        self.end = base + i
+                        return self.end
+            elif depth == 0 and ch in stops:
+                self.end = base + i - 1
+                return self.end
+            elif ch in "([{":
+                depth += 1
+            elif depth and ch in ")]}":
+                depth -= 1
+        self.at = base + n
+        self.depth = depth
+        self.quote = quote
+        return None
+
+
+# The JSON decoder's scan (value_end tries it first) is _recover/repair.py's, which
+# re-exports value_end, scalar_end and BracketIndex from here: imported last, so
+# either module may be imported first.
+from .._recover import repair as _repair  # noqa: E402

@@ -1,0 +1,123 @@
+"""Facts read off a format's LALR table: pure functions over Compiled and a state
+stack (step, simulate, the closing plans, whether a call is reduced or left open).
+The driver, its recovery moves (_recover/close.py), salvage and the fast paths
+all read the table through these."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lark.parsers.lalr_analysis import Shift
+
+from .._grammar.registry import Compiled
+
+# Closing a frame that the model left open: at most this many missing tokens.
+_MAX_VIRTUAL = 6
+
+# The rules that hold whole calls (grammars/README.md): where one is reduced, calls end.
+_CALL_RULES = frozenset(("call", "agent_call", "memory_call", "json_calls", "keyed_calls"))
+
+
+def _left_open(c: Compiled, stack: list, plan: list[str]) -> bool:
+    """Whether supplying `plan` at `stack` completes a call left open: a marker is
+    supplied, or a missing close tag assumed (an `unclosed` rule), before the first
+    call is reduced (the first supplied token's lookahead reduces one that the text
+    finished)."""
+    state = {"unclosed": False, "call": False}
+
+    def reduced(rule: Any) -> bool:
+        name = rule.origin.name
+        if name in _CALL_RULES:
+            state["call"] = True
+            return False  # (stop there)
+        if name == "unclosed":
+            state["unclosed"] = True
+        return True
+
+    stack = list(stack)
+    for i, term in enumerate([*plan, "$END"]):
+        step(c, stack, term, reduced)
+        if state["call"]:
+            return i > 0 or state["unclosed"]
+    return False
+
+
+def _reduces_call(c: Compiled, stack: list, term: str) -> bool:
+    """Whether the table at `stack`, taking `term`, reduces a call rule first thing."""
+    seen: list = []
+
+    def reduced(rule: Any) -> bool:
+        if rule.origin.name in _CALL_RULES:
+            seen.append(rule)
+            return False  # (stop there: that is all we ask)
+        return True
+
+    step(c, list(stack), term, reduced)
+    return bool(seen)
+
+
+def simulate(c: Compiled, stack: list, term: str) -> list | None:
+    """A copy of the state stack after the table `c` takes `term` ("$END": after
+    finishing), or None when it rejects it (see Driver._simulate)."""
+    stack = list(stack)
+    return stack if step(c, stack, term) else None
+
+
+def step(c: Compiled, stack: list, term: str, reduced: Any = None) -> bool:
+    """Feed `term` ("$END": finish) to the state stack, in place: True, or False
+    when the table rejects it. `reduced(rule)` is told each rule it reduces, before
+    the reduction, and may refuse it (False: the step fails there)."""
+    states = c.states
+    end_state = c.end_state
+    while True:
+        if term == "$END" and stack[-1] == end_state:
+            return True
+        action = states[stack[-1]].get(term)
+        if action is None:
+            return False
+        kind, arg = action
+        if kind is Shift:
+            stack.append(arg)
+            return True
+        if reduced is not None and not reduced(arg):
+            return False
+        size = len(arg.expansion)
+        if size:
+            del stack[-size:]
+        stack.append(states[stack[-1]][arg.origin.name][1])
+
+
+def closing_plan(c: Compiled, stack: list, ends: tuple) -> list[str] | None:
+    """The missing literals that complete a frame whose parser is at `stack`, or
+    None: the format's end markers (`ends`) first, then closing brackets and tags,
+    then anything else."""
+
+    def best_first(allowed):
+        literals = [t for t in allowed if t.literal is not None]
+        literals.sort(key=lambda t: (t.literal not in ends, not _closes(t.literal)))
+        return literals
+
+    return _plan(c, stack, "$END", best_first)
+
+
+def _plan(c: Compiled, stack: list, goal: str, usable) -> list[str] | None:
+    """The literals to supply, in order, after which the table `c` at `stack` takes
+    `goal` ("$END": the frame is complete), or None when none get there. `usable`
+    picks, best first, which of a state's allowed terminals may be supplied."""
+    plan = []
+    for _ in range(_MAX_VIRTUAL + 1):
+        if simulate(c, stack, goal) is not None:
+            return plan
+        for t in usable(c.allowed[stack[-1]]):
+            after = simulate(c, stack, t.name)
+            if after is not None:
+                stack = after
+                plan.append(t.name)
+                break
+        else:
+            return None
+    return None
+
+
+def _closes(literal: str) -> bool:
+    return literal[:1] in ")]}" or literal.startswith("</") or "end" in literal.lower()

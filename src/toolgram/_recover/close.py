@@ -1,0 +1,230 @@
+"""Closing moves: what the driver does when no token fits but a frame the model
+left open may still be closed (each names its repair: closed_tag, closed_bracket),
+or a broken value cut short at a marker. Functions of the driver `d`; the Driver
+keeps one-line methods that call them (its loop is unchanged)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._lalr.growth import _HOLD, _JSON_SPACE, _SETTLED, _loop_wait
+from .._lalr.table import _closes, _plan
+from .._lalr.tokens import _SNIPPET, WAIT, WAIT_MORE, Tok, _snippet
+from . import repair as _repair
+
+
+def through(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
+    """A JSON payload token (see Compiled.json_text) stopped at `end`, a marker,
+    with a JSON string open there (`{"text": "a </tool_call> b"}`): where it
+    ends when the JSON, quotes respected, closes after that marker (the marker
+    was string content: the token goes on past the value, as its pattern says);
+    None when it does not (a value broken for good, such as a stray quote, still
+    ends at the first marker); (WAIT, grower) when the text so far cannot tell."""
+    # Without a backslash, an even number of quotes leaves no string open: the
+    # usual case, told without decoding.
+    if buf.count('"', pos, end) % 2 == 0 and buf.find("\\", pos, end) < 0:
+        return None
+    j = _JSON_SPACE.match(buf, pos).end()
+    if j >= end or buf[j] not in "{[":
+        return None
+    n = len(buf)
+    try:
+        close = _repair.scan_json(buf, j)[1]
+    except (StopIteration, ValueError) as exc:  # (json.JSONDecodeError)
+        # (StopIteration: no value where it says, `tr` of a `true` still coming, or
+        # none at all; its value is that place.)
+        at = exc.value if type(exc) is StopIteration else getattr(exc, "pos", None)
+        if final or type(at) is not int or at <= j:
+            return None
+        # Broken for good where it breaks well before the end of the text (a
+        # string that does not close yet is an answer of the end of the text).
+        if at + _SETTLED <= n and not str(getattr(exc, "msg", "")).startswith("Unterminated string"):
+            return None
+        # It may yet close: wait until its brackets do (or, as a JSON token
+        # does, look again when the text has grown by a quarter).
+        d.recheck = n + max(16, (n - pos) // 4)
+        extent = d._extent(j, None)
+        closed = extent.advance(buf, 0)
+        return WAIT, (_HOLD if closed is not None else extent)
+    except RecursionError:
+        return None
+    if close <= end:
+        return None  # (the value closes before the marker: no string was open there)
+    if close >= n:
+        # (It closes where the text ends: at the end of the reply, through there.)
+        return close if final else (WAIT, None)
+    m = t.pattern.match(buf, close, partial=not final)
+    if m is None or m.end() == close:
+        return close
+    if not final and (m.partial or m.end() >= n):
+        loop = _loop_wait(t, buf, close, n) if not m.partial else None
+        return WAIT, loop
+    return m.end()
+
+
+def cut(d: Any, buf: str, pos: int, stop: int, final: bool) -> Any:
+    """Where the JSON value (or Python argument value) at pos, which runs to
+    `stop` (where its brackets close, or the end of the text so far), is cut
+    short: at the first marker (a call's, <think>'s, or this format's end) that
+    starts where the value can no longer be read, or after it, whatever
+    follows (_repair.unreadable_at). A broken value the bracket scan cannot
+    close would otherwise run to the end of the reply, and one whose quotes are
+    off may close far too late: either way the calls after it would be lost in
+    its failure. None: not cut (it reads, or a marker does not follow its
+    break); WAIT: the text so far cannot tell (a marker may still start before
+    `stop`, or before the first one found). Only a value that cannot be read is
+    cut. One broken before the marker still cannot be read: only how much text
+    its failure takes changes. One left unfinished just before the marker (a
+    brace left out before the call's end marker), or a string left open to the
+    end of the reply, is closed there by the repair, as at the end of a reply."""
+    room = d.cutter[1]
+    settled = final or stop + room <= len(buf)  # (every marker that starts before stop is whole)
+    if settled and d._first_marker(buf, pos + 1, stop) < 0:
+        return None  # (the usual case: no marker inside the value, nowhere to cut it)
+    opened = -1  # (where a string that never closes opens, in the whole text)
+    try:  # (JSON reads the value: it is never cut)
+        if _repair.scan_json(buf, pos)[1] == stop:
+            return None
+    except ValueError as exc:
+        if final and stop >= len(buf) and str(getattr(exc, "msg", "")).startswith("Unterminated string"):
+            opened = getattr(exc, "pos", -1)
+    except (StopIteration, RecursionError):
+        pass
+    at = _repair.unreadable_in(buf, pos, stop)
+    if at is None:
+        if opened > pos:
+            # A string left open to the end of the reply (`{"city": "Par<|tool_call_end|>…`):
+            # it ends at the first marker in it, as if the reply had been cut there.
+            m = d._first_marker(buf, opened + 1, stop)
+            if m >= 0 and _repair.breaks_at(buf[pos:m]) is None:
+                return m
+        return None
+    # (From the character the pass gave up at: a marker that starts there is what
+    # broke the value.)
+    lo = pos + max(at - 1, 1)
+    m = d._first_marker(buf, lo, stop)
+    if not settled and (m < 0 or may_start(d, buf, lo, m)):
+        return WAIT
+    if m < 0:
+        return None
+    broke = _repair.breaks_at(buf[pos:m])
+    if broke is not None and broke != at:
+        return None  # (cut there, it would break elsewhere)
+    return m  # (it breaks there still; or, read to the marker, it is only unfinished)
+
+
+def may_start(d: Any, buf: str, lo: int, hi: int) -> bool:
+    """Whether a marker may yet start in [lo, hi) of the text so far: the text from
+    there on is the beginning of one (a scanner's marker, or this format's end),
+    which _first_marker cannot see before it is whole."""
+    n = len(buf)
+    prefixes, ends = d.cutter[2], d.fmt.ends
+    for k in range(max(lo, n - d.cutter[1] + 1), hi):
+        rest = buf[k:]
+        if rest in prefixes or any(len(e) > len(rest) and e.startswith(rest) for e in ends):
+            return True
+    return False
+
+
+def close(d: Any, buf: str, final: bool, at_marker) -> str:
+    """The frame is open but nothing more fits. Close it with the missing
+    markers when the text has ended or the next call starts here."""
+    if d.pos == d.start:
+        # Nothing of the frame is in the text (a marker-less format at the start of
+        # the reply): there is no frame to close, whatever markers could complete it.
+        # (Its reason quotes the text: wait for it, as run() does.)
+        if not final and d.quotes and len(buf) - d.pos <= _SNIPPET:
+            return WAIT
+        return d._fail(f"unexpected {_snippet(buf, d.pos)}")
+    pos = d.pos
+    n = len(buf)
+    while pos < n and buf[pos].isspace():
+        pos += 1
+    near = False
+    if pos >= n:
+        if not final:
+            return WAIT
+    else:
+        closer = next((e for e in d.fmt.ends if buf.startswith(e, pos)), None)
+        if closer is not None:
+            return close_before(d, closer)
+        if not final and any(n - pos < len(e) and e.startswith(buf[pos:]) for e in d.fmt.ends):
+            return WAIT  # the text ends inside what may become an end marker
+        hit = at_marker(buf, pos)
+        # The text ends inside what may become a call marker: that matters only
+        # if the missing markers can close the frame.
+        if hit is None and not final and d._closing_plan() is not None:
+            return WAIT
+        near = not final and d.quotes and n - d.pos <= _SNIPPET  # see run()
+        if not hit:
+            if near:
+                return WAIT
+            if buf[pos] not in d.c.literal_firsts:
+                d.prose_at = pos
+            return d._fail(f"unexpected {_snippet(buf, d.pos)}")
+    plan = d._closing_plan()
+    if plan is not None:
+        for term in plan:
+            d._feed(Tok(term, "", d.pos, d.pos))
+        d.closed_at = d.pos
+        if "closed_tag" not in d.repairs:
+            d.repairs.append("closed_tag")
+        return d._finish(d.pos)
+    if pos >= n:
+        expected = [t.literal for t in d.c.allowed[d.stack[-1]] if t.literal]
+        return d._fail("the reply ended inside the call" + (f" (expected {expected[0]})" if expected else ""))
+    if near:
+        return WAIT
+    return d._fail(f"unexpected {_snippet(buf, d.pos)}")
+
+
+def cut_close(d: Any, buf: str, allowed) -> str | None:
+    """The reply ends inside a close marker (`</tool_call`, a fence's "``"): that
+    marker was cut short, by the model or by max_chars. It is supplied and the
+    region runs to the end of the text, so the cut tag is markup, not prose.
+    None: the rest of the text is not such a start (one character, `<`, names
+    no tag), or the frame cannot be closed."""
+    if not d.taken:
+        return None  # (nothing read: a reply-anchored region that never began)
+    pos, n = d.pos, len(buf)
+    while pos < n and buf[pos].isspace():
+        pos += 1
+    closers = [*d.fmt.ends, *(t.literal for t in allowed if t.literal is not None and _closes(t.literal))]
+    if not cut_marker(buf[pos:], closers):
+        return None
+    plan = d._closing_plan()
+    if plan is None:
+        return None
+    for term in plan:
+        d._feed(Tok(term, "", d.pos, d.pos))
+    if plan and "closed_tag" not in d.repairs:
+        d.repairs.append("closed_tag")
+    return d._finish(n)
+
+
+def close_before(d: Any, end_marker: str) -> str:
+    """The model wrote the end marker too soon (`[f(a=1)<|tool_call_end|>`):
+    supply the brackets it skipped, then read on."""
+    end_term = next((t.name for t in d.c.terminals.values() if t.literal == end_marker), None)
+    if end_term is None:  # the grammar spells this end marker inside a pattern
+        return d._fail(f"unexpected {end_marker!r}")
+    ends = d.fmt.ends
+    plan = _plan(
+        d.c,
+        d.stack,
+        end_term,
+        lambda allowed: [t for t in allowed if t.literal is not None and t.literal not in ends and _closes(t.literal)],
+    )
+    if not plan:
+        return d._fail(f"unexpected {end_marker!r}")
+    for term in plan:
+        d._feed(Tok(term, "", d.pos, d.pos))
+    if "closed_bracket" not in d.repairs:
+        d.repairs.append("closed_bracket")
+    return WAIT_MORE
+
+
+def cut_marker(rest: str, markers: Any) -> bool:
+    """Whether rest is one of the markers cut short at the end of the text: two
+    characters of it at least (a lone "<" names no tag)."""
+    return len(rest) >= 2 and any(len(rest) < len(m) and m.startswith(rest) for m in markers)
