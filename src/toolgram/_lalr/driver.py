@@ -96,7 +96,7 @@ class Driver:
         self.line_end = False
         # A quoted value taken with a stray quote in it (_repair.quoted_end): a call
         # that runs on to the end of the text from there is broken, not cut short
-        # (see Scanner._salvage).
+        # (see _recover/salvage.py).
         self.stray = False
         self.quote_memo: list | None = None  # (see _quoted)
 
@@ -258,7 +258,7 @@ class Driver:
                     # A stray quote (`city="Par"is", unit="C")`): the value runs on as Python
                     # reads it, and cannot be read. The call went on after it, so where the
                     # value runs to the end of the reply, that is no reply cut short there
-                    # (Scanner._salvage).
+                    # (_recover/salvage.py).
                     stray = quoted is not None and not quoted[1]
                 else:
                     if name in json_text and (
@@ -384,7 +384,7 @@ class Driver:
         """Where the first marker in [start, stop) starts (the scanner's, or this
         format's end), or -1."""
         best = self.cutter[0](buf, start, stop)
-        find = self.cutter[3]  # (the scanner's, remembered: see Scanner._find)
+        find = self.cutter[3]  # (the scanner's, remembered: see RegionReader.find)
         for e in self.fmt.ends:
             i = find(e, start, buf)
             if 0 <= i < stop and (best < 0 or i < best):

@@ -199,8 +199,8 @@ _STOP_SCANS: dict[str, re.Pattern[str]] = {}
 
 
 class _Extent:
-    """Where a JSON value (`stops` None: _repair.value_end) or a Python argument
-    value (`stops` ",)": _repair.scalar_end) that starts at `start` ends, found
+    """Where a JSON value (`stops` None: value_end) or a Python argument
+    value (`stops` ",)": scalar_end) that starts at `start` ends, found
     by a bracket scan that resumes where it stopped, so that text arriving in
     deltas is scanned once: the same answers as those functions on the joined
     text. Positions are the driver's (indexes into the scanner's buffer)."""
@@ -254,7 +254,7 @@ class _Extent:
                     i = n
                     break
                 if s[j] == quote:
-                    if quote == "'":  # (see _repair._STRING: 'It's' is one string)
+                    if quote == "'":  # (see _STRING: 'It's' is one string)
                         if j + 1 >= n:
                             self.closing = True
                             i = n

@@ -99,7 +99,7 @@ class Frame:
         self._after: dict[tuple[str, bool], Any] = {}
 
     def after(self, marker: str, ascii: bool) -> Any:
-        """For Scanner._run, in a whole text where `marker` (which this frame reads)
+        """For run() below, in a whole text where `marker` (which this frame reads)
         is the only marker that may start at its first character: the match, at a
         position, of the prose up to the next such character (none is a backtick),
         then this frame's whole call at it, that marker first; its groups those of

@@ -69,7 +69,7 @@ class Markers:
         symbols = [m for m in literal if not m[0].isalnum()]
         self.symbols = re.compile(_trie(symbols) or "(?!)")
         # Symbol markers that no other one starts with: where such a marker starts, it is
-        # the longest one there (Scanner._run takes it for the one it just read).
+        # the longest one there (fastpath.run takes it for the one it just read).
         self.unextended = frozenset(m for m in symbols if not any(o != m and o.startswith(m) for o in symbols))
         # Where one may start: found by a character class first (an alternation of
         # dozens of markers is tried at every character of the prose: ten times slower).
