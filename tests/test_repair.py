@@ -17,6 +17,8 @@ except ImportError:  # running from a checkout that is not installed
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
     from toolgram._recover import repair as _repair
 
+from toolgram._lalr import jsonscan as _jsonscan
+
 from toolgram._recover.repair import MAX_DEPTH, BracketIndex, RepairError, loads, scalar_end, value_end
 
 # --- loads: what it reads, and the repairs it names ----------------------------
@@ -487,14 +489,14 @@ def test_scan_json_is_scan_once(prefix: str, body: str, window: int) -> None:
     from toolgram._recover import repair as _repair
 
     text = prefix + body
-    old = _repair._WINDOW
-    _repair._WINDOW = window
+    old = _jsonscan._WINDOW
+    _jsonscan._WINDOW = window
     try:
-        assert _scan_outcome(_repair.scan_json, text, len(prefix)) == _scan_outcome(
-            _repair._JSON.scan_once, text, len(prefix)
+        assert _scan_outcome(_jsonscan.scan_json, text, len(prefix)) == _scan_outcome(
+            _jsonscan._JSON.scan_once, text, len(prefix)
         )
     finally:
-        _repair._WINDOW = old
+        _jsonscan._WINDOW = old
 
 
 @pytest.mark.parametrize("cut", [0, 1, 7, 30, 61, 100])
@@ -504,8 +506,8 @@ def test_scan_json_reads_values_longer_than_its_window(cut: int) -> None:
     value = {"code": "x = 1\n" * 600, "tags": [True, None, 1.5e3], "n": 12345678901234567890}
     text = "prose " + json.dumps(value)
     text = text[: len(text) - cut] if cut else text
-    assert len(text) > 2 * _repair._WINDOW
-    assert _scan_outcome(_repair.scan_json, text, 6) == _scan_outcome(_repair._JSON.scan_once, text, 6)
+    assert len(text) > 2 * _jsonscan._WINDOW
+    assert _scan_outcome(_jsonscan.scan_json, text, 6) == _scan_outcome(_jsonscan._JSON.scan_once, text, 6)
 
 
 @pytest.mark.parametrize("token", ["true", "false", "null", "-Infinity", "12345.5e3", '"\\u00e9"', '"abc"'])
@@ -515,6 +517,6 @@ def test_scan_json_reads_a_token_its_window_cuts(token: str) -> None:
     from toolgram._recover import repair as _repair
 
     for shift in range(len(token) + 2):
-        head = '{"a": [' + " " * (_repair._WINDOW - 7 - shift)
+        head = '{"a": [' + " " * (_jsonscan._WINDOW - 7 - shift)
         text = head + token + "]}"
-        assert _scan_outcome(_repair.scan_json, text, 0) == _scan_outcome(_repair._JSON.scan_once, text, 0), shift
+        assert _scan_outcome(_jsonscan.scan_json, text, 0) == _scan_outcome(_jsonscan._JSON.scan_once, text, 0), shift

@@ -19,7 +19,7 @@ from typing import Any
 
 import regex
 
-from . import lark_table
+from . import header, lark_table
 from .header import Format, GrammarError, builtin_shared, declared_conflicts, header_line
 from .words import words
 
@@ -245,7 +245,7 @@ _FREE_TEXT = "the quick, brown fox;\njumps over (the) lazy dog 42 times."
 
 
 def _stream_warnings(fmt: Format, c: Compiled) -> list[str]:
-    from .._lalr.driver import _loop  # (the driver's own analysis: what it streams in linear time)
+    from .regex_loops import _loop  # (the driver's own analysis: what it streams in linear time)
 
     out = []
     for t in c.terminals.values():
@@ -386,3 +386,6 @@ def _line_of(source: str, word: str, prefix: str | None, after: list[int] = ()) 
         if (prefix is None or line.lstrip().startswith(prefix)) and pat.search(line):
             return i
     return None
+
+
+header.compile_format = compile_format

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import regex
@@ -34,6 +35,10 @@ if TYPE_CHECKING:
     from .compile import Compiled
 
 _PACKAGE = Path(__file__).resolve().parent.parent  # toolgram/
+
+# How a format compiles on first use: compile.py sets it when imported (this
+# package's __init__ imports it), as compiling needs Format, not the reverse.
+compile_format: Callable[[Format], Compiled] | None = None
 
 
 def grammar_dirs() -> list[Path]:
@@ -103,8 +108,6 @@ class Format:
     @property
     def compiled(self) -> Compiled:
         if self._compiled is None:
-            from .compile import compile_format
-
             self._compiled = compile_format(self)
         return self._compiled
 

@@ -18,6 +18,7 @@ import re
 from functools import lru_cache
 from typing import Any
 
+from .jsonscan import scan_json
 
 _OPENERS = "{[("
 _CLOSERS = "}])"
@@ -59,7 +60,7 @@ def value_end(text: str, pos: int) -> int | None:
     # Where the JSON decoder reads a whole value, the brackets end where it does (it
     # skips the same strings); it is many times faster than the scan below.
     try:
-        return _repair.scan_json(text, pos)[1]
+        return scan_json(text, pos)[1]
     except (StopIteration, ValueError, RecursionError):
         pass
     depth = 0
@@ -298,8 +299,3 @@ class _Extent:
         self.quote = quote
         return None
 
-
-# The JSON decoder's scan (value_end tries it first) is _recover/repair.py's, which
-# re-exports value_end, scalar_end and BracketIndex from here: imported last, so
-# either module may be imported first.
-from .._recover import repair as _repair  # noqa: E402

@@ -39,18 +39,18 @@ from typing import Any
 import regex
 from lark import Tree
 
-from .._recover import repair as _repair
 from .._build.builder import Builder, Draft, Unreadable
-from .._lalr import growth as _growth
+from .._grammar import regex_loops as _regex_loops
+from .._grammar.registry import Compiled, Format
+from .._grammar.words import fast
 from .._lalr.driver import CALL_TAG_FIRST, TAG_FIRST
 from .._lalr.growth import _could_grow, _loop_wait
 from .._lalr.table import simulate, step
 from .._lalr.tokens import Tok
+from .._recover import repair as _repair
 from .._recover.close import cut_marker
 from .._result.model import Segment, ToolCall, make_call
 from .items import Piece, Region, _piece
-from .._grammar.registry import Compiled, Format
-from .._grammar.words import fast
 
 WAIT = "wait"
 _SCAN = _repair._JSON.scan_once  # (the decoder _repair.loads tries first)
@@ -70,8 +70,19 @@ class Frame:
     """One format's fast frame (see the module's docstring); built by frame_of."""
 
     __slots__ = (
-        "fmt", "pattern", "whole", "whole_ascii", "whole_any", "terms", "payload", "ends", "args_key", "offered_only",
-        "name", "empty", "_after",
+        "_after",
+        "args_key",
+        "empty",
+        "ends",
+        "fmt",
+        "name",
+        "offered_only",
+        "pattern",
+        "payload",
+        "terms",
+        "whole",
+        "whole_any",
+        "whole_ascii",
     )  # fmt: skip
 
     def __init__(self, fmt: Format, pattern: Any, terms: tuple, payload: int, ends: tuple) -> None:
@@ -236,7 +247,7 @@ class JsonFrame:
     else (no match, a JSON value that never closes, an unreadable payload, a name
     not offered where the format wants one) goes the general way."""
 
-    __slots__ = ("fmt", "steps", "json", "ends", "optional", "ignore")
+    __slots__ = ("ends", "fmt", "ignore", "json", "optional", "steps")
 
     def __init__(self, fmt: Format, steps: tuple, json: Any, ends: tuple, optional: bool) -> None:
         self.fmt = fmt
@@ -434,7 +445,7 @@ def _strings(t) -> tuple[str, ...] | None:
     if t.literal is not None:
         return (t.literal,)
     try:
-        found = _expand(_growth.sre().parse(t.pattern.pattern))
+        found = _expand(_regex_loops.sre().parse(t.pattern.pattern))
     except Exception:  # noqa: BLE001 - a pattern only the `regex` module reads (or no parser: None)
         return None
     return tuple(found) if found else None
@@ -442,7 +453,7 @@ def _strings(t) -> tuple[str, ...] | None:
 
 def _expand(items) -> list[str] | None:
     """Every string a parsed pattern of literals, groups and alternations matches."""
-    _C = _growth._C  # (set: _strings asked sre() first)
+    _C = _regex_loops._C  # (set: _strings asked sre() first)
     out = [""]
     for op, av in items:
         if op is _C.LITERAL:

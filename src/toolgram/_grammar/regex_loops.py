@@ -1,0 +1,254 @@
+"""What a terminal's regex streams like: whether it has the unrolled-loop shape
+`[^E]*(?:X[^E]*)*` (_loop), read with the `re` module's own pattern parser (private
+stdlib: re._parser), imported on first use; without it no pattern is taken for a
+loop (the slow path, lexing again, stays correct). The driver's streaming waits
+(_lalr/growth.py) use it per token; the grammar compiler warns of a payload
+terminal that is no such loop (it would stream in quadratic time)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import regex
+
+from .words import fast, words
+
+_C: Any = None  # re._constants, once sre() has imported it
+_sre: Any = None  # re._parser
+_SRE_MISSING = False
+
+
+def sre() -> Any:
+    """The `re` module's pattern parser (re._parser; sre_parse before 3.11),
+    imported on first use; None when this Python has neither."""
+    global _C, _sre, _SRE_MISSING
+    if _sre is None and not _SRE_MISSING:
+        try:
+            from re import _constants as C
+            from re import _parser as P
+        except ImportError:  # Python 3.10
+            try:
+                import sre_constants as C  # type: ignore[no-redef]
+                import sre_parse as P  # type: ignore[no-redef]
+            except ImportError:
+                _SRE_MISSING = True
+                return None
+        _CATEGORIES.update({
+            C.CATEGORY_DIGIT: regex.compile(r"\d").match,
+            C.CATEGORY_SPACE: regex.compile(r"\s").match,
+            C.CATEGORY_WORD: regex.compile(words(r"\w")).match,
+        })
+        _C, _sre = C, P
+    return _sre
+
+
+def _loop(source: str) -> tuple | None:
+    """For a pattern of the unrolled-loop shape `[^E]+(?:X[^E]*)*` (also `*`), where
+    X starts with a character of E and is bounded (literals, classes, lookarounds,
+    `?`) and takes no other character of E; or `P[^E]*(?:X[^E]*)*`, with a bounded
+    start P (`(?:[^E]|X)`, `[{(]`): (a regex finding a character of E, E, a bound
+    on how far X or P reads, the tail `(?:X[^E]*)*`, the most P takes (0: no P),
+    the loop and tail without P (None: no P), and for `R*P[^E]*(?:X[^E]*)*`, a
+    leading run of a class R without a character of E, R* (else None)). Such a match,
+    once it has run past P and X into the loop, absorbs any text without a character
+    of E. None for any other pattern (those are always re-lexed)."""
+    try:
+        items = list(sre().parse(source))  # (None without the parser: not a loop)
+    except Exception:  # noqa: BLE001 - a pattern only the `regex` module reads
+        return None
+    if len(items) == 4:
+        # A run of a class first (`\s*`, Cohere's cofl VALUE), then a start P: that run
+        # is skipped as P is, once (`space` finds where P starts).
+        end = _item_end(source, 0)
+        op, av = items[0]
+        if end is None or source[end : end + 1] != "*" or op is not _C.MAX_REPEAT or av[:2] != (0, _C.MAXREPEAT):
+            return None
+        inner = _loop(source[end + 1 :])
+        space = fast(regex.compile(source[: end + 1]))[1]  # (as the token's `regex` reads it)
+        if inner is None or not inner[4] or any(space.match(c).end() for c in inner[1]):
+            return None  # (no P after it, or the run may take a character of E)
+        return (*inner[:6], space)
+    if not items or len(items) > 3:
+        return None
+    lead = 0
+    skip = 0
+    width = 1  # how far X (or P) reads from where it starts: what it takes or looks at
+    if len(items) == 3 or _negated_loop(items[0]) is None:
+        # The start P: what it takes is read by the whole pattern, once.
+        if len(items) < 2 or not _bounded(items[0]):
+            return None
+        lead = _width(items[0])
+        width = _reach(items[:1])
+        skip = _item_end(source, 0)
+        if skip is None:
+            return None
+        items = items[1:]
+    exits = _negated_loop(items[0])
+    if exits is None:
+        return None
+    if len(items) == 2:
+        op, av = items[1]
+        if op is not _C.MAX_REPEAT or av[0] != 0 or av[1] is not _C.MAXREPEAT:
+            return None
+        body = list(av[2])
+        if len(body) == 1 and body[0][0] is _C.SUBPATTERN:
+            body = list(body[0][1][-1])
+        if len(body) < 2 or _negated_loop(body[-1]) != exits:
+            return None
+        first = body[0]
+        if first[0] is not _C.LITERAL or chr(first[1]) not in exits:
+            return None
+        if not all(_bounded(item, exits) for item in body[1:-1]):
+            return None
+        width = max(width, _reach(body[:-1]))
+    # The loop's source, `[^E]+` or `[^E]*`, and the tail `(?:X[^E]*)*` after it.
+    head = regex.compile(r"\[\^(?:\\.|[^\]\\])+\][+*]").match(source, skip)
+    if head is None:
+        return None
+    try:
+        tail = regex.compile(source[head.end() :] or "(?:)")
+        loop = regex.compile(source[skip:]) if lead else None
+    except Exception:  # noqa: BLE001
+        return None
+    chars = "".join(sorted(exits))
+    return re.compile("[" + re.escape(chars) + "]"), chars, width, tail, lead, loop, None
+
+
+def _item_end(source: str, i: int) -> int | None:
+    """Where the one item of the pattern that starts at source[i] ends (a group, a
+    class, an escape or a character, with a `?` after it); None if it cannot tell."""
+    try:
+        ch = source[i]
+        if ch == "\\":
+            j = i + 2
+        elif ch == "[":
+            j = i + 1
+            if source[j] == "^":
+                j += 1
+            if source[j] == "]":
+                j += 1
+            while source[j] != "]":
+                j += 2 if source[j] == "\\" else 1
+            j += 1
+        elif ch == "(":
+            depth = 0
+            j = i
+            while True:
+                c = source[j]
+                if c == "\\":
+                    j += 2
+                    continue
+                if c == "[":
+                    j = _item_end(source, j)
+                    if j is None:
+                        return None
+                    continue
+                depth += (c == "(") - (c == ")")
+                j += 1
+                if depth == 0:
+                    break
+        else:
+            j = i + 1
+    except IndexError:
+        return None
+    if source[j : j + 1] == "?":
+        j += 1
+    return j
+
+
+def _negated_loop(item) -> frozenset | None:
+    """E for `[^E]*` or `[^E]+` (E a few plain characters), else None."""
+    op, av = item
+    if op is not _C.MAX_REPEAT or av[0] > 1 or av[1] is not _C.MAXREPEAT or len(av[2]) != 1:
+        return None
+    op, av = av[2][0]
+    if op is _C.NOT_LITERAL:
+        return frozenset(chr(av))
+    if op is _C.IN and av and av[0][0] is _C.NEGATE and 1 < len(av) <= 5:
+        if all(o is _C.LITERAL for o, _ in av[1:]):
+            return frozenset(chr(a) for _, a in av[1:])
+    return None
+
+
+def _bounded(item, exits: frozenset = frozenset()) -> bool:
+    """Matches or looks at a bounded number of characters, each spelled in the pattern
+    (a class is one), and takes none of `exits` (a lookaround may look at them)."""
+    op, av = item
+    if op is _C.LITERAL:
+        return chr(av) not in exits
+    if op is _C.NOT_LITERAL:
+        return exits <= {chr(av)}
+    if op is _C.IN:
+        return _avoids(av, exits)
+    if op in (_C.ASSERT, _C.ASSERT_NOT):
+        return all(map(_bounded, av[1]))
+    if op is _C.BRANCH:
+        return all(all(_bounded(i, exits) for i in alt) for alt in av[1])
+    if op is _C.SUBPATTERN:
+        return all(_bounded(i, exits) for i in av[-1])
+    if op is _C.MAX_REPEAT:
+        return av[1] == 1 and all(_bounded(i, exits) for i in av[2])
+    return False
+
+
+# (As the `regex` module, which matches the tokens, reads them: not str's methods.
+# Keyed by the parser's constants: filled by sre().)
+_CATEGORIES: dict = {}
+
+
+def _avoids(members: list, exits: frozenset) -> bool:
+    """Whether a class `[…]` takes none of `exits` (unsure: False)."""
+    if not exits:
+        return True
+    if members and members[0][0] is _C.NEGATE:
+        return exits <= {chr(a) for o, a in members[1:] if o is _C.LITERAL}
+    for op, av in members:
+        if op is _C.LITERAL:
+            if chr(av) in exits:
+                return False
+        elif op is _C.RANGE:
+            if any(av[0] <= ord(ch) <= av[1] for ch in exits):
+                return False
+        elif op is _C.CATEGORY and av in _CATEGORIES:
+            if any(map(_CATEGORIES[av], exits)):
+                return False
+        else:
+            return False
+    return True
+
+
+def _reach(items) -> int:
+    """How far past its start a run of _bounded items reads: what it takes, or what
+    a lookahead in it looks at."""
+    pos = reach = 0
+    for item in items:
+        op, av = item
+        if op is _C.ASSERT or op is _C.ASSERT_NOT:
+            far = _reach(av[1]) if av[0] == 1 else 0  # (a lookbehind looks back)
+        elif op is _C.BRANCH:
+            far = max(map(_reach, av[1]))
+        elif op is _C.SUBPATTERN:
+            far = _reach(av[-1])
+        elif op is _C.MAX_REPEAT:
+            far = av[1] * _reach(av[2])
+        else:
+            far = 1
+        reach = max(reach, pos + far)
+        pos += _width(item)
+    return reach
+
+
+def _width(item) -> int:
+    """The most characters a _bounded item takes."""
+    op, av = item
+    if op in (_C.ASSERT, _C.ASSERT_NOT):
+        return 0
+    if op is _C.BRANCH:
+        return max(sum(map(_width, alt)) for alt in av[1])
+    if op is _C.SUBPATTERN:
+        return sum(map(_width, av[-1]))
+    if op is _C.MAX_REPEAT:
+        return av[1] * sum(map(_width, av[2]))
+    return 1
+

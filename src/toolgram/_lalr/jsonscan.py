@@ -1,0 +1,73 @@
+"""The JSON decoder's own scan (json's scan_once), strict but for raw control
+characters, refusing NaN and infinities, at the cost of what it reads (scan_json).
+Bracket scans (_lalr/extent.py) try it first; the lenient pass (_recover/repair.py)
+steps in where it fails."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value in (math.inf, -math.inf):
+        raise ValueError("not finite")  # (1e999: the lenient pass makes it null)
+    return value
+
+
+def _no_constant(word: str) -> Any:
+    raise ValueError("not finite")  # NaN, Infinity: the lenient pass makes them null
+
+
+# json.loads(text, strict=False) without building a decoder per call. Not
+# strict: raw control characters (real newlines) inside strings are common in
+# model output and harmless. NaN, Infinity and numbers too large for a float
+# are refused, so that decoded arguments are always JSON that json.dumps can
+# write with allow_nan=False (a client's JSON.parse throws on NaN): the lenient
+# pass reads them as null (repair non_finite_number).
+_JSON = json.JSONDecoder(strict=False, parse_float=_finite_float, parse_constant=_no_constant)
+
+
+class _Broken(json.JSONDecodeError):
+    """scan_json's JSONDecodeError: msg and pos, without the line and column, which
+    the decoder's own counts over all the text before pos."""
+
+    def __init__(self, msg: str, pos: int) -> None:  # noqa: D107
+        ValueError.__init__(self, f"{msg}: char {pos}")
+        self.msg, self.doc, self.pos, self.lineno, self.colno = msg, "", pos, 0, 0
+
+
+_WINDOW = 2048
+# How far before a copy's end a failure may be told by its end: the decoder fails at
+# the start of a token it cannot finish (`tr` of `true`, `-Infinit`, `\u12`).
+_MARGIN = 16
+
+
+def scan_json(text: str, pos: int) -> tuple[Any, int]:
+    """_JSON.scan_once(text, pos): the JSON value at pos and the index past it;
+    StopIteration(pos) where no value starts, JSONDecodeError (msg, pos) where it
+    breaks. In time and memory it costs what it reads, not where pos is: the
+    decoder's error counts the lines of all the text before pos, once per value
+    tried (a reply of many broken payloads, each tried, took time in the square of
+    its length). So the value is read from a copy that starts at pos: first a short
+    one, and the rest of the text only where the short one ended too soon to tell."""
+    n = len(text)
+    for stop in (pos + _WINDOW, n) if n - pos > _WINDOW else (n,):
+        piece = text[pos:stop]
+        last = stop >= n
+        try:
+            value, end = _JSON.scan_once(piece, 0)
+        except StopIteration as exc:
+            if last or exc.value < len(piece) - _MARGIN:
+                raise StopIteration(pos + exc.value) from None
+            continue
+        except json.JSONDecodeError as exc:
+            # (Where the copy's end may have made it fail, the rest of the text decides.)
+            if last or (exc.pos < len(piece) - _MARGIN and not exc.msg.startswith("Unterminated string")):
+                raise _Broken(exc.msg, pos + exc.pos) from None
+            continue
+        if last or end < len(piece):
+            return value, pos + end
+    raise AssertionError("unreachable")  # pragma: no cover
