@@ -332,6 +332,17 @@ def check_max_chars(max_chars: Any) -> None:
         raise ValueError("max_chars must be >= 0 (or None for no limit)")
 
 
+def read_calls(text: str, listed: bool) -> list[ToolCall] | None:
+    """Python-style calls nested in another format's payload (a model mixing two
+    formats: `<tool_call>get_weather(city="Paris")</tool_call>`), read as the pythonic
+    formats read a whole reply (`listed`: a list of them): the calls, or None unless
+    the text is all calls, read without an error. The scanner hands it to the builder."""
+    read = parse(text, formats=["pythonic" if listed else "bare_pythonic"], max_chars=None)
+    if read.text or read.errors or not read.calls:
+        return None
+    return read.calls
+
+
 def parse(
     raw: str,
     tools: Any = None,
@@ -385,7 +396,7 @@ def parse(
     if rest:
         asm.cut = len(head)
     try:
-        asm.extend(Scanner(fmts, toolset, in_think).read(head, asm))
+        asm.extend(Scanner(fmts, toolset, in_think, read_calls).read(head, asm))
     except Exception as exc:  # noqa: BLE001 - the promise is "never raises"
         if passes_through(exc):
             raise

@@ -5,11 +5,11 @@ parse() and keeps what parse() throws away: each region's parse tree (the rules 
 built its calls), every format that was tried at a marker and why it did not read it,
 and which repairs were applied. `toolgram explain FILE` prints it.
 
-The hook into the scanner is `_RecordingScanner`: a Scanner whose `_begin` (a marker
-or the reply's start opens a region), `_decode` (a grammar read it) and `_note_failure`
-(it did not) also record each candidate format's outcome and the tree it built, keyed
-by the Region or Failure the scanner reports. Nothing else changes, so what is
-explained is exactly what parse() does.
+The scanner is observed, not changed: a `_Recorder` is told when a region begins (a
+marker or the reply's start), when a grammar read it and when a candidate did not, and
+records each candidate format's outcome and the tree it built, keyed by the Region or
+Failure the scanner reports. Only the fast path is off (it builds no tree; test_frame
+checks it reads what the general way reads), so what is explained is what parse() does.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any
 from lark import Tree
 
 from .._result.model import ParseResult, ToolCall
-from .._pipeline import Assembler, select_formats
+from .._pipeline import Assembler, read_calls, select_formats
 from .._scan.scanner import Failure, Piece, Region, Scanner
 from .._tools.tools import normalize_tools
 
@@ -61,40 +61,31 @@ class Explanation:
     opening: list[Attempt] = field(default_factory=list)
 
 
-class _RecordingScanner(Scanner):
-    """A Scanner that keeps, per region start, every format tried and each read tree."""
+class _Recorder:
+    """The scanner's observer: per region, every format tried and each read tree."""
 
-    def __init__(self, formats: list, tools: Any = None, in_think: bool = False) -> None:
-        super().__init__(formats, tools, in_think)
-        # The fast path builds no tree; the general way reads every region alike
-        # (_frame.py: both read the same calls), and shows the rules that did it.
-        self.frames = {}
+    def __init__(self) -> None:
         self.session: list[Attempt] = []  # the formats tried for the current region
         self.opening: list[Attempt] = []  # the anchored formats tried at the reply's start
         self.opened = False
         # id(Region or Failure reported) -> (attempts, tree, grammar file)
         self.found: dict[int, tuple[list[Attempt], Any, str]] = {}
 
-    def _begin(self, candidates: list, start: int, marker_len: int, frame: Any = None) -> None:
+    def region_begins(self, candidates: list, start: int, marker_len: int) -> None:
         self.session = []
         if marker_len == 0 and not self.opened:  # the first marker-less region: the reply's start
             self.opening, self.opened = self.session, True
-        super()._begin(candidates, start, marker_len, frame)
 
-    def _decode(self, drv: Any) -> Any:
-        region = super()._decode(drv)
+    def region_read(self, drv: Any, region: Any) -> None:
         if isinstance(region, Region):
             self.session.append(Attempt(drv.fmt.name, True))
             self.found[id(region)] = (self.session, drv.tree, str(drv.fmt.path))
-        return region
 
-    def _note_failure(self, drv: Any, reason: str) -> None:
+    def candidate_failed(self, drv: Any, reason: str, told: Any) -> None:
         why = reason or ("names no offered tool" if drv.fmt.offered_only else "not a call")
         self.session.append(Attempt(drv.fmt.name, False, why))
-        before = self.first_failure
-        super()._note_failure(drv, reason)
-        if self.first_failure is not None and self.first_failure is not before:
-            self.found[id(self.first_failure)] = (self.session, None, "")
+        if told is not None:
+            self.found[id(told)] = (self.session, None, "")
 
 
 def explain(
@@ -111,7 +102,8 @@ def explain(
     toolset = normalize_tools(tools)
     fmts = select_formats(formats, grammar_paths)
     head = raw[:max_chars]
-    scanner = _RecordingScanner(fmts, toolset, in_think)
+    recorder = _Recorder()
+    scanner = Scanner(fmts, toolset, in_think, read_calls, recorder)
     asm = Assembler(toolset)
     steps: list[Step] = []
     for item in scanner.read(head):
@@ -122,7 +114,7 @@ def explain(
             else:
                 steps.append(Step(item.kind, item.start, item.end))
         elif isinstance(item, Region):
-            attempts, tree, grammar = scanner.found.get(id(item), ([], None, ""))
+            attempts, tree, grammar = recorder.found.get(id(item), ([], None, ""))
             step = Step("call", item.start, item.end, item.fmt, tree, grammar)
             step.calls = [v for k, v in produced if k == "call"]
             step.errors = [v for k, v in produced if k == "error"]
@@ -139,11 +131,11 @@ def explain(
                 else:
                     steps.pop()
             step = Step("error", item.start, item.end, errors=[item.message])
-            step.attempts = scanner.found.get(id(item), ([], None, ""))[0]
+            step.attempts = recorder.found.get(id(item), ([], None, ""))[0]
             steps.append(step)
     if len(raw) > max_chars:
         steps.append(Step("text", max_chars, len(raw), errors=[f"not read: beyond max_chars={max_chars}"]))
-    opening = [] if any(a.ok for a in scanner.opening) else scanner.opening
+    opening = [] if any(a.ok for a in recorder.opening) else recorder.opening
     return Explanation(raw, [f.name for f in fmts], steps, asm.result(), opening)
 
 

@@ -165,8 +165,12 @@ class Builder:
     cut_at = -1
     _tail: Prose | None = None  # the prose after the call _call just read (_walk adds it after the call)
 
-    def __init__(self, fmt, tools, region: tuple[int, int]) -> None:
+    def __init__(self, fmt, tools, region: tuple[int, int], read_calls=None) -> None:
         self.fmt = fmt
+        # Python-style calls nested in a JSON format's payload are read by the whole
+        # parser, given as read_calls(text, listed) -> calls or None (see _python_calls);
+        # None: they are not read.
+        self.read_calls = read_calls
         self.tools = tools  # ToolSet or None
         self.fenced, self.unmarked = _shape(fmt)
         self.region = region
@@ -373,7 +377,7 @@ class Builder:
             text = text[fence.end() : close]
             start += fence.end()
         if not bracketed and not self.fenced and _PY_CALL.match(text):
-            calls = _python_calls(text, start)
+            calls = _python_calls(text, start, self.read_calls) if self.read_calls is not None else None
             if calls is not None:
                 self.items.extend(calls)
                 return
@@ -632,19 +636,17 @@ def _shape(fmt: Any) -> tuple[bool, bool]:
         return found
 
 
-def _python_calls(text: str, start: int) -> list[Draft] | None:
+def _python_calls(text: str, start: int, read_calls) -> list[Draft] | None:
     """Python-style calls between a JSON format's markers (`<tool_call>get_weather(
-    city="Paris")</tool_call>`, or a list of them: a model mixing two formats), read as
-    the pythonic formats read a whole reply; None unless the text is all such calls."""
-    from .._pipeline import parse  # (the parser imports this module)
-
-    listed = text.lstrip().startswith("[")
-    read = parse(text, formats=["pythonic" if listed else "bare_pythonic"], max_chars=None)
-    if read.text or read.errors or not read.calls:
+    city="Paris")</tool_call>`, or a list of them: a model mixing two formats), read by
+    read_calls as the pythonic formats read a whole reply; None unless the text is all
+    such calls."""
+    calls = read_calls(text, text.lstrip().startswith("["))
+    if not calls:
         return None
     return [
         Draft(c.name, c.arguments, None, "tool", (start + c.span[0], start + c.span[1]), ["pythonic_payload", *c.repairs])
-        for c in read.calls
+        for c in calls
     ]
 
 

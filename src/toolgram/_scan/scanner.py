@@ -81,8 +81,16 @@ class Scanner(MarkerSearch):
     sink: Any = None  # read()'s Assembler (see fastpath.run)
     # (The marker searches' own state: see MarkerSearch.)
 
-    def __init__(self, formats: list[Format], tools: Any = None, in_think: bool = False) -> None:
+    def __init__(
+        self, formats: list[Format], tools: Any = None, in_think: bool = False, read_calls: Any = None, observer: Any = None
+    ) -> None:
         self.tools = tools
+        self.read_calls = read_calls  # (for the Builder: see Builder.read_calls)
+        # An observer (toolgram explain's) is told of each region begun, read, or a
+        # candidate's failure: region_begins(candidates, start, marker_len),
+        # region_read(driver, region), candidate_failed(driver, reason, told) (told:
+        # the Failure the region now shows, when this failure made it).
+        self.observer = observer
         if in_think:
             self.think_opened = True
         m = markers_for(formats, tools is not None)
@@ -90,8 +98,8 @@ class Scanner(MarkerSearch):
         # prefixes, max_prefix, the searches of _quick_searches, line, symbols, words,
         # frames, openers (see Markers).
         self.__dict__.update(m.shared)
-        if not _frame.enabled:
-            self.frames = {}
+        if not _frame.enabled or observer is not None:
+            self.frames = {}  # (the fast path builds no tree: an observer sees the general way's)
         self.pending: list[str] = []
         self.word_next: dict[str, int] = {}  # a word marker's next place in word_buf (-1: none)
         self.whole_keys: list = []  # what _whole_next looks for (set by finish)
@@ -513,6 +521,8 @@ class Scanner(MarkerSearch):
     def _begin(self, candidates: list[Format], start: int, marker_len: int, frame: _frame.Frame | None = None) -> None:
         """Start reading a region: by its first candidate's fast frame when given
         (it waits for more text), else by the candidates' drivers, in order."""
+        if self.observer is not None:
+            self.observer.region_begins(candidates, start, marker_len)
         self.region = RegionReader(self, candidates, start, marker_len, frame)
 
     def _region(self, out: list, final: bool) -> bool:
@@ -522,12 +532,21 @@ class Scanner(MarkerSearch):
         self.region = None
         self.mode = "prose"
 
-    # The region's reader calls these two through the scanner (explain records them).
+    # The region's reader calls these two through the scanner (an observer is told).
     def _decode(self, drv: Driver) -> Region | str:
-        return self.region.decode(drv)
+        region = self.region.decode(drv)
+        if self.observer is not None:
+            self.observer.region_read(drv, region)
+        return region
 
     def _note_failure(self, drv: Driver, reason: str) -> None:
+        if self.observer is None:
+            note_failure(self.region, drv, reason)
+            return
+        before = self.region.first_failure
         note_failure(self.region, drv, reason)
+        after = self.region.first_failure
+        self.observer.candidate_failed(drv, reason, after if after is not before else None)
 
     @property
     def first_failure(self) -> Failure | None:

@@ -67,7 +67,7 @@ from ..events import ArgumentsDelta, CallCancelled, CallDone, CallStart, Error, 
 from .._guard import passes_through
 from .jsonecho import JsonEcho
 from .._result.model import ParseResult, TextOf, ToolCall
-from .._pipeline import DEFAULT_MAX_CHARS, Assembler, check_max_chars, select_formats
+from .._pipeline import DEFAULT_MAX_CHARS, Assembler, check_max_chars, read_calls, select_formats
 from .._scan.scanner import Piece, Region, Scanner
 from .._tools.tools import normalize_tools
 from .._tools.validate import require_jsonschema
@@ -140,7 +140,7 @@ class StreamParser:
             self.feed = self._feed_announcing  # type: ignore[method-assign]  # (the default pays nothing)
         self._text_of = TextOf()  # (deltas that are not str)
         self._tools = normalize_tools(tools)
-        self._scanner = Scanner(select_formats(formats, grammar_paths), self._tools, in_think)
+        self._scanner = Scanner(select_formats(formats, grammar_paths), self._tools, in_think, read_calls)
         self._asm = Assembler(self._tools, validate)
         self._prose = self._asm.prose.add
         self._thought = self._asm.thought.add

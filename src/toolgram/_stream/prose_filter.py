@@ -27,7 +27,7 @@ from typing import Any
 from .._build.builder import Prose
 from .._guard import passes_through
 from .._result.model import TextOf
-from .._pipeline import select_formats
+from .._pipeline import read_calls, select_formats
 from .._scan.scanner import Piece, Region, Scanner
 from .._tools.tools import normalize_tools
 
@@ -46,7 +46,7 @@ class ProseFilter:
     def __init__(
         self, formats: Any = None, *, tools: Any = None, grammar_paths: Any = None, in_think: bool = False
     ) -> None:
-        self._scanner = Scanner(select_formats(formats, grammar_paths), normalize_tools(tools), in_think)
+        self._scanner = Scanner(select_formats(formats, grammar_paths), normalize_tools(tools), in_think, read_calls)
         self._broken = False
         self._done = False
         self._text_of = TextOf()  # (deltas that are not str)
