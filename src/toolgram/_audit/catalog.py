@@ -1,13 +1,15 @@
-"""The formats tables of docs/formats.md and README.md, generated from the grammar files' headers.
+"""The generated tables, each from its one source, written into the documents that
+show them and checked there (tests/test_readme.py, tests/test_catalogues.py):
 
-    python -m toolgram._audit.catalog                   # print the full table
-    python -m toolgram._audit.catalog --write-readme    # replace both tables: docs/formats.md's and README.md's
-    python -m toolgram._audit.catalog --check           # exit 1 when either is stale
+    formats   docs/formats.md (in full) and README.md (short), from the grammar headers
+    rules     grammars/README.md, from _grammar/vocabulary.py
+    repairs   docs/repairs.md, from _recover/catalog.py
 
-docs/formats.md holds the full table (formats_table(): name, title, models, markers);
-README.md a short one (short_table(): name and models). Each sits between
-`<!-- formats:start -->` and `<!-- formats:end -->`; tests/test_readme.py fails when
-either differs from what these functions give.
+    python -m toolgram._audit.catalog                   # print the full formats table
+    python -m toolgram._audit.catalog --write-readme    # replace every table in its file
+    python -m toolgram._audit.catalog --check           # exit 1 when one is stale
+
+Each sits between its start and end markers (`<!-- formats:start -->` …).
 """
 
 from __future__ import annotations
@@ -16,12 +18,16 @@ import argparse
 import sys
 from pathlib import Path
 
+from .._grammar import vocabulary
 from .._grammar.catalog import builtin_formats, formats_table, short_table
+from .._recover import catalog as repairs
 
 START = "<!-- formats:start -->"
 END = "<!-- formats:end -->"
 README = Path(__file__).resolve().parents[3] / "README.md"
 FORMATS_DOC = README.parent / "docs" / "formats.md"
+RULES_DOC = README.parent / "grammars" / "README.md"
+REPAIRS_DOC = README.parent / "docs" / "repairs.md"
 
 
 def readme_table(text: str) -> str | None:
@@ -42,26 +48,52 @@ def with_table(text: str, table: str) -> str:
     return text[:start] + block + text[end + len(END) :]
 
 
+def generated_tables() -> list[tuple[Path, str, str, str]]:
+    """Each generated table: (file, start marker, end marker, the table as it should be)."""
+    return [
+        (FORMATS_DOC, START, END, formats_table()),
+        (README, START, END, short_table()),
+        (RULES_DOC, vocabulary.START, vocabulary.END, vocabulary.rules_table()),
+        (REPAIRS_DOC, repairs.START, repairs.END, repairs.repairs_table()),
+    ]
+
+
+def between(text: str, start: str, end: str) -> str | None:
+    """The text between two markers' lines; None when either is missing."""
+    i, j = text.find(start), text.find(end)
+    return None if i < 0 or j < i else text[i + len(start) :].split(end, 1)[0].lstrip("\n")
+
+
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m toolgram._audit.catalog", description="The formats tables of docs/formats.md and README.md.")
+    ap = argparse.ArgumentParser(
+        prog="python -m toolgram._audit.catalog",
+        description="The generated tables: formats (docs/formats.md, README.md), rules (grammars/README.md), "
+        "repairs (docs/repairs.md).",
+    )
     ap.add_argument("--readme", type=Path, default=README, help="the README to check or write (default: the repo's)")
     ap.add_argument("--formats-doc", type=Path, default=FORMATS_DOC, help="the full table's page (default: the repo's docs/formats.md)")
     group = ap.add_mutually_exclusive_group()
-    group.add_argument("--write-readme", action="store_true", help="replace the tables in both files")
-    group.add_argument("--check", action="store_true", help="exit 1 when either table is stale")
+    group.add_argument("--write-readme", action="store_true", help="replace every generated table in its file")
+    group.add_argument("--check", action="store_true", help="exit 1 when a table is stale")
     args = ap.parse_args(argv)
     if not (args.write_readme or args.check):
         sys.stdout.write(formats_table())
         return 0
     stale = 0
-    for path, table in ((args.formats_doc, formats_table()), (args.readme, short_table())):
+    moved = {FORMATS_DOC: args.formats_doc, README: args.readme}
+    for path, start, end, table in generated_tables():
+        path = moved.get(path, path)
         text = path.read_text(encoding="utf-8") if path.exists() else ""
         if args.check:
-            if readme_table(text) != table:
-                print(f"{path}: the formats table is stale; run python -m toolgram._audit.catalog --write-readme", file=sys.stderr)
+            if between(text, start, end) != table:
+                print(f"{path}: a generated table is stale; run python -m toolgram._audit.catalog --write-readme", file=sys.stderr)
                 stale = 1
             continue
-        new = with_table(text, table)
+        if start == START:
+            new = with_table(text, table)
+        else:  # (the rules and repairs tables sit where the page puts them)
+            i, j = text.index(start) + len(start), text.index(end)
+            new = text[:i] + "\n" + table + text[j:]
         if new != text:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(new, encoding="utf-8")

@@ -1,26 +1,9 @@
-"""From a region's parse tree to calls: the rule-name vocabulary grammars use.
+"""From a region's parse tree to calls.
 
-A grammar frames a region; these names tell the builder what each part means
-(see grammars/README.md for the full list):
-
-  call, agent_call, memory_call   one call (kind "tool", "agent", "memory")
-  name, id, instructions          text of the call's name / model-written id / MFCS instructions
-  args                            JSON text of the arguments object
-  param (key, value)              one XML-ish parameter, value raw text typed by the schema
-  typed_param (key, type, value)  the same with a type the model wrote
-  kwarg (key, PYVALUE)            a Python keyword argument;  posarg (PYVALUE): positional
-  not_call (PYVALUE)              an element of a list of calls that is no call: an error
-  json_calls                      JSON holding a call object, a list of them, or {"tool_calls": [...]}
-  keyed_calls                     JSON list of {NAME: arguments} objects
-  json_reply                      the whole reply as JSON: {"type": "tool_call"|"message", ...}
-  code                            raw code: the call's arguments are {"code": text}; a call with
-                                  no name is named by the format's `code_tool` header
-  reasoning                       text that is reasoning (result.reasoning), not prose
-  element (key?, type?, value | element …)  a nested XML element: an argument whose child
-                                  elements are members of an object / items of an array
-  loose_args                      Gemma-style {key:<|"|>text<|"|>,n:1,o:{…}} arguments
-  unclosed                        (empty) a close tag the model left out: repair "closed_tag"
-  unopened                        (empty) an open tag the model left out: repair "opened_tag"
+A grammar frames a region; its rule names say what each part means. They are the
+vocabulary of _grammar/vocabulary.py (grammars/README.md's table is made from it):
+the rules read at region level each have a handler here (_on_<rule>, the table
+_HANDLERS); a call's parts are read by _call.
 """
 
 from __future__ import annotations
@@ -35,6 +18,8 @@ from typing import Any
 from lark import Tree
 
 from .._recover import repair as _repair
+from .._grammar.vocabulary import CALL_KINDS as _CALL_KINDS
+from .._grammar.vocabulary import OPAQUE, REGION_LEVEL, rule_name
 from .._lalr.tokens import Tok
 from .._recover.close import cut_marker
 from .loose import decode_loose
@@ -193,56 +178,70 @@ class Builder:
         return self.items
 
     def _walk(self, node: Any) -> None:
+        # A rule of the vocabulary read at region level goes to its handler (_on_<rule>,
+        # see _HANDLERS); any other rule is structure: its children are walked.
+        handlers = _HANDLERS
         stack = [node]
         while stack:
             n = stack.pop()
             if not isinstance(n, Tree):
                 continue
-            kind = _rule(n)
-            if kind in ("call", "agent_call", "memory_call"):
-                kind = {"call": "tool", "agent_call": "agent", "memory_call": "memory"}[kind]
-                self._tail = None
-                try:
-                    self.items.append(self._call(n, kind))
-                    if self._tail is not None:
-                        # Its payload ran on past its arguments, into prose: the model left
-                        # out the close marker and wrote on (Gemma's `}` then a sentence).
-                        self.items.append(self._tail)
-                except Unreadable as exc:
-                    message = f"Couldn't read a tool call: {exc}."
-                    self._broken.append(exc)
-                    self.items.append(Draft(name="", kind=kind, span=_call_extent(n) or self.region, error=message))
-            elif kind == "not_call":
-                # An element of a list of calls that is no call (`5`, `None`): an error
-                # for the model, in its place; the list's other calls stand (as in a
-                # JSON list, _json_calls).
-                exc = Unreadable(f"the list holds {_shown(_text(n))} where a call belongs")
-                self._broken.append(exc)
-                self.items.append(Draft(name="", span=_extent(n) or self.region, error=f"Couldn't read a tool call: {exc}."))
-            elif kind == "json_calls":
-                try:
-                    self._json_calls(n)
-                except Unreadable as exc:
-                    # (A JSON element of a Python list of calls that is none, `{"x": 1}`:
-                    # alone in its region, build() raises it again.)
-                    self._broken.append(exc)
-                    self.items.append(Draft(name="", span=_extent(n) or self.region, error=f"Couldn't read a tool call: {exc}."))
-            elif kind == "keyed_calls":
-                self._keyed_calls(n)
-            elif kind == "json_reply":
-                self._json_reply(n)
-            elif kind == "reasoning":
-                self.items.append(Reasoning(_text(n), _extent(n)))
-            elif kind == "prose":
-                self.items.append(Prose(_text(n), _extent(n)))
-            elif kind == "unclosed":
-                # A call's end marker supplied outside its rule (Step-3's block around the
-                # call): the call before it was left open.
-                last = next((i for i in reversed(self.items) if isinstance(i, Draft)), None)
-                if last is not None:
-                    _add(last.repairs, ["closed_tag"])
+            handler = handlers.get(_rule(n))
+            if handler is not None:
+                handler(self, n)
             else:
                 stack.extend(reversed(n.children))
+
+    def _on_call(self, n: Tree) -> None:
+        kind = _CALL_KINDS[_rule(n)]
+        self._tail = None
+        try:
+            self.items.append(self._call(n, kind))
+            if self._tail is not None:
+                # Its payload ran on past its arguments, into prose: the model left
+                # out the close marker and wrote on (Gemma's `}` then a sentence).
+                self.items.append(self._tail)
+        except Unreadable as exc:
+            message = f"Couldn't read a tool call: {exc}."
+            self._broken.append(exc)
+            self.items.append(Draft(name="", kind=kind, span=_call_extent(n) or self.region, error=message))
+
+    _on_agent_call = _on_memory_call = _on_call
+
+    def _on_not_call(self, n: Tree) -> None:
+        # An element of a list of calls that is no call (`5`, `None`): an error for the
+        # model, in its place; the list's other calls stand (as in a JSON list).
+        exc = Unreadable(f"the list holds {_shown(_text(n))} where a call belongs")
+        self._broken.append(exc)
+        self.items.append(Draft(name="", span=_extent(n) or self.region, error=f"Couldn't read a tool call: {exc}."))
+
+    def _on_json_calls(self, n: Tree) -> None:
+        try:
+            self._json_calls(n)
+        except Unreadable as exc:
+            # (A JSON element of a Python list of calls that is none, `{"x": 1}`: alone
+            # in its region, build() raises it again.)
+            self._broken.append(exc)
+            self.items.append(Draft(name="", span=_extent(n) or self.region, error=f"Couldn't read a tool call: {exc}."))
+
+    def _on_keyed_calls(self, n: Tree) -> None:
+        self._keyed_calls(n)
+
+    def _on_json_reply(self, n: Tree) -> None:
+        self._json_reply(n)
+
+    def _on_reasoning(self, n: Tree) -> None:
+        self.items.append(Reasoning(_text(n), _extent(n)))
+
+    def _on_prose(self, n: Tree) -> None:
+        self.items.append(Prose(_text(n), _extent(n)))
+
+    def _on_unclosed(self, n: Tree) -> None:
+        # A call's end marker supplied outside its rule (Step-3's block around the
+        # call): the call before it was left open.
+        last = next((i for i in reversed(self.items) if isinstance(i, Draft)), None)
+        if last is not None:
+            _add(last.repairs, ["closed_tag"])
 
     # -- one call from grammar parts ------------------------------------------
     def _call(self, node: Tree, kind: str) -> Draft:
@@ -587,6 +586,11 @@ class Builder:
         self.items.append(self._json_call(value, span, repairs))
 
 
+# The builder's dispatch, from the vocabulary: each rule it reads at region level has
+# its handler (a missing one fails at import).
+_HANDLERS = {name: getattr(Builder, f"_on_{name}") for name in REGION_LEVEL}
+
+
 # Keys models use for a call's arguments besides "arguments" and "parameters" (read
 # as those, with repair arguments_key), and the keys of a call object that are
 # never its arguments (the rest are, when no arguments key is there: flat_arguments).
@@ -721,16 +725,15 @@ def _objects_by_line(text: str, offset: int):
 
 
 # Rules whose inside the call builder does not look into: they are read whole.
-_OPAQUE = frozenset({"element", "loose_args"})
 
 
 def _parts(node: Tree):
-    """The subtrees of a call, top-down, left to right, without the inside of _OPAQUE rules."""
+    """The subtrees of a call, top-down, left to right, without the inside of opaque rules (vocabulary.OPAQUE)."""
     stack = [node]
     while stack:
         n = stack.pop()
         yield n
-        if n is node or _rule(n) not in _OPAQUE:
+        if n is node or _rule(n) not in OPAQUE:
             stack.extend(c for c in reversed(n.children) if isinstance(c, Tree))
 
 
@@ -763,8 +766,8 @@ def _element(node: Tree, repairs: list[str]) -> Node:
 
 
 def _rule(node: Tree) -> str:
-    # Rules imported from grammars/shared get a namespace ("pycall__kwarg").
-    return str(node.data).rpartition("__")[2]
+    # (Rules imported from grammars/shared get a namespace: "pycall__kwarg".)
+    return rule_name(node.data)
 
 
 def _find(node: Tree, name: str) -> Any:

@@ -19,8 +19,15 @@ from typing import Any
 
 import regex
 
-from . import header, lark_table
-from .header import Format, GrammarError, builtin_shared, declared_conflicts, header_line
+from . import header, lark_table, vocabulary
+from .header import (
+    Format,
+    GrammarError,
+    builtin_shared,
+    declared_conflicts,
+    header_line,
+)
+from .vocabulary import rule_name
 from .words import words
 
 #: Terminals whose extent is found by a scanner instead of their pattern.
@@ -60,12 +67,12 @@ class Compiled:
     conflicts: tuple = ()
     # What the grammar's author should know (GrammarWarning texts; `toolgram grammar` shows them).
     warnings: tuple[str, ...] = ()
+    # The rules (as Lark names them, namespace and all) that are calls to the driver
+    # (vocabulary.COUNTED_CALLS): `pycall__call` as well as `call`.
+    call_rules: frozenset = frozenset()
     # Data other modules derive from this grammar, kept here so that it dies with its
     # format (no global cache keyed by Format).
     derived: dict = field(default_factory=dict, repr=False)
-
-
-_JSON_TEXT_RULES = frozenset({"json_calls", "args", "keyed_calls", "json_reply"})
 
 
 def compile_format(fmt: Format) -> Compiled:
@@ -79,7 +86,7 @@ def compile_format(fmt: Format) -> Compiled:
         raise located_error(fmt, exc) from exc
     lt = lark_table.table_of(lark)
     callbacks = lt.callbacks
-    _check_call_rules(fmt, {lark_table.rule_name(rule.origin.name) for rule in callbacks})
+    _check_call_rules(fmt, {rule_name(rule.origin.name) for rule in callbacks})
     terminals: dict[str, Terminal] = {}
     for t in lt.terminals:
         flags = "".join(f"(?{f})" for f in t.flags)
@@ -100,7 +107,7 @@ def compile_format(fmt: Format) -> Compiled:
     compiled.json_text = frozenset(
         rule.expansion[0].name
         for rule in callbacks
-        if lark_table.rule_name(rule.origin.name) in _JSON_TEXT_RULES
+        if rule_name(rule.origin.name) in vocabulary.JSON_TEXT
         and len(rule.expansion) == 1
         and rule.expansion[0].name in terminals
         and rule.expansion[0].name != "JSON"  # (the bracket scanner delimits that one)
@@ -109,16 +116,19 @@ def compile_format(fmt: Format) -> Compiled:
     elsewhere = {
         sym.name
         for rule in callbacks
-        if not (lark_table.rule_name(rule.origin.name) == "json_calls" and len(rule.expansion) == 1)
+        if not (rule_name(rule.origin.name) == vocabulary.PAYLOAD and len(rule.expansion) == 1)
         for sym in rule.expansion
     }
     compiled.call_text = frozenset(
         rule.expansion[0].name
         for rule in callbacks
-        if lark_table.rule_name(rule.origin.name) == "json_calls"
+        if rule_name(rule.origin.name) == vocabulary.PAYLOAD
         and len(rule.expansion) == 1
         and rule.expansion[0].name in compiled.json_text
         and rule.expansion[0].name not in elsewhere
+    )
+    compiled.call_rules = frozenset(
+        rule.origin.name for rule in callbacks if rule_name(rule.origin.name) in vocabulary.COUNTED_CALLS
     )
     compiled.literal_firsts = frozenset("<[{").union(
         t.literal[0] for t in terminals.values() if t.literal and not t.literal[0].isalnum()
@@ -245,7 +255,9 @@ _FREE_TEXT = "the quick, brown fox;\njumps over (the) lazy dog 42 times."
 
 
 def _stream_warnings(fmt: Format, c: Compiled) -> list[str]:
-    from .regex_loops import _loop  # (the driver's own analysis: what it streams in linear time)
+    from .regex_loops import (
+        _loop,  # (the driver's own analysis: what it streams in linear time)
+    )
 
     out = []
     for t in c.terminals.values():
@@ -270,18 +282,13 @@ def _printable(pattern: str) -> str:
 
 # -- rules the builder needs ----------------------------------------------------------
 
-# The rules the builder makes calls of, and the parts it reads only inside one.
-_CALL_HOLDERS = frozenset({"call", "agent_call", "memory_call", "json_calls", "keyed_calls", "json_reply"})
-_CALL_PARTS = ("name", "args", "param", "typed_param", "kwarg", "posarg", "loose_args", "element", "code")
-
-
 def _check_call_rules(fmt: Format, rules: set) -> None:
     """A grammar that names a call's parts (`name`, `args`, …) but has no `call` rule
     to hold them would read regions that make no call: its text would vanish, with
     no error. Said when the file is loaded instead."""
-    if rules & _CALL_HOLDERS:
+    if rules & vocabulary.CALL_HOLDERS:
         return
-    parts = [r for r in _CALL_PARTS if r in rules]
+    parts = [r for r in vocabulary.CALL_PARTS if r in rules]
     if parts:
         line = _line_of(fmt.source, regex.escape(parts[0]), parts[0])
         where = f"{fmt.path}:{line}" if line else str(fmt.path)

@@ -18,6 +18,8 @@ from lark import Lark
 from lark.lexer import PatternStr
 from lark.parsers.lalr_analysis import Shift
 
+from .vocabulary import rule_name
+
 __all__ = ["Shift", "PatternStr", "LarkTable", "LarkTerminal", "Conflict", "build", "table_of", "conflicts_of"]
 
 
@@ -100,8 +102,7 @@ def table_of(lark: Lark, start: str = "start") -> LarkTable:
     )
 
 
-def rule_name(name: Any) -> str:
-    return str(name).rpartition("__")[2]
+
 
 
 def _symbol(sym: Any, show: Any) -> str:

@@ -21,15 +21,15 @@ from typing import Any
 
 import regex
 from lark import Tree
-from .._grammar.lark_table import Shift
 
-from .._recover import close as _close
-from .._recover import repair as _repair
+from .._grammar.lark_table import Shift
 from .._grammar.registry import Compiled, Format
 from .._grammar.words import fast
+from .._recover import close as _close
+from .._recover import repair as _repair
 from .extent import _Extent
 from .growth import _could_grow, _loop_wait
-from .table import _CALL_RULES, _reduces_call, closing_plan, simulate
+from .table import _reduces_call, closing_plan, simulate
 from .tokens import _SNIPPET, DONE, FAIL, WAIT, WAIT_MORE, Tok, _snippet
 
 
@@ -409,7 +409,7 @@ class Driver:
     # -- the parse table --------------------------------------------------
     def _feed(self, token: Tok) -> bool:
         stack, values = self.stack, self.values
-        states, callbacks = self.c.states, self.c.callbacks
+        states, callbacks, call_rules = self.c.states, self.c.callbacks, self.c.call_rules
         while True:
             try:
                 action, arg = states[stack[-1]][token.type]
@@ -428,7 +428,7 @@ class Driver:
                 children = []
             values.append(callbacks[arg](children))
             name = arg.origin.name
-            if name in _CALL_RULES:
+            if name in call_rules:
                 self.calls += 1
                 _close_extent(values[-1], children)
             stack.append(states[stack[-1]][name][1])
@@ -456,7 +456,7 @@ class Driver:
                 del stack[-size:]
                 del values[-size:]
             values.append(callbacks[rule](children))
-            if rule.origin.name in _CALL_RULES:
+            if rule.origin.name in self.c.call_rules:
                 _close_extent(values[-1], children)
             stack.append(states[stack[-1]][rule.origin.name][1])
         self.tree = values[-1] if values else None

@@ -7,16 +7,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from lark.parsers.lalr_analysis import Shift
-
+from .._grammar.lark_table import Shift
 from .._grammar.registry import Compiled
+from .._grammar.vocabulary import rule_name
 
 # Closing a frame that the model left open: at most this many missing tokens.
 _MAX_VIRTUAL = 6
-
-# The rules that hold whole calls (grammars/README.md): where one is reduced, calls end.
-_CALL_RULES = frozenset(("call", "agent_call", "memory_call", "json_calls", "keyed_calls"))
-
 
 def _left_open(c: Compiled, stack: list, plan: list[str]) -> bool:
     """Whether supplying `plan` at `stack` completes a call left open: a marker is
@@ -27,10 +23,10 @@ def _left_open(c: Compiled, stack: list, plan: list[str]) -> bool:
 
     def reduced(rule: Any) -> bool:
         name = rule.origin.name
-        if name in _CALL_RULES:
+        if name in c.call_rules:  # (the rules that hold whole calls: where one is reduced, calls end)
             state["call"] = True
             return False  # (stop there)
-        if name == "unclosed":
+        if rule_name(name) == "unclosed":
             state["unclosed"] = True
         return True
 
@@ -47,7 +43,7 @@ def _reduces_call(c: Compiled, stack: list, term: str) -> bool:
     seen: list = []
 
     def reduced(rule: Any) -> bool:
-        if rule.origin.name in _CALL_RULES:
+        if rule.origin.name in c.call_rules:
             seen.append(rule)
             return False  # (stop there: that is all we ask)
         return True

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._build.builder import _extent, _rule
+from .._grammar import vocabulary
 from .._lalr.driver import FAIL, WAIT, Driver
 from .._scan.items import Failure
 
@@ -117,22 +118,17 @@ def bare_name(tree: Any) -> tuple[int, int, bool] | None:
     unclosed = False
     for node in tree.iter_subtrees():
         rule = _rule(node)
-        if rule in ("call", "agent_call", "memory_call"):
+        if rule in vocabulary.CALL_KINDS:
             calls += 1
         elif rule == "name":
             names += 1
             found = node
         elif rule == "unclosed":
             unclosed = True
-        elif rule in _NOT_BARE:
+        elif rule in vocabulary.NOT_BARE:  # (it carries arguments or more calls)
             return None
     ext = _extent(found) if calls == 1 and names == 1 else None
     return None if ext is None else (*ext, unclosed)
 
 
-# Rules that carry a call's arguments or more calls: a region holding one is not a bare name.
-_NOT_BARE = frozenset({
-    "args", "param", "typed_param", "element", "loose_args", "kwarg", "posarg", "code",
-    "json_calls", "keyed_calls", "json_reply", "id", "instructions", "not_call",
-})
 

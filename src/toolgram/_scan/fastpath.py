@@ -41,7 +41,9 @@ from lark import Tree
 
 from .._build.builder import Builder, Draft, Unreadable
 from .._grammar import regex_loops as _regex_loops
+from .._grammar import vocabulary
 from .._grammar.registry import Compiled, Format
+from .._grammar.vocabulary import rule_name
 from .._grammar.words import fast
 from .._lalr.driver import CALL_TAG_FIRST, TAG_FIRST
 from .._lalr.growth import _could_grow, _loop_wait
@@ -59,7 +61,6 @@ _HALF_DEPTH = _repair.MAX_DEPTH // 2
 
 # The rules a frame's tree may hold: `start`, this one (the payload's), and rules
 # the builder walks through without reading (Lark's `__start_…` helpers, `_inlined`).
-_PAYLOAD_RULE = "json_calls"
 
 # Switched off (frames and opening tests both) by the tests that compare the
 # fast path with the general way.
@@ -423,8 +424,8 @@ def _take(c: Compiled, stack: list, covers: list, term: str, index: int) -> int 
         if size:
             del covers[-size:]
         covers.append(covered)
-        name = str(rule.origin.name).rpartition("__")[2]
-        if name == _PAYLOAD_RULE:
+        name = rule_name(rule.origin.name)
+        if name == vocabulary.PAYLOAD:
             if len(covered) != 1 or size != 1:
                 return False
             payload = covered[0]

@@ -1,0 +1,66 @@
+"""Every repair a call can record, with one line on what the model did: the only
+list of repair names. docs/repairs.md's table is generated from it
+(`python -m toolgram._audit.catalog --write-readme`), and tests/test_repairs_catalog.py
+checks that each repair name the code can record is here and each one here is
+recorded somewhere. Rows that share their explanation name several repairs.
+"""
+
+from __future__ import annotations
+
+# (names, what the model did: Markdown, one table cell)
+REPAIRS: tuple[tuple[tuple[str, ...], str], ...] = (
+    (('closed_tag',),
+     'left a call open: it runs to the next call or the end, and the missing markers are supplied (a misspelled `</parmeter>` before the next parameter is dropped as markup)'),
+    (('quoted_key',),
+     'wrote an XML-ish parameter\'s name in quotes or as an attribute (`<parameter="city">`, `<parameter name="city">` in Qwen\'s `<function=…>` block)'),
+    (('opened_tag',),
+     "left out an open tag (GLM's `<arg_value>`: the value follows `</arg_key>` directly)"),
+    (('dropped_partial_argument',),
+     'was cut off before an argument\'s value began (`<parameter name="`, `<arg_key>d`), or wrote an argument with neither key nor value: the call is kept without it, not with an empty value'),
+    (('closed_bracket',),
+     'wrote the end marker before closing its brackets (`[f(a=1)<\\|tool_call_end\\|>`)'),
+    (('closed_json',),
+     'stopped mid-JSON: open strings and brackets are closed, a dangling key or comma dropped, a partial literal completed; also where the JSON stops unfinished right before a marker (a brace left out before the call\'s end marker or the next call: `{"city": "Paris"<\\|tool_call_end\\|>`)'),
+    (('missing_bracket',),
+     'left a bracket open inside the JSON: a list\'s next object starts (`[{"name": "a", "arguments": {…}, {"name": "b", …}]`), or a bracket further out closes (`[{"name": "a", "arguments": {…}]`)'),
+    (('trailing_comma', 'single_quotes', 'python_literals', 'unquoted_keys', 'missing_comma', 'extra_bracket', 'comments'),
+     'one lenient pass over JSON that `json.loads` refused (`comments`: `// …` and `/* … */` outside strings)'),
+    (('parameters_key', 'arguments_key'),
+     'used `parameters` where the format says `arguments` (`parameters_key`), or `arguments` where it says `parameters`, or another key: `args`, `input`, `params`, `kwargs`, `tool_input`, `argument`, `tool_args` (`arguments_key`)'),
+    (('flat_arguments',),
+     'wrote the arguments beside the name, with no arguments key (`{"name": "f", "city": "Paris"}`): every key but the call\'s own (`name`, `id`, `call_id`, `type`, `function`, …) is an argument. In a fence or as the whole reply, where no call marker says it is a call, only for an offered name or an object that says `"type": "tool_call"`: `{"name": "Alice", "age": 30}` there is data, and stays prose'),
+    (('non_finite_number',),
+     'wrote `NaN`, `Infinity` or a number too large for a float (`1e999`), which JSON cannot hold: it becomes `null`, so arguments are always JSON'),
+    (('several_objects',),
+     "wrote several call objects one after another, not in a list (`{…}\\n{…}` in a fence, Llama 3's `{…}; {…}`): each is a call"),
+    (('string_arguments',),
+     'encoded the arguments object as a JSON string'),
+    (('cut_by_max_chars',),
+     '(not the model) the call ran past `max_chars` and was repaired as a cut-off call: its arguments are likely incomplete (a long `write_file` content); raise `max_chars` or pass `None` before acting on it'),
+    (('escaped_underscores',),
+     'wrote a name Markdown-escaped, as chat models do (`get\\_weather`): read as `get_weather`'),
+    (('name_outside_json',),
+     'wrote the name before the arguments\' object, not in it (`<tool_call>get_weather\\n{"city": "Paris"}</tool_call>`; not in a fence, whose first word is its language)'),
+    (('pythonic_payload',),
+     'wrote Python-style calls between a JSON format\'s markers (`<tool_call>get_weather(city="Paris")</tool_call>`, or a list of them): read as the pythonic formats read them'),
+    (('fenced_payload',),
+     "wrapped the JSON between the call's markers in a markdown fence (`<tool_call>```json {…} ```</tool_call>`)"),
+    (('unquoted_string',),
+     'wrote a bare word or an expression as a Python argument value (`unit=celsius`, `element=QName("a", "b")`): kept as its text; text whose brackets do not pair (`city="Par"is")]`, a stray quote that ran over the call\'s closing brackets) is an error instead'),
+    (('apostrophe',),
+     "wrote an apostrophe inside a single-quoted string (`text='It's fresh'`): a quote with a letter or digit right after it does not end the string"),
+    (('unescaped_quotes',),
+     'wrote a quoted Python argument value with its own quote inside it, unescaped (`command=\'grep -rn \'TODO\' src/\'`, `command="echo "hi" there"`): the value ends at the first such quote followed by `)` or by `,` and a keyword (`, timeout=`), and is read whole when the quotes inside it pair up as quoted words (`\'TODO\'`, `"hi"`). A quote that nothing pairs (`city="Par"is"`) is a stray one: the call cannot be read, and the error names the argument (bare calls that are the whole reply stay prose, as anything they cannot read); it is never a call without that argument'),
+)
+
+NAMES = frozenset(name for names, _ in REPAIRS for name in names)
+
+START = "<!-- repairs:start -->"
+END = "<!-- repairs:end -->"
+
+
+def repairs_table() -> str:
+    """docs/repairs.md's table, ending with a newline."""
+    rows = ["| repair | what the model did |", "|---|---|"]
+    rows += ["| " + ", ".join(f"`{n}`" for n in names) + f" | {what} |" for names, what in REPAIRS]
+    return "\n".join(rows) + "\n"
