@@ -202,18 +202,20 @@ class Builder:
                 # out the close marker and wrote on (Gemma's `}` then a sentence).
                 self.items.append(self._tail)
         except Unreadable as exc:
-            message = f"Couldn't read a tool call: {exc}."
-            self._broken.append(exc)
-            self.items.append(Draft(name="", kind=kind, span=_call_extent(n) or self.region, error=message))
+            self._unreadable(exc, _call_extent(n), kind)
 
     _on_agent_call = _on_memory_call = _on_call
+
+    def _unreadable(self, exc: Unreadable, span: tuple[int, int] | None, kind: str = "tool") -> None:
+        """A part of the region that is no call it can read: an error for the model,
+        in its place; the region's other calls stand (see build)."""
+        self._broken.append(exc)
+        self.items.append(Draft(name="", kind=kind, span=span or self.region, error=f"Couldn't read a tool call: {exc}."))
 
     def _on_not_call(self, n: Tree) -> None:
         # An element of a list of calls that is no call (`5`, `None`): an error for the
         # model, in its place; the list's other calls stand (as in a JSON list).
-        exc = Unreadable(f"the list holds {_shown(_text(n))} where a call belongs")
-        self._broken.append(exc)
-        self.items.append(Draft(name="", span=_extent(n) or self.region, error=f"Couldn't read a tool call: {exc}."))
+        self._unreadable(Unreadable(f"the list holds {_shown(_text(n))} where a call belongs"), _extent(n))
 
     def _on_json_calls(self, n: Tree) -> None:
         try:
@@ -221,8 +223,7 @@ class Builder:
         except Unreadable as exc:
             # (A JSON element of a Python list of calls that is none, `{"x": 1}`: alone
             # in its region, build() raises it again.)
-            self._broken.append(exc)
-            self.items.append(Draft(name="", span=_extent(n) or self.region, error=f"Couldn't read a tool call: {exc}."))
+            self._unreadable(exc, _extent(n))
 
     def _on_keyed_calls(self, n: Tree) -> None:
         self._keyed_calls(n)
