@@ -29,7 +29,7 @@ SRC = REPO_ROOT / "src" / "toolgram"
 @pytest.mark.parametrize("path, start, end, table", tables.generated_tables(), ids=lambda v: getattr(v, "name", None))
 def test_generated_tables_are_current(path: Path, start: str, end: str, table: str) -> None:
     assert table.count("\n") > 5
-    assert tables.between(path.read_text(encoding="utf-8"), start, end) == table, (
+    assert tables.readme_table(path.read_text(encoding="utf-8"), start, end) == table, (
         f"{path}: stale; run python -m toolgram._audit.catalog --write-readme"
     )
 
@@ -40,7 +40,7 @@ def test_check_fails_on_a_stale_rules_table(tmp_path: Path, monkeypatch: pytest.
     monkeypatch.setattr(tables, "RULES_DOC", stale)
     assert tables.main(["--check"]) == 1
     assert tables.main(["--write-readme"]) == 0
-    assert tables.between(stale.read_text(encoding="utf-8"), vocabulary.START, vocabulary.END) == vocabulary.rules_table()
+    assert tables.readme_table(stale.read_text(encoding="utf-8"), vocabulary.START, vocabulary.END) == vocabulary.rules_table()
     assert tables.main(["--check"]) == 0
 
 

@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 from .._grammar import vocabulary
-from .._grammar.catalog import builtin_formats, formats_table, short_table
+from .._grammar.catalog import builtin_formats, formats_table, short_table  # noqa: F401 (builtin_formats: re-exported)
 from .._recover import catalog as repairs
 
 START = "<!-- formats:start -->"
@@ -30,22 +30,22 @@ RULES_DOC = README.parent / "grammars" / "README.md"
 REPAIRS_DOC = README.parent / "docs" / "repairs.md"
 
 
-def readme_table(text: str) -> str | None:
+def readme_table(text: str, begin: str = START, finish: str = END) -> str | None:
     """The table between the markers in Markdown text; None when the markers are missing."""
-    start, end = text.find(START), text.find(END)
+    start, end = text.find(begin), text.find(finish)
     if start < 0 or end < start:
         return None
-    return text[start + len(START) : end].strip("\n") + "\n"
+    return text[start + len(begin) : end].strip("\n") + "\n"
 
 
-def with_table(text: str, table: str) -> str:
+def with_table(text: str, table: str, begin: str = START, finish: str = END) -> str:
     """Markdown text with its table replaced (the marked section is appended when missing)."""
-    block = f"{START}\n{table}{END}"
-    start, end = text.find(START), text.find(END)
+    block = f"{begin}\n{table}{finish}"
+    start, end = text.find(begin), text.find(finish)
     if start < 0 or end < start:
         sep = "" if not text or text.endswith("\n\n") else ("\n" if text.endswith("\n") else "\n\n")
         return f"{text}{sep}{block}\n"
-    return text[:start] + block + text[end + len(END) :]
+    return text[:start] + block + text[end + len(finish) :]
 
 
 def generated_tables() -> list[tuple[Path, str, str, str]]:
@@ -56,12 +56,6 @@ def generated_tables() -> list[tuple[Path, str, str, str]]:
         (RULES_DOC, vocabulary.START, vocabulary.END, vocabulary.rules_table()),
         (REPAIRS_DOC, repairs.START, repairs.END, repairs.repairs_table()),
     ]
-
-
-def between(text: str, start: str, end: str) -> str | None:
-    """The text between two markers' lines; None when either is missing."""
-    i, j = text.find(start), text.find(end)
-    return None if i < 0 or j < i else text[i + len(start) :].split(end, 1)[0].lstrip("\n")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -85,15 +79,11 @@ def main(argv: list[str] | None = None) -> int:
         path = moved.get(path, path)
         text = path.read_text(encoding="utf-8") if path.exists() else ""
         if args.check:
-            if between(text, start, end) != table:
+            if readme_table(text, start, end) != table:
                 print(f"{path}: a generated table is stale; run python -m toolgram._audit.catalog --write-readme", file=sys.stderr)
                 stale = 1
             continue
-        if start == START:
-            new = with_table(text, table)
-        else:  # (the rules and repairs tables sit where the page puts them)
-            i, j = text.index(start) + len(start), text.index(end)
-            new = text[:i] + "\n" + table + text[j:]
+        new = with_table(text, table, start, end)
         if new != text:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(new, encoding="utf-8")
