@@ -14,6 +14,7 @@ import os
 import re
 import sys
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +41,25 @@ class Terminal:
     pattern: Any  # compiled `regex` pattern
     literal: str | None  # set when the terminal is a plain string
     priority: int
+
+    # What the driver derives from the pattern, worked out on first use and kept on
+    # the terminal (so it dies with its format: no global cache keyed by pattern).
+
+    @cached_property
+    def atomic(self) -> Any:
+        """The pattern made atomic, `(?>P)` (the driver's _could_grow), or the pattern
+        itself where it cannot be (e.g. global flags inside the group)."""
+        try:
+            return regex.compile("(?>" + self.pattern.pattern + ")", self.pattern.flags)
+        except Exception:  # noqa: BLE001
+            return self.pattern
+
+    @cached_property
+    def loop(self) -> tuple | None:
+        """regex_loops._loop of the pattern: its unrolled-loop shape, or None."""
+        from .regex_loops import _loop
+
+        return _loop(self.pattern.pattern)
 
 
 @dataclass

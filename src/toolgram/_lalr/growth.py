@@ -3,31 +3,22 @@ unrolled-loop shape `[^E]*(?:X[^E]*)*`, a wait that lets deltas without a
 character of E pass unlexed (_LoopWait), so such a token streams in linear time.
 The shape is read with the `re` module's own pattern parser (private stdlib:
 re._parser), imported on first use; without it no pattern is taken for a loop
-(the slow path, lexing again, stays correct)."""
+(the slow path, lexing again, stays correct). What a terminal's pattern gives
+(its atomic form, its loop shape) is kept on the terminal (Terminal.atomic,
+Terminal.loop): it dies with its format."""
 
 from __future__ import annotations
 
 import re
-
-import regex
-
-from .._grammar.regex_loops import _loop
-
-_ATOMIC: dict = {}
 
 
 def _could_grow(t, buf: str, pos: int) -> bool:
     """Could more text change what t's pattern matches at pos? Only if the engine,
     before settling on its match, tried a way that ran into the end of the text:
     a partial full match of the pattern made atomic (`(?>P)`, so it does not
-    backtrack over the match to look for other full matches: fast) says so."""
-    atomic = _ATOMIC.get(t.pattern)
-    if atomic is None:
-        try:
-            atomic = regex.compile("(?>" + t.pattern.pattern + ")", t.pattern.flags)
-        except Exception:  # noqa: BLE001 - e.g. global flags inside the group
-            atomic = t.pattern
-        _ATOMIC[t.pattern] = atomic
+    backtrack over the match to look for other full matches: fast) says so.
+    (t.atomic: compiled once, kept on the terminal.)"""
+    atomic = t.atomic
     return atomic.fullmatch(buf, pos, partial=True) is not None
 
 
@@ -72,16 +63,11 @@ class _LoopWait:
         return self.last < 0 or n - self.last > self.width
 
 
-_LOOPS: dict[str, tuple | None] = {}
-
-
 def _loop_wait(t, buf: str, at: int, n: int, start: int | None = None) -> _LoopWait | None:
     """A _LoopWait for t's match from `at` (the token's start, or where its match was
     resumed) to the end of the text, n; None when t's pattern has not that shape.
     `start`: the token's start (default `at`)."""
-    info = _LOOPS.get(t.pattern.pattern, 0)
-    if info == 0:
-        info = _LOOPS[t.pattern.pattern] = _loop(t.pattern.pattern)
+    info = t.loop  # (_loop of its pattern, kept on the terminal)
     if info is None:
         return None
     exits, chars, width, tail, lead, loop, space = info
