@@ -219,20 +219,24 @@ class Frame:
         return best if best >= 0 else None
 
 
-_FRAMES: dict[Format, Any] = {}
-
-
 def frame_of(fmt: Format) -> Frame | JsonFrame | None:
-    """The fast frame of fmt, or None when its grammar has none (compiled once)."""
+    """The fast frame of fmt, or None when its grammar has none (built once, kept
+    in fmt.compiled.derived: it dies with its format)."""
+    if fmt.anchor or not fmt.starts:
+        return None  # (see _derive: no frame, and no need to compile fmt to say so)
     try:
-        return _FRAMES[fmt]
+        derived = fmt.compiled.derived
+    except Exception:  # noqa: BLE001 - a grammar that does not compile: the general way says so
+        return None
+    try:
+        return derived["frame"]
     except KeyError:
         pass
     try:
         frame = _derive(fmt)
     except Exception:  # noqa: BLE001 - no fast path is always a correct answer
         frame = None
-    _FRAMES[fmt] = frame
+    derived["frame"] = frame
     return frame
 
 
