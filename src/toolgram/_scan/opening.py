@@ -34,9 +34,13 @@ _body = _frame._body
 # not read the reply. For a whole text each token is an atomic group: the match
 # the lexer takes there (its pattern's, as Driver._lex matches it).
 
-_OPENINGS: dict[tuple, Any] = {}
-_STARTERS: dict[tuple[Format, str], frozenset | None] = {}
-_ANY: dict[tuple, Any] = {}
+# What is worked out per format is kept in its compiled.derived (so it dies with
+# the format): "openings" (_test), "starters", "opens" (may_open), and "any"
+# (opening(), on the first of the formats it is about).
+
+#: The most entries each of those keeps per format (replies start with anything).
+_PER_FORMAT = 10_000
+_NO_FORMATS: dict[tuple, Any] = {}  # opening() of no formats
 
 
 def opens(fmt: Format, buf: str, pos: int, final: bool, firsts: frozenset) -> bool:
@@ -56,15 +60,28 @@ def _test(fmt: Format, firsts: frozenset, keep: frozenset | None = None) -> tupl
     for a whole text; that one as run on an ASCII text, and on any text: by `re`
     where it matches there as `regex` does, twice as fast: _words.fast), or Nones.
     keep: only these first tokens may start the region (see starters)."""
-    key = (fmt, firsts, keep)
-    found = _OPENINGS.get(key)
+    key = (firsts, keep)
+    known = _derived(fmt, "openings")
+    found = known.get(key)
     if found is None:
         try:
             pattern, whole = _opening(fmt, firsts, False, keep), _opening(fmt, firsts, True, keep)
         except Exception:  # noqa: BLE001 - no test: the driver decides, as before
             pattern = whole = None
-        found = _OPENINGS[key] = (pattern, whole, *fast(whole))
+        found = (pattern, whole, *fast(whole))
+        if len(known) < _PER_FORMAT:
+            known[key] = found
     return found
+
+
+def _derived(fmt: Format, name: str) -> dict:
+    """fmt's cache `name` (a dict in fmt.compiled.derived)."""
+    derived = fmt.compiled.derived
+    try:
+        return derived[name]
+    except KeyError:
+        found = derived[name] = {}
+        return found
 
 
 def can_start(t: Tok, ch: str) -> bool:
@@ -80,17 +97,17 @@ def starters(fmt: Format, ch: str) -> frozenset | None:
     may begin with it). The opening test needs only those: a reply that starts
     "the" is not tried for `<|channel|>` or `[TOOL_CALLS]`. (There are a few such
     sets for all the characters there are: tests are built per set.)"""
-    key = (fmt, ch)
+    known = _derived(fmt, "starters")
     try:
-        return _STARTERS[key]
+        return known[ch]
     except KeyError:
         pass
     c = fmt.compiled
     found = None
     if ch and not any(can_start(t, ch) for t in c.ignore):
         found = frozenset(t.name for t in c.allowed[c.start_state] if can_start(t, ch))
-    if len(_STARTERS) < 100_000:
-        _STARTERS[key] = found
+    if len(known) < _PER_FORMAT:
+        known[ch] = found
     return found
 
 
@@ -99,7 +116,9 @@ def opening(fmts: list[Format], firsts: frozenset, ch: str) -> tuple:
     tests, the same for a whole text, each format's tests), for openers()."""
     keeps = [starters(fmt, ch) for fmt in fmts]
     key = (*fmts, firsts, *keeps)
-    found = _ANY.get(key)
+    # (Kept on the first format: an entry's formats live as long as it does.)
+    known = _derived(fmts[0], "any") if fmts else _NO_FORMATS
+    found = known.get(key)
     if found is None:
         tests = [_test(fmt, firsts, keep) for fmt, keep in zip(fmts, keeps)]
         pattern = for_ascii = for_any = None
@@ -107,8 +126,8 @@ def opening(fmts: list[Format], firsts: frozenset, ch: str) -> tuple:
             pattern = regex.compile("|".join(f"(?:{t[0].pattern})" for t in tests))
             for_ascii, for_any = fast(regex.compile("|".join(f"(?:{t[1].pattern})" for t in tests)))
         found = (fmts, pattern, for_ascii, for_any, tests)
-        if len(_ANY) < 10_000:
-            _ANY[key] = found
+        if len(known) < 1000:
+            known[key] = found
     return found
 
 
@@ -193,20 +212,17 @@ def _opening(fmt: Format, firsts: frozenset, atomic: bool = False, keep: frozens
     return regex.compile(("" if keep is not None else ignore) + "(?:" + test + ")")
 
 
-_OPENS: dict[tuple[Format, str], bool] = {}
-
-
 def may_open(fmt: Format, ch: str) -> bool:
     """Could a region of fmt start with this character? A reply-anchored format
     whose first token cannot start with the reply's first character would fail at
     once; skipping it saves building a driver for each of them on every reply."""
-    key = (fmt, ch)
-    found = _OPENS.get(key)
+    known = _derived(fmt, "opens")
+    found = known.get(ch)
     if found is None:
         c = fmt.compiled
         found = any(can_start(t, ch) for t in (*c.allowed[c.start_state], *c.ignore))
-        if len(_OPENS) < 100_000:
-            _OPENS[key] = found
+        if len(known) < _PER_FORMAT:
+            known[ch] = found
     return found
 
 
