@@ -627,17 +627,16 @@ def _loads_leading(text: str, leading: bool = True) -> tuple[Any, tuple[str, ...
 
 
 _SEPARATOR = re.compile(r"\s*[;,]?\s*")
-_SHAPES: dict[Any, tuple[bool, bool]] = {}
-
-
 def _shape(fmt: Any) -> tuple[bool, bool]:
     """(whether fmt's region is a fence, whether no call marker surrounds it: a fence
-    or a reply-anchored shape), worked out once per format."""
+    or a reply-anchored shape), worked out once per format (kept in its
+    compiled.derived: it dies with the format)."""
+    derived = fmt.compiled.derived
     try:
-        return _SHAPES[fmt]
+        return derived["shape"]
     except KeyError:
         fenced = any(m.startswith("```") for m in fmt.starts)
-        found = _SHAPES[fmt] = (fenced, fenced or bool(fmt.anchor))
+        found = derived["shape"] = (fenced, fenced or bool(fmt.anchor))
         return found
 
 
