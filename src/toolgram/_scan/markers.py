@@ -105,7 +105,12 @@ class Markers:
         }  # fmt: skip
 
 
-_MARKERS: dict[tuple, Markers] = {}
+# Markers are kept on the first format of their set (in its compiled.derived, under
+# "markers": the set and tools_given -> Markers), so they die with the formats (a
+# server that builds registry after registry does not grow); at most _PER_FORMAT
+# sets per first format, the oldest dropped first.
+_PER_FORMAT = 16
+_ELSEWHERE: dict[tuple, Markers] = {}  # (those of no formats, or of a first one that does not compile)
 
 
 _LAST: dict[bool, tuple] = {}  # tools_given -> (the tuple of formats last asked for, its Markers)
@@ -131,13 +136,30 @@ def markers_for(formats, tools_given: bool = True) -> Markers:
     if last is not None and last[0] is formats:
         return last[1]  # (the registry's own tuple, asked for again: no key to hash)
     key = (*formats, tools_given)
-    found = _MARKERS.get(key)
+    known = _known_markers(formats)
+    found = known.get(key)
     if found is None:
-        found = _MARKERS[key] = Markers(tuple(formats), tools_given)
+        found = Markers(tuple(formats), tools_given)
+        while len(known) >= _PER_FORMAT:
+            del known[next(iter(known))]
+        known[key] = found
     if type(formats) is tuple:  # (a list could change under the same identity)
         _LAST[tools_given] = (formats, found)
     return found
 
+
+def _known_markers(formats) -> dict:
+    """Where the Markers of a set of formats are kept: on its first format."""
+    if not formats:
+        return _ELSEWHERE
+    try:
+        derived = formats[0].compiled.derived
+    except Exception:  # noqa: BLE001 - a broken grammar: its driver will say so, as before
+        return _ELSEWHERE
+    known = derived.get("markers")
+    if known is None:
+        known = derived["markers"] = {}
+    return known
 
 
 _CHAR_WAITS: dict[tuple, tuple] = {}
@@ -229,6 +251,8 @@ def _quick_searches(by_marker: dict) -> tuple:
         singles = "".join(sorted(x for x in starts if len(x) == 1))
         words = sorted(x for x in starts if len(x) > 1)
         quick = "|".join(([f"[{re.escape(singles)}]"] if singles else []) + [re.escape(x) for x in words])
+        if len(_QUICK) >= 256:  # (per set of marker strings: bounded, the oldest dropped)
+            del _QUICK[next(iter(_QUICK))]
         found = _QUICK[markers] = (
             re.compile(quick or "(?!)"),
             frozenset(x[:i] for x in words for i in range(1, len(x))),
