@@ -29,7 +29,7 @@ from .._recover import close as _close
 from .._recover import repair as _repair
 from .extent import _Extent
 from .growth import _could_grow, _loop_wait
-from .table import _reduces_call, closing_plan, simulate
+from .table import _reduces_call, closing_plan, expected, simulate
 from .tokens import _SNIPPET, DONE, FAIL, WAIT, WAIT_MORE, Tok, _snippet
 
 
@@ -488,6 +488,11 @@ class Driver:
 
     def _close_before(self, end_marker: str) -> str:
         return _close.close_before(self, end_marker)
+
+    def expected(self) -> list[str]:
+        """The terminals the grammar takes where the driver is (table.expected): after
+        a failure, what the text at self.pos should have been. Read-only."""
+        return expected(self.c, self.stack)
 
     def _fail(self, reason: str) -> str:
         self.status = FAIL

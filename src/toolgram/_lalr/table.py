@@ -117,3 +117,32 @@ def _plan(c: Compiled, stack: list, goal: str, usable) -> list[str] | None:
 
 def _closes(literal: str) -> bool:
     return literal[:1] in ")]}" or literal.startswith("</") or "end" in literal.lower()
+
+
+def expected(c: Compiled, stack: list) -> list[str]:
+    """The terminals the table `c` at `stack` takes next, by name ("$END" last, when
+    the frame could end there): its top state's row, less the terminals that row lists
+    only for a reduction that then fails (merged LALR lookaheads; see simulate).
+    Literal terminals first (by their text), then patterns (by name). Read-only: for
+    telling what a failed region needed (toolgram explain), never on parse()'s path."""
+    row = c.states[stack[-1]]
+    names = [name for name in row if name in c.terminals and simulate(c, stack, name) is not None]
+    names.sort(key=lambda n: (c.terminals[n].literal is None, c.terminals[n].literal or n))
+    if "$END" in row and simulate(c, stack, "$END") is not None:
+        names.append("$END")
+    return names
+
+
+def skip_ignored(c: Compiled, buf: str, pos: int) -> int:
+    """Where the next token could start at `pos`: past the text the grammar
+    %ignores (whitespace, usually)."""
+    n = len(buf)
+    while pos < n:
+        for t in c.ignore:
+            m = t.pattern.match(buf, pos)
+            if m and m.end() > pos:
+                pos = m.end()
+                break
+        else:
+            return pos
+    return pos
