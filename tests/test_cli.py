@@ -294,6 +294,54 @@ def test_explain_names_the_marker_less_formats_tried_at_the_start(tmp_path: Path
     assert [s["kind"] for s in data["steps"]] == ["text"]
 
 
+BROKEN_PARAMETERS = CORPUS / "qwen3_coder_xml" / "broken_block_names_its_own_error.txt"  # <oops> among the tags
+
+
+def test_explain_says_what_the_grammar_expected_where_a_region_failed() -> None:
+    proc = run("explain", "--color", "never", str(BROKEN_PARAMETERS))
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    at = lines.index("  tried: qwen3_coder_xml: unexpected '\\n<oops>\\n</function>\\n…'")
+    assert lines[at + 1 : at + 3] == [
+        "    stopped at 7:1 (offset 93): '<oops>\\n</function>\\n</tool_call>'",
+        '    expected one of "</function>", "</tool_call>", "<function=", _PARAMETER /<parameter(?:=| (?=name=))/',
+    ]
+    # hermes stopped at the block's first line: its payload cannot begin with a tag
+    at = lines.index("  tried: hermes: unexpected '\\n<function=get_weath…'")
+    assert lines[at + 1 : at + 3] == [
+        "    stopped at 2:12 (offset 33): '\\n<function=get_weather>\\n<parameter=city>'",
+        "    expected PAYLOAD /[^<]+(?:<(?!\\/?tool_call>|\\|im_(?:start|end)\\|>…/",
+    ]
+
+
+def test_explain_expected_terminals_as_data(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from toolgram._audit.explain import explain
+
+    # A Hermes block with no JSON in it: the grammar wanted its payload where <oops> is.
+    exp = explain("Hi <tool_call><oops></tool_call> bye", formats=["hermes"])
+    [error] = [s for s in exp.steps if s.kind == "error"]
+    [attempt] = error.attempts
+    assert (attempt.format, attempt.at, attempt.told) == ("hermes", 14, True)
+    assert attempt.expected == ["PAYLOAD /[^<]+(?:<(?!\\/?tool_call>|\\|im_(?:start|end)\\|>…/"]
+    # A decoding failure (the grammar read the block whole) says no place.
+    exp = explain("<tool_call>garbage here</tool_call>", formats=["hermes"])
+    [attempt] = [s for s in exp.steps if s.kind == "error"][0].attempts
+    assert attempt.reason == "unexpected word 'garbage'" and (attempt.at, attempt.expected) == (-1, [])
+    # An anonymous pattern shows as its pattern, a literal as its text; --json has both.
+    mine = tmp_path / "mine.lark"
+    mine.write_text('// format: mine\n// start: <<c>>\n// end: >>\nstart: "<<c>>" call ">>"\ncall: name\nname: /[a-z]+/ | "?"\n', encoding="utf-8")
+    reply = tmp_path / "reply.txt"
+    reply.write_text("x\n<<c>>42>>", encoding="utf-8")
+    code, out = main(capsys, "explain", "--json", "--grammar-path", str(mine), "--format", "mine", str(reply))
+    [error] = [s for s in json.loads(out)["steps"] if s["kind"] == "error"]
+    assert code == 0 and error["attempts"] == [
+        {
+            "format": "mine", "ok": False, "reason": "unexpected '42>>'",
+            "at": 7, "line": 2, "column": 6, "text": "42>>", "expected": ['"?"', "/[a-z]+/"],
+        }
+    ]  # fmt: skip
+
+
 # -- check -----------------------------------------------------------------------------------
 
 

@@ -350,6 +350,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
             for attempt in step.attempts:
                 if not attempt.ok:
                     w(f"  tried first: {attempt.format}: {attempt.reason}\n")
+                    _stopped(w, st, raw, attempt)
             w(f"  region: {shorten(piece, 100)}\n")
             for call in step.calls:
                 w(f"  call {call.name}: {_dumps(call.arguments)}" + (f" (id {call.id})" if call.id else "") + "\n")
@@ -365,12 +366,25 @@ def cmd_explain(args: argparse.Namespace) -> int:
                 w("  " + st(err, "red") + "\n")
             for attempt in step.attempts:
                 w(f"  tried: {attempt.format}: {attempt.reason}\n")
+                _stopped(w, st, raw, attempt)
             w("  kept as prose\n")
     res = exp.result
     w(f"\nresult: {len(res.calls)} call(s), {len(res.errors)} error(s)\n")
     for err in res.errors:
         w("  " + st(err, "red") + "\n")
     return 0
+
+
+def _stopped(w: Any, st: Style, raw: str, attempt: Any) -> None:
+    """Where a format's grammar stopped, the text there, and what it expected instead."""
+    from .explain import line_col, shorten
+
+    if attempt.at < 0:
+        return
+    line, col = line_col(raw, attempt.at)
+    w(f"    stopped at {line}:{col} (offset {attempt.at}): {shorten(raw[attempt.at : attempt.at + 40], 50)}\n")
+    if attempt.expected:
+        w("    " + st("expected " + ("" if len(attempt.expected) == 1 else "one of ") + ", ".join(attempt.expected), "yellow") + "\n")
 
 
 # -- check ---------------------------------------------------------------------------

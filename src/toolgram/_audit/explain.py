@@ -14,6 +14,7 @@ checks it reads what the general way reads), so what is explained is what parse(
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,6 +23,10 @@ from lark import Tree
 from .._result.model import ParseResult, ToolCall
 from .._pipeline import Assembler, read_calls, select_formats
 from .._scan.scanner import Failure, Piece, Region, Scanner
+from .._grammar.vocabulary import rule_name
+from .._grammar.words import WORD
+from .._lalr.table import skip_ignored
+from .._lalr.tokens import FAIL
 from .._tools.tools import normalize_tools
 
 
@@ -32,6 +37,12 @@ class Attempt:
     format: str
     ok: bool
     reason: str = ""
+    # Where the grammar stopped (an offset into the reply; -1: it did not stop in its
+    # grammar, e.g. its payload did not decode) and the terminals it would have taken
+    # there, as they read (see expected_text): "</tool_call>", PAYLOAD /…/, the end.
+    at: int = -1
+    expected: list[str] = field(default_factory=list)
+    told: bool = False  # this attempt's reason is the one the region's failure tells
 
 
 @dataclass
@@ -64,13 +75,6 @@ class Explanation:
 class _Recorder:
     """The scanner's observer: per region, every format tried and each read tree."""
 
-    def __init__(self) -> None:
-        self.session: list[Attempt] = []  # the formats tried for the current region
-        self.opening: list[Attempt] = []  # the anchored formats tried at the reply's start
-        self.opened = False
-        # id(Region or Failure reported) -> (attempts, tree, grammar file)
-        self.found: dict[int, tuple[list[Attempt], Any, str]] = {}
-
     def region_begins(self, candidates: list, start: int, marker_len: int) -> None:
         self.session = []
         if marker_len == 0 and not self.opened:  # the first marker-less region: the reply's start
@@ -81,9 +85,21 @@ class _Recorder:
             self.session.append(Attempt(drv.fmt.name, True))
             self.found[id(region)] = (self.session, drv.tree, str(drv.fmt.path))
 
+    def __init__(self, raw: str) -> None:
+        self.raw = raw
+        self.session: list[Attempt] = []  # the formats tried for the current region
+        self.opening: list[Attempt] = []  # the anchored formats tried at the reply's start
+        self.opened = False
+        # id(Region or Failure reported) -> (attempts, tree, grammar file)
+        self.found: dict[int, tuple[list[Attempt], Any, str]] = {}
+
     def candidate_failed(self, drv: Any, reason: str, told: Any) -> None:
         why = reason or ("names no offered tool" if drv.fmt.offered_only else "not a call")
-        self.session.append(Attempt(drv.fmt.name, False, why))
+        attempt = Attempt(drv.fmt.name, False, why, told=told is not None)
+        if reason and drv.status == FAIL:  # (stopped in its grammar, not in decoding)
+            attempt.at = skip_ignored(drv.c, self.raw, max(drv.pos, drv.start))
+            attempt.expected = [expected_text(drv.c, name) for name in drv.expected()]
+        self.session.append(attempt)
         if told is not None:
             self.found[id(told)] = (self.session, None, "")
 
@@ -102,7 +118,7 @@ def explain(
     toolset = normalize_tools(tools)
     fmts = select_formats(formats, grammar_paths)
     head = raw[:max_chars]
-    recorder = _Recorder()
+    recorder = _Recorder(head)
     scanner = Scanner(fmts, toolset, in_think, read_calls, recorder)
     asm = Assembler(toolset)
     steps: list[Step] = []
@@ -167,9 +183,54 @@ def tree_lines(tree: Any, width: int = 60) -> list[str]:
     return lines
 
 
+# The terminals whose extent a scanner finds, not their pattern (compile.SPECIAL_TERMINALS).
+_SCANNED = {"JSON": "JSON (a JSON object or array)", "PYVALUE": "PYVALUE (a Python value)"}
+
+
+def expected_text(c: Any, name: str, width: int = 48) -> str:
+    """A terminal of the compiled grammar `c` as a reader knows it: a literal as its
+    quoted text ("</tool_call>"), a pattern by its name and pattern (PAYLOAD /[^<]+…/),
+    an anonymous one (__ANON_3) by its pattern alone; "$END" as the region's end."""
+    if name == "$END":
+        return "the end of the region"
+    if name in _SCANNED:
+        return _SCANNED[name]
+    t = c.terminals[name]
+    if t.literal is not None:
+        return json.dumps(t.literal, ensure_ascii=False)
+    # (the pattern as written: \w was spelt out for the regex engine, see _grammar/words.py)
+    pattern = t.pattern.pattern.replace(f"[{WORD}]", "\\w").replace(WORD, "\\w")
+    pattern = pattern.replace("\n", "\\n").replace("\t", "\\t").replace("\r", "\\r")
+    if len(pattern) > width:
+        pattern = pattern[: width - 1] + "…"
+    shown = f"/{pattern}/"
+    if name.startswith("__"):  # (Lark's __ANON_n: a pattern the grammar did not name)
+        return shown
+    # As the grammar file names it: without the namespace an %import gives it
+    # (_function_param__PARAMETER is the shared grammar's _PARAMETER).
+    name = "_" + rule_name(name[1:]) if name.startswith("_") else rule_name(name)
+    return f"{name} {shown}"
+
+
+def line_col(text: str, offset: int) -> tuple[int, int]:
+    """The 1-based line and column of an offset."""
+    line = text.count("\n", 0, offset) + 1
+    return line, offset - (text.rfind("\n", 0, offset) + 1) + 1
+
+
 def shorten(text: str, width: int = 60) -> str:
     r = repr(text)
     return r if len(r) <= width else r[: width - 2] + "…" + r[-1]
+
+
+def attempt_data(raw: str, a: Attempt) -> dict:
+    """One format tried, as JSON data: with, where its grammar stopped, the place
+    (offset, line, column), the text there and the terminals it expected."""
+    data: dict = {"format": a.format, "ok": a.ok, "reason": a.reason}
+    if a.at >= 0:
+        line, col = line_col(raw, a.at)
+        data.update(at=a.at, line=line, column=col, text=raw[a.at : a.at + 40], expected=a.expected)
+    return data
 
 
 def explanation_data(exp: Explanation) -> dict:
@@ -191,7 +252,7 @@ def explanation_data(exp: Explanation) -> dict:
                 **({"errors": s.errors} if s.errors else {}),
                 **({"repairs": s.repairs} if s.repairs else {}),
                 **(
-                    {"attempts": [{"format": a.format, "ok": a.ok, "reason": a.reason} for a in s.attempts]}
+                    {"attempts": [attempt_data(exp.raw, a) for a in s.attempts]}
                     if s.attempts
                     else {}
                 ),
