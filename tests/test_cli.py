@@ -252,6 +252,33 @@ def test_grammar_prints_the_file(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(capsys, "grammar", "--path", "hermes") == (0, f"{fmt.path}\n")
 
 
+def test_grammar_shows_a_user_grammars_warnings_on_stderr(tmp_path: Path) -> None:
+    mine = tmp_path / "mine.lark"
+    # The second start marker is never read: the grammar's start takes only "<<c>>".
+    mine.write_text('// format: mine\n// start: <<c>>\n// start: [[c\n// end: >>\nstart: "<<c>>" NAME ">>"\nNAME: /[a-z]+/\n', encoding="utf-8")
+    warning = f"toolgram: warning: {mine}:3: start marker '[[c': no token the grammar's start accepts reads it, so a region opened there never parses\n"
+    for argv in (["grammar", str(mine)], ["grammar", "mine", "--grammar-path", str(tmp_path)]):
+        proc = run(*argv)
+        assert (proc.returncode, proc.stdout, proc.stderr) == (0, mine.read_text(), warning), argv
+    with pytest.warns(toolgram.GrammarWarning, match="start marker '\\[\\[c'"):
+        load_user_format(mine)
+    assert "GrammarWarning" not in toolgram.__all__
+
+
+def test_grammar_shows_declared_conflicts() -> None:
+    fmt = default_registry().formats["minimax_m3_nested_xml"]
+    proc = run("grammar", "minimax_m3_nested_xml")
+    assert proc.returncode == 0 and proc.stdout == fmt.source
+    lines = proc.stderr.splitlines()
+    assert lines[0].startswith(f"toolgram: declared conflict (resolved as shift): {fmt.path}:8: unclosed VALUE _OPEN _CLOSE — an element ends")
+    assert lines[1:] == [
+        "    on VALUE: reduce `unclosed: <empty>`, or shift in `value: • VALUE`",
+        "    on _CLOSE: reduce `unclosed: <empty>`, or shift in `_element_end: • _CLOSE`",
+        "    on _OPEN: reduce `unclosed: <empty>`, or shift in `element: • _OPEN key \">\" __element_star_2 _element_end`, "
+        "`element: • _OPEN key \">\" _element_end`",
+    ]
+
+
 # -- explain ---------------------------------------------------------------------------------
 
 

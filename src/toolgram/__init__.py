@@ -18,6 +18,10 @@ from ._stream.mfcs import MfcsSession
 from ._stream.parser import StreamParser
 from ._stream.prose_filter import ProseFilter
 
+# Not in __all__: the warning a questionable grammar gives when it is loaded, to filter
+# (warnings.simplefilter("error", toolgram.GrammarWarning)); see grammars/README.md.
+from ._grammar.header import GrammarWarning
+
 # (Importable from toolgram as before; documented in their modules.)
 from .events import ArgumentsDelta, CallCancelled, CallDone, CallStart, Error, Event, Reasoning, Text
 from .prompts import PROMPT_FORMATS, example_call, register_prompt, render_prompt, render_results

@@ -3,7 +3,7 @@
     toolgram parse [FILE|-]          read one reply: prose, calls, errors, repairs (--json)
     toolgram stream                  read standard input as it arrives; events as JSON lines
     toolgram formats                 the known formats (built-in and user)
-    toolgram grammar NAME            print a format's grammar file
+    toolgram grammar NAME|FILE       print a format's grammar file (warnings, declared conflicts on stderr)
     toolgram explain FILE            which format read which span, with which rules and repairs
     toolgram check CORPUS...         run captured outputs; a table per format; exit 1 on a mismatch
     toolgram new-format NAME --example FILE   a starting grammar and corpus case
@@ -296,16 +296,39 @@ def cmd_formats(args: argparse.Namespace) -> int:
 
 
 def cmd_grammar(args: argparse.Namespace) -> int:
-    reg = registry(args)
-    fmt = reg.formats.get(args.name)
-    if fmt is None:
-        if args.name in reg.broken:
-            raise CLIError(reg.broken[args.name])
-        raise CLIError(unknown_format(args.name, reg))
+    """A format's grammar file on stdout (its path with --path); on stderr, what
+    loading it warns about and the conflicts its header declares. NAME may be a
+    grammar file (a path, or a name ending in .lark): it is loaded and checked."""
+    import warnings
+
+    from .._grammar.compile import declared_conflict_lines
+    from .._grammar.registry import load_user_format
+
+    shadows = ""
+    with warnings.catch_warnings(record=True):  # (said below, once, without Python's warning format)
+        warnings.simplefilter("always")
+        if args.name.endswith(".lark") or os.sep in args.name or (os.altsep and os.altsep in args.name):
+            fmt = load_user_format(Path(args.name))
+        else:
+            reg = registry(args)
+            fmt = reg.formats.get(args.name)
+            if fmt is None:
+                if args.name in reg.broken:
+                    raise CLIError(reg.broken[args.name])
+                raise CLIError(unknown_format(args.name, reg))
+            if fmt.name in reg.shadowed and reg.builtin.get(fmt.name) is not fmt:
+                shadows = f"{fmt.path} (format {fmt.name}) replaces the built-in format {fmt.name}"
+        found = fmt.warnings  # (compiles a built-in grammar: a broken one raises here)
     if args.path:
         sys.stdout.write(str(fmt.path) + "\n")
     else:
         sys.stdout.write(fmt.source if fmt.source.endswith("\n") else fmt.source + "\n")
+    sys.stdout.flush()
+    for message in ([shadows] if shadows else []) + list(found):
+        sys.stderr.write(f"{PROG}: warning: {message}\n")
+    lines = declared_conflict_lines(fmt)
+    for line in lines:
+        sys.stderr.write((f"{PROG}: declared conflict (resolved as shift): {line}" if not line.startswith(" ") else line) + "\n")
     return 0
 
 
@@ -585,8 +608,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--markdown", action="store_true", help="as the Markdown table of docs/formats.md")
     p.set_defaults(func=cmd_formats)
 
-    p = sub.add_parser("grammar", parents=[common], help="print a format's grammar file")
-    p.add_argument("name", metavar="NAME")
+    p = sub.add_parser("grammar", parents=[common], help="print a format's grammar file; its warnings and declared conflicts on stderr")
+    p.add_argument("name", metavar="NAME|FILE", help="a format's name, or a grammar file (a path, or ending in .lark) to load and check")
     p.add_argument("--path", action="store_true", help="print the file's path instead")
     p.set_defaults(func=cmd_grammar)
 

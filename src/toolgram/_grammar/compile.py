@@ -190,6 +190,20 @@ def _shown(fmt: Format, terminals: dict[str, Terminal]) -> Any:
     return show
 
 
+def declared_conflict_lines(fmt: Format) -> list[str]:
+    """The conflicts the header declares, as `toolgram grammar` shows them: per
+    `// conflicts:` line, `path:line: RULE TERMINAL… — why`, then, indented, each
+    conflict of it that occurs (the reduction, and the rules the shift continues)."""
+    show = _shown(fmt, fmt.compiled.terminals)
+    out = []
+    for d in declared_conflicts(fmt):
+        out.append(f"{fmt.path}:{d.line}: {d.rule} {' '.join(d.terminals)} — {d.reason}")
+        for c in fmt.compiled.conflicts:
+            if c.reduce_rule == d.rule and {c.terminal, show(c.terminal)} & set(d.terminals):
+                out.append(f"    on {show(c.terminal)}: reduce `{c.reduce_text}`, or shift in " + ", ".join(f"`{r}`" for r in c.shift_rules))
+    return out
+
+
 def _check_conflicts(fmt: Format, lark: Any, terminals: dict[str, Terminal]) -> tuple[tuple, list[str]]:
     """The grammar's shift/reduce conflicts, and a warning for each declared one that
     does not occur; one that its header does not declare is a GrammarError naming the
