@@ -305,12 +305,14 @@ def cmd_grammar(args: argparse.Namespace) -> int:
     from .._grammar.registry import load_user_format
 
     shadows = ""
+    problems: list[str] = []
     with warnings.catch_warnings(record=True):  # (said below, once, without Python's warning format)
         warnings.simplefilter("always")
         if args.name.endswith(".lark") or os.sep in args.name or (os.altsep and os.altsep in args.name):
             fmt = load_user_format(Path(args.name))
         else:
             reg = registry(args)
+            problems = reg.problems  # (ambient grammars left out: as `toolgram formats` says)
             fmt = reg.formats.get(args.name)
             if fmt is None:
                 if args.name in reg.broken:
@@ -324,6 +326,8 @@ def cmd_grammar(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(fmt.source if fmt.source.endswith("\n") else fmt.source + "\n")
     sys.stdout.flush()
+    for problem in problems:
+        sys.stderr.write(f"{PROG}: warning: grammar left out: {problem}\n")
     for message in ([shadows] if shadows else []) + list(found):
         sys.stderr.write(f"{PROG}: warning: {message}\n")
     lines = declared_conflict_lines(fmt)
