@@ -93,9 +93,14 @@ class Compiled:
     # Data other modules derive from this grammar, kept here so that it dies with its
     # format (no global cache keyed by Format).
     derived: dict = field(default_factory=dict, repr=False)
+    # `parser: earley`: the Lark Earley parser that reads a whole region at once (then
+    # there is no LALR table: states, allowed and the rest are empty; see compile_earley).
+    earley: Any = None
 
 
 def compile_format(fmt: Format) -> Compiled:
+    if fmt.parser == "earley":
+        return compile_earley(fmt)
     try:
         lark = lark_table.build(
             fmt.source,
@@ -159,6 +164,50 @@ def compile_format(fmt: Format) -> Compiled:
         compiled.allowed[state] = tuple(allowed)
         compiled.accepts_end[state] = "$END" in row
     compiled.warnings = tuple(_marker_warnings(fmt, compiled) + _stream_warnings(fmt, compiled) + stale)
+    return compiled
+
+
+def compile_earley(fmt: Format) -> Compiled:
+    """A `parser: earley` grammar: Lark's Earley parser, for a region the scanner
+    delimits by markers and the Earley driver (_lalr/earley.py) parses once. The
+    bracket-scanned terminals (JSON, PYVALUE) need the LALR driver's lexer: an
+    Earley grammar writes its payload as a pattern of its own."""
+    for name in SPECIAL_TERMINALS:
+        lines = _lines_defining(fmt.source, name)
+        if lines:
+            raise GrammarError(
+                f"{fmt.path}:{lines[0]}: terminal {name} is delimited by a bracket scanner, which only an LALR grammar has; "
+                f"with 'parser: earley' write the payload as a pattern (e.g. ARGS: /\\{{[^<]*/)",
+                fmt.path,
+                lines[0],
+            )
+    try:
+        lark = lark_table.build_earley(
+            fmt.source, import_paths=[fmt.path.parent / "shared", fmt.path.parent, *builtin_shared()]
+        )
+    except Exception as exc:  # lark raises several kinds; all mean "this file is broken"
+        raise located_error(fmt, exc) from exc
+    found = {t.name for t in lark.terminals} & set(SPECIAL_TERMINALS)
+    if found:  # (imported from a shared grammar)
+        raise GrammarError(f"{fmt.path}: terminal {min(found)} needs the LALR parser (it is delimited by a bracket scanner)", fmt.path)
+    _check_call_rules(fmt, {lark_table.rule_name(rule.origin.name) for rule in lark.rules})
+    lterms, lignore = lark_table.terminals_of(lark)
+    terminals = {
+        t.name: Terminal(t.name, regex.compile("".join(f"(?{f})" for f in t.flags) + words(t.regexp)), t.literal, t.priority)
+        for t in lterms
+    }
+    compiled = Compiled(
+        states={}, start_state=None, end_state=None, callbacks={}, terminals=terminals,
+        ignore=tuple(terminals[n] for n in lignore if n in terminals), earley=lark,
+    )  # fmt: skip
+    every = [t for t in terminals.values() if t not in compiled.ignore]
+    warnings = []
+    for key, markers in (("start", fmt.starts), ("end", fmt.ends)):
+        for nth, marker in enumerate(markers):
+            if not any(_reads(t, marker) for t in every):
+                line = header_line(fmt.source, key, nth)
+                warnings.append(f"{fmt.path}:{line}: {key} marker {marker!r}: no token of the grammar reads it")
+    compiled.warnings = tuple(warnings)
     return compiled
 
 

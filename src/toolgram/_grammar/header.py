@@ -18,8 +18,10 @@
     // offered_only: always        (and never a call when no tools are given: code-like shapes)
     // conflicts: RULE TERMINAL… — why   (repeatable: LALR shift/reduce conflicts that are
     //                              meant, resolved as shift; see grammars/README.md)
+    // parser: earley              (a user grammar LALR cannot express: Lark's Earley parser,
+    //                              one parse per region delimited by markers; needs `end`)
 
-The body is a Lark grammar (LALR) for one call region (compiled by compile.py).
+The body is a Lark grammar (LALR unless `parser: earley`) for one call region (compiled by compile.py).
 """
 
 from __future__ import annotations
@@ -103,6 +105,7 @@ class Format:
     offered_only: bool = False
     needs_tools: bool = False  # offered_only: always
     conflicts: tuple[str, ...] = ()  # the header's `conflicts:` values, unparsed
+    parser: str = "lalr"  # "lalr" or "earley" (see grammars/README.md, "Earley")
     _compiled: Compiled | None = field(default=None, repr=False)
 
     @property
@@ -167,6 +170,7 @@ def load_format(path: Path) -> Format:
         offered_only=(header.get("offered_only") or ["no"])[0].lower() in ("yes", "true", "always"),
         needs_tools=(header.get("offered_only") or ["no"])[0].lower() == "always",
         conflicts=tuple(header.get("conflicts", ())),
+        parser=(header.get("parser") or ["lalr"])[0].lower(),
     )
 
 
@@ -209,6 +213,25 @@ def validate_header(fmt: Format) -> None:
             path,
             1,
         )
+    if fmt.parser not in ("lalr", "earley"):
+        line = header_line(fmt.source, "parser")
+        raise GrammarError(f"{path}:{line}: parser must be 'lalr' or 'earley', not {fmt.parser!r}", path, line)
+    if fmt.parser == "earley":
+        # An Earley region is delimited by markers alone (one parse when it ends): it
+        # needs a start marker to open it and an end marker to close it.
+        line = header_line(fmt.source, "parser")
+        if not fmt.ends:
+            raise GrammarError(
+                f"{path}:{line}: 'parser: earley' needs '// end: <marker>' (an Earley region is parsed once, "
+                "when its end marker, the next call marker or the end of the reply ends it)",
+                path,
+                line,
+            )
+        if fmt.anchor or not fmt.starts:
+            raise GrammarError(f"{path}:{line}: 'parser: earley' needs '// start: <marker>' and no '// anchor:'", path, line)
+        if fmt.conflicts:
+            line = header_line(fmt.source, "conflicts")
+            raise GrammarError(f"{path}:{line}: 'conflicts:' is for LALR grammars; an Earley grammar has none", path, line)
     declared_conflicts(fmt)
 
 

@@ -20,7 +20,10 @@ from lark.parsers.lalr_analysis import Shift
 
 from .vocabulary import rule_name
 
-__all__ = ["Shift", "PatternStr", "LarkTable", "LarkTerminal", "Conflict", "build", "table_of", "conflicts_of"]
+__all__ = [
+    "Shift", "PatternStr", "LarkTable", "LarkTerminal", "Conflict", "build", "build_earley", "terminals_of", "table_of",
+    "conflicts_of",
+]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -66,18 +69,25 @@ def build(source: str, *, import_paths: list, cache: Any) -> Lark:
     )
 
 
-def _parse_conf(lark: Lark) -> Any:
-    """(parse_table, callbacks) through the documented entry point where it works."""
-    try:
-        conf = lark.parse_interactive("").parser_state.parse_conf
-        return conf.parse_table, conf.callbacks
-    except Exception:  # noqa: BLE001 - a Lark whose interactive parser differs: the frontend
-        parser = lark.parser.parser.parser
-        return parser.parse_table, parser.callbacks
+def build_earley(source: str, *, import_paths: list) -> Lark:
+    """The Lark object of a `parser: earley` grammar: Earley with the dynamic lexer,
+    an ambiguity resolved by Lark (priorities, then rule order), the same tree shape
+    as LALR (no placeholders) and rule positions (`meta.end_pos` of a call, as the
+    LALR driver notes it). Lark caches LALR analyses only; an Earley grammar has none."""
+    return Lark(
+        source,
+        parser="earley",
+        lexer="dynamic",
+        ambiguity="resolve",
+        import_paths=import_paths,
+        maybe_placeholders=False,
+        propagate_positions=True,
+        regex=True,
+    )
 
 
-def table_of(lark: Lark, start: str = "start") -> LarkTable:
-    table, callbacks = _parse_conf(lark)
+def terminals_of(lark: Lark) -> tuple[tuple[LarkTerminal, ...], tuple[str, ...]]:
+    """The grammar's terminals and the names of its %ignore'd ones (any parser)."""
     terminals = tuple(
         LarkTerminal(
             t.name,
@@ -91,13 +101,29 @@ def table_of(lark: Lark, start: str = "start") -> LarkTable:
     ignore = getattr(lark, "ignore_tokens", None)
     if ignore is None:
         ignore = lark.lexer_conf.ignore
+    return terminals, tuple(ignore)
+
+
+def _parse_conf(lark: Lark) -> Any:
+    """(parse_table, callbacks) through the documented entry point where it works."""
+    try:
+        conf = lark.parse_interactive("").parser_state.parse_conf
+        return conf.parse_table, conf.callbacks
+    except Exception:  # noqa: BLE001 - a Lark whose interactive parser differs: the frontend
+        parser = lark.parser.parser.parser
+        return parser.parse_table, parser.callbacks
+
+
+def table_of(lark: Lark, start: str = "start") -> LarkTable:
+    table, callbacks = _parse_conf(lark)
+    terminals, ignore = terminals_of(lark)
     return LarkTable(
         states=table.states,
         start_state=table.start_states[start],
         end_state=table.end_states[start],
         callbacks=callbacks,
         terminals=terminals,
-        ignore=tuple(ignore),
+        ignore=ignore,
         rules=tuple(lark.rules),
     )
 
