@@ -20,6 +20,7 @@ from .._recover.mention import mention as _mention, settle_failure as _settle_fa
 from .._recover.salvage import salvage as _salvage, salvaged as _salvaged
 from .._build.builder import Builder, Draft, Unreadable
 from .._lalr.driver import DONE, FAIL, WAIT, Driver
+from .._lalr.earley import EarleyDriver
 from .._result.model import ToolCall
 from .._grammar.registry import Format
 
@@ -52,6 +53,9 @@ class RegionReader:
 
     def driver(self, fmt: Format, start: int) -> Driver:
         sc = self.sc
+        if fmt.parser == "earley":  # (one parse when its markers end the region: see _lalr/earley.py)
+            width = max(sc.max_prefix + 1, *map(len, fmt.ends))
+            return EarleyDriver(fmt, start, self.marker_len, sc.call_re, sc.first_set, width)
         if sc.brackets is None:
             sc.brackets = _repair.BracketIndex()
         room = max(sc.max_prefix + 1, *map(len, fmt.ends)) if fmt.ends else sc.max_prefix + 1
