@@ -114,6 +114,17 @@ def test_a_region_over_the_cap_is_an_error_and_stays_prose() -> None:
         assert summary(stream(raw, None, size)) == summary(r)
 
 
+@pytest.mark.parametrize("at", range(-12, 4))
+def test_a_call_marker_at_the_cap_ends_the_region_alike_in_a_stream(at: int) -> None:
+    head = "<<call>>note text: "
+    words = ("word " * (CAP // 5 + 1))[: CAP + at - len(head)].rstrip() + "z"
+    raw = head + words + '<tool_call>{"name": "f", "arguments": {}}</tool_call>'
+    r = parse(raw)
+    assert [c.name for c in r.calls] == (["note", "f"] if len(head + words) <= CAP else ["f"])
+    for size in (1, 7):
+        assert summary(stream(raw, None, size)) == summary(r)
+
+
 def test_a_region_under_the_cap_is_read() -> None:
     raw = _long(CAP - 100)
     r = parse(raw)

@@ -80,7 +80,9 @@ class EarleyDriver:
             return self.status
         stop, close = self._stop(buf)
         if stop < 0:
-            if len(buf) - self.start > EARLEY_MAX_REGION:
+            # (A marker yet to be found starts in the last `width` characters or later:
+            # past the cap there, the region is too long whatever comes.)
+            if len(buf) - self.width - self.start > EARLEY_MAX_REGION:
                 return self._too_long()
             if not final:
                 self.scanned = max(self.body, len(buf) - self.width)
@@ -139,7 +141,6 @@ class EarleyDriver:
 
     def _too_long(self) -> str:
         self.taken = 1
-        self.repairs = []  # (a failure with a supplied end marker is never told)
         return self._fail(f"the region is longer than {EARLEY_MAX_REGION} characters (parser: earley)", self.body)
 
     def _fail(self, reason: str, at: int) -> str:
@@ -162,7 +163,7 @@ class EarleyDriver:
         """Can `text`, after the n characters so far, not end the region (no marker
         character in it, none begun near the end before it, and the region not over
         the cap)? Then run() need not see it yet."""
-        if n + len(text) - self.start > EARLEY_MAX_REGION:
+        if n + len(text) - self.width - self.start > EARLEY_MAX_REGION:
             return False
         if self.firsts is not None and self.firsts(text) is not None:
             return False
