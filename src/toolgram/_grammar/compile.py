@@ -190,7 +190,7 @@ def compile_earley(fmt: Format) -> Compiled:
     found = {t.name for t in lark.terminals} & set(SPECIAL_TERMINALS)
     if found:  # (imported from a shared grammar)
         raise GrammarError(f"{fmt.path}: terminal {min(found)} needs the LALR parser (it is delimited by a bracket scanner)", fmt.path)
-    _check_call_rules(fmt, {lark_table.rule_name(rule.origin.name) for rule in lark.rules})
+    _check_call_rules(fmt, {rule_name(rule.origin.name) for rule in lark.rules})
     lterms, lignore = lark_table.terminals_of(lark)
     terminals = {
         t.name: Terminal(t.name, regex.compile("".join(f"(?{f})" for f in t.flags) + words(t.regexp)), t.literal, t.priority)
@@ -200,6 +200,9 @@ def compile_earley(fmt: Format) -> Compiled:
         states={}, start_state=None, end_state=None, callbacks={}, terminals=terminals,
         ignore=tuple(terminals[n] for n in lignore if n in terminals), earley=lark,
     )  # fmt: skip
+    compiled.call_rules = frozenset(
+        rule.origin.name for rule in lark.rules if rule_name(rule.origin.name) in vocabulary.COUNTED_CALLS
+    )
     every = [t for t in terminals.values() if t not in compiled.ignore]
     warnings = []
     for key, markers in (("start", fmt.starts), ("end", fmt.ends)):

@@ -24,7 +24,6 @@ from lark import Token, Tree
 from lark.exceptions import UnexpectedEOF, UnexpectedInput
 
 from .._grammar.registry import Format
-from .table import _CALL_RULES
 from .tokens import DONE, FAIL, WAIT, Tok, _snippet
 
 # The longest region (from its start marker to its end) an Earley grammar reads.
@@ -133,7 +132,7 @@ class EarleyDriver:
             # (Quoted from the region's text only: a stream parses it before the text
             # after it has come.)
             return self._fail(f"unexpected {_snippet(buf[:stop], at)}", at)
-        self.tree = _placed(tree, start, stop)
+        self.tree = _placed(tree, start, stop, self.c.call_rules)
         self.end = stop
         self.taken = 2
         self.status = DONE
@@ -170,7 +169,7 @@ class EarleyDriver:
         return self.last < 0 or n - self.last >= self.width
 
 
-def _placed(tree: Any, start: int, stop: int) -> Any:
+def _placed(tree: Any, start: int, stop: int, call_rules: frozenset) -> Any:
     """Lark's tree of the region's text as the LALR driver builds it: tokens as Tok, at
     their places in the reply (a supplied end marker at the region's end), and a call
     rule's `meta.end_pos` where its last token (kept or not) ends."""
@@ -181,7 +180,7 @@ def _placed(tree: Any, start: int, stop: int) -> Any:
         node = stack.pop()
         meta = node._meta
         node._meta = None
-        if meta is not None and node.data in _CALL_RULES and not meta.empty:
+        if meta is not None and node.data in call_rules and not meta.empty:
             node.meta.end_pos = min(start + meta.end_pos, stop)
         children = node.children
         for i, child in enumerate(children):
