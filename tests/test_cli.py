@@ -236,7 +236,10 @@ def test_formats_with_user_grammars(tmp_path: Path, capsys: pytest.CaptureFixtur
     hermes = tmp_path / "over" / "hermes.lark"
     hermes.parent.mkdir()
     hermes.write_text(mine.read_text().replace("format: mine", "format: hermes"), encoding="utf-8")
-    code, out = main(capsys, "formats", "--grammar-path", str(mine), "--grammar-path", str(hermes.parent))
+    code = _cli.main(["formats", "--grammar-path", str(mine), "--grammar-path", str(hermes.parent)])
+    out, err = capsys.readouterr()
+    # The replacement is said once on stderr, as a line of toolgram's, not as a Python warning.
+    assert err == f"toolgram: warning: {hermes} (format hermes) replaces the built-in format hermes (hermes.lark); give it another name in its '// format:' line to keep both\n"
     rows = {line.split()[0]: line for line in out.splitlines()[1:]}
     assert code == 0
     assert f"{mine} (user)" in rows["mine"] and "<<c>>" in rows["mine"]

@@ -81,7 +81,8 @@ def test_user_format_next_to_builtins(tmp_path: Path) -> None:
 def test_user_format_replaces_builtin_of_same_name(tmp_path: Path) -> None:
     path = write(tmp_path, "my_hermes.lark", MINE.replace("format: mine", "format: hermes"))
     raw = REPLY + '<tool_call>{"name": "x", "arguments": {}}</tool_call>'
-    result = toolgram.parse(raw, formats=["hermes"], grammar_paths=path)
+    with pytest.warns(toolgram.GrammarWarning, match=r"my_hermes.lark \(format hermes\) replaces the built-in format hermes"):
+        result = toolgram.parse(raw, formats=["hermes"], grammar_paths=path)
     assert [(c.name, c.format) for c in result.calls] == [("lookup", "hermes")]  # <tool_call> is no longer its marker
     assert _registry.registry_for(path).formats["hermes"].path == path
     assert _registry.registry_for(None).formats["hermes"].path.name == "hermes.lark"

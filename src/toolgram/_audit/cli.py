@@ -21,6 +21,7 @@ import json
 import os
 import shutil
 import sys
+import warnings
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
@@ -640,13 +641,22 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:  # noqa: ANN001
+    text = str(message)
+    text = text[len(PROG) + 2 :] if text.startswith(f"{PROG}: ") else text
+    sys.stderr.write(f"{PROG}: warning: {text}\n")
+
+
 def main(argv: list[str] | None = None) -> int:
-    from .._grammar.registry import GrammarError, UnknownFormat
+    from .._grammar.registry import GrammarError, GrammarWarning, UnknownFormat
 
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return args.func(args)
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning  # (one line on stderr, not Python's file:line form)
+            warnings.simplefilter("always", GrammarWarning)  # (a command's user is told, whatever the filters)
+            return args.func(args)
     except CLIError as exc:
         sys.stderr.write(f"{PROG}: error: {exc}\n")
         return 2
