@@ -157,6 +157,41 @@ def test_work_grows_linearly(unit: str, tools: list | None, monkeypatch: pytest.
     assert large <= 4.5 * small, (small, large)
 
 
+def _calls(fn: object) -> int:
+    """The calls fn() makes, of Python functions and of builtins (a regex search, a
+    str.find): work counted wherever it is done."""
+    count = [0]
+
+    def profile(frame: object, event: str, arg: object) -> None:
+        if event == "call" or event == "c_call":
+            count[0] += 1
+
+    sys.setprofile(profile)
+    try:
+        fn()  # type: ignore[operator]
+    finally:
+        sys.setprofile(None)
+    return count[0]
+
+
+# Replies whose cost grew with their square in calls the drivers' tokens do not show.
+CALLS = [
+    # A Python argument value that never ends (its quote closed by the next call's): each
+    # value's scan for its end ran on to the end of the reply, once per call.
+    ('<|python_tag|>brave_search.call(query="weather in Men\n', ["brave_search"]),
+]
+
+
+@pytest.mark.parametrize("unit,tools", CALLS, ids=[repr(u[:24]) for u, _ in CALLS])
+def test_calls_grow_linearly(unit: str, tools: list | None) -> None:
+    toolgram.parse(unit, tools)  # (the grammars are built outside the count)
+    small, large = (
+        _calls(lambda raw=unit * (size // len(unit)): toolgram.parse(raw, tools, max_chars=None))
+        for size in (4_000, 16_000)
+    )
+    assert large <= 4.5 * small, (small, large)
+
+
 def _unbounded(t: object) -> bool:
     from re import _parser as _sre  # (the `re` module's pattern parser)
 

@@ -18,6 +18,7 @@ except ImportError:  # running from a checkout that is not installed
     from toolgram._recover import repair as _repair
 
 from toolgram._lalr import jsonscan as _jsonscan
+from toolgram._lalr.extent import StopIndex
 
 from toolgram._recover.repair import MAX_DEPTH, BracketIndex, RepairError, loads, scalar_end, value_end
 
@@ -426,6 +427,31 @@ def test_bracket_index_answers_as_value_end(text, order):
     index = BracketIndex()
     for pos in [*order, *range(len(text))]:
         assert index.end(text, pos) == value_end(text, pos), (text, pos)
+
+
+@SETTINGS
+@given(
+    st.text(alphabet="[]{}()\"'\\ab ,\n", max_size=40) | jsonish_text,
+    st.lists(st.integers(-2, 42), max_size=12),
+    st.sampled_from([",)", ")", ",", ",)]"]),
+)
+def test_stop_index_answers_as_scalar_end(text, order, stops):
+    # One index asked about many places, in any order, agrees with a scan for each
+    # (strings its trace passed over, closers that end a level, apostrophes).
+    index = StopIndex(stops)
+    for pos in [*order, *range(len(text))]:
+        assert index.end(text, pos) == scalar_end(text, pos, stops), (text, pos)
+
+
+@SETTINGS
+@given(st.text(alphabet="[]{}()\"'\\ab ,\n", max_size=40) | jsonish_text)
+def test_argument_end_is_where_a_drivers_scan_ends(text):
+    # The index a parse gives its drivers answers as the scan a stream resumes.
+    from toolgram._lalr.extent import _Extent
+
+    index = BracketIndex()
+    for pos in range(len(text)):
+        assert index.argument_end(text, pos) == _Extent(pos, ",)").advance(text, 0), (text, pos)
 
 
 @SETTINGS

@@ -238,7 +238,12 @@ class Driver:
                         end = quoted[0]  # (its quotes inside pair up: it is read whole)
                         cut = None
                     else:
-                        end = extent.advance(buf, 0)
+                        if final and self.brackets is not None:
+                            # A whole text: one index for all its values, as for JSON (a scan of
+                            # each value that never ends ran to the end of the text: once a call).
+                            end = self.brackets.argument_end(buf, pos)
+                        else:
+                            end = extent.advance(buf, 0)
                         # (Cut as a JSON value is: `city="Par"is")]` must not run on.)
                         cut = self._cut(buf, pos, n if end is None else end, final) if self.cutter else None
                     if cut is not None and cut is not WAIT:

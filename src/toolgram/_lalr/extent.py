@@ -4,10 +4,11 @@ that starts at a position ends, quotes respected, without parsing it.
 Three forms answer the same question, each for its caller's speed:
  - value_end / scalar_end: one scan of the text (the builder, the lenient pass);
  - BracketIndex (over _Trace): value_end for many starts in one text, shared by
-   the drivers of a reply;
+   the drivers of a reply; and, by its StopIndex (over _StopTrace), scalar_end
+   for a Python argument value (BracketIndex.argument_end);
  - _Extent: resumable, for a token that grows in a stream (Driver._lex).
 They must give the same answers; tests/test_repair.py checks value_end,
-scalar_end and BracketIndex (and the corpus, streamed and whole, the rest).
+scalar_end, BracketIndex and StopIndex (and the corpus, streamed and whole, the rest).
 Strings are read by _STRING here, and by _STRING_BODY in _Extent (the same
 bodies, without the closing quote; _Extent tells an apostrophe itself).
 """
@@ -15,6 +16,7 @@ bodies, without the closing quote; _Extent tells an apostrophe itself).
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from functools import lru_cache
 from typing import Any
 
@@ -96,6 +98,15 @@ class BracketIndex:
     def __init__(self) -> None:
         self.text: str | None = None
         self.traces: list[_Trace] = []
+        self.arguments: StopIndex | None = None
+
+    def argument_end(self, text: str, pos: int) -> int | None:
+        """Where a Python argument value at pos ends, scalar_end(text, pos, ",)"); None
+        where no stop follows (the end of the text), as a scan that runs there says."""
+        if self.arguments is None:
+            self.arguments = StopIndex(",)")
+        end = self.arguments.end(text, pos)
+        return end if end < len(text) else None
 
     def end(self, text: str, pos: int) -> int | None:
         if text is not self.text:
@@ -151,6 +162,133 @@ class _Trace:
             self.openers.add(m.start())
         elif m.lastindex == 4 and self.stack:
             self.close[self.stack.pop()] = m.end()
+
+
+class StopIndex:
+    """scalar_end(text, pos, stops) for many places in one text, in linear time overall.
+
+    A reply of many calls whose argument value never ends (`f.call(q="Men` again and
+    again: each quote opens a string that the next call's quote closes) asks where a
+    value ends once per call, each answer scanning to the end of the text: quadratic.
+    Here one scan (a trace), taken as far as a question needs, runs on through the
+    whole text: brackets nest (a closer at depth 0 is passed over), and each stop, and
+    each closer that brings a level down, is noted at the depth it comes at. A scan
+    from a place the trace passed outside a string sees the same strings and brackets
+    from there on, at depth 0 where the trace is at its depth d: it ends at the first
+    stop the trace meets at depth d. A closer the trace meets at depth d (the level
+    ends) is one that scan passes over, at its depth 0: from there on it is the scan
+    of the place after it. A place the trace saw inside a string, or never reached
+    from its start, starts a trace of its own (a few are kept)."""
+
+    _KEEP = 8
+
+    def __init__(self, stops: str) -> None:
+        self.scan = _stop_scan("".join(c for c in stops if c not in _QUOTES))
+        self.text: str | None = None
+        self.traces: list[_StopTrace] = []
+
+    def end(self, text: str, pos: int) -> int:
+        if text is not self.text:
+            self.text, self.traces = text, []
+        pos = max(pos, 0)
+        if pos >= len(text):
+            return len(text)
+        for trace in self.traces:
+            if trace.start <= pos:
+                found = trace.end(pos)
+                if found is not _UNKNOWN:
+                    return found
+        trace = _StopTrace(text, pos, self.scan)
+        self.traces = [trace, *self.traces[: self._KEEP - 1]]
+        return trace.end(pos)
+
+
+class _StopTrace:
+    """One scan of a text from `start` on for StopIndex, taken as far as asked."""
+
+    __slots__ = ("text", "start", "tokens", "at", "depth", "starts", "ends", "depths", "levels", "done", "memo")
+
+    def __init__(self, text: str, start: int, scan: re.Pattern[str]) -> None:
+        self.text = text
+        self.start = start
+        self.tokens = scan.finditer(text, start)
+        self.at = start  # scanned up to here
+        self.depth = 0
+        # Each string, stop and bracket: where it starts, where it ends (a string that
+        # never closes: past the end of the text), the depth before it.
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+        self.depths: list[int] = []
+        # depth -> the stops met at that depth and the closers that end it, in order:
+        # ([their places], [whether a stop]).
+        self.levels: dict[int, tuple[list[int], list[bool]]] = {}
+        self.done = False  # at the end of the text, or of a string that never closes
+        self.memo: dict[int, int] = {}  # place -> its answer
+
+    def end(self, pos: int) -> Any:
+        """scalar_end from pos; _UNKNOWN where the trace passed pos inside a string."""
+        while not self.done and self.at <= pos:
+            self._step()
+        starts = self.starts
+        i = bisect_left(starts, pos)  # (the first token from pos on)
+        if i and pos < self.ends[i - 1]:
+            return _UNKNOWN  # (inside a string here, or in one that never closes)
+        depth = self.depths[i] if i < len(starts) else self.depth
+        seen = []
+        while True:
+            found = self.memo.get(pos)
+            if found is not None:
+                break
+            seen.append(pos)
+            # The first stop at this depth from pos on, or the closer that ends the level.
+            level = self.levels.get(depth)
+            while not self.done and (level is None or level[0][-1] < pos):
+                self._step()
+                level = self.levels.get(depth)
+            k = bisect_left(level[0], pos) if level is not None else 0
+            if level is None or k == len(level[0]):
+                found = len(self.text)
+                break
+            at = level[0][k]
+            if level[1][k]:
+                found = at
+                break
+            pos, depth = at + 1, depth - 1  # (a closer, passed over at depth 0)
+        for p in seen:
+            self.memo[p] = found
+        return found
+
+    def _step(self) -> None:
+        m = next(self.tokens, None)
+        if m is None:
+            self.done = True
+            self.at = len(self.text)
+            return
+        kind = m.lastindex
+        at = m.start()
+        depth = self.depth
+        self.starts.append(at)
+        self.depths.append(depth)
+        if kind is None:  # (a string that never closes: it runs to the end)
+            self.ends.append(len(self.text) + 1)
+            self.done = True
+            self.at = len(self.text)
+            return
+        self.ends.append(m.end())
+        self.at = m.end()
+        if kind == 3 or (kind == 5 and depth):
+            level = self.levels.get(depth)
+            if level is None:
+                level = self.levels[depth] = ([], [])
+            level[0].append(at)
+            level[1].append(kind == 3)
+            ch = m.group()
+            if ch in _OPENERS:
+                self.depth = depth + 1
+            elif depth and ch in _CLOSERS:
+                self.depth = depth - 1
+        elif kind == 4:
+            self.depth = depth + 1
 
 
 @lru_cache(maxsize=32)
