@@ -234,6 +234,27 @@ def test_a_long_growing_token_is_not_lexed_again_per_delta(unit: str, monkeypatc
     assert large <= 4.5 * small, (small, large)
 
 
+def _buffered(raw: str) -> int:
+    """The text a stream of 8-character deltas holds in its scanner's buffer, summed over
+    the deltas: what joining each delta to it copies."""
+    sp = toolgram.StreamParser(max_chars=None)
+    held = 0
+    for i in range(0, len(raw), 8):
+        sp.feed(raw[i : i + 8])
+        held += len(sp._scanner.buf)
+    assert sp.close() == toolgram.parse(raw, max_chars=None)
+    return held
+
+
+@pytest.mark.parametrize("unit", ["<|tool_calls_section_begin|>", "<tool_call>{", "<function=x", "```json{"])
+def test_a_stream_of_regions_drops_what_it_has_read(unit: str) -> None:
+    # Each delta ended inside a region (a run of markers, each one a region that is read
+    # and ends): the text before the region was dropped only between deltas in prose,
+    # never, so the buffer held the whole reply and each delta joined to it copied it.
+    small, large = (_buffered(unit * (size // len(unit))) for size in (4_000, 16_000))
+    assert large <= 4.5 * small, (small, large)
+
+
 # Replies of one marker run, whose cost a look-ahead or a pattern could make the square
 # of their length without feeding the drivers any more tokens: timed, as a ratio of two
 # sizes in one test (linear: 4; the square: 16).

@@ -304,12 +304,12 @@ class Scanner(MarkerSearch):
             self.plain = "reasoning" if self.mode == "think" or self.in_open_think else "text"
             self.held = buf[self.pos :]
 
-    def _trim(self) -> None:
+    def _trim(self) -> int:
         """Drop the text before pos, keeping what look-behinds read: back to the
         last character that is not a space or tab (a marker first on its line,
         the "`" before a marker in inline code), and the seven before it (a whole
         `</think>` that a line-anchored marker may follow; the character before
-        a "`")."""
+        a "`"). Returns how many characters were dropped."""
         buf = self.buf
         pos = self.pos
         keep = pos - 1
@@ -317,16 +317,17 @@ class Scanner(MarkerSearch):
         while keep > floor and buf[keep] in " \t":
             keep -= 1
         if keep <= 0 or buf[keep] in " \t" or 2 * keep < len(buf):
-            return  # a long run of blanks, or too little to gain: keep it all
+            return 0  # a long run of blanks, or too little to gain: keep it all
         keep -= len(THINK_CLOSE) - 1
         if keep <= 0:
-            return
+            return 0
         self.buf = buf[keep:]
         self.base += keep
         self.pos = pos - keep
         self.think_from = max(0, self.think_from - keep)
         self.think_scan = max(0, self.think_scan - keep)
         self.blank_to = max(0, self.blank_to - keep)
+        return keep
 
     def _prose(self, out: list, start: int, end: int) -> None:
         if end > start:
@@ -399,6 +400,14 @@ class Scanner(MarkerSearch):
         return self.region.run(out, final, True)
 
     def _in_prose(self, out: list, final: bool) -> bool:
+        if not final and self.pos > 256:
+            # In a stream, after a region: the text before it is dropped here, as between
+            # deltas in prose (_settle). A delta that ends in a region again (a run of
+            # markers, each a region) would keep the whole reply, and each delta joined
+            # to it would copy it: the square of the reply.
+            dropped = self._trim()
+            if dropped and out:
+                _rebase(out, -dropped)  # (what out holds is in the buffer's positions)
         buf = self.buf
         pos = self.pos
         kind = "reasoning" if self.in_open_think else "text"
