@@ -255,6 +255,37 @@ def test_a_stream_of_regions_drops_what_it_has_read(unit: str) -> None:
     assert large <= 4.5 * small, (small, large)
 
 
+def _looked_at_for_a_cut_close(raw: str, monkeypatch: pytest.MonkeyPatch) -> int:
+    """The text handed to cut_marker (is the rest of the reply a close marker cut short?)
+    over a parse, in characters: each piece is a copy."""
+    from toolgram._recover import close as _close
+    from toolgram._scan import fastpath as _fastpath
+
+    count = [0]
+    cut_marker = _close.cut_marker
+
+    def counting(rest: str, markers: object) -> bool:
+        count[0] += 1 + len(rest)
+        return cut_marker(rest, markers)
+
+    with monkeypatch.context() as m:
+        m.setattr(_close, "cut_marker", counting, raising=True)
+        m.setattr(_fastpath, "cut_marker", counting, raising=True)
+        toolgram.parse(raw, max_chars=None)
+    return count[0]
+
+
+@pytest.mark.parametrize(
+    "unit", ['<|tool_call|>[{"name": "f", "arguments": {"a": 1}}]\n', '<function_call>{"name": "f", "arguments": {}} ok\n']
+)
+def test_a_reply_of_calls_copies_no_rest_per_call(unit: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # After each call (the general way's, a fast frame's), whether the rest of the reply
+    # is a close marker cut short was asked of a copy of all of it: the square of the reply.
+    small, large = (_looked_at_for_a_cut_close(unit * (size // len(unit)), monkeypatch) for size in (4_000, 16_000))
+    assert small > 0
+    assert large <= 4.5 * small, (small, large)
+
+
 # Replies of one marker run, whose cost a look-ahead or a pattern could make the square
 # of their length without feeding the drivers any more tokens: timed, as a ratio of two
 # sizes in one test (linear: 4; the square: 16).

@@ -190,7 +190,9 @@ def cut_close(d: Any, buf: str, allowed) -> str | None:
     while pos < n and buf[pos].isspace():
         pos += 1
     closers = [*d.fmt.ends, *(t.literal for t in allowed if t.literal is not None and _closes(t.literal))]
-    if not cut_marker(buf[pos:], closers):
+    # (Only a rest shorter than a closer can be one cut short: no more is looked at. A
+    # copy of all of the rest, for each region, cost the square of a reply of calls.)
+    if not cut_marker(buf[pos : pos + max(map(len, closers), default=0)], closers):
         return None
     plan = d._closing_plan()
     if plan is None:

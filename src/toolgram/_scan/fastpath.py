@@ -34,6 +34,7 @@ formats are in opening.py.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import regex
@@ -57,6 +58,7 @@ from .items import Piece, Region, _piece
 WAIT = "wait"
 _SCAN = _repair._JSON.scan_once  # (the decoder _repair.loads tries first)
 _JSON_SPACE = " \t\n\r"
+_SPACE = re.compile(r"\s*")  # (what str.lstrip() strips)
 _HALF_DEPTH = _repair.MAX_DEPTH // 2
 
 # The rules a frame's tree may hold: `start`, this one (the payload's), and rules
@@ -298,8 +300,11 @@ class JsonFrame:
                 if q < 0:
                     if not self.optional:
                         return None
-                    rest = buf[stop:].lstrip()
-                    if cut_marker(rest, [t.literal for t in self.ends if t.literal]):
+                    closers = [t.literal for t in self.ends if t.literal]
+                    # (Only a rest shorter than a closer can be one cut short: no more of it is
+                    # copied. All of it, for each call read, cost the square of a reply of calls.)
+                    at = _SPACE.match(buf, stop).end()
+                    if cut_marker(buf[at : at + max(map(len, closers), default=0)], closers):
                         return None  # (an end marker cut short by the end: the general way's repair)
                     break  # (the region never ends inside ignored text)
 
