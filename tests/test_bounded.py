@@ -282,7 +282,6 @@ def test_a_reply_of_calls_copies_no_rest_per_call(unit: str, monkeypatch: pytest
     # After each call (the general way's, a fast frame's), whether the rest of the reply
     # is a close marker cut short was asked of a copy of all of it: the square of the reply.
     small, large = (_looked_at_for_a_cut_close(unit * (size // len(unit)), monkeypatch) for size in (4_000, 16_000))
-    assert small > 0
     assert large <= 4.5 * small, (small, large)
 
 

@@ -83,6 +83,9 @@ class Compiled:
     # that is no letter or digit, a bracket, a tag): text after a call that starts
     # otherwise is prose (Driver.prose_at).
     literal_firsts: frozenset = frozenset()  # (set by compile_format)
+    # The length of the longest literal token or end marker (set by compile_format): a rest
+    # of the text that long is none of them cut short (Driver._cut_close).
+    longest_literal: int = 0
     # The shift/reduce conflicts the header declares (each resolved as shift).
     conflicts: tuple = ()
     # What the grammar's author should know (GrammarWarning texts; `toolgram grammar` shows them).
@@ -158,6 +161,7 @@ def compile_format(fmt: Format) -> Compiled:
     compiled.literal_firsts = frozenset("<[{").union(
         t.literal[0] for t in terminals.values() if t.literal and not t.literal[0].isalnum()
     )
+    compiled.longest_literal = max((len(x) for x in (*fmt.ends, *(t.literal for t in terminals.values())) if x), default=0)
     for state, row in lt.states.items():
         allowed = [terminals[k] for k in row if k in terminals]
         allowed.sort(key=lambda t: (-t.priority, -len(t.literal or "")))

@@ -189,10 +189,13 @@ def cut_close(d: Any, buf: str, allowed) -> str | None:
     pos, n = d.pos, len(buf)
     while pos < n and buf[pos].isspace():
         pos += 1
+    if not 2 <= n - pos < d.c.longest_literal:
+        # (Too short or too long to be any closer cut short, as cut_marker tells: the
+        # usual case, mid-text, told without a list of them, nor a copy of all the rest
+        # of the text, which for each region cost the square of a reply of calls.)
+        return None
     closers = [*d.fmt.ends, *(t.literal for t in allowed if t.literal is not None and _closes(t.literal))]
-    # (Only a rest shorter than a closer can be one cut short: no more is looked at. A
-    # copy of all of the rest, for each region, cost the square of a reply of calls.)
-    if not cut_marker(buf[pos : pos + max(map(len, closers), default=0)], closers):
+    if not cut_marker(buf[pos:], closers):
         return None
     plan = d._closing_plan()
     if plan is None:
