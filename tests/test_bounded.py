@@ -285,6 +285,36 @@ def test_a_reply_of_calls_copies_no_rest_per_call(unit: str, monkeypatch: pytest
     assert large <= 4.5 * small, (small, large)
 
 
+def _searched_for_lines(raw: str, tools: list, monkeypatch: pytest.MonkeyPatch) -> int:
+    """The text _build.builder._objects_by_line searches for lines that open a call object, over
+    a parse, in characters."""
+    from toolgram._build import builder as _builder
+
+    count = [0]
+    pattern = _builder._LINE_OBJECT
+
+    class Counting:
+        def finditer(self, text: str) -> object:
+            count[0] += 1 + len(text)
+            return pattern.finditer(text)
+
+    with monkeypatch.context() as m:
+        m.setattr(_builder, "_LINE_OBJECT", Counting())
+        toolgram.parse(raw, tools, max_chars=None)
+    return count[0]
+
+
+def test_lists_left_open_are_not_searched_for_lines_each(monkeypatch: pytest.MonkeyPatch) -> None:
+    # xLAM lists each left open in a string (`[{…"city": "El Pa` a line): each region's
+    # JSON runs on to the end of the reply, fails, and was searched to there for lines
+    # of call objects (MiniMax's repair), which a list is not: the square of the reply.
+    unit = '[{"name": "get_weather", "arguments": {"city": "El Pa\n'
+    small, large = (
+        _searched_for_lines(unit * (size // len(unit)), ["get_weather"], monkeypatch) for size in (4_000, 16_000)
+    )
+    assert large <= 4.5 * small, (small, large)
+
+
 # Replies of one marker run, whose cost a look-ahead or a pattern could make the square
 # of their length without feeding the drivers any more tokens: timed, as a ratio of two
 # sizes in one test (linear: 4; the square: 16).

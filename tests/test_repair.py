@@ -455,6 +455,13 @@ def test_argument_end_is_where_a_drivers_scan_ends(text):
 
 
 @SETTINGS
+@given(st.text(alphabet=" \t\n\r\x0b\x1c\x85\xa0\u2028\u3000ab{", max_size=40), st.integers(0, 200))
+def test_stripped_end_is_the_length_of_rstrip(text, pad):
+    for t in (text, text + " " * pad, "x" * pad + text, text + "\n" * pad + text):
+        assert _repair._stripped_end(t) == len(t.rstrip()), t
+
+
+@SETTINGS
 @given(st.text(max_size=60) | jsonish_text, st.integers(-2, 62), st.text(alphabet=",)]:'", max_size=3))
 def test_scans_never_raise(text, pos, stops):
     end = value_end(text, pos)

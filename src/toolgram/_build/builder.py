@@ -695,12 +695,18 @@ def _several_objects(text: str, offset: int):
 
 
 _LINE_OBJECT = re.compile(r"\n[ \t]*(?=\{)")
+_LIST_FIRST = re.compile(r"\s*\[")  # (\s: what str.lstrip() strips)
 
 
 def _objects_by_line(text: str, offset: int):
     """Call objects a line each, read as _several_objects reads them, but each line
     on its own, so that one left without its closing brace is closed there (repair
     closed_json) and the next is still read. None unless each line is a call object."""
+    if _LIST_FIRST.match(text) is not None:
+        # (The first line is a list, which is no call object, however it reads: the text
+        # is not searched for lines. A list left open ran on to the end of the reply, and
+        # each region of such lists searched the rest of it: the square of the reply.)
+        return None
     cuts = [0, *(m.start() for m in _LINE_OBJECT.finditer(text)), len(text)]
     if len(cuts) < 3:  # (two lines at least)
         return None

@@ -405,6 +405,15 @@ _COLON_AFTER_KEY = re.compile(r"\s*(:)?")
 _APOSTROPHE = re.compile(r"(?<!\\)'")  # a quote inside a 'single-quoted' string, not escaped
 
 
+def _stripped_end(text: str) -> int:
+    """len(text.rstrip()), from the end of the text alone where it can (text.rstrip() of a
+    text that ends with a newline copies all of it)."""
+    tail = text[-64:]
+    kept = tail.rstrip()
+    if kept or len(tail) == len(text):
+        return len(text) - len(tail) + len(kept)
+    return len(text.rstrip())
+
 
 class _Reader:
     """One lenient pass: a tokenizer feeding a builder with an explicit stack."""
@@ -415,7 +424,7 @@ class _Reader:
         # trailing whitespace does not make `{"a": tru` any less cut off.
         # Tokens are matched up to here only; a cut-off string still takes
         # its characters from the whole text.
-        self.end = len(text.rstrip())
+        self.end = _stripped_end(text)
         self.repairs: dict[str, None] = {}  # an ordered set
         self.looked = 0  # how far numberish() looked (see unreadable_at)
         self.starts: list[int] | None = None  # (element_starts: where each element of a top-level list begins)
