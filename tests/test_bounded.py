@@ -315,6 +315,43 @@ def test_lists_left_open_are_not_searched_for_lines_each(monkeypatch: pytest.Mon
     assert large <= 4.5 * small, (small, large)
 
 
+def _read_as_strings(raw: str, tools: list, monkeypatch: pytest.MonkeyPatch) -> int:
+    """The text _lalr.extent.StopIndex reads as strings (where Python argument values end,
+    in a parse), in characters."""
+    from toolgram._lalr import extent as _extent
+
+    count = [0]
+    match = _extent._STRING_MATCH
+
+    def counting(text: str, pos: int) -> object:
+        m = match(text, pos)
+        count[0] += 1 + m.end() - pos
+        return m
+
+    with monkeypatch.context() as m:
+        m.setattr(_extent, "_STRING_MATCH", counting)
+        toolgram.parse(raw, tools, max_chars=None)
+    return count[0]
+
+
+@pytest.mark.parametrize(
+    "unit,tools",
+    [
+        # Each call's value ends (past the first characters, where the index is asked), but
+        # after it a 'single-quoted' string opens that the apostrophe rule runs on to the end
+        # of the reply (`['get_weather(…` again and again).
+        ('[\'get_weather(city="' + "Paris " * 50 + '")]\n\nThat is all for now.\n', ["get_weather"]),
+        # Each call's value runs on, its quote closed by the next call's.
+        ('<|python_tag|>brave_search.call(query="weather in Men\n', ["brave_search"]),
+    ],
+    ids=["single-quoted", "double-quoted"],
+)
+def test_a_string_that_never_closes_is_read_once(unit: str, tools: list, monkeypatch: pytest.MonkeyPatch) -> None:
+    small, large = (_read_as_strings(unit * (size // len(unit)), tools, monkeypatch) for size in (4_000, 16_000))
+    assert small > 0
+    assert large <= 4.5 * small, (small, large)
+
+
 # Replies of one marker run, whose cost a look-ahead or a pattern could make the square
 # of their length without feeding the drivers any more tokens: timed, as a ratio of two
 # sizes in one test (linear: 4; the square: 16).

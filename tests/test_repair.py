@@ -444,11 +444,13 @@ def test_stop_index_answers_as_scalar_end(text, order, stops):
 
 
 @SETTINGS
-@given(st.text(alphabet="[]{}()\"'\\ab ,\n", max_size=40) | jsonish_text)
-def test_argument_end_is_where_a_drivers_scan_ends(text):
-    # The index a parse gives its drivers answers as the scan a stream resumes.
+@given(st.text(alphabet="[]{}()\"'\\ab ,\n", max_size=40) | jsonish_text, st.integers(0, 300), st.integers(0, 40))
+def test_argument_end_is_where_a_drivers_scan_ends(text, pad, at):
+    # The index a parse gives its drivers answers as the scan a stream resumes (a value
+    # that ends within its first characters, and one that runs on past them).
     from toolgram._lalr.extent import _Extent
 
+    text = text[:at] + "a" * pad + text[at:]
     index = BracketIndex()
     for pos in range(len(text)):
         assert index.argument_end(text, pos) == _Extent(pos, ",)").advance(text, 0), (text, pos)

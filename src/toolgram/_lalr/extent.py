@@ -103,6 +103,12 @@ class BracketIndex:
     def argument_end(self, text: str, pos: int) -> int | None:
         """Where a Python argument value at pos ends, scalar_end(text, pos, ",)"); None
         where no stop follows (the end of the text), as a scan that runs there says."""
+        # Most values end soon: a scan of the next characters finds where, as a scan of
+        # the whole text would (a stop it finds follows tokens that all end before it).
+        window = text[pos : pos + 256]
+        end = scalar_end(window, 0, ",)")
+        if end < len(window):
+            return pos + end
         if self.arguments is None:
             self.arguments = StopIndex(",)")
         end = self.arguments.end(text, pos)
@@ -178,18 +184,26 @@ class StopIndex:
     stop the trace meets at depth d. A closer the trace meets at depth d (the level
     ends) is one that scan passes over, at its depth 0: from there on it is the scan
     of the place after it. A place the trace saw inside a string, or never reached
-    from its start, starts a trace of its own (a few are kept)."""
+    from its start, starts a trace of its own (a few are kept).
+
+    A string that never closes is read once: a later string of its quote (inside it,
+    or it would have closed) never closes either, from its next character on it reads
+    the same text the same way. (A 'single-quoted' one with apostrophes in it runs on
+    over every later quote of its kind followed by a letter: each trace would read it
+    to the end of the text, and each call's value may start a trace.)"""
 
     _KEEP = 8
 
     def __init__(self, stops: str) -> None:
-        self.scan = _stop_scan("".join(c for c in stops if c not in _QUOTES))
+        self.stops = "".join(c for c in stops if c not in _QUOTES)
+        self.search = re.compile("[" + re.escape(_QUOTES + self.stops + _OPENERS + _CLOSERS) + "]").search
         self.text: str | None = None
         self.traces: list[_StopTrace] = []
+        self.unclosed: dict[str, int] = {}  # quote -> where a string of it that never closes starts
 
     def end(self, text: str, pos: int) -> int:
         if text is not self.text:
-            self.text, self.traces = text, []
+            self.text, self.traces, self.unclosed = text, [], {}
         pos = max(pos, 0)
         if pos >= len(text):
             return len(text)
@@ -198,20 +212,24 @@ class StopIndex:
                 found = trace.end(pos)
                 if found is not _UNKNOWN:
                     return found
-        trace = _StopTrace(text, pos, self.scan)
+        trace = _StopTrace(self, text, pos)
         self.traces = [trace, *self.traces[: self._KEEP - 1]]
         return trace.end(pos)
 
 
+_STRING_MATCH = re.compile(_STRING, re.S | re.X).match  # (lastindex None: it never closes)
+
+
 class _StopTrace:
-    """One scan of a text from `start` on for StopIndex, taken as far as asked."""
+    """One scan of a text from `start` on for StopIndex, taken as far as asked: the
+    tokens of scalar_end's scan (_stop_scan), found one by one."""
 
-    __slots__ = ("text", "start", "tokens", "at", "depth", "starts", "ends", "depths", "levels", "done", "memo")
+    __slots__ = ("index", "text", "start", "at", "depth", "starts", "ends", "depths", "levels", "done", "memo")
 
-    def __init__(self, text: str, start: int, scan: re.Pattern[str]) -> None:
+    def __init__(self, index: StopIndex, text: str, start: int) -> None:
+        self.index = index
         self.text = text
         self.start = start
-        self.tokens = scan.finditer(text, start)
         self.at = start  # scanned up to here
         self.depth = 0
         # Each string, stop and bracket: where it starts, where it ends (a string that
@@ -259,36 +277,44 @@ class _StopTrace:
         return found
 
     def _step(self) -> None:
-        m = next(self.tokens, None)
+        text = self.text
+        index = self.index
+        m = index.search(text, self.at)
         if m is None:
             self.done = True
-            self.at = len(self.text)
+            self.at = len(text)
             return
-        kind = m.lastindex
         at = m.start()
+        ch = text[at]
         depth = self.depth
         self.starts.append(at)
         self.depths.append(depth)
-        if kind is None:  # (a string that never closes: it runs to the end)
-            self.ends.append(len(self.text) + 1)
+        if ch in _QUOTES:
+            since = index.unclosed.get(ch, -1)
+            if not 0 <= since <= at:
+                string = _STRING_MATCH(text, at)
+                if string.lastindex is not None:
+                    self.ends.append(string.end())
+                    self.at = string.end()
+                    return
+                index.unclosed[ch] = at
+            # (A string that never closes: it runs to the end.)
+            self.ends.append(len(text) + 1)
             self.done = True
-            self.at = len(self.text)
+            self.at = len(text)
             return
-        self.ends.append(m.end())
-        self.at = m.end()
-        if kind == 3 or (kind == 5 and depth):
+        self.ends.append(at + 1)
+        self.at = at + 1
+        if ch in index.stops or (depth and ch in _CLOSERS):
             level = self.levels.get(depth)
             if level is None:
                 level = self.levels[depth] = ([], [])
             level[0].append(at)
-            level[1].append(kind == 3)
-            ch = m.group()
-            if ch in _OPENERS:
-                self.depth = depth + 1
-            elif depth and ch in _CLOSERS:
-                self.depth = depth - 1
-        elif kind == 4:
+            level[1].append(ch in index.stops)
+        if ch in _OPENERS:
             self.depth = depth + 1
+        elif depth and ch in _CLOSERS:
+            self.depth = depth - 1
 
 
 @lru_cache(maxsize=32)
