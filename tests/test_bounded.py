@@ -352,6 +352,39 @@ def test_a_string_that_never_closes_is_read_once(unit: str, tools: list, monkeyp
     assert large <= 4.5 * small, (small, large)
 
 
+def _looked_through_for_markers(raw: str, tools: list, monkeypatch: pytest.MonkeyPatch) -> int:
+    """The text Scanner._next_marker looks through (where a driver may cut a broken value)
+    over a parse, in characters: from each start to what it finds, or the end of the text."""
+    count = [0]
+    next_marker = _scan.Scanner._next_marker
+
+    def counting(self: object, buf: str, start: int, key: str) -> int:
+        at = next_marker(self, buf, start, key)
+        count[0] += 1 + (len(buf) if at < 0 else at) - start
+        return at
+
+    with monkeypatch.context() as m:
+        m.setattr(_scan.Scanner, "_next_marker", counting)
+        toolgram.parse(raw, tools, max_chars=None)
+    return count[0]
+
+
+def test_a_salvage_replay_does_not_make_markers_be_looked_for_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    # PLaMo requests each read again, cut short, by a salvage replay: the replay's text
+    # took the place of the reply's in the memory of where markers are, and the next
+    # request looked for every word marker (absent: `functools`, `Action:`) to the end.
+    unit = (
+        "<|plamo:begin_tool_request:plamo|><|plamo:begin_tool_name:plamo|>weather<|plamo:end_tool_name:plamo|>"
+        '<|plamo:begin_tool_arguments:plamo|>{"city": "Kobe"}<|plamo:end_tool_arguments:plamo|>'
+        "<|plamo:end_tool_request:plamo|>\n"
+    )
+    small, large = (
+        _looked_through_for_markers(unit * (size // len(unit)), ["weather"], monkeypatch) for size in (4_000, 16_000)
+    )
+    assert small > 0
+    assert large <= 4.5 * small, (small, large)
+
+
 # Replies of one marker run, whose cost a look-ahead or a pattern could make the square
 # of their length without feeding the drivers any more tokens: timed, as a ratio of two
 # sizes in one test (linear: 4; the square: 16).

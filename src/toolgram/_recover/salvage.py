@@ -5,6 +5,7 @@ salvage_points finds the driver's frame may be closed."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from .mention import mention, settle_failure
@@ -13,6 +14,8 @@ from .._lalr.driver import Driver
 from .._lalr.table import _left_open, closing_plan
 from .._lalr.tokens import DONE, FAIL, WAIT
 from .._scan.items import Failure, Region
+
+_NONBLANK = re.compile(r"\S")  # (what str.strip() keeps)
 
 
 def salvaged(r: Any, out: list, final: bool) -> bool | None:
@@ -59,7 +62,6 @@ def salvage(r: Any, final: bool, quiet: bool = False):
     else:
         return False
     region, drafts, end, opened, truncated = got
-    dropped = buf[end:].strip()
     if opened and drv.stray:
         # What ran on to the end is a value with a stray quote (`city="Par"is")]`,
         # _repair.quoted_end): the call is broken, not cut short, and is no call
@@ -80,9 +82,12 @@ def salvage(r: Any, final: bool, quiet: bool = False):
         # beginning of a close marker is only that call's closed_tag.
         last = drafts[-1]
         last.span = (last.span[0], len(buf))
+        dropped = buf[end:].strip()  # (the last call takes the rest: this is the last region)
         if dropped and not any(t.literal and t.literal.startswith(dropped) for t in drv.c.terminals.values()):
             last.repairs.append("dropped_partial_argument")
-    if opened or not dropped or quiet or drv.fmt.quiet:
+    if opened or quiet or drv.fmt.quiet or _NONBLANK.search(buf, end) is None:
+        # (Nothing but blanks follows: told by a search, not a copy of all the rest of
+        # the text stripped, for each region salvaged.)
         return region, None, False
     if drv.prose_at >= end and not buf[end : drv.prose_at].strip():
         # Prose right after the last call, where the section's (or the call's)

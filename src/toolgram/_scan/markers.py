@@ -275,6 +275,7 @@ class MarkerSearch:
     whole_next: dict | None = None  # _whole_next's answers (set by finish)
     mf_buf: str | None = None  # the text mf_found is about (see _markers_from)
     mf_first = (-1, -1)  # (the start it is about, the first marker at or after it)
+    mf_kept: tuple | None = None  # (mf_buf, mf_found, mf_first) of the scanner's own text, while another's are
     # (Per instance, set in Scanner.__init__: whole_keys, what _whole_next looks for;
     # word_next; mf_found.)
 
@@ -384,7 +385,16 @@ class MarkerSearch:
         # the text is the same: regions ask for places further on, one after another,
         # and a marker that is not in the rest of the text is not looked for again.
         if self.mf_buf is not buf:
-            self.mf_buf, self.mf_found, self.mf_first = buf, {}, (-1, -1)
+            # Two texts are remembered, as by RegionReader.find: the scanner's own, kept while
+            # a salvage replay asks about the text it reads (cut short). Forgotten, the next
+            # region's markers were looked for again to the end of the text, after each replay.
+            kept = self.mf_kept
+            if self.mf_buf is self.buf:
+                self.mf_kept = (self.mf_buf, self.mf_found, self.mf_first)
+            if kept is not None and kept[0] is buf:
+                self.mf_buf, self.mf_found, self.mf_first = kept
+            else:
+                self.mf_buf, self.mf_found, self.mf_first = buf, {}, (-1, -1)
         # (The first of them all, kept the same way: most questions end here.)
         s0, first = self.mf_first
         if 0 <= s0 <= start and (first < 0 or first >= start):
