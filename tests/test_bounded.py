@@ -408,6 +408,24 @@ def test_marker_runs_cost_linear_time(unit: str, tools: list | None) -> None:
     assert large <= 8 * small, (small, large)
 
 
+# One long run of blanks, whose cost a pattern or a join could make the square of its
+# length: timed, as a ratio of two sizes in one test (linear: 16; the square: 256).
+BLANKS = [
+    # A payload of a word and blanks (`<tool_call>x   …`): the pattern of a name before
+    # the arguments' "{" (_build.builder._NAMED) split the blanks in two every way it could.
+    lambda n: toolgram.parse("<tool_call>x" + " " * n + "b", max_chars=None),
+]
+
+
+@pytest.mark.parametrize("run", BLANKS, ids=["payload"])
+def test_a_run_of_blanks_costs_linear_time(run: object) -> None:
+    from conftest import cpu_time_per_call
+
+    run(10)  # type: ignore[operator]  # (the grammars are built outside the timing)
+    small, large = (cpu_time_per_call(lambda size=size: run(size)) for size in (2_000, 32_000))  # type: ignore[operator]
+    assert large <= 32 * small, (small, large)
+
+
 _DEADLINE_CHILD = """
 import signal, toolgram
 class Deadline(Exception):

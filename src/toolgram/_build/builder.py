@@ -656,7 +656,10 @@ def _python_calls(text: str, start: int, read_calls) -> list[Draft] | None:
 
 _CALL_TYPES = ("tool_call", "function", "function_call", "tool_use")  # ("type" of a call object)
 _PY_CALL = re.compile(r"\s*(?:\[\s*)?[A-Za-z_][\w.\-]*\s*\(")  # (a name, then "("; or a list of such)
-_NAMED = re.compile(r"\s*([A-Za-z_][\w.\-]*)[ \t]*\r?\n?[ \t]*(?=\{)")  # (a name, then the arguments' "{")
+# (A name, then the arguments' "{", a line break between them at most. The blanks around
+# the break are matched one way only: `[ \t]*\r?\n?[ \t]*` could split a run of blanks in
+# any two, which, where no "{" follows, the engine tried each: the square of the run.)
+_NAMED = re.compile(r"\s*([A-Za-z_][\w.\-]*)[ \t]*(?:(?:\r\n?|\n)[ \t]*)?(?=\{)")
 _FENCE = re.compile(r"\s*```[\w+-]*[ \t]*(?:\r?\n|(?=[\[{]))")  # (a fence's opening line)
 
 
