@@ -408,16 +408,42 @@ def test_marker_runs_cost_linear_time(unit: str, tools: list | None) -> None:
     assert large <= 8 * small, (small, large)
 
 
+def _streamed_by_character(raw: str) -> None:
+    sp = toolgram.StreamParser(max_chars=None)
+    for ch in raw:
+        sp.feed(ch)
+    sp.close()
+
+
+def _joined_blanks(n: int, cut: bool) -> None:
+    from toolgram._pipeline import Joiner
+
+    joiner = Joiner()
+    joiner.add("a")
+    if cut:
+        joiner.mark_cut()
+    for _ in range(n):
+        joiner.add(" ")
+    joiner.add("b")
+
+
 # One long run of blanks, whose cost a pattern or a join could make the square of its
 # length: timed, as a ratio of two sizes in one test (linear: 16; the square: 256).
 BLANKS = [
     # A payload of a word and blanks (`<tool_call>x   …`): the pattern of a name before
     # the arguments' "{" (_build.builder._NAMED) split the blanks in two every way it could.
     lambda n: toolgram.parse("<tool_call>x" + " " * n + "b", max_chars=None),
+    # Reasoning of blanks, a character a delta: the joiner copied the blanks it held back
+    # with each delta.
+    lambda n: _streamed_by_character("<think>a" + " " * n + "b</think>"),
+    # The joiner's two runs of blanks, a delta at a time: held back after text, and since
+    # markup was cut out.
+    lambda n: _joined_blanks(n, cut=False),
+    lambda n: _joined_blanks(n, cut=True),
 ]
 
 
-@pytest.mark.parametrize("run", BLANKS, ids=["payload"])
+@pytest.mark.parametrize("run", BLANKS, ids=["payload", "reasoning", "joiner-held", "joiner-after-a-cut"])
 def test_a_run_of_blanks_costs_linear_time(run: object) -> None:
     from conftest import cpu_time_per_call
 

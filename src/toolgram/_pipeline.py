@@ -65,22 +65,29 @@ class Joiner:
     or a newline when neither side had any (words never run together)."""
 
     # (The scalars start as class attributes: parse() makes two joiners per reply.)
-    hold = ""  # trailing whitespace not yet shown
     cut = False  # markup removed since the last shown text
     right = ""  # the longest whitespace run between cuts since the last text
-    run = ""  # whitespace since the latest cut
+    hold_n = 0  # the length of hold
+    run_n = 0  # the length of run
 
     def __init__(self) -> None:
         self.parts: list[str] = []
+        # Whitespace is kept in the pieces it came in, joined only where it is shown: a
+        # long run of it, a delta at a time, was copied whole at each delta (the square
+        # of the run: reasoning of blanks streamed a character at a time).
+        self.hold: list[str] = []  # trailing whitespace not yet shown
+        self.run: list[str] = []  # whitespace since the latest cut
 
     def mark_cut(self) -> None:
         if self.cut:
-            if len(self.run) > len(self.right):
-                self.right = self.run
+            if self.run_n > len(self.right):
+                self.right = "".join(self.run)
         else:
             self.cut = True
             self.right = ""
-        self.run = ""
+        if self.run_n:
+            self.run = []
+            self.run_n = 0
 
     def add(self, value: str) -> str:
         """Take a piece; return the text it adds now (possibly "")."""
@@ -91,32 +98,40 @@ class Joiner:
             if not value:
                 return ""
             self.cut = False
-            self.hold = ""
+            self.hold = []
+            self.hold_n = 0
         elif self.cut:
             body = value.lstrip()
-            run = self.run
             if len(body) < len(value):
-                run += value[: len(value) - len(body)]
+                self.run.append(value[: len(value) - len(body)])
+                self.run_n += len(value) - len(body)
             if not body:
-                self.run = run
                 return ""
             # The longest of the three runs (the first of equals), or a newline. (The
             # run is not kept: the next mark_cut starts a new one.)
-            sep = self.hold
-            right = self.right
-            if len(right) > len(sep):
-                sep = right
-            if len(run) > len(sep):
-                sep = run
+            if self.run_n > max(self.hold_n, len(self.right)):
+                sep = "".join(self.run)
+            elif len(self.right) > self.hold_n:
+                sep = self.right
+            else:
+                sep = "".join(self.hold)
             value = (sep or "\n") + body
             self.cut = False
-            self.hold = ""
-        elif self.hold:
-            value = self.hold + value
-            self.hold = ""
+            self.hold = []
+            self.hold_n = 0
+        elif self.hold_n:
+            body = value.rstrip()
+            if not body:  # (more of the whitespace held)
+                self.hold.append(value)
+                self.hold_n += len(value)
+                return ""
+            value = "".join(self.hold) + value
+            self.hold = []
+            self.hold_n = 0
         body = value.rstrip()
         if len(body) < len(value):
-            self.hold = value[len(body) :]
+            self.hold = [value[len(body) :]]
+            self.hold_n = len(value) - len(body)
         if body:
             self.parts.append(body)
         return body
