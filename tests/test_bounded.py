@@ -427,6 +427,36 @@ def _joined_blanks(n: int, cut: bool) -> None:
     joiner.add("b")
 
 
+def _event_text_made(raw: str, monkeypatch: pytest.MonkeyPatch) -> int:
+    """The text of the Text events a stream of 8-character deltas makes (each made anew
+    copies its text), in characters."""
+    from toolgram._stream import parser as _parser
+
+    count = [0]
+
+    class Counting(_parser.Text):
+        def __init__(self, text: str) -> None:
+            count[0] += 1 + len(text)
+            super().__init__(text)
+
+    with monkeypatch.context() as m:
+        m.setattr(_parser, "Text", Counting)
+        sp = toolgram.StreamParser(max_chars=None)
+        for i in range(0, len(raw), 8):
+            sp.feed(raw[i : i + 8])
+        sp.close()
+    return count[0]
+
+
+def test_text_that_settles_at_once_is_joined_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A reply that opens with `functools` and never reads as its calls: all of it is prose
+    # at the end, in one piece a region, and each piece was added to the Text event made
+    # so far (a new string, all of it copied): the square of the reply.
+    small, large = (_event_text_made("functoolsx" * (size // 10), monkeypatch) for size in (4_000, 16_000))
+    assert small > 0
+    assert large <= 4.5 * small, (small, large)
+
+
 # One long run of blanks, whose cost a pattern or a join could make the square of its
 # length: timed, as a ratio of two sizes in one test (linear: 16; the square: 256).
 BLANKS = [

@@ -392,6 +392,7 @@ class StreamParser:
     def _items(self, items: list, events: list[Event]) -> None:
         self._end_run()
         add = self._asm.add
+        begin = len(events)
         for item in items:
             early = self._early
             if early is not None and type(item) not in (ToolCall, Region) and item.start >= early.start:
@@ -401,15 +402,9 @@ class StreamParser:
                 self._cancel(events)
             for kind, value in add(item):
                 if kind == "text":
-                    if events and type(events[-1]) is Text:
-                        events[-1] = Text(events[-1].text + value)
-                    else:
-                        events.append(Text(value))
+                    events.append(Text(value))  # (runs of them are joined below)
                 elif kind == "reasoning":
-                    if events and type(events[-1]) is Reasoning:
-                        events[-1] = Reasoning(events[-1].text + value)
-                    else:
-                        events.append(Reasoning(value))
+                    events.append(Reasoning(value))
                 elif kind == "call":
                     index = self._calls
                     self._calls += 1
@@ -432,7 +427,34 @@ class StreamParser:
                     events.append(CallDone(index, value))
                 else:
                     events.append(Error(value))
+        if len(events) > begin + (begin == 0):
+            _join_runs(events, max(begin - 1, 0))
 
+
+def _join_runs(events: list[Event], i: int) -> None:
+    """Join each run of Text events from events[i] on into one, and each run of Reasoning
+    events: what adding each to the last one made, with one join a run. (Added one by
+    one, a reply that settles into many pieces at once, at its end, was copied whole for
+    each: the square of the text.)"""
+    out: list[Event] = []
+    run: list[str] = []  # the texts of the run out[-1] starts
+    for event in events[i:]:
+        kind = type(event)
+        if kind is Text or kind is Reasoning:
+            if run and kind is type(out[-1]):
+                run.append(event.text)
+                continue
+            if len(run) > 1:
+                out[-1] = type(out[-1])("".join(run))
+            run = [event.text]
+        else:
+            if len(run) > 1:
+                out[-1] = type(out[-1])("".join(run))
+            run = []
+        out.append(event)
+    if len(run) > 1:
+        out[-1] = type(out[-1])("".join(run))
+    events[i:] = out
 
 
 class _Early:
