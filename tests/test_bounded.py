@@ -470,10 +470,18 @@ BLANKS = [
     # markup was cut out.
     lambda n: _joined_blanks(n, cut=False),
     lambda n: _joined_blanks(n, cut=True),
+    # A Gemma argument value opened by a quote, then blanks (`{a:'\t\t…b}`): the pattern of a
+    # quote closed by the delimiter (_build.loose._QUOTED_TO_DELIM) tried each end of the blanks.
+    lambda n: toolgram.parse("<start_function_call>call:f{a:'" + "\t" * n + "b}<end_function_call>", max_chars=None),
+    # A Qwen parameter left open, blanks, then "</": the search for a misspelt close tag
+    # (_build.builder._MISSPELT_CLOSE) ran from each blank to the end of the run.
+    lambda n: toolgram.parse("<tool_call>\n<function=f>\n<parameter=a>x" + " " * n + "</x", max_chars=None),
 ]
 
 
-@pytest.mark.parametrize("run", BLANKS, ids=["payload", "reasoning", "joiner-held", "joiner-after-a-cut"])
+@pytest.mark.parametrize(
+    "run", BLANKS, ids=["payload", "reasoning", "joiner-held", "joiner-after-a-cut", "gemma-quote", "qwen-close"]
+)
 def test_a_run_of_blanks_costs_linear_time(run: object) -> None:
     from conftest import cpu_time_per_call
 

@@ -115,7 +115,9 @@ def _unescape_md(name: str, repairs: list[str]) -> str:
 _QUOTED_KEY = re.compile(r"""(?:name\s*=\s*)?(["'])(.*)\1""", re.S)
 # A close tag misspelled (`</parmeter>`, `</param>`) ends a value that the grammar
 # ran on to the next parameter: it is markup, not the value's end.
-_MISSPELT_CLOSE = re.compile(r"\s*</\s*par\w*\s*>\s*\Z")
+# (Matched from the value's last "</", the only one it can start at, with the blanks
+# before it: a search, from each place of a run of blanks, ran to the run's end.)
+_MISSPELT_CLOSE = re.compile(r"</\s*par\w*\s*>\s*")
 # A close tag opening the text after a payload (Builder._misspelt_end).
 _CLOSE_TAG = re.compile(r"\s*(</\s*[\w\-|]+\s*>?)")
 
@@ -132,9 +134,9 @@ def _param_key(key: str, repairs: list[str]) -> str:
 def _param_value(param: Tree) -> str:
     value = _text(_find(param, "value"))
     if _find(param, "unclosed") is not None and "</" in value:
-        m = _MISSPELT_CLOSE.search(value)
-        if m is not None:
-            return value[: m.start()]
+        at = value.rfind("</")
+        if _MISSPELT_CLOSE.fullmatch(value, at) is not None:
+            return value[:at].rstrip()  # (\s: what rstrip() strips)
     return value
 
 

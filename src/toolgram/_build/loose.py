@@ -35,6 +35,7 @@ _ONLY_CLOSERS = re.compile(r"[\s}\]]*\Z")
 _JSON_STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
 _QUOTED_TO_DELIM = re.compile(r"""(['"])(.*)\1?\s*(?:<\|"\|>|<escape>)""", re.S)
 _OPEN_DELIM = re.compile(r"""(?:<\|"\|>|<escape>)(.*)""", re.S)
+_DELIMS = ('<|"|>', "<escape>")  # (what _QUOTED_TO_DELIM ends with)
 _MAX_DEPTH = 256
 
 
@@ -176,8 +177,10 @@ class _Reader:
         if i >= n and raw.rstrip().endswith("}"):
             raw = raw.rstrip()[:-1]
         value = raw.strip(" \t")
-        # A quote opened and closed by the delimiter instead: '...'<|"|>
-        m = _QUOTED_TO_DELIM.fullmatch(value)
+        # A quote opened and closed by the delimiter instead: '...'<|"|>. (Only a value that
+        # ends with the delimiter is tried: on one that does not, the pattern's `(.*)\1?\s*`
+        # tried each end of the run of blanks from each place in it, the square of the run.)
+        m = _QUOTED_TO_DELIM.fullmatch(value) if value.endswith(_DELIMS) else None
         if m is not None:
             self.note("single_quotes")
             return Node(key=key, type="string", text=m.group(2).rstrip("'\""), exact=True)
