@@ -61,12 +61,31 @@ class Unreadable(Exception):
     """The region is not a call we can read; str() says why."""
 
 
-def _text(node: Any) -> str:
+def _text(node: Any, buf: str | None = None) -> str:
+    """A rule's text: what the reply holds from its first token's start to its last
+    token's end (buf: the text the tokens' places index). Not the tokens joined:
+    that would lose what lies between them, `%ignore`d spaces (`New   York`) and
+    literals Lark leaves out of the tree (the dots of `NAME ("." NAME)*`). Tokens
+    left out at either end stay out (a value's quotes); a token of no length is one
+    the parser supplied (a missing close marker), not the model's text. Without
+    buf (a tree not read from a reply), the tokens joined."""
     if isinstance(node, Tok):
         return node.value
-    if isinstance(node, Tree):
+    if not isinstance(node, Tree):
+        return ""
+    if buf is None:
         return "".join(_text(c) for c in node.children)
-    return ""
+    lo = hi = -1
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, Tok):
+            if n.end_pos > n.start_pos:
+                lo = n.start_pos if lo < 0 else min(lo, n.start_pos)
+                hi = max(hi, n.end_pos)
+        elif isinstance(n, Tree):
+            stack.extend(n.children)
+    return buf[lo:hi] if lo >= 0 else ""
 
 
 def _shown(text: str, most: int = 40) -> str:
@@ -131,8 +150,8 @@ def _param_key(key: str, repairs: list[str]) -> str:
     return m.group(2).strip()
 
 
-def _param_value(param: Tree) -> str:
-    value = _text(_find(param, "value"))
+def _param_value(param: Tree, buf: str | None) -> str:
+    value = _text(_find(param, "value"), buf)
     if _find(param, "unclosed") is not None and "</" in value:
         at = value.rfind("</")
         if _MISSPELT_CLOSE.fullmatch(value, at) is not None:
@@ -152,8 +171,11 @@ class Builder:
     cut_at = -1
     _tail: Prose | None = None  # the prose after the call _call just read (_walk adds it after the call)
 
-    def __init__(self, fmt, tools, region: tuple[int, int], read_calls=None) -> None:
+    def __init__(self, fmt, tools, region: tuple[int, int], read_calls=None, buf: str | None = None) -> None:
         self.fmt = fmt
+        # The text the tree's tokens were read from (their places index it): a rule's
+        # text is what it holds between its first and last token (see _text).
+        self.buf = buf
         # Python-style calls nested in a JSON format's payload are read by the whole
         # parser, given as read_calls(text, listed) -> calls or None (see _python_calls);
         # None: they are not read.
@@ -217,7 +239,7 @@ class Builder:
     def _on_not_call(self, n: Tree) -> None:
         # An element of a list of calls that is no call (`5`, `None`): an error for the
         # model, in its place; the list's other calls stand (as in a JSON list).
-        self._unreadable(Unreadable(f"the list holds {_shown(_text(n))} where a call belongs"), _extent(n))
+        self._unreadable(Unreadable(f"the list holds {_shown(_text(n, self.buf))} where a call belongs"), _extent(n))
 
     def _on_json_calls(self, n: Tree) -> None:
         try:
@@ -234,10 +256,10 @@ class Builder:
         self._json_reply(n)
 
     def _on_reasoning(self, n: Tree) -> None:
-        self.items.append(Reasoning(_text(n), _extent(n)))
+        self.items.append(Reasoning(_text(n, self.buf), _extent(n)))
 
     def _on_prose(self, n: Tree) -> None:
-        self.items.append(Prose(_text(n), _extent(n)))
+        self.items.append(Prose(_text(n, self.buf), _extent(n)))
 
     def _on_unclosed(self, n: Tree) -> None:
         # A call's end marker supplied outside its rule (Step-3's block around the
@@ -257,33 +279,33 @@ class Builder:
         for child in _parts(node):
             d = _rule(child)
             if d == "name":
-                draft.name = _unescape_md(_text(child).strip(), draft.repairs)
+                draft.name = _unescape_md(_text(child, self.buf).strip(), draft.repairs)
                 name_end = (_extent(child) or (0, 0))[1]
             elif d == "id":
-                draft.id = _text(child).strip()
+                draft.id = _text(child, self.buf).strip()
             elif d == "instructions":
-                draft.instructions = _text(child).strip()
+                draft.instructions = _text(child, self.buf).strip()
             elif d == "args":
-                args_text = _text(child)
+                args_text = _text(child, self.buf)
             elif d in ("param", "typed_param") and self._cut_short(child):
                 _add(draft.repairs, ["dropped_partial_argument"])
             elif d == "param":
-                key = _param_key(_text(_find(child, "key")), draft.repairs)
-                draft.params.append((key, _param_value(child), None))
+                key = _param_key(_text(_find(child, "key"), self.buf), draft.repairs)
+                draft.params.append((key, _param_value(child, self.buf), None))
             elif d == "typed_param":
-                key = _param_key(_text(_find(child, "key")), draft.repairs)
-                draft.params.append((key, _param_value(child), _text(_find(child, "type")).strip()))
+                key = _param_key(_text(_find(child, "key"), self.buf), draft.repairs)
+                draft.params.append((key, _param_value(child, self.buf), _text(_find(child, "type"), self.buf).strip()))
             elif d == "kwarg":
-                key = _unescape_md(_text(_find(child, "key")).strip(), draft.repairs)
-                draft.params.append((key, _text(_find(child, "value")), "python"))
+                key = _unescape_md(_text(_find(child, "key"), self.buf).strip(), draft.repairs)
+                draft.params.append((key, _text(_find(child, "value"), self.buf), "python"))
             elif d == "posarg":
-                positional.append(_text(child))
+                positional.append(_text(child, self.buf))
             elif d == "code":
-                code_text = _text(child)
+                code_text = _text(child, self.buf)
             elif d == "element":
-                elements.append(_element(child, draft.repairs))
+                elements.append(_element(child, draft.repairs, self.buf))
             elif d == "loose_args":
-                root, repairs, tail = decode_loose(_text(child))
+                root, repairs, tail = decode_loose(_text(child, self.buf))
                 _add(draft.repairs, repairs)
                 elements.extend(root.children)
                 if tail.strip() and not self._cut_end(tail):
@@ -364,7 +386,7 @@ class Builder:
 
     # -- JSON payloads ------------------------------------------------------
     def _json_calls(self, node: Tree) -> None:
-        text = _text(node)
+        text = _text(node, self.buf)
         whole = _extent(node)
         start = whole[0] if whole else self.region[0]
         # A JSON token is one value already, delimited by its brackets (or cut off by
@@ -470,9 +492,9 @@ class Builder:
         (`<|open|>argument`), or the text ends with it, the rest supplied
         (`<arg_key>d`). It is dropped, not read as an empty value."""
         value = _find(node, "value")
-        if value is not None and _text(value).strip():
+        if value is not None and _text(value, self.buf).strip():
             return False
-        if not _text(_find(node, "key")).strip():
+        if not _text(_find(node, "key"), self.buf).strip():
             return True
         extent = _extent(node)
         return extent is not None and extent[1] == self.cut_at
@@ -539,7 +561,7 @@ class Builder:
         return draft
 
     def _keyed_calls(self, node: Tree) -> None:
-        text = _text(node)
+        text = _text(node, self.buf)
         start = _extent(node)[0] if _extent(node) else self.region[0]
         try:
             value, repairs = _repair.loads(text)
@@ -562,7 +584,7 @@ class Builder:
             self.items.append(draft)
 
     def _json_reply(self, node: Tree) -> None:
-        text = _text(node)
+        text = _text(node, self.buf)
         try:
             value, repairs = _repair.loads(text)
         except _repair.RepairError as exc:
@@ -748,7 +770,7 @@ def _parts(node: Tree):
             stack.extend(c for c in reversed(n.children) if isinstance(c, Tree))
 
 
-def _element(node: Tree, repairs: list[str]) -> Node:
+def _element(node: Tree, repairs: list[str], buf: str | None) -> Node:
     """An `element` subtree as a Node: its key, type, text and child elements."""
     out = Node()
     texts: list[str] = []
@@ -759,13 +781,13 @@ def _element(node: Tree, repairs: list[str]) -> Node:
             continue
         r = _rule(c)
         if r == "key":
-            out.key = _text(c).strip()
+            out.key = _text(c, buf).strip()
         elif r == "type":
-            out.type = _text(c).strip()
+            out.type = _text(c, buf).strip()
         elif r == "value":
-            texts.append(_text(c))
+            texts.append(_text(c, buf))
         elif r == "element":
-            out.children.append(_element(c, repairs))
+            out.children.append(_element(c, repairs, buf))
         elif r == "unclosed":
             _add(repairs, ["closed_tag"])
         elif r == "unopened":

@@ -310,7 +310,7 @@ class JsonFrame:
 
         tree = Tree("json_calls", [Tok("JSON", buf[p:stop], p, stop)])
         try:
-            items = Builder(self.fmt, tools, (pos, end)).build(tree)
+            items = Builder(self.fmt, tools, (pos, end), buf=buf).build(tree)
         except (Unreadable, RecursionError):
             return None
         if self.fmt.offered_only and tools is not None:

@@ -175,7 +175,7 @@ class RegionReader:
         tools = self.sc.tools
         region = (drv.start, drv.end)
         try:
-            builder = Builder(drv.fmt, tools, region, self.sc.read_calls)
+            builder = Builder(drv.fmt, tools, region, self.sc.read_calls, self.sc.buf)
             if drv.closed_at >= 0:
                 builder.cut_at = drv.last_end
             items = builder.build(drv.tree)
