@@ -258,7 +258,7 @@ def test_grammar_prints_the_file(capsys: pytest.CaptureFixture[str]) -> None:
 def test_grammar_shows_a_user_grammars_warnings_on_stderr(tmp_path: Path) -> None:
     mine = tmp_path / "mine.lark"
     # The second start marker is never read: the grammar's start takes only "<<c>>".
-    mine.write_text('// format: mine\n// start: <<c>>\n// start: [[c\n// end: >>\nstart: "<<c>>" NAME ">>"\nNAME: /[a-z]+/\n', encoding="utf-8")
+    mine.write_text('// format: mine\n// start: <<c>>\n// start: [[c\n// end: >>\nstart: "<<c>>" call ">>"\ncall: name\nname: NAME\nNAME: /[a-z]+/\n', encoding="utf-8")
     warning = f"toolgram: warning: {mine}:3: start marker '[[c': no token the grammar's start accepts reads it, so a region opened there never parses\n"
     for argv in (["grammar", str(mine)], ["grammar", "mine", "--grammar-path", str(tmp_path)]):
         proc = run(*argv)

@@ -129,6 +129,12 @@ BROKEN = {
         4,
         "inside a 'call' rule",
     ),
+    # (Nor a rule that makes calls at all: every region it read would vanish.)
+    "no rule that makes a call": (
+        '// format: x\n// start: <a>\n// end: </a>\nstart: "<a>" NAME "</a>"\nNAME: /[a-z]+/\n',
+        4,
+        "no rule produces a call",
+    ),
 }
 
 

@@ -373,12 +373,23 @@ def _printable(pattern: str) -> str:
 # -- rules the builder needs ----------------------------------------------------------
 
 def _check_call_rules(fmt: Format, rules: set) -> None:
-    """A grammar that names a call's parts (`name`, `args`, …) but has no `call` rule
-    to hold them would read regions that make no call: its text would vanish, with
-    no error. Said when the file is loaded instead."""
+    """A grammar with no rule that makes calls (`call`, `json_calls`, …) would read
+    regions that make no call: its text would vanish, with no error. Said when the
+    file is loaded instead (naming the parts it has with no `call` to hold them)."""
     if rules & vocabulary.CALL_HOLDERS:
         return
     parts = [r for r in vocabulary.CALL_PARTS if r in rules]
+    if not parts:
+        lines = _lines_defining(fmt.source, "start")
+        line = lines[0] if lines else None
+        where = f"{fmt.path}:{line}" if line else str(fmt.path)
+        holders = ", ".join(r.name for r in vocabulary.RULES if r.holds_calls)
+        raise GrammarError(
+            f"{where}: no rule produces a call, so every region the grammar reads would vanish with no call and no "
+            f"error; use one of the call rules ({holders}; see grammars/README.md)",
+            fmt.path,
+            line,
+        )
     if parts:
         line = _line_of(fmt.source, regex.escape(parts[0]), parts[0])
         where = f"{fmt.path}:{line}" if line else str(fmt.path)
