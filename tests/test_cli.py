@@ -268,6 +268,18 @@ def test_grammar_shows_a_user_grammars_warnings_on_stderr(tmp_path: Path) -> Non
     assert "GrammarWarning" not in toolgram.__all__
 
 
+def test_grammar_file_that_replaces_a_builtin_says_so(tmp_path: Path) -> None:
+    mine = tmp_path / "hermes.lark"
+    mine.write_text('// format: hermes\n// start: <tool_call>\nstart: "<tool_call>" json_calls\njson_calls: JSON\nJSON: /[{]/\n', encoding="utf-8")
+    warning = (
+        f"toolgram: warning: {mine} (format hermes) replaces the built-in format hermes (hermes.lark); "
+        "give it another name in its '// format:' line to keep both\n"
+    )
+    for argv in (["grammar", str(mine)], ["grammar", "hermes", "--grammar-path", str(mine)]):
+        proc = run(*argv)
+        assert (proc.returncode, proc.stdout, proc.stderr) == (0, mine.read_text(), warning), argv
+
+
 def test_grammar_shows_declared_conflicts() -> None:
     fmt = default_registry().formats["minimax_m3_nested_xml"]
     proc = run("grammar", "minimax_m3_nested_xml")

@@ -88,6 +88,33 @@ def test_user_format_replaces_builtin_of_same_name(tmp_path: Path) -> None:
     assert _registry.registry_for(None).formats["hermes"].path.name == "hermes.lark"
 
 
+# A replacement for hermes that reads one JSON object, as the built-in does. Granite
+# (order 70) also opens at <tool_call>: the replacement must be tried first, where
+# hermes was, or granite reads its calls.
+MY_HERMES = """\
+// format: hermes
+// start: <tool_call>
+// end: </tool_call>
+start: "<tool_call>" json_calls "</tool_call>"
+json_calls: JSON
+JSON: /[{]/
+"""
+
+
+@pytest.mark.parametrize(
+    ("header", "order", "read_by"),
+    [("", 20, "hermes"), ("// order: 90\n", 90, "granite")],
+    ids=["takes the built-in's order", "its own order kept"],
+)
+def test_a_replacement_is_tried_where_the_builtin_was(tmp_path: Path, header: str, order: int, read_by: str) -> None:
+    path = write(tmp_path, "my_hermes.lark", MY_HERMES.replace("// end:", header + "// end:"))
+    raw = '<tool_call>{"name": "f", "arguments": {}}</tool_call>'
+    with pytest.warns(toolgram.GrammarWarning, match="replaces the built-in format hermes"):
+        formats = _registry.registry_for(path).select(None)
+    assert next(f.order for f in formats if f.name == "hermes") == order
+    assert [(c.name, c.format) for c in toolgram.parse(raw, grammar_paths=path).calls] == [("f", read_by)]
+
+
 def test_first_path_wins_among_user_formats(tmp_path: Path) -> None:
     a = write(tmp_path / "a", "mine.lark", MINE)
     b = write(tmp_path / "b", "mine.lark", MINE.replace("<<call>>", "<<go>>").replace("<</call>>", "<</go>>"))

@@ -303,7 +303,7 @@ def cmd_grammar(args: argparse.Namespace) -> int:
     import warnings
 
     from .._grammar.compile import declared_conflict_lines
-    from .._grammar.registry import load_user_format
+    from .._grammar.registry import Registry, load_user_format, replaces
 
     shadows = ""
     problems: list[str] = []
@@ -311,6 +311,9 @@ def cmd_grammar(args: argparse.Namespace) -> int:
         warnings.simplefilter("always")
         if args.name.endswith(".lark") or os.sep in args.name or (os.altsep and os.altsep in args.name):
             fmt = load_user_format(Path(args.name))
+            builtin = Registry().builtin.get(fmt.name)  # (the built-in formats alone: no user path)
+            if builtin is not None:
+                shadows = replaces(fmt, builtin)
         else:
             reg = registry(args)
             problems = reg.problems  # (ambient grammars left out: as `toolgram formats` says)
@@ -320,7 +323,7 @@ def cmd_grammar(args: argparse.Namespace) -> int:
                     raise CLIError(reg.broken[args.name])
                 raise CLIError(unknown_format(args.name, reg))
             if fmt.name in reg.shadowed and reg.builtin.get(fmt.name) is not fmt:
-                shadows = f"{fmt.path} (format {fmt.name}) replaces the built-in format {fmt.name}"
+                shadows = replaces(fmt, reg.builtin[fmt.name])
         found = fmt.warnings  # (compiles a built-in grammar: a broken one raises here)
     if args.path:
         sys.stdout.write(str(fmt.path) + "\n")

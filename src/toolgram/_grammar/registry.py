@@ -76,14 +76,14 @@ class Registry:
             if fmt.name in user:
                 continue  # the first path that defines a name wins
             user[fmt.name] = fmt
-            if fmt.name in self.builtin:
+            builtin = self.builtin.get(fmt.name)
+            if builtin is not None:
+                if "order" not in read_header(fmt.source):
+                    # A replacement is tried where the format it replaces was (a user's
+                    # hermes before granite, which shares <tool_call>), not at the default.
+                    fmt.order = builtin.order
                 self.shadowed.append(fmt.name)
-                warnings.warn(
-                    f"toolgram: {fmt.path} (format {fmt.name}) replaces the built-in format {fmt.name} "
-                    f"({self.builtin[fmt.name].path.name}); give it another name in its '// format:' line to keep both",
-                    GrammarWarning,
-                    stacklevel=3,
-                )
+                warnings.warn(f"toolgram: {replaces(fmt, builtin)}", GrammarWarning, stacklevel=3)
         self.formats.update(user)
 
     def select(self, names: Any = None) -> tuple[Format, ...] | list[Format]:
@@ -110,6 +110,14 @@ class Registry:
                 raise UnknownFormat(name, self.formats)
             chosen.append(fmt)
         return chosen
+
+
+def replaces(fmt: Format, builtin: Format) -> str:
+    """What a user format replacing a built-in one is told (a GrammarWarning's text)."""
+    return (
+        f"{fmt.path} (format {fmt.name}) replaces the built-in format {fmt.name} "
+        f"({builtin.path.name}); give it another name in its '// format:' line to keep both"
+    )
 
 
 def default_registry() -> Registry:
