@@ -131,7 +131,24 @@ def _bad_cases(tmp_path: Path) -> list[list[str]]:
     bad_jsonl = tmp_path / "bad.jsonl"
     bad_jsonl.write_text('{"raw": "x"}\n{"no_raw": 1}\n', encoding="utf-8")
     f = str(REPAIRED)
-    return [
+    # JSON that is no tools: a --tools file, a record's tools, a case's tools sidecar.
+    wrong_tools = []
+    for n, text in enumerate(("42", "true", "4.5")):
+        path = tmp_path / f"wrong_tools_{n}.json"
+        path.write_text(text, encoding="utf-8")
+        record = tmp_path / f"wrong_tools_{n}.jsonl"
+        record.write_text(json.dumps({"raw": "x", "tools": json.loads(text)}) + "\n", encoding="utf-8")
+        case = tmp_path / f"wrong_tools_case_{n}" / "one.txt"
+        case.parent.mkdir()
+        case.write_text("x", encoding="utf-8")
+        case.with_name("one.tools.json").write_text(text, encoding="utf-8")
+        wrong_tools += [
+            *([c, "--tools", str(path), f] for c in ("parse", "explain", "check")),
+            ["stream", "--tools", str(path)],
+            ["check", str(record)],
+            ["check", str(case.parent)],
+        ]
+    return wrong_tools + [
         [],
         ["bogus"],
         ["parse", "--format", "nope", f],
@@ -168,6 +185,12 @@ def test_bad_arguments_and_files(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert f"{tmp_path / 'broken.lark'}:3: " in capsys.readouterr().err
     _cli.main(["check", str(tmp_path / "bad.jsonl")])
     assert f"{tmp_path / 'bad.jsonl'}:2: " in capsys.readouterr().err
+    _cli.main(["parse", "--tools", str(tmp_path / "wrong_tools_0.json"), str(REPAIRED)])
+    assert capsys.readouterr().err == (
+        f"toolgram: error: {tmp_path / 'wrong_tools_0.json'}: not tools (tools must be names, tool definitions or None, not int)\n"
+    )
+    _cli.main(["check", str(tmp_path / "wrong_tools_1.jsonl")])
+    assert capsys.readouterr().err.startswith(f"toolgram: error: {tmp_path / 'wrong_tools_1.jsonl'}:1: not tools (")
 
 
 # -- stream ------------------------------------------------------------------------------

@@ -107,7 +107,7 @@ def _txt(path: Path, case_id: str) -> Case:
     except (OSError, UnicodeDecodeError) as exc:
         raise CaseError(f"{path}: {_one_line(exc)}") from None
     sidecar = {s: path.with_name(f"{stem}.{s}.json") for s in ("tools", "formats", "expected", "in_think")}
-    tools = _read_json(sidecar["tools"]) if sidecar["tools"].exists() else None
+    tools = _checked_tools(_read_json(sidecar["tools"]), str(sidecar["tools"])) if sidecar["tools"].exists() else None
     formats = _read_json(sidecar["formats"]) if sidecar["formats"].exists() else None
     expected = _read_json(sidecar["expected"]) if sidecar["expected"].exists() else None
     in_think = _read_json(sidecar["in_think"]) if sidecar["in_think"].exists() else False
@@ -153,7 +153,7 @@ def _jsonl(path: Path, prefix: str) -> list[Case]:
         if name and name in seen:
             raise CaseError(f'{path}:{n}: id {rid!r} is also the id of line {seen[name]}')
         seen[name] = n
-        tools = record.get("tools", record.get("tools_offered"))
+        tools = _checked_tools(record.get("tools", record.get("tools_offered")), f"{path}:{n}")
         label = record.get("format")
         in_think = record.get("in_think", False)
         if not isinstance(in_think, bool):
@@ -171,6 +171,18 @@ def _jsonl(path: Path, prefix: str) -> list[Case]:
             )
         )
     return cases
+
+
+def _checked_tools(tools: Any, where: str) -> Any:
+    """A case's tools, as given, once normalize_tools can read them: a wrong shape is
+    said with its place when the cases load, not as a TypeError from a worker."""
+    from .._tools.tools import normalize_tools
+
+    try:
+        normalize_tools(tools)
+    except TypeError as exc:
+        raise CaseError(f"{where}: not tools ({exc})") from None
+    return tools
 
 
 def _expected(value: Any) -> tuple[dict, ...] | None:

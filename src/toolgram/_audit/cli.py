@@ -82,13 +82,22 @@ def read_text(path: str) -> str:
 
 
 def read_tools(path: str | None) -> Any:
+    """The --tools file's JSON, checked now (a number, a definition with no name, …
+    is one error line, not a TypeError from deep in parse)."""
+    from .._tools.tools import normalize_tools
+
     if path is None:
         return None
     text = read_text(path)
     try:
-        return json.loads(text)
+        tools = json.loads(text)
     except ValueError as exc:
         raise CLIError(f"{path}: not JSON ({exc})") from None
+    try:
+        normalize_tools(tools)
+    except TypeError as exc:
+        raise CLIError(f"{path}: not tools ({exc})") from None
+    return tools
 
 
 def format_names(values: list[str] | None) -> list[str] | None:
