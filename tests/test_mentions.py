@@ -3,8 +3,9 @@
 Every registered format's start markers are put into sentences ("Use the <tool_call> tag
 to call tools."): the text must come back whole. A region that holds a call's name and
 nothing more of it (no arguments, JSON, parameter tags) is a mention when the model never
-closed it and prose or the end of the reply follows, or when the name stands apart from
-its tag by a space; a real call cut short has begun its arguments and is still read.
+closed it and prose follows, or when the name stands apart from its tag by a space. Before
+the next call's marker, or at the end of the reply, it is a call whose close was left out
+or cut off; a real call cut short that has begun its arguments is read too.
 """
 
 from __future__ import annotations
