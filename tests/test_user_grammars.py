@@ -179,6 +179,17 @@ def test_broken_grammar_error_names_file_and_line(tmp_path: Path, case: str) -> 
     assert info.value.path == path and info.value.line == line
 
 
+@pytest.mark.parametrize(
+    "header", ["// format: x\n// start: <a>\n", "// format: x\n// start: <a>\n// end: </a>\n// parser: earley\n"], ids=["lalr", "earley"]
+)
+def test_a_grammar_with_no_start_rule_says_so(tmp_path: Path, header: str) -> None:
+    # (Lark says "Using an undefined rule: NonTerminal('start')", with no line: there is none.)
+    path = write(tmp_path, "onlyheader.lark", header)
+    with pytest.raises(GrammarError) as info:
+        toolgram.parse("anything", grammar_paths=path)
+    assert str(info.value) == f"{path}: no start rule: a grammar reads one call region from its `start: …` rule"
+
+
 def test_missing_explicit_path_raises(tmp_path: Path) -> None:
     with pytest.raises(GrammarError, match="no such grammar file or folder"):
         toolgram.parse("x", grammar_paths=tmp_path / "nope.lark")

@@ -9,7 +9,8 @@
     toolgram new-format NAME --example FILE   a starting grammar and corpus case
 
 Exit status: 0 success, 1 `check` found a mismatch, 2 bad arguments, unreadable input or
-a broken grammar (one line on stderr, never a traceback), 70 a bug of ours (one line;
+a broken grammar (one line on stderr, never a traceback; a broken grammar's Lark
+explanation follows its first line, indented), 70 a bug of ours (one line;
 TOOLGRAM_DEBUG=1 shows the traceback), 141 the reader of stdout went away.
 """
 

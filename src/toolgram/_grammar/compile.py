@@ -432,6 +432,9 @@ def located_error(fmt: Format, exc: Exception) -> GrammarError:
     if not isinstance(column, int) or column < 1:
         column = None
     message = regex.sub(r",? at line \d+,? column \d+(?: in <string>)?:?", "", message).rstrip(" :.")
+    if _NO_START.search(message):
+        # (Lark's words for a grammar with no `start` rule at all: a header alone, say.)
+        message = "no start rule: a grammar reads one call region from its `start: …` rule"
     token = getattr(exc, "token", None)
     if token is not None and getattr(exc, "expected", None):  # lark's grammar-of-grammars parser
         expected = ", ".join(sorted(_LARK_TOKENS.get(e, e) for e in exc.expected))
@@ -454,6 +457,8 @@ def located_error(fmt: Format, exc: Exception) -> GrammarError:
     where = f"{fmt.path}:{line}" if line else str(fmt.path)
     return GrammarError(f"{where}: {message}" + "".join("\n    " + d for d in details), fmt.path, line, column)
 
+
+_NO_START = regex.compile(r"undefined rule: NonTerminal\('start'\)")
 
 _LARK_TOKENS = {"_NL": "end of line", "_RPAR": "')'", "_LPAR": "'('", "_RBRA": "']'", "_LBRA": "'['",
                 "_COLON": "':'", "_OR": "'|'", "_DOT": "'.'", "RULE": "a rule name", "TERMINAL": "a terminal name",
