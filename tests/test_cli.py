@@ -320,6 +320,21 @@ def test_grammar_shows_declared_conflicts() -> None:
 # -- explain ---------------------------------------------------------------------------------
 
 
+def test_explain_example_in_the_docs_is_what_it_prints(tmp_path: Path) -> None:
+    # docs/cli.md shows the end of `toolgram explain examples/reply.txt …` run from the
+    # checkout's root, where the grammar's path is relative; elsewhere it is in full.
+    root = CORPUS.parent.parent
+    doc = (root / "docs" / "cli.md").read_text(encoding="utf-8")
+    shown = doc.split("`toolgram explain examples/reply.txt --tools examples/tools.json`", 1)[1]
+    shown = shown.split("```text\n", 1)[1].split("```", 1)[0]
+    args = ("explain", "examples/reply.txt", "--tools", "examples/tools.json")
+    proc = run(*args, cwd=root)
+    assert proc.returncode == 0 and proc.stdout.endswith(shown), proc.stdout
+    elsewhere = run(*(str(root / a) if a.startswith("examples/") else a for a in args), cwd=tmp_path)
+    grammar = default_registry().formats["hermes"].path
+    assert f"  grammar: {grammar}\n" in elsewhere.stdout and grammar.is_absolute()
+
+
 def test_explain_shows_regions_rules_and_repairs() -> None:
     text = raw(REPAIRED)
     result = toolgram.parse(text)
