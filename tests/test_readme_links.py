@@ -1,9 +1,12 @@
 """Every relative link in README.md and docs/*.md points to a file that exists, and a
-link's #anchor into a Markdown file to one of its headings (GitHub's heading ids)."""
+link's #anchor into a Markdown file to one of its headings (GitHub's heading ids); every
+`python -m toolgram…` command they (and grammars/README.md) give runs cleanly."""
 
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -94,3 +97,27 @@ def test_every_docs_page_is_linked_from_the_readme() -> None:
     assert len(docs) >= 9, [p.name for p in docs]
     linked = {(ROOT / link.partition("#")[0]).resolve() for link in links((ROOT / "README.md").read_text(encoding="utf-8"))}
     assert [p.name for p in docs if p.resolve() not in linked] == []
+
+
+# -- the commands the documents give ----------------------------------------------------
+
+COMMAND_PAGES = [*PAGES, ROOT / "grammars" / "README.md"]
+PYTHON_M = re.compile(r"python -m (toolgram(?:\.\w+)*)")
+
+
+def _documented_modules() -> list[str]:
+    return sorted({m for page in COMMAND_PAGES for m in PYTHON_M.findall(page.read_text(encoding="utf-8"))})
+
+
+def test_the_documents_name_python_m_commands() -> None:
+    assert "toolgram._audit.catalog" in _documented_modules()  # (the pattern still finds them)
+
+
+@pytest.mark.parametrize("module", _documented_modules())
+def test_each_python_m_command_in_the_documents_runs_cleanly(module: str) -> None:
+    # A module with no `if __name__ == "__main__"` runs and does nothing, and one that the
+    # package imports first warns (RuntimeWarning: 'found in sys.modules'): a regenerate
+    # command that is neither is one a reader can trust.
+    done = subprocess.run([sys.executable, "-m", module, "--help"], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert (done.returncode, done.stderr) == (0, ""), done.stderr
+    assert "usage:" in done.stdout, done.stdout
