@@ -121,3 +121,17 @@ def test_each_python_m_command_in_the_documents_runs_cleanly(module: str) -> Non
     done = subprocess.run([sys.executable, "-m", module, "--help"], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert (done.returncode, done.stderr) == (0, ""), done.stderr
     assert "usage:" in done.stdout, done.stdout
+
+
+TEST_PATH = re.compile(r"\btests/test_\w+\.py\b")  # (the test modules; not example paths such as tests/corpus/acme/)
+
+
+def test_every_test_module_the_sources_and_documents_name_exists() -> None:
+    # ("tests/test_vocabulary.py keeps both in step": a reader looks for the check there.)
+    named = {
+        (page.relative_to(ROOT).as_posix(), path)
+        for page in [*COMMAND_PAGES, *sorted((ROOT / "src").rglob("*.py"))]
+        for path in TEST_PATH.findall(page.read_text(encoding="utf-8"))
+    }
+    assert len(named) > 5  # (the pattern still finds them)
+    assert sorted(n for n in named if not (ROOT / n[1]).exists()) == []

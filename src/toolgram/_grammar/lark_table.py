@@ -5,8 +5,9 @@ the LALR parse table and the tree-builder callbacks (reached from the documented
 `Lark.parse_interactive()`, falling back to the frontend's parser), the terminals,
 the %ignore list, the `Shift` action, `PatternStr`, and the conflict analysis
 (`lark.parsers.lalr_analysis`), which Lark resolves silently (shift wins) unless
-`strict=True`. When Lark changes, this is the file to change; tests/test_lark_versions.py
-compiles every grammar with the oldest and the newest supported Lark.
+`strict=True`. When Lark changes, this is the file to change; tests/test_grammar_checks.py
+(test_every_grammar_on_the_oldest_supported_lark) compiles every grammar with the oldest
+supported Lark, when .ci/lark-oldest holds it; the suite itself runs on the installed one.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 means, each with its role. Every set the pipeline keeps of rule names is derived
 from RULES here (the builder's dispatch, the driver's call rules, the mention test,
 the grammar checks), and grammars/README.md's table of rules is generated from it
-(tests/test_vocabulary.py keeps both in step). A new payload kind is one entry here
+(tests/test_catalogues.py keeps both in step). A new payload kind is one entry here
 and one handler in the builder.
 
 Rules starting with `_` are inlined by Lark; any other name is structure only.

@@ -1,6 +1,6 @@
 """Every repair a call can record, with one line on what the model did: the only
 list of repair names. docs/repairs.md's table is generated from it
-(`python -m toolgram._audit.catalog --write-readme`), and tests/test_repairs_catalog.py
+(`python -m toolgram._audit.catalog --write-readme`), and tests/test_catalogues.py
 checks that each repair name the code can record is here and each one here is
 recorded somewhere. Rows that share their explanation name several repairs.
 """
