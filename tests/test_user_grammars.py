@@ -10,6 +10,7 @@ Rules under test (toolgram/_registry.py):
 
 from __future__ import annotations
 
+import re
 import sys
 import textwrap
 import warnings
@@ -20,6 +21,7 @@ import pytest
 import toolgram
 from toolgram import GrammarError
 from toolgram._grammar import registry as _registry
+from toolgram._grammar.header import KEYS, header_warnings, validate_header
 
 MINE = """\
 // format: mine
@@ -156,6 +158,16 @@ BROKEN = {
         4,
         "inside a 'call' rule",
     ),
+    # Header values that were read as something else, silently (`quiet: maybe` as no).
+    "quiet neither yes nor no": (MINE.replace("// end: <</call>>\n", "// end: <</call>>\n// quiet: maybe\n"), 7, "quiet must be 'yes' or 'no', not 'maybe'"),
+    "offered_only unknown": (
+        MINE.replace("// end: <</call>>\n", "// end: <</call>>\n// offered_only: sometimes\n"),
+        7,
+        "offered_only must be 'yes', 'no' or 'always', not 'sometimes'",
+    ),
+    "empty start marker": (MINE.replace("// start: <<call>>", "// start:"), 5, "an empty start marker"),
+    "empty end marker": (MINE.replace("// end: <</call>>", "// end: "), 6, "an empty end marker"),
+    "misspelt start key": (MINE.replace("// start:", "// strat:"), 1, "('strat:' is no header key)"),
     # (Nor a rule that makes calls at all: every region it read would vanish.)
     "no rule that makes a call": (
         '// format: x\n// start: <a>\n// end: </a>\nstart: "<a>" NAME "</a>"\nNAME: /[a-z]+/\n',
@@ -177,6 +189,22 @@ def test_broken_grammar_error_names_file_and_line(tmp_path: Path, case: str) -> 
     # one line says where and what; Lark's explanation follows, indented
     assert all(more.startswith("    ") for more in message.splitlines()[1:]), message
     assert info.value.path == path and info.value.line == line
+
+
+def test_an_unknown_header_key_is_warned_about(tmp_path: Path) -> None:
+    path = write(tmp_path, "mine.lark", MINE.replace("// title: Test format", "// titel: Test format"))
+    message = f"{path}:2: unknown header key 'titel' (did you mean 'title'?), not used; the keys are format, title, "
+    with pytest.warns(toolgram.GrammarWarning, match=re.escape(message)):
+        result = toolgram.parse(REPLY, grammar_paths=path)
+    assert [c.format for c in result.calls] == ["mine"]  # (it still loads)
+    fmt = _registry.registry_for(path).formats["mine"]
+    assert fmt.title == "" and [w for w in fmt.warnings if "titel" in w] == [message + ", ".join(KEYS[2:])]
+
+
+def test_builtin_headers_pass_the_checks_a_users_get() -> None:
+    for fmt in _registry.default_registry().builtin.values():
+        validate_header(fmt)
+        assert header_warnings(fmt) == [], fmt.name
 
 
 @pytest.mark.parametrize(

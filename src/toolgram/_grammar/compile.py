@@ -167,7 +167,7 @@ def compile_format(fmt: Format) -> Compiled:
         allowed.sort(key=lambda t: (-t.priority, -len(t.literal or "")))
         compiled.allowed[state] = tuple(allowed)
         compiled.accepts_end[state] = "$END" in row
-    compiled.warnings = tuple(_marker_warnings(fmt, compiled) + _stream_warnings(fmt, compiled) + stale)
+    compiled.warnings = tuple(header.header_warnings(fmt) + _marker_warnings(fmt, compiled) + _stream_warnings(fmt, compiled) + stale)
     return compiled
 
 
@@ -214,7 +214,7 @@ def compile_earley(fmt: Format) -> Compiled:
             if not any(_reads(t, marker) for t in every):
                 line = header_line(fmt.source, key, nth)
                 warnings.append(f"{fmt.path}:{line}: {key} marker {marker!r}: no token of the grammar reads it")
-    compiled.warnings = tuple(warnings)
+    compiled.warnings = tuple(header.header_warnings(fmt) + warnings)
     return compiled
 
 

@@ -26,6 +26,7 @@ The body is a Lark grammar (LALR unless `parser: earley`) for one call region (c
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass, field
 from pathlib import Path
 from collections.abc import Callable
@@ -74,8 +75,8 @@ class GrammarError(Exception):
 
 
 class GrammarWarning(UserWarning):
-    """A grammar that loads but probably does not do what its author meant: a header
-    marker the grammar never reads, a user format replacing a built-in one, a payload
+    """A grammar that loads but probably does not do what its author meant: an unknown
+    header key, a header marker the grammar never reads, a user format replacing a built-in one, a payload
     terminal that streams in quadratic time, a declared conflict that no longer occurs."""
 
 
@@ -198,9 +199,53 @@ def declared_conflicts(fmt: Format) -> tuple[DeclaredConflict, ...]:
     return tuple(out)
 
 
+#: The header's keys (grammars/README.md's table); a line of the header with another
+#: `word:` is warned about (a misspelt key would be left out silently).
+KEYS = (
+    "format", "title", "models", "markers", "start", "end", "anchor", "quiet", "offered_only", "args_key",
+    "code_tool", "order", "conflicts", "parser",
+)  # fmt: skip
+# Keys whose value is one of a few words (the first named is the one to write).
+_CHOICES = {
+    "quiet": ("yes", "no", "true", "false"),
+    "offered_only": ("yes", "no", "always", "true", "false"),
+}
+
+
+def header_warnings(fmt: Format) -> list[str]:
+    """A header line whose key is none of KEYS (`// titel: x`): its value is not used."""
+    out = []
+    for key in read_header(fmt.source):
+        if key not in KEYS:
+            close = difflib.get_close_matches(key, KEYS, n=1, cutoff=0.7)
+            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            out.append(
+                f"{fmt.path}:{header_line(fmt.source, key)}: unknown header key {key!r}{hint}, not used; "
+                f"the keys are {', '.join(KEYS)}"
+            )
+    return out
+
+
 def validate_header(fmt: Format) -> None:
     """What a user's header must get right (the built-in ones are checked by tests)."""
     path = fmt.path
+    header = read_header(fmt.source)
+    for key, words in _CHOICES.items():
+        for nth, value in enumerate(header.get(key, ())):
+            if value.lower() not in words:
+                # (Read as "no" before: `quiet: maybe` made a loud format, silently.)
+                line = header_line(fmt.source, key, nth)
+                allowed = [w for w in words if w not in ("true", "false")]
+                raise GrammarError(
+                    f"{path}:{line}: {key} must be {', '.join(repr(w) for w in allowed[:-1])} or {allowed[-1]!r}, not {value!r}",
+                    path,
+                    line,
+                )
+    for key in ("start", "end"):
+        for nth, value in enumerate(header.get(key, ())):
+            if not value:
+                line = header_line(fmt.source, key, nth)
+                raise GrammarError(f"{path}:{line}: an empty {key} marker (write the literal after '{key}:')", path, line)
     if not _NAME.match(fmt.name):
         line = header_line(fmt.source, "format")
         raise GrammarError(f"{path}:{line}: format name {fmt.name!r} is not a plain name", path, line)
@@ -208,8 +253,11 @@ def validate_header(fmt: Format) -> None:
         line = header_line(fmt.source, "anchor")
         raise GrammarError(f"{path}:{line}: anchor must be 'reply', 'whole' or 'line', not {fmt.anchor!r}", path, line)
     if not fmt.starts and not fmt.anchor:
+        # (A misspelt key is the likely cause: `// strat: <a>`.)
+        misspelt = [k for k in header if k not in KEYS and difflib.get_close_matches(k, ("start", "anchor"), n=1, cutoff=0.7)]
+        hint = f" ('{misspelt[0]}:' is no header key)" if misspelt else ""
         raise GrammarError(
-            f"{path}:1: the header has no '// start: <marker>' line and no '// anchor:', so the format could never match",
+            f"{path}:1: the header has no '// start: <marker>' line and no '// anchor:'{hint}, so the format could never match",
             path,
             1,
         )
