@@ -101,3 +101,39 @@ def test_checks_catch_a_stream_that_differs(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setattr(fuzz, "run_stream", off_by_one)
     out = fuzz.run_input(fuzz.Input(0, 0, "inline", "hello <tool_call>{\"name\": \"f\"}</tool_call>"), limit_s=3600.0)
     assert {"stream_mismatch", "stream_events"} <= set(out.checks)
+
+
+def _off_by_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = fuzz.run_stream
+
+    def off_by_one(*args: Any) -> Any:
+        result, events, t = real(*args)
+        result.text += "!"
+        return result, events, t
+
+    monkeypatch.setattr(fuzz, "run_stream", off_by_one)
+
+
+# (what is broken, extra arguments, exit status): a correctness failure fails the run; a
+# timing one (every parse slower than 0 ms) only with --strict-time.
+EXITS = {
+    "clean": (None, [], 0),
+    "stream differs": (_off_by_one, [], 1),
+    "timing only": (None, ["--time-limit-ms", "0"], 0),
+    "timing only, strict": (None, ["--time-limit-ms", "0", "--strict-time"], 1),
+}
+
+
+@pytest.mark.parametrize("case", list(EXITS), ids=list(EXITS))
+def test_the_exit_status_says_whether_a_check_failed(
+    case: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    breaks, extra, status = EXITS[case]
+    if breaks is not None:
+        breaks(monkeypatch)
+    args = ["--count", "3", "--seed", str(SEED), "--max-size", "200", "--jobs", "0", "--out", str(tmp_path)]
+    args += ["--stream-factor", "1e6"]  # (no slow_stream unless a case asks for timing failures)
+    assert fuzz.main(args + extra) == status
+    report = capsys.readouterr()
+    assert ("*slow_parse" in report.out) == ("--time-limit-ms" in extra)
+    assert ("stream_mismatch" in report.out) == (breaks is not None)
