@@ -95,6 +95,17 @@ def test_results_wait_for_the_end_and_for_every_call():
     assert fired and '{call_id: 2, name: b} "y"' in fired[0]
 
 
+def test_feeding_after_the_end_names_the_session():
+    # (Not "StreamParser.feed() after flush() or close()": the caller holds a session.)
+    session = MfcsSession()
+    session.feed(TOOL.format(id=1, name="a"))
+    session.end()
+    for more in (lambda: session.feed("more"), lambda: session.process_chunk("more", is_last=True)):
+        with pytest.raises(RuntimeError, match=r"^MfcsSession\.feed\(\) after end\(\): the reply has ended"):
+            more()
+    assert session.end() == [] and [c.name for c in session.calls] == ["a"]
+
+
 def test_unknown_result_is_a_key_error():
     session = MfcsSession()
     session.process_chunk(TOOL.format(id=1, name="a"), is_last=True)

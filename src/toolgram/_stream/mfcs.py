@@ -55,7 +55,12 @@ class MfcsSession:
 
     # -- the reply ----------------------------------------------------------------
     def feed(self, chunk: str) -> list[ToolCall]:
-        """Take the next piece of the reply; return (and report) the calls it completed."""
+        """Take the next piece of the reply; return (and report) the calls it completed.
+        Raises RuntimeError once the reply has ended (end())."""
+        if self._result is not None:
+            # (Said here, of the session: the stream parser's own message names a
+            # StreamParser and flush(), which the caller never called.)
+            raise RuntimeError("MfcsSession.feed() after end(): the reply has ended; start a new MfcsSession for the next one")
         return self._take(self._parser.feed(chunk))
 
     def end(self) -> list[ToolCall]:
