@@ -159,6 +159,16 @@ def test_options_tools_formats_and_grammar_paths(pytester: pytest.Pytester) -> N
     assert stored["calls"] == [] and stored["errors"] == ['Unknown tool "lookup". Available now: something_else.']
 
 
+@pytest.mark.parametrize("ini", ["toolgram_corpus = nonexist\n", "toolgram_corpus = captures nonexist\n"])
+def test_a_corpus_that_does_not_exist_is_a_usage_error(pytester: pytest.Pytester, ini: str) -> None:
+    # (Not "no tests ran", with the missing folder named nowhere.)
+    make_project(pytester, ini="[pytest]\n" + ini)
+    result = runpytest(pytester)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    missing = pytester.path / "nonexist"
+    result.stderr.fnmatch_lines([f"ERROR: toolgram_corpus: {missing}: no such folder or file"])
+
+
 def test_a_case_may_start_inside_think(pytester: pytest.Pytester) -> None:
     captures = pytester.mkdir("captures")
     (captures / "r1.txt").write_text("The user wants Paris.</think>Checking.", encoding="utf-8")

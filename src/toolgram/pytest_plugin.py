@@ -92,6 +92,10 @@ _KEY = pytest.StashKey[_Settings]()
 
 def pytest_configure(config: pytest.Config) -> None:
     settings = _Settings(config)
+    missing = [root for root in settings.corpora if not root.exists()]
+    if missing:
+        # (Else a misspelt folder collects nothing, and pytest says only "no tests ran".)
+        raise pytest.UsageError(f"toolgram_corpus: {missing[0]}: no such folder or file")
     config.stash[_KEY] = settings
     if settings.corpora and config.args_source == pytest.Config.ArgsSource.TESTPATHS:
         # `pytest` with no arguments runs testpaths; run the corpus too.
