@@ -510,6 +510,30 @@ def test_feed_takes_none_and_empty() -> None:
     assert sp.close() == toolgram.parse("")
 
 
+# Deltas that are not str, as docs/api.md and docs/streaming.md say they are read:
+# (deltas, the whole reply given to parse()). None is no text; bytes are one UTF-8 text
+# (é split between two deltas); anything else is its str().
+NON_STR_DELTAS = {
+    "none": ([None, "Hi", None], "Hi"),
+    "bytes split inside a character": (
+        [b"caf\xc3", b'\xa9 <tool_call>{"name": "f", "arguments": {}}</tool_call>'],
+        'café <tool_call>{"name": "f", "arguments": {}}</tool_call>',
+    ),
+    "invalid utf-8": ([b"a\xffb"], b"a\xffb"),
+    "a number": ([12, None, "x"], "12x"),
+}
+
+
+@pytest.mark.parametrize("case", list(NON_STR_DELTAS), ids=list(NON_STR_DELTAS))
+def test_non_str_deltas_are_read_as_parse_reads_them(case: str) -> None:
+    deltas, whole = NON_STR_DELTAS[case]
+    sp = StreamParser()
+    events = [e for d in deltas for e in sp.feed(d)] + sp.flush()  # type: ignore[arg-type]
+    result = sp.close()
+    assert result == toolgram.parse(whole)
+    assert "".join(e.text for e in events if isinstance(e, Text)) == result.text
+
+
 def test_negative_max_chars_is_refused() -> None:
     with pytest.raises(ValueError):
         StreamParser(max_chars=-1)
