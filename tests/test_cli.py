@@ -133,7 +133,7 @@ def _bad_cases(tmp_path: Path) -> list[list[str]]:
     f = str(REPAIRED)
     # JSON that is no tools: a --tools file, a record's tools, a case's tools sidecar.
     wrong_tools = []
-    for n, text in enumerate(("42", "true", "4.5")):
+    for n, text in enumerate(("42", "true", "4.5", '[{"nope": 1}]', '[{"type": "function", "function": {"description": "x"}}]')):
         path = tmp_path / f"wrong_tools_{n}.json"
         path.write_text(text, encoding="utf-8")
         record = tmp_path / f"wrong_tools_{n}.jsonl"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+import toolgram
 from toolgram._tools.tools import Tool, ToolSet, normalize_tools
 
 WEATHER = {
@@ -119,11 +120,6 @@ SHAPES = [
         [("researcher", "", WEATHER, "agent", ""), ("remember", "", None, "memory", "")],
     ),
     (
-        "invalid_entries_are_skipped",
-        [42, None, "", {"description": "lost its name", "parameters": CART}, {"name": ""}, {"type": "function", "function": {"description": "x"}}, "ok"],
-        [("ok", "", None, "tool", "")],
-    ),
-    (
         "first_definition_of_a_name_wins",
         [{"name": "get_weather", "parameters": WEATHER}, {"name": "get_weather", "parameters": CART}],
         [("get_weather", "", WEATHER, "tool", "")],
@@ -148,6 +144,36 @@ def test_shapes(tools, expected):
         assert name in toolset
         assert toolset.schema(name) == schema
         assert toolset.get(name).name == name
+
+
+# Entries that name no tool: each raises TypeError showing it (`tools` is configuration;
+# skipped, a tool the author meant would make its calls "Unknown tool").
+NAMELESS = {
+    "a number": ([42, "ok"], "42 (int) is not a tool name or definition"),
+    "None in a list": ([None, "ok"], "None (NoneType) is not a tool name or definition"),
+    "an empty name": (["", "ok"], "an empty tool name"),
+    "a definition that lost its name": (
+        [{"description": "lost its name", "parameters": CART}, "ok"],
+        "a tool definition without a name: {'description': 'lost its name', 'parameters': ",
+    ),
+    "an empty name in a definition": ([{"name": ""}, "ok"], "a tool definition without a name: {'name': ''}"),
+    "an OpenAI function without a name": (
+        [{"type": "function", "function": {"description": "x"}}],
+        "a tool definition without a name: {'type': 'function', 'function': {'description': 'x'}}",
+    ),
+    "a name mapped to a number": ([{"nope": 1}], "'nope': 1 is no JSON Schema, description, definition or None/True"),
+    "an MFCS group listing a number": ({"g": {"tool_list": [3]}}, "group 'g' lists 3, not a tool definition or name"),
+}
+
+
+@pytest.mark.parametrize("case", list(NAMELESS), ids=list(NAMELESS))
+def test_an_entry_that_names_no_tool_is_a_type_error(case: str) -> None:
+    tools, message = NAMELESS[case]
+    with pytest.raises(TypeError) as info:
+        normalize_tools(tools)
+    assert str(info.value).startswith("tools: " + message), str(info.value)
+    with pytest.raises(TypeError):  # (parse reads tools so)
+        toolgram.parse('<tool_call>{"name": "ok", "arguments": {}}</tool_call>', tools)
 
 
 def test_none_means_any_name():

@@ -16,9 +16,12 @@ accepted everywhere (parse, validate, render_prompt, ...):
   `{"function_declarations": [...]}`, a bare MFCS group `{"description", "tool_list": [...]}`.
 - a list (or any iterable) mixing all of the above.
 
-Invalid entries (no usable name) are skipped, never raised on: the parser must not fail
-because one definition out of twenty is malformed. When a name repeats, the first
-definition wins, as with a Python dict literal read left to right.
+`tools` is configuration, so what names no tool raises TypeError, showing the entry: a
+definition without a name (`{"type": "function", "function": {"description": …}}`), an
+empty name, an entry of no known shape (`42`, `None` in a list, `{"nope": 1}`). Skipped
+silently, it would turn every call to the tool its author meant into `Unknown tool`, and
+`{"nope": 1}` into a tool named "nope". When a name repeats, the first definition wins,
+as with a Python dict literal read left to right.
 """
 
 from __future__ import annotations
@@ -129,8 +132,19 @@ def _schema_of(item: Mapping[str, Any]) -> Mapping[str, Any] | None:
     return None
 
 
-def _definition(item: Mapping[str, Any], kind: str, group: str = "", name: str | None = None) -> Tool | None:
+def _shown(value: Any, most: int = 80) -> str:
+    """An entry of `tools`, quoted in a TypeError (shortened when long)."""
+    text = repr(value)
+    return text if len(text) <= most else text[: most - 1] + "…"
+
+
+def _no_name(item: Any) -> TypeError:
+    return TypeError(f"tools: a tool definition without a name: {_shown(item)}")
+
+
+def _definition(item: Mapping[str, Any], kind: str, group: str = "", name: str | None = None) -> Tool:
     """One flat or OpenAI-nested definition; `name` is the fallback from a `{name: def}` key."""
+    whole = item
     fn = item.get("function")
     if isinstance(fn, Mapping) and item.get("type", "function") == "function":
         kind = _kind_of(item, kind)
@@ -139,7 +153,7 @@ def _definition(item: Mapping[str, Any], kind: str, group: str = "", name: str |
     if isinstance(own, str) and own:
         name = own
     if not name:
-        return None
+        raise _no_name(whole)
     returns = item.get("returns")
     return Tool(
         name,
@@ -168,9 +182,7 @@ def _from_mapping(item: Mapping[str, Any], kind: str, out: list[Tool]) -> None:
     fn = item.get("function")
     # (OpenAI's `{"type": "function", "function": {…}}`, often written without its "type")
     if (isinstance(fn, Mapping) and item.get("type", "function") == "function") or isinstance(item.get("name"), str):
-        tool = _definition(item, kind)
-        if tool:
-            out.append(tool)
+        out.append(_definition(item, kind))
         return
     containers = [k for k in _LIST_KEYS if isinstance(item.get(k), (list, tuple))]
     if containers:
@@ -180,9 +192,9 @@ def _from_mapping(item: Mapping[str, Any], kind: str, out: list[Tool]) -> None:
             _from_iterable(item[key], kind, out)
         return
     if any(k in item for k in (*_SCHEMA_KEYS, "function", "description")):
-        # A definition that lost its name: skip it, rather than read its keys as tool names
+        # A definition that lost its name: not to be read as tools named by its keys
         # ("description", "parameters") under the {name: schema} reading below.
-        return
+        raise _no_name(item)
     # {name: JSON Schema}, and its relatives {name: definition} / {group: MFCS group}.
     for key, value in item.items():
         name = str(key)
@@ -190,36 +202,43 @@ def _from_mapping(item: Mapping[str, Any], kind: str, out: list[Tool]) -> None:
             if isinstance(value.get("tool_list"), (list, tuple)):
                 for sub in value["tool_list"]:
                     if isinstance(sub, Mapping):
-                        tool = _definition(sub, kind, group=name)
-                        if tool:
-                            out.append(tool)
-                    elif isinstance(sub, str):
+                        out.append(_definition(sub, kind, group=name))
+                    elif isinstance(sub, str) and sub:
                         out.append(Tool(sub, kind=kind, group=name))
+                    else:
+                        raise TypeError(f"tools: group {name!r} lists {_shown(sub)}, not a tool definition or name")
             elif _looks_like_definition(value):
-                tool = _definition(value, kind, name=name)
-                if tool:
-                    out.append(tool)
+                out.append(_definition(value, kind, name=name))
             else:
                 out.append(Tool(name, "", value, kind))
         elif isinstance(value, (list, tuple)):
             _from_iterable(value, kind, out)
         elif isinstance(value, str):
             out.append(Tool(name, value, None, kind))  # {name: "what it does"}
-        else:
+        elif value is None or value is True:
             out.append(Tool(name, "", None, kind))  # {name: None} / {name: True}: any arguments
+        else:
+            # (`[{"nope": 1}]` is no tool named "nope")
+            raise TypeError(
+                f"tools: {name!r}: {_shown(value)} is no JSON Schema, description, definition or None/True "
+                f"(in {_shown(item)})"
+            )
 
 
 def _from_iterable(items: Iterable[Any], kind: str, out: list[Tool]) -> None:
     for item in items:
         if isinstance(item, str):
-            if item:
-                out.append(Tool(item, kind=kind))
+            if not item:
+                raise TypeError("tools: an empty tool name")
+            out.append(Tool(item, kind=kind))
         elif isinstance(item, Tool):
             out.append(item)
         elif isinstance(item, Mapping):
             _from_mapping(item, kind, out)
         elif isinstance(item, ToolSet):
             out.extend(item.tools)
+        else:
+            raise TypeError(f"tools: {_shown(item)} ({type(item).__name__}) is not a tool name or definition")
 
 
 def normalize_tools(tools: Any, *, kind: str = "tool") -> ToolSet | None:
@@ -242,8 +261,9 @@ def normalize_tools(tools: Any, *, kind: str = "tool") -> ToolSet | None:
       any other mapping is the JSON Schema; a string is a description; anything else
       (None, True) means no schema.
     - A mapping without a usable name but with `description`, `parameters`,
-      `inputSchema`, `input_schema` or `function` is a broken definition and is skipped;
-      so `{name: schema}` cannot name tools "description", "parameters", ... .
+      `inputSchema`, `input_schema` or `function` is a broken definition: TypeError
+      (so `{name: schema}` cannot name tools "description", "parameters", ...), as is
+      any entry that names no tool (`42`, `""`, `{name: 1}`).
     - A plain string is one tool name, not an iterable of one-letter names.
     """
     if tools is None:
