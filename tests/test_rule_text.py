@@ -6,7 +6,8 @@ too. Tokens left out at either end stay out, and so does what the parser supplie
 
 tests/rule_text/dotted.lark writes a name as `NAME ("." NAME)*` (the dots are
 literals, dropped from the tree); tests/rule_text/words.lark a value as `WORD+` with
-`%ignore WS`. Each case is read whole and streamed in chunks, alike.
+`%ignore WS`; tests/rule_text/spaced.lark (`parser: earley`) a value as words with a
+filtered `_WS` between them. Each case is read whole and streamed in chunks, alike.
 """
 
 from __future__ import annotations
@@ -32,6 +33,12 @@ CASES = {
         [("get", {"city": "New York", "note": "a\tb\nc"})],
     ),
     "supplied markers not in the value": ("words", "x {{get city: New York", [("get", {"city": "New York"})]),
+    "earley: filtered spaces between words kept": (
+        "spaced",
+        "Hi <<call get_weather city: Paris France unit: C>> bye",
+        [("get_weather", {"city": "Paris France", "unit": "C"})],
+    ),
+    "earley: close supplied": ("spaced", "x <<call get_weather city: New   York", [("get_weather", {"city": "New   York"})]),
 }
 
 
