@@ -94,10 +94,12 @@ def test_a_bare_name_before_the_next_call_is_a_call() -> None:
 
 def test_a_bare_name_at_the_end_of_the_reply_is_a_call_cut_off() -> None:
     # (A call with no arguments, cut off or stopped before its close tag, is as long
-    # as a mention; at the end of the reply, nothing says it is prose.)
+    # as a mention; at the end of the reply, nothing says it is prose. Its arguments
+    # may have been cut before they began: cut_value, not an invented {} alone.)
     for raw in ("<tool_call>get_time", "Checking. <tool_call>get_time", "<function=get_time>"):
         result = toolgram.parse(raw, ["get_time"])
-        assert [(c.name, c.arguments, c.repairs) for c in result.calls] == [("get_time", {}, ("closed_tag",))], raw
+        expected = [("get_time", {}, ("closed_tag", "cut_value"))]
+        assert [(c.name, c.arguments, c.repairs) for c in result.calls] == expected, raw
         sp = StreamParser(["get_time"])
         for ch in raw:
             sp.feed(ch)

@@ -18,8 +18,9 @@ from typing import Any
 from lark import Tree
 
 from .._recover import repair as _repair
+from .._grammar.vocabulary import CALL_HOLDERS, OPAQUE, REGION_LEVEL, rule_name
 from .._grammar.vocabulary import CALL_KINDS as _CALL_KINDS
-from .._grammar.vocabulary import OPAQUE, REGION_LEVEL, rule_name
+from .._lalr.table import ends_something
 from .._lalr.tokens import Tok
 from .._recover.close import cut_marker
 from .loose import decode_loose
@@ -169,6 +170,13 @@ class Builder:
     # Where the last token read from the text ends, when the missing markers were
     # supplied after it (the region was closed for the model); -1: not so.
     cut_at = -1
+    # The region ended because the reply did (Driver.ended): (where the last token read
+    # from the text ends, where the text ends, whether that token closes something:
+    # True, False, or None when it is not known). None: it did not. Then the region's
+    # last call, unless its own end was read, is the one the end cut: what it cut
+    # short is the repair cut_value (see _call_end, _call, _json_calls).
+    ended: tuple | None = None
+    _last: Any = None  # (with ended: the region's last call, or payload of calls)
     _tail: Prose | None = None  # the prose after the call _call just read (_walk adds it after the call)
 
     def __init__(self, fmt, tools, region: tuple[int, int], read_calls=None, buf: str | None = None) -> None:
@@ -189,6 +197,8 @@ class Builder:
 
     # -- entry --------------------------------------------------------------
     def build(self, tree: Any) -> list[Draft | Prose]:
+        if self.ended is not None:
+            self._last = _last_holder(tree)
         self._walk(tree)
         if self._broken:
             # A call that cannot be read, among calls that can (one broken call of a
@@ -241,19 +251,24 @@ class Builder:
         # model, in its place; the list's other calls stand (as in a JSON list).
         self._unreadable(Unreadable(f"the list holds {_shown(_text(n, self.buf))} where a call belongs"), _extent(n))
 
+    def _payload_cut(self, n: Tree) -> bool:
+        """Whether the payload `n` (JSON of calls) runs to where the reply ended: it is
+        the region's last, and the last token read from the text (see ended)."""
+        return self.ended is not None and n is self._last and self._reaches(n)
+
     def _on_json_calls(self, n: Tree) -> None:
         try:
-            self._json_calls(n)
+            self._json_calls(n, self._payload_cut(n))
         except Unreadable as exc:
             # (A JSON element of a Python list of calls that is none, `{"x": 1}`: alone
             # in its region, build() raises it again.)
             self._unreadable(exc, _extent(n))
 
     def _on_keyed_calls(self, n: Tree) -> None:
-        self._keyed_calls(n)
+        self._keyed_calls(n, self._payload_cut(n))
 
     def _on_json_reply(self, n: Tree) -> None:
-        self._json_reply(n)
+        self._json_reply(n, self._payload_cut(n))
 
     def _on_reasoning(self, n: Tree) -> None:
         self.items.append(Reasoning(_text(n, self.buf), _extent(n)))
@@ -276,6 +291,14 @@ class Builder:
         args_text = None
         code_text = None
         elements: list[Node] = []
+        # The reply ended in this call (the region's last, its own end not read): whether
+        # that end cut a value short (`short`, once a part that reads its own end has
+        # told: a JSON or Python value, Gemma's object; see the end of this method).
+        end = self._call_end(node) if self.ended is not None and node is self._last else _READ
+        cut_open = end is not _READ
+        last_arg = _last_arg(node) if cut_open else None
+        short: bool | None = None
+        args_cut = False
         for child in _parts(node):
             d = _rule(child)
             if d == "name":
@@ -287,8 +310,14 @@ class Builder:
                 draft.instructions = _text(child, self.buf).strip()
             elif d == "args":
                 args_text = _text(child, self.buf)
-            elif d in ("param", "typed_param") and self._cut_short(child):
+                args_cut = cut_open and self._reaches(child)
+            elif d in ("param", "typed_param") and (
+                self._cut_short(child) or (child is last_arg and _unbegun(child))
+            ):
+                # (The last one, where the end cut the call: a key with no value.)
                 _add(draft.repairs, ["dropped_partial_argument"])
+                if child is last_arg:
+                    short = True
             elif d == "param":
                 key = _param_key(_text(_find(child, "key"), self.buf), draft.repairs)
                 draft.params.append((key, _param_value(child, self.buf), None))
@@ -297,16 +326,24 @@ class Builder:
                 draft.params.append((key, _param_value(child, self.buf), _text(_find(child, "type"), self.buf).strip()))
             elif d == "kwarg":
                 key = _unescape_md(_text(_find(child, "key"), self.buf).strip(), draft.repairs)
-                draft.params.append((key, _text(_find(child, "value"), self.buf), "python"))
+                value = _find(child, "value")
+                draft.params.append((key, _text(value, self.buf), "python"))
+                if cut_open and self._reaches(value):
+                    short = _repair.cut_short(_text(value, self.buf) + self._spaced())
             elif d == "posarg":
                 positional.append(_text(child, self.buf))
+                if cut_open and self._reaches(child):
+                    short = _repair.cut_short(_text(child, self.buf) + self._spaced())
             elif d == "code":
                 code_text = _text(child, self.buf)
             elif d == "element":
                 elements.append(_element(child, draft.repairs, self.buf))
             elif d == "loose_args":
-                root, repairs, tail = decode_loose(_text(child, self.buf))
+                reaches = cut_open and self._reaches(child)
+                root, repairs, tail = decode_loose(_text(child, self.buf) + (self._spaced() if reaches else ""), reaches)
                 _add(draft.repairs, repairs)
+                if reaches:
+                    short = "cut_value" in repairs
                 elements.extend(root.children)
                 if tail.strip() and not self._cut_end(tail):
                     # Prose after the arguments (the close marker left out): prose, in the
@@ -327,7 +364,9 @@ class Builder:
             message = "Couldn't read a tool call: the reply ended inside the call's name."
             return Draft(name="", kind=kind, span=draft.span, error=message)
         if args_text is not None:
-            draft.arguments = self._decode_args(args_text, draft)
+            draft.arguments = self._decode_args(args_text, draft, args_cut)
+            if args_cut:
+                short = "cut_value" in draft.repairs
         elif code_text is not None:
             # Raw code (a python tool): the whitespace around it is dropped.
             draft.arguments = {"code": textwrap.dedent(code_text.strip("\r\n")).strip()}
@@ -355,13 +394,40 @@ class Builder:
             value, repairs = coerce_param(Node(type="object", children=elements), None, schema, schema)
             _add(draft.repairs, repairs)
             draft.arguments.update(value)
+        if cut_open:
+            if short is None:
+                short = self._cut_unread(end, last_arg)
+            if short:
+                _add(draft.repairs, ["cut_value"])
         return draft
 
-    def _decode_args(self, text: str, draft: Draft) -> Any:
+    def _cut_unread(self, end: str, last_arg: Tree | None) -> bool:
+        """For the call the reply ended in, where no part that reads its own end (JSON,
+        a Python value, Gemma's object) told: whether the end cut it short. Its
+        arguments never began (`get_weather(`, `<|message|>`, a name alone) unless the
+        last token read ends something; a raw value (XML-ish text, code) ran to the end
+        where the format has a close for it that never came; something was begun that
+        is no value (a `,`, an opening tag or its `>`). Not so after a close
+        (`</parameter>`, `)`, a turn's end token): the values before it were whole; nor
+        for a raw value that nothing but the end of the message ends (functionary's
+        `>>>python` code): nothing tells a cut one."""
+        closer = self.ended[2]  # (None: which token it was is not known, an Earley parse)
+        if last_arg is None:
+            return end is _MISSING or closer is False
+        if closer:
+            return False
+        if self._reaches(last_arg):
+            return end is _MISSING or _ends_unclosed(last_arg)
+        return closer is False
+
+    def _decode_args(self, text: str, draft: Draft, cut: bool = False) -> Any:
+        """`cut`: the text ends where the reply ended (see _repair.loads)."""
         if not text.strip():
+            if cut:
+                _add(draft.repairs, ["cut_value"])  # (the arguments never began)
             return {}
         try:
-            value, repairs = _repair.loads(text)
+            value, repairs = _repair.loads(text, cut)
         except _repair.RepairError as exc:
             raise Unreadable(str(exc)) from None
         _add(draft.repairs, repairs)
@@ -385,7 +451,9 @@ class Builder:
         return value
 
     # -- JSON payloads ------------------------------------------------------
-    def _json_calls(self, node: Tree) -> None:
+    def _json_calls(self, node: Tree, cut: bool = False) -> None:
+        """`cut`: the payload runs to where the reply ended (see _repair.loads); what
+        that end cut short is the last call's (cut_value)."""
         text = _text(node, self.buf)
         whole = _extent(node)
         start = whole[0] if whole else self.region[0]
@@ -397,11 +465,15 @@ class Builder:
             # A markdown fence around the payload (`<tool_call>```json{…}```</tool_call>`):
             # the JSON is what it holds.
             close = len(text.rstrip())
-            close = close - 3 if text.endswith("```", fence.end(), close) else len(text)
+            if text.endswith("```", fence.end(), close):
+                close -= 3
+                cut = False  # (the fence closed: its JSON did not run to the end)
+            else:
+                close = len(text)
             text = text[fence.end() : close]
             start += fence.end()
         if not bracketed and not self.fenced and _PY_CALL.match(text):
-            calls = _python_calls(text, start, self.read_calls) if self.read_calls is not None else None
+            calls = _python_calls(text, start, self.read_calls, cut) if self.read_calls is not None else None
             if calls is not None:
                 self.items.extend(calls)
                 return
@@ -410,22 +482,26 @@ class Builder:
         if named is not None:
             # The name before the arguments' object, outside it (`get_weather\n{"city": …}`,
             # as functionary writes a call, between Hermes's tags): the object is the arguments.
-            arguments, repairs, tail = _loads_leading(text[named.end() :])
+            left_open: list = []
+            arguments, repairs, tail = _loads_leading(text[named.end() :], cut=cut, left_open=left_open)
             value = {"name": named.group(1), "arguments": arguments}
+            if id(arguments) in left_open:
+                left_open.append(id(value))  # (the call is open where its arguments are)
             repairs = ("name_outside_json", *repairs)
         else:
+            left_open = []
             try:
-                value, repairs, tail = _loads_leading(text, leading=not bracketed)
+                value, repairs, tail = _loads_leading(text, leading=not bracketed, cut=cut, left_open=left_open)
             except Unreadable:
                 # Call objects a line each, one missing its closing brace (MiniMax-M1's
                 # `{…"cats"}\n{…}`): the bracket scan ran on into the next.
-                several = _objects_by_line(text, start)
+                several = _objects_by_line(text, start, cut, left_open)
                 if several is None:
                     raise
                 value, repairs, tail = None, (), "\n"
         if fence is not None:
             repairs = ("fenced_payload", *repairs)
-        several = (_several_objects(text, start) or _objects_by_line(text, start)) if tail else None
+        several = (_several_objects(text, start) or _objects_by_line(text, start, cut, left_open)) if tail else None
         if several is not None:
             # Call objects one after another (not in a list): each is a call.
             value, repairs, spans = several
@@ -438,14 +514,19 @@ class Builder:
             at = text.find("[", key) if key >= 0 else -1
             spans = _element_spans(text[at:], start + at, value["tool_calls"]) if at >= 0 else None
         calls = list(_flatten_calls(value, spans))
+        # What the end of the reply cut is the last call's, not every call's of the payload.
+        cut_value, repairs = _take_cut(repairs)
         read: list = []
         broken: Unreadable | None = None
         for i, (obj, span) in enumerate(calls):
+            opened = _cut_flags(obj, left_open, cut_value) if i == len(calls) - 1 else 0
             if i and i == len(calls) - 1 and "closed_json" in repairs:
-                read.append(self._cut_call(lambda: self._json_call(obj, span or whole, repairs), span or whole))
+                read.append(
+                    self._cut_call(lambda: self._json_call(obj, span or whole, repairs, opened), span or whole)
+                )
                 continue
             try:
-                read.append(self._json_call(obj, span or whole, repairs))
+                read.append(self._json_call(obj, span or whole, repairs, opened))
             except Unreadable as exc:
                 # An element of a list of calls that is no call (`{"type": "x"}`, `5`): an
                 # error for the model, in its place; the list's other calls stand.
@@ -487,6 +568,45 @@ class Builder:
         # accept() reports.)
         return not any(other != name and other.startswith(name) for other in self.tools.names)
 
+    def _call_end(self, node: Tree) -> str:
+        """How the call `node` (the region's last, where the reply ended: see ended)
+        ends: its last part, kept or not (Driver: meta.last; an inlined rule's last
+        part). _READ: a token read from the text that ends something (`)`,
+        `</function>`, the format's end marker): the call is whole. _MISSING: a token
+        the driver supplied (empty), or the empty `unclosed`: its end never came.
+        _OTHER: the arguments, or a marker after which they would have come
+        (gpt-oss's `<|message|>`, whose close is optional)."""
+        meta = getattr(node, "_meta", None)
+        last = getattr(meta, "last", None) if meta is not None else None
+        if last is None:
+            last = node.children[-1] if node.children else None
+        while isinstance(last, Tree) and str(last.data).startswith("_") and last.children:
+            last = last.children[-1]  # (a rule Lark inlines: its own last part)
+        if isinstance(last, Tree):
+            if _rule(last) == "unclosed":
+                return _MISSING
+            if not last.children and str(last.data).startswith("_"):
+                # (An inlined rule whose only token Lark filtered out, an anonymous close
+                # tag: read, or supplied. The last token read tells.)
+                return _READ if self.ended[2] else _MISSING
+            return _OTHER
+        if type(last) is Tok:
+            if not last.value:
+                return _MISSING
+            if ends_something(last.value, last.type, self.fmt.ends):
+                return _READ
+        return _OTHER
+
+    def _reaches(self, node: Any) -> bool:
+        """Whether `node` ends where the last token read from the text ended (ended)."""
+        extent = _extent(node)
+        return extent is not None and extent[1] == self.ended[0]
+
+    def _spaced(self) -> str:
+        """A space when whitespace followed the last token read before the reply ended
+        (a number followed by one is complete), else nothing."""
+        return " " if self.ended[1] > self.ended[0] else ""
+
     def _cut_short(self, node: Tree) -> bool:
         """A parameter whose value never began: no value text, and no key either
         (`<|open|>argument`), or the text ends with it, the rest supplied
@@ -513,7 +633,10 @@ class Builder:
             return cut
         return draft
 
-    def _json_call(self, obj: Any, span: tuple[int, int], repairs) -> Draft | Prose:
+    def _json_call(self, obj: Any, span: tuple[int, int], repairs, cut: int = 0) -> Draft | Prose:
+        """`cut`: what the end of the reply did to this call object (_cut_flags): _CUT_VALUE,
+        it cut a value in it; _CUT_OPEN, it left the object open (a name and no
+        arguments is then a call cut before its arguments began, not one with none)."""
         if not isinstance(obj, dict):
             raise Unreadable("expected a JSON object with a \"name\"")
         if obj.get("type") == "message" and isinstance(obj.get("text"), str):
@@ -557,16 +680,22 @@ class Builder:
                     raise Unreadable("an object with a name but no arguments, naming no offered tool")
                 if args:
                     _add(draft.repairs, ["flat_arguments"])
+                elif cut & _CUT_OPEN:
+                    cut |= _CUT_VALUE
         draft.arguments = self._object_args(args, draft)
+        if cut & _CUT_VALUE:
+            _add(draft.repairs, ["cut_value"])
         return draft
 
-    def _keyed_calls(self, node: Tree) -> None:
+    def _keyed_calls(self, node: Tree, cut: bool = False) -> None:
         text = _text(node, self.buf)
         start = _extent(node)[0] if _extent(node) else self.region[0]
+        left_open: list = []
         try:
-            value, repairs = _repair.loads(text)
+            value, repairs = _repair.loads(text, cut, left_open)
         except _repair.RepairError as exc:
             raise Unreadable(str(exc)) from None
+        cut_value, repairs = _take_cut(repairs)
         items = value if isinstance(value, list) else [value]
         spans = _element_spans(text, start, value)
         for i, obj in enumerate(items):
@@ -579,27 +708,32 @@ class Builder:
             draft = Draft(name=str(name), span=spans[i] if spans else self.region)
             _add(draft.repairs, repairs)
             draft.arguments = self._object_args(args, draft)
+            if i == len(items) - 1 and _cut_flags(obj, left_open, cut_value) & _CUT_VALUE:
+                _add(draft.repairs, ["cut_value"])
             if i and i == len(items) - 1 and "closed_json" in repairs:
                 draft = self._cut_call(lambda: draft, draft.span)
             self.items.append(draft)
 
-    def _json_reply(self, node: Tree) -> None:
+    def _json_reply(self, node: Tree, cut: bool = False) -> None:
         text = _text(node, self.buf)
+        left_open: list = []
         try:
-            value, repairs = _repair.loads(text)
+            value, repairs = _repair.loads(text, cut, left_open)
         except _repair.RepairError as exc:
             raise Unreadable(str(exc)) from None
+        cut_value, repairs = _take_cut(repairs)
         if isinstance(value, list) and value and all(isinstance(v, dict) and "type" in v for v in value):
             extent = _extent(node)
             spans = _element_spans(text, extent[0] if extent else self.region[0], value)
             for i, item in enumerate(value):  # several typed objects: each a call or a message
-                self._typed_reply(item, spans[i] if spans else self.region, repairs)
+                last = _cut_flags(item, left_open, cut_value) if i == len(value) - 1 else 0
+                self._typed_reply(item, spans[i] if spans else self.region, repairs, last)
             return
         if not isinstance(value, dict):
             raise Unreadable("the reply is JSON but not an object")
-        self._typed_reply(value, _extent(node) or self.region, repairs)
+        self._typed_reply(value, _extent(node) or self.region, repairs, _cut_flags(value, left_open, cut_value))
 
-    def _typed_reply(self, value: dict, span, repairs) -> None:
+    def _typed_reply(self, value: dict, span, repairs, cut: int = 0) -> None:
         kind = value.get("type")
         if kind == "message":
             if not isinstance(value.get("text"), str):
@@ -608,7 +742,7 @@ class Builder:
             return
         if kind not in ("tool_call", "function_call", None):
             raise Unreadable(f'unknown reply type {kind!r}')
-        self.items.append(self._json_call(value, span, repairs))
+        self.items.append(self._json_call(value, span, repairs, cut))
 
 
 # The builder's dispatch, from the vocabulary: each rule it reads at region level has
@@ -625,12 +759,16 @@ _CALL_KEYS = frozenset(
 )
 
 
-def _loads_leading(text: str, leading: bool = True) -> tuple[Any, tuple[str, ...], str]:
+def _loads_leading(
+    text: str, leading: bool = True, cut: bool = False, left_open: list | None = None
+) -> tuple[Any, tuple[str, ...], str]:
     """Decode a payload; when it fails and a complete JSON value leads it, decode
     that value and hand back the text after it (it becomes prose, not lost).
-    `leading=False`: the payload is one bracketed value (a JSON token): no second try."""
+    `leading=False`: the payload is one bracketed value (a JSON token): no second try.
+    `cut`, `left_open`: as _repair.loads takes them, for the whole payload (a value
+    that leads it has text after it: the end did not cut it)."""
     try:
-        value, repairs = _repair.loads(text)
+        value, repairs = _repair.loads(text, cut, left_open)
         return value, repairs, ""
     except _repair.RepairError as exc:
         first = exc
@@ -664,18 +802,46 @@ def _shape(fmt: Any) -> tuple[bool, bool]:
         return found
 
 
-def _python_calls(text: str, start: int, read_calls) -> list[Draft] | None:
+def _python_calls(text: str, start: int, read_calls, cut: bool = False) -> list[Draft] | None:
     """Python-style calls between a JSON format's markers (`<tool_call>get_weather(
     city="Paris")</tool_call>`, or a list of them: a model mixing two formats), read by
     read_calls as the pythonic formats read a whole reply; None unless the text is all
-    such calls."""
+    such calls. `cut`: the text ends where the reply ended (else a value its end cut
+    was cut by the format's end marker, not by the end of the reply: no cut_value)."""
     calls = read_calls(text, text.lstrip().startswith("["))
     if not calls:
         return None
     return [
-        Draft(c.name, c.arguments, None, "tool", (start + c.span[0], start + c.span[1]), ["pythonic_payload", *c.repairs])
+        Draft(
+            c.name, c.arguments, None, "tool", (start + c.span[0], start + c.span[1]),
+            ["pythonic_payload", *(r for r in c.repairs if cut or r != "cut_value")],
+        )
         for c in calls
     ]
+
+
+# What the end of the reply did to the last call object of a payload (_cut_flags).
+_CUT_VALUE, _CUT_OPEN = 1, 2
+
+
+def _take_cut(repairs: tuple) -> tuple[bool, tuple]:
+    """(whether `repairs` holds cut_value, the repairs without it): what the end of
+    the reply cut in a payload is its last call's, not every call's."""
+    if "cut_value" not in repairs:
+        return False, repairs
+    return True, tuple(r for r in repairs if r != "cut_value")
+
+
+def _cut_flags(obj: Any, left_open: list, cut_value: bool) -> int:
+    """For a payload's last call object: _CUT_OPEN when the end of the reply left it
+    open (it, or its "function" object), with _CUT_VALUE when that end cut a value
+    short (then in it: the values of a closed object are whole); 0 otherwise."""
+    if not left_open or not isinstance(obj, dict):
+        return 0
+    fn = obj.get("function")
+    if id(obj) not in left_open and not (isinstance(fn, dict) and id(fn) in left_open):
+        return 0
+    return _CUT_OPEN | (_CUT_VALUE if cut_value else 0)
 
 
 _CALL_TYPES = ("tool_call", "function", "function_call", "tool_use")  # ("type" of a call object)
@@ -725,15 +891,11 @@ _LINE_OBJECT = re.compile(r"\n[ \t]*(?=\{)")
 _LIST_FIRST = re.compile(r"\s*\[")  # (\s: what str.lstrip() strips)
 
 
-def _objects_by_line(text: str, offset: int):
+def _objects_by_line(text: str, offset: int, cut: bool = False, left_open: list | None = None):
     """Call objects a line each, read as _several_objects reads them, but each line
     on its own, so that one left without its closing brace is closed there (repair
-    closed_json) and the next is still read. None unless each line is a call object."""
-    if _LIST_FIRST.match(text) is not None:
-        # (The first line is a list, which is no call object, however it reads: the text
-        # is not searched for lines. A list left open ran on to the end of the reply, and
-        # each region of such lists searched the rest of it: the square of the reply.)
-        return None
+    closed_json) and the next is still read. None unless each line is a call object.
+    `cut`, `left_open`: as _repair.loads takes them, for the last line."""
     cuts = [0, *(m.start() for m in _LINE_OBJECT.finditer(text)), len(text)]
     if len(cuts) < 3:  # (two lines at least)
         return None
@@ -744,8 +906,9 @@ def _objects_by_line(text: str, offset: int):
         piece = text[a:b]
         lo = a + len(piece) - len(piece.lstrip())
         hi = a + len(piece.rstrip())
+        last = cut and b == len(text)
         try:
-            value, more = _repair.loads(text[lo:hi])
+            value, more = _repair.loads(text[lo:b] if last else text[lo:hi], last, left_open if last else None)
         except _repair.RepairError:
             return None
         if not isinstance(value, dict) or "name" not in value:
@@ -770,7 +933,67 @@ def _parts(node: Tree):
             stack.extend(c for c in reversed(n.children) if isinstance(c, Tree))
 
 
-def _element(node: Tree, repairs: list[str], buf: str | None) -> Node:
+# How a call ends (Builder._call_end).
+_READ, _MISSING, _OTHER = "read", "missing", "other"
+
+# A call's parts that hold its arguments (see _last_arg).
+_ARG_PARTS = frozenset({"args", "param", "typed_param", "kwarg", "posarg", "code", "element", "loose_args"})
+
+
+def _last_arg(node: Tree) -> Tree | None:
+    """The call's last part that holds arguments, or None (none began)."""
+    last = None
+    for child in _parts(node):
+        if child is not node and _rule(child) in _ARG_PARTS:
+            last = child
+    return last
+
+
+def _unbegun(param: Tree) -> bool:
+    """Whether a parameter's value never began: no value text, and its close was
+    not read (the parameter ends with the empty `unclosed`)."""
+    value = _find(param, "value")
+    if value is not None and _text(value).strip():
+        return False
+    last = param.children[-1] if param.children else None
+    return isinstance(last, Tree) and _rule(last) == "unclosed"
+
+
+def _ends_unclosed(part: Tree) -> bool:
+    """Whether an argument part ends with the empty `unclosed` (its close never came),
+    directly or in its last element."""
+    last = part
+    while isinstance(last, Tree) and last.children:
+        last = last.children[-1]
+        if isinstance(last, Tree) and _rule(last) == "unclosed":
+            return True
+    return False
+
+
+def _last_holder(tree: Any) -> Tree | None:
+    """The region's last call, or payload of calls, in the order of the text (as _walk
+    meets them); None when prose, reasoning or a list element that is no call comes
+    after it (the reply did not end inside it)."""
+    last = None
+    stack = [tree]
+    while stack:
+        n = stack.pop()
+        if not isinstance(n, Tree):
+            continue
+        r = _rule(n)
+        if r in CALL_HOLDERS or r in ("prose", "reasoning", "not_call"):
+            if r in CALL_HOLDERS:
+                last = n
+            elif n.children:  # (an empty `prose:` only removes a marker)
+                last = None
+            continue
+        if r in _HANDLERS:
+            continue
+        stack.extend(reversed(n.children))
+    return last
+
+
+def _element(node: Tree, repairs: list[str]) -> Node:
     """An `element` subtree as a Node: its key, type, text and child elements."""
     out = Node()
     texts: list[str] = []

@@ -32,6 +32,7 @@ _NEXT_KEY = re.compile(r"\s*(?:[^\s:,{}\[\]<>\"']+|\"[^\"]*\"|<\|\"\|>[^<]*<\|\"
 _WS = re.compile(r"\s*")
 _BARE_STOP = re.compile(r"[,}\]]")
 _ONLY_CLOSERS = re.compile(r"[\s}\]]*\Z")
+_CLOSER = re.compile(r"[}\]]")
 _JSON_STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
 _QUOTED_TO_DELIM = re.compile(r"""(['"])(.*)\1?\s*(?:<\|"\|>|<escape>)""", re.S)
 _OPEN_DELIM = re.compile(r"""(?:<\|"\|>|<escape>)(.*)""", re.S)
@@ -44,6 +45,10 @@ class _Reader:
         self.text = text
         self.pos = 0
         self.repairs: list[str] = []
+        # The end of the text found a value unfinished, or one about to begin (a key with
+        # no value, a `,` or an opening bracket with nothing after it): cut short, when
+        # the text ends where the reply did (decode_loose's `cut`).
+        self.short = False
 
     def note(self, repair: str) -> None:
         if repair not in self.repairs:
@@ -65,11 +70,15 @@ class _Reader:
         n = len(text)
         while True:
             self.skip_ws()
+            comma = False
             while self.pos < n and text[self.pos] == ",":
                 self.pos += 1
+                comma = True
                 self.skip_ws()
             if self.pos >= n:
                 self.note("closed_json")
+                if comma or not node.children:
+                    self.short = True
                 return
             if text[self.pos] == closer:
                 self.pos += 1
@@ -78,7 +87,10 @@ class _Reader:
                 key = self.key()
                 if key is None:
                     # Not a key: the rest cannot be read as members; keep what we have.
+                    # (At the end, with no closer after it: a key the end cut.)
                     self.note("closed_json")
+                    if not _CLOSER.search(text, self.pos):
+                        self.short = True
                     self.pos = n
                     return
             else:
@@ -124,6 +136,7 @@ class _Reader:
                 self.pos = after
         if self.pos >= n:
             self.note("closed_json")
+            self.short = True  # (a key with no value)
             return Node(key=key, text="", exact=True)
         ch = text[self.pos]
         d = self.delim_at(self.pos)
@@ -134,7 +147,10 @@ class _Reader:
                 # Never closed: it ends where the payload does, minus the closing brackets.
                 self.note("closed_json")
                 body = text[start:].rstrip()
-                body = body[:-1] if body.endswith("}") else body
+                if body.endswith("}"):
+                    body = body[:-1]
+                else:
+                    self.short = True  # (no brace after it: the end cut it)
                 self.pos = n
                 return Node(key=key, type="string", text=body, exact=True)
             self.pos = end + len(d)
@@ -174,8 +190,11 @@ class _Reader:
             i += 1
         raw = text[start:i]
         self.pos = i
-        if i >= n and raw.rstrip().endswith("}"):
-            raw = raw.rstrip()[:-1]
+        if i >= n:
+            if raw.rstrip().endswith("}"):
+                raw = raw.rstrip()[:-1]
+            elif raw == raw.rstrip():
+                self.short = True  # (it runs to the very end: `12` may have been `1250`)
         value = raw.strip(" \t")
         # A quote opened and closed by the delimiter instead: '...'<|"|>. (Only a value that
         # ends with the delimiter is tried: on one that does not, the pattern's `(.*)\1?\s*`
@@ -187,6 +206,8 @@ class _Reader:
         m = _OPEN_DELIM.fullmatch(value)
         if m is not None:
             self.note("closed_json")
+            if i >= n:
+                self.short = True
             return Node(key=key, type="string", text=m.group(1), exact=True)
         return Node(key=key, text=value, exact=True)
 
@@ -196,10 +217,12 @@ def _closes(text: str, pos: int) -> bool:
     return _ONLY_CLOSERS.match(text, pos) is not None
 
 
-def decode_loose(text: str) -> tuple[Node, list[str], str]:
+def decode_loose(text: str, cut: bool = False) -> tuple[Node, list[str], str]:
     """The arguments in `text` (`{…}`, braces optional) as an object Node, the
     repairs, and the text after the object's closing brace (prose, when the model
-    left out the call's close marker and wrote on)."""
+    left out the call's close marker and wrote on). `cut`: the text ends where the
+    reply ended; a value that end cut short adds the repair cut_value (see
+    _repair.loads)."""
     reader = _Reader(text)
     reader.skip_ws()
     root = Node(type="object")
@@ -209,4 +232,6 @@ def decode_loose(text: str) -> tuple[Node, list[str], str]:
     elif reader.pos < len(text):
         reader.note("closed_json")
         reader.obj(root, "}", 0)
+    if cut and reader.short:
+        reader.note("cut_value")
     return root, reader.repairs, text[reader.pos :]

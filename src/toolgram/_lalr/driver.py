@@ -37,7 +37,7 @@ class Driver:
     __slots__ = (
         "fmt", "c", "start", "pos", "stack", "values", "status", "end", "tree", "repairs", "reason", "prose_at",
         "hint", "extents", "quotes", "resume", "taken", "brackets", "cutter", "recheck", "marks",
-        "closed_at", "last_end", "calls", "lines", "line_end", "stray", "quote_memo",
+        "closed_at", "last_end", "calls", "lines", "line_end", "stray", "quote_memo", "last_term", "last_start", "ended",
     )  # fmt: skip
 
     def __init__(self, fmt: Format, start: int, brackets: Any = None, cutter: Any = None, lines: bool = False) -> None:
@@ -87,6 +87,13 @@ class Driver:
         # read from the text ended: what the builder needs to tell what the end cut.
         self.closed_at = -1
         self.last_end = start
+        # The terminal of that last token (None: none read), and where the text ends when
+        # the region ended because the text did (-1: it did not): a whole text (final),
+        # nothing but whitespace after the last token read. Then what that end cut is
+        # the builder's to tell (cut_value).
+        self.last_term: str | None = None
+        self.last_start = start
+        self.ended = -1
         self.calls = 0  # calls reduced so far (see salvage_points)
         # Whether the region ends at the end of a line where it could end (see _lex): a
         # line-anchored format's, where each line's start literal is a marker of its own
@@ -107,6 +114,12 @@ class Driver:
         text ends inside what could still become one."""
         if self.status != WAIT:
             return self.status
+        status = self._run(buf, final, at_marker)
+        if final and status == DONE and _SPACE_TO_END.match(buf, self.last_end) is not None:
+            self.ended = len(buf)
+        return status
+
+    def _run(self, buf: str, final: bool, at_marker) -> str:
         self.hint = None
         self.recheck = 0
         c = self.c
@@ -151,8 +164,10 @@ class Driver:
             if self.marks is not None:
                 self._mark(term)
             self._feed(Tok(term, buf[self.pos : end], self.pos, end))
+            self.last_start = self.pos
             self.pos = end
             self.last_end = end
+            self.last_term = term
             self.taken += 1
             if self.marks is not None:
                 self.marks.append([end, list(self.stack), False])
@@ -515,6 +530,8 @@ class Driver:
 # _words.py. And it is a name's length at most: this look-ahead is tried at every
 # region's payload, and one that ran on over a run of markers such as ```json```json…
 # would cost each of them the rest of the run, the square of the reply.)
+_SPACE_TO_END = regex.compile(r"\s*\Z")  # (whitespace to the end of the text; matched from a point)
+
 TAG_FIRST = r"\s*<"
 CALL_TAG_FIRST = r"""\s*(?:[^\s<>{}\[\]()"',=`]{1,256}\s*)?<"""
 _TAG_FIRST = fast(regex.compile(TAG_FIRST))[1]  # (by `re`: see _words.fast)
@@ -524,7 +541,13 @@ _CALL_TAG_FIRST = fast(regex.compile(CALL_TAG_FIRST))[1]
 def _close_extent(tree: Any, children: list) -> None:
     """A call rule's tree leaves out its anonymous tokens (`)` of `name(a=1)`), so
     the extent of what it keeps stops short of the call's end: note where its last
-    token ends (Lark's own field for it, meta.end_pos) for the builder's span."""
-    if children and type(children[-1]) is Tok and isinstance(tree, Tree):
-        tree.meta.end_pos = children[-1].end_pos
+    token ends (Lark's own field for it, meta.end_pos) for the builder's span. And
+    its last part, kept or not (meta.last): whether the call's own end was read
+    from the text (a supplied token is empty), for the builder to tell a call the
+    end of the reply cut (see Builder._call_end)."""
+    if children and isinstance(tree, Tree):
+        last = children[-1]
+        tree.meta.last = last
+        if type(last) is Tok:
+            tree.meta.end_pos = last.end_pos
 

@@ -38,7 +38,7 @@ class EarleyDriver:
     __slots__ = (
         "fmt", "c", "start", "pos", "status", "end", "tree", "repairs", "reason", "prose_at", "hint", "quotes",
         "taken", "brackets", "cutter", "marks", "closed_at", "last_end", "calls", "lines", "stray",
-        "body", "call_re", "firsts", "width", "scanned", "last",
+        "body", "call_re", "firsts", "width", "scanned", "last", "last_term", "ended",
     )  # fmt: skip
 
     def __init__(self, fmt: Format, start: int, marker_len: int, call_re: Any, firsts: frozenset, width: int) -> None:
@@ -64,6 +64,10 @@ class EarleyDriver:
         self.calls = 0
         self.closed_at = -1
         self.last_end = start
+        # (As the LALR driver's: where the text ends when the region ended because the text
+        # did, the end marker left out; which token was read last is not known here.)
+        self.last_term = None
+        self.ended = -1
         self.body = start + marker_len  # where an end marker or the next call marker is looked for
         self.call_re = call_re  # the scanner's search for a call marker of any format (None: none)
         # A delta with none of these characters cannot end the region (see absorbs).
@@ -116,6 +120,8 @@ class EarleyDriver:
         if not close:  # the model left the end marker out: supply it
             self.repairs.append("closed_tag")
             self.closed_at = last
+            if stop >= len(buf.rstrip()):  # (and the reply ended there, not at the next call)
+                self.ended = len(buf)
             text = buf[start:last] + self.fmt.ends[0]
             stop = last
         self.last_end = last if not close else stop

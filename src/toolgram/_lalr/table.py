@@ -5,6 +5,7 @@ all read the table through these."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from .._grammar.lark_table import Shift
@@ -117,6 +118,27 @@ def _plan(c: Compiled, stack: list, goal: str, usable) -> list[str] | None:
 
 def _closes(literal: str) -> bool:
     return literal[:1] in ")]}" or literal.startswith("</") or "end" in literal.lower()
+
+
+# A terminal named as what ends something (`FUNCTION_END`, `_PARAM_CLOSE`, `_TURN_END`,
+# `EOT`), its namespace left out.
+_ENDING_NAME = re.compile(r"(?:^|_)(?:END|CLOSE|TURN|EOT|EOM)(?:_|$)")
+
+
+def ends_something(text: str, term: str, ends: tuple) -> bool:
+    """Whether a token read from the text, `text` of the terminal `term`, ends
+    something rather than begins it: a close tag (`</parameter>`, `/>`), a closing
+    bracket, the format's end marker, or a token that ends a turn (`<|im_end|>`,
+    GLM's `<|observation|>`: its terminal says so by its name, `_TURN_END`). Where
+    the reply ends right after one, what came before it is whole (see cut_value)."""
+    t = text.strip()
+    if not t:
+        return False  # (a token the driver supplied: nothing ended it)
+    if t in ends or t.startswith("</") or t == "/>" or (len(t) <= 2 and t[0] in ")]}"):
+        return True
+    if "end" in t.lower() and not t[:1].isalnum():
+        return True  # (`<|tool_call_end|>`, `<|im_end|>`: a marker, not a word of a value)
+    return _ENDING_NAME.search(term.rpartition("__")[2]) is not None
 
 
 def expected(c: Compiled, stack: list) -> list[str]:

@@ -27,7 +27,7 @@ import regex
 
 from .._grammar.words import words
 
-__all__ = ["MAX_DEPTH", "RepairError", "loads", "quoted_end", "scalar_end", "unquoted_inside", "value_end"]
+__all__ = ["MAX_DEPTH", "RepairError", "cut_short", "loads", "quoted_end", "scalar_end", "unquoted_inside", "value_end"]
 
 # Deeper payloads are refused outright; the limit leaves plenty of headroom
 # below Python's recursion limit for json.dumps and friends downstream.
@@ -418,8 +418,12 @@ def _stripped_end(text: str) -> int:
 class _Reader:
     """One lenient pass: a tokenizer feeding a builder with an explicit stack."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, cut: bool = False) -> None:
         self.text = text
+        # Whether the text ends where the reply ended (see loads): then a value the end
+        # cut short is noted (cut_value), and the containers left open are kept.
+        self.cut = cut
+        self.left_open: list[int] = []  # (ids of the containers open at the end, when cut)
         # Where the text "ends" when deciding whether something was cut off:
         # trailing whitespace does not make `{"a": tru` any less cut off.
         # Tokens are matched up to here only; a cut-off string still takes
@@ -427,6 +431,7 @@ class _Reader:
         self.end = _stripped_end(text)
         self.repairs: dict[str, None] = {}  # an ordered set
         self.looked = 0  # how far numberish() looked (see unreadable_at)
+        self.trimmed = False  # the last word or number read was completed or trimmed back: the end cut it
         self.starts: list[int] | None = None  # (element_starts: where each element of a top-level list begins)
 
     def note(self, repair: str) -> None:
@@ -452,6 +457,7 @@ class _Reader:
         state = _VALUE
         comma = False  # the last token was a comma
         seen = began = 0  # the end and the start of the last token read (see unreadable_at)
+        whole = True  # the last value read is complete: a closed string or bracket, or a word or number that something follows
         try:
             pos = 0
             while True:
@@ -468,6 +474,7 @@ class _Reader:
                 began = m.start(kind)
 
                 if kind == _CLOSE:
+                    whole = True
                     if state == _AFTER and not stack:
                         note("extra_bracket")  # the top-level value is done
                         continue
@@ -586,6 +593,11 @@ class _Reader:
                     raise _unexpected(m)
 
                 comma = False
+                # (A string is complete once its quote closes it: string() moved pos to the
+                # end of the text for one the end cut. A number or a word is complete where
+                # something follows it: `12` at the end of a reply may have been `1250`.)
+                whole = (pos < len(text) or kind == _DQ or kind == _SQ) and not self.trimmed
+                self.trimmed = False
                 if not stack:
                     result = value
                 elif in_object:
@@ -607,6 +619,14 @@ class _Reader:
                 note("closed_json")
             if result is _NOTHING:
                 raise RepairError("unexpected end of text")
+            if self.cut:
+                # The reply ended here: a value was cut short unless the last one read is
+                # complete and nothing was begun after it (a key, a `:`, a `,`, an opening
+                # bracket with nothing in it yet). Brackets left open around complete
+                # values are only closed (closed_json).
+                if state != _AFTER or not whole:
+                    note("cut_value")
+                self.left_open = [id(top) for top, _ in stack]
             return result, tuple(self.repairs)
         except RepairError as exc:
             # How far the pass looked: to the end of that token, or of the run of number
@@ -651,6 +671,7 @@ class _Reader:
         if end < self.end or len(good) == len(raw) or raw[len(good) :].strip(".eE+-"):
             raise RepairError(f"bad number {_show(raw)}")
         self.note("closed_json")
+        self.trimmed = True
         if not good:
             return _NOTHING, end
         if "." in good or "e" in good or "E" in good:
@@ -672,6 +693,7 @@ class _Reader:
                 if name.startswith(word):
                     found = candidate
                     self.note("closed_json")
+                    self.trimmed = True
                     break
         if found is None:
             raise RepairError(f"unexpected word {_show(word)}")
@@ -741,12 +763,20 @@ def breaks_at(text: str) -> int | None:
     return None
 
 
-def loads(text: str) -> tuple[Any, tuple[str, ...]]:
+def loads(text: str, cut: bool = False, left_open: list | None = None) -> tuple[Any, tuple[str, ...]]:
     """Decode the one JSON value that is the whole of text (surrounding whitespace allowed).
 
     Returns the value and the names of the repairs it needed, in the order
     first needed; () when json.loads read it as it stands. Raises RepairError
     when even the lenient pass cannot read it.
+
+    `cut`: the text ends where the reply ended (the token limit, max_chars). Then
+    a value the end cut short adds the repair cut_value: a string left open, a
+    number or a word running to the very end (`12` may have been `1250`), a
+    literal completed, a key with no value, or a `:`, a `,` or an opening bracket
+    with nothing after it. Brackets closed around complete values are only
+    closed_json. `left_open`, with cut: a list that gets the ids of the containers
+    (dicts, lists) the end left open, outermost first.
     """
     if not isinstance(text, str):
         raise RepairError("payload is not text")
@@ -761,8 +791,27 @@ def loads(text: str) -> tuple[Any, tuple[str, ...]]:
     try:
         value = _JSON.decode(text)
         repairs: tuple[str, ...] = ()
+        if cut and not text[-1].isspace() and text[-1] not in '"]}':
+            repairs = ("cut_value",)  # (a number or a literal alone, running to the end)
     except (ValueError, RecursionError):
-        value, repairs = _Reader(text).read()
+        reader = _Reader(text, cut)
+        value, repairs = reader.read()
+        if left_open is not None:
+            left_open.extend(reader.left_open)
     if _too_deep(text):
         raise RepairError("nested too deeply")
     return value, repairs
+
+
+def cut_short(text: str) -> bool:
+    """Whether the JSON or Python value `text`, where the reply ended (its trailing
+    whitespace, if any, included), was cut short by that end (see loads: a string
+    left open, a number or word running to the very end, …). Text the lenient pass
+    cannot read (a bare word, an expression) is cut unless a quote, a bracket or
+    whitespace ends it."""
+    if not text or text.isspace():
+        return True
+    try:
+        return "cut_value" in loads(text, True)[1]
+    except RepairError:
+        return not text[-1].isspace() and text[-1] not in "\"'})]"

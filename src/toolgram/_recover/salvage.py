@@ -11,7 +11,7 @@ from typing import Any
 from .mention import mention, settle_failure
 from .._build.builder import Draft
 from .._lalr.driver import Driver
-from .._lalr.table import _left_open, closing_plan
+from .._lalr.table import _left_open, closing_plan, ends_something
 from .._lalr.tokens import DONE, FAIL, WAIT
 from .._scan.items import Failure, Region
 
@@ -84,7 +84,9 @@ def salvage(r: Any, final: bool, quiet: bool = False):
         last.span = (last.span[0], len(buf))
         dropped = buf[end:].strip()  # (the last call takes the rest: this is the last region)
         if dropped and not any(t.literal and t.literal.startswith(dropped) for t in drv.c.terminals.values()):
-            last.repairs.append("dropped_partial_argument")
+            # (Something begun that the end cut: cut_value, whatever the point ended.)
+            last.repairs = [r for r in last.repairs if r != "cut_value"]
+            last.repairs += ["dropped_partial_argument", "cut_value"]
     if opened or quiet or drv.fmt.quiet or _NONBLANK.search(buf, end) is None:
         # (Nothing but blanks follows: told by a search, not a copy of all the rest of
         # the text stripped, for each region salvaged.)
@@ -123,11 +125,25 @@ def salvage_one(r: Any, drv: Driver, final: bool):
             continue  # (a name alone, prose after it, is a mention here too: `the <marker> tag to…`)
         if opened:
             fresh.end = len(buf)
+            if _closing(drv, buf[end:].strip()):
+                fresh.ended = -1  # (the reply ended inside a close marker: the values before it are whole)
+        else:
+            fresh.ended = -1  # (between calls: the reply went on past this point)
         region = sc._decode(fresh)
         drafts = [i for i in region.items if isinstance(i, Draft)] if isinstance(region, Region) else None
         if drafts:
             return region, drafts, end, opened, truncated
     return None
+
+
+def _closing(drv: Driver, text: str) -> bool:
+    """Whether `text` is the beginning of a literal of drv's grammar that closes
+    something (`</param`, `<|tool_call_e`: see Builder._closer)."""
+    ends = drv.fmt.ends
+    return bool(text) and any(
+        t.literal and t.literal.startswith(text) and ends_something(t.literal, t.name, ends)
+        for t in drv.c.terminals.values()
+    )
 
 
 def salvage_points(failed: Driver, buf: str, final: bool, at_marker) -> tuple[list, bool]:

@@ -21,6 +21,7 @@ from .._recover.salvage import salvage as _salvage, salvaged as _salvaged
 from .._build.builder import Builder, Draft, Unreadable
 from .._lalr.driver import DONE, FAIL, WAIT, Driver
 from .._lalr.earley import EarleyDriver
+from .._lalr.table import ends_something
 from .._result.model import ToolCall
 from .._grammar.registry import Format
 
@@ -28,6 +29,16 @@ from .._grammar.registry import Format
 # region is shorter than this; a longer one goes to the driver, which reads on from
 # where it stopped (so a long region costs linear time, not quadratic).
 _FRAME_WAIT = 512
+
+
+def _closer(drv: Any, buf: str) -> bool | None:
+    """Whether the last token the driver read from the text ends something (a close
+    tag, a closing bracket, an end marker: table.ends_something); None when which
+    token it was is not known (an Earley parse)."""
+    term = getattr(drv, "last_term", None)
+    if term is None:
+        return None
+    return ends_something(buf[drv.last_start : drv.last_end], term, drv.fmt.ends)
 
 
 class RegionReader:
@@ -178,6 +189,8 @@ class RegionReader:
             builder = Builder(drv.fmt, tools, region, self.sc.read_calls, self.sc.buf)
             if drv.closed_at >= 0:
                 builder.cut_at = drv.last_end
+            if drv.ended >= 0:
+                builder.ended = (drv.last_end, drv.ended, _closer(drv, self.sc.buf))
             items = builder.build(drv.tree)
         except Unreadable as exc:
             return str(exc)
