@@ -595,3 +595,47 @@ def test_max_chars_option(tmp_path: Path) -> None:
     whole = json.loads(run("parse", "--json", "--max-chars", "none", str(reply)).stdout)
     assert whole["calls"][0]["arguments"] == {"content": "x" * 80} and whole["calls"][0]["repairs"] == []
     assert run("parse", "--max-chars", "-1", str(reply)).returncode == 2
+
+
+def test_truncated_option(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # A call the end of the reply cut inside a value: repaired (the default), or an error.
+    reply = tmp_path / "cut.txt"
+    reply.write_text('<tool_call>{"name": "get_weather", "arguments": {"city": "Par', encoding="utf-8")
+    for mode in ("repair", "error"):
+        expected = json.loads(json.dumps(result_json(toolgram.parse(raw(reply), truncated=mode))))
+        code, out = main(capsys, "parse", "--json", "--truncated", mode, str(reply))
+        assert code == 0 and json.loads(out) == expected
+    assert expected["calls"] == [] and expected["errors"][0].startswith('Arguments for "get_weather" were cut off')
+    code, out = main(capsys, "parse", str(reply))
+    assert code == 0 and "cut_value" in out  # (repaired: closed_tag, closed_json, cut_value)
+    code, out = main(capsys, "explain", "--truncated", "error", str(reply))
+    assert code == 0 and expected["errors"][0] in out and "repairs: closed_tag, closed_json, cut_value" in out
+    proc = run("stream", "--truncated", "error", stdin=raw(reply))
+    assert [json.loads(line) for line in proc.stdout.splitlines()] == [{"event": "error", "message": expected["errors"][0]}]
+    assert run("parse", "--truncated", "refuse", str(reply)).returncode == 2
+
+
+def test_check_reads_truncated_from_the_case_or_the_option(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from toolgram._audit.cases import load_cases
+
+    reply = '<tool_call>{"name": "get_weather", "arguments": {"city": "Par'
+    folder = tmp_path / "captures"
+    folder.mkdir()
+    (folder / "refused.txt").write_text(reply, encoding="utf-8")
+    (folder / "refused.truncated.json").write_text('"error"', encoding="utf-8")
+    (folder / "plain.txt").write_text(reply, encoding="utf-8")
+    corpus = tmp_path / "r.jsonl"
+    corpus.write_text(json.dumps({"raw": reply, "truncated": "error", "id": "refused"}) + "\n", encoding="utf-8")
+    cases = {c.id: c for c in load_cases([corpus, folder])}
+    assert [cases[i].truncated for i in ("r/refused", "captures/refused", "captures/plain")] == ["error", "error", None]
+    data = json.loads(run("check", "--json", str(folder), str(corpus)).stdout)
+    assert {c["id"]: c["calls"] for c in data["cases"]} == {
+        "captures/plain": ["get_weather"],
+        "captures/refused": [],
+        "r/refused": [],
+    }
+    data = json.loads(run("check", "--json", "--truncated", "error", str(folder)).stdout)
+    assert [c["calls"] for c in data["cases"]] == [[], []]
+    (folder / "plain.truncated.json").write_text('"refuse"', encoding="utf-8")
+    assert _cli.main(["check", str(folder)]) == 2
+    assert 'plain.truncated.json: expected "repair" or "error"' in capsys.readouterr().err

@@ -116,6 +116,8 @@ def test_configuration_errors_say_what_is_wrong(make: Any) -> None:
         make(max_chars="100")
     with pytest.raises(TypeError, match="tools must be names"):
         make(tools=5)
+    with pytest.raises(ValueError, match='truncated must be "repair" or "error"'):
+        make(truncated="refuse")
 
 
 def test_validate_without_jsonschema_raises(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -125,3 +127,46 @@ def test_validate_without_jsonschema_raises(monkeypatch: pytest.MonkeyPatch) -> 
     with pytest.raises(ImportError, match="jsonschema"):
         toolgram.StreamParser(["f"], validate=True)
     assert toolgram.parse('<tool_call>{"name": "f", "arguments": {}}</tool_call>', ["f"]).calls[0].name == "f"
+
+
+# -- truncated: a call the end of the reply cut (repair cut_value) -------------------
+
+
+CUT = '<tool_call>{"name": "get_weather", "arguments": {"city": "Par'
+WHOLE_BUT_OPEN = '<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"'
+
+
+def test_truncated_error_makes_a_cut_call_an_error_for_the_model() -> None:
+    repaired = toolgram.parse(CUT, ["get_weather"])
+    assert [(c.arguments, c.repairs) for c in repaired.calls] == [({"city": "Par"}, ("closed_tag", "closed_json", "cut_value"))]
+    refused = toolgram.parse(CUT, ["get_weather"], truncated="error")
+    assert refused.calls == []
+    assert refused.errors == ['Arguments for "get_weather" were cut off where the reply ended. Write the call again in full.']
+    # Its text is the call's, not prose, as a refused call's is (ProseFilter shows the same).
+    assert [tuple(s) for s in refused.segments] == [("error", 0, len(CUT))] and refused.text == repaired.text == ""
+    shown = toolgram.ProseFilter(tools=["get_weather"])
+    assert shown.push("Checking. " + CUT) + shown.flush() == "Checking. "
+    # Brackets left open around complete values: a call either way.
+    assert toolgram.parse(WHOLE_BUT_OPEN, truncated="error").calls == toolgram.parse(WHOLE_BUT_OPEN).calls
+    assert toolgram.parse(WHOLE_BUT_OPEN).calls[0].repairs == ("closed_tag", "closed_json")
+
+
+def test_truncated_error_comes_after_unknown_tool_and_before_validation() -> None:
+    assert toolgram.parse(CUT, ["search"], truncated="error").errors == ['Unknown tool "get_weather". Available now: search.']
+    pytest.importorskip("jsonschema")
+    tools = {"get_weather": {"type": "object", "properties": {"city": {"type": "string", "minLength": 5}}}}
+    assert toolgram.parse(CUT, tools, validate=True).errors[0].startswith('Arguments for "get_weather" are invalid')
+    assert toolgram.parse(CUT, tools, validate=True, truncated="error").errors[0].startswith(
+        'Arguments for "get_weather" were cut off'
+    )
+
+
+def test_truncated_error_streams_as_it_parses() -> None:
+    for announce in ("done", "name"):
+        sp = toolgram.StreamParser(["get_weather"], truncated="error", announce=announce)
+        events = [e for ch in CUT for e in sp.feed(ch)] + sp.flush()
+        assert sp.close() == toolgram.parse(CUT, ["get_weather"], truncated="error")
+        assert [e.message for e in events if isinstance(e, toolgram.Error)] == sp.close().errors
+        assert not [e for e in events if isinstance(e, toolgram.CallDone)]
+        if announce == "name":  # (announced while its arguments came, then withdrawn)
+            assert isinstance(events[-1], toolgram.CallCancelled)

@@ -23,16 +23,38 @@ def select_formats(formats: Any, grammar_paths: Any = None) -> list[Format]:
     return registry_for(grammar_paths).select(formats)
 
 
+TRUNCATED = ("repair", "error")  # (what parse()'s `truncated` may say)
+
+
 def unknown_tool(name: str, tools: ToolSet) -> str:
     available = ", ".join(tools.names) if tools.names else "none"
     return f'Unknown tool "{name}". Available now: {available}.'
 
 
+def cut_off(name: str) -> str:
+    """The error that replaces a call the end of the reply cut (repair cut_value),
+    with truncated="error"."""
+    return f'Arguments for "{name}" were cut off where the reply ended. Write the call again in full.'
+
+
+def check_truncated(truncated: Any) -> None:
+    """Configuration errors raise (the text never does)."""
+    if truncated not in TRUNCATED:
+        raise ValueError(f'truncated must be "repair" or "error", not {truncated!r}')
+
+
 def finish_call(
-    draft: Draft, fmt: str, tools: ToolSet | None, region: Region, validate: bool = False, cut: bool = False
+    draft: Draft,
+    fmt: str,
+    tools: ToolSet | None,
+    region: Region,
+    validate: bool = False,
+    cut: bool = False,
+    truncated: str = "repair",
 ) -> ToolCall | str:
     """A ToolCall, or the error message that replaces it. `cut`: max_chars cut the
-    reply where the call's region ends; repaired, it was cut by the limit, and says so."""
+    reply where the call's region ends; repaired, it was cut by the limit, and says so.
+    `truncated`: see accept."""
     if draft.error and (tools is None or draft.name in tools or not draft.name):
         return draft.error
     repairs = tuple(region.repairs)
@@ -41,19 +63,23 @@ def finish_call(
     if cut and repairs:
         repairs += ("cut_by_max_chars",)
     call = make_call(draft.name, draft.arguments, draft.id, draft.kind, fmt, draft.span, repairs, draft.instructions)
-    return accept(call, tools, validate)
+    return accept(call, tools, validate, truncated)
 
 
-def accept(call: ToolCall, tools: ToolSet | None, validate: bool = False) -> ToolCall | str:
-    """The call, or the error message that replaces it: its name is not offered, or
-    (validate=True) its arguments break its tool's JSON Schema."""
-    if tools is not None:
-        if call.name not in tools:
-            return unknown_tool(call.name, tools)
-        if validate:
-            problems = check_arguments(call, tools)
-            if problems:
-                return problems[0]
+def accept(call: ToolCall, tools: ToolSet | None, validate: bool = False, truncated: str = "repair") -> ToolCall | str:
+    """The call, or the error message that replaces it: its name is not offered;
+    (truncated="error") the end of the reply cut a value of it short (repair
+    cut_value: what it would do with the rest is not known, so the model is asked
+    to write it again); or (validate=True) its arguments break its tool's JSON
+    Schema (which a value cut short would only misreport)."""
+    if tools is not None and call.name not in tools:
+        return unknown_tool(call.name, tools)
+    if truncated == "error" and "cut_value" in call.repairs:
+        return cut_off(call.name)
+    if tools is not None and validate:
+        problems = check_arguments(call, tools)
+        if problems:
+            return problems[0]
     return call
 
 
@@ -194,9 +220,12 @@ class Assembler:
     parse(), whose items come all at once (the texts are joined at the end: the
     pieces of text add() reports are then not reported)."""
 
-    def __init__(self, tools: ToolSet | None, validate: bool = False, whole: bool = False) -> None:
+    def __init__(
+        self, tools: ToolSet | None, validate: bool = False, whole: bool = False, truncated: str = "repair"
+    ) -> None:
         self.tools = tools
         self.validate = validate
+        self.truncated = truncated
         self.prose: Joiner | WholeJoiner = WholeJoiner() if whole else Joiner()
         self.thought: Joiner | WholeJoiner = WholeJoiner() if whole else Joiner()
         self.calls: list[ToolCall] = []
@@ -233,7 +262,8 @@ class Assembler:
             self.run("text", start, end)
             text.add(prose)
         text.mark_cut()
-        done = call if self.tools is None else accept(call, self.tools, self.validate)
+        # (The fast path's calls are whole, never cut_value: with no tools, nothing refuses them.)
+        done = call if self.tools is None else accept(call, self.tools, self.validate, self.truncated)
         if type(done) is ToolCall:
             self.calls.append(done)
             segments.append(_new(Segment, ("call", *call.span)))
@@ -305,7 +335,9 @@ class Assembler:
                     self.prose.mark_cut()
                     only_errors = False
                     continue
-                done = finish_call(part, item.fmt, self.tools, item, self.validate, 0 <= self.cut <= item.end)
+                done = finish_call(
+                    part, item.fmt, self.tools, item, self.validate, 0 <= self.cut <= item.end, self.truncated
+                )
                 if isinstance(done, ToolCall):
                     self.calls.append(done)
                     produced.append(("call", done))
@@ -367,6 +399,7 @@ def parse(
     grammar_paths: Any = None,
     validate: bool = False,
     in_think: bool = False,
+    truncated: str = "repair",
 ) -> ParseResult:
     """Read the tool calls out of a model's reply. Never raises for any `raw`.
 
@@ -390,6 +423,13 @@ def parse(
     what comes before the first `</think>` is reasoning, not prose. (A reply that
     opens with `<think>` itself is read as usual.)
 
+    `truncated`: what becomes of a call the end of the reply (the token limit, or
+    max_chars) cut inside a value, or before its arguments began (repair cut_value).
+    "repair" (the default): it is a call, closed as far as it was written, and says
+    so. "error": it is the error `Arguments for "x" were cut off where the reply
+    ended. Write the call again in full.` instead. A call whose brackets or tags alone
+    were left open (closed_json, closed_tag) is a call either way.
+
     `grammar_paths`: the user's own `.lark` format files or folders of them, used next
     to the built-in formats (and TOOLGRAM_GRAMMAR_PATH, `toolgram.grammars` entry points).
     Configuration errors do raise: an unknown name in `formats` (KeyError), a broken or
@@ -402,12 +442,13 @@ def parse(
     registry = registry_for(grammar_paths)
     fmts = registry.select(formats)
     check_max_chars(max_chars)
+    check_truncated(truncated)
     if validate:
         require_jsonschema()
     if max_chars is None:
         max_chars = len(raw)
     head, rest = raw[:max_chars], raw[max_chars:]
-    asm = Assembler(toolset, validate, True)
+    asm = Assembler(toolset, validate, True, truncated)
     if rest:
         asm.cut = len(head)
     try:
@@ -416,7 +457,7 @@ def parse(
         if passes_through(exc):
             raise
         # A bug of ours must not cost the user the reply: keep it all as prose.
-        asm = Assembler(toolset, validate, whole=True)
+        asm = Assembler(toolset, validate, whole=True, truncated=truncated)
         asm.add(Piece("text", 0, len(head), head))
         asm.errors.append(f"Couldn't read a tool call: internal error ({type(exc).__name__}).")
     if rest:

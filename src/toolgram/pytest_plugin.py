@@ -8,7 +8,7 @@ nothing until you point it at a folder. One line of configuration:
     toolgram_corpus = captures           # toolgram_corpus = ["captures"]
 
 Every case in `captures/` (see toolgram._audit.cases: `<case>.txt` files with optional
-`<case>.tools.json` / `.formats.json` / `.expected.json` / `.in_think.json` sidecars,
+`<case>.tools.json` / `.formats.json` / `.expected.json` / `.in_think.json` / `.truncated.json` sidecars,
 and `*.jsonl` files of `{"raw": …}` records) becomes a test item that parses the reply and compares the
 result (text, reasoning, errors, calls with arguments, spans and repairs) with its
 snapshot, `captures/_snapshots/<case id>.json`, through syrupy:
@@ -50,7 +50,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def toolgram_cases(*paths: str | Path) -> list[Any]:
     """The cases under these folders/files (toolgram._audit.cases.Case: id, raw, tools, formats,
-    expected, in_think), for tests of your own."""
+    expected, in_think, truncated), for tests of your own."""
     from ._audit.cases import load_cases
 
     return load_cases(list(paths))  # ids: <folder name>/<case>, <jsonl stem>/<id or line_n>
@@ -184,7 +184,14 @@ def _check_case(request: pytest.FixtureRequest, snapshot: Any) -> None:
     settings = request.config.stash[_KEY]
     tools = case.tools if case.tools is not None else settings.tools()
     formats = list(case.formats) if case.formats is not None else settings.formats
-    result = parse(case.raw, tools, formats=formats, grammar_paths=settings.grammar_paths, in_think=case.in_think)
+    result = parse(
+        case.raw,
+        tools,
+        formats=formats,
+        grammar_paths=settings.grammar_paths,
+        in_think=case.in_think,
+        truncated=case.truncated or "repair",
+    )
     assertion = snapshot.use_extension(_extension())
     data = result_data(result)
     if not assertion == data:  # noqa: SIM201 - syrupy records the comparison

@@ -6,12 +6,13 @@ Two layouts, mixed freely:
   optionally, `tools` or `tools_offered` (anything `tools=` accepts), `formats` (a list
   of format names to try), `expected` (a list of `{"name", "arguments"}`; other shapes,
   such as null or a dict, mean "no expectation"), `in_think` (true: the reply starts
-  inside a `<think>` block the prompt opened, as parse()'s in_think) and `id` (names
-  the case; otherwise `line_<n>`). Every other key (`format`, `model`, `note`, …) is
-  ignored.
+  inside a `<think>` block the prompt opened, as parse()'s in_think), `truncated`
+  ("repair" or "error", as parse()'s) and `id` (names the case; otherwise
+  `line_<n>`). Every other key (`format`, `model`, `note`, …) is ignored.
 - Folders of `.txt` files, one reply each, byte for byte (the layout of tests/corpus):
   `<case>.txt` and optional sidecars `<case>.tools.json`, `<case>.formats.json`,
-  `<case>.expected.json` and `<case>.in_think.json` (`true`). Sub-folders are read too (the case id keeps the folder:
+  `<case>.expected.json`, `<case>.in_think.json` (`true`) and `<case>.truncated.json`
+  (`"error"`). Sub-folders are read too (the case id keeps the folder:
   `hermes/single_call`); names starting with `.` or `_` (e.g. `_snapshots`) are not.
 
 A case's `id` is `<folder name>/<path in it without .txt>` for a folder given,
@@ -46,6 +47,7 @@ class Case:
     expected: tuple[dict, ...] | None = None  # only list-shaped expectations
     label: str = ""  # the folder name, or the record's descriptive `format`
     in_think: bool = False  # the reply starts inside a <think> block (parse's in_think)
+    truncated: str | None = None  # parse's truncated ("repair", "error"); None: not said (the default, or the command's)
 
 
 def load_cases(paths: list[str | Path]) -> list[Case]:
@@ -106,13 +108,16 @@ def _txt(path: Path, case_id: str) -> Case:
         raw = path.read_bytes().decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise CaseError(f"{path}: {_one_line(exc)}") from None
-    sidecar = {s: path.with_name(f"{stem}.{s}.json") for s in ("tools", "formats", "expected", "in_think")}
+    sidecar = {s: path.with_name(f"{stem}.{s}.json") for s in ("tools", "formats", "expected", "in_think", "truncated")}
     tools = _checked_tools(_read_json(sidecar["tools"]), str(sidecar["tools"])) if sidecar["tools"].exists() else None
     formats = _read_json(sidecar["formats"]) if sidecar["formats"].exists() else None
     expected = _read_json(sidecar["expected"]) if sidecar["expected"].exists() else None
     in_think = _read_json(sidecar["in_think"]) if sidecar["in_think"].exists() else False
     if not isinstance(in_think, bool):
         raise CaseError(f"{sidecar['in_think']}: expected true or false")
+    truncated = _read_json(sidecar["truncated"]) if sidecar["truncated"].exists() else None
+    if truncated is not None and truncated not in ("repair", "error"):
+        raise CaseError(f'{sidecar["truncated"]}: expected "repair" or "error"')
     if formats is not None and not (isinstance(formats, list) and all(isinstance(f, str) for f in formats)):
         raise CaseError(f"{sidecar['formats']}: expected a JSON list of format names")
     if expected is not None and _expected(expected) is None:
@@ -126,6 +131,7 @@ def _txt(path: Path, case_id: str) -> Case:
         expected=_expected(expected),
         label=path.parent.name,
         in_think=in_think,
+        truncated=truncated,
     )
 
 
@@ -158,6 +164,9 @@ def _jsonl(path: Path, prefix: str) -> list[Case]:
         in_think = record.get("in_think", False)
         if not isinstance(in_think, bool):
             raise CaseError(f'{path}:{n}: "in_think" must be true or false')
+        truncated = record.get("truncated")
+        if truncated is not None and truncated not in ("repair", "error"):
+            raise CaseError(f'{path}:{n}: "truncated" must be "repair" or "error"')
         cases.append(
             Case(
                 id=f"{prefix}/{name or f'line_{n}'}",
@@ -168,6 +177,7 @@ def _jsonl(path: Path, prefix: str) -> list[Case]:
                 expected=_expected(record.get("expected")),
                 label=label if isinstance(label, str) else path.stem,
                 in_think=in_think,
+                truncated=truncated,
             )
         )
     return cases

@@ -55,6 +55,7 @@ def run_case(case: Case) -> Outcome:
         formats=formats,
         grammar_paths=_settings.get("grammar_paths"),
         in_think=case.in_think or _settings.get("in_think", False),
+        truncated=case.truncated or _settings.get("truncated", "repair"),
     )
     repairs: list[str] = []
     for call in result.calls:

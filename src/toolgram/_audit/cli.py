@@ -163,6 +163,7 @@ def cmd_parse(args: argparse.Namespace) -> int:
         grammar_paths=args.grammar_path or None,
         in_think=args.in_think,
         max_chars=args.max_chars,
+        truncated=args.truncated,
     )
     if args.json:
         out_json(result_json(result))
@@ -217,6 +218,7 @@ def cmd_stream(args: argparse.Namespace) -> int:
         grammar_paths=args.grammar_path or None,
         in_think=args.in_think,
         max_chars=args.max_chars,
+        truncated=args.truncated,
     )
     decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
     fd = sys.stdin.fileno()
@@ -364,6 +366,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
         grammar_paths=args.grammar_path or None,
         in_think=args.in_think,
         max_chars=args.max_chars,
+        truncated=args.truncated,
     )
     if args.json:
         out_json(explanation_data(exp))
@@ -449,6 +452,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         "formats": formats,
         "grammar_paths": args.grammar_path or None,
         "in_think": args.in_think,
+        "truncated": args.truncated,
     }
     registry(args)  # a broken --grammar-path fails here, once, not in every worker
     progress = Progress(len(cases))
@@ -594,6 +598,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--in-think",
         action="store_true",
         help="the reply starts inside a <think> block the prompt opened (DeepSeek-R1, QwQ templates)",
+    )
+    reading.add_argument(
+        "--truncated",
+        choices=("repair", "error"),
+        default="repair",
+        help="a call the end of the reply cut inside a value (repair cut_value): a call, repaired (default), "
+        "or an error that asks the model to write it again",
     )
     limit = argparse.ArgumentParser(add_help=False)
     limit.add_argument(

@@ -21,7 +21,7 @@ from typing import Any
 from lark import Tree
 
 from .._result.model import ParseResult, ToolCall
-from .._pipeline import Assembler, read_calls, select_formats
+from .._pipeline import Assembler, check_truncated, read_calls, select_formats
 from .._scan.scanner import Failure, Piece, Region, Scanner
 from .._grammar.vocabulary import rule_name
 from .._grammar.words import WORD
@@ -112,7 +112,9 @@ def explain(
     grammar_paths: Any = None,
     max_chars: int | None = 32_768,
     in_think: bool = False,
+    truncated: str = "repair",
 ) -> Explanation:
+    check_truncated(truncated)
     if max_chars is None:
         max_chars = len(raw)
     toolset = normalize_tools(tools)
@@ -120,7 +122,7 @@ def explain(
     head = raw[:max_chars]
     recorder = _Recorder(head)
     scanner = Scanner(fmts, toolset, in_think, read_calls, recorder)
-    asm = Assembler(toolset)
+    asm = Assembler(toolset, truncated=truncated)
     steps: list[Step] = []
     for item in scanner.read(head):
         produced = asm.add(item)

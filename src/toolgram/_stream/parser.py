@@ -67,7 +67,7 @@ from ..events import ArgumentsDelta, CallCancelled, CallDone, CallStart, Error, 
 from .._guard import passes_through
 from .jsonecho import JsonEcho
 from .._result.model import ParseResult, TextOf, ToolCall
-from .._pipeline import DEFAULT_MAX_CHARS, Assembler, check_max_chars, read_calls, select_formats
+from .._pipeline import DEFAULT_MAX_CHARS, Assembler, check_max_chars, check_truncated, read_calls, select_formats
 from .._scan.scanner import Piece, Region, Scanner
 from .._tools.tools import normalize_tools
 from .._tools.validate import require_jsonschema
@@ -104,7 +104,10 @@ class StreamParser:
     errors (an unknown format name, a broken grammar file) raise in the
     constructor. `feed()` after `flush()` or `close()` raises RuntimeError.
     `in_think=True`: the reply starts inside a `<think>` block the prompt opened
-    (see parse()); its text comes as Reasoning events.
+    (see parse()); its text comes as Reasoning events. `truncated="error"`: a call
+    the end of the reply cut (repair cut_value) is an Error, not a call, as in
+    parse(); only the end of the reply cuts one, so it comes from flush() (or from
+    the feed() that crosses max_chars).
 
     `announce="name"`: a call written as a JSON object whose name comes first
     (`<tool_call>{"name": "x", "arguments": {`…) gets its CallStart as soon as
@@ -126,8 +129,10 @@ class StreamParser:
         validate: bool = False,
         in_think: bool = False,
         announce: str = "done",
+        truncated: str = "repair",
     ) -> None:
         check_max_chars(max_chars)
+        check_truncated(truncated)
         if validate:
             require_jsonschema()
         if announce not in ("done", "name"):
@@ -141,7 +146,7 @@ class StreamParser:
         self._text_of = TextOf()  # (deltas that are not str)
         self._tools = normalize_tools(tools)
         self._scanner = Scanner(select_formats(formats, grammar_paths), self._tools, in_think, read_calls)
-        self._asm = Assembler(self._tools, validate)
+        self._asm = Assembler(self._tools, validate, truncated=truncated)
         self._prose = self._asm.prose.add
         self._thought = self._asm.thought.add
         self._take = self._scanner.take_plain
