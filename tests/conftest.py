@@ -5,6 +5,7 @@ Corpus layout (see tests/corpus/README.md):
     tests/corpus/<format>/<case>.tools.json    optional: tools offered (JSON list); absent -> tools=None
     tests/corpus/<format>/<case>.formats.json  optional: formats= (JSON list of names); absent -> None
     tests/corpus/<format>/<case>.in_think.json optional: in_think= (true or false); absent -> False
+    tests/corpus/<format>/<case>.truncated.json optional: truncated= ("repair" or "error"); absent -> "repair"
     snapshots/<format>/<case>.json             its snapshot (tests/test_corpus.py)
 """
 
@@ -95,7 +96,7 @@ FORMAT_FOLDERS = (
     "plamo3",
 )
 CASE_NAME = re.compile(r"[a-z0-9][a-z0-9_]*\Z")
-SIDECARS = (".tools.json", ".formats.json", ".in_think.json")
+SIDECARS = (".tools.json", ".formats.json", ".in_think.json", ".truncated.json")
 CORPUS_TOP_LEVEL_FILES = {"README.md", "import_smollm2.py"}
 
 
@@ -108,6 +109,7 @@ class CorpusCase:
     tools: list[Any] | None
     formats: list[str] | None
     in_think: bool = False
+    truncated: str = "repair"
 
     @property
     def id(self) -> str:
@@ -135,6 +137,10 @@ def load_case(path: Path) -> CorpusCase:
     in_think = json.loads(think.read_bytes().decode("utf-8")) if think.exists() else False
     if not isinstance(in_think, bool):
         raise ValueError(f"{think}: expected true or false")
+    cut = path.with_name(name + ".truncated.json")
+    truncated = json.loads(cut.read_bytes().decode("utf-8")) if cut.exists() else "repair"
+    if truncated not in ("repair", "error"):
+        raise ValueError(f'{cut}: expected "repair" or "error"')
     return CorpusCase(
         path=path,
         format=path.parent.name,
@@ -144,6 +150,7 @@ def load_case(path: Path) -> CorpusCase:
         tools=_read_json_list(path.with_name(name + ".tools.json")),
         formats=formats,
         in_think=in_think,
+        truncated=truncated,
     )
 
 

@@ -30,7 +30,7 @@ pytestmark = pytest.mark.filterwarnings(r"ignore:\s*Can not relate snapshot (loc
 
 
 def _parse(case: Any) -> Any:
-    return toolgram.parse(case.raw, case.tools, formats=case.formats, in_think=case.in_think)
+    return toolgram.parse(case.raw, case.tools, formats=case.formats, in_think=case.in_think, truncated=case.truncated)
 
 
 def corpus_data(result: Any) -> dict:

@@ -555,3 +555,81 @@ def test_scan_json_reads_a_token_its_window_cuts(token: str) -> None:
         head = '{"a": [' + " " * (_jsonscan._WINDOW - 7 - shift)
         text = head + token + "]}"
         assert _scan_outcome(_jsonscan.scan_json, text, 0) == _scan_outcome(_jsonscan._JSON.scan_once, text, 0), shift
+
+
+# --- loads(cut=True): what the end of the reply cut short (cut_value) --------------
+
+CUT_CASES = [
+    # A value cut short: cut_value (and closed_json for the brackets).
+    ('{"city": "Par', {"city": "Par"}, ("closed_json", "cut_value")),
+    ('{"n": 12', {"n": 12}, ("closed_json", "cut_value")),  # (`12` may have been `1250`)
+    ('{"n": 1.', {"n": 1}, ("closed_json", "cut_value")),
+    ('{"ok": tru', {"ok": True}, ("closed_json", "cut_value")),
+    ('{"ok": tru ', {"ok": True}, ("closed_json", "cut_value")),  # (completed: cut, whatever follows)
+    ('{"ok": true', {"ok": True}, ("closed_json", "cut_value")),  # (a word running to the very end)
+    ('{"a": 1, "unit', {"a": 1}, ("closed_json", "cut_value")),  # a key with no value
+    ('{"a": 1, "unit"', {"a": 1}, ("closed_json", "cut_value")),
+    ('{"a": 1, "unit":', {"a": 1}, ("closed_json", "cut_value")),
+    ('{"a": 1,', {"a": 1}, ("closed_json", "cut_value")),  # a `,` with nothing after it
+    ('{"a": [', {"a": []}, ("closed_json", "cut_value")),  # an opening bracket, nothing in it
+    ("{", {}, ("closed_json", "cut_value")),
+    ("12", 12, ("cut_value",)),
+    # Only brackets closed around complete values: closed_json alone.
+    ('{"city": "Paris"', {"city": "Paris"}, ("closed_json",)),
+    ('{"n": 12 ', {"n": 12}, ("closed_json",)),
+    ('{"a": ["x", {"b": null}]', {"a": ["x", {"b": None}]}, ("closed_json",)),
+    ("{'city': 'Paris'", {"city": "Paris"}, ("single_quotes", "closed_json")),
+    ('{"a": 1}', {"a": 1}, ()),
+    ('"x"', "x", ()),
+]
+
+
+@pytest.mark.parametrize("text, value, repairs", CUT_CASES)
+def test_loads_where_the_reply_ended(text, value, repairs):
+    assert loads(text, cut=True) == (value, repairs)
+    # Not where the reply ended (a marker cut it): closed_json alone says it.
+    assert loads(text)[1] == tuple(r for r in repairs if r != "cut_value")
+
+
+def test_loads_gives_the_containers_the_end_left_open():
+    left_open: list = []
+    value, _ = loads('[{"name": "f", "arguments": {}}, {"name": "g", "arguments": {"a": "x', True, left_open)
+    assert left_open == [id(value), id(value[1]), id(value[1]["arguments"])]
+    left_open = []
+    value, _ = loads('[{"name": "f"}', True, left_open)
+    assert left_open == [id(value)]  # (the call object closed: a call with no arguments)
+
+
+@pytest.mark.parametrize(
+    "text, cut",
+    [
+        ('"Par', True), ("12", True), ("12 ", False), ("'x'", False), ("True", True), ("cels", True),
+        ("cels ", False), ("[1, 2", True), ('["a"', False), ("'grep 'TODO' src/'", False), ("", True),
+    ],
+)
+def test_cut_short(text, cut):
+    assert _repair.cut_short(text) is cut
+
+
+def _whole_part(got: Any, full: Any) -> bool:
+    """Whether `got` is `full` as far as it goes: the first keys or items of each
+    container, every scalar equal (nothing in it cut short)."""
+    if isinstance(full, dict):
+        return isinstance(got, dict) and list(got) == list(full)[: len(got)] and all(
+            _whole_part(got[k], full[k]) for k in got
+        )
+    if isinstance(full, list):
+        return isinstance(got, list) and len(got) <= len(full) and all(_whole_part(a, b) for a, b in zip(got, full))
+    return got == full and type(got) is type(full)
+
+
+@PREFIX_SETTINGS
+@given(json_objects, st.sampled_from([None, 1]))
+def test_a_prefix_without_cut_value_holds_nothing_cut(value, indent):
+    # Wherever the reply ends in a document, a value it cut short says cut_value: a
+    # prefix read without it is the document as far as it goes, every value whole.
+    text = json.dumps(value, indent=indent)
+    for cut in range(1, len(text) + 1):
+        got, repairs = loads(text[:cut], cut=True)
+        if "cut_value" not in repairs:
+            assert _whole_part(got, value), text[:cut]

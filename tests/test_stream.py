@@ -210,9 +210,11 @@ def random_chunks(data: Any, raw: str) -> list[str]:
     return [raw[a:b] for a, b in zip([0, *cuts], [*cuts, len(raw)])]
 
 
-def stream(raw: str, chunks: list[str], tools: Any, formats: Any, max_chars: int, in_think: bool = False):
+def stream(
+    raw: str, chunks: list[str], tools: Any, formats: Any, max_chars: int, in_think: bool = False, truncated: str = "repair"
+):
     assert "".join(chunks) == raw
-    sp = StreamParser(tools, formats=formats, max_chars=max_chars, in_think=in_think)
+    sp = StreamParser(tools, formats=formats, max_chars=max_chars, in_think=in_think, truncated=truncated)
     fed = []
     for chunk in chunks:
         fed.append(sp.feed(chunk))
@@ -228,13 +230,17 @@ def _in_open_think(raw: str, start: int) -> bool:
 _EXPECTED: dict[tuple, Any] = {}
 
 
-def expected_result(raw: str, tools: Any, formats: Any, max_chars: int, in_think: bool = False) -> Any:
+def expected_result(
+    raw: str, tools: Any, formats: Any, max_chars: int, in_think: bool = False, truncated: str = "repair"
+) -> Any:
     """parse(raw, ...), once per case (cases are checked with many splits)."""
-    key = (raw, repr(tools), repr(formats), max_chars, in_think)
+    key = (raw, repr(tools), repr(formats), max_chars, in_think, truncated)
     if key not in _EXPECTED:
         if len(_EXPECTED) > 64:
             _EXPECTED.clear()
-        _EXPECTED[key] = toolgram.parse(raw, tools, formats=formats, max_chars=max_chars, in_think=in_think)
+        _EXPECTED[key] = toolgram.parse(
+            raw, tools, formats=formats, max_chars=max_chars, in_think=in_think, truncated=truncated
+        )
     return _EXPECTED[key]
 
 
@@ -246,9 +252,10 @@ def check(
     max_chars: int = DEFAULT_MAX_CHARS,
     timely: bool = True,
     in_think: bool = False,
+    truncated: str = "repair",
 ) -> None:
-    expected = expected_result(raw, tools, formats, max_chars, in_think)
-    fed, tail, result = stream(raw, chunks, tools, formats, max_chars, in_think)
+    expected = expected_result(raw, tools, formats, max_chars, in_think, truncated)
+    fed, tail, result = stream(raw, chunks, tools, formats, max_chars, in_think, truncated)
     where = f"chunks {[len(c) for c in chunks][:12]}…"
     assert (result.text, result.calls, result.errors, result.reasoning) == (
         expected.text,
@@ -329,10 +336,32 @@ def test_every_single_split(case: tuple) -> None:
         check(raw, [raw[:cut], raw[cut:]], tools, formats, max_chars)
 
 
+# Replies the end cut inside a call, of each family (the corpus has more, whole and
+# streamed in chunks): every split, with each truncated mode.
+TRUNCATED = [
+    '<tool_call>{"name": "get_weather", "arguments": {"city": "Par',
+    '<tool_call>{"name": "get_time"',
+    '<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"',
+    '[get_weather(city="Lyon"), get_time(',
+    "<tool_call>\n<function=run_shell>\n<parameter=command>\nrm -rf /",
+    "<tool_call>get_weather\n<arg_key>city</arg_key><arg_value>Paris</arg_value><arg_key>unit</arg_key>",
+    "<|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json",
+    '<|tool_call>call:get_weather{city:<|"|>Par',
+]
+
+
+@pytest.mark.parametrize("raw", TRUNCATED)
+@pytest.mark.parametrize("truncated", ["repair", "error"])
+def test_a_reply_cut_inside_a_call_streams_as_it_parses(raw: str, truncated: str) -> None:
+    for cut in range(len(raw) + 1):
+        check(raw, [raw[:cut], raw[cut:]], truncated=truncated)
+    check(raw, chunked(raw, 1), truncated=truncated)
+
+
 def test_corpus_streams(corpus_case: Any) -> None:
     case = corpus_case
     for size in CHUNK_SIZES:
-        check(case.raw, chunked(case.raw, size), case.tools, case.formats, in_think=case.in_think)
+        check(case.raw, chunked(case.raw, size), case.tools, case.formats, in_think=case.in_think, truncated=case.truncated)
 
 
 _ALL = None

@@ -25,7 +25,7 @@ from toolgram._stream.jsonecho import JsonEcho
 from conftest import corpus_cases
 from test_stream import CASES, SOUP, chunked, random_chunks
 
-ALL = [(c.id, c.raw, c.tools, c.formats, 32_768) for c in corpus_cases()] + CASES
+ALL = [(c.id, c.raw, c.tools, c.formats, 32_768, c.truncated) for c in corpus_cases()] + [(*c, "repair") for c in CASES]
 REPLY = 'Checking.<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris", "days": 3}}\n</tool_call> Done.'
 
 
@@ -36,9 +36,9 @@ def feed_all(raw: str, chunks: list[str], tools: Any = None, formats: Any = None
     return fed, tail, sp.close()
 
 
-def check(raw: str, chunks: list[str], tools: Any, formats: Any, max_chars: int) -> list[Any]:
-    expected = toolgram.parse(raw, tools, formats=formats, max_chars=max_chars)
-    fed, tail, result = feed_all(raw, chunks, tools, formats, max_chars)
+def check(raw: str, chunks: list[str], tools: Any, formats: Any, max_chars: int, truncated: str = "repair") -> list[Any]:
+    expected = toolgram.parse(raw, tools, formats=formats, max_chars=max_chars, truncated=truncated)
+    fed, tail, result = feed_all(raw, chunks, tools, formats, max_chars, truncated=truncated)
     assert result == expected
     events = [e for batch in fed for e in batch] + tail
     assert "".join(e.text for e in events if type(e) is Text) == expected.text
@@ -144,9 +144,9 @@ def test_the_default_announces_with_the_end() -> None:
 
 @pytest.mark.parametrize("case", ALL, ids=[c[0] for c in ALL])
 def test_announced_stream_adds_up_to_parse(case: tuple) -> None:
-    _, raw, tools, formats, max_chars = case
+    _, raw, tools, formats, max_chars, truncated = case
     for size in (1, 7, 64):
-        check(raw, chunked(raw, size), tools, formats, max_chars)
+        check(raw, chunked(raw, size), tools, formats, max_chars, truncated)
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
