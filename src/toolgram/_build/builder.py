@@ -172,7 +172,8 @@ class Builder:
     cut_at = -1
     # The region ended because the reply did (Driver.ended): (where the last token read
     # from the text ends, where the text ends, whether that token closes something:
-    # True, False, or None when it is not known). None: it did not. Then the region's
+    # True, False, or None when it is not known, whether the driver supplied markers
+    # there: the frame has a close that never came). None: it did not. Then the region's
     # last call, unless its own end was read, is the one the end cut: what it cut
     # short is the repair cut_value (see _call_end, _call, _json_calls).
     ended: tuple | None = None
@@ -411,13 +412,13 @@ class Builder:
         (`</parameter>`, `)`, a turn's end token): the values before it were whole; nor
         for a raw value that nothing but the end of the message ends (functionary's
         `>>>python` code): nothing tells a cut one."""
-        closer = self.ended[2]  # (None: which token it was is not known, an Earley parse)
+        closer, supplied = self.ended[2], self.ended[3]  # (closer None: not known, an Earley parse)
         if last_arg is None:
-            return end is _MISSING or closer is False
+            return end is _MISSING or closer is False or (closer is None and supplied)
         if closer:
             return False
         if self._reaches(last_arg):
-            return end is _MISSING or _ends_unclosed(last_arg)
+            return end is _MISSING or supplied or _ends_unclosed(last_arg)
         return closer is False
 
     def _decode_args(self, text: str, draft: Draft, cut: bool = False) -> Any:
@@ -593,7 +594,8 @@ class Builder:
         if type(last) is Tok:
             if not last.value:
                 return _MISSING
-            if ends_something(last.value, last.type, self.fmt.ends):
+            terminal = self.fmt.compiled.terminals.get(last.type)
+            if ends_something(terminal, last.value, self.fmt.ends):
                 return _READ
         return _OTHER
 

@@ -125,20 +125,26 @@ def _closes(literal: str) -> bool:
 _ENDING_NAME = re.compile(r"(?:^|_)(?:END|CLOSE|TURN|EOT|EOM)(?:_|$)")
 
 
-def ends_something(text: str, term: str, ends: tuple) -> bool:
-    """Whether a token read from the text, `text` of the terminal `term`, ends
-    something rather than begins it: a close tag (`</parameter>`, `/>`), a closing
-    bracket, the format's end marker, or a token that ends a turn (`<|im_end|>`,
-    GLM's `<|observation|>`: its terminal says so by its name, `_TURN_END`). Where
+def ends_something(terminal: Any, text: str, ends: tuple) -> bool:
+    """Whether a token read from the text, `text` of `terminal` (its `name` and
+    `literal`), ends something rather than begins it: a literal close tag
+    (`</parameter>`, `/>`), a closing bracket, a literal with `end` in it
+    (`<|tool_call_end|>`), the format's end marker, or a terminal named so
+    (`INVOKE_CLOSE`, `_TURN_END` for `<|im_end|>` or GLM's `<|observation|>`).
+    A pattern's text is not looked into (a value's text may hold `</div>`). Where
     the reply ends right after one, what came before it is whole (see cut_value)."""
-    t = text.strip()
-    if not t:
+    if not text.strip():
         return False  # (a token the driver supplied: nothing ended it)
-    if t in ends or t.startswith("</") or t == "/>" or (len(t) <= 2 and t[0] in ")]}"):
+    literal = getattr(terminal, "literal", None)
+    if literal is not None:
+        if literal in ends or literal.startswith("</") or literal == "/>" or (len(literal) <= 2 and literal[0] in ")]}"):
+            return True
+        if "end" in literal.lower() and not literal[:1].isalnum():
+            return True  # (`<|tool_call_end|>`, `<|im_end|>`: a marker, not a word)
+    elif text.strip() in ends:
         return True
-    if "end" in t.lower() and not t[:1].isalnum():
-        return True  # (`<|tool_call_end|>`, `<|im_end|>`: a marker, not a word of a value)
-    return _ENDING_NAME.search(term.rpartition("__")[2]) is not None
+    name = getattr(terminal, "name", "") or ""
+    return _ENDING_NAME.search(name.rpartition("__")[2]) is not None
 
 
 def expected(c: Compiled, stack: list) -> list[str]:

@@ -141,7 +141,7 @@ def _closing(drv: Driver, text: str) -> bool:
     something (`</param`, `<|tool_call_e`: see Builder._closer)."""
     ends = drv.fmt.ends
     return bool(text) and any(
-        t.literal and t.literal.startswith(text) and ends_something(t.literal, t.name, ends)
+        t.literal and t.literal.startswith(text) and ends_something(t, t.literal, ends)
         for t in drv.c.terminals.values()
     )
 

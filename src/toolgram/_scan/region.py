@@ -38,7 +38,7 @@ def _closer(drv: Any, buf: str) -> bool | None:
     term = getattr(drv, "last_term", None)
     if term is None:
         return None
-    return ends_something(buf[drv.last_start : drv.last_end], term, drv.fmt.ends)
+    return ends_something(drv.c.terminals.get(term), buf[drv.last_start : drv.last_end], drv.fmt.ends)
 
 
 class RegionReader:
@@ -190,7 +190,7 @@ class RegionReader:
             if drv.closed_at >= 0:
                 builder.cut_at = drv.last_end
             if drv.ended >= 0:
-                builder.ended = (drv.last_end, drv.ended, _closer(drv, self.sc.buf))
+                builder.ended = (drv.last_end, drv.ended, _closer(drv, self.sc.buf), drv.closed_at >= 0)
             items = builder.build(drv.tree)
         except Unreadable as exc:
             return str(exc)
