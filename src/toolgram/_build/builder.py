@@ -898,6 +898,11 @@ def _objects_by_line(text: str, offset: int, cut: bool = False, left_open: list 
     on its own, so that one left without its closing brace is closed there (repair
     closed_json) and the next is still read. None unless each line is a call object.
     `cut`, `left_open`: as _repair.loads takes them, for the last line."""
+    if _LIST_FIRST.match(text) is not None:
+        # (The first line is a list, which is no call object, however it reads: the text
+        # is not searched for lines. A list left open ran on to the end of the reply, and
+        # each region of such lists searched the rest of it: the square of the reply.)
+        return None
     cuts = [0, *(m.start() for m in _LINE_OBJECT.finditer(text)), len(text)]
     if len(cuts) < 3:  # (two lines at least)
         return None
@@ -995,7 +1000,7 @@ def _last_holder(tree: Any) -> Tree | None:
     return last
 
 
-def _element(node: Tree, repairs: list[str]) -> Node:
+def _element(node: Tree, repairs: list[str], buf: str | None = None) -> Node:
     """An `element` subtree as a Node: its key, type, text and child elements."""
     out = Node()
     texts: list[str] = []
