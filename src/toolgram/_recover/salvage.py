@@ -56,6 +56,8 @@ def salvage(r: Any, final: bool, quiet: bool = False):
     for drv in r.drivers:  # (the candidates in order: the first that keeps calls)
         if drv.fmt.anchor == "whole":
             continue  # (its region is the whole reply or nothing)
+        if drv.fmt.parser == "earley":
+            continue  # (its region is parsed whole, once: there are no points to replay to)
         got = salvage_one(r, drv, final)
         if got:
             break
