@@ -258,7 +258,7 @@ def test_a_stream_of_regions_drops_what_it_has_read(unit: str) -> None:
 def _looked_at_for_a_cut_close(raw: str, monkeypatch: pytest.MonkeyPatch) -> int:
     """The text handed to cut_marker (is the rest of the reply a close marker cut short?)
     over a parse, in characters: each piece is a copy."""
-    from toolgram._recover import close as _close
+    from toolgram._lalr import close as _close
     from toolgram._scan import fastpath as _fastpath
 
     count = [0]

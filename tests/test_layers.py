@@ -7,20 +7,19 @@ From the bottom up, as a reply flows through them:
                 _result.openai, _lalr.jsonscan and .extent (scanning JSON and brackets),
                 _recover.repair (lenient JSON), _grammar.words
     _grammar    grammar files to compiled formats
-    _lalr       one region under one grammar (the incremental LALR driver), with
-                _recover.close: the closing moves the driver makes
-    _recover    recovery
+    _lalr       one region under one grammar: the incremental LALR driver, and the
+                closing moves it makes (close.py)
+    _recover    recovery of what a model broke in a payload (lenient JSON)
     _build      parse trees to call drafts
-    _scan       prose and regions, with _recover.mention and .salvage: the policies
-                for a region no candidate read (they judge the scanner's items)
-
-A recovery module sits at the layer of what it repairs: a closing move works on a
-driver's parse, a mention or salvage judges a region's drafts.
+    _scan       prose and regions, with the policies for a region no candidate read
+                (mention.py, salvage.py: they judge the scanner's items)
     _result     drafts to what the user gets; the stream's events (toolgram.events)
     _pipeline   parse()
     _stream     StreamParser, ProseFilter, MfcsSession
     public      toolgram, toolgram.tools, toolgram.prompts
     _audit      explain, check, cases, the CLI; the pytest plugin; __main__
+
+Each package is one layer (leaf modules aside): a module's place says what it may use.
 """
 
 from __future__ import annotations
@@ -38,10 +37,10 @@ LAYERS: list[list[str]] = [
         "toolgram._lalr.jsonscan", "toolgram._lalr.extent", "toolgram._recover.repair", "toolgram._grammar.words",
     ],
     ["toolgram._grammar"],
-    ["toolgram._lalr", "toolgram._recover.close"],
+    ["toolgram._lalr"],
     ["toolgram._recover"],
     ["toolgram._build"],
-    ["toolgram._scan", "toolgram._recover.mention", "toolgram._recover.salvage"],
+    ["toolgram._scan"],
     ["toolgram._result", "toolgram.events"],
     ["toolgram._pipeline"],
     ["toolgram._stream"],

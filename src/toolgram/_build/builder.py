@@ -22,7 +22,7 @@ from .._grammar.vocabulary import CALL_HOLDERS, OPAQUE, REGION_LEVEL, rule_name
 from .._grammar.vocabulary import CALL_KINDS as _CALL_KINDS
 from .._lalr.table import ends_something
 from .._lalr.tokens import Tok
-from .._recover.close import cut_marker
+from .._lalr.close import cut_marker
 from .loose import decode_loose
 from .coerce import Node, coerce_param
 

@@ -11,7 +11,7 @@ table and the tree-building callbacks are Lark's, but lexing is ours because
 
 The parts: table.py (facts read off the LALR table), growth.py (streaming waits
 for regex terminals), extent.py (bracket scanning), tokens.py (Tok, statuses),
-and the recovery moves in _recover/close.py (the Driver's _close, _close_before,
+and the recovery moves in close.py (the Driver's _close, _close_before,
 _cut_close, _cut and _through call them).
 """
 
@@ -25,7 +25,7 @@ from lark import Tree
 from .._grammar.lark_table import Shift
 from .._grammar.registry import Compiled, Format
 from .._grammar.words import fast
-from .._recover import close as _close
+from . import close as _close
 from .._recover import repair as _repair
 from .extent import _Extent
 from .growth import _could_grow, _loop_wait
@@ -103,7 +103,7 @@ class Driver:
         self.line_end = False
         # A quoted value taken with a stray quote in it (_repair.quoted_end): a call
         # that runs on to the end of the text from there is broken, not cut short
-        # (see _recover/salvage.py).
+        # (see _scan/salvage.py).
         self.stray = False
         self.quote_memo: list | None = None  # (see _quoted)
 
@@ -278,7 +278,7 @@ class Driver:
                     # A stray quote (`city="Par"is", unit="C")`): the value runs on as Python
                     # reads it, and cannot be read. The call went on after it, so where the
                     # value runs to the end of the reply, that is no reply cut short there
-                    # (_recover/salvage.py).
+                    # (_scan/salvage.py).
                     stray = quoted is not None and not quoted[1]
                 else:
                     if name in json_text and (

@@ -1,6 +1,6 @@
 """Facts read off a format's LALR table: pure functions over Compiled and a state
 stack (step, simulate, the closing plans, whether a call is reduced or left open).
-The driver, its recovery moves (_recover/close.py), salvage and the fast paths
+The driver, its recovery moves (close.py), salvage and the fast paths
 all read the table through these."""
 
 from __future__ import annotations

@@ -1,1 +1,1 @@
-"""Recovery: lenient JSON, loose (Gemma-style) arguments."""
+"""Recovery: the lenient JSON reader (repair.py) and the catalogue of repair names (catalog.py)."""

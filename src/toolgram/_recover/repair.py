@@ -83,7 +83,7 @@ def _too_deep(text: str) -> bool:
 # 'single-quoted' value, is no quote here). Then it is read whole (repair
 # unescaped_quotes). A quote left over (`city="Par"is"`) is a stray one: the value
 # cannot be read, and the call is an error that names it; where Python's reading of
-# it runs on to the end of the reply, that is no reply cut short (_recover/salvage.py).
+# it runs on to the end of the reply, that is no reply cut short (_scan/salvage.py).
 
 # What may follow the quote that ends an argument value: its call's `)` (after a
 # trailing comma, too), or a comma and the next keyword argument (a name, then "="

@@ -51,7 +51,7 @@ from .._lalr.growth import _could_grow, _loop_wait
 from .._lalr.table import simulate, step
 from .._lalr.tokens import Tok
 from .._recover import repair as _repair
-from .._recover.close import cut_marker
+from .._lalr.close import cut_marker
 from .._result.model import Segment, ToolCall, make_call
 from .items import Piece, Region, _piece
 

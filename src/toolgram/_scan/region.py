@@ -2,7 +2,7 @@
 frame until given up, and what failed (Scanner._begin makes a RegionReader per
 region; Scanner._end_region drops it).
 
-The policies for what the candidates' results mean live in _recover: mention.py
+The policies for what the candidates' results mean are beside it: mention.py
 (a bare tag in prose, or a broken call: the failure told) and salvage.py (the
 calls read before a broken one). The Scanner's `_decode` and `_note_failure` stay
 its methods (explain records through them); the reader calls them through the
@@ -16,8 +16,8 @@ from typing import Any
 from . import fastpath as _frame
 from .items import Failure, Region
 from .._recover import repair as _repair
-from .._recover.mention import mention as _mention, settle_failure as _settle_failure
-from .._recover.salvage import salvage as _salvage, salvaged as _salvaged
+from .mention import mention as _mention, settle_failure as _settle_failure
+from .salvage import salvage as _salvage, salvaged as _salvaged
 from .._build.builder import Builder, Draft, Unreadable
 from .._lalr.driver import DONE, FAIL, WAIT, Driver
 from .._lalr.earley import EarleyDriver

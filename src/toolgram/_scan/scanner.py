@@ -17,7 +17,7 @@ whole reply, a run of such calls goes to the Assembler as it is read
 
 The parts: markers.py (Markers and the marker searches: MarkerSearch, a base of
 Scanner), region.py (RegionReader: one region's candidates and drivers), the
-recovery policies in _recover/mention.py and _recover/salvage.py, and the
+recovery policies in mention.py and salvage.py, and the
 opening tests of reply-anchored formats in opening.py.
 """
 
@@ -33,7 +33,7 @@ from .items import Failure, Piece, Region, _piece
 from .markers import THINK_CLOSE, THINK_OPEN, MarkerSearch, Markers, _CharWait, _trie, markers_for  # noqa: F401
 from .opening import line_opening, may_open, opening, openers
 from .region import RegionReader
-from .._recover.mention import note_failure
+from .mention import note_failure
 from .._build.builder import Draft, Prose
 from .._lalr.driver import WAIT, Driver
 from .._result.model import ToolCall

@@ -13,7 +13,7 @@ from .._build.builder import Draft
 from .._lalr.driver import Driver
 from .._lalr.table import _left_open, closing_plan, ends_something
 from .._lalr.tokens import DONE, FAIL, WAIT
-from .._scan.items import Failure, Region
+from .items import Failure, Region
 
 _NONBLANK = re.compile(r"\S")  # (what str.strip() keeps)
 

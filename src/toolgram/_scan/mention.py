@@ -13,7 +13,7 @@ from typing import Any
 from .._build.builder import _extent, _rule
 from .._grammar import vocabulary
 from .._lalr.driver import FAIL, WAIT, Driver
-from .._scan.items import Failure
+from .items import Failure
 
 
 def mention(r: Any, drv: Driver, final: bool):

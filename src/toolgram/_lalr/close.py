@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._lalr.growth import _HOLD, _JSON_SPACE, _SETTLED, _loop_wait
-from .._lalr.table import _closes, _plan
-from .._lalr.tokens import _SNIPPET, WAIT, WAIT_MORE, Tok, _snippet
-from . import repair as _repair
+from .growth import _HOLD, _JSON_SPACE, _SETTLED, _loop_wait
+from .table import _closes, _plan
+from .tokens import _SNIPPET, WAIT, WAIT_MORE, Tok, _snippet
+from .._recover import repair as _repair
 
 
 def through(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
