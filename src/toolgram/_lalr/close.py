@@ -194,11 +194,17 @@ def cut_close(d: Any, buf: str, allowed) -> str | None:
         # usual case, mid-text, told without a list of them, nor a copy of all the rest
         # of the text, which for each region cost the square of a reply of calls.)
         return None
-    closers = [*d.fmt.ends, *(t.literal for t in allowed if t.literal is not None and _closes(t.literal))]
-    if not cut_marker(buf[pos:], closers):
+    rest = buf[pos:]
+    here = cut_marker(rest, [t.literal for t in allowed if t.literal is not None and _closes(t.literal)])
+    if not here and not cut_marker(rest, d.fmt.ends):
         return None
     plan = d._closing_plan()
     if plan is None:
+        return None
+    if not here and not plan:
+        # (The format's end marker, cut short, where the grammar has nothing left to
+        # close and takes no such closer: it is not this region's. The text is read on
+        # as the stream reads it, which has already ended the region there.)
         return None
     for term in plan:
         d._feed(Tok(term, "", d.pos, d.pos))
