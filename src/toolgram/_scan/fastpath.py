@@ -41,6 +41,7 @@ import regex
 from lark import Tree
 
 from .._build.builder import Builder, Draft, Unreadable
+from .._guard import passes_through
 from .._grammar import regex_loops as _regex_loops
 from .._grammar import vocabulary
 from .._grammar.registry import Compiled, Format
@@ -228,7 +229,9 @@ def frame_of(fmt: Format) -> Frame | JsonFrame | None:
         return None  # (see _derive: no frame, and no need to compile fmt to say so)
     try:
         derived = fmt.compiled.derived
-    except Exception:  # noqa: BLE001 - a grammar that does not compile: the general way says so
+    except Exception as exc:  # noqa: BLE001 - a grammar that does not compile: the general way says so
+        if passes_through(exc):
+            raise  # (a caller's timeout while the grammar compiled: not ours to swallow)
         return None
     try:
         return derived["frame"]
@@ -236,7 +239,9 @@ def frame_of(fmt: Format) -> Frame | JsonFrame | None:
         pass
     try:
         frame = _derive(fmt)
-    except Exception:  # noqa: BLE001 - no fast path is always a correct answer
+    except Exception as exc:  # noqa: BLE001 - no fast path is always a correct answer
+        if passes_through(exc):
+            raise
         frame = None
     derived["frame"] = frame
     return frame
