@@ -16,22 +16,7 @@ import toolgram
 from toolgram._grammar import registry as _registry
 from toolgram._grammar.header import Format
 
-MINE = """\
-// format: mine
-// title: Test format
-// models: none
-// markers: <<call>> JSON <</call>>
-// start: <<call>>
-// end: <</call>>
-
-start: START json_calls END
-json_calls: JSON
-JSON: /[\\[{]/
-START: "<<call>>"
-END: "<</call>>"
-%import common.WS
-%ignore WS
-"""
+from test_user_grammars import MINE  # (the same small user grammar)
 
 REPLIES = [
     'Sure. <<call>>{"name": "lookup", "arguments": {"q": "cats"}}<</call>> Done.',

@@ -91,14 +91,7 @@ def test_a_hang_is_reported_not_waited_for(monkeypatch: pytest.MonkeyPatch) -> N
 
 
 def test_checks_catch_a_stream_that_differs(monkeypatch: pytest.MonkeyPatch) -> None:
-    real = fuzz.run_stream
-
-    def off_by_one(*args: Any) -> Any:
-        result, events, t = real(*args)
-        result.text += "!"
-        return result, events, t
-
-    monkeypatch.setattr(fuzz, "run_stream", off_by_one)
+    _off_by_one(monkeypatch)
     out = fuzz.run_input(fuzz.Input(0, 0, "inline", "hello <tool_call>{\"name\": \"f\"}</tool_call>"), limit_s=3600.0)
     assert {"stream_mismatch", "stream_events"} <= set(out.checks)
 
