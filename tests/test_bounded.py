@@ -94,6 +94,38 @@ def test_a_callers_timeout_passes_through(surface: str, monkeypatch: pytest.Monk
         signal.signal(signal.SIGALRM, old)
 
 
+_COLD = """
+import signal, sys, toolgram
+from toolgram._scan import scanner as _scan
+
+class CallerDeadline(Exception):
+    pass
+
+def deadline(*_):
+    raise CallerDeadline
+
+_scan._MODES["prose"] = lambda self, out, final: True  # a parse that never ends
+signal.signal(signal.SIGALRM, deadline)
+signal.setitimer(signal.ITIMER_REAL, float(sys.argv[1]))
+try:
+    toolgram.parse("Hello <tool_call> there")
+except CallerDeadline:
+    print("deadline")
+"""
+
+
+@pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="needs signal.setitimer (POSIX)")
+def test_a_callers_timeout_passes_through_the_first_compile() -> None:
+    # In a fresh process the first parse compiles the grammars it meets; a deadline that
+    # fires there (in Lark, in a derived pattern, in a marker table) must reach the caller
+    # too, not be taken for a broken grammar (and then the parse runs on forever), nor be
+    # swallowed by code toolgram calls (Lark's cache load, entry-point discovery). The
+    # deadlines are spread over the first compile.
+    for ms in range(2, 200, 16):
+        done = subprocess.run([sys.executable, "-c", _COLD, str(ms / 1000)], capture_output=True, text=True, timeout=30)
+        assert done.stdout.strip() == "deadline", (ms, done.stderr[-2000:])
+
+
 @pytest.mark.parametrize("exc", [MemoryError, TimeoutError])
 def test_memory_and_timeout_errors_pass_through(exc: type, monkeypatch: pytest.MonkeyPatch) -> None:
     def fail(self: object, out: list, final: bool) -> bool:

@@ -16,12 +16,18 @@ notebook or exec() has no file either, and is `__main__` or the caller's module.
 
 from __future__ import annotations
 
+import contextlib
+import signal
 import sys
+from collections.abc import Iterator
 
 _PASS = (MemoryError, TimeoutError)
 
-# The top-level packages whose code toolgram runs.
-_OURS = frozenset({__package__ or "toolgram", "lark", "regex", "_regex"}) | frozenset(sys.stdlib_module_names)
+# The top-level packages whose code toolgram runs (jsonschema and what it calls: only
+# under validate=True).
+_OURS = frozenset(
+    {__package__ or "toolgram", "lark", "regex", "_regex", "jsonschema", "jsonschema_specifications", "referencing", "rpds", "attr", "attrs"}
+) | frozenset(sys.stdlib_module_names)
 
 
 def passes_through(exc: BaseException) -> bool:
@@ -35,3 +41,28 @@ def passes_through(exc: BaseException) -> bool:
         tb = tb.tb_next
     module = tb.tb_frame.f_globals.get("__name__") or ""
     return module.partition(".")[0] not in _OURS
+
+
+def fatal(exc: BaseException) -> bool:
+    """Whether exc must pass even where foreign code is expected to fail (a plugin's
+    entry point): out of memory, or a timeout."""
+    return isinstance(exc, _PASS)
+
+
+@contextlib.contextmanager
+def signals_deferred() -> Iterator[None]:
+    """Hold back signals while code that swallows every Exception runs: Lark loading a
+    grammar from its cache (on any failure it logs and rebuilds) and the standard
+    library's entry-point discovery (`suppress(Exception)` around each listdir). A
+    caller's deadline raised from a signal handler in there would be lost, and the
+    parse it was meant to stop would go on; held back, the handler runs (and raises)
+    right after, in toolgram's own code, which lets it through."""
+    mask = getattr(signal, "pthread_sigmask", None)
+    if mask is None:  # (Windows: no signal masks, and no SIGALRM either)
+        yield
+        return
+    old = mask(signal.SIG_BLOCK, signal.valid_signals())
+    try:
+        yield
+    finally:
+        mask(signal.SIG_SETMASK, old)

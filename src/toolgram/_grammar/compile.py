@@ -20,6 +20,7 @@ from typing import Any
 
 import regex
 
+from .._guard import passes_through, signals_deferred
 from . import header, lark_table, vocabulary
 from .header import (
     Format,
@@ -51,7 +52,9 @@ class Terminal:
         itself where it cannot be (e.g. global flags inside the group)."""
         try:
             return regex.compile("(?>" + self.pattern.pattern + ")", self.pattern.flags)
-        except Exception:  # noqa: BLE001
+        except Exception as exc:  # noqa: BLE001
+            if passes_through(exc):
+                raise
             return self.pattern
 
     @cached_property
@@ -105,12 +108,15 @@ def compile_format(fmt: Format) -> Compiled:
     if fmt.parser == "earley":
         return compile_earley(fmt)
     try:
-        lark = lark_table.build(
-            fmt.source,
-            import_paths=[fmt.path.parent / "shared", fmt.path.parent, *builtin_shared()],
-            cache=_cache_path(fmt),
-        )
+        with signals_deferred():  # (Lark's cache load swallows every Exception)
+            lark = lark_table.build(
+                fmt.source,
+                import_paths=[fmt.path.parent / "shared", fmt.path.parent, *builtin_shared()],
+                cache=_cache_path(fmt),
+            )
     except Exception as exc:  # lark raises several kinds; all mean "this file is broken"
+        if passes_through(exc):
+            raise
         raise located_error(fmt, exc) from exc
     lt = lark_table.table_of(lark)
     callbacks = lt.callbacks
@@ -190,6 +196,8 @@ def compile_earley(fmt: Format) -> Compiled:
             fmt.source, import_paths=[fmt.path.parent / "shared", fmt.path.parent, *builtin_shared()]
         )
     except Exception as exc:  # lark raises several kinds; all mean "this file is broken"
+        if passes_through(exc):
+            raise
         raise located_error(fmt, exc) from exc
     found = {t.name for t in lark.terminals} & set(SPECIAL_TERMINALS)
     if found:  # (imported from a shared grammar)

@@ -19,6 +19,7 @@ from lark import Lark
 from lark.lexer import PatternStr
 from lark.parsers.lalr_analysis import Shift
 
+from .._guard import passes_through
 from .vocabulary import rule_name
 
 __all__ = [
@@ -110,7 +111,9 @@ def _parse_conf(lark: Lark) -> Any:
     try:
         conf = lark.parse_interactive("").parser_state.parse_conf
         return conf.parse_table, conf.callbacks
-    except Exception:  # noqa: BLE001 - a Lark whose interactive parser differs: the frontend
+    except Exception as exc:  # noqa: BLE001 - a Lark whose interactive parser differs: the frontend
+        if passes_through(exc):
+            raise
         parser = lark.parser.parser.parser
         return parser.parse_table, parser.callbacks
 

@@ -12,6 +12,7 @@ from typing import Any
 
 import regex
 
+from .._guard import passes_through
 from .words import fast, words
 
 _C: Any = None  # re._constants, once sre() has imported it
@@ -55,7 +56,9 @@ def _loop(source: str) -> tuple | None:
     of E. None for any other pattern (those are always re-lexed)."""
     try:
         items = list(sre().parse(source))  # (None without the parser: not a loop)
-    except Exception:  # noqa: BLE001 - a pattern only the `regex` module reads
+    except Exception as exc:  # noqa: BLE001 - a pattern only the `regex` module reads
+        if passes_through(exc):
+            raise
         return None
     if len(items) == 4:
         # A run of a class first (`\s*`, Cohere's cofl VALUE), then a start P: that run
@@ -109,7 +112,9 @@ def _loop(source: str) -> tuple | None:
     try:
         tail = regex.compile(source[head.end() :] or "(?:)")
         loop = regex.compile(source[skip:]) if lead else None
-    except Exception:  # noqa: BLE001
+    except Exception as exc:  # noqa: BLE001
+        if passes_through(exc):
+            raise
         return None
     chars = "".join(sorted(exits))
     return re.compile("[" + re.escape(chars) + "]"), chars, width, tail, lead, loop, None

@@ -17,6 +17,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from .._guard import fatal, signals_deferred
 from .compile import SPECIAL_TERMINALS, Compiled, Terminal, compile_format, located_error  # noqa: F401 - re-exported
 from .header import (  # noqa: F401 - re-exported
     Format,
@@ -224,7 +225,9 @@ def _entry_points() -> list[tuple[str, Any]]:
         from importlib.metadata import entry_points
 
         found: list[tuple[str, Any]] = []
-        for ep in entry_points(group=ENTRY_POINT_GROUP):
+        with signals_deferred():  # (the discovery swallows every Exception)
+            points = entry_points(group=ENTRY_POINT_GROUP)
+        for ep in points:
             try:
                 value = ep.load()
                 if callable(value):
@@ -232,6 +235,8 @@ def _entry_points() -> list[tuple[str, Any]]:
                 for path in split_paths(value):
                     found.append((ep.name, path))
             except Exception as exc:  # noqa: BLE001 - a broken plugin must not break parsing
+                if fatal(exc):
+                    raise
                 found.append((ep.name, _BrokenEntryPoint(f"entry point {ep.name} = {ep.value}: {exc}")))
         _entry_point_paths = found
     return _entry_point_paths

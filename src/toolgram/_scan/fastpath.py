@@ -461,7 +461,9 @@ def _strings(t) -> tuple[str, ...] | None:
         return (t.literal,)
     try:
         found = _expand(_regex_loops.sre().parse(t.pattern.pattern))
-    except Exception:  # noqa: BLE001 - a pattern only the `regex` module reads (or no parser: None)
+    except Exception as exc:  # noqa: BLE001 - a pattern only the `regex` module reads (or no parser: None)
+        if passes_through(exc):
+            raise
         return None
     return tuple(found) if found else None
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import regex
 
+from .._guard import passes_through
 from . import fastpath as _frame
 from .._grammar.registry import Format
 
@@ -154,7 +155,9 @@ def _known_markers(formats) -> dict:
         return _ELSEWHERE
     try:
         derived = formats[0].compiled.derived
-    except Exception:  # noqa: BLE001 - a broken grammar: its driver will say so, as before
+    except Exception as exc:  # noqa: BLE001 - a broken grammar: its driver will say so, as before
+        if passes_through(exc):
+            raise
         return _ELSEWHERE
     known = derived.get("markers")
     if known is None:

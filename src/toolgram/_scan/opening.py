@@ -11,6 +11,7 @@ from typing import Any
 
 import regex
 
+from .._guard import passes_through
 from . import fastpath as _frame
 from .._lalr.table import closing_plan, simulate
 from .._lalr.tokens import Tok
@@ -66,7 +67,9 @@ def _test(fmt: Format, firsts: frozenset, keep: frozenset | None = None) -> tupl
     if found is None:
         try:
             pattern, whole = _opening(fmt, firsts, False, keep), _opening(fmt, firsts, True, keep)
-        except Exception:  # noqa: BLE001 - no test: the driver decides, as before
+        except Exception as exc:  # noqa: BLE001 - no test: the driver decides, as before
+            if passes_through(exc):
+                raise
             pattern = whole = None
         found = (pattern, whole, *fast(whole))
         if len(known) < _PER_FORMAT:

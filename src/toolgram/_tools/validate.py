@@ -6,6 +6,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from .._guard import passes_through
 from .tools import normalize_tools
 
 # One retry should fix everything, so every error is reported, best first, but a model
@@ -71,13 +72,17 @@ def validate(call: Any, tools: Any) -> list[str]:
             return []
         return _check(name, arguments, schema)
     except Exception as exc:  # never raise: parse(validate=True) must not fail
+        if passes_through(exc):
+            raise
         return [f'Arguments for "{_call_name(call)}" could not be checked: {type(exc).__name__}.']
 
 
 def _call_name(call: Any) -> str:
     try:
         name, _ = _name_and_arguments(call)
-    except Exception:
+    except Exception as exc:
+        if passes_through(exc):
+            raise
         name = None
     return name or "?"
 
@@ -112,6 +117,8 @@ def _check(name: str, arguments: Any, schema: Mapping[str, Any]) -> list[str]:
     try:
         errors = list(validator.iter_errors(arguments))
     except Exception as exc:  # an unresolvable $ref, runaway recursion
+        if passes_through(exc):
+            raise
         reason = _shorten(str(exc).strip() or type(exc).__name__)
         return [f'Tool "{name}" has a JSON Schema that could not be applied, so its arguments were not checked: {reason}.']
     if not errors:
@@ -133,7 +140,9 @@ def _validator(schema: Mapping[str, Any]) -> Any:
 
     try:
         key = json.dumps(schema, sort_keys=True, default=repr)
-    except Exception:  # not JSON-like, or nested too deeply to key: don't cache
+    except Exception as exc:  # not JSON-like, or nested too deeply to key: don't cache
+        if passes_through(exc):
+            raise
         key = None
     if key is not None and key in _validators:
         return _validators[key]
