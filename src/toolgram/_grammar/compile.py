@@ -89,10 +89,16 @@ class Compiled:
     # The length of the longest literal token or end marker (set by compile_format): a rest
     # of the text that long is none of them cut short (Driver._cut_close).
     longest_literal: int = 0
-    # The shift/reduce conflicts the header declares (each resolved as shift).
-    conflicts: tuple = ()
-    # What the grammar's author should know (GrammarWarning texts; `toolgram grammar` shows them).
-    warnings: tuple[str, ...] = ()
+    # The shift/reduce conflicts the header declares (each resolved as shift), and what
+    # the grammar's author should know (GrammarWarning texts; `toolgram grammar` shows
+    # them): see the properties below.
+    found_conflicts: tuple = ()
+    found_warnings: tuple[str, ...] = ()
+    # For a built-in grammar, the checks above are made when first asked for, not when it
+    # is compiled (about half the cost of a compile, on every cold start): the test suite
+    # makes them on every built-in grammar (tests/test_grammar_checks.py). A user grammar
+    # is checked when it is loaded, so that a broken one fails there.
+    deferred_checks: Any = field(default=None, repr=False)
     # The rules (as Lark names them, namespace and all) that are calls to the driver
     # (vocabulary.COUNTED_CALLS): `pycall__call` as well as `call`.
     call_rules: frozenset = frozenset()
@@ -102,6 +108,21 @@ class Compiled:
     # `parser: earley`: the Lark Earley parser that reads a whole region at once (then
     # there is no LALR table: states, allowed and the rest are empty; see compile_earley).
     earley: Any = None
+
+    def _checked(self) -> None:
+        check, self.deferred_checks = self.deferred_checks, None
+        if check is not None:
+            self.found_conflicts, self.found_warnings = check()
+
+    @property
+    def conflicts(self) -> tuple:
+        self._checked()
+        return self.found_conflicts
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        self._checked()
+        return self.found_warnings
 
 
 def compile_format(fmt: Format) -> Compiled:
@@ -127,7 +148,6 @@ def compile_format(fmt: Format) -> Compiled:
         # (\w: a word character as the whole library reads it; see _words.py)
         source = flags + words(t.regexp)
         terminals[t.name] = Terminal(t.name, regex.compile(source), t.literal, t.priority)
-    conflicts, stale = _check_conflicts(fmt, lark, terminals)
     ignore = tuple(terminals[n] for n in lt.ignore if n in terminals)
     compiled = Compiled(
         states=lt.states,
@@ -136,7 +156,6 @@ def compile_format(fmt: Format) -> Compiled:
         callbacks=callbacks,
         terminals=terminals,
         ignore=ignore,
-        conflicts=conflicts,
     )
     compiled.json_text = frozenset(
         rule.expansion[0].name
@@ -173,8 +192,22 @@ def compile_format(fmt: Format) -> Compiled:
         allowed.sort(key=lambda t: (-t.priority, -len(t.literal or "")))
         compiled.allowed[state] = tuple(allowed)
         compiled.accepts_end[state] = "$END" in row
-    compiled.warnings = tuple(header.header_warnings(fmt) + _marker_warnings(fmt, compiled) + _stream_warnings(fmt, compiled) + stale)
+
+    def checks() -> tuple[tuple, tuple[str, ...]]:
+        conflicts, stale = _check_conflicts(fmt, lark, terminals)
+        warned = header.header_warnings(fmt) + _marker_warnings(fmt, compiled) + _stream_warnings(fmt, compiled) + stale
+        return conflicts, tuple(warned)
+
+    if _builtin(fmt):
+        compiled.deferred_checks = checks
+    else:
+        compiled.found_conflicts, compiled.found_warnings = checks()
     return compiled
+
+
+def _builtin(fmt: Format) -> bool:
+    """Is fmt one of the packaged grammars (not a user's, nor a copy of one)?"""
+    return fmt.path.parent in header.grammar_dirs()
 
 
 def compile_earley(fmt: Format) -> Compiled:
@@ -222,7 +255,7 @@ def compile_earley(fmt: Format) -> Compiled:
             if not any(_reads(t, marker) for t in every):
                 line = header_line(fmt.source, key, nth)
                 warnings.append(f"{fmt.path}:{line}: {key} marker {marker!r}: no token of the grammar reads it")
-    compiled.warnings = tuple(header.header_warnings(fmt) + warnings)
+    compiled.found_warnings = tuple(header.header_warnings(fmt) + warnings)
     return compiled
 
 

@@ -590,7 +590,7 @@ def run(
                         note(buf[pos:])
                 return -1
             i, marker = found
-        frame = frames.get(marker)
+        frame = frames[marker]
         # (What the loop does first, at a marker that is neither <think> tag nor in
         # `line`, has no backtick before it, and has a Frame: it reads the frame.)
         if type(frame) is not frame_type or marker in line or (i > 0 and buf[i - 1] == "`"):

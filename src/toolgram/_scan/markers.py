@@ -88,7 +88,7 @@ class Markers:
         self.literal_keys = (*sorted(starts), *self.words)
         self.key_guards = tuple((k, _guard(k)) for k in self.literal_keys)
         # The fast frame (see fastpath.py) of the first format each marker opens.
-        self.frames = {k: f for k, fmts in self.by_marker.items() if (f := _frame.frame_of(fmts[0])) is not None}
+        self.frames = _Frames(self.by_marker)
         # A found literal needs the full search only if a line-start condition applies.
         self.line = frozenset(line)
         self.openers: dict[str, tuple] = {}  # opening.opening() of each first character (Scanner._start)
@@ -104,6 +104,34 @@ class Markers:
             "cut_symbols": self.cut_symbols, "cut_firsts": self.cut_firsts, "cut_keys": ("", *self.words),
             "frames": self.frames, "openers": self.openers, "line_openers": self.line_openers,
         }  # fmt: skip
+
+
+class _Frames(dict):
+    """marker -> the fast frame of the first format it opens (None: it has none),
+    derived when the marker is first met: deriving a frame compiles the format's
+    grammar, and a reply meets few of the markers (a cold start compiles only
+    those)."""
+
+    __slots__ = ("by_marker",)
+
+    def __init__(self, by_marker: dict[str, list[Format]]) -> None:
+        super().__init__()
+        self.by_marker = by_marker
+
+    def __missing__(self, marker: str) -> Any:
+        fmts = self.by_marker.get(marker)
+        frame = self[marker] = _frame.frame_of(fmts[0]) if fmts else None
+        return frame
+
+
+class _NoFrames(dict):
+    """No fast frame for any marker (a scanner whose reading is observed)."""
+
+    def __missing__(self, marker: str) -> None:
+        return None
+
+
+NO_FRAMES = _NoFrames()
 
 
 # Markers are kept on the first format of their set (in its compiled.derived, under
