@@ -20,6 +20,8 @@
     //                              meant, resolved as shift; see grammars/README.md)
     // parser: earley              (a user grammar LALR cannot express: Lark's Earley parser,
     //                              one parse per region delimited by markers; needs `end`)
+    // reasoning: [THINK] … [/THINK]  (repeatable: a reasoning block's opener and closers,
+    //                              `|` between closers; read by the scanner, as <think>)
 
 The body is a Lark grammar (LALR unless `parser: earley`) for one call region (compiled by compile.py).
 """
@@ -107,6 +109,9 @@ class Format:
     needs_tools: bool = False  # offered_only: always
     conflicts: tuple[str, ...] = ()  # the header's `conflicts:` values, unparsed
     parser: str = "lalr"  # "lalr" or "earley" (see grammars/README.md, "Earley")
+    # The reasoning blocks: (opener, closers), from `// reasoning: OPEN … CLOSE | CLOSE2`.
+    # An empty opener: a closer only, for a block the prompt opens (in_think).
+    reasoning: tuple[tuple[str, tuple[str, ...]], ...] = ()
     _compiled: Compiled | None = field(default=None, repr=False)
 
     @property
@@ -172,7 +177,26 @@ def load_format(path: Path) -> Format:
         needs_tools=(header.get("offered_only") or ["no"])[0].lower() == "always",
         conflicts=tuple(header.get("conflicts", ())),
         parser=(header.get("parser") or ["lalr"])[0].lower(),
+        reasoning=tuple(filter(None, map(reasoning_markers, header.get("reasoning", ())))),
     )
+
+
+# `OPEN … CLOSE | CLOSE2`: the ellipsis (or three dots) and the bars stand apart by spaces,
+# as markers hold `|` (`<|end|>`).
+_ELLIPSIS = regex.compile(r"\s+(?:…|\.\.\.)\s+|^(?:…|\.\.\.)\s+")
+_BAR = regex.compile(r"\s+\|\s+")
+
+
+def reasoning_markers(value: str) -> tuple[str, tuple[str, ...]] | None:
+    """A `reasoning:` value read: (opener, closers); None when it has no `…` or no closer
+    (validate_header says so, for a user's grammar)."""
+    parts = _ELLIPSIS.split(value.strip(), maxsplit=1)
+    if len(parts) != 2:
+        return None
+    closers = tuple(c for c in (c.strip() for c in _BAR.split(parts[1].strip())) if c)
+    if not closers:
+        return None
+    return parts[0].strip(), closers
 
 
 _NAME = regex.compile(r"[A-Za-z_][A-Za-z0-9_.-]*\Z")
@@ -203,7 +227,7 @@ def declared_conflicts(fmt: Format) -> tuple[DeclaredConflict, ...]:
 #: `word:` is warned about (a misspelt key would be left out silently).
 KEYS = (
     "format", "title", "models", "markers", "start", "end", "anchor", "quiet", "offered_only", "args_key",
-    "code_tool", "order", "conflicts", "parser",
+    "code_tool", "order", "conflicts", "parser", "reasoning",
 )  # fmt: skip
 # Keys whose value is one of a few words (the first named is the one to write).
 _CHOICES = {
@@ -246,6 +270,15 @@ def validate_header(fmt: Format) -> None:
             if not value:
                 line = header_line(fmt.source, key, nth)
                 raise GrammarError(f"{path}:{line}: an empty {key} marker (write the literal after '{key}:')", path, line)
+    for nth, value in enumerate(header.get("reasoning", ())):
+        if reasoning_markers(value) is None:
+            line = header_line(fmt.source, "reasoning", nth)
+            raise GrammarError(
+                f"{path}:{line}: write '// reasoning: OPENER … CLOSER' (closers apart by ' | '; "
+                f"no opener for a block only the prompt opens), not {value!r}",
+                path,
+                line,
+            )
     if not _NAME.match(fmt.name):
         line = header_line(fmt.source, "format")
         raise GrammarError(f"{path}:{line}: format name {fmt.name!r} is not a plain name", path, line)

@@ -45,27 +45,47 @@ class Markers:
                 self.anchored.append(fmt)
             for marker in fmt.starts:
                 self.by_marker.setdefault(marker, []).append(fmt)
+        # Reasoning blocks: <think>, and those the formats declare (`// reasoning:`). An
+        # opener maps to the closers that end its block; `closes` are the closers that
+        # are markup (a closer that is also a call marker, harmony's `<|start|>`, ends
+        # the block and is read next as what it starts); `ends` all closers, the ones
+        # that end a block the prompt opened (in_think).
+        opens: dict[str, tuple[str, ...]] = {THINK_OPEN: (THINK_CLOSE,)}
+        for fmt in formats:
+            for opener, closers in fmt.reasoning:
+                if opener:
+                    opens[opener] = tuple(dict.fromkeys((*opens.get(opener, ()), *closers)))
+        ends = {THINK_CLOSE: None}
+        for fmt in formats:
+            for _, closers in fmt.reasoning:
+                ends.update(dict.fromkeys(closers))
+        self.think_opens = opens
+        self.think_ends = tuple(ends)
+        self.think_closes = frozenset(c for c in ends if c not in self.by_marker)
+        self.think_width = max(map(len, ends))
+        thinking = {*opens, *self.think_closes}
         markers = sorted(self.by_marker, key=len, reverse=True)
         # A literal that only line-anchored formats start with counts only first on a line.
         line = {m for m in markers if all(f.anchor == "line" for f in self.by_marker[m])}
 
-        # (The end of a <think> block starts a line too: models write
+        # (The end of a reasoning block starts a line too: models write
         # `</think>[get_weather(city="LA")]` as often as with a newline between.)
-        after = r"(?<=(?:^|" + regex.escape(THINK_CLOSE) + r")[ \t]*)"
+        closes = sorted(self.think_closes, key=len, reverse=True)
+        after = r"(?<=(?:^|" + "|".join(map(regex.escape, closes)) + r")[ \t]*)"
 
         def pattern(m: str) -> str:
             return after + regex.escape(m) if m in line else regex.escape(m)
 
         self.call_re = regex.compile("|".join(map(pattern, markers)), regex.M) if markers else None
-        markers = sorted([*markers, THINK_OPEN, THINK_CLOSE], key=len, reverse=True)
+        markers = sorted({*markers, *thinking}, key=len, reverse=True)
         self.any_re = regex.compile("|".join(map(pattern, markers)), regex.M)
         self.prefixes = frozenset(m[:i] for m in markers for i in range(1, len(m)))
         self.max_prefix = max((len(m) for m in markers), default=1) - 1
-        self.quick = _quick_searches(self.by_marker)
+        self.quick = _quick_searches(self.by_marker, thinking)
         # For _in_prose: markers that start with a letter ("functools", "Action:") are
         # found by str.find, the others by one search. (One search for all of them
         # stops at every a, c, f of the prose: several times slower.)
-        literal = sorted({*self.by_marker, THINK_OPEN, THINK_CLOSE} - {""}, key=lambda m: (-len(m), m))
+        literal = sorted({*self.by_marker, *thinking} - {""}, key=lambda m: (-len(m), m))
         self.words = tuple(m for m in literal if m[0].isalnum())
         symbols = [m for m in literal if not m[0].isalnum()]
         self.symbols = re.compile(_trie(symbols) or "(?!)")
@@ -103,6 +123,8 @@ class Markers:
             "symbol_chars": self.symbol_chars, "literal_keys": self.literal_keys, "key_guards": self.key_guards,
             "cut_symbols": self.cut_symbols, "cut_firsts": self.cut_firsts, "cut_keys": ("", *self.words),
             "frames": self.frames, "openers": self.openers, "line_openers": self.line_openers,
+            "think_opens": self.think_opens, "think_ends": self.think_ends, "think_closes": self.think_closes,
+            "think_width": self.think_width,
         }  # fmt: skip
 
 
@@ -257,8 +279,9 @@ _QUICK: dict[tuple, tuple] = {}
 _WORD_START = 4  # (the characters quick looks for of a marker that starts with a letter)
 
 
-def _quick_searches(by_marker: dict) -> tuple:
-    """Searches for take_plain, built once per set of markers (with <think> tags):
+def _quick_searches(by_marker: dict, thinking: set) -> tuple:
+    """Searches for take_plain, built once per set of markers (with the reasoning
+    blocks' openers and closers: `thinking`):
 
       quick       where a marker may start: its first four characters when it starts
                   with a letter or digit ("comm" for "commentary to="; "co" would
@@ -274,7 +297,7 @@ def _quick_searches(by_marker: dict) -> tuple:
       end_pairs   the last two characters of every start of a marker (proper prefix).
 
     The stdlib engine is several times faster than `regex` at these."""
-    markers = tuple(sorted({*by_marker, THINK_OPEN, THINK_CLOSE}, key=lambda m: (-len(m), m)))
+    markers = tuple(sorted({*by_marker, *thinking}, key=lambda m: (-len(m), m)))
     found = _QUICK.get(markers)
     if found is None:
         markers = tuple(m for m in markers if m)
@@ -410,7 +433,7 @@ class MarkerSearch:
 
     def _markers_from(self, buf: str, start: int, stop: int) -> int:
         """The first place in [start, stop) where a marker of three characters or more
-        starts (a call's, <think> or </think>, as plain text, whole in buf), or -1. A
+        starts (a call's, or a reasoning block's opener or closer, as plain text, whole in buf), or -1. A
         driver cuts a broken value there (Driver._cut)."""
         # Each kind's first place at or after a start is kept (with the start) while
         # the text is the same: regions ask for places further on, one after another,

@@ -61,7 +61,8 @@ class Scanner(MarkerSearch):
     in_open_think = False  # prose is reasoning: an unclosed <think> block
     think_opened = False  # the reply starts inside a <think> block (in_think), until seen
     think_from = 0  # where the current <think> content starts
-    think_scan = 0  # how far </think> has been searched for
+    think_scan = 0  # how far the block's closers have been searched for
+    think_closers = (THINK_CLOSE,)  # what ends the current reasoning block (see Markers.think_opens)
     after_think = "prose"  # the mode to return to after </think>
     region: RegionReader | None = None  # the region being read (see _begin), else None
     # Streaming in linear time. `buf` holds the reply from `base` on: text no
@@ -298,8 +299,11 @@ class Scanner(MarkerSearch):
                 self._trim()
             buf = self.buf
             if self.mode == "think" and len(buf) - self.pos > self.max_prefix:
-                # In <think>, held from a call marker on: only </think> matters now.
-                self.waiting = _CharWait.of(buf=buf, firsts=frozenset("<"), more=(), width=len(THINK_CLOSE))
+                # In a reasoning block, held from a call marker on: only its closers matter now.
+                closers = self.think_closers
+                self.waiting = _CharWait.of(
+                    buf=buf, firsts=frozenset(c[0] for c in closers), more=(), width=max(map(len, closers))
+                )
                 return
             self.plain = "reasoning" if self.mode == "think" or self.in_open_think else "text"
             self.held = buf[self.pos :]
@@ -308,8 +312,8 @@ class Scanner(MarkerSearch):
         """Drop the text before pos, keeping what look-behinds read: back to the
         last character that is not a space or tab (a marker first on its line,
         the "`" before a marker in inline code), and the seven before it (a whole
-        `</think>` that a line-anchored marker may follow; the character before
-        a "`"). Returns how many characters were dropped."""
+        `</think>`, or another reasoning block's closer, that a line-anchored marker
+        may follow; the character before a "`"). Returns how many characters were dropped."""
         buf = self.buf
         pos = self.pos
         keep = pos - 1
@@ -318,7 +322,7 @@ class Scanner(MarkerSearch):
             keep -= 1
         if keep <= 0 or buf[keep] in " \t" or 2 * keep < len(buf):
             return 0  # a long run of blanks, or too little to gain: keep it all
-        keep -= len(THINK_CLOSE) - 1
+        keep -= self.think_width - 1
         if keep <= 0:
             return 0
         self.buf = buf[keep:]
@@ -354,14 +358,16 @@ class Scanner(MarkerSearch):
             p += 1
         self.blank_to = p  # (whitespace is not scanned again)
         if self.think_opened:
-            # The prompt opened a <think> block (in_think): the reply starts inside it,
-            # unless the model writes the tag itself.
-            if not final and (p >= n or (n - p < len(THINK_OPEN) and THINK_OPEN.startswith(buf[p:]))):
-                return False  # (only blanks so far, or what may still become <think>)
+            # The prompt opened a reasoning block (in_think): the reply starts inside it,
+            # unless the model writes an opener itself. Any closer of the formats ends it
+            # (the prompt's opener is not known: `<think>`, `[THINK]`, harmony's analysis…).
+            if not final and (p >= n or self._may_open(buf, p)):
+                return False  # (only blanks so far, or what may still become an opener)
             self.think_opened = False
-            if not buf.startswith(THINK_OPEN, p):
+            if self._opener_at(buf, p) is None:
                 self.mode = "think"
                 self.after_think = "start"
+                self.think_closers = self.think_ends
                 self.think_from = self.think_scan = self.pos
                 return True
         if not self.anchored:
@@ -372,19 +378,21 @@ class Scanner(MarkerSearch):
                 self.mode = "prose"
                 return True
             return False
-        if self.region is None and buf.startswith(THINK_OPEN[: n - p], p):
+        if self.region is None:
             # Reasoning may come first; the reply proper starts after it.
-            if n - p < len(THINK_OPEN):
-                if final:
-                    self.mode = "prose"
-                    return True
+            # (A stream waits while a longer opener may still come: `<|channel>` of
+            # `<|channel>thought`.)
+            if not final and self._may_open(buf, p):
                 return False
-            self._prose(out, self.pos, p)
-            out.append(Piece("markup", p, p + len(THINK_OPEN), ""))
-            self.pos = self.think_from = self.think_scan = p + len(THINK_OPEN)
-            self.mode = "think"
-            self.after_think = "start"
-            return True
+            opener = self._opener_at(buf, p)
+            if opener is not None:
+                self._prose(out, self.pos, p)
+                out.append(Piece("markup", p, p + len(opener), ""))
+                self.pos = self.think_from = self.think_scan = p + len(opener)
+                self.think_closers = self.think_opens[opener]
+                self.mode = "think"
+                self.after_think = "start"
+                return True
         if self.region is None:
             ch = buf[p]
             test = self.openers.get(ch)
@@ -439,16 +447,18 @@ class Scanner(MarkerSearch):
                 self._prose(out, i, after)
                 self.pos = after
                 return True
-            if marker == THINK_OPEN:
-                if self.in_open_think:  # a nested <think>: keep it as reasoning text
+            closers = self.think_opens.get(marker)
+            if closers is not None:
+                if self.in_open_think:  # a nested opener: keep it as reasoning text
                     self._prose(out, i, after)
                     self.pos = after
                     return True
                 out.append(Piece("markup", i, after, ""))
                 self.pos = self.think_from = self.think_scan = after
+                self.think_closers = closers
                 self.mode = "think"
                 return True
-            if marker == THINK_CLOSE:
+            if marker in self.think_closes:
                 # A close with no open (the template opened it in the prompt) is removed;
                 # it also ends an unclosed block that we were reading calls out of.
                 out.append(Piece("markup", i, after, ""))
@@ -495,17 +505,42 @@ class Scanner(MarkerSearch):
                 return False
             return True
 
+    def _opener_at(self, buf: str, p: int) -> str | None:
+        """The longest reasoning opener at p, or None."""
+        found = None
+        for opener in self.think_opens:
+            if buf.startswith(opener, p) and (found is None or len(opener) > len(found)):
+                found = opener
+        return found
+
+    def _may_open(self, buf: str, p: int) -> bool:
+        """Whether the text from p is a proper start of a reasoning opener (more text decides)."""
+        rest = buf[p:]
+        return any(len(rest) < len(o) and o.startswith(rest) for o in self.think_opens)
+
     def _think(self, out: list, final: bool) -> bool:
-        """Inside <think>: reasoning up to </think>. A call marker inside is only
-        read as a call if the block is never closed."""
+        """Inside a reasoning block: reasoning up to its closer (any of think_closers,
+        the first in the text; the longest there). A call marker inside, or any other
+        marker of its format, is reasoning text: only a closer ends the block, and a call
+        marker inside is read as a call only if the block is never closed. A closer that
+        is a call marker (harmony's `<|start|>`: a new message) is not markup: it is read
+        next, as what it starts."""
         buf = self.buf
-        close = buf.find(THINK_CLOSE, max(self.think_from, self.think_scan - len(THINK_CLOSE)))
+        close = -1
+        closer = ""
+        for c in self.think_closers:
+            at = buf.find(c, max(self.think_from, self.think_scan - len(c)))
+            if at >= 0 and (close < 0 or at < close or (at == close and len(c) > len(closer))):
+                close, closer = at, c
         stop = close if close >= 0 else len(buf)
         call = self.call_re.search(buf, self.pos, stop) if self.call_re is not None else None
         if close >= 0:
             self._reason(out, self.pos, close)
-            out.append(Piece("markup", close, close + len(THINK_CLOSE), ""))
-            self.pos = close + len(THINK_CLOSE)
+            if closer in self.think_closes:
+                out.append(Piece("markup", close, close + len(closer), ""))
+                self.pos = close + len(closer)
+            else:
+                self.pos = close
             self.mode = self.after_think
             self.after_think = "prose"
             return True
