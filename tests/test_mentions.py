@@ -16,14 +16,14 @@ import toolgram
 from toolgram import ProseFilter, StreamParser
 from toolgram._grammar.registry import default_registry
 
-# Start markers that open no call: reasoning or answer blocks (the text after them is
-# reasoning, or their tag is markup), and <|python_tag|>, after which Llama 3.1 writes
-# raw code for code_interpreter, which any text can be.
+# Start markers that open no call: answer blocks and the end of a section of calls (their
+# tag is markup), and <|python_tag|>, after which Llama 3.1 writes raw code for
+# code_interpreter, which any text can be. (Reasoning blocks are no start markers: see
+# test_reasoning.py.)
 NOT_CALL_MARKERS = frozenset({
-    "[THINK]", "<seed:think>", "<|open|>think<|sep|>", "<|channel>", "<|START_THINKING|>",
     "[BEGIN FINAL RESPONSE]", "[END FINAL RESPONSE]", "<|START_RESPONSE|>", "<|START_TEXT|>",
     "<|message_sep|>", "<|open|>response<|sep|>", "<|close|>response<|sep|>",
-    "<|close|>message<|sep|>", "<|python_tag|>",
+    "<|close|>message<|sep|>", "<|tool_calls_section_end|>", "<|python_tag|>",
 })
 
 SENTENCES = (

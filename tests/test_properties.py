@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 import toolgram
 
 from conftest import best_cpu_time
+from toolgram._grammar.registry import default_registry
 
 CORPUS = Path(__file__).parent / "corpus"
 
@@ -25,6 +26,22 @@ MARKERS = [
 ]
 
 pieces = st.lists(st.one_of(st.sampled_from(MARKERS), st.text(max_size=5)), max_size=40).map("".join)
+
+
+# The reasoning blocks' markers (`<think>`, `[THINK]`, harmony's analysis…): markup, in
+# reasoning segments, that the reasoning does not show.
+THINK_MARKUP = sorted(
+    {"<think>", "</think>"}
+    | {m for fmt in default_registry().select() for o, cs in fmt.reasoning for m in (o, *cs) if m},
+    key=len,
+    reverse=True,
+)
+
+
+def _unmarked(text: str) -> str:
+    for m in THINK_MARKUP:
+        text = text.replace(m, "")
+    return text
 
 
 def _squeeze(text: str) -> str:
@@ -71,7 +88,7 @@ def check_accounting(raw: str, result: toolgram.ParseResult) -> None:
     reasoning = "".join(_squeeze(raw[s.start : s.end]) for s in segments if s.kind == "reasoning")
     assert _subsequence(thought, reasoning), (raw, result.reasoning, segments)
     for seg in segments:
-        if seg.kind == "reasoning" and _squeeze(raw[seg.start : seg.end]).replace("<think>", "").replace("</think>", ""):
+        if seg.kind == "reasoning" and _unmarked(_squeeze(raw[seg.start : seg.end])):
             assert thought, (raw, seg)
     # Every error segment is told: at least as many messages as error segments.
     errors = sum(1 for s in segments if s.kind == "error")

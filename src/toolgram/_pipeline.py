@@ -360,6 +360,9 @@ class Assembler:
             if at < item.end or at == item.start:
                 self.segments.append(make_segment(kind, at, item.end))
         elif isinstance(item, Failure):
+            if not item.prose:  # (its text is markup: an "error" segment, as a refused call's)
+                self.prose.mark_cut()
+                self.segments.append(make_segment("error", item.start, item.end))
             self.errors.append(item.message)
             produced.append(("error", item.message))
         return produced

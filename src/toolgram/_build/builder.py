@@ -209,7 +209,15 @@ class Builder:
                 raise self._broken[0]
         drafts = [i for i in self.items if isinstance(i, Draft)]
         if len(drafts) == 1:
-            drafts[0].span = self.region
+            # The call is the region, its markers included; but for the reply's own text
+            # in it, before or after the call (Kimi K2 text in the section), which is not.
+            draft = drafts[0]
+            at = self.items.index(draft)
+            before = any(isinstance(i, Prose) and i.span is not None for i in self.items[:at])
+            after = any(isinstance(i, Prose) and i.span is not None for i in self.items[at + 1 :])
+            start = draft.span[0] if before and draft.span else self.region[0]
+            end = draft.span[1] if after and draft.span else self.region[1]
+            draft.span = (start, end)
         return self.items
 
     def _walk(self, node: Any) -> None:

@@ -34,8 +34,11 @@ def _piece(kind: str, start: int, end: int, value: str, _new=tuple.__new__) -> P
 
 @dataclass
 class Failure:
-    """A region that could not be read: its text stays prose, `message` says why."""
+    """A region that could not be read: its text stays prose, `message` says why.
+    `prose=False`: its text is markup and no prose (an "error" segment): a call's
+    opener that the end of the reply cut off (see mention.cut_opener)."""
 
     start: int
     end: int
     message: str
+    prose: bool = True

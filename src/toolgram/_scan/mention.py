@@ -28,6 +28,11 @@ def mention(r: Any, drv: Driver, final: bool):
     The same unclosed name with the next call right after it, or at the end of
     the reply, is a call whose close tag was left out (or cut off: a call with no
     arguments, `<tool_call>get_time`, is as long as a mention)."""
+    if "closed_tag" in drv.repairs and only_prose(drv.tree):
+        # A section of calls that holds only the reply's text, its close never written
+        # (`use the <|tool_calls_section_begin|> token`): its opener was mentioned. (A
+        # block that is prose, Cohere's response, takes its close as optional.)
+        return True
     bare = bare_name(drv.tree)
     if bare is None:
         return False
@@ -76,6 +81,36 @@ def note_failure(r: Any, drv: Driver, reason: str) -> None:
         r.fail_scan = end
 
 
+def cut_opener(r: Any, start: int, final: bool) -> bool:
+    """Whether the reply ends, from `start` on, with a call's opener and nothing more
+    (`Let me check.[TOOL_CALLS]`, `…</think>\n\n<tool_call>`, a section's begin and its
+    call's begin): the model began a call and the end of the reply cut it. That is no
+    mention (prose would follow one) and no prose: markup is never text. Only markers
+    of markup (not a word such as `functools`), of a format that is not quiet (a fence
+    may end a reply)."""
+    if not final:
+        return False
+    sc = r.sc
+    rest = sc.buf[start:].strip()
+    if not rest or rest[0].isalnum():
+        return False
+    loud = [f for f in r.candidates if not f.quiet]
+    if not loud:
+        return False
+    markers = sorted({m for f in loud for m in f.starts if m and not m[0].isalnum()}, key=len, reverse=True)
+    if not any(rest.startswith(m) for m in markers):
+        return False
+    for m in markers:
+        rest = rest.replace(m, " ")
+    if rest.strip():
+        return False
+    # More than one opener: only those a driver of the region read on through (a section's
+    # begin, then its call's), not the next region's (`<tool_call><tool_call>`: the first
+    # is decided where the second begins, and a stream decides it there, before the end).
+    end = len(sc.buf.rstrip())
+    return start + r.marker_len >= end or any(d.pos >= end for d in r.drivers)
+
+
 def settle_failure(r: Any, final: bool):
     """For a broken frame: the failure, extended through the end marker that
     shows the model meant a call; None when it was only a mention; WAIT."""
@@ -90,7 +125,9 @@ def settle_failure(r: Any, final: bool):
     nxt = sc.call_re.search(buf, max(failure.end, r.fail_scan)) if sc.call_re is not None else None
     if hits:
         i, e = min(hits)
-        if nxt is None or i < nxt.start():
+        # (An end marker that also starts a region, Kimi K2's section end, is this
+        # call's end first.)
+        if nxt is None or i <= nxt.start():
             failure.end = i + len(e)
             return failure
     if nxt is not None or final:
@@ -105,6 +142,20 @@ def settle_failure(r: Any, final: bool):
 # What may stand between a bare call's name and its region's end, besides the
 # format's end markers: the rest of the open tag (`">`), whitespace.
 _TAG_REST = " \t\r\n\"'>"
+
+
+def only_prose(tree: Any) -> bool:
+    """Whether a region's parse tree holds the reply's text as prose and no call."""
+    if tree is None or not hasattr(tree, "iter_subtrees"):
+        return False
+    text = False
+    for node in tree.iter_subtrees():
+        rule = _rule(node)
+        if rule in vocabulary.CALL_KINDS or rule in vocabulary.NOT_BARE:
+            return False
+        if rule == "prose" and _extent(node) is not None:
+            text = True
+    return text
 
 
 def bare_name(tree: Any) -> tuple[int, int, bool] | None:

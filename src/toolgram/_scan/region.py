@@ -16,7 +16,7 @@ from typing import Any
 from . import fastpath as _frame
 from .items import Failure, Region
 from .._recover import repair as _repair
-from .mention import mention as _mention, settle_failure as _settle_failure
+from .mention import cut_opener as _cut_opener, mention as _mention, settle_failure as _settle_failure
 from .salvage import salvage as _salvage, salvaged as _salvaged
 from .._build.builder import Builder, Draft, Unreadable
 from .._lalr.driver import DONE, FAIL, WAIT, Driver
@@ -39,6 +39,17 @@ def _closer(drv: Any, buf: str) -> bool | None:
     if term is None:
         return None
     return ends_something(drv.c.terminals.get(term), buf[drv.last_start : drv.last_end], drv.fmt.ends)
+
+
+def cut_failure(r: RegionReader, failure: Failure | None) -> Failure:
+    """The error for a region that is a call's opener the end of the reply cut (see
+    mention.cut_opener): the failure told, or one that says so; its text is no prose."""
+    buf = r.sc.buf
+    if failure is None:
+        marker = buf[r.region_start : r.region_start + r.marker_len]
+        failure = Failure(r.region_start, len(buf), f"Couldn't read a tool call: the reply ended right after {marker!r}.")
+    failure.start, failure.end, failure.prose = r.region_start, len(buf), False
+    return failure
 
 
 class RegionReader:
@@ -144,6 +155,12 @@ class RegionReader:
                 self.drivers.append(self.driver(self.candidates[len(self.drivers)], self.region_start))
                 continue
             # No candidate read it: the text stays prose.
+            if anchored and self.marker_len and _cut_opener(self, self.region_start, final):
+                out.append(cut_failure(self, None))  # (the reply is its opener: see below)
+                sc.pos = len(sc.buf)
+                sc._end_region()
+                sc.mode = "prose"
+                return True
             if anchored:  # (its failures are never shown, but a stray quote's: nothing to settle)
                 salvaged = _salvage(self, final, True)
                 if salvaged:
@@ -170,6 +187,13 @@ class RegionReader:
             failure = _settle_failure(self, final)
             if failure is WAIT:
                 return False
+            if _cut_opener(self, self.region_start, final):
+                # The reply ended right after the opener: an error, and no prose.
+                failure = cut_failure(self, failure)
+                out.append(failure)
+                sc.pos = failure.end
+                sc._end_region()
+                return True
             if failure is not None:
                 sc._prose(out, failure.start, failure.end)
                 out.append(failure)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .mention import mention, settle_failure
+from .mention import cut_opener, mention, settle_failure
 from .._build.builder import Draft
 from .._lalr.driver import Driver
 from .._lalr.table import _left_open, closing_plan, ends_something
@@ -37,7 +37,13 @@ def salvaged(r: Any, out: list, final: bool) -> bool | None:
                 return False
         out.append(region)
         sc.pos = region.end
-    if tail is not None:  # (its text stays prose, as any failure's)
+    if tail is not None and tail.end == len(sc.buf) and cut_opener(r, max(sc.pos, tail.start), final):
+        # (The next call's opener, and the end of the reply: no prose; see cut_opener.)
+        tail.start, tail.prose = max(sc.pos, tail.start), False
+        sc._prose(out, sc.pos, tail.start)
+        out.append(tail)
+        sc.pos = tail.end
+    elif tail is not None:  # (its text stays prose, as any failure's)
         sc._prose(out, sc.pos, tail.end)
         out.append(tail)
         sc.pos = tail.end
