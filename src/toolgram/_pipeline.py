@@ -421,10 +421,11 @@ def parse(
     With validate=True (and tools given), a call whose arguments break its tool's
     JSON Schema becomes an error message instead of a call (it needs jsonschema).
 
-    With in_think=True the reply starts inside a `<think>` block that the prompt
-    opened (DeepSeek-R1's and QwQ's chat templates end the prompt with `<think>`):
-    what comes before the first `</think>` is reasoning, not prose. (A reply that
-    opens with `<think>` itself is read as usual.)
+    With in_think=True the reply starts inside a reasoning block that the prompt
+    opened (DeepSeek-R1's and QwQ's chat templates end the prompt with `<think>`,
+    Mistral's with `[THINK]`): what comes before the first closer (`</think>`, or
+    one the formats declare: `// reasoning:` in their headers) is reasoning, not
+    prose. (A reply that opens with an opener itself is read as usual.)
 
     `truncated`: what becomes of a call the end of the reply (the token limit, or
     max_chars) cut inside a value, or before its arguments began (repair cut_value).

@@ -597,7 +597,7 @@ def build_parser() -> argparse.ArgumentParser:
     reading.add_argument(
         "--in-think",
         action="store_true",
-        help="the reply starts inside a <think> block the prompt opened (DeepSeek-R1, QwQ templates)",
+        help="the reply starts inside a reasoning block the prompt opened (<think>, [THINK], …: DeepSeek-R1, QwQ, Mistral templates); any declared closer ends it",
     )
     reading.add_argument(
         "--truncated",

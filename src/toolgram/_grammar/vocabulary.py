@@ -64,7 +64,8 @@ RULES: tuple[Rule, ...] = (
     Rule("not_call", "an element of a list of calls that is no call (`[f(a=1), 5]`): an error in its place, the "
          "list's calls kept", not_bare=True, region_level=True),
     Rule("prose", "text that stays prose (an empty `prose:` rule removes a marker)", region_level=True),
-    Rule("reasoning", "text that is reasoning (`result.reasoning`): gpt-oss analysis, Cohere thinking",
+    Rule("reasoning", "text that is reasoning (`result.reasoning`): gpt-oss analysis with its tokens stripped; "
+         "a block between markers of its own is declared in the header (`reasoning:`)",
          region_level=True),
     Rule("unclosed", "an empty rule where a close tag may be missing (`</parameter>`, `</arg_value>`): repair "
          "`closed_tag`", region_level=True),

@@ -103,8 +103,8 @@ class StreamParser:
     toolgram.events). Like parse(), it never raises for any text; configuration
     errors (an unknown format name, a broken grammar file) raise in the
     constructor. `feed()` after `flush()` or `close()` raises RuntimeError.
-    `in_think=True`: the reply starts inside a `<think>` block the prompt opened
-    (see parse()); its text comes as Reasoning events. `truncated="error"`: a call
+    `in_think=True`: the reply starts inside a reasoning block the prompt opened
+    (`<think>`, `[THINK]`, …: see parse()); its text comes as Reasoning events. `truncated="error"`: a call
     the end of the reply cut (repair cut_value) is an Error, not a call, as in
     parse(); only the end of the reply cuts one, so it comes from flush() (or from
     the feed() that crosses max_chars).

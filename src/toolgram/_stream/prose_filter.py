@@ -40,7 +40,7 @@ class ProseFilter:
     `formats`: as for parse(). `tools`: optional, as for parse(); a format that
     only counts with offered tools (a line of `[name(...)]`) is recognised only
     when they are given, so pass the same tools to hide what parse() would read.
-    `in_think`: as for parse() (the reply starts inside a `<think>` block).
+    `in_think`: as for parse() (the reply starts inside a reasoning block).
     """
 
     def __init__(
