@@ -62,7 +62,8 @@ class Markers:
         self.think_opens = opens
         self.think_ends = tuple(ends)
         self.think_closes = frozenset(c for c in ends if c not in self.by_marker)
-        self.think_width = max(map(len, ends))
+        self.think_width = max(map(len, (*ends, *opens)))
+        self.think_firsts = frozenset(o[0] for o in opens if o)
         thinking = {*opens, *self.think_closes}
         markers = sorted(self.by_marker, key=len, reverse=True)
         # A literal that only line-anchored formats start with counts only first on a line.
@@ -124,7 +125,7 @@ class Markers:
             "cut_symbols": self.cut_symbols, "cut_firsts": self.cut_firsts, "cut_keys": ("", *self.words),
             "frames": self.frames, "openers": self.openers, "line_openers": self.line_openers,
             "think_opens": self.think_opens, "think_ends": self.think_ends, "think_closes": self.think_closes,
-            "think_width": self.think_width,
+            "think_width": self.think_width, "think_firsts": self.think_firsts,
         }  # fmt: skip
 
 

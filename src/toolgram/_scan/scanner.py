@@ -507,6 +507,8 @@ class Scanner(MarkerSearch):
 
     def _opener_at(self, buf: str, p: int) -> str | None:
         """The longest reasoning opener at p, or None."""
+        if p >= len(buf) or buf[p] not in self.think_firsts:
+            return None  # (most replies: one look at a character)
         found = None
         for opener in self.think_opens:
             if buf.startswith(opener, p) and (found is None or len(opener) > len(found)):
@@ -515,7 +517,10 @@ class Scanner(MarkerSearch):
 
     def _may_open(self, buf: str, p: int) -> bool:
         """Whether the text from p is a proper start of a reasoning opener (more text decides)."""
-        rest = buf[p:]
+        n = len(buf)
+        if p < n and buf[p] not in self.think_firsts:
+            return False
+        rest = buf[p : p + self.think_width + 1]
         return any(len(rest) < len(o) and o.startswith(rest) for o in self.think_opens)
 
     def _think(self, out: list, final: bool) -> bool:
