@@ -206,7 +206,15 @@ def context() -> Context:
     global _CTX
     if _CTX is None:
         fmts = default_registry().select(None)
-        formats = {f.name: (tuple(f.starts), tuple(f.ends)) for f in fmts}
+        # (A format's reasoning blocks count among its markers: openers with its starts,
+        # closers with its ends.)
+        formats = {
+            f.name: (
+                tuple(f.starts) + tuple(o for o, _ in f.reasoning if o),
+                tuple(f.ends) + tuple(c for _, cs in f.reasoning for c in cs),
+            )
+            for f in fmts
+        }
         markers = sorted({m for s, e in formats.values() for m in (*s, *e)} | {"<think>", "</think>"})
         _CTX = Context(load_corpus(), formats, markers)
     return _CTX

@@ -104,11 +104,18 @@ def cut_opener(r: Any, start: int, final: bool) -> bool:
         rest = rest.replace(m, " ")
     if rest.strip():
         return False
-    # More than one opener: only those a driver of the region read on through (a section's
-    # begin, then its call's), not the next region's (`<tool_call><tool_call>`: the first
-    # is decided where the second begins, and a stream decides it there, before the end).
+    # More than one opener: only those the region's drivers all read on through, waiting
+    # for more, and that failed only because the reply ended there (a section's begin,
+    # then its call's). Not where one stopped or failed before the end (`<tool_call>
+    # <tool_call>`, `[TOOL_CALLS][TOOL_CALLS]`): a stream decides those there, before
+    # the end of the reply, as a mention or a broken call.
     end = len(sc.buf.rstrip())
-    return start + r.marker_len >= end or any(d.pos >= end for d in r.drivers)
+    if start + r.marker_len >= end:
+        return True
+    return all(d.pos >= end and d.status == FAIL and d.reason.startswith(_ENDED) for d in r.drivers)
+
+
+_ENDED = "the reply ended"  # (a driver's reason where the end of the reply failed it: close.py)
 
 
 def settle_failure(r: Any, final: bool):

@@ -459,6 +459,12 @@ class Scanner(MarkerSearch):
                 self.mode = "think"
                 return True
             if marker in self.think_closes:
+                if self.in_open_think:
+                    # Another block's closer, in a block that never closed (read as
+                    # prose that is reasoning): reasoning text, as inside a closed one.
+                    self._prose(out, i, after)
+                    self.pos = after
+                    return True
                 # A close with no open (the template opened it in the prompt) is removed;
                 # it also ends an unclosed block that we were reading calls out of.
                 out.append(Piece("markup", i, after, ""))
