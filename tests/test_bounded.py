@@ -266,6 +266,18 @@ def test_a_long_growing_token_is_not_lexed_again_per_delta(unit: str, monkeypatc
     assert large <= 4.5 * small, (small, large)
 
 
+def test_a_gemma_string_open_past_a_marker_is_not_lexed_again_per_delta(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A delimited string with call markers in it (`{a:<|"|>x <tool_call|> …`) waits, in a
+    # stream, for the delimiter that closes it: each delta that cannot bring it is put
+    # aside, not lexed again from the token's start (nor searched from the marker on).
+    def reply(size: int) -> str:
+        return '<|tool_call>call:f{a:<|"|>' + "x <tool_call|> " * (size // 15) + '<|"|>}<tool_call|>'
+
+    small, large = (_stream_work(reply(size), monkeypatch) for size in (2_000, 8_000))
+    assert small > 0
+    assert large <= 4.5 * small, (small, large)
+
+
 def _buffered(raw: str) -> int:
     """The text a stream of 8-character deltas holds in its scanner's buffer, summed over
     the deltas: what joining each delta to it copies."""

@@ -64,6 +64,23 @@ class Terminal:
 
         return _loop(self.pattern.pattern)
 
+    @cached_property
+    def rest(self) -> Any:
+        """The pattern without its first item (a Gemma payload's opening bracket,
+        `[{(]`): the token's match going on from a place inside it, after a
+        delimited string the driver read past a marker (Driver._through_loose);
+        None when the pattern has no such item."""
+        from .regex_loops import _item_end
+
+        source = self.pattern.pattern
+        end = _item_end(source, 0)
+        if end is None:
+            return None
+        try:
+            return regex.compile(source[end:], self.pattern.flags)
+        except Exception:  # noqa: BLE001
+            return None
+
 
 @dataclass
 class Compiled:
@@ -82,6 +99,10 @@ class Compiled:
     json_text: frozenset = frozenset()
     # Those of them that are a payload of calls and nothing else (`json_calls: PAYLOAD`).
     call_text: frozenset = frozenset()
+    # The regex terminals that are the whole of a Gemma-style argument rule (`loose_args:
+    # ARGS`): a marker inside one of its delimited strings does not end them when the
+    # arguments close properly after it (Driver._through_loose).
+    loose_text: frozenset = frozenset()
     # What a marker of the grammar may start with (a literal token's first character
     # that is no letter or digit, a bracket, a tag): text after a call that starts
     # otherwise is prose (Driver.prose_at).
@@ -164,6 +185,14 @@ def compile_format(fmt: Format) -> Compiled:
         and len(rule.expansion) == 1
         and rule.expansion[0].name in terminals
         and rule.expansion[0].name != "JSON"  # (the bracket scanner delimits that one)
+        and terminals[rule.expansion[0].name].literal is None
+    )
+    compiled.loose_text = frozenset(
+        rule.expansion[0].name
+        for rule in callbacks
+        if rule_name(rule.origin.name) in vocabulary.LOOSE_TEXT
+        and len(rule.expansion) == 1
+        and rule.expansion[0].name in terminals
         and terminals[rule.expansion[0].name].literal is None
     )
     elsewhere = {

@@ -23,6 +23,7 @@ class Rule:
     counts_calls: bool = False  # the driver counts a region's calls by it (a call, or JSON of calls)
     part: bool = False  # read only inside a call (a grammar with parts needs a call rule)
     json_text: bool = False  # its text is JSON: a marker inside one of its strings is text
+    loose_text: bool = False  # Gemma-style arguments: a marker inside a delimited string is text
     opaque: bool = False  # one argument read whole (its inside is not the call's parts)
     not_bare: bool = False  # a region holding one is more than a call's bare name (no mention)
     region_level: bool = False  # the builder reads it where it meets it in the region's tree
@@ -46,7 +47,7 @@ RULES: tuple[Rule, ...] = (
     Rule("posarg", "a Python positional argument (positional ones need a schema)", part=True, not_bare=True),
     Rule("loose_args", 'Gemma-style arguments `{key:<\\|"\\|>text<\\|"\\|>,n:42,o:{…},l:[…]}` (also `<escape>` '
          "delimiters): delimited strings are text, bare values are typed like a `param`",
-         part=True, opaque=True, not_bare=True),
+         part=True, opaque=True, not_bare=True, loose_text=True),
     Rule("element", "one argument written as a nested XML element (`key`?, `type`?, `value`s, `element`s: "
          "MiniMax-M3, Cohere cofl, BFCL): child "
          "elements make it an object (named children; a repeated name collects into a list) or an array (the "
@@ -79,6 +80,7 @@ CALL_HOLDERS = frozenset(r.name for r in RULES if r.holds_calls)
 COUNTED_CALLS = frozenset(r.name for r in RULES if r.counts_calls)
 CALL_PARTS = tuple(r.name for r in RULES if r.part)
 JSON_TEXT = frozenset(r.name for r in RULES if r.json_text)
+LOOSE_TEXT = frozenset(r.name for r in RULES if r.loose_text)
 OPAQUE = frozenset(r.name for r in RULES if r.opaque)
 NOT_BARE = frozenset(r.name for r in RULES if r.not_bare)
 REGION_LEVEL = tuple(r.name for r in RULES if r.region_level)

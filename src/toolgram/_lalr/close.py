@@ -5,6 +5,7 @@ keeps one-line methods that call them (its loop is unchanged)."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from .growth import _HOLD, _JSON_SPACE, _SETTLED, _loop_wait
@@ -60,6 +61,90 @@ def through(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
         loop = _loop_wait(t, buf, close, n) if not m.partial else None
         return WAIT, loop
     return m.end()
+
+
+# Gemma's string delimiters, and what follows a string's close in arguments that go on
+# properly: a comma, or the close of its object or list.
+_LOOSE_DELIM = re.compile(r'<\|"\|>|<escape>')
+_AFTER_STRING = re.compile(r"\s*[,}\]]")
+_SPACE_TO_END = re.compile(r"\s*\Z")
+
+
+def through_loose(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
+    """A Gemma-style argument token (see Compiled.loose_text) stopped at `end`, a marker,
+    with a delimited string open there (`{text:<|"|>wrap it in <tool_call|> tags<|"|>}`):
+    inside `<|"|>…<|"|>` everything is text, so where the string closes and the arguments
+    go on properly after it (a `,`, `}` or `]`), the token goes on past the marker, as its
+    pattern says (and past later markers in later strings the same way). The plain text is
+    ambiguous only where a string is left open: then the reading in which the structure
+    closes is taken, and where none does (no closing delimiter, or one followed by other
+    text: the delimiter that opens the next call's string), the token ends at the first
+    marker as before. Returns the new end, None (not past the marker), or (WAIT, grower)
+    when the text so far cannot tell."""
+    n = len(buf)
+    rest = t.rest
+    if rest is None:
+        return None
+    found = None
+    at = pos
+    while True:
+        delim = _open_delimiter(buf, at, end)
+        if delim is None:
+            return found
+        # (A stream asks again with each delta that may bring the delimiter: the search
+        # goes on from where the last one stopped, not from the marker.)
+        memo = d.loose_memo
+        since = memo[1] if memo is not None and memo[0] == end else end
+        close = buf.find(delim, max(end, since - len(delim)))
+        if close < 0:
+            d.loose_memo = (end, n)
+            if final:
+                return found
+            return WAIT, _DelimiterWait(delim, buf[max(end, n - len(delim) + 1) :])
+        after = close + len(delim)
+        if _AFTER_STRING.match(buf, after) is None:
+            if not final and _SPACE_TO_END.match(buf, after) is not None:
+                return WAIT, None
+            return found
+        m = rest.match(buf, after, partial=not final)
+        if m is None:
+            return found
+        if not final and (m.partial or m.end() >= n):
+            return WAIT, None
+        found = m.end()
+        if found >= n:
+            return found
+        at, end = after, found
+
+
+class _DelimiterWait:
+    """A wait for the delimiter that closes a Gemma string: a delta that does not
+    complete it (with the end of the text before it) changes nothing."""
+
+    __slots__ = ("delim", "tail")
+
+    def __init__(self, delim: str, tail: str) -> None:
+        self.delim = delim
+        self.tail = tail  # the last characters so far, which may begin the delimiter
+
+    def absorbs(self, text: str, n: int) -> bool:
+        seen = self.tail + text
+        if self.delim in seen:
+            return False
+        self.tail = seen[len(seen) - len(self.delim) + 1 :]
+        return True
+
+
+def _open_delimiter(buf: str, start: int, end: int) -> str | None:
+    """The delimiter of a string that is open at `end`, reading the delimiters from
+    `start` (outside a string) on; None when none is."""
+    open_ = None
+    for m in _LOOSE_DELIM.finditer(buf, start, end):
+        if open_ is None:
+            open_ = m.group()
+        elif m.group() == open_:
+            open_ = None
+    return open_
 
 
 def cut(d: Any, buf: str, pos: int, stop: int, final: bool) -> Any:

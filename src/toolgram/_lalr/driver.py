@@ -38,6 +38,7 @@ class Driver:
         "fmt", "c", "start", "pos", "stack", "values", "status", "end", "tree", "repairs", "reason", "prose_at",
         "hint", "extents", "quotes", "resume", "taken", "brackets", "cutter", "recheck", "marks",
         "closed_at", "last_end", "calls", "lines", "line_end", "stray", "quote_memo", "last_term", "last_start", "ended",
+        "loose_memo",
     )  # fmt: skip
 
     def __init__(self, fmt: Format, start: int, brackets: Any = None, cutter: Any = None, lines: bool = False) -> None:
@@ -106,6 +107,9 @@ class Driver:
         # (see _scan/salvage.py).
         self.stray = False
         self.quote_memo: list | None = None  # (see _quoted)
+        # (marker, searched to): how far the search for the delimiter that closes a Gemma
+        # string open at that marker went (close.through_loose).
+        self.loose_memo: tuple | None = None
 
     # -- the loop ---------------------------------------------------------
     def run(self, buf: str, final: bool, at_marker) -> str:
@@ -178,6 +182,7 @@ class Driver:
         n = len(buf)
         pos = self.pos
         json_text = self.c.json_text
+        loose_text = self.c.loose_text
         while True:
             if pos >= n:
                 return None if final else WAIT
@@ -314,18 +319,21 @@ class Driver:
                                     self.resume[name] = (pos, *loop.resume)
                     if m.partial or end == pos:
                         continue
+                    through = None
                     if end < n and name in json_text:
                         through = self._through(t, buf, pos, end, final)
-                        if through is not None:
-                            if type(through) is int:
-                                end = through
-                            else:  # (WAIT, with what to wait on, or None: cannot tell)
-                                grow = True
-                                if growers is not None and through[1] is not None:
-                                    growers.append(through[1])
-                                else:
-                                    growers = None
-                                continue
+                    elif end < n and name in loose_text:
+                        through = _close.through_loose(self, t, buf, pos, end, final)
+                    if through is not None:
+                        if type(through) is int:
+                            end = through
+                        else:  # (WAIT, with what to wait on, or None: cannot tell)
+                            grow = True
+                            if growers is not None and through[1] is not None:
+                                growers.append(through[1])
+                            else:
+                                growers = None
+                            continue
                 if end - pos > best_len:
                     best, best_len, best_prio = name, end - pos, t.priority
             if grow:
