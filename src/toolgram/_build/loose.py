@@ -13,7 +13,9 @@ Models break this notation in a few known ways, which are read as meant:
   - a value opened with a quote and closed with the delimiter
     (`pattern:':\\s*'<|"|>`): the quotes are dropped (repair single_quotes);
   - a bare value with commas in it (`content:a, b`): in an object, a comma ends
-    a bare value only when a `key:` follows it (in an array, `[1,2]`, always);
+    a bare value only when a `key:` follows it (in an array, `[1,2]`, always); a
+    key may be several words (`{flag:false,key with space:1.5}`), as the template
+    writes any key unquoted;
   - no closing brace at all: the rest of the payload is the last value
     (repair closed_json).
 """
@@ -27,8 +29,11 @@ from .coerce import Node
 
 DELIMITERS = ('<|"|>', "<escape>")
 _DELIM = re.compile(r'<\|"\|>|<escape>')
-_KEY = re.compile(r"\s*([^\s:,{}\[\]<>\"']+|\"[^\"]*\")\s*:")
-_NEXT_KEY = re.compile(r"\s*(?:[^\s:,{}\[\]<>\"']+|\"[^\"]*\"|<\|\"\|>[^<]*<\|\"\|>|<escape>[^<]*<escape>)\s*:")
+# A bare key is words joined by spaces or tabs (`key with space:1.5`, n8n's `Basic LLM
+# Chain:{…}`): Gemma's template writes an object's keys unquoted, whatever they hold.
+_BARE_KEY = r"[^\s:,{}\[\]<>\"']+(?:[ \t]+[^\s:,{}\[\]<>\"']+)*"
+_KEY = re.compile(r"\s*(" + _BARE_KEY + r"|\"[^\"]*\")\s*:")
+_NEXT_KEY = re.compile(r"\s*(?:" + _BARE_KEY + r"|\"[^\"]*\"|<\|\"\|>[^<]*<\|\"\|>|<escape>[^<]*<escape>)\s*:")
 _WS = re.compile(r"\s*")
 _BARE_STOP = re.compile(r"[,}\]]")
 _ONLY_CLOSERS = re.compile(r"[\s}\]]*\Z")
