@@ -22,6 +22,8 @@
     //                              one parse per region delimited by markers; needs `end`)
     // reasoning: [THINK] … [/THINK]  (repeatable: a reasoning block's opener and closers,
     //                              `|` between closers; read by the scanner, as <think>)
+    // also: pythonic — why        (repeatable: another format that reads a shape the same
+    //                              models write; formats=[this] tries it too)
 
 The body is a Lark grammar (LALR unless `parser: earley`) for one call region (compiled by compile.py).
 """
@@ -112,6 +114,9 @@ class Format:
     # The reasoning blocks: (opener, closers), from `// reasoning: OPEN … CLOSE | CLOSE2`.
     # An empty opener: a closer only, for a block the prompt opens (in_think).
     reasoning: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # The header's `also:` formats: other shapes the same models write, read by other
+    # grammars, which formats=[this] tries too (Registry.select).
+    also: tuple[str, ...] = ()
     _compiled: Compiled | None = field(default=None, repr=False)
 
     @property
@@ -178,6 +183,8 @@ def load_format(path: Path) -> Format:
         conflicts=tuple(header.get("conflicts", ())),
         parser=(header.get("parser") or ["lalr"])[0].lower(),
         reasoning=tuple(filter(None, map(reasoning_markers, header.get("reasoning", ())))),
+        # (`// also: NAME — why`: the name is the first word)
+        also=tuple(v.split()[0] for v in header.get("also", ()) if v.split()),
     )
 
 
@@ -227,7 +234,7 @@ def declared_conflicts(fmt: Format) -> tuple[DeclaredConflict, ...]:
 #: `word:` is warned about (a misspelt key would be left out silently).
 KEYS = (
     "format", "title", "models", "markers", "start", "end", "anchor", "quiet", "offered_only", "args_key",
-    "code_tool", "order", "conflicts", "parser", "reasoning",
+    "code_tool", "order", "conflicts", "parser", "reasoning", "also",
 )  # fmt: skip
 # Keys whose value is one of a few words (the first named is the one to write).
 _CHOICES = {

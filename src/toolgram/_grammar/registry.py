@@ -88,7 +88,8 @@ class Registry:
         self.formats.update(user)
 
     def select(self, names: Any = None) -> tuple[Format, ...] | list[Format]:
-        """The formats named, in that order; names=None: every format, in the order
+        """The formats named, in that order, then those their `also:` lines name
+        (_with_also); names=None: every format, in the order
         they are tried, as one tuple kept for the next caller (parse() asks once per
         reply, and the scanner knows a set of formats it has seen by that tuple)."""
         if names is None:
@@ -110,7 +111,24 @@ class Registry:
                     raise GrammarError(self.broken[name])
                 raise UnknownFormat(name, self.formats)
             chosen.append(fmt)
-        return chosen
+        return self._with_also(chosen)
+
+    def _with_also(self, chosen: list[Format]) -> list[Format]:
+        """The formats named, then the ones their headers' `also:` lines name (and
+        theirs, each once), in that order: a format named for a model reads every
+        shape that model writes, also those another grammar reads (Llama 4's bare
+        `[f(a=1)]` is `pythonic`'s). A name no format has is passed over."""
+        out = list(chosen)
+        seen = {id(f) for f in out}
+        i = 0
+        while i < len(out):
+            for name in out[i].also:
+                fmt = self.formats.get(name)
+                if fmt is not None and id(fmt) not in seen:
+                    seen.add(id(fmt))
+                    out.append(fmt)
+            i += 1
+        return out
 
 
 def replaces(fmt: Format, builtin: Format) -> str:
