@@ -663,6 +663,10 @@ class Builder:
             if obj.get(key) is not None and not isinstance(obj.get(key), (dict, list)):
                 draft.id = str(obj[key])
                 break
+        if _is_definition(fn):
+            # A tool's definition echoed back (the prompt's {"type": "function", "function":
+            # {"name", "description", "parameters": {JSON Schema}}}): its schema is no arguments.
+            raise Unreadable("a tool definition (its \"parameters\" are a JSON Schema), not a call")
         native = self.fmt.args_key
         if native in obj:
             args = obj[native]
@@ -750,7 +754,9 @@ class Builder:
                 raise Unreadable('a "message" needs a "text" string')
             self.items.append(Prose(value["text"]))
             return
-        if kind not in ("tool_call", "function_call", None):
+        if kind is not None and kind not in _CALL_TYPES:
+            # (an OpenAI tool call written as text says "type": "function", its name and
+            # arguments in a "function" object: _json_call reads that)
             raise Unreadable(f'unknown reply type {kind!r}')
         self.items.append(self._json_call(value, span, repairs, cut))
 
@@ -855,6 +861,15 @@ def _cut_flags(obj: Any, left_open: list, cut_value: bool) -> int:
 
 
 _CALL_TYPES = ("tool_call", "function", "function_call", "tool_use")  # ("type" of a call object)
+
+
+def _is_definition(fn: Any) -> bool:
+    """A "function" object that defines a tool: a description, and parameters that
+    are a JSON Schema of an object (`{"type": "object", "properties": {…}}`)."""
+    if not isinstance(fn, dict) or "description" not in fn:
+        return False
+    params = fn.get("parameters")
+    return isinstance(params, dict) and params.get("type") == "object" and isinstance(params.get("properties"), dict)
 _PY_CALL = re.compile(r"\s*(?:\[\s*)?[A-Za-z_][\w.\-]*\s*\(")  # (a name, then "("; or a list of such)
 # (A name, then the arguments' "{", a line break between them at most. The blanks around
 # the break are matched one way only: `[ \t]*\r?\n?[ \t]*` could split a run of blanks in
