@@ -652,7 +652,7 @@ def _lexed(monkeypatch: Any, fmt_name: str, raw: str, size: int) -> int:
 
     from toolgram._pipeline import select_formats
 
-    (fmt,) = select_formats([fmt_name], None)
+    fmt = select_formats([fmt_name], None)[0]  # (the one named; those its `also:` lines bring follow)
     c = fmt.compiled
     counter = [0]
     terminals = {k: dataclasses.replace(t, pattern=_CountingPattern(t.pattern, counter)) for k, t in c.terminals.items()}
