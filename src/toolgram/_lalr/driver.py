@@ -75,7 +75,8 @@ class Driver:
         # long token of the unrolled-loop shape is not matched from its start again.
         self.resume: dict = {}
         # Whether a failure's reason may be shown (the scanner clears it where it
-        # never is): then "unexpected …" waits for the text it quotes.
+        # never is, nor a quiet format's unless a stray quote broke its call): then
+        # "unexpected …" waits for the text it quotes.
         self.quotes = not fmt.quiet
         # Tokens read from the text (not supplied): how far the grammar got, which
         # picks the failure to report when no candidate reads a region.
@@ -162,7 +163,7 @@ class Driver:
                     if status is WAIT_MORE:
                         continue
                     return status
-                if not final and self.quotes and len(buf) - self.pos <= _SNIPPET:
+                if not final and (self.quotes or self.stray) and len(buf) - self.pos <= _SNIPPET:
                     return WAIT
                 return self._fail(f"unexpected {_snippet(buf, self.pos)}")
             if self.marks is not None:
