@@ -51,8 +51,10 @@ TABLE: list[tuple[str, str | None, Any, Any]] = [
     ('"quoted"', "false", S, "quoted"),  # JSON text said to be JSON: the string inside
     ('"quoted"', None, S, '"quoted"'),  # without that, the quotes are the model's text
     ("[1, 2]", None, S, "[1, 2]"),
-    ("  indented\n    code", None, S, "indented\n    code"),
-    ("\n    indented\n    code\n", None, S, "    indented\n    code"),
+    # (no framing: a string is what the model wrote, whitespace and all)
+    ("  indented\n    code", None, S, "  indented\n    code"),
+    ("\n    indented\n    code\n", None, S, "\n    indented\n    code\n"),
+    (" 5 ", None, I, 5),  # a number is decoded with the whitespace around it ignored
     ("a, ", None, S, "a, "),  # a trailing space is content
     ("", None, S, ""),
     # -- booleans, null
@@ -115,7 +117,8 @@ TABLE: list[tuple[str, str | None, Any, Any]] = [
     ("Infinity", None, None, "Infinity"),
     ("{'a': 1}", None, None, "{'a': 1}"),
     ("hello world", None, None, "hello world"),
-    ("\nDallas\n", None, None, "Dallas"),
+    ("\nDallas\n", None, None, "\nDallas\n"),
+    ("\n42\n", None, None, 42),
     # -- no schema, a type the model wrote decides
     ("5", "string", None, "5"),
     ("5", "raw", None, "5"),
@@ -163,17 +166,20 @@ def test_python_keyword_values_unchanged() -> None:
     ("raw", "expected"),
     [
         ("\nvalue\n", "value"),
-        ("  \nvalue\n  ", "value"),
-        (" value", "value"),
+        ("  \nvalue\n  ", "  \nvalue\n  "),  # (spaces are no template's)
+        (" value", " value"),
         ("value ", "value "),
-        ("\n\nvalue\n\n", "\nvalue\n"),
+        ("\n\nvalue\n\n", "\nvalue\n"),  # one newline each side, no more
         ("\r\nvalue\r\n", "value"),
+        ("\n  code\n\n", "  code\n"),
+        ("\n", ""),
         ("   ", "   "),
         ("line1\n  line2", "line1\n  line2"),
     ],
 )
 def test_frame(raw: str, expected: str) -> None:
-    assert frame(raw) == expected
+    assert frame(raw, "newline") == expected
+    assert frame(raw) == frame(raw, "none") == raw
 
 
 @pytest.mark.parametrize(
@@ -237,6 +243,7 @@ def test_nested_elements_without_schema() -> None:
             Node(key="empty_list", type="list"),
             Node(key="empty_dict", type="dict"),
             _leaf("text", "\nhello\n"),
+            _leaf("spaced", "  hi  "),
         ],
     )
     assert coerce_node(root, None) == {
@@ -245,8 +252,11 @@ def test_nested_elements_without_schema() -> None:
         "unnamed": [1],
         "empty_list": [],
         "empty_dict": {},
-        "text": "hello",
+        "text": "\nhello\n",
+        "spaced": "  hi  ",
     }
+    # A format whose template writes a newline around each value: those are dropped.
+    assert coerce_node(root, None, framing="newline")["text"] == "hello"
 
 
 def test_empty_element_for_container_schema() -> None:

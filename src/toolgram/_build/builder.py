@@ -138,6 +138,8 @@ _QUOTED_KEY = re.compile(r"""(?:name\s*=\s*)?(["'])(.*)\1""", re.S)
 # (Matched from the value's last "</", the only one it can start at, with the blanks
 # before it: a search, from each place of a run of blanks, ran to the run's end.)
 _MISSPELT_CLOSE = re.compile(r"</\s*par\w*\s*>\s*")
+# Spaces between a tag and a value on its line (see _param_value).
+_HEAD_SPACES = re.compile(r"[ \t]+(?=\S)")
 # A close tag opening the text after a payload (Builder._misspelt_end).
 _CLOSE_TAG = re.compile(r"\s*(</\s*[\w\-|]+\s*>?)")
 
@@ -153,10 +155,19 @@ def _param_key(key: str, repairs: list[str]) -> str:
 
 def _param_value(param: Tree, buf: str | None) -> str:
     value = _text(_find(param, "value"), buf)
-    if _find(param, "unclosed") is not None and "</" in value:
-        at = value.rfind("</")
-        if _MISSPELT_CLOSE.fullmatch(value, at) is not None:
-            return value[:at].rstrip()  # (\s: what rstrip() strips)
+    if _find(param, "unclosed") is not None:
+        # The close tag was left out (repair closed_tag): the model left the template's
+        # layout, and the whitespace around the value on its tag's line is layout too
+        # (`<parameter=path> notes.txt`), as is the whitespace before the next tag
+        # (`Madrid\n<parameter=unit>`). A value that starts on the next line keeps
+        # its indentation.
+        if "</" in value:
+            at = value.rfind("</")
+            if _MISSPELT_CLOSE.fullmatch(value, at) is not None:
+                value = value[:at]
+        value = value.rstrip()  # (\s: what rstrip() strips)
+        m = _HEAD_SPACES.match(value)
+        return value[m.end() :] if m else value
     return value
 
 
@@ -392,7 +403,7 @@ class Builder:
             for key, raw, typ in draft.params:
                 prop = props.get(key) if isinstance(props, Mapping) else None
                 try:
-                    value, repairs = coerce_param(raw, typ, prop, schema)
+                    value, repairs = coerce_param(raw, typ, prop, schema, self.fmt.framing)
                 except _repair.RepairError as exc:
                     raise Unreadable(f"cannot read the value of {key!r} ({exc})") from None
                 _add(draft.repairs, repairs)
@@ -400,7 +411,7 @@ class Builder:
         if elements and isinstance(draft.arguments, dict):
             # Nested elements are typed together, as one object against the whole
             # schema, so that repeated names collect into lists.
-            value, repairs = coerce_param(Node(type="object", children=elements), None, schema, schema)
+            value, repairs = coerce_param(Node(type="object", children=elements), None, schema, schema, self.fmt.framing)
             _add(draft.repairs, repairs)
             draft.arguments.update(value)
         if cut_open:

@@ -5,10 +5,13 @@ Qwen3-Coder `<parameter=k>v</parameter>`, GLM `<arg_value>`, MiniMax/DSML/Step
 (MiniMax M3, Cohere, BFCL) and Gemma's bare values all give text, not JSON.
 `coerce_param` turns that text into the argument's value.
 
-Framing. Whitespace that only frames the value is dropped: a newline right
-after the open tag (with spaces before it) and right before the close tag (with
-spaces after it); with no such newline, the spaces after the open tag. Any other
-whitespace is content (indentation in code, a trailing space in ", ").
+Framing. A string value is the text as the model wrote it, whitespace and all
+(indentation in code, a trailing space in ", ", a file's last newline). Only
+what the chat template writes around every value is dropped, as the format's
+header says (`framing: newline`, Qwen3-Coder's `<parameter=k>\nvalue\n</parameter>`):
+one newline right after the open tag and one right before the close tag. A
+value read as another type (a number, a boolean, JSON) is decoded with the
+whitespace around it ignored.
 
 With a JSON Schema for the parameter, the schema decides:
   - types come from `type` (a name or a list), `enum`/`const` values,
@@ -81,9 +84,6 @@ _ALIASES = {
 _JSON_HINTS = frozenset({"json", "false", "any"})
 _STRING_HINTS = frozenset({"true"})  # DSML string="true"
 
-_HEAD_NEWLINE = re.compile(r"[ \t]*\r?\n")
-_HEAD_SPACES = re.compile(r"[ \t]+(?=\S)")
-_TAIL_NEWLINE = re.compile(r"\r?\n[ \t]*\Z")
 
 
 @dataclass
@@ -101,18 +101,20 @@ class Node:
     exact: bool = False
 
 
-def frame(raw: str) -> str:
-    """Drop the whitespace that frames a value between tags (see the module docstring)."""
-    m = _HEAD_NEWLINE.match(raw)
-    if m:
-        raw = raw[m.end() :]
-    else:
-        m = _HEAD_SPACES.match(raw)
-        if m:
-            raw = raw[m.end() :]
-    m = _TAIL_NEWLINE.search(raw)
-    if m:
-        raw = raw[: m.start()]
+def frame(raw: str, framing: str = "none") -> str:
+    """Drop what the template writes around a value between tags (see the module
+    docstring): with "newline", one newline after the open tag and one before the
+    close tag; with "none", nothing."""
+    if framing != "newline":
+        return raw
+    for newline in ("\r\n", "\n"):
+        if raw.startswith(newline):
+            raw = raw[len(newline) :]
+            break
+    for newline in ("\r\n", "\n"):
+        if raw.endswith(newline):
+            raw = raw[: -len(newline)]
+            break
     return raw
 
 
@@ -354,17 +356,19 @@ _PAIRS = (("(", ")"), ("[", "]"), ("{", "}"))
 # -- entry points -----------------------------------------------------------------
 
 
-def coerce_param(raw: Any, typ: str | None, prop: Any, root: Any = None) -> tuple[Any, tuple[str, ...]]:
+def coerce_param(
+    raw: Any, typ: str | None, prop: Any, root: Any = None, framing: str = "none"
+) -> tuple[Any, tuple[str, ...]]:
     """(value, repairs) for one parameter.
 
     `raw` is the text between the tags (or a `Node` of nested elements); `typ` is
     "python" for Python keyword values, a type the model wrote, or None; `prop`
     the parameter's JSON Schema (None if unknown); `root` the tool's whole schema,
-    for `$ref`s.
+    for `$ref`s; `framing` the format's (see frame).
     """
     if isinstance(raw, Node):
         repairs: list[str] = []
-        value = coerce_node(raw, prop, root, repairs)
+        value = coerce_node(raw, prop, root, repairs, framing)
         return value, tuple(repairs)
     if typ == "python":
         try:
@@ -389,17 +393,19 @@ def coerce_param(raw: Any, typ: str | None, prop: Any, root: Any = None) -> tupl
                 raise
             return text, ("unquoted_string",)
         return value, tuple(r for r in repairs if r not in _NATIVE_PY)
-    return _scalar(frame(raw), _hint(typ), kinds_of(prop, root))
+    return _scalar(frame(raw, framing), _hint(typ), kinds_of(prop, root))
 
 
-def coerce_node(node: Node, prop: Any, root: Any = None, repairs: list[str] | None = None) -> Any:
+def coerce_node(
+    node: Node, prop: Any, root: Any = None, repairs: list[str] | None = None, framing: str = "none"
+) -> Any:
     """The value of a Node, typed by the schema `prop` (see the module docstring)."""
     if repairs is None:
         repairs = []
     hint = _hint(node.type)
     kinds = kinds_of(prop, root)
     if not node.children:
-        text = node.text if node.exact else frame(node.text)
+        text = node.text if node.exact else frame(node.text, framing)
         empty = not text.strip()
         if empty and (kinds is None or "string" not in kinds):
             # <items></items>, type="list" with nothing in it: an empty container.
@@ -420,7 +426,7 @@ def coerce_node(node: Node, prop: Any, root: Any = None, repairs: list[str] | No
             sub = items[i] if isinstance(items, (list, tuple)) and i < len(items) else items
             if isinstance(items, (list, tuple)) and i >= len(items):
                 sub = None
-            out.append(coerce_node(child, sub, root, repairs))
+            out.append(coerce_node(child, sub, root, repairs, framing))
         return out
     props = schema.get("properties") if schema is not None else None
     extra = schema.get("additionalProperties") if schema is not None else None
@@ -433,7 +439,7 @@ def coerce_node(node: Node, prop: Any, root: Any = None, repairs: list[str] | No
         if not isinstance(sub, Mapping):
             sub = None
         if len(group) == 1:
-            result[key] = coerce_node(group[0], sub, root, repairs)
+            result[key] = coerce_node(group[0], sub, root, repairs, framing)
             continue
         # A repeated name: the values collect into a list, each typed as an item
         # when the schema says the parameter is an array.
@@ -441,7 +447,7 @@ def coerce_node(node: Node, prop: Any, root: Any = None, repairs: list[str] | No
         item = arr.get("items") if arr is not None else sub
         if isinstance(item, (list, tuple)):
             item = None
-        result[key] = [coerce_node(c, item, root, repairs) for c in group]
+        result[key] = [coerce_node(c, item, root, repairs, framing) for c in group]
     text = node.text if node.exact else node.text.strip()
     if text.strip():
         field_name = "$text"

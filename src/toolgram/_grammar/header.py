@@ -14,6 +14,8 @@
     // order: 20                   (position among formats when formats=None)
     // args_key: parameters        (the native key of the arguments in JSON call objects)
     // code_tool: code_interpreter  (the name of a call that is only raw `code`)
+    // framing: newline            (the template writes one newline after a raw value's
+    //                              open tag and one before its close tag: dropped)
     // offered_only: yes           (a marker-less shape: a call only when it names an offered tool)
     // offered_only: always        (and never a call when no tools are given: code-like shapes)
     // conflicts: RULE TERMINAL… — why   (repeatable: LALR shift/reduce conflicts that are
@@ -117,6 +119,9 @@ class Format:
     # The header's `also:` formats: other shapes the same models write, read by other
     # grammars, which formats=[this] tries too (Registry.select).
     also: tuple[str, ...] = ()
+    # What of a raw value's whitespace the chat template wrote, not the model: "newline"
+    # (one after the open tag, one before the close tag, as Qwen3-Coder's) or "none".
+    framing: str = "none"
     _compiled: Compiled | None = field(default=None, repr=False)
 
     @property
@@ -185,6 +190,7 @@ def load_format(path: Path) -> Format:
         reasoning=tuple(filter(None, map(reasoning_markers, header.get("reasoning", ())))),
         # (`// also: NAME — why`: the name is the first word)
         also=tuple(v.split()[0] for v in header.get("also", ()) if v.split()),
+        framing=(header.get("framing") or ["none"])[0].lower(),
     )
 
 
@@ -234,12 +240,13 @@ def declared_conflicts(fmt: Format) -> tuple[DeclaredConflict, ...]:
 #: `word:` is warned about (a misspelt key would be left out silently).
 KEYS = (
     "format", "title", "models", "markers", "start", "end", "anchor", "quiet", "offered_only", "args_key",
-    "code_tool", "order", "conflicts", "parser", "reasoning", "also",
+    "code_tool", "order", "conflicts", "parser", "reasoning", "also", "framing",
 )  # fmt: skip
 # Keys whose value is one of a few words (the first named is the one to write).
 _CHOICES = {
     "quiet": ("yes", "no", "true", "false"),
     "offered_only": ("yes", "no", "always", "true", "false"),
+    "framing": ("none", "newline"),
 }
 
 
