@@ -144,6 +144,30 @@ _HEAD_SPACES = re.compile(r"[ \t]+(?=\S)")
 _CLOSE_TAG = re.compile(r"\s*(</\s*[\w\-|]+\s*>?)")
 
 
+# The character references of XML text (an attribute's value in quotes).
+_XML_REF = re.compile(r"&(?:(amp|lt|gt|quot|apos)|#([0-9]{1,7})|#[xX]([0-9a-fA-F]{1,6}));")
+_XML_NAMED = {"amp": "&", "lt": "<", "gt": ">", "quot": '"', "apos": "'"}
+
+
+def _xml_char(m: re.Match[str]) -> str:
+    if m.group(1):
+        return _XML_NAMED[m.group(1)]
+    code = int(m.group(2), 10) if m.group(2) else int(m.group(3), 16)
+    return chr(code) if 0 < code <= 0x10FFFF and not 0xD800 <= code <= 0xDFFF else m.group(0)
+
+
+def _attr_text(node: Any, buf: str | None) -> str:
+    """A rule's text (see _text); when its token is XML text (a terminal whose name
+    ends in `_XML`: the inside of a quoted attribute, Kimi K3's `key="say &quot;hi&quot;"`),
+    with its character references read."""
+    text = _text(node, buf)
+    if isinstance(node, Tree) and "&" in text:
+        toks = [t for t in node.children if isinstance(t, Tok)]
+        if toks and all(t.type.endswith("_XML") for t in toks):
+            return _XML_REF.sub(_xml_char, text)
+    return text
+
+
 def _param_key(key: str, repairs: list[str]) -> str:
     key = key.strip()
     m = _QUOTED_KEY.fullmatch(key)
@@ -322,7 +346,7 @@ class Builder:
         for child in _parts(node):
             d = _rule(child)
             if d == "name":
-                draft.name = _unescape_md(_text(child, self.buf).strip(), draft.repairs)
+                draft.name = _unescape_md(_attr_text(child, self.buf).strip(), draft.repairs)
                 name_end = (_extent(child) or (0, 0))[1]
             elif d == "id":
                 draft.id = _text(child, self.buf).strip()
@@ -339,11 +363,12 @@ class Builder:
                 if child is last_arg:
                     short = True
             elif d == "param":
-                key = _param_key(_text(_find(child, "key"), self.buf), draft.repairs)
+                key = _param_key(_attr_text(_find(child, "key"), self.buf), draft.repairs)
                 draft.params.append((key, _param_value(child, self.buf), None))
             elif d == "typed_param":
-                key = _param_key(_text(_find(child, "key"), self.buf), draft.repairs)
-                draft.params.append((key, _param_value(child, self.buf), _text(_find(child, "type"), self.buf).strip()))
+                key = _param_key(_attr_text(_find(child, "key"), self.buf), draft.repairs)
+                typ = _attr_text(_find(child, "type"), self.buf).strip()
+                draft.params.append((key, _param_value(child, self.buf), typ))
             elif d == "kwarg":
                 key = _unescape_md(_text(_find(child, "key"), self.buf).strip(), draft.repairs)
                 value = _find(child, "value")
