@@ -193,8 +193,16 @@ def _bounded(item, exits: frozenset = frozenset()) -> bool:
     if op is _C.SUBPATTERN:
         return all(_bounded(i, exits) for i in av[-1])
     if op is _C.MAX_REPEAT:
-        return av[1] == 1 and all(_bounded(i, exits) for i in av[2])
+        # (`?`, or a short counted run such as `\s{0,32}` in a lookahead: whether a
+        # close tag is followed by the next tag; _reach counts what it may read.)
+        return av[1] is not _C.MAXREPEAT and av[1] <= _MAX_COUNT and all(_bounded(i, exits) for i in av[2])
+    if op is _C.AT:
+        return av is _C.AT_END_STRING  # (`\Z`: reads nothing; at the end of a stream, a partial match)
     return False
+
+
+# The longest counted repeat a bounded item may have (see _bounded).
+_MAX_COUNT = 64
 
 
 # (As the `regex` module, which matches the tokens, reads them: not str's methods.
@@ -255,5 +263,7 @@ def _width(item) -> int:
         return sum(map(_width, av[-1]))
     if op is _C.MAX_REPEAT:
         return av[1] * sum(map(_width, av[2]))
+    if op is _C.AT:
+        return 0
     return 1
 
