@@ -212,8 +212,8 @@ MUTANTS: tuple[Mutant, ...] = (
         .strip()ped after its framing newlines are dropped: indented code loses its
         indentation, ", " its trailing space.""",
         P + "_build/coerce.py",
-        "    return _scalar(frame(raw), _hint(typ), kinds_of(prop, root))\n",
-        "    return _scalar(frame(raw).strip(), _hint(typ), kinds_of(prop, root))\n",
+        "    return _scalar(frame(raw, framing), _hint(typ), kinds_of(prop, root))\n",
+        "    return _scalar(frame(raw, framing).strip(), _hint(typ), kinds_of(prop, root))\n",
         r"""parse('<tool_call>\n<function=run>\n<parameter=code>\n    x = 1\n    y = 2\n</parameter>\n</function>\n</tool_call>').calls[0].arguments""",
     ),
     _m(
@@ -222,8 +222,8 @@ MUTANTS: tuple[Mutant, ...] = (
         """The same in nested XML elements (MiniMax-M3, BFCL, Cohere): a leaf element's
         text is .strip()ped.""",
         P + "_build/coerce.py",
-        "        text = node.text if node.exact else frame(node.text)\n",
-        "        text = node.text if node.exact else frame(node.text).strip()\n",
+        "        text = node.text if node.exact else frame(node.text, framing)\n",
+        "        text = node.text if node.exact else frame(node.text, framing).strip()\n",
         r"""parse(']<]minimax[>[<tool_call>\n]<]minimax[>[<invoke name="run">]<]minimax[>[<code>\n    x = 1\n    y = 2\n]<]minimax[>[</code>\n]<]minimax[>[</invoke>\n]<]minimax[>[</tool_call>').calls[0].arguments""",
     ),
     # -- a refused call's segment kind ------------------------------------------------
