@@ -165,6 +165,11 @@ BROKEN = {
         7,
         "offered_only must be 'yes', 'no' or 'always', not 'sometimes'",
     ),
+    "framing unknown": (
+        MINE.replace("// end: <</call>>\n", "// end: <</call>>\n// framing: spaces\n"),
+        7,
+        "framing must be 'none' or 'newline', not 'spaces'",
+    ),
     "empty start marker": (MINE.replace("// start: <<call>>", "// start:"), 5, "an empty start marker"),
     "empty end marker": (MINE.replace("// end: <</call>>", "// end: "), 6, "an empty end marker"),
     "misspelt start key": (MINE.replace("// start:", "// strat:"), 1, "('strat:' is no header key)"),
