@@ -202,7 +202,7 @@ def _bounded(item, exits: frozenset = frozenset()) -> bool:
 
 
 # The longest counted repeat a bounded item may have (see _bounded).
-_MAX_COUNT = 64
+_MAX_COUNT = 256
 
 
 # (As the `regex` module, which matches the tokens, reads them: not str's methods.
