@@ -10,6 +10,7 @@ are importable from toolgram itself too, as they always were.
 """
 
 from . import events, prompts, tools
+from ._constrain.grammar import constrain
 from ._grammar.catalog import formats_table
 from ._grammar.registry import Format, GrammarError
 from ._pipeline import parse
@@ -36,6 +37,7 @@ __all__ = [
     "Segment",
     "StreamParser",
     "ToolCall",
+    "constrain",
     "events",
     "parse",
     "prompts",

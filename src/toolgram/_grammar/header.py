@@ -26,6 +26,10 @@
     //                              `|` between closers; read by the scanner, as <think>)
     // also: pythonic — why        (repeatable: another format that reads a shape the same
     //                              models write; formats=[this] tries it too)
+    // canonical: <tool_call>\n{"name": {name:json}, …}\n</tool_call>   (the form the
+    //                              format's chat template writes: what render_call writes
+    //                              and constrain allows; canonical_call, canonical_param,
+    //                              canonical_sep: its parts. See grammars/README.md)
 
 The body is a Lark grammar (LALR unless `parser: earley`) for one call region (compiled by compile.py).
 """
@@ -122,6 +126,8 @@ class Format:
     # What of a raw value's whitespace the chat template wrote, not the model: "newline"
     # (one after the open tag, one before the close tag, as Qwen3-Coder's) or "none".
     framing: str = "none"
+    # The canonical form (`// canonical…:` keys, escapes decoded): key -> template.
+    canonical: dict[str, str] = field(default_factory=dict)
     _compiled: Compiled | None = field(default=None, repr=False)
 
     @property
@@ -191,7 +197,19 @@ def load_format(path: Path) -> Format:
         # (`// also: NAME — why`: the name is the first word)
         also=tuple(v.split()[0] for v in header.get("also", ()) if v.split()),
         framing=(header.get("framing") or ["none"])[0].lower(),
+        canonical={k: unescape(v[0]) for k, v in header.items() if k in CANONICAL_KEYS},
     )
+
+
+#: The keys of a canonical form (grammars/README.md, "The canonical form").
+CANONICAL_KEYS = ("canonical", "canonical_call", "canonical_param", "canonical_sep")
+_ESCAPE = regex.compile(r"\\([nts\\])")
+
+
+def unescape(value: str) -> str:
+    """A canonical template's text: `\\n` a line break, `\\t` a tab, `\\s` a space (a
+    header value is stripped, so an edge space is written so), `\\\\` a backslash."""
+    return _ESCAPE.sub(lambda m: {"n": "\n", "t": "\t", "s": " ", "\\": "\\"}[m.group(1)], value)
 
 
 # `OPEN … CLOSE | CLOSE2`: the ellipsis (or three dots) and the bars stand apart by spaces,
@@ -241,6 +259,7 @@ def declared_conflicts(fmt: Format) -> tuple[DeclaredConflict, ...]:
 KEYS = (
     "format", "title", "models", "markers", "start", "end", "anchor", "quiet", "offered_only", "args_key",
     "code_tool", "order", "conflicts", "parser", "reasoning", "also", "framing",
+    "canonical", "canonical_call", "canonical_param", "canonical_sep",
 )  # fmt: skip
 # Keys whose value is one of a few words (the first named is the one to write).
 _CHOICES = {

@@ -1,0 +1,181 @@
+"""toolgram.constrain, checked without a model by llguidance's own matcher over a byte
+tokenizer: every rendered call is accepted (with and without prose before it), five kinds of
+bad call are refused, and what a random walk through the grammar writes reads back through
+toolgram.parse as calls to offered tools with schema-valid arguments. The GBNF is checked by
+the same matcher through llguidance's GBNF reader (llguidance.gbnf_to_lark)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+import toolgram
+from toolgram._constrain.canonical import constrainable
+from toolgram.prompts import render_call
+
+llg = pytest.importorskip("llguidance")
+from llguidance.gbnf_to_lark import gbnf_to_lark  # noqa: E402
+
+import jsonschema  # noqa: E402
+
+FORMATS = constrainable()
+ENGINES = ("llguidance", "gbnf")
+
+TOOLS = [
+    {"name": "get_weather", "description": "Weather", "parameters": {
+        "type": "object",
+        "properties": {
+            "city": {"type": "string", "maxLength": 40},
+            "unit": {"enum": ["celsius", "fahrenheit"]},
+            "days": {"type": "integer"},
+            "hourly": {"type": "boolean"},
+        },
+        "required": ["city"]}},
+    {"name": "book_trip", "parameters": {
+        "type": "object",
+        "properties": {
+            "legs": {"type": "array", "maxItems": 3, "items": {
+                "type": "object",
+                "properties": {"from": {"type": "string", "maxLength": 12}, "to": {"type": "string", "maxLength": 12}},
+                "required": ["from", "to"]}},
+            "budget": {"type": "number"},
+            "note": {"type": ["string", "null"], "maxLength": 20},
+        },
+        "required": ["legs"]}},
+    {"name": "ping", "parameters": {"type": "object", "properties": {}}},
+]  # fmt: skip
+
+GOOD = [
+    [{"name": "get_weather", "arguments": {"city": "Oslo"}}],
+    [{"name": "get_weather", "arguments": {"city": "São Paulo \"SP\"", "unit": "fahrenheit", "days": -3, "hourly": False}}],
+    [{"name": "book_trip", "arguments": {"legs": [{"from": "OSL", "to": "BER"}, {"from": "BER", "to": "ROM"}], "budget": 1250.5, "note": None}}],
+    [{"name": "ping", "arguments": {}}, {"name": "get_weather", "arguments": {"city": "Lima", "days": 2}}],
+]  # fmt: skip
+
+BAD = {
+    "unknown tool": {"name": "get_time", "arguments": {"city": "Oslo"}},
+    "enum value out of the set": {"name": "get_weather", "arguments": {"city": "Oslo", "unit": "kelvin"}},
+    "missing required": {"name": "get_weather", "arguments": {"unit": "celsius"}},
+    "wrong type": {"name": "get_weather", "arguments": {"city": "Oslo", "days": "two"}},
+    "extra property": {"name": "get_weather", "arguments": {"city": "Oslo", "country": "NO"}},
+}
+
+
+class _Bytes:
+    """A tokenizer of one token per byte, and an end-of-text token (256)."""
+
+    def __init__(self) -> None:
+        self.tokens = [bytes([i]) for i in range(256)] + [b"<eos>"]
+        self.eos_token_id = 256
+        self.bos_token_id = None
+        self.special_token_ids = [256]
+
+    def __call__(self, data: bytes) -> list[int]:
+        return list(data)
+
+
+TOKENIZER = llg.LLTokenizer(llg.TokenizerWrapper(_Bytes()))
+
+
+def _lark(grammar: str, engine: str) -> str:
+    return grammar if engine == "llguidance" else gbnf_to_lark(grammar)
+
+
+def _matcher(tools, fmt, engine, **kw):
+    m = llg.LLMatcher(TOKENIZER, _lark(toolgram.constrain(tools, fmt, engine=engine, **kw), engine), log_level=0)
+    assert not m.is_error(), m.get_error()
+    return m
+
+
+def _accepts(matcher, text: str) -> bool:
+    m = matcher.deep_copy()
+    return m.consume_tokens(TOKENIZER.tokenize_str(text)) and m.is_accepting()
+
+
+def _prose_before(fmt: str) -> str:
+    return "Let me check that.\n" if toolgram.Format and _anchor(fmt) == "line" else "Let me check that. "
+
+
+def _anchor(fmt: str) -> str:
+    from toolgram._constrain.canonical import canonical
+
+    return canonical(fmt).anchor
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_rendered_calls_are_accepted_and_read_back(fmt, engine):
+    m = _matcher(TOOLS, fmt, engine)
+    bare = _matcher(TOOLS, fmt, engine, prose=False)
+    for calls in GOOD:
+        text = render_call(calls, fmt)
+        assert _accepts(m, text), text
+        assert _accepts(bare, text), text
+        if _anchor(fmt) in ("", "line"):
+            assert _accepts(m, _prose_before(fmt) + text)
+            assert not _accepts(bare, _prose_before(fmt) + text)
+        got = toolgram.parse(text, tools=TOOLS, formats=[fmt])
+        assert [(c.name, c.arguments) for c in got.calls] == [(c["name"], c["arguments"]) for c in calls], text
+        assert not got.errors
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_bad_calls_are_refused(fmt, engine):
+    m = _matcher(TOOLS, fmt, engine)
+    for why, call in BAD.items():
+        assert not _accepts(m, render_call([call], fmt)), why
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_max_calls(fmt):
+    m = _matcher(TOOLS, fmt, "llguidance", max_calls=2)
+    call = {"name": "ping", "arguments": {}}
+    assert _accepts(m, render_call([call, call], fmt))
+    assert not _accepts(m, render_call([call, call, call], fmt))
+
+
+def _walk(matcher, rng: random.Random, limit: int = 3000) -> str | None:
+    """A random text the grammar allows: few choices are taken as they come, free text
+    is mostly letters, and the end is taken half the times it is allowed."""
+    m = matcher.deep_copy()
+    out = bytearray()
+    letters = [ord(c) for c in "abcdefghijklmnopqrstuvwxyz 0123456789"]
+    for _ in range(limit):
+        mask = m.compute_bitmask()
+        allowed = [i for i in range(257) if mask[i // 8] >> (i % 8) & 1]
+        if 256 in allowed and (len(allowed) == 1 or rng.random() < 0.5):
+            return out.decode("utf-8")
+        allowed = [i for i in allowed if i < 128]
+        if len(allowed) > 20:
+            free = [i for i in allowed if i in letters]
+            pick = rng.choice(free) if free and rng.random() < 0.85 else rng.choice(allowed)
+        else:
+            pick = rng.choice(allowed)
+        assert m.consume_token(pick)
+        out.append(pick)
+    return None
+
+
+def _valid(call) -> bool:
+    tool = next(t for t in TOOLS if t["name"] == call.name)
+    jsonschema.validate(call.arguments, {**tool["parameters"], "additionalProperties": False})
+    return True
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_sampled_replies_read_back_as_valid_calls(fmt, engine):
+    rng = random.Random(fmt + engine)
+    m = _matcher(TOOLS, fmt, engine, prose=False, max_calls=3)
+    done = 0
+    for _ in range(12):
+        text = _walk(m, rng)
+        if text is None:
+            continue
+        done += 1
+        got = toolgram.parse(text, tools=TOOLS, formats=[fmt])
+        assert got.calls and not got.errors, text
+        assert all(_valid(c) for c in got.calls), text
+    assert done >= 6
