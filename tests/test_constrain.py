@@ -11,7 +11,7 @@ import random
 import pytest
 
 import toolgram
-from toolgram._constrain.canonical import constrainable
+from toolgram._constrain.canonical import canonical, constrainable
 from toolgram.prompts import render_call
 
 llg = pytest.importorskip("llguidance")
@@ -94,13 +94,13 @@ def _accepts(matcher, text: str) -> bool:
 
 
 def _prose_before(fmt: str) -> str:
-    return "Let me check that.\n" if toolgram.Format and _anchor(fmt) == "line" else "Let me check that. "
+    return "Let me check that.\n" if canonical(fmt).anchor == "line" else "Let me check that. "
 
 
-def _anchor(fmt: str) -> str:
-    from toolgram._constrain.canonical import canonical
-
-    return canonical(fmt).anchor
+def _opens_with_marker(fmt: str) -> bool:
+    """The region opens with a start marker (else it must open the reply)."""
+    c = canonical(fmt)
+    return not c.region[0].slot and any(c.region[0].text.startswith(s) for s in c.format.starts)
 
 
 @pytest.mark.parametrize("engine", ENGINES)
@@ -112,7 +112,7 @@ def test_rendered_calls_are_accepted_and_read_back(fmt, engine):
         text = render_call(calls, fmt)
         assert _accepts(m, text), text
         assert _accepts(bare, text), text
-        if _anchor(fmt) in ("", "line"):
+        if _opens_with_marker(fmt):
             assert _accepts(m, _prose_before(fmt) + text)
             assert not _accepts(bare, _prose_before(fmt) + text)
         got = toolgram.parse(text, tools=TOOLS, formats=[fmt])
@@ -147,7 +147,7 @@ def _walk(matcher, rng: random.Random, limit: int = 3000) -> str | None:
         allowed = [i for i in range(257) if mask[i // 8] >> (i % 8) & 1]
         if 256 in allowed and (len(allowed) == 1 or rng.random() < 0.5):
             return out.decode("utf-8")
-        allowed = [i for i in allowed if i < 128]
+        allowed = [i for i in allowed if i < 128] or [i for i in allowed if i < 256]  # (a marker's UTF-8 bytes)
         if len(allowed) > 20:
             free = [i for i in allowed if i in letters]
             pick = rng.choice(free) if free and rng.random() < 0.85 else rng.choice(allowed)

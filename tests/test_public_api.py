@@ -11,14 +11,14 @@ import toolgram
 # The core, and the public modules.
 PROMISED = {
     "parse", "StreamParser", "ProseFilter", "MfcsSession", "ParseResult", "ToolCall", "Segment",
-    "Format", "GrammarError", "events", "tools", "prompts",
+    "Format", "GrammarError", "events", "tools", "prompts", "constrain",
 }
 # Every name that was importable from toolgram stays importable, from there and from
 # its public module.
 KEPT = {
     "events": ["ArgumentsDelta", "CallCancelled", "CallDone", "CallStart", "Error", "Event", "Reasoning", "Text"],
     "tools": ["Tool", "ToolSet", "normalize_tools", "validate"],
-    "prompts": ["PROMPT_FORMATS", "example_call", "register_prompt", "render_prompt", "render_results"],
+    "prompts": ["PROMPT_FORMATS", "example_call", "register_prompt", "render_call", "render_prompt", "render_results"],
 }
 
 

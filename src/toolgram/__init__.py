@@ -25,7 +25,7 @@ from ._grammar.header import GrammarWarning
 
 # (Importable from toolgram as before; documented in their modules.)
 from .events import ArgumentsDelta, CallCancelled, CallDone, CallStart, Error, Event, Reasoning, Text
-from .prompts import PROMPT_FORMATS, example_call, register_prompt, render_prompt, render_results
+from .prompts import PROMPT_FORMATS, example_call, register_prompt, render_call, render_prompt, render_results
 from .tools import Tool, ToolSet, normalize_tools, validate
 
 __all__ = [

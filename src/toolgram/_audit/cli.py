@@ -308,6 +308,21 @@ def cmd_formats(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_constrain(args: argparse.Namespace) -> int:
+    """toolgram.constrain's grammar on stdout (see docs/constrain.md)."""
+    from .._constrain.grammar import constrain
+    from .._grammar.registry import UnknownFormat
+
+    tools = read_tools(args.tools)
+    try:
+        text = constrain(tools, args.format, engine=args.engine, prose=not args.no_prose,
+                         max_calls=args.max_calls, special_tokens=args.special_token)  # fmt: skip
+    except (ValueError, UnknownFormat) as exc:
+        raise CLIError(str(exc).strip('"')) from None
+    sys.stdout.write(text)
+    return 0
+
+
 def cmd_grammar(args: argparse.Namespace) -> int:
     """A format's grammar file on stdout (its path with --path); on stderr, what
     loading it warns about and the conflicts its header declares. NAME may be a
@@ -654,6 +669,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--show-errors", action="store_true", help="also list the cases with errors")
     p.add_argument("--json", action="store_true", help="summary and per-case outcomes as JSON")
     p.set_defaults(func=cmd_check)
+
+    p = sub.add_parser("constrain", parents=[], help="print the grammar that makes a model write calls in a format")
+    p.add_argument("format", metavar="FORMAT")
+    p.add_argument("--tools", required=True, metavar="FILE", help="JSON file of the tools (any shape tools= accepts)")
+    p.add_argument("--engine", choices=("llguidance", "gbnf"), default="llguidance", help="grammar syntax (default: llguidance)")
+    p.add_argument("--no-prose", action="store_true", help="no text before the calls")
+    p.add_argument("--max-calls", type=int, metavar="N", help="at most N calls")
+    p.add_argument("--special-token", action="append", metavar="MARKER", help="a marker the tokenizer has as one special token (repeatable; llguidance)")
+    p.set_defaults(func=cmd_constrain)
 
     p = sub.add_parser("new-format", parents=[], help="start a grammar and a corpus case from an example reply")
     p.add_argument("name", metavar="NAME")

@@ -22,10 +22,10 @@ from .._grammar.registry import default_registry
 from .._tools.prompts import _json, _py
 
 # The placeholders; any other brace is text (JSON's own braces).
-_PLACEHOLDER = re.compile(r"\{(name|args|calls|key|value|args_key)(?::(json|python|params|raw))?\}")
+_PLACEHOLDER = re.compile(r"\{(name|args|calls|key|value|args_key|index)(?::(json|python|params|raw))?\}")
 # Which spellings each placeholder has (None: plain).
 _SPELLINGS = {"name": (None, "json"), "args": ("json", "python", "params"), "calls": (None,), "key": (None,),
-              "value": ("raw",), "args_key": (None,)}  # fmt: skip
+              "value": ("raw",), "args_key": (None,), "index": (None,)}  # fmt: skip
 
 
 class NotConstrainable(ValueError):
@@ -124,7 +124,7 @@ def _raw(value: Any) -> str:
 
 
 def _fill(template: tuple[Piece, ...], c: Canonical, name: str = "", args: Mapping[str, Any] | None = None,
-          calls: str = "", key: str = "", value: Any = None) -> str:  # fmt: skip
+          calls: str = "", key: str = "", value: Any = None, index: int = 0) -> str:  # fmt: skip
     out = []
     for p in template:
         if not p.slot:
@@ -135,6 +135,8 @@ def _fill(template: tuple[Piece, ...], c: Canonical, name: str = "", args: Mappi
             out.append(calls)
         elif p.slot == "key":
             out.append(key)
+        elif p.slot == "index":
+            out.append(str(index))
         elif p.slot == "value":
             out.append(_raw(value))
         elif p.spelling == "json":
@@ -155,7 +157,7 @@ def render_call(call: Any, format: str | Format) -> str:
     format without a canonical form."""
     c = canonical(format)
     calls = list(call) if isinstance(call, (list, tuple)) else [call]
-    texts = [_fill(c.call, c, *_name_args(x)) for x in calls]
+    texts = [_fill(c.call, c, *_name_args(x), index=i) for i, x in enumerate(calls)]
     if c.many:
         return _fill(c.region, c, calls=c.sep.join(texts))
     return c.sep.join(texts)

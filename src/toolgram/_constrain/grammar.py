@@ -20,8 +20,9 @@ def constrain(tools: Any, format: str, *, engine: str = "llguidance", prose: boo
     their JSON Schemas (the subset docs/constrain.md lists), written in the format's
     canonical form (what toolgram.prompts.render_call writes).
 
-    `prose=True` allows text before the first call (not in formats whose calls open the
-    reply; on a line of its own before a pythonic list). `special_tokens`: the markers the
+    `prose=True` allows text before the first call when the region opens with one of the
+    format's `start:` markers (a bare llama3_json object opens the reply; a pythonic list
+    `[`, whose anchor is a line, comes after a line break). `special_tokens`: the markers the
     model's tokenizer has as single special tokens (`<|tool_call_start|>`); llguidance then
     requires each as that token, not as text (GBNF writes markers as text whatever this says).
 
@@ -47,9 +48,12 @@ def constrain(tools: Any, format: str, *, engine: str = "llguidance", prose: boo
     # The region's opening marker (its first text, up to a placeholder, that a `start:`
     # marker opens), written apart: prose before the calls runs into it.
     head = c.region[0].text if c.region and not c.region[0].slot else ""
-    marker = next((s for s in c.format.starts if head.startswith(s)), head)
+    # A region that opens with no start marker (llama3_json's bare object) must open the
+    # reply: no text before it.
+    start_marker = next((s for s in sorted(c.format.starts, key=len, reverse=True) if head.startswith(s)), "")
+    marker = start_marker or head
     opening = builder.literal(marker)
-    if prose and marker and c.anchor in ("", "line"):
+    if prose and start_marker:
         line = c.anchor == "line"
         token = ("tok", marker) if marker in specials else lit(marker)
         opening = alt(opening, ("prose", token, marker, line))
@@ -100,6 +104,9 @@ class _Builder:
                 nodes.append(calls)
             elif p.slot == "key":
                 nodes.append(lit(key))
+            elif p.slot == "index":
+                # (The call's position in the reply, which a grammar does not count: any.)
+                nodes.append(alt(lit("0"), seq(("cls", "1-9"), rep(("cls", "0-9"), 0, 2))))
             elif p.slot == "value":
                 nodes.append(value)
             else:

@@ -31,19 +31,24 @@ def _plain(text: str) -> str:
     return _cell(text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;"))
 
 
+def _constrainable(fmt: Format) -> str:
+    # A format with a canonical form can be rendered (render_call) and constrained (constrain).
+    return "yes" if "canonical" in fmt.canonical else ""
+
+
 def formats_table(formats: list[Format] | None = None) -> str:
     """A Markdown table of the formats: name, title, models, markers (one row each,
     in the order auto-detection tries them), ending with a newline."""
-    rows = ["| format | what | models | markers |", "|---|---|---|---|"]
+    rows = ["| format | what | models | markers | constrain |", "|---|---|---|---|---|"]
     for fmt in builtin_formats() if formats is None else formats:
         markers = _cell(_code(fmt.markers)) if fmt.markers else ""
-        rows.append(f"| `{fmt.name}` | {_plain(fmt.title)} | {_plain(fmt.models)} | {markers} |")
+        rows.append(f"| `{fmt.name}` | {_plain(fmt.title)} | {_plain(fmt.models)} | {markers} | {_constrainable(fmt)} |")
     return "\n".join(rows) + "\n"
 
 
 def short_table(formats: list[Format] | None = None) -> str:
     """The README's table: name and models of each format, in the order of formats_table()."""
-    rows = ["| format | models |", "|---|---|"]
+    rows = ["| format | models | constrain |", "|---|---|---|"]
     for fmt in builtin_formats() if formats is None else formats:
-        rows.append(f"| `{fmt.name}` | {_plain(fmt.models)} |")
+        rows.append(f"| `{fmt.name}` | {_plain(fmt.models)} | {_constrainable(fmt)} |")
     return "\n".join(rows) + "\n"
