@@ -179,3 +179,81 @@ def test_sampled_replies_read_back_as_valid_calls(fmt, engine):
         assert got.calls and not got.errors, text
         assert all(_valid(c) for c in got.calls), text
     assert done >= 6
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_canonical_form_opens_and_closes_with_the_header_markers(fmt):
+    c = canonical(fmt)
+    head, tail = c.region[0], c.region[-1]
+    if c.anchor not in ("reply", "whole"):
+        assert not head.slot and any(head.text.startswith(s) for s in c.format.starts), head
+    if c.format.ends and c.anchor not in ("reply", "whole"):
+        assert not tail.slot and any(tail.text.endswith(e) for e in c.format.ends), tail
+
+
+@pytest.mark.parametrize("fmt", sorted(set(FORMATS) & set(toolgram.prompts.PROMPT_FORMATS)))
+def test_a_prompts_example_is_the_rendered_call(fmt):
+    example = toolgram.prompts.example_call(TOOLS, fmt)
+    calls = toolgram.parse(example, tools=TOOLS, formats=[fmt]).calls
+    assert render_call(calls, fmt) == example
+
+
+def test_the_marker_is_never_text_in_prose():
+    m = _matcher(TOOLS, "hermes", "llguidance")
+    call = render_call(GOOD[0], "hermes")
+    assert _accepts(m, "I use tags. " + call)
+    assert not _accepts(m, "I use <tool_call> tags. " + call)
+
+
+def test_special_tokens_are_required_as_tokens():
+    start, end = "<|tool_call_start|>", "<|tool_call_end|>"
+    words = _Bytes()
+    words.tokens += [start.encode(), end.encode()]
+    words.special_token_ids += [257, 258]
+    tok = llg.LLTokenizer(llg.TokenizerWrapper(words))
+    grammar = toolgram.constrain(TOOLS, "lfm2", special_tokens=[start, end])
+    assert f"{start}" in grammar and f'"{start}' not in grammar
+    m = llg.LLMatcher(tok, grammar, log_level=0)
+    assert not m.is_error(), m.get_error()
+    inner = render_call(GOOD[0], "lfm2")[len(start) : -len(end)]
+    for prose, ok in (("", True), ("Sure. ", True)):
+        tokens = list(prose.encode()) + [257] + list(inner.encode()) + [258]
+        one = m.deep_copy()
+        assert (one.consume_tokens(tokens) and one.is_accepting()) == ok
+    spelt = m.deep_copy()
+    assert not (spelt.consume_tokens(list(render_call(GOOD[0], "lfm2").encode())) and spelt.is_accepting())
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"format": "hermes", "engine": "outlines"}, "engine must be"),
+        ({"format": "harmony"}, "declares no canonical form"),
+        ({"format": "hermes", "max_calls": 0}, "max_calls"),
+        ({"format": "hermes", "special_tokens": ["[TOOL_CALLS]"]}, "<…>"),
+    ],
+)
+def test_what_cannot_be_constrained_is_a_value_error(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        toolgram.constrain(TOOLS, **kwargs)
+    with pytest.raises(ValueError, match="at least one tool"):
+        toolgram.constrain([], "hermes")
+
+
+def test_render_call_needs_a_canonical_form():
+    with pytest.raises(ValueError, match="declares no canonical form"):
+        render_call(GOOD[0], "harmony")
+
+
+def test_the_command_prints_the_grammar(tmp_path, capsys):
+    import json
+
+    from toolgram._audit.cli import main
+
+    tools = tmp_path / "tools.json"
+    tools.write_text(json.dumps(TOOLS), encoding="utf-8")
+    assert main(["constrain", "qwen3_coder_xml", "--tools", str(tools), "--engine", "gbnf", "--max-calls", "2"]) == 0
+    out = capsys.readouterr().out
+    assert out == toolgram.constrain(TOOLS, "qwen3_coder_xml", engine="gbnf", max_calls=2)
+    assert main(["constrain", "harmony", "--tools", str(tools)]) != 0
+    assert "no canonical form" in capsys.readouterr().err

@@ -46,16 +46,15 @@ def ref(name: str) -> Node:
     return ("ref", name)
 
 
-_CLASS_SPECIAL = set("\\]^-[/")
-
-
-def class_char(ch: str) -> str:
-    """`ch` as written inside a character class, in both syntaxes."""
-    if ch in _CLASS_SPECIAL:
+def class_char(ch: str, lark: bool) -> str:
+    """`ch` as written inside a character class. GBNF knows the escapes of `\\`, `[` and `]`
+    only; `^`, `-` (and controls) are written by their code in both syntaxes, and `/`
+    ends a regex in llguidance's."""
+    if ch in "\\[]":
         return "\\" + ch
-    if ord(ch) < 0x20:
+    if ch in "^-" or ord(ch) < 0x20:
         return f"\\x{ord(ch):02x}"
-    return ch
+    return "\\/" if ch == "/" and lark else ch
 
 
 _REGEX_SPECIAL = set("\\.+*?()|[]{}^$#&-~/")
@@ -78,9 +77,26 @@ class Grammar:
         lark = self.engine == "llguidance"
         head = "start" if lark else "root"
         lines = [f"{head}{':' if lark else ' ::='} {self._node(start, top=True)}"]
+        used = self._reachable(start)
         for name, node in self.rules.items():
+            if name not in used:  # (an optional item's "after" rule that nothing needs)
+                continue
             lines.append(f"{name}{':' if lark else ' ::='} {self._node(node, top=True)}")
         return "\n".join(lines) + "\n"
+
+    def _reachable(self, start: Node) -> set[str]:
+        seen: set[str] = set()
+        todo = [start]
+        while todo:
+            node = todo.pop()
+            if node[0] == "ref" and node[1] not in seen:
+                seen.add(node[1])
+                todo.append(self.rules[node[1]])
+            elif node[0] in ("seq", "alt"):
+                todo.extend(node[1])
+            elif node[0] in ("rep", "prose"):
+                todo.append(node[1])
+        return seen
 
     def _node(self, node: Node, top: bool = False) -> str:
         kind = node[0]
@@ -146,9 +162,10 @@ class Grammar:
         # neither the marker's second character nor its first (which would start it again).
         # A marker of one character is left out of the text altogether, as is one that may
         # only open a line (the text then ends with a line break).
-        first = class_char(avoid[0])
+        lark = self.engine == "llguidance"
+        first = class_char(avoid[0], lark)
         if len(avoid) > 1 and not line:
-            second = "".join(dict.fromkeys(class_char(c) for c in avoid[:2]))
+            second = "".join(dict.fromkeys(class_char(c, lark) for c in avoid[:2]))
             chars = (f"[^{first}]", f"{json.dumps(avoid[0])} [^{second}]", f"[^{first}]|{regex_text(avoid[0])}[^{second}]")
         else:
             chars = (f"[^{first}]", None, f"[^{first}]")
