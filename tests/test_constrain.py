@@ -44,6 +44,8 @@ TOOLS = [
         },
         "required": ["legs"]}},
     {"name": "ping", "parameters": {"type": "object", "properties": {}}},
+    {"name": "log_event", "parameters": {"type": "object", "properties": {
+        "payload": {"type": "object"}, "tags": {"type": "array"}, "extra": {}}}},
 ]  # fmt: skip
 
 GOOD = [
@@ -51,6 +53,8 @@ GOOD = [
     [{"name": "get_weather", "arguments": {"city": "São Paulo \"SP\"", "unit": "fahrenheit", "days": -3, "hourly": False}}],
     [{"name": "book_trip", "arguments": {"legs": [{"from": "OSL", "to": "BER"}, {"from": "BER", "to": "ROM"}], "budget": 1250.5, "note": None}}],
     [{"name": "ping", "arguments": {}}, {"name": "get_weather", "arguments": {"city": "Lima", "days": 2}}],
+    [{"name": "log_event", "arguments": {"payload": {"a": [1, {"b": None}], "c": "d"}, "tags": ["x", 2, True]}}],
+    [{"name": "log_event", "arguments": {"extra": {"k": [False, 1.5]}}}],
 ]  # fmt: skip
 
 BAD = {

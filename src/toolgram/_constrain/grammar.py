@@ -63,12 +63,12 @@ def constrain(tools: Any, format: str, *, engine: str = "llguidance", prose: boo
     # meet the close marker's literal, both starting with a line break, and llguidance's
     # greedy lexer would take the longer one for good.
     sep = (Piece(text=c.sep),) if c.sep else ()
-    later = g.rule("later", alt(*(builder.call(n, s, _merged(sep + c.call)) for n, s in tools_)))
+    later = builder.calls("later", tools_, _merged(sep + c.call))
     if c.many:
-        first = g.rule("call", alt(*(builder.call(n, s, c.call) for n, s in tools_)))
+        first = builder.calls("call", tools_, c.call)
         start = seq(opening, builder.text(rest + c.region[1:], calls=seq(first, rep(later, 0, high))))
     else:
-        first = g.rule("first", alt(*(builder.call(n, s, _merged(rest + c.call[1:])) for n, s in tools_)))
+        first = builder.calls("first", tools_, _merged(rest + c.call[1:]))
         start = seq(opening, first, rep(later, 0, high))
     return g.text(start)
 
@@ -113,12 +113,23 @@ class _Builder:
                 nodes.append(self.args(schema or {}, p.spelling))
         return seq(*nodes)
 
+    def calls(self, rule: str, tools: list[tuple[str, dict]], template: tuple[Piece, ...]) -> Node:
+        """One call of any of the tools: the text every call starts with, then one rule
+        per tool. (Written once, the common text is one lexeme, not one per tool beside a
+        tool's lexeme that starts alike: a greedy lexer, llguidance's, would take the longer
+        and fail where it ends.)"""
+        common = template[0] if template and not template[0].slot else None
+        tail = template[1:] if common else template
+        calls = self.g.rule(rule, alt(*(self.call(n, s, tail) for n, s in tools)))
+        return seq(self.literal(common.text), calls) if common else calls
+
     def call(self, name: str, schema: dict, template: tuple[Piece, ...]) -> Node:
         self.count += 1
         return self.g.rule(f"call{self.count}", self.text(template, name=name, schema=schema))
 
     def args(self, schema: dict, spelling: str) -> Node:
-        if "properties" not in schema:  # no declared arguments: any object
+        if "properties" not in schema:
+            # No declared arguments: any JSON object; none as keywords or parameters.
             schema = {**schema, "type": "object"}
         if spelling == "json":
             if self.g.engine == "llguidance":
@@ -130,7 +141,6 @@ class _Builder:
             return self.values.ordered(items, schema.get("required", ()), ", ")
         items = [(k, self.text(self.c.param, key=k, value=self.values.value(v, "raw"))) for k, v in props.items()]
         return self.values.ordered(items, schema.get("required", ()), "")
-
 
 
 def _merged(template: tuple[Piece, ...]) -> tuple[Piece, ...]:

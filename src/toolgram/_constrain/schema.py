@@ -98,17 +98,23 @@ class Values:
             return self._shared("jint", lambda: _INT)
         return self._shared("jnumber", lambda: seq(_INT, rep(_FRACTION, 0, 1), rep(_EXPONENT, 0, 1)))
 
-    def any(self, dialect: str) -> Node:
+    def any(self, dialect: str, kind: str = "value") -> Node:
+        """Any value (`kind` "value") or any object ("object") of the dialect."""
+        if kind == "object":
+
+            def members() -> Node:
+                member = seq(self.string(), lit(": "), self.any(dialect))
+                return seq(lit("{"), rep(seq(member, rep(seq(lit(", "), member))), 0, 1), lit("}"))
+
+            return self._shared("anypyobject" if dialect == "python" else "anyobject", members)
         name = "anypy" if dialect == "python" else "anyjson"
         words = ("True", "False", "None") if dialect == "python" else ("true", "false", "null")
 
         def build() -> Node:
             me = ref(name)
             items = seq(me, rep(seq(lit(", "), me)))
-            member = seq(self.string(), lit(": "), me)
             return alt(self.string(), self.number(False), *(lit(w) for w in words),
-                       seq(lit("["), rep(items, 0, 1), lit("]")),
-                       seq(lit("{"), rep(seq(member, rep(seq(lit(", "), member))), 0, 1), lit("}")))  # fmt: skip
+                       seq(lit("["), rep(items, 0, 1), lit("]")), self.any(dialect, "object"))  # fmt: skip
 
         return self._shared(name, build)
 
@@ -156,9 +162,12 @@ class Values:
             more = rep(seq(lit(", "), item), max(low - 1, 0), None if high is None else high - 1)
             body = seq(item, more)
             return self._new(seq(lit("["), body if low > 0 else rep(body, 0, 1), lit("]")))
-        if kinds == "object" and "properties" in schema:
-            return self._new(seq(lit("{"), self.members(schema, dialect), lit("}")))
-        return self.any("python" if dialect == "python" else "json")
+        dialect = "python" if dialect == "python" else "json"
+        if kinds == "object":
+            if "properties" in schema:
+                return self._new(seq(lit("{"), self.members(schema, dialect), lit("}")))
+            return self.any(dialect, "object")
+        return self.any(dialect)
 
     def members(self, schema: dict[str, Any], dialect: str) -> Node:
         """A closed object's members, `"key": value` apart by ", ", in the order of its
