@@ -15,9 +15,8 @@ from toolgram._constrain.canonical import canonical, constrainable
 from toolgram.prompts import render_call
 
 llg = pytest.importorskip("llguidance")
-from llguidance.gbnf_to_lark import gbnf_to_lark  # noqa: E402
-
-import jsonschema  # noqa: E402
+gbnf_to_lark = pytest.importorskip("llguidance.gbnf_to_lark").gbnf_to_lark
+jsonschema = pytest.importorskip("jsonschema")
 
 FORMATS = constrainable()
 ENGINES = ("llguidance", "gbnf")

@@ -16,7 +16,6 @@ dialect or llama.cpp's GBNF. Nodes are tuples:
 from __future__ import annotations
 
 import json
-from typing import Any
 
 Node = tuple
 
@@ -132,14 +131,14 @@ class Grammar:
                 return inner + "+"
             if (low, high) == (0, 1):
                 return inner + "?"
-            return inner + ("{%d,}" % low if high is None else "{%d,%d}" % (low, high))
+            return inner + (f"{{{low},}}" if high is None else f"{{{low},{high}}}")
         if kind == "prose":
             return self._prose(*node[1:])
         raise ValueError(kind)
 
     def _text(self, node: Node, suffix: str) -> str:
         _, kind, low, high = node
-        count = "*" if (low, high) == (0, None) else ("{%d,}" % low if high is None else "{%d,%d}" % (low, high))
+        count = "*" if (low, high) == (0, None) else (f"{{{low},}}" if high is None else f"{{{low},{high}}}")
         if self.engine == "llguidance":
             # One lexeme (with the text that follows it, when it is fused): a greedy lexer
             # could not give back what a run of one-character lexemes took.
