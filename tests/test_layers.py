@@ -16,8 +16,8 @@ From the bottom up, as a reply flows through them:
     _result     drafts to what the user gets; the stream's events (toolgram.events)
     _pipeline   parse()
     _stream     StreamParser, ProseFilter, MfcsSession
-    public      toolgram, toolgram.tools, toolgram.prompts
-    _audit      explain, check, cases, the CLI; the pytest plugin; __main__
+    public      toolgram, toolgram.tools, toolgram.prompts, toolgram.openai
+    _audit      explain, check, cases, the CLI; the pytest plugin; __main__; _serve (toolgram serve)
 
 Each package is one layer (leaf modules aside): a module's place says what it may use.
 """
@@ -44,8 +44,8 @@ LAYERS: list[list[str]] = [
     ["toolgram._result", "toolgram.events"],
     ["toolgram._pipeline"],
     ["toolgram._stream"],
-    ["toolgram", "toolgram.tools", "toolgram.prompts"],
-    ["toolgram._audit", "toolgram.pytest_plugin", "toolgram.__main__"],
+    ["toolgram", "toolgram.tools", "toolgram.prompts", "toolgram.openai"],
+    ["toolgram._audit", "toolgram._serve", "toolgram.pytest_plugin", "toolgram.__main__"],
 ]
 
 

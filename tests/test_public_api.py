@@ -11,7 +11,7 @@ import toolgram
 # The core, and the public modules.
 PROMISED = {
     "parse", "StreamParser", "ProseFilter", "MfcsSession", "ParseResult", "ToolCall", "Segment",
-    "Format", "GrammarError", "events", "tools", "prompts", "constrain",
+    "Format", "GrammarError", "events", "tools", "prompts", "constrain", "openai",
 }
 # Every name that was importable from toolgram stays importable, from there and from
 # its public module.
@@ -29,6 +29,14 @@ def test_all_names_exist():
 
 def test_all_is_the_core_and_the_public_modules():
     assert set(toolgram.__all__) == PROMISED
+
+
+def test_the_openai_module_is_small():
+    import toolgram.openai
+
+    assert sorted(toolgram.openai.__all__) == ["CompletionStream", "completion", "message"]
+    for name in toolgram.openai.__all__:
+        assert not hasattr(toolgram, name), name  # (only in its module)
 
 
 @pytest.mark.parametrize("module", sorted(KEPT))

@@ -6,10 +6,11 @@ break (once, and says so) and never raises.
 
 The core is listed in __all__; the stream's events, tools and prompts are the
 public modules toolgram.events, toolgram.tools and toolgram.prompts. Their names
-are importable from toolgram itself too, as they always were.
+are importable from toolgram itself too, as they always were. toolgram.openai gives
+a reply in the OpenAI chat-completions shape, whole or streamed (its names only there).
 """
 
-from . import events, prompts, tools
+from . import events, openai, prompts, tools
 from ._constrain.grammar import constrain
 from ._grammar.catalog import formats_table
 from ._grammar.registry import Format, GrammarError
@@ -39,6 +40,7 @@ __all__ = [
     "ToolCall",
     "constrain",
     "events",
+    "openai",
     "parse",
     "prompts",
     "tools",

@@ -1,0 +1,221 @@
+"""A reply read by toolgram, in the OpenAI chat-completions shape: whole or streamed.
+
+    from toolgram.openai import completion, CompletionStream
+
+    completion(toolgram.parse(raw, tools), model="qwen3")   # a "chat.completion" object
+
+    stream = CompletionStream(tools, model="qwen3")
+    for delta in deltas:                                    # the model's raw text, in pieces
+        for chunk in stream.feed(delta):                    # "chat.completion.chunk" objects
+            send(chunk)
+    for chunk in stream.close():                            # the last ones, finish_reason
+        send(chunk)
+
+What a client gets (docs/api.md):
+
+  * `tool_calls` entries with ids equal to those of `completion(parse(whole_reply))`:
+    the model's own id when it wrote one, otherwise one derived from the call (see
+    ToolCall.to_openai); `finish_reason` "tool_calls" when there are calls, else "stop"
+    (or the backend's own, such as "length");
+  * the errors and repairs, which OpenAI's shape has no field for, in an extension
+    field `"toolgram": {"errors": [...], "repairs": [{"index", "repairs"}]}` of the
+    message (of the delta, in a stream), left out when both are empty. The official
+    `openai` SDK keeps unknown fields: `message.model_extra["toolgram"]`. An agent can
+    send the errors back to the model (a call to a tool that does not exist, a call that
+    could not be read) instead of losing them.
+
+The stream's contract: nothing sent is taken back. A call is sent once it is certain
+(StreamParser's default announce="done"): its index, id, name and arguments come in one
+chunk, from the delta that ends its region, and never change; the index is its place in
+parse()'s calls. So a call's arguments arrive in one piece rather than as the model
+writes them (see docs/streaming.md). `parallel_tool_calls=False` keeps the first call
+only, as OpenAI's API does; the others are dropped and an error says so.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any
+
+from ._result.model import ParseResult
+from ._result.openai import call_to_openai
+from ._stream.parser import StreamParser
+from .events import CallDone, Error, Reasoning, Text
+
+__all__ = ["CompletionStream", "completion", "message"]
+
+
+def message(result: ParseResult, *, parallel_tool_calls: bool = True) -> dict[str, Any]:
+    """The assistant message of `result` (ParseResult.to_openai_message), with the
+    `toolgram` extension field when there are errors or repairs."""
+    kept = _kept(result, parallel_tool_calls)
+    out = kept.to_openai_message()
+    extension = _extension(kept.errors, list(enumerate(kept.calls)))
+    if extension:
+        out["toolgram"] = extension
+    return out
+
+
+def completion(
+    result: ParseResult,
+    *,
+    model: str = "",
+    id: str | None = None,  # noqa: A002 - OpenAI's field name
+    created: int | None = None,
+    finish_reason: str | None = None,
+    usage: dict[str, Any] | None = None,
+    parallel_tool_calls: bool = True,
+) -> dict[str, Any]:
+    """A `chat.completion` object of one choice holding `message(result)`.
+
+    `finish_reason` is "tool_calls" when the message has calls; otherwise the one given
+    (a backend's "length") or "stop"."""
+    msg = message(result, parallel_tool_calls=parallel_tool_calls)
+    out: dict[str, Any] = {
+        "id": id or _new_id(),
+        "object": "chat.completion",
+        "created": int(time.time()) if created is None else created,
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "message": msg,
+                "finish_reason": "tool_calls" if msg.get("tool_calls") else (finish_reason or "stop"),
+                "logprobs": None,
+            }
+        ],
+    }
+    if usage is not None:
+        out["usage"] = usage
+    return out
+
+
+class CompletionStream:
+    """A reply's raw text in, `chat.completion.chunk` objects out.
+
+    Takes StreamParser's options (tools, formats=, max_chars=, in_think=, ...; not
+    announce=, see the module's docstring) and the chunks' `model`, `id` and `created`.
+    `feed(delta)` returns the chunks that delta completes (possibly none); `close()`
+    the last ones, the finish chunk included; `result` is then parse()'s ParseResult.
+    Never raises for any text.
+    """
+
+    def __init__(
+        self,
+        tools: Any = None,
+        *,
+        model: str = "",
+        id: str | None = None,  # noqa: A002 - OpenAI's field name
+        created: int | None = None,
+        parallel_tool_calls: bool = True,
+        **options: Any,
+    ) -> None:
+        if "announce" in options:
+            raise TypeError("CompletionStream sends only calls that are certain: announce= is not an option")
+        self._parser = StreamParser(tools, **options)
+        self._base = {
+            "id": id or _new_id(),
+            "object": "chat.completion.chunk",
+            "created": int(time.time()) if created is None else created,
+            "model": model,
+        }
+        self._parallel = parallel_tool_calls
+        self._started = False
+        self._calls = 0  # calls sent
+        self._dropped = 0  # calls left out (parallel_tool_calls=False)
+        self._ids: set[str] = set()
+        self.result: ParseResult | None = None
+
+    def feed(self, delta: str) -> list[dict[str, Any]]:
+        """The chunks the next piece of the reply completes."""
+        return self._chunks(self._parser.feed(delta))
+
+    def close(self, finish_reason: str | None = None) -> list[dict[str, Any]]:
+        """The last chunks: what the end of the reply settles, then the finish chunk
+        (finish_reason "tool_calls" when a call was sent, else `finish_reason` or "stop").
+        Sets `result`. Idempotent in effect: a second call returns no chunks."""
+        if self.result is not None:
+            return []
+        chunks = self._chunks(self._parser.flush())
+        self.result = self._parser.close()
+        if self._dropped:
+            chunks.append(self._chunk({"toolgram": {"errors": [_dropped_message(self._dropped)]}}))
+        reason = "tool_calls" if self._calls else (finish_reason or "stop")
+        chunks.append(self._chunk({}, finish_reason=reason))
+        return chunks
+
+    # -- internals ----------------------------------------------------------
+    def _chunk(self, delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
+        if not self._started:  # (OpenAI's first delta carries the role)
+            self._started = True
+            delta = {"role": "assistant", **delta}
+        return {
+            **self._base,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason, "logprobs": None}],
+        }
+
+    def _chunks(self, events: list[Any]) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        for event in events:
+            kind = type(event)
+            if kind is Text:
+                if event.text:
+                    out.append(self._chunk({"content": event.text}))
+            elif kind is Reasoning:
+                if event.text:
+                    out.append(self._chunk({"reasoning_content": event.text}))
+            elif kind is Error:
+                out.append(self._chunk({"toolgram": {"errors": [event.message]}}))
+            elif kind is CallDone:
+                # (CallStart and ArgumentsDelta come with it, from the same feed: the call
+                # is sent whole, from its CallDone, with the id parse()'s message gives it.)
+                out.extend(self._call(event.index, event.call))
+        return out
+
+    def _call(self, index: int, call: Any) -> list[dict[str, Any]]:
+        if not self._parallel and index > 0:
+            self._dropped += 1
+            return []
+        entry = call_to_openai(call)
+        if not call.id and entry["id"] in self._ids:  # (as result_to_openai_message does)
+            entry = call_to_openai(call, _salt=str(index))
+        self._ids.add(entry["id"])
+        self._calls += 1
+        delta: dict[str, Any] = {"tool_calls": [{"index": index, **entry}]}
+        extension = _extension([], [(index, call)])
+        if extension:
+            delta["toolgram"] = extension
+        return [self._chunk(delta)]
+
+
+def _kept(result: ParseResult, parallel_tool_calls: bool) -> ParseResult:
+    """`result` with its first call only, when parallel calls are off."""
+    if parallel_tool_calls or len(result.calls) <= 1:
+        return result
+    dropped = len(result.calls) - 1
+    return ParseResult(
+        text=result.text,
+        calls=result.calls[:1],
+        errors=[*result.errors, _dropped_message(dropped)],
+        reasoning=result.reasoning,
+        segments=result.segments,
+    )
+
+
+def _dropped_message(n: int) -> str:
+    return f"parallel_tool_calls is false: only the first tool call was kept, {n} more dropped."
+
+
+def _extension(errors: list[str], calls: list[tuple[int, Any]]) -> dict[str, Any]:
+    repairs = [{"index": i, "repairs": list(call.repairs)} for i, call in calls if call.repairs]
+    out: dict[str, Any] = {}
+    if errors:
+        out["errors"] = list(errors)
+    if repairs:
+        out["repairs"] = repairs
+    return out
+
+
+def _new_id() -> str:
+    return "chatcmpl-" + uuid.uuid4().hex

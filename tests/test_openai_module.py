@@ -1,0 +1,177 @@
+"""toolgram.openai: completion() of a ParseResult, and CompletionStream's chunks.
+
+Over every corpus case, in several chunkings, the chunks assembled as an OpenAI client
+assembles them give completion(parse(raw)): the same content, reasoning, calls (index,
+id, name, arguments) and toolgram extension; each call index is sent once, in order,
+with its id and whole arguments, and is never sent again (nothing is taken back).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Any
+
+import pytest
+
+import toolgram
+from toolgram.openai import CompletionStream, completion, message
+
+from conftest import corpus_cases
+
+CASES = corpus_cases()
+TOOLS = [
+    {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}},
+    {"type": "function", "function": {"name": "search_web", "parameters": {"type": "object", "properties": {"query": {"type": "string"}}}}},
+]
+
+
+def realistic_chunks(raw: str, seed: int) -> list[str]:
+    """Pieces of 1 to 12 characters, as a server streams a few tokens at a time."""
+    rng = random.Random(seed)
+    out, i = [], 0
+    while i < len(raw):
+        n = rng.randint(1, 12)
+        out.append(raw[i : i + n])
+        i += n
+    return out
+
+
+def assemble(chunks: list[dict[str, Any]]) -> dict[str, Any]:
+    """What an OpenAI client makes of the chunks; asserts the stream's contract on the way."""
+    content, reasoning, errors, repairs = [], [], [], []
+    calls: dict[int, dict[str, Any]] = {}
+    finish = [c["choices"][0]["finish_reason"] for c in chunks]
+    assert finish[-1] is not None and all(f is None for f in finish[:-1])
+    assert chunks[0]["choices"][0]["delta"]["role"] == "assistant"
+    assert len({c["id"] for c in chunks}) == 1
+    for chunk in chunks:
+        assert chunk["object"] == "chat.completion.chunk"
+        delta = chunk["choices"][0]["delta"]
+        content.append(delta.get("content") or "")
+        reasoning.append(delta.get("reasoning_content") or "")
+        extension = delta.get("toolgram", {})
+        errors += extension.get("errors", [])
+        repairs += extension.get("repairs", [])
+        for entry in delta.get("tool_calls", []):
+            index = entry["index"]
+            assert index not in calls, "a call index was sent twice"
+            assert index == len(calls), "call indexes come in order, from 0"
+            assert entry["id"] and entry["function"]["name"]
+            calls[index] = {k: v for k, v in entry.items() if k != "index"}
+    return {
+        "content": "".join(content),
+        "reasoning": "".join(reasoning),
+        "tool_calls": [calls[i] for i in range(len(calls))],
+        "errors": errors,
+        "repairs": repairs,
+        "finish_reason": finish[-1],
+    }
+
+
+def expected_of(result: Any, **kw: Any) -> dict[str, Any]:
+    choice = completion(result, **kw)["choices"][0]
+    msg = choice["message"]
+    extension = msg.get("toolgram", {})
+    return {
+        "content": msg["content"] or "",
+        "reasoning": msg.get("reasoning_content", ""),
+        "tool_calls": msg.get("tool_calls", []),
+        "errors": extension.get("errors", []),
+        "repairs": extension.get("repairs", []),
+        "finish_reason": choice["finish_reason"],
+    }
+
+
+def run_stream(raw: str, pieces: list[str], tools: Any = None, **kw: Any) -> list[dict[str, Any]]:
+    stream = CompletionStream(tools, model="m", **kw)
+    chunks = [c for piece in pieces for c in stream.feed(piece)]
+    return chunks + stream.close()
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_stream_assembles_to_the_completion_of_parse(case: Any) -> None:
+    options = {"formats": case.formats, "in_think": case.in_think, "truncated": case.truncated}
+    result = toolgram.parse(case.raw, case.tools, **options)
+    expected = expected_of(result)
+    if not result.text.strip():
+        expected["content"] = result.text  # (the message says None; the deltas still carry it)
+    for seed in (1, 2):
+        got = assemble(run_stream(case.raw, realistic_chunks(case.raw, seed), case.tools, **options))
+        assert got == expected
+    assert expected["errors"] == result.errors
+    assert [c["function"]["name"] for c in expected["tool_calls"]] == [c.name for c in result.calls]
+    for call, entry in zip(result.calls, expected["tool_calls"]):
+        assert json.loads(entry["function"]["arguments"]) == json.loads(json.dumps(call.arguments, default=str))
+
+
+def test_an_unknown_tool_is_an_error_in_the_extension() -> None:
+    raw = 'Let me look.<tool_call>{"name": "book_flight", "arguments": {"to": "Oslo"}}</tool_call>'
+    result = toolgram.parse(raw, TOOLS)
+    assert not result.calls and result.errors
+    msg = message(result)
+    assert "tool_calls" not in msg
+    assert msg["toolgram"]["errors"] == result.errors and "book_flight" in msg["toolgram"]["errors"][0]
+    got = assemble(run_stream(raw, realistic_chunks(raw, 3), TOOLS))
+    assert got["errors"] == result.errors and got["finish_reason"] == "stop"
+
+
+def test_repairs_reach_the_client() -> None:
+    raw = '<tool_call>{"name": "search_web", "arguments": {"query": "tides",}}</tool_call>'
+    result = toolgram.parse(raw, TOOLS)
+    assert result.calls[0].repairs
+    assert message(result)["toolgram"]["repairs"] == [{"index": 0, "repairs": list(result.calls[0].repairs)}]
+    assert assemble(run_stream(raw, realistic_chunks(raw, 4), TOOLS))["repairs"] == message(result)["toolgram"]["repairs"]
+
+
+def test_a_clean_reply_has_no_extension_field() -> None:
+    raw = '<tool_call>{"name": "search_web", "arguments": {"query": "tides"}}</tool_call>'
+    assert "toolgram" not in message(toolgram.parse(raw, TOOLS))
+    assert all("toolgram" not in c["choices"][0]["delta"] for c in run_stream(raw, [raw], TOOLS))
+
+
+def test_parallel_tool_calls_false_keeps_the_first_call() -> None:
+    raw = (
+        '<tool_call>{"name": "get_weather", "arguments": {"city": "Lima"}}</tool_call>'
+        '<tool_call>{"name": "search_web", "arguments": {"query": "Lima"}}</tool_call>'
+    )
+    result = toolgram.parse(raw, TOOLS)
+    assert len(result.calls) == 2
+    whole = expected_of(result, parallel_tool_calls=False)
+    got = assemble(run_stream(raw, realistic_chunks(raw, 5), TOOLS, parallel_tool_calls=False))
+    assert got == whole
+    assert [c["function"]["name"] for c in got["tool_calls"]] == ["get_weather"]
+    assert got["tool_calls"][0]["id"] == result.calls[0].to_openai()["id"]
+    assert "parallel_tool_calls" in got["errors"][-1]
+
+
+def test_a_call_is_sent_by_the_delta_that_ends_it() -> None:
+    call = '<tool_call>{"name": "get_weather", "arguments": {"city": "Quito"}}</tool_call>'
+    stream = CompletionStream(TOOLS)
+    sent_at = None
+    for i, piece in enumerate(realistic_chunks(call + " and now a long answer." * 20, 6)):
+        if any("tool_calls" in c["choices"][0]["delta"] for c in stream.feed(piece)):
+            sent_at = i
+            break
+    assert sent_at is not None, "the call waited for the end of the stream"
+
+
+def test_identical_calls_get_distinct_ids_as_in_the_message() -> None:
+    one = '<tool_call>{"name": "get_weather", "arguments": {"city": "Rome"}}</tool_call>'
+    result = toolgram.parse(one + one, TOOLS)
+    ids = [c["id"] for c in message(result)["tool_calls"]]
+    assert len(set(ids)) == 2
+    assert [c["id"] for c in assemble(run_stream(one + one, list(one + one), TOOLS))["tool_calls"]] == ids
+
+
+def test_completion_shape_and_finish_reason() -> None:
+    result = toolgram.parse("Just prose.", TOOLS)
+    out = completion(result, model="m", id="chatcmpl-x", created=7, finish_reason="length", usage={"total_tokens": 3})
+    assert out["object"] == "chat.completion" and out["id"] == "chatcmpl-x" and out["created"] == 7
+    assert out["choices"][0]["finish_reason"] == "length" and out["usage"] == {"total_tokens": 3}
+    assert out["choices"][0]["message"] == {"role": "assistant", "content": "Just prose."}
+
+
+def test_announce_is_not_an_option() -> None:
+    with pytest.raises(TypeError):
+        CompletionStream(TOOLS, announce="name")
