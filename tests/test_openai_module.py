@@ -13,11 +13,10 @@ import random
 from typing import Any
 
 import pytest
+from conftest import corpus_cases
 
 import toolgram
 from toolgram.openai import CompletionStream, completion, message
-
-from conftest import corpus_cases
 
 CASES = corpus_cases()
 TOOLS = [

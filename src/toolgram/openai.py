@@ -61,7 +61,7 @@ def completion(
     result: ParseResult,
     *,
     model: str = "",
-    id: str | None = None,  # noqa: A002 - OpenAI's field name
+    id: str | None = None,
     created: int | None = None,
     finish_reason: str | None = None,
     usage: dict[str, Any] | None = None,
@@ -106,7 +106,7 @@ class CompletionStream:
         tools: Any = None,
         *,
         model: str = "",
-        id: str | None = None,  # noqa: A002 - OpenAI's field name
+        id: str | None = None,
         created: int | None = None,
         parallel_tool_calls: bool = True,
         **options: Any,

@@ -686,7 +686,48 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dir", default=".", metavar="DIR", help="project root: writes DIR/grammars/ and DIR/tests/corpus/NAME/")
     p.add_argument("--force", action="store_true", help="overwrite existing files")
     p.set_defaults(func=cmd_new_format)
+
+    p = sub.add_parser(
+        "serve", parents=[], help="an OpenAI-compatible server reading tool calls out of a raw-text backend's replies"
+    )
+    p.add_argument("--backend", required=True, metavar="URL", help="the backend's base URL (http://127.0.0.1:8080 or …/v1)")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8000, help="port to listen on (default 8000)")
+    p.add_argument(
+        "--formats", action="append", metavar="NAME", help="only read these formats (repeatable or comma-separated)"
+    )
+    p.add_argument(
+        "--prompt", metavar="FORMAT", help="write the tools into the system prompt in FORMAT (for a chat template without tools)"
+    )
+    p.add_argument("--api-key", metavar="KEY", help="the key clients must send (default: TOOLGRAM_API_KEY; none: no check)")
+    p.add_argument("--backend-api-key", metavar="KEY", help="the key sent to the backend (default: TOOLGRAM_BACKEND_API_KEY)")
+    p.add_argument("--timeout", type=float, default=600.0, metavar="S", help="seconds to wait for the backend (default 600)")
+    p.add_argument("--log-level", default="warning", help="uvicorn's log level (default warning)")
+    p.set_defaults(func=cmd_serve)
     return parser
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    try:
+        from .._serve import serve
+    except ImportError as exc:
+        raise CLIError(f"serve needs its extra: pip install 'toolgram[serve]' ({exc})") from None
+    formats = [n.strip() for v in args.formats for n in v.split(",") if n.strip()] if args.formats else None
+    try:
+        serve(
+            args.backend,
+            host=args.host,
+            port=args.port,
+            log_level=args.log_level,
+            formats=formats,
+            prompt=args.prompt,
+            api_key=args.api_key or os.environ.get("TOOLGRAM_API_KEY") or None,
+            backend_api_key=args.backend_api_key or os.environ.get("TOOLGRAM_BACKEND_API_KEY") or None,
+            timeout=args.timeout,
+        )
+    except ValueError as exc:  # (an unknown --prompt format)
+        raise CLIError(str(exc)) from None
+    return 0
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:  # noqa: ANN001

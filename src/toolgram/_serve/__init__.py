@@ -1,0 +1,349 @@
+"""`toolgram serve`: an OpenAI-compatible server in front of a backend that returns raw text.
+
+    client (openai SDK, an agent) --/v1/chat/completions--> toolgram serve --> backend
+                                   <-- tool_calls, streamed --               <-- raw text
+
+The backend is any OpenAI-compatible server that writes the model's reply into `content`
+without reading tool calls out of it (llama.cpp's server, vLLM or SGLang without a tool
+parser, Ollama...). Each request is forwarded as it came, but for what is honoured here:
+`tool_choice` ("none": the reply is not parsed; a named function: only that tool is
+offered to the parser) and `parallel_tool_calls` (false: the first call only). With
+`prompt=FORMAT` the tools are written into the system prompt (toolgram.prompts) instead
+of being forwarded, for a backend whose chat template has none.
+
+Built on Starlette, uvicorn and httpx (the `serve` extra): imported only when serving.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from typing import Any
+
+import httpx
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from .. import parse
+from .._pipeline import select_formats
+from .._result.model import ParseResult
+from .._tools.prompts import render_prompt
+from ..openai import CompletionStream, completion
+
+__all__ = ["create_app", "serve"]
+
+# What toolgram honours itself, so not forwarded.
+_HONOURED = ("tool_choice", "parallel_tool_calls")
+
+
+def error_response(status: int, message: str, kind: str, code: Any = None) -> JSONResponse:
+    """An error in OpenAI's shape (the openai SDK raises it as APIStatusError with this message)."""
+    return JSONResponse({"error": {"message": message, "type": kind, "param": None, "code": code}}, status_code=status)
+
+
+class _BackendError(Exception):
+    """The backend could not be reached or failed: what to answer instead."""
+
+    def __init__(self, status: int, message: str, kind: str = "backend_error") -> None:
+        super().__init__(message)
+        self.status, self.message, self.kind = status, message, kind
+
+    def response(self) -> JSONResponse:
+        return error_response(self.status, self.message, self.kind)
+
+
+def backend_base(url: str) -> str:
+    """`http://host:8080`, `http://host:8080/` and `http://host:8080/v1` all name the same backend."""
+    url = url.rstrip("/")
+    return url.removesuffix("/v1")
+
+
+def create_app(
+    backend: str,
+    *,
+    formats: Any = None,
+    prompt: str | None = None,
+    api_key: str | None = None,
+    backend_api_key: str | None = None,
+    timeout: float = 600.0,
+    transport: Any = None,
+) -> Starlette:
+    """The ASGI app. `backend`: the backend's URL; `formats`: the formats to read (None:
+    all); `prompt`: a toolgram.prompts format to write the tools into the system prompt;
+    `api_key`: the key clients must send (Authorization: Bearer); `backend_api_key`: the
+    key sent to the backend; `timeout`: seconds to wait for the backend (connecting, and
+    between two pieces of its reply)."""
+    base = backend_base(backend)
+    select_formats(formats)  # (an unknown format name fails now, not at the first request)
+    if prompt is not None:
+        render_prompt(["probe"], prompt)  # (an unknown format fails now, not at the first request)
+    headers = {"Authorization": f"Bearer {backend_api_key}"} if backend_api_key else {}
+    state: dict[str, httpx.AsyncClient] = {}
+
+    def client() -> httpx.AsyncClient:
+        if "client" not in state:
+            state["client"] = httpx.AsyncClient(
+                base_url=base, headers=headers, timeout=httpx.Timeout(timeout), transport=transport
+            )
+        return state["client"]
+
+    def refused(request: Request) -> JSONResponse | None:
+        if api_key is None or request.headers.get("authorization", "") == f"Bearer {api_key}":
+            return None
+        return error_response(401, "Incorrect API key provided.", "invalid_request_error", "invalid_api_key")
+
+    async def health(request: Request) -> Response:
+        return JSONResponse({"status": "ok", "backend": base})
+
+    async def models(request: Request) -> Response:
+        denied = refused(request)
+        if denied is not None:
+            return denied
+        try:
+            reply = await _send(client(), "GET", "/v1/models", None)
+            body = await reply.aread()
+        except _BackendError as exc:
+            return exc.response()
+        return Response(body, status_code=reply.status_code, media_type="application/json")
+
+    async def chat(request: Request) -> Response:
+        denied = refused(request)
+        if denied is not None:
+            return denied
+        try:
+            body = await request.json()
+        except (ValueError, UnicodeDecodeError):
+            return error_response(400, "The request body is not valid JSON.", "invalid_request_error")
+        if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
+            return error_response(400, "'messages' is required: a list of messages.", "invalid_request_error")
+        try:
+            plan = _Plan(body, prompt)
+        except ValueError as exc:
+            return error_response(400, str(exc), "invalid_request_error")
+        if body.get("stream"):
+            return await _stream(client(), plan, formats)
+        try:
+            reply = await _send(client(), "POST", "/v1/chat/completions", plan.forward)
+            data = json.loads(await reply.aread())
+            choice = data["choices"][0]
+            message = choice.get("message") or {}
+        except _BackendError as exc:
+            return exc.response()
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+            return error_response(502, "The backend's reply is not a chat completion.", "backend_error")
+        content = message.get("content") or ""
+        result = await run_in_threadpool(plan.read, content, formats)
+        out = completion(
+            result,
+            model=data.get("model") or plan.model,
+            id=data.get("id"),
+            created=data.get("created"),
+            finish_reason=choice.get("finish_reason"),
+            usage=data.get("usage"),
+            parallel_tool_calls=plan.parallel,
+        )
+        _add_reasoning(out["choices"][0]["message"], message.get("reasoning_content"))
+        return JSONResponse(out)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> Any:
+        yield
+        if "client" in state:
+            await state.pop("client").aclose()
+
+    return Starlette(
+        routes=[
+            Route("/health", health, methods=["GET"]),
+            Route("/v1/models", models, methods=["GET"]),
+            Route("/v1/chat/completions", chat, methods=["POST"]),
+        ],
+        lifespan=lifespan,
+    )
+
+
+class _Plan:
+    """What one request asks of toolgram: the tools to parse with, whether to parse at all,
+    parallel calls, and the request to forward."""
+
+    def __init__(self, body: dict[str, Any], prompt: str | None) -> None:
+        tools = body.get("tools") or None
+        choice = body.get("tool_choice")
+        self.model = body.get("model") or ""
+        self.parallel = body.get("parallel_tool_calls") is not False
+        self.parse = tools is not None and choice != "none"
+        self.tools = tools
+        if isinstance(choice, dict):  # {"type": "function", "function": {"name": ...}}
+            name = (choice.get("function") or {}).get("name")
+            self.tools = [t for t in tools or [] if _tool_name(t) == name]
+            if not self.tools:
+                raise ValueError(f"tool_choice names a function that is not in 'tools': {name!r}")
+        forward = {k: v for k, v in body.items() if k not in _HONOURED}
+        if not self.parse or prompt is not None:
+            forward.pop("tools", None)
+        if self.parse and prompt is not None:
+            forward["messages"] = _with_system(list(body["messages"]), render_prompt(self.tools, prompt))
+        self.forward = forward
+
+    def read(self, content: str, formats: Any) -> ParseResult:
+        if not self.parse:
+            return ParseResult(text=content)
+        return parse(content, self.tools, formats=formats)
+
+    def stream(self, formats: Any, model: str, id: str | None, created: int | None) -> Any:
+        stream = CompletionStream(
+            self.tools, model=model, id=id, created=created, formats=formats, parallel_tool_calls=self.parallel
+        )
+        return _Adapter(stream, self.parse)
+
+
+def _tool_name(tool: Any) -> Any:
+    if isinstance(tool, dict):
+        inner = tool.get("function") if isinstance(tool.get("function"), dict) else tool
+        return inner.get("name")
+    return tool
+
+
+def _with_system(messages: list[Any], text: str) -> list[Any]:
+    """The tools' prompt before the first system message's text, or as a new first message."""
+    first = messages[0] if messages else None
+    if isinstance(first, dict) and first.get("role") == "system" and isinstance(first.get("content"), str):
+        return [{**first, "content": f"{text}\n\n{first['content']}"}, *messages[1:]]
+    return [{"role": "system", "content": text}, *messages]
+
+
+def _add_reasoning(message: dict[str, Any], backend_reasoning: Any) -> None:
+    """Reasoning the backend separated itself (llama.cpp's --reasoning-format) comes first."""
+    if isinstance(backend_reasoning, str) and backend_reasoning:
+        message["reasoning_content"] = backend_reasoning + message.get("reasoning_content", "")
+
+
+async def _send(client: httpx.AsyncClient, method: str, path: str, body: Any) -> httpx.Response:
+    """Send a request to the backend, streaming its reply; backend failures as _BackendError.
+    A reply of status >= 400 is read and closed, and its message passed on."""
+    try:
+        reply = await client.send(client.build_request(method, path, json=body), stream=True)
+    except httpx.TimeoutException:
+        raise _BackendError(504, f"The backend at {client.base_url} did not answer in time.", "backend_timeout") from None
+    except httpx.HTTPError as exc:
+        raise _BackendError(502, f"The backend at {client.base_url} cannot be reached: {exc or type(exc).__name__}.") from None
+    if reply.status_code >= 400:
+        try:
+            raw = await reply.aread()
+        except httpx.HTTPError:
+            raw = b""
+        finally:
+            await reply.aclose()
+        # A client's mistake (4xx) keeps its status; the backend's own failure is a bad gateway.
+        status = reply.status_code if reply.status_code < 500 else 502
+        raise _BackendError(status, f"The backend answered {reply.status_code}: {_message_of(raw)}")
+    return reply
+
+
+def _message_of(raw: bytes) -> str:
+    try:
+        data = json.loads(raw)
+        error = data.get("error", data) if isinstance(data, dict) else data
+        message = error.get("message") if isinstance(error, dict) else error
+        if message:
+            return str(message)
+    except ValueError:
+        pass
+    return raw.decode("utf-8", "replace").strip()[:500] or "(no message)"
+
+
+async def _stream(client: httpx.AsyncClient, plan: _Plan, formats: Any) -> Response:
+    """A streamed reply: the backend's stream is opened first, so that a backend that is down
+    or refuses is an error status; then its content deltas go through CompletionStream."""
+    try:
+        reply = await _send(client, "POST", "/v1/chat/completions", plan.forward)
+    except _BackendError as exc:
+        return exc.response()
+
+    async def events() -> Any:
+        adapter = None
+        reason = None
+        usage = None
+        try:
+            async for line in reply.aiter_lines():
+                if not line.startswith("data:"):
+                    continue  # (SSE comments, event names, blank separators)
+                data = line[5:].strip()
+                if data == "[DONE]":
+                    break
+                chunk = json.loads(data)
+                if not isinstance(chunk, dict):
+                    raise TypeError("a stream event is not an object")
+                if "error" in chunk:
+                    yield _sse({"error": {"message": f"The backend failed: {_message_of(data.encode())}", "type": "backend_error"}})
+                    return
+                if adapter is None:
+                    adapter = plan.stream(formats, chunk.get("model") or plan.model, chunk.get("id"), chunk.get("created"))
+                usage = chunk.get("usage") or usage
+                for choice in chunk.get("choices") or []:
+                    delta = choice.get("delta") or {}
+                    reason = choice.get("finish_reason") or reason
+                    if delta.get("reasoning_content"):
+                        for out in adapter.reasoning(delta["reasoning_content"]):
+                            yield _sse(out)
+                    if delta.get("content"):
+                        # (Parsed in the loop: a delta costs in proportion to its length,
+                        # far less than a hop to a thread for a few characters.)
+                        for out in adapter.feed(delta["content"]):
+                            yield _sse(out)
+            else:
+                # (The body ended without [DONE]: a stream that was cut.)
+                raise ValueError("the stream ended without [DONE]")
+        except (httpx.HTTPError, ValueError, TypeError, AttributeError) as exc:
+            if isinstance(exc, httpx.TimeoutException):
+                error = {"message": "The backend's stream stalled: nothing came in time.", "type": "backend_timeout"}
+            else:
+                error = {"message": f"The backend's stream broke off: {exc or type(exc).__name__}.", "type": "backend_error"}
+            yield _sse({"error": error})  # (the openai SDK raises it as APIError)
+            return
+        finally:
+            await reply.aclose()
+        if adapter is None:
+            adapter = plan.stream(formats, plan.model, None, None)
+        last = adapter.close(reason)
+        for out in last:
+            yield _sse(out)
+        if usage is not None and last:
+            yield _sse({**{k: last[-1][k] for k in ("id", "object", "created", "model")}, "choices": [], "usage": usage})
+        yield "data: [DONE]\n\n"
+
+    return StreamingResponse(events(), media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
+
+
+def _sse(value: dict[str, Any]) -> str:
+    return f"data: {json.dumps(value, ensure_ascii=False)}\n\n"
+
+
+class _Adapter:
+    """The backend's deltas to chunks: content through CompletionStream, or as it is
+    (tool_choice "none"); reasoning the backend separated itself as it is."""
+
+    def __init__(self, stream: CompletionStream, parsed: bool) -> None:
+        self._stream = stream
+        self._parsed = parsed
+
+    def feed(self, text: str) -> list[dict[str, Any]]:
+        if self._parsed:
+            return self._stream.feed(text)
+        return [self._stream._chunk({"content": text})]
+
+    def reasoning(self, text: str) -> list[dict[str, Any]]:
+        return [self._stream._chunk({"reasoning_content": text})]
+
+    def close(self, finish_reason: str | None = None) -> list[dict[str, Any]]:
+        return self._stream.close(finish_reason)
+
+
+def serve(backend: str, *, host: str = "127.0.0.1", port: int = 8000, log_level: str = "warning", **options: Any) -> None:
+    """Run the server until interrupted (uvicorn)."""
+    import uvicorn
+
+    uvicorn.run(create_app(backend, **options), host=host, port=port, log_level=log_level)
+

@@ -1,0 +1,110 @@
+"""A small OpenAI-compatible backend that replays captured model replies, for tests/test_serve.py
+and benchmarks/serve.py. Run: python replay_backend.py PORT.
+
+The last user message says what to reply, as JSON:
+    {"case": "hermes/basic"}     tests/corpus/hermes/basic.txt, as the model's raw content
+    {"text": "..."}              that text
+and optionally "seed" (the chunking: pieces of 1-12 characters, as a server streams a few
+tokens at a time), "delay" (seconds before the reply and between chunks), "break_after"
+(chunks sent before the stream breaks off, the connection dropped mid-body), "status"
+(an error status to answer with), "finish_reason". A message that is not such JSON is
+replied to with "echo: " and its text. GET /last gives the last request's body.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import sys
+import time
+from pathlib import Path
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.responses import JSONResponse, StreamingResponse
+from starlette.routing import Route
+
+CORPUS = Path(__file__).resolve().parent.parent / "corpus"
+last: dict = {}
+
+
+def pieces(text: str, seed: int) -> list[str]:
+    rng = random.Random(seed)
+    out, i = [], 0
+    while i < len(text):
+        n = rng.randint(1, 12)
+        out.append(text[i : i + n])
+        i += n
+    return out
+
+
+def directive(body: dict) -> dict:
+    users = [m for m in body.get("messages", []) if m.get("role") == "user"]
+    content = users[-1].get("content", "") if users else ""
+    try:
+        order = json.loads(content)
+        if isinstance(order, dict):
+            if "case" in order:
+                order["text"] = (CORPUS / f"{order['case']}.txt").read_bytes().decode("utf-8")
+            return order
+    except (ValueError, TypeError):
+        pass
+    return {"text": f"echo: {content}"}
+
+
+async def chat(request):
+    body = await request.json()
+    last.clear()
+    last.update(body)
+    order = directive(body)
+    delay = float(order.get("delay", 0))
+    if order.get("status"):
+        return JSONResponse({"error": {"message": "replay backend: failing on request", "type": "server_error"}}, status_code=order["status"])
+    text, model, created = order["text"], body.get("model", "replay"), int(time.time())
+    finish = order.get("finish_reason", "stop")
+    if not body.get("stream"):
+        await asyncio.sleep(delay)
+        return JSONResponse({
+            "id": "chatcmpl-replay", "object": "chat.completion", "created": created, "model": model,
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finish}],
+            "usage": {"prompt_tokens": 5, "completion_tokens": len(text) // 4, "total_tokens": 5 + len(text) // 4},
+        })
+
+    async def events():
+        def chunk(delta, reason=None):
+            return "data: " + json.dumps({
+                "id": "chatcmpl-replay", "object": "chat.completion.chunk", "created": created, "model": model,
+                "choices": [{"index": 0, "delta": delta, "finish_reason": reason}],
+            }) + "\n\n"
+
+        await asyncio.sleep(delay)
+        yield chunk({"role": "assistant", "content": ""})
+        for i, piece in enumerate(pieces(text, int(order.get("seed", 1)))):
+            if order.get("break_after") is not None and i >= order["break_after"]:
+                raise RuntimeError("replay backend: breaking the stream on request")
+            if delay:
+                await asyncio.sleep(delay)
+            yield chunk({"content": piece})
+        yield chunk({}, finish)
+        yield "data: [DONE]\n\n"
+
+    return StreamingResponse(events(), media_type="text/event-stream")
+
+
+async def models(request):
+    return JSONResponse({"object": "list", "data": [{"id": "replay", "object": "model", "created": 0, "owned_by": "tests"}]})
+
+
+async def last_request(request):
+    return JSONResponse(last)
+
+
+app = Starlette(routes=[
+    Route("/v1/chat/completions", chat, methods=["POST"]),
+    Route("/v1/models", models),
+    Route("/last", last_request),
+])
+
+if __name__ == "__main__":
+    uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="critical")

@@ -1,0 +1,323 @@
+"""`toolgram serve` with real parts: the official openai SDK as the client, `toolgram serve`
+started as a process on localhost, in front of a real HTTP backend (tests/serve/
+replay_backend.py) that replays the corpus' captured replies, streamed in pieces of 1-12
+characters.
+
+What a client gets equals completion(parse(reply, tools)): in both modes, for a case of
+every corpus format (every case with a tools file); and tool_choice, parallel_tool_calls,
+an unknown tool's error, a backend that is down, slow, failing or breaking off its stream.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+openai = pytest.importorskip("openai")
+httpx = pytest.importorskip("httpx")
+pytest.importorskip("starlette")
+pytest.importorskip("uvicorn")
+
+from conftest import corpus_cases
+
+import toolgram
+from toolgram.openai import completion
+
+HERE = Path(__file__).resolve().parent
+SRC = HERE.parent / "src"
+SERVE_TIMEOUT = 3.0  # seconds toolgram serve waits for the backend in these tests
+
+# The cases a request can ask for: tools offered, default options (one case per format at least).
+CASES = [c for c in corpus_cases() if c.tools is not None and c.formats is None and not c.in_think and c.truncated == "repair"]
+TOOLS = [
+    {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}},
+    {"type": "function", "function": {"name": "search_web", "parameters": {"type": "object", "properties": {"query": {"type": "string"}}}}},
+]
+TWO_CALLS = (
+    'Both.<tool_call>{"name": "get_weather", "arguments": {"city": "Lima"}}</tool_call>'
+    '<tool_call>{"name": "search_web", "arguments": {"query": "Lima museums"}}</tool_call>'
+)
+
+
+def openai_tools(tools: list[Any]) -> list[dict[str, Any]]:
+    """A corpus tools file as a request's `tools` (names become functions without parameters)."""
+    out = []
+    for t in tools:
+        if isinstance(t, str):
+            out.append({"type": "function", "function": {"name": t, "parameters": {"type": "object", "properties": {}}}})
+        elif "function" in t:
+            out.append(t)
+        else:
+            out.append({"type": "function", "function": t})
+    return out
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start(args: list[str], port: int) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.Popen([sys.executable, *args], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{args} exited: {proc.stderr.read().decode()}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return proc
+        except OSError:
+            time.sleep(0.05)
+    proc.kill()
+    raise RuntimeError(f"{args} did not start listening")
+
+
+def stop(proc: subprocess.Popen) -> None:
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+@pytest.fixture(scope="module")
+def backend():
+    port = free_port()
+    proc = start([str(HERE / "serve" / "replay_backend.py"), str(port)], port)
+    yield f"http://127.0.0.1:{port}"
+    stop(proc)
+
+
+def serve(backend_url: str, *extra: str):
+    port = free_port()
+    args = ["-m", "toolgram", "serve", "--backend", backend_url, "--port", str(port), "--timeout", str(SERVE_TIMEOUT), *extra]
+    return start(args, port), f"http://127.0.0.1:{port}"
+
+
+@pytest.fixture(scope="module")
+def client(backend):
+    proc, url = serve(backend + "/v1")
+    yield openai.OpenAI(base_url=url + "/v1", api_key="unused", max_retries=0, timeout=30)
+    stop(proc)
+
+
+def ask(client: Any, order: dict[str, Any], tools: Any = TOOLS, **kw: Any) -> Any:
+    return client.chat.completions.create(
+        model="replay", messages=[{"role": "user", "content": json.dumps(order)}], tools=tools, **kw
+    )
+
+
+def streamed(client: Any, order: dict[str, Any], tools: Any = TOOLS, **kw: Any) -> dict[str, Any]:
+    """The stream's chunks assembled as a client does, asserting the adapter's contract."""
+    content, reasoning, errors, repairs, finish = [], [], [], [], []
+    calls: dict[int, dict[str, Any]] = {}
+    ids = set()
+    for chunk in ask(client, order, tools, stream=True, **kw):
+        ids.add(chunk.id)
+        if not chunk.choices:
+            continue
+        choice = chunk.choices[0]
+        finish.append(choice.finish_reason)
+        delta = choice.delta
+        content.append(delta.content or "")
+        reasoning.append((delta.model_extra or {}).get("reasoning_content") or "")
+        extension = (delta.model_extra or {}).get("toolgram") or {}
+        errors += extension.get("errors", [])
+        repairs += extension.get("repairs", [])
+        for entry in delta.tool_calls or []:
+            if entry.index not in calls:  # (its first delta: index, id and name, once)
+                assert entry.index == len(calls), "call indexes come in order, from 0"
+                assert entry.id and entry.function.name
+                calls[entry.index] = {"id": entry.id, "type": "function", "function": {"name": entry.function.name, "arguments": ""}}
+            else:
+                assert entry.id is None and entry.function.name is None, "a call's id or name sent twice"
+            calls[entry.index]["function"]["arguments"] += entry.function.arguments or ""
+    assert len(ids) == 1 and finish[-1] is not None and all(f is None for f in finish[:-1])
+    return {
+        "content": "".join(content),
+        "reasoning": "".join(reasoning),
+        "tool_calls": [calls[i] for i in range(len(calls))],
+        "errors": errors,
+        "repairs": repairs,
+        "finish_reason": finish[-1],
+    }
+
+
+def whole(response: Any) -> dict[str, Any]:
+    choice = response.choices[0]
+    msg = choice.message
+    extension = (msg.model_extra or {}).get("toolgram") or {}
+    return {
+        "content": msg.content or "",
+        "reasoning": (msg.model_extra or {}).get("reasoning_content") or "",
+        "tool_calls": [c.model_dump(exclude_none=True) for c in msg.tool_calls or []],
+        "errors": extension.get("errors", []),
+        "repairs": extension.get("repairs", []),
+        "finish_reason": choice.finish_reason,
+    }
+
+
+def expected(raw: str, tools: Any, *, streamed: bool = False, **kw: Any) -> dict[str, Any]:
+    result = toolgram.parse(raw, tools)
+    choice = completion(result, **kw)["choices"][0]
+    msg = choice["message"]
+    extension = msg.get("toolgram", {})
+    return {
+        "content": result.text if streamed else (msg["content"] or ""),
+        "reasoning": msg.get("reasoning_content", ""),
+        "tool_calls": msg.get("tool_calls", []),
+        "errors": extension.get("errors", []),
+        "repairs": extension.get("repairs", []),
+        "finish_reason": choice["finish_reason"],
+    }
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_every_corpus_case_in_both_modes(client, case) -> None:
+    tools = openai_tools(case.tools)
+    order = {"case": case.id, "seed": len(case.raw)}
+    assert whole(ask(client, order, tools)) == expected(case.raw, tools)
+    assert streamed(client, order, tools) == expected(case.raw, tools, streamed=True)
+
+
+def test_ids_and_indexes_of_several_calls(client) -> None:
+    result = toolgram.parse(TWO_CALLS, TOOLS)
+    ids = [c.to_openai()["id"] for c in result.calls]
+    for seed in range(5):  # (whatever the chunking)
+        got = streamed(client, {"text": TWO_CALLS, "seed": seed})
+        assert [c["id"] for c in got["tool_calls"]] == ids
+        assert [json.loads(c["function"]["arguments"]) for c in got["tool_calls"]] == [c.arguments for c in result.calls]
+    response = ask(client, {"text": TWO_CALLS})
+    assert [c.id for c in response.choices[0].message.tool_calls] == ids
+    assert response.choices[0].finish_reason == "tool_calls" and response.choices[0].message.content == "Both."
+
+
+def test_the_sdk_stream_helper_assembles_the_calls(client) -> None:
+    # (The SDK's own accumulator: what agents built on client.beta... / .stream() see.)
+    with client.chat.completions.stream(
+        model="replay", messages=[{"role": "user", "content": json.dumps({"text": TWO_CALLS, "seed": 3})}], tools=TOOLS
+    ) as stream:
+        for _ in stream:
+            pass
+        final = stream.get_final_completion()
+    calls = final.choices[0].message.tool_calls
+    assert [c.function.name for c in calls] == ["get_weather", "search_web"]
+    assert json.loads(calls[1].function.arguments) == {"query": "Lima museums"}
+
+
+def test_tool_choice_none_does_not_parse(client, backend) -> None:
+    for kw in ({"tool_choice": "none"}, {"tools": openai.NOT_GIVEN}):
+        response = ask(client, {"text": TWO_CALLS}, **({"tools": TOOLS} | kw))
+        assert response.choices[0].message.content == TWO_CALLS and not response.choices[0].message.tool_calls
+        got = streamed(client, {"text": TWO_CALLS}, **({"tools": TOOLS} | kw))
+        assert got["content"] == TWO_CALLS and got["tool_calls"] == [] and got["finish_reason"] == "stop"
+    forwarded = httpx.get(backend + "/last").json()
+    assert "tool_choice" not in forwarded and "tools" not in forwarded
+
+
+def test_tool_choice_naming_a_function_offers_only_that_tool(client) -> None:
+    choice = {"type": "function", "function": {"name": "search_web"}}
+    only = [TOOLS[1]]
+    response = ask(client, {"text": TWO_CALLS}, tool_choice=choice)
+    assert whole(response) == expected(TWO_CALLS, only)
+    assert [c.function.name for c in response.choices[0].message.tool_calls] == ["search_web"]
+    assert "get_weather" in whole(response)["errors"][0]  # (not offered: an error, not a call)
+    assert streamed(client, {"text": TWO_CALLS}, tool_choice=choice) == expected(TWO_CALLS, only, streamed=True)
+    with pytest.raises(openai.BadRequestError, match="not in 'tools'"):
+        ask(client, {"text": TWO_CALLS}, tool_choice={"type": "function", "function": {"name": "book_flight"}})
+
+
+def test_parallel_tool_calls_false_gives_the_first_call(client, backend) -> None:
+    response = ask(client, {"text": TWO_CALLS}, parallel_tool_calls=False)
+    assert [c.function.name for c in response.choices[0].message.tool_calls] == ["get_weather"]
+    assert whole(response) == expected(TWO_CALLS, TOOLS, parallel_tool_calls=False)
+    got = streamed(client, {"text": TWO_CALLS, "seed": 2}, parallel_tool_calls=False)
+    assert got == expected(TWO_CALLS, TOOLS, streamed=True, parallel_tool_calls=False)
+    assert "parallel_tool_calls" not in httpx.get(backend + "/last").json()
+
+
+def test_an_unknown_tool_reaches_the_client_as_an_error(client) -> None:
+    raw = 'Booking.<tool_call>{"name": "book_flight", "arguments": {"to": "Oslo"}}</tool_call>'
+    response = ask(client, {"text": raw})
+    assert not response.choices[0].message.tool_calls
+    errors = response.choices[0].message.model_extra["toolgram"]["errors"]
+    assert errors == toolgram.parse(raw, TOOLS).errors and "book_flight" in errors[0]
+    assert streamed(client, {"text": raw, "seed": 4})["errors"] == errors
+
+
+def test_models_and_health(client, backend) -> None:
+    assert [m.id for m in client.models.list()] == ["replay"]
+    assert httpx.get(str(client.base_url).replace("/v1/", "/health")).json()["status"] == "ok"
+
+
+def test_a_backend_that_is_down_is_a_502_with_a_message() -> None:
+    proc, url = serve(f"http://127.0.0.1:{free_port()}")
+    try:
+        down = openai.OpenAI(base_url=url + "/v1", api_key="unused", max_retries=0)
+        for stream in (False, True):
+            with pytest.raises(openai.APIStatusError) as caught:
+                ask(down, {"text": "hi"}, stream=stream)
+            assert caught.value.status_code == 502 and "cannot be reached" in caught.value.message
+        with pytest.raises(openai.APIStatusError) as caught:
+            down.models.list()
+        assert caught.value.status_code == 502
+    finally:
+        stop(proc)
+
+
+def test_a_backend_error_status_is_passed_on(client) -> None:
+    with pytest.raises(openai.APIStatusError) as caught:
+        ask(client, {"text": "hi", "status": 500})
+    assert caught.value.status_code == 502 and "failing on request" in caught.value.message
+    with pytest.raises(openai.BadRequestError, match="failing on request"):
+        ask(client, {"text": "hi", "status": 400}, stream=True)
+
+
+def test_a_slow_backend_is_waited_for_then_timed_out(client) -> None:
+    raw = 'One moment.<tool_call>{"name": "get_weather", "arguments": {"city": "Oslo"}}</tool_call>'
+    slow = {"text": raw, "delay": 0.02}  # (between chunks: well within the timeout)
+    assert streamed(client, slow) == expected(raw, TOOLS, streamed=True)
+    assert whole(ask(client, {"text": raw, "delay": 1.0})) == expected(raw, TOOLS)
+    with pytest.raises(openai.APIStatusError) as caught:
+        ask(client, {"text": raw, "delay": SERVE_TIMEOUT + 1})
+    assert caught.value.status_code == 504
+    # (Streamed, the backend's headers came at once: the status is sent, the error follows.)
+    with pytest.raises(openai.APIError, match="stalled"):
+        for _ in ask(client, {"text": raw, "delay": SERVE_TIMEOUT + 1}, stream=True):
+            pass
+
+
+def test_a_broken_stream_reaches_the_client_as_an_error(client) -> None:
+    raw = "Some prose first. " * 5 + '<tool_call>{"name": "get_weather", "arguments": {"city": "Oslo"}}</tool_call>'
+    content = []
+    with pytest.raises(openai.APIError, match="broke off"):
+        for chunk in ask(client, {"text": raw, "break_after": 6}, stream=True):
+            content.append(chunk.choices[0].delta.content or "" if chunk.choices else "")
+    assert raw.startswith("".join(content))  # (what came before the break, and nothing invented)
+
+
+def test_prompt_writes_the_tools_into_the_system_prompt(backend) -> None:
+    proc, url = serve(backend, "--prompt", "hermes", "--api-key", "sesame")
+    try:
+        with pytest.raises(openai.AuthenticationError):
+            ask(openai.OpenAI(base_url=url + "/v1", api_key="wrong", max_retries=0), {"text": "hi"})
+        prompted = openai.OpenAI(base_url=url + "/v1", api_key="sesame", max_retries=0)
+        response = ask(prompted, {"text": TWO_CALLS})
+        assert len(response.choices[0].message.tool_calls) == 2
+        forwarded = httpx.get(backend + "/last").json()
+        assert "tools" not in forwarded
+        system = forwarded["messages"][0]
+        assert system["role"] == "system" and "search_web" in system["content"] and "<tool_call>" in system["content"]
+    finally:
+        stop(proc)
