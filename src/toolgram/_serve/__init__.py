@@ -276,7 +276,7 @@ async def _stream(client: httpx.AsyncClient, plan: _Plan, formats: Any) -> Respo
                 chunk = json.loads(data)
                 if not isinstance(chunk, dict):
                     raise TypeError("a stream event is not an object")
-                if "error" in chunk:
+                if chunk.get("error"):
                     yield _sse({"error": {"message": f"The backend failed: {_message_of(data.encode())}", "type": "backend_error"}})
                     return
                 if adapter is None:
@@ -286,16 +286,16 @@ async def _stream(client: httpx.AsyncClient, plan: _Plan, formats: Any) -> Respo
                     delta = choice.get("delta") or {}
                     reason = choice.get("finish_reason") or reason
                     if delta.get("reasoning_content"):
-                        for out in adapter.reasoning(delta["reasoning_content"]):
-                            yield _sse(out)
+                        yield "".join(map(_sse, adapter.reasoning(delta["reasoning_content"])))
                     if delta.get("content"):
                         # (Parsed in the loop: a delta costs in proportion to its length,
                         # far less than a hop to a thread for a few characters.)
-                        for out in adapter.feed(delta["content"]):
-                            yield _sse(out)
+                        out = adapter.feed(delta["content"])
+                        if out:  # (one write for what one backend chunk gives)
+                            yield "".join(map(_sse, out))
             else:
-                # (The body ended without [DONE]: a stream that was cut.)
-                raise ValueError("the stream ended without [DONE]")
+                if reason is None:  # (the body ended with neither [DONE] nor a finish_reason: cut)
+                    raise ValueError("the stream ended before the reply did")
         except (httpx.HTTPError, ValueError, TypeError, AttributeError) as exc:
             if isinstance(exc, httpx.TimeoutException):
                 error = {"message": "The backend's stream stalled: nothing came in time.", "type": "backend_timeout"}
