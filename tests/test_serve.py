@@ -244,7 +244,9 @@ def test_parallel_tool_calls_false_gives_the_first_call(client, backend) -> None
     assert whole(response) == expected(TWO_CALLS, TOOLS, parallel_tool_calls=False)
     got = streamed(client, {"text": TWO_CALLS, "seed": 2}, parallel_tool_calls=False)
     assert got == expected(TWO_CALLS, TOOLS, streamed=True, parallel_tool_calls=False)
-    assert "parallel_tool_calls" not in httpx.get(backend + "/last").json()
+    forwarded = httpx.get(backend + "/last").json()
+    assert "parallel_tool_calls" not in forwarded
+    assert forwarded["tools"] == TOOLS and forwarded["tool_choice"] == "none"  # (the backend reads no calls)
 
 
 def test_an_unknown_tool_reaches_the_client_as_an_error(client) -> None:
@@ -321,3 +323,13 @@ def test_prompt_writes_the_tools_into_the_system_prompt(backend) -> None:
         assert system["role"] == "system" and "search_web" in system["content"] and "<tool_call>" in system["content"]
     finally:
         stop(proc)
+
+
+def test_the_readme_snippet_runs(backend, client, capsys) -> None:
+    readme = (HERE.parent / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Serve", 1)[1].split("\n## ", 1)[0]
+    code = section.split("```py\n", 1)[1].split("```", 1)[0]
+    assert "http://127.0.0.1:8000/v1" in code
+    exec(compile(code.replace("http://127.0.0.1:8000/v1", str(client.base_url)), "README:Serve", "exec"), {})
+    out = capsys.readouterr().out
+    assert "get_weather {}" in out and "call_" in out

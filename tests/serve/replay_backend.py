@@ -8,7 +8,8 @@ and optionally "seed" (the chunking: pieces of 1-12 characters, as a server stre
 tokens at a time), "delay" (seconds before the reply and between chunks), "break_after"
 (chunks sent before the stream breaks off, the connection dropped mid-body), "status"
 (an error status to answer with), "finish_reason". A message that is not such JSON is
-replied to with "echo: " and its text. GET /last gives the last request's body.
+answered with a Hermes call to the first tool offered, without arguments, or with "echo: "
+and its text when there are no tools. GET /last gives the last request's body.
 """
 
 from __future__ import annotations
@@ -50,6 +51,10 @@ def directive(body: dict) -> dict:
             return order
     except (ValueError, TypeError):
         pass
+    tools = body.get("tools") or []
+    if tools:  # (a question in words, tools offered: a call to the first, as a Hermes model writes it)
+        name = tools[0].get("function", {}).get("name", "tool")
+        return {"text": f'<tool_call>\n{{"name": "{name}", "arguments": {{}}}}\n</tool_call>'}
     return {"text": f"echo: {content}"}
 
 

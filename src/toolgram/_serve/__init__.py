@@ -5,7 +5,8 @@
 
 The backend is any OpenAI-compatible server that writes the model's reply into `content`
 without reading tool calls out of it (llama.cpp's server, vLLM or SGLang without a tool
-parser, Ollama...). Each request is forwarded as it came, but for what is honoured here:
+parser, Ollama...). Each request is forwarded as it came (its tools with tool_choice
+"none": the chat template shows them, the backend reads nothing), but for what is honoured here:
 `tool_choice` ("none": the reply is not parsed; a named function: only that tool is
 offered to the parser) and `parallel_tool_calls` (false: the first call only). With
 `prompt=FORMAT` the tools are written into the system prompt (toolgram.prompts) instead
@@ -183,6 +184,10 @@ class _Plan:
         forward = {k: v for k, v in body.items() if k not in _HONOURED}
         if not self.parse or prompt is not None:
             forward.pop("tools", None)
+        elif forward.get("tools"):
+            # The backend's chat template shows the model the tools; "none" keeps the backend's
+            # own tool parser, if it has one, off (vLLM refuses "auto" without one).
+            forward["tool_choice"] = "none"
         if self.parse and prompt is not None:
             forward["messages"] = _with_system(list(body["messages"]), render_prompt(self.tools, prompt))
         self.forward = forward
