@@ -330,6 +330,17 @@ def test_the_readme_snippet_runs(backend, client, capsys) -> None:
     section = readme.split("## Serve", 1)[1].split("\n## ", 1)[0]
     code = section.split("```py\n", 1)[1].split("```", 1)[0]
     assert "http://127.0.0.1:8000/v1" in code
-    exec(compile(code.replace("http://127.0.0.1:8000/v1", str(client.base_url)), "README:Serve", "exec"), {})
+    exec(compile(code.replace("http://127.0.0.1:8000/v1", str(client.base_url)), "README:Serve", "exec"), {})  # noqa: S102 - the README block, as test_readme_examples runs them
     out = capsys.readouterr().out
     assert "get_weather {}" in out and "call_" in out
+
+
+def test_requests_it_cannot_read_are_400s(client) -> None:
+    url = str(client.base_url) + "chat/completions"
+    assert httpx.post(url, content=b"{not json").status_code == 400
+    assert httpx.post(url, json={"model": "m"}).json()["error"]["message"].startswith("'messages' is required")
+    bad_tools = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "tools": [42]}
+    reply = httpx.post(url, json=bad_tools)
+    assert reply.status_code == 400 and "'tools' cannot be read" in reply.json()["error"]["message"]
+    odd_choice = {**bad_tools, "tools": TOOLS, "tool_choice": {"type": "function", "function": "x"}}
+    assert httpx.post(url, json=odd_choice).status_code == 400

@@ -28,7 +28,10 @@ class Reasoning:
 
 @dataclass(frozen=True)
 class CallStart:
-    """A call's name is known. `index` is its position in the final result.calls."""
+    """A call's name is known. `index` is its position in the final result.calls.
+    `id` is the model's own (MFCS call_id, Mistral [CALL_ID]) and None otherwise: the id
+    OpenAI clients get, the model's or one derived from the whole call, is that of
+    CallDone's `call.to_openai()` (toolgram.openai.CompletionStream sends it)."""
 
     index: int
     name: str

@@ -32,6 +32,7 @@ from .. import parse
 from .._pipeline import select_formats
 from .._result.model import ParseResult
 from .._tools.prompts import render_prompt
+from .._tools.tools import normalize_tools
 from ..openai import CompletionStream, completion
 
 __all__ = ["create_app", "serve"]
@@ -105,7 +106,7 @@ def create_app(
             return denied
         try:
             reply = await _send(client(), "GET", "/v1/models", None)
-            body = await reply.aread()
+            body = await _read(reply, client())
         except _BackendError as exc:
             return exc.response()
         return Response(body, status_code=reply.status_code, media_type="application/json")
@@ -128,7 +129,7 @@ def create_app(
             return await _stream(client(), plan, formats)
         try:
             reply = await _send(client(), "POST", "/v1/chat/completions", plan.forward)
-            data = json.loads(await reply.aread())
+            data = json.loads(await _read(reply, client()))
             choice = data["choices"][0]
             message = choice.get("message") or {}
         except _BackendError as exc:
@@ -177,10 +178,16 @@ class _Plan:
         self.parse = tools is not None and choice != "none"
         self.tools = tools
         if isinstance(choice, dict):  # {"type": "function", "function": {"name": ...}}
-            name = (choice.get("function") or {}).get("name")
+            function = choice.get("function")
+            name = function.get("name") if isinstance(function, dict) else None
             self.tools = [t for t in tools or [] if _tool_name(t) == name]
             if not self.tools:
                 raise ValueError(f"tool_choice names a function that is not in 'tools': {name!r}")
+        if self.parse:
+            try:
+                normalize_tools(self.tools)
+            except (TypeError, ValueError) as exc:
+                raise ValueError(f"'tools' cannot be read: {exc}") from None
         forward = {k: v for k, v in body.items() if k not in _HONOURED}
         if not self.parse or prompt is not None:
             forward.pop("tools", None)
@@ -245,6 +252,18 @@ async def _send(client: httpx.AsyncClient, method: str, path: str, body: Any) ->
         status = reply.status_code if reply.status_code < 500 else 502
         raise _BackendError(status, f"The backend answered {reply.status_code}: {_message_of(raw)}")
     return reply
+
+
+async def _read(reply: httpx.Response, client: httpx.AsyncClient) -> bytes:
+    """The whole body of a reply _send opened; a body that stalls or breaks off as _BackendError."""
+    try:
+        return await reply.aread()
+    except httpx.TimeoutException:
+        raise _BackendError(504, f"The backend at {client.base_url} stopped answering.", "backend_timeout") from None
+    except httpx.HTTPError as exc:
+        raise _BackendError(502, f"The backend's reply broke off: {exc or type(exc).__name__}.") from None
+    finally:
+        await reply.aclose()
 
 
 def _message_of(raw: bytes) -> str:
