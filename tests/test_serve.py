@@ -15,6 +15,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -68,11 +69,14 @@ def free_port() -> int:
 
 def start(args: list[str], port: int) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")])}
-    proc = subprocess.Popen([sys.executable, *args], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    # (stderr to a file, not a pipe nobody reads: a server that logs much would block on it)
+    log = tempfile.TemporaryFile()
+    proc = subprocess.Popen([sys.executable, *args], env=env, stdout=subprocess.DEVNULL, stderr=log)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"{args} exited: {proc.stderr.read().decode()}")
+            log.seek(0)
+            raise RuntimeError(f"{args} exited: {log.read().decode()}")
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=0.2):
                 return proc
