@@ -132,11 +132,13 @@ def create_app(
             data = json.loads(await _read(reply, client()))
             choice = data["choices"][0]
             message = choice.get("message") or {}
+            content = message.get("content") or ""
+            if not isinstance(content, str):
+                raise TypeError("content is not text")
         except _BackendError as exc:
             return exc.response()
         except (ValueError, KeyError, IndexError, TypeError, AttributeError):
             return error_response(502, "The backend's reply is not a chat completion.", "backend_error")
-        content = message.get("content") or ""
         result = await run_in_threadpool(plan.read, content, formats)
         out = completion(
             result,
