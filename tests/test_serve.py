@@ -290,6 +290,13 @@ def test_a_backend_error_status_is_passed_on(client) -> None:
         ask(client, {"text": "hi", "status": 400}, stream=True)
 
 
+def test_a_reply_that_is_no_chat_completion_is_a_502(client) -> None:
+    for body in ({"hello": 1}, {"choices": [{"message": {"content": ["a", "list"]}}]}, [1, 2]):
+        with pytest.raises(openai.APIStatusError) as caught:
+            ask(client, {"text": "", "body": body})
+        assert caught.value.status_code == 502 and "not a chat completion" in caught.value.message
+
+
 def test_a_slow_backend_is_waited_for_then_timed_out(client) -> None:
     raw = 'One moment.<tool_call>{"name": "get_weather", "arguments": {"city": "Oslo"}}</tool_call>'
     slow = {"text": raw, "delay": 0.02}  # (between chunks: well within the timeout)

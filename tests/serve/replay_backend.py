@@ -7,7 +7,7 @@ The last user message says what to reply, as JSON:
 and optionally "seed" (the chunking: pieces of 1-12 characters, as a server streams a few
 tokens at a time), "delay" (seconds before the reply and between chunks), "break_after"
 (chunks sent before the stream breaks off, the connection dropped mid-body), "status"
-(an error status to answer with), "finish_reason". A message that is not such JSON is
+(an error status to answer with), "body" (a JSON body to answer with instead), "finish_reason". A message that is not such JSON is
 answered with a Hermes call to the first tool offered, without arguments, or with "echo: "
 and its text when there are no tools. GET /last gives the last request's body.
 """
@@ -64,6 +64,8 @@ async def chat(request):
     last.update(body)
     order = directive(body)
     delay = float(order.get("delay", 0))
+    if "body" in order:  # (a reply that is no chat completion)
+        return JSONResponse(order["body"])
     if order.get("status"):
         return JSONResponse({"error": {"message": "replay backend: failing on request", "type": "server_error"}}, status_code=order["status"])
     text, model, created = order["text"], body.get("model", "replay"), int(time.time())
