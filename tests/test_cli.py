@@ -6,7 +6,6 @@ same input, so these tests do not pin parse outcomes that other tests own.
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import queue
@@ -21,7 +20,6 @@ import pytest
 import toolgram
 from toolgram._audit import cli as _cli
 from toolgram._audit.cases import result_data, result_json
-from toolgram._audit.check import Progress
 from toolgram._grammar.registry import default_registry, load_user_format
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
@@ -145,8 +143,8 @@ def _bad_cases(tmp_path: Path) -> list[list[str]]:
         wrong_tools += [
             *([c, "--tools", str(path), f] for c in ("parse", "explain", "check")),
             ["stream", "--tools", str(path)],
-            ["check", str(record)],
-            ["check", str(case.parent)],
+            ["check", "--strict", str(record)],  # (without --strict: skipped, exit 3; tests/test_check_logs.py)
+            ["check", "--strict", str(case.parent)],
         ]
     return wrong_tools + [
         [],
@@ -160,9 +158,9 @@ def _bad_cases(tmp_path: Path) -> list[list[str]]:
         ["explain", str(tmp_path / "missing.txt")],
         ["check"],
         ["check", str(tmp_path / "missing")],
-        ["check", str(bad_jsonl)],
+        ["check", "--strict", str(bad_jsonl)],
         ["check", "--jobs", "0", str(CORPUS / "hermes")],
-        ["check", str(tmp_path)],  # no cases
+        ["check", str((tmp_path / "empty").mkdir() or tmp_path / "empty")],  # no cases
         ["new-format", "Bad Name", "--example", f],
         ["new-format", "ok_name"],  # --example missing
         ["new-format", "hermes", "--example", f, "--dir", str(tmp_path / "nf")],  # a built-in's name
@@ -183,14 +181,14 @@ def test_bad_arguments_and_files(tmp_path: Path, capsys: pytest.CaptureFixture[s
     # the messages say what is wrong
     _cli.main(["parse", "--grammar-path", str(tmp_path / "broken.lark"), str(REPAIRED)])
     assert f"{tmp_path / 'broken.lark'}:3: " in capsys.readouterr().err
-    _cli.main(["check", str(tmp_path / "bad.jsonl")])
+    _cli.main(["check", "--strict", str(tmp_path / "bad.jsonl")])
     assert f"{tmp_path / 'bad.jsonl'}:2: " in capsys.readouterr().err
     _cli.main(["parse", "--tools", str(tmp_path / "wrong_tools_0.json"), str(REPAIRED)])
     assert capsys.readouterr().err == (
         f"toolgram: error: {tmp_path / 'wrong_tools_0.json'}: not tools (tools must be names, tool definitions or None, not int)\n"
     )
-    _cli.main(["check", str(tmp_path / "wrong_tools_1.jsonl")])
-    assert capsys.readouterr().err.startswith(f"toolgram: error: {tmp_path / 'wrong_tools_1.jsonl'}:1: not tools (")
+    _cli.main(["check", "--strict", str(tmp_path / "wrong_tools_1.jsonl")])
+    assert capsys.readouterr().err.startswith(f'toolgram: error: {tmp_path / "wrong_tools_1.jsonl"}:1: "tools" is not tools (')
 
 
 # -- stream ------------------------------------------------------------------------------
@@ -496,8 +494,8 @@ def test_check_reads_in_think_from_the_case_or_the_option(tmp_path: Path, capsys
     data = json.loads(run("check", "--json", "--in-think", str(folder)).stdout)
     assert [c["calls"] for c in data["cases"]] == [[], []]
     (folder / "plain.in_think.json").write_text('"yes"', encoding="utf-8")
-    assert _cli.main(["check", str(folder)]) == 2
-    assert "plain.in_think.json: expected true or false" in capsys.readouterr().err
+    assert _cli.main(["check", str(folder)]) == 3  # a bad case is skipped, and said
+    assert "plain.in_think.json: expected true or false" in capsys.readouterr().out
 
 
 def test_check_jobs_gives_the_same_table(capsys: pytest.CaptureFixture[str]) -> None:
@@ -535,22 +533,39 @@ KNOWN_SHARED_MISMATCHES = [
 ]
 
 
-def test_progress_bar_only_on_a_terminal() -> None:
-    class Tty(io.StringIO):
-        def isatty(self) -> bool:
-            return True
+def test_progress_bar_only_on_a_terminal(tmp_path: Path) -> None:
+    """A real terminal on stderr (a pty) gets tqdm's bar, with records per second; a pipe gets none."""
+    pytest.importorskip("tqdm")
+    import fcntl
+    import pty
+    import struct
+    import termios
 
-    tty, pipe = Tty(), io.StringIO()
-    for stream in (tty, pipe):
-        bar = Progress(100, stream)
-        for done in range(1, 101):
-            bar(done)
-        bar.close()
-    assert "100/100 cases" in tty.getvalue() and tty.getvalue().endswith("\r")
-    assert pipe.getvalue() == ""
-    short = Tty()
-    Progress(3, short)(3)
-    assert short.getvalue() == ""  # short runs: no bar
+    log = tmp_path / "many.jsonl"
+    log.write_text("".join(json.dumps({"raw": f"reply {i}"}) + "\n" for i in range(300)), encoding="utf-8")
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))  # (a new pty is 0 columns wide)
+    env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "toolgram", "check", str(log)], stdout=subprocess.PIPE, stderr=slave, env=env, timeout=60
+    )
+    os.close(slave)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(master)
+    assert proc.returncode == 0
+    text = shown.decode("utf-8", "replace")
+    assert "300/300" in text and "records/s" in text, text
+    assert b"300/300" not in proc.stdout and b"records/s" not in proc.stdout
+    piped = run("check", str(log))
+    assert piped.returncode == 0 and piped.stderr == ""
 
 
 # -- new-format ------------------------------------------------------------------------------
@@ -630,7 +645,7 @@ def test_check_reads_truncated_from_the_case_or_the_option(tmp_path: Path, capsy
     cases = {c.id: c for c in load_cases([corpus, folder])}
     assert [cases[i].truncated for i in ("r/refused", "captures/refused", "captures/plain")] == ["error", "error", None]
     data = json.loads(run("check", "--json", str(folder), str(corpus)).stdout)
-    assert {c["id"]: c["calls"] for c in data["cases"]} == {
+    assert {c["id"]: [call["name"] for call in c["calls"]] for c in data["cases"]} == {
         "captures/plain": ["get_weather"],
         "captures/refused": [],
         "r/refused": [],
@@ -638,5 +653,7 @@ def test_check_reads_truncated_from_the_case_or_the_option(tmp_path: Path, capsy
     data = json.loads(run("check", "--json", "--truncated", "error", str(folder)).stdout)
     assert [c["calls"] for c in data["cases"]] == [[], []]
     (folder / "plain.truncated.json").write_text('"refuse"', encoding="utf-8")
-    assert _cli.main(["check", str(folder)]) == 2
+    assert _cli.main(["check", str(folder)]) == 3
+    assert 'plain.truncated.json: expected "repair" or "error"' in capsys.readouterr().out
+    assert _cli.main(["check", "--strict", str(folder)]) == 2
     assert 'plain.truncated.json: expected "repair" or "error"' in capsys.readouterr().err

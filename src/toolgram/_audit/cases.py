@@ -48,6 +48,7 @@ class Case:
     label: str = ""  # the folder name, or the record's descriptive `format`
     in_think: bool = False  # the reply starts inside a <think> block (parse's in_think)
     truncated: str | None = None  # parse's truncated ("repair", "error"); None: not said (the default, or the command's)
+    expected_other: bool = False  # the record's `expected` is not a list of calls (another tool's answer key): not compared
 
 
 def load_cases(paths: list[str | Path]) -> list[Case]:
@@ -137,7 +138,9 @@ def _txt(path: Path, case_id: str) -> Case:
 
 def _jsonl(path: Path, prefix: str) -> list[Case]:
     try:
-        lines = path.read_bytes().decode("utf-8").splitlines()
+        # Split on "\n" only: U+2028, U+0085, \x1c… are characters inside a record (json.dumps
+        # with ensure_ascii=False writes them as is), not line ends as for str.splitlines().
+        lines = path.read_bytes().decode("utf-8").removeprefix("\ufeff").split("\n")
     except (OSError, UnicodeDecodeError) as exc:
         raise CaseError(f"{path}: {_one_line(exc)}") from None
     cases = []

@@ -11,13 +11,14 @@ Statuses: "clean" (no repairs, no errors), "repaired" (a call was repaired, no e
 from __future__ import annotations
 
 import sys
-import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, TextIO
+from itertools import islice
+from typing import Any, Iterable, Iterator, TextIO
 
-from .cases import Case, mismatch
+from .cases import Case, mismatch, result_data
+from .logs import Bad, Fields, Unit, to_case
 from .._pipeline import parse
 
 NO_CALL = "(no call)"
@@ -35,6 +36,12 @@ class Outcome:
     errors: list[str] = field(default_factory=list)
     mismatch: str | None = None
     checked: bool = False  # the case had an expectation
+    data: dict | None = None  # the whole result (cases.result_data): calls with arguments, text, spans…
+    expected_other: bool = False  # an `expected` not compared (not a list of calls)
+
+
+class InternalError(Exception):
+    """parse() raised on a record: a bug of ours, reported with the record's place."""
 
 
 # Settings a worker process needs; set by _init in each worker (and in-process).
@@ -49,14 +56,20 @@ def _init(settings: dict[str, Any]) -> None:
 def run_case(case: Case) -> Outcome:
     tools = case.tools if case.tools is not None else _settings.get("tools")
     formats = list(case.formats) if case.formats is not None else _settings.get("formats")
-    result = parse(
-        case.raw,
-        tools,
-        formats=formats,
-        grammar_paths=_settings.get("grammar_paths"),
-        in_think=case.in_think or _settings.get("in_think", False),
-        truncated=case.truncated or _settings.get("truncated", "repair"),
-    )
+    try:
+        result = parse(
+            case.raw,
+            tools,
+            formats=formats,
+            grammar_paths=_settings.get("grammar_paths"),
+            in_think=case.in_think or _settings.get("in_think", False),
+            max_chars=_settings.get("max_chars", 32_768),
+            truncated=case.truncated or _settings.get("truncated", "repair"),
+        )
+    except (KeyboardInterrupt, MemoryError):
+        raise
+    except Exception as exc:  # noqa: BLE001 - said with the record's place (exit status 70)
+        raise InternalError(f"{case.source}: {type(exc).__name__}: {exc}") from exc
     repairs: list[str] = []
     for call in result.calls:
         repairs += [r for r in call.repairs if r not in repairs]
@@ -72,52 +85,86 @@ def run_case(case: Case) -> Outcome:
         errors=list(result.errors),
         mismatch=mismatch(case.expected, result.calls),
         checked=case.expected is not None,
+        data=dict(result_data(result)),
+        expected_other=case.expected_other,
     )
 
 
-def run_all(
-    cases: list[Case],
-    settings: dict[str, Any],
-    jobs: int = 1,
-    progress: Callable[[int], None] | None = None,
-) -> list[Outcome]:
-    """Every case's outcome, in the order of `cases`."""
+def run_unit(unit: Unit) -> Outcome | Bad:
+    case = to_case(unit, _settings.get("fields") or Fields())
+    return case if isinstance(case, Bad) else run_case(case)
+
+
+def run_chunk(chunk: list[Unit]) -> list[Outcome | Bad]:
+    return [run_unit(u) for u in chunk]
+
+
+def run_stream(units: Iterable[Unit], settings: dict[str, Any], jobs: int = 1, chunk: int = 64) -> Iterator[Outcome | Bad]:
+    """Every unit's outcome (or Bad record), in input order, as they come. With jobs > 1,
+    chunks of units go to `jobs` processes, a bounded number at a time, so that memory
+    stays flat whatever the input's length; the workers decode the records too (JSON
+    decoding is a fair share of the work)."""
     _init(settings)
-    out: list[Outcome] = []
-    if jobs <= 1 or len(cases) < 2:
-        for case in cases:
-            out.append(run_case(case))
-            if progress:
-                progress(len(out))
-        return out
-    chunk = max(1, min(64, len(cases) // (jobs * 8)))
+    if jobs <= 1:
+        for unit in units:
+            yield run_unit(unit)
+        return
+    it = iter(units)
+    window = jobs * 4
     with ProcessPoolExecutor(max_workers=jobs, initializer=_init, initargs=(settings,)) as pool:
-        for outcome in pool.map(run_case, cases, chunksize=chunk):
-            out.append(outcome)
-            if progress:
-                progress(len(out))
-    return out
+        pending: deque = deque()
+        try:
+            while True:
+                batch = list(islice(it, chunk))
+                if batch:
+                    pending.append(pool.submit(run_chunk, batch))
+                if pending and (len(pending) >= window or not batch):
+                    yield from pending.popleft().result()
+                elif not batch:
+                    return
+        finally:
+            for future in pending:
+                future.cancel()
+
+
+def run_all(cases: list[Case], settings: dict[str, Any], jobs: int = 1) -> list[Outcome]:
+    """Every case's outcome, in the order of `cases`."""
+    return [o for o in run_stream((Unit("case", c) for c in cases), settings, jobs) if isinstance(o, Outcome)]
 
 
 COLUMNS = ("cases", "clean", "repaired", "errors", "mismatches")
 
 
-def summarize(outcomes: Iterable[Outcome], by: str = "format") -> "OrderedDict[str, dict[str, int]]":
-    rows: dict[str, dict[str, int]] = {}
-    for o in outcomes:
-        key = (o.label or "?") if by == "label" else o.format
-        row = rows.setdefault(key, dict.fromkeys(COLUMNS, 0) | {"checked": 0})
+class Tally:
+    """The summary's counts, one outcome at a time (nothing else is kept)."""
+
+    def __init__(self, by: str = "format") -> None:
+        self.by = by
+        self._rows: dict[str, dict[str, int]] = {}
+
+    def add(self, o: Outcome) -> None:
+        key = (o.label or "?") if self.by == "label" else o.format
+        row = self._rows.setdefault(key, dict.fromkeys(COLUMNS, 0) | {"checked": 0})
         row["cases"] += 1
         row[{"clean": "clean", "repaired": "repaired", "error": "errors"}[o.status]] += 1
         row["checked"] += o.checked
         row["mismatches"] += o.mismatch is not None
-    ordered = OrderedDict(sorted(rows.items(), key=lambda kv: (kv[0] == NO_CALL, kv[0])))
-    total = dict.fromkeys(COLUMNS, 0) | {"checked": 0}
-    for row in ordered.values():
-        for k in total:
-            total[k] += row[k]
-    ordered["total"] = total
-    return ordered
+
+    def rows(self) -> "OrderedDict[str, dict[str, int]]":
+        ordered = OrderedDict(sorted(self._rows.items(), key=lambda kv: (kv[0] == NO_CALL, kv[0])))
+        total = dict.fromkeys(COLUMNS, 0) | {"checked": 0}
+        for row in ordered.values():
+            for k in total:
+                total[k] += row[k]
+        ordered["total"] = total
+        return ordered
+
+
+def summarize(outcomes: Iterable[Outcome], by: str = "format") -> "OrderedDict[str, dict[str, int]]":
+    tally = Tally(by)
+    for o in outcomes:
+        tally.add(o)
+    return tally.rows()
 
 
 def table(rows: "OrderedDict[str, dict[str, int]]", title: str = "format") -> list[str]:
@@ -138,32 +185,18 @@ def table(rows: "OrderedDict[str, dict[str, int]]", title: str = "format") -> li
     return lines
 
 
-class Progress:
-    """A one-line progress bar on a terminal: `[#####.....] 120/350 cases`. Silent when
-    the stream is not a TTY or the run is short."""
-
-    def __init__(self, total: int, stream: TextIO | None = None, min_total: int = 20) -> None:
-        self.stream = stream if stream is not None else sys.stderr
-        self.total = total
-        self.on = total >= min_total and _isatty(self.stream)
-        self.last = 0.0
-
-    def __call__(self, done: int) -> None:
-        if not self.on:
-            return
-        now = time.monotonic()
-        if done < self.total and now - self.last < 0.1:
-            return
-        self.last = now
-        width = 30
-        filled = width * done // max(self.total, 1)
-        self.stream.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{self.total} cases")
-        self.stream.flush()
-
-    def close(self) -> None:
-        if self.on:
-            self.stream.write("\r" + " " * 60 + "\r")
-            self.stream.flush()
+def progress_bar(total: int | None, stream: TextIO | None = None) -> Any:
+    """A progress bar (tqdm: records, records per second, and the time left when the
+    total is known) on a terminal; None when the stream is no terminal or tqdm is not
+    installed (`pip install 'toolgram[progress]'`)."""
+    stream = stream if stream is not None else sys.stderr
+    if not _isatty(stream):
+        return None
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return None
+    return tqdm(total=total, file=stream, unit=" records", mininterval=0.25, dynamic_ncols=True)
 
 
 def _isatty(stream: Any) -> bool:

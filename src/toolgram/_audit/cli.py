@@ -5,10 +5,12 @@
     toolgram formats                 the known formats (built-in and user)
     toolgram grammar NAME|FILE       print a format's grammar file (warnings, declared conflicts on stderr)
     toolgram explain FILE            which format read which span, with which rules and repairs
-    toolgram check CORPUS...         run captured outputs; a table per format; exit 1 on a mismatch
+    toolgram check CORPUS...         run captured outputs or logs; a table per format; exit 1 on a
+                                     mismatch or a difference from --baseline, 3 on bad records
     toolgram new-format NAME --example FILE   a starting grammar and corpus case
 
-Exit status: 0 success, 1 `check` found a mismatch, 2 bad arguments, unreadable input or
+Exit status: 0 success, 1 `check` found a mismatch (or a difference from its baseline), 3
+`check` skipped bad records (and found nothing else), 2 bad arguments, unreadable input or
 a broken grammar (one line on stderr, never a traceback; a broken grammar's Lark
 explanation follows its first line, indented), 70 a bug of ours (one line;
 TOOLGRAM_DEBUG=1 shows the traceback), 141 the reader of stdout went away.
@@ -449,75 +451,199 @@ def _stopped(w: Any, st: Style, raw: str, attempt: Any) -> None:
 # -- check ---------------------------------------------------------------------------
 
 
+SHOWN = 100  # mismatches, errors listed in the table's output (--json: all)
+BAD_SHOWN = 20
+
+
 def cmd_check(args: argparse.Namespace) -> int:
-    from .cases import CaseError, load_cases
-    from .check import NO_CALL, Progress, run_all, summarize, table
+    from collections import Counter
+
+    from . import baseline as bl
+    from .check import NO_CALL, InternalError, Outcome, Tally, progress_bar, run_stream, table
+    from .logs import Fields, InputError, check_inputs, estimate, units
 
     try:
-        cases = load_cases(args.corpus)
-    except CaseError as exc:
+        check_inputs(args.corpus, args.input_format)
+    except InputError as exc:
         raise CLIError(str(exc)) from None
-    if not cases:
-        raise CLIError("no cases found (give .jsonl files, .txt files or folders of them)")
     formats = resolve_formats(args)
     if args.jobs < 1:
         raise CLIError("--jobs must be at least 1")
+    if args.examples < 0:
+        raise CLIError("--examples must be at least 0")
+    try:
+        failing = bl.failing_kinds(format_names(args.compare) or list(bl.DEFAULT_COMPARE))
+    except bl.BaselineError as exc:
+        raise CLIError(str(exc)) from None
+    if args.baseline and args.save_baseline and Path(args.baseline).resolve() == Path(args.save_baseline).resolve():
+        raise CLIError("--baseline and --save-baseline name the same file")
     settings = {
         "tools": read_tools(args.tools),
         "formats": formats,
         "grammar_paths": args.grammar_path or None,
         "in_think": args.in_think,
         "truncated": args.truncated,
+        "max_chars": args.max_chars,
+        "fields": Fields(raw=args.raw_field, tools=args.tools_field, id=args.id_field),
     }
     registry(args)  # a broken --grammar-path fails here, once, not in every worker
-    progress = Progress(len(cases))
     try:
-        outcomes = run_all(cases, settings, jobs=args.jobs, progress=progress)
-    finally:
-        progress.close()
-    rows = summarize(outcomes, by=args.by)
-    mismatches = [o for o in outcomes if o.mismatch is not None]
+        matcher = bl.Matcher(bl.read(args.baseline)) if args.baseline else None
+        writer = bl.Writer(args.save_baseline) if args.save_baseline else None
+    except bl.BaselineError as exc:
+        raise CLIError(str(exc)) from None
+
+    tally = Tally(args.by)
+    bad_count, bads = 0, []
+    mismatch_count, mismatches = 0, []
+    error_count, erring = 0, []
+    other_expected = 0
+    kind_counts: Counter = Counter()
+    examples: dict[str, list] = {k: [] for k in bl.KINDS}
+    failing_records = 0
+    n = 0
+    out = sys.stdout
     if args.json:
-        out_json(
-            {
-                "summary": rows,
-                "cases": [
-                    {
-                        "id": o.id,
-                        "source": o.source,
-                        "format": o.format,
-                        "status": o.status,
-                        "calls": o.calls,
-                        "repairs": o.repairs,
-                        "errors": o.errors,
-                        "mismatch": o.mismatch,
-                    }
-                    for o in outcomes
-                ],
+        out.write('{\n  "cases": [')
+    bar = progress_bar(estimate(args.corpus, args.input_format)) if _isatty(sys.stderr) else None
+
+    def differ(case_id: str, source: str, kinds: dict) -> bool:
+        for kind, text in kinds.items():
+            kind_counts[kind] += 1
+            if len(examples[kind]) < args.examples:
+                examples[kind].append({"id": case_id, "source": source, "difference": text})
+        return bool(failing & kinds.keys())
+
+    try:
+        for item in run_stream(units(args.corpus, args.input_format), settings, jobs=args.jobs):
+            if bar is not None:
+                bar.update(1)
+            if not isinstance(item, Outcome):
+                if args.strict:
+                    raise CLIError(f"{item.where}: {item.message} (--strict stops at the first bad record)")
+                bad_count += 1
+                if len(bads) < (1000 if args.json else BAD_SHOWN):
+                    bads.append(item)
+                continue
+            o = item
+            tally.add(o)
+            other_expected += o.expected_other
+            if o.mismatch is not None:
+                mismatch_count += 1
+                if args.json or len(mismatches) < SHOWN:
+                    mismatches.append(o)
+            if o.errors and args.show_errors and not args.json:
+                error_count += 1
+                if len(erring) < SHOWN:
+                    erring.append(o)
+            if writer is not None:
+                writer.write(bl.record(o.id, o.source, o.data))
+            kinds: dict = {}
+            if matcher is not None:
+                old = matcher.take(o.id)
+                kinds = {"new": "not in the baseline"} if old is None else bl.differences(old, o.data)
+                failing_records += differ(o.id, o.source, kinds)
+            if args.json:
+                entry = {
+                    "id": o.id, "source": o.source, "format": o.format, "status": o.status,
+                    "calls": o.data["calls"], "repairs": o.repairs, "errors": o.errors, "mismatch": o.mismatch,
+                }  # fmt: skip
+                if matcher is not None:
+                    entry["differences"] = kinds
+                out.write(("\n    " if n == 0 else ",\n    ") + json.dumps(entry, ensure_ascii=False))
+            n += 1
+        if matcher is not None:
+            for rec in matcher.rest():
+                failing_records += differ(rec["id"], rec.get("source", ""), {"missing": "not in this run"})
+    except InternalError as exc:
+        raise RuntimeError(str(exc)) from exc
+    except bl.BaselineError as exc:
+        raise CLIError(str(exc)) from None
+    finally:
+        if bar is not None:
+            bar.close()
+        if writer is not None:
+            writer.close()
+    if n == 0 and bad_count == 0:
+        raise CLIError("no cases found (give .jsonl, .jsonl.gz, .json, .csv, .parquet or .txt files, folders of them, or -)")
+    rows = tally.rows()
+    failed = mismatch_count > 0 or failing_records > 0
+    code = 1 if failed else (3 if bad_count else 0)
+    compared = sorted(failing, key=list(bl.KINDS).index)
+    if args.json:
+        tail: dict[str, Any] = {
+            "summary": rows,
+            "bad_records": {"count": bad_count, "shown": [{"where": b.where, "message": b.message} for b in bads]},
+            "expected_not_compared": other_expected,
+        }
+        if matcher is not None:
+            tail["baseline"] = {
+                "file": args.baseline,
+                "records": matcher.count,
+                "compare": compared,
+                "failing_records": failing_records,
+                "kinds": {
+                    k: {"title": title, "count": kind_counts[k], "fails": k in failing, "examples": examples[k]}
+                    for k, title in bl.KINDS.items()
+                },
             }
-        )
-        return 1 if mismatches else 0
+        out.write(("\n  ],\n" if n else "],\n") + json.dumps(tail, ensure_ascii=False, indent=2)[2:] + "\n")
+        return code
     st = Style(sys.stdout, args.color)
     w = sys.stdout.write
     lines = table(rows, "format" if args.by == "format" else "label")
     w(st(lines[0], "bold") + "\n" + "\n".join(lines[1:]) + "\n")
-    if args.show_errors:
-        erring = [o for o in outcomes if o.errors]
-        if erring:
-            w("\n" + st(f"errors ({len(erring)} cases)", "bold") + "\n")
-            for o in erring:
-                w(f"  {o.id} ({o.source}): " + st(o.errors[0], "red") + (f" (+{len(o.errors) - 1})" if len(o.errors) > 1 else "") + "\n")
+    if other_expected:
+        w(f"\n{other_expected} record(s) have an `expected` that is not a list of calls (another tool's answer key?): not compared\n")
+    if bad_count:
+        w("\n" + st(f"bad records ({bad_count}, skipped)", "bold", "yellow") + "\n")
+        for b in bads:
+            w(f"  {b.where}: {b.message}\n")
+        if bad_count > len(bads):
+            w(f"  … and {bad_count - len(bads)} more\n")
+    if erring:
+        w("\n" + st(f"errors ({error_count} cases)", "bold") + "\n")
+        for o in erring:
+            w(f"  {o.id} ({o.source}): " + st(o.errors[0], "red") + (f" (+{len(o.errors) - 1})" if len(o.errors) > 1 else "") + "\n")
+        if error_count > len(erring):
+            w(f"  … and {error_count - len(erring)} more (--json lists every outcome)\n")
+    if matcher is not None:
+        _baseline_report(w, st, args.baseline, matcher.count, kind_counts, examples, failing, compared)
     if mismatches:
-        w("\n" + st(f"mismatches ({len(mismatches)})", "bold", "red") + "\n")
+        w("\n" + st(f"mismatches ({mismatch_count})", "bold", "red") + "\n")
         for o in mismatches:
             where = o.format if o.format != NO_CALL else "no call"
             w(f"  {o.id} ({o.source}, {where}): {o.mismatch}\n")
             if o.errors:
                 w("    " + st(o.errors[0], "red") + "\n")
-        return 1
-    checked = rows["total"]["checked"]
-    w(f"\n{len(outcomes)} cases, {checked} with expected calls: " + st("no mismatch", "green") + "\n")
-    return 0
+        if mismatch_count > len(mismatches):
+            w(f"  … and {mismatch_count - len(mismatches)} more (--json lists every outcome)\n")
+    if not failed:
+        checked = rows["total"]["checked"]
+        verdict = "no mismatch" + (f", no difference in {', '.join(compared)}" if matcher is not None else "")
+        w(f"\n{n} cases, {checked} with expected calls: " + st(verdict, "green") + "\n")
+    if args.save_baseline:
+        w(f"baseline of {n} records written to {args.save_baseline}\n")
+    return code
+
+
+def _baseline_report(w: Any, st: Style, path: str, count: int, counts: Any, examples: dict, failing: set, compared: list) -> None:
+    from . import baseline as bl
+
+    w("\n" + st(f"against the baseline {path} ({count} records; failing: {', '.join(compared)})", "bold") + "\n")
+    width = max(len(t) for t in bl.KINDS.values())
+    for kind, title in bl.KINDS.items():
+        mark = "fails" if kind in failing and counts[kind] else ("" if kind in failing else "(not compared)")
+        line = f"  {title.ljust(width)}  {counts[kind]:>7}  {mark}".rstrip()
+        w((st(line, "red") if mark == "fails" else line) + "\n")
+    for kind, title in bl.KINDS.items():
+        if not examples[kind]:
+            continue
+        w(f"\n{title}:\n")
+        for ex in examples[kind]:
+            w(f"  {ex['id']} ({ex['source']}): {ex['difference']}\n")
+        if counts[kind] > len(examples[kind]):
+            w(f"  … and {counts[kind] - len(examples[kind])} more\n")
 
 
 # -- new-format ----------------------------------------------------------------------
@@ -662,12 +788,29 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="as JSON")
     p.set_defaults(func=cmd_explain)
 
-    p = sub.add_parser("check", parents=[common, reading, color], help="run captured outputs; exit 1 on a mismatch")
-    p.add_argument("corpus", nargs="+", metavar="CORPUS", help=".jsonl files, .txt cases or folders of them")
+    p = sub.add_parser("check", parents=[common, reading, limit, color], help="run captured outputs or logs; exit 1 on a mismatch")
+    p.add_argument(
+        "corpus", nargs="+", metavar="CORPUS",
+        help="logs (.jsonl, .jsonl.gz, .json arrays, .csv, .parquet), .txt cases, folders of them, or - (stdin)",
+    )  # fmt: skip
     p.add_argument("--jobs", "-j", type=int, default=1, metavar="N", help="parse in N processes")
     p.add_argument("--by", choices=("format", "label"), default="format", help="rows: detected format, or the case's folder / record label")
     p.add_argument("--show-errors", action="store_true", help="also list the cases with errors")
-    p.add_argument("--json", action="store_true", help="summary and per-case outcomes as JSON")
+    p.add_argument("--json", action="store_true", help="summary and per-case outcomes (calls with arguments) as JSON")
+    logs = p.add_argument_group("logs")
+    logs.add_argument("--input-format", choices=("jsonl", "json", "csv", "parquet", "txt"), help="the inputs' kind (default: from the name; stdin: sniffed, JSONL)")
+    logs.add_argument("--raw-field", default="raw", metavar="PATH", help="the field holding the reply; a dotted path for nested records (choices.0.message.content)")
+    logs.add_argument("--tools-field", metavar="PATH", help="the field holding the tools offered (default: tools, else tools_offered)")
+    logs.add_argument("--id-field", default="id", metavar="PATH", help="the field naming the record (default: id; else line_N / row_N)")
+    logs.add_argument("--strict", action="store_true", help="stop at the first bad record (exit 2) instead of skipping it (exit 3)")
+    base = p.add_argument_group("baselines")
+    base.add_argument("--save-baseline", metavar="FILE", help="write every record's result to FILE (Parquet with pyarrow, else JSON lines)")
+    base.add_argument("--baseline", metavar="FILE", help="compare every record's result with FILE's; differences grouped by kind")
+    base.add_argument(
+        "--compare", action="append", metavar="KIND",
+        help="what differences fail the run: calls, text, errors or all (repeatable or comma-separated; default: calls,text)",
+    )  # fmt: skip
+    base.add_argument("--examples", type=int, default=3, metavar="N", help="examples shown of each kind of difference (default 3)")
     p.set_defaults(func=cmd_check)
 
     p = sub.add_parser("constrain", parents=[], help="print the grammar that makes a model write calls in a format")
