@@ -17,7 +17,10 @@ snapshot, `captures/_snapshots/<case id>.json`, through syrupy:
     pytest                        # a parse that changed fails, with a diff
 
 Optional settings: `toolgram_tools` (a JSON file of tools for cases without their own),
-`toolgram_formats` (format names to try), `toolgram_grammar_paths` (your .lark files).
+`toolgram_formats` (format names to try), `toolgram_grammar_paths` (your .lark files),
+`toolgram_compare` (what differences fail a case, as `toolgram check --compare`: `calls`,
+`text`, `errors` or `all`, the default; e.g. `calls text` lets error wording, spans and
+repairs change). Whatever the choice, the summary counts the differences by kind.
 When `pytest` runs its `testpaths` and the corpus lies outside them, the corpus is
 collected too. A snapshot whose case no longer exists fails the run (like syrupy's
 unused snapshots); `--snapshot-update` deletes it, `--snapshot-warn-unused` only warns.
@@ -46,6 +49,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("toolgram_tools", type="paths", default=[], help="toolgram: JSON file of the tools offered (cases without their own)")
     parser.addini("toolgram_formats", type="linelist", default=[], help="toolgram: format names to try (default: all)")
     parser.addini("toolgram_grammar_paths", type="paths", default=[], help="toolgram: your own .lark format files or folders")
+    parser.addini(
+        "toolgram_compare",
+        type="args",
+        default=["all"],
+        help="toolgram: what differences from a snapshot fail a case: calls, text, errors or all (default: all)",
+    )
 
 
 def toolgram_cases(*paths: str | Path) -> list[Any]:
@@ -68,6 +77,16 @@ class _Settings:
         self.grammar_paths = [str(p) for p in config.getini("toolgram_grammar_paths")] or None
         self._tools: Any = None
         self.used: set[Path] = set()  # corpora that had items collected
+        from ._audit.baseline import BaselineError, failing_kinds
+
+        choices = [c for arg in config.getini("toolgram_compare") for c in arg.split(",") if c]
+        try:
+            self.compare = failing_kinds(choices or ["all"])
+        except BaselineError as exc:
+            raise pytest.UsageError(f"toolgram_compare: {str(exc).removeprefix('--compare ')}") from None
+        self.partial = "all" not in choices and bool(choices)
+        # kind -> [(case id, whether it failed)], for the summary (toolgram._audit.baseline.KINDS)
+        self.kinds: dict[str, list[tuple[str, bool]]] = {}
 
     def tools(self) -> Any:
         if self.tools_file is None:
@@ -194,13 +213,40 @@ def _check_case(request: pytest.FixtureRequest, snapshot: Any) -> None:
     )
     assertion = snapshot.use_extension(_extension())
     data = result_data(result)
+    stored = _stored(request.node.toolgram_snapshot)
+    failing: dict[str, str] = {}
+    if stored is not None:
+        from ._audit.baseline import differences
+
+        kinds = differences(stored, json.loads(json.dumps(data)))
+        update = getattr(request.config.option, "update_snapshots", False)
+        failing = {k: v for k, v in kinds.items() if k in settings.compare and not update}
+        for kind in kinds:
+            settings.kinds.setdefault(kind, []).append((case.id, kind in failing))
+        if settings.partial and not failing and not update:
+            if not kinds:
+                assert assertion == data  # (syrupy counts the snapshot as used and passed)
+            return  # differences toolgram_compare leaves out: a pass
     if not assertion == data:  # noqa: SIM201 - syrupy records the comparison
         # Spelled out rather than left to assertion rewriting, which may not reach this
         # module; the explanation is syrupy's diff, as for a plain `assert snapshot == x`.
         config = request.config
         found = config.hook.pytest_assertrepr_compare(config=config, op="==", left=assertion, right=data)
         lines = next((e for e in found if e), None) or ["snapshot differs"]
+        if failing:
+            from ._audit.baseline import KINDS
+
+            lines = [f"{KINDS[k]}: {v}" for k, v in failing.items()] + lines
         raise CaseMismatch("\n".join(lines))
+
+
+def _stored(path: Path) -> Any:
+    """A case's snapshot as JSON data; None when there is none (yet) or it is not JSON."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) and {"text", "errors", "calls"} <= data.keys() else None
 
 
 class CaseMismatch(AssertionError):
@@ -347,6 +393,22 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     settings = config.stash.get(_KEY, None)
+    if settings is not None and settings.kinds:
+        from ._audit.baseline import KINDS
+
+        terminalreporter.write_sep("-", "toolgram: differences from the snapshots, by kind")
+        width = max(len(KINDS[k]) for k in settings.kinds)
+        for kind, title in KINDS.items():
+            seen = settings.kinds.get(kind)
+            if not seen:
+                continue
+            failed = sum(f for _, f in seen)
+            if getattr(config.option, "update_snapshots", False):
+                mark = "updated"
+            else:
+                mark = f"{failed} failed" if kind in settings.compare else "not compared (toolgram_compare)"
+            ids = ", ".join(i for i, _ in seen[:3]) + (", …" if len(seen) > 3 else "")
+            terminalreporter.write_line(f"  {title.ljust(width)}  {len(seen):>6}  {mark}: {ids}")
     orphans = getattr(settings, "orphans", None)
     if not orphans:
         return

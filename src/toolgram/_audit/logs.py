@@ -165,8 +165,8 @@ def _stdin_units(forced: str | None) -> Iterator[Unit]:
     stream: Any = sys.stdin.buffer
     head = stream.peek(64)[:64] if hasattr(stream, "peek") else b""
     if head[:2] == b"\x1f\x8b":
-        stream = gzip.GzipFile(fileobj=stream)
-        head = b""
+        stream = io.BufferedReader(gzip.GzipFile(fileobj=stream))  # type: ignore[arg-type]
+        head = stream.peek(64)[:64]
     kind = forced
     if kind is None:
         if head[:4] == b"PAR1":
@@ -298,6 +298,9 @@ def _json_array_units(stream: IO[bytes], name: str, prefix: str) -> Iterator[Uni
             continue
         if following == "]":
             return
+        if not following:
+            yield Unit("bad", Bad(f"{name}:{line}", "the file ends inside the array (no closing ']')"))
+            return
         yield Unit("bad", Bad(f"{name}:{line}", "expected ',' or ']' after an item (the rest of the file is skipped)"))
         return
 
@@ -336,7 +339,7 @@ def to_case(unit: Unit, fields: Fields = Fields()) -> Case | Bad:
         except ValueError as exc:
             return Bad(unit.where, f"not JSON: {_one_line(exc)}")
         except RecursionError:
-            return Bad(unit.where, "not read: nested too deeply")
+            return Bad(unit.where, "nested too deeply to read")
     try:
         return record_case(value, unit, fields)
     except _BadField as exc:
