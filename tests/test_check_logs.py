@@ -281,3 +281,111 @@ def test_jobs_give_the_same_results_in_order(tmp_path: Path) -> None:
     assert one.returncode == three.returncode == 0
     assert one.stdout == three.stdout
     assert len(json.loads(one.stdout)["cases"]) == 300
+
+
+# -- baselines ----------------------------------------------------------------------------------------
+
+
+def call(name: str, args: str) -> str:
+    return f'<tool_call>{{"name": "{name}", "arguments": {args}}}</tool_call>'
+
+
+BEFORE = {
+    "args": (call("get_weather", '{"city": "Paris"}'), None),
+    "lost": ("Checking. " + call("get_weather", '{"city": "Oslo"}'), None),
+    "wording": (call("book_hotel", '{"n": 2}'), ["get_weather"]),
+    "repair": ("On it. " + call("set_alarm", '{"at": "7:00",}'), None),
+    "prose": ("Hello there.", None),
+    "same": (call("ping", "{}"), None),
+    "gone": ("Bye.", None),
+}
+AFTER = dict(
+    BEFORE,
+    args=(call("get_weather", '{"city": "Lyon"}'), None),
+    lost=("Checking. ", None),
+    wording=(call("book_hotel", '{"n": 2}'), ["get_weather", "search_web"]),
+    repair=("On it. " + call("set_alarm", '{"at": "7:00"}'), None),
+    prose=("Hello there!", None),
+    fresh=("New.", None),
+)
+del AFTER["gone"]
+DESIGNED = {
+    "args": {"calls"},
+    "lost": {"added_lost"},  # (the call goes; the prose around it stays the same text)
+    "wording": {"errors"},
+    "repair": {"details"},
+    "prose": {"text"},
+    "same": set(),
+    "fresh": {"new"},
+}
+
+
+def log_of(path: Path, replies: dict) -> Path:
+    write_jsonl(path, [{"id": k, "raw": raw, "tools": tools} for k, (raw, tools) in replies.items()])
+    return path
+
+
+def test_the_designed_differences_are_what_parse_gives() -> None:
+    # (the oracle: each pair differs in the designed parts of parse()'s result only)
+    for key in ("wording", "repair"):
+        a, b = toolgram.parse(*BEFORE[key]), toolgram.parse(*AFTER[key])
+        assert a.text == b.text and [(c.name, c.arguments) for c in a.calls] == [(c.name, c.arguments) for c in b.calls]
+        assert (a.errors != b.errors) == (key == "wording")
+        assert ([c.repairs for c in a.calls] != [c.repairs for c in b.calls]) == (key == "repair")
+
+
+@pytest.mark.parametrize("kind", ["parquet", "jsonl"])
+def test_baseline_saved_then_compared_by_kind(tmp_path: Path, kind: str) -> None:
+    if kind == "parquet":
+        pytest.importorskip("pyarrow")
+    base = tmp_path / f"base.{kind}"
+    before = log_of(tmp_path / "run.jsonl", BEFORE)
+    saved = run(str(before), "--save-baseline", str(base))
+    assert saved.returncode == 0, saved.stderr.decode()
+    assert base.read_bytes()[:4] == (b"PAR1" if kind == "parquet" else b'{"id')
+    # the same build on the same log: no difference
+    again = run(str(before), "--baseline", str(base), "--compare", "all")
+    assert again.returncode == 0, again.stdout.decode()
+    assert "no difference in calls, calls added or lost" not in again.stdout.decode()  # (kinds said by their names)
+    assert "no mismatch, no difference in calls, added_lost, text, errors, details, new, missing" in again.stdout.decode()
+
+    after = log_of(tmp_path / "run.jsonl", AFTER)  # (same file name: the same case ids)
+    proc = run("--json", str(after), "--baseline", str(base))
+    assert proc.returncode == 1
+    data = json.loads(proc.stdout)
+    assert {c["id"].split("/")[1]: set(c["differences"]) for c in data["cases"]} == DESIGNED
+    kinds = data["baseline"]["kinds"]
+    counts = {k: v["count"] for k, v in kinds.items()}
+    assert counts == {"calls": 1, "added_lost": 1, "text": 1, "errors": 1, "details": 1, "new": 1, "missing": 1}
+    assert [k for k, v in kinds.items() if v["fails"]] == ["calls", "added_lost", "text"]
+    assert kinds["missing"]["examples"][0]["id"] == "run/gone"
+    assert kinds["calls"]["examples"][0]["difference"] == 'call 1: get_weather({"city": "Paris"}) -> get_weather({"city": "Lyon"})'
+    assert data["baseline"]["failing_records"] == 3  # args, lost, prose
+    # --json's calls carry their arguments
+    assert next(c for c in data["cases"] if c["id"] == "run/args")["calls"][0]["arguments"] == {"city": "Lyon"}
+
+    table = run(str(after), "--baseline", str(base)).stdout.decode()
+    assert "calls changed (name or arguments)" in table and "spans or repairs only" in table
+    assert 'run/args (' in table and "(not compared)" in table
+
+    # what fails the run is a choice
+    only_quiet = {k: AFTER[k] for k in ("wording", "repair", "same")} | {k: BEFORE[k] for k in ("args", "lost", "prose", "gone")}
+    quiet = log_of(tmp_path / "run.jsonl", only_quiet)
+    assert run(str(quiet), "--baseline", str(base)).returncode == 0  # default: calls, text
+    assert run(str(quiet), "--baseline", str(base), "--compare", "errors").returncode == 1
+    assert run(str(quiet), "--baseline", str(base), "--compare", "calls,text").returncode == 0
+    assert run(str(quiet), "--baseline", str(base), "--compare", "all").returncode == 1
+    bad = run(str(quiet), "--baseline", str(base), "--compare", "spans")
+    assert bad.returncode == 2 and "choose among calls, text, errors, all" in bad.stderr.decode()
+
+
+def test_baseline_with_jobs_and_out_of_order_records(tmp_path: Path) -> None:
+    recs = [{"id": f"r{i}", "raw": call("f", json.dumps({"i": i}))} for i in range(200)]
+    log = tmp_path / "run.jsonl"
+    write_jsonl(log, recs)
+    base = tmp_path / "base.jsonl.gz"
+    assert run(str(log), "--save-baseline", str(base), "-j", "2").returncode == 0
+    write_jsonl(log, list(reversed(recs)))  # (matched by id, not by position)
+    proc = run("--json", str(log), "--baseline", str(base), "-j", "2")
+    assert proc.returncode == 0, proc.stdout.decode()[-2000:]
+    assert json.loads(proc.stdout)["baseline"]["records"] == 200

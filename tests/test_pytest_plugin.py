@@ -222,3 +222,28 @@ def test_snapshots_escape_a_lone_surrogate() -> None:
     text = snapshot_base()().serialize({"arguments": {"s": "a\ud800b"}, "text": "é"})
     assert text.encode("utf-8")
     assert "\\ud800" in text and json.loads(text) == {"arguments": {"s": "a\ud800b"}, "text": "é"}
+
+
+def test_compare_option_chooses_what_fails_and_the_summary_groups_by_kind(pytester: pytest.Pytester) -> None:
+    captures = pytester.mkdir("captures")
+    replies = {
+        "args": '<tool_call>{"name": "f", "arguments": {"x": 1}}</tool_call>',
+        "repair": 'Ok. <tool_call>{"name": "g", "arguments": {"y": 2,}}</tool_call>',
+    }
+    for name, raw in replies.items():
+        (captures / f"{name}.txt").write_text(raw, encoding="utf-8")
+    pytester.makeini("[pytest]\ntoolgram_corpus = captures\ntoolgram_compare = calls text\n")
+    runpytest(pytester, "--snapshot-update").assert_outcomes(passed=2)
+    (captures / "repair.txt").write_text(replies["repair"].replace(",}", "}"), encoding="utf-8")  # repairs only
+    quiet = runpytest(pytester)
+    quiet.assert_outcomes(passed=2)
+    quiet.stdout.fnmatch_lines(["*toolgram: differences from the snapshots, by kind*", "*spans or repairs only*1*not compared*repair*"])
+    (captures / "args.txt").write_text(replies["args"].replace('"x": 1', '"x": 3'), encoding="utf-8")
+    loud = runpytest(pytester)
+    loud.assert_outcomes(passed=1, failed=1)
+    loud.stdout.fnmatch_lines(['*calls changed (name or arguments): call 1: f({"x": 1}) -> f({"x": 3})*', "*calls changed*1*1 failed*args*"])
+    # the default compares everything: the repairs-only change fails too
+    pytester.makeini("[pytest]\ntoolgram_corpus = captures\n")
+    runpytest(pytester).assert_outcomes(passed=0, failed=2)
+    pytester.makeini("[pytest]\ntoolgram_corpus = captures\ntoolgram_compare = spans\n")
+    assert runpytest(pytester).ret == pytest.ExitCode.USAGE_ERROR
