@@ -85,7 +85,8 @@ def run_case(case: Case) -> Outcome:
         errors=list(result.errors),
         mismatch=mismatch(case.expected, result.calls),
         checked=case.expected is not None,
-        data=dict(result_data(result)),
+        # (only when asked: sending it back from a worker is a fair share of --jobs' overhead)
+        data=dict(result_data(result)) if _settings.get("keep_data", True) else None,
         expected_other=case.expected_other,
     )
 
@@ -110,8 +111,12 @@ def run_stream(units: Iterable[Unit], settings: dict[str, Any], jobs: int = 1, c
             yield run_unit(unit)
         return
     it = iter(units)
+    # The first chunk is parsed here, before the workers start: where they are forked,
+    # they inherit the grammars it compiled rather than each compiling them again.
+    for unit in islice(it, chunk):
+        yield run_unit(unit)
     window = jobs * 4
-    with ProcessPoolExecutor(max_workers=jobs, initializer=_init, initargs=(settings,)) as pool:
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=_context(), initializer=_init, initargs=(settings,)) as pool:
         pending: deque = deque()
         try:
             while True:
@@ -125,6 +130,15 @@ def run_stream(units: Iterable[Unit], settings: dict[str, Any], jobs: int = 1, c
         finally:
             for future in pending:
                 future.cancel()
+
+
+def _context() -> Any:
+    """fork where the platform has it (Linux: workers start warm, see run_stream), else the default."""
+    import multiprocessing
+
+    if sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("fork")
+    return None
 
 
 def run_all(cases: list[Case], settings: dict[str, Any], jobs: int = 1) -> list[Outcome]:
@@ -196,6 +210,8 @@ def progress_bar(total: int | None, stream: TextIO | None = None) -> Any:
         from tqdm import tqdm
     except ImportError:
         return None
+    # (No monitor thread: the workers are forked, which a thread makes unsafe.)
+    tqdm.monitor_interval = 0
     return tqdm(total=total, file=stream, unit=" records", mininterval=0.25, dynamic_ncols=True)
 
 

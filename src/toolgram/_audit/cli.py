@@ -485,6 +485,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         "truncated": args.truncated,
         "max_chars": args.max_chars,
         "fields": Fields(raw=args.raw_field, tools=args.tools_field, id=args.id_field),
+        "keep_data": bool(args.json or args.baseline or args.save_baseline),
     }
     registry(args)  # a broken --grammar-path fails here, once, not in every worker
     try:
