@@ -8,7 +8,10 @@ The log is JSON lines of the project's corpus replies (tests/corpus/*/*.txt, eve
 format, repaired and broken ones included) cycled to the size asked, each record with
 its own id. Each run is `python -m toolgram check LOG --jobs N` in a fresh process; the
 peak memory is the largest resident set of that process and its workers (getrusage of
-the children). The 1M run takes minutes per --jobs value: it is a benchmark, not a test.
+the children), and CPU seconds are those of all its processes: on a machine other work
+shares, the wall time of --jobs 2 says little, but CPU seconds close to --jobs 1's say the
+work split without overhead. The 1M run takes minutes per --jobs value: it is a
+benchmark, not a test.
 """
 
 from __future__ import annotations
@@ -20,7 +23,6 @@ import resource
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -43,22 +45,22 @@ import resource, subprocess, sys, time
 t = time.perf_counter()
 proc = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 elapsed = time.perf_counter() - t
-peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss  # KiB on Linux
-print(proc.returncode, elapsed, peak)
+usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(proc.returncode, elapsed, usage.ru_maxrss, usage.ru_utime + usage.ru_stime)  # (ru_maxrss: KiB on Linux)
 sys.stderr.write(proc.stderr.decode(errors="replace")[-2000:])
 """
 
 
-def measure(args: list[str]) -> tuple[int, float, float]:
-    """(exit status, seconds, peak MiB) of one `python -m toolgram check …`."""
+def measure(args: list[str]) -> tuple[int, float, float, float]:
+    """(exit status, seconds, peak MiB, CPU seconds of all its processes) of one `python -m toolgram check …`."""
     env = dict(os.environ, PYTHONPATH=str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", ""))
     cmd = [sys.executable, "-c", _WRAPPER, sys.executable, "-m", "toolgram", "check", *args]
     out = subprocess.run(cmd, capture_output=True, text=True, env=env, check=True)
-    code, seconds, peak = out.stdout.split()
+    code, seconds, peak, cpu = out.stdout.split()
     if int(code) not in (0, 1):
         sys.stderr.write(out.stderr)
     scale = 1024 if sys.platform != "darwin" else 1024 * 1024  # (ru_maxrss: KiB on Linux, bytes on macOS)
-    return int(code), float(seconds), int(peak) / scale
+    return int(code), float(seconds), int(peak) / scale, float(cpu)
 
 
 def main() -> None:
@@ -69,7 +71,7 @@ def main() -> None:
     ap.add_argument("--keep", metavar="DIR", help="write the logs here (and keep them) instead of a temporary folder")
     opts = ap.parse_args()
     print(f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}; corpus of {len(replies())} replies")
-    print(f"{'records':>9}  {'jobs':>4}  {'run':<14}  {'seconds':>8}  {'records/s':>10}  {'peak MiB':>8}")
+    print(f"{'records':>9}  {'jobs':>4}  {'run':<14}  {'seconds':>8}  {'records/s':>10}  {'peak MiB':>8}  {'CPU s':>7}")
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(opts.keep or tmp)
         folder.mkdir(parents=True, exist_ok=True)
@@ -87,14 +89,13 @@ def main() -> None:
                         ("baseline", [str(log), "--jobs", str(jobs), "--baseline", str(base)]),
                     ]
                 for name, args in runs:
-                    code, seconds, peak = measure(args)
+                    _, seconds, peak, cpu = measure(args)
                     if name == "check":
                         first = first or seconds
                     speed = f"  (x{first / seconds:.2f})" if name == "check" and jobs != opts.jobs[0] else ""
-                    print(f"{n:>9}  {jobs:>4}  {name:<14}  {seconds:>8.1f}  {n / seconds:>10,.0f}  {peak:>8.0f}{speed}", flush=True)
+                    print(f"{n:>9}  {jobs:>4}  {name:<14}  {seconds:>8.1f}  {n / seconds:>10,.0f}  {peak:>8.0f}  {cpu:>7.1f}{speed}", flush=True)
     print(f"(the benchmark's own peak: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB)")
 
 
 if __name__ == "__main__":
-    time.perf_counter()
     main()

@@ -20,7 +20,7 @@ import toolgram
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 
-from toolgram.dataset import RESULT_COLUMNS, parse_batch  # noqa: E402
+from toolgram.dataset import RESULT_COLUMNS, parse_batch  # noqa: E402 - after the importorskip
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
 SRC = Path(__file__).resolve().parent.parent / "src"

@@ -531,7 +531,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             other_expected += o.expected_other
             if o.mismatch is not None:
                 mismatch_count += 1
-                if args.json or len(mismatches) < SHOWN:
+                if not args.json and len(mismatches) < SHOWN:  # (--json has them in "cases")
                     mismatches.append(o)
             if o.errors and args.show_errors and not args.json:
                 error_count += 1
