@@ -17,7 +17,8 @@ From the bottom up, as a reply flows through them:
     _pipeline   parse()
     _stream     StreamParser, ProseFilter, MfcsSession
     public      toolgram, toolgram.tools, toolgram.prompts, toolgram.openai
-    _audit      explain, check, cases, the CLI; the pytest plugin; __main__; _serve (toolgram serve)
+    _audit      explain, check, cases, the CLI; the pytest plugin; toolgram.dataset (Arrow
+                batches, as `check`'s baselines store results); __main__; _serve (toolgram serve)
 
 Each package is one layer (leaf modules aside): a module's place says what it may use.
 """
@@ -45,7 +46,7 @@ LAYERS: list[list[str]] = [
     ["toolgram._pipeline"],
     ["toolgram._stream"],
     ["toolgram", "toolgram.tools", "toolgram.prompts", "toolgram.openai"],
-    ["toolgram._audit", "toolgram._serve", "toolgram.pytest_plugin", "toolgram.__main__"],
+    ["toolgram._audit", "toolgram._serve", "toolgram.pytest_plugin", "toolgram.dataset", "toolgram.__main__"],
 ]
 
 

@@ -488,6 +488,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         "keep_data": bool(args.json or args.baseline or args.save_baseline),
     }
     registry(args)  # a broken --grammar-path fails here, once, not in every worker
+    if "-" in args.corpus and _isatty(sys.stdin):
+        sys.stderr.write(f"{PROG}: reading records from standard input (end them with Ctrl-D)\n")
     try:
         matcher = bl.Matcher(bl.read(args.baseline)) if args.baseline else None
         writer = bl.Writer(args.save_baseline) if args.save_baseline else None
