@@ -389,3 +389,33 @@ def test_baseline_with_jobs_and_out_of_order_records(tmp_path: Path) -> None:
     proc = run("--json", str(log), "--baseline", str(base), "-j", "2")
     assert proc.returncode == 0, proc.stdout.decode()[-2000:]
     assert json.loads(proc.stdout)["baseline"]["records"] == 200
+
+
+# -- streaming ------------------------------------------------------------------------------------
+
+
+PEAK = """
+import resource, subprocess, sys
+subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, check=True)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+"""
+
+
+def peak_kib(log: Path, *args: str) -> int:
+    env = dict(os.environ, PYTHONPATH=str(SRC) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    cmd = [sys.executable, "-c", PEAK, sys.executable, "-m", "toolgram", "check", str(log), *args]
+    return int(subprocess.run(cmd, capture_output=True, text=True, env=env, check=True, timeout=300).stdout)
+
+
+def test_records_stream_memory_stays_flat(tmp_path: Path) -> None:
+    # Ten times the records, the same peak (within a few MiB): nothing holds them all. Holding
+    # 16,000 records (20 MB of JSON) would take tens of MiB.
+    pool = [p.read_bytes().decode("utf-8") for p in sorted(CORPUS.glob("*/*.txt"))]
+    peaks = {}
+    for n in (1_600, 16_000):
+        log = tmp_path / f"log_{n}.jsonl"
+        write_jsonl(log, [{"id": f"r{i}", "raw": pool[i % len(pool)] + " " * 1000} for i in range(n)])
+        if n == 16_000:
+            assert log.stat().st_size > 20 * 10**6
+        peaks[n] = peak_kib(log)
+    assert peaks[16_000] - peaks[1_600] < 6 * 1024, peaks
