@@ -419,3 +419,13 @@ def test_records_stream_memory_stays_flat(tmp_path: Path) -> None:
             assert log.stat().st_size > 20 * 10**6
         peaks[n] = peak_kib(log)
     assert peaks[16_000] - peaks[1_600] < 6 * 1024, peaks
+
+
+def test_the_plugins_reader_splits_on_newlines_only_and_skips_a_bom(tmp_path: Path) -> None:
+    # (toolgram_cases and the pytest plugin read .jsonl files through cases.load_cases)
+    from toolgram._audit.cases import load_cases
+
+    path = tmp_path / "caps.jsonl"
+    write_jsonl(path, records(), bom=True)
+    cases = load_cases([path])
+    assert [(c.id, c.raw) for c in cases] == [(f"caps/{name}", raw) for name, raw, _ in REPLIES]
