@@ -221,7 +221,12 @@ def context() -> Context:
 
 
 def warm_up() -> None:
-    """Build every format's grammar outside the timings."""
+    """Build every format's grammar outside the timings (a grammar is compiled when a
+    region of its format is first met: here, not inside a timed input)."""
+    from toolgram._grammar.catalog import builtin_formats
+
+    for fmt in builtin_formats():
+        fmt.compiled.warnings  # (its checks too: made when first asked for)
     ctx = context()
     for starts, ends in ctx.formats.values():
         for start in starts or ("",):
