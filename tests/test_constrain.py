@@ -249,6 +249,24 @@ def test_render_call_needs_a_canonical_form():
         render_call(GOOD[0], "harmony")
 
 
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_render_call_takes_every_shape_of_a_call(fmt):
+    # A ToolCall, its OpenAI form (arguments as JSON text), a plain mapping with the
+    # arguments as text: the same call written the same way.
+    result = toolgram.parse(render_call({"name": "get_weather", "arguments": {"city": "Oslo"}}, fmt), formats=[fmt])
+    (call,) = result.calls
+    written = {render_call(x, fmt) for x in (call, call.to_openai(), {"name": "get_weather", "arguments": '{"city": "Oslo"}'})}
+    assert len(written) == 1, written
+
+
+@pytest.mark.parametrize("bad", [{}, 42, "get_weather", {"name": ""}, {"name": "f", "arguments": "no json"}, {"name": "f", "arguments": [1]}])
+def test_render_call_refuses_what_is_no_call(bad):
+    # (Written, each would be a call with no name or without its arguments: silent errors
+    # in a few-shot prompt.)
+    with pytest.raises(TypeError, match="render_call"):
+        render_call(bad, "hermes")
+
+
 def test_the_command_prints_the_grammar(tmp_path, capsys):
     import json
 

@@ -12,6 +12,8 @@ with the separator between them.
 
 from __future__ import annotations
 
+import json
+
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -110,11 +112,29 @@ def constrainable() -> list[str]:
 
 
 def _name_args(call: Any) -> tuple[str, Mapping[str, Any]]:
+    """The name and arguments of a call: a ToolCall, {"name", "arguments"|"parameters"},
+    or OpenAI's {"type": "function", "function": {"name", "arguments"}} with the
+    arguments as a JSON object or its text. Anything else is a TypeError: a call written
+    with no name, or without the arguments it was given, would be a silent error."""
     if isinstance(call, Mapping):
+        inner = call.get("function")
+        if isinstance(inner, Mapping) and "name" not in call:
+            call = inner  # (OpenAI's tool call, as ToolCall.to_openai() gives it)
         name, args = call.get("name"), call.get("arguments", call.get("parameters"))
     else:
         name, args = getattr(call, "name", None), getattr(call, "arguments", None)
-    return str(name or ""), args if isinstance(args, Mapping) else {}
+    if isinstance(args, str):
+        try:
+            args = json.loads(args) if args.strip() else {}
+        except ValueError:
+            raise TypeError(f"render_call: the arguments of {name!r} are text that is no JSON object: {args[:60]!r}") from None
+    if args is None:
+        args = {}
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"render_call: a call needs a name (a ToolCall, or a mapping with 'name' and 'arguments'), got {call!r:.80}")
+    if not isinstance(args, Mapping):
+        raise TypeError(f"render_call: the arguments of {name!r} must be a mapping (or its JSON text), got {type(args).__name__}")
+    return name, args
 
 
 def _raw(value: Any) -> str:
