@@ -15,6 +15,7 @@ import json
 import re
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -283,6 +284,19 @@ def shared_path() -> Path | None:
     Its third-party captures are read from there at test time and never copied into the repo.
     """
     return SHARED_DIR if SHARED_DIR.is_dir() else None
+
+
+def format_example_params(id_of: Callable[[dict], str]) -> list[Any]:
+    """One pytest.param per row of ../shared/reference/format-examples.jsonl, its id
+    `NN-<id_of(row)>`; a single skipped param when the file is absent."""
+    shared = shared_path()
+    path = shared / "reference" / "format-examples.jsonl" if shared is not None else None
+    if path is None or not path.is_file():
+        reason = "../shared/reference/format-examples.jsonl is absent (not shipped with the project)"
+        return [pytest.param(None, id="shared-absent", marks=pytest.mark.skip(reason=reason))]
+    lines = path.read_bytes().decode("utf-8").splitlines()
+    rows = [json.loads(line) for line in lines if line.strip()]
+    return [pytest.param(row, id=f"{n:02d}-{id_of(row)}") for n, row in enumerate(rows, 1)]
 
 
 @pytest.fixture(scope="session")

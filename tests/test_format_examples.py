@@ -11,27 +11,17 @@ shipped with the project).
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
 import pytest
 
 import toolgram
-from conftest import shared_path
-
-EXAMPLES = ("reference", "format-examples.jsonl")
+from conftest import format_example_params
 
 
 def _rows() -> list[Any]:
-    shared = shared_path()
-    path = shared.joinpath(*EXAMPLES) if shared is not None else None
-    if path is None or not path.is_file():
-        reason = "../shared/reference/format-examples.jsonl is absent (not shipped with the project)"
-        return [pytest.param(None, id="shared-absent", marks=pytest.mark.skip(reason=reason))]
-    lines = path.read_bytes().decode("utf-8").splitlines()
-    rows = [json.loads(line) for line in lines if line.strip()]
-    return [pytest.param(row, id=f"{n:02d}-{_slug(row['format'])}") for n, row in enumerate(rows, 1)]
+    return format_example_params(lambda row: _slug(row["format"]))
 
 
 def _slug(label: str) -> str:

@@ -15,17 +15,14 @@ with only that format selected, on
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
 import pytest
 
 import toolgram
-from conftest import CorpusCase, corpus_cases, shared_path
+from conftest import CorpusCase, corpus_cases, format_example_params
 from toolgram._grammar.registry import default_registry
-
-EXAMPLES = ("reference", "format-examples.jsonl")
 
 # The labels of format-examples.jsonl that are no format's name: the format that is
 # named for those models (see docs/formats.md, its models column).
@@ -79,14 +76,7 @@ def family(name: str) -> set[str]:
 
 
 def _rows() -> list[Any]:
-    shared = shared_path()
-    path = shared.joinpath(*EXAMPLES) if shared is not None else None
-    if path is None or not path.is_file():
-        reason = "../shared/reference/format-examples.jsonl is absent (not shipped with the project)"
-        return [pytest.param(None, id="shared-absent", marks=pytest.mark.skip(reason=reason))]
-    lines = path.read_bytes().decode("utf-8").splitlines()
-    rows = [json.loads(line) for line in lines if line.strip()]
-    return [pytest.param(row, id=f"{n:02d}-{row['format'].split()[0]}") for n, row in enumerate(rows, 1)]
+    return format_example_params(lambda row: row["format"].split()[0])
 
 
 @pytest.mark.parametrize("row", _rows())
