@@ -178,23 +178,9 @@ def compile_format(fmt: Format) -> Compiled:
         terminals=terminals,
         ignore=ignore,
     )
-    compiled.json_text = frozenset(
-        rule.expansion[0].name
-        for rule in callbacks
-        if rule_name(rule.origin.name) in vocabulary.JSON_TEXT
-        and len(rule.expansion) == 1
-        and rule.expansion[0].name in terminals
-        and rule.expansion[0].name != "JSON"  # (the bracket scanner delimits that one)
-        and terminals[rule.expansion[0].name].literal is None
-    )
-    compiled.loose_text = frozenset(
-        rule.expansion[0].name
-        for rule in callbacks
-        if rule_name(rule.origin.name) in vocabulary.LOOSE_TEXT
-        and len(rule.expansion) == 1
-        and rule.expansion[0].name in terminals
-        and terminals[rule.expansion[0].name].literal is None
-    )
+    # (JSON: the bracket scanner delimits that one)
+    compiled.json_text = _whole_of(callbacks, terminals, vocabulary.JSON_TEXT) - {"JSON"}
+    compiled.loose_text = _whole_of(callbacks, terminals, vocabulary.LOOSE_TEXT)
     elsewhere = {
         sym.name
         for rule in callbacks
@@ -232,6 +218,18 @@ def compile_format(fmt: Format) -> Compiled:
     else:
         compiled.found_conflicts, compiled.found_warnings = checks()
     return compiled
+
+
+def _whole_of(callbacks: dict, terminals: dict[str, Terminal], rules: frozenset | set) -> frozenset:
+    """The pattern terminals (no literal) that are the whole of a rule named in `rules`."""
+    return frozenset(
+        rule.expansion[0].name
+        for rule in callbacks
+        if rule_name(rule.origin.name) in rules
+        and len(rule.expansion) == 1
+        and rule.expansion[0].name in terminals
+        and terminals[rule.expansion[0].name].literal is None
+    )
 
 
 def _builtin(fmt: Format) -> bool:
