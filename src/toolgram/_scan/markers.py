@@ -109,7 +109,7 @@ class Markers:
         self.literal_keys = (*sorted(starts), *self.words)
         self.key_guards = tuple((k, _guard(k)) for k in self.literal_keys)
         # The fast frame (see fastpath.py) of the first format each marker opens.
-        self.frames = _Frames(self.by_marker)
+        self.frames = Frames(self.by_marker)
         # A found literal needs the full search only if a line-start condition applies.
         self.line = frozenset(line)
         self.openers: dict[str, tuple] = {}  # opening.opening() of each first character (Scanner._start)
@@ -129,11 +129,11 @@ class Markers:
         }  # fmt: skip
 
 
-class _Frames(dict):
+class Frames(dict):
     """marker -> the fast frame of the first format it opens (None: it has none),
     derived when the marker is first met: deriving a frame compiles the format's
     grammar, and a reply meets few of the markers (a cold start compiles only
-    those)."""
+    those). Frames({}): no frame for any marker."""
 
     __slots__ = ("by_marker",)
 
@@ -145,16 +145,6 @@ class _Frames(dict):
         fmts = self.by_marker.get(marker)
         frame = self[marker] = _frame.frame_of(fmts[0]) if fmts else None
         return frame
-
-
-class _NoFrames(dict):
-    """No fast frame for any marker (a scanner whose reading is observed)."""
-
-    def __missing__(self, marker: str) -> None:
-        return None
-
-
-NO_FRAMES = _NoFrames()
 
 
 # Markers are kept on the first format of their set (in its compiled.derived, under

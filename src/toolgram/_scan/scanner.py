@@ -30,7 +30,7 @@ import regex
 
 from . import fastpath as _frame
 from .items import Failure, Piece, Region, _piece
-from .markers import NO_FRAMES, THINK_CLOSE, THINK_OPEN, MarkerSearch, Markers, _CharWait, _trie, markers_for  # noqa: F401
+from .markers import THINK_CLOSE, THINK_OPEN, Frames, MarkerSearch, Markers, _CharWait, _trie, markers_for  # noqa: F401
 from .opening import line_opening, may_open, opening, openers
 from .region import RegionReader
 from .mention import note_failure
@@ -100,7 +100,7 @@ class Scanner(MarkerSearch):
         # frames, openers (see Markers).
         self.__dict__.update(m.shared)
         if not _frame.enabled or observer is not None:
-            self.frames = NO_FRAMES  # (the fast path builds no tree: an observer sees the general way's)
+            self.frames = Frames({})  # (the fast path builds no tree: an observer sees the general way's)
         self.pending: list[str] = []
         self.word_next: dict[str, int] = {}  # a word marker's next place in word_buf (-1: none)
         self.whole_keys: list = []  # what _whole_next looks for (set by finish)
