@@ -9,11 +9,11 @@ with its id and whole arguments, and is never sent again (nothing is taken back)
 from __future__ import annotations
 
 import json
-import random
 from typing import Any
 
 import pytest
 from conftest import corpus_cases
+from serve.replay_backend import pieces  # (as the replay backend streams a reply: 1-12 characters a piece)
 
 import toolgram
 from toolgram.openai import CompletionStream, completion, message
@@ -23,17 +23,6 @@ TOOLS = [
     {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}},
     {"type": "function", "function": {"name": "search_web", "parameters": {"type": "object", "properties": {"query": {"type": "string"}}}}},
 ]
-
-
-def realistic_chunks(raw: str, seed: int) -> list[str]:
-    """Pieces of 1 to 12 characters, as a server streams a few tokens at a time."""
-    rng = random.Random(seed)
-    out, i = [], 0
-    while i < len(raw):
-        n = rng.randint(1, 12)
-        out.append(raw[i : i + n])
-        i += n
-    return out
 
 
 def assemble(chunks: list[dict[str, Any]]) -> dict[str, Any]:
@@ -96,7 +85,7 @@ def test_stream_assembles_to_the_completion_of_parse(case: Any) -> None:
     if not result.text.strip():
         expected["content"] = result.text  # (the message says None; the deltas still carry it)
     for seed in (1, 2):
-        got = assemble(run_stream(case.raw, realistic_chunks(case.raw, seed), case.tools, **options))
+        got = assemble(run_stream(case.raw, pieces(case.raw, seed), case.tools, **options))
         assert got == expected
     assert expected["errors"] == result.errors
     assert [c["function"]["name"] for c in expected["tool_calls"]] == [c.name for c in result.calls]
@@ -111,7 +100,7 @@ def test_an_unknown_tool_is_an_error_in_the_extension() -> None:
     msg = message(result)
     assert "tool_calls" not in msg
     assert msg["toolgram"]["errors"] == result.errors and "book_flight" in msg["toolgram"]["errors"][0]
-    got = assemble(run_stream(raw, realistic_chunks(raw, 3), TOOLS))
+    got = assemble(run_stream(raw, pieces(raw, 3), TOOLS))
     assert got["errors"] == result.errors and got["finish_reason"] == "stop"
 
 
@@ -120,7 +109,7 @@ def test_repairs_reach_the_client() -> None:
     result = toolgram.parse(raw, TOOLS)
     assert result.calls[0].repairs
     assert message(result)["toolgram"]["repairs"] == [{"index": 0, "repairs": list(result.calls[0].repairs)}]
-    assert assemble(run_stream(raw, realistic_chunks(raw, 4), TOOLS))["repairs"] == message(result)["toolgram"]["repairs"]
+    assert assemble(run_stream(raw, pieces(raw, 4), TOOLS))["repairs"] == message(result)["toolgram"]["repairs"]
 
 
 def test_a_clean_reply_has_no_extension_field() -> None:
@@ -137,7 +126,7 @@ def test_parallel_tool_calls_false_keeps_the_first_call() -> None:
     result = toolgram.parse(raw, TOOLS)
     assert len(result.calls) == 2
     whole = expected_of(result, parallel_tool_calls=False)
-    got = assemble(run_stream(raw, realistic_chunks(raw, 5), TOOLS, parallel_tool_calls=False))
+    got = assemble(run_stream(raw, pieces(raw, 5), TOOLS, parallel_tool_calls=False))
     assert got == whole
     assert [c["function"]["name"] for c in got["tool_calls"]] == ["get_weather"]
     assert got["tool_calls"][0]["id"] == result.calls[0].to_openai()["id"]
@@ -148,7 +137,7 @@ def test_a_call_is_sent_by_the_delta_that_ends_it() -> None:
     call = '<tool_call>{"name": "get_weather", "arguments": {"city": "Quito"}}</tool_call>'
     stream = CompletionStream(TOOLS)
     sent_at = None
-    for i, piece in enumerate(realistic_chunks(call + " and now a long answer." * 20, 6)):
+    for i, piece in enumerate(pieces(call + " and now a long answer." * 20, 6)):
         if any("tool_calls" in c["choices"][0]["delta"] for c in stream.feed(piece)):
             sent_at = i
             break
