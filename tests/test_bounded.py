@@ -589,3 +589,32 @@ def test_a_stream_interrupted_by_a_callers_exception_reads_no_more(monkeypatch: 
         sp.feed(" more")
     with pytest.raises(RuntimeError, match="interrupted"):
         sp.close()
+
+
+# Short replies that a reply-anchored format might open (a word that may be a name, a
+# bracket, the start of a tag): parse() rules most out with one test of the whole text.
+SHORT = ["Hi", "Sure.", "[f", "<tool", "ok {", "get_weather", "x" * 31, "{\"name\": \"f\""]
+
+
+@pytest.mark.parametrize("raw", SHORT)
+def test_a_short_reply_streamed_whole_starts_no_more_drivers_than_parse(raw: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stream given a short reply in one delta waits, with no driver started, and
+    reads it at its end as parse() does: not drivers started on the delta and run
+    again at the end (a one-word reply cost five times parse() that way)."""
+    from toolgram._scan import region as _region
+
+    made = [0]
+    driver = _region.RegionReader.driver
+
+    def counting(self: object, fmt: object, start: int) -> object:
+        made[0] += 1
+        return driver(self, fmt, start)
+
+    toolgram.parse(raw)
+    monkeypatch.setattr(_region.RegionReader, "driver", counting)
+    expected = toolgram.parse(raw)
+    by_parse, made[0] = made[0], 0
+    sp = toolgram.StreamParser()
+    sp.feed(raw)
+    assert sp.close() == expected
+    assert made[0] <= by_parse, (made[0], by_parse)

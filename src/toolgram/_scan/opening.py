@@ -57,21 +57,26 @@ def opens(fmt: Format, buf: str, pos: int, final: bool, firsts: frozenset) -> bo
 
 
 def _test(fmt: Format, firsts: frozenset, keep: frozenset | None = None) -> tuple[Any, Any, Any, Any]:
-    """fmt's opening test, built once: (the pattern, for partial matches; the same
-    for a whole text; that one as run on an ASCII text, and on any text: by `re`
-    where it matches there as `regex` does, twice as fast: _words.fast), or Nones.
-    keep: only these first tokens may start the region (see starters)."""
+    """fmt's opening test, built once: (the pattern, for a stream's partial matches
+    and a whole text alike; that one as run on an ASCII text, and on any text: by
+    `re` where it matches there as `regex` does, twice as fast: _words.fast), or
+    Nones. keep: only these first tokens may start the region (see starters).
+
+    One pattern for both, its tokens atomic groups (see _opening): a stream's test
+    with backtracking groups tried a long prose word again one character shorter
+    at a time, each time looking on for what follows a name, so one delta holding
+    a 32 KB word cost ten times the whole parse's test."""
     key = (firsts, keep)
     known = _derived(fmt, "openings")
     found = known.get(key)
     if found is None:
         try:
-            pattern, whole = _opening(fmt, firsts, False, keep), _opening(fmt, firsts, True, keep)
+            whole = _opening(fmt, firsts, keep)
         except Exception as exc:  # noqa: BLE001 - no test: the driver decides, as before
             if passes_through(exc):
                 raise
-            pattern = whole = None
-        found = (pattern, whole, *fast(whole))
+            whole = None
+        found = (whole, whole, *fast(whole))
         if len(known) < _PER_FORMAT:
             known[key] = found
     return found
@@ -154,11 +159,11 @@ def openers(test: tuple, buf: str, pos: int, final: bool) -> list[Format]:
     return [f for f, t in zip(fmts, tests) if t[0] is None or t[0].match(buf, pos, partial=True) is not None]
 
 
-def _opening(fmt: Format, firsts: frozenset, atomic: bool = False, keep: frozenset | None = None) -> Any:
-    """fmt's opening test. atomic=True: for a whole text, each token's pattern an
-    atomic group, taking what the driver's lexer takes there (its pattern's match)
-    and no shorter part of it: a prose word is then not tried again, one character
-    shorter at a time, as a name. keep: the first tokens to try (None: all)."""
+def _opening(fmt: Format, firsts: frozenset, keep: frozenset | None = None) -> Any:
+    """fmt's opening test: each token's pattern an atomic group, taking what the
+    driver's lexer takes there (its pattern's match) and no shorter part of it, so
+    a prose word is not tried again, one character shorter at a time, as a name.
+    keep: the first tokens to try (None: all)."""
     c = fmt.compiled
     first = c.allowed[c.start_state]
     if keep is not None:
@@ -199,7 +204,7 @@ def _opening(fmt: Format, firsts: frozenset, atomic: bool = False, keep: frozens
                 return ""
             # (Deeper only where few tokens are allowed: the pattern stays small.)
             rest = after(simulate(c, stack, u.name), depth - 1) if len(allowed) <= 8 else ""
-            token = f"(?>{body})" if atomic else f"(?:{body})"
+            token = f"(?>{body})"
             ways.append(f"{token}{ignore}(?:{rest})" if rest else token)
         if stack != [c.start_state]:  # (with nothing read there is no frame to close)
             ways.append(closing(stack))

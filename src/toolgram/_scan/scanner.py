@@ -52,6 +52,11 @@ _EARLY_NAME = regex.compile(
 )
 
 
+#: A stream starts the drivers of the formats that must open the reply once this
+#: much of it (after blanks) has come; until then a delta runs only their opening test.
+_START_WAIT = 32
+
+
 class Scanner(MarkerSearch):
     # The state of a scan. Scalars start as these class attributes (a scanner is made
     # per reply: assigning them all in __init__ cost more than a short reply's scan).
@@ -65,6 +70,7 @@ class Scanner(MarkerSearch):
     think_closers = (THINK_CLOSE,)  # what ends the current reasoning block (see Markers.think_opens)
     after_think = "prose"  # the mode to return to after </think>
     region: RegionReader | None = None  # the region being read (see _begin), else None
+    start_test: tuple | None = None  # opening() of a reply-start region begun before the reply ended (_start)
     # Streaming in linear time. `buf` holds the reply from `base` on: text no
     # decision needs any more is dropped (positions in `buf` are local; the
     # items reported carry positions in the whole reply). While a region's
@@ -404,7 +410,22 @@ class Scanner(MarkerSearch):
             if not candidates:
                 self.mode = "prose"
                 return True
+            if not final and n - p < _START_WAIT:
+                # Too little text to tell: wait, with no driver started. A short reply
+                # is then read once, at its end, as parse() reads it, rather than by
+                # drivers that wait and are then run again (five times parse()'s cost
+                # for a reply of a word); the test above is all a delta costs here.
+                return False
             self._begin(candidates, p, 0)
+            self.start_test = None if final else test
+        elif final and self.start_test is not None:
+            # Begun on part of the reply: the whole of it may rule out every format
+            # there, as parse() finds at once, and then their drivers, waiting on a
+            # prose word that might have been a name, are not run on.
+            test, self.start_test = self.start_test, None
+            if not openers(test, buf, self.region.region_start, True):
+                self._end_region()
+                return True
         return self.region.run(out, final, True)
 
     def _in_prose(self, out: list, final: bool) -> bool:
