@@ -6,7 +6,9 @@ the same matcher through llguidance's GBNF reader (llguidance.gbnf_to_lark)."""
 
 from __future__ import annotations
 
+import json
 import random
+from pathlib import Path
 
 import pytest
 
@@ -21,48 +23,10 @@ jsonschema = pytest.importorskip("jsonschema")
 FORMATS = constrainable()
 ENGINES = ("llguidance", "gbnf")
 
-TOOLS = [
-    {"name": "get_weather", "description": "Weather", "parameters": {
-        "type": "object",
-        "properties": {
-            "city": {"type": "string", "maxLength": 40},
-            "unit": {"enum": ["celsius", "fahrenheit"]},
-            "days": {"type": "integer"},
-            "hourly": {"type": "boolean"},
-        },
-        "required": ["city"]}},
-    {"name": "book_trip", "parameters": {
-        "type": "object",
-        "properties": {
-            "legs": {"type": "array", "maxItems": 3, "items": {
-                "type": "object",
-                "properties": {"from": {"type": "string", "maxLength": 12}, "to": {"type": "string", "maxLength": 12}},
-                "required": ["from", "to"]}},
-            "budget": {"type": "number"},
-            "note": {"type": ["string", "null"], "maxLength": 20},
-        },
-        "required": ["legs"]}},
-    {"name": "ping", "parameters": {"type": "object", "properties": {}}},
-    {"name": "log_event", "parameters": {"type": "object", "properties": {
-        "payload": {"type": "object"}, "tags": {"type": "array"}, "extra": {}}}},
-]  # fmt: skip
-
-GOOD = [
-    [{"name": "get_weather", "arguments": {"city": "Oslo"}}],
-    [{"name": "get_weather", "arguments": {"city": "São Paulo \"SP\"", "unit": "fahrenheit", "days": -3, "hourly": False}}],
-    [{"name": "book_trip", "arguments": {"legs": [{"from": "OSL", "to": "BER"}, {"from": "BER", "to": "ROM"}], "budget": 1250.5, "note": None}}],
-    [{"name": "ping", "arguments": {}}, {"name": "get_weather", "arguments": {"city": "Lima", "days": 2}}],
-    [{"name": "log_event", "arguments": {"payload": {"a": [1, {"b": None}], "c": "d"}, "tags": ["x", 2, True]}}],
-    [{"name": "log_event", "arguments": {"extra": {"k": [False, 1.5]}}}],
-]  # fmt: skip
-
-BAD = {
-    "unknown tool": {"name": "get_time", "arguments": {"city": "Oslo"}},
-    "enum value out of the set": {"name": "get_weather", "arguments": {"city": "Oslo", "unit": "kelvin"}},
-    "missing required": {"name": "get_weather", "arguments": {"unit": "celsius"}},
-    "wrong type": {"name": "get_weather", "arguments": {"city": "Oslo", "days": "two"}},
-    "extra property": {"name": "get_weather", "arguments": {"city": "Oslo", "country": "NO"}},
-}
+# The tools, the calls each grammar must accept and the calls it must refuse: a data file,
+# which benchmarks/gbnf_xgrammar.py and gbnf_llama_cpp.py run against those engines too.
+CASES = json.loads((Path(__file__).parent / "constrain" / "cases.json").read_text(encoding="utf-8"))
+TOOLS, GOOD, BAD = CASES["tools"], CASES["good"], CASES["bad"]
 
 
 class _Bytes:
