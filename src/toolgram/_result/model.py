@@ -28,7 +28,8 @@ class ToolCall:
     def to_openai(self) -> dict[str, Any]:
         """This call as an OpenAI `tool_calls` entry: `{"id", "type": "function",
         "function": {"name", "arguments": <JSON text>}}`. Without a model-written id, the id
-        is derived from name, arguments and span, so the same reply gives the same ids."""
+        is derived from name, kind and where the span starts, so the same reply gives the same
+        ids (and a stream can give it before the arguments have arrived)."""
         from .openai import call_to_openai
 
         return call_to_openai(self)

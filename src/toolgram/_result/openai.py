@@ -29,18 +29,22 @@ def call_to_openai(call: Any, *, _salt: str = "") -> dict[str, Any]:
 
 
 def generated_id(call: Any, *, _salt: str = "") -> str:
-    """`call_` + the first 24 hex digits of a SHA-256 of the call's name, arguments and span.
+    """`call_` + the first 24 hex digits of a SHA-256 of the call's name, kind and where
+    its span starts.
 
     Deterministic rather than random: the same reply parsed twice (a retry, a stream
-    replayed, a test snapshot) gives the same ids, while two identical calls at different
-    places in one reply get different ones because their spans differ.
+    replayed, a test snapshot) gives the same ids, while two calls at different places
+    in one reply get different ones because their spans start at different places. Only
+    what is known once a call's name has been read goes in (not its arguments, not where
+    it ends): a stream can give a call its id before its arguments have arrived
+    (toolgram.openai.CompletionStream, StreamParser's CallStart.id).
     """
-    canonical = json.dumps(
-        [call.name, _jsonable(call.arguments), list(call.span), getattr(call, "kind", "tool"), _salt],
-        sort_keys=True,
-        ensure_ascii=False,
-        default=repr,
-    )
+    return id_for(call.name, call.span[0], getattr(call, "kind", "tool"), _salt)
+
+
+def id_for(name: str, start: int, kind: str = "tool", _salt: str = "") -> str:
+    """generated_id of a call named `name`, of that kind, whose span starts at `start`."""
+    canonical = json.dumps([name, start, kind, _salt], ensure_ascii=False, default=repr)
     return ID_PREFIX + hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:ID_HEX_DIGITS]
 
 
