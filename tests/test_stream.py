@@ -279,7 +279,8 @@ def check(
     for e in events:
         if type(e) is CallStart:
             assert open_index is None and e.index == len(done), where
-            assert (e.name, e.id) == (expected.calls[e.index].name, expected.calls[e.index].id)
+            assert e.name == expected.calls[e.index].name, where
+            assert e.id == expected.to_openai_message()["tool_calls"][e.index]["id"], where
             open_index = e.index
             args[e.index] = []
         elif type(e) is ArgumentsDelta:
@@ -465,7 +466,7 @@ def test_call_is_done_when_its_close_tag_arrives() -> None:
     fed, tail = _events([head[:-1], head[-1], " more"])
     assert not any(type(e) is CallStart for e in fed[0])
     assert [type(e) for e in fed[1]] == [CallStart, ArgumentsDelta, CallDone]
-    assert fed[1][0] == CallStart(0, "search", None)
+    assert fed[1][0] == CallStart(0, "search", toolgram.parse(head).to_openai_message()["tool_calls"][0]["id"])
     assert fed[1][1] == ArgumentsDelta(0, '{"q": "cats"}')
 
 

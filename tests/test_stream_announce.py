@@ -5,7 +5,9 @@ same.
 
 Over every corpus and stream case, in several chunkings: close() equals parse();
 each CallStart is followed by its call's CallDone or by a CallCancelled of its index,
-never both; the CallDone calls are result.calls, in order, each with its arguments;
+never both; an index is never given twice (a withdrawn call's is not used again); the
+CallDone calls are result.calls, in order, each with its arguments and with the id
+result.to_openai_message() gives it in its CallStart;
 the Text, Reasoning and Error events are those of the default stream.
 """
 
@@ -47,16 +49,20 @@ def check(raw: str, chunks: list[str], tools: Any, formats: Any, max_chars: int,
     done: list[Any] = []
     args: list[str] = []
     open_index = None
+    given = 0  # indexes given
+    ids = [c["id"] for c in expected.to_openai_message().get("tool_calls", [])]
     for e in events:
         if type(e) is CallStart:
-            assert open_index is None and e.index == len(done)
-            open_index, args = e.index, []
+            assert open_index is None and e.index == given
+            given += 1
+            open_index, args, open_id = e.index, [], e.id
         elif type(e) is ArgumentsDelta:
             assert e.index == open_index
             args.append(e.text)
         elif type(e) is CallDone:
             assert e.index == open_index
             assert "".join(args) == json.dumps(e.call.arguments, ensure_ascii=False)
+            assert open_id == ids[len(done)]
             done.append(e.call)
             open_index = None
         elif type(e) is CallCancelled:
@@ -70,7 +76,8 @@ def check(raw: str, chunks: list[str], tools: Any, formats: Any, max_chars: int,
 def test_a_call_is_announced_once_its_name_has_come() -> None:
     cut = REPLY.index('"city"')  # after `"arguments": {`
     fed, tail, result = feed_all(REPLY, [REPLY[:cut], REPLY[cut : cut + 10], REPLY[cut + 10 :]])
-    assert fed[0] == [Text("Checking."), CallStart(0, "get_weather", None), ArgumentsDelta(0, "{")]
+    call_id = result.to_openai_message()["tool_calls"][0]["id"]
+    assert fed[0] == [Text("Checking."), CallStart(0, "get_weather", call_id), ArgumentsDelta(0, "{")]
     assert fed[1] == [ArgumentsDelta(0, '"city": "P')]  # (what is certain: the string so far)
     assert fed[2] == [ArgumentsDelta(0, 'aris", "days": 3}'), CallDone(0, result.calls[0]), Text(" Done.")]
     assert tail == []
@@ -92,14 +99,14 @@ def test_arguments_that_json_would_write_otherwise_are_sent_again_whole() -> Non
     events = check(raw, chunked(raw, 2), None, None, 32_768)
     kinds = [type(e).__name__ for e in events]
     assert kinds[-5:] == ["CallCancelled", "CallStart", "ArgumentsDelta", "CallDone", "Text"]
-    assert events[-3] == ArgumentsDelta(0, '{"k": 2}')
+    assert events[-3] == ArgumentsDelta(1, '{"k": 2}')  # (index 0 is not given twice)
 
 
 def test_before_the_arguments_open_nothing_is_announced() -> None:
     cut = REPLY.index("{", REPLY.index("arguments"))
     fed, _, _ = feed_all(REPLY, [REPLY[:cut], REPLY[cut:]])
     assert fed[0] == [Text("Checking.")]
-    assert CallStart(0, "get_weather", None) in fed[1]
+    assert [(e.index, e.name) for e in fed[1] if type(e) is CallStart] == [(0, "get_weather")]
 
 
 def test_a_call_that_fails_after_its_name_is_withdrawn() -> None:
@@ -109,11 +116,13 @@ def test_a_call_that_fails_after_its_name_is_withdrawn() -> None:
     )
     events = check(raw, chunked(raw, 4), None, None, 32_768)
     kinds = [type(e).__name__ for e in events]
-    assert events[0] == CallStart(0, "get_weather", None)
+    assert events[0].__class__ is CallStart and (events[0].index, events[0].name) == (0, "get_weather")
     assert "".join(e.text for e in events if type(e) is ArgumentsDelta and e.index == 0).startswith('{"city": "Par"')
     assert kinds.index("CallCancelled") < kinds.index("Error")  # (withdrawn with the region's failure)
     assert [e.name for e in events if type(e) is CallStart] == ["get_weather", "search"]
-    assert [e.index for e in events if type(e) is CallDone] == [0]  # (index 0 was free again)
+    # Index 0 is not given again: an OpenAI client would glue "search" onto "get_weather".
+    assert [e.index for e in events if type(e) is CallStart] == [0, 1]
+    assert [e.index for e in events if type(e) is CallDone] == [1]
 
 
 def test_a_name_that_is_not_offered_is_not_announced() -> None:
@@ -162,7 +171,8 @@ def test_a_call_its_schema_refuses_is_withdrawn_with_its_error() -> None:
     tools = [{"name": "get_weather", "inputSchema": {"type": "object", "properties": {"days": {"type": "string"}}}}]
     sp = StreamParser(tools, announce="name", validate=True)
     cut = REPLY.index('"city"')
-    assert sp.feed(REPLY[:cut]) == [Text("Checking."), CallStart(0, "get_weather", None), ArgumentsDelta(0, "{")]
+    start = CallStart(0, "get_weather", toolgram.parse(REPLY, ["get_weather"]).to_openai_message()["tool_calls"][0]["id"])
+    assert sp.feed(REPLY[:cut]) == [Text("Checking."), start, ArgumentsDelta(0, "{")]
     end = REPLY.index("</tool_call>") + len("</tool_call>")
     assert [type(e) for e in sp.feed(REPLY[cut:end])][-2:] == [Error, CallCancelled]  # (with the call's end)
     assert sp.feed(REPLY[end:]) == [Text(" Done.")]

@@ -28,10 +28,13 @@ class Reasoning:
 
 @dataclass(frozen=True)
 class CallStart:
-    """A call's name is known. `index` is its position in the final result.calls.
-    `id` is the model's own (MFCS call_id, Mistral [CALL_ID]) and None otherwise: the id
-    OpenAI clients get, the model's or one derived from the whole call, is that of
-    CallDone's `call.to_openai()` (toolgram.openai.CompletionStream sends it)."""
+    """A call's name is known. `index` is its position in the final result.calls (with
+    announce="name", once a call was withdrawn, one more per withdrawn call: an index
+    is never given twice, see CallCancelled). `id` is the id result.to_openai_message()
+    gives the call: the model's own (MFCS call_id, Mistral [CALL_ID]), otherwise one
+    generated from its name, kind and where it starts (not from its arguments, so it is
+    known with the name). The CallDone's `call.id` stays what parse() gives: the
+    model's own or None."""
 
     index: int
     name: str
@@ -62,8 +65,10 @@ class Error:
 class CallCancelled:
     """StreamParser(announce="name") only: the call announced at `index` by its name
     did not turn out to be that call (its region could not be read, or read as
-    something else). It gets no CallDone, and `index` is free again: the next call
-    announced takes it."""
+    something else). It gets no CallDone, and `index` is not given again: the next
+    call announced (that region sent again whole, or the next) takes the next index.
+    (A stream of OpenAI chunks cannot take anything back: a client given index 0 for
+    the withdrawn call would glue the next call's name and arguments onto it.)"""
 
     index: int
 

@@ -41,7 +41,7 @@ from typing import Any
 from ._result.model import ParseResult
 from ._result.openai import call_to_openai
 from ._stream.parser import StreamParser
-from .events import CallDone, Error, Reasoning, Text
+from .events import CallDone, CallStart, Error, Reasoning, Text
 
 __all__ = ["CompletionStream", "completion", "message"]
 
@@ -124,7 +124,7 @@ class CompletionStream:
         self._started = False
         self._calls = 0  # calls sent
         self._dropped = 0  # calls left out (parallel_tool_calls=False)
-        self._ids: set[str] = set()
+        self._id = ""  # the id of the call started last (CallStart.id: the message's)
         self.result: ParseResult | None = None
 
     def feed(self, delta: str) -> list[dict[str, Any]]:
@@ -167,6 +167,8 @@ class CompletionStream:
                     out.append(self._chunk({"reasoning_content": event.text}))
             elif kind is Error:
                 out.append(self._chunk({"toolgram": {"errors": [event.message]}}))
+            elif kind is CallStart:
+                self._id = event.id
             elif kind is CallDone:
                 # (CallStart and ArgumentsDelta come with it, from the same feed: the call
                 # is sent whole, from its CallDone, with the id parse()'s message gives it.)
@@ -177,10 +179,7 @@ class CompletionStream:
         if not self._parallel and index > 0:
             self._dropped += 1
             return []
-        entry = call_to_openai(call)
-        if not call.id and entry["id"] in self._ids:  # (as result_to_openai_message does)
-            entry = call_to_openai(call, _salt=str(index))
-        self._ids.add(entry["id"])
+        entry = {**call_to_openai(call), "id": self._id}
         self._calls += 1
         delta: dict[str, Any] = {"tool_calls": [{"index": index, **entry}]}
         extension = _extension([], [(index, call)])

@@ -10,7 +10,9 @@ events add up to it:
     cut out are emitted with the text after them: the Assembler's Joiner);
   * each call gets one `CallStart`, then `ArgumentsDelta`s whose texts,
     concatenated, equal `json.dumps(call.arguments, ensure_ascii=False)`, then
-    one `CallDone` whose call equals `result.calls[index]`;
+    one `CallDone` whose call equals `result.calls[index]`; the CallStart's `id`
+    is the one `result.to_openai_message()` gives the call (the model's own, or
+    one generated from its name, kind and where it starts);
   * every message of `result.errors` comes as an `Error`, in the same order.
 
 When a call is announced
@@ -41,9 +43,13 @@ arrived (Scanner.early_call), then its arguments as they arrive, written as
 json.dumps writes them, as far as that is certain (JsonEcho: a string's characters
 at once, a number when it is complete). When its region then gives something else
 (prose and an error, another name, a call the tools refuse), or arguments that do
-not start with what was sent (a key written twice), a `CallCancelled` withdraws it
-and its index is used again (for the same call, sent again whole, or the next).
-Everything else is as above.
+not start with what was sent (a key written twice), a `CallCancelled` withdraws it.
+Its index is not used again: a stream of OpenAI chunks cannot take anything back, and
+a client that had been given index 0 for a call that is then withdrawn would glue the
+next call's name and arguments onto it. So the calls after it (the same call sent
+again whole, or the next) take the next indexes, and `index` is the call's place in
+`result.calls` only while no call was withdrawn (CallDone events still come in the
+order of `result.calls`). Everything else is as above.
 
 Cost
 ----
@@ -67,6 +73,7 @@ from ..events import ArgumentsDelta, CallCancelled, CallDone, CallStart, Error, 
 from .._guard import passes_through
 from .jsonecho import JsonEcho
 from .._result.model import ParseResult, TextOf, ToolCall
+from .._result.openai import id_for
 from .._pipeline import DEFAULT_MAX_CHARS, Assembler, check_max_chars, check_truncated, read_calls, select_formats
 from .._scan.scanner import Piece, Region, Scanner
 from .._tools.tools import normalize_tools
@@ -114,8 +121,9 @@ class StreamParser:
     that much has arrived, and its ArgumentsDelta as its arguments arrive (as
     json.dumps writes them); CallDone comes with its end. Such a call may yet
     fail (`{"q": "a"b"}` cannot be read, and parse() keeps it as prose and an
-    error): then a CallCancelled(index) follows, the call gets no CallDone, and the
-    index is free again. The closing result is parse()'s either way. The default,
+    error): then a CallCancelled(index) follows and the call gets no CallDone; the
+    index is not used again (the next call takes the next one). The closing result
+    is parse()'s either way. The default,
     announce="done", sends nothing about a call before it is certain.
     """
 
@@ -164,7 +172,9 @@ class StreamParser:
         # The scanner takes the first `_limit` characters (-1 once it takes no more).
         self._limit = sys.maxsize if max_chars is None else max_chars
         self._seen = 0  # characters received
-        self._calls = 0  # calls announced
+        self._calls = 0  # indexes given (calls announced, withdrawn ones included)
+        self._done = 0  # calls done: the place in result.calls of the next one
+        self._ids: set[str] = set()  # the ids of the calls done (see _id)
         self._state = _OPEN
         self._result: ParseResult | None = None
 
@@ -369,9 +379,17 @@ class StreamParser:
         start, name = got[0], got[1]
         self._early_settled = start
         if name is not None and (self._tools is None or name in self._tools):
-            self._early = early = _Early(self._calls, start, name)
-            events.append(CallStart(self._calls, name, None))
+            self._early = early = _Early(self._calls, start, name, self._id(name, start))
+            self._calls += 1
+            events.append(CallStart(early.index, name, early.id))
             early.echo_more(self._scanner.text_from(got[2]), events)
+
+    def _id(self, name: str, start: int, kind: str = "tool") -> str:
+        """The id result.to_openai_message() gives the next call done, when the model
+        wrote none: generated from its name, kind and start, and made unique with its
+        place in result.calls as the message does (two calls at one place)."""
+        got = id_for(name, start, kind)
+        return id_for(name, start, kind, str(self._done)) if got in self._ids else got
 
     def _cancel(self, events: list[Event]) -> None:
         events.append(CallCancelled(self._early.index))
@@ -411,23 +429,29 @@ class StreamParser:
                 elif kind == "reasoning":
                     events.append(Reasoning(value))
                 elif kind == "call":
-                    index = self._calls
-                    self._calls += 1
                     early = self._early
                     if early is not None:
                         arguments = arguments_json(value.arguments)
                         sent = "".join(early.sent)
                         if (
                             early.start == value.span[0] and early.name == value.name and value.id is None
-                            and arguments.startswith(sent)
+                            and value.kind == "tool" and arguments.startswith(sent)
                         ):  # (announced already, and what was sent of its arguments stands)
                             self._early = None
+                            self._ids.add(early.id)
+                            self._done += 1
+                            index = early.index
                             if len(arguments) > len(sent):
                                 events.append(ArgumentsDelta(index, arguments[len(sent) :]))
                             events.append(CallDone(index, value))
                             continue
                         self._cancel(events)
-                    events.append(CallStart(index, value.name, value.id))
+                    index = self._calls
+                    self._calls += 1
+                    call_id = value.id or self._id(value.name, value.span[0], value.kind)
+                    self._ids.add(call_id)
+                    self._done += 1
+                    events.append(CallStart(index, value.name, call_id))
                     events.append(ArgumentsDelta(index, arguments_json(value.arguments)))
                     events.append(CallDone(index, value))
                 else:
@@ -464,14 +488,14 @@ def _join_runs(events: list[Event], i: int) -> None:
 
 class _Early:
     """announce="name": a call announced by its name, not done yet: its index, its
-    region's start, its name, and the pieces of its arguments sent so far (JsonEcho:
+    region's start, its name, its id, and the pieces of its arguments sent so far (JsonEcho:
     what json.dumps would write of them, as far as it is certain; joined once, at
     the call's end)."""
 
-    __slots__ = ("index", "start", "name", "echo", "sent")
+    __slots__ = ("index", "start", "name", "id", "echo", "sent")
 
-    def __init__(self, index: int, start: int, name: str) -> None:
-        self.index, self.start, self.name = index, start, name
+    def __init__(self, index: int, start: int, name: str, id: str) -> None:
+        self.index, self.start, self.name, self.id = index, start, name, id
         self.echo: JsonEcho | None = JsonEcho()
         self.sent: list[str] = []
 
