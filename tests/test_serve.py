@@ -242,6 +242,34 @@ def test_tool_choice_naming_a_function_offers_only_that_tool(client) -> None:
         ask(client, {"text": TWO_CALLS}, tool_choice={"type": "function", "function": {"name": "book_flight"}})
 
 
+def test_tool_choice_required_says_when_the_reply_has_no_call(client, backend) -> None:
+    # OpenAI's "required": the model must call a tool. toolgram cannot make the model do it
+    # (the backend is not told: it would read or constrain the calls itself); a reply without
+    # a call keeps its text and gets an error the agent can act on, in both modes.
+    prose = "I would rather just tell you: it is sunny in Lima."
+    required = 'tool_choice is "required", but the reply has no tool call.'
+    for choice, message in (
+        ("required", required),
+        ({"type": "function", "function": {"name": "search_web"}}, "tool_choice names the function 'search_web', but"),
+    ):
+        response = ask(client, {"text": prose}, tool_choice=choice)
+        assert response.choices[0].message.content == prose and not response.choices[0].message.tool_calls
+        assert response.choices[0].message.model_extra["toolgram"]["errors"][-1].startswith(message)
+        got = streamed(client, {"text": prose, "seed": 3}, tool_choice=choice)
+        assert got["content"] == prose and got["tool_calls"] == [] and got["errors"][-1].startswith(message)
+        assert got["finish_reason"] == "stop"
+        forwarded = httpx.get(backend + "/last").json()
+        assert forwarded["tool_choice"] == "none"  # (the backend reads no calls of its own)
+    # A reply with a call is as without tool_choice; a call the tools refuse is no call.
+    assert whole(ask(client, {"text": TWO_CALLS}, tool_choice="required")) == expected(TWO_CALLS, TOOLS)
+    assert streamed(client, {"text": TWO_CALLS, "seed": 5}, tool_choice="required") == expected(TWO_CALLS, TOOLS, streamed=True)
+    unknown = '<tool_call>{"name": "book_flight", "arguments": {}}</tool_call>'
+    errors = whole(ask(client, {"text": unknown}, tool_choice="required"))["errors"]
+    assert errors == [*toolgram.parse(unknown, TOOLS).errors, required]
+    with pytest.raises(openai.BadRequestError, match="no 'tools'"):
+        ask(client, {"text": prose}, tools=openai.NOT_GIVEN, tool_choice="required")
+
+
 def test_parallel_tool_calls_false_gives_the_first_call(client, backend) -> None:
     response = ask(client, {"text": TWO_CALLS}, parallel_tool_calls=False)
     assert [c.function.name for c in response.choices[0].message.tool_calls] == ["get_weather"]

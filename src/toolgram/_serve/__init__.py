@@ -8,7 +8,9 @@ without reading tool calls out of it (llama.cpp's server, vLLM or SGLang without
 parser, Ollama...). Each request is forwarded as it came (its tools with tool_choice
 "none": the chat template shows them, the backend reads nothing), but for what is honoured here:
 `tool_choice` ("none": the reply is not parsed; a named function: only that tool is
-offered to the parser) and `parallel_tool_calls` (false: the first call only). With
+offered to the parser; "required", or a named function: a reply without a call gets an
+error in the `toolgram` extension field) and `parallel_tool_calls` (false: the first call
+only). With
 `prompt=FORMAT` the tools are written into the system prompt (toolgram.prompts) instead
 of being forwarded, for a backend whose chat template has none.
 
@@ -179,12 +181,23 @@ class _Plan:
         self.parallel = body.get("parallel_tool_calls") is not False
         self.parse = tools is not None and choice != "none"
         self.tools = tools
+        # OpenAI's "required" (and a named function) means the reply must call a tool. The
+        # backend is not asked to force it (it is sent "none", as below: a backend with a tool
+        # parser of its own, told "required", reads the calls itself, or constrains the reply to
+        # its own JSON shape, and toolgram sees no content); a reply without a call says so in
+        # an error instead of passing for a normal answer (see no_call).
+        self.required: str | None = None
+        if choice == "required":
+            if not tools:
+                raise ValueError("tool_choice is \"required\" but the request has no 'tools'.")
+            self.required = 'tool_choice is "required", but the reply has no tool call.'
         if isinstance(choice, dict):  # {"type": "function", "function": {"name": ...}}
             function = choice.get("function")
             name = function.get("name") if isinstance(function, dict) else None
             self.tools = [t for t in tools or [] if _tool_name(t) == name]
             if not self.tools:
                 raise ValueError(f"tool_choice names a function that is not in 'tools': {name!r}")
+            self.required = f"tool_choice names the function {name!r}, but the reply has no call of it."
         if self.parse:
             try:
                 normalize_tools(self.tools)
@@ -204,13 +217,22 @@ class _Plan:
     def read(self, content: str, formats: Any) -> ParseResult:
         if not self.parse:
             return ParseResult(text=content)
-        return parse(content, self.tools, formats=formats)
+        result = parse(content, self.tools, formats=formats)
+        error = self.no_call(result)
+        if error:
+            result.errors.append(error)
+        return result
+
+    def no_call(self, result: ParseResult) -> str | None:
+        """The error of a reply that had to call a tool and did not (tool_choice "required"
+        or a named function); None otherwise."""
+        return self.required if self.required and self.parse and not result.calls else None
 
     def stream(self, formats: Any, model: str, id: str | None, created: int | None) -> Any:
         stream = CompletionStream(
             self.tools, model=model, id=id, created=created, formats=formats, parallel_tool_calls=self.parallel
         )
-        return _Adapter(stream, self.parse)
+        return _Adapter(stream, self)
 
 
 def _tool_name(tool: Any) -> Any:
@@ -351,9 +373,10 @@ class _Adapter:
     """The backend's deltas to chunks: content through CompletionStream, or as it is
     (tool_choice "none"); reasoning the backend separated itself as it is."""
 
-    def __init__(self, stream: CompletionStream, parsed: bool) -> None:
+    def __init__(self, stream: CompletionStream, plan: _Plan) -> None:
         self._stream = stream
-        self._parsed = parsed
+        self._parsed = plan.parse
+        self._plan = plan
 
     def feed(self, text: str) -> list[dict[str, Any]]:
         if self._parsed:
@@ -364,7 +387,13 @@ class _Adapter:
         return [self._stream._chunk({"reasoning_content": text})]
 
     def close(self, finish_reason: str | None = None) -> list[dict[str, Any]]:
-        return self._stream.close(finish_reason)
+        stream = self._stream
+        chunks = stream.close(finish_reason)
+        error = self._plan.no_call(stream.result) if stream.result is not None else None
+        if error and chunks:  # (before the finish chunk, as the stream's own errors come)
+            stream.result.errors.append(error)
+            chunks.insert(len(chunks) - 1, stream._chunk({"toolgram": {"errors": [error]}}))
+        return chunks
 
 
 def serve(backend: str, *, host: str = "127.0.0.1", port: int = 8000, log_level: str = "warning", **options: Any) -> None:
