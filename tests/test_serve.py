@@ -290,6 +290,24 @@ def test_an_unknown_tool_reaches_the_client_as_an_error(client) -> None:
     assert streamed(client, {"text": raw, "seed": 4})["errors"] == errors
 
 
+def test_a_call_that_fails_after_its_name_is_not_glued_to_the_next(client) -> None:
+    # (Issue 21: a stream that had announced get_weather by its name, then gave its index to
+    # the next call, made the client assemble {'name': 'get_weathersearch_web', ...}.)
+    raw = (
+        'First <tool_call>{"name": "get_weather", "arguments": {"city": "Pa"ris"}}</tool_call>'
+        ' then <tool_call>{"name": "search_web", "arguments": {"query": "tides"}}</tool_call>'
+    )
+    result = toolgram.parse(raw, TOOLS)
+    assert [c.name for c in result.calls] == ["search_web"] and result.errors
+    for seed in range(1, 7):  # (pieces of 1 to 12 characters)
+        got = streamed(client, {"text": raw, "seed": seed})
+        assert got == expected(raw, TOOLS, streamed=True)
+        assert [(c["function"]["name"], c["function"]["arguments"]) for c in got["tool_calls"]] == [
+            ("search_web", '{"query": "tides"}')
+        ]
+        assert got["tool_calls"][0]["id"] == result.to_openai_message()["tool_calls"][0]["id"]
+
+
 def test_models_and_health(client, backend) -> None:
     assert [m.id for m in client.models.list()] == ["replay"]
     assert httpx.get(str(client.base_url).replace("/v1/", "/health")).json()["status"] == "ok"

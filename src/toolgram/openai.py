@@ -28,7 +28,8 @@ The stream's contract: nothing sent is taken back. A call is sent once it is cer
 (StreamParser's default announce="done"): its index, id, name and arguments come in one
 chunk, from the delta that ends its region, and never change; the index is its place in
 parse()'s calls. So a call's arguments arrive in one piece rather than as the model
-writes them (see docs/streaming.md). `parallel_tool_calls=False` keeps the first call
+writes them: no format makes a call certain once its name is readable, as measured over
+the corpus (docs/streaming.md, "Why an OpenAI stream gets a call's arguments whole"). `parallel_tool_calls=False` keeps the first call
 only, as OpenAI's API does; the others are dropped and an error says so.
 """
 
