@@ -239,6 +239,8 @@ def _build_registry(explicit: tuple[str, ...], env: str) -> Registry:
 def _entry_points() -> list[tuple[str, Any]]:
     """(entry point, path) for each path the `toolgram.grammars` entry points give."""
     global _entry_point_paths
+    if _entry_point_paths is None and not _may_declare_entry_points():
+        _entry_point_paths = []
     if _entry_point_paths is None:
         from importlib.metadata import entry_points
 
@@ -258,6 +260,42 @@ def _entry_points() -> list[tuple[str, Any]]:
                 found.append((ep.name, _BrokenEntryPoint(f"entry point {ep.name} = {ep.value}: {exc}")))
         _entry_point_paths = found
     return _entry_point_paths
+
+
+def _may_declare_entry_points() -> bool:
+    """Whether an installed distribution may declare `toolgram.grammars` entry points:
+    False only when none can (a quick look, in place of importing importlib.metadata
+    and reading every distribution, most of a cold start's first parse). Each folder
+    on sys.path is listed, and the entry_points.txt of each *.dist-info or *.egg-info
+    in it searched for the group's name; a path entry that is no folder (a zip, an
+    egg) or an importer that finds distributions its own way (not the standard
+    PathFinder) may hold some: True, and the standard discovery decides."""
+    import sys
+    from importlib.machinery import PathFinder
+
+    if any(f is not PathFinder and hasattr(f, "find_distributions") for f in sys.meta_path):
+        return True
+    needle = ENTRY_POINT_GROUP.encode()
+    for entry in sys.path:
+        try:
+            with os.scandir(entry or ".") as it:
+                names = [e.name for e in it]
+        except NotADirectoryError:
+            return True  # (a zip or an egg on the path)
+        except OSError:
+            continue  # (a path entry that does not exist holds nothing)
+        for name in names:
+            if name.endswith((".dist-info", ".egg-info", ".egg")):
+                inner = "EGG-INFO" if name.endswith(".egg") else ""
+                try:
+                    with open(os.path.join(entry or ".", name, inner, "entry_points.txt"), "rb") as f:
+                        if needle in f.read():
+                            return True
+                except FileNotFoundError:
+                    continue
+                except OSError:
+                    return True  # (one that cannot be read: let the standard way look)
+    return False
 
 
 class _BrokenEntryPoint:
