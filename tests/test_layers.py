@@ -5,7 +5,8 @@ From the bottom up, as a reply flows through them:
 
     leaves      _guard, _tools (the tool set, validation, prompts), _result.model and
                 _result.openai, _lalr.jsonscan and .extent (scanning JSON and brackets),
-                _recover.repair (lenient JSON), _grammar.words
+                _recover.repair (lenient JSON), _grammar.words, _lalr.tree (the parse
+                tree the drivers build, made by the grammar tables' callbacks)
     _grammar    grammar files to compiled formats
     _lalr       one region under one grammar: the incremental LALR driver, and the
                 closing moves it makes (close.py)
@@ -36,6 +37,7 @@ LAYERS: list[list[str]] = [
     [
         "toolgram._guard", "toolgram._tools", "toolgram._result.model", "toolgram._result.openai",
         "toolgram._lalr.jsonscan", "toolgram._lalr.extent", "toolgram._recover.repair", "toolgram._grammar.words",
+        "toolgram._lalr.tree",
     ],
     ["toolgram._grammar"],
     ["toolgram._lalr"],

@@ -18,7 +18,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from lark import Tree
+from .._lalr.tree import Tree
 
 from .._result.model import ParseResult, ToolCall
 from .._pipeline import Assembler, check_truncated, read_calls, select_formats
@@ -201,7 +201,7 @@ def expected_text(c: Any, name: str, width: int = 48) -> str:
     if t.literal is not None:
         return json.dumps(t.literal, ensure_ascii=False)
     # (the pattern as written: \w was spelt out for the regex engine, see _grammar/words.py)
-    pattern = t.pattern.pattern.replace(f"[{WORD}]", "\\w").replace(WORD, "\\w")
+    pattern = t.source.replace(f"[{WORD}]", "\\w").replace(WORD, "\\w")
     pattern = pattern.replace("\n", "\\n").replace("\t", "\\t").replace("\r", "\\r")
     if len(pattern) > width:
         pattern = pattern[: width - 1] + "…"

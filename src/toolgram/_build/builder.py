@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from lark import Tree
+from .._lalr.tree import Tree
 
 from .._recover import repair as _repair
 from .._grammar.vocabulary import CALL_HOLDERS, OPAQUE, REGION_LEVEL, rule_name
@@ -25,6 +25,7 @@ from .._lalr.tokens import Tok
 from .._lalr.close import cut_marker
 from .loose import decode_loose
 from .coerce import Node, coerce_param
+from .._grammar.words import lazy
 
 
 
@@ -132,20 +133,20 @@ def _unescape_md(name: str, repairs: list[str]) -> str:
 
 # A parameter name in quotes, or as an attribute: `<parameter="city">`,
 # `<parameter=name="city">` (MiniMax's `<parameter name="city">` written in Qwen's tag).
-_QUOTED_KEY = re.compile(r"""(?:name\s*=\s*)?(["'])(.*)\1""", re.S)
+_QUOTED_KEY = lazy(re.compile, r"""(?:name\s*=\s*)?(["'])(.*)\1""", re.S)
 # A close tag misspelled (`</parmeter>`, `</param>`) ends a value that the grammar
 # ran on to the next parameter: it is markup, not the value's end.
 # (Matched from the value's last "</", the only one it can start at, with the blanks
 # before it: a search, from each place of a run of blanks, ran to the run's end.)
-_MISSPELT_CLOSE = re.compile(r"</\s*par\w*\s*>\s*")
+_MISSPELT_CLOSE = lazy(re.compile, r"</\s*par\w*\s*>\s*")
 # Spaces between a tag and a value on its line (see _param_value).
-_HEAD_SPACES = re.compile(r"[ \t]+(?=\S)")
+_HEAD_SPACES = lazy(re.compile, r"[ \t]+(?=\S)")
 # A close tag opening the text after a payload (Builder._misspelt_end).
-_CLOSE_TAG = re.compile(r"\s*(</\s*[\w\-|]+\s*>?)")
+_CLOSE_TAG = lazy(re.compile, r"\s*(</\s*[\w\-|]+\s*>?)")
 
 
 # The character references of XML text (an attribute's value in quotes).
-_XML_REF = re.compile(r"&(?:(amp|lt|gt|quot|apos)|#([0-9]{1,7})|#[xX]([0-9a-fA-F]{1,6}));")
+_XML_REF = lazy(re.compile, r"&(?:(amp|lt|gt|quot|apos)|#([0-9]{1,7})|#[xX]([0-9a-fA-F]{1,6}));")
 _XML_NAMED = {"amp": "&", "lt": "<", "gt": ">", "quot": '"', "apos": "'"}
 
 
@@ -840,7 +841,7 @@ def _loads_leading(
     raise Unreadable(str(first))
 
 
-_SEPARATOR = re.compile(r"\s*[;,]?\s*")
+_SEPARATOR = lazy(re.compile, r"\s*[;,]?\s*")
 def _shape(fmt: Any) -> tuple[bool, bool]:
     """(whether fmt's region is a fence, whether no call marker surrounds it: a fence
     or a reply-anchored shape), worked out once per format (kept in its
@@ -906,12 +907,12 @@ def _is_definition(fn: Any) -> bool:
         return False
     params = fn.get("parameters")
     return isinstance(params, dict) and params.get("type") == "object" and isinstance(params.get("properties"), dict)
-_PY_CALL = re.compile(r"\s*(?:\[\s*)?[A-Za-z_][\w.\-]*\s*\(")  # (a name, then "("; or a list of such)
+_PY_CALL = lazy(re.compile, r"\s*(?:\[\s*)?[A-Za-z_][\w.\-]*\s*\(")  # (a name, then "("; or a list of such)
 # (A name, then the arguments' "{", a line break between them at most. The blanks around
 # the break are matched one way only: `[ \t]*\r?\n?[ \t]*` could split a run of blanks in
 # any two, which, where no "{" follows, the engine tried each: the square of the run.)
-_NAMED = re.compile(r"\s*([A-Za-z_][\w.\-]*)[ \t]*(?:(?:\r\n?|\n)[ \t]*)?(?=\{)")
-_FENCE = re.compile(r"\s*```[\w+-]*[ \t]*(?:\r?\n|(?=[\[{]))")  # (a fence's opening line)
+_NAMED = lazy(re.compile, r"\s*([A-Za-z_][\w.\-]*)[ \t]*(?:(?:\r\n?|\n)[ \t]*)?(?=\{)")
+_FENCE = lazy(re.compile, r"\s*```[\w+-]*[ \t]*(?:\r?\n|(?=[\[{]))")  # (a fence's opening line)
 
 
 def _several_objects(text: str, offset: int):
@@ -948,8 +949,8 @@ def _several_objects(text: str, offset: int):
     return values, tuple(repairs), spans
 
 
-_LINE_OBJECT = re.compile(r"\n[ \t]*(?=\{)")
-_LIST_FIRST = re.compile(r"\s*\[")  # (\s: what str.lstrip() strips)
+_LINE_OBJECT = lazy(re.compile, r"\n[ \t]*(?=\{)")
+_LIST_FIRST = lazy(re.compile, r"\s*\[")  # (\s: what str.lstrip() strips)
 
 
 def _objects_by_line(text: str, offset: int, cut: bool = False, left_open: list | None = None):

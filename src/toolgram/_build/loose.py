@@ -26,21 +26,22 @@ import json
 import re
 
 from .coerce import Node
+from .._grammar.words import lazy
 
 DELIMITERS = ('<|"|>', "<escape>")
-_DELIM = re.compile(r'<\|"\|>|<escape>')
+_DELIM = lazy(re.compile, r'<\|"\|>|<escape>')
 # A bare key is words joined by spaces or tabs (`key with space:1.5`, n8n's `Basic LLM
 # Chain:{…}`): Gemma's template writes an object's keys unquoted, whatever they hold.
 _BARE_KEY = r"[^\s:,{}\[\]<>\"']+(?:[ \t]+[^\s:,{}\[\]<>\"']+)*"
-_KEY = re.compile(r"\s*(" + _BARE_KEY + r"|\"[^\"]*\")\s*:")
-_NEXT_KEY = re.compile(r"\s*(?:" + _BARE_KEY + r"|\"[^\"]*\"|<\|\"\|>[^<]*<\|\"\|>|<escape>[^<]*<escape>)\s*:")
-_WS = re.compile(r"\s*")
-_BARE_STOP = re.compile(r"[,}\]]")
-_ONLY_CLOSERS = re.compile(r"[\s}\]]*\Z")
-_CLOSER = re.compile(r"[}\]]")
-_JSON_STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
-_QUOTED_TO_DELIM = re.compile(r"""(['"])(.*)\1?\s*(?:<\|"\|>|<escape>)""", re.S)
-_OPEN_DELIM = re.compile(r"""(?:<\|"\|>|<escape>)(.*)""", re.S)
+_KEY = lazy(re.compile, r"\s*(" + _BARE_KEY + r"|\"[^\"]*\")\s*:")
+_NEXT_KEY = lazy(re.compile, r"\s*(?:" + _BARE_KEY + r"|\"[^\"]*\"|<\|\"\|>[^<]*<\|\"\|>|<escape>[^<]*<escape>)\s*:")
+_WS = lazy(re.compile, r"\s*")
+_BARE_STOP = lazy(re.compile, r"[,}\]]")
+_ONLY_CLOSERS = lazy(re.compile, r"[\s}\]]*\Z")
+_CLOSER = lazy(re.compile, r"[}\]]")
+_JSON_STRING = lazy(re.compile, r'"((?:[^"\\]|\\.)*)"')
+_QUOTED_TO_DELIM = lazy(re.compile, r"""(['"])(.*)\1?\s*(?:<\|"\|>|<escape>)""", re.S)
+_OPEN_DELIM = lazy(re.compile, r"""(?:<\|"\|>|<escape>)(.*)""", re.S)
 _DELIMS = ('<|"|>', "<escape>")  # (what _QUOTED_TO_DELIM ends with)
 _MAX_DEPTH = 256
 

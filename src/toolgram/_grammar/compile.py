@@ -21,7 +21,7 @@ from typing import Any
 import regex
 
 from .._guard import passes_through, signals_deferred
-from . import header, lark_table, vocabulary
+from . import header, tables, vocabulary
 from .header import (
     Format,
     GrammarError,
@@ -30,18 +30,43 @@ from .header import (
     header_line,
 )
 from .vocabulary import rule_name
-from .words import words
+from .words import lazy, words
 
 #: Terminals whose extent is found by a scanner instead of their pattern.
 SPECIAL_TERMINALS = ("JSON", "PYVALUE")
 
 
-@dataclass(frozen=True)
 class Terminal:
-    name: str
-    pattern: Any  # compiled `regex` pattern
-    literal: str | None  # set when the terminal is a plain string
-    priority: int
+    """A grammar's terminal: `name`, `literal` (set when it is a plain string),
+    `priority`, and its pattern: `source`, compiled (`pattern`, by `regex`) when first
+    matched; a reply meets few of a grammar's terminals, and compiling them all cost
+    most of a cold start."""
+
+    def __init__(self, name: str, pattern: Any, literal: str | None, priority: int) -> None:
+        self.name = name
+        self.literal = literal
+        self.priority = priority
+        if isinstance(pattern, str):
+            self.source = pattern
+        else:  # (a compiled pattern)
+            self.source = pattern.pattern
+            self.__dict__["pattern"] = pattern
+
+    @cached_property
+    def pattern(self) -> Any:
+        return regex.compile(self.source)
+
+    def _key(self) -> tuple:
+        return (self.name, self.source, self.literal, self.priority)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is Terminal and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return f"Terminal({self.name!r}, /{self.source}/, {self.literal!r}, {self.priority})"
 
     # What the driver derives from the pattern, worked out on first use and kept on
     # the terminal (so it dies with its format: no global cache keyed by pattern).
@@ -62,7 +87,7 @@ class Terminal:
         """regex_loops._loop of the pattern: its unrolled-loop shape, or None."""
         from .regex_loops import _loop
 
-        return _loop(self.pattern.pattern)
+        return _loop(self.source)
 
     @cached_property
     def rest(self) -> Any:
@@ -72,7 +97,7 @@ class Terminal:
         None when the pattern has no such item."""
         from .regex_loops import _item_end
 
-        source = self.pattern.pattern
+        source = self.source
         end = _item_end(source, 0)
         if end is None:
             return None
@@ -149,31 +174,31 @@ class Compiled:
 def compile_format(fmt: Format) -> Compiled:
     if fmt.parser == "earley":
         return compile_earley(fmt)
-    try:
-        with signals_deferred():  # (Lark's cache load swallows every Exception)
-            lark = lark_table.build(
-                fmt.source,
-                import_paths=[fmt.path.parent / "shared", fmt.path.parent, *builtin_shared()],
-                cache=_cache_path(fmt),
-            )
-    except Exception as exc:  # lark raises several kinds; all mean "this file is broken"
-        if passes_through(exc):
-            raise
-        raise located_error(fmt, exc) from exc
-    lt = lark_table.table_of(lark)
-    callbacks = lt.callbacks
+    # A built-in grammar's table comes from toolgram's cache when it holds it (no Lark
+    # at all: see tables.py); any other is analysed by Lark, and a built-in one kept.
+    builtin = _builtin(fmt)
+    lark = table = key = None
+    if builtin:
+        key = tables.cache_key(fmt.source, builtin_shared())
+        table = tables.load(fmt.name, key)
+    if table is None:
+        lark = _lark_of(fmt)
+        data = tables.table_data(lark)
+        table = tables.Table(data)
+        if key is not None:
+            tables.store(fmt.name, key, data)
+    callbacks = table.callbacks
     _check_call_rules(fmt, {rule_name(rule.origin.name) for rule in callbacks})
     terminals: dict[str, Terminal] = {}
-    for t in lt.terminals:
-        flags = "".join(f"(?{f})" for f in t.flags)
-        # (\w: a word character as the whole library reads it; see _words.py)
-        source = flags + words(t.regexp)
-        terminals[t.name] = Terminal(t.name, regex.compile(source), t.literal, t.priority)
-    ignore = tuple(terminals[n] for n in lt.ignore if n in terminals)
+    for name, source, literal, priority in table.terminals:
+        terminals[name] = t = Terminal(name, source, literal, priority)
+        if not builtin:
+            t.pattern  # noqa: B018 - (a user's pattern is compiled now: a bad one fails at load)
+    ignore = tuple(terminals[n] for n in table.ignore if n in terminals)
     compiled = Compiled(
-        states=lt.states,
-        start_state=lt.start_state,
-        end_state=lt.end_state,
+        states=table.states,
+        start_state=table.start_state,
+        end_state=table.end_state,
         callbacks=callbacks,
         terminals=terminals,
         ignore=ignore,
@@ -202,22 +227,41 @@ def compile_format(fmt: Format) -> Compiled:
         t.literal[0] for t in terminals.values() if t.literal and not t.literal[0].isalnum()
     )
     compiled.longest_literal = max((len(x) for x in (*fmt.ends, *(t.literal for t in terminals.values())) if x), default=0)
-    for state, row in lt.states.items():
+    for state, row in table.states.items():
         allowed = [terminals[k] for k in row if k in terminals]
         allowed.sort(key=lambda t: (-t.priority, -len(t.literal or "")))
         compiled.allowed[state] = tuple(allowed)
         compiled.accepts_end[state] = "$END" in row
 
-    def checks() -> tuple[tuple, tuple[str, ...]]:
+    def checks(lark: Any = lark) -> tuple[tuple, tuple[str, ...]]:
+        if lark is None:  # (the table came from the cache)
+            lark = _lark_of(fmt)
         conflicts, stale = _check_conflicts(fmt, lark, terminals)
         warned = header.header_warnings(fmt) + _marker_warnings(fmt, compiled) + _stream_warnings(fmt, compiled) + stale
         return conflicts, tuple(warned)
 
-    if _builtin(fmt):
+    if builtin:
         compiled.deferred_checks = checks
     else:
         compiled.found_conflicts, compiled.found_warnings = checks()
     return compiled
+
+
+def _lark_of(fmt: Format) -> Any:
+    """The Lark parser of fmt's grammar (LALR); a broken grammar is a located GrammarError."""
+    from . import lark_table
+
+    try:
+        with signals_deferred():  # (Lark's cache load swallows every Exception)
+            return lark_table.build(
+                fmt.source,
+                import_paths=[fmt.path.parent / "shared", fmt.path.parent, *builtin_shared()],
+                cache=_cache_path(fmt),
+            )
+    except Exception as exc:  # lark raises several kinds; all mean "this file is broken"
+        if passes_through(exc):
+            raise
+        raise located_error(fmt, exc) from exc
 
 
 def _whole_of(callbacks: dict, terminals: dict[str, Terminal], rules: frozenset | set) -> frozenset:
@@ -251,6 +295,8 @@ def compile_earley(fmt: Format) -> Compiled:
                 fmt.path,
                 lines[0],
             )
+    from . import lark_table
+
     try:
         lark = lark_table.build_earley(
             fmt.source, import_paths=[fmt.path.parent / "shared", fmt.path.parent, *builtin_shared()]
@@ -288,9 +334,14 @@ def compile_earley(fmt: Format) -> Compiled:
 
 def _cache_path(fmt: Format) -> str | bool:
     # Lark's cache file name includes a hash of the grammar, so a stale file is never used.
+    # TOOLGRAM_CACHE_DIR holds it beside toolgram's own tables (tables.py); a folder that
+    # cannot be made is no error: no cache.
     base = os.environ.get("TOOLGRAM_CACHE_DIR")
     if base:
-        Path(base).mkdir(parents=True, exist_ok=True)
+        try:
+            Path(base).mkdir(parents=True, exist_ok=True)
+        except OSError:
+            return False
         return str(Path(base) / f"{fmt.name}-{sys.version_info[0]}{sys.version_info[1]}.lark.cache")
     return True
 
@@ -332,6 +383,8 @@ def _check_conflicts(fmt: Format, lark: Any, terminals: dict[str, Terminal]) -> 
     """The grammar's shift/reduce conflicts, and a warning for each declared one that
     does not occur; one that its header does not declare is a GrammarError naming the
     rules and the terminal."""
+    from . import lark_table
+
     show = _shown(fmt, terminals)
     key = (fmt.source, str(fmt.path.parent))
     found = _CONFLICTS.get(key)
@@ -423,11 +476,11 @@ def _stream_warnings(fmt: Format, c: Compiled) -> list[str]:
             continue
         if t.pattern.fullmatch(_FREE_TEXT, partial=True) is None:  # (or the start of one)
             continue
-        if _loop(t.pattern.pattern) is None:
+        if _loop(t.source) is None:
             lines = _lines_defining(fmt.source, t.name)
             where = f"{fmt.path}:{lines[0]}" if lines else str(fmt.path)
             out.append(
-                f"{where}: terminal {t.name} /{_printable(t.pattern.pattern)}/ is re-matched from its start on every streamed "
+                f"{where}: terminal {t.name} /{_printable(t.source)}/ is re-matched from its start on every streamed "
                 "delta (quadratic in its length); write it as an unrolled loop, e.g. /[^<]+(?:<(?!\\/?tag>)[^<]*)*/ "
                 "(grammars/README.md, 'Streaming cost')"
             )
@@ -471,8 +524,8 @@ def _check_call_rules(fmt: Format, rules: set) -> None:
 
 # -- Lark's errors, located ---------------------------------------------------------------
 
-_LINE_IN_MESSAGE = regex.compile(r"\bline (\d+)")
-_COLUMN_IN_MESSAGE = regex.compile(r"\bline \d+,? column (\d+)")
+_LINE_IN_MESSAGE = lazy(regex.compile, r"\bline (\d+)")
+_COLUMN_IN_MESSAGE = lazy(regex.compile, r"\bline \d+,? column (\d+)")
 # Lark messages that name the symbol at fault without a line: find where it is defined.
 _DEFINED_SYMBOL = (
     regex.compile(r"Cannot compile token ([A-Za-z_][A-Za-z0-9_]*)"),
@@ -526,7 +579,7 @@ def located_error(fmt: Format, exc: Exception) -> GrammarError:
     return GrammarError(f"{where}: {message}" + "".join("\n    " + d for d in details), fmt.path, line, column)
 
 
-_NO_START = regex.compile(r"undefined rule: NonTerminal\('start'\)")
+_NO_START = lazy(regex.compile, r"undefined rule: NonTerminal\('start'\)")
 
 _LARK_TOKENS = {"_NL": "end of line", "_RPAR": "')'", "_LPAR": "'('", "_RBRA": "']'", "_LBRA": "'['",
                 "_COLON": "':'", "_OR": "'|'", "_DOT": "'.'", "RULE": "a rule name", "TERMINAL": "a terminal name",

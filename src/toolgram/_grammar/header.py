@@ -44,6 +44,8 @@ from typing import TYPE_CHECKING
 
 import regex
 
+from .words import lazy
+
 if TYPE_CHECKING:
     from .compile import Compiled
 
@@ -203,7 +205,7 @@ def load_format(path: Path) -> Format:
 
 #: The keys of a canonical form (grammars/README.md, "The canonical form").
 CANONICAL_KEYS = ("canonical", "canonical_call", "canonical_param", "canonical_sep")
-_ESCAPE = regex.compile(r"\\([nts\\])")
+_ESCAPE = lazy(regex.compile, r"\\([nts\\])")
 
 
 def unescape(value: str) -> str:
@@ -214,8 +216,8 @@ def unescape(value: str) -> str:
 
 # `OPEN … CLOSE | CLOSE2`: the ellipsis (or three dots) and the bars stand apart by spaces,
 # as markers hold `|` (`<|end|>`).
-_ELLIPSIS = regex.compile(r"\s+(?:…|\.\.\.)\s+|^(?:…|\.\.\.)\s+")
-_BAR = regex.compile(r"\s+\|\s+")
+_ELLIPSIS = lazy(regex.compile, r"\s+(?:…|\.\.\.)\s+|^(?:…|\.\.\.)\s+")
+_BAR = lazy(regex.compile, r"\s+\|\s+")
 
 
 def reasoning_markers(value: str) -> tuple[str, tuple[str, ...]] | None:
@@ -230,9 +232,9 @@ def reasoning_markers(value: str) -> tuple[str, tuple[str, ...]] | None:
     return parts[0].strip(), closers
 
 
-_NAME = regex.compile(r"[A-Za-z_][A-Za-z0-9_.-]*\Z")
-_REASON = regex.compile(r"\s+(?:—|--)\s*")
-_WORD = regex.compile(r'"(?:[^"\\]|\\.)*"|\S+')
+_NAME = lazy(regex.compile, r"[A-Za-z_][A-Za-z0-9_.-]*\Z")
+_REASON = lazy(regex.compile, r"\s+(?:—|--)\s*")
+_WORD = lazy(regex.compile, r'"(?:[^"\\]|\\.)*"|\S+')
 
 
 def declared_conflicts(fmt: Format) -> tuple[DeclaredConflict, ...]:

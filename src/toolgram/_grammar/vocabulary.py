@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .words import lazy
+
 
 @dataclass(frozen=True)
 class Rule:
@@ -94,7 +96,7 @@ def rule_name(name: object) -> str:
     return _NAMESPACES.sub("", str(name))
 
 
-_NAMESPACES = re.compile(r"^(?:[A-Za-z0-9]\w*?__)+(?=\w)")
+_NAMESPACES = lazy(re.compile, r"^(?:[A-Za-z0-9]\w*?__)+(?=\w)")
 
 
 START = "<!-- rules:start -->"

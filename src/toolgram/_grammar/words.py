@@ -36,6 +36,34 @@ WORD = r"\p{Alphabetic}\p{M}\p{Nd}\p{Pc}"
 # `regex`'s \s (Unicode's White_Space), spelled out: `re` reads these alike.
 SPACE = r"\t-\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
 
+class Lazy:
+    """A pattern compiled when first used: `make()` compiles it. Its methods (match,
+    search, …) are the compiled pattern's, put on the instance at the first use, so
+    that later calls cost what the pattern's own do. `pattern` is its source from the
+    start. A cold start builds many patterns that a reply never runs (the searches of a
+    stream, the opening tests of a text that is not ASCII): each costs a compile only
+    when it runs."""
+
+    _METHODS = ("match", "search", "fullmatch", "finditer", "findall", "sub", "split", "flags", "groups")
+
+    def __init__(self, make: Any, source: str) -> None:
+        self._make = make
+        self.pattern = source
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") or name in ("_make", "pattern"):
+            raise AttributeError(name)
+        compiled = self._make()
+        for attr in self._METHODS:
+            self.__dict__[attr] = getattr(compiled, attr)
+        return getattr(compiled, name)
+
+
+def lazy(compile: Any, source: str, flags: int = 0) -> Lazy:
+    """`compile(source, flags)` (re.compile or regex.compile), when first used."""
+    return Lazy(lambda: compile(source, flags), source)
+
+
 _KEEP = object()
 _REFUSE = None
 
@@ -98,7 +126,7 @@ _ANY_TEXT = {
     "\\S": (_REFUSE, f"[^{SPACE}]"),
     **{e: (_REFUSE, _REFUSE) for e in ("\\w", "\\W", "\\d", "\\D", "\\b", "\\B")},
 }
-_CASELESS = regex.compile(r"\(\?[a-zA-Z]*i")
+_CASELESS = lazy(regex.compile, r"\(\?[a-zA-Z]*i")
 _FLAGS = ((regex.M, re.M), (regex.S, re.S), (regex.X, re.X))
 _KNOWN = regex.U | regex.V0 | regex.M | regex.S | regex.X
 
@@ -132,3 +160,33 @@ def _stdlib(source: str, flags: int) -> Any:
             return re.compile(source, flags)
     except (re.error, Warning):
         return None
+
+
+# An inline flag group (`(?s)`, `(?x:`, `(?-i:`): its letters.
+_INLINE_FLAGS = lazy(re.compile, r"\(\?([a-zA-Z]*)(?:-([a-zA-Z]*))?[:)]")
+
+
+def _other_flags(source: str) -> bool:
+    """Whether the source sets a flag other than m, s and x (the ones fast() maps)."""
+    return any(set(on + (off or "")) - set("msx") for on, off in _INLINE_FLAGS.findall(source))
+
+
+def fast_source(source: str, by_regex: Any = None) -> tuple[Lazy, Lazy]:
+    """fast(regex.compile(source)) without compiling anything now: (for an ASCII text,
+    for any text), each compiled when first used, by `re` where `re` reads it as
+    `regex` does, else by `regex` (a pattern with inline flags other than m, s and x
+    is left to `regex`, as fast() leaves one it cannot map). `by_regex()`: how the
+    `regex` one is made (by default regex.compile(source))."""
+    if by_regex is None:
+
+        def by_regex() -> Any:
+            return regex.compile(source)
+
+    if _CASELESS.search(source) or _other_flags(source):
+        shared = Lazy(by_regex, source)
+        return shared, shared
+    spelt = None if WORD in source else _rewrite(source, _ANY_TEXT)
+    ascii_source = source.replace(WORD, r"\w")
+    ascii = Lazy(lambda: _stdlib(ascii_source, re.ASCII) or by_regex(), source)
+    anywhere = Lazy(lambda: (_stdlib(spelt, 0) if spelt is not None else None) or by_regex(), source)
+    return ascii, anywhere

@@ -12,6 +12,7 @@ from .growth import _HOLD, _JSON_SPACE, _SETTLED, _loop_wait
 from .table import _closes, _plan
 from .tokens import _SNIPPET, WAIT, WAIT_MORE, Tok, _snippet
 from .._recover import repair as _repair
+from .._grammar.words import lazy
 
 
 def through(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
@@ -65,9 +66,9 @@ def through(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
 
 # Gemma's string delimiters, and what follows a string's close in arguments that go on
 # properly: a comma, or the close of its object or list.
-_LOOSE_DELIM = re.compile(r'<\|"\|>|<escape>')
-_AFTER_STRING = re.compile(r"\s*[,}\]]")
-_SPACE_TO_END = re.compile(r"\s*\Z")
+_LOOSE_DELIM = lazy(re.compile, r'<\|"\|>|<escape>')
+_AFTER_STRING = lazy(re.compile, r"\s*[,}\]]")
+_SPACE_TO_END = lazy(re.compile, r"\s*\Z")
 
 
 def through_loose(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:

@@ -20,11 +20,11 @@ from __future__ import annotations
 from typing import Any
 
 import regex
-from lark import Tree
+from .tree import Tree
 
-from .._grammar.lark_table import Shift
+from .._grammar.tables import Shift
 from .._grammar.registry import Compiled, Format
-from .._grammar.words import fast
+from .._grammar.words import fast_source, lazy
 from . import close as _close
 from .._recover import repair as _repair
 from .extent import _Extent
@@ -539,12 +539,12 @@ class Driver:
 # _words.py. And it is a name's length at most: this look-ahead is tried at every
 # region's payload, and one that ran on over a run of markers such as ```json```json…
 # would cost each of them the rest of the run, the square of the reply.)
-_SPACE_TO_END = regex.compile(r"\s*\Z")  # (whitespace to the end of the text; matched from a point)
+_SPACE_TO_END = lazy(regex.compile, r"\s*\Z")  # (whitespace to the end of the text; matched from a point)
 
 TAG_FIRST = r"\s*<"
 CALL_TAG_FIRST = r"""\s*(?:[^\s<>{}\[\]()"',=`]{1,256}\s*)?<"""
-_TAG_FIRST = fast(regex.compile(TAG_FIRST))[1]  # (by `re`: see _words.fast)
-_CALL_TAG_FIRST = fast(regex.compile(CALL_TAG_FIRST))[1]
+_TAG_FIRST = fast_source(TAG_FIRST)[1]  # (by `re`: see _words.fast)
+_CALL_TAG_FIRST = fast_source(CALL_TAG_FIRST)[1]
 
 
 def _close_extent(tree: Any, children: list) -> None:

@@ -20,11 +20,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from lark import Token, Tree
-from lark.exceptions import UnexpectedEOF, UnexpectedInput
-
 from .._grammar.registry import Format
 from .tokens import DONE, FAIL, WAIT, Tok, _snippet
+from .tree import Meta, Tree
 
 # The longest region (from its start marker to its end) an Earley grammar reads.
 # Earley's time grows with the cube of the text on an ambiguous grammar (and is
@@ -126,6 +124,9 @@ class EarleyDriver:
             stop = last
         self.last_end = last if not close else stop
         self.pos = stop
+        # (Lark is loaded already: the grammar was compiled by it, see compile_earley.)
+        from lark.exceptions import UnexpectedEOF, UnexpectedInput
+
         try:
             tree = self.c.earley.parse(text)
         except UnexpectedEOF:
@@ -176,24 +177,33 @@ class EarleyDriver:
 
 
 def _placed(tree: Any, start: int, stop: int, call_rules: frozenset) -> Any:
-    """Lark's tree of the region's text as the LALR driver builds it: tokens as Tok, at
-    their places in the reply (a supplied end marker at the region's end), and a call
-    rule's `meta.end_pos` where its last token (kept or not) ends."""
-    if not isinstance(tree, Tree):
-        return tree
-    stack = [tree]
-    while stack:
-        node = stack.pop()
+    """Lark's tree of the region's text as the LALR driver builds it: toolgram's Tree
+    (_lalr/tree.py), tokens as Tok, at their places in the reply (a supplied end marker
+    at the region's end), and a call rule's `meta.end_pos` where its last token (kept
+    or not) ends."""
+    from lark import Token
+    from lark import Tree as LarkTree
+
+    def made(node: Any) -> Tree:
         meta = node._meta
-        node._meta = None
+        ours = Tree(node.data, list(node.children))
         if meta is not None and node.data in call_rules and not meta.empty:
-            node.meta.end_pos = min(start + meta.end_pos, stop)
-        children = node.children
+            ours._meta = Meta()
+            ours._meta.end_pos = min(start + meta.end_pos, stop)
+        return ours
+
+    if not isinstance(tree, LarkTree):
+        return tree
+    root = made(tree)
+    stack = [root]
+    while stack:
+        children = stack.pop().children
         for i, child in enumerate(children):
             if isinstance(child, Token):
                 s = min(start + child.start_pos, stop) if child.start_pos is not None else stop
                 e = min(start + child.end_pos, stop) if child.end_pos is not None else stop
                 children[i] = Tok(child.type, str(child), s, e)
-            elif isinstance(child, Tree):
-                stack.append(child)
-    return tree
+            elif isinstance(child, LarkTree):
+                children[i] = made(child)
+                stack.append(children[i])
+    return root

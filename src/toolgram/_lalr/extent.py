@@ -21,6 +21,7 @@ from functools import lru_cache
 from typing import Any
 
 from .jsonscan import scan_json
+from .._grammar.words import lazy
 
 _OPENERS = "{[("
 _CLOSERS = "}])"
@@ -42,10 +43,10 @@ _STRING = r"""
 # Strings and brackets, found by the regex engine so that runs of ordinary
 # characters are skipped in C. lastindex: None for a string that never
 # closes, 1-2 for a closed string, 3 for an opener, 4 for a closer.
-_BRACKET_SCAN = re.compile(_STRING + r"| ([\[{(]) | ([\]})])", re.S | re.X)
+_BRACKET_SCAN = lazy(re.compile, _STRING + r"| ([\[{(]) | ([\]})])", re.S | re.X)
 
 # Everything except brackets outside strings.
-_NOT_BRACKET = re.compile(r"""[^"'()\[\]{}]+ |""" + _STRING, re.S | re.X)
+_NOT_BRACKET = lazy(re.compile, r"""[^"'()\[\]{}]+ |""" + _STRING, re.S | re.X)
 _DEPTH_STEP = {"[": 1, "{": 1, "(": 1, "]": -1, "}": -1, ")": -1}
 
 
@@ -217,7 +218,7 @@ class StopIndex:
         return trace.end(pos)
 
 
-_STRING_MATCH = re.compile(_STRING, re.S | re.X).match  # (lastindex None: it never closes)
+_STRING_MATCH = lazy(re.compile, _STRING, re.S | re.X).match  # (lastindex None: it never closes)
 
 
 class _StopTrace:
@@ -355,7 +356,7 @@ def scalar_end(text: str, pos: int, stops: str) -> int:
     return len(text)
 
 
-_BRACKETS = re.compile(r"""["'()\[\]{}]""")
+_BRACKETS = lazy(re.compile, r"""["'()\[\]{}]""")
 _STRING_BODY = {
     '"': re.compile(r'[^"\\]*(?:\\.[^"\\]*)*', re.S),
     "'": re.compile(r"[^'\\]*(?:\\.[^'\\]*)*", re.S),

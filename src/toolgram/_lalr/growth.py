@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 
+from .._grammar.words import lazy
+
 
 def _could_grow(t, buf: str, pos: int) -> bool:
     """Could more text change what t's pattern matches at pos? Only if the engine,
@@ -37,7 +39,7 @@ class _Hold:
 
 
 _HOLD = _Hold()
-_JSON_SPACE = re.compile(r"[ \t\n\r]*")
+_JSON_SPACE = lazy(re.compile, r"[ \t\n\r]*")
 # A JSON decoding error this far before the end of the text is one more text cannot
 # undo (the decoder looks at most a few characters past where it stops).
 _SETTLED = 8

@@ -8,9 +8,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .._grammar.lark_table import Shift
+from .._grammar.tables import Shift
 from .._grammar.registry import Compiled
 from .._grammar.vocabulary import rule_name
+from .._grammar.words import lazy
 
 # Closing a frame that the model left open: at most this many missing tokens.
 _MAX_VIRTUAL = 6
@@ -122,7 +123,7 @@ def _closes(literal: str) -> bool:
 
 # A terminal named as what ends something (`FUNCTION_END`, `_PARAM_CLOSE`, `_TURN_END`,
 # `EOT`), its namespace left out.
-_ENDING_NAME = re.compile(r"(?:^|_)(?:END|CLOSE|TURN|EOT|EOM)(?:_|$)")
+_ENDING_NAME = lazy(re.compile, r"(?:^|_)(?:END|CLOSE|TURN|EOT|EOM)(?:_|$)")
 
 
 def ends_something(terminal: Any, text: str, ends: tuple) -> bool:

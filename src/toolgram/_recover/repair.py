@@ -25,7 +25,7 @@ from typing import Any
 
 import regex
 
-from .._grammar.words import words
+from .._grammar.words import lazy, words
 
 __all__ = ["MAX_DEPTH", "RepairError", "cut_short", "loads", "quoted_end", "scalar_end", "unquoted_inside", "value_end"]
 
@@ -88,12 +88,12 @@ def _too_deep(text: str) -> bool:
 # What may follow the quote that ends an argument value: its call's `)` (after a
 # trailing comma, too), or a comma and the next keyword argument (a name, then "="
 # that is not "=="; the grammars' KEY).
-_VALUE_CLOSE = regex.compile(words(r"\s*(?:(?:,\s*)?\)|,\s*(?:[A-Za-z_]|\\_)(?:\w|\\_)*\s*=(?!=))"))
+_VALUE_CLOSE = lazy(regex.compile, words(r"\s*(?:(?:,\s*)?\)|,\s*(?:[A-Za-z_]|\\_)(?:\w|\\_)*\s*=(?!=))"))
 # After the string Python reads: the value ends there (a `)`, or a `,` and what starts
 # another argument: a keyword, a quote, a number, a bracket), or text follows (`,` and
 # a bare word, too).
-_STANDS = regex.compile(words(r"\s*(?:\)|,\s*(?:\)|(?:[A-Za-z_]|\\_)(?:\w|\\_)*\s*=(?!=)|[^\s\w\\]|\d))"))
-_STOP_AFTER = regex.compile(r"\s*[,)]")
+_STANDS = lazy(regex.compile, words(r"\s*(?:\)|,\s*(?:\)|(?:[A-Za-z_]|\\_)(?:\w|\\_)*\s*=(?!=)|[^\s\w\\]|\d))"))
+_STOP_AFTER = lazy(regex.compile, r"\s*[,)]")
 # How many quotes after Python's string the end of the value is looked for among (each
 # value is looked at once in a whole reply, at most once per quote in a stream: a reply
 # full of quotes stays linear).
@@ -280,10 +280,10 @@ _TOKEN_BODY = r"""
       | (\Z)                                        # 14 the end (after comments)
     )
     """
-_TOKEN = re.compile(r"\s*" + _TOKEN_BODY, re.S | re.X)
+_TOKEN = lazy(re.compile, r"\s*" + _TOKEN_BODY, re.S | re.X)
 # The same, with JavaScript comments as whitespace (`{"q": 1 // note` then a newline,
 # `/* … */`): used only for a text with a "/" in it. A comment left open runs to the end.
-_TOKEN_COMMENTS = re.compile(r"(?:\s+|//[^\n]*(?![^\n])|/\*(?:[^*]|\*(?!/))*(?:\*/|\Z))*" + _TOKEN_BODY, re.S | re.X)
+_TOKEN_COMMENTS = lazy(re.compile, r"(?:\s+|//[^\n]*(?![^\n])|/\*(?:[^*]|\*(?!/))*(?:\*/|\Z))*" + _TOKEN_BODY, re.S | re.X)
 _OPEN, _CLOSE, _COMMA = 1, 2, 3  # 4 is a colon, never wanted here
 _DQ_CUT, _DQ, _SQ_CUT, _SQ = 5, 6, 7, 8  # lastindex of a cut-off or closed string
 _INT, _FLOAT, _NUMBERISH, _WORD_TOKEN, _END = 9, 10, 11, 12, 14
@@ -291,13 +291,13 @@ _INT, _FLOAT, _NUMBERISH, _WORD_TOKEN, _END = 9, 10, 11, 12, 14
 _KEY_START = {_DQ_CUT, _DQ, _SQ_CUT, _SQ, _WORD_TOKEN}
 _VALUE_START = _KEY_START | {_OPEN, _INT, _FLOAT, _NUMBERISH}
 
-_WORD = re.compile(r"(?:[^\W\d]|\$)[\w$.-]*")
-_RUN = re.compile(r"[\w$.+-]*")  # what a number or word token may run over
+_WORD = lazy(re.compile, r"(?:[^\W\d]|\$)[\w$.-]*")
+_RUN = lazy(re.compile, r"[\w$.+-]*")  # what a number or word token may run over
 
 # Anything number-shaped; checked against JSON's own grammar afterwards, so a
 # number cut off by the end of the text (`1.`, `1e-`, `-`) can be trimmed back.
-_LOOSE_NUMBER = re.compile(r"-?[0-9]*\.?[0-9]*(?:[eE][-+]?[0-9]*)?")
-_JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
+_LOOSE_NUMBER = lazy(re.compile, r"-?[0-9]*\.?[0-9]*(?:[eE][-+]?[0-9]*)?")
+_JSON_NUMBER = lazy(re.compile, r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
 
 # word -> (value, is a Python spelling). Order matters when completing a word
 # cut off at the end of the text: "N" becomes None rather than NaN.
@@ -321,7 +321,7 @@ _ESCAPE_FORMS = r"""
   | x([0-9a-fA-F]{2})
   | U([0-9a-fA-F]{8})
 """
-_ESCAPE = re.compile(rf"\\(?:{_ESCAPE_FORMS}|(.))", re.S | re.X)
+_ESCAPE = lazy(re.compile, rf"\\(?:{_ESCAPE_FORMS}|(.))", re.S | re.X)
 # In a string cut off by the end of the text, the last escape may be cut too
 # (`\`, `\u00`): that alternative matches it, with no group set, to drop it.
 _ESCAPE_AT_CUT = re.compile(
@@ -401,8 +401,8 @@ _KEY = 1  # an object key and its colon (or the closing brace)
 _AFTER = 2  # a comma or closing bracket after a value
 
 _CLOSER_OF = {"{": "}", "[": "]", "(": ")"}
-_COLON_AFTER_KEY = re.compile(r"\s*(:)?")
-_APOSTROPHE = re.compile(r"(?<!\\)'")  # a quote inside a 'single-quoted' string, not escaped
+_COLON_AFTER_KEY = lazy(re.compile, r"\s*(:)?")
+_APOSTROPHE = lazy(re.compile, r"(?<!\\)'")  # a quote inside a 'single-quoted' string, not escaped
 
 
 def _stripped_end(text: str) -> int:

@@ -38,7 +38,7 @@ import re
 from typing import Any
 
 import regex
-from lark import Tree
+from .._lalr.tree import Tree
 
 from .._build.builder import Builder, Draft, Unreadable
 from .._guard import passes_through
@@ -46,7 +46,7 @@ from .._grammar import regex_loops as _regex_loops
 from .._grammar import vocabulary
 from .._grammar.registry import Compiled, Format
 from .._grammar.vocabulary import rule_name
-from .._grammar.words import fast
+from .._grammar.words import fast_source, lazy
 from .._lalr.driver import CALL_TAG_FIRST, TAG_FIRST
 from .._lalr.growth import _could_grow, _loop_wait
 from .._lalr.table import simulate, step
@@ -59,7 +59,7 @@ from .items import Piece, Region, _piece
 WAIT = "wait"
 _SCAN = _repair._JSON.scan_once  # (the decoder _repair.loads tries first)
 _JSON_SPACE = " \t\n\r"
-_SPACE = re.compile(r"\s*")  # (what str.lstrip() strips)
+_SPACE = lazy(re.compile, r"\s*")  # (what str.lstrip() strips)
 _HALF_DEPTH = _repair.MAX_DEPTH // 2
 
 # The rules a frame's tree may hold: `start`, this one (the payload's), and rules
@@ -109,8 +109,9 @@ class Frame:
         self.whole = self.whole_ascii = self.whole_any = None
         if all(words) and len({t.priority for t in ends}) == 1:
             alts = sorted({w for ws in words for w in ws}, key=lambda w: (-len(w), w))
-            self.whole = regex.compile(pattern.pattern + "(" + "|".join(map(regex.escape, alts)) + ")")
-            self.whole_ascii, self.whole_any = fast(self.whole)
+            whole = lazy(regex.compile, pattern.pattern + "(" + "|".join(map(regex.escape, alts)) + ")")
+            self.whole = whole
+            self.whole_ascii, self.whole_any = fast_source(whole.pattern, lambda: whole)
         self._after: dict[tuple[str, bool], Any] = {}
 
     def after(self, marker: str, ascii: bool) -> Any:
@@ -129,8 +130,7 @@ class Frame:
         found = None
         if self.whole is not None and not self.empty and marker:
             prose = f"[^{regex.escape(marker[0])}]*(?<!`)(?={regex.escape(marker)})"
-            found = regex.compile(prose + self.whole.pattern)
-            found = fast(found)[0 if ascii else 1].match
+            found = fast_source(prose + self.whole.pattern)[0 if ascii else 1].match
         self._after[key] = found
         return found
 
@@ -363,7 +363,7 @@ def _derive(fmt: Format) -> Frame | JsonFrame | None:
     if body.name in fmt.compiled.json_text:
         first = CALL_TAG_FIRST if body.name in fmt.compiled.call_text else TAG_FIRST
         bodies[payload] = f"(?!{first})" + bodies[payload]  # (no tag first: as the driver lexes)
-    return Frame(fmt, regex.compile("".join(f"((?>{b}))" for b in bodies)), terms, payload + 1, ends)
+    return Frame(fmt, lazy(regex.compile, "".join(f"((?>{b}))" for b in bodies)), terms, payload + 1, ends)
 
 
 def _walk(c: Compiled) -> tuple | None:
@@ -460,7 +460,7 @@ def _strings(t) -> tuple[str, ...] | None:
     if t.literal is not None:
         return (t.literal,)
     try:
-        found = _expand(_regex_loops.sre().parse(t.pattern.pattern))
+        found = _expand(_regex_loops.sre().parse(t.source))
     except Exception as exc:  # noqa: BLE001 - a pattern only the `regex` module reads (or no parser: None)
         if passes_through(exc):
             raise
@@ -494,12 +494,12 @@ def _expand(items) -> list[str] | None:
     return out
 
 
-_FLAGS = regex.compile(r"\(\?[aiLmsux]+\)")
+_FLAGS = lazy(regex.compile, r"\(\?[aiLmsux]+\)")
 
 
 def _body(t) -> str | None:
     """The terminal's pattern, for use inside a larger one (None: not usable)."""
-    source = t.pattern.pattern
+    source = t.source
     if _FLAGS.match(source):
         return None  # global flags cannot sit inside a group
     return source

@@ -18,6 +18,7 @@ import regex
 from .._guard import passes_through
 from . import fastpath as _frame
 from .._grammar.registry import Format
+from .._grammar.words import lazy
 
 THINK_OPEN = "<think>"
 THINK_CLOSE = "</think>"
@@ -77,9 +78,10 @@ class Markers:
         def pattern(m: str) -> str:
             return after + regex.escape(m) if m in line else regex.escape(m)
 
-        self.call_re = regex.compile("|".join(map(pattern, markers)), regex.M) if markers else None
+        # (Each search is compiled when first run: a reply runs few of them; see Lazy.)
+        self.call_re = lazy(regex.compile, "|".join(map(pattern, markers)), regex.M) if markers else None
         markers = sorted({*markers, *thinking}, key=len, reverse=True)
-        self.any_re = regex.compile("|".join(map(pattern, markers)), regex.M)
+        self.any_re = lazy(regex.compile, "|".join(map(pattern, markers)), regex.M)
         self.prefixes = frozenset(m[:i] for m in markers for i in range(1, len(m)))
         self.max_prefix = max((len(m) for m in markers), default=1) - 1
         self.quick = _quick_searches(self.by_marker, thinking)
@@ -89,20 +91,20 @@ class Markers:
         literal = sorted({*self.by_marker, *thinking} - {""}, key=lambda m: (-len(m), m))
         self.words = tuple(m for m in literal if m[0].isalnum())
         symbols = [m for m in literal if not m[0].isalnum()]
-        self.symbols = re.compile(_trie(symbols) or "(?!)")
+        self.symbols = lazy(re.compile, _trie(symbols) or "(?!)")
         # Symbol markers that no other one starts with: where such a marker starts, it is
         # the longest one there (fastpath.run takes it for the one it just read).
         self.unextended = frozenset(m for m in symbols if not any(o != m and o.startswith(m) for o in symbols))
         # Where one may start: found by a character class first (an alternation of
         # dozens of markers is tried at every character of the prose: ten times slower).
         starts = "".join(sorted({m[0] for m in symbols}))
-        self.symbol_firsts = re.compile(f"[{re.escape(starts)}]" if starts else "(?!)")
+        self.symbol_firsts = lazy(re.compile, f"[{re.escape(starts)}]" if starts else "(?!)")
         self.symbol_chars = frozenset(starts)
         # Where a driver may cut a broken value short (Driver._cut): the markers of three
         # characters or more. (`{` and `[` open a reply's JSON, and are in every value.)
         cut = [m for m in symbols if len(m) >= 3]
-        self.cut_symbols = re.compile(_trie(cut) or "(?!)")
-        self.cut_firsts = re.compile("[" + re.escape("".join(sorted({m[0] for m in cut}))) + "]" if cut else "(?!)")
+        self.cut_symbols = lazy(re.compile, _trie(cut) or "(?!)")
+        self.cut_firsts = lazy(re.compile, "[" + re.escape("".join(sorted({m[0] for m in cut}))) + "]" if cut else "(?!)")
         # What a whole text is searched for (Scanner._whole_next): those characters,
         # then the word markers, longest first; each with the character that finish()
         # looks for first (see _guard).
@@ -299,10 +301,10 @@ def _quick_searches(by_marker: dict, thinking: set) -> tuple:
         if len(_QUICK) >= 256:  # (per set of marker strings: bounded, the oldest dropped)
             del _QUICK[next(iter(_QUICK))]
         found = _QUICK[markers] = (
-            re.compile(quick or "(?!)"),
+            lazy(re.compile, quick or "(?!)"),
             frozenset(x[:i] for x in words for i in range(1, len(x))),
-            re.compile("[" + re.escape("".join(sorted({m[0] for m in markers}))) + "]"),
-            re.compile("|".join(re.escape(m) for m in markers)),
+            lazy(re.compile, "[" + re.escape("".join(sorted({m[0] for m in markers}))) + "]"),
+            lazy(re.compile, "|".join(re.escape(m) for m in markers)),
             frozenset(m[0] for m in markers),
             frozenset(m[i - 2 : i] for m in markers for i in range(2, len(m))),
         )

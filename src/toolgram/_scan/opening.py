@@ -16,7 +16,7 @@ from . import fastpath as _frame
 from .._lalr.table import closing_plan, simulate
 from .._lalr.tokens import Tok
 from .._grammar.registry import Format
-from .._grammar.words import fast
+from .._grammar.words import Lazy, fast_source
 
 _body = _frame._body
 
@@ -60,7 +60,8 @@ def _test(fmt: Format, firsts: frozenset, keep: frozenset | None = None) -> tupl
     """fmt's opening test, built once: (the pattern, for a stream's partial matches
     and a whole text alike; that one as run on an ASCII text, and on any text: by
     `re` where it matches there as `regex` does, twice as fast: _words.fast), or
-    Nones. keep: only these first tokens may start the region (see starters).
+    Nones. Each is compiled when first run. keep: only these first tokens may start
+    the region (see starters).
 
     One pattern for both, its tokens atomic groups (see _opening): a stream's test
     with backtracking groups tried a long prose word again one character shorter
@@ -76,10 +77,37 @@ def _test(fmt: Format, firsts: frozenset, keep: frozenset | None = None) -> tupl
             if passes_through(exc):
                 raise
             whole = None
-        found = (whole, whole, *fast(whole))
+        if whole is None:
+            found = (None, None, None, None)
+        else:
+            by_regex = _compiled(whole)
+            test = Lazy(by_regex, whole)
+            found = (test, test, *fast_source(whole, by_regex))
         if len(known) < _PER_FORMAT:
             known[key] = found
     return found
+
+
+class _Anything:
+    """What a test that does not compile matches: anything (the driver decides)."""
+
+    def match(self, *args: Any, **kwargs: Any) -> bool:
+        return True
+
+
+def _compiled(source: str) -> Any:
+    """regex.compile(source) when called, or _Anything when it does not compile (no
+    test: the driver decides, as when a test cannot be built)."""
+
+    def make() -> Any:
+        try:
+            return regex.compile(source)
+        except Exception as exc:  # noqa: BLE001
+            if passes_through(exc):
+                raise
+            return _Anything()
+
+    return make
 
 
 def _derived(fmt: Format, name: str) -> dict:
@@ -131,8 +159,10 @@ def opening(fmts: list[Format], firsts: frozenset, ch: str) -> tuple:
         tests = [_test(fmt, firsts, keep) for fmt, keep in zip(fmts, keeps)]
         pattern = for_ascii = for_any = None
         if all(t[0] is not None for t in tests):
-            pattern = regex.compile("|".join(f"(?:{t[0].pattern})" for t in tests))
-            for_ascii, for_any = fast(regex.compile("|".join(f"(?:{t[1].pattern})" for t in tests)))
+            source = "|".join(f"(?:{t[0].pattern})" for t in tests)
+            pattern = Lazy(_compiled(source), source)
+            whole = "|".join(f"(?:{t[1].pattern})" for t in tests)
+            for_ascii, for_any = fast_source(whole, _compiled(whole))
         found = (fmts, pattern, for_ascii, for_any, tests)
         if len(known) < 1000:
             known[key] = found
@@ -160,8 +190,8 @@ def openers(test: tuple, buf: str, pos: int, final: bool) -> list[Format]:
 
 
 def _opening(fmt: Format, firsts: frozenset, keep: frozenset | None = None) -> Any:
-    """fmt's opening test: each token's pattern an atomic group, taking what the
-    driver's lexer takes there (its pattern's match) and no shorter part of it, so
+    """fmt's opening test's source: each token's pattern an atomic group, taking what
+    the driver's lexer takes there (its pattern's match) and no shorter part of it, so
     a prose word is not tried again, one character shorter at a time, as a name.
     keep: the first tokens to try (None: all)."""
     c = fmt.compiled
@@ -217,7 +247,7 @@ def _opening(fmt: Format, firsts: frozenset, keep: frozenset | None = None) -> A
         return None
     # (The driver skips %ignore'd text where no token fits, the first one included;
     # with `keep`, none can start where the region does.)
-    return regex.compile(("" if keep is not None else ignore) + "(?:" + test + ")")
+    return ("" if keep is not None else ignore) + "(?:" + test + ")"
 
 
 def may_open(fmt: Format, ch: str) -> bool:

@@ -14,8 +14,9 @@ from .._lalr.driver import Driver
 from .._lalr.table import _left_open, closing_plan, ends_something
 from .._lalr.tokens import DONE, FAIL, WAIT
 from .items import Failure, Region
+from .._grammar.words import lazy
 
-_NONBLANK = re.compile(r"\S")  # (what str.strip() keeps)
+_NONBLANK = lazy(re.compile, r"\S")  # (what str.strip() keeps)
 
 
 def salvaged(r: Any, out: list, final: bool) -> bool | None:

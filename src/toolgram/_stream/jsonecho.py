@@ -20,10 +20,11 @@ import json
 import re
 
 from .._recover import repair as _repair
+from .._grammar.words import lazy
 
 __all__ = ["JsonEcho"]
 
-_PLAIN = re.compile(r'[^"\\\x00-\x1f]+')  # string characters json.dumps writes as they are
+_PLAIN = lazy(re.compile, r'[^"\\\x00-\x1f]+')  # string characters json.dumps writes as they are
 _SPACE = " \t\r\n"
 _NUMBER = frozenset("+-0123456789.eE")
 _LITERALS = {"true": "true", "false": "false", "null": "null"}
