@@ -651,12 +651,13 @@ def _lexed(monkeypatch: Any, fmt_name: str, raw: str, size: int) -> int:
     """Characters the format's terminal patterns matched while raw streamed in."""
     import dataclasses
 
+    from toolgram._grammar.compile import Terminal
     from toolgram._pipeline import select_formats
 
     fmt = select_formats([fmt_name], None)[0]  # (the one named; those its `also:` lines bring follow)
     c = fmt.compiled
     counter = [0]
-    terminals = {k: dataclasses.replace(t, pattern=_CountingPattern(t.pattern, counter)) for k, t in c.terminals.items()}
+    terminals = {k: Terminal(t.name, _CountingPattern(t.pattern, counter), t.literal, t.priority) for k, t in c.terminals.items()}
     swap = {id(t): terminals[k] for k, t in c.terminals.items()}
     counted = dataclasses.replace(
         c,

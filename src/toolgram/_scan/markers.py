@@ -116,11 +116,11 @@ class Markers:
         self.line = frozenset(line)
         self.openers: dict[str, tuple] = {}  # opening.opening() of each first character (Scanner._start)
         self.line_openers: dict[str, tuple | None] = {}  # opening.line_opening() of each marker in `line`
-        quick, risky_ends, firsts, literals, first_set, end_pairs = self.quick
+        quick, risky_ends, firsts, literals, first_set, end_pairs, lane = self.quick
         self.shared = {
             "by_marker": self.by_marker, "anchored": self.anchored, "call_re": self.call_re,
             "any_re": self.any_re, "prefixes": self.prefixes, "max_prefix": self.max_prefix,
-            "quick": quick, "risky_ends": risky_ends, "firsts": firsts, "literals": literals,
+            "quick": quick, "risky_ends": risky_ends, "firsts": firsts, "literals": literals, "lane_search": lane,
             "first_set": first_set, "end_pairs": end_pairs, "line": self.line,
             "symbols": self.symbols, "symbol_firsts": self.symbol_firsts, "words": self.words, "unextended": self.unextended,
             "symbol_chars": self.symbol_chars, "literal_keys": self.literal_keys, "key_guards": self.key_guards,
@@ -287,7 +287,11 @@ def _quick_searches(by_marker: dict, thinking: set) -> tuple:
       literals    any marker, as plain text (the line-start condition of some is
                   left out: finding one only sends the text the slow way);
       first_set   the first characters, as a set;
-      end_pairs   the last two characters of every start of a marker (proper prefix).
+      end_pairs   the last two characters of every start of a marker (proper prefix);
+      lane        quick, or one of risky_ends (those quick finds nothing in) at the
+                  end, as the group `tail`: one search tells a delta of prose with
+                  nothing to hold back (no match), one whose end is held (`tail`),
+                  and one that goes the slow way (see Scanner.lane).
 
     The stdlib engine is several times faster than `regex` at these."""
     markers = tuple(sorted({*by_marker, *thinking}, key=lambda m: (-len(m), m)))
@@ -300,13 +304,23 @@ def _quick_searches(by_marker: dict, thinking: set) -> tuple:
         quick = "|".join(([f"[{re.escape(singles)}]"] if singles else []) + [re.escape(x) for x in words])
         if len(_QUICK) >= 256:  # (per set of marker strings: bounded, the oldest dropped)
             del _QUICK[next(iter(_QUICK))]
+        risky = frozenset(x[:i] for x in words for i in range(1, len(x)))
+        quick = quick or "(?!)"
+        # The tails in which quick finds nothing (longest first: the leftmost tail that
+        # runs to the end is the longest).
+        tails = sorted(
+            (t for t in risky if not any(c in singles for c in t) and not any(w in t for w in words)),
+            key=lambda t: (-len(t), t),
+        )
+        lane = quick + (f"|(?P<tail>{'|'.join(map(re.escape, tails))})\\Z" if tails else "")
         found = _QUICK[markers] = (
-            lazy(re.compile, quick or "(?!)"),
-            frozenset(x[:i] for x in words for i in range(1, len(x))),
+            lazy(re.compile, quick),
+            risky,
             lazy(re.compile, "[" + re.escape("".join(sorted({m[0] for m in markers}))) + "]"),
             lazy(re.compile, "|".join(re.escape(m) for m in markers)),
             frozenset(m[0] for m in markers),
             frozenset(m[i - 2 : i] for m in markers for i in range(2, len(m))),
+            lazy(re.compile, lane),
         )
     return found
 

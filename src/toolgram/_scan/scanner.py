@@ -182,15 +182,17 @@ class Scanner(MarkerSearch):
 
     def lane(self) -> tuple | None:
         """For a caller taking many deltas of plain prose in a row: when nothing is
-        held back, (kind, search, risky): a delta for which search() finds nothing
-        is all `kind` text, with nothing to hold back, as take_plain() would find,
-        but for its longest end in risky (of three characters at most: a longer
-        start of a marker would hold a match of search()): that is held, and goes
-        before the next delta. The caller may take such deltas and must hand them
-        over, joined, with extend_plain() (saying how much is held) before anything else."""
+        held back, (kind, search): a delta for which search() finds nothing is all
+        `kind` text, with nothing to hold back, as take_plain() would find; one where
+        it finds only the group `tail` (its longest end that may start a marker, of
+        three characters at most: a longer start of a marker would hold another
+        match) is that text but for the tail, which is held, and goes before the next
+        delta; any other match: the slow way. The caller may take such deltas and must
+        hand them over, joined, with extend_plain() (saying how much is held) before
+        anything else."""
         if self.plain is None or self.held:
             return None
-        return self.plain, self.quick.search, self.risky_ends
+        return self.plain, self.lane_search.search
 
     def extend_plain(self, text: str, hold: int = 0) -> None:
         """Take text found plain through lane(), its last `hold` characters (what

@@ -79,6 +79,8 @@ from .._scan.scanner import Piece, Region, Scanner
 from .._tools.tools import normalize_tools
 from .._tools.validate import require_jsonschema
 
+_new = object.__new__
+
 __all__ = ["StreamParser"]
 
 _OPEN, _CUT, _BROKEN, _DONE = "open", "cut", "broken", "done"
@@ -161,7 +163,6 @@ class StreamParser:
         # The fast lane (see feed): Scanner.lane()'s search and characters, and where
         # the text goes; the text taken, not yet handed to the scanner.
         self._lane: Any = None
-        self._lane_risky: Any = frozenset()
         self._lane_add: Any = None
         self._lane_event: Any = Text
         self._lane_text: list[str] = []
@@ -191,23 +192,29 @@ class StreamParser:
         if lane is not None:
             held = self._lane_held
             value = held + delta if held else delta
-            if lane(value) is None:
+            m = lane(value)
+            if m is None or m.lastgroup == "tail":
                 # The fast lane (Scanner.lane): a delta that is all prose (or all reasoning)
-                # after one that was; the scanner gets the text with the next that is not.
+                # after one that was, but for an end that may start a marker ("com" of
+                # "commentary"), held back; the scanner gets the text with the next that is not.
                 self._lane_text.append(delta)
-                risky = self._lane_risky  # (an end that may start a marker: "com" of "commentary")
-                held = value[-3:] if value[-3:] in risky else value[-2:] if value[-2:] in risky else value[-1:]
-                if held in risky:
-                    self._lane_held = held
-                    value = value[: len(value) - len(held)]
-                    self._run_end = end - len(held)
-                else:
+                if m is None:
                     self._lane_held = ""
                     self._run_end = end
+                else:
+                    self._lane_held = held = m.group()
+                    value = value[: m.start()]
+                    self._run_end = end - len(held)
                 added = self._lane_add(value)
                 if len(self._lane_text) > 64:
                     self._sync()
-                return [self._lane_event(added)] if added else []
+                if not added:
+                    return []
+                # (The event made as its class's __init__ would, at half the cost: a frozen
+                # dataclass sets each field through object.__setattr__.)
+                event = _new(self._lane_event)
+                event.__dict__["text"] = added
+                return [event]
             self._sync()
         elif self._scanner.waiting is not None:
             # Inside a region, on a token that this delta may not change (a payload
@@ -250,7 +257,7 @@ class StreamParser:
     def _enter_lane(self, kind: str) -> None:
         lane = self._scanner.lane()
         if lane is not None and lane[0] == kind:
-            _, self._lane, self._lane_risky = lane
+            _, self._lane = lane
             self._lane_add = self._prose if kind == "text" else self._thought
             self._lane_event = Text if kind == "text" else Reasoning
 
