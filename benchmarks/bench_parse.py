@@ -13,6 +13,10 @@ these replies (text, calls, segments; checked equal), decoding each payload as
 parse() does (json.loads's scanner, called directly): what any parser returning
 that result costs at least, in Python. Its ratio to the regex is the floor under
 parse()'s.
+
+The last line: a 600-character paragraph with no call, against one compiled search
+for any format's start marker (what any reader does at least to tell that there is
+no call); target: at most 3x.
 """
 
 from __future__ import annotations
@@ -116,6 +120,26 @@ def main() -> None:
             f"{len(raw):>8} {len(expected):>6} {t_regex * 1e3:>10.3f} {t_parse * 1e3:>10.3f} {t_parse / t_regex:>6.1f}x"
             f" {median:>8.1f}x {t_same * 1e3:>15.3f} {t_same / t_regex:>6.1f}x"
         )
+
+    # A one-paragraph reply with no call, against one compiled search for every format's
+    # start marker (what any reader must at least do to tell that there is no call).
+    starts = sorted({m for f in _formats() for m in f.starts}, key=len, reverse=True)
+    any_start = re.compile("|".join(map(re.escape, starts)))
+    prose = " ".join(part.split("<tool_call>")[0].strip() for part in hermes_reply(4000).split("</tool_call>"))[:600]
+    assert not toolgram.parse(prose).calls and any_start.search(prose) is None
+    t_search, t_parse = time_rounds([lambda: any_start.search(prose), lambda: toolgram.parse(prose)])
+    median = statistics.median(p / r for p, r in zip(t_parse, t_search))
+    print(
+        f"no call, {len(prose)} characters: parse {min(t_parse) * 1e3:.4f} ms, one search for any of"
+        f" {len(starts)} start markers {min(t_search) * 1e3:.4f} ms: {median:.1f}x (median; best / best"
+        f" {min(t_parse) / min(t_search):.1f}x; target <= 3)"
+    )
+
+
+def _formats() -> list:
+    from toolgram._grammar.registry import default_registry
+
+    return list(default_registry().select())
 
 
 if __name__ == "__main__":

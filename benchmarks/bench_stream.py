@@ -11,6 +11,10 @@ and both results are checked to be equal. Targets: the 100 KB ratio at most
 3x, and at most 1.5x the 20 KB one (work per delta does not grow with the
 reply).
 
+The last lines (issue 20's figure): the stream against the floor of one Text event
+per delta and nothing else, timed in turn round by round at 20 KB and 100 KB (target:
+at most 2x, and flat).
+
 Times are CPU time (time.process_time), the best of --repeat runs: wall time
 on a shared machine measures the neighbours.
 """
@@ -22,6 +26,7 @@ import cProfile
 import json
 import pstats
 import random
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -165,6 +170,34 @@ def main() -> None:
     print(f"floor at 100 KB (a Text event per delta, nothing else): {bare * 1e3:.2f} ms = {bare / one:.2f}x one parse")
     floor = best_time(lambda: emit_only(raw, args.delta), args.repeat)
     print(f"floor at 100 KB (a Text event per delta, the text joined as result.text): {floor * 1e3:.2f} ms = {floor / one:.2f}x one parse")
+    # Issue 20's figure: the stream against the floor of one Text event per delta, the
+    # two timed in turn, round after round (a busy spell of the machine hits both),
+    # at 20 KB and 100 KB: the median of the rounds' ratios, and the ratio of the bests.
+    print("stream / floor (a Text event per delta), in turn, round by round (target <= 2, flat):")
+    by_size = {}
+    for size in (20_000, 100_000):
+        raw = make_reply(size)
+        deltas = -(-len(raw) // args.delta)
+        t_stream, t_floor = in_turn([lambda: stream(raw, args.delta), lambda: text_only(raw, args.delta)], args.repeat)
+        median = statistics.median(a / b for a, b in zip(t_stream, t_floor))
+        by_size[size] = median
+        print(
+            f"{len(raw):>8} chars: stream {min(t_stream) / deltas * 1e6:.2f} µs a delta, floor"
+            f" {min(t_floor) / deltas * 1e6:.2f} µs: {median:.2f}x (median of {len(t_stream)} rounds;"
+            f" best / best {min(t_stream) / min(t_floor):.2f}x)"
+        )
+    print(f"100 KB / 20 KB of that ratio: {by_size[100_000] / by_size[20_000]:.2f}")
+
+
+def in_turn(fns, rounds: int) -> list[list[float]]:
+    """CPU seconds of each fn in each of `rounds` rounds, the fns taken in turn."""
+    times: list[list[float]] = [[] for _ in fns]
+    for _ in range(rounds):
+        for k, fn in enumerate(fns):
+            t0 = time.process_time()
+            fn()
+            times[k].append(time.process_time() - t0)
+    return times
 
 
 if __name__ == "__main__":
