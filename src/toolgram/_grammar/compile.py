@@ -29,6 +29,7 @@ from .header import (
     declared_conflicts,
     header_line,
 )
+from .nest import compile_nest
 from .vocabulary import rule_name
 from .words import lazy, words
 
@@ -128,6 +129,9 @@ class Compiled:
     # ARGS`): a marker inside one of its delimited strings does not end them when the
     # arguments close properly after it (Driver._through_loose).
     loose_text: frozenset = frozenset()
+    # The header's `nest:` tags compiled (_grammar/nest.py), or None: where a raw value's
+    # token stops at one, the tags balanced there may be its text (_lalr/nest.py).
+    nest: Any = None
     # What a marker of the grammar may start with (a literal token's first character
     # that is no letter or digit, a bracket, a tag): text after a call that starts
     # otherwise is prose (Driver.prose_at).
@@ -206,6 +210,7 @@ def compile_format(fmt: Format) -> Compiled:
     # (JSON: the bracket scanner delimits that one)
     compiled.json_text = _whole_of(callbacks, terminals, vocabulary.JSON_TEXT) - {"JSON"}
     compiled.loose_text = _whole_of(callbacks, terminals, vocabulary.LOOSE_TEXT)
+    compiled.nest = compile_nest(fmt.nests, callbacks, terminals, lt.states)
     elsewhere = {
         sym.name
         for rule in callbacks

@@ -24,6 +24,8 @@
     //                              one parse per region delimited by markers; needs `end`)
     // reasoning: [THINK] … [/THINK]  (repeatable: a reasoning block's opener and closers,
     //                              `|` between closers; read by the scanner, as <think>)
+    // nest: <function= … </function>  (repeatable: a pair of the format's tags that, written
+    //                              inside a raw value and balanced there, is the value's text)
     // also: pythonic — why        (repeatable: another format that reads a shape the same
     //                              models write; formats=[this] tries it too)
     // canonical: <tool_call>\n{"name": {name:json}, …}\n</tool_call>   (the form the
@@ -128,6 +130,10 @@ class Format:
     # What of a raw value's whitespace the chat template wrote, not the model: "newline"
     # (one after the open tag, one before the close tag, as Qwen3-Coder's) or "none".
     framing: str = "none"
+    # The header's `nest:` pairs (opener, closer): the format's tags that, written inside a
+    # raw value and balanced there, are the value's text (docs/formats.md, "Markers inside
+    # values"; _lalr/nest.py).
+    nests: tuple[tuple[str, str], ...] = ()
     # The canonical form (`// canonical…:` keys, escapes decoded): key -> template.
     canonical: dict[str, str] = field(default_factory=dict)
     _compiled: Compiled | None = field(default=None, repr=False)
@@ -199,6 +205,7 @@ def load_format(path: Path) -> Format:
         # (`// also: NAME — why`: the name is the first word)
         also=tuple(v.split()[0] for v in header.get("also", ()) if v.split()),
         framing=(header.get("framing") or ["none"])[0].lower(),
+        nests=tuple(filter(None, map(nest_tags, header.get("nest", ())))),
         canonical={k: unescape(v[0]) for k, v in header.items() if k in CANONICAL_KEYS},
     )
 
@@ -232,6 +239,15 @@ def reasoning_markers(value: str) -> tuple[str, tuple[str, ...]] | None:
     return parts[0].strip(), closers
 
 
+def nest_tags(value: str) -> tuple[str, str] | None:
+    """A `nest:` value read: (opener, closer); None unless it is one opener, `…` and one
+    closer (validate_header says so, for a user's grammar)."""
+    read = reasoning_markers(value)
+    if read is None or not read[0] or len(read[1]) != 1:
+        return None
+    return read[0], read[1][0]
+
+
 _NAME = lazy(regex.compile, r"[A-Za-z_][A-Za-z0-9_.-]*\Z")
 _REASON = lazy(regex.compile, r"\s+(?:—|--)\s*")
 _WORD = lazy(regex.compile, r'"(?:[^"\\]|\\.)*"|\S+')
@@ -260,7 +276,7 @@ def declared_conflicts(fmt: Format) -> tuple[DeclaredConflict, ...]:
 #: `word:` is warned about (a misspelt key would be left out silently).
 KEYS = (
     "format", "title", "models", "markers", "start", "end", "anchor", "quiet", "offered_only", "args_key",
-    "code_tool", "order", "conflicts", "parser", "reasoning", "also", "framing",
+    "code_tool", "order", "conflicts", "parser", "reasoning", "also", "framing", "nest",
     "canonical", "canonical_call", "canonical_param", "canonical_sep",
 )  # fmt: skip
 # Keys whose value is one of a few words (the first named is the one to write).
@@ -311,6 +327,14 @@ def validate_header(fmt: Format) -> None:
             raise GrammarError(
                 f"{path}:{line}: write '// reasoning: OPENER … CLOSER' (closers apart by ' | '; "
                 f"no opener for a block only the prompt opens), not {value!r}",
+                path,
+                line,
+            )
+    for nth, value in enumerate(header.get("nest", ())):
+        if nest_tags(value) is None:
+            line = header_line(fmt.source, "nest", nth)
+            raise GrammarError(
+                f"{path}:{line}: write '// nest: OPENER … CLOSER' (one tag that opens, one that closes), not {value!r}",
                 path,
                 line,
             )

@@ -88,6 +88,8 @@ NOT_BARE = frozenset(r.name for r in RULES if r.not_bare)
 REGION_LEVEL = tuple(r.name for r in RULES if r.region_level)
 # The one payload rule a fast frame reads without the parser (`json_calls: JSON`).
 PAYLOAD = "json_calls"
+# The raw text of a `param` or `typed_param` (a part of them, not a rule of the table).
+VALUE = "value"
 
 
 def rule_name(name: object) -> str:

@@ -26,6 +26,7 @@ from .._grammar.tables import Shift
 from .._grammar.registry import Compiled, Format
 from .._grammar.words import fast_source, lazy
 from . import close as _close
+from . import nest as _nest
 from .._recover import repair as _repair
 from .extent import _Extent
 from .growth import _could_grow, _loop_wait
@@ -38,7 +39,7 @@ class Driver:
         "fmt", "c", "start", "pos", "stack", "values", "status", "end", "tree", "repairs", "reason", "prose_at",
         "hint", "extents", "quotes", "resume", "taken", "brackets", "cutter", "recheck", "marks",
         "closed_at", "last_end", "calls", "lines", "line_end", "stray", "quote_memo", "last_term", "last_start", "ended",
-        "loose_memo",
+        "loose_memo", "nest_memo",
     )  # fmt: skip
 
     def __init__(self, fmt: Format, start: int, brackets: Any = None, cutter: Any = None, lines: bool = False) -> None:
@@ -111,6 +112,9 @@ class Driver:
         # (marker, searched to): how far the search for the delimiter that closes a Gemma
         # string open at that marker went (close.through_loose).
         self.loose_memo: tuple | None = None
+        # ((token start, stop), where the reading got to, its open tags, the pattern's next
+        # stop): how far a stream's look at the tags after a raw value's stop went (nest.py).
+        self.nest_memo: tuple | None = None
 
     # -- the loop ---------------------------------------------------------
     def run(self, buf: str, final: bool, at_marker) -> str:
@@ -184,6 +188,7 @@ class Driver:
         pos = self.pos
         json_text = self.c.json_text
         loose_text = self.c.loose_text
+        nest_text = self.c.nest.terminals if self.c.nest is not None else ()
         while True:
             if pos >= n:
                 return None if final else WAIT
@@ -325,6 +330,8 @@ class Driver:
                         through = self._through(t, buf, pos, end, final)
                     elif end < n and name in loose_text:
                         through = _close.through_loose(self, t, buf, pos, end, final)
+                    elif end < n and name in nest_text:
+                        through = _nest.through_nest(self, t, buf, pos, end, final)
                     if through is not None:
                         if type(through) is int:
                             end = through

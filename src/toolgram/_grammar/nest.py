@@ -1,0 +1,73 @@
+"""What a format's `nest:` header lines say, compiled: the tags that, written inside a
+raw value and balanced there, are the value's text (the driver's reading of them is
+_lalr/nest.py; docs/formats.md, "Markers inside values").
+
+    // nest: <tool_call> … </tool_call>
+    // nest: <function= … </function>
+    // nest: <parameter= … </parameter>
+
+Which closer is a value's own (`</parameter>`, where `</function>` and `</tool_call>`
+close what holds the value) is read off the LALR table, not declared: it is a closer
+that the parser shifts right after the value's terminal.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import regex
+
+from . import vocabulary
+from .lark_table import Shift
+from .vocabulary import rule_name
+
+
+@dataclass(frozen=True)
+class Nest:
+    tags: Any  # compiled: any declared opener or closer
+    closer_of: dict  # tag text -> the closer it needs (an opener), or None (a closer)
+    own: frozenset  # the closers that end a raw value, as its grammar says
+    terminals: frozenset  # the raw value terminals (the whole of a `value` rule)
+
+
+def compile_nest(nests: tuple, callbacks: dict, terminals: dict, states: dict) -> Nest | None:
+    """The Nest of a grammar, or None when it declares no pairs or has no raw values."""
+    rules = [
+        rule for rule in callbacks
+        if rule_name(rule.alias or rule.origin.name) == vocabulary.VALUE
+        and len(rule.expansion) == 1
+        and rule.expansion[0].name in terminals
+        and terminals[rule.expansion[0].name].literal is None
+    ]  # fmt: skip
+    raw = frozenset(rule.expansion[0].name for rule in rules)
+    if not nests or not raw:
+        return None
+    # The terminals the parser shifts right after a raw value (once its rule is reduced,
+    # from the state that shifted its terminal): its close tags.
+    origins = {rule.origin.name for rule in rules}
+    after = {
+        row[origin][1] for row in states.values() if any(name in raw and row[name][0] is Shift for name in row)
+        for origin in origins if origin in row and row[origin][0] is Shift
+    }  # fmt: skip
+    shifted = {
+        terminals[name] for state in after for name, action in states[state].items()
+        if name in terminals and action[0] is Shift
+    }  # fmt: skip
+
+    def closes_value(closer: str) -> bool:
+        return any(t.literal == closer or (t.literal is None and t.pattern.fullmatch(closer)) for t in shifted)
+
+    closer_of: dict = {}
+    for opener, closer in nests:
+        closer_of[opener] = closer
+        closer_of.setdefault(closer, None)
+    # An opener that ends in a letter is whole only before a character no name goes on
+    # with (`<invoke` in `<invoke name=…>`, not `<invoked>`). Longest first, so that a tag
+    # that begins another is not taken for it.
+    parts = [
+        regex.escape(tag) + (r"(?![\w:\-])" if closer_of[tag] is not None and (tag[-1].isalnum() or tag[-1] == "_") else "")
+        for tag in sorted(closer_of, key=len, reverse=True)
+    ]
+    own = frozenset(c for _, c in nests if closes_value(c))
+    return Nest(regex.compile("|".join(parts)), closer_of, own, raw)

@@ -1,0 +1,106 @@
+"""A raw value's token stopped at a tag of its format: whether the tag is the value's
+text, by the pairs the header declares (`// nest: <function= … </function>`; compiled
+in _grammar/nest.py). The rule (docs/formats.md, "Markers inside values"):
+
+ - an opener inside a value (`<tool_call>` first on its line: the whole example call a
+   `write_file` documents), and a closer that the structure does not go on after (a
+   `</function>` line in PHP, followed by `?>`), are the value's text when, read so,
+   the value goes on to its own close tag where its pattern stops at one, with every
+   tag after that opener balanced by its closer in between (nesting counted, bounded
+   depth);
+ - otherwise the value ends where its pattern stopped, as before: a close tag left out
+   before the next part (`1\\n<parameter=b>\\n2\\n</parameter>\\n</function>`: the
+   value's own close never comes), a closer the structure goes on after (`</function>`
+   then `</tool_call>`), a tag that does not pair up, any other marker, the end of the
+   reply.
+
+Where the plain text allows both readings, the one in which the structure closes
+properly is taken. Each tag is looked at once per reading; a stream keeps where its
+reading got to, and decides only on text that more text cannot change (what a whole
+parse sees), so it reads as parse() does.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import regex
+
+from .tokens import WAIT
+
+# Without the pattern's loop shape (growth.py), how far its look-aheads may read past
+# a `<` (32 spaces, a line of 200 characters, a tag): text this far from the end of a
+# stream's buffer reads as it will.
+_MARGIN = 320
+# How deep declared tags may nest inside a value (a call shown inside a call shown
+# inside a value is 6).
+_DEPTH = 12
+# After a closer, what says the structure goes on: a tag, or the end of the reply.
+_GOES_ON = regex.compile(r"\s{0,32}(?:<|\Z)")
+
+
+def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
+    """The value token at pos, whose pattern stopped at `end`: where it ends when the tag
+    there is its text (the position of its own close tag), None when it is not, or
+    (WAIT, None) when the text so far cannot tell."""
+    nest = d.c.nest
+    n = len(buf)
+    m = nest.tags.match(buf, end)
+    if m is None:
+        return None  # a marker of another kind
+    tag = m.group()
+    if nest.closer_of[tag] is None and tag in nest.own:
+        return None  # the value's own close tag, where its pattern says it closes
+    if nest.closer_of[tag] is None:
+        goes_on = _GOES_ON.match(buf, m.end())
+        if goes_on is not None and (final or goes_on.end() < n):
+            return None  # a closer the structure goes on after: it ends the value
+        if goes_on is not None:
+            return WAIT, None  # (spaces up to the end of the text so far: not yet told)
+    # Read on as if the tag were text: the value's pattern and the tags, up to where a
+    # stream's text is settled (the pattern's look-aheads read that far).
+    loop = t.loop
+    limit = n if final else n - (_MARGIN if loop is None else loop[2] + 1)
+    memo = d.nest_memo
+    if memo is not None and memo[0] == (pos, end):
+        _, x, stack, stop = memo
+        stack = list(stack)
+    else:
+        x, stack, stop = end, [], -1
+    tags = nest.tags
+    pattern = t.pattern
+    while True:
+        m = tags.search(buf, x)
+        p = n if m is None else m.start()
+        if not stack:
+            if stop < x:
+                # The first place at or after x where the value's pattern stops (n: none);
+                # where it stops is told by the text around each place alone.
+                s = pattern.match(buf, x)
+                stop = x if s is None else s.end()
+            if stop < p:
+                p, m = stop, None
+        if p >= limit:
+            if final:
+                return None  # (the end of the reply, inside the reading: the value ends as before)
+            # (Nothing starts in [x, limit): a stream's next look goes on from there.)
+            d.nest_memo = ((pos, end), max(x, limit), tuple(stack), stop)
+            return WAIT, None
+        if m is None:
+            return None  # a marker of another kind
+        tag = m.group()
+        need = nest.closer_of[tag]
+        if need is not None:
+            if len(stack) >= _DEPTH:
+                return None
+            stack.append(need)
+        elif stack:
+            if stack[-1] != tag:
+                return None  # tags that do not pair up
+            stack.pop()
+        elif p == stop:
+            if tag in nest.own:
+                return p if p > end else None
+            if _GOES_ON.match(buf, m.end()) is not None:
+                return None  # the structure goes on after this closer: it ends the value
+        x = m.end()
