@@ -170,6 +170,11 @@ BROKEN = {
         7,
         "framing must be 'none' or 'newline', not 'spaces'",
     ),
+    "nest with no closer": (
+        MINE.replace("// end: <</call>>\n", "// end: <</call>>\n// nest: <<arg>>\n"),
+        7,
+        "write '// nest: OPENER … CLOSER'",
+    ),
     "empty start marker": (MINE.replace("// start: <<call>>", "// start:"), 5, "an empty start marker"),
     "empty end marker": (MINE.replace("// end: <</call>>", "// end: "), 6, "an empty end marker"),
     "misspelt start key": (MINE.replace("// start:", "// strat:"), 1, "('strat:' is no header key)"),
@@ -194,6 +199,41 @@ def test_broken_grammar_error_names_file_and_line(tmp_path: Path, case: str) -> 
     # one line says where and what; Lark's explanation follows, indented
     assert all(more.startswith("    ") for more in message.splitlines()[1:]), message
     assert info.value.path == path and info.value.line == line
+
+
+# A user's XML-ish format: its header's `nest:` pairs make an example call written inside
+# a value the value's text (docs/formats.md, "Markers inside values"), with no code of its own.
+TAGGED = """\
+// format: tagged
+// start: <call
+// end: </call>
+{nests}
+start: call
+call: "<call" name ">" param* "</call>"
+param: "<arg" key ">" [value] "</arg>"
+name: NAME
+key: NAME
+value: VALUE
+NAME: /\\w+/
+VALUE: /[^<]+(?:<(?!\\/?(?:arg|call)[\\s>])[^<]*)*/
+%import common.WS
+%ignore WS
+"""
+EXAMPLE_INSIDE = '<call save>\n<arg body>Write <call ping>\n<arg host>db</arg>\n</call> to ping.</arg>\n</call>'
+
+
+@pytest.mark.parametrize(
+    ("nests", "body"),
+    [
+        ("// nest: <call … </call>\n// nest: <arg … </arg>", "Write <call ping>\n<arg host>db</arg>\n</call> to ping."),
+        ("//", "Write "),  # (without them, the value ends at the first tag: the example is a call)
+    ],
+)
+def test_nest_pairs_of_a_user_format(tmp_path: Path, nests: str, body: str) -> None:
+    path = write(tmp_path, "tagged.lark", TAGGED.format(nests=nests))
+    result = toolgram.parse(EXAMPLE_INSIDE, grammar_paths=path, formats=["tagged"])
+    assert (result.calls[0].name, result.calls[0].arguments) == ("save", {"body": body})
+    assert len(result.calls) == (1 if "nest" in nests else 2)
 
 
 def test_an_unknown_header_key_is_warned_about(tmp_path: Path) -> None:
