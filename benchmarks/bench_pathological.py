@@ -299,7 +299,9 @@ def main(argv: list[str] | None = None) -> int:
             if isinstance(got.get("memory"), float):
                 shape.memory = got.pop("memory") / max(1, len(shape.raw(size)))
             for op in ops:
-                if op in got:
+                # (A traced parse that timed out or failed has no time to keep: "memory" is
+                # no column of the times.)
+                if op in got and op in shape.times:
                     shape.times[op][size] = got[op]
                 # A timeout or an error ends this op for the larger sizes; an op the child
                 # did not reach (after another's timeout) is not run again either.
