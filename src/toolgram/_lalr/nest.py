@@ -83,8 +83,9 @@ def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
         if p >= limit:
             if final:
                 return None  # (the end of the reply, inside the reading: the value ends as before)
-            # (Nothing starts in [x, limit): a stream's next look goes on from there.)
-            d.nest_memo = ((pos, end), max(x, limit), tuple(stack), stop)
+            # (Nothing starts in [x, limit): a stream's next look goes on from there. A
+            # stop found past limit, or none up to the end so far, may move: found again.)
+            d.nest_memo = ((pos, end), max(x, limit), tuple(stack), stop if stop < limit else -1)
             return WAIT, None
         if m is None:
             return None  # a marker of another kind
