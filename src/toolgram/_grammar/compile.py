@@ -210,7 +210,7 @@ def compile_format(fmt: Format) -> Compiled:
     # (JSON: the bracket scanner delimits that one)
     compiled.json_text = _whole_of(callbacks, terminals, vocabulary.JSON_TEXT) - {"JSON"}
     compiled.loose_text = _whole_of(callbacks, terminals, vocabulary.LOOSE_TEXT)
-    compiled.nest = compile_nest(fmt.nests, callbacks, terminals, lt.states)
+    compiled.nest = compile_nest(fmt.nests, callbacks, terminals, table.states)
     elsewhere = {
         sym.name
         for rule in callbacks

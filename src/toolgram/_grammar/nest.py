@@ -19,7 +19,7 @@ from typing import Any
 import regex
 
 from . import vocabulary
-from .lark_table import Shift
+from .tables import Shift
 from .vocabulary import rule_name
 
 
@@ -35,7 +35,7 @@ def compile_nest(nests: tuple, callbacks: dict, terminals: dict, states: dict) -
     """The Nest of a grammar, or None when it declares no pairs or has no raw values."""
     rules = [
         rule for rule in callbacks
-        if rule_name(rule.alias or rule.origin.name) == vocabulary.VALUE
+        if rule_name(rule.tree_name) == vocabulary.VALUE
         and len(rule.expansion) == 1
         and rule.expansion[0].name in terminals
         and terminals[rule.expansion[0].name].literal is None
