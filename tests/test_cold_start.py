@@ -185,6 +185,21 @@ def test_a_file_of_another_key_is_not_used(tmp_path: Path, monkeypatch: pytest.M
     assert (ROOT / "grammars" / "shared" / "pycall.lark").read_text(encoding="utf-8") in full
 
 
+def test_storing_a_grammars_table_drops_its_files_of_other_keys(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # An upgrade (of toolgram, Lark or the grammar) stores under a new key: the old
+    # file goes, other grammars' files stay (hermes_function_tag starts with "hermes").
+    monkeypatch.setenv("TOOLGRAM_CACHE_DIR", str(tmp_path))
+    registry = _registry.Registry()
+    fmt, other = registry.formats["hermes"], registry.formats["hermes_function_tag"]
+    _, old = _store_and_key(tmp_path, fmt)
+    _, kept = _store_and_key(tmp_path, other)
+    newer = tables.cache_key(fmt.source + "\n// edited\n", [])
+    tables.store(fmt.name, newer, tables.table_data(_lark_of(fmt)))
+    assert not old.exists() and kept.exists()
+    assert [p.name for p in tmp_path.glob("hermes-*.tables")] == [tables._file(tmp_path, fmt.name, newer).name]
+    assert tables.load(fmt.name, newer) is not None and not list(tmp_path.glob("*.tmp"))
+
+
 def test_a_folder_that_cannot_be_written_is_no_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     blocker = tmp_path / "a-file"
     blocker.write_text("x", encoding="utf-8")

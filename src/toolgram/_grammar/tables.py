@@ -27,6 +27,7 @@ from __future__ import annotations
 import marshal
 import os
 import sys
+import threading
 import zlib
 from pathlib import Path
 from typing import Any
@@ -280,10 +281,20 @@ def store(name: str, key: str, data: dict) -> None:
             return
         folder.mkdir(parents=True, exist_ok=True)
         path = _file(folder, name, key)
-        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        # (Named by process and thread: two threads compiling one grammar at once
+        # each write their own file, and either whole file is right.)
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
         tmp.write_bytes(marshal.dumps((key, data)))
         os.replace(tmp, path)  # (whole or not at all, for a process reading it meanwhile)
         tmp = None
+        # The same grammar's files of other keys are of an older toolgram, Lark or
+        # grammar text: dropped, or each upgrade would leave a set behind.
+        for old in folder.glob(f"{name}-*.tables"):
+            if old != path and old.name[len(name) + 1 : -len(".tables")].isalnum():
+                try:
+                    old.unlink()
+                except OSError:
+                    pass
     except Exception as exc:  # noqa: BLE001 - a read-only or full disk: no cache, no error
         if passes_through(exc):
             raise
