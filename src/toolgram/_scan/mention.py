@@ -115,6 +115,20 @@ def cut_opener(r: Any, start: int, final: bool) -> bool:
     return all(d.pos >= end and d.status == FAIL and d.reason.startswith(_ENDED) for d in r.drivers)
 
 
+def cut_inside(r: Any, final: bool) -> bool:
+    """Whether a broken frame that settle_failure took for a mention (no end marker
+    after it) is a call the end of the reply cut before the grammar could close it:
+    its driver read every token to the end of the reply and failed only there
+    (`[TOOL_CALLS]get_weather`, whose `[ARGS]` never came; `<|tool_call>call:`, no
+    name yet; Kimi K2's `functions.get_weather` before its `:0`). A mention has prose
+    after it; this has nothing, and its markup is no prose (as cut_opener's)."""
+    drv = r.failed_frame
+    if not final or drv is None or r.first_failure is None or not drv.reason.startswith(_ENDED):
+        return False
+    buf = r.sc.buf
+    return drv.pos >= len(buf.rstrip())
+
+
 _ENDED = "the reply ended"  # (a driver's reason where the end of the reply failed it: close.py)
 
 

@@ -16,7 +16,7 @@ from typing import Any
 from . import fastpath as _frame
 from .items import Failure, Region
 from .._recover import repair as _repair
-from .mention import cut_opener as _cut_opener, mention as _mention, settle_failure as _settle_failure
+from .mention import cut_inside as _cut_inside, cut_opener as _cut_opener, mention as _mention, settle_failure as _settle_failure
 from .salvage import salvage as _salvage, salvaged as _salvaged
 from .._build.builder import Builder, Draft, Unreadable
 from .._lalr.driver import DONE, FAIL, WAIT, Driver
@@ -30,6 +30,9 @@ from .._grammar.registry import Format
 # where it stopped (so a long region costs linear time, not quadratic).
 _FRAME_WAIT = 512
 
+# At most this much of a region cut by the end of the reply is quoted in its error.
+_QUOTED = 80
+
 
 def _closer(drv: Any, buf: str) -> bool | None:
     """Whether the last token the driver read from the text ends something (a close
@@ -41,12 +44,16 @@ def _closer(drv: Any, buf: str) -> bool | None:
     return ends_something(drv.c.terminals.get(term), buf[drv.last_start : drv.last_end], drv.fmt.ends)
 
 
-def cut_failure(r: RegionReader, failure: Failure | None) -> Failure:
+def cut_failure(r: RegionReader, failure: Failure | None, whole: bool = False) -> Failure:
     """The error for a region that is a call's opener the end of the reply cut (see
-    mention.cut_opener): the failure told, or one that says so; its text is no prose."""
+    mention.cut_opener), or a call it cut before the grammar could close it (`whole`:
+    mention.cut_inside): the failure told, or one that says so, quoting the opener
+    (or all the region, its start when long); its text is no prose."""
     buf = r.sc.buf
     if failure is None:
-        marker = buf[r.region_start : r.region_start + r.marker_len]
+        marker = buf[r.region_start : len(buf) if whole else r.region_start + r.marker_len].strip()
+        if len(marker) > _QUOTED:
+            marker = marker[: _QUOTED - 1] + "…"
         failure = Failure(r.region_start, len(buf), f"Couldn't read a tool call: the reply ended right after {marker!r}.")
     failure.start, failure.end, failure.prose = r.region_start, len(buf), False
     return failure
@@ -155,8 +162,9 @@ class RegionReader:
                 self.drivers.append(self.driver(self.candidates[len(self.drivers)], self.region_start))
                 continue
             # No candidate read it: the text stays prose.
-            if anchored and self.marker_len and _cut_opener(self, self.region_start, final):
-                out.append(cut_failure(self, None))  # (the reply is its opener: see below)
+            if anchored and self.marker_len and (_cut_opener(self, self.region_start, final) or _cut_inside(self, final)):
+                # (The reply is its opener, or a call the end cut: see below.)
+                out.append(cut_failure(self, None, not _cut_opener(self, self.region_start, final)))
                 sc.pos = len(sc.buf)
                 sc._end_region()
                 sc.mode = "prose"
@@ -190,6 +198,14 @@ class RegionReader:
             if _cut_opener(self, self.region_start, final):
                 # The reply ended right after the opener: an error, and no prose.
                 failure = cut_failure(self, failure)
+                out.append(failure)
+                sc.pos = failure.end
+                sc._end_region()
+                return True
+            if failure is None and _cut_inside(self, final):
+                # The reply ended inside a call, before its grammar could close it: an
+                # error, and no prose (not a mention: nothing follows it).
+                failure = cut_failure(self, None, True)
                 out.append(failure)
                 sc.pos = failure.end
                 sc._end_region()
