@@ -403,10 +403,11 @@ class Builder:
             draft.name = getattr(self.fmt, "code_tool", "")
         if not draft.name:
             raise Unreadable("the call has no name")
-        if name_end >= 0 and name_end == self.cut_at and not self._sure_name(draft.name):
+        if cut_open and name_end >= 0 and name_end == self.cut_at and not self._sure_name(draft.name):
             # The text ends with the name, its closing delimiter supplied: the name
             # itself may be cut (`<function=special_function` of special_function_with_opt).
-            # With tools, only an offered name that no other offered name extends is read.
+            # Only an offered name that no other offered name extends is read (none
+            # without tools).
             message = "Couldn't read a tool call: the reply ended inside the call's name."
             return Draft(name="", kind=kind, span=draft.span, error=message)
         if args_text is not None:
@@ -607,9 +608,11 @@ class Builder:
     def _sure_name(self, name: str) -> bool:
         """Whether a name the end of the reply may have cut is still the name: an
         offered one that no other offered name begins with. Without tools nothing
-        can tell: it is read as written (repair closed_tag)."""
+        can tell, and a name the model may not have finished is no name
+        (`call:delete_fi` of delete_file): the call is an error, whatever
+        truncated= says, as a call to a tool that does not exist would be."""
         if self.tools is None:
-            return True
+            return False
         # (A name no offered name begins with is no cut name but an unknown one, which
         # accept() reports.)
         return not any(other != name and other.startswith(name) for other in self.tools.names)
