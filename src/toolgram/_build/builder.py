@@ -459,6 +459,10 @@ class Builder:
         for a raw value that nothing but the end of the message ends (functionary's
         `>>>python` code): nothing tells a cut one."""
         closer, supplied = self.ended[2], self.ended[3]  # (closer None: not known, an Earley parse)
+        if closer and self.buf.endswith(self.fmt.ends, 0, self.ended[0]):
+            # The format's end marker was the last token read: the call was whole, its own
+            # close left out before it (Seed-OSS's `<function=f>` then `</seed:tool_call>`).
+            return False
         if last_arg is None:
             return end is _MISSING or closer is False or (closer is None and supplied)
         if closer:
