@@ -486,9 +486,11 @@ class Builder:
 
     def _object_args(self, value: Any, draft: Draft) -> Any:
         if isinstance(value, str):
-            # Arguments encoded as a JSON string: decode once more.
+            # Arguments encoded as a JSON string: decode once more. The string ends
+            # where the model stopped writing the arguments: a value it cut short
+            # there (`"{\"ticker\": \"AA"`) is cut_value, as at the end of a reply.
             try:
-                inner, repairs = _repair.loads(value)
+                inner, repairs = _repair.loads(value, cut=True)
             except _repair.RepairError:
                 inner = None
                 repairs = ()
