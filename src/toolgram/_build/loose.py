@@ -153,7 +153,7 @@ class _Reader:
                 # Never closed: it ends where the payload does, minus the closing brackets.
                 self.note("closed_json")
                 body = text[start:].rstrip()
-                if body.endswith("}"):
+                if brace_closes(body):
                     body = body[:-1]
                 else:
                     self.short = True  # (no brace after it: the end cut it)
@@ -216,6 +216,20 @@ class _Reader:
                 self.short = True
             return Node(key=key, type="string", text=m.group(1), exact=True)
         return Node(key=key, text=value, exact=True)
+
+
+def brace_closes(body: str) -> bool:
+    """Whether the text of a delimited string left open, running to the end of the
+    payload (or to a marker: _lalr/close.through_loose), ends with the object's closing
+    brace, the slip `{command:<|"|>git status}`: its last `}`, where the braces before
+    it pair up. Where one before it is left open (`{code:<|"|>x = {}`), that brace is
+    the string's own text: inside `<|"|>…<|"|>` everything is text, and the string,
+    the object too, is what the end of the reply cut."""
+    body = body.rstrip()
+    if not body.endswith("}"):
+        return False
+    inner = body[:-1]
+    return inner.count("{") <= inner.count("}")
 
 
 def _closes(text: str, pos: int) -> bool:

@@ -12,6 +12,7 @@ from .growth import _HOLD, _JSON_SPACE, _SETTLED, _loop_wait
 from .table import _closes, _plan
 from .tokens import _SNIPPET, WAIT, WAIT_MORE, Tok, _snippet
 from .._recover import repair as _repair
+from .._build.loose import brace_closes
 from .._grammar.words import lazy
 
 
@@ -78,10 +79,12 @@ def through_loose(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
     go on properly after it (a `,`, `}` or `]`), the token goes on past the marker, as its
     pattern says (and past later markers in later strings the same way). The plain text is
     ambiguous only where a string is left open: then the reading in which the structure
-    closes is taken, and where none does (no closing delimiter, or one followed by other
-    text: the delimiter that opens the next call's string), the token ends at the first
-    marker as before. Returns the new end, None (not past the marker), or (WAIT, grower)
-    when the text so far cannot tell."""
+    closes is taken, and where none does (a delimiter followed by other text: the one
+    that opens the next call's string), the token ends at the first marker as before.
+    With no closing delimiter at all, the reply was cut inside the string: the token
+    runs to its end (but for the slip of a brace closing the object right before the
+    marker: loose.brace_closes). Returns the new end, None (not past the marker), or
+    (WAIT, grower) when the text so far cannot tell."""
     n = len(buf)
     rest = t.rest
     if rest is None:
@@ -89,7 +92,7 @@ def through_loose(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
     found = None
     at = pos
     while True:
-        delim = _open_delimiter(buf, at, end)
+        delim, opened = _open_delimiter(buf, at, end)
         if delim is None:
             return found
         # (A stream asks again with each delta that may bring the delimiter: the search
@@ -100,7 +103,11 @@ def through_loose(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
         if close < 0:
             d.loose_memo = (end, n)
             if final:
-                return found
+                # The string never closes: the reply was cut inside it, and the marker
+                # is its text, as all the rest of the reply is (the value is cut_value).
+                # Unless the object's brace closes right before the marker, the slip
+                # `{command:<|"|>git status}<tool_call|>` (loose.brace_closes).
+                return found if brace_closes(buf[opened:end]) else n
             return WAIT, _DelimiterWait(delim, buf[max(end, n - len(delim) + 1) :])
         after = close + len(delim)
         if _AFTER_STRING.match(buf, after) is None:
@@ -136,16 +143,16 @@ class _DelimiterWait:
         return True
 
 
-def _open_delimiter(buf: str, start: int, end: int) -> str | None:
+def _open_delimiter(buf: str, start: int, end: int) -> tuple[str | None, int]:
     """The delimiter of a string that is open at `end`, reading the delimiters from
-    `start` (outside a string) on; None when none is."""
-    open_ = None
+    `start` (outside a string) on, and where its text begins; (None, -1) when none is."""
+    open_, at = None, -1
     for m in _LOOSE_DELIM.finditer(buf, start, end):
         if open_ is None:
-            open_ = m.group()
+            open_, at = m.group(), m.end()
         elif m.group() == open_:
             open_ = None
-    return open_
+    return open_, at
 
 
 def cut(d: Any, buf: str, pos: int, stop: int, final: bool) -> Any:
