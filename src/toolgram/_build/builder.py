@@ -573,6 +573,14 @@ class Builder:
         broken: Unreadable | None = None
         for i, (obj, span) in enumerate(calls):
             opened = _cut_flags(obj, left_open, cut_value) if i == len(calls) - 1 else 0
+            if cut and cut_value and i == len(calls) - 1:
+                named = _CUT_NAME.search(text.rstrip())
+                if named is not None and not self._sure_name(named.group(1)):
+                    # The reply ended inside the name's string (`{"name": "delete_fi`): a
+                    # name it may have cut, as a marker format's (see _sure_name).
+                    message = "Couldn't read a tool call: the reply ended inside the call's name."
+                    read.append(Draft(name="", span=span or whole, error=message))
+                    continue
             if i and i == len(calls) - 1 and "closed_json" in repairs:
                 read.append(
                     self._cut_call(lambda: self._json_call(obj, span or whole, repairs, opened), span or whole)
@@ -920,6 +928,8 @@ _PY_CALL = lazy(re.compile, r"\s*(?:\[\s*)?[A-Za-z_][\w.\-]*\s*\(")  # (a name, 
 # (A name, then the arguments' "{", a line break between them at most. The blanks around
 # the break are matched one way only: `[ \t]*\r?\n?[ \t]*` could split a run of blanks in
 # any two, which, where no "{" follows, the engine tried each: the square of the run.)
+# A JSON call's name string that the end of the payload cut (`{"name": "delete_fi`).
+_CUT_NAME = lazy(re.compile, r'"name"\s*:\s*"([^"\\]*)\Z')
 _NAMED = lazy(re.compile, r"\s*([A-Za-z_][\w.\-]*)[ \t]*(?:(?:\r\n?|\n)[ \t]*)?(?=\{)")
 _FENCE = lazy(re.compile, r"\s*```[\w+-]*[ \t]*(?:\r?\n|(?=[\[{]))")  # (a fence's opening line)
 
