@@ -27,6 +27,7 @@ import re
 
 from .coerce import Node
 from .._grammar.words import lazy
+from .._lalr.close import brace_closes
 
 DELIMITERS = ('<|"|>', "<escape>")
 _DELIM = lazy(re.compile, r'<\|"\|>|<escape>')
@@ -216,20 +217,6 @@ class _Reader:
                 self.short = True
             return Node(key=key, type="string", text=m.group(1), exact=True)
         return Node(key=key, text=value, exact=True)
-
-
-def brace_closes(body: str) -> bool:
-    """Whether the text of a delimited string left open, running to the end of the
-    payload (or to a marker: _lalr/close.through_loose), ends with the object's closing
-    brace, the slip `{command:<|"|>git status}`: its last `}`, where the braces before
-    it pair up. Where one before it is left open (`{code:<|"|>x = {}`), that brace is
-    the string's own text: inside `<|"|>…<|"|>` everything is text, and the string,
-    the object too, is what the end of the reply cut."""
-    body = body.rstrip()
-    if not body.endswith("}"):
-        return False
-    inner = body[:-1]
-    return inner.count("{") <= inner.count("}")
 
 
 def _closes(text: str, pos: int) -> bool:

@@ -12,7 +12,6 @@ from .growth import _HOLD, _JSON_SPACE, _SETTLED, _loop_wait
 from .table import _closes, _plan
 from .tokens import _SNIPPET, WAIT, WAIT_MORE, Tok, _snippet
 from .._recover import repair as _repair
-from .._build.loose import brace_closes
 from .._grammar.words import lazy
 
 
@@ -83,7 +82,7 @@ def through_loose(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
     that opens the next call's string), the token ends at the first marker as before.
     With no closing delimiter at all, the reply was cut inside the string: the token
     runs to its end (but for the slip of a brace closing the object right before the
-    marker: loose.brace_closes). Returns the new end, None (not past the marker), or
+    marker: brace_closes). Returns the new end, None (not past the marker), or
     (WAIT, grower) when the text so far cannot tell."""
     n = len(buf)
     rest = t.rest
@@ -106,7 +105,7 @@ def through_loose(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
                 # The string never closes: the reply was cut inside it, and the marker
                 # is its text, as all the rest of the reply is (the value is cut_value).
                 # Unless the object's brace closes right before the marker, the slip
-                # `{command:<|"|>git status}<tool_call|>` (loose.brace_closes).
+                # `{command:<|"|>git status}<tool_call|>` (brace_closes).
                 return found if brace_closes(buf[opened:end]) else n
             return WAIT, _DelimiterWait(delim, buf[max(end, n - len(delim) + 1) :])
         after = close + len(delim)
@@ -141,6 +140,20 @@ class _DelimiterWait:
             return False
         self.tail = seen[len(seen) - len(self.delim) + 1 :]
         return True
+
+
+def brace_closes(body: str) -> bool:
+    """Whether the text of a delimited string left open, running to the end of the
+    payload (or to a marker: through_loose), ends with the object's closing
+    brace, the slip `{command:<|"|>git status}`: its last `}`, where the braces before
+    it pair up. Where one before it is left open (`{code:<|"|>x = {}`), that brace is
+    the string's own text: inside `<|"|>…<|"|>` everything is text, and the string,
+    the object too, is what the end of the reply cut."""
+    body = body.rstrip()
+    if not body.endswith("}"):
+        return False
+    inner = body[:-1]
+    return inner.count("{") <= inner.count("}")
 
 
 def _open_delimiter(buf: str, start: int, end: int) -> tuple[str | None, int]:
