@@ -121,11 +121,16 @@ def cut_inside(r: Any, final: bool) -> bool:
     its driver read every token to the end of the reply and failed only there
     (`[TOOL_CALLS]get_weather`, whose `[ARGS]` never came; `<|tool_call>call:`, no
     name yet; Kimi K2's `functions.get_weather` before its `:0`). A mention has prose
-    after it; this has nothing, and its markup is no prose (as cut_opener's)."""
+    after it; this has nothing, and its markup is no prose (as cut_opener's). Not so
+    where a space sets the opener apart from what follows (`I will not call
+    [TOOL_CALLS] now`): a model writes a call flush against its opener, and prose
+    writes about the opener (see mention)."""
     drv = r.failed_frame
     if not final or drv is None or r.first_failure is None or not drv.reason.startswith(_ENDED):
         return False
     buf = r.sc.buf
+    if buf[r.region_start + r.marker_len : r.region_start + r.marker_len + 1] in (" ", "\t"):
+        return False
     return drv.pos >= len(buf.rstrip())
 
 
