@@ -36,7 +36,7 @@ REPAIRS: tuple[tuple[tuple[str, ...], str], ...] = (
     (('several_objects',),
      "wrote several call objects one after another, not in a list (`{…}\\n{…}` in a fence, Llama 3's `{…}; {…}`): each is a call"),
     (('string_arguments',),
-     'encoded the arguments object as a JSON string'),
+     'encoded the arguments object as a JSON string. The string ends where the model stopped writing the arguments: a value cut short inside it (`"arguments": "{\\"ticker\\": \\"AA"`) is `cut_value` too, a brace left out only `closed_json`'),
     (('cut_by_max_chars',),
      '(not the model) the call ran past `max_chars` and was repaired as a cut-off call: its arguments are likely incomplete (a long `write_file` content); raise `max_chars` or pass `None` before acting on it'),
     (('escaped_underscores',),
