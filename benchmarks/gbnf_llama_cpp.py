@@ -56,14 +56,14 @@ TOOLS = [
 ]  # fmt: skip
 
 
-def tiny_model(path: Path, seed: int) -> None:
+def tiny_model(path: Path, seed: int, n_ctx: int = 4096) -> None:
     """A llama model with random weights and a byte vocabulary (SentencePiece-style byte
     tokens <0x00>..<0xFF>, after <unk>, <s> and </s>), written as GGUF."""
     import gguf
     import numpy as np
 
     rng = np.random.default_rng(seed)
-    n_vocab, n_embd, n_head, n_ff, n_ctx = 259, 64, 4, 128, 1024
+    n_vocab, n_embd, n_head, n_ff = 259, 64, 4, 128
     w = gguf.GGUFWriter(str(path), "llama")
     w.add_name("toolgram-random-bytes")
     w.add_context_length(n_ctx)
