@@ -1,7 +1,7 @@
 """Constrained and unconstrained calls from a small GGUF model, counted (not run by CI).
 
     pip install llama-cpp-python huggingface-hub
-    python examples/constrained_llama_cpp.py [--repo REPO --file FILE] [--format hermes] [-n 20]
+    python examples/constrained_llama_cpp.py [--repo REPO --file FILE | --model PATH] [--format hermes] [-n 20]
 
 For each prompt the model answers twice: free, and with toolgram.constrain's GBNF grammar.
 A reply is valid when toolgram.parse reads at least one call from it, every call names an
@@ -47,13 +47,17 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repo", default="HuggingFaceTB/SmolLM2-135M-Instruct-GGUF")
     ap.add_argument("--file", default="*q8_0.gguf")
+    ap.add_argument("--model", default=None, help="a local GGUF file (instead of --repo and --file)")
     ap.add_argument("--format", default="hermes")
     ap.add_argument("-n", type=int, default=20, help="replies per prompt and mode")
     args = ap.parse_args()
 
     from llama_cpp import Llama, LlamaGrammar
 
-    llm = Llama.from_pretrained(args.repo, args.file, n_ctx=2048, verbose=False)
+    if args.model:
+        llm = Llama(args.model, n_ctx=2048, verbose=False)
+    else:
+        llm = Llama.from_pretrained(args.repo, args.file, n_ctx=2048, verbose=False)
     grammar = LlamaGrammar.from_string(toolgram.constrain(TOOLS, args.format, engine="gbnf", max_calls=2), verbose=False)
     system = render_prompt(TOOLS, args.format) if args.format in toolgram.prompts.PROMPT_FORMATS else ""
     counts = {"free": 0, "constrained": 0}
