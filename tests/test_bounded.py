@@ -437,6 +437,7 @@ RUNS = [
     ("<|tool_call|>{", None),  # each broken payload's end marker was looked for to the end
     ("<|im_start|>{", None),  # each broken payload's JSON error counted the lines before it
     ("[]\n", ["get_weather"]),
+    ("<tool_call>", None),  # each opener asked whether the rest was openers only: a copy of the rest
 ]
 
 

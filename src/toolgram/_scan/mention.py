@@ -91,28 +91,62 @@ def cut_opener(r: Any, start: int, final: bool) -> bool:
     if not final:
         return False
     sc = r.sc
-    rest = sc.buf[start:].strip()
-    if not rest or rest[0].isalnum():
-        return False
     loud = [f for f in r.candidates if not f.quiet]
     if not loud:
         return False
-    markers = sorted({m for f in loud for m in f.starts if m and not m[0].isalnum()}, key=len, reverse=True)
-    if not any(rest.startswith(m) for m in markers):
-        return False
-    for m in markers:
-        rest = rest.replace(m, " ")
-    if rest.strip():
+    markers = tuple(sorted({m for f in loud for m in f.starts if m and not m[0].isalnum()}, key=len, reverse=True))
+    if not _openers_to_end(sc, start, markers):
         return False
     # More than one opener: only those the region's drivers all read on through, waiting
     # for more, and that failed only because the reply ended there (a section's begin,
     # then its call's). Not where one stopped or failed before the end (`<tool_call>
     # <tool_call>`, `[TOOL_CALLS][TOOL_CALLS]`): a stream decides those there, before
     # the end of the reply, as a mention or a broken call.
-    end = len(sc.buf.rstrip())
+    end = _reply_end(sc)
     if start + r.marker_len >= end:
         return True
     return all(d.pos >= end and d.status == FAIL and d.reason.startswith(_ENDED) for d in r.drivers)
+
+
+def _reply_end(sc: Any) -> int:
+    """Where the reply's last character that is no blank ends: worked out once (only
+    asked once the reply has ended), not for each region that asks."""
+    end = sc.opener_runs.get(None)
+    if end is None:
+        end = sc.opener_runs[None] = len(sc.buf.rstrip())
+    return end
+
+
+def _openers_to_end(sc: Any, start: int, markers: tuple) -> bool:
+    """Whether the reply from `start` on is one or more of `markers` (longest first at
+    each place) and blanks, and nothing else. Each place is looked at once per reply
+    and set of markers (sc.opener_runs): a run of openers to the end of the reply is
+    a region each, and each asked this, which read the rest of it each time was the
+    square of the run."""
+    buf = sc.buf
+    n = len(buf)
+    memo = sc.opener_runs.setdefault(markers, {})
+    seen = []
+    i = start
+    found = False
+    while True:
+        while i < n and buf[i].isspace():
+            i += 1
+        if i >= n:
+            found = i > start and bool(seen)
+            break
+        known = memo.get(i)
+        if known is not None:
+            found = known
+            break
+        m = next((m for m in markers if buf.startswith(m, i)), None)
+        if m is None:
+            break
+        seen.append(i)
+        i += len(m)
+    for place in seen:
+        memo[place] = found
+    return found
 
 
 def cut_inside(r: Any, final: bool) -> bool:
@@ -131,7 +165,7 @@ def cut_inside(r: Any, final: bool) -> bool:
     buf = r.sc.buf
     if buf[r.region_start + r.marker_len : r.region_start + r.marker_len + 1] in (" ", "\t"):
         return False
-    return drv.pos >= len(buf.rstrip())
+    return drv.pos >= _reply_end(r.sc)
 
 
 _ENDED = "the reply ended"  # (a driver's reason where the end of the reply failed it: close.py)

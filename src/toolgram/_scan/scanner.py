@@ -111,6 +111,7 @@ class Scanner(MarkerSearch):
         self.word_next: dict[str, int] = {}  # a word marker's next place in word_buf (-1: none)
         self.whole_keys: list = []  # what _whole_next looks for (set by finish)
         self.mf_found: dict = {}  # _markers_from's answers for mf_buf
+        self.opener_runs: dict = {}  # mention._openers_to_end's answers, per set of markers
 
 
     # -- public ---------------------------------------------------------------
