@@ -131,6 +131,7 @@ def test_also_names_formats() -> None:
         (["llama3_json", "llama3_builtin"], '{"name": "book_table", "arguments": {"venue": "Nopa"}}', "book_table"),
         (["gemma4_call"], "call:book_table{venue:<|\"|>Nopa<|\"|>}", "book_table"),
         (["fenced_json"], '```\n{"name": "book_table", "arguments": {"venue": "Nopa"}}\n```', "book_table"),
+        (["glm45_arg_kv"], "book_table\n<arg_key>venue</arg_key>\n<arg_value>Nopa</arg_value>", "book_table"),
     ],
 )
 def test_a_models_format_reads_its_other_shapes(formats: list[str], raw: str, name: str) -> None:
