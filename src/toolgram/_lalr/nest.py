@@ -8,6 +8,9 @@ in _grammar/nest.py). The rule (docs/formats.md, "Markers inside values"):
    the value goes on to its own close tag where its pattern stops at one, with every
    tag after that opener balanced by its closer in between (nesting counted, bounded
    depth);
+ - a reply that ends inside that reading, with every tag after the opener balanced and
+   no closer of what holds the value among them (a value that quotes a whole call, then
+   the token limit): the value runs to the end of the reply, cut short;
  - otherwise the value ends where its pattern stopped, as before: a close tag left out
    before the next part (`1\\n<parameter=b>\\n2\\n</parameter>\\n</function>`: the
    value's own close never comes), a closer the structure goes on after (`</function>`
@@ -63,10 +66,10 @@ def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
     limit = n if final else n - (_MARGIN if loop is None else loop[2] + 1)
     memo = d.nest_memo
     if memo is not None and memo[0] == (pos, end):
-        _, x, stack, stop = memo
+        _, x, stack, stop, outer = memo
         stack = list(stack)
     else:
-        x, stack, stop = end, [], -1
+        x, stack, stop, outer = end, [], -1, False
     tags = nest.tags
     pattern = t.pattern
     while True:
@@ -82,10 +85,15 @@ def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
                 p, m = stop, None
         if p >= limit:
             if final:
-                return None  # (the end of the reply, inside the reading: the value ends as before)
+                # The end of the reply, inside the reading. Where every tag after the
+                # stop paired up and none closed what holds the value, the value was
+                # showing markup when the reply was cut: it runs to the end (a value
+                # cut short, not a call invented from what it quotes). Otherwise the
+                # value ends as before (a close tag left out before the next part).
+                return n if not stack and not outer else None
             # (Nothing starts in [x, limit): a stream's next look goes on from there. A
             # stop found past limit, or none up to the end so far, may move: found again.)
-            d.nest_memo = ((pos, end), max(x, limit), tuple(stack), stop if stop < limit else -1)
+            d.nest_memo = ((pos, end), max(x, limit), tuple(stack), stop if stop < limit else -1, outer)
             return WAIT, None
         if m is None:
             return None  # a marker of another kind
@@ -99,9 +107,11 @@ def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
             if stack[-1] != tag:
                 return None  # tags that do not pair up
             stack.pop()
-        elif p == stop:
-            if tag in nest.own:
-                return p if p > end else None
-            if _GOES_ON.match(buf, m.end()) is not None:
-                return None  # the structure goes on after this closer: it ends the value
+        else:
+            if p == stop:
+                if tag in nest.own:
+                    return p if p > end else None
+                if _GOES_ON.match(buf, m.end()) is not None:
+                    return None  # the structure goes on after this closer: it ends the value
+            outer = True  # (a closer of what holds the value, read as its text)
         x = m.end()
