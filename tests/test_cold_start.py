@@ -151,8 +151,12 @@ def _store_and_key(folder: Path, fmt) -> tuple[str, Path]:
         lambda b: b[: len(b) // 2],
         lambda b: marshal.dumps(("the key", {"rules": "nonsense"})),
         lambda b: marshal.dumps([1, 2, 3]),
+        # (The right key, and data that does not hold together.)
+        lambda b: marshal.dumps((marshal.loads(b)[0], {**marshal.loads(b)[1], "terminals": [("X", 1, 2, 3)]})),
+        lambda b: marshal.dumps((marshal.loads(b)[0], {**marshal.loads(b)[1], "states": {
+            k: {s: (1, 99_999) for s in row} for k, row in marshal.loads(b)[1]["states"].items()}})),
     ],
-    ids=["empty", "garbage", "cut", "bad data", "wrong shape"],
+    ids=["empty", "garbage", "cut", "bad data", "wrong shape", "bad terminals, right key", "shifts to nowhere, right key"],
 )
 def test_a_corrupt_cache_file_is_ignored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage) -> None:
     monkeypatch.setenv("TOOLGRAM_CACHE_DIR", str(tmp_path))

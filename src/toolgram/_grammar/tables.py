@@ -149,6 +149,30 @@ class Table:
         self.callbacks = {rule: _callback(rule) for rule in rules}
         self.terminals = tuple(data["terminals"])
         self.ignore = tuple(data["ignore"])
+        _check(self)
+
+
+def _check(table: Table) -> None:
+    """A ValueError unless the table holds together: every shift goes to a state it
+    has, every symbol it acts on is a terminal it has or a rule's origin, and each
+    terminal is (name, pattern source, literal or None, priority). A file with the
+    right key and broken data (a bad disk, a hand edit) is then not used, and is
+    written again, rather than making every parse of its format an internal error."""
+    names = set()
+    for t in table.terminals:
+        if not (
+            type(t) is tuple and len(t) == 4 and type(t[0]) is str and type(t[1]) is str
+            and (t[2] is None or type(t[2]) is str) and type(t[3]) is int
+        ):  # fmt: skip
+            raise ValueError(f"a terminal that is no (name, pattern, literal, priority): {t!r:.80}")
+        names.add(t[0])
+    symbols = names | {rule.origin.name for rule in table.rules} | {"$END"}
+    for row in table.states.values():
+        for sym, (kind, arg) in row.items():
+            if sym not in symbols or (kind is Shift and arg not in table.states):
+                raise ValueError(f"an action on {sym!r:.40} that leads nowhere")
+    if not set(table.ignore) <= names:
+        raise ValueError("an ignored terminal the table does not have")
 
 
 def _callback(rule: Rule) -> Any:
