@@ -40,6 +40,35 @@ _MARGIN = 320
 _DEPTH = 12
 # After a closer, what says the structure goes on: a tag, or the end of the reply.
 _GOES_ON = regex.compile(r"\s{0,32}(?:<|\Z)")
+# How many closers in a row (`</parameter></function></tool_call>`) are looked through.
+_RUN = 8
+
+
+def _inline_run_then_text(nest: Any, buf: str, pos: int, final: bool) -> bool | None:
+    """After a closer ending at pos: whether, on the same line, one or more of the
+    format's closers (at most _RUN, spaces or tabs between) are followed by text that
+    is no tag (`</parameter></function></tool_call> are written so.`): a run of close
+    tags written as text, which no structure goes on after. None when a stream's text
+    so far ends inside that run. (A template puts its closers on lines of their own, so
+    a call followed by prose on the next line is no such run.)"""
+    n = len(buf)
+    x = pos
+    seen = 0
+    for _ in range(_RUN + 1):
+        while x < n and buf[x] in " \t" and x - pos < 32 * (seen + 1):
+            x += 1
+        if x >= n:
+            return False if final or not seen else None
+        if buf[x] != "<":
+            return seen > 0 and buf[x] not in "\r\n"
+        m = nest.tags.match(buf, x, partial=not final)
+        if m is None or nest.closer_of.get(m.group()) is not None:
+            return False  # another tag, or an opener: the structure goes on
+        if m.partial:
+            return None
+        seen += 1
+        x = m.end()
+    return False
 
 
 def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
@@ -52,14 +81,23 @@ def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
     if m is None:
         return None  # a marker of another kind
     tag = m.group()
-    if nest.closer_of[tag] is None and tag in nest.own:
-        return None  # the value's own close tag, where its pattern says it closes
+    first_end = end
     if nest.closer_of[tag] is None:
-        goes_on = _GOES_ON.match(buf, m.end())
-        if goes_on is not None and (final or goes_on.end() < n):
-            return None  # a closer the structure goes on after: it ends the value
-        if goes_on is not None:
-            return WAIT, None  # (spaces up to the end of the text so far: not yet told)
+        run = _inline_run_then_text(nest, buf, m.end(), final)
+        if run is None:
+            return WAIT, None  # (closers up to the end of the text so far: not yet told)
+        if tag in nest.own:
+            if not run:
+                return None  # the value's own close tag, where its pattern says it closes
+            # Its own close tag, then closers and text on that line (`tags: </parameter>
+            # </function></tool_call> look so.`): text, if the value then closes.
+            first_end = m.end()
+        elif not run:
+            goes_on = _GOES_ON.match(buf, m.end())
+            if goes_on is not None and (final or goes_on.end() < n):
+                return None  # a closer the structure goes on after: it ends the value
+            if goes_on is not None:
+                return WAIT, None  # (spaces up to the end of the text so far: not yet told)
     # Read on as if the tag were text: the value's pattern and the tags, up to where a
     # stream's text is settled (the pattern's look-aheads read that far).
     loop = t.loop
@@ -69,7 +107,7 @@ def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
         _, x, stack, stop, outer = memo
         stack = list(stack)
     else:
-        x, stack, stop, outer = end, [], -1, False
+        x, stack, stop, outer = first_end, [], -1, first_end > end
     tags = nest.tags
     pattern = t.pattern
     while True:
@@ -111,7 +149,7 @@ def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
             if p == stop:
                 if tag in nest.own:
                     return p if p > end else None
-                if _GOES_ON.match(buf, m.end()) is not None:
+                if _GOES_ON.match(buf, m.end()) is not None and not _inline_run_then_text(nest, buf, m.end(), True):
                     return None  # the structure goes on after this closer: it ends the value
             outer = True  # (a closer of what holds the value, read as its text)
         x = m.end()
