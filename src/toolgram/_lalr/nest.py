@@ -29,6 +29,7 @@ from typing import Any
 
 import regex
 
+from .table import simulate
 from .tokens import WAIT
 
 # Without the pattern's loop shape (growth.py), how far its look-aheads may read past
@@ -68,6 +69,26 @@ def _inline_run_then_text(nest: Any, buf: str, pos: int, final: bool) -> bool | 
             return None
         seen += 1
         x = m.end()
+    return False
+
+
+def _taken_after(d: Any, t, buf: str, end: int) -> bool:
+    """Whether the grammar takes the tag at `end` right after the value (token t): the
+    reading in which the value ends there (a close tag left out before the next part)
+    can go on. Where it cannot (Kimi K3: no call opens inside an argument), that
+    reading fails at once, and a reply cut inside what the value quotes is the value
+    cut short."""
+    after = simulate(d.c, d.stack, t.name)
+    if after is None:
+        return True  # (cannot tell: as before)
+    for u in d.c.allowed[after[-1]]:
+        if u.literal is not None:
+            if not buf.startswith(u.literal, end):
+                continue
+        elif u.name in ("JSON", "PYVALUE") or u.pattern.match(buf, end) is None:
+            continue
+        if simulate(d.c, after, u.name) is not None:
+            return True
     return False
 
 
@@ -128,7 +149,9 @@ def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
                 # showing markup when the reply was cut: it runs to the end (a value
                 # cut short, not a call invented from what it quotes). Otherwise the
                 # value ends as before (a close tag left out before the next part).
-                return n if not stack and not outer else None
+                if outer:
+                    return None
+                return n if not stack or not _taken_after(d, t, buf, end) else None
             # (Nothing starts in [x, limit): a stream's next look goes on from there. A
             # stop found past limit, or none up to the end so far, may move: found again.)
             d.nest_memo = ((pos, end), max(x, limit), tuple(stack), stop if stop < limit else -1, outer)
