@@ -56,6 +56,27 @@ def opens(fmt: Format, buf: str, pos: int, final: bool, firsts: frozenset) -> bo
     return pattern.match(buf, pos, partial=True) is not None
 
 
+def marker_opens(fmts: list[Format], buf: str, pos: int, final: bool, firsts: frozenset) -> bool | None:
+    """Whether a region of one of fmts may open at pos (a marker of theirs there): False
+    when each one's driver is certain to fail there, None when a stream's text so far
+    ends before that is told (its opening test matches a part of it)."""
+    if not _frame.enabled:
+        return True
+    told = False
+    for fmt in fmts:
+        pattern = _test(fmt, firsts, starters(fmt, buf[pos : pos + 1]))[0]
+        if pattern is None:
+            return True
+        m = pattern.match(buf, pos, partial=not final)
+        if m is not None:
+            # (A match up to the end of a stream's text may be the test's `\Z`, where
+            # the driver could close: more text may undo it.)
+            if final or not (m.partial or m.end() >= len(buf)):
+                return True
+            told = True
+    return None if told else False
+
+
 def _test(fmt: Format, firsts: frozenset, keep: frozenset | None = None) -> tuple[Any, Any, Any, Any]:
     """fmt's opening test, built once: (the pattern, for a stream's partial matches
     and a whole text alike; that one as run on an ASCII text, and on any text: by

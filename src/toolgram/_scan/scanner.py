@@ -31,7 +31,7 @@ import regex
 from . import fastpath as _frame
 from .items import Failure, Piece, Region, _piece
 from .markers import THINK_CLOSE, THINK_OPEN, Frames, MarkerSearch, Markers, _CharWait, _trie, markers_for  # noqa: F401
-from .opening import line_opening, may_open, opening, openers
+from .opening import line_opening, marker_opens, may_open, opening, openers
 from .region import RegionReader
 from .mention import note_failure
 from .._build.builder import Draft, Prose
@@ -563,10 +563,26 @@ class Scanner(MarkerSearch):
         buf = self.buf
         close = -1
         closer = ""
+        # A closer that is a call marker (harmony's `<|start|>`, which the model writes
+        # where it left out `<|end|>`) closes only where a message of its format may
+        # start there: `Then <|start|>assistant.` inside the analysis is its text.
+        # (None: a stream's text ends before that is told; the block waits there.)
+        untold = len(buf)
         for c in self.think_closers:
             at = buf.find(c, max(self.think_from, self.think_scan - len(c)))
+            while at >= 0 and c not in self.think_closes:
+                starts = marker_opens(self.by_marker[c], buf, at, final, self.first_set)
+                if starts:
+                    break
+                if starts is None:
+                    untold = min(untold, at)
+                    at = -1
+                    break
+                at = buf.find(c, at + 1)
             if at >= 0 and (close < 0 or at < close or (at == close and len(c) > len(closer))):
                 close, closer = at, c
+        if close > untold:
+            close = -1
         stop = close if close >= 0 else len(buf)
         call = self.call_re.search(buf, self.pos, stop) if self.call_re is not None else None
         if close >= 0:
@@ -579,10 +595,11 @@ class Scanner(MarkerSearch):
             self.mode = self.after_think
             self.after_think = "prose"
             return True
-        self.think_scan = len(buf)
+        self.think_scan = untold
         if not final:
             # Show reasoning up to a possible call marker or marker prefix; hold the rest.
             end = call.start() if call is not None else len(buf) - self._held(buf, self.pos)
+            end = min(end, untold)
             self._reason(out, self.pos, end)
             self.pos = max(self.pos, end)
             return False
