@@ -438,6 +438,8 @@ RUNS = [
     ("<|im_start|>{", None),  # each broken payload's JSON error counted the lines before it
     ("[]\n", ["get_weather"]),
     ("<tool_call>", None),  # each opener asked whether the rest was openers only: a copy of the rest
+    # (each run of close tags followed by text on its line read on to the end of the reply)
+    ("<tool_call><function=f><parameter=a>x</parameter></function></tool_call> ok ", None),
 ]
 
 

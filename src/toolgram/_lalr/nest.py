@@ -43,6 +43,9 @@ _DEPTH = 12
 _GOES_ON = regex.compile(r"\s{0,32}(?:<|\Z)")
 # How many closers in a row (`</parameter></function></tool_call>`) are looked through.
 _RUN = 8
+# How far after a close-tag run read as text the value's own close tag may come.
+_HORIZON = 320
+_TEXT = regex.compile(r"\S")
 
 
 def _inline_run_then_text(nest: Any, buf: str, pos: int, final: bool) -> bool | None:
@@ -78,6 +81,8 @@ def _taken_after(d: Any, t, buf: str, end: int) -> bool:
     can go on. Where it cannot (Kimi K3: no call opens inside an argument), that
     reading fails at once, and a reply cut inside what the value quotes is the value
     cut short."""
+    if any(buf.startswith(s, end) for s in d.fmt.starts if s):
+        return True  # a call of the format starts there (its left-out close tags supplied)
     after = simulate(d.c, d.stack, t.name)
     if after is None:
         return True  # (cannot tell: as before)
@@ -123,12 +128,16 @@ def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
     # stream's text is settled (the pattern's look-aheads read that far).
     loop = t.loop
     limit = n if final else n - (_MARGIN if loop is None else loop[2] + 1)
+    # A close-tag run read as text looks for the value's own close tag this far on,
+    # no further (each such run reading on to the end of the reply was the square of
+    # a reply of calls closed on one line and followed there by prose).
+    horizon = first_end + _HORIZON if first_end > end else n + 1
     memo = d.nest_memo
     if memo is not None and memo[0] == (pos, end):
-        _, x, stack, stop, outer = memo
+        _, x, stack, stop, outer, paired = memo
         stack = list(stack)
     else:
-        x, stack, stop, outer = first_end, [], -1, first_end > end
+        x, stack, stop, outer, paired = first_end, [], -1, first_end > end, end
     tags = nest.tags
     pattern = t.pattern
     while True:
@@ -142,6 +151,8 @@ def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
                 stop = x if s is None else s.end()
             if stop < p:
                 p, m = stop, None
+        if p >= horizon and (final or p < limit):
+            return None
         if p >= limit:
             if final:
                 # The end of the reply, inside the reading. Where every tag after the
@@ -151,10 +162,14 @@ def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
                 # value ends as before (a close tag left out before the next part).
                 if outer:
                     return None
-                return n if not stack or not _taken_after(d, t, buf, end) else None
+                if not stack:
+                    # (Text after the last tags that paired up: they were quoted. A
+                    # reply that ends on them is calls whose close tags were left out.)
+                    return n if _TEXT.search(buf, paired) is not None else None
+                return n if not _taken_after(d, t, buf, end) else None
             # (Nothing starts in [x, limit): a stream's next look goes on from there. A
             # stop found past limit, or none up to the end so far, may move: found again.)
-            d.nest_memo = ((pos, end), max(x, limit), tuple(stack), stop if stop < limit else -1, outer)
+            d.nest_memo = ((pos, end), max(x, limit), tuple(stack), stop if stop < limit else -1, outer, paired)
             return WAIT, None
         if m is None:
             return None  # a marker of another kind
@@ -168,6 +183,8 @@ def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
             if stack[-1] != tag:
                 return None  # tags that do not pair up
             stack.pop()
+            if not stack:
+                paired = m.end()
         else:
             if p == stop:
                 if tag in nest.own:

@@ -59,9 +59,8 @@ def opens(fmt: Format, buf: str, pos: int, final: bool, firsts: frozenset) -> bo
 def marker_opens(fmts: list[Format], buf: str, pos: int, final: bool, firsts: frozenset) -> bool | None:
     """Whether a region of one of fmts may open at pos (a marker of theirs there): False
     when each one's driver is certain to fail there, None when a stream's text so far
-    ends before that is told (its opening test matches a part of it)."""
-    if not _frame.enabled:
-        return True
+    ends before that is told (its opening test matches a part of it). A reading rule,
+    not a shortcut: the same with the fast path off."""
     told = False
     for fmt in fmts:
         pattern = _test(fmt, firsts, starters(fmt, buf[pos : pos + 1]))[0]

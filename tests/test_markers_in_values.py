@@ -1,0 +1,62 @@
+"""Markup inside XML-ish values (docs/formats.md, "Markers inside values"): replies a
+stream settles only at their end, so they are checked here rather than in the corpus
+(whose stream test also asks that a call be done before flush() when text follows it):
+a value whose close tags were left out, followed by a whole call, is two calls, as a
+model that left them out meant; the same whole call quoted with text after it, and
+the reply then cut, is one value cut short."""
+
+from __future__ import annotations
+
+import pytest
+
+import toolgram
+
+CASES = [
+    # (reply, [(name, arguments, repairs)])
+    (
+        "<tool_call>\n<function=get_weather>\n<parameter=city>\nTokyo\n\n"
+        "<tool_call>\n<function=get_time>\n<parameter=tz>\nUTC\n</parameter>\n</function>\n</tool_call>",
+        [("get_weather", {"city": "Tokyo"}, ("closed_tag",)), ("get_time", {"tz": "UTC"}, ())],
+    ),
+    (
+        "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Tokyo\n\n"
+        "<tool_call>get_time\n<arg_key>tz</arg_key>\n<arg_value>UTC</arg_value>\n</tool_call>",
+        [("get_weather", {"city": "Tokyo"}, ("closed_tag",)), ("get_time", {"tz": "UTC"}, ())],
+    ),
+    (
+        '<minimax:tool_call>\n<invoke name="get_weather">\n<parameter name="city">Tokyo\n\n'
+        '<minimax:tool_call>\n<invoke name="get_time">\n<parameter name="tz">UTC</parameter>\n</invoke>\n</minimax:tool_call>',
+        [("get_weather", {"city": "Tokyo"}, ("closed_tag",)), ("get_time", {"tz": "UTC"}, ())],
+    ),
+    (  # two calls, no close tags, the reply cut in the second
+        "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n<parameter=unit>\ncelsius\n\n"
+        "<tool_call>\n<function=get_weather>\n<parameter=city>\nTokyo\n",
+        [
+            ("get_weather", {"city": "Paris", "unit": "celsius"}, ("closed_tag",)),
+            ("get_weather", {"city": "Tokyo"}, ("closed_tag", "cut_value")),
+        ],
+    ),
+    (  # a whole call quoted, text after it, then the token limit
+        "<tool_call>\n<function=save_note>\n<parameter=body>\nNot this:\n<tool_call>\n<function=purge>\n"
+        "<parameter=scope>\nall\n</parameter>\n</function>\n</tool_call>\nIt would",
+        [
+            (
+                "save_note",
+                {"body": "Not this:\n<tool_call>\n<function=purge>\n<parameter=scope>\nall\n</parameter>\n</function>\n</tool_call>\nIt would"},
+                ("closed_tag", "cut_value"),
+            )
+        ],
+    ),
+]
+
+
+@pytest.mark.parametrize("raw,calls", CASES, ids=range(len(CASES)))
+def test_markup_in_values(raw: str, calls: list) -> None:
+    result = toolgram.parse(raw)
+    assert [(c.name, c.arguments, c.repairs) for c in result.calls] == calls
+    assert not result.text and not result.errors
+    for size in (1, 3, 7):
+        sp = toolgram.StreamParser()
+        for i in range(0, len(raw), size):
+            sp.feed(raw[i : i + size])
+        assert sp.close() == result, size
