@@ -227,6 +227,8 @@ def warm_up() -> None:
 
     for fmt in builtin_formats():
         fmt.compiled.warnings  # (its checks too: made when first asked for)
+        for t in fmt.compiled.terminals.values():
+            t.pattern  # noqa: B018 - (compiled when first lexed: a Unicode class costs tens of ms)
     ctx = context()
     for starts, ends in ctx.formats.values():
         for start in starts or ("",):
