@@ -37,11 +37,6 @@ def _prose_before(fmt: str) -> str:
     return "Let me check that.\n" if canonical(fmt).anchor == "line" else "Let me check that. "
 
 
-def _opens_with_marker(fmt: str) -> bool:
-    c = canonical(fmt)
-    return not c.region[0].slot and any(c.region[0].text.startswith(s) for s in c.format.starts)
-
-
 def check(fmt: str, xgr, accepts) -> list[str]:
     """What went wrong for fmt (empty: nothing)."""
     tools = CASES["tools"]
@@ -58,7 +53,7 @@ def check(fmt: str, xgr, accepts) -> list[str]:
             problems.append(f"refused a good call: {text[:120]!r}")
         if not accepts(grammars[False], text):
             problems.append(f"refused a good call (prose=False): {text[:120]!r}")
-        if _opens_with_marker(fmt):
+        if canonical(fmt).start_marker:
             if not accepts(grammars[True], _prose_before(fmt) + text):
                 problems.append(f"refused a good call after prose: {text[:120]!r}")
             if accepts(grammars[False], _prose_before(fmt) + text):

@@ -64,12 +64,6 @@ def _prose_before(fmt: str) -> str:
     return "Let me check that.\n" if canonical(fmt).anchor == "line" else "Let me check that. "
 
 
-def _opens_with_marker(fmt: str) -> bool:
-    """The region opens with a start marker (else it must open the reply)."""
-    c = canonical(fmt)
-    return not c.region[0].slot and any(c.region[0].text.startswith(s) for s in c.format.starts)
-
-
 @pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_rendered_calls_are_accepted_and_read_back(fmt, engine):
@@ -79,7 +73,7 @@ def test_rendered_calls_are_accepted_and_read_back(fmt, engine):
         text = render_call(calls, fmt)
         assert _accepts(m, text), text
         assert _accepts(bare, text), text
-        if _opens_with_marker(fmt):
+        if canonical(fmt).start_marker:
             assert _accepts(m, _prose_before(fmt) + text)
             assert not _accepts(bare, _prose_before(fmt) + text)
         got = toolgram.parse(text, tools=TOOLS, formats=[fmt])
@@ -154,9 +148,8 @@ def test_canonical_form_opens_with_a_header_marker(fmt):
     # (Where it closes is checked by reading it back with no repair: an end marker the
     # form left out would be supplied, repair closed_tag.)
     c = canonical(fmt)
-    head = c.region[0]
     if c.anchor not in ("reply", "whole"):
-        assert not head.slot and any(head.text.startswith(s) for s in c.format.starts), head
+        assert c.start_marker, c.region[0]
 
 
 @pytest.mark.parametrize("fmt", sorted(set(FORMATS) & set(toolgram.prompts.PROMPT_FORMATS)))

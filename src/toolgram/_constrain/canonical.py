@@ -56,6 +56,14 @@ class Canonical:
     def anchor(self) -> str:
         return self.format.anchor
 
+    @property
+    def start_marker(self) -> str:
+        """The `start:` marker the region's first text opens with (the longest), or ""
+        when it opens with none (llama3_json's bare object): prose may come before the
+        first only, and the second must open the reply."""
+        head = self.region[0].text if self.region and not self.region[0].slot else ""
+        return next((s for s in sorted(self.format.starts, key=len, reverse=True) if s and head.startswith(s)), "")
+
 
 def pieces(template: str, fmt: Format, key: str) -> tuple[Piece, ...]:
     out: list[Piece] = []

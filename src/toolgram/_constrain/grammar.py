@@ -50,7 +50,7 @@ def constrain(tools: Any, format: str, *, engine: str = "llguidance", prose: boo
     head = c.region[0].text if c.region and not c.region[0].slot else ""
     # A region that opens with no start marker (llama3_json's bare object) must open the
     # reply: no text before it.
-    start_marker = next((s for s in sorted(c.format.starts, key=len, reverse=True) if head.startswith(s)), "")
+    start_marker = c.start_marker
     marker = start_marker or head
     opening = builder.literal(marker)
     if prose and start_marker:
