@@ -75,6 +75,21 @@ def _inline_run_then_text(nest: Any, buf: str, pos: int, final: bool) -> bool | 
     return False
 
 
+def _goes_on(nest: Any, buf: str, pos: int, final: bool, run: bool | None = None) -> bool | None:
+    """Whether the structure goes on after a closer of what holds the value, ending at
+    pos: a tag or the end of the reply follows it (after at most 32 blanks), and it is
+    no run of closers written as text (_inline_run_then_text: `run`, when known). None
+    when a stream's text so far ends in those blanks."""
+    if run is None:
+        run = _inline_run_then_text(nest, buf, pos, final)
+    if run:
+        return False
+    follows = _GOES_ON.match(buf, pos)
+    if follows is None:
+        return False
+    return True if final or follows.end() < len(buf) else None
+
+
 def _taken_after(d: Any, t, buf: str, end: int) -> bool:
     """Whether the grammar takes the tag at `end` right after the value (token t): the
     reading in which the value ends there (a close tag left out before the next part)
@@ -118,11 +133,11 @@ def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
             # Its own close tag, then closers and text on that line (`tags: </parameter>
             # </function></tool_call> look so.`): text, if the value then closes.
             first_end = m.end()
-        elif not run:
-            goes_on = _GOES_ON.match(buf, m.end())
-            if goes_on is not None and (final or goes_on.end() < n):
+        else:
+            goes_on = _goes_on(nest, buf, m.end(), final, run)
+            if goes_on:
                 return None  # a closer the structure goes on after: it ends the value
-            if goes_on is not None:
+            if goes_on is None:
                 return WAIT, None  # (spaces up to the end of the text so far: not yet told)
     # Read on as if the tag were text: the value's pattern and the tags, up to where a
     # stream's text is settled (the pattern's look-aheads read that far).
@@ -189,7 +204,7 @@ def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
             if p == stop:
                 if tag in nest.own:
                     return p if p > end else None
-                if _GOES_ON.match(buf, m.end()) is not None and not _inline_run_then_text(nest, buf, m.end(), True):
+                if _goes_on(nest, buf, m.end(), True):
                     return None  # the structure goes on after this closer: it ends the value
             outer = True  # (a closer of what holds the value, read as its text)
         x = m.end()

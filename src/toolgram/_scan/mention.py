@@ -111,10 +111,9 @@ def cut_opener(r: Any, start: int, final: bool) -> bool:
 def _reply_end(sc: Any) -> int:
     """Where the reply's last character that is no blank ends: worked out once (only
     asked once the reply has ended), not for each region that asks."""
-    end = sc.opener_runs.get(None)
-    if end is None:
-        end = sc.opener_runs[None] = len(sc.buf.rstrip())
-    return end
+    if sc.reply_end < 0:
+        sc.reply_end = len(sc.buf.rstrip())
+    return sc.reply_end
 
 
 def _openers_to_end(sc: Any, start: int, markers: tuple) -> bool:

@@ -71,6 +71,7 @@ class Scanner(MarkerSearch):
     after_think = "prose"  # the mode to return to after </think>
     region: RegionReader | None = None  # the region being read (see _begin), else None
     start_test: tuple | None = None  # opening() of a reply-start region begun before the reply ended (_start)
+    reply_end = -1  # where the reply's last non-blank ends, once it has ended (mention._reply_end)
     # Streaming in linear time. `buf` holds the reply from `base` on: text no
     # decision needs any more is dropped (positions in `buf` are local; the
     # items reported carry positions in the whole reply). While a region's
