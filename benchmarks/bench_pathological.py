@@ -143,6 +143,11 @@ def build_shapes(formats: list[str] | None, quick: bool) -> list[Shape]:
             if example:
                 raw, tools, stem = example
                 add(f"{fmt.name} payload*k (no start marker) [{stem}]", raw + "\n", tools)
+    if not formats:
+        # One long word: every marker-less format's name token reads it all (a pattern
+        # that backtracks over it at each step is slow here, not in marker storms).
+        for word in ("a", "é", "名"):
+            add(f"prose word {word!r}*k", word)
     if not formats or "pythonic" in formats:
         add("pythonic calc_absolute_pressure list*k", PYTHONIC_LINE, ["calc_absolute_pressure"])
         for path in sorted((CORPUS / "pythonic").glob("*.txt")):
