@@ -621,3 +621,35 @@ def test_a_short_reply_streamed_whole_starts_no_more_drivers_than_parse(raw: str
     sp.feed(raw)
     assert sp.close() == expected
     assert made[0] <= by_parse, (made[0], by_parse)
+
+
+# A line-anchored marker (`[`) followed by less text than the opening test needs: the
+# stream waits at it, with no driver started, until the test can tell (each line here
+# is prose: a name with a zero-width joiner in it, a reference, a list of numbers).
+LINES = ["[get_weather\u200d(city=\"Paris\")]\n", "[see above]\n", "[1, 2, 3]\n", "[f\u0301(a=1)]\n"]
+
+
+@pytest.mark.parametrize("line", LINES)
+def test_prose_lines_that_open_with_a_bracket_start_no_more_drivers_than_parse(line: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Streamed in 3-character deltas, lines that only begin like a pythonic call cost
+    no drivers parse() does not start (each was a region begun, its drivers run on
+    partial text and given up: about 9x parse() a line)."""
+    from toolgram._scan import region as _region
+
+    raw = "Notes:\n" + line * 20
+    made = [0]
+    driver = _region.RegionReader.driver
+
+    def counting(self: object, fmt: object, start: int) -> object:
+        made[0] += 1
+        return driver(self, fmt, start)
+
+    toolgram.parse(raw, tools=["get_weather", "f"])
+    monkeypatch.setattr(_region.RegionReader, "driver", counting)
+    expected = toolgram.parse(raw, tools=["get_weather", "f"])
+    by_parse, made[0] = made[0], 0
+    sp = toolgram.StreamParser(tools=["get_weather", "f"])
+    for i in range(0, len(raw), 3):
+        sp.feed(raw[i : i + 3])
+    assert sp.close() == expected
+    assert made[0] <= by_parse, (made[0], by_parse)

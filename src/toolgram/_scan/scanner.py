@@ -525,10 +525,17 @@ class Scanner(MarkerSearch):
                 test = self.line_openers.get(marker)
                 if test is None:
                     test = self.line_openers[marker] = line_opening(candidates, self.first_set, marker)
-                if test is not None and not openers(test, buf, i, final):
-                    self._prose(out, i, after)
-                    self.pos = pos = after
-                    continue
+                if test is not None:
+                    if not openers(test, buf, i, final):
+                        self._prose(out, i, after)
+                        self.pos = pos = after
+                        continue
+                    if not final and len(buf) - i < _START_WAIT:
+                        # Too little text to tell (`[get_wea`): wait, with no driver
+                        # started, as at the reply's start. The test runs again on the
+                        # next delta (on at most this much text), and a line like
+                        # `[see above]` is prose without a driver begun and given up.
+                        return False
             self._begin(candidates, i, len(marker), frame)
             self.mode = "region"
             if frame is not None:  # the frame waits for more text
