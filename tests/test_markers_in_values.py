@@ -60,3 +60,27 @@ def test_markup_in_values(raw: str, calls: list) -> None:
         for i in range(0, len(raw), size):
             sp.feed(raw[i : i + size])
         assert sp.close() == result, size
+
+
+# Found by benchmarks/fuzz.py (seed 7, input 22969; shortened by --minimize): a bare
+# GLM value (its pattern's first character `[^\s<]`, not its loop's) read on past
+# tags that pair up, by a stream whose text ended over 260 characters later. The
+# stream's next look began the value's pattern again at a tab, where it stops at once:
+# a call of 40 characters and three more, where parse() reads one value to the end.
+READ_ON = (
+    'ction:\t<arg_key>/assage|>{"a": 1}<all|>*<tool_call></tool_call>é<|tool_call>[TOOL_CALLS]'
+    "<|tools_prefix|>  <arg_key>a</arg_key>```\n<\t</tool_calls>True<start_function_call>functools"
+    '```json<tool_call>{"name": "f", "arguments": {}}</tool_call>\'{"name": "get_weather", '
+    '"arguments": {"city": "Paris"}} )</parameter>None<arg_key>a</arg_key>"aalls_section_begin|>'
+    "   <=</longcat_tool_call><TOOLCALL>["
+)
+
+
+@pytest.mark.parametrize("size", [1, 7, 64, 300, len(READ_ON)])
+def test_a_value_read_on_across_deltas_reads_as_parse_does(size: int) -> None:
+    expected = toolgram.parse(READ_ON)
+    sp = toolgram.StreamParser()
+    for i in range(0, len(READ_ON), size):
+        sp.feed(READ_ON[i : i + size])
+    assert sp.close() == expected
+    assert [c.span for c in expected.calls] == [(0, len(READ_ON))]  # (one value, cut by the end)

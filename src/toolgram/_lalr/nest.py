@@ -29,6 +29,7 @@ from typing import Any
 
 import regex
 
+from .growth import _loop_wait
 from .table import simulate
 from .tokens import WAIT
 
@@ -149,10 +150,11 @@ def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
     horizon = first_end + _HORIZON if first_end > end else n + 1
     memo = d.nest_memo
     if memo is not None and memo[0] == (pos, end):
-        _, x, stack, stop, outer, paired = memo
+        _, x, stack, stop, outer, paired, resume = memo
         stack = list(stack)
     else:
-        x, stack, stop, outer, paired = first_end, [], -1, first_end > end, end
+        x, stack, stop, outer, paired, resume = first_end, [], -1, first_end > end, end, None
+    origin = None  # (where the match that found `stop` began, its pattern, the value's start)
     tags = nest.tags
     pattern = t.pattern
     while True:
@@ -162,8 +164,18 @@ def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
             if stop < x:
                 # The first place at or after x where the value's pattern stops (n: none);
                 # where it stops is told by the text around each place alone.
-                s = pattern.match(buf, x)
-                stop = x if s is None else s.end()
+                if resume is not None:
+                    # The match a stream's earlier look began, read on from where it
+                    # was settled (not begun again at x: the pattern's first character
+                    # is not its loop's, `[^\s<]` of a bare value).
+                    origin, resume = resume, None
+                    at, rest, _ = origin
+                    s = rest.match(buf, at)
+                    stop = at if s is None else s.end()
+                if stop < x:
+                    s = pattern.match(buf, x)
+                    stop = x if s is None else s.end()
+                    origin = (x, pattern, x)
             if stop < p:
                 p, m = stop, None
         if p >= horizon and (final or p < limit):
@@ -184,7 +196,17 @@ def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
                 return n if not _taken_after(d, t, buf, end) else None
             # (Nothing starts in [x, limit): a stream's next look goes on from there. A
             # stop found past limit, or none up to the end so far, may move: found again.)
-            d.nest_memo = ((pos, end), max(x, limit), tuple(stack), stop if stop < limit else -1, outer, paired)
+            if 0 <= stop < limit:
+                resume = None
+            elif origin is not None:
+                # Where the match so far may be read on from (growth.py: inside its loop,
+                # or at a character that begins one more round of it, settled); where it
+                # began when the pattern has no such shape.
+                at, _, start = origin
+                wait = _loop_wait(t, buf, at, limit, start) if t.loop is not None else None
+                resume = (*wait.resume, start) if wait is not None and wait.resume is not None else origin
+            # (Else no stop was looked for in this look: the place to read on from stays.)
+            d.nest_memo = ((pos, end), max(x, limit), tuple(stack), stop if stop < limit else -1, outer, paired, resume)
             return WAIT, None
         if m is None:
             return None  # a marker of another kind
