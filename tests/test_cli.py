@@ -657,3 +657,15 @@ def test_check_reads_truncated_from_the_case_or_the_option(tmp_path: Path, capsy
     assert 'plain.truncated.json: expected "repair" or "error"' in capsys.readouterr().out
     assert _cli.main(["check", "--strict", str(folder)]) == 2
     assert 'plain.truncated.json: expected "repair" or "error"' in capsys.readouterr().err
+
+
+# A reply cut between the two escapes of an emoji holds a lone surrogate: JSON reads
+# it, UTF-8 cannot write it. Each command writes its escape instead of failing.
+LONE_SURROGATE = '<tool_call>{"name": "get_weather", "arguments": {"city": "Hi \\ud83d'
+
+
+@pytest.mark.parametrize("command", [["stream"], ["parse", "-"], ["parse", "--json", "-"], ["explain", "-"]])
+def test_a_lone_surrogate_in_a_value_is_written_as_its_escape(command: list[str]) -> None:
+    proc = run(*command, stdin=LONE_SURROGATE)
+    assert proc.returncode == 0, proc.stderr
+    assert "\\ud83d" in proc.stdout

@@ -700,3 +700,15 @@ def test_a_value_broken_for_good_lets_the_next_call_through() -> None:
     fed = [sp.feed(raw[i : i + 5]) for i in range(0, len(raw), 5)]
     done = [e.call.name for batch in fed for e in batch if type(e) is CallDone]
     assert done == ["search"]
+
+
+def test_a_name_with_a_lone_surrogate_streams_as_parse_reads_it() -> None:
+    """A name the model wrote as half an escaped pair (`get\\ud83d`): its generated id
+    hashes it as it stands; the stream raised UnicodeEncodeError making that id."""
+    raw = '<tool_call>{"name": "get\\ud83d", "arguments": {}}</tool_call> ok'
+    sp = toolgram.StreamParser()
+    events = sp.feed(raw) + sp.flush()
+    result = sp.close()
+    assert result == toolgram.parse(raw) and result.calls[0].name == "get\ud83d"
+    start = next(e for e in events if isinstance(e, toolgram.CallStart))
+    assert start.id == result.to_openai_message()["tool_calls"][0]["id"]

@@ -887,6 +887,14 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = build_parser()
     args = parser.parse_args(argv)
+    for stream in (sys.stdout, sys.stderr):
+        # A value may hold a lone surrogate (a reply cut between the two `\uXXXX` escapes
+        # of an emoji): written as its escape, which is the same in JSON output, rather
+        # than failing the whole command on UTF-8's refusal.
+        try:
+            stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            pass
     try:
         with warnings.catch_warnings():
             warnings.showwarning = _show_warning  # (one line on stderr, not Python's file:line form)

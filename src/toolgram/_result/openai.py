@@ -45,7 +45,7 @@ def generated_id(call: Any, *, _salt: str = "") -> str:
 def id_for(name: str, start: int, kind: str = "tool", _salt: str = "") -> str:
     """generated_id of a call named `name`, of that kind, whose span starts at `start`."""
     canonical = json.dumps([name, start, kind, _salt], ensure_ascii=False, default=repr)
-    return ID_PREFIX + hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:ID_HEX_DIGITS]
+    return ID_PREFIX + hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()[:ID_HEX_DIGITS]
 
 
 def arguments_json(arguments: Any) -> str:
