@@ -446,6 +446,87 @@ def test_prose_lane_holds_what_may_start_a_word_marker() -> None:
             check(raw, [raw[:offset], *chunked(raw[offset:], size)] if offset else chunked(raw, size), tools)
 
 
+def _format_names() -> list[str]:
+    from toolgram._grammar.registry import registry_for
+
+    return sorted(registry_for().builtin)
+
+
+@pytest.mark.parametrize("grammar", [None, *_format_names()])
+def test_lane_search_tells_prose_a_held_end_and_the_slow_way(grammar: Any) -> None:
+    # The lane's one search (Scanner.lane) against what it stands for, for every set of
+    # markers: any match of quick (where a marker may start) sends the delta the slow
+    # way; otherwise the longest end that may start a marker (risky_ends) and that quick
+    # finds nothing in is held (the match's lastindex set, its start where the end
+    # starts); otherwise nothing is found.
+    import random
+
+    from toolgram._pipeline import read_calls, select_formats
+    from toolgram._scan.scanner import Scanner
+
+    for thinking in (False, True):
+        sc = Scanner(select_formats(None if grammar is None else [grammar]), None, thinking, read_calls)
+        search, quick = sc.lane_search.search, sc.quick.search
+        tails = sorted((t for t in sc.risky_ends if quick(t) is None), key=len, reverse=True)
+        alphabet = sorted({c for m in sc.by_marker for c in m} | set(sc.first_set) | set("ax \n"))
+        rnd = random.Random(grammar)
+        words = [*sc.risky_ends, *(m[:5] for m in sc.by_marker)]
+        for _ in range(3000):
+            value = "".join(rnd.choice(alphabet) for _ in range(rnd.randint(0, 6)))
+            if words and rnd.random() < 0.5:
+                value += rnd.choice(words)
+            m = search(value)
+            if quick(value) is not None:
+                assert m is not None and not m.lastindex, (grammar, value)
+                continue
+            tail = next((t for t in tails if value.endswith(t)), None)
+            if tail is None:
+                assert m is None, (grammar, value, m)
+            else:
+                assert m is not None and m.lastindex and m.start() == len(value) - len(tail), (grammar, value, m)
+
+
+# Prose whose deltas end and start with whitespace (held back by the joiner, which the
+# lane takes over while nothing is held), runs of blanks, ends that may start a word
+# marker, after a call and in reasoning: the lane's own cases, cut every way.
+LANE_CASES = [
+    "Words then  \n\n  more words ,  and  a  c  f  com  fun  as   end \n",
+    "  lead " + H.format("search", '{"q": "x"}') + "   after the call  comes prose \n\n and more   ",
+    "<think> we could  think a bit   \n  then</think>\n\n  Answer:  it is  so  . ",
+    "a" * 9 + " " * 9 + "c" * 9 + "\n" * 9 + "f" * 9 + "\t" * 9 + "x",
+]
+
+
+@pytest.mark.parametrize("raw", LANE_CASES)
+def test_lane_joins_whitespace_as_parse_does(raw: str) -> None:
+    for size in range(1, 10):
+        for offset in range(size):
+            check(raw, [raw[:offset], *chunked(raw[offset:], size)] if offset else chunked(raw, size), ["search"])
+    # The lane hands its text to the scanner every few hundred characters: a long run
+    # of it, then a marker split across two deltas right after it.
+    raw = ("some prose, " * 60) + "and then <tool_" + 'call>{"name": "search", "arguments": {}}</tool_call> end'
+    for size in (7, 8, 9):
+        check(raw, chunked(raw, size), ["search"])
+    cut = raw.index("<tool_") + 3
+    check(raw, [*chunked(raw[:cut], 8), raw[cut:]], ["search"])
+
+
+def test_lane_delta_crossing_max_chars() -> None:
+    raw = "plain words in a lane " * 10
+    for limit in (5, 47, 48, 49, 100, len(raw) - 1):
+        for size in (3, 8):
+            check(raw, chunked(raw, size), max_chars=limit)
+
+
+def test_lane_takes_bytes_deltas() -> None:
+    raw = "café au lait, a crêpe  \n and a cake " * 3
+    data = raw.encode()
+    sp = StreamParser()
+    events = [e for i in range(0, len(data), 5) for e in sp.feed(data[i : i + 5])] + sp.flush()  # type: ignore[arg-type]
+    assert sp.close() == toolgram.parse(raw)
+    assert "".join(e.text for e in events) == toolgram.parse(raw).text
+
+
 def _events(chunks: list[str], tools: Any = None, **kw: Any) -> tuple[list[list], list]:
     sp = StreamParser(tools, **kw)
     fed = [sp.feed(c) for c in chunks]

@@ -289,11 +289,16 @@ def _quick_searches(by_marker: dict, thinking: set) -> tuple:
       first_set   the first characters, as a set;
       end_pairs   the last two characters of every start of a marker (proper prefix);
       lane        quick, or one of risky_ends (those quick finds nothing in) at the
-                  end, as the group `tail`: one search tells a delta of prose with
-                  nothing to hold back (no match), one whose end is held (`tail`),
-                  and one that goes the slow way (see Scanner.lane).
+                  end, with an empty group: one search tells a delta of prose with
+                  nothing to hold back (no match), one whose end is held (a tail:
+                  the match's lastindex is set), and one that goes the slow way (see
+                  Scanner.lane).
 
-    The stdlib engine is several times faster than `regex` at these."""
+    The stdlib engine is several times faster than `regex` at these. quick and lane
+    are written as alternatives that each start with a plain character (`<|\\[|comm`,
+    not `[<\\[]|comm`): the engine then skips to the characters that can start a
+    match (a "charset prefix") instead of trying every alternative at every
+    character, three to four times faster on a delta of prose."""
     markers = tuple(sorted({*by_marker, *thinking}, key=lambda m: (-len(m), m)))
     found = _QUICK.get(markers)
     if found is None:
@@ -301,18 +306,22 @@ def _quick_searches(by_marker: dict, thinking: set) -> tuple:
         starts = {m[:_WORD_START] if m[0].isalnum() else m[0] for m in markers}
         singles = "".join(sorted(x for x in starts if len(x) == 1))
         words = sorted(x for x in starts if len(x) > 1)
-        quick = "|".join(([f"[{re.escape(singles)}]"] if singles else []) + [re.escape(x) for x in words])
+        alternatives = [re.escape(x) for x in (*singles, *words)]
         if len(_QUICK) >= 256:  # (per set of marker strings: bounded, the oldest dropped)
             del _QUICK[next(iter(_QUICK))]
         risky = frozenset(x[:i] for x in words for i in range(1, len(x)))
-        quick = quick or "(?!)"
-        # The tails in which quick finds nothing (longest first: the leftmost tail that
-        # runs to the end is the longest).
-        tails = sorted(
-            (t for t in risky if not any(c in singles for c in t) and not any(w in t for w in words)),
-            key=lambda t: (-len(t), t),
-        )
-        lane = quick + (f"|(?P<tail>{'|'.join(map(re.escape, tails))})\\Z" if tails else "")
+        quick = "|".join(alternatives) or "(?!)"
+        # The tails in which quick finds nothing, by first character, each of them
+        # longest first (at one place, the one that runs to the end matches).
+        tails: dict[str, list[str]] = {}
+        for t in sorted(risky, key=lambda t: (-len(t), t)):
+            if not any(c in singles for c in t) and not any(w in t for w in words):
+                tails.setdefault(t[0], []).append(t[1:])
+        for first, rests in sorted(tails.items()):
+            longer = "|".join(re.escape(r) for r in rests if r)
+            tail = f"(?:{longer}){'?' if '' in rests else ''}" if longer else ""
+            alternatives.append(f"{re.escape(first)}{tail}()\\Z")
+        lane = "|".join(alternatives) or "(?!)"
         found = _QUICK[markers] = (
             lazy(re.compile, quick),
             risky,

@@ -186,10 +186,10 @@ class Scanner(MarkerSearch):
         """For a caller taking many deltas of plain prose in a row: when nothing is
         held back, (kind, search): a delta for which search() finds nothing is all
         `kind` text, with nothing to hold back, as take_plain() would find; one where
-        it finds only the group `tail` (its longest end that may start a marker, of
-        three characters at most: a longer start of a marker would hold another
-        match) is that text but for the tail, which is held, and goes before the next
-        delta; any other match: the slow way. The caller may take such deltas and must
+        it finds only a tail (the match's lastindex is set: its longest end that may
+        start a marker, of three characters at most: a longer start of a marker would
+        hold another match) is that text but for the tail, which is held, and goes
+        before the next delta; any other match: the slow way. The caller may take such deltas and must
         hand them over, joined, with extend_plain() (saying how much is held) before
         anything else."""
         if self.plain is None or self.held:

@@ -84,6 +84,7 @@ _new = object.__new__
 __all__ = ["StreamParser"]
 
 _OPEN, _CUT, _BROKEN, _DONE = "open", "cut", "broken", "done"
+_LANE_SYNC = 512  # the most characters the fast lane keeps from the scanner (see _sync)
 _INTERRUPTED = "interrupted"  # an exception not ours passed through mid-delta (see _passes)
 
 
@@ -163,9 +164,14 @@ class StreamParser:
         # The fast lane (see feed): Scanner.lane()'s search and characters, and where
         # the text goes; the text taken, not yet handed to the scanner.
         self._lane: Any = None
-        self._lane_add: Any = None
         self._lane_event: Any = Text
         self._lane_text: list[str] = []
+        self._lane_sync_at = 0  # (the text is handed over once past this many characters)
+        # The joiner the lane's text goes to (the Assembler's prose or thought), its parts,
+        # and whether it is in its usual state: text shown, nothing held or cut since.
+        self._lane_joiner: Any = None
+        self._lane_parts: list[str] = []
+        self._lane_plain = False
         self._lane_held = ""  # what the lane holds back: a start of a marker (see Scanner.lane)
         # The fast path's run of text (or reasoning): a Segment not yet written.
         self._run_kind = ""
@@ -193,28 +199,44 @@ class StreamParser:
             held = self._lane_held
             value = held + delta if held else delta
             m = lane(value)
-            if m is None or m.lastgroup == "tail":
+            if m is None or m.lastindex:
                 # The fast lane (Scanner.lane): a delta that is all prose (or all reasoning)
                 # after one that was, but for an end that may start a marker ("com" of
                 # "commentary"), held back; the scanner gets the text with the next that is not.
                 self._lane_text.append(delta)
                 if m is None:
-                    self._lane_held = ""
+                    if held:
+                        self._lane_held = ""
                     self._run_end = end
                 else:
-                    self._lane_held = held = m.group()
-                    value = value[: m.start()]
+                    at = m.start()
+                    self._lane_held = held = value[at:]
+                    value = value[:at]
                     self._run_end = end - len(held)
-                added = self._lane_add(value)
-                if len(self._lane_text) > 64:
+                if end > self._lane_sync_at:
                     self._sync()
-                if not added:
+                if not value:
                     return []
+                if self._lane_plain and value.rstrip() is value:
+                    # The joiner's usual case, done here: text shown already, nothing
+                    # held or cut since, and no whitespace at the end to hold back:
+                    # what Joiner.add would show is the value itself. (rstrip() gives
+                    # back the string itself when there is nothing to strip; when it
+                    # would not, the test fails and Joiner.add does it.)
+                    self._lane_parts.append(value)
+                    added = value
+                else:
+                    joiner = self._lane_joiner
+                    added = joiner.add(value)
+                    self._lane_plain = not joiner.hold_n and not joiner.cut and bool(joiner.parts)
+                    if not added:
+                        return []
                 # (The event made as its class's __init__ would, at half the cost: a frozen
                 # dataclass sets each field through object.__setattr__.)
                 event = _new(self._lane_event)
                 event.__dict__["text"] = added
                 return [event]
+            self._lane_plain = False  # (the fast path below may add to the joiner)
             self._sync()
         elif self._scanner.waiting is not None:
             # Inside a region, on a token that this delta may not change (a payload
@@ -258,14 +280,18 @@ class StreamParser:
         lane = self._scanner.lane()
         if lane is not None and lane[0] == kind:
             _, self._lane = lane
-            self._lane_add = self._prose if kind == "text" else self._thought
+            self._lane_joiner = joiner = self._asm.prose if kind == "text" else self._asm.thought
+            self._lane_parts = joiner.parts
+            self._lane_plain = False  # (the first delta tells: see feed)
             self._lane_event = Text if kind == "text" else Reasoning
+            self._lane_sync_at = self._seen + _LANE_SYNC
 
     def _sync(self) -> None:
         """Hand the scanner the text taken in the fast lane."""
         if self._lane_text:
             text = "".join(self._lane_text)
             self._lane_text = []
+            self._lane_sync_at = self._seen + _LANE_SYNC
             self._scanner.extend_plain(text, len(self._lane_held))
             if self._lane_held:
                 # The scanner holds those characters now, and the lane needs nothing held.
