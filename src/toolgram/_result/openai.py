@@ -42,9 +42,14 @@ def generated_id(call: Any, *, _salt: str = "") -> str:
     return id_for(call.name, call.span[0], getattr(call, "kind", "tool"), _salt)
 
 
+# (json.dumps(x, ensure_ascii=False, default=repr), without making an encoder for each
+# call: a stream gives each call its id as it is done.)
+_ID_JSON = json.JSONEncoder(ensure_ascii=False, default=repr).encode
+
+
 def id_for(name: str, start: int, kind: str = "tool", _salt: str = "") -> str:
     """generated_id of a call named `name`, of that kind, whose span starts at `start`."""
-    canonical = json.dumps([name, start, kind, _salt], ensure_ascii=False, default=repr)
+    canonical = _ID_JSON([name, start, kind, _salt])
     return ID_PREFIX + hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()[:ID_HEX_DIGITS]
 
 

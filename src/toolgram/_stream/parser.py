@@ -88,12 +88,17 @@ _LANE_SYNC = 512  # the most characters the fast lane keeps from the scanner (se
 _INTERRUPTED = "interrupted"  # an exception not ours passed through mid-delta (see _passes)
 
 
+# (json.dumps(x, ensure_ascii=False, allow_nan=False), without making an encoder for
+# each call.)
+_ARGUMENTS_JSON = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
+
+
 def arguments_json(arguments: Any) -> str:
     """The JSON text an OpenAI-style client receives as a call's arguments."""
     try:
         # allow_nan=False: decoded arguments hold no NaN or Infinity (repair
         # non_finite_number makes them null), so this writes what json.dumps writes.
-        return json.dumps(arguments, ensure_ascii=False, allow_nan=False)
+        return _ARGUMENTS_JSON(arguments)
     except (TypeError, ValueError):  # pragma: no cover - decoded payloads are JSON data
         return json.dumps(arguments, ensure_ascii=False, default=str)
 
