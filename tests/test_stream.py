@@ -509,6 +509,14 @@ def test_lane_joins_whitespace_as_parse_does(raw: str) -> None:
         check(raw, chunked(raw, size), ["search"])
     cut = raw.index("<tool_") + 3
     check(raw, [*chunked(raw[:cut], 8), raw[cut:]], ["search"])
+    # A delta longer than the lane keeps, in the lane and then after it; blanks alone.
+    for at in (9, 11, 12, 13):
+        check(raw, [raw[:at], raw[at : at + 600], "", *chunked(raw[at + 600 :], 8)], ["search"])
+        blanks = raw[:at] + " " + " \n " + raw[at : at + 700] + "  " + raw[at + 700 :]
+        check(blanks, [raw[:at], " ", " \n ", raw[at : at + 700], "  ", *chunked(raw[at + 700 :], 5)], ["search"])
+    raw = raw.replace(", ", ",  \n ")
+    for size in (1, 3, 8):
+        check(raw, chunked(raw, size), ["search"])
 
 
 def test_lane_delta_crossing_max_chars() -> None:

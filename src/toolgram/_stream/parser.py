@@ -171,12 +171,15 @@ class StreamParser:
         self._lane: Any = None
         self._lane_event: Any = Text
         self._lane_text: list[str] = []
-        self._lane_sync_at = 0  # (the text is handed over once past this many characters)
-        # The joiner the lane's text goes to (the Assembler's prose or thought), its parts,
-        # and whether it is in its usual state: text shown, nothing held or cut since.
+        # Where the lane stops taking deltas without a look (-1 out of it): the next
+        # hand-over of its text to the scanner, or max_chars.
+        self._lane_stop = -1
+        # The joiner the lane's text goes to (the Assembler's prose or thought), and its
+        # parts while it is in its usual state (text shown, nothing held or cut since;
+        # else None).
         self._lane_joiner: Any = None
-        self._lane_parts: list[str] = []
-        self._lane_plain = False
+        self._lane_parts: list[str] | None = None
+        self._lane_ws = ""  # the whitespace at the end of the lane's text, held back (see feed)
         self._lane_held = ""  # what the lane holds back: a start of a marker (see Scanner.lane)
         # The fast path's run of text (or reasoning): a Segment not yet written.
         self._run_kind = ""
@@ -195,19 +198,19 @@ class StreamParser:
         """Take the next piece of the reply; return the events it completes."""
         if delta.__class__ is not str:
             delta = self._text_of(delta)
-        end = self._seen + len(delta)
-        if end > self._limit or end == self._seen:
-            return self._feed_rest(delta)
-        self._seen = end
-        lane = self._lane
-        if lane is not None:
+        seen = self._seen
+        end = seen + len(delta)
+        if seen < end <= self._lane_stop:
+            # The fast lane (Scanner.lane): a delta that is all prose (or all reasoning)
+            # after one that was, but for an end that may start a marker ("com" of
+            # "commentary"), held back; the scanner gets the text with the next that is not.
+            # (_lane_stop: -1 out of the lane, else where it hands its text over or
+            # max_chars, whichever comes first: one test for the three.)
+            self._seen = end
             held = self._lane_held
             value = held + delta if held else delta
-            m = lane(value)
+            m = self._lane(value)
             if m is None or m.lastindex:
-                # The fast lane (Scanner.lane): a delta that is all prose (or all reasoning)
-                # after one that was, but for an end that may start a marker ("com" of
-                # "commentary"), held back; the scanner gets the text with the next that is not.
                 self._lane_text.append(delta)
                 if m is None:
                     if held:
@@ -218,22 +221,32 @@ class StreamParser:
                     self._lane_held = held = value[at:]
                     value = value[:at]
                     self._run_end = end - len(held)
-                if end > self._lane_sync_at:
-                    self._sync()
-                if not value:
-                    return []
-                if self._lane_plain and value.rstrip() is value:
-                    # The joiner's usual case, done here: text shown already, nothing
-                    # held or cut since, and no whitespace at the end to hold back:
-                    # what Joiner.add would show is the value itself. (rstrip() gives
-                    # back the string itself when there is nothing to strip; when it
-                    # would not, the test fails and Joiner.add does it.)
-                    self._lane_parts.append(value)
+                    if not value:
+                        return []
+                parts = self._lane_parts
+                if parts is not None:
+                    # The joiner's usual case, done here (text shown already, nothing
+                    # held or cut since): the whitespace at the end is held back (by the
+                    # lane: _lane_ws), and goes before the next text. (rstrip() gives
+                    # back the string itself when there is nothing to strip.)
+                    body = value.rstrip()
+                    ws = self._lane_ws
+                    if body is not value:
+                        if not body:
+                            self._lane_ws = ws + value
+                            return []
+                        self._lane_ws = value[len(body) :]
+                        value = body
+                    elif ws:
+                        self._lane_ws = ""
+                    if ws:
+                        value = ws + value
+                    parts.append(value)
                     added = value
                 else:
                     joiner = self._lane_joiner
                     added = joiner.add(value)
-                    self._lane_plain = not joiner.hold_n and not joiner.cut and bool(joiner.parts)
+                    self._lane_parts = None if joiner.hold_n or joiner.cut or not joiner.parts else joiner.parts
                     if not added:
                         return []
                 # (The event made as its class's __init__ would, at half the cost: a frozen
@@ -241,9 +254,21 @@ class StreamParser:
                 event = _new(self._lane_event)
                 event.__dict__["text"] = added
                 return [event]
-            self._lane_plain = False  # (the fast path below may add to the joiner)
             self._sync()
-        elif self._scanner.waiting is not None:
+            lane = self._lane
+        else:
+            if end > self._limit or end == seen:
+                return self._feed_rest(delta)
+            lane = self._lane
+            if lane is not None:
+                # The lane hands its text to the scanner every _LANE_SYNC characters
+                # (then takes the delta, unless it is longer than that).
+                self._sync()
+                if end <= self._lane_stop:
+                    return StreamParser.feed(self, delta)
+                lane = self._lane
+            self._seen = end
+        if lane is None and self._scanner.waiting is not None:
             # Inside a region, on a token that this delta may not change (a payload
             # before its close tag): put aside, as Scanner.feed would.
             try:
@@ -264,6 +289,7 @@ class StreamParser:
         kind, value, hold = plain
         if hold:
             self._lane = None  # (the lane needs nothing held back)
+            self._lane_stop = -1
             end -= hold
         elif lane is None:
             self._enter_lane(kind)
@@ -285,23 +311,29 @@ class StreamParser:
         lane = self._scanner.lane()
         if lane is not None and lane[0] == kind:
             _, self._lane = lane
-            self._lane_joiner = joiner = self._asm.prose if kind == "text" else self._asm.thought
-            self._lane_parts = joiner.parts
-            self._lane_plain = False  # (the first delta tells: see feed)
+            self._lane_joiner = self._asm.prose if kind == "text" else self._asm.thought
+            self._lane_parts = None  # (the first delta tells: see feed)
             self._lane_event = Text if kind == "text" else Reasoning
-            self._lane_sync_at = self._seen + _LANE_SYNC
+            self._lane_stop = min(self._limit, self._seen + _LANE_SYNC)
 
     def _sync(self) -> None:
-        """Hand the scanner the text taken in the fast lane."""
+        """Hand the scanner the text taken in the fast lane. (What comes next may add
+        to the joiner the way feed() does not: the lane looks at its state again.)"""
+        if self._lane_ws:
+            self._lane_joiner.add(self._lane_ws)  # (held: the joiner holds it now)
+            self._lane_ws = ""
+        self._lane_parts = None
+        if self._lane is not None:
+            self._lane_stop = min(self._limit, self._seen + _LANE_SYNC)
         if self._lane_text:
             text = "".join(self._lane_text)
             self._lane_text = []
-            self._lane_sync_at = self._seen + _LANE_SYNC
             self._scanner.extend_plain(text, len(self._lane_held))
             if self._lane_held:
                 # The scanner holds those characters now, and the lane needs nothing held.
                 self._lane_held = ""
                 self._lane = None
+                self._lane_stop = -1
 
     def _passes(self, exc: BaseException) -> bool:
         """Whether exc must reach the caller (see _guard): an exception that is not
@@ -348,7 +380,7 @@ class StreamParser:
     def _stop(self, state: str) -> None:
         """The scanner takes no more text: every delta goes the slow way."""
         self._state = state
-        self._limit = -1
+        self._limit = self._lane_stop = -1
 
     def flush(self) -> list[Event]:
         """The reply is complete: return the last events. Idempotent."""
@@ -376,6 +408,7 @@ class StreamParser:
     def _scan(self, text: str, final: bool, quick: bool = True) -> list[Event]:
         if self._lane is not None:
             self._lane = None
+            self._lane_stop = -1
             self._sync()
         scanner = self._scanner
         events: list[Event] = []
