@@ -67,6 +67,19 @@ def test_make_call_builds_the_same_tool_call_as_the_constructor() -> None:
         made.name = "b"  # type: ignore[misc]
 
 
+def test_a_moved_call_is_what_dataclasses_replace_makes() -> None:
+    import dataclasses
+
+    from toolgram._result.model import ToolCall, moved_call
+
+    call = ToolCall("a", {"x": [1]}, "call_1", "agent", "mfcs", (3, 9), ("closed_tag",), "do it")
+    moved, replaced = moved_call(call, (13, 19)), dataclasses.replace(call, span=(13, 19))
+    assert moved == replaced and vars(moved) == vars(replaced) and moved.span == (13, 19)
+    assert call.span == (3, 9) and moved.instructions == "do it"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        moved.span = (0, 0)  # type: ignore[misc]
+
+
 def test_a_segment_is_a_named_tuple_however_it_is_made() -> None:
     from toolgram._result.model import make_segment
 

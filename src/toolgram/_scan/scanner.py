@@ -23,7 +23,6 @@ opening tests of reply-anchored formats in opening.py.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 import regex
@@ -36,7 +35,7 @@ from .region import RegionReader
 from .mention import note_failure
 from .._build.builder import Draft, Prose
 from .._lalr.driver import WAIT, Driver
-from .._result.model import ToolCall
+from .._result.model import ToolCall, moved_call
 from .._grammar.registry import Format
 
 __all__ = ["THINK_CLOSE", "THINK_OPEN", "Failure", "Markers", "Piece", "Region", "Scanner", "markers_for"]
@@ -686,7 +685,7 @@ def _rebase(out: list, base: int) -> None:
     for k, item in enumerate(out):
         if type(item) is ToolCall:  # (the fast path's: frozen)
             start, end = item.span
-            out[k] = replace(item, span=(start + base, end + base))
+            out[k] = moved_call(item, (start + base, end + base))
             continue
         if type(item) is Piece:
             out[k] = _piece(item.kind, item.start + base, item.end + base, item.value)
