@@ -13,7 +13,9 @@ reply).
 
 The last lines (issue 20's figure): the stream against the floor of one Text event
 per delta and nothing else, timed in turn round by round at 20 KB and 100 KB (target:
-at most 2x, and flat).
+at most 2x, and flat); then the same for the 100 KB reply without its calls (its
+prose alone, all of it in the stream's fast lane), to tell the cost of the prose
+from that of the calls.
 
 Times are CPU time (time.process_time), the best of --repeat runs: wall time
 on a shared machine measures the neighbours.
@@ -26,6 +28,7 @@ import cProfile
 import json
 import pstats
 import random
+import re
 import statistics
 import sys
 import time
@@ -187,6 +190,15 @@ def main() -> None:
             f" best / best {min(t_stream) / min(t_floor):.2f}x)"
         )
     print(f"100 KB / 20 KB of that ratio: {by_size[100_000] / by_size[20_000]:.2f}")
+    # Where the rest goes: the same reply without its calls (the prose lane alone).
+    raw = re.sub(r"<tool_call>.*?</tool_call>\n", "", make_reply(100_000), flags=re.S)
+    deltas = -(-len(raw) // args.delta)
+    t_stream, t_floor = in_turn([lambda: stream(raw, args.delta), lambda: text_only(raw, args.delta)], args.repeat)
+    median = statistics.median(a / b for a, b in zip(t_stream, t_floor))
+    print(
+        f"the same without its calls ({len(raw)} chars of prose): stream {min(t_stream) / deltas * 1e6:.2f} µs a delta,"
+        f" floor {min(t_floor) / deltas * 1e6:.2f} µs: {median:.2f}x (best / best {min(t_stream) / min(t_floor):.2f}x)"
+    )
 
 
 def in_turn(fns, rounds: int) -> list[list[float]]:
