@@ -191,7 +191,7 @@ def main() -> None:
         )
     print(f"100 KB / 20 KB of that ratio: {by_size[100_000] / by_size[20_000]:.2f}")
     # Where the rest goes: the same reply without its calls (the prose lane alone).
-    raw = re.sub(r"<tool_call>.*?</tool_call>\n", "", make_reply(100_000), flags=re.S)
+    raw = re.sub(r"<tool_call>.*?</tool_call>\n", "", make_reply(100_000), flags=re.DOTALL)
     deltas = -(-len(raw) // args.delta)
     t_stream, t_floor = in_turn([lambda: stream(raw, args.delta), lambda: text_only(raw, args.delta)], args.repeat)
     median = statistics.median(a / b for a, b in zip(t_stream, t_floor))
