@@ -101,16 +101,23 @@ from toolgram._scan import scanner as _scan
 class CallerDeadline(Exception):
     pass
 
+fired = 0
+
 def deadline(*_):
+    global fired
+    fired += 1
     raise CallerDeadline
 
 _scan._MODES["prose"] = lambda self, out, final: True  # a parse that never ends
 signal.signal(signal.SIGALRM, deadline)
-signal.setitimer(signal.ITIMER_REAL, float(sys.argv[1]))
+# (Again every 50 ms: one that fires inside a __del__ is lost, by Python, which says so on
+# stderr: "Exception ignored in". The test tells that apart from toolgram swallowing it.)
+signal.setitimer(signal.ITIMER_REAL, float(sys.argv[1]), 0.05)
 try:
     toolgram.parse("Hello <tool_call> there")
 except CallerDeadline:
-    print("deadline")
+    signal.setitimer(signal.ITIMER_REAL, 0)
+    print("deadline", fired)
 """
 
 
@@ -123,7 +130,12 @@ def test_a_callers_timeout_passes_through_the_first_compile() -> None:
     # deadlines are spread over the first compile.
     for ms in range(2, 200, 16):
         done = subprocess.run([sys.executable, "-c", _COLD, str(ms / 1000)], capture_output=True, text=True, timeout=30)
-        assert done.stdout.strip() == "deadline", (ms, done.stderr[-2000:])
+        out = done.stdout.strip()
+        assert out == "deadline 1" or (out.startswith("deadline") and "Exception ignored in" in done.stderr), (
+            ms,
+            out,
+            done.stderr[-2000:],
+        )
 
 
 @pytest.mark.parametrize("exc", [MemoryError, TimeoutError])
