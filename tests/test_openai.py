@@ -135,6 +135,18 @@ def test_generated_ids_are_unique_within_a_message():
     assert ids[2:] == ["m1", "m1"]  # the model's own ids are kept verbatim: it refers back to them
 
 
+def test_a_salted_message_keeps_its_ids_unique():
+    # (toolgram.openai salts generated ids per response: the place still tells two calls at one place apart.)
+    from toolgram._result.openai import result_to_openai_message
+
+    same = ToolCall("ping", {})
+    result = ParseResult(calls=[same, same])
+    plain = [c["id"] for c in result.to_openai_message()["tool_calls"]]
+    salted = [c["id"] for c in result_to_openai_message(result, salt="chatcmpl-9")["tool_calls"]]
+    assert all(GENERATED_ID.match(i) for i in salted)
+    assert len(set(salted)) == 2 and not set(salted) & set(plain)
+
+
 def test_message_is_json_serializable_and_stable():
     result = ParseResult(text="t", calls=[ToolCall("f", {"a": [1, {"b": None}]}, span=(3, 30))], reasoning="r")
     assert json.loads(json.dumps(result.to_openai_message())) == result.to_openai_message()

@@ -81,12 +81,13 @@ def run_stream(raw: str, pieces: list[str], tools: Any = None, **kw: Any) -> lis
 def test_stream_assembles_to_the_completion_of_parse(case: Any) -> None:
     options = {"formats": case.formats, "in_think": case.in_think, "truncated": case.truncated}
     result = toolgram.parse(case.raw, case.tools, **options)
-    expected = expected_of(result)
-    if not result.text.strip():
-        expected["content"] = result.text  # (the message says None; the deltas still carry it)
-    for seed in (1, 2):
-        got = assemble(run_stream(case.raw, pieces(case.raw, seed), case.tools, **options))
+    for seed, salt in ((1, ""), (2, "chatcmpl-7f3a")):  # (unsalted: parse()'s ids; salted per response)
+        expected = expected_of(result, salt=salt)
+        if not result.text.strip():
+            expected["content"] = result.text  # (the message says None; the deltas still carry it)
+        got = assemble(run_stream(case.raw, pieces(case.raw, seed), case.tools, salt=salt, **options))
         assert got == expected
+    expected = expected_of(result)
     assert expected["errors"] == result.errors
     assert [c["function"]["name"] for c in expected["tool_calls"]] == [c.name for c in result.calls]
     for call, entry in zip(result.calls, expected["tool_calls"]):
@@ -147,9 +148,40 @@ def test_a_call_is_sent_by_the_delta_that_ends_it() -> None:
 def test_identical_calls_get_distinct_ids_as_in_the_message() -> None:
     one = '<tool_call>{"name": "get_weather", "arguments": {"city": "Rome"}}</tool_call>'
     result = toolgram.parse(one + one, TOOLS)
-    ids = [c["id"] for c in message(result)["tool_calls"]]
-    assert len(set(ids)) == 2
-    assert [c["id"] for c in assemble(run_stream(one + one, list(one + one), TOOLS))["tool_calls"]] == ids
+    for salt in ("", "chatcmpl-1"):
+        ids = [c["id"] for c in message(result, salt=salt)["tool_calls"]]
+        assert len(set(ids)) == 2
+        assert [c["id"] for c in assemble(run_stream(one + one, list(one + one), TOOLS, salt=salt))["tool_calls"]] == ids
+
+
+SALTED = [
+    # (reply, tools): a generated id, a model-written one, two calls of one tool
+    ('<tool_call>{"name": "get_weather", "arguments": {"city": "Rome"}}</tool_call>', TOOLS),
+    ('Sure.[TOOL_CALLS]get_weather[CALL_ID]Zx81Qa0pp[ARGS]{"city": "Rome"}', TOOLS),
+    (2 * '<tool_call>{"name": "search_web", "arguments": {"query": "a"}}</tool_call>\n', TOOLS),
+]
+
+
+@pytest.mark.parametrize("raw, tools", SALTED)
+def test_a_salt_changes_generated_ids_only(raw: str, tools: Any) -> None:
+    # Two replies that open with the same call get different ids once each response salts
+    # them (an agent keys tool results by id across turns); the whole and the streamed
+    # form of one response agree; the model's own ids are kept; no salt gives parse()'s.
+    result = toolgram.parse(raw, tools)
+    plain = [c.to_openai()["id"] for c in result.calls]
+    assert [c["id"] for c in message(result)["tool_calls"]] == plain
+    seen = set(plain)
+    for salt in ("chatcmpl-a", "chatcmpl-b"):
+        ids = [c["id"] for c in completion(result, salt=salt)["choices"][0]["message"]["tool_calls"]]
+        for call, got, unsalted in zip(result.calls, ids, plain):
+            assert (got == unsalted) is bool(call.id)  # (a model-written id is kept as written)
+        assert len(set(ids)) == len(ids)
+        generated = {i for i, call in zip(ids, result.calls) if not call.id}
+        assert not generated & seen
+        seen |= generated
+        for seed in (1, 2):
+            streamed = assemble(run_stream(raw, pieces(raw, seed), tools, salt=salt))
+            assert [c["id"] for c in streamed["tool_calls"]] == ids
 
 
 def test_completion_shape_and_finish_reason() -> None:

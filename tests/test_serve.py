@@ -149,6 +149,7 @@ def streamed(client: Any, order: dict[str, Any], tools: Any = TOOLS, **kw: Any) 
             calls[entry.index]["function"]["arguments"] += entry.function.arguments or ""
     assert len(ids) == 1 and finish[-1] is not None and all(f is None for f in finish[:-1])
     return {
+        "id": ids.pop(),
         "content": "".join(content),
         "reasoning": "".join(reasoning),
         "tool_calls": [calls[i] for i in range(len(calls))],
@@ -163,6 +164,7 @@ def whole(response: Any) -> dict[str, Any]:
     msg = choice.message
     extension = (msg.model_extra or {}).get("toolgram") or {}
     return {
+        "id": response.id,
         "content": msg.content or "",
         "reasoning": (msg.model_extra or {}).get("reasoning_content") or "",
         "tool_calls": [c.model_dump(exclude_none=True) for c in msg.tool_calls or []],
@@ -172,12 +174,15 @@ def whole(response: Any) -> dict[str, Any]:
     }
 
 
-def expected(raw: str, tools: Any, *, streamed: bool = False, **kw: Any) -> dict[str, Any]:
+def expected(raw: str, tools: Any, got: dict[str, Any], *, streamed: bool = False, **kw: Any) -> dict[str, Any]:
+    """What `got` (whole() or streamed()) should be: completion(parse(raw, tools)), its call
+    ids salted with the response's id, as serve salts them."""
     result = toolgram.parse(raw, tools)
-    choice = completion(result, **kw)["choices"][0]
+    choice = completion(result, salt=got["id"], **kw)["choices"][0]
     msg = choice["message"]
     extension = msg.get("toolgram", {})
     return {
+        "id": got["id"],
         "content": result.text if streamed else (msg["content"] or ""),
         "reasoning": msg.get("reasoning_content", ""),
         "tool_calls": msg.get("tool_calls", []),
@@ -191,20 +196,46 @@ def expected(raw: str, tools: Any, *, streamed: bool = False, **kw: Any) -> dict
 def test_every_corpus_case_in_both_modes(client, case) -> None:
     tools = openai_tools(case.tools)
     order = {"case": case.id, "seed": len(case.raw)}
-    assert whole(ask(client, order, tools)) == expected(case.raw, tools)
-    assert streamed(client, order, tools) == expected(case.raw, tools, streamed=True)
+    got = whole(ask(client, order, tools))
+    assert got == expected(case.raw, tools, got)
+    got = streamed(client, order, tools)
+    assert got == expected(case.raw, tools, got, streamed=True)
+
+
+def ids_of(raw: str, tools: Any, salt: str) -> list[str]:
+    return [c["id"] for c in completion(toolgram.parse(raw, tools), salt=salt)["choices"][0]["message"]["tool_calls"]]
 
 
 def test_ids_and_indexes_of_several_calls(client) -> None:
     result = toolgram.parse(TWO_CALLS, TOOLS)
-    ids = [c.to_openai()["id"] for c in result.calls]
     for seed in range(5):  # (whatever the chunking)
         got = streamed(client, {"text": TWO_CALLS, "seed": seed})
-        assert [c["id"] for c in got["tool_calls"]] == ids
+        assert [c["id"] for c in got["tool_calls"]] == ids_of(TWO_CALLS, TOOLS, got["id"])
         assert [json.loads(c["function"]["arguments"]) for c in got["tool_calls"]] == [c.arguments for c in result.calls]
     response = ask(client, {"text": TWO_CALLS})
-    assert [c.id for c in response.choices[0].message.tool_calls] == ids
+    assert [c.id for c in response.choices[0].message.tool_calls] == ids_of(TWO_CALLS, TOOLS, response.id)
     assert response.choices[0].finish_reason == "tool_calls" and response.choices[0].message.content == "Both."
+
+
+def test_ids_are_unique_across_responses(client) -> None:
+    # Two replies that open with the same call: an agent keying tool results by id across
+    # turns must not get the same id twice. Each response salts its generated ids with its own
+    # id; a model-written id (Mistral's [CALL_ID]) is passed on as written.
+    ids, response_ids = [], set()
+    for stream in (False, True, False, True):
+        if stream:
+            got = streamed(client, {"text": TWO_CALLS, "seed": 2})
+            response_ids.add(got["id"])
+            ids += [c["id"] for c in got["tool_calls"]]
+        else:
+            response = ask(client, {"text": TWO_CALLS})
+            response_ids.add(response.id)
+            ids += [c.id for c in response.choices[0].message.tool_calls]
+    assert len(response_ids) == 4 and len(set(ids)) == len(ids) == 8
+    assert not set(ids) & set(ids_of(TWO_CALLS, TOOLS, ""))  # (none is parse()'s unsalted id)
+    written = '[TOOL_CALLS]get_weather[CALL_ID]a1B2c3D4e[ARGS]{"city": "Lima"}'
+    assert [c.id for c in ask(client, {"text": written}).choices[0].message.tool_calls] == ["a1B2c3D4e"]
+    assert [c["id"] for c in streamed(client, {"text": written})["tool_calls"]] == ["a1B2c3D4e"]
 
 
 def test_the_sdk_stream_helper_assembles_the_calls(client) -> None:
@@ -234,10 +265,11 @@ def test_tool_choice_naming_a_function_offers_only_that_tool(client) -> None:
     choice = {"type": "function", "function": {"name": "search_web"}}
     only = [TOOLS[1]]
     response = ask(client, {"text": TWO_CALLS}, tool_choice=choice)
-    assert whole(response) == expected(TWO_CALLS, only)
+    assert whole(response) == expected(TWO_CALLS, only, whole(response))
     assert [c.function.name for c in response.choices[0].message.tool_calls] == ["search_web"]
     assert "get_weather" in whole(response)["errors"][0]  # (not offered: an error, not a call)
-    assert streamed(client, {"text": TWO_CALLS}, tool_choice=choice) == expected(TWO_CALLS, only, streamed=True)
+    got = streamed(client, {"text": TWO_CALLS}, tool_choice=choice)
+    assert got == expected(TWO_CALLS, only, got, streamed=True)
     with pytest.raises(openai.BadRequestError, match="not in 'tools'"):
         ask(client, {"text": TWO_CALLS}, tool_choice={"type": "function", "function": {"name": "book_flight"}})
 
@@ -261,8 +293,10 @@ def test_tool_choice_required_says_when_the_reply_has_no_call(client, backend) -
         forwarded = httpx.get(backend + "/last").json()
         assert forwarded["tool_choice"] == "none"  # (the backend reads no calls of its own)
     # A reply with a call is as without tool_choice; a call the tools refuse is no call.
-    assert whole(ask(client, {"text": TWO_CALLS}, tool_choice="required")) == expected(TWO_CALLS, TOOLS)
-    assert streamed(client, {"text": TWO_CALLS, "seed": 5}, tool_choice="required") == expected(TWO_CALLS, TOOLS, streamed=True)
+    got = whole(ask(client, {"text": TWO_CALLS}, tool_choice="required"))
+    assert got == expected(TWO_CALLS, TOOLS, got)
+    got = streamed(client, {"text": TWO_CALLS, "seed": 5}, tool_choice="required")
+    assert got == expected(TWO_CALLS, TOOLS, got, streamed=True)
     unknown = '<tool_call>{"name": "book_flight", "arguments": {}}</tool_call>'
     errors = whole(ask(client, {"text": unknown}, tool_choice="required"))["errors"]
     assert errors == [*toolgram.parse(unknown, TOOLS).errors, required]
@@ -273,9 +307,9 @@ def test_tool_choice_required_says_when_the_reply_has_no_call(client, backend) -
 def test_parallel_tool_calls_false_gives_the_first_call(client, backend) -> None:
     response = ask(client, {"text": TWO_CALLS}, parallel_tool_calls=False)
     assert [c.function.name for c in response.choices[0].message.tool_calls] == ["get_weather"]
-    assert whole(response) == expected(TWO_CALLS, TOOLS, parallel_tool_calls=False)
+    assert whole(response) == expected(TWO_CALLS, TOOLS, whole(response), parallel_tool_calls=False)
     got = streamed(client, {"text": TWO_CALLS, "seed": 2}, parallel_tool_calls=False)
-    assert got == expected(TWO_CALLS, TOOLS, streamed=True, parallel_tool_calls=False)
+    assert got == expected(TWO_CALLS, TOOLS, got, streamed=True, parallel_tool_calls=False)
     forwarded = httpx.get(backend + "/last").json()
     assert "parallel_tool_calls" not in forwarded
     assert forwarded["tools"] == TOOLS and forwarded["tool_choice"] == "none"  # (the backend reads no calls)
@@ -301,11 +335,11 @@ def test_a_call_that_fails_after_its_name_is_not_glued_to_the_next(client) -> No
     assert [c.name for c in result.calls] == ["search_web"] and result.errors
     for seed in range(1, 7):  # (pieces of 1 to 12 characters)
         got = streamed(client, {"text": raw, "seed": seed})
-        assert got == expected(raw, TOOLS, streamed=True)
+        assert got == expected(raw, TOOLS, got, streamed=True)
         assert [(c["function"]["name"], c["function"]["arguments"]) for c in got["tool_calls"]] == [
             ("search_web", '{"query": "tides"}')
         ]
-        assert got["tool_calls"][0]["id"] == result.to_openai_message()["tool_calls"][0]["id"]
+        assert got["tool_calls"][0]["id"] == ids_of(raw, TOOLS, got["id"])[0]
 
 
 def test_models_and_health(client, backend) -> None:
@@ -346,8 +380,10 @@ def test_a_reply_that_is_no_chat_completion_is_a_502(client) -> None:
 def test_a_slow_backend_is_waited_for_then_timed_out(client) -> None:
     raw = 'One moment.<tool_call>{"name": "get_weather", "arguments": {"city": "Oslo"}}</tool_call>'
     slow = {"text": raw, "delay": 0.02}  # (between chunks: well within the timeout)
-    assert streamed(client, slow) == expected(raw, TOOLS, streamed=True)
-    assert whole(ask(client, {"text": raw, "delay": 1.0})) == expected(raw, TOOLS)
+    got = streamed(client, slow)
+    assert got == expected(raw, TOOLS, got, streamed=True)
+    got = whole(ask(client, {"text": raw, "delay": 1.0}))
+    assert got == expected(raw, TOOLS, got)
     with pytest.raises(openai.APIStatusError) as caught:
         ask(client, {"text": raw, "delay": SERVE_TIMEOUT + 1})
     assert caught.value.status_code == 504

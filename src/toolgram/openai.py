@@ -13,10 +13,16 @@
 
 What a client gets (docs/api.md):
 
-  * `tool_calls` entries with ids equal to those of `completion(parse(whole_reply))`:
-    the model's own id when it wrote one, otherwise one derived from the call (see
-    ToolCall.to_openai); `finish_reason` "tool_calls" when there are calls, else "stop"
-    (or the backend's own, such as "length");
+  * `tool_calls` entries with ids equal to those of `completion(parse(whole_reply))`
+    given the same `salt`: the model's own id when it wrote one, otherwise one derived
+    from the call (see ToolCall.to_openai) and the salt. Without a salt the ids are
+    parse()'s, which depend only on the call's name, kind and place in the reply: two
+    replies that open with the same call give it the same id, and an agent that keys
+    tool results by id across turns mixes them up. A server passes a salt of its own
+    per response (`toolgram serve`: a random one, the response's `chatcmpl-` id); the
+    whole and the streamed form of one response agree when given the same one.
+    `finish_reason` "tool_calls" when there are calls, else "stop" (or the backend's
+    own, such as "length");
   * the errors and repairs, which OpenAI's shape has no field for, in an extension
     field `"toolgram": {"errors": [...], "repairs": [{"index", "repairs"}]}` of the
     message (of the delta, in a stream), left out when both are empty. The official
@@ -40,18 +46,19 @@ import uuid
 from typing import Any
 
 from ._result.model import ParseResult
-from ._result.openai import call_to_openai
+from ._result.openai import call_to_openai, result_to_openai_message
 from ._stream.parser import StreamParser
 from .events import CallDone, CallStart, Error, Reasoning, Text
 
 __all__ = ["CompletionStream", "completion", "message"]
 
 
-def message(result: ParseResult, *, parallel_tool_calls: bool = True) -> dict[str, Any]:
+def message(result: ParseResult, *, parallel_tool_calls: bool = True, salt: str = "") -> dict[str, Any]:
     """The assistant message of `result` (ParseResult.to_openai_message), with the
-    `toolgram` extension field when there are errors or repairs."""
+    `toolgram` extension field when there are errors or repairs. `salt` goes into each
+    generated id (see the module's docstring)."""
     kept = _kept(result, parallel_tool_calls)
-    out = kept.to_openai_message()
+    out = result_to_openai_message(kept, salt=salt)
     extension = _extension(kept.errors, list(enumerate(kept.calls)))
     if extension:
         out["toolgram"] = extension
@@ -67,12 +74,13 @@ def completion(
     finish_reason: str | None = None,
     usage: dict[str, Any] | None = None,
     parallel_tool_calls: bool = True,
+    salt: str = "",
 ) -> dict[str, Any]:
-    """A `chat.completion` object of one choice holding `message(result)`.
+    """A `chat.completion` object of one choice holding `message(result, salt=salt)`.
 
     `finish_reason` is "tool_calls" when the message has calls; otherwise the one given
     (a backend's "length") or "stop"."""
-    msg = message(result, parallel_tool_calls=parallel_tool_calls)
+    msg = message(result, parallel_tool_calls=parallel_tool_calls, salt=salt)
     out: dict[str, Any] = {
         "id": id or _new_id(),
         "object": "chat.completion",
@@ -96,7 +104,8 @@ class CompletionStream:
     """A reply's raw text in, `chat.completion.chunk` objects out.
 
     Takes StreamParser's options (tools, formats=, max_chars=, in_think=, ...; not
-    announce=, see the module's docstring) and the chunks' `model`, `id` and `created`.
+    announce=, see the module's docstring), the chunks' `model`, `id` and `created`, and
+    the `salt` of generated call ids (as completion()'s).
     `feed(delta)` returns the chunks that delta completes (possibly none); `close()`
     the last ones, the finish chunk included; `result` is then parse()'s ParseResult.
     Never raises for any text.
@@ -110,11 +119,13 @@ class CompletionStream:
         id: str | None = None,
         created: int | None = None,
         parallel_tool_calls: bool = True,
+        salt: str = "",
         **options: Any,
     ) -> None:
         if "announce" in options:
             raise TypeError("CompletionStream sends only calls that are certain: announce= is not an option")
-        self._parser = StreamParser(tools, **options)
+        options.pop("_salt", None)
+        self._parser = StreamParser(tools, _salt=salt, **options)
         self._base = {
             "id": id or _new_id(),
             "object": "chat.completion.chunk",

@@ -47,10 +47,18 @@ def generated_id(call: Any, *, _salt: str = "") -> str:
 _ID_JSON = json.JSONEncoder(ensure_ascii=False, default=repr).encode
 
 
-def id_for(name: str, start: int, kind: str = "tool", _salt: str = "") -> str:
-    """generated_id of a call named `name`, of that kind, whose span starts at `start`."""
-    canonical = _ID_JSON([name, start, kind, _salt])
+def id_for(name: str, start: int, kind: str = "tool", salt: str = "") -> str:
+    """generated_id of a call named `name`, of that kind, whose span starts at `start`;
+    with a `salt` (toolgram.openai's per-response one), a hash of the salt too."""
+    canonical = _ID_JSON([name, start, kind, salt])
     return ID_PREFIX + hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()[:ID_HEX_DIGITS]
+
+
+def place_salt(salt: str, index: int) -> str:
+    """The salt of a generated id that collided with an earlier one of the message: made
+    unique with the call's place. Unsalted, str(index) alone (the ids parse() has always
+    given); salted per response, the response's salt and the place."""
+    return f"{salt}#{index}" if salt else str(index)
 
 
 def arguments_json(arguments: Any) -> str:
@@ -61,7 +69,7 @@ def arguments_json(arguments: Any) -> str:
         return json.dumps(str(arguments), ensure_ascii=False)
 
 
-def result_to_openai_message(result: Any) -> dict[str, Any]:
+def result_to_openai_message(result: Any, *, salt: str = "") -> dict[str, Any]:
     """The whole reply as one assistant message.
 
     `{"role": "assistant", "content": text or None, "tool_calls": [...],
@@ -74,14 +82,18 @@ def result_to_openai_message(result: Any) -> dict[str, Any]:
     (two identical calls built by hand, both with span (0, 0)) is re-hashed with the
     call's position. Ids the model wrote itself are kept verbatim, even if repeated,
     because the model refers back to them.
+
+    `salt` goes into every generated id (toolgram.openai: one per response, so that two
+    replies that open with the same call do not give it the same id); "" gives parse()'s
+    deterministic ids.
     """
     message: dict[str, Any] = {"role": "assistant", "content": result.text if (result.text or "").strip() else None}
     tool_calls = []
     seen: set[str] = set()
     for index, call in enumerate(result.calls):
-        entry = call_to_openai(call)
+        entry = call_to_openai(call, _salt=salt)
         if not call.id and entry["id"] in seen:
-            entry = call_to_openai(call, _salt=str(index))
+            entry = call_to_openai(call, _salt=place_salt(salt, index))
         seen.add(entry["id"])
         tool_calls.append(entry)
     if tool_calls:

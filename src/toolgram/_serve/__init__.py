@@ -35,7 +35,7 @@ from .._pipeline import select_formats
 from .._result.model import ParseResult
 from .._tools.prompts import render_prompt
 from .._tools.tools import normalize_tools
-from ..openai import CompletionStream, completion
+from ..openai import CompletionStream, _new_id, completion
 
 __all__ = ["create_app", "serve"]
 
@@ -145,7 +145,8 @@ def create_app(
         out = completion(
             result,
             model=data.get("model") or plan.model,
-            id=data.get("id"),
+            id=plan.id,
+            salt=plan.id,
             created=data.get("created"),
             finish_reason=choice.get("finish_reason"),
             usage=data.get("usage"),
@@ -178,6 +179,11 @@ class _Plan:
         tools = body.get("tools") or None
         choice = body.get("tool_choice")
         self.model = body.get("model") or ""
+        # The response's id, toolgram's own rather than the backend's (which may repeat: a
+        # server that numbers its replies from 0 at each start, a replay), and the salt of the
+        # calls' generated ids: without it two replies that open with the same call would
+        # give it the same id, and an agent keying tool results by id would mix them up.
+        self.id = _new_id()
         self.parallel = body.get("parallel_tool_calls") is not False
         self.parse = tools is not None and choice != "none"
         self.tools = tools
@@ -228,9 +234,10 @@ class _Plan:
         or a named function); None otherwise."""
         return self.required if self.required and self.parse and not result.calls else None
 
-    def stream(self, formats: Any, model: str, id: str | None, created: int | None) -> Any:
+    def stream(self, formats: Any, model: str, created: int | None) -> Any:
         stream = CompletionStream(
-            self.tools, model=model, id=id, created=created, formats=formats, parallel_tool_calls=self.parallel
+            self.tools, model=model, id=self.id, created=created, formats=formats,
+            parallel_tool_calls=self.parallel, salt=self.id,
         )
         return _Adapter(stream, self)
 
@@ -328,7 +335,7 @@ async def _stream(client: httpx.AsyncClient, plan: _Plan, formats: Any) -> Respo
                     yield _sse({"error": {"message": f"The backend failed: {_message_of(data.encode())}", "type": "backend_error"}})
                     return
                 if adapter is None:
-                    adapter = plan.stream(formats, chunk.get("model") or plan.model, chunk.get("id"), chunk.get("created"))
+                    adapter = plan.stream(formats, chunk.get("model") or plan.model, chunk.get("created"))
                 usage = chunk.get("usage") or usage
                 for choice in chunk.get("choices") or []:
                     delta = choice.get("delta") or {}
@@ -354,7 +361,7 @@ async def _stream(client: httpx.AsyncClient, plan: _Plan, formats: Any) -> Respo
         finally:
             await reply.aclose()
         if adapter is None:
-            adapter = plan.stream(formats, plan.model, None, None)
+            adapter = plan.stream(formats, plan.model, None)
         last = adapter.close(reason)
         for out in last:
             yield _sse(out)

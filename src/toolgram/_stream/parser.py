@@ -73,7 +73,7 @@ from ..events import ArgumentsDelta, CallCancelled, CallDone, CallStart, Error, 
 from .._guard import passes_through
 from .jsonecho import JsonEcho
 from .._result.model import ParseResult, TextOf, ToolCall
-from .._result.openai import id_for
+from .._result.openai import id_for, place_salt
 from .._pipeline import DEFAULT_MAX_CHARS, Assembler, check_max_chars, check_truncated, read_calls, select_formats
 from .._scan.scanner import Piece, Region, Scanner
 from .._tools.tools import normalize_tools
@@ -146,6 +146,7 @@ class StreamParser:
         in_think: bool = False,
         announce: str = "done",
         truncated: str = "repair",
+        _salt: str = "",
     ) -> None:
         check_max_chars(max_chars)
         check_truncated(truncated)
@@ -190,6 +191,9 @@ class StreamParser:
         self._calls = 0  # indexes given (calls announced, withdrawn ones included)
         self._done = 0  # calls done: the place in result.calls of the next one
         self._ids: set[str] = set()  # the ids of the calls done (see _id)
+        # (toolgram.openai's per-response salt of generated ids: CallStart.id is then the
+        # one completion(result, salt=...) gives; "" gives parse()'s.)
+        self._salt = _salt
         self._state = _OPEN
         self._result: ParseResult | None = None
 
@@ -459,8 +463,8 @@ class StreamParser:
         """The id result.to_openai_message() gives the next call done, when the model
         wrote none: generated from its name, kind and start, and made unique with its
         place in result.calls as the message does (two calls at one place)."""
-        got = id_for(name, start, kind)
-        return id_for(name, start, kind, str(self._done)) if got in self._ids else got
+        got = id_for(name, start, kind, self._salt)
+        return id_for(name, start, kind, place_salt(self._salt, self._done)) if got in self._ids else got
 
     def _cancel(self, events: list[Event]) -> None:
         events.append(CallCancelled(self._early.index))
