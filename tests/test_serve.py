@@ -174,10 +174,12 @@ def whole(response: Any) -> dict[str, Any]:
     }
 
 
-def expected(raw: str, tools: Any, got: dict[str, Any], *, streamed: bool = False, **kw: Any) -> dict[str, Any]:
+def expected(
+    raw: str, tools: Any, got: dict[str, Any], *, streamed: bool = False, truncated: str = "repair", **kw: Any
+) -> dict[str, Any]:
     """What `got` (whole() or streamed()) should be: completion(parse(raw, tools)), its call
     ids salted with the response's id, as serve salts them."""
-    result = toolgram.parse(raw, tools)
+    result = toolgram.parse(raw, tools, truncated=truncated)
     choice = completion(result, salt=got["id"], **kw)["choices"][0]
     msg = choice["message"]
     extension = msg.get("toolgram", {})
@@ -340,6 +342,33 @@ def test_a_call_that_fails_after_its_name_is_not_glued_to_the_next(client) -> No
             ("search_web", '{"query": "tides"}')
         ]
         assert got["tool_calls"][0]["id"] == ids_of(raw, TOOLS, got["id"])[0]
+
+
+def test_truncated_says_what_a_call_the_end_cut_becomes(backend, client) -> None:
+    # The backend stops inside a call's value (max_tokens): by default the call is kept,
+    # repaired (cut_value); `--truncated error` makes it an error the agent can send back.
+    cut = 'I will look it up.\n<tool_call>\n{"name": "search_web", "arguments": {"query": "ferry times Bergen to Stav'
+    proc, url = serve(backend, "--truncated", "error")
+    try:
+        strict = openai.OpenAI(base_url=url + "/v1", api_key="unused", max_retries=0, timeout=30)
+        for mode, sdk in (("repair", client), ("error", strict)):
+            result = toolgram.parse(cut, TOOLS, truncated=mode)
+            got = whole(ask(sdk, {"text": cut, "finish_reason": "length"}))
+            assert got == expected(cut, TOOLS, got, truncated=mode, finish_reason="length")
+            for seed in (1, 2, 3):
+                got = streamed(sdk, {"text": cut, "seed": seed, "finish_reason": "length"})
+                assert got == expected(cut, TOOLS, got, streamed=True, truncated=mode, finish_reason="length")
+            if mode == "repair":
+                assert [c.name for c in result.calls] == ["search_web"] and "cut_value" in result.calls[0].repairs
+                assert got["finish_reason"] == "tool_calls" and got["repairs"][0]["repairs"] == list(result.calls[0].repairs)
+            else:
+                assert not result.calls and result.errors and got["errors"] == result.errors
+                assert got["finish_reason"] == "length" and got["content"] == result.text
+    finally:
+        stop(proc)
+    with pytest.raises(subprocess.CalledProcessError):  # (not a choice: refused before serving)
+        subprocess.run([sys.executable, "-m", "toolgram", "serve", "--backend", backend, "--truncated", "drop"],
+                       env={**os.environ, "PYTHONPATH": str(SRC)}, check=True, capture_output=True, timeout=60)  # fmt: skip
 
 
 def test_models_and_health(client, backend) -> None:

@@ -843,6 +843,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--formats", action="append", metavar="NAME", help="only read these formats (repeatable or comma-separated)"
     )
     p.add_argument(
+        "--truncated",
+        choices=("repair", "error"),
+        default="repair",
+        help="a call the end of the reply cut inside a value: a call, repaired (default), or an error in the "
+        "toolgram extension field that asks the model to write it again",
+    )
+    p.add_argument(
         "--prompt", metavar="FORMAT", help="write the tools into the system prompt in FORMAT (for a chat template without tools)"
     )
     p.add_argument("--api-key", metavar="KEY", help="the key clients must send (default: TOOLGRAM_API_KEY; none: no check)")
@@ -866,6 +873,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             port=args.port,
             log_level=args.log_level,
             formats=formats,
+            truncated=args.truncated,
             prompt=args.prompt,
             api_key=args.api_key or os.environ.get("TOOLGRAM_API_KEY") or None,
             backend_api_key=args.backend_api_key or os.environ.get("TOOLGRAM_BACKEND_API_KEY") or None,

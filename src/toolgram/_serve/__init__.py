@@ -31,7 +31,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from .. import parse
-from .._pipeline import select_formats
+from .._pipeline import check_truncated, select_formats
 from .._result.model import ParseResult
 from .._tools.prompts import render_prompt
 from .._tools.tools import normalize_tools
@@ -69,6 +69,7 @@ def create_app(
     backend: str,
     *,
     formats: Any = None,
+    truncated: str = "repair",
     prompt: str | None = None,
     api_key: str | None = None,
     backend_api_key: str | None = None,
@@ -76,12 +77,15 @@ def create_app(
     transport: Any = None,
 ) -> Starlette:
     """The ASGI app. `backend`: the backend's URL; `formats`: the formats to read (None:
-    all); `prompt`: a toolgram.prompts format to write the tools into the system prompt;
+    all); `truncated`: parse()'s, for a call the end of the reply cut ("repair" or
+    "error"); `prompt`: a toolgram.prompts format to write the tools into the system prompt;
     `api_key`: the key clients must send (Authorization: Bearer); `backend_api_key`: the
     key sent to the backend; `timeout`: seconds to wait for the backend (connecting, and
     between two pieces of its reply)."""
     base = backend_base(backend)
     select_formats(formats)  # (an unknown format name fails now, not at the first request)
+    check_truncated(truncated)
+    reading = {"formats": formats, "truncated": truncated}  # (parse()'s options, and StreamParser's)
     if prompt is not None:
         render_prompt(["probe"], prompt)  # (an unknown format fails now, not at the first request)
     headers = {"Authorization": f"Bearer {backend_api_key}"} if backend_api_key else {}
@@ -124,11 +128,11 @@ def create_app(
         if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
             return error_response(400, "'messages' is required: a list of messages.", "invalid_request_error")
         try:
-            plan = _Plan(body, prompt)
+            plan = _Plan(body, prompt, reading)
         except ValueError as exc:
             return error_response(400, str(exc), "invalid_request_error")
         if body.get("stream"):
-            return await _stream(client(), plan, formats)
+            return await _stream(client(), plan)
         try:
             reply = await _send(client(), "POST", "/v1/chat/completions", plan.forward)
             data = json.loads(await _read(reply, client()))
@@ -141,7 +145,7 @@ def create_app(
             return exc.response()
         except (ValueError, KeyError, IndexError, TypeError, AttributeError):
             return error_response(502, "The backend's reply is not a chat completion.", "backend_error")
-        result = await run_in_threadpool(plan.read, content, formats)
+        result = await run_in_threadpool(plan.read, content)
         out = completion(
             result,
             model=data.get("model") or plan.model,
@@ -175,7 +179,8 @@ class _Plan:
     """What one request asks of toolgram: the tools to parse with, whether to parse at all,
     parallel calls, and the request to forward."""
 
-    def __init__(self, body: dict[str, Any], prompt: str | None) -> None:
+    def __init__(self, body: dict[str, Any], prompt: str | None, reading: dict[str, Any]) -> None:
+        self.reading = reading
         tools = body.get("tools") or None
         choice = body.get("tool_choice")
         self.model = body.get("model") or ""
@@ -220,10 +225,10 @@ class _Plan:
             forward["messages"] = _with_system(list(body["messages"]), render_prompt(self.tools, prompt))
         self.forward = forward
 
-    def read(self, content: str, formats: Any) -> ParseResult:
+    def read(self, content: str) -> ParseResult:
         if not self.parse:
             return ParseResult(text=content)
-        result = parse(content, self.tools, formats=formats)
+        result = parse(content, self.tools, **self.reading)
         error = self.no_call(result)
         if error:
             result.errors.append(error)
@@ -234,10 +239,10 @@ class _Plan:
         or a named function); None otherwise."""
         return self.required if self.required and self.parse and not result.calls else None
 
-    def stream(self, formats: Any, model: str, created: int | None) -> Any:
+    def stream(self, model: str, created: int | None) -> Any:
         stream = CompletionStream(
-            self.tools, model=model, id=self.id, created=created, formats=formats,
-            parallel_tool_calls=self.parallel, salt=self.id,
+            self.tools, model=model, id=self.id, created=created, parallel_tool_calls=self.parallel,
+            salt=self.id, **self.reading,
         )
         return _Adapter(stream, self)
 
@@ -309,7 +314,7 @@ def _message_of(raw: bytes) -> str:
     return raw.decode("utf-8", "replace").strip()[:500] or "(no message)"
 
 
-async def _stream(client: httpx.AsyncClient, plan: _Plan, formats: Any) -> Response:
+async def _stream(client: httpx.AsyncClient, plan: _Plan) -> Response:
     """A streamed reply: the backend's stream is opened first, so that a backend that is down
     or refuses is an error status; then its content deltas go through CompletionStream."""
     try:
@@ -335,7 +340,7 @@ async def _stream(client: httpx.AsyncClient, plan: _Plan, formats: Any) -> Respo
                     yield _sse({"error": {"message": f"The backend failed: {_message_of(data.encode())}", "type": "backend_error"}})
                     return
                 if adapter is None:
-                    adapter = plan.stream(formats, chunk.get("model") or plan.model, chunk.get("created"))
+                    adapter = plan.stream(chunk.get("model") or plan.model, chunk.get("created"))
                 usage = chunk.get("usage") or usage
                 for choice in chunk.get("choices") or []:
                     delta = choice.get("delta") or {}
@@ -361,7 +366,7 @@ async def _stream(client: httpx.AsyncClient, plan: _Plan, formats: Any) -> Respo
         finally:
             await reply.aclose()
         if adapter is None:
-            adapter = plan.stream(formats, plan.model, None)
+            adapter = plan.stream(plan.model, None)
         last = adapter.close(reason)
         for out in last:
             yield _sse(out)
