@@ -195,3 +195,133 @@ def test_completion_shape_and_finish_reason() -> None:
 def test_announce_is_not_an_option() -> None:
     with pytest.raises(TypeError):
         CompletionStream(TOOLS, announce="name")
+
+
+# -- arguments="as_written" ---------------------------------------------------------------
+
+
+def assemble_as_written(chunks: list[dict[str, Any]]) -> dict[str, Any]:
+    """What an OpenAI client makes of arguments="as_written" chunks (a call's first delta has
+    its index, id and name, the later ones more of its arguments), with the calls the
+    extension field withdraws dropped; asserts the stream's contract on the way."""
+    content, reasoning, errors, repairs, withdrawn = [], [], [], [], {}
+    calls: dict[int, dict[str, Any]] = {}
+    finish = [c["choices"][0]["finish_reason"] for c in chunks]
+    assert finish[-1] is not None and all(f is None for f in finish[:-1])
+    for chunk in chunks:
+        delta = chunk["choices"][0]["delta"]
+        content.append(delta.get("content") or "")
+        reasoning.append(delta.get("reasoning_content") or "")
+        extension = delta.get("toolgram", {})
+        errors += extension.get("errors", [])
+        repairs += extension.get("repairs", [])
+        for entry in extension.get("withdrawn", []):
+            assert entry["index"] in calls and entry["index"] not in withdrawn and entry["id"] == calls[entry["index"]]["id"]
+            withdrawn[entry["index"]] = entry
+        for entry in delta.get("tool_calls", []):
+            index = entry["index"]
+            assert index not in withdrawn, "a withdrawn call got more"
+            if index not in calls:
+                assert index == len(calls), "call indexes come in order, from 0"
+                assert entry["id"] and entry["function"]["name"]
+                calls[index] = {"id": entry["id"], "type": "function", "function": {"name": entry["function"]["name"], "arguments": ""}}
+            else:
+                assert "id" not in entry and "name" not in entry["function"], "a call's id or name sent twice"
+            calls[index]["function"]["arguments"] += entry["function"]["arguments"]
+    kept = [i for i in sorted(calls) if i not in withdrawn]
+    place = {index: n for n, index in enumerate(kept)}  # (the stream's indexes count the withdrawn calls)
+    return {
+        "content": "".join(content),
+        "reasoning": "".join(reasoning),
+        "tool_calls": [calls[i] for i in kept],
+        "errors": errors,
+        "repairs": [{**r, "index": place[r["index"]]} for r in repairs],
+        "finish_reason": finish[-1],
+        "withdrawn": withdrawn,
+    }
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_as_written_assembles_to_the_completion_of_parse(case: Any) -> None:
+    # Calls withdrawn aside, the client gets what the whole reply's completion holds: the same
+    # calls (ids, names, arguments: the deltas concatenated), content, errors and repairs.
+    options = {"formats": case.formats, "in_think": case.in_think, "truncated": case.truncated}
+    result = toolgram.parse(case.raw, case.tools, **options)
+    for seed in (1, 2):
+        expected = expected_of(result, salt="chatcmpl-w")
+        if not result.text.strip():
+            expected["content"] = result.text
+        chunks = run_stream(case.raw, pieces(case.raw, seed), case.tools, salt="chatcmpl-w", arguments="as_written", **options)
+        got = assemble_as_written(chunks)
+        withdrawn = got.pop("withdrawn")
+        assert got == expected
+        for entry in withdrawn.values():
+            assert "withdrawn" in entry["error"]
+
+
+LONG_CALL = (
+    'Saving it.<tool_call>{"name": "write_file", "arguments": {"path": "notes/plan.md", "content": "'
+    + "Step by step, the plan for the week: " * 12
+    + '", "mode": 420}}</tool_call> Done.'
+)
+
+
+def test_as_written_sends_arguments_before_the_call_ends() -> None:
+    tools = ["write_file"]
+    stream = CompletionStream(tools, arguments="as_written")
+    end = LONG_CALL.index("</tool_call>")
+    before, parts, seen = [], [], 0
+    for piece in pieces(LONG_CALL, 7):
+        for chunk in stream.feed(piece):
+            for entry in chunk["choices"][0]["delta"].get("tool_calls", []):
+                parts.append(entry["function"]["arguments"])
+                if seen + len(piece) <= end:
+                    before.append(entry)
+        seen += len(piece)
+    last = stream.close()
+    parts += [e["function"]["arguments"] for c in last for e in c["choices"][0]["delta"].get("tool_calls", [])]
+    assert before and before[0]["function"]["name"] == "write_file" and before[0]["id"].startswith("call_")
+    assert sum(1 for e in before if e["function"]["arguments"]) > 5, "the arguments waited for the call's end"
+    assert "".join(parts) == completion(stream.result)["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"]
+    assert last[-1]["choices"][0]["finish_reason"] == "tool_calls"
+
+
+def test_as_written_withdraws_a_call_that_fails() -> None:
+    # Announced by its name, then a stray quote: not a call. An OpenAI stream cannot take the
+    # name back: the extension field says the index is withdrawn, the text comes as content
+    # with its error, and a call after it takes the next index.
+    raw = (
+        'Checking. <tool_call>{"name": "get_weather", "arguments": {"city": "Ber"gen"}}</tool_call>'
+        ' <tool_call>{"name": "search_web", "arguments": {"query": "Bergen rain"}}</tool_call>'
+    )
+    result = toolgram.parse(raw, TOOLS)
+    assert [c.name for c in result.calls] == ["search_web"] and result.errors
+    for seed in range(1, 6):
+        chunks = run_stream(raw, pieces(raw, seed), TOOLS, arguments="as_written")
+        got = assemble_as_written(chunks)
+        assert list(got["withdrawn"]) == [0]
+        assert got["errors"] == result.errors and '"Ber"gen"' in got["content"]
+        assert [c["function"]["name"] for c in got["tool_calls"]] == ["search_web"]
+        sent = [e for c in chunks for e in c["choices"][0]["delta"].get("tool_calls", []) if "id" in e]
+        assert [(e["index"], e["function"]["name"]) for e in sent] == [(0, "get_weather"), (1, "search_web")]
+        assert got["finish_reason"] == "tool_calls"
+    # Only a withdrawn call: the finish reason is not "tool_calls".
+    alone = raw[: raw.index("</tool_call>") + len("</tool_call>")]
+    got = assemble_as_written(run_stream(alone, pieces(alone, 1), TOOLS, arguments="as_written"))
+    assert list(got["withdrawn"]) == [0] and got["tool_calls"] == [] and got["finish_reason"] == "stop"
+
+
+def test_as_written_with_parallel_tool_calls_false() -> None:
+    raw = (
+        '<tool_call>{"name": "get_weather", "arguments": {"city": "Lima"}}</tool_call>'
+        '<tool_call>{"name": "search_web", "arguments": {"query": "Lima"}}</tool_call>'
+    )
+    result = toolgram.parse(raw, TOOLS)
+    got = assemble_as_written(run_stream(raw, pieces(raw, 5), TOOLS, parallel_tool_calls=False, arguments="as_written"))
+    got.pop("withdrawn")
+    assert got == expected_of(result, parallel_tool_calls=False)
+
+
+def test_arguments_takes_two_values() -> None:
+    with pytest.raises(ValueError):
+        CompletionStream(TOOLS, arguments="early")

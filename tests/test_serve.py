@@ -126,6 +126,7 @@ def streamed(client: Any, order: dict[str, Any], tools: Any = TOOLS, **kw: Any) 
     """The stream's chunks assembled as a client does, asserting the adapter's contract."""
     content, reasoning, errors, repairs, finish = [], [], [], [], []
     calls: dict[int, dict[str, Any]] = {}
+    withdrawn: dict[int, dict[str, Any]] = {}  # (--stream-arguments: calls sent by name, then withdrawn)
     ids = set()
     for chunk in ask(client, order, tools, stream=True, **kw):
         ids.add(chunk.id)
@@ -139,7 +140,11 @@ def streamed(client: Any, order: dict[str, Any], tools: Any = TOOLS, **kw: Any) 
         extension = (delta.model_extra or {}).get("toolgram") or {}
         errors += extension.get("errors", [])
         repairs += extension.get("repairs", [])
+        for entry in extension.get("withdrawn", []):
+            assert entry["index"] in calls and entry["id"] == calls[entry["index"]]["id"] and entry["error"]
+            withdrawn[entry["index"]] = entry
         for entry in delta.tool_calls or []:
+            assert entry.index not in withdrawn, "a withdrawn call got more"
             if entry.index not in calls:  # (its first delta: index, id and name, once)
                 assert entry.index == len(calls), "call indexes come in order, from 0"
                 assert entry.id and entry.function.name
@@ -148,15 +153,20 @@ def streamed(client: Any, order: dict[str, Any], tools: Any = TOOLS, **kw: Any) 
                 assert entry.id is None and entry.function.name is None, "a call's id or name sent twice"
             calls[entry.index]["function"]["arguments"] += entry.function.arguments or ""
     assert len(ids) == 1 and finish[-1] is not None and all(f is None for f in finish[:-1])
-    return {
+    kept = [i for i in range(len(calls)) if i not in withdrawn]
+    place = {index: n for n, index in enumerate(kept)}  # (a withdrawn call's index is not given again)
+    out = {
         "id": ids.pop(),
         "content": "".join(content),
         "reasoning": "".join(reasoning),
-        "tool_calls": [calls[i] for i in range(len(calls))],
+        "tool_calls": [calls[i] for i in kept],
         "errors": errors,
-        "repairs": repairs,
+        "repairs": [{**r, "index": place[r["index"]]} for r in repairs],
         "finish_reason": finish[-1],
     }
+    if withdrawn:
+        out["withdrawn"] = withdrawn
+    return out
 
 
 def whole(response: Any) -> dict[str, Any]:
@@ -342,6 +352,87 @@ def test_a_call_that_fails_after_its_name_is_not_glued_to_the_next(client) -> No
             ("search_web", '{"query": "tides"}')
         ]
         assert got["tool_calls"][0]["id"] == ids_of(raw, TOOLS, got["id"])[0]
+
+
+@pytest.fixture(scope="module")
+def written(backend):
+    """A client of `toolgram serve --stream-arguments`: a call's arguments as the model writes them."""
+    proc, url = serve(backend, "--stream-arguments")
+    yield openai.OpenAI(base_url=url + "/v1", api_key="unused", max_retries=0, timeout=30)
+    stop(proc)
+
+
+def argument_chunks(client: Any, order: dict[str, Any], tools: Any = TOOLS) -> list[tuple[int, str]]:
+    """(index, arguments) of each streamed chunk that carries arguments."""
+    return [
+        (entry.index, entry.function.arguments)
+        for chunk in ask(client, order, tools, stream=True)
+        for entry in (chunk.choices[0].delta.tool_calls or [] if chunk.choices else [])
+        if entry.function and entry.function.arguments
+    ]
+
+
+WRITE_TOOLS = [*TOOLS, {"type": "function", "function": {"name": "write_file", "parameters": {"type": "object", "properties": {
+    "path": {"type": "string"}, "content": {"type": "string"}}}}}]  # fmt: skip
+LONG_CALL = (
+    'Writing it down.\n<tool_call>\n{"name": "write_file", "arguments": {"path": "trip/itinerary.md", "content": "'
+    + "Day one: the fjord ferry at nine, lunch in Flåm, the train up to Myrdal.\\n" * 8
+    + '"}}\n</tool_call>\nSaved.'
+)
+
+
+def test_stream_arguments_sends_a_long_call_as_it_is_written(client, written) -> None:
+    # Whole (the default), one chunk carries a call's arguments, from the backend chunk that
+    # ends it. With --stream-arguments they come in many chunks: the adapter writes one chunk
+    # a backend chunk, so all but the last were sent before the call's end had arrived.
+    # Concatenated, they are the arguments of the whole reply's call.
+    final = toolgram.parse(LONG_CALL, WRITE_TOOLS).calls[0]
+    for seed in (1, 2, 3):
+        order = {"text": LONG_CALL, "seed": seed}
+        assert len(argument_chunks(client, order, WRITE_TOOLS)) == 1
+        got = argument_chunks(written, order, WRITE_TOOLS)
+        assert len(got) > 10 and {index for index, _ in got} == {0}
+        assert json.loads("".join(text for _, text in got)) == final.arguments
+        response = streamed(written, order, WRITE_TOOLS)
+        assert response == expected(LONG_CALL, WRITE_TOOLS, response, streamed=True)
+
+
+@pytest.mark.parametrize("case", list({c.format: c for c in reversed(CASES)}.values()), ids=lambda c: c.id)  # (the first of each format)
+def test_stream_arguments_on_a_case_of_every_format(written, case) -> None:
+    tools = openai_tools(case.tools)
+    got = streamed(written, {"case": case.id, "seed": len(case.raw)}, tools)
+    got.pop("withdrawn", None)
+    assert got == expected(case.raw, tools, got, streamed=True)
+
+
+def test_stream_arguments_withdraws_a_call_that_fails(written) -> None:
+    # Announced by its name, then a stray quote makes it prose and an error. The client was sent
+    # index 0 with that name and part of its arguments, and cannot be told to forget them: the
+    # extension field withdraws index 0 (with the id it was sent), the text comes as content
+    # with the error, and the next call takes index 1, not 0 (no glued names).
+    raw = (
+        'Checking. <tool_call>{"name": "get_weather", "arguments": {"city": "Ber"gen"}}</tool_call>'
+        ' <tool_call>{"name": "search_web", "arguments": {"query": "Bergen rain"}}</tool_call>'
+    )
+    result = toolgram.parse(raw, TOOLS)
+    for seed in range(1, 5):
+        got = streamed(written, {"text": raw, "seed": seed})
+        withdrawn = got.pop("withdrawn")
+        assert list(withdrawn) == [0] and "withdrawn" in withdrawn[0]["error"]
+        assert got == expected(raw, TOOLS, got, streamed=True)
+        assert [c["function"]["name"] for c in got["tool_calls"]] == ["search_web"] and result.errors == got["errors"]
+        assert '"Ber"gen"' in got["content"] and got["finish_reason"] == "tool_calls"
+    alone = raw[: raw.index("</tool_call>") + len("</tool_call>")]
+    got = streamed(written, {"text": alone, "seed": 2})
+    assert list(got.pop("withdrawn")) == [0] and got["tool_calls"] == [] and got["finish_reason"] == "stop"
+    # (The SDK's own accumulator keeps the withdrawn entry: an agent must read the extension.)
+    with written.chat.completions.stream(
+        model="replay", messages=[{"role": "user", "content": json.dumps({"text": raw, "seed": 3})}], tools=TOOLS
+    ) as stream:
+        for _ in stream:
+            pass
+        final = stream.get_final_completion()
+    assert [c.function.name for c in final.choices[0].message.tool_calls] == ["get_weather", "search_web"]
 
 
 def test_truncated_says_what_a_call_the_end_cut_becomes(backend, client) -> None:

@@ -35,8 +35,19 @@ The stream's contract: nothing sent is taken back. A call is sent once it is cer
 chunk, from the delta that ends its region, and never change; the index is its place in
 parse()'s calls. So a call's arguments arrive in one piece rather than as the model
 writes them: no format makes a call certain once its name is readable, as measured over
-the corpus (docs/streaming.md, "Why an OpenAI stream gets a call's arguments whole"). `parallel_tool_calls=False` keeps the first call
-only, as OpenAI's API does; the others are dropped and an error says so.
+the corpus (docs/streaming.md, "Why an OpenAI stream gets a call's arguments whole").
+`parallel_tool_calls=False` keeps the first call only, as OpenAI's API does; the others
+are dropped and an error says so.
+
+`arguments="as_written"` trades that certainty for time (StreamParser's announce="name"):
+a call written as a JSON object whose name comes first (hermes, longcat, fenced_json,
+fenced_plain; every other format still comes whole) gets its first chunk (index, id,
+name) once its name has arrived, then its arguments as `arguments` deltas as they come,
+which concatenated equal the final arguments. When such a call then fails, nothing can
+be taken back: its withdrawal comes in the extension field, `"toolgram": {"withdrawn":
+[{"index", "id", "error"}]}`, what its text was follows (content and an error, or a call
+at the next index), and the index is not given again. `finish_reason` is "tool_calls"
+only when some call completed. (docs/streaming.md, "Arguments as written".)
 """
 
 from __future__ import annotations
@@ -48,7 +59,15 @@ from typing import Any
 from ._result.model import ParseResult
 from ._result.openai import call_to_openai, result_to_openai_message
 from ._stream.parser import StreamParser
-from .events import CallDone, CallStart, Error, Reasoning, Text
+from .events import (
+    ArgumentsDelta,
+    CallCancelled,
+    CallDone,
+    CallStart,
+    Error,
+    Reasoning,
+    Text,
+)
 
 __all__ = ["CompletionStream", "completion", "message"]
 
@@ -104,8 +123,9 @@ class CompletionStream:
     """A reply's raw text in, `chat.completion.chunk` objects out.
 
     Takes StreamParser's options (tools, formats=, max_chars=, in_think=, ...; not
-    announce=, see the module's docstring), the chunks' `model`, `id` and `created`, and
-    the `salt` of generated call ids (as completion()'s).
+    announce=), the chunks' `model`, `id` and `created`, the `salt` of generated call ids
+    (as completion()'s), and `arguments`: "whole" (each call in one chunk once certain)
+    or "as_written" (see the module's docstring).
     `feed(delta)` returns the chunks that delta completes (possibly none); `close()`
     the last ones, the finish chunk included; `result` is then parse()'s ParseResult.
     Never raises for any text.
@@ -120,12 +140,17 @@ class CompletionStream:
         created: int | None = None,
         parallel_tool_calls: bool = True,
         salt: str = "",
+        arguments: str = "whole",
         **options: Any,
     ) -> None:
         if "announce" in options:
-            raise TypeError("CompletionStream sends only calls that are certain: announce= is not an option")
+            raise TypeError('CompletionStream takes arguments="whole" or "as_written", not announce=')
+        if arguments not in ("whole", "as_written"):
+            raise ValueError('arguments must be "whole" or "as_written"')
         options.pop("_salt", None)
-        self._parser = StreamParser(tools, _salt=salt, **options)
+        self._written = arguments == "as_written"
+        announce = "name" if self._written else "done"
+        self._parser = StreamParser(tools, _salt=salt, announce=announce, **options)
         self._base = {
             "id": id or _new_id(),
             "object": "chat.completion.chunk",
@@ -137,6 +162,10 @@ class CompletionStream:
         self._calls = 0  # calls sent
         self._dropped = 0  # calls left out (parallel_tool_calls=False)
         self._id = ""  # the id of the call started last (CallStart.id: the message's)
+        # arguments="as_written": the calls sent by their name and not done yet, by index
+        # (at most one at a time: StreamParser announces a call only once the one before
+        # it is done or withdrawn).
+        self._open: dict[int, CallStart] = {}
         self.result: ParseResult | None = None
 
     def feed(self, delta: str) -> list[dict[str, Any]]:
@@ -168,6 +197,8 @@ class CompletionStream:
         }
 
     def _chunks(self, events: list[Any]) -> list[dict[str, Any]]:
+        if self._written:
+            return self._written_chunks(events)
         out: list[dict[str, Any]] = []
         for event in events:
             kind = type(event)
@@ -185,6 +216,47 @@ class CompletionStream:
                 # (CallStart and ArgumentsDelta come with it, from the same feed: the call
                 # is sent whole, from its CallDone, with the id parse()'s message gives it.)
                 out.extend(self._call(event.index, event.call))
+        return out
+
+    def _written_chunks(self, events: list[Any]) -> list[dict[str, Any]]:
+        """arguments="as_written": a call's name chunk from its CallStart, its arguments as
+        they come, a withdrawal in the extension field (see the module's docstring)."""
+        out: list[dict[str, Any]] = []
+        for event in events:
+            kind = type(event)
+            if kind is ArgumentsDelta:
+                if event.index in self._open and event.text:
+                    last = out[-1]["choices"][0]["delta"] if out else {}
+                    sent = last.get("tool_calls")
+                    if sent and sent[0]["index"] == event.index and "toolgram" not in last:
+                        sent[0]["function"]["arguments"] += event.text  # (one chunk for what one feed gives)
+                    else:
+                        out.append(self._chunk({"tool_calls": [{"index": event.index, "function": {"arguments": event.text}}]}))
+            elif kind is Text:
+                if event.text:
+                    out.append(self._chunk({"content": event.text}))
+            elif kind is Reasoning:
+                if event.text:
+                    out.append(self._chunk({"reasoning_content": event.text}))
+            elif kind is Error:
+                out.append(self._chunk({"toolgram": {"errors": [event.message]}}))
+            elif kind is CallStart:
+                if self._parallel or not (self._calls or self._open):
+                    self._open[event.index] = event
+                    entry = {"index": event.index, "id": event.id, "type": "function"}
+                    out.append(self._chunk({"tool_calls": [{**entry, "function": {"name": event.name, "arguments": ""}}]}))
+            elif kind is CallDone:
+                if self._open.pop(event.index, None) is None:
+                    self._dropped += 1  # (parallel_tool_calls=False: a call after the first)
+                    continue
+                self._calls += 1
+                extension = _extension([], [(event.index, event.call)])
+                if extension:
+                    out.append(self._chunk({"toolgram": extension}))
+            elif kind is CallCancelled:
+                start = self._open.pop(event.index, None)
+                if start is not None:
+                    out.append(self._chunk({"toolgram": {"withdrawn": [_withdrawn(start)]}}))
         return out
 
     def _call(self, index: int, call: Any) -> list[dict[str, Any]]:
@@ -212,6 +284,15 @@ def _kept(result: ParseResult, parallel_tool_calls: bool) -> ParseResult:
         reasoning=result.reasoning,
         segments=result.segments,
     )
+
+
+def _withdrawn(start: CallStart) -> dict[str, Any]:
+    return {
+        "index": start.index,
+        "id": start.id,
+        "error": f"Tool call {start.index} ({start.name!r}) was withdrawn: its text did not turn out to be "
+        "that call. Drop it; what the text was follows (content, an error, or a call at a new index).",
+    }
 
 
 def _dropped_message(n: int) -> str:

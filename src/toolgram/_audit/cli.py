@@ -850,6 +850,12 @@ def build_parser() -> argparse.ArgumentParser:
         "toolgram extension field that asks the model to write it again",
     )
     p.add_argument(
+        "--stream-arguments",
+        action="store_true",
+        help="streamed: send a call's name and arguments as the model writes them (JSON-payload formats); a call "
+        "that then fails is withdrawn in the toolgram extension field. Default: each call whole, once certain",
+    )
+    p.add_argument(
         "--prompt", metavar="FORMAT", help="write the tools into the system prompt in FORMAT (for a chat template without tools)"
     )
     p.add_argument("--api-key", metavar="KEY", help="the key clients must send (default: TOOLGRAM_API_KEY; none: no check)")
@@ -874,6 +880,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             log_level=args.log_level,
             formats=formats,
             truncated=args.truncated,
+            stream_arguments=args.stream_arguments,
             prompt=args.prompt,
             api_key=args.api_key or os.environ.get("TOOLGRAM_API_KEY") or None,
             backend_api_key=args.backend_api_key or os.environ.get("TOOLGRAM_BACKEND_API_KEY") or None,

@@ -70,6 +70,7 @@ def create_app(
     *,
     formats: Any = None,
     truncated: str = "repair",
+    stream_arguments: bool = False,
     prompt: str | None = None,
     api_key: str | None = None,
     backend_api_key: str | None = None,
@@ -78,7 +79,10 @@ def create_app(
 ) -> Starlette:
     """The ASGI app. `backend`: the backend's URL; `formats`: the formats to read (None:
     all); `truncated`: parse()'s, for a call the end of the reply cut ("repair" or
-    "error"); `prompt`: a toolgram.prompts format to write the tools into the system prompt;
+    "error"); `stream_arguments`: streamed, a call's name and arguments are sent as the
+    model writes them, and a call that then fails is withdrawn in the extension field
+    (CompletionStream arguments="as_written"), instead of each call whole once certain;
+    `prompt`: a toolgram.prompts format to write the tools into the system prompt;
     `api_key`: the key clients must send (Authorization: Bearer); `backend_api_key`: the
     key sent to the backend; `timeout`: seconds to wait for the backend (connecting, and
     between two pieces of its reply)."""
@@ -128,7 +132,7 @@ def create_app(
         if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
             return error_response(400, "'messages' is required: a list of messages.", "invalid_request_error")
         try:
-            plan = _Plan(body, prompt, reading)
+            plan = _Plan(body, prompt, reading, "as_written" if stream_arguments else "whole")
         except ValueError as exc:
             return error_response(400, str(exc), "invalid_request_error")
         if body.get("stream"):
@@ -179,8 +183,9 @@ class _Plan:
     """What one request asks of toolgram: the tools to parse with, whether to parse at all,
     parallel calls, and the request to forward."""
 
-    def __init__(self, body: dict[str, Any], prompt: str | None, reading: dict[str, Any]) -> None:
+    def __init__(self, body: dict[str, Any], prompt: str | None, reading: dict[str, Any], arguments: str) -> None:
         self.reading = reading
+        self.arguments = arguments  # (CompletionStream's, when streamed)
         tools = body.get("tools") or None
         choice = body.get("tool_choice")
         self.model = body.get("model") or ""
@@ -242,7 +247,7 @@ class _Plan:
     def stream(self, model: str, created: int | None) -> Any:
         stream = CompletionStream(
             self.tools, model=model, id=self.id, created=created, parallel_tool_calls=self.parallel,
-            salt=self.id, **self.reading,
+            salt=self.id, arguments=self.arguments, **self.reading,
         )
         return _Adapter(stream, self)
 
