@@ -665,3 +665,30 @@ def test_prose_lines_that_open_with_a_bracket_start_no_more_drivers_than_parse(l
         sp.feed(raw[i : i + 3])
     assert sp.close() == expected
     assert made[0] <= by_parse, (made[0], by_parse)
+
+
+def _announced(raw: str, tools: list | None = None, size: int = 5) -> None:
+    sp = toolgram.StreamParser(tools, max_chars=None, announce="name")
+    for i in range(0, len(raw), size):
+        sp.feed(raw[i : i + size])
+    sp.close()
+
+
+# A long call streamed with announce="name": the echo of its arguments (JsonEcho,
+# XmlParamEcho) holds back at most a bounded tail, whatever the value holds (text with
+# "<" in it, runs of newlines, an untyped value that might still be JSON).
+ANNOUNCED = [
+    lambda n: '<tool_call>\n{"name": "f", "arguments": {"a": "' + "x < y\\n" * n + '"}}\n</tool_call>',
+    lambda n: "<tool_call>\n<function=f>\n<parameter=a>\n" + "x < y <b>\n\n" * n + "</parameter>\n</function>\n</tool_call>",
+    lambda n: "<tool_call>\n<function=f>\n<parameter=a>\n" + "1" * (10 * n) + "\n</parameter>\n</function>\n</tool_call>",
+    lambda n: "<tool_call>\n<function=f>\n<parameter=a>\nx" + "\n" * (10 * n) + "y</parameter>\n</function>\n</tool_call>",
+]
+
+
+@pytest.mark.parametrize("reply", ANNOUNCED, ids=["json", "xml-text", "xml-untyped-digits", "xml-newlines"])
+def test_an_announced_call_streams_in_linear_time(reply: object) -> None:
+    from conftest import cpu_time_per_call
+
+    _announced(reply(10))  # type: ignore[operator]  # (the grammars are built outside the timing)
+    small, large = (cpu_time_per_call(lambda size=size: _announced(reply(size))) for size in (400, 1_600))  # type: ignore[operator]
+    assert large <= 8 * small, (small, large)

@@ -374,14 +374,19 @@ def argument_chunks(client: Any, order: dict[str, Any], tools: Any = TOOLS) -> l
 
 WRITE_TOOLS = [*TOOLS, {"type": "function", "function": {"name": "write_file", "parameters": {"type": "object", "properties": {
     "path": {"type": "string"}, "content": {"type": "string"}}}}}]  # fmt: skip
-LONG_CALL = (
+LONG_CALLS = [
     'Writing it down.\n<tool_call>\n{"name": "write_file", "arguments": {"path": "trip/itinerary.md", "content": "'
     + "Day one: the fjord ferry at nine, lunch in Flåm, the train up to Myrdal.\\n" * 8
-    + '"}}\n</tool_call>\nSaved.'
-)
+    + '"}}\n</tool_call>\nSaved.',
+    # (Qwen3-Coder's XML parameters: each string value's text as it comes)
+    "Writing it down.\n<tool_call>\n<function=write_file>\n<parameter=path>\ntrip/itinerary.md\n</parameter>\n"
+    "<parameter=content>\n" + "Day one: the fjord ferry at nine, lunch in Flåm, the train up to Myrdal.\n" * 8
+    + "</parameter>\n</function>\n</tool_call>\nSaved.",
+]
 
 
-def test_stream_arguments_sends_a_long_call_as_it_is_written(client, written) -> None:
+@pytest.mark.parametrize("LONG_CALL", LONG_CALLS, ids=["hermes", "qwen3_coder_xml"])
+def test_stream_arguments_sends_a_long_call_as_it_is_written(client, written, LONG_CALL) -> None:
     # Whole (the default), one chunk carries a call's arguments, from the backend chunk that
     # ends it. With --stream-arguments they come in many chunks: the adapter writes one chunk
     # a backend chunk, so all but the last were sent before the call's end had arrived.

@@ -201,3 +201,79 @@ def test_json_echo_writes_what_json_dumps_writes(obj: dict, separators: tuple, a
     echo = JsonEcho()
     out = "".join(echo.feed(text[i : i + size]) for i in range(0, len(text), size))
     assert (out, echo.done, echo.stopped) == (json.dumps(obj, ensure_ascii=False), True, False)
+
+
+# -- Qwen3-Coder XML parameters (XmlParamEcho) ------------------------------------------
+
+WRITE = [{"name": "write_file", "parameters": {"type": "object", "properties": {
+    "path": {"type": "string"}, "content": {"type": "string"}, "mode": {"type": "integer"}}}}]  # fmt: skip
+XML_CALL = (
+    "Writing it.\n<tool_call>\n<function=write_file>\n<parameter=path>\nsrc/tides.py\n</parameter>\n"
+    "<parameter=content>\ndef high_tide(port):\n    if port.depth < 3:\n        return None\n"
+    '    return "<b>" + port.name\n\n</parameter>\n</function>\n</tool_call>\nDone.'
+)
+QWEN_CASES = [c for c in corpus_cases() if c.format == "qwen3_coder_xml"]
+
+
+@pytest.mark.parametrize("tools", [WRITE, None], ids=["schema", "no schema"])
+def test_qwen3_coder_parameters_stream_as_they_are_written(tools: Any) -> None:
+    # The name once `<function=write_file>` ends its line; then each string value's text as it
+    # comes (its newlines of framing, and a "<" until it shows it is no tag, held back), as
+    # json.dumps writes the arguments; nothing withdrawn.
+    end = XML_CALL.index("</function>")
+    for size in (1, 3, 8):
+        events = check(XML_CALL, chunked(XML_CALL, size), tools, None, 32_768)
+        assert not [e for e in events if type(e) is CallCancelled]
+        fed, _, result = feed_all(XML_CALL, chunked(XML_CALL, size), tools)
+        early = "".join(e.text for batch in fed[: end // size] for e in batch if type(e) is ArgumentsDelta)
+        assert early.startswith('{"path": "src/tides.py", "content": "def high_tide(port):\\n    if port.depth < 3:')
+        assert json.dumps(result.calls[0].arguments, ensure_ascii=False).startswith(early)
+
+
+@pytest.mark.parametrize(
+    "body, sent",
+    [
+        # (what is sent of the parameters before the call's end, without a schema)
+        ("<parameter=n>\n42\n</parameter>\n<parameter=s>\nhi\n</parameter>\n", ""),  # 42: a number
+        ("<parameter=s>\nhi\n</parameter>\n<parameter=n>\nnull\n</parameter>\n", '{"s": "hi"'),
+        ("<parameter=s>\ntruex\n</parameter>\n<parameter=t>\n{\"a\": 1}\n</parameter>\n", '{"s": "truex"'),
+        ("<parameter=s>\nx</parameter></function> and on\n</parameter>\n", '{"s": "x'),  # (inline: text)
+        ("<parameter=s> layout\n</parameter>\n", ""),  # (spaces on the tag's line: kept only if closed)
+    ],
+)
+def test_qwen3_coder_values_that_may_not_be_strings_wait_for_the_end(body: str, sent: str) -> None:
+    raw = f"<tool_call>\n<function=f>\n{body}</function>\n</tool_call>"
+    events = check(raw, chunked(raw, 2), None, None, 32_768)
+    before = [e for e in events[: [type(e) for e in events].index(CallDone) - 1] if type(e) is ArgumentsDelta]
+    assert "".join(e.text for e in before) == sent
+    assert not [e for e in events if type(e) is CallCancelled]
+
+
+def test_a_qwen3_coder_key_written_twice_is_sent_again_whole() -> None:
+    # (The last value wins, at the first key's place: what was sent cannot stand.)
+    raw = "<tool_call>\n<function=f>\n<parameter=s>\nhi\n</parameter>\n<parameter=s>\nho\n</parameter>\n</function>\n</tool_call>"
+    events = check(raw, chunked(raw, 2), None, None, 32_768)
+    assert [type(e).__name__ for e in events][-4:] == ["CallCancelled", "CallStart", "ArgumentsDelta", "CallDone"]
+    assert events[-2] == ArgumentsDelta(1, '{"s": "ho"}')
+
+
+def test_a_qwen3_coder_call_cut_after_a_parameter_name_is_not_withdrawn() -> None:
+    # (The end drops a parameter whose value never began: its key goes out with its value.)
+    raw = "<tool_call>\n<function=write_file>\n<parameter=path>\nmap.txt\n</parameter>\n<parameter=content>\n"
+    events = check(raw, chunked(raw, 4), WRITE, None, 32_768)
+    assert [type(e) for e in events if type(e) in (CallStart, CallDone, CallCancelled)] == [CallStart, CallDone]
+
+
+def test_a_mentioned_function_tag_is_not_announced() -> None:
+    raw = "Wrap each call in <function=write_file> tags, then go on."
+    events = check(raw, chunked(raw, 3), WRITE, None, 32_768)
+    assert not [e for e in events if type(e) in (CallStart, CallCancelled)]
+
+
+@pytest.mark.parametrize("case", QWEN_CASES, ids=[c.id for c in QWEN_CASES])
+def test_qwen3_coder_calls_read_without_error_are_never_withdrawn(case: Any) -> None:
+    result = toolgram.parse(case.raw, case.tools, formats=case.formats, truncated=case.truncated)
+    for size in (1, 5, 13):
+        events = check(case.raw, chunked(case.raw, size), case.tools, case.formats, 32_768, case.truncated)
+        if not result.errors:
+            assert not [e for e in events if type(e) is CallCancelled]

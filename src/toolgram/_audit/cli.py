@@ -852,7 +852,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--stream-arguments",
         action="store_true",
-        help="streamed: send a call's name and arguments as the model writes them (JSON-payload formats); a call "
+        help="streamed: send a call's name and arguments as the model writes them (JSON-payload formats, "
+        "Qwen3-Coder XML); a call "
         "that then fails is withdrawn in the toolgram extension field. Default: each call whole, once certain",
     )
     p.add_argument(

@@ -49,6 +49,14 @@ _EARLY_NAME = regex.compile(
     r'[ \t\r\n]*\{[ \t\r\n]*"name"[ \t\r\n]*:[ \t\r\n]*"([A-Za-z0-9_][A-Za-z0-9_.\-:/]{0,127})"'
     r'[ \t\r\n]*,[ \t\r\n]*"(?:arguments|parameters)"[ \t\r\n]*:[ \t\r\n]*\{'
 )
+# And a Qwen3-Coder call (the format _EARLY_XML, when it is a candidate): `<function=NAME>`
+# first in its region (after the region's `<tool_call>`, or as its marker), then the end
+# of its line or a tag (not text: `Use <function=get_weather> blocks.` is a mention), its
+# parameters streamed by _stream/xmlecho.py from group 2 on.
+_EARLY_XML = "qwen3_coder_xml"
+_EARLY_FUNCTION = regex.compile(
+    r"(?:<tool_call>[ \t\r\n]*)?<function=([A-Za-z0-9_][A-Za-z0-9_.\-:/]{0,127})>([ \t]*(?:\r?\n|<))"
+)
 
 
 #: A stream starts the drivers of the formats that must open the reply once this
@@ -236,7 +244,8 @@ class Scanner(MarkerSearch):
     def early_call(self, settled: int) -> tuple | None:
         """StreamParser(announce="name"): the region being read, once its payload has
         begun `{"name": "x", "arguments": {` (or "parameters"): (its start in the
-        reply, "x", where the arguments' `{` is); (its start, None) once it cannot
+        reply, "x", where the arguments' `{` is); once a Qwen3-Coder region has begun
+        `<function=x>`: (its start, "x", where its parameters begin, "xml"); (its start, None) once it cannot
         begin so (or shows nothing within _EARLY_SPAN characters); None while it may still, or outside a region, or for
         the region starting at `settled` (already answered). Only a region whose
         first candidate reads a JSON call object through a fast frame is looked at;
@@ -248,18 +257,28 @@ class Scanner(MarkerSearch):
         start = self.base + r.region_start
         if start == settled:
             return None
-        if type(_frame.frame_of(r.candidates[0])) is not _frame.Frame:
+        json_call = type(_frame.frame_of(r.candidates[0])) is _frame.Frame
+        xml_call = any(fmt.name == _EARLY_XML for fmt in r.candidates)
+        if not (json_call or xml_call):
             return start, None
-        at = r.region_start + r.marker_len
-        head = self.buf[at : at + _EARLY_SPAN]
+        at = r.region_start
+        head = self.buf[at : at + r.marker_len + _EARLY_SPAN]
         for piece in self.pending:
-            if len(head) >= _EARLY_SPAN:
+            if len(head) >= r.marker_len + _EARLY_SPAN:
                 break
             head += piece
-        m = _EARLY_NAME.match(head, 0, partial=True)
-        if m is None or (m.partial and len(head) >= _EARLY_SPAN):
-            return start, None
-        return None if m.partial else (start, m.group(1), self.base + at + m.end() - 1)
+        waits = False
+        if xml_call:  # (a 4th item: the arguments are XML parameters)
+            m = _EARLY_FUNCTION.match(head, 0, partial=True)
+            if m is not None and not m.partial:
+                return start, m.group(1), self.base + at + m.start(2), "xml"
+            waits = m is not None
+        if json_call:
+            m = _EARLY_NAME.match(head, r.marker_len, partial=True)
+            if m is not None and not m.partial:
+                return start, m.group(1), self.base + at + m.end() - 1
+            waits = waits or m is not None
+        return None if waits and len(head) < r.marker_len + _EARLY_SPAN else (start, None)
 
     def text_from(self, pos: int) -> str:
         """The text taken from `pos` (in the reply) on, while it is kept: in a region."""

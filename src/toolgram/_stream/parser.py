@@ -41,7 +41,9 @@ closes, a call cut off by the end) come from `flush()`.
 comes first gets its `CallStart` as soon as `{"name": "x", "arguments": {` has
 arrived (Scanner.early_call), then its arguments as they arrive, written as
 json.dumps writes them, as far as that is certain (JsonEcho: a string's characters
-at once, a number when it is complete). When its region then gives something else
+at once, a number when it is complete). So does a Qwen3-Coder call (qwen3_coder_xml)
+once `<function=x>` ends its line, its parameters' string values as their text
+arrives (XmlParamEcho); other formats are not announced early. When its region then gives something else
 (prose and an error, another name, a call the tools refuse), or arguments that do
 not start with what was sent (a key written twice), a `CallCancelled` withdraws it.
 Its index is not used again: a stream of OpenAI chunks cannot take anything back, and
@@ -72,6 +74,7 @@ from typing import Any
 from ..events import ArgumentsDelta, CallCancelled, CallDone, CallStart, Error, Event, Reasoning, Text
 from .._guard import passes_through
 from .jsonecho import JsonEcho
+from .xmlecho import XmlParamEcho
 from .._result.model import ParseResult, TextOf, ToolCall
 from .._result.openai import id_for, place_salt
 from .._pipeline import DEFAULT_MAX_CHARS, Assembler, check_max_chars, check_truncated, read_calls, select_formats
@@ -125,7 +128,8 @@ class StreamParser:
     the feed() that crosses max_chars).
 
     `announce="name"`: a call written as a JSON object whose name comes first
-    (`<tool_call>{"name": "x", "arguments": {`…) gets its CallStart as soon as
+    (`<tool_call>{"name": "x", "arguments": {`…), or as Qwen3-Coder's
+    `<function=x>` on its own line, gets its CallStart as soon as
     that much has arrived, and its ArgumentsDelta as its arguments arrive (as
     json.dumps writes them); CallDone comes with its end. Such a call may yet
     fail (`{"q": "a"b"}` cannot be read, and parse() keeps it as prose and an
@@ -454,7 +458,11 @@ class StreamParser:
         start, name = got[0], got[1]
         self._early_settled = start
         if name is not None and (self._tools is None or name in self._tools):
-            self._early = early = _Early(self._calls, start, name, self._id(name, start))
+            if len(got) > 3:  # (Qwen3-Coder's XML parameters, typed by the tool's schema)
+                echo: Any = XmlParamEcho(self._tools.schema(name) if self._tools is not None else None)
+            else:
+                echo = JsonEcho()
+            self._early = early = _Early(self._calls, start, name, self._id(name, start), echo)
             self._calls += 1
             events.append(CallStart(early.index, name, early.id))
             early.echo_more(self._scanner.text_from(got[2]), events)
@@ -569,9 +577,9 @@ class _Early:
 
     __slots__ = ("index", "start", "name", "id", "echo", "sent")
 
-    def __init__(self, index: int, start: int, name: str, id: str) -> None:
+    def __init__(self, index: int, start: int, name: str, id: str, echo: Any) -> None:
         self.index, self.start, self.name, self.id = index, start, name, id
-        self.echo: JsonEcho | None = JsonEcho()
+        self.echo: JsonEcho | XmlParamEcho | None = echo
         self.sent: list[str] = []
 
     def echo_more(self, text: str, events: list[Event]) -> None:
