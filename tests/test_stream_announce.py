@@ -161,7 +161,10 @@ def test_announced_stream_adds_up_to_parse(case: tuple) -> None:
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_announced_marker_soup_adds_up_to_parse(data: Any) -> None:
-    parts = [*SOUP, '{"name": "a", "arguments": {"x": "y"b"}}', '{"name": "get_weather", "arguments": {', '"}}']
+    parts = [*SOUP, '{"name": "a", "arguments": {"x": "y"b"}}', '{"name": "get_weather", "arguments": {', '"}}',
+             # (Qwen3-Coder XML pieces: XmlParamEcho)
+             "<tool_call>\n<function=get_weather>\n", "<function=get_weather>", "<parameter=city>\n", "<parameter=days>",
+             "Par is", "42", " < ", "\n", "</parameter>\n", "</parameter>", "</function>\n</tool_call>", "</function>"]  # fmt: skip
     raw = "".join(data.draw(st.lists(st.sampled_from(parts), max_size=14), label="parts"))
     tools = data.draw(st.sampled_from([None, ["get_weather"]]), label="tools")
     check(raw, random_chunks(data, raw), tools, None, 32_768)
