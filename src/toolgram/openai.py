@@ -42,13 +42,14 @@ are dropped and an error says so.
 `arguments="as_written"` trades that certainty for time (StreamParser's announce="name"):
 a call written as a JSON object whose name comes first (hermes, longcat, fenced_json,
 fenced_plain) or as Qwen3-Coder's XML (qwen3_coder_xml; every other format still comes
-whole) gets its first chunk (index, id,
-name) once its name has arrived, then its arguments as `arguments` deltas as they come,
-which concatenated equal the final arguments. When such a call then fails, nothing can
-be taken back: its withdrawal comes in the extension field, `"toolgram": {"withdrawn":
-[{"index", "id", "error"}]}`, what its text was follows (content and an error, or a call
-at the next index), and the index is not given again. `finish_reason` is "tool_calls"
-only when some call completed. (docs/streaming.md, "Arguments as written".)
+whole) gets its first chunk (index, id, name) once its name has arrived, then its
+arguments as `arguments` deltas as they come, which concatenated equal the final
+arguments. When such a call then fails, nothing can be taken back: its withdrawal comes
+in the extension field, `"toolgram": {"withdrawn": [{"index", "id", "error"}]}`, what its
+text was follows (content and an error, or a call at the next index), and the index is
+not given again (so indexes, those of `repairs` too, count the withdrawn calls).
+`finish_reason` is "tool_calls" only when some call completed. (docs/streaming.md,
+"Arguments as written".)
 """
 
 from __future__ import annotations
