@@ -91,6 +91,32 @@ def test_in_think_with_formats_ends_at_their_closers_only(name: str, opener: str
         assert result.text == "Answer."
 
 
+# A closer that is a start marker (harmony's `<|start|>`) ends a block only where a message
+# of its format may start there: followed by a role word and then prose, or by a word that
+# begins like a marker ("assistant" and "assistantcommentary to="), it is reasoning text.
+MARKER_CLOSERS = [(n, o, c) for n, o, closers in BLOCKS for c in closers if c in STARTS]
+
+
+@pytest.mark.parametrize("name, opener, closer", MARKER_CLOSERS, ids=lambda v: v if isinstance(v, str) else None)
+@pytest.mark.parametrize("words", ["assistant. Then one more line", "assistant then a channel", "user, then", ". Next"])
+def test_a_start_marker_written_as_text_inside_a_block_stays_reasoning(name: str, opener: str, closer: str, words: str) -> None:
+    fmt = default_registry().formats[name]
+    end = next(c for o, closers in fmt.reasoning if o == opener for c in closers if c not in STARTS)
+    inside = f"A message opens with {closer}{words}."
+    for formats in (None, [name]):
+        result = same_in_streams(f"{opener}{inside}{end}Answer.", formats=formats)
+        assert result.reasoning == inside, (formats, result)
+        assert result.errors == [] and result.calls == []
+
+
+def test_a_start_marker_that_starts_a_message_still_ends_the_analysis() -> None:
+    for message in ("<|start|>assistant<|channel|>final<|message|>Answer.", "<|start|>assistant <|channel|>final<|message|>Answer."):
+        result = same_in_streams("<|channel|>analysis<|message|>Weighing it." + message)
+        assert (result.reasoning, result.text, result.errors) == ("Weighing it.", "Answer.", [])
+    result = same_in_streams('<|channel|>analysis<|message|>Weighing it.<|start|>assistant to=functions.get_time<|channel|>commentary json<|message|>{"tz": "UTC"}<|call|>')
+    assert result.reasoning == "Weighing it." and [(c.name, c.arguments) for c in result.calls] == [("get_time", {"tz": "UTC"})]
+
+
 # (A word, or a quiet format's marker, is not among them: prose may end with it.)
 CUT_MARKERS = [m for m in CALL_MARKERS if not (m[0].isalnum() or all(f.quiet for f in FORMATS if m in f.starts))]
 

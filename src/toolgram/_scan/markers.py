@@ -118,7 +118,7 @@ class Markers:
         self.line_openers: dict[str, tuple | None] = {}  # opening.line_opening() of each marker in `line`
         quick, risky_ends, firsts, literals, first_set, end_pairs, lane = self.quick
         self.shared = {
-            "by_marker": self.by_marker, "anchored": self.anchored, "call_re": self.call_re,
+            "by_marker": self.by_marker, "call_markers": frozenset(self.by_marker), "anchored": self.anchored, "call_re": self.call_re,
             "any_re": self.any_re, "prefixes": self.prefixes, "max_prefix": self.max_prefix,
             "quick": quick, "risky_ends": risky_ends, "firsts": firsts, "literals": literals, "lane_search": lane,
             "first_set": first_set, "end_pairs": end_pairs, "line": self.line,

@@ -56,14 +56,16 @@ def opens(fmt: Format, buf: str, pos: int, final: bool, firsts: frozenset) -> bo
     return pattern.match(buf, pos, partial=True) is not None
 
 
-def marker_opens(fmts: list[Format], buf: str, pos: int, final: bool, firsts: frozenset) -> bool | None:
+def marker_opens(fmts: list[Format], buf: str, pos: int, final: bool, markers: frozenset) -> bool | None:
     """Whether a region of one of fmts may open at pos (a marker of theirs there): False
     when each one's driver is certain to fail there, None when a stream's text so far
     ends before that is told (its opening test matches a part of it). A reading rule,
-    not a shortcut: the same with the fast path off."""
+    not a shortcut: the same with the fast path off. markers: the call markers; the
+    test is exact about them (see _opening), so `<|start|>assistant.` is no message
+    start because the "a" of "assistant" is also the first letter of a marker."""
     told = False
     for fmt in fmts:
-        pattern = _test(fmt, firsts, starters(fmt, buf[pos : pos + 1]))[0]
+        pattern = _test(fmt, markers, starters(fmt, buf[pos : pos + 1]), exact=True)[0]
         if pattern is None:
             return True
         m = pattern.match(buf, pos, partial=not final)
@@ -76,23 +78,23 @@ def marker_opens(fmts: list[Format], buf: str, pos: int, final: bool, firsts: fr
     return None if told else False
 
 
-def _test(fmt: Format, firsts: frozenset, keep: frozenset | None = None) -> tuple[Any, Any, Any, Any]:
+def _test(fmt: Format, firsts: frozenset, keep: frozenset | None = None, exact: bool = False) -> tuple[Any, Any, Any, Any]:
     """fmt's opening test, built once: (the pattern, for a stream's partial matches
     and a whole text alike; that one as run on an ASCII text, and on any text: by
     `re` where it matches there as `regex` does, twice as fast: _words.fast), or
     Nones. Each is compiled when first run. keep: only these first tokens may start
-    the region (see starters).
+    the region (see starters). exact: firsts are whole markers (see _opening).
 
     One pattern for both, its tokens atomic groups (see _opening): a stream's test
     with backtracking groups tried a long prose word again one character shorter
     at a time, each time looking on for what follows a name, so one delta holding
     a 32 KB word cost ten times the whole parse's test."""
-    key = (firsts, keep)
+    key = (firsts, keep, True) if exact else (firsts, keep)
     known = _derived(fmt, "openings")
     found = known.get(key)
     if found is None:
         try:
-            whole = _opening(fmt, firsts, keep)
+            whole = _opening(fmt, firsts, keep, exact)
         except Exception as exc:  # noqa: BLE001 - no test: the driver decides, as before
             if passes_through(exc):
                 raise
@@ -209,11 +211,14 @@ def openers(test: tuple, buf: str, pos: int, final: bool) -> list[Format]:
     return [f for f, t in zip(fmts, tests) if t[0] is None or t[0].match(buf, pos, partial=True) is not None]
 
 
-def _opening(fmt: Format, firsts: frozenset, keep: frozenset | None = None) -> Any:
+def _opening(fmt: Format, firsts: frozenset, keep: frozenset | None = None, exact: bool = False) -> Any:
     """fmt's opening test's source: each token's pattern an atomic group, taking what
     the driver's lexer takes there (its pattern's match) and no shorter part of it, so
     a prose word is not tried again, one character shorter at a time, as a name.
-    keep: the first tokens to try (None: all)."""
+    keep: the first tokens to try (None: all). firsts: the first characters of the
+    call markers, or with exact, the markers themselves: where the driver may close
+    the frame early is then a whole marker (or end marker) there, as the driver's
+    at_marker tells, not any text that starts with one of their characters."""
     c = fmt.compiled
     first = c.allowed[c.start_state]
     if keep is not None:
@@ -227,13 +232,24 @@ def _opening(fmt: Format, firsts: frozenset, keep: frozenset | None = None) -> A
     # The driver closes a frame early (Driver._close) at an end marker, and, only where
     # literals it may supply complete the frame (closing_plan), where the text ends or
     # a call marker starts.
-    ends = "".join(sorted({e[0] for e in fmt.ends if e}))
-    stops = "".join(sorted(set(firsts) | set(ends)))
+    if exact:
+        # (Longest first; a lookahead: the marker is not the region's.)
+        def lookahead(words: set) -> str:
+            return "(?=" + alt(regex.escape(w) for w in sorted(words, key=lambda w: (-len(w), w))) + ")"
+
+        stop_ends = {e for e in fmt.ends if e}
+        stops = lookahead(set(firsts) | stop_ends) if firsts or stop_ends else ""
+        ends = lookahead(stop_ends) if stop_ends else ""
+    else:
+        ends = "".join(sorted({e[0] for e in fmt.ends if e}))
+        stops = "".join(sorted(set(firsts) | set(ends)))
+        stops = f"[{regex.escape(stops)}]" if stops else ""
+        ends = f"[{regex.escape(ends)}]" if ends else ""
 
     def closing(stack: list) -> str:
         if closing_plan(c, stack, fmt.ends) is not None:
-            return r"\s*(?:\Z" + (f"|[{regex.escape(stops)}]" if stops else "") + ")"
-        return rf"\s*[{regex.escape(ends)}]" if ends else "(?!)"
+            return r"\s*(?:\Z" + (f"|{stops}" if stops else "") + ")"
+        return rf"\s*{ends}" if ends else "(?!)"
 
     def after(stack: list | None, depth: int) -> str:
         """What may follow the tokens read so far (the parser at `stack`): tokens

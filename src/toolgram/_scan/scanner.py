@@ -597,7 +597,7 @@ class Scanner(MarkerSearch):
         for c in self.think_closers:
             at = buf.find(c, max(self.think_from, self.think_scan - len(c)))
             while at >= 0 and c not in self.think_closes:
-                starts = marker_opens(self.by_marker[c], buf, at, final, self.first_set)
+                starts = marker_opens(self.by_marker[c], buf, at, final, self.call_markers)
                 if starts:
                     break
                 if starts is None:
