@@ -47,6 +47,29 @@ CASES = [
             )
         ],
     ),
+    # Tags the value's text holds: a closer that pairs with an opener written there (an
+    # indented line the pattern read as text) is text; a value may begin with a tag.
+    (
+        (
+            "<tool_call>\n<function=write_file>\n<parameter=content>\n<task>\n  <parameter id=\"n\">4</parameter>\n"
+            "  <param>on</param>\n</task>\n</parameter>\n</function>\n</tool_call>"
+        ),
+        [("write_file", {"content": '<task>\n  <parameter id="n">4</parameter>\n  <param>on</param>\n</task>'}, ())],
+    ),
+    (
+        (
+            '<minimax:tool_call>\n<invoke name="note">\n<parameter name="text"><invoke name="ping"></invoke> is a call'
+            " with no arguments.</parameter>\n</invoke>\n</minimax:tool_call>"
+        ),
+        [("note", {"text": '<invoke name="ping"></invoke> is a call with no arguments.'}, ())],
+    ),
+    (  # the quoted tags do not close inside a value: its close tags were left out, as before
+        (
+            '<minimax:tool_call>\n<invoke name="plan_trip">\n<parameter name="city"><invoke name="book_hotel">\n'
+            '<parameter name="nights">2</parameter>\n</invoke>\n</minimax:tool_call>'
+        ),
+        [("plan_trip", {"city": ""}, ("closed_tag",)), ("book_hotel", {"nights": 2}, ())],
+    ),
 ]
 
 

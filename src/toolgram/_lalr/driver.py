@@ -30,7 +30,7 @@ from . import nest as _nest
 from .._recover import repair as _repair
 from .extent import _Extent
 from .growth import _could_grow, _loop_wait
-from .table import _reduces_call, closing_plan, expected, simulate
+from .table import _reduces_call, closing_plan, expected, simulate, step
 from .tokens import _SNIPPET, DONE, FAIL, WAIT, WAIT_MORE, Tok, _snippet
 
 
@@ -39,7 +39,7 @@ class Driver:
         "fmt", "c", "start", "pos", "stack", "values", "status", "end", "tree", "repairs", "reason", "prose_at",
         "hint", "extents", "quotes", "resume", "taken", "brackets", "cutter", "recheck", "marks",
         "closed_at", "last_end", "calls", "lines", "line_end", "stray", "quote_memo", "last_term", "last_start", "ended",
-        "loose_memo", "nest_memo",
+        "loose_memo", "nest_memo", "nest_open",
     )  # fmt: skip
 
     def __init__(self, fmt: Format, start: int, brackets: Any = None, cutter: Any = None, lines: bool = False) -> None:
@@ -115,6 +115,7 @@ class Driver:
         # ((token start, stop), where the reading got to, its open tags, the pattern's next
         # stop): how far a stream's look at the tags after a raw value's stop went (nest.py).
         self.nest_memo: tuple | None = None
+        self.nest_open: tuple | None = None  # ((token start, stop), the openers left open there: nest.py)
 
     # -- the loop ---------------------------------------------------------
     def run(self, buf: str, final: bool, at_marker) -> str:
@@ -308,12 +309,20 @@ class Driver:
                         pattern = resume[2] or pattern
                     m = pattern.match(buf, at, partial=not final)
                     if m is None:
-                        continue
-                    end = m.end()
+                        if name not in nest_text or at != pos or self._shifts_at(buf, pos, allowed):
+                            continue
+                        # (A raw value may begin with a declared tag, `<invoke …>` glued to
+                        # its parameter's `>`: its pattern matches nothing there, and the
+                        # tags are read below as for a value that stopped at one. Not where
+                        # the parser takes that tag as it stands, GLM's `<arg_value>` after
+                        # `</arg_key>`: only where it would supply a left-out close first.)
+                        end = pos
+                    else:
+                        end = m.end()
                     # A match may still change when more text arrives: it touches the
                     # end, or the engine tried a way that ran into the end first
                     # (`match` gives "```" for /```(?:json)?/ on "```j", not a partial).
-                    if not final and (end >= n or _could_grow(t, buf, pos)):
+                    if m is not None and not final and (end >= n or _could_grow(t, buf, pos)):
                         grow = True
                         if growers is not None:
                             loop = _loop_wait(t, buf, at, n, pos) if end >= n else None
@@ -323,7 +332,7 @@ class Driver:
                                 growers.append(loop)
                                 if loop.resume is not None:
                                     self.resume[name] = (pos, *loop.resume)
-                    if m.partial or end == pos:
+                    if m is not None and (m.partial or end == pos):
                         continue
                     through = None
                     if end < n and name in json_text:
@@ -342,6 +351,8 @@ class Driver:
                             else:
                                 growers = None
                             continue
+                    if end == pos:
+                        continue  # (no value there: see above)
                 if end - pos > best_len:
                     best, best_len, best_prio = name, end - pos, t.priority
             if grow:
@@ -372,6 +383,19 @@ class Driver:
                     break
             if not skipped:
                 return None
+
+    def _shifts_at(self, buf: str, pos: int, allowed) -> bool:
+        """Whether the parser takes a token that the text at pos starts with, as the text
+        stands: reducing no empty rule first (no left-out tag supplied)."""
+        for u in allowed:
+            if u.literal is not None:
+                if not buf.startswith(u.literal, pos):
+                    continue
+            elif u.name in ("JSON", "PYVALUE") or u.name in self.c.nest.terminals or u.pattern.match(buf, pos) is None:
+                continue
+            if step(self.c, list(self.stack), u.name, _not_empty):
+                return True
+        return False
 
     def _through(self, t, buf: str, pos: int, end: int, final: bool) -> Any:
         return _close.through(self, t, buf, pos, end, final)
@@ -552,6 +576,10 @@ TAG_FIRST = r"\s*<"
 CALL_TAG_FIRST = r"""\s*(?:[^\s<>{}\[\]()"',=`]{1,256}\s*)?<"""
 _TAG_FIRST = fast_source(TAG_FIRST)[1]  # (by `re`: see _words.fast)
 _CALL_TAG_FIRST = fast_source(CALL_TAG_FIRST)[1]
+
+
+def _not_empty(rule: Any) -> bool:
+    return bool(rule.expansion)
 
 
 def _close_extent(tree: Any, children: list) -> None:

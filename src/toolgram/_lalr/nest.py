@@ -8,6 +8,11 @@ in _grammar/nest.py). The rule (docs/formats.md, "Markers inside values"):
    the value goes on to its own close tag where its pattern stops at one, with every
    tag after that opener balanced by its closer in between (nesting counted, bounded
    depth);
+ - a closer that pairs with an opener the value's text holds (read as text by the
+   pattern: indented, or after a space) is the value's text the same way, those openers
+   counted first (_open_in_value); and a value may begin with an opener (the driver
+   reads one glued to the parameter's `>` here, where the parser would otherwise supply
+   a left-out close);
  - a reply that ends inside that reading, with every tag after the opener balanced and
    no closer of what holds the value among them (a value that quotes a whole call, then
    the token limit): the value runs to the end of the reply, cut short;
@@ -76,6 +81,30 @@ def _inline_run_then_text(nest: Any, buf: str, pos: int, final: bool) -> bool | 
     return False
 
 
+def _open_in_value(d: Any, nest: Any, buf: str, pos: int, end: int) -> tuple:
+    """The declared openers that the value's text from pos to its stop at `end` left
+    open (their closers, innermost last; nesting counted, a closer that pairs with none
+    of them is text): an indented `<invoke name="a">` line the value's pattern read as
+    text, whose `</invoke>` or inner `</parameter>` the pattern then stopped at. Kept per
+    (pos, end): a stream asks again with each delta."""
+    memo = d.nest_open
+    if memo is not None and memo[0] == (pos, end):
+        return memo[1]
+    stack: list = []
+    for m in nest.tags.finditer(buf, pos, end):
+        need = nest.closer_of[m.group()]
+        if need is not None:
+            if len(stack) >= _DEPTH:
+                stack = []
+                break
+            stack.append(need)
+        elif stack and stack[-1] == m.group():
+            stack.pop()
+    found = tuple(stack)
+    d.nest_open = ((pos, end), found)
+    return found
+
+
 def _goes_on(nest: Any, buf: str, pos: int, final: bool, run: bool | None = None) -> bool | None:
     """Whether the structure goes on after a closer of what holds the value, ending at
     pos: a tag or the end of the reply follows it (after at most 32 blanks), and it is
@@ -123,12 +152,22 @@ def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
     if m is None:
         return None  # a marker of another kind
     tag = m.group()
+    if end == pos and nest.closer_of[tag] is None:
+        return None  # (no value before a closer: the value's pattern matched nothing)
     first_end = end
+    still_open: tuple = ()  # (the openers of the value's text a reading on must close first)
     if nest.closer_of[tag] is None:
         run = _inline_run_then_text(nest, buf, m.end(), final)
         if run is None:
             return WAIT, None  # (closers up to the end of the text so far: not yet told)
-        if tag in nest.own:
+        inner = _open_in_value(d, nest, buf, pos, end)
+        if inner and inner[-1] == tag:
+            # It closes an opener written in the value's text (an indented `<invoke …>`
+            # line, a config file's `<parameter name="x">`): text, if the value then
+            # closes, the openers around that one closed first.
+            first_end = m.end()
+            still_open = inner[:-1]
+        elif tag in nest.own:
             if not run:
                 return None  # the value's own close tag, where its pattern says it closes
             # Its own close tag, then closers and text on that line (`tags: </parameter>
@@ -153,7 +192,7 @@ def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
         _, x, stack, stop, outer, paired, resume = memo
         stack = list(stack)
     else:
-        x, stack, stop, outer, paired, resume = first_end, [], -1, first_end > end, end, None
+        x, stack, stop, outer, paired, resume = first_end, list(still_open), -1, first_end > end, end, None
     origin = None  # (where the match that found `stop` began, its pattern, the value's start)
     tags = nest.tags
     pattern = t.pattern
