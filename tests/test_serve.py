@@ -562,3 +562,62 @@ def test_requests_it_cannot_read_are_400s(client) -> None:
     assert reply.status_code == 400 and "'tools' cannot be read" in reply.json()["error"]["message"]
     odd_choice = {**bad_tools, "tools": TOOLS, "tool_choice": {"type": "function", "function": "x"}}
     assert httpx.post(url, json=odd_choice).status_code == 400
+
+
+def test_requests_it_would_read_wrongly_are_400s(client) -> None:
+    """QA: n=2 lost the second choice (streamed, both were fed to one parser), and odd
+    values of tool_choice, stream or tools passed for defaults."""
+    url = str(client.base_url) + "chat/completions"
+    base = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "tools": TOOLS}
+    for odd, says in (
+        ({"n": 2}, "'n' must be 1"),
+        ({"n": 2, "stream": True}, "'n' must be 1"),
+        ({"tool_choice": "bogus"}, "'tool_choice' must be"),
+        ({"tool_choice": 42}, "'tool_choice' must be"),
+        ({"stream": "yes"}, "'stream' must be true or false"),
+        ({"tools": "abc"}, "'tools' must be a list"),
+    ):
+        reply = httpx.post(url, json={**base, **odd})
+        assert reply.status_code == 400 and says in reply.json()["error"]["message"], (odd, reply.text)
+    assert httpx.post(url, json={**base, "n": 1}).status_code == 200
+
+
+def test_a_lone_surrogate_in_the_arguments_reaches_the_client(client) -> None:
+    """A reply cut between an emoji's two escapes: the call's value ends in a lone
+    surrogate, which UTF-8 cannot carry; it is sent as its JSON escape (it was a 500, and
+    a stream that broke off)."""
+    raw = '<tool_call>{"name": "get_weather", "arguments": {"city": "Hi \\ud83d'
+    order = {"text": raw}
+    got = whole(ask(client, order))
+    assert got == expected(raw, TOOLS, got)
+    assert json.loads(got["tool_calls"][0]["function"]["arguments"]) == {"city": "Hi \ud83d"}
+    got = streamed(client, order)
+    assert got["tool_calls"] == expected(raw, TOOLS, got, streamed=True)["tool_calls"]
+
+
+def test_a_backends_tool_calls_finish_without_calls_is_stop(client) -> None:
+    """A backend that read calls of its own says finish_reason "tool_calls"; toolgram does
+    not pass those calls on, so a reply without calls of ours finishes with "stop"."""
+    order = {"text": "Nothing to call.", "finish_reason": "tool_calls"}
+    assert whole(ask(client, order))["finish_reason"] == "stop"
+    assert streamed(client, order)["finish_reason"] == "stop"
+    order = {"text": "Cut short.", "finish_reason": "length"}
+    assert whole(ask(client, order))["finish_reason"] == "length"
+
+
+def test_a_long_call_is_read_whole_unless_max_chars_says(client, backend) -> None:
+    """serve reads a reply whole by default: parse()'s 32,768 characters cut a long
+    write_file's arguments (QA). --max-chars sets a limit."""
+    raw = 'Writing it.<tool_call>{"name": "get_weather", "arguments": {"city": "' + "x" * 40_000 + '"}}</tool_call>'
+    order = {"text": raw}
+    got = whole(ask(client, order))
+    assert json.loads(got["tool_calls"][0]["function"]["arguments"])["city"] == "x" * 40_000
+    assert got["content"] == "Writing it." and not got["repairs"]
+    assert [c["function"] for c in streamed(client, order)["tool_calls"]] == [c["function"] for c in got["tool_calls"]]
+    proc, url = serve(backend + "/v1", "--max-chars", "1000")
+    try:
+        limited = openai.OpenAI(base_url=url + "/v1", api_key="unused", max_retries=0, timeout=30)
+        cut = whole(ask(limited, order))
+        assert cut["repairs"] and "cut_by_max_chars" in json.dumps(cut["repairs"])
+    finally:
+        stop(proc)

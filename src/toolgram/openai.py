@@ -111,7 +111,7 @@ def completion(
             {
                 "index": 0,
                 "message": msg,
-                "finish_reason": "tool_calls" if msg.get("tool_calls") else (finish_reason or "stop"),
+                "finish_reason": "tool_calls" if msg.get("tool_calls") else _no_calls(finish_reason),
                 "logprobs": None,
             }
         ],
@@ -184,7 +184,7 @@ class CompletionStream:
         self.result = self._parser.close()
         if self._dropped:
             chunks.append(self._chunk({"toolgram": {"errors": [_dropped_message(self._dropped)]}}))
-        reason = "tool_calls" if self._calls else (finish_reason or "stop")
+        reason = "tool_calls" if self._calls else _no_calls(finish_reason)
         chunks.append(self._chunk({}, finish_reason=reason))
         return chunks
 
@@ -313,3 +313,10 @@ def _extension(errors: list[str], calls: list[tuple[int, Any]]) -> dict[str, Any
 
 def _new_id() -> str:
     return "chatcmpl-" + uuid.uuid4().hex
+
+
+def _no_calls(finish_reason: str | None) -> str:
+    """The finish_reason of a message with no tool calls: the backend's, but never
+    "tool_calls" (a backend that read calls of its own, which toolgram does not pass on,
+    says so; an agent loop that trusts it would look for calls that are not there)."""
+    return "stop" if finish_reason in (None, "tool_calls") else finish_reason

@@ -850,6 +850,14 @@ def build_parser() -> argparse.ArgumentParser:
         "toolgram extension field that asks the model to write it again",
     )
     p.add_argument(
+        "--max-chars",
+        type=int,
+        default=None,
+        metavar="N",
+        help="read at most N characters of a reply (default: all of it; parse()'s default of 32768 would cut a "
+        "long call's arguments)",
+    )
+    p.add_argument(
         "--stream-arguments",
         action="store_true",
         help="streamed: send a call's name and arguments as the model writes them (JSON-payload formats, "
@@ -881,6 +889,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             log_level=args.log_level,
             formats=formats,
             truncated=args.truncated,
+            max_chars=args.max_chars,
             stream_arguments=args.stream_arguments,
             prompt=args.prompt,
             api_key=args.api_key or os.environ.get("TOOLGRAM_API_KEY") or None,

@@ -43,9 +43,18 @@ __all__ = ["create_app", "serve"]
 _HONOURED = ("tool_choice", "parallel_tool_calls")
 
 
+class _JSONResponse(JSONResponse):
+    """A JSON body that UTF-8 can always carry: a lone surrogate in a value (a reply cut
+    between an emoji's two `\\uXXXX` escapes) is written as its escape, which JSON reads
+    back as the same character; Starlette's own failed to encode it (a 500)."""
+
+    def render(self, content: Any) -> bytes:
+        return json.dumps(content, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "backslashreplace")
+
+
 def error_response(status: int, message: str, kind: str, code: Any = None) -> JSONResponse:
     """An error in OpenAI's shape (the openai SDK raises it as APIStatusError with this message)."""
-    return JSONResponse({"error": {"message": message, "type": kind, "param": None, "code": code}}, status_code=status)
+    return _JSONResponse({"error": {"message": message, "type": kind, "param": None, "code": code}}, status_code=status)
 
 
 class _BackendError(Exception):
@@ -70,6 +79,7 @@ def create_app(
     *,
     formats: Any = None,
     truncated: str = "repair",
+    max_chars: int | None = None,
     stream_arguments: bool = False,
     prompt: str | None = None,
     api_key: str | None = None,
@@ -79,7 +89,9 @@ def create_app(
 ) -> Starlette:
     """The ASGI app. `backend`: the backend's URL; `formats`: the formats to read (None:
     all); `truncated`: parse()'s, for a call the end of the reply cut ("repair" or
-    "error"); `stream_arguments`: streamed, a call's name and arguments are sent as the
+    "error"); `max_chars`: parse()'s, None by default (a reply is read whole: a long
+    write_file is not cut at 32 KB; the backend's max_tokens bounds it, and the cost is
+    linear); `stream_arguments`: streamed, a call's name and arguments are sent as the
     model writes them, and a call that then fails is withdrawn in the extension field
     (CompletionStream arguments="as_written"), instead of each call whole once certain;
     `prompt`: a toolgram.prompts format to write the tools into the system prompt;
@@ -89,7 +101,10 @@ def create_app(
     base = backend_base(backend)
     select_formats(formats)  # (an unknown format name fails now, not at the first request)
     check_truncated(truncated)
-    reading = {"formats": formats, "truncated": truncated}  # (parse()'s options, and StreamParser's)
+    if max_chars is not None and (not isinstance(max_chars, int) or max_chars < 1):
+        raise ValueError(f"max_chars must be a positive number of characters or None, not {max_chars!r}")
+    # (parse()'s options, and StreamParser's)
+    reading = {"formats": formats, "truncated": truncated, "max_chars": max_chars}
     if prompt is not None:
         render_prompt(["probe"], prompt)  # (an unknown format fails now, not at the first request)
     headers = {"Authorization": f"Bearer {backend_api_key}"} if backend_api_key else {}
@@ -108,7 +123,7 @@ def create_app(
         return error_response(401, "Incorrect API key provided.", "invalid_request_error", "invalid_api_key")
 
     async def health(request: Request) -> Response:
-        return JSONResponse({"status": "ok", "backend": base})
+        return _JSONResponse({"status": "ok", "backend": base})
 
     async def models(request: Request) -> Response:
         denied = refused(request)
@@ -161,10 +176,13 @@ def create_app(
             parallel_tool_calls=plan.parallel,
         )
         _add_reasoning(out["choices"][0]["message"], message.get("reasoning_content"))
-        return JSONResponse(out)
+        return _JSONResponse(out)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> Any:
+        # The grammars are compiled before the first request, not during it (a format's
+        # grammar is otherwise built when a reply first shows it: up to ~0.4 s for all).
+        await run_in_threadpool(_warm, formats)
         yield
         if "client" in state:
             await state.pop("client").aclose()
@@ -188,6 +206,15 @@ class _Plan:
         self.arguments = arguments  # (CompletionStream's, when streamed)
         tools = body.get("tools") or None
         choice = body.get("tool_choice")
+        if tools is not None and not isinstance(tools, list):
+            raise ValueError("'tools' must be a list of tools.")
+        if choice is not None and choice not in ("none", "auto", "required") and not isinstance(choice, dict):
+            raise ValueError(f"'tool_choice' must be \"none\", \"auto\", \"required\" or a function, not {choice!r}.")
+        if body.get("stream") not in (None, True, False):
+            raise ValueError(f"'stream' must be true or false, not {body.get('stream')!r}.")
+        if body.get("n") not in (None, 1):
+            # (Each choice would need its own reading; the backend's others were dropped.)
+            raise ValueError("toolgram serve reads one choice a request: 'n' must be 1.")
         self.model = body.get("model") or ""
         # The response's id, toolgram's own rather than the backend's (which may repeat: a
         # server that numbers its replies from 0 at each start, a replay), and the salt of the
@@ -252,6 +279,15 @@ class _Plan:
         return _Adapter(stream, self)
 
 
+def _warm(formats: Any) -> None:
+    for fmt in select_formats(formats):
+        try:
+            for t in fmt.compiled.terminals.values():
+                t.pattern  # noqa: B018 - (compiled when first lexed)
+        except Exception:  # noqa: BLE001 - a broken grammar says so when a reply meets it
+            continue
+
+
 def _tool_name(tool: Any) -> Any:
     if isinstance(tool, dict):
         inner = tool.get("function") if isinstance(tool.get("function"), dict) else tool
@@ -270,7 +306,8 @@ def _with_system(messages: list[Any], text: str) -> list[Any]:
 def _add_reasoning(message: dict[str, Any], backend_reasoning: Any) -> None:
     """Reasoning the backend separated itself (llama.cpp's --reasoning-format) comes first."""
     if isinstance(backend_reasoning, str) and backend_reasoning:
-        message["reasoning_content"] = backend_reasoning + message.get("reasoning_content", "")
+        own = message.get("reasoning_content", "")
+        message["reasoning_content"] = backend_reasoning + ("\n\n" + own if own else "")
 
 
 async def _send(client: httpx.AsyncClient, method: str, path: str, body: Any) -> httpx.Response:
@@ -351,13 +388,13 @@ async def _stream(client: httpx.AsyncClient, plan: _Plan) -> Response:
                     delta = choice.get("delta") or {}
                     reason = choice.get("finish_reason") or reason
                     if delta.get("reasoning_content"):
-                        yield "".join(map(_sse, adapter.reasoning(delta["reasoning_content"])))
+                        yield b"".join(map(_sse, adapter.reasoning(delta["reasoning_content"])))
                     if delta.get("content"):
                         # (Parsed in the loop: a delta costs in proportion to its length,
                         # far less than a hop to a thread for a few characters.)
                         out = adapter.feed(delta["content"])
                         if out:  # (one write for what one backend chunk gives)
-                            yield "".join(map(_sse, out))
+                            yield b"".join(map(_sse, out))
             else:
                 if reason is None:  # (the body ended with neither [DONE] nor a finish_reason: cut)
                     raise ValueError("the stream ended before the reply did")
@@ -377,13 +414,14 @@ async def _stream(client: httpx.AsyncClient, plan: _Plan) -> Response:
             yield _sse(out)
         if usage is not None and last:
             yield _sse({**{k: last[-1][k] for k in ("id", "object", "created", "model")}, "choices": [], "usage": usage})
-        yield "data: [DONE]\n\n"
+        yield b"data: [DONE]\n\n"
 
     return StreamingResponse(events(), media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
 
 
-def _sse(value: dict[str, Any]) -> str:
-    return f"data: {json.dumps(value, ensure_ascii=False)}\n\n"
+def _sse(value: dict[str, Any]) -> bytes:
+    # (backslashreplace: a lone surrogate is written as its JSON escape; see _JSONResponse.)
+    return f"data: {json.dumps(value, ensure_ascii=False)}\n\n".encode("utf-8", "backslashreplace")
 
 
 class _Adapter:
