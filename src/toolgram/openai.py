@@ -100,7 +100,7 @@ def completion(
     """A `chat.completion` object of one choice holding `message(result, salt=salt)`.
 
     `finish_reason` is "tool_calls" when the message has calls; otherwise the one given
-    (a backend's "length") or "stop"."""
+    (a backend's "length") or "stop", never "tool_calls"."""
     msg = message(result, parallel_tool_calls=parallel_tool_calls, salt=salt)
     out: dict[str, Any] = {
         "id": id or _new_id(),
@@ -176,7 +176,8 @@ class CompletionStream:
 
     def close(self, finish_reason: str | None = None) -> list[dict[str, Any]]:
         """The last chunks: what the end of the reply settles, then the finish chunk
-        (finish_reason "tool_calls" when a call was sent, else `finish_reason` or "stop").
+        (finish_reason "tool_calls" when a call was sent, else `finish_reason` or "stop",
+        never "tool_calls").
         Sets `result`. Idempotent in effect: a second call returns no chunks."""
         if self.result is not None:
             return []
