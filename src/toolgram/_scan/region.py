@@ -75,6 +75,9 @@ class RegionReader:
         self.failed_frame: Driver | None = None
         self.mentioned = False  # a format read the region as a mention of its tag (mention)
         self.fail_scan = start
+        # (fail_scan when settle_failure last waited, and where a call marker may still
+        # begin: before it, none can, whatever comes next.)
+        self.call_hint: tuple[int, int] | None = None
         self.salvaged: Any = None  # salvage's answer for the region (False: none), once asked
         self.frame: _frame.Frame | None = frame  # the first candidate's fast frame, until given up
         self.frame_wait: Any = None  # what Frame.read waits with (a _LoopWait: see Scanner._settle)
