@@ -669,3 +669,12 @@ def test_a_lone_surrogate_in_a_value_is_written_as_its_escape(command: list[str]
     proc = run(*command, stdin=LONE_SURROGATE)
     assert proc.returncode == 0, proc.stderr
     assert "\\ud83d" in proc.stdout
+
+
+def test_parse_writes_control_characters_of_the_reply_as_escapes() -> None:
+    """QA: an escape sequence in a reply acted on the terminal `toolgram parse` wrote to
+    (`explain` already escaped it); CRLF line ends stay line ends."""
+    proc = run("parse", "-", stdin="before\x1b[2Jafter\r\nnext\x07line")
+    assert proc.returncode == 0, proc.stderr
+    assert "\x1b" not in proc.stdout and "\x07" not in proc.stdout
+    assert "before\\x1b[2Jafter\n  next\\x07line" in proc.stdout

@@ -22,6 +22,7 @@ import argparse
 import codecs
 import json
 import os
+import re
 import shutil
 import sys
 import warnings
@@ -145,8 +146,17 @@ def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+# Control characters of a reply, but newlines and tabs: written as their escapes in a
+# report for a terminal (an escape sequence the model wrote would act on it).
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def _shown(text: str) -> str:
+    return _CONTROL.sub(lambda m: repr(m.group())[1:-1], text)
+
+
 def _indent(text: str, pad: str = "  ") -> str:
-    return "\n".join(pad + line for line in text.splitlines()) if text else ""
+    return "\n".join(pad + line for line in _shown(text.replace("\r\n", "\n")).split("\n")) if text else ""
 
 
 # -- parse ---------------------------------------------------------------------------
@@ -182,14 +192,14 @@ def cmd_parse(args: argparse.Namespace) -> int:
             info.append(f"id {call.id}")
         if call.kind != "tool":
             info.append(call.kind)
-        line = f"  {i}. {st(call.name, 'bold', 'cyan')}  " + st("(" + ", ".join(info) + ")", "dim")
+        line = f"  {i}. {st(_shown(call.name), 'bold', 'cyan')}  " + st("(" + ", ".join(info) + ")", "dim")
         if call.repairs:
             line += "  " + st("repaired: " + ", ".join(call.repairs), "yellow")
         w(line + "\n     " + _dumps(call.arguments) + "\n")
     if result.errors:
         w(st(f"errors ({len(result.errors)})", "bold", "red") + "\n")
         for err in result.errors:
-            w("  " + st(err, "red") + "\n")
+            w("  " + st(_shown(err), "red") + "\n")
     return 0
 
 
