@@ -711,8 +711,11 @@ class Builder:
         name = obj.get("name", obj.get("tool_name", obj.get("tool", fn if isinstance(fn, str) else None)))
         if not isinstance(name, str) or not name.strip():
             raise Unreadable('the call object has no "name"')
-        draft = Draft(name=name.strip(), span=span or self.region)
+        draft = Draft(name="", span=span or self.region)
         _add(draft.repairs, repairs)
+        # (A JSON string keeps the backslash of `get\_weather`, which is no JSON escape: the
+        # payload's repairs say escaped_underscores already.)
+        draft.name = _unescape_md(name.strip(), draft.repairs)
         for key in ("id", "call_id", "tool_call_id"):
             if obj.get(key) is not None and not isinstance(obj.get(key), (dict, list)):
                 draft.id = str(obj[key])
@@ -773,8 +776,9 @@ class Builder:
                     continue
                 raise Unreadable("expected objects of the form {NAME: arguments}")
             ((name, args),) = obj.items()
-            draft = Draft(name=str(name), span=spans[i] if spans else self.region)
+            draft = Draft(name="", span=spans[i] if spans else self.region)
             _add(draft.repairs, repairs)
+            draft.name = _unescape_md(str(name), draft.repairs)
             draft.arguments = self._object_args(args, draft)
             if i == len(items) - 1 and _cut_flags(obj, left_open, cut_value) & _CUT_VALUE:
                 _add(draft.repairs, ["cut_value"])

@@ -372,7 +372,7 @@ def coerce_param(
         return value, tuple(repairs)
     if typ == "python":
         try:
-            value, repairs = _repair.loads(raw)
+            value, repairs = _repair.loads(raw, python=True)
         except _repair.RepairError:
             text = raw.strip()
             # A quoted value with its own quotes inside, unescaped, in pairs

@@ -345,6 +345,16 @@ _SIMPLE_ESCAPES = {
 }
 
 
+# JSON's own escapes: a JSON string reads these and no others (see _Reader.unescape).
+_JSON_FORMS = r"""
+    u([dD][89abAB][0-9a-fA-F]{2})\\u([dD][c-fC-F][0-9a-fA-F]{2})
+  | u([0-9a-fA-F]{4})
+"""
+_JSON_ESCAPE = lazy(re.compile, rf"\\(?:{_JSON_FORMS}|(.))", re.S | re.X)
+_JSON_ESCAPE_AT_CUT = lazy(re.compile, rf"\\(?:{_JSON_FORMS}|(?:u[0-9a-fA-F]{{0,3}})?\Z|(.))", re.S | re.X)
+_JSON_SIMPLE = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+
+
 def _unescape(m: re.Match[str]) -> str:
     high, low, u4, x2, u8, char = m.groups()
     if high:
@@ -418,8 +428,11 @@ def _stripped_end(text: str) -> int:
 class _Reader:
     """One lenient pass: a tokenizer feeding a builder with an explicit stack."""
 
-    def __init__(self, text: str, cut: bool = False) -> None:
+    def __init__(self, text: str, cut: bool = False, python: bool = False) -> None:
         self.text = text
+        # Whether the text is a Python value (a pythonic call's argument): its strings'
+        # escapes are Python's, else JSON's (see unescape).
+        self.python = python
         # Whether the text ends where the reply ended (see loads): then a value the end
         # cut short is noted (cut_value), and the containers left open are kept.
         self.cut = cut
@@ -538,7 +551,7 @@ class _Reader:
                     if kind == _DQ:
                         key = m.group(5)
                         if "\\" in key:
-                            key = _ESCAPE.sub(_unescape, key)
+                            key = self.unescape(key, '"')
                     elif kind == _WORD_TOKEN:
                         note("unquoted_keys")
                         key = m.group(kind)
@@ -562,7 +575,7 @@ class _Reader:
                 if kind == _DQ:  # the common case first: a closed "string"
                     value = m.group(5)
                     if "\\" in value:
-                        value = _ESCAPE.sub(_unescape, value)
+                        value = self.unescape(value, '"')
                 elif kind == _INT:
                     try:
                         value = int(m.group(kind))
@@ -644,12 +657,47 @@ class _Reader:
             body = m.group(kind - 1)
             if kind == _SQ and _APOSTROPHE.search(body):
                 self.note("apostrophe")  # ('It's': see _STRING)
-            return (_ESCAPE.sub(_unescape, body) if "\\" in body else body), m.end()
+            return (self.unescape(body, self.text[m.start(kind - 1) - 1]) if "\\" in body else body), m.end()
         # Cut off by the end of the text: close it, minus any half-written
         # escape. (The token stops short of a lone trailing backslash.)
         self.note("closed_json")
         body = self.text[m.start(kind) :]
-        return (_ESCAPE_AT_CUT.sub(_unescape, body) if "\\" in body else body), len(self.text)
+        return (self.unescape(body, self.text[m.start(kind) - 1], True) if "\\" in body else body), len(self.text)
+
+    def unescape(self, body: str, quote: str, cut: bool = False) -> str:
+        """A string's inside (`quote`: the quote it opened with), its escapes read. A
+        Python value's, and a 'single-quoted' string's (Python's repr), are Python's (an
+        unknown one keeps its backslash, as in Python). A "JSON string" reads JSON's
+        escapes, and `\\'` as the quote it escapes (repair invalid_escape); any other
+        backslash is the model's own, kept with the character after it (`C:\\apps`,
+        `\\d+`, `\\x41`: a bell or an `A` would change the value; invalid_escape), a
+        Markdown-escaped underscore (`my\\_file`) too (escaped_underscores: a call's
+        name drops it, see _build/builder.py)."""
+        if self.python or quote == "'":
+            return (_ESCAPE_AT_CUT if cut else _ESCAPE).sub(_unescape, body)
+        kept: list[str] = []
+
+        def read(m: re.Match[str]) -> str:
+            high, low, u4, char = m.groups()
+            if high:
+                return chr(0x10000 + ((int(high, 16) - 0xD800) << 10) + (int(low, 16) - 0xDC00))
+            if u4:
+                return chr(int(u4, 16))
+            if char is None:  # an escape cut off by the end of the text
+                return ""
+            simple = _JSON_SIMPLE.get(char)
+            if simple is not None:
+                return simple
+            if char == "'":
+                kept.append("invalid_escape")
+                return "'"
+            kept.append("escaped_underscores" if char == "_" else "invalid_escape")
+            return m.group()
+
+        body = (_JSON_ESCAPE_AT_CUT if cut else _JSON_ESCAPE).sub(read, body)
+        for name in kept:
+            self.note(name)
+        return body
 
     def numberish(self, pos: int) -> tuple[Any, int]:
         """Read what JSON's number grammar refused at pos: -Infinity, or a cut-off number."""
@@ -763,7 +811,9 @@ def breaks_at(text: str) -> int | None:
     return None
 
 
-def loads(text: str, cut: bool = False, left_open: list | None = None) -> tuple[Any, tuple[str, ...]]:
+def loads(
+    text: str, cut: bool = False, left_open: list | None = None, python: bool = False
+) -> tuple[Any, tuple[str, ...]]:
     """Decode the one JSON value that is the whole of text (surrounding whitespace allowed).
 
     Returns the value and the names of the repairs it needed, in the order
@@ -776,7 +826,8 @@ def loads(text: str, cut: bool = False, left_open: list | None = None) -> tuple[
     literal completed, a key with no value, or a `:`, a `,` or an opening bracket
     with nothing after it. Brackets closed around complete values are only
     closed_json. `left_open`, with cut: a list that gets the ids of the containers
-    (dicts, lists) the end left open, outermost first.
+    (dicts, lists) the end left open, outermost first. `python`: the text is a Python
+    value, whose strings' escapes are Python's (see _Reader.unescape).
     """
     if not isinstance(text, str):
         raise RepairError("payload is not text")
@@ -794,7 +845,7 @@ def loads(text: str, cut: bool = False, left_open: list | None = None) -> tuple[
         if cut and not text[-1].isspace() and text[-1] not in '"]}':
             repairs = ("cut_value",)  # (a number or a literal alone, running to the end)
     except (ValueError, RecursionError):
-        reader = _Reader(text, cut)
+        reader = _Reader(text, cut, python)
         value, repairs = reader.read()
         if left_open is not None:
             left_open.extend(reader.left_open)
