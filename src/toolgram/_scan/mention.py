@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._build.builder import _extent, _rule
+from .._recover import repair as _repair
 from .._grammar import vocabulary
 from .._lalr.driver import FAIL, WAIT, Driver
 from .items import Failure
@@ -206,6 +207,14 @@ def settle_failure(r: Any, final: bool):
             failure.end = i + len(e)
             return failure
     if nxt is not None or final:
+        if not drv.fmt.ends:
+            # No end marker can show that a call was meant; the format's other markers
+            # can (Mistral's `[TOOL_CALLS]get weather[ARGS]{…}`: a name its pattern
+            # rejects, then `[ARGS]`): a broken call, an error, not a mention in prose.
+            end = _marked_end(r, drv.fmt, nxt.start() if nxt is not None else len(buf))
+            if end is not None:
+                failure.end = max(failure.end, end)
+                return failure
         return None
     # Keep searching from here next time (an end marker may straddle deltas,
     # and may be longer than any start marker).
@@ -213,6 +222,58 @@ def settle_failure(r: Any, final: bool):
     r.fail_scan = max(r.fail_scan, len(buf) - max(sc.max_prefix, longest))
     r.call_hint = (r.fail_scan, maybe)
     return WAIT
+
+
+def _inner_markers(fmt: Any) -> tuple[str, ...]:
+    """A format's markers that are not its start markers: its grammar's literal
+    terminals of three characters or more with a character that is no letter or
+    digit in them (Mistral's `[ARGS]`, `[CALL_ID]`; not a `(` or a word). Worked out
+    once per format."""
+    derived = fmt.compiled.derived
+    found = derived.get("inner_markers")
+    if found is None:
+        lits = {t.literal for t in fmt.compiled.terminals.values() if t.literal}
+        found = derived["inner_markers"] = tuple(
+            sorted(m for m in lits if len(m) >= 3 and not m.isalnum() and m not in fmt.starts)
+        )
+    return found
+
+
+def _marked_end(r: Any, fmt: Any, stop: int) -> int | None:
+    """Where a broken call of a format with no end marker ends, when one of its
+    inner markers lies between its opener and `stop` (the next call, or the end of
+    the reply): past the bracketed value that follows the marker (the arguments),
+    or at `stop` (its trailing blanks left out) when none does or it runs on; None
+    when no such marker is there, or a blank follows the opener (a mention)."""
+    markers = _inner_markers(fmt)
+    if not markers:
+        return None
+    buf = r.sc.buf
+    lo = r.region_start + r.marker_len
+    if buf[lo : lo + 1] in (" ", "\t"):
+        return None  # (prose writes about the opener, a model writes a call flush against it: see cut_inside)
+    hits = [i for i in (buf.find(m, lo, stop) for m in markers) if i >= 0]
+    if not hits:
+        return None
+    at = min(hits)
+    after = at + next(len(m) for m in markers if buf.startswith(m, at))
+    # (The last marker of the call's run: `[CALL_ID]id[ARGS]{…}`.)
+    while True:
+        nxt = [i for i in (buf.find(m, after, stop) for m in markers) if i >= 0]
+        if not nxt:
+            break
+        at = min(nxt)
+        after = at + next(len(m) for m in markers if buf.startswith(m, at))
+    pos = after
+    while pos < stop and buf[pos] in " \t\r\n":
+        pos += 1
+    if pos < stop and buf[pos] in "{[":
+        end = _repair.value_end(buf, pos)
+        if end is not None and end <= stop:
+            return end
+    while stop > after and buf[stop - 1].isspace():
+        stop -= 1
+    return stop
 
 
 # What may stand between a bare call's name and its region's end, besides the
