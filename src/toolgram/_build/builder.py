@@ -344,6 +344,7 @@ class Builder:
         last_arg = _last_arg(node) if cut_open else None
         short: bool | None = None
         args_cut = False
+        no_value: set[int] = set()  # (the `unclosed` of parameters whose value never began)
         for child in _parts(node):
             d = _rule(child)
             if d == "name":
@@ -357,10 +358,14 @@ class Builder:
                 args_text = _text(child, self.buf)
                 args_cut = cut_open and self._reaches(child)
             elif d in ("param", "typed_param") and (
-                self._cut_short(child) or (child is last_arg and _unbegun(child))
+                self._cut_short(child) or (child is last_arg and _unbegun(child)) or _valueless(child)
             ):
-                # (The last one, where the end cut the call: a key with no value.)
+                # (The last one, where the end cut the call: a key with no value. Or one
+                # whose value never began, the next part right after it: its empty
+                # `unclosed` stands for the value, no tag left open.)
                 _add(draft.repairs, ["dropped_partial_argument"])
+                if _valueless(child):
+                    no_value.add(id(child.children[-1]))
                 if child is last_arg:
                     short = True
             elif d == "param":
@@ -395,7 +400,7 @@ class Builder:
                     # Prose after the arguments (the close marker left out): prose, in the
                     # region, which runs to the next call or the end, as Hermes's does.
                     self._tail = Prose(tail)  # (see _walk)
-            elif d == "unclosed":
+            elif d == "unclosed" and id(child) not in no_value:
                 _add(draft.repairs, ["closed_tag"])
             elif d == "unopened":
                 _add(draft.repairs, ["opened_tag"])
@@ -1044,6 +1049,16 @@ def _unbegun(param: Tree) -> bool:
     not read (the parameter ends with the empty `unclosed`)."""
     value = _find(param, "value")
     if value is not None and _text(value).strip():
+        return False
+    last = param.children[-1] if param.children else None
+    return isinstance(last, Tree) and _rule(last) == "unclosed"
+
+
+def _valueless(param: Tree) -> bool:
+    """Whether a parameter's value never began, the next part right after its key (GLM's
+    `<arg_key>a</arg_key><arg_key>b</arg_key>…`): no value at all, not an empty one
+    between its tags, and it ends with the empty `unclosed`."""
+    if _find(param, "value") is not None:
         return False
     last = param.children[-1] if param.children else None
     return isinstance(last, Tree) and _rule(last) == "unclosed"
