@@ -23,7 +23,7 @@ from .._grammar.vocabulary import CALL_KINDS as _CALL_KINDS
 from .._lalr.table import ends_something
 from .._lalr.tokens import Tok
 from .._lalr.close import cut_marker
-from .loose import decode_loose
+from .loose import TooDeep, decode_loose
 from .coerce import Node, coerce_param
 from .._grammar.words import lazy
 
@@ -391,7 +391,10 @@ class Builder:
                 elements.append(_element(child, draft.repairs, self.buf))
             elif d == "loose_args":
                 reaches = cut_open and self._reaches(child)
-                root, repairs, tail = decode_loose(_text(child, self.buf) + (self._spaced() if reaches else ""), reaches)
+                try:
+                    root, repairs, tail = decode_loose(_text(child, self.buf) + (self._spaced() if reaches else ""), reaches)
+                except TooDeep as exc:
+                    raise Unreadable(str(exc)) from None
                 _add(draft.repairs, repairs)
                 if reaches:
                     short = "cut_value" in repairs

@@ -47,6 +47,11 @@ _DELIMS = ('<|"|>', "<escape>")  # (what _QUOTED_TO_DELIM ends with)
 _MAX_DEPTH = 256
 
 
+class TooDeep(ValueError):
+    """Arguments nested deeper than _MAX_DEPTH: the call cannot be read (as JSON
+    nested deeper than _repair.MAX_DEPTH)."""
+
+
 class _Reader:
     def __init__(self, text: str) -> None:
         self.text = text
@@ -162,7 +167,11 @@ class _Reader:
                 return Node(key=key, type="string", text=body, exact=True)
             self.pos = end + len(d)
             return Node(key=key, type="string", text=text[start:end], exact=True)
-        if ch in "{[" and depth < _MAX_DEPTH:
+        if ch in "{[":
+            if depth >= _MAX_DEPTH:
+                # (Read as a bare value, its brackets were cut off silently, the rest of
+                # them left as prose after a call that seemed whole.)
+                raise TooDeep("nested too deeply")
             self.pos += 1
             node = Node(key=key, type="object" if ch == "{" else "array")
             self.obj(node, "}" if ch == "{" else "]", depth + 1)
@@ -229,7 +238,7 @@ def decode_loose(text: str, cut: bool = False) -> tuple[Node, list[str], str]:
     repairs, and the text after the object's closing brace (prose, when the model
     left out the call's close marker and wrote on). `cut`: the text ends where the
     reply ended; a value that end cut short adds the repair cut_value (see
-    _repair.loads)."""
+    _repair.loads). Raises TooDeep for arguments nested deeper than _MAX_DEPTH."""
     reader = _Reader(text)
     reader.skip_ws()
     root = Node(type="object")
