@@ -222,13 +222,37 @@ def _closed_by_prose(failed: Driver, buf: str, end: int, plan: list) -> bool:
     holds both markers), with prose on the next line: the model left the marker out
     and wrote on. Closed there, it is a call, like one whose section end was left out."""
     at = failed.prose_at
-    if at < end or buf[end:at].strip() or "\n" not in buf[end:at]:
+    if at < end or buf[end:at].strip():
+        return False
+    if "\n" not in buf[end:at] and not _never_text(failed, buf, end):
         # (On a line of its own only: text right after a close tag, `print("</parameter>")`
-        # or `use </arg_value> to close`, is the rest of a value that held the tag.)
+        # or `use </arg_value> to close`, is the rest of a value that held the tag. Not
+        # where no value of the grammar holds that tag: MFCS's `</parameters>`.)
         return False
     ends = failed.fmt.ends
     terminals = failed.c.terminals
     return bool(plan) and all(getattr(terminals.get(t), "literal", None) in ends for t in plan)
+
+
+def _never_text(failed: Driver, buf: str, end: int) -> bool:
+    """Whether the tag that ends at `end` (a literal token of the grammar) is one that
+    none of its text terminals reads on through (MFCS's field text stops at every
+    MFCS tag; GLM's value reads `</arg_value>` followed by text as its own text): a
+    value cannot have held it. Worked out once per format and tag."""
+    c = failed.c
+    tag = max((t.literal for t in c.terminals.values() if t.literal and buf.endswith(t.literal, 0, end)), key=len, default=None)
+    if tag is None:
+        return False
+    memo = failed.fmt.compiled.derived.setdefault("never_text", {})
+    found = memo.get(tag)
+    if found is None:
+        probe = "x" + tag + " x"
+        found = memo[tag] = not any(
+            (m := t.pattern.match(probe)) is not None and m.end() > 1
+            for t in c.terminals.values()
+            if t.literal is None and t.name not in ("JSON", "PYVALUE")
+        )
+    return found
 
 
 def _may_begin(t: Any, buf: str, pos: int) -> bool:
