@@ -665,3 +665,31 @@ def test_a_prefix_without_cut_value_holds_nothing_cut(value, indent):
         got, repairs = loads(text[:cut], cut=True)
         if "cut_value" not in repairs:
             assert _whole_part(got, value), text[:cut]
+
+
+# A key given twice: two values cannot be read (which one was meant, nothing tells);
+# the same value twice is read once. Keys repeated in different objects are no repeat.
+TWICE = [
+    ('{"a": 1, "a": 2}', '"a" is given twice (1, then 2)'),
+    ('{"a": "x", "b": 0, "a": "x"}', {"a": "x", "b": 0}),
+    ('{"o": {"k": [1], "k": [2]}}', '"k" is given twice ([…], then […])'),
+    ('[{"a": 1}, {"a": 2}]', [{"a": 1}, {"a": 2}]),
+    ('{"s": "k\\": v", "t": 1}', {"s": 'k": v', "t": 1}),  # (a `":` in a string: read again, for nothing)
+    ("{'a': 1, 'a': 2,}", '"a" is given twice (1, then 2)'),  # (the lenient pass sees it)
+    ('{"n" : "f", "n" : "g"}', '"n" is given twice ("f", then "g")'),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), TWICE, ids=[t[0][:30] for t in TWICE])
+def test_key_given_twice(text, expected):
+    if isinstance(expected, str):
+        with pytest.raises(_repair_module().RepairError, match=re.escape(expected)):
+            loads(text)
+    else:
+        assert loads(text)[0] == expected
+
+
+def _repair_module():
+    from toolgram._recover import repair
+
+    return repair

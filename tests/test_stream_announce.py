@@ -92,14 +92,25 @@ def test_the_arguments_stream_as_json_dumps_writes_them() -> None:
     assert len(deltas) > 5  # (piece by piece, not with the end)
 
 
-def test_arguments_that_json_would_write_otherwise_are_sent_again_whole() -> None:
-    # (JSON keeps the last of duplicate keys, at the first one's place: what was sent
-    # cannot stand, so the call is withdrawn and sent again, whole, with its end.)
+def test_a_key_written_twice_with_the_same_value_streams_once() -> None:
+    # (Read once, at the first one's place: the echo stops at the second key, and the
+    # rest comes with the end.)
+    raw = '<tool_call>{"name": "a", "arguments": {"k": 1, "j": [2], "k": 1}}</tool_call> ok'
+    events = check(raw, chunked(raw, 2), None, None, 32_768)
+    kinds = [type(e).__name__ for e in events]
+    assert "CallCancelled" not in kinds and kinds[-2:] == ["CallDone", "Text"]
+    assert "".join(e.text for e in events if type(e) is ArgumentsDelta) == '{"k": 1, "j": [2]}'
+
+
+def test_a_key_given_twice_with_two_values_cancels_the_call() -> None:
+    # (Which value the model meant, nothing tells: the call is an error.)
     raw = '<tool_call>{"name": "a", "arguments": {"k": 1, "k": 2}}</tool_call> ok'
     events = check(raw, chunked(raw, 2), None, None, 32_768)
     kinds = [type(e).__name__ for e in events]
-    assert kinds[-5:] == ["CallCancelled", "CallStart", "ArgumentsDelta", "CallDone", "Text"]
-    assert events[-3] == ArgumentsDelta(1, '{"k": 2}')  # (index 0 is not given twice)
+    assert "CallCancelled" in kinds and "CallDone" not in kinds
+    assert [e.message for e in events if type(e).__name__ == "Error"] == [
+        'Couldn\'t read a tool call: "k" is given twice (1, then 2).'
+    ]
 
 
 def test_before_the_arguments_open_nothing_is_announced() -> None:
@@ -134,13 +145,17 @@ def test_a_name_that_is_not_offered_is_not_announced() -> None:
     ]
 
 
-def test_a_later_name_key_makes_it_another_call() -> None:
-    # (JSON keeps the last of duplicate keys: the call is "b", not the "a" announced.)
+def test_a_later_name_key_cancels_the_call() -> None:
+    # (A name given twice: which tool the model meant, nothing tells. The "a" announced
+    # is cancelled, and the call is an error.)
     raw = '<tool_call>{"name": "a", "arguments": {}, "name": "b"}</tool_call> ok'
     events = check(raw, chunked(raw, 5), None, None, 32_768)
     kinds = [type(e).__name__ for e in events]
-    assert [e.name for e in events if type(e) is CallStart] == ["a", "b"]
-    assert kinds.index("CallCancelled") < len(kinds) - 1 - kinds[::-1].index("CallStart")
+    assert [e.name for e in events if type(e) is CallStart] == ["a"]
+    assert "CallCancelled" in kinds and "CallDone" not in kinds
+    assert [e.message for e in events if type(e) is Error] == [
+        'Couldn\'t read a tool call: "name" is given twice ("a", then "b").'
+    ]
 
 
 def test_the_default_announces_with_the_end() -> None:

@@ -60,7 +60,12 @@ class Reasoning(Prose):
 
 
 class Unreadable(Exception):
-    """The region is not a call we can read; str() says why."""
+    """The region is not a call we can read; str() says why. `called`: the grammar read
+    it whole as a call, which only its arguments break (`f(a=1, a=2)`): its failure is
+    told even where a format's failures are not (a quiet one, a bare reply), as a stray
+    quote's is (see _scan/mention.py's note_failure)."""
+
+    called = False
 
 
 def _text(node: Any, buf: str | None = None) -> str:
@@ -435,6 +440,7 @@ class Builder:
             draft.params[:0] = [(k, v, "python") for k, v in zip(names, positional)]
         if draft.params and isinstance(draft.arguments, dict):
             props = schema.get("properties") if isinstance(schema, Mapping) else None
+            given: set[str] = set()
             for key, raw, typ in draft.params:
                 prop = props.get(key) if isinstance(props, Mapping) else None
                 try:
@@ -442,6 +448,14 @@ class Builder:
                 except _repair.RepairError as exc:
                     raise Unreadable(f"cannot read the value of {key!r} ({exc})") from None
                 _add(draft.repairs, repairs)
+                if key in given and draft.arguments[key] != value:
+                    # An argument given twice, with two values (`f(a=1, a=2)`, which Python
+                    # refuses; a parameter tag written twice): which one the model meant,
+                    # nothing tells (as for a JSON key written twice: _repair.loads).
+                    twice = Unreadable(_repair.given_twice(key, draft.arguments[key], value))
+                    twice.called = True
+                    raise twice
+                given.add(key)
                 draft.arguments[key] = value
         if elements and isinstance(draft.arguments, dict):
             # Nested elements are typed together, as one object against the whole
@@ -733,8 +747,18 @@ class Builder:
             # {"name", "description", "parameters": {JSON Schema}}}): its schema is no arguments.
             raise Unreadable("a tool definition (its \"parameters\" are a JSON Schema), not a call")
         native = self.fmt.args_key
+        both = "arguments" in obj and "parameters" in obj
+        if both and obj["arguments"] != obj["parameters"] and obj["arguments"] and obj["parameters"]:
+            # Two arguments objects (`"arguments": {"a": 1}, "parameters": {"b": 2}`): which
+            # the model meant, nothing tells; taking one dropped the other's values.
+            raise Unreadable('the call object has both "arguments" and "parameters"')
+        if both and native in ("arguments", "parameters") and not obj[native]:
+            # (One of them empty: the other holds the arguments.)
+            native = "parameters" if native == "arguments" else "arguments"
         if native in obj:
             args = obj[native]
+            if native != self.fmt.args_key:
+                _add(draft.repairs, ["parameters_key" if native == "parameters" else "arguments_key"])
         elif "arguments" in obj:
             args = obj["arguments"]
             _add(draft.repairs, ["arguments_key"])

@@ -18,6 +18,7 @@ except RepairError.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from itertools import accumulate
@@ -446,6 +447,7 @@ class _Reader:
         self.looked = 0  # how far numberish() looked (see unreadable_at)
         self.trimmed = False  # the last word or number read was completed or trimmed back: the end cut it
         self.starts: list[int] | None = None  # (element_starts: where each element of a top-level list begins)
+        self.repeated: tuple | None = None  # (the first key an object gives twice, with two values: see loads)
 
     def note(self, repair: str) -> None:
         self.repairs.setdefault(repair, None)
@@ -614,6 +616,8 @@ class _Reader:
                 if not stack:
                     result = value
                 elif in_object:
+                    if key in top and self.repeated is None and (opened or top[key] != value):
+                        self.repeated = (key, top[key], value)  # (a key written twice: see loads)
                     top[key] = value
                 else:
                     top.append(value)
@@ -839,6 +843,7 @@ def loads(
     # payload that runs to its end, once per marker, and each is given up where it
     # breaks (a scan of its depth first would walk hundreds of brackets each time).
     # What either reads is then checked for depth anywhere in it.
+    repeated = None
     try:
         value = _JSON.decode(text)
         repairs: tuple[str, ...] = ()
@@ -847,11 +852,99 @@ def loads(
     except (ValueError, RecursionError):
         reader = _Reader(text, cut, python)
         value, repairs = reader.read()
+        repeated = reader.repeated
         if left_open is not None:
             left_open.extend(reader.left_open)
     if _too_deep(text):
         raise RepairError("nested too deeply")
+    if repeated is not None or (repairs == () and may_repeat(text, value)):
+        _no_repeats(text, repeated)
     return value, repairs
+
+
+# --- A key written twice ----------------------------------------------------------
+#
+# JSON keeps the last of a key written twice in an object (`{"city": "Paris", "city":
+# "Rome"}`), dropping the first value with no word: which one the model meant, nothing
+# tells (nor which tool, of `"name": "f", "name": "g"`). So the text cannot be read
+# (as Python refuses `f(a=1, a=2)`), unless both values are the same. json.loads reads
+# the well-formed payload as fast as ever: only one that may write a key twice (more
+# `":` in it than its objects hold keys) is read again, with its keys in pairs.
+
+
+def may_repeat(text: str, value: Any, _dict=dict, _list=list, _type=type) -> bool:
+    """Whether `text`, which json.loads read as `value`, may write a key twice in an
+    object: it holds more `":` and `" :` than `value`'s objects hold keys (one in a
+    string counts too: then the text is read again for nothing). Told at a glance for
+    a call object and its flat arguments."""
+    written = text.count('":') + text.count('" :')
+    if written < 2:
+        return False
+    if _type(value) is _dict:
+        held = len(value)
+        for v in value.values():
+            if _type(v) is _dict:
+                held += len(v)
+        if held >= written:
+            return False
+    # (Nested deeper, or short of keys: all of them counted.)
+    held = 0
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if _type(v) is _dict:
+            held += len(v)
+            if held >= written:
+                return False
+            for x in v.values():
+                if _type(x) is _dict or _type(x) is _list:
+                    stack.append(x)
+        elif _type(v) is _list:
+            for x in v:
+                if _type(x) is _dict or _type(x) is _list:
+                    stack.append(x)
+    return True
+
+
+def given_twice(key: str, first: Any, then: Any) -> str:
+    """Why a text that gives `key` twice, `first` then `then`, cannot be read."""
+
+    def shown(v: Any) -> str:
+        return "{…}" if type(v) is dict else "[…]" if type(v) is list else _show_json(v)
+
+    return f"{_show_json(key)} is given twice ({shown(first)}, then {shown(then)})"
+
+
+def _show_json(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 24 else text[:23] + "…"
+
+
+def _pairs(pairs: list) -> dict:
+    found = dict(pairs)
+    if len(found) < len(pairs):
+        seen: dict = {}
+        for key, value in pairs:
+            if key in seen and seen[key] != value:
+                raise RepairError(given_twice(key, seen[key], value))
+            seen[key] = value
+    return found
+
+
+_JSON_PAIRS = json.JSONDecoder(strict=False, parse_float=_finite_float, parse_constant=_no_constant, object_pairs_hook=_pairs)
+
+
+def _no_repeats(text: str, repeated: tuple | None) -> None:
+    """Raise RepairError where an object of `text` gives a key twice with two values
+    (`repeated`: the first such the lenient pass met, as (key, first, then))."""
+    if repeated is not None:
+        raise RepairError(given_twice(*repeated))
+    try:
+        _JSON_PAIRS.decode(text)
+    except RepairError:
+        raise
+    except (ValueError, RecursionError):
+        pass
 
 
 def cut_short(text: str) -> bool:

@@ -186,6 +186,8 @@ class Frame:
         arguments = value.get(self.args_key)
         if type(name) is not _str or type(arguments) is not _dict or not name or name.strip() != name:
             return None
+        if text.count('":') + text.count('" :') > 2 + len(arguments) and _repair.may_repeat(text, value):
+            return None  # (a key written twice, maybe: see _repair.loads; the count first, at a glance)
         if self.offered_only and tools is not None and name not in tools:
             return None
         return make_call(name, arguments, None, "tool", self.name, (start, end), (), None)

@@ -236,6 +236,8 @@ class RegionReader:
                 builder.ended = (drv.last_end, drv.ended, _closer(drv, self.sc.buf), drv.closed_at >= 0)
             items = builder.build(drv.tree)
         except Unreadable as exc:
+            if exc.called:
+                drv.stray = True  # (a call, broken: told as a stray quote's failure is)
             return str(exc)
         except RecursionError:
             return "nested too deeply"
