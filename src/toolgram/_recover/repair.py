@@ -351,8 +351,8 @@ _JSON_FORMS = r"""
     u([dD][89abAB][0-9a-fA-F]{2})\\u([dD][c-fC-F][0-9a-fA-F]{2})
   | u([0-9a-fA-F]{4})
 """
-_JSON_ESCAPE = lazy(re.compile, rf"\\(?:{_JSON_FORMS}|(.))", re.S | re.X)
-_JSON_ESCAPE_AT_CUT = lazy(re.compile, rf"\\(?:{_JSON_FORMS}|(?:u[0-9a-fA-F]{{0,3}})?\Z|(.))", re.S | re.X)
+_JSON_ESCAPE = lazy(re.compile, rf"\\(?:{_JSON_FORMS}|(.))", re.DOTALL | re.VERBOSE)
+_JSON_ESCAPE_AT_CUT = lazy(re.compile, rf"\\(?:{_JSON_FORMS}|(?:u[0-9a-fA-F]{{0,3}})?\Z|(.))", re.DOTALL | re.VERBOSE)
 _JSON_SIMPLE = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 
 

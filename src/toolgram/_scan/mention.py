@@ -11,9 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 from .._build.builder import _extent, _rule
-from .._recover import repair as _repair
 from .._grammar import vocabulary
 from .._lalr.driver import FAIL, WAIT, Driver
+from .._recover import repair as _repair
 from .items import Failure
 
 
