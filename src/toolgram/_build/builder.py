@@ -373,13 +373,21 @@ class Builder:
                     no_value.add(id(child.children[-1]))
                 if child is last_arg:
                     short = True
-            elif d == "param":
+            elif d == "param" or d == "typed_param":
                 key = _param_key(_attr_text(_find(child, "key"), self.buf), draft.repairs)
-                draft.params.append((key, _param_value(child, self.buf), None))
-            elif d == "typed_param":
-                key = _param_key(_attr_text(_find(child, "key"), self.buf), draft.repairs)
-                typ = _attr_text(_find(child, "type"), self.buf).strip()
-                draft.params.append((key, _param_value(child, self.buf), typ))
+                typ = _attr_text(_find(child, "type"), self.buf).strip() if d == "typed_param" else None
+                value = _param_value(child, self.buf)
+                if _ends_unclosed(child) and child is (last_arg or _last_arg(node)) and _left_open(node):
+                    value, tail = self._closed_inside(child, value)
+                    if tail is not None:
+                        self._tail = tail  # (see _walk)
+                        if tail.span is not None and draft.span:
+                            # (The call ends with the tag that closed its value; the prose is
+                            # the reply's own text, a segment of its own.)
+                            draft.span = (draft.span[0], tail.span[0])
+                        if child is last_arg:
+                            short = False  # (its own close ended it: the end cut no value)
+                draft.params.append((key, value, typ))
             elif d == "kwarg":
                 key = _unescape_md(_text(_find(child, "key"), self.buf).strip(), draft.repairs)
                 value = _find(child, "value")
@@ -469,6 +477,37 @@ class Builder:
             if short:
                 _add(draft.repairs, ["cut_value"])
         return draft
+
+    def _closed_inside(self, param: Tree, value: str) -> tuple[str, Prose | None]:
+        """A raw value its close never closed, which ran on to the next call or the end
+        of the reply, holding its own close tag with text after it on the same line
+        (GLM's `Paris</arg_value> I will report back.`, Qwen's `</parameter>` then a
+        sentence): that tag closed it, and the model left out the call's close and wrote
+        on. (value, the prose after the tag, with its place in the reply), or (value,
+        None) where it is not so. The
+        grammar reads a close tag followed by text as the value's own (a value that
+        shows markup), unless a later close ends the value: where none does, the last
+        such tag was its close. Only for the last parameter of a call left open (its
+        close supplied); not where the text after the tag holds a tag (`<`), which is
+        more markup, nor a line break (the grammar ends the value at one)."""
+        nest = self.fmt.compiled.nest
+        own = nest.own if nest is not None else ()
+        at, tag = max(((value.rfind(t), t) for t in own), default=(-1, ""))
+        if at < 0:
+            return value, None
+        rest = value[at + len(tag) :]
+        if not rest.strip() or "<" in rest or "\n" in rest.rstrip():
+            return value, None
+        span = None
+        extent = _extent(_find(param, "value"))
+        if extent is not None and self.buf is not None:
+            raw = self.buf[extent[0] : extent[1]]
+            found = raw.rfind(tag)
+            if found >= 0:
+                after = raw[found + len(tag) :]
+                start = extent[0] + found + len(tag)
+                span = (start + len(after) - len(after.lstrip()), extent[0] + len(raw.rstrip()))
+        return value[:at], Prose(rest.strip(), span)
 
     def _cut_unread(self, end: str, last_arg: Tree | None) -> bool:
         """For the call the reply ended in, where no part that reads its own end (JSON,
@@ -1089,6 +1128,17 @@ def _valueless(param: Tree) -> bool:
         return False
     last = param.children[-1] if param.children else None
     return isinstance(last, Tree) and _rule(last) == "unclosed"
+
+
+def _left_open(call: Tree) -> bool:
+    """Whether a call's own close was left out: its last token is one the driver
+    supplied (empty), or it ends with the empty `unclosed`."""
+    last: Any = call
+    while isinstance(last, Tree) and last.children:
+        last = last.children[-1]
+        if isinstance(last, Tree) and _rule(last) == "unclosed":
+            return True
+    return isinstance(last, Tok) and last.end_pos == last.start_pos
 
 
 def _ends_unclosed(part: Tree) -> bool:
