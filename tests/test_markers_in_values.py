@@ -68,7 +68,8 @@ CASES = [
             '<minimax:tool_call>\n<invoke name="plan_trip">\n<parameter name="city"><invoke name="book_hotel">\n'
             '<parameter name="nights">2</parameter>\n</invoke>\n</minimax:tool_call>'
         ),
-        [("plan_trip", {"city": ""}, ("closed_tag",)), ("book_hotel", {"nights": 2}, ())],
+        # (the value that never began is dropped, not an empty one invented: dropped_partial_argument)
+        [("plan_trip", {}, ("dropped_partial_argument", "closed_tag")), ("book_hotel", {"nights": 2}, ())],
     ),
 ]
 

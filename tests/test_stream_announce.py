@@ -267,12 +267,16 @@ def test_qwen3_coder_values_that_may_not_be_strings_wait_for_the_end(body: str, 
     assert not [e for e in events if type(e) is CallCancelled]
 
 
-def test_a_qwen3_coder_key_written_twice_is_sent_again_whole() -> None:
-    # (The last value wins, at the first key's place: what was sent cannot stand.)
+def test_a_qwen3_coder_key_written_twice_is_withdrawn_with_its_error() -> None:
+    # (A parameter given twice with two values is an error: which one the model meant is not
+    # known. What was sent of it is withdrawn; the same value twice streams once.)
     raw = "<tool_call>\n<function=f>\n<parameter=s>\nhi\n</parameter>\n<parameter=s>\nho\n</parameter>\n</function>\n</tool_call>"
     events = check(raw, chunked(raw, 2), None, None, 32_768)
-    assert [type(e).__name__ for e in events][-4:] == ["CallCancelled", "CallStart", "ArgumentsDelta", "CallDone"]
-    assert events[-2] == ArgumentsDelta(1, '{"s": "ho"}')
+    assert [type(e).__name__ for e in events][-3:] == ["CallCancelled", "Text", "Error"]
+    assert "given twice" in events[-1].message
+    same = raw.replace("ho", "hi")
+    events = check(same, chunked(same, 2), None, None, 32_768)
+    assert [type(e).__name__ for e in events if type(e) in (CallStart, CallDone, CallCancelled)] == ["CallStart", "CallDone"]
 
 
 def test_a_qwen3_coder_call_cut_after_a_parameter_name_is_not_withdrawn() -> None:

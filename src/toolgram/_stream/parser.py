@@ -45,7 +45,7 @@ at once, a number when it is complete). So does a Qwen3-Coder call (qwen3_coder_
 once `<function=x>` ends its line, its parameters' string values as their text
 arrives (XmlParamEcho); other formats are not announced early. When its region then gives something else
 (prose and an error, another name, a call the tools refuse), or arguments that do
-not start with what was sent (a key written twice), a `CallCancelled` withdraws it.
+not start with what was sent, a `CallCancelled` withdraws it.
 Its index is not used again: a stream of OpenAI chunks cannot take anything back, and
 a client that had been given index 0 for a call that is then withdrawn would glue the
 next call's name and arguments onto it. So the calls after it (the same call sent
