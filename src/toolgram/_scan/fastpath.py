@@ -186,8 +186,10 @@ class Frame:
         arguments = value.get(self.args_key)
         if type(name) is not _str or type(arguments) is not _dict or not name or name.strip() != name:
             return None
-        if text.count('":') + text.count('" :') > 2 + len(arguments) and _repair.may_repeat(text, value):
-            return None  # (a key written twice, maybe: see _repair.loads; the count first, at a glance)
+        if text.count(":") > 2 + len(arguments) and _repair.may_repeat(text, value):
+            # (A key written twice, maybe: see _repair.loads. One count at a glance: each key
+            # has its colon; more colons, in values too, are looked at closer.)
+            return None
         if self.offered_only and tools is not None and name not in tools:
             return None
         return make_call(name, arguments, None, "tool", self.name, (start, end), (), None)
