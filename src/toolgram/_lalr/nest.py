@@ -52,6 +52,11 @@ _RUN = 8
 # How far after a close-tag run read as text the value's own close tag may come.
 _HORIZON = 320
 _TEXT = regex.compile(r"\S")
+# The rest of an opener that closes itself (`<parameter name="Title" class="x"/>` in a
+# JasperReports file): it opens nothing. Looked for this far (a stream's settled text
+# reaches further past a tag: the value patterns' look-aheads read 200 characters on).
+_SELF_CLOSING = regex.compile(r"[^<>\n]{0,160}/>")
+_SELF_CLOSING_READ = 162
 
 
 def _inline_run_then_text(nest: Any, buf: str, pos: int, final: bool) -> bool | None:
@@ -182,7 +187,7 @@ def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
     # Read on as if the tag were text: the value's pattern and the tags, up to where a
     # stream's text is settled (the pattern's look-aheads read that far).
     loop = t.loop
-    limit = n if final else n - (_MARGIN if loop is None else loop[2] + 1)
+    limit = n if final else n - max(_MARGIN if loop is None else loop[2] + 1, _SELF_CLOSING_READ + 16)
     # A close-tag run read as text looks for the value's own close tag this far on,
     # no further (each such run reading on to the end of the reply was the square of
     # a reply of calls closed on one line and followed there by prose).
@@ -252,9 +257,12 @@ def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
         tag = m.group()
         need = nest.closer_of[tag]
         if need is not None:
-            if len(stack) >= _DEPTH:
+            if _SELF_CLOSING.match(buf, m.end(), m.end() + _SELF_CLOSING_READ) is not None:
+                pass  # (it closes itself: text, opening nothing)
+            elif len(stack) >= _DEPTH:
                 return None
-            stack.append(need)
+            else:
+                stack.append(need)
         elif stack:
             if stack[-1] != tag:
                 return None  # tags that do not pair up
