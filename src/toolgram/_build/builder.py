@@ -489,14 +489,15 @@ class Builder:
         shows markup), unless a later close ends the value: where none does, the last
         such tag was its close. Only for the last parameter of a call left open (its
         close supplied); not where the text after the tag holds a tag (`<`), which is
-        more markup, nor a line break (the grammar ends the value at one)."""
+        more markup, nor a line break inside it (one line of prose, on the tag's line or
+        the next: Qwen writes its close tags on lines of their own)."""
         nest = self.fmt.compiled.nest
         own = nest.own if nest is not None else ()
         at, tag = max(((value.rfind(t), t) for t in own), default=(-1, ""))
         if at < 0:
             return value, None
         rest = value[at + len(tag) :]
-        if not rest.strip() or "<" in rest or "\n" in rest.rstrip():
+        if not rest.strip() or "<" in rest or "\n" in rest.strip():
             return value, None
         span = None
         extent = _extent(_find(param, "value"))
