@@ -678,3 +678,17 @@ def test_parse_writes_control_characters_of_the_reply_as_escapes() -> None:
     assert proc.returncode == 0, proc.stderr
     assert "\x1b" not in proc.stdout and "\x07" not in proc.stdout
     assert "before\\x1b[2Jafter\n  next\\x07line" in proc.stdout
+
+
+def test_explain_writes_control_characters_of_the_reply_as_escapes(tmp_path: Path) -> None:
+    """QA: a tool name with an escape sequence in it reached the terminal raw from
+    explain's region, call and error lines (with tools given, the unknown tool's error)."""
+    reply = tmp_path / "reply.txt"
+    reply.write_text('<tool_call>{"name": "x\x1b]0;t\x07\x1b[2J", "arguments": {}}</tool_call>', encoding="utf-8")
+    tools = tmp_path / "tools.json"
+    tools.write_text('["get_weather"]', encoding="utf-8")
+    for extra in ([], ["--tools", str(tools)]):
+        proc = run("explain", str(reply), *extra, env={"NO_COLOR": "1"})
+        assert proc.returncode == 0, proc.stderr
+        assert "\x1b" not in proc.stdout and "\x07" not in proc.stdout
+        assert "x\\x1b]0;t\\x07" in proc.stdout

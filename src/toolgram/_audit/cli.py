@@ -411,22 +411,22 @@ def cmd_explain(args: argparse.Namespace) -> int:
         piece = raw[step.start : step.end]
         if step.kind in ("text", "reasoning", "markup"):
             label = {"markup": "removed"}.get(step.kind, step.kind)
-            extra = f"  {st(step.errors[0], 'yellow')}" if step.errors else ""
+            extra = f"  {st(_shown(step.errors[0]), 'yellow')}" if step.errors else ""
             w(f"\n{st(span, 'dim')} {st(label, 'dim')}  {shorten(piece, 70)}{extra}\n")
             continue
         if step.kind == "call":
-            names = ", ".join(st(c.name, "bold", "cyan") for c in step.calls) or "(no call)"
+            names = ", ".join(st(_shown(c.name), "bold", "cyan") for c in step.calls) or "(no call)"
             w(f"\n{st(span, 'dim')} {st(step.format, 'bold', 'green')}  {names}\n")
             w(f"  grammar: {_shown_path(step.grammar)}\n")
             for attempt in step.attempts:
                 if not attempt.ok:
-                    w(f"  tried first: {attempt.format}: {attempt.reason}\n")
+                    w(f"  tried first: {attempt.format}: {_shown(attempt.reason)}\n")
                     _stopped(w, st, raw, attempt)
             w(f"  region: {shorten(piece, 100)}\n")
             for call in step.calls:
-                w(f"  call {call.name}: {_dumps(call.arguments)}" + (f" (id {call.id})" if call.id else "") + "\n")
+                w(_shown(f"  call {call.name}: {_dumps(call.arguments)}" + (f" (id {call.id})" if call.id else "")) + "\n")
             for err in step.errors:
-                w("  " + st(f"error: {err}", "red") + "\n")
+                w("  " + st(f"error: {_shown(err)}", "red") + "\n")
             w(f"  repairs: {st(', '.join(step.repairs), 'yellow') if step.repairs else 'none'}\n")
             w("  rules:\n")
             for line in tree_lines(step.tree):
@@ -434,15 +434,15 @@ def cmd_explain(args: argparse.Namespace) -> int:
         else:  # error: a marker no format could read
             w(f"\n{st(span, 'dim')} {st('unread', 'bold', 'red')}  {shorten(piece, 70)}\n")
             for err in step.errors:
-                w("  " + st(err, "red") + "\n")
+                w("  " + st(_shown(err), "red") + "\n")
             for attempt in step.attempts:
-                w(f"  tried: {attempt.format}: {attempt.reason}\n")
+                w(f"  tried: {attempt.format}: {_shown(attempt.reason)}\n")
                 _stopped(w, st, raw, attempt)
             w("  kept as prose\n")
     res = exp.result
     w(f"\nresult: {len(res.calls)} call(s), {len(res.errors)} error(s)\n")
     for err in res.errors:
-        w("  " + st(err, "red") + "\n")
+        w("  " + st(_shown(err), "red") + "\n")
     return 0
 
 
