@@ -621,3 +621,25 @@ def test_a_long_call_is_read_whole_unless_max_chars_says(client, backend) -> Non
         assert cut["repairs"] and "cut_by_max_chars" in json.dumps(cut["repairs"])
     finally:
         stop(proc)
+
+
+def test_a_request_holding_a_lone_surrogate_is_forwarded(client) -> None:
+    """QA: a message with a lone surrogate (a value sent back from an earlier reply cut
+    between an emoji's escapes) could not be written as UTF-8: a 502 without asking the
+    backend, and a 500 streamed. It is forwarded with the JSON escape."""
+    # (The openai SDK cannot send one: it writes UTF-8. A JSON body with the escape, as a
+    # JavaScript client writes it.)
+    url = str(client.base_url) + "chat/completions"
+    order = json.dumps({"text": "Fine."})
+    messages = [{"role": "assistant", "content": "Hi \ud83d"}, {"role": "user", "content": order}]
+    body = {"model": "replay", "messages": messages, "tools": TOOLS}
+    headers = {"Content-Type": "application/json"}
+    got = httpx.post(url, content=json.dumps(body).encode("ascii"), headers=headers, timeout=30)
+    assert got.status_code == 200, got.text
+    assert got.json()["choices"][0]["message"]["content"] == "Fine."
+    streamed_body = json.dumps({**body, "stream": True}).encode("ascii")
+    with httpx.stream("POST", url, content=streamed_body, headers=headers, timeout=30) as reply:
+        assert reply.status_code == 200
+        lines = [line[5:].strip() for line in reply.iter_lines() if line.startswith("data:")]
+    deltas = [json.loads(x)["choices"] for x in lines if x != "[DONE]"]
+    assert "".join(c[0]["delta"].get("content") or "" for c in deltas if c) == "Fine."

@@ -314,7 +314,11 @@ async def _send(client: httpx.AsyncClient, method: str, path: str, body: Any) ->
     """Send a request to the backend, streaming its reply; backend failures as _BackendError.
     A reply of status >= 400 is read and closed, and its message passed on."""
     try:
-        reply = await client.send(client.build_request(method, path, json=body), stream=True)
+        # (The body written by us, \uXXXX escapes for what is not ASCII: a lone surrogate in
+        # a message, a value a client sends back from an earlier reply, cannot be UTF-8.)
+        content = None if body is None else json.dumps(body, separators=(",", ":")).encode("ascii")
+        headers = None if body is None else {"Content-Type": "application/json"}
+        reply = await client.send(client.build_request(method, path, content=content, headers=headers), stream=True)
     except httpx.TimeoutException:
         raise _BackendError(504, f"The backend at {client.base_url} did not answer in time.", "backend_timeout") from None
     except httpx.HTTPError as exc:
