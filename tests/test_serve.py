@@ -576,6 +576,12 @@ def test_requests_it_would_read_wrongly_are_400s(client) -> None:
         ({"tool_choice": 42}, "'tool_choice' must be"),
         ({"stream": "yes"}, "'stream' must be true or false"),
         ({"tools": "abc"}, "'tools' must be a list"),
+        ({"tools": {}}, "'tools' must be a list"),
+        ({"tools": False}, "'tools' must be a list"),
+        ({"stream": 1}, "'stream' must be true or false"),
+        ({"n": True}, "'n' must be 1"),
+        ({"n": 1.0}, "'n' must be 1"),
+        ({"parallel_tool_calls": "no"}, "'parallel_tool_calls' must be true or false"),
     ):
         reply = httpx.post(url, json={**base, **odd})
         assert reply.status_code == 400 and says in reply.json()["error"]["message"], (odd, reply.text)

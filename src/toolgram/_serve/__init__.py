@@ -204,15 +204,18 @@ class _Plan:
     def __init__(self, body: dict[str, Any], prompt: str | None, reading: dict[str, Any], arguments: str) -> None:
         self.reading = reading
         self.arguments = arguments  # (CompletionStream's, when streamed)
-        tools = body.get("tools") or None
+        tools = body.get("tools")
         choice = body.get("tool_choice")
         if tools is not None and not isinstance(tools, list):
             raise ValueError("'tools' must be a list of tools.")
+        tools = tools or None
         if choice is not None and choice not in ("none", "auto", "required") and not isinstance(choice, dict):
             raise ValueError(f"'tool_choice' must be \"none\", \"auto\", \"required\" or a function, not {choice!r}.")
-        if body.get("stream") not in (None, True, False):
-            raise ValueError(f"'stream' must be true or false, not {body.get('stream')!r}.")
-        if body.get("n") not in (None, 1):
+        # (Types checked, not values: 1 == True and 1.0 == 1 in Python, not in JSON.)
+        for key in ("stream", "parallel_tool_calls"):
+            if body.get(key) is not None and type(body[key]) is not bool:
+                raise ValueError(f"'{key}' must be true or false, not {body[key]!r}.")
+        if body.get("n") is not None and (type(body["n"]) is not int or body["n"] != 1):
             # (Each choice would need its own reading; the backend's others were dropped.)
             raise ValueError("toolgram serve reads one choice a request: 'n' must be 1.")
         self.model = body.get("model") or ""
