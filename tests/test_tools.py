@@ -157,6 +157,10 @@ NAMELESS = {
         "a tool definition without a name: {'description': 'lost its name', 'parameters': ",
     ),
     "an empty name in a definition": ([{"name": ""}, "ok"], "a tool definition without a name: {'name': ''}"),
+    "an OpenAI definition without its function": (
+        [{"type": "function"}],
+        "a tool definition without a name: {'type': 'function'}",
+    ),
     "an OpenAI function without a name": (
         [{"type": "function", "function": {"description": "x"}}],
         "a tool definition without a name: {'type': 'function', 'function': {'description': 'x'}}",

@@ -191,9 +191,10 @@ def _from_mapping(item: Mapping[str, Any], kind: str, out: list[Tool]) -> None:
         for key in containers:
             _from_iterable(item[key], kind, out)
         return
-    if any(k in item for k in (*_SCHEMA_KEYS, "function", "description")):
+    if any(k in item for k in (*_SCHEMA_KEYS, "function", "description")) or item.get("type") == "function":
         # A definition that lost its name: not to be read as tools named by its keys
-        # ("description", "parameters") under the {name: schema} reading below.
+        # ("description", "parameters") under the {name: schema} reading below; nor an
+        # OpenAI definition that lost its "function" (a tool named "type").
         raise _no_name(item)
     # {name: JSON Schema}, and its relatives {name: definition} / {group: MFCS group}.
     for key, value in item.items():
