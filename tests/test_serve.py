@@ -649,3 +649,12 @@ def test_a_request_holding_a_lone_surrogate_is_forwarded(client) -> None:
         lines = [line[5:].strip() for line in reply.iter_lines() if line.startswith("data:")]
     deltas = [json.loads(x)["choices"] for x in lines if x != "[DONE]"]
     assert "".join(c[0]["delta"].get("content") or "" for c in deltas if c) == "Fine."
+
+
+def test_the_backends_reasoning_and_the_contents_are_apart_in_both_modes(client) -> None:
+    """QA: streamed, the backend's reasoning and the one read out of the content ran
+    together ("backend thinksown thoughts"); whole, a blank line parts them."""
+    order = {"text": "<think>Weighing the routes.</think>The train is best.", "reasoning": "Asked about travel."}
+    want = "Asked about travel.\n\nWeighing the routes."
+    assert whole(ask(client, order))["reasoning"] == want
+    assert streamed(client, order)["reasoning"] == want

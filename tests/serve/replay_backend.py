@@ -7,7 +7,8 @@ The last user message says what to reply, as JSON:
 and optionally "seed" (the chunking: pieces of 1-12 characters, as a server streams a few
 tokens at a time), "delay" (seconds before the reply and between chunks), "break_after"
 (chunks sent before the stream breaks off, the connection dropped mid-body), "status"
-(an error status to answer with), "body" (a JSON body to answer with instead), "finish_reason". A message that is not such JSON is
+(an error status to answer with), "body" (a JSON body to answer with instead), "finish_reason",
+"reasoning" (reasoning_content of the backend's own). A message that is not such JSON is
 answered with a Hermes call to the first tool offered, without arguments, or with "echo: "
 and its text when there are no tools. GET /last gives the last request's body.
 """
@@ -70,11 +71,13 @@ async def chat(request):
         return JSONResponse({"error": {"message": "replay backend: failing on request", "type": "server_error"}}, status_code=order["status"])
     text, model, created = order["text"], body.get("model", "replay"), int(time.time())
     finish = order.get("finish_reason", "stop")
+    # (Reasoning the backend separated itself, as llama.cpp's --reasoning-format does.)
+    reasoning = {"reasoning_content": order["reasoning"]} if order.get("reasoning") else {}
     if not body.get("stream"):
         await asyncio.sleep(delay)
         return JSONResponse({
             "id": "chatcmpl-replay", "object": "chat.completion", "created": created, "model": model,
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finish}],
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text, **reasoning}, "finish_reason": finish}],
             "usage": {"prompt_tokens": 5, "completion_tokens": len(text) // 4, "total_tokens": 5 + len(text) // 4},
         })
 
@@ -87,6 +90,8 @@ async def chat(request):
 
         await asyncio.sleep(delay)
         yield chunk({"role": "assistant", "content": ""})
+        if reasoning:
+            yield chunk(reasoning)
         for i, piece in enumerate(pieces(text, int(order.get("seed", 1)))):
             if order.get("break_after") is not None and i >= order["break_after"]:
                 raise RuntimeError("replay backend: breaking the stream on request")

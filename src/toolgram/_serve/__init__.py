@@ -439,18 +439,35 @@ class _Adapter:
         self._stream = stream
         self._parsed = plan.parse
         self._plan = plan
+        self._backend_reasoning = False  # (the backend sent reasoning of its own)
+        self._own_reasoning = False  # (reasoning read out of the content was sent)
 
     def feed(self, text: str) -> list[dict[str, Any]]:
         if self._parsed:
-            return self._stream.feed(text)
+            return self._apart(self._stream.feed(text))
         return [self._stream._chunk({"content": text})]
 
     def reasoning(self, text: str) -> list[dict[str, Any]]:
+        self._backend_reasoning = True
         return [self._stream._chunk({"reasoning_content": text})]
+
+    def _apart(self, chunks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The content's reasoning a blank line after the backend's, as a whole response
+        joins them (_add_reasoning)."""
+        if self._own_reasoning:
+            return chunks
+        for chunk in chunks:
+            delta = chunk["choices"][0]["delta"] if chunk.get("choices") else {}
+            if delta.get("reasoning_content"):
+                self._own_reasoning = True
+                if self._backend_reasoning:
+                    delta["reasoning_content"] = "\n\n" + delta["reasoning_content"]
+                break
+        return chunks
 
     def close(self, finish_reason: str | None = None) -> list[dict[str, Any]]:
         stream = self._stream
-        chunks = stream.close(finish_reason)
+        chunks = self._apart(stream.close(finish_reason))
         error = self._plan.no_call(stream.result) if stream.result is not None else None
         if error and chunks:  # (before the finish chunk, as the stream's own errors come)
             stream.result.errors.append(error)
