@@ -31,10 +31,11 @@ def unknown_tool(name: str, tools: ToolSet) -> str:
     return f'Unknown tool "{name}". Available now: {available}.'
 
 
-def cut_off(name: str) -> str:
+def cut_off(name: str, by_max_chars: bool = False) -> str:
     """The error that replaces a call the end of the reply cut (repair cut_value),
-    with truncated="error"."""
-    return f'Arguments for "{name}" were cut off where the reply ended. Write the call again in full.'
+    with truncated="error"; `by_max_chars`: the reader's limit cut it, not the reply's end."""
+    where = "where the reply grew longer than max_chars allows" if by_max_chars else "where the reply ended"
+    return f'Arguments for "{name}" were cut off {where}. Write the call again in full.'
 
 
 def check_truncated(truncated: Any) -> None:
@@ -75,7 +76,7 @@ def accept(call: ToolCall, tools: ToolSet | None, validate: bool = False, trunca
     if tools is not None and call.name not in tools:
         return unknown_tool(call.name, tools)
     if truncated == "error" and "cut_value" in call.repairs:
-        return cut_off(call.name)
+        return cut_off(call.name, "cut_by_max_chars" in call.repairs)
     if tools is not None and validate:
         problems = check_arguments(call, tools)
         if problems:
