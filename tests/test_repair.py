@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 try:
@@ -361,6 +361,8 @@ def test_loads_reads_valid_json_as_is(value, indent):
 
 @SETTINGS
 @given(json_values)
+# (A key holding a quote: repr writes it in "double quotes", with Python's escapes.)
+@example({"'\U00012544": None})
 def test_loads_reads_python_repr(value):
     # Python's repr spells JSON with single quotes, True/False/None and
     # Python escapes; tuples do not occur here, lists read back as lists.

@@ -852,6 +852,12 @@ def loads(
     except (ValueError, RecursionError):
         reader = _Reader(text, cut, python)
         value, repairs = reader.read()
+        if not python and "invalid_escape" in repairs and "python_literals" in repairs:
+            # A Python value (its None, True, False read), whose "double-quoted" strings
+            # are Python's too (repr writes a string holding a ' so): read again with
+            # Python's escapes, which it used.
+            reader = _Reader(text, cut, True)
+            value, repairs = reader.read()
         repeated = reader.repeated
         if left_open is not None:
             left_open.extend(reader.left_open)
