@@ -24,6 +24,7 @@ NOT_CALL_MARKERS = frozenset({
     "[BEGIN FINAL RESPONSE]", "[END FINAL RESPONSE]", "<|START_RESPONSE|>", "<|START_TEXT|>",
     "<|message_sep|>", "<|open|>response<|sep|>", "<|close|>response<|sep|>",
     "<|close|>message<|sep|>", "<|tool_calls_section_end|>", "<|python_tag|>",
+    "</minimax:tool_call>",
 })
 
 SENTENCES = (
@@ -134,3 +135,17 @@ def test_a_close_tag_cut_by_max_chars_is_shown_once() -> None:
     result = toolgram.parse(raw, max_chars=45)  # the limit falls inside </tool_call>
     assert result.calls[0].span == (0, 45)
     assert result.text == "ol_call> Done."  # only what lies beyond the limit, kept unparsed
+
+
+@pytest.mark.parametrize("sentence", SENTENCES[:3])
+def test_a_block_close_with_no_block_is_markup_only_at_its_lines_end(sentence: str) -> None:
+    """MiniMax's `</minimax:tool_call>` opens nothing: with no block open, at the end of
+    its line (prose after the last invoke, then the close) it is markup; in a sentence
+    it is text, as any mentioned tag."""
+    raw = sentence.format("</minimax:tool_call>")
+    for result in (toolgram.parse(raw), toolgram.parse(raw, tools=["get_weather"])):
+        if raw.endswith("</minimax:tool_call>"):
+            assert result.text == raw[: -len("</minimax:tool_call>")].strip(), result
+        else:
+            assert result.text == raw and not result.errors, result
+    assert toolgram.parse("Checking now.\n</minimax:tool_call>\nDone.").text == "Checking now.\nDone."
