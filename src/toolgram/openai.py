@@ -121,6 +121,10 @@ def completion(
     return out
 
 
+# The delta field each text-like event fills (an Error goes to the extension field).
+_TEXT_DELTA = {Text: "content", Reasoning: "reasoning_content", Error: "toolgram"}
+
+
 class CompletionStream:
     """A reply's raw text in, `chat.completion.chunk` objects out.
 
@@ -205,14 +209,8 @@ class CompletionStream:
         out: list[dict[str, Any]] = []
         for event in events:
             kind = type(event)
-            if kind is Text:
-                if event.text:
-                    out.append(self._chunk({"content": event.text}))
-            elif kind is Reasoning:
-                if event.text:
-                    out.append(self._chunk({"reasoning_content": event.text}))
-            elif kind is Error:
-                out.append(self._chunk({"toolgram": {"errors": [event.message]}}))
+            if kind in _TEXT_DELTA:
+                self._text_chunk(event, out)
             elif kind is CallStart:
                 self._id = event.id
             elif kind is CallDone:
@@ -235,14 +233,8 @@ class CompletionStream:
                         sent[0]["function"]["arguments"] += event.text  # (one chunk for what one feed gives)
                     else:
                         out.append(self._chunk({"tool_calls": [{"index": event.index, "function": {"arguments": event.text}}]}))
-            elif kind is Text:
-                if event.text:
-                    out.append(self._chunk({"content": event.text}))
-            elif kind is Reasoning:
-                if event.text:
-                    out.append(self._chunk({"reasoning_content": event.text}))
-            elif kind is Error:
-                out.append(self._chunk({"toolgram": {"errors": [event.message]}}))
+            elif kind in _TEXT_DELTA:
+                self._text_chunk(event, out)
             elif kind is CallStart:
                 if self._parallel or not (self._calls or self._open):
                     self._open[event.index] = event
@@ -261,6 +253,13 @@ class CompletionStream:
                 if start is not None:
                     out.append(self._chunk({"toolgram": {"withdrawn": [_withdrawn(start)]}}))
         return out
+
+    def _text_chunk(self, event: Any, out: list[dict[str, Any]]) -> None:
+        """The chunk of a Text, Reasoning or Error event, in either mode (none for empty text)."""
+        if type(event) is Error:
+            out.append(self._chunk({"toolgram": {"errors": [event.message]}}))
+        elif event.text:
+            out.append(self._chunk({_TEXT_DELTA[type(event)]: event.text}))
 
     def _call(self, index: int, call: Any) -> list[dict[str, Any]]:
         if not self._parallel and index > 0:
