@@ -224,11 +224,11 @@ def warm_up() -> None:
     """Build every format's grammar outside the timings (a grammar is compiled when a
     region of its format is first met: here, not inside a timed input)."""
     from toolgram._grammar.catalog import builtin_formats
+    from toolgram._grammar.compile import compile_now
 
     for fmt in builtin_formats():
         fmt.compiled.warnings  # (its checks too: made when first asked for)
-        for t in fmt.compiled.terminals.values():
-            t.pattern  # noqa: B018 - (compiled when first lexed: a Unicode class costs tens of ms)
+        compile_now(fmt)
     ctx = context()
     for starts, ends in ctx.formats.values():
         for start in starts or ("",):

@@ -252,6 +252,14 @@ def compile_format(fmt: Format) -> Compiled:
     return compiled
 
 
+def compile_now(fmt: Format) -> None:
+    """Build fmt's grammar and compile its terminals' patterns now, not when a reply first
+    meets them (a built-in pattern is compiled when first lexed; a Unicode class costs
+    tens of ms): a server before its first request, a benchmark before its timings."""
+    for t in fmt.compiled.terminals.values():
+        t.pattern  # noqa: B018
+
+
 def _lark_of(fmt: Format) -> Any:
     """The Lark parser of fmt's grammar (LALR); a broken grammar is a located GrammarError."""
     from . import lark_table

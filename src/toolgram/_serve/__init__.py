@@ -31,6 +31,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from .. import parse
+from .._grammar.compile import compile_now
 from .._pipeline import check_truncated, select_formats
 from .._result.model import ParseResult
 from .._tools.prompts import render_prompt
@@ -285,8 +286,7 @@ class _Plan:
 def _warm(formats: Any) -> None:
     for fmt in select_formats(formats):
         try:
-            for t in fmt.compiled.terminals.values():
-                t.pattern  # noqa: B018 - (compiled when first lexed)
+            compile_now(fmt)
         except Exception:  # noqa: BLE001 - a broken grammar says so when a reply meets it
             continue
 
