@@ -169,6 +169,16 @@ def streamed(client: Any, order: dict[str, Any], tools: Any = TOOLS, **kw: Any) 
     return out
 
 
+def sdk_final(client: Any, order: dict[str, Any]) -> Any:
+    """The completion the openai SDK's own stream accumulator builds (`.stream()`)."""
+    with client.chat.completions.stream(
+        model="replay", messages=[{"role": "user", "content": json.dumps(order)}], tools=TOOLS
+    ) as stream:
+        for _ in stream:
+            pass
+        return stream.get_final_completion()
+
+
 def whole(response: Any) -> dict[str, Any]:
     choice = response.choices[0]
     msg = choice.message
@@ -252,12 +262,7 @@ def test_ids_are_unique_across_responses(client) -> None:
 
 def test_the_sdk_stream_helper_assembles_the_calls(client) -> None:
     # (The SDK's own accumulator: what agents built on client.beta... / .stream() see.)
-    with client.chat.completions.stream(
-        model="replay", messages=[{"role": "user", "content": json.dumps({"text": TWO_CALLS, "seed": 3})}], tools=TOOLS
-    ) as stream:
-        for _ in stream:
-            pass
-        final = stream.get_final_completion()
+    final = sdk_final(client, {"text": TWO_CALLS, "seed": 3})
     calls = final.choices[0].message.tool_calls
     assert [c.function.name for c in calls] == ["get_weather", "search_web"]
     assert json.loads(calls[1].function.arguments) == {"query": "Lima museums"}
@@ -431,12 +436,7 @@ def test_stream_arguments_withdraws_a_call_that_fails(written) -> None:
     got = streamed(written, {"text": alone, "seed": 2})
     assert list(got.pop("withdrawn")) == [0] and got["tool_calls"] == [] and got["finish_reason"] == "stop"
     # (The SDK's own accumulator keeps the withdrawn entry: an agent must read the extension.)
-    with written.chat.completions.stream(
-        model="replay", messages=[{"role": "user", "content": json.dumps({"text": raw, "seed": 3})}], tools=TOOLS
-    ) as stream:
-        for _ in stream:
-            pass
-        final = stream.get_final_completion()
+    final = sdk_final(written, {"text": raw, "seed": 3})
     assert [c.function.name for c in final.choices[0].message.tool_calls] == ["get_weather", "search_web"]
 
 
