@@ -14,6 +14,7 @@ the Text, Reasoning and Error events are those of the default stream.
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
 import pytest
@@ -222,6 +223,14 @@ def test_json_echo_writes_what_json_dumps_writes(obj: dict, separators: tuple, a
 
 
 # -- Qwen3-Coder XML parameters (XmlParamEcho) ------------------------------------------
+
+
+def test_the_echo_strips_a_value_of_what_str_strip_strips() -> None:
+    # (xmlecho writes the list out; working it out at import walked all of Unicode.)
+    from toolgram._stream import xmlecho
+
+    every = "".join(c for c in map(chr, range(sys.maxunicode + 1)) if c.isspace())
+    assert xmlecho._WS == every
 
 WRITE = [{"name": "write_file", "parameters": {"type": "object", "properties": {
     "path": {"type": "string"}, "content": {"type": "string"}, "mode": {"type": "integer"}}}}]  # fmt: skip

@@ -30,7 +30,6 @@ most _HOLD characters.
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -42,8 +41,10 @@ from .._grammar.words import lazy
 __all__ = ["XmlParamEcho"]
 
 # What str.strip() strips (coerce._strict strips a value so before json.loads; an
-# unclosed value is rstrip()ped).
-_WS = "".join(c for c in map(chr, range(sys.maxunicode + 1)) if c.isspace())
+# unclosed value is rstrip()ped): the characters str.isspace() is true of, written
+# out (working them out walks all of Unicode: a tenth of a second at import;
+# tests/test_stream_announce.py checks the list against str.isspace).
+_WS = "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
 _W = "[" + regex.escape(_WS) + "]"
 # A parameter's open tag, as a model writes one, after the call's name or a closed value.
 _PARAM = lazy(regex.compile, r"[ \t\r\n]*<parameter=([A-Za-z0-9_][A-Za-z0-9_.\-]{0,127})>")
