@@ -9,6 +9,7 @@ _HANDLERS); a call's parts are read by _call.
 from __future__ import annotations
 
 import difflib
+import json
 import re
 import textwrap
 from collections.abc import Mapping
@@ -628,6 +629,7 @@ class Builder:
             key = text.find('"tool_calls"')
             at = text.find("[", key) if key >= 0 else -1
             spans = _element_spans(text[at:], start + at, value["tool_calls"]) if at >= 0 else None
+            self._envelope(value, whole or self.region, _field_spans(text, start))
         calls = list(_flatten_calls(value, spans))
         # What the end of the reply cut is the last call's, not every call's of the payload.
         cut_value, repairs = _take_cut(repairs)
@@ -758,6 +760,29 @@ class Builder:
         if isinstance(draft, Draft) and self.tools is not None and draft.name not in self.tools:
             return cut
         return draft
+
+    def _envelope(self, value: dict, span: tuple[int, int], fields: dict) -> None:
+        """What an object holding the calls (`{"tool_calls": [...]}`) says beside them:
+        xLAM's `"thought"` is reasoning, an OpenAI message's `"content"` is prose, and
+        its `"role"` and empty fields say nothing. Any other field is an error that
+        names it: nothing the model wrote is dropped unsaid. (`fields`: where each
+        field lies in the reply, for the segments; a field past where the object
+        needed a repair has none.)"""
+        for key, field_value in value.items():
+            if key == "tool_calls" or field_value in (None, "", [], {}):
+                continue
+            where = fields.get(key)  # (the key's start, the value's, its end)
+            if isinstance(field_value, str) and (key in _ENVELOPE_REASONING or key in _ENVELOPE_PROSE):
+                kind = Reasoning if key in _ENVELOPE_REASONING else Prose
+                self.items.append(kind(field_value, (where[1] + 1, where[2] - 1) if where else None))
+            elif key == "role" and field_value == "assistant":
+                continue
+            else:
+                shown = json.dumps(field_value, ensure_ascii=False)
+                if len(shown) > 40:
+                    shown = shown[:39] + "…"
+                message = f"Couldn't read a tool call: the object of calls also holds {key!r} ({shown}), which is no part of a call."
+                self.items.append(Draft(name="", span=(where[0], where[2]) if where else span, error=message))
 
     def _json_call(self, obj: Any, span: tuple[int, int], repairs, cut: int = 0) -> Draft | Prose:
         """`cut`: what the end of the reply did to this call object (_cut_flags): _CUT_VALUE,
@@ -1214,6 +1239,46 @@ def _find(node: Tree, name: str) -> Any:
         if _rule(child) == name:
             return child
     return None
+
+
+# The fields of an object of calls that say something beside them (see _envelope).
+_ENVELOPE_REASONING = frozenset({"thought", "reasoning", "reasoning_content"})
+_ENVELOPE_PROSE = frozenset({"content", "text"})
+
+
+def _field_spans(text: str, offset: int) -> dict[str, tuple[int, int, int]]:
+    """Where each field of the JSON object `text` opens with lies in the reply (offset:
+    where text starts): its key's start, its value's start and end, read field by
+    field as JSON reads them, up to where the object stops being well-formed (one
+    repaired, or cut by the end of the reply: the fields before stand)."""
+    spans: dict[str, tuple[int, int, int]] = {}
+    ws = _JSON_WS
+    try:
+        pos = ws.match(text, 0).end()
+        if text[pos] != "{":
+            return spans
+        pos = ws.match(text, pos + 1).end()
+        while text[pos] == '"':
+            at = pos
+            key, pos = _scanstring(text, pos + 1)
+            pos = ws.match(text, pos).end()
+            if text[pos] != ":":
+                break
+            pos = ws.match(text, pos + 1).end()
+            _, end = _JSON_DECODER.raw_decode(text, pos)
+            spans[key] = (offset + at, offset + pos, offset + end)
+            pos = ws.match(text, end).end()
+            if text[pos] != ",":
+                break
+            pos = ws.match(text, pos + 1).end()
+    except (ValueError, IndexError):
+        pass
+    return spans
+
+
+_JSON_DECODER = json.JSONDecoder()
+_JSON_WS = re.compile(r"[ \t\n\r]*")
+_scanstring = json.decoder.scanstring
 
 
 def _flatten_calls(value: Any, spans):
