@@ -260,15 +260,17 @@ def test_qwen3_coder_parameters_stream_as_they_are_written(tools: Any) -> None:
 @pytest.mark.parametrize(
     "body, sent",
     [
-        # (what is sent of the parameters before the call's end, without a schema)
-        ("<parameter=n>\n42\n</parameter>\n<parameter=s>\nhi\n</parameter>\n", ""),  # 42: a number
+        # (what is sent of the parameters before the call's end, without a schema: a value
+        # that may be another type than a string once its close is certain, the last one's
+        # with the call's end)
+        ("<parameter=n>\n42\n</parameter>\n<parameter=s>\nhi\n</parameter>\n", '{"n": 42, "s": "hi'),  # 42: a number
         ("<parameter=s>\nhi\n</parameter>\n<parameter=n>\nnull\n</parameter>\n", '{"s": "hi"'),
         ("<parameter=s>\ntruex\n</parameter>\n<parameter=t>\n{\"a\": 1}\n</parameter>\n", '{"s": "truex"'),
         ("<parameter=s>\nx</parameter></function> and on\n</parameter>\n", '{"s": "x'),  # (inline: text)
         ("<parameter=s> layout\n</parameter>\n", ""),  # (spaces on the tag's line: kept only if closed)
     ],
 )
-def test_qwen3_coder_values_that_may_not_be_strings_wait_for_the_end(body: str, sent: str) -> None:
+def test_qwen3_coder_values_that_may_not_be_strings_wait_for_their_close(body: str, sent: str) -> None:
     raw = f"<tool_call>\n<function=f>\n{body}</function>\n</tool_call>"
     events = check(raw, chunked(raw, 2), None, None, 32_768)
     before = [e for e in events[: [type(e) for e in events].index(CallDone) - 1] if type(e) is ArgumentsDelta]

@@ -26,6 +26,9 @@
     //                              `|` between closers; read by the scanner, as <think>)
     // nest: <function= … </function>  (repeatable: a pair of the format's tags that, written
     //                              inside a raw value and balanced there, is the value's text)
+    // stream_call: <function={name}> … </function>   (a call's tags, and its parameters':
+    // stream_param: <parameter={key}> … </parameter>  streamed value by value as written;
+    //                              see grammars/README.md, "Streaming parameters")
     // also: pythonic — why        (repeatable: another format that reads a shape the same
     //                              models write; formats=[this] tries it too)
     // canonical: <tool_call>\n{"name": {name:json}, …}\n</tool_call>   (the form the
@@ -134,6 +137,11 @@ class Format:
     # raw value and balanced there, are the value's text (docs/formats.md, "Markers inside
     # values"; _lalr/nest.py).
     nests: tuple[tuple[str, str], ...] = ()
+    # The header's `stream_call:` and `stream_param:` (opener template, closer): the tags of a
+    # call and of its parameters, as StreamParser(announce="name") reads them to stream the
+    # values as they are written (_stream/tags.py); None when not declared.
+    stream_call: tuple[str, str] | None = None
+    stream_param: tuple[str, str] | None = None
     # The canonical form (`// canonical…:` keys, escapes decoded): key -> template.
     canonical: dict[str, str] = field(default_factory=dict)
     _compiled: Compiled | None = field(default=None, repr=False)
@@ -206,6 +214,8 @@ def load_format(path: Path) -> Format:
         also=tuple(v.split()[0] for v in header.get("also", ()) if v.split()),
         framing=(header.get("framing") or ["none"])[0].lower(),
         nests=tuple(filter(None, map(nest_tags, header.get("nest", ())))),
+        stream_call=nest_tags((header.get("stream_call") or [""])[0]),
+        stream_param=nest_tags((header.get("stream_param") or [""])[0]),
         canonical={k: unescape(v[0]) for k, v in header.items() if k in CANONICAL_KEYS},
     )
 
@@ -277,7 +287,7 @@ def declared_conflicts(fmt: Format) -> tuple[DeclaredConflict, ...]:
 KEYS = (
     "format", "title", "models", "markers", "start", "end", "anchor", "quiet", "offered_only", "args_key",
     "code_tool", "order", "conflicts", "parser", "reasoning", "also", "framing", "nest",
-    "canonical", "canonical_call", "canonical_param", "canonical_sep",
+    "stream_call", "stream_param", "canonical", "canonical_call", "canonical_param", "canonical_sep",
 )  # fmt: skip
 # Keys whose value is one of a few words (the first named is the one to write).
 _CHOICES = {
@@ -330,14 +340,18 @@ def validate_header(fmt: Format) -> None:
                 path,
                 line,
             )
-    for nth, value in enumerate(header.get("nest", ())):
-        if nest_tags(value) is None:
-            line = header_line(fmt.source, "nest", nth)
-            raise GrammarError(
-                f"{path}:{line}: write '// nest: OPENER … CLOSER' (one tag that opens, one that closes), not {value!r}",
-                path,
-                line,
-            )
+    for key in ("nest", "stream_call", "stream_param"):
+        for nth, value in enumerate(header.get(key, ())):
+            if nest_tags(value) is None:
+                line = header_line(fmt.source, key, nth)
+                raise GrammarError(
+                    f"{path}:{line}: write '// {key}: OPENER … CLOSER' (one tag that opens, one that closes), not {value!r}",
+                    path,
+                    line,
+                )
+    if (fmt.stream_call is None) != (fmt.stream_param is None):
+        line = header_line(fmt.source, "stream_call" if fmt.stream_call is not None else "stream_param")
+        raise GrammarError(f"{path}:{line}: 'stream_call' and 'stream_param' go together", path, line)
     if not _NAME.match(fmt.name):
         line = header_line(fmt.source, "format")
         raise GrammarError(f"{path}:{line}: format name {fmt.name!r} is not a plain name", path, line)

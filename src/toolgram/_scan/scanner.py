@@ -37,6 +37,7 @@ from .._build.builder import Draft, Prose
 from .._lalr.driver import WAIT, Driver
 from .._result.model import ToolCall, moved_call
 from .._grammar.registry import Format
+from .._stream.tags import tags_of
 
 __all__ = ["THINK_CLOSE", "THINK_OPEN", "Failure", "Markers", "Piece", "Region", "Scanner", "markers_for"]
 
@@ -49,14 +50,10 @@ _EARLY_NAME = regex.compile(
     r'[ \t\r\n]*\{[ \t\r\n]*"name"[ \t\r\n]*:[ \t\r\n]*"([A-Za-z0-9_][A-Za-z0-9_.\-:/]{0,127})"'
     r'[ \t\r\n]*,[ \t\r\n]*"(?:arguments|parameters)"[ \t\r\n]*:[ \t\r\n]*\{'
 )
-# And a Qwen3-Coder call (the format _EARLY_XML, when it is a candidate): `<function=NAME>`
-# first in its region (after the region's `<tool_call>`, or as its marker), then the end
-# of its line or a tag (not text: `Use <function=get_weather> blocks.` is a mention), its
-# parameters streamed by _stream/xmlecho.py from group 2 on.
-_EARLY_XML = "qwen3_coder_xml"
-_EARLY_FUNCTION = regex.compile(
-    r"(?:<tool_call>[ \t\r\n]*)?<function=([A-Za-z0-9_][A-Za-z0-9_.\-:/]{0,127})>([ \t]*(?:\r?\n|<))"
-)
+# And a call of a format whose header declares its tags (`stream_call:`, _stream/tags.py),
+# when the format is a candidate: its opener first in its region (after the region's start
+# markers), then the end of its line or a tag (not text: `Use <function=get_weather> blocks.`
+# is a mention), its parameters streamed by _stream/xmlecho.py from group `rest` on.
 
 
 #: A stream starts the drivers of the formats that must open the reply once this
@@ -244,8 +241,9 @@ class Scanner(MarkerSearch):
     def early_call(self, settled: int) -> tuple | None:
         """StreamParser(announce="name"): the region being read, once its payload has
         begun `{"name": "x", "arguments": {` (or "parameters"): (its start in the
-        reply, "x", where the arguments' `{` is); once a Qwen3-Coder region has begun
-        `<function=x>`: (its start, "x", where its parameters begin, "xml"); (its start, None) once it cannot
+        reply, "x", where the arguments' `{` is); once a region of a format that declares its
+        tags (_stream/tags.py) has begun with its call's opener (`<function=x>`): (its start,
+        "x", where its parameters begin, the format's Tags); (its start, None) once it cannot
         begin so (or shows nothing within _EARLY_SPAN characters); None while it may still, or outside a region, or for
         the region starting at `settled` (already answered). Only a region whose
         first candidate reads a JSON call object through a fast frame is looked at;
@@ -258,8 +256,8 @@ class Scanner(MarkerSearch):
         if start == settled:
             return None
         json_call = type(_frame.frame_of(r.candidates[0])) is _frame.Frame
-        xml_call = any(fmt.name == _EARLY_XML for fmt in r.candidates)
-        if not (json_call or xml_call):
+        declared = [t for t in map(tags_of, r.candidates) if t is not None]
+        if not (json_call or declared):
             return start, None
         at = r.region_start
         head = self.buf[at : at + r.marker_len + _EARLY_SPAN]
@@ -268,11 +266,11 @@ class Scanner(MarkerSearch):
                 break
             head += piece
         waits = False
-        if xml_call:  # (a 4th item: the arguments are XML parameters)
-            m = _EARLY_FUNCTION.match(head, 0, partial=True)
+        for tags in declared:  # (a 4th item: the arguments are parameters of these tags)
+            m = tags.call.match(head, 0, partial=True)
             if m is not None and not m.partial:
-                return start, m.group(1), self.base + at + m.start(2), "xml"
-            waits = m is not None
+                return start, m.group("name"), self.base + at + m.start("rest"), tags
+            waits = waits or m is not None
         if json_call:
             m = _EARLY_NAME.match(head, r.marker_len, partial=True)
             if m is not None and not m.partial:

@@ -458,8 +458,8 @@ class StreamParser:
         start, name = got[0], got[1]
         self._early_settled = start
         if name is not None and (self._tools is None or name in self._tools):
-            if len(got) > 3:  # (Qwen3-Coder's XML parameters, typed by the tool's schema)
-                echo: Any = XmlParamEcho(self._tools.schema(name) if self._tools is not None else None)
+            if len(got) > 3:  # (XML-ish parameters of the declared tags, typed by the tool's schema)
+                echo: Any = XmlParamEcho(self._tools.schema(name) if self._tools is not None else None, got[3])
             else:
                 echo = JsonEcho()
             self._early = early = _Early(self._calls, start, name, self._id(name, start), echo)

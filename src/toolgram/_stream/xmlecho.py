@@ -1,30 +1,33 @@
-"""XmlParamEcho: Qwen3-Coder's XML parameters, written as json.dumps writes the arguments,
+"""XmlParamEcho: an XML-ish call's parameters, written as json.dumps writes the arguments,
 as they stream in.
 
-StreamParser(announce="name") announces a call `<function=NAME>` that qwen3_coder_xml
-reads once its name is complete, and streams its arguments with this echo: fed the text
-after `<function=NAME>`, it gives back the JSON text json.dumps(call.arguments,
-ensure_ascii=False) starts with, as far as it is certain:
+StreamParser(announce="name") announces a call of a format whose header declares its tags
+(`stream_call:`, `stream_param:`; tags.py) once its name is complete, and streams its
+arguments with this echo: fed the text after the call's opener, it gives back the JSON
+text json.dumps(call.arguments, ensure_ascii=False) starts with, as far as it is certain:
 
     <parameter=path>\\nnotes.md\\n</parameter>\\n<parameter=content>\\nDay one…
     {"path": "notes.md", "content": "Day one…
 
-A parameter's value is raw text, typed by the tool's schema, one newline on each side
-being framing (coerce.frame). Its characters go out as they come when it is certain to
-be a string: the schema says string and nothing else, or there is no schema and the text
-can no longer be a JSON number, true, false, null, object or array (what an untyped value
-decodes to, coerce._scalar). Held back meanwhile: the whitespace at the end (a newline of it
-may be framing, all of it if the close tag was left out) and a `<` until it shows what
+A parameter's value is raw text, typed by the tool's schema and the type the model wrote
+(DSML string="true", Kimi K3 type="string"), the format's framing dropped (coerce.frame).
+Its characters go out as they come when it is certain to be a string: the schema says
+string and nothing else (and the model wrote no JSON type), the model wrote a string type
+that the schema allows (or there is no schema), or there is neither and the text can no
+longer be a JSON number, true, false, null, object or array (what an untyped value
+decodes to, coerce._scalar). Held back meanwhile: the whitespace at the end (a newline of
+it may be framing, all of it if the close tag was left out) and a `<` until it shows what
 it is; a parameter's key goes out with its value's first character (a parameter the end
-cuts before its value is dropped). A value ends at `</parameter>` followed by the next
-`<parameter=`. Anything else stops the echo for good (`stopped`): a `<` that may start
-another tag of the format (or of the pairs it nests), `</parameter></function>` (text,
-when the line goes on: a close-tag run written inline; the call's end otherwise, which
-brings the last `"}` anyway), a parameter that is not a string, a key seen twice, a
-value that starts on its tag's line with a space, a JSON object in place of parameters.
-The rest then comes with the call's end, where the caller checks that the final text
-starts with what was sent (else the call is withdrawn and sent again whole). Work is in proportion to the text fed: what is held back is at
-most _HOLD characters.
+cuts before its value is dropped). A value ends at its close tag followed by the next
+parameter's opener. Anything else stops the echo for good (`stopped`): a `<` that may
+start a tag of any format (Tags.tag), the value's close before the call's (text, when the
+line goes on: a close-tag run written inline; the call's end otherwise, which brings the
+last `"}` anyway), a parameter that is not a string, a key seen twice, a value that starts
+on its tag's line with a space, an opener the declared tags do not take, a JSON object in
+place of parameters. The rest then comes with the call's end, where the caller checks that
+the final text starts with what was sent (else the call is withdrawn and sent again
+whole). Work is in proportion to the text fed: what is held back is at most _HOLD
+characters.
 """
 
 from __future__ import annotations
@@ -35,8 +38,10 @@ from typing import Any
 
 import regex
 
-from .._build.coerce import kinds_of
+from .._build.coerce import _hint, coerce_param, kinds_of
+from .._recover.repair import RepairError
 from .._grammar.words import lazy
+from .tags import Tags
 
 __all__ = ["XmlParamEcho"]
 
@@ -46,19 +51,13 @@ __all__ = ["XmlParamEcho"]
 # tests/test_stream_announce.py checks the list against str.isspace).
 _WS = "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
 _W = "[" + regex.escape(_WS) + "]"
-# A parameter's open tag, as a model writes one, after the call's name or a closed value.
-_PARAM = lazy(regex.compile, r"[ \t\r\n]*<parameter=([A-Za-z0-9_][A-Za-z0-9_.\-]{0,127})>")
-# A value's close tag where it certainly closes it (grammars/shared/function_param.lark,
-# VALUE): before the next parameter. (Before `</function>` it may yet be the value's
-# text, when text follows on the line: a close-tag run written inline.)
-_CLOSE = lazy(regex.compile, r"</parameter>[ \t\r\n]{0,32}(?:<parameter=|(</function>))")
 # An untyped value that json.loads would make something else than a string.
 _JSONISH = lazy(
     regex.compile,
     _W + r"*(?:-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|true|false|null|[\[{][\s\S]*)" + _W + "*",
 )
-_TAG = frozenset("/pfts")  # what may follow "<" in a tag of the format: </…, <parameter, <function, <tool_call, <seed:…
-_HOLD = 200  # characters held back at most (a tag's lookahead, an undecided value); past it, stop
+_HOLD = 200  # characters held back at most (a tag's lookahead, an undecided string); past it, stop
+_HOLD_VALUE = 4096  # a value of another type held until its close, at most; past it, stop
 _BETWEEN, _VALUE = "between", "value"
 
 
@@ -67,7 +66,13 @@ def _quoted(text: str) -> str:
 
 
 class XmlParamEcho:
-    def __init__(self, schema: Any = None) -> None:
+    def __init__(self, schema: Any = None, tags: Tags | None = None) -> None:
+        if tags is None:
+            from .._grammar.registry import default_registry
+            from .tags import tags_of
+
+            tags = tags_of(default_registry().formats["qwen3_coder_xml"])
+        self.tags: Tags = tags
         self.stopped = False
         self.done = False  # (never: the call's end comes with its CallDone)
         self.state = _BETWEEN
@@ -77,8 +82,12 @@ class XmlParamEcho:
         self.keys: list[str] = []
         self.held = ""  # the text taken, not yet answered for
         self.prefix = ""  # what goes before the value's first character: `{"key": "`, `, "key": "`
-        self.lead = True  # a value's leading framing newline not yet passed
+        self.lead = True  # a value's start not yet passed (its framing newline, its first blank)
         self.typed = False  # the value is certain to be a string
+        self.sure = False  # its type is decided (a string, or held until its close: _whole)
+        self.type: str | None = None  # the type the model wrote for the value, if any
+        self.cut = ""  # the framing newline dropped at the value's start (coerce_param frames again)
+        self.seen = 0  # how far the held value was searched for its close (see _whole)
 
     def feed(self, text: str) -> str:
         """Take more of the call's text; return what json.dumps would write of its
@@ -108,40 +117,42 @@ class XmlParamEcho:
             self.prefix = ""
 
     def _between(self, s: str) -> str | None:
-        m = _PARAM.match(s, partial=True)
+        m = self.tags.param.match(s, partial=True)
         if m is None:
-            # (`</function>` with no parameter, a JSON object instead, anything else: the
-            # rest comes with the call's end)
+            # (the call's close with no parameter, a JSON object instead, an opener the
+            # declared tags do not take, anything else: the rest comes with the call's end)
             return self._stop()
         if m.partial:
             return self._hold(s)
-        key = m.group(1)
+        key = m.group("key")
         if key in self.keys:
             return self._stop()  # (the last value would win, at the first key's place)
         prop = self.props.get(key) if self.props is not None else None
-        kinds = kinds_of(prop, self.schema)
-        if kinds is not None and kinds != {"string"}:
-            return self._stop()
+        self.type = m.group("type") if self.tags.has_type else None
+        certain = _string(kinds_of(prop, self.schema), _hint(self.type))
         # (The key goes out with the value's first character: a parameter the end cuts
         # before its value begins is dropped, repair dropped_partial_argument.)
         self.prefix = ("{" if not self.keys else ", ") + json.dumps(key, ensure_ascii=False) + ': "'
         self.keys.append(key)
-        self.state, self.lead, self.typed = _VALUE, True, kinds is not None
+        self.state, self.lead, self.typed, self.sure = _VALUE, True, certain is True, certain is not None
+        self.cut, self.seen = "", 0
         return s[m.end() :]
 
     def _value(self, s: str, out: list[str]) -> str | None:
-        if self.lead:  # (coerce.frame: one newline after the open tag is framing)
+        if self.lead:
             if not s or s == "\r":
                 return self._hold(s)
-            if s.startswith("\r\n") or s[0] == "\n":
-                s = s[2:] if s[0] == "\r" else s[1:]
+            if self.tags.framing == "newline" and (s.startswith("\r\n") or s[0] == "\n"):
+                n = 2 if s[0] == "\r" else 1  # (coerce.frame: one newline after the open tag is framing)
+                self.cut, s = s[:n], s[n:]
             elif s[0] in " \t":
                 # On the tag's line: spaces kept if the value is closed, dropped if its
                 # close tag was left out (layout, _param_value); only its end tells.
                 return self._stop()
             self.lead = False
         if not self.typed:
-            return self._untyped(s, out)
+            return self._whole(s, out) if self.sure else self._untyped(s, out)
+        tags = self.tags
         i = at = 0  # s[:i] is sent; a tag may start from s[at:] on
         while True:
             j = s.find("<", at)
@@ -149,46 +160,85 @@ class XmlParamEcho:
                 k = _run(s, i, len(s))
                 self._send(out, s[i:k])
                 return self._hold(s[k:])
-            after = s[j + 1 : j + 2]
-            if after and after not in _TAG:  # (text: no tag starts so)
+            tag = tags.tag.match(s, j, partial=True)
+            if tag is None:  # (text: no tag starts so)
                 at = j + 1
                 continue
-            m = _CLOSE.match(s, j, partial=True) if after else None
-            if after and m is None:
+            m = tags.close.match(s, j, partial=True) if not tag.partial else None
+            if not tag.partial and m is None:
                 self._send(out, s[i : _run(s, i, j)])
                 return self._stop()  # (another tag: the rest comes with the call's end)
-            if not after or m.partial or m.group(1):
+            if tag.partial or m.partial or m.group(1):
                 k = _run(s, i, j)
                 self._send(out, s[i:k])
-                # (before </function>: the close may yet be text, if text follows it on its line)
+                # (before the call's close: the value's close may yet be text, if text follows it on its line)
                 return self._stop() if m is not None and not m.partial else self._hold(s[k:])
-            self._send(out, _framed(s[i:j]), close=True)
+            self._send(out, _framed(s[i:j], tags.framing), close=True)
             self.state = _BETWEEN
-            return s[j + len("</parameter>") :]
+            return s[j + len(tags.close_tag) :]
 
     def _untyped(self, s: str, out: list[str]) -> str | None:
-        """A value no schema types: held until it cannot be JSON other than a string."""
+        """A value no schema or written type types: a string once it cannot be JSON other
+        than a string (then streamed), else held as any other value (_whole)."""
         j = s.find("<")
+        while j >= 0 and self.tags.tag.match(s, j, partial=True) is None:
+            j = s.find("<", j + 1)  # (a "<" that is text: part of what may or may not be JSON)
         end = len(s) if j < 0 else j
-        if j >= 0 and s[j + 1 : j + 2] and s[j + 1] not in _TAG:
-            end = j + 1  # (a "<" that is text: part of what may or may not be JSON)
         if _JSONISH.fullmatch(s, 0, end, partial=True) is None:
             self.typed = True
             return s
-        if j < 0:
-            return self._hold(s)
-        if end > j:
-            return self._stop()  # (JSON with a "<" in it: comes with the call's end)
-        m = _CLOSE.match(s, j, partial=True) if s[j + 1 : j + 2] else None
-        if m is None and s[j + 1 : j + 2]:
-            return self._stop()
-        if m is None or m.partial:
-            return self._hold(s)
-        if m.group(1) or _JSONISH.fullmatch(_framed(s[:j])) is not None:
-            return self._stop()  # (a number, a literal or JSON; or a close that may be text)
-        self._send(out, _framed(s[:j]), close=True)
-        self.state = _BETWEEN
-        return s[j + len("</parameter>") :]
+        if s.lstrip(_WS)[:1] in ("[", "{"):
+            self.sure = True  # (JSON whatever follows: held until its close, not looked at again)
+        return self._whole(s, out)
+
+    def _whole(self, s: str, out: list[str]) -> str | None:
+        """A value that may be read as another type than a string: held until its close
+        is certain, then sent as the call's end will read it (coerce_param)."""
+        tags = self.tags
+        j = s.find("<", self.seen)
+        while j >= 0:
+            tag = tags.tag.match(s, j, partial=True)
+            if tag is None:  # (text)
+                j = s.find("<", j + 1)
+                continue
+            m = tags.close.match(s, j, partial=True) if not tag.partial else None
+            if tag.partial or (m is not None and m.partial):
+                self.seen = j
+                return self._hold_value(s)
+            if m is None or m.group(1):
+                return self._stop()  # (another tag, or a close that may be text: comes with the call's end)
+            key = self.keys[-1]
+            prop = self.props.get(key) if self.props is not None else None
+            try:
+                value, _ = coerce_param(self.cut + s[:j], self.type, prop, self.schema, tags.framing)
+            except RepairError:
+                return self._stop()  # (the call cannot be read: it fails at its end)
+            try:
+                text = json.dumps(value, ensure_ascii=False, allow_nan=False)
+            except (TypeError, ValueError):  # pragma: no cover - decoded values are JSON data
+                return self._stop()
+            out.append(self.prefix[:-1] + text)  # (the prefix ends with the quote a string opens)
+            self.prefix = ""
+            self.state = _BETWEEN
+            return s[j + len(tags.close_tag) :]
+        self.seen = len(s)
+        return self._hold_value(s)
+
+    def _hold_value(self, s: str) -> None:
+        self.held = s
+        if len(s) > _HOLD_VALUE:
+            self.stopped = True
+
+
+def _string(kinds: frozenset[str] | None, hint: str | None) -> bool | None:
+    """Whether a raw value is certainly its text, a string (coerce._scalar): True, False
+    (it may be read as something else), None (no schema and no written type: untyped,
+    a string unless it is JSON)."""
+    if kinds is None:
+        return None if hint is None else hint == "string"
+    if hint == "string":
+        return "string" in kinds
+    return kinds == {"string"} and hint != "json"
 
 
 def _run(s: str, i: int, j: int) -> int:
@@ -197,6 +247,8 @@ def _run(s: str, i: int, j: int) -> int:
     return i + len(s[i:j].rstrip(_WS))
 
 
-def _framed(value: str) -> str:
-    """coerce.frame's end of a value: one newline before the close tag is framing."""
+def _framed(value: str, framing: str) -> str:
+    """coerce.frame's end of a value: with "newline", one newline before the close tag is framing."""
+    if framing != "newline":
+        return value
     return value[:-2] if value.endswith("\r\n") else value.removesuffix("\n")

@@ -1,0 +1,146 @@
+"""Tags: what a format's header declares about its call and parameter tags, compiled into
+the patterns that stream its parameter values as they are written (xmlecho.py) and find
+a call's name early (Scanner.early_call).
+
+    // stream_call: <invoke name="{name}"> … </invoke>
+    // stream_param: <parameter name="{key}" string="{type}"> … </parameter>
+
+An opener is a template: `{name}` and `{key}` stand for a plain name (`"{key}"`, an
+attribute's value: in double, single or no quotes), ` attr="{type}"` for a type the model
+may write (DSML's string="true", Kimi K3's type="string"; it may be left out), `{attrs}`
+for other attributes (not name, key, tool, type or string: those decide something), a
+space for any blanks (none too); the rest is literal. A closer is literal.
+
+The patterns are narrower than the grammar (one attribute order, plain names): what
+they do not take stops the echo, and the call's rest comes with its end, which is
+always right. What they take must be read by the grammar the same way.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import regex
+
+from .._grammar.words import lazy
+
+__all__ = ["Tags", "tags_of"]
+
+_NAME = r"[A-Za-z0-9_][A-Za-z0-9_.\-:/]{0,127}"
+_KEY = r"[A-Za-z0-9_][A-Za-z0-9_.\-]{0,127}"
+_TYPE = r"[A-Za-z0-9_]{1,32}"
+_SLOTS = {"name": _NAME, "key": _KEY, "type": _TYPE}
+# Other attributes ({attrs}): any but those that name or type something.
+_ATTRS = (
+    r"(?:\s+(?!(?:name|key|tool|type|string)\s*=)[A-Za-z_][\w\-]*\s*=\s*"
+    r"""(?:"[^"<>\n]*"|'[^'<>\n]*'|[^\s"'<>=]+))*"""
+)
+# A template's parts: an attribute holding a slot, a bare slot, {attrs}, blanks, literal text.
+_PART = lazy(
+    regex.compile,
+    r'(?P<attr>\s+([A-Za-z_][\w\-]*)="\{(name|key|type)\}")|\{(?P<slot>name|key)\}|(?P<attrs>\{attrs\})'
+    r"|(?P<space>\s+)|(?P<lit>[^\s{]+|\{)",
+)
+# Blanks between a value's close tag and the next tag (as the formats' VALUE terminals
+# allow them: at most 32, a lone \r not among them).
+_GAP = r"(?:[ \t]|\r?\n){0,32}"
+
+
+def _pattern(template: str) -> str:
+    out = []
+    for m in _PART.finditer(template):
+        if m.group("attr"):
+            attr, slot = regex.escape(m.group(2)), m.group(3)
+            body = _SLOTS[slot]
+            value = rf"""(?:"(?P<{slot}>{body})"|'(?P<{slot}>{body})'|(?P<{slot}>{body}))"""
+            part = rf"\s+{attr}\s*=\s*{value}"
+            out.append(f"(?:{part})?" if slot == "type" else part)  # (a type may be left out)
+        elif m.group("slot"):
+            out.append(f"(?P<{m.group('slot')}>{_SLOTS[m.group('slot')]})")
+        elif m.group("attrs"):
+            out.append(_ATTRS)
+        elif m.group("space"):
+            out.append(r"[ \t\r\n]*")
+        else:
+            out.append(regex.escape(m.group("lit")))
+    return "".join(out)
+
+
+def _head(template: str) -> str:
+    """The literal start of an opener (`<parameter=`, `<|open|>argument`): what shows the
+    next parameter begins."""
+    m = _PART.match(template)
+    return m.group("lit") if m is not None and m.group("lit") else template[:1]
+
+
+def _words(fmt: Any) -> set[str]:
+    """The words of a format's tags (`parameter` of `<parameter=` and `</parameter>`)."""
+    out = set()
+    tags = [*fmt.starts, *fmt.ends, *(t for pair in fmt.nests for t in pair)]
+    for pair in (fmt.stream_call, fmt.stream_param):
+        if pair is not None:
+            tags += [_PART.sub(" ", pair[0]), pair[1]]
+    for tag in tags:
+        m = regex.match(r"</?([^\s<>=|｜\"']+)", tag)
+        if m is not None:
+            out.add(m.group(1))
+    return out
+
+
+_ALL_WORDS: set[str] | None = None
+
+
+def _tag_words(fmt: Any) -> set[str]:
+    """The words that may start a tag inside a value: those of every built-in format's
+    tags (formats share their VALUE terminals, which stop at each other's tags: Qwen3-Coder's
+    at `<seed:tool_call>`) and this format's own."""
+    global _ALL_WORDS
+    if _ALL_WORDS is None:
+        from .._grammar.registry import default_registry
+
+        words: set[str] = set()
+        for other in default_registry().formats.values():
+            words |= _words(other)
+        _ALL_WORDS = words
+    return _ALL_WORDS | _words(fmt)
+
+
+class Tags:
+    """A format's compiled `stream_call` and `stream_param` (see the module docstring):
+
+    call      the call's opener, after the region's start markers, then the end of its line
+              or a tag (group `rest`: where the parameters begin); `name`
+    param     blanks, then a parameter's opener; `key`, and `type` (None when not written)
+    close     a value's close tag where it certainly closes the value: before the next
+              parameter; before the call's close (group 1) it may yet be text
+    tag       what may start a tag after a `<` in a value (else the `<` is text)
+    framing   the format's framing of raw values (coerce.frame)
+    """
+
+    def __init__(self, fmt: Any) -> None:
+        (call_open, call_close), (param_open, param_close) = fmt.stream_call, fmt.stream_param
+        starts = "|".join(regex.escape(s) for s in sorted(fmt.starts, key=len, reverse=True) if not s.startswith("</"))
+        lead = rf"(?:(?:{starts})[ \t\r\n]*){{0,3}}" if starts else ""
+        self.call = regex.compile(lead + _pattern(call_open) + r"(?P<rest>[ \t]*(?:\r?\n|<))")
+        self.param = regex.compile(r"[ \t\r\n]*" + _pattern(param_open))
+        self.has_type = "type" in self.param.groupindex
+        self.close_tag = param_close
+        self.close = regex.compile(
+            regex.escape(param_close) + _GAP + rf"(?:{regex.escape(_head(param_open))}|({regex.escape(call_close)}))"
+        )
+        words = sorted(_tag_words(fmt), key=len, reverse=True)
+        self.tag = regex.compile(r"</?(?:[|｜]|" + "|".join(regex.escape(w) for w in words) + ")")
+        self.framing = fmt.framing
+
+
+_TAGS: dict[Any, Tags | None] = {}
+
+
+def tags_of(fmt: Any) -> Tags | None:
+    """The format's Tags, None when its header declares none."""
+    try:
+        return _TAGS[fmt]
+    except KeyError:
+        tags = Tags(fmt) if fmt.stream_call is not None and fmt.stream_param is not None else None
+        _TAGS[fmt] = tags
+        return tags
