@@ -260,6 +260,16 @@ class Builder:
             start = draft.span[0] if before and draft.span else self.region[0]
             end = draft.span[1] if after and draft.span else self.region[1]
             draft.span = (start, end)
+        elif drafts and drafts[0].span and getattr(self.fmt, "stream_call", None) is not None and not any(
+            isinstance(i, Prose) and i.span is not None for i in self.items[: self.items.index(drafts[0])]
+        ):
+            # Several calls, of a format whose calls a stream announces by their name (its
+            # header declares its tags: `stream_call:`): the first holds the region's opening
+            # markers, as a lone call does, so that its span, and the id made from where it
+            # starts, are known once it begins (the stream cannot know yet whether more
+            # calls follow: _stream/parser.py).
+            draft = drafts[0]
+            draft.span = (self.region[0], draft.span[1])
         return self.items
 
     def _walk(self, node: Any) -> None:
