@@ -415,6 +415,30 @@ def test_stream_arguments_on_a_case_of_every_format(written, case) -> None:
     assert got == expected(case.raw, tools, got, streamed=True)
 
 
+# (A long string value in each format whose header declares its parameter tags, a corpus case.)
+PARAM_CASES = [c for c in corpus_cases() if c.name == "long_string_value_streams"]
+PARAM_TOOLS = [{"type": "function", "function": {"name": "write_file", "parameters": {"type": "object", "properties": {
+    "path": {"type": "string"}, "mode": {"type": "integer"}, "content": {"type": "string"}}}}}]  # fmt: skip
+
+
+@pytest.mark.parametrize("case", PARAM_CASES, ids=lambda c: c.format)
+def test_stream_arguments_sends_xml_parameters_as_they_are_written(client, written, case) -> None:
+    # GLM, MiniMax, Seed-OSS, DSML, Kimi K3, Qwen3-Coder: the path, then the mode once its close
+    # came, then the content's text as it comes, in many chunks of the one call; concatenated,
+    # the arguments of the whole reply's call, nothing withdrawn.
+    final = toolgram.parse(case.raw, PARAM_TOOLS).calls[0]
+    assert final.format == case.format
+    for seed in (1, 2):
+        order = {"case": case.id, "seed": seed}
+        assert len(argument_chunks(client, order, PARAM_TOOLS)) == 1
+        got = argument_chunks(written, order, PARAM_TOOLS)
+        assert len(got) > 10 and {index for index, _ in got} == {0}
+        assert "".join(text for _, text in got) == json.dumps(final.arguments, ensure_ascii=False)
+        response = streamed(written, order, PARAM_TOOLS)
+        assert "withdrawn" not in response
+        assert response == expected(case.raw, PARAM_TOOLS, response, streamed=True)
+
+
 def test_stream_arguments_withdraws_a_call_that_fails(written) -> None:
     # Announced by its name, then a stray quote makes it prose and an error. The client was sent
     # index 0 with that name and part of its arguments, and cannot be told to forget them: the
