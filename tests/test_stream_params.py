@@ -71,6 +71,7 @@ def test_a_long_string_value_arrives_in_pieces_before_its_call_ends(fmt: str, si
     sent = "".join(early)
     assert sent.startswith('{"path": "notes/tides.md", "mode": 644, "content": "# Tides')
     assert len(sent) > len(content) // 2
+    assert "Keep <b>this</b> file short." in sent  # (HTML's tags are text: not one of a format's)
     total = sent + "".join(e.text for batch in fed[ends:] for e in batch if type(e) is ArgumentsDelta)
     assert total == json.dumps(call.arguments, ensure_ascii=False)
 

@@ -81,7 +81,7 @@ def _words(fmt: Any) -> set[str]:
         if pair is not None:
             tags += [_PART.sub(" ", pair[0]), pair[1]]
     for tag in tags:
-        m = regex.match(r"</?([^\s<>=|｜\"']+)", tag)
+        m = regex.match(r"</?([A-Za-z_][^\s<>=|｜/\"']*)", tag)
         if m is not None:
             out.add(m.group(1))
     return out
@@ -129,7 +129,8 @@ class Tags:
             regex.escape(param_close) + _GAP + rf"(?:{regex.escape(_head(param_open))}|({regex.escape(call_close)}))"
         )
         words = sorted(_tag_words(fmt), key=len, reverse=True)
-        self.tag = regex.compile(r"</?(?:[|｜]|" + "|".join(regex.escape(w) for w in words) + ")")
+        # (and `</par…>`, which ends a value whose close was left out: Builder's _MISSPELT_CLOSE)
+        self.tag = regex.compile(r"<(?:/\s*par|/?(?:[|｜]|" + "|".join(regex.escape(w) for w in words) + "))")
         self.framing = fmt.framing
 
 
