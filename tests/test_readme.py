@@ -47,7 +47,7 @@ def test_check_fails_on_a_stale_table_and_write_fixes_it(tmp_path: Path) -> None
     assert _catalog.readme_table(doc.read_text(encoding="utf-8")) == toolgram.formats_table()
 
 
-@pytest.mark.parametrize("table, cells", [(toolgram.formats_table, 5), (_catalog.short_table, 3)], ids=["full", "short"])
+@pytest.mark.parametrize("table, cells", [(toolgram.formats_table, 6), (_catalog.short_table, 4)], ids=["full", "short"])
 def test_table_lists_every_builtin_format_once(table, cells: int) -> None:
     names = [f.name for f in _catalog.builtin_formats()]
     rows = table().splitlines()[2:]
@@ -60,9 +60,17 @@ def test_table_lists_every_builtin_format_once(table, cells: int) -> None:
 def test_markers_are_code_and_pipes_escaped() -> None:
     fmt = next(f for f in _catalog.builtin_formats() if f.name == "lfm2")
     row = toolgram.formats_table([fmt]).splitlines()[2]
-    assert row.endswith("| `<\\|tool_call_start\\|>[name(key=value, …), …]<\\|tool_call_end\\|>` | yes |")
+    assert row.endswith("| `<\\|tool_call_start\\|>[name(key=value, …), …]<\\|tool_call_end\\|>` | yes |  |")
     assert _tables._code("```json x ```") == "` ```json x ``` `"
     assert _tables._code("a `b` c") == "``a `b` c``"
+
+
+def test_streams_arguments_says_how_a_format_streams() -> None:
+    # (a JSON call object through a fast frame; per parameter, the tags a header declares)
+    rows = {f.name: row for f, row in zip(_catalog.builtin_formats(), _catalog.short_table().splitlines()[2:])}
+    assert rows["hermes"].endswith("| yes |")
+    assert rows["minimax_m2_invoke"].endswith("| per parameter |") and rows["kimi_k3_open_close"].endswith("| per parameter |")
+    assert rows["mistral"].endswith("|  |")
 
 
 def test_with_table_appends_then_replaces() -> None:

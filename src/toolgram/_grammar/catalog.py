@@ -36,19 +36,33 @@ def _constrainable(fmt: Format) -> str:
     return "yes" if "canonical" in fmt.canonical else ""
 
 
+def _streams(fmt: Format) -> str:
+    # What StreamParser(announce="name") (CompletionStream(arguments="as_written"), serve
+    # --stream-arguments) sends before a call's end: a JSON call object read through a fast
+    # frame as it is written; a format that declares its tags (stream_param:) per parameter.
+    if fmt.stream_param is not None:
+        return "per parameter"
+    from .._scan import fastpath  # (the frame is the compiled grammar's: _scan builds it)
+
+    return "yes" if type(fastpath.frame_of(fmt)) is fastpath.Frame else ""
+
+
 def formats_table(formats: list[Format] | None = None) -> str:
     """A Markdown table of the formats: name, title, models, markers (one row each,
-    in the order auto-detection tries them), ending with a newline."""
-    rows = ["| format | what | models | markers | constrain |", "|---|---|---|---|---|"]
+    in the order auto-detection tries them), whether `constrain` takes it and whether its
+    arguments stream as written, ending with a newline."""
+    rows = ["| format | what | models | markers | constrain | streams arguments |", "|---|---|---|---|---|---|"]
     for fmt in builtin_formats() if formats is None else formats:
         markers = _cell(_code(fmt.markers)) if fmt.markers else ""
-        rows.append(f"| `{fmt.name}` | {_plain(fmt.title)} | {_plain(fmt.models)} | {markers} | {_constrainable(fmt)} |")
+        rows.append(
+            f"| `{fmt.name}` | {_plain(fmt.title)} | {_plain(fmt.models)} | {markers} | {_constrainable(fmt)} | {_streams(fmt)} |"
+        )
     return "\n".join(rows) + "\n"
 
 
 def short_table(formats: list[Format] | None = None) -> str:
     """The README's table: name and models of each format, in the order of formats_table()."""
-    rows = ["| format | models | constrain |", "|---|---|---|"]
+    rows = ["| format | models | constrain | streams arguments |", "|---|---|---|---|"]
     for fmt in builtin_formats() if formats is None else formats:
-        rows.append(f"| `{fmt.name}` | {_plain(fmt.models)} | {_constrainable(fmt)} |")
+        rows.append(f"| `{fmt.name}` | {_plain(fmt.models)} | {_constrainable(fmt)} | {_streams(fmt)} |")
     return "\n".join(rows) + "\n"

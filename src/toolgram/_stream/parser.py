@@ -41,9 +41,11 @@ closes, a call cut off by the end) come from `flush()`.
 comes first gets its `CallStart` as soon as `{"name": "x", "arguments": {` has
 arrived (Scanner.early_call), then its arguments as they arrive, written as
 json.dumps writes them, as far as that is certain (JsonEcho: a string's characters
-at once, a number when it is complete). So does a Qwen3-Coder call (qwen3_coder_xml)
-once `<function=x>` ends its line, its parameters' string values as their text
-arrives (XmlParamEcho); other formats are not announced early. When its region then gives something else
+at once, a number when it is complete). So does a call of an XML-ish format whose header
+declares its tags (`stream_call:`, `stream_param:`; Qwen3-Coder, Seed-OSS, GLM, MiniMax
+M2, DSML, Kimi K3) once its opener (`<function=x>`) ends its line, its parameters'
+string values as their text arrives and any other once its close came (XmlParamEcho);
+other formats are not announced early, nor the calls after the first in one region. When its region then gives something else
 (prose and an error, another name, a call the tools refuse), or arguments that do
 not start with what was sent, a `CallCancelled` withdraws it.
 Its index is not used again: a stream of OpenAI chunks cannot take anything back, and
@@ -128,8 +130,9 @@ class StreamParser:
     the feed() that crosses max_chars).
 
     `announce="name"`: a call written as a JSON object whose name comes first
-    (`<tool_call>{"name": "x", "arguments": {`…), or as Qwen3-Coder's
-    `<function=x>` on its own line, gets its CallStart as soon as
+    (`<tool_call>{"name": "x", "arguments": {`…), or as XML-ish parameters of tags
+    its format declares (Qwen3-Coder's `<function=x>` on its own line, MiniMax's
+    `<invoke name="x">`, …), gets its CallStart as soon as
     that much has arrived, and its ArgumentsDelta as its arguments arrive (as
     json.dumps writes them); CallDone comes with its end. Such a call may yet
     fail (`{"q": "a"b"}` cannot be read, and parse() keeps it as prose and an
