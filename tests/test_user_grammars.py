@@ -10,6 +10,7 @@ Rules under test (toolgram/_registry.py):
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 import textwrap
@@ -175,6 +176,16 @@ BROKEN = {
         7,
         "write '// nest: OPENER … CLOSER'",
     ),
+    "stream_param with no closer": (
+        MINE.replace("// end: <</call>>\n", "// end: <</call>>\n// stream_call: <<call>> … <</call>>\n// stream_param: <<arg>>\n"),
+        8,
+        "write '// stream_param: OPENER … CLOSER'",
+    ),
+    "stream_call alone": (
+        MINE.replace("// end: <</call>>\n", "// end: <</call>>\n// stream_call: <<call>> … <</call>>\n"),
+        7,
+        "'stream_call' and 'stream_param' go together",
+    ),
     "empty start marker": (MINE.replace("// start: <<call>>", "// start:"), 5, "an empty start marker"),
     "empty end marker": (MINE.replace("// end: <</call>>", "// end: "), 6, "an empty end marker"),
     "misspelt start key": (MINE.replace("// start:", "// strat:"), 1, "('strat:' is no header key)"),
@@ -234,6 +245,20 @@ def test_nest_pairs_of_a_user_format(tmp_path: Path, nests: str, body: str) -> N
     result = toolgram.parse(EXAMPLE_INSIDE, grammar_paths=path, formats=["tagged"])
     assert (result.calls[0].name, result.calls[0].arguments) == ("save", {"body": body})
     assert len(result.calls) == (1 if "nest" in nests else 2)
+
+
+def test_a_user_format_that_declares_its_tags_streams_its_parameters(tmp_path: Path) -> None:
+    # (StreamParser(announce="name") reads the tags the header declares: no code of its own.)
+    declared = "// stream_call: <call {name}> … </call>\n// stream_param: <arg {key}> … </arg>"
+    raw = "<call save>\n<arg path>notes.txt</arg>\n<arg body>" + "Tides at six, then at noon. " * 20 + "</arg>\n</call>"
+    for nests, streams in ((declared, True), ("//", False)):
+        path = write(tmp_path, f"tagged{streams}.lark", TAGGED.format(nests=nests))
+        sp = toolgram.StreamParser(grammar_paths=path, formats=["tagged"], announce="name")
+        fed = [sp.feed(raw[i : i + 5]) for i in range(0, len(raw), 5)] + [sp.flush()]
+        (call,) = sp.close().calls
+        deltas = [e.text for batch in fed for e in batch if type(e) is toolgram.ArgumentsDelta]
+        assert "".join(deltas) == json.dumps(call.arguments)
+        assert (len(deltas) > 20) is streams
 
 
 def test_an_unknown_header_key_is_warned_about(tmp_path: Path) -> None:
