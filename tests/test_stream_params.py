@@ -14,13 +14,15 @@ import random
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import toolgram
 from toolgram import ArgumentsDelta, CallCancelled, CallDone, CallStart, StreamParser
 from toolgram._grammar.registry import default_registry
 
 from conftest import corpus_cases
-from test_stream import chunked
+from test_stream import chunked, random_chunks
 from test_stream_announce import check, feed_all
 
 DECLARED = sorted(name for name, fmt in default_registry().formats.items() if fmt.stream_param is not None)
@@ -116,3 +118,28 @@ def test_a_type_the_model_wrote_decides_what_streams(raw: str, sent: str) -> Non
     events = check(raw, chunked(raw, 2), None, None, 32_768)
     done = [type(e) for e in events].index(CallDone)
     assert "".join(e.text for e in events[: done - 1] if type(e) is ArgumentsDelta) == sent
+
+
+# Pieces of the declared formats' tags and of values, in any order: the contract holds
+# whatever they make (a call read as written, withdrawn, or never announced).
+TAG_SOUP = [
+    "<minimax:tool_call>", "</minimax:tool_call>", '<invoke name="f">', "</invoke>", '<parameter name="a">',
+    '<parameter name="n">', "</parameter>", '<｜DSML｜function_calls>', '<｜DSML｜invoke name="f">',
+    '<｜DSML｜parameter name="a" string="true">', '<｜DSML｜parameter name="n" string="false">', "</｜DSML｜parameter>",
+    "</｜DSML｜invoke>", "</｜DSML｜function_calls>", "<|open|>tools<|sep|>", '<|open|>call tool="f"<|sep|>',
+    '<|open|>argument key="a" type="string"<|sep|>', '<|open|>argument key="n" type="integer"<|sep|>',
+    "<|close|>argument<|sep|>", "<|close|>call<|sep|>", "<|close|>tools<|sep|>", "<tool_call>", "f\n", "</tool_call>",
+    "<arg_key>a</arg_key>", "<arg_key>n</arg_key>", "<arg_value>", "</arg_value>", "<function=f>", "<parameter=a>",
+    "\n", " ", "text", "42", "[1, 2]", "true", "<b>", "</b>", "3 < 4", "<", "</", "<p", '"', "\\", "é",
+]  # fmt: skip
+SCHEMA = [{"name": "f", "parameters": {"type": "object", "properties": {"a": {"type": "string"}, "n": {"type": "integer"}}}}]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_tag_soup_keeps_the_contract(data: Any) -> None:
+    raw = "".join(data.draw(st.lists(st.sampled_from(TAG_SOUP), max_size=24), label="parts"))
+    tools = data.draw(st.sampled_from([None, SCHEMA]), label="tools")
+    size = data.draw(st.integers(1, 7), label="size")
+    check(raw, chunked(raw, size), tools, None, 32_768)
+    check(raw, random_chunks(data, raw), tools, None, 32_768)
