@@ -12,8 +12,8 @@ replies, `smollm2_*`, `reference*`, `seed_*`; constructed cases): the calls sent
 before the delta that ends them ("early"), how many of those were then withdrawn
 (CallCancelled), of those how many were sent again whole (the feed that withdrew the call
 completed one of the same name: arguments that did not start with what was sent, a span
-that moved), and the argument deltas sent before a call's end. The totals are by how a
-format's arguments stream: "json" (a JSON object whose name comes first, JsonEcho) or
+that moved), and the argument deltas sent before a call's end. The totals are by how the
+arguments of the format a case is filed under stream: "json" (a JSON object whose name comes first, JsonEcho) or
 "params" (XML-ish parameters of the tags its header declares, `stream_param:`, XmlParamEcho).
 """
 
