@@ -1,5 +1,5 @@
 """StreamParser(announce="name") over the XML-ish formats whose headers declare their tags
-(`stream_call:`, `stream_param:`; src/toolgram/_stream/tags.py): every corpus case of each, in
+(`stream_call:`, `stream_param:`; src/toolgram/_grammar/tags.py): every corpus case of each, in
 chunkings 1, 3, 7 and random ones. The contract (test_stream_announce.check): close() is
 parse(); a call's ArgumentsDelta texts, concatenated, are its final arguments as JSON;
 nothing is taken back but by a CallCancelled; ids are parse()'s. And what the echo gains:

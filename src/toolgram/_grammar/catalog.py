@@ -5,6 +5,7 @@ toolgram._audit.catalog writes them into those files and checks they are current
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from .registry import Format, Registry
 
@@ -36,33 +37,27 @@ def _constrainable(fmt: Format) -> str:
     return "yes" if "canonical" in fmt.canonical else ""
 
 
-def _streams(fmt: Format) -> str:
-    # What StreamParser(announce="name") (CompletionStream(arguments="as_written"), serve
-    # --stream-arguments) sends before a call's end: a JSON call object read through a fast
-    # frame as it is written; a format that declares its tags (stream_param:) per parameter.
-    if fmt.stream_param is not None:
-        return "per parameter"
-    from .._scan import fastpath  # (the frame is the compiled grammar's: _scan builds it)
-
-    return "yes" if type(fastpath.frame_of(fmt)) is fastpath.Frame else ""
+def _declared(fmt: Format) -> str:
+    return "per parameter" if fmt.stream_param is not None else ""
 
 
-def formats_table(formats: list[Format] | None = None) -> str:
+def formats_table(formats: list[Format] | None = None, streams: Callable[[Format], str] = _declared) -> str:
     """A Markdown table of the formats: name, title, models, markers (one row each,
     in the order auto-detection tries them), whether `constrain` takes it and whether its
-    arguments stream as written, ending with a newline."""
+    arguments stream as written (`streams(fmt)`: _stream/catalog.py's, which knows the
+    JSON ones too; this layer knows only what a header declares), ending with a newline."""
     rows = ["| format | what | models | markers | constrain | streams arguments |", "|---|---|---|---|---|---|"]
     for fmt in builtin_formats() if formats is None else formats:
         markers = _cell(_code(fmt.markers)) if fmt.markers else ""
         rows.append(
-            f"| `{fmt.name}` | {_plain(fmt.title)} | {_plain(fmt.models)} | {markers} | {_constrainable(fmt)} | {_streams(fmt)} |"
+            f"| `{fmt.name}` | {_plain(fmt.title)} | {_plain(fmt.models)} | {markers} | {_constrainable(fmt)} | {streams(fmt)} |"
         )
     return "\n".join(rows) + "\n"
 
 
-def short_table(formats: list[Format] | None = None) -> str:
+def short_table(formats: list[Format] | None = None, streams: Callable[[Format], str] = _declared) -> str:
     """The README's table: name and models of each format, in the order of formats_table()."""
     rows = ["| format | models | constrain | streams arguments |", "|---|---|---|---|"]
     for fmt in builtin_formats() if formats is None else formats:
-        rows.append(f"| `{fmt.name}` | {_plain(fmt.models)} | {_constrainable(fmt)} | {_streams(fmt)} |")
+        rows.append(f"| `{fmt.name}` | {_plain(fmt.models)} | {_constrainable(fmt)} | {streams(fmt)} |")
     return "\n".join(rows) + "\n"

@@ -139,7 +139,7 @@ class Format:
     nests: tuple[tuple[str, str], ...] = ()
     # The header's `stream_call:` and `stream_param:` (opener template, closer): the tags of a
     # call and of its parameters, as StreamParser(announce="name") reads them to stream the
-    # values as they are written (_stream/tags.py); None when not declared.
+    # values as they are written (_grammar/tags.py); None when not declared.
     stream_call: tuple[str, str] | None = None
     stream_param: tuple[str, str] | None = None
     # The canonical form (`// canonical…:` keys, escapes decoded): key -> template.

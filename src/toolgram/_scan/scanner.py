@@ -37,7 +37,7 @@ from .._build.builder import Draft, Prose
 from .._lalr.driver import WAIT, Driver
 from .._result.model import ToolCall, moved_call
 from .._grammar.registry import Format
-from .._stream.tags import tags_of
+from .._grammar.tags import tags_of
 
 __all__ = ["THINK_CLOSE", "THINK_OPEN", "Failure", "Markers", "Piece", "Region", "Scanner", "markers_for"]
 
@@ -50,7 +50,7 @@ _EARLY_NAME = regex.compile(
     r'[ \t\r\n]*\{[ \t\r\n]*"name"[ \t\r\n]*:[ \t\r\n]*"([A-Za-z0-9_][A-Za-z0-9_.\-:/]{0,127})"'
     r'[ \t\r\n]*,[ \t\r\n]*"(?:arguments|parameters)"[ \t\r\n]*:[ \t\r\n]*\{'
 )
-# And a call of a format whose header declares its tags (`stream_call:`, _stream/tags.py),
+# And a call of a format whose header declares its tags (`stream_call:`, _grammar/tags.py),
 # when the format is a candidate: its opener first in its region (after the region's start
 # markers), then the end of its line or a tag (not text: `Use <function=get_weather> blocks.`
 # is a mention), its parameters streamed by _stream/xmlecho.py from group `rest` on.
@@ -242,7 +242,7 @@ class Scanner(MarkerSearch):
         """StreamParser(announce="name"): the region being read, once its payload has
         begun `{"name": "x", "arguments": {` (or "parameters"): (its start in the
         reply, "x", where the arguments' `{` is); once a region of a format that declares its
-        tags (_stream/tags.py) has begun with its call's opener (`<function=x>`): (its start,
+        tags (_grammar/tags.py) has begun with its call's opener (`<function=x>`): (its start,
         "x", where its parameters begin, the format's Tags); (its start, None) once it cannot
         begin so (or shows nothing within _EARLY_SPAN characters); None while it may still, or outside a region, or for
         the region starting at `settled` (already answered). Only a region whose

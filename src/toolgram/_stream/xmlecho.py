@@ -2,7 +2,7 @@
 as they stream in.
 
 StreamParser(announce="name") announces a call of a format whose header declares its tags
-(`stream_call:`, `stream_param:`; tags.py) once its name is complete, and streams its
+(`stream_call:`, `stream_param:`; _grammar/tags.py) once its name is complete, and streams its
 arguments with this echo: fed the text after the call's opener, it gives back the JSON
 text json.dumps(call.arguments, ensure_ascii=False) starts with, as far as it is certain:
 
@@ -41,7 +41,7 @@ import regex
 from .._build.coerce import _hint, coerce_param, kinds_of
 from .._recover.repair import RepairError
 from .._grammar.words import lazy
-from .tags import Tags
+from .._grammar.tags import Tags
 
 __all__ = ["XmlParamEcho"]
 
@@ -69,7 +69,7 @@ class XmlParamEcho:
     def __init__(self, schema: Any = None, tags: Tags | None = None) -> None:
         if tags is None:
             from .._grammar.registry import default_registry
-            from .tags import tags_of
+            from .._grammar.tags import tags_of
 
             tags = tags_of(default_registry().formats["qwen3_coder_xml"])
         self.tags: Tags = tags

@@ -1,6 +1,6 @@
 """Tags: what a format's header declares about its call and parameter tags, compiled into
-the patterns that stream its parameter values as they are written (xmlecho.py) and find
-a call's name early (Scanner.early_call).
+the patterns that stream its parameter values as they are written (_stream/xmlecho.py)
+and find a call's name early (Scanner.early_call).
 
     // stream_call: <invoke name="{name}"> … </invoke>
     // stream_param: <parameter name="{key}" string="{type}"> … </parameter>
@@ -22,7 +22,7 @@ from typing import Any
 
 import regex
 
-from .._grammar.words import lazy
+from .words import lazy
 
 __all__ = ["Tags", "tags_of"]
 
@@ -96,7 +96,7 @@ def _tag_words(fmt: Any) -> set[str]:
     at `<seed:tool_call>`) and this format's own."""
     global _ALL_WORDS
     if _ALL_WORDS is None:
-        from .._grammar.registry import default_registry
+        from .registry import default_registry
 
         words: set[str] = set()
         for other in default_registry().formats.values():
