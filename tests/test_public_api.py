@@ -191,3 +191,33 @@ def test_truncated_error_streams_as_it_parses() -> None:
         assert not [e for e in events if isinstance(e, toolgram.CallDone)]
         if announce == "name":  # (announced while its arguments came, then withdrawn)
             assert isinstance(events[-1], toolgram.CallCancelled)
+
+
+def test_a_result_whose_segments_are_made_when_read_is_a_result_like_any_other() -> None:
+    # parse() keeps a run of fast-path calls as one CallRun among the segments, made
+    # whole when result.segments is first read (model._LazySegments): what every way of
+    # looking at the result sees must be what ParseResult(...) with the list gives.
+    import copy
+    import dataclasses
+    import pickle
+
+    from toolgram._result.model import CallRun, ParseResult
+
+    call = '<tool_call>{"name": "f", "arguments": {"n": %d}}</tool_call>'
+    raw = "Hello.\n" + "\n".join(f"Step {n}: {call % n}" for n in range(4)) + "\nDone."
+    lazy = toolgram.parse(raw)
+    assert "_segment_parts" in vars(lazy) and any(type(s) is CallRun for s in vars(lazy)["_segment_parts"])
+    eager = toolgram.parse(raw, formats=None, tools=["f"])  # (with tools: each call taken one by one)
+    assert "_segment_parts" not in vars(eager)
+    lazy.calls.pop()  # (the segments are the reply's, whatever is done to the lists after)
+    assert [tuple(s) for s in lazy.segments] == [tuple(s) for s in eager.segments]
+    assert vars(lazy).keys() == vars(eager).keys() and lazy.segments is lazy.segments
+    for read in (copy.copy, copy.deepcopy, lambda r: pickle.loads(pickle.dumps(r))):
+        fresh = toolgram.parse(raw)
+        assert read(fresh).segments == eager.segments
+    fresh = toolgram.parse(raw)
+    assert dataclasses.asdict(fresh)["segments"] == [tuple(s) for s in eager.segments]
+    assert dataclasses.replace(toolgram.parse(raw), text="x").segments == eager.segments
+    fresh = toolgram.parse(raw)
+    fresh.segments = []
+    assert fresh.segments == [] and ParseResult().segments == [] and ParseResult(segments=eager.segments).segments is eager.segments

@@ -7,7 +7,7 @@ from typing import Any
 
 from ._build.builder import Draft, Prose, Reasoning
 from ._guard import passes_through
-from ._result.model import ParseResult, Segment, TextOf, ToolCall, make_call, make_segment
+from ._result.model import ParseResult, Segment, TextOf, ToolCall, lazy_result, make_call, make_segment
 from ._grammar.registry import Format, registry_for
 from ._scan.scanner import Failure, Piece, Region, Scanner
 from ._tools.tools import ToolSet, normalize_tools
@@ -235,6 +235,7 @@ class Assembler:
         # Where max_chars cut a reply that went on (-1: it did not): a call whose
         # region reaches it, repaired, was cut by the limit (finish_call).
         self.cut = -1
+        self.lazy = False  # the segments may hold a CallRun (see plain())
 
     def extend(self, items: list, _new=tuple.__new__) -> None:
         """Take a whole reply's items (parse), reporting nothing: prose and the fast
@@ -280,7 +281,8 @@ class Assembler:
         caller makes the segments. None: each call goes through take()."""
         if self.tools is not None:
             return None
-        return self.segments.append, self.prose.add, self.prose.mark_cut, self.calls.append
+        self.lazy = True  # (its segments may hold a CallRun: see result())
+        return self.segments, self.prose.add, self.prose.mark_cut, self.calls
 
     def run(self, kind: str, start: int, end: int) -> None:
         """Add a text or reasoning segment; one right after another of its kind joins
@@ -370,6 +372,8 @@ class Assembler:
 
     def result(self) -> ParseResult:
         """The result, once every item is in (its lists are the assembler's own)."""
+        if self.lazy:
+            return lazy_result(self.prose.text(), self.calls, self.errors, self.thought.text(), self.segments)
         return ParseResult(self.prose.text(), self.calls, self.errors, self.thought.text(), self.segments)
 
 

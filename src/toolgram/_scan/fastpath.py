@@ -53,7 +53,7 @@ from .._lalr.table import simulate, step
 from .._lalr.tokens import Tok
 from .._recover import repair as _repair
 from .._lalr.close import cut_marker
-from .._result.model import Segment, ToolCall, make_call
+from .._result.model import CallRun, Segment, ToolCall, make_call
 from .items import Piece, Region, _piece
 
 WAIT = "wait"
@@ -544,7 +544,8 @@ def run(
     again = marker if one and type(frame) is frame_type and marker in unextended and marker not in line else None
     plain = sink.plain()
     if plain is not None:
-        segment, note, cut, keep = plain
+        segments, note, cut, calls = plain
+        keep = calls.append
     ascii = buf.isascii()  # (see Frame.after)
     while True:
         if again is not None:
@@ -552,25 +553,29 @@ def run(
             # by one match (see Frame.after); else the same, the long way below.
             after = frame.after(again, ascii)
             read, payload = frame._call, frame.payload
+            # (With no tools, the calls go in as they are, and their segments as one
+            # CallRun, made whole only if they are read: see model.CallRun.)
+            run_from, first = pos, (-1 if plain is None else len(calls))
             while after is not None:
                 m = after(buf, pos)
                 if m is None:
                     break
                 i = m.start(1)
-                end = m.end()
-                got = read(m.group(payload), i, end, tools)
+                got = read(m.group(payload), i, m.end(), tools)
                 if got is None:
-                    return pos  # (the loop reads it again, and takes the general way)
+                    break  # (the loop below reads it again, and takes the general way)
                 if plain is None:
                     take(pos, i, buf[pos:i], got)
                 else:  # (take(), inline)
                     if pos < i:
-                        segment(_new(Segment, ("text", pos, i)))
                         note(buf[pos:i])
                     cut()
                     keep(got)
-                    segment(_new(Segment, ("call", i, end)))
-                pos = end
+                pos = got.span[1]
+            if first >= 0 and len(calls) > first:
+                segments.append(_new(CallRun, ("call", run_from, pos, calls[first:])))
+            if after is not None and m is not None:
+                return pos  # (the call it could not read: the loop reads it again, the general way)
         # (_whole_next's search when the text holds one symbol character, inline)
         i = buf.find(one, pos) if one else -1
         if again is not None and i >= 0 and buf.startswith(again, i) and buf[i - 1] != "`":
@@ -590,7 +595,7 @@ def run(
                     if plain is None:
                         out.append(_piece("text", pos, len(buf), buf[pos:]))
                     else:  # (what the sink would do with that piece)
-                        segment(_new(Segment, ("text", pos, len(buf))))
+                        segments.append(_new(Segment, ("text", pos, len(buf))))
                         note(buf[pos:])
                 return -1
             i, marker = found
