@@ -57,3 +57,16 @@ def test_the_separator_rules_on_examples() -> None:
     for notes, expected in cases:
         assert incremental(notes)[0] == expected, notes
         assert whole(notes) == expected, notes
+
+
+# Pieces with one cut between each two: prose between calls, which WholeJoiner joins
+# its own quicker way (_alternating) unless a piece is all whitespace.
+ALTERNATING = st.lists(PIECE, min_size=1, max_size=8).map(lambda pieces: [x for p in pieces for x in (None, p)][1:])
+
+
+@settings(max_examples=1500, deadline=None)
+@given(ALTERNATING)
+def test_prose_between_calls_joins_as_the_pieces_do(notes: list) -> None:
+    text, shown = incremental(notes)
+    assert shown == text
+    assert whole(notes) == text

@@ -221,3 +221,14 @@ def test_a_result_whose_segments_are_made_when_read_is_a_result_like_any_other()
     fresh = toolgram.parse(raw)
     fresh.segments = []
     assert fresh.segments == [] and ParseResult().segments == [] and ParseResult(segments=eager.segments).segments is eager.segments
+
+
+def test_the_fast_paths_call_is_what_the_constructor_builds() -> None:
+    # fastpath.Frame._call makes its ToolCall inline, as make_call does: every field, no other.
+    import dataclasses
+
+    from toolgram._result.model import ToolCall
+
+    (call,) = toolgram.parse('<tool_call>{"name": "f", "arguments": {"n": 1}}</tool_call>').calls
+    assert list(vars(call)) == [f.name for f in dataclasses.fields(ToolCall)]
+    assert vars(call) == vars(ToolCall(**vars(call)))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any
 
 from ._build.builder import Draft, Prose, Reasoning
@@ -177,15 +176,23 @@ class WholeJoiner:
     def __init__(self) -> None:
         self.notes: list[str | None] = []  # pieces, and None for each cut
         self.add = self.notes.append
-        self.mark_cut = partial(self.notes.append, None)
+
+    def mark_cut(self) -> None:
+        # (fastpath.run notes its cuts itself, as add(None): see Assembler.plain)
+        self.notes.append(None)
 
     def text(self) -> str:
         # Between two runs of shown text the whitespace stays as it is where nothing
         # was cut out; where something was, the cuts split it into runs, and the
         # first of the longest stands for them all (a newline if all are empty).
         # Whitespace before the first text and after the last is dropped.
-        if not self.notes:
+        notes = self.notes
+        if not notes:
             return ""  # (no reasoning, most often)
+        if len(notes) & 1 and notes.count(None) == len(notes) >> 1 and None not in notes[::2]:
+            joined = _alternating(notes[::2])
+            if joined is not None:
+                return joined
         out: list[str] = []
         run = None  # the whitespace since the latest cut or text (None: no text yet)
         best = None  # the first longest run that a cut ended (None: no cut since the text)
@@ -213,6 +220,32 @@ class WholeJoiner:
             out.append(body)
             run = left[len(body) :]
         return "".join(out)
+
+
+def _alternating(pieces: list[str]) -> str | None:
+    """WholeJoiner.text() of pieces with one cut between each two (prose between calls,
+    the common case), in one step a piece: its text, after the longer of the whitespace
+    runs on the cut's two sides (the one before it when they are equal; a newline when
+    neither has any). A piece that is all whitespace before the first text or after the
+    last is dropped (the whitespace at the ends is); None when one is between two texts
+    (then the runs of several pieces meet: the general way)."""
+    out: list[str] = []
+    before = None  # the whitespace at the end of the last piece (None: no piece yet)
+    blank = False  # a piece all whitespace since the last text
+    for piece in pieces:
+        left = piece.lstrip()
+        body = left.rstrip()
+        if not body:
+            blank = before is not None
+            continue
+        if blank:
+            return None
+        if before is not None:
+            lead = len(piece) - len(left)
+            out.append(piece[:lead] if lead > len(before) else before or "\n")
+        out.append(body)
+        before = left[len(body) :]
+    return "".join(out)
 
 
 class Assembler:
@@ -282,7 +315,8 @@ class Assembler:
         if self.tools is not None:
             return None
         self.lazy = True  # (its segments may hold a CallRun: see result())
-        return self.segments, self.prose.add, self.prose.mark_cut, self.calls
+        # (whole: the prose is a WholeJoiner, whose cut is add(None))
+        return self.segments, self.prose.add, self.calls
 
     def run(self, kind: str, start: int, end: int) -> None:
         """Add a text or reasoning segment; one right after another of its kind joins

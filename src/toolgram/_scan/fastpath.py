@@ -53,7 +53,7 @@ from .._lalr.table import simulate, step
 from .._lalr.tokens import Tok
 from .._recover import repair as _repair
 from .._lalr.close import cut_marker
-from .._result.model import CallRun, Segment, ToolCall, make_call
+from .._result.model import CallRun, Segment, ToolCall
 from .items import Piece, Region, _piece
 
 WAIT = "wait"
@@ -166,7 +166,17 @@ class Frame:
         return self._call(m.group(self.payload), pos, end, tools)
 
     def _call(
-        self, payload: str, start: int, end: int, tools: Any, _scan=_SCAN, _half=_HALF_DEPTH, _dict=dict, _str=str
+        self,
+        payload: str,
+        start: int,
+        end: int,
+        tools: Any,
+        _scan=_SCAN,
+        _half=_HALF_DEPTH,
+        _dict=dict,
+        _str=str,
+        _new=object.__new__,
+        _set=object.__setattr__,
     ) -> ToolCall | None:
         """The call, when the payload is a plain call object that json.loads reads."""
         # (What _repair.loads does first, without its checks for an empty or a too
@@ -192,7 +202,13 @@ class Frame:
             return None
         if self.offered_only and tools is not None and name not in tools:
             return None
-        return make_call(name, arguments, None, "tool", self.name, (start, end), (), None)
+        # (make_call, inline: a call less for each call read)
+        call = _new(ToolCall)
+        _set(call, "__dict__", {
+            "name": name, "arguments": arguments, "id": None, "kind": "tool", "format": self.name, "span": (start, end),
+            "repairs": (), "instructions": None,
+        })  # fmt: skip
+        return call
 
     def _end(self, buf: str, pos: int, final: bool) -> Any:
         """Where the end token at pos ends, lexed as Driver._lex does; WAIT; None."""
@@ -544,7 +560,7 @@ def run(
     again = marker if one and type(frame) is frame_type and marker in unextended and marker not in line else None
     plain = sink.plain()
     if plain is not None:
-        segments, note, cut, calls = plain
+        segments, note, calls = plain
         keep = calls.append
     ascii = buf.isascii()  # (see Frame.after)
     while True:
@@ -569,7 +585,7 @@ def run(
                 else:  # (take(), inline)
                     if pos < i:
                         note(buf[pos:i])
-                    cut()
+                    note(None)  # (the cut)
                     keep(got)
                 pos = got.span[1]
             if first >= 0 and len(calls) > first:
