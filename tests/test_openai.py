@@ -163,3 +163,41 @@ def test_from_a_parsed_reply():
     assert GENERATED_ID.match(entry["id"])
     assert entry["function"] == {"name": "get_weather", "arguments": '{"city": "Paris"}'}
     assert parse(raw, ["get_weather"]).to_openai_message() == first  # same reply, same ids
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(), st.integers(min_value=-(2**70), max_value=2**70), st.sampled_from(["tool", "agent", "memory", "ü\"\\"]), st.text(max_size=5))
+def test_a_generated_id_hashes_the_json_of_name_start_kind_and_salt(name, start, kind, salt):
+    # id_for writes that JSON itself for str, int, str, str (not through json's encoder):
+    # it must be what the encoder writes, or every generated id changes.
+    import hashlib
+
+    from toolgram._result.openai import id_for
+
+    canonical = json.dumps([name, start, kind, salt], ensure_ascii=False)
+    expected = "call_" + hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()[:24]
+    assert id_for(name, start, kind, salt) == expected
+
+
+def test_a_generated_id_of_a_subclassed_or_odd_value_is_the_encoders():
+    # (bool is an int to isinstance, not to JSON: the general way writes it.)
+    from toolgram._result.openai import id_for
+
+    assert id_for("f", True) != id_for("f", 1)
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.text(max_size=6), _JSON, max_size=5))
+def test_a_streams_arguments_are_what_json_dumps_writes(arguments):
+    # StreamParser's ArgumentsDelta text: written by json's C encoder made once
+    # (parser._DICT_JSON), not by a JSONEncoder each time; the same text either way.
+    from toolgram._stream.parser import arguments_json
+
+    assert arguments_json(arguments) == json.dumps(arguments, ensure_ascii=False)
