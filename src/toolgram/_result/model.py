@@ -82,19 +82,20 @@ class CallRun(tuple):
     __slots__ = ()
 
 
-def expand_segments(parts: list) -> list[Segment]:
+def expand_segments(parts: list, _new=tuple.__new__) -> list[Segment]:
     """The segments a list holding CallRuns stands for."""
     out: list[Segment] = []
+    add = out.append
     for part in parts:
         if type(part) is not CallRun:
-            out.append(part)
+            add(part)
             continue
         _, pos, _, calls = part
         for call in calls:
-            start, end = call.span
+            start, end = span = call.span
             if pos < start:
-                out.append(make_segment("text", pos, start))
-            out.append(make_segment("call", start, end))
+                add(_new(Segment, ("text", pos, start)))
+            add(_new(Segment, ("call", *span)))
             pos = end
     return out
 
