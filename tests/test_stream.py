@@ -801,3 +801,22 @@ def test_a_name_with_a_lone_surrogate_streams_as_parse_reads_it() -> None:
     assert result == toolgram.parse(raw) and result.calls[0].name == "get\ud83d"
     start = next(e for e in events if isinstance(e, toolgram.CallStart))
     assert start.id == result.to_openai_message()["tool_calls"][0]["id"]
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "Hello <b>there</b>, `x` and 3 < 5.\n\nMore <i>text</i> <tool_call>{\"name\": \"f\", \"arguments\": {}}</tool_call> and more < words.",
+        "<think>a < b, <c> and `d`</think>Then 1 < 2 <tool_call>{\"name\": \"f\", \"arguments\": {}}</tool_call> end < here <x>.",
+        # (a closer with no opener is removed: the text on its two sides, two pieces)
+        "Before </think> after, 1 < 2 </think> and <tool_call>{\"name\": \"f\", \"arguments\": {}}</tool_call> x </think> y",
+    ],
+)
+def test_a_feed_gives_a_run_of_text_as_one_event(raw: str) -> None:
+    # The pieces a feed settles at once (here the whole reply, then its end) come as one
+    # Text (or Reasoning) event a run, not one a piece (StreamParser._items, _join_runs).
+    sp = StreamParser()
+    for events in (sp.feed(raw), sp.flush()):
+        kinds = [type(e) for e in events]
+        assert all(not (a is b and a in (Text, Reasoning)) for a, b in zip(kinds, kinds[1:])), events
+    assert sp.close() == toolgram.parse(raw)

@@ -517,6 +517,7 @@ class StreamParser:
         self._end_run()
         add = self._asm.add
         begin = len(events)
+        runs = False  # a Text after a Text, or a Reasoning after a Reasoning (joined below)
         for item in items:
             early = self._early
             if early is not None and type(item) not in (ToolCall, Region) and item.start >= early.start:
@@ -526,8 +527,10 @@ class StreamParser:
                 self._cancel(events)
             for kind, value in add(item):
                 if kind == "text":
+                    runs = runs or (events and type(events[-1]) is Text)
                     events.append(Text(value))  # (runs of them are joined below)
                 elif kind == "reasoning":
+                    runs = runs or (events and type(events[-1]) is Reasoning)
                     events.append(Reasoning(value))
                 elif kind == "call":
                     early = self._early
@@ -557,7 +560,7 @@ class StreamParser:
                     events.append(CallDone(index, value))
                 else:
                     events.append(Error(value))
-        if len(events) > begin + (begin == 0):
+        if runs:
             _join_runs(events, max(begin - 1, 0))
 
 
