@@ -110,8 +110,11 @@ class _LazySegments:
         if result is None:
             return self
         own = result.__dict__
-        parts = own.pop("_segment_parts", None)
-        segments = own["segments"] = [] if parts is None else expand_segments(parts)
+        parts = own.get("_segment_parts")
+        # (Set before the parts are dropped, and the first list set kept: a thread that
+        # reads it meanwhile makes the same list, or finds this one.)
+        segments = own.setdefault("segments", [] if parts is None else expand_segments(parts))
+        own.pop("_segment_parts", None)
         return segments
 
 
