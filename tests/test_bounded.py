@@ -290,6 +290,39 @@ def test_a_gemma_string_open_past_a_marker_is_not_lexed_again_per_delta(monkeypa
     assert large <= 4.5 * small, (small, large)
 
 
+
+def _cut_over(raw: str, tools: list | None, monkeypatch: pytest.MonkeyPatch) -> int:
+    """The text the cuts of broken values (_lalr.close.cut) look over, from each value's
+    start to where it stops, over a stream of one character a delta."""
+    from toolgram._lalr import close as _close
+
+    count = [0]
+    cut = _close.cut
+
+    def counting(d: object, buf: str, pos: int, stop: int, final: bool) -> object:
+        count[0] += 1 + stop - pos
+        return cut(d, buf, pos, stop, final)
+
+    with monkeypatch.context() as m:
+        m.setattr(_close, "cut", counting)
+        sp = toolgram.StreamParser(tools, max_chars=None)
+        for ch in raw:
+            sp.feed(ch)
+        assert sp.close() == toolgram.parse(raw, tools, max_chars=None)
+    return count[0]
+
+
+def test_a_value_closed_past_a_stray_quote_is_not_cut_again_per_delta(monkeypatch: pytest.MonkeyPatch) -> None:
+    # `city="Par"is", …`: Python's reading of the value closes at a `,` in the next call
+    # (its quotes shifted by the stray one), and whether a marker breaks it there is
+    # known once the text runs a marker's length past that end. Each delta until then
+    # cut the value again from its start (about 27 cuts a call; 30 characters looked
+    # over for each one of the reply): now it is looked at again once, then.
+    unit = '[get_weather(city="Par"is", unit="celsius")]\n'
+    raw = unit * (4_000 // len(unit))
+    assert 0 < _cut_over(raw, ["get_weather"], monkeypatch) <= 6 * len(raw)
+
+
 def _buffered(raw: str) -> int:
     """The text a stream of 8-character deltas holds in its scanner's buffer, summed over
     the deltas: what joining each delta to it copies."""

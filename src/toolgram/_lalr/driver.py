@@ -29,7 +29,7 @@ from . import close as _close
 from . import nest as _nest
 from .._recover import repair as _repair
 from .extent import _Extent
-from .growth import _could_grow, _loop_wait
+from .growth import _HOLD, _could_grow, _loop_wait
 from .table import _reduces_call, closing_plan, expected, simulate, step
 from .tokens import _SNIPPET, DONE, FAIL, WAIT, WAIT_MORE, Tok, _snippet
 
@@ -238,7 +238,12 @@ class Driver:
                     elif end is None or cut is WAIT:
                         if not final:
                             if end is not None:
-                                return WAIT  # (closed, but a marker may still start before its end)
+                                # Closed, but a marker may still start before its end: _cut
+                                # tells once the text runs `room` past the end (see _settling).
+                                if growers is not None:
+                                    self.hint = [*growers, _HOLD]
+                                    self._settling(end)
+                                return WAIT
                             if growers is not None:
                                 self.hint = [*growers, extent]
                                 self.recheck = n + max(16, (n - pos) // 4)  # (_cut looks again then)
@@ -276,11 +281,19 @@ class Driver:
                     if cut is not None and cut is not WAIT:
                         end = cut
                     elif end is None or cut is WAIT:
+                        closed = end is not None
                         if end is None:
                             end = n
                         if not final:
                             grow = True
-                            if growers is not None:
+                            if growers is None:
+                                pass
+                            elif closed:
+                                # (Python's reading closed it; _cut waits on a marker that may
+                                # still start before that end: see _settling.)
+                                growers.append(_HOLD)
+                                self._settling(end)
+                            else:
                                 growers.append(extent)
                                 self.recheck = n + max(16, (n - pos) // 4)
                     while end > pos and buf[end - 1].isspace():
@@ -439,6 +452,17 @@ class Driver:
         return _close.cut(self, buf, pos, stop, final)
 
 
+
+    def _settling(self, stop: int) -> None:
+        """_cut waited on a value that closes at `stop` (a marker may still start before
+        it, not yet whole): its answer is settled once the text runs the longest
+        marker's length past `stop` (_close.cut: `settled`), and until then a delta
+        can only make it decide sooner, the same way (a marker it did not see whole,
+        it would have waited on). So look again then, not at every delta: re-cutting
+        the value from its start on each one cost the square of its length."""
+        at = stop + self.cutter[1]
+        if not self.recheck or at < self.recheck:
+            self.recheck = at
 
     def _first_marker(self, buf: str, start: int, stop: int) -> int:
         """Where the first marker in [start, stop) starts (the scanner's, or this
