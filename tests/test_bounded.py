@@ -323,6 +323,39 @@ def test_a_value_closed_past_a_stray_quote_is_not_cut_again_per_delta(monkeypatc
     assert 0 < _cut_over(raw, ["get_weather"], monkeypatch) <= 6 * len(raw)
 
 
+
+def _read_for_a_cut(raw: str, tools: list | None, size: int, monkeypatch: pytest.MonkeyPatch) -> int:
+    """The text the lenient pass reads to tell where a value breaks (_recover.repair.
+    breaks_at, which _lalr.close.cut asks), over a stream of `size`-character deltas."""
+    from toolgram._recover import repair as _repair
+
+    count = [0]
+    breaks_at = _repair.breaks_at
+
+    def counting(text: str) -> object:
+        count[0] += 1 + len(text)
+        return breaks_at(text)
+
+    with monkeypatch.context() as m:
+        m.setattr(_repair, "breaks_at", counting)
+        sp = toolgram.StreamParser(tools, max_chars=None)
+        for i in range(0, len(raw), size):
+            sp.feed(raw[i : i + size])
+        assert sp.close() == toolgram.parse(raw, tools, max_chars=None)
+    return count[0]
+
+
+@pytest.mark.parametrize("size", [1, 8])
+def test_a_value_still_open_with_no_marker_in_it_is_not_read_for_a_cut(size: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A JSON payload streamed in (`<|im_start|>` and a call, repeated): each time its wait
+    # looked again (the text grown by a quarter), the value so far was read by the
+    # lenient pass from its start to tell where it breaks, though with no marker in it
+    # there is nowhere to cut it (about a third of the stream's time).
+    unit = '<|im_start|>\n{"arguments": {"city": "Lyon"}, "name": "get_weather"}\n'
+    raw = unit * (2_000 // len(unit))
+    assert _read_for_a_cut(raw, ["get_weather", "get_time"], size, monkeypatch) == 0
+
+
 def _buffered(raw: str) -> int:
     """The text a stream of 8-character deltas holds in its scanner's buffer, summed over
     the deltas: what joining each delta to it copies."""

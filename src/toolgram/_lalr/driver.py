@@ -232,7 +232,7 @@ class Driver:
                         end = extent.advance(buf, 0)
                     # A value broken for good before a marker ends there: the region
                     # does not swallow the calls after it (see _cut).
-                    cut = self._cut(buf, pos, n if end is None else end, final) if self.cutter else None
+                    cut = self._cut(buf, pos, end, final) if self.cutter else None
                     if cut is not None and cut is not WAIT:
                         end = cut
                     elif end is None or cut is WAIT:
@@ -277,7 +277,7 @@ class Driver:
                         else:
                             end = extent.advance(buf, 0)
                         # (Cut as a JSON value is: `city="Par"is")]` must not run on.)
-                        cut = self._cut(buf, pos, n if end is None else end, final) if self.cutter else None
+                        cut = self._cut(buf, pos, end, final) if self.cutter else None
                     if cut is not None and cut is not WAIT:
                         end = cut
                     elif end is None or cut is WAIT:
@@ -448,8 +448,16 @@ class Driver:
 
         return _repair.quoted_end(buf, pos, final, markers if self.cutter else None, call_end)
 
-    def _cut(self, buf: str, pos: int, stop: int, final: bool) -> Any:
-        return _close.cut(self, buf, pos, stop, final)
+    def _cut(self, buf: str, pos: int, end: int | None, final: bool) -> Any:
+        """_close.cut for the value at pos that closes at `end` (None: it runs on to the
+        end of the text)."""
+        n = len(buf)
+        if end is None and not final and self._first_marker(buf, pos + 1, n) < 0:
+            # Open, with no marker in it yet: nowhere to cut it. (cut would say None or
+            # WAIT, which the caller takes alike for a value that is open; it would read
+            # the value from its start to tell them apart, at each recheck.)
+            return None
+        return _close.cut(self, buf, pos, n if end is None else end, final)
 
 
 
