@@ -312,15 +312,25 @@ def _cut_over(raw: str, tools: list | None, monkeypatch: pytest.MonkeyPatch) -> 
     return count[0]
 
 
-def test_a_value_closed_past_a_stray_quote_is_not_cut_again_per_delta(monkeypatch: pytest.MonkeyPatch) -> None:
-    # `city="Par"is", …`: Python's reading of the value closes at a `,` in the next call
-    # (its quotes shifted by the stray one), and whether a marker breaks it there is
-    # known once the text runs a marker's length past that end. Each delta until then
-    # cut the value again from its start (about 27 cuts a call; 30 characters looked
-    # over for each one of the reply): now it is looked at again once, then.
-    unit = '[get_weather(city="Par"is", unit="celsius")]\n'
+# A value whose quotes a stray one shifted, so that its reading closes in the next call.
+STRAY = [
+    # `city="Par"is", …`: Python's reading closes at a `,` in the next call (27 cuts a
+    # call, 30 characters looked over for each one of the reply).
+    ('[get_weather(city="Par"is", unit="celsius")]\n', ["get_weather"]),
+    # `{"a": "x"y}}`: JSON's brackets close in the next call's payload (18 cuts a call).
+    ('<tool_call>{"name": "f", "arguments": {"a": "x"y}}</tool_call>\n', None),
+]
+
+
+@pytest.mark.parametrize("unit,tools", STRAY, ids=["python", "json"])
+def test_a_value_closed_past_a_stray_quote_is_not_cut_again_per_delta(
+    unit: str, tools: list | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Whether a marker breaks such a value before that end is known once the text runs a
+    # marker's length past it. Each delta until then cut the value again from its start:
+    # now it is looked at again once, then.
     raw = unit * (4_000 // len(unit))
-    assert 0 < _cut_over(raw, ["get_weather"], monkeypatch) <= 6 * len(raw)
+    assert 0 < _cut_over(raw, tools, monkeypatch) <= 6 * len(raw)
 
 
 
