@@ -32,7 +32,8 @@ shown as ">Ns", and the larger sizes of that shape and measurement are skipped
 
 Printed: the slowest shapes at the largest size (times per size, the growth ratio of
 the two largest sizes: linear is about 2x), the worst growth ratios and stream/parse
-ratios, the streams over their budget (3x the parse + 10 µs a delta), the peak memory
+ratios, the streams over their budget (3x the parse + 10 µs a delta; each one found
+over it is measured again twice with its parse, keeping the least), the peak memory
 of one parse at the largest size (tracemalloc, bytes a character of the reply), and a
 summary line: shapes whose parse takes over 50 ms at 32 KB, the worst
 growth ratio (over parse and the 8-character stream, of times of at least 2 ms), the
@@ -315,9 +316,41 @@ def main(argv: list[str] | None = None) -> int:
         if n % 25 == 0:
             print(f"[{n}/{len(shapes)}] {time.monotonic() - t_start:.0f} s", file=sys.stderr, flush=True)
 
+    confirm_over_budget(shapes, sizes, stream1_max, timeout, args.max_memory_mb)
     report(shapes, sizes, timeout, args.top if not args.all else len(shapes), stream1_max)
     print(f"(total {time.monotonic() - t_start:.0f} s wall)")
     return 0
+
+
+def budget(parse: float, size: int, step: int) -> float:
+    """The stream's budget (the issue "Bounded"): 3x its parse plus 10 µs a delta."""
+    return 3 * parse + 10e-6 * (-(-size // step))
+
+
+def _over_budget(shape: Shape, sizes: list[int], stream1_max: int) -> list[tuple[str, int, int]]:
+    """(op, size, delta size) of each stream of `shape` over its budget."""
+    over = []
+    p = shape.times["parse"]
+    for op, step in (("stream8", 8), ("stream1", 1)):
+        for s in sizes:
+            st, pt = shape.times[op].get(s), p.get(s)
+            if (op != "stream1" or s <= stream1_max) and isinstance(st, float) and isinstance(pt, float):
+                if st > budget(pt, s, step):
+                    over.append((op, s, step))
+    return over
+
+
+def confirm_over_budget(shapes: list[Shape], sizes: list[int], stream1_max: int, timeout: float, max_memory_mb: int) -> None:
+    """Measure a stream found over its budget again, twice, with its parse, keeping the
+    least of each: a stream of over 50 ms is timed once (see _best), and on a loaded
+    machine that alone listed streams at 1.4x their budget that were under half of it."""
+    for shape in shapes:
+        for op, s, _ in _over_budget(shape, sizes, stream1_max):
+            for _ in range(2):
+                got = measure(shape.raw(s), shape.tools, ["parse", op], timeout, max_memory_mb)
+                for k in ("parse", op):
+                    if isinstance(got.get(k), float):
+                        shape.times[k][s] = min(shape.times[k][s], got[k])
 
 
 def _largest(times: dict[int, Any]) -> tuple[int, Any]:
@@ -417,16 +450,11 @@ def report(shapes: list[Shape], sizes: list[int], timeout: float, top: int, stre
     for r, op, s, sh in ratios[:8]:
         print(f"  {r:6.0f}x  {op:<8} {sh.times[op][s] * 1e3:.1f} ms / {sh.times['parse'][s] * 1e3:.2f} ms at {s // KB} KB  {sh.name}")
     # The stream's budget: 3x its parse plus 10 µs a delta (the issue "Bounded").
-    over_budget = []
-    for sh in shapes:
-        p = sh.times["parse"]
-        for op, its, step in (("stream8", sizes, 8), ("stream1", s1_sizes, 1)):
-            for s in its:
-                st, pt = sh.times[op].get(s), p.get(s)
-                if isinstance(st, float) and isinstance(pt, float):
-                    budget = 3 * pt + 10e-6 * (-(-s // step))
-                    if st > budget:
-                        over_budget.append((st / budget, op, s, sh))
+    over_budget = [
+        (sh.times[op][s] / budget(sh.times["parse"][s], s, step), op, s, sh)
+        for sh in shapes
+        for op, s, step in _over_budget(sh, sizes, stream1_max)
+    ]
     over_budget.sort(key=lambda x: -x[0])
     if over_budget:
         print("\nstreams over their budget (3x the parse + 10 µs a delta):")
