@@ -360,6 +360,7 @@ class Builder:
         last_arg = _last_arg(node) if cut_open else None
         short: bool | None = None
         args_cut = False
+        args_at = -1
         no_value: set[int] = set()  # (the `unclosed` of parameters whose value never began)
         for child in _parts(node):
             d = _rule(child)
@@ -372,6 +373,7 @@ class Builder:
                 draft.instructions = _text(child, self.buf).strip()
             elif d == "args":
                 args_text = _text(child, self.buf)
+                args_at = (_extent(child) or (-1, -1))[0]
                 args_cut = cut_open and self._reaches(child)
             elif d in ("param", "typed_param") and (
                 self._cut_short(child) or (child is last_arg and _unbegun(child)) or _valueless(child)
@@ -443,7 +445,9 @@ class Builder:
             message = "Couldn't read a tool call: the reply ended inside the call's name."
             return Draft(name="", kind=kind, span=draft.span, error=message)
         if args_text is not None:
-            draft.arguments = self._decode_args(args_text, draft, args_cut)
+            draft.arguments = self._decode_args(args_text, draft, args_cut, args_at)
+            if self._tail is not None and self._tail.span is not None and draft.span:
+                draft.span = (draft.span[0], self._tail.span[0])  # (the call ends with its value)
             if args_cut:
                 short = "cut_value" in draft.repairs
         elif code_text is not None:
@@ -544,8 +548,9 @@ class Builder:
             return end is _MISSING or supplied or _ends_unclosed(last_arg)
         return closer is False
 
-    def _decode_args(self, text: str, draft: Draft, cut: bool = False) -> Any:
-        """`cut`: the text ends where the reply ended (see _repair.loads)."""
+    def _decode_args(self, text: str, draft: Draft, cut: bool = False, at: int = -1) -> Any:
+        """`cut`: the text ends where the reply ended (see _repair.loads). `at`: where
+        the text lies in the reply (-1: not known), for the prose after the value."""
         if not text.strip():
             if cut:
                 _add(draft.repairs, ["cut_value"])  # (the arguments never began)
@@ -553,7 +558,19 @@ class Builder:
         try:
             value, repairs = _repair.loads(text, cut)
         except _repair.RepairError as exc:
-            raise Unreadable(str(exc)) from None
+            split = _value_then_prose(text)
+            if split is None:
+                raise Unreadable(str(exc)) from None
+            # A whole JSON value, then prose (DeepSeek V3.1's `{…} Let me know.`,
+            # its close marker after the sentence or left out): the value is the
+            # arguments, decoded up to its end; the sentence is the reply's prose.
+            value_end, prose_start, prose_end = split
+            try:
+                value, repairs = _repair.loads(text[:value_end])
+            except _repair.RepairError:
+                raise Unreadable(str(exc)) from None
+            span = (at + prose_start, at + prose_end) if at >= 0 else None
+            self._tail = Prose(text[prose_start:prose_end], span)  # (see _walk)
         _add(draft.repairs, repairs)
         return self._object_args(value, draft)
 
@@ -967,6 +984,22 @@ def _loads_leading(
             else:
                 return value, repairs, text[end:]
     raise Unreadable(str(first))
+
+
+# Prose after a JSON value: a word (a letter first), not a stray bracket or comma of
+# broken JSON.
+_PROSE_AFTER = lazy(re.compile, r"\s*([^\W\d_].*?)\s*\Z", re.S)
+
+
+def _value_then_prose(text: str) -> tuple[int, int, int] | None:
+    """(where a complete JSON value that leads text ends, where the prose after it
+    starts and ends), when a sentence follows the value; None otherwise."""
+    stripped = text.lstrip()
+    if stripped[:1] not in ("{", "["):
+        return None
+    end = _repair.value_end(text, len(text) - len(stripped))
+    m = _PROSE_AFTER.match(text, end) if end is not None else None
+    return (end, m.start(1), m.end(1)) if m else None
 
 
 _SEPARATOR = lazy(re.compile, r"\s*[;,]?\s*")
