@@ -390,7 +390,7 @@ class Builder:
                 key = _param_key(_attr_text(_find(child, "key"), self.buf), draft.repairs)
                 typ = _attr_text(_find(child, "type"), self.buf).strip() if d == "typed_param" else None
                 value = _param_value(child, self.buf)
-                if _ends_unclosed(child) and child is (last_arg or _last_arg(node)) and _left_open(node):
+                if self._close_missing(child) and child is (last_arg or _last_arg(node)) and _left_open(node):
                     value, tail = self._closed_inside(child, value)
                     if tail is not None:
                         self._tail = tail  # (see _walk)
@@ -761,6 +761,15 @@ class Builder:
         """A space when whitespace followed the last token read before the reply ended
         (a number followed by one is complete), else nothing."""
         return " " if self.ended[1] > self.ended[0] else ""
+
+    def _close_missing(self, param: Tree) -> bool:
+        """Whether a parameter's own close never came: it ends with the empty
+        `unclosed`, or its value runs to where the driver supplied the rest of the
+        frame (Kimi K3's `<|close|>argument<|sep|>`, a filtered token, supplied)."""
+        if _ends_unclosed(param):
+            return True
+        extent = _extent(_find(param, "value"))
+        return self.cut_at >= 0 and extent is not None and extent[1] == self.cut_at
 
     def _cut_short(self, node: Tree) -> bool:
         """A parameter whose value never began: no value text, and no key either
