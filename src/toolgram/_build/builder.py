@@ -512,7 +512,7 @@ class Builder:
         if at < 0:
             return value, None
         rest = value[at + len(tag) :]
-        if not rest.strip() or "<" in rest or "\n" in rest.strip():
+        if not rest.strip() or "<" in rest or "\n" in rest.strip() or _nested_open(nest, value[:at], tag):
             return value, None
         span = None
         extent = _extent(_find(param, "value"))
@@ -769,7 +769,8 @@ class Builder:
         if _ends_unclosed(param):
             return True
         extent = _extent(_find(param, "value"))
-        return self.cut_at >= 0 and extent is not None and extent[1] == self.cut_at
+        # (Where the reply ended: not where it cut a close being written, `<|close|>arg`.)
+        return self.ended is not None and extent is not None and extent[1] == self.cut_at >= 0
 
     def _cut_short(self, node: Tree) -> bool:
         """A parameter whose value never began: no value text, and no key either
@@ -1206,6 +1207,20 @@ def _valueless(param: Tree) -> bool:
         return False
     last = param.children[-1] if param.children else None
     return isinstance(last, Tree) and _rule(last) == "unclosed"
+
+
+def _nested_open(nest: Any, text: str, closer: str) -> bool:
+    """Whether text leaves open an element that `closer` closes (a balanced argument
+    written as an example inside the value): then that closer is the element's, not
+    the value's own."""
+    depth = 0
+    for m in nest.tags.finditer(text):
+        tag = m.group()
+        if nest.closer_of.get(tag) == closer:
+            depth += 1
+        elif tag == closer and depth:
+            depth -= 1
+    return depth > 0
 
 
 def _left_open(call: Tree) -> bool:
