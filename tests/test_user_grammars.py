@@ -188,6 +188,7 @@ BROKEN = {
     ),
     "empty start marker": (MINE.replace("// start: <<call>>", "// start:"), 5, "an empty start marker"),
     "empty end marker": (MINE.replace("// end: <</call>>", "// end: "), 6, "an empty end marker"),
+    "empty end_of_turn token": (MINE.replace("// end: <</call>>", "// end: <</call>>\n// end_of_turn:"), 7, "an empty end_of_turn marker"),
     "misspelt start key": (MINE.replace("// start:", "// strat:"), 1, "('strat:' is no header key)"),
     # (Nor a rule that makes calls at all: every region it read would vanish.)
     "no rule that makes a call": (
@@ -259,6 +260,34 @@ def test_a_user_format_that_declares_its_tags_streams_its_parameters(tmp_path: P
         deltas = [e.text for batch in fed for e in batch if type(e) is toolgram.ArgumentsDelta]
         assert "".join(deltas) == json.dumps(call.arguments)
         assert (len(deltas) > 20) is streams
+
+
+# A user's format declares the token that ends its model's turn (`// end_of_turn:`): at the
+# very end of a reply it is markup, dropped from the text (a "call" segment); elsewhere text.
+@pytest.mark.parametrize(
+    ("reply", "text", "segments"),
+    [
+        ("All done.<<eot>>", "All done.", [("text", 0, 9), ("call", 9, 16)]),
+        ("All done.<<eot>>\n \n", "All done.", [("text", 0, 9), ("call", 9, 16), ("text", 16, 19)]),
+        ("All <<eot>> done.", "All <<eot>> done.", [("text", 0, 17)]),
+        ("All done.<<eot>> ok", "All done.<<eot>> ok", [("text", 0, 19)]),
+        ("All done.<<eot", "All done.<<eot", [("text", 0, 14)]),
+    ],
+)
+def test_end_of_turn_token_of_a_user_format(tmp_path: Path, reply: str, text: str, segments: list) -> None:
+    from toolgram._stream.parser import StreamParser
+
+    path = write(tmp_path, "mine.lark", MINE.replace("// end: <</call>>", "// end: <</call>>\n// end_of_turn: <<eot>>"))
+    result = toolgram.parse(reply, grammar_paths=path, formats=["mine"])
+    assert (result.text, [tuple(s) for s in result.segments]) == (text, segments)
+    assert toolgram.parse(reply, formats=["hermes"]).text == reply.strip()  # (hermes declares no such token)
+    for size in (1, 2, 5):
+        sp = StreamParser(grammar_paths=path, formats=["mine"])
+        for i in range(0, len(reply), size):
+            sp.feed(reply[i : i + size])
+        sp.flush()
+        streamed = sp.close()
+        assert (streamed.text, streamed.segments) == (result.text, result.segments)
 
 
 def test_an_unknown_header_key_is_warned_about(tmp_path: Path) -> None:

@@ -248,6 +248,10 @@ def _alternating(pieces: list[str]) -> str | None:
     return "".join(out)
 
 
+# The segment kind of a scanner Piece (another kind, a <think> tag's "markup": reasoning).
+_PIECE_SEGMENT = {"text": "text", "turn_end": "call"}
+
+
 class Assembler:
     """Turns scanner output into a ParseResult, item by item (the stream parser
     uses the same class, so both build the text the same way). whole=True: for
@@ -338,7 +342,9 @@ class Assembler:
             done = self.take(-1, -1, "", item)
             produced.append(("call" if type(done) is ToolCall else "error", done))
         elif isinstance(item, Piece):
-            self.run("text" if item.kind == "text" else "reasoning", item.start, item.end)
+            # (An end-of-turn token that ended the reply is markup, as a region's markers
+            # are: a "call" segment. A <think> tag belongs to its reasoning block.)
+            self.run(_PIECE_SEGMENT.get(item.kind, "reasoning"), item.start, item.end)
             if item.kind == "text":
                 added = self.prose.add(item.value)
                 if added:

@@ -127,7 +127,7 @@ def explain(
     for item in scanner.read(head):
         produced = asm.add(item)
         if isinstance(item, Piece):
-            if steps and steps[-1].kind == item.kind and steps[-1].end == item.start and item.kind != "markup":
+            if steps and steps[-1].kind == item.kind and steps[-1].end == item.start and item.kind not in ("markup", "turn_end"):
                 steps[-1].end = item.end  # one step per run of prose
             else:
                 steps.append(Step(item.kind, item.start, item.end))

@@ -24,6 +24,8 @@
     //                              one parse per region delimited by markers; needs `end`)
     // reasoning: [THINK] … [/THINK]  (repeatable: a reasoning block's opener and closers,
     //                              `|` between closers; read by the scanner, as <think>)
+    // end_of_turn: <|im_end|>   (repeatable: a token that ends the model's turn; written at
+    //                              the very end of a reply, it is markup, not text)
     // nest: <function= … </function>  (repeatable: a pair of the format's tags that, written
     //                              inside a raw value and balanced there, is the value's text)
     // stream_call: <function={name}> … </function>   (a call's tags, and its parameters':
@@ -142,6 +144,10 @@ class Format:
     # values as they are written (_grammar/tags.py); None when not declared.
     stream_call: tuple[str, str] | None = None
     stream_param: tuple[str, str] | None = None
+    # The header's `end_of_turn:` tokens: what the model's template writes to end its turn
+    # (`<|im_end|>`, `<|eot_id|>`); one left at the very end of a reply is dropped from the
+    # text (the scanner's, as a reasoning block's markers are: _scan/markers.py).
+    end_of_turn: tuple[str, ...] = ()
     # The canonical form (`// canonical…:` keys, escapes decoded): key -> template.
     canonical: dict[str, str] = field(default_factory=dict)
     _compiled: Compiled | None = field(default=None, repr=False)
@@ -216,6 +222,7 @@ def load_format(path: Path) -> Format:
         nests=tuple(filter(None, map(nest_tags, header.get("nest", ())))),
         stream_call=nest_tags((header.get("stream_call") or [""])[0]),
         stream_param=nest_tags((header.get("stream_param") or [""])[0]),
+        end_of_turn=tuple(filter(None, header.get("end_of_turn", ()))),
         canonical={k: unescape(v[0]) for k, v in header.items() if k in CANONICAL_KEYS},
     )
 
@@ -286,7 +293,7 @@ def declared_conflicts(fmt: Format) -> tuple[DeclaredConflict, ...]:
 #: `word:` is warned about (a misspelt key would be left out silently).
 KEYS = (
     "format", "title", "models", "markers", "start", "end", "anchor", "quiet", "offered_only", "args_key",
-    "code_tool", "order", "conflicts", "parser", "reasoning", "also", "framing", "nest",
+    "code_tool", "order", "conflicts", "parser", "reasoning", "also", "framing", "nest", "end_of_turn",
     "stream_call", "stream_param", "canonical", "canonical_call", "canonical_param", "canonical_sep",
 )  # fmt: skip
 # Keys whose value is one of a few words (the first named is the one to write).
@@ -326,7 +333,7 @@ def validate_header(fmt: Format) -> None:
                     path,
                     line,
                 )
-    for key in ("start", "end"):
+    for key in ("start", "end", "end_of_turn"):
         for nth, value in enumerate(header.get(key, ())):
             if not value:
                 line = header_line(fmt.source, key, nth)

@@ -66,6 +66,14 @@ class Markers:
         self.think_width = max(map(len, (*ends, *opens)))
         self.think_firsts = frozenset(o[0] for o in opens if o)
         thinking = {*opens, *self.think_closes}
+        # End-of-turn tokens (`// end_of_turn:`): markup where they end the reply, text
+        # elsewhere (Scanner._in_prose). Searched for as markers are, so that a stream
+        # holds one back until what follows it tells; a driver does not cut a value at
+        # one (they are left out of the cut searches).
+        self.turn_ends = frozenset(
+            t for fmt in formats if not (fmt.needs_tools and not tools_given) for t in fmt.end_of_turn
+        ) - self.by_marker.keys() - set(opens)
+        thinking |= self.turn_ends
         markers = sorted(self.by_marker, key=len, reverse=True)
         # A literal that only line-anchored formats start with counts only first on a line.
         line = {m for m in markers if all(f.anchor == "line" for f in self.by_marker[m])}
@@ -102,7 +110,7 @@ class Markers:
         self.symbol_chars = frozenset(starts)
         # Where a driver may cut a broken value short (Driver._cut): the markers of three
         # characters or more. (`{` and `[` open a reply's JSON, and are in every value.)
-        cut = [m for m in symbols if len(m) >= 3]
+        cut = [m for m in symbols if len(m) >= 3 and m not in self.turn_ends]
         self.cut_symbols = lazy(re.compile, _trie(cut) or "(?!)")
         self.cut_firsts = lazy(re.compile, "[" + re.escape("".join(sorted({m[0] for m in cut}))) + "]" if cut else "(?!)")
         # What a whole text is searched for (Scanner._whole_next): those characters,
@@ -124,7 +132,8 @@ class Markers:
             "first_set": first_set, "end_pairs": end_pairs, "line": self.line,
             "symbols": self.symbols, "symbol_firsts": self.symbol_firsts, "words": self.words, "unextended": self.unextended,
             "symbol_chars": self.symbol_chars, "literal_keys": self.literal_keys, "key_guards": self.key_guards,
-            "cut_symbols": self.cut_symbols, "cut_firsts": self.cut_firsts, "cut_keys": ("", *self.words),
+            "cut_symbols": self.cut_symbols, "cut_firsts": self.cut_firsts,
+            "cut_keys": ("", *(w for w in self.words if w not in self.turn_ends)), "turn_ends": self.turn_ends,
             "frames": self.frames, "openers": self.openers, "line_openers": self.line_openers,
             "think_opens": self.think_opens, "think_ends": self.think_ends, "think_closes": self.think_closes,
             "think_width": self.think_width, "think_firsts": self.think_firsts,

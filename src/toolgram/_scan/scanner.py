@@ -56,6 +56,9 @@ _EARLY_NAME = regex.compile(
 # is a mention), its parameters streamed by _stream/xmlecho.py from group `rest` on.
 
 
+# Blanks to the end of the text (after an end-of-turn token: see _in_prose).
+_BLANK_TO_END = regex.compile(r"\s*+\Z")
+
 #: A stream starts the drivers of the formats that must open the reply once this
 #: much of it (after blanks) has come; until then a delta runs only their opening test.
 _START_WAIT = 32
@@ -488,6 +491,14 @@ class Scanner(MarkerSearch):
                 self._prose(out, i, after)
                 self.pos = after
                 return True
+            if marker in self.turn_ends and _BLANK_TO_END.match(buf, after) is not None:
+                # An end-of-turn token that ends the reply (blanks after it at most): the
+                # model's template token, markup. A stream waits for what follows it.
+                if not final:
+                    return False
+                out.append(Piece("turn_end", i, after, ""))
+                self.pos = pos = after
+                continue
             closers = self.think_opens.get(marker)
             if closers is not None:
                 if self.in_open_think:  # a nested opener: keep it as reasoning text
@@ -512,6 +523,11 @@ class Scanner(MarkerSearch):
                 self.pos = after
                 self.in_open_think = False
                 return True
+            if marker in self.turn_ends:
+                # In the middle of the reply: the text names the token (`</s>`).
+                self._prose(out, i, after)
+                self.pos = pos = after
+                continue
             frame = frames[marker]
             if frame is not None:
                 got = frame.read(buf, i, final, tools)
