@@ -12,7 +12,9 @@ from typing import Any
 
 from .._build.builder import _extent, _rule
 from .._grammar import vocabulary
-from .._lalr.driver import FAIL, WAIT, Driver
+import regex
+
+from .._lalr.driver import DONE, FAIL, WAIT, Driver
 from .._recover import repair as _repair
 from .items import Failure
 
@@ -179,6 +181,17 @@ def settle_failure(r: Any, final: bool):
         return failure
     sc = r.sc
     buf = sc.buf
+    held = _held_name(r, drv, final)
+    if held is WAIT:
+        return WAIT
+    if held is not None:
+        # A name with a space in it (`to=functions.get weather<|channel|>…`): the call
+        # goes on after it as the grammar says, so the model meant a call, with a name
+        # the format cannot hold. An error for the model, the call's text prose.
+        end, name = held
+        failure.end = max(failure.end, end)
+        failure.message = f'Couldn\'t read a tool call: the name "{name}" cannot be written in this format; call the tool by its exact name.'
+        return failure
     hits = [(r.find(e, r.fail_scan), e) for e in drv.fmt.ends]
     hits = [(i, e) for i, e in hits if i >= 0]
     # (From where the last search stopped: a marker before that was found then.)
@@ -222,6 +235,50 @@ def settle_failure(r: Any, final: bool):
     r.fail_scan = max(r.fail_scan, len(buf) - max(sc.max_prefix, longest))
     r.call_hint = (r.fail_scan, maybe)
     return WAIT
+
+
+# Words after a name, on its line, apart by spaces or tabs: what a name with spaces in it
+# leaves when its pattern took the first word only. (No markup, brackets or quotes.)
+_MORE_WORDS = regex.compile(r"(?:[ \t]+[^\s<>\[\]{}()|\"'=,;:]+)+")
+
+
+def _held_name(r: Any, drv: Driver, final: bool):
+    """Where a broken frame ends, and its name, when it broke right after its name
+    (the last token read is the whole of a `name` rule) on more words (`get weather`),
+    and read with those words as blanks the frame goes on and closes: the model wrote a
+    name the format's pattern cannot hold. None when not so; WAIT when a stream's text
+    cannot tell yet."""
+    if drv.last_term is None or drv.last_term not in _name_terminals(drv):
+        return None
+    buf = r.sc.buf
+    lo = r.region_start + r.marker_len
+    if buf[lo : lo + 1] in (" ", "\t"):
+        return None  # (prose writes about the opener, a model writes a call flush against it: see cut_inside)
+    m = _MORE_WORDS.match(buf, drv.last_end)
+    if m is None or (m.end() >= len(buf) and not final):
+        return None if m is None else WAIT
+    masked = buf[: m.start()] + " " * (m.end() - m.start()) + buf[m.end() :]
+    fresh = Driver(drv.fmt, r.region_start, None, drv.cutter, drv.lines)
+    fresh.quotes = False
+    status = fresh.run(masked, final, r.sc.at_marker)
+    if status == WAIT:
+        return WAIT
+    if status != DONE or fresh.pos <= m.end() or "closed_tag" in fresh.repairs:
+        return None
+    return fresh.end, buf[drv.last_start : m.end()]
+
+
+def _name_terminals(drv: Driver) -> frozenset:
+    """The terminals that are the whole of a `name` rule of drv's grammar (once per format)."""
+    derived = drv.fmt.compiled.derived
+    found = derived.get("name_terminals")
+    if found is None:
+        found = derived["name_terminals"] = frozenset(
+            rule.expansion[0].name
+            for rule in drv.c.callbacks
+            if vocabulary.rule_name(rule.tree_name) == "name" and len(rule.expansion) == 1
+        )
+    return found
 
 
 def _inner_markers(fmt: Any) -> tuple[str, ...]:
