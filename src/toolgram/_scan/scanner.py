@@ -34,7 +34,7 @@ from .opening import line_opening, marker_opens, may_open, opening, openers
 from .region import RegionReader
 from .mention import note_failure
 from .._build.builder import Draft, Prose
-from .._lalr.driver import WAIT, Driver
+from .._lalr.driver import DONE, WAIT, Driver
 from .._result.model import ToolCall, moved_call
 from .._grammar.registry import Format
 from .._grammar.tags import tags_of
@@ -613,7 +613,9 @@ class Scanner(MarkerSearch):
             while at >= 0 and c not in self.think_closes:
                 starts = marker_opens(self.by_marker[c], buf, at, final, self.call_markers)
                 if starts:
-                    break
+                    starts = self._not_quoted(c, at, final)
+                    if starts:
+                        break
                 if starts is None:
                     untold = min(untold, at)
                     at = -1
@@ -648,6 +650,29 @@ class Scanner(MarkerSearch):
         self.mode = "prose"
         self.after_think = "prose"
         return True
+
+    def _not_quoted(self, closer: str, at: int, final: bool) -> bool | None:
+        """For a closer that starts a message (harmony's `<|start|>`, the block's `<|end|>`
+        left out): False when the message is quoted in the block, its text: the block's
+        own markup closer comes after it, before the next such closer, and read by the
+        format's grammar up to there the message ends before it, with more of the block's
+        text after it, or is none (`The header is <|start|>assistant<|channel|>commentary
+        to=functions.x …<|call|> and then I wait.<|end|>`). True where the message runs to
+        that closer (its own end left out: `{…}<|end|>`) or no markup closer ends the
+        block; None while a stream's text cannot tell."""
+        buf = self.buf
+        after = at + len(closer)
+        ends = [i for i in (buf.find(e, after) for e in self.think_closers if e in self.think_closes) if i >= 0]
+        stop = min(ends) if ends else -1
+        again = buf.find(closer, after)
+        if stop < 0 or 0 <= again < stop:
+            return True if final or again >= 0 else None
+        for fmt in self.by_marker[closer]:
+            drv = Driver(fmt, at)
+            drv.quotes = False
+            if drv.run(buf[:stop], True, self.at_marker) == DONE and not buf[drv.end : stop].strip():
+                return True
+        return False
 
     def _reason(self, out: list, start: int, end: int) -> None:
         if end > start:
