@@ -840,7 +840,12 @@ class Builder:
         # (A JSON string keeps the backslash of `get\_weather`, which is no JSON escape: the
         # payload's repairs say escaped_underscores already.)
         draft.name = _unescape_md(name.strip(), draft.repairs)
+        # Written flat, a key the offered tool declares as a parameter (an `id`, a
+        # `type`) is an argument, not the call's own (see _flat_arguments).
+        declared = _declared(self.tools.schema(draft.name)) if self.tools is not None and _args_key(obj) is None else ()
         for key in ("id", "call_id", "tool_call_id"):
+            if key in declared:
+                continue
             if obj.get(key) is not None and not isinstance(obj.get(key), (dict, list)):
                 draft.id = str(obj[key])
                 break
@@ -876,7 +881,7 @@ class Builder:
                 # The arguments written flat beside the name ({"name": "f", "city":
                 # "Paris"}): the keys that are not the call's own are the arguments,
                 # rather than a silent {}.
-                args = {k: v for k, v in obj.items() if k not in _CALL_KEYS}
+                args = _flat_arguments(obj, declared)
                 if self.unmarked and obj.get("type") not in _CALL_TYPES and (self.tools is None or draft.name not in self.tools):
                     # In a fence or as the whole reply, with no call marker around it, an
                     # object with a "name" and no arguments may be any data ({"name":
@@ -965,6 +970,36 @@ _ARGS_ALIASES = ("args", "input", "params", "kwargs", "tool_input", "argument", 
 _CALL_KEYS = frozenset(
     {"name", "tool_name", "tool", "function", "id", "call_id", "tool_call_id", "type", "index"}
 )
+
+
+def _args_key(obj: dict) -> str | None:
+    """The key that holds a call object's arguments, if it has one."""
+    if "arguments" in obj:
+        return "arguments"
+    if "parameters" in obj:
+        return "parameters"
+    return next((k for k in _ARGS_ALIASES if k in obj), None)
+
+
+def _declared(schema: Any) -> frozenset[str] | tuple[()]:
+    """The parameter names a tool's schema declares (none without a schema)."""
+    props = schema.get("properties") if isinstance(schema, Mapping) else None
+    return frozenset(props) if isinstance(props, Mapping) else ()
+
+
+def _flat_arguments(obj: dict, declared) -> dict:
+    """The arguments of a call object written flat ({"name": "f", "city": "Paris"}):
+    every key but the call's own. A key the offered tool declares as a parameter is
+    an argument even so (`get_order`'s `id`, `set_role`'s `type`: dropped, the tool
+    ran without what the model wrote), and so is a `type` that says nothing of a
+    call (`"type": "admin"`), which without a schema nothing else would keep."""
+    args = {}
+    for k, v in obj.items():
+        if k not in _CALL_KEYS or k in declared:
+            args[k] = v
+        elif k == "type" and not (isinstance(v, str) and v.strip().lower() in _META_TYPES):
+            args[k] = v
+    return args
 
 
 def _loads_leading(
@@ -1069,6 +1104,8 @@ def _cut_flags(obj: Any, left_open: list, cut_value: bool) -> int:
 
 
 _CALL_TYPES = ("tool_call", "function", "function_call", "tool_use")  # ("type" of a call object)
+# A call object's "type" that says what it is (a call, a tool's), never an argument.
+_META_TYPES = frozenset({*_CALL_TYPES, "tool", "call", "tool_calls", "function_calls"})
 
 
 def _is_definition(fn: Any) -> bool:
