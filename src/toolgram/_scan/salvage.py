@@ -11,7 +11,7 @@ from typing import Any
 from .mention import cut_opener, mention, settle_failure
 from .._build.builder import Draft
 from .._lalr.driver import Driver
-from .._lalr.table import _left_open, closing_plan, ends_something
+from .._lalr.table import _left_open, _reduces_call, closing_plan, ends_something
 from .._lalr.tokens import DONE, FAIL, WAIT
 from .items import Failure, Region
 from .._grammar.words import lazy
@@ -221,6 +221,11 @@ def salvage_points(failed: Driver, buf: str, final: bool, at_marker) -> tuple[li
         # Between calls: the next token read finishes a call; or, after the last token
         # read, the missing markers leave no call open (only the section around them).
         opened = not ended and (end != last or _left_open(c, stack, plan))
+        if opened and not plan and not _reduces_call(c, stack, "$END"):
+            # (The frame is whole here, nothing to supply, and no call open: the tokens
+            # since the last call closed it, a list's `]`. A line after it that opens no
+            # list of calls, `[1] Source`, does not make that `]` a bracket left open.)
+            opened = False
         if opened and end == last and _closed_by_prose(failed, buf, end, plan):
             opened = False
         if opened:
