@@ -344,6 +344,13 @@ class Builder:
         if last is not None:
             _add(last.repairs, ["closed_tag"])
 
+    def _on_missing_comma(self, n: Tree) -> None:
+        # Two calls of a list with no comma between them (a line break, a space, a `;`):
+        # both are read, the one before the gap records it.
+        last = next((i for i in reversed(self.items) if isinstance(i, Draft)), None)
+        if last is not None:
+            _add(last.repairs, ["missing_comma"])
+
     # -- one call from grammar parts ------------------------------------------
     def _call(self, node: Tree, kind: str) -> Draft:
         draft = Draft(name="", kind=kind, span=_call_extent(node) or self.region)

@@ -72,6 +72,8 @@ RULES: tuple[Rule, ...] = (
          region_level=True),
     Rule("unclosed", "an empty rule where a close tag may be missing (`</parameter>`, `</arg_value>`): repair "
          "`closed_tag`", region_level=True),
+    Rule("missing_comma", "an empty rule (or a `;`) where a list's comma between two calls is missing "
+         "(`[f(a=1)\\ng(b=2)]`): repair `missing_comma`, on the call before it", region_level=True),
     Rule("unopened", "an empty rule where an open tag may be missing (GLM's `<arg_value>`): repair `opened_tag`"),
 )
 
