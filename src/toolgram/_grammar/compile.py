@@ -225,8 +225,11 @@ def compile_format(fmt: Format) -> Compiled:
         and rule.expansion[0].name in compiled.json_text
         and rule.expansion[0].name not in elsewhere
     )
+    # (A rule whose tree is named as a call, `next_call: … -> call`, is one too.)
     compiled.call_rules = frozenset(
-        rule.origin.name for rule in callbacks if rule_name(rule.origin.name) in vocabulary.COUNTED_CALLS
+        rule.origin.name
+        for rule in callbacks
+        if rule_name(rule.origin.name) in vocabulary.COUNTED_CALLS or rule_name(rule.tree_name) in vocabulary.COUNTED_CALLS
     )
     compiled.literal_firsts = frozenset("<[{").union(
         t.literal[0] for t in terminals.values() if t.literal and not t.literal[0].isalnum()
@@ -332,7 +335,9 @@ def compile_earley(fmt: Format) -> Compiled:
         ignore=tuple(terminals[n] for n in lignore if n in terminals), earley=lark,
     )  # fmt: skip
     compiled.call_rules = frozenset(
-        rule.origin.name for rule in lark.rules if rule_name(rule.origin.name) in vocabulary.COUNTED_CALLS
+        rule.origin.name
+        for rule in lark.rules
+        if rule_name(rule.origin.name) in vocabulary.COUNTED_CALLS or rule_name(rule.alias or "") in vocabulary.COUNTED_CALLS
     )
     every = [t for t in terminals.values() if t not in compiled.ignore]
     warnings = []
