@@ -653,9 +653,10 @@ class Builder:
             repairs = ("fenced_payload", *repairs)
         several = (_several_objects(text, start) or _objects_by_line(text, start, cut, left_open)) if tail else None
         if several is not None:
-            # Call objects one after another (not in a list): each is a call.
-            value, repairs, spans = several
-            tail = ""
+            # Call objects one after another (not in a list): each is a call; a remark
+            # after them is prose, as after one object.
+            value, repairs, spans = several[:3]
+            tail = several[3] if len(several) > 3 else ""
         else:
             spans = _element_spans(text, start, value)
         if isinstance(value, dict) and isinstance(value.get("tool_calls"), list):
@@ -1135,15 +1136,21 @@ _FENCE = lazy(re.compile, r"\s*```[\w+-]*[ \t]*(?:\r?\n|(?=[\[{]))")  # (a fence
 def _several_objects(text: str, offset: int):
     """Two or more JSON objects one after another, alone or joined by `;` or `,`
     (Llama 3 writes `{…}; {…}`): their values as a list, the repairs with
-    several_objects, and each one's span. None unless the objects are all of text."""
+    several_objects, each one's span, and the text after the last one (a remark the
+    model wrote before the close tag: prose). None unless two objects open the text."""
     values: list[Any] = []
     spans: list[tuple[int, int]] = []
     repairs: list[str] = []
     pos = len(text) - len(text.lstrip())
+    rest = ""
     while pos < len(text):
         if values:
+            after = pos
             pos = _SEPARATOR.match(text, pos).end()
             if pos >= len(text):
+                break
+            if text[pos] != "{":
+                rest = text[after:]  # (a remark after the objects: not an object)
                 break
         if text[pos] != "{":
             return None
@@ -1163,7 +1170,7 @@ def _several_objects(text: str, offset: int):
     if len(values) < 2:
         return None
     _add(repairs, ["several_objects"])
-    return values, tuple(repairs), spans
+    return values, tuple(repairs), spans, rest
 
 
 _LINE_OBJECT = lazy(re.compile, r"\n[ \t]*(?=\{)")

@@ -34,7 +34,7 @@ REPAIRS: tuple[tuple[tuple[str, ...], str], ...] = (
     (('non_finite_number',),
      'wrote `NaN`, `Infinity` or a number too large for a float (`1e999`), which JSON cannot hold: it becomes `null`, so arguments are always JSON'),
     (('several_objects',),
-     "wrote several call objects one after another, not in a list (`{…}\\n{…}` in a fence, Llama 3's `{…}; {…}`): each is a call"),
+     "wrote several call objects one after another, not in a list (`{…}\\n{…}` in a fence, Llama 3's `{…}; {…}`): each is a call, and a remark after them before the close tag (`{…}\\n{…} and that is all</tool_call>`) is prose"),
     (('string_arguments',),
      'encoded the arguments object as a JSON string. The string ends where the model stopped writing the arguments: a value cut short inside it (`"arguments": "{\\"ticker\\": \\"AA"`) is `cut_value` too, a brace left out only `closed_json`'),
     (('cut_by_max_chars',),
