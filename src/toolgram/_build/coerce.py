@@ -48,12 +48,14 @@ name; repeated names collect into a list. Children are typed by the
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from .._recover import repair as _repair
+from .._grammar.words import lazy
 
 _NATIVE_PY = frozenset({"single_quotes", "python_literals"})
 
@@ -352,6 +354,41 @@ def _scalar(text: str, hint: str | None, kinds: frozenset[str] | None) -> tuple[
 
 _PAIRS = (("(", ")"), ("[", "]"), ("{", "}"))
 
+# Python's own spellings of a string or a number that JSON and the lenient pass do
+# not read: triple-quoted and raw (r"…") strings, string literals written one after
+# another ("x" "y", which Python joins), and digits grouped with underscores (1_000).
+# The pattern has no nesting, and the alternatives of each repeat start with
+# different characters, so matching it is linear; only text it matches whole is
+# given to ast.literal_eval (which gives Python's value, escapes and all).
+_PY_STRING = r'''
+    [rRuU]?(?: """(?:[^"\\]|\\.|"(?!""))*"""
+            | \'\'\'(?:[^'\\]|\\.|'(?!''))*\'\'\'
+            | "(?:[^"\\\n]|\\.)*"
+            | '(?:[^'\\\n]|\\.)*' )
+'''
+_PY_LITERAL = lazy(
+    re.compile,
+    rf"(?:{_PY_STRING})(?:\s*(?:{_PY_STRING}))* | [-+]?\d+(?:_\d+)*(?:\.\d+(?:_\d+)*)?(?:[eE][-+]?\d+(?:_\d+)*)?",
+    re.S | re.X,
+)
+
+
+def _python_literal(text: str) -> Any:
+    """The value of a Python string or number literal that only Python reads (see
+    _PY_LITERAL), as ast.literal_eval gives it; None for anything else."""
+    if _PY_LITERAL.fullmatch(text) is None:
+        return None
+    import ast  # (only here: such literals are rare)
+
+    try:
+        # (In brackets: literals on several lines join there, as in a call's brackets.)
+        value = ast.literal_eval(f"({text})")
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return None
+    if isinstance(value, float) and not math.isfinite(value):
+        return None  # (1e999: JSON has no such number)
+    return value if isinstance(value, (str, int, float)) else None
+
 
 # -- entry points -----------------------------------------------------------------
 
@@ -375,6 +412,9 @@ def coerce_param(
             value, repairs = _repair.loads(raw, python=True)
         except _repair.RepairError:
             text = raw.strip()
+            found = _python_literal(text)
+            if found is not None:
+                return found, ()
             # A quoted value with its own quotes inside, unescaped, in pairs
             # (`'grep -rn 'TODO' src/'`): its inside (see _repair.quoted_end). One with a
             # quote that nothing pairs (`"Par"is"`, a stray quote), or that ran on past

@@ -321,6 +321,7 @@ _ESCAPE_FORMS = r"""
   | u([0-9a-fA-F]{4})
   | x([0-9a-fA-F]{2})
   | U([0-9a-fA-F]{8})
+  | N\{([A-Za-z0-9 \-]{1,100})\}
 """
 _ESCAPE = lazy(re.compile, rf"\\(?:{_ESCAPE_FORMS}|(.))", re.S | re.X)
 # In a string cut off by the end of the text, the last escape may be cut too
@@ -357,9 +358,18 @@ _JSON_SIMPLE = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n",
 
 
 def _unescape(m: re.Match[str]) -> str:
-    high, low, u4, x2, u8, char = m.groups()
+    high, low, u4, x2, u8, named, char = m.groups()
     if high:
         return chr(0x10000 + ((int(high, 16) - 0xD800) << 10) + (int(low, 16) - 0xDC00))
+    if named:
+        # Python's `\N{DEGREE SIGN}`: the character of that name (an unknown name
+        # keeps the escape as written, as an unknown escape does).
+        import unicodedata  # (only here: a name escape is rare)
+
+        try:
+            return unicodedata.lookup(named)
+        except KeyError:
+            return m.group()
     code = u4 or x2 or u8
     if code:
         point = int(code, 16)
