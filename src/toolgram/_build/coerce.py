@@ -56,6 +56,7 @@ from typing import Any
 
 from .._recover import repair as _repair
 from .._grammar.words import lazy
+from .._lalr import extent as _extent
 
 _NATIVE_PY = frozenset({"single_quotes", "python_literals"})
 
@@ -373,6 +374,20 @@ _PY_LITERAL = lazy(
 )
 
 
+def _closed_triple(text: str) -> str:
+    """A triple-quoted string that never closes (the end of the reply cut it),
+    closed; "" for any other text."""
+    quote = _extent.triple_quote(text, 0)
+    if quote is None or _extent.triple_end(text, 0, quote) is not None:
+        return ""
+    body = text.rstrip("\\")  # (less an escape the end cut in two)
+    if body.endswith(quote[:2]) and len(body) > len(quote) + 1:
+        body = body[:-2]  # (the closing quote begun: `"""ab""`)
+    elif body.endswith(quote[0]) and len(body) > len(quote):
+        body = body[:-1]
+    return body + quote
+
+
 def _python_literal(text: str) -> Any:
     """The value of a Python string or number literal that only Python reads (see
     _PY_LITERAL), as ast.literal_eval gives it; None for anything else."""
@@ -415,6 +430,9 @@ def coerce_param(
             found = _python_literal(text)
             if found is not None:
                 return found, ()
+            found = _python_literal(_closed_triple(text))
+            if found is not None:
+                return found, ("closed_json",)  # (a triple-quoted string the end cut: closed)
             # A quoted value with its own quotes inside, unescaped, in pairs
             # (`'grep -rn 'TODO' src/'`): its inside (see _repair.quoted_end). One with a
             # quote that nothing pairs (`"Par"is"`, a stray quote), or that ran on past

@@ -28,7 +28,7 @@ from .._grammar.words import fast_source, lazy
 from . import close as _close
 from . import nest as _nest
 from .._recover import repair as _repair
-from .extent import _Extent
+from .extent import TripleWait, _Extent, triple_end, triple_quote
 from .growth import _HOLD, _could_grow, _loop_wait
 from .table import _reduces_call, closing_plan, expected, simulate, step
 from .tokens import _SNIPPET, DONE, FAIL, WAIT, WAIT_MORE, Tok, _snippet
@@ -252,6 +252,20 @@ class Driver:
                 elif name == "PYVALUE":
                     if buf[pos].isspace() or buf[pos] in ",)]":
                         continue
+                    triple = triple_quote(buf, pos) if buf[pos] in _TRIPLE_FIRST else None
+                    if triple is not None:
+                        # (A triple-quoted string: its quotes inside are its text.)
+                        end, waits_on = self._triple(buf, pos, triple, final)
+                        if end is None:
+                            grow = True
+                            if growers is not None:
+                                growers.append(waits_on)
+                            continue
+                        while end > pos and buf[end - 1].isspace():
+                            end -= 1
+                        if end - pos > best_len:
+                            best, best_len, best_prio = name, end - pos, t.priority
+                        continue
                     extent = self._extent(pos, ",)")
                     # A quoted value with its own quotes inside, unescaped: where the
                     # call's structure says it ends (see _repair.quoted_end).
@@ -419,6 +433,27 @@ class Driver:
         if extent is None or extent.start != pos:
             extent = self.extents[stops] = _Extent(pos, stops)
         return extent
+
+    def _triple(self, buf: str, pos: int, quote: str, final: bool) -> tuple[int | None, Any]:
+        """Where a Python value that opens with a triple-quoted string ends: past its
+        closing quote, where the value does (extent.triple_end). (None, what to wait
+        on): not yet. A string the end of the reply left open runs to it, or to the
+        marker a broken value ends at (_cut)."""
+        n = len(buf)
+        close = triple_end(buf, pos, quote)
+        if close is None:
+            if not final:
+                return None, TripleWait(quote, buf)
+            cut = self._cut(buf, pos, n, final) if self.cutter else None
+            return (cut if cut is not None and cut is not WAIT else n), None
+        if final and self.brackets is not None:
+            end = self.brackets.argument_end(buf, close)
+        else:
+            extent = self._extent(close, ",)")
+            end = extent.advance(buf, 0)
+            if end is None and not final:
+                return None, extent
+        return (n if end is None else end), None
 
     def _quoted(self, buf: str, pos: int, final: bool) -> Any:
         """_repair.quoted_end for the value at pos, its ending looked for before the
@@ -627,3 +662,4 @@ def _close_extent(tree: Any, children: list) -> None:
         if type(last) is Tok:
             tree.meta.end_pos = last.end_pos
 
+_TRIPLE_FIRST = frozenset("rRuU\"'")  # (what a triple-quoted value may open with: see extent.triple_quote)

@@ -464,3 +464,46 @@ class _Extent:
         self.quote = quote
         return None
 
+
+
+# A Python argument value that opens with a triple-quoted string (`"""…"""`, `r'''…'''`):
+# its quotes inside are its text (`print("hi")`, `it's`), which the one-quote scans above
+# would pair up or take for apostrophes. The string's end is found first, then the
+# value's end from there on as for any value ("x" "y" may follow).
+_TRIPLE_OPEN = lazy(re.compile, r"""[rRuU]?(\"\"\"|''')""")
+_TRIPLE_BODY = {
+    '"""': lazy(re.compile, r'(?:[^"\\]|\\.|"(?!""))*', re.S),
+    "'''": lazy(re.compile, r"(?:[^'\\]|\\.|'(?!''))*", re.S),
+}
+
+
+def triple_quote(text: str, pos: int) -> str | None:
+    """The triple quote a value at pos opens with (after a prefix r or u), or None."""
+    m = _TRIPLE_OPEN.match(text, pos)
+    return m.group(1) if m is not None else None
+
+
+def triple_end(text: str, pos: int, quote: str) -> int | None:
+    """Just past the triple quote that closes the string opened at pos (its prefix
+    included), or None when the text ends first."""
+    start = text.index(quote, pos) + 3
+    end = _TRIPLE_BODY[quote].match(text, start).end()
+    return end + 3 if text.startswith(quote, end) else None
+
+
+class TripleWait:
+    """A stream waiting on a triple-quoted string that has not closed: new text
+    changes nothing until it may hold the closing quote (a grower of Driver.hint)."""
+
+    __slots__ = ("quote", "tail")
+
+    def __init__(self, quote: str, text: str) -> None:
+        self.quote = quote
+        self.tail = text[-2:]  # (a closing quote may begin in the text so far)
+
+    def absorbs(self, text: str, n: int) -> bool:
+        joined = self.tail + text
+        if self.quote in joined:
+            return False  # (maybe closed: read it again)
+        self.tail = joined[-2:]
+        return True

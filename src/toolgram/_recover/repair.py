@@ -46,6 +46,8 @@ class RepairError(ValueError):
 # --- Scanning without parsing: in _lalr/extent.py ------------------------------
 
 from .._lalr.extent import (  # noqa: F401 (value_end, scalar_end, BracketIndex: re-exported)
+    triple_end,
+    triple_quote,
     _DEPTH_STEP,
     _NOT_BRACKET,
     _QUOTES,
@@ -971,6 +973,9 @@ def cut_short(text: str) -> bool:
     whitespace ends it."""
     if not text or text.isspace():
         return True
+    quote = triple_quote(text, 0)
+    if quote is not None and triple_end(text, 0, quote) is None:
+        return True  # (a triple-quoted string left open: its quotes inside are its text)
     try:
         return "cut_value" in loads(text, True)[1]
     except RepairError:
