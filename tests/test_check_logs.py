@@ -227,6 +227,32 @@ def test_bad_records_are_said_and_skipped(tmp_path: Path) -> None:
     assert [c["id"] for c in data["cases"]] == ["log/good", "log/answer_key", "log/last"]
 
 
+def test_unknown_format_in_a_record_is_a_bad_record(tmp_path: Path) -> None:
+    """A record's "formats" naming no format is that record's fault: skipped and said, the
+    run goes on (QA: the whole run stopped as an internal error, exit status 70). So is a
+    case folder's .formats.json sidecar; with --jobs the workers find it too."""
+    log = tmp_path / "log.jsonl"
+    log.write_text("\n".join([
+        json.dumps({"id": "typo", "raw": "hi", "formats": ["hermess"]}),
+        json.dumps({"id": "good", "raw": REPLIES[4][1], "formats": ["lfm2"]}),
+    ]), encoding="utf-8")  # fmt: skip
+    folder = tmp_path / "cases"
+    folder.mkdir()
+    (folder / "one.txt").write_text("ok", encoding="utf-8")
+    (folder / "one.formats.json").write_text('["nope"]', encoding="utf-8")
+    for jobs in ("1", "2"):
+        proc = run("-j", jobs, str(log), str(folder))
+        out = proc.stdout.decode()
+        assert proc.returncode == 3, out + proc.stderr.decode()
+        assert "internal error" not in proc.stderr.decode()
+        assert "bad records (2, skipped)" in out
+        assert f"""{log}:1: "formats" names an unknown format: unknown format 'hermess' (did you mean hermes?""" in out
+        assert "\"formats\" names an unknown format: unknown format 'nope'" in out
+        assert next(line for line in out.splitlines() if line.startswith("lfm2")).split()[1] == "1"
+    strict = run("--strict", str(log))
+    assert strict.returncode == 2 and "unknown format 'hermess'" in strict.stderr.decode()
+
+
 def test_bad_rows_of_csv_and_json_arrays(tmp_path: Path) -> None:
     path = tmp_path / "log.csv"
     path.write_text('id,raw\na,"hello"\nb,"x",extra\nc,"bye"\n', encoding="utf-8")

@@ -19,6 +19,7 @@ from typing import Any, Iterable, Iterator, TextIO
 
 from .cases import Case, mismatch, result_data
 from .logs import Bad, Fields, Unit, to_case
+from .._grammar.registry import UnknownFormat
 from .._pipeline import parse
 
 NO_CALL = "(no call)"
@@ -93,7 +94,18 @@ def run_case(case: Case) -> Outcome:
 
 def run_unit(unit: Unit) -> Outcome | Bad:
     case = to_case(unit, _settings.get("fields") or Fields())
-    return case if isinstance(case, Bad) else run_case(case)
+    if isinstance(case, Bad):
+        return case
+    try:
+        return run_case(case)
+    except InternalError as exc:
+        # A record's own "formats" naming no format is the record's fault, not ours: a bad
+        # record, skipped like a "formats" that is not a list (docs/cli.md, "Bad records").
+        # Which names exist is known only with --grammar-path's formats loaded, so it is
+        # found here, where parse() looks them up.
+        if case.formats is not None and isinstance(exc.__cause__, UnknownFormat):
+            return Bad(case.source, f'"formats" names an unknown format: {exc.__cause__}')
+        raise
 
 
 def run_chunk(chunk: list[Unit]) -> list[Outcome | Bad]:
