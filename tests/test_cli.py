@@ -110,6 +110,25 @@ def test_parse_in_think(tmp_path: Path) -> None:
     assert json.loads(run("parse", "--json", str(reply)).stdout)["reasoning"] == ""
 
 
+def test_a_files_byte_order_mark_is_skipped(tmp_path: Path) -> None:
+    """An editor's byte order mark is no part of the reply: parse, explain and stream skip it,
+    as check does, so spans count from the reply's first character (QA: `toolgram parse` of
+    a file saved with one read no call)."""
+    reply = tmp_path / "bom.txt"
+    body = '<|tool_call_start|>[get_weather(city="Paris")]<|tool_call_end|> Done.'
+    reply.write_bytes(b"\xef\xbb\xbf" + body.encode())
+    data = json.loads(run("parse", "--json", str(reply)).stdout)
+    assert data == json.loads(json.dumps(result_json(toolgram.parse(body))))
+    assert data["text"] == "Done." and data["calls"][0]["span"][0] == 0
+    proc = subprocess.run(
+        [sys.executable, "-m", "toolgram", "stream"], stdin=reply.open("rb"), capture_output=True, timeout=60,
+        env={k: v for k, v in os.environ.items() if k != "TOOLGRAM_GRAMMAR_PATH"},
+    )  # fmt: skip
+    done = [json.loads(line)["call"] for line in proc.stdout.decode().splitlines() if '"call_done"' in line]
+    assert [c["span"][0] for c in done] == [0]
+    assert "[0, 63) lfm2" in run("explain", str(reply)).stdout
+
+
 # -- bad input: one line, exit 2, never a traceback ----------------------------------------
 
 

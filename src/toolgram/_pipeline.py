@@ -8,6 +8,7 @@ from ._build.builder import Draft, Prose, Reasoning
 from ._guard import passes_through
 from ._result.model import ParseResult, Segment, TextOf, ToolCall, lazy_result, make_call, make_segment
 from ._grammar.registry import Format, registry_for
+from ._scan.items import strip_leading
 from ._scan.scanner import Failure, Piece, Region, Scanner
 from ._tools.tools import ToolSet, normalize_tools
 from ._tools.validate import require_jsonschema
@@ -120,7 +121,7 @@ class Joiner:
         if not value:
             return ""
         if not self.parts:
-            value = value.lstrip()
+            value = strip_leading(value)
             if not value:
                 return ""
             self.cut = False
@@ -203,7 +204,7 @@ class WholeJoiner:
                         best = run
                     run = ""
                 continue
-            left = note.lstrip()
+            left = note.lstrip() if run is not None else strip_leading(note)
             if not left:
                 if run is not None:
                     run += note

@@ -72,7 +72,9 @@ def _isatty(stream: Any) -> bool:
 
 
 def read_text(path: str) -> str:
-    """A reply from a file or `-` (stdin), as text; CRLF kept; invalid UTF-8 replaced."""
+    """A reply from a file or `-` (stdin), as text; CRLF kept; invalid UTF-8 replaced; a
+    byte order mark at the start skipped (an editor's, not the model's: `toolgram check`
+    skips it in its files too, and the spans shown are the reply's without it)."""
     try:
         if path == "-":
             if _isatty(sys.stdin):
@@ -82,7 +84,7 @@ def read_text(path: str) -> str:
             data = Path(path).read_bytes()
     except OSError as exc:
         raise CLIError(f"cannot read {path}: {exc.strerror or exc}") from None
-    return data.decode("utf-8", errors="replace")
+    return data.decode("utf-8-sig", errors="replace")
 
 
 def read_tools(path: str | None) -> Any:
@@ -232,7 +234,7 @@ def cmd_stream(args: argparse.Namespace) -> int:
         max_chars=args.max_chars,
         truncated=args.truncated,
     )
-    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    decoder = codecs.getincrementaldecoder("utf-8-sig")(errors="replace")  # (as read_text)
     fd = sys.stdin.fileno()
     out = sys.stdout
 

@@ -33,6 +33,21 @@ def _piece(kind: str, start: int, end: int, value: str, _new=tuple.__new__) -> P
     return _new(Piece, (kind, start, end, value))
 
 
+# What a reply may start with that shows nothing and is not str.isspace(): a byte order
+# mark (a file saved with one, a server that kept it) and a zero-width space. Before the
+# reply's first text they are blanks, as leading whitespace is: a call that must open the
+# reply may follow them, and they are never the reply's only text.
+INVISIBLE = "\ufeff\u200b"
+
+
+def strip_leading(value: str) -> str:
+    """value.lstrip(), the INVISIBLE characters stripped too."""
+    body = value.lstrip()
+    while body and body[0] in INVISIBLE:
+        body = body[1:].lstrip()
+    return body
+
+
 @dataclass
 class Failure:
     """A region that could not be read: its text stays prose, `message` says why.

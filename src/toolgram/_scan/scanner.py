@@ -28,7 +28,7 @@ from typing import Any
 import regex
 
 from . import fastpath as _frame
-from .items import Failure, Piece, Region, _piece
+from .items import INVISIBLE, Failure, Piece, Region, _piece
 from .markers import THINK_CLOSE, THINK_OPEN, Frames, MarkerSearch, Markers, _CharWait, _trie, markers_for  # noqa: F401
 from .opening import line_opening, marker_opens, may_open, opening, openers
 from .region import RegionReader
@@ -383,7 +383,7 @@ class Scanner(MarkerSearch):
         buf = self.buf
         p = max(self.pos, self.blank_to)
         n = len(buf)
-        while p < n and buf[p].isspace():
+        while p < n and (buf[p].isspace() or buf[p] in INVISIBLE):
             p += 1
         self.blank_to = p  # (whitespace is not scanned again)
         if self.think_opened:
