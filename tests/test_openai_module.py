@@ -27,7 +27,7 @@ TOOLS = [
 
 def assemble(chunks: list[dict[str, Any]]) -> dict[str, Any]:
     """What an OpenAI client makes of the chunks; asserts the stream's contract on the way."""
-    content, reasoning, errors, repairs = [], [], [], []
+    content, reasoning, errors, repairs, repeated = [], [], [], [], []
     calls: dict[int, dict[str, Any]] = {}
     finish = [c["choices"][0]["finish_reason"] for c in chunks]
     assert finish[-1] is not None and all(f is None for f in finish[:-1])
@@ -41,6 +41,7 @@ def assemble(chunks: list[dict[str, Any]]) -> dict[str, Any]:
         extension = delta.get("toolgram", {})
         errors += extension.get("errors", [])
         repairs += extension.get("repairs", [])
+        repeated += extension.get("repeated_ids", [])
         for entry in delta.get("tool_calls", []):
             index = entry["index"]
             assert index not in calls, "a call index was sent twice"
@@ -53,6 +54,7 @@ def assemble(chunks: list[dict[str, Any]]) -> dict[str, Any]:
         "tool_calls": [calls[i] for i in range(len(calls))],
         "errors": errors,
         "repairs": repairs,
+        "repeated_ids": repeated,
         "finish_reason": finish[-1],
     }
 
@@ -67,6 +69,7 @@ def expected_of(result: Any, **kw: Any) -> dict[str, Any]:
         "tool_calls": msg.get("tool_calls", []),
         "errors": extension.get("errors", []),
         "repairs": extension.get("repairs", []),
+        "repeated_ids": extension.get("repeated_ids", []),
         "finish_reason": choice["finish_reason"],
     }
 
@@ -87,6 +90,8 @@ def test_stream_assembles_to_the_completion_of_parse(case: Any) -> None:
             expected["content"] = result.text  # (the message says None; the deltas still carry it)
         got = assemble(run_stream(case.raw, pieces(case.raw, seed), case.tools, salt=salt, **options))
         assert got == expected
+        ids = [c["id"] for c in got["tool_calls"]]
+        assert len(set(ids)) == len(ids), "ids within one message are unique"
     expected = expected_of(result)
     assert expected["errors"] == result.errors
     assert [c["function"]["name"] for c in expected["tool_calls"]] == [c.name for c in result.calls]
@@ -154,6 +159,32 @@ def test_identical_calls_get_distinct_ids_as_in_the_message() -> None:
         assert [c["id"] for c in assemble(run_stream(one + one, list(one + one), TOOLS, salt=salt))["tool_calls"]] == ids
 
 
+# A model that writes one id for two calls (Kimi K2 numbering each call :0, a repeated MFCS
+# call_id or Mistral [CALL_ID]): tool results are keyed by id, so the first keeps it and the
+# repeat gets a generated one, said in the extension field (the corpus cases, streamed,
+# check that the stream agrees).
+REPEATED_IDS = [
+    ("kimi_k2/same_id_written_twice", "functions.get_weather:0"),
+    ("mfcs/duplicate_call_ids", "1"),
+    ("mistral/same_call_id_twice", "abc123456"),
+]
+
+
+@pytest.mark.parametrize("case_id, written", REPEATED_IDS)
+def test_a_repeated_model_written_id_is_made_unique(case_id: str, written: str) -> None:
+    case = next(c for c in CASES if c.id == case_id)
+    result = toolgram.parse(case.raw, case.tools, formats=case.formats)
+    assert [c.id for c in result.calls] == [written, written]  # (parse() keeps what was written)
+    for salt in ("", "chatcmpl-r"):
+        msg = message(result, salt=salt)
+        first, second = (c["id"] for c in msg["tool_calls"])
+        assert first == written and second.startswith("call_") and second != first
+        assert msg["toolgram"]["repeated_ids"] == [{"index": 1, "id": second, "written": written}]
+        for arguments in ("whole", "as_written"):
+            got = run_stream(case.raw, list(case.raw), case.tools, salt=salt, arguments=arguments)
+            assert [t["id"] for c in got for t in c["choices"][0]["delta"].get("tool_calls", []) if "id" in t] == [first, second]
+
+
 SALTED = [
     # (reply, tools): a generated id, a model-written one, two calls of one tool
     ('<tool_call>{"name": "get_weather", "arguments": {"city": "Rome"}}</tool_call>', TOOLS),
@@ -204,7 +235,7 @@ def assemble_as_written(chunks: list[dict[str, Any]]) -> dict[str, Any]:
     """What an OpenAI client makes of arguments="as_written" chunks (a call's first delta has
     its index, id and name, the later ones more of its arguments), with the calls the
     extension field withdraws dropped; asserts the stream's contract on the way."""
-    content, reasoning, errors, repairs, withdrawn = [], [], [], [], {}
+    content, reasoning, errors, repairs, repeated, withdrawn = [], [], [], [], [], {}
     calls: dict[int, dict[str, Any]] = {}
     finish = [c["choices"][0]["finish_reason"] for c in chunks]
     assert finish[-1] is not None and all(f is None for f in finish[:-1])
@@ -215,6 +246,7 @@ def assemble_as_written(chunks: list[dict[str, Any]]) -> dict[str, Any]:
         extension = delta.get("toolgram", {})
         errors += extension.get("errors", [])
         repairs += extension.get("repairs", [])
+        repeated += extension.get("repeated_ids", [])
         for entry in extension.get("withdrawn", []):
             assert entry["index"] in calls and entry["index"] not in withdrawn and entry["id"] == calls[entry["index"]]["id"]
             withdrawn[entry["index"]] = entry
@@ -236,6 +268,7 @@ def assemble_as_written(chunks: list[dict[str, Any]]) -> dict[str, Any]:
         "tool_calls": [calls[i] for i in kept],
         "errors": errors,
         "repairs": [{**r, "index": place[r["index"]]} for r in repairs],
+        "repeated_ids": [{**r, "index": place[r["index"]]} for r in repeated],
         "finish_reason": finish[-1],
         "withdrawn": withdrawn,
     }

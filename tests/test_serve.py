@@ -258,6 +258,14 @@ def test_ids_are_unique_across_responses(client) -> None:
     written = '[TOOL_CALLS]get_weather[CALL_ID]a1B2c3D4e[ARGS]{"city": "Lima"}'
     assert [c.id for c in ask(client, {"text": written}).choices[0].message.tool_calls] == ["a1B2c3D4e"]
     assert [c["id"] for c in streamed(client, {"text": written})["tool_calls"]] == ["a1B2c3D4e"]
+    # The same id written twice: the repeat gets a generated id (tool results are keyed by id).
+    twice = written + written.replace("[TOOL_CALLS]", "\n[TOOL_CALLS]").replace("Lima", "Quito")
+    response = ask(client, {"text": twice})
+    got = [c.id for c in response.choices[0].message.tool_calls]
+    assert got[0] == "a1B2c3D4e" and got[1].startswith("call_") and got == ids_of(twice, TOOLS, response.id)
+    assert response.choices[0].message.model_extra["toolgram"]["repeated_ids"] == [{"index": 1, "id": got[1], "written": "a1B2c3D4e"}]
+    got = streamed(client, {"text": twice, "seed": 1})
+    assert [c["id"] for c in got["tool_calls"]] == ids_of(twice, TOOLS, got["id"])
 
 
 def test_the_sdk_stream_helper_assembles_the_calls(client) -> None:

@@ -20,7 +20,9 @@ What a client gets (docs/api.md):
     replies that open with the same call give it the same id, and an agent that keys
     tool results by id across turns mixes them up. A server passes a salt of its own
     per response (`toolgram serve`: a random one, the response's `chatcmpl-` id); the
-    whole and the streamed form of one response agree when given the same one.
+    whole and the streamed form of one response agree when given the same one. Ids are
+    unique within a message: a model-written id repeated by a later call is replaced by a
+    generated one there, told in the extension field's `repeated_ids`;
     `finish_reason` "tool_calls" when there are calls, else "stop" (or the backend's
     own, such as "length");
   * the errors and repairs, which OpenAI's shape has no field for, in an extension
@@ -60,7 +62,7 @@ import uuid
 from typing import Any
 
 from ._result.model import ParseResult
-from ._result.openai import call_to_openai, result_to_openai_message
+from ._result.openai import call_to_openai, id_for, place_salt, result_to_openai_message
 from ._stream.parser import StreamParser
 from .events import (
     ArgumentsDelta,
@@ -81,7 +83,9 @@ def message(result: ParseResult, *, parallel_tool_calls: bool = True, salt: str 
     generated id (see the module's docstring)."""
     kept = _kept(result, parallel_tool_calls)
     out = result_to_openai_message(kept, salt=salt)
-    extension = _extension(kept.errors, list(enumerate(kept.calls)))
+    ids = _UniqueIds(salt)
+    repeated = [ids.give(entry, call) for entry, call in zip(out.get("tool_calls", ()), kept.calls)]
+    extension = _extension(kept.errors, list(enumerate(kept.calls)), [r for r in repeated if r])
     if extension:
         out["toolgram"] = extension
     return out
@@ -169,6 +173,7 @@ class CompletionStream:
         self._calls = 0  # calls sent
         self._dropped = 0  # calls left out (parallel_tool_calls=False)
         self._id = ""  # the id of the call started last (CallStart.id: the message's)
+        self._ids = _UniqueIds(salt)  # the ids sent: a model-written id repeated gets another
         # arguments="as_written": the calls sent by their name and not done yet, by index
         # (at most one at a time: StreamParser announces a call only once the one before
         # it is done or withdrawn).
@@ -224,7 +229,7 @@ class CompletionStream:
         """arguments="as_written": a call's name chunk from its CallStart, its arguments as
         they come, a withdrawal in the extension field (see the module's docstring)."""
         out: list[dict[str, Any]] = []
-        for event in events:
+        for at, event in enumerate(events):
             kind = type(event)
             if kind is ArgumentsDelta:
                 if event.index in self._open and event.text:
@@ -238,9 +243,13 @@ class CompletionStream:
                 self._text_chunk(event, out)
             elif kind is CallStart:
                 if self._parallel or not (self._calls or self._open):
-                    self._open[event.index] = event
                     entry = {"index": event.index, "id": event.id, "type": "function"}
-                    out.append(self._chunk({"tool_calls": [{**entry, "function": {"name": event.name, "arguments": ""}}]}))
+                    repeated = self._ids.give(entry, _done_call(events, at), event.index)
+                    self._open[event.index] = CallStart(event.index, event.name, entry["id"])
+                    delta = {"tool_calls": [{**entry, "function": {"name": event.name, "arguments": ""}}]}
+                    if repeated:
+                        delta["toolgram"] = {"repeated_ids": [repeated]}
+                    out.append(self._chunk(delta))
             elif kind is CallDone:
                 if self._open.pop(event.index, None) is None:
                     self._dropped += 1  # (parallel_tool_calls=False: a call after the first)
@@ -267,9 +276,10 @@ class CompletionStream:
             self._dropped += 1
             return []
         entry = {**call_to_openai(call), "id": self._id}
+        repeated = self._ids.give(entry, call, index)
         self._calls += 1
         delta: dict[str, Any] = {"tool_calls": [{"index": index, **entry}]}
-        extension = _extension([], [(index, call)])
+        extension = _extension([], [(index, call)], [repeated] if repeated else [])
         if extension:
             delta["toolgram"] = extension
         return [self._chunk(delta)]
@@ -302,14 +312,59 @@ def _dropped_message(n: int) -> str:
     return f"parallel_tool_calls is false: only the first tool call was kept, {n} more dropped."
 
 
-def _extension(errors: list[str], calls: list[tuple[int, Any]]) -> dict[str, Any]:
+def _extension(errors: list[str], calls: list[tuple[int, Any]], repeated: list[dict[str, Any]] = ()) -> dict[str, Any]:
     repairs = [{"index": i, "repairs": list(call.repairs)} for i, call in calls if call.repairs]
     out: dict[str, Any] = {}
     if errors:
         out["errors"] = list(errors)
     if repairs:
         out["repairs"] = repairs
+    if repeated:
+        out["repeated_ids"] = list(repeated)
     return out
+
+
+class _UniqueIds:
+    """The ids of one message's calls, unique: tool results are keyed by `tool_call_id`,
+    and two calls sharing one (a model that numbers every call `functions.f:0`, or writes
+    one MFCS call_id twice) have their results mixed up, or the next request refused. The
+    first call keeps the id the model wrote; a repeat gets the id a call without one gets
+    (generated_id: name, kind, start and the response's salt; its place too where that
+    is taken), and is told in the extension field as {"index", "id", "written"}. The
+    message and the stream give calls in the same order, so they agree."""
+
+    def __init__(self, salt: str) -> None:
+        self.salt = salt
+        self.seen: set[str] = set()
+        self.place = 0  # the calls given so far: a call's place in the message
+
+    def give(self, entry: dict[str, Any], call: Any, index: int | None = None) -> dict[str, Any] | None:
+        """Make entry["id"] unique (call: the ToolCall, None when not known); the
+        extension's record of a repeat renamed, else None."""
+        place, self.place = self.place, self.place + 1
+        written = entry["id"]
+        if written not in self.seen or call is None or not call.id:
+            self.seen.add(written)
+            return None
+        got = id_for(call.name, call.span[0], call.kind, self.salt)
+        if got in self.seen:
+            got = id_for(call.name, call.span[0], call.kind, place_salt(self.salt, place))
+        self.seen.add(got)
+        entry["id"] = got
+        return {"index": place if index is None else index, "id": got, "written": written}
+
+
+def _done_call(events: list[Any], at: int) -> Any:
+    """The call of the CallDone that follows the CallStart at events[at] in the same feed
+    (a call the model gave an id is never announced early: its three events come
+    together), or None."""
+    index = events[at].index
+    for event in events[at + 1 :]:
+        if type(event) is CallDone and event.index == index:
+            return event.call
+        if type(event) is CallStart:
+            return None
+    return None
 
 
 def _new_id() -> str:
