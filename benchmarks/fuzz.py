@@ -123,7 +123,7 @@ CORPUS_DIR = ROOT / "tests" / "corpus"
 TIMING_CHECKS = frozenset({"slow_parse", "slow_stream"})
 GENERATORS = ("soup", "mutate", "markers", "deep", "unicode")
 GENERATOR_WEIGHTS = (30, 35, 12, 8, 15)
-SEGMENT_KINDS = frozenset({"text", "reasoning", "call", "error"})
+SEGMENT_KINDS = frozenset({"text", "reasoning", "call", "error", "markup"})
 
 PUNCT = list("{}[]()\"':,=") + ["\\", "<", ">", "/", "`", "```", "#", "*", ";", "|"]
 WORDS = [

@@ -60,7 +60,7 @@ def check_accounting(raw: str, result: toolgram.ParseResult) -> None:
     segments = result.segments
     pos = 0
     for seg in segments:
-        assert seg.kind in ("text", "reasoning", "call", "error"), seg
+        assert seg.kind in ("text", "reasoning", "call", "error", "markup"), seg
         assert seg.start == pos, (raw, segments)
         assert seg.end >= seg.start
         pos = seg.end

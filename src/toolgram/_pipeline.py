@@ -358,7 +358,7 @@ class Assembler:
                 self.prose.mark_cut()
                 self.thought.mark_cut()
         elif isinstance(item, Region):
-            only_errors = bool(item.items)
+            called = refused = False
             own: list[tuple[str, int, int]] = []  # the region's text that is prose or reasoning
             self.prose.mark_cut()
             for part in item.items:
@@ -370,14 +370,12 @@ class Assembler:
                     if added:
                         produced.append(("reasoning", added))
                     self.thought.mark_cut()
-                    only_errors = False
                     continue
                 if isinstance(part, Prose):
                     added = self.prose.add(part.text)
                     if added:
                         produced.append(("text", added))
                     self.prose.mark_cut()
-                    only_errors = False
                     continue
                 done = finish_call(
                     part, item.fmt, self.tools, item, self.validate, 0 <= self.cut <= item.end, self.truncated
@@ -385,15 +383,19 @@ class Assembler:
                 if isinstance(done, ToolCall):
                     self.calls.append(done)
                     produced.append(("call", done))
-                    only_errors = False
+                    called = True
                 else:
                     self.errors.append(done)
                     produced.append(("error", done))
-            # A region read by a grammar is a "call" segment, even when it held a
-            # message; it is an "error" segment when every call in it was refused. The
-            # reply's own text in it that is prose or reasoning (gpt-oss's analysis
-            # channel) is a segment of that kind.
-            kind = "error" if only_errors else "call"
+                    refused = True
+            # A region read by a grammar is a "call" segment when it gave a call; an
+            # "error" segment when it gave none and some call in it was refused; and
+            # "markup" when it gave neither (a message's markers: gpt-oss's
+            # `<|channel|>final<|message|>`, Apriel's `[BEGIN FINAL RESPONSE]`, a list
+            # of no calls), which no UI should show as a call. The reply's own text in
+            # it that is prose or reasoning (gpt-oss's analysis channel) is a segment of
+            # that kind.
+            kind = "call" if called else ("error" if refused else "markup")
             at = item.start
             for part_kind, start, end in own:
                 if at <= start < end <= item.end:

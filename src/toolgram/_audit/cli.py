@@ -417,7 +417,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
             w(f"\n{st(span, 'dim')} {st(label, 'dim')}  {shorten(piece, 70)}{extra}\n")
             continue
         if step.kind == "call":
-            names = ", ".join(st(_shown(c.name), "bold", "cyan") for c in step.calls) or "(no call)"
+            # (A region with no call and no error is a "markup" segment: a message's markers.)
+            names = ", ".join(st(_shown(c.name), "bold", "cyan") for c in step.calls) or ("(no call)" if step.errors else "(markup, no call)")
             w(f"\n{st(span, 'dim')} {st(step.format, 'bold', 'green')}  {names}\n")
             w(f"  grammar: {_shown_path(step.grammar)}\n")
             for attempt in step.attempts:

@@ -36,7 +36,9 @@ class ToolCall:
 
 
 class Segment(NamedTuple):
-    """A slice of the raw reply and where it went: "text", "reasoning", "call" or "error".
+    """A slice of the raw reply and where it went: "text", "reasoning", "call" (a region
+    that gave a call), "error" (a call refused, or markup no format could read) or
+    "markup" (a format's markers that hold no call: a message's header, a list of none).
     (A named tuple: a reply of many calls has twice as many segments, and a tuple is
     made in a fifth of a frozen dataclass's time; see make_segment.)"""
 
