@@ -531,7 +531,7 @@ def calls_equal(a: Any, b: Any) -> bool:
     return all(getattr(a, f) == getattr(b, f) for f in _CALL_FIELDS) and deep_equal(a.arguments, b.arguments)
 
 
-_WS = re.compile(r"\s+")
+_WS = re.compile(r"[\s\ufeff\u200b]+")  # (a byte order mark or zero-width space before the reply is leading blanks)
 
 
 def accounting_problem(raw: str, result: Any) -> str | None:

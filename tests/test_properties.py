@@ -45,7 +45,8 @@ def _unmarked(text: str) -> str:
 
 
 def _squeeze(text: str) -> str:
-    return "".join(text.split())
+    # (A byte order mark or zero-width space before the reply's text is leading blanks too.)
+    return "".join(text.split()).replace("\ufeff", "").replace("\u200b", "")
 
 
 def _subsequence(want: str, hay: str) -> bool:
