@@ -359,6 +359,7 @@ class Assembler:
                 self.thought.mark_cut()
         elif isinstance(item, Region):
             called = refused = False
+            refusals: list[tuple[int, int]] = []  # the spans of the calls refused
             own: list[tuple[str, int, int]] = []  # the region's text that is prose or reasoning
             self.prose.mark_cut()
             for part in item.items:
@@ -388,6 +389,8 @@ class Assembler:
                     self.errors.append(done)
                     produced.append(("error", done))
                     refused = True
+                    if isinstance(part, Draft) and part.span:
+                        refusals.append(part.span)
             # A region read by a grammar is a "call" segment when it gave a call; an
             # "error" segment when it gave none and some call in it was refused; and
             # "markup" when it gave neither (a message's markers: gpt-oss's
@@ -397,14 +400,21 @@ class Assembler:
             # that kind.
             kind = "call" if called else ("error" if refused else "markup")
             at = item.start
+            order: list[tuple[str, int, int]] = []  # the region's parts: its prose, and its markup ("")
             for part_kind, start, end in own:
                 if at <= start < end <= item.end:
                     if start > at:
-                        self.segments.append(make_segment(kind, at, start))
-                    self.run(part_kind, start, end)
+                        order.append(("", at, start))
+                    order.append((part_kind, start, end))
                     at = end
             if at < item.end or at == item.start:
-                self.segments.append(make_segment(kind, at, item.end))
+                order.append(("", at, item.end))
+            kinds = iter(_markup_kinds(kind, [(s, e) for k, s, e in order if not k], refusals))
+            for part_kind, start, end in order:
+                if part_kind:
+                    self.run(part_kind, start, end)
+                else:
+                    self.segments.append(make_segment(next(kinds), start, end))
         elif isinstance(item, Failure):
             if not item.prose:  # (its text is markup: an "error" segment, as a refused call's)
                 self.prose.mark_cut()
@@ -418,6 +428,19 @@ class Assembler:
         if self.lazy:
             return lazy_result(self.prose.text(), self.calls, self.errors, self.thought.text(), self.segments)
         return ParseResult(self.prose.text(), self.calls, self.errors, self.thought.text(), self.segments)
+
+
+def _markup_kinds(kind: str, marks: list[tuple[int, int]], refusals: list[tuple[int, int]]) -> list[str]:
+    """The segment kind of each piece of a region's markup (split by its prose): the
+    region's kind; but where the region gave no call and refused one, only the pieces
+    that hold a refused call are errors (one segment per error, as a UI shows them),
+    the rest markup (a block's tags around its prose); the last, where none is known."""
+    if kind != "error" or len(marks) < 2:
+        return [kind] * len(marks)
+    kinds = ["error" if any(s < end and start < e for s, e in refusals) else "markup" for start, end in marks]
+    if "error" not in kinds:
+        kinds[-1] = "error"
+    return kinds
 
 
 def check_max_chars(max_chars: Any) -> None:
