@@ -383,7 +383,8 @@ class Builder:
                 args_at = (_extent(child) or (-1, -1))[0]
                 args_cut = cut_open and self._reaches(child)
             elif d in ("param", "typed_param") and (
-                self._cut_short(child) or (child is last_arg and _unbegun(child)) or _valueless(child)
+                self._cut_short(child) or (child is last_arg and (_unbegun(child) or self._cut_unwritten(child)))
+                or _valueless(child)
             ):
                 # (The last one, where the end cut the call: a key with no value. Or one
                 # whose value never began, the next part right after it: its empty
@@ -779,6 +780,17 @@ class Builder:
         extent = _extent(_find(param, "value"))
         # (Where the reply ended: not where it cut a close being written, `<|close|>arg`.)
         return self.ended is not None and extent is not None and extent[1] == self.cut_at >= 0
+
+    def _cut_unwritten(self, param: Tree) -> bool:
+        """Whether the end of the reply cut the call's last parameter before any of its
+        value was written, its close supplied (Kimi K3's `<|open|>argument key="a"
+        type="number"`, then `<|sep|>` or a part of it, or nothing): no value text, and
+        the last token read from the reply closes nothing. It is dropped (with cut_value),
+        not read as an empty value the model never wrote."""
+        if self.ended is None or self.ended[2] is not False:
+            return False
+        value = _find(param, "value")
+        return value is None or not _text(value, self.buf).strip()
 
     def _cut_short(self, node: Tree) -> bool:
         """A parameter whose value never began: no value text, and no key either

@@ -304,6 +304,12 @@ def cut_close(d: Any, buf: str, allowed) -> str | None:
     here = cut_marker(rest, [t.literal for t in allowed if t.literal is not None and _closes(t.literal)])
     if not here and not cut_marker(rest, d.fmt.ends):
         return None
+    if not here and any(t.literal is not None and t.literal not in d.fmt.ends and t.literal.startswith(rest) for t in allowed):
+        # (It begins a marker the grammar takes here that closes nothing, as well as the
+        # format's end: Kimi K3's `<|` after an argument's attributes begins the `<|sep|>`
+        # before its value more than `<|close|>tools<|sep|>`. The end cut what was being
+        # written; it is not told as a close cut short: see salvage.)
+        return None
     plan = d._closing_plan()
     if plan is None:
         return None

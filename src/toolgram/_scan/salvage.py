@@ -150,7 +150,7 @@ def salvage_one(r: Any, drv: Driver, final: bool):
             continue  # (a name alone, prose after it, is a mention here too: `the <marker> tag to…`)
         if opened:
             fresh.end = len(buf)
-            if _closing(drv, buf[end:].strip()):
+            if _closing(drv, buf[end:].strip(), _accepts(r, drv, end)):
                 fresh.ended = -1  # (the reply ended inside a close marker: the values before it are whole)
         else:
             fresh.ended = -1  # (between calls: the reply went on past this point)
@@ -161,14 +161,28 @@ def salvage_one(r: Any, drv: Driver, final: bool):
     return None
 
 
-def _closing(drv: Driver, text: str) -> bool:
+def _closing(drv: Driver, text: str, accepts: Any = None) -> bool:
     """Whether `text` is the beginning of a literal of drv's grammar that closes
-    something (`</param`, `<|tool_call_e`: see Builder._closer)."""
+    something (`</param`, `<|tool_call_e`: see Builder._closer); with `accepts`, one
+    of the terminals named there (those the grammar takes at the point)."""
     ends = drv.fmt.ends
     return bool(text) and any(
         t.literal and t.literal.startswith(text) and ends_something(t, t.literal, ends)
-        for t in drv.c.terminals.values()
+        and (accepts is None or name in accepts)
+        for name, t in drv.c.terminals.items()
     )
+
+
+def _accepts(r: Any, drv: Driver, end: int) -> frozenset:
+    """The terminals drv's grammar takes next after the region's text up to `end`. A
+    close marker begun there closed what was written only where one may come next:
+    after Kimi K3's `<|open|>argument key="a"` a `<|` begins the `<|sep|>` that opens the
+    value (cut before it began), not the argument's close. (Replayed only for a reply
+    cut inside its last call with text after the point: rare.)"""
+    probe = Driver(drv.fmt, r.region_start, None, drv.cutter, drv.lines)
+    probe.quotes = False
+    probe.run(r.sc.buf[:end], False, r.sc.at_marker)
+    return frozenset(probe.expected()) if probe.stack else frozenset()
 
 
 def salvage_points(failed: Driver, buf: str, final: bool, at_marker) -> tuple[list, bool]:
