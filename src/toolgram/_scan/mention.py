@@ -15,6 +15,7 @@ from .._grammar import vocabulary
 import regex
 
 from .._lalr.driver import DONE, FAIL, WAIT, Driver
+from .._lalr.table import ends_something
 from .._recover import repair as _repair
 from .items import Failure
 
@@ -99,7 +100,7 @@ def cut_opener(r: Any, start: int, final: bool) -> bool:
         return False
     markers = tuple(sorted({m for f in loud for m in f.starts if m and not m[0].isalnum()}, key=len, reverse=True))
     if not _openers_to_end(sc, start, markers):
-        return False
+        return _opener_then_head(sc, start, markers, loud)
     # More than one opener: only those the region's drivers all read on through, waiting
     # for more, and that failed only because the reply ended there (a section's begin,
     # then its call's). Not where one stopped or failed before the end (`<tool_call>
@@ -109,6 +110,46 @@ def cut_opener(r: Any, start: int, final: bool) -> bool:
     if start + r.marker_len >= end:
         return True
     return all(d.pos >= end and d.status == FAIL and d.reason.startswith(_ENDED) for d in r.drivers)
+
+
+def _opener_then_head(sc: Any, start: int, markers: tuple, loud: list) -> bool:
+    """Whether the reply ends, from `start` on, with a call's opener and one token's
+    beginning after it: an opening bracket (`<|tool_call_start|>[`, `<TOOLCALL>[`) or a
+    part of a markup literal of the format's grammar or of a start marker
+    (`<tool_call>\n<function`, `<minimax:tool_call>\n<invoke`, Kimi K2's section begin
+    and `<`). The model began a
+    call and the end cut it, as cut_opener's opener alone: no prose. Not where a space
+    or a tab follows the opener (prose writes about the opener: `use <tool_call> [`),
+    nor a word (`use <tool_call> to`), nor more than one token's text."""
+    buf = sc.buf
+    at = start
+    m = next((m for m in markers if buf.startswith(m, at)), None)
+    if m is None:
+        return False
+    at += len(m)
+    if buf[at : at + 1] in (" ", "\t"):
+        return False
+    tail = buf[at : _reply_end(sc)].strip()
+    if not tail or len(tail) > _HEAD or any(c.isspace() for c in tail):
+        return False
+    if tail in ("[", "{", "(", "<"):
+        return True
+    return any(m.startswith(tail) for m in markers) or any(lit.startswith(tail) for f in loud for lit in _markup_literals(f))
+
+
+_HEAD = 24  # (the longest token's beginning looked at after an opener)
+
+
+def _markup_literals(fmt: Any) -> tuple[str, ...]:
+    """A format's literal terminals that are markup and open something: a character
+    that is no letter or digit in them (`<function=`, `<|tool_call_begin|>`; not a word,
+    nor a close: `<tool_call></tool_call>` is an empty call, not one cut). Worked out once."""
+    derived = fmt.compiled.derived
+    found = derived.get("markup_literals")
+    if found is None:
+        lits = {t.literal for t in fmt.compiled.terminals.values() if t.literal and not ends_something(t, t.literal, fmt.ends)}
+        found = derived["markup_literals"] = tuple(sorted(m for m in lits if not m.isalnum() and not m.isspace()))
+    return found
 
 
 def _reply_end(sc: Any) -> int:
