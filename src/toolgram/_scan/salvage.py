@@ -38,6 +38,12 @@ def salvaged(r: Any, out: list, final: bool) -> bool | None:
                 return False
         out.append(region)
         sc.pos = region.end
+    if tail is not None and _NONBLANK.search(sc.buf, max(sc.pos, tail.start), tail.end) is None:
+        # What broke the frame begins after the blanks that end the calls kept (the next
+        # call in another format's shape, `<function=get_time>{}</function>` after a
+        # Qwen3-Coder call): it is read from there as any text is, a call or a failure of
+        # its own, never an error for a call that is then read.
+        tail = None
     if tail is not None and tail.end == len(sc.buf) and cut_opener(r, max(sc.pos, tail.start), final):
         # (The next call's opener, and the end of the reply: no prose; see cut_opener.)
         tail.start, tail.prose = max(sc.pos, tail.start), False

@@ -485,7 +485,7 @@ class Scanner(MarkerSearch):
             self.pos = pos = i
             if not final and len(buf) - i <= self.max_prefix and buf[i:] in self.prefixes:
                 return False  # a longer marker may start here ("```" of "```json"): wait
-            if i > 0 and buf[i - 1] == "`" and (i < 2 or not (buf[i - 2].isalnum() or buf[i - 2] in ")]}")):
+            if i > 0 and buf[i - 1] == "`" and (i < 2 or not (buf[i - 2].isalnum() or buf[i - 2] in ")]}")) and not _fence_close(buf, i):
                 # `<tool_call>` (or `<think>`) in inline code names the tag; it opens nothing. (A
                 # backtick right after a word closes a code span: `ls`<tool_call>… is a call.)
                 self._prose(out, i, after)
@@ -714,6 +714,13 @@ class Scanner(MarkerSearch):
         """The region's failure told so far (see note_failure), or None."""
         r = self.region
         return None if r is None else r.first_failure
+
+
+def _fence_close(buf: str, i: int) -> bool:
+    """Whether the backticks before `i` are a code fence's close, ``` first on its line:
+    a marker right after it (DeepSeek's `` ```<｜tool▁calls▁begin｜>``, the fence of its
+    last call's JSON, or of code before the calls) is no inline code."""
+    return buf.startswith("```", i - 3) and (i == 3 or buf[i - 4] == "\n")
 
 
 # The scanner's modes, by name (Scanner.mode).
