@@ -274,6 +274,7 @@ class Assembler:
         # region reaches it, repaired, was cut by the limit (finish_call).
         self.cut = -1
         self.lazy = False  # the segments may hold a CallRun (see plain())
+        self.pending: tuple[str, ...] = ()  # repairs the next call takes (see add)
 
     def extend(self, items: list, _new=tuple.__new__) -> None:
         """Take a whole reply's items (parse), reporting nothing: prose and the fast
@@ -302,6 +303,8 @@ class Assembler:
             self.run("text", start, end)
             text.add(prose)
         text.mark_cut()
+        if self.pending:
+            call = self.repaired(call)
         # (The fast path's calls are whole, never cut_value: with no tools, nothing refuses them.)
         done = call if self.tools is None else accept(call, self.tools, self.validate, self.truncated)
         if type(done) is ToolCall:
@@ -312,12 +315,19 @@ class Assembler:
             segments.append(_new(Segment, ("error", *call.span)))
         return done
 
+    def repaired(self, call: ToolCall) -> ToolCall:
+        """The call with the repairs markup before it named (see add), which are then spent."""
+        repairs = (*self.pending, *(r for r in call.repairs if r not in self.pending))
+        self.pending = ()
+        return make_call(call.name, call.arguments, call.id, call.kind, call.format, call.span, repairs, call.instructions)
+
     def plain(self) -> tuple | None:
         """For a caller with many calls to add at once (Scanner._run), when each call is
         taken as it is (no tools to check it against): what take() does, as functions
         (the segments' append, the prose's add and mark_cut, the calls' append); the
-        caller makes the segments. None: each call goes through take()."""
-        if self.tools is not None:
+        caller makes the segments. None: each call goes through take() (tools to check
+        it against, or repairs markup before it named: see add)."""
+        if self.tools is not None or self.pending:
             return None
         self.lazy = True  # (its segments may hold a CallRun: see result())
         # (whole: the prose is a WholeJoiner, whose cut is add(None))
@@ -342,6 +352,12 @@ class Assembler:
         if type(item) is ToolCall:
             done = self.take(-1, -1, "", item)
             produced.append(("call" if type(done) is ToolCall else "error", done))
+        elif isinstance(item, Piece) and item.kind == "markup" and item.value:
+            # Markup that names a repair for the next call (a stutter's first opener:
+            # repeated_marker): a "markup" segment, dropped from the text.
+            self.segments.append(make_segment("markup", item.start, item.end))
+            self.prose.mark_cut()
+            self.pending = (*self.pending, item.value)
         elif isinstance(item, Piece):
             # (An end-of-turn token that ended the reply is markup, as a region's markers
             # are: a "call" segment. A <think> tag belongs to its reasoning block.)
@@ -378,6 +394,9 @@ class Assembler:
                         produced.append(("text", added))
                     self.prose.mark_cut()
                     continue
+                if self.pending and isinstance(part, Draft):
+                    part.repairs = [*self.pending, *(r for r in part.repairs if r not in self.pending)]
+                    self.pending = ()
                 done = finish_call(
                     part, item.fmt, self.tools, item, self.validate, 0 <= self.cut <= item.end, self.truncated
                 )
@@ -409,6 +428,7 @@ class Assembler:
                     at = end
             if at < item.end or at == item.start:
                 order.append(("", at, item.end))
+            self.pending = ()  # (spent on the region's first call, or for none)
             kinds = iter(_markup_kinds(kind, [(s, e) for k, s, e in order if not k], refusals))
             for part_kind, start, end in order:
                 if part_kind:
@@ -416,6 +436,7 @@ class Assembler:
                 else:
                     self.segments.append(make_segment(next(kinds), start, end))
         elif isinstance(item, Failure):
+            self.pending = ()  # (the markup's repair was for a call that never came)
             if not item.prose:  # (its text is markup: an "error" segment, as a refused call's)
                 self.prose.mark_cut()
                 self.segments.append(make_segment("error", item.start, item.end))

@@ -37,6 +37,8 @@ REPAIRS: tuple[tuple[tuple[str, ...], str], ...] = (
      "wrote several call objects one after another, not in a list (`{…}\\n{…}` in a fence, Llama 3's `{…}; {…}`): each is a call, and a remark after them before the close tag (`{…}\\n{…} and that is all</tool_call>`) is prose"),
     (('string_arguments',),
      'encoded the arguments object as a JSON string. The string ends where the model stopped writing the arguments: a value cut short inside it (`"arguments": "{\\"ticker\\": \\"AA"`) is `cut_value` too, a brace left out only `closed_json`'),
+    (('repeated_marker',),
+     'wrote the call\'s opener twice before it (`<tool_call>\\n<tool_call>{…}`, `<\\|tool_call_start\\|><\\|tool_call_start\\|>[…]`, a section\'s begin twice): the first is markup, dropped, never prose. A closer written twice after a call (`</tool_call></tool_call>`) stays text: a stream has completed the call when it comes'),
     (('cut_by_max_chars',),
      '(not the model) the call ran past `max_chars` and was repaired as a cut-off call: its arguments are likely incomplete (a long `write_file` content); raise `max_chars` or pass `None` before acting on it'),
     (('escaped_underscores',),

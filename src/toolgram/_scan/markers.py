@@ -129,6 +129,13 @@ class Markers:
         self.frames = Frames(self.by_marker)
         # A found literal needs the full search only if a line-start condition applies.
         self.line = frozenset(line)
+        # Start markers that, written twice in a row, are a stutter (Scanner._repeated): of
+        # three characters or more, not a word, not only line-anchored, of a format that
+        # is not quiet (a fence or a `[` written twice is no call's opener).
+        self.stutters = frozenset(
+            m for m in symbols
+            if len(m) >= 3 and m in self.by_marker and m not in line and any(not f.quiet for f in self.by_marker[m])
+        )  # fmt: skip
         self.openers: dict[str, tuple] = {}  # opening.opening() of each first character (Scanner._start)
         self.line_openers: dict[str, tuple | None] = {}  # opening.line_opening() of each marker in `line`
         quick, risky_ends, firsts, literals, first_set, end_pairs, lane = self.quick
@@ -141,7 +148,7 @@ class Markers:
             "symbol_chars": self.symbol_chars, "literal_keys": self.literal_keys, "key_guards": self.key_guards,
             "cut_symbols": self.cut_symbols, "cut_firsts": self.cut_firsts,
             "cut_keys": ("", *(w for w in self.words if w not in self.turn_ends)), "turn_ends": self.turn_ends,
-            "frames": self.frames, "openers": self.openers, "line_openers": self.line_openers,
+            "frames": self.frames, "openers": self.openers, "line_openers": self.line_openers, "stutters": self.stutters,
             "think_opens": self.think_opens, "think_ends": self.think_ends, "think_closes": self.think_closes,
             "think_width": self.think_width, "think_firsts": self.think_firsts,
         }  # fmt: skip

@@ -528,6 +528,15 @@ class Scanner(MarkerSearch):
                 self._prose(out, i, after)
                 self.pos = pos = after
                 continue
+            again = self._repeated(buf, after, marker, final) if marker in self.stutters else False
+            if again is None:
+                return False  # (blanks, or the start of the marker again: the next delta tells)
+            if again:
+                # The opener written twice (a small model's stutter: `<tool_call>\n<tool_call>`):
+                # the first is markup, the call read from the second says so (repeated_marker).
+                out.append(Piece("markup", i, after, "repeated_marker"))
+                self.pos = pos = after
+                continue
             frame = frames[marker]
             if frame is not None:
                 got = frame.read(buf, i, final, tools)
@@ -574,6 +583,20 @@ class Scanner(MarkerSearch):
                 self.region.frame_wait = got
                 return False
             return True
+
+    def _repeated(self, buf: str, after: int, marker: str, final: bool) -> bool | None:
+        """Whether `marker`, ending at `after`, is written again right after it, blanks
+        between (at most _STUTTER_BLANKS); None when the text so far cannot tell."""
+        n = len(buf)
+        j = after
+        stop = min(n, after + _STUTTER_BLANKS)
+        while j < stop and buf[j].isspace():
+            j += 1
+        if buf.startswith(marker, j):
+            return True
+        if final or j >= after + _STUTTER_BLANKS:
+            return False
+        return None if marker.startswith(buf[j:]) else False
 
     def _opener_at(self, buf: str, p: int) -> str | None:
         """The longest reasoning opener at p, or None."""
@@ -721,6 +744,10 @@ def _fence_close(buf: str, i: int) -> bool:
     a marker right after it (DeepSeek's `` ```<｜tool▁calls▁begin｜>``, the fence of its
     last call's JSON, or of code before the calls) is no inline code."""
     return buf.startswith("```", i - 3) and (i == 3 or buf[i - 4] == "\n")
+
+
+# The most blanks between an opener and the same opener written again (a stutter).
+_STUTTER_BLANKS = 16
 
 
 # The scanner's modes, by name (Scanner.mode).
