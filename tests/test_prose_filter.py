@@ -28,7 +28,9 @@ def filtered(chunks: list[str], **kw: Any) -> tuple[list[str], str]:
 
 
 def _no_space(text: str) -> str:
-    return re.sub(r"\s+", "", text)
+    # (A byte order mark or zero-width space before the reply is leading whitespace: shown raw
+    # here, as blanks are, and not in result.text.)
+    return re.sub(r"[\s\ufeff\u200b]+", "", text)
 
 
 def check(raw: str, chunks: list[str], tools: Any, formats: Any, truncated: str = "repair") -> None:
