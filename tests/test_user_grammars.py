@@ -263,12 +263,12 @@ def test_a_user_format_that_declares_its_tags_streams_its_parameters(tmp_path: P
 
 
 # A user's format declares the token that ends its model's turn (`// end_of_turn:`): at the
-# very end of a reply it is markup, dropped from the text (a "call" segment); elsewhere text.
+# very end of a reply it is markup, dropped from the text (a "markup" segment); elsewhere text.
 @pytest.mark.parametrize(
     ("reply", "text", "segments"),
     [
-        ("All done.<<eot>>", "All done.", [("text", 0, 9), ("call", 9, 16)]),
-        ("All done.<<eot>>\n \n", "All done.", [("text", 0, 9), ("call", 9, 16), ("text", 16, 19)]),
+        ("All done.<<eot>>", "All done.", [("text", 0, 9), ("markup", 9, 16)]),
+        ("All done.<<eot>>\n \n", "All done.", [("text", 0, 9), ("markup", 9, 16), ("text", 16, 19)]),
         ("All <<eot>> done.", "All <<eot>> done.", [("text", 0, 17)]),
         ("All done.<<eot>> ok", "All done.<<eot>> ok", [("text", 0, 19)]),
         ("All done.<<eot", "All done.<<eot", [("text", 0, 14)]),

@@ -234,7 +234,8 @@ def _alternating(pieces: list[str]) -> str | None:
     before = None  # the whitespace at the end of the last piece (None: no piece yet)
     blank = False  # a piece all whitespace since the last text
     for piece in pieces:
-        left = piece.lstrip()
+        # (Before the first text, a byte order mark or zero-width space is blank too.)
+        left = piece.lstrip() if before is not None else strip_leading(piece)
         body = left.rstrip()
         if not body:
             blank = before is not None
@@ -250,7 +251,7 @@ def _alternating(pieces: list[str]) -> str | None:
 
 
 # The segment kind of a scanner Piece (another kind, a <think> tag's "markup": reasoning).
-_PIECE_SEGMENT = {"text": "text", "turn_end": "call"}
+_PIECE_SEGMENT = {"text": "text", "turn_end": "markup"}
 
 
 class Assembler:
@@ -360,7 +361,8 @@ class Assembler:
             self.pending = (*self.pending, item.value)
         elif isinstance(item, Piece):
             # (An end-of-turn token that ended the reply is markup, as a region's markers
-            # are: a "call" segment. A <think> tag belongs to its reasoning block.)
+            # that hold no call are: a "markup" segment. A <think> tag belongs to its
+            # reasoning block.)
             self.run(_PIECE_SEGMENT.get(item.kind, "reasoning"), item.start, item.end)
             if item.kind == "text":
                 added = self.prose.add(item.value)
