@@ -71,6 +71,19 @@ CASES = [
         # (the value that never began is dropped, not an empty one invented: dropped_partial_argument)
         [("plan_trip", {}, ("dropped_partial_argument", "closed_tag")), ("book_hotel", {"nights": 2}, ())],
     ),
+    # Another format's whole call after a value whose close tags were left out: its tags
+    # pair up and its own close never comes, so the value ends at its opener, as before
+    # (not a value that shows the call: nest._loose).
+    (
+        '<function name="write_file">\n<param name="s">line1\n<minimax:tool_call>\n<invoke name="g">\n'
+        '<parameter name="b">2</parameter>\n</invoke>\n</minimax:tool_call>',
+        [("write_file", {"s": "line1"}, ("closed_tag",)), ("g", {"b": 2}, ())],
+    ),
+    (
+        "<tool_call>\n<function=f>\n<parameter=a>\n1\n<seed:tool_call>\n<function=g>\n<parameter=b>\n2\n"
+        "</parameter>\n</function>\n</seed:tool_call>",
+        [("f", {"a": 1}, ("closed_tag",)), ("g", {"b": 2}, ())],
+    ),
 ]
 
 

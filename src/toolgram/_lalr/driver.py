@@ -39,7 +39,7 @@ class Driver:
         "fmt", "c", "start", "pos", "stack", "values", "status", "end", "tree", "repairs", "reason", "prose_at",
         "hint", "extents", "quotes", "resume", "taken", "brackets", "cutter", "recheck", "marks",
         "closed_at", "last_end", "calls", "lines", "line_end", "stray", "quote_memo", "last_term", "last_start", "ended",
-        "loose_memo", "nest_memo", "nest_open",
+        "loose_memo", "nest_memo", "nest_open", "nest_loose",
     )  # fmt: skip
 
     def __init__(self, fmt: Format, start: int, brackets: Any = None, cutter: Any = None, lines: bool = False) -> None:
@@ -116,6 +116,9 @@ class Driver:
         # stop): how far a stream's look at the tags after a raw value's stop went (nest.py).
         self.nest_memo: tuple | None = None
         self.nest_open: tuple | None = None  # ((token start, stop), the openers left open there: nest.py)
+        # ((token start, stop), where nest._loose's reading got to, its open tags, where
+        # they last all paired): set once the reading of declared tags failed there.
+        self.nest_loose: tuple | None = None
 
     # -- the loop ---------------------------------------------------------
     def run(self, buf: str, final: bool, at_marker) -> str:

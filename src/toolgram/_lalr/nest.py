@@ -16,6 +16,10 @@ in _grammar/nest.py). The rule (docs/formats.md, "Markers inside values"):
  - a reply that ends inside that reading, with every tag after the opener balanced and
    no closer of what holds the value among them (a value that quotes a whole call, then
    the token limit): the value runs to the end of the reply, cut short;
+ - where that reading fails at an opener (another format's marker, which the header
+   does not declare, or an opener whose closer never comes: `<tool_call> is the tag.`),
+   the opener is text when the value's own close tag comes later, within _HORIZON, and
+   closes there, pairing with no tag written after the opener (_loose);
  - otherwise the value ends where its pattern stopped, as before: a close tag left out
    before the next part (`1\\n<parameter=b>\\n2\\n</parameter>\\n</function>`: the
    value's own close never comes), a closer the structure goes on after (`</function>`
@@ -57,6 +61,11 @@ _TEXT = regex.compile(r"\S")
 # reaches further past a tag: the value patterns' look-aheads read 200 characters on).
 _SELF_CLOSING = regex.compile(r"[^<>\n]{0,160}/>")
 _SELF_CLOSING_READ = 162
+# A tag that the header does not declare, where a value's pattern stopped at it (another
+# format's `<minimax:tool_call>`, `<invoke name=…>` in a DSML value, `</function_calls>`):
+# whether it closes, and its name, which its closer repeats (DSML V4.1 writes a space
+# after `｜DSML｜`).
+_TAG = regex.compile(r"<(/?)((?:｜DSML｜ ?)?[^\s<>/=\"']+)[ \t]*>?")
 
 
 def _inline_run_then_text(nest: Any, buf: str, pos: int, final: bool) -> bool | None:
@@ -220,9 +229,11 @@ def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
     (WAIT, None) when the text so far cannot tell."""
     nest = d.c.nest
     n = len(buf)
+    if d.nest_loose is not None and d.nest_loose[0] == (pos, end):
+        return _loose(d, t, buf, pos, end, final)  # (the reading below already failed)
     m = nest.tags.match(buf, end)
     if m is None:
-        return None  # a marker of another kind
+        return _loose(d, t, buf, pos, end, final)  # a marker of another kind
     tag = m.group()
     if end == pos and nest.closer_of[tag] is None:
         return None  # (no value before a closer: the value's pattern matched nothing)
@@ -326,7 +337,7 @@ def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
             d.nest_memo = ((pos, end), max(x, limit), tuple(stack), stop if stop < limit else -1, outer, paired, resume)
             return WAIT, None
         if m is None:
-            return None  # a marker of another kind
+            return _loose(d, t, buf, pos, end, final)  # a marker of another kind
         tag = m.group()
         need = nest.closer_of[tag]
         if need is not None:
@@ -344,7 +355,7 @@ def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
                     # close (HTML's `<param name="movie" value="x.swf">` in an <object>), the
                     # value's text, as the value closes properly here.
                     return p if p > end else None
-                return None  # tags that do not pair up
+                return _loose(d, t, buf, pos, end, final)  # tags that do not pair up
             stack.pop()
             if not stack:
                 paired = m.end()
@@ -356,3 +367,86 @@ def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
                     return None  # the structure goes on after this closer: it ends the value
             outer = True  # (a closer of what holds the value, read as its text)
         x = m.end()
+
+
+def _tag_at(nest: Any, buf: str, p: int) -> tuple | None:
+    """The tag at p as _loose pairs it: (the declared tag or None, whether it opens, the
+    closer it needs or is, where it ends); None where no tag starts."""
+    m = nest.tags.match(buf, p)
+    if m is not None:
+        tag = m.group()
+        need = nest.closer_of[tag]
+        return tag, need is not None, need or tag, m.end()
+    g = _TAG.match(buf, p)
+    if g is None:
+        return None
+    return None, not g.group(1), "</" + g.group(2).replace(" ", "") + ">", g.end()
+
+
+def _loose(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
+    """Where the reading above fails at the tag at `end` (another format's marker, which
+    the header does not declare, or an opener whose closer never comes: `<tool_call> is
+    the tag.`): whether the value's own close tag comes later, within _HORIZON, and
+    closes there; then the tag and what follows it are the value's text. Only the places
+    where the value's pattern stops are looked at, their tags paired by name (a closer
+    that pairs with an opener written in the value is the value's text; nesting counted),
+    and the own close must pair with none: where an opener of the next part stands
+    between (`1\\n<parameter=b>\\n2\\n</parameter>`, a close tag left out), the value's own
+    close never comes. A closer of what holds the value, where the value's pattern stops
+    at it, ends the reading: the value ends at `end`, as before. The return is as
+    through_nest's."""
+    nest = d.c.nest
+    n = len(buf)
+    loop = t.loop
+    limit = n if final else n - max(_MARGIN if loop is None else loop[2] + 1, _SELF_CLOSING_READ + 16)
+    horizon = end + _HORIZON
+    memo = d.nest_loose
+    if memo is None or memo[0] != (pos, end):
+        # The tag the value stopped at: an opener, or the value ends there as before.
+        # (Kept, the memo also tells a stream's next look that the reading above failed.)
+        first = _tag_at(nest, buf, end)
+        if first is None or not first[1]:
+            return None
+        memo = d.nest_loose = ((pos, end), end, (), end)
+    _, x, stack, paired = memo
+    stack = list(stack)
+    pattern = t.pattern
+    while True:
+        if x == end:
+            p = end  # (the first stop is the tag the value stopped at)
+        else:
+            s = pattern.match(buf, x)
+            p = x if s is None else s.end()
+        if p >= horizon and (final or p < limit):
+            return None  # (no own close near enough: the value ends at the tag, as before)
+        if p >= limit:
+            if final:
+                # The end of the reply inside the reading: as for declared tags above
+                # (a value showing markup when the reply was cut runs to the end, cut
+                # short; one that the next part's or the next call's tags follow ends
+                # at the tag).
+                if not stack:
+                    return n if _TEXT.search(buf, paired) is not None else None
+                return n if not _taken_after(d, t, buf, end) else None
+            d.nest_loose = ((pos, end), x, tuple(stack), paired)
+            return WAIT, None
+        found = _tag_at(nest, buf, p)
+        if found is None:
+            return None  # (no tag: cannot tell)
+        tag, opens, key, after = found
+        if opens:
+            if _SELF_CLOSING.match(buf, after, after + _SELF_CLOSING_READ) is None:
+                if len(stack) >= _DEPTH:
+                    return None
+                stack.append(key)
+        elif key in stack:
+            # It closes an opener of the value's text (the openers written after that
+            # one, never closed, are text too).
+            del stack[len(stack) - 1 - stack[::-1].index(key) :]
+            if not stack:
+                paired = after
+        elif tag is not None and tag in nest.own and p > end:
+            return p  # the value's own close, where it closes
+        else:
+            return None  # a closer of what holds the value: it ends there, as before
+        x = p + 1
