@@ -184,6 +184,22 @@ def _param_key(key: str, repairs: list[str]) -> str:
     return m.group(2).strip()
 
 
+# A call's name written as an attribute in Qwen's function tag (`<function name=f>`).
+_NAME_ATTR = lazy(re.compile, r"name\s*=\s*(?=\S)")
+
+
+def _call_name(name: str, repairs: list[str]) -> str:
+    """A call's name, where the model wrote it in quotes or as an attribute
+    (`<function="f">`, `<function name="f">` in Qwen's block): repair quoted_key, as for
+    a parameter's name (_param_key)."""
+    name = name.strip()
+    m = _NAME_ATTR.match(name)
+    if m is not None:
+        _add(repairs, ["quoted_key"])
+        name = name[m.end() :]
+    return _param_key(name, repairs)
+
+
 def _param_value(param: Tree, buf: str | None) -> str:
     value = _text(_find(param, "value"), buf)
     if _find(param, "unclosed") is not None:
@@ -372,7 +388,8 @@ class Builder:
         for child in _parts(node):
             d = _rule(child)
             if d == "name":
-                draft.name = _unescape_md(_attr_text(child, self.buf).strip(), draft.repairs)
+                name = _call_name(_attr_text(child, self.buf), draft.repairs)
+                draft.name = _unescape_md(name, draft.repairs)
                 name_end = (_extent(child) or (0, 0))[1]
             elif d == "id":
                 draft.id = _text(child, self.buf).strip()

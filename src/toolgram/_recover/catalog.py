@@ -12,7 +12,7 @@ REPAIRS: tuple[tuple[tuple[str, ...], str], ...] = (
     (('closed_tag',),
      'left a call open: it runs to the next call or the end, and the missing markers are supplied (a misspelled `</parmeter>` before the next parameter is dropped as markup). Alone, it closed only tags around complete values; a value the end of the reply cut is `cut_value` too'),
     (('quoted_key',),
-     'wrote an XML-ish parameter\'s name in quotes or as an attribute (`<parameter="city">`, `<parameter name="city">` in Qwen\'s `<function=…>` block)'),
+     'wrote an XML-ish parameter\'s name in quotes or as an attribute (`<parameter="city">`, `<parameter name="city">` in Qwen\'s `<function=…>` block), or the function\'s own (`<function="get_weather">`, `<function name="get_weather">`)'),
     (('opened_tag',),
      "left out an open tag (GLM's `<arg_value>`: the value follows `</arg_key>` directly)"),
     (('dropped_partial_argument',),
