@@ -106,7 +106,7 @@ def salvage(r: Any, final: bool, quiet: bool = False):
         # (Nothing but blanks follows: told by a search, not a copy of all the rest of
         # the text stripped, for each region salvaged.)
         return region, None, False
-    if drv.prose_at >= end and not buf[end : drv.prose_at].strip() and not _closed_after(r, drv, drv.prose_at):
+    if drv.prose_at >= end and not buf[end : drv.prose_at].strip():
         # Prose right after the last call, where the section's (or the call's)
         # close was left out: the region ends there, and the prose is prose, not a
         # broken call (nothing to report, and nothing to wait for).
@@ -122,22 +122,6 @@ def salvage(r: Any, final: bool, quiet: bool = False):
     r.failed_frame = drv
     r.fail_scan = fail_end
     return region, None, True
-
-def _closed_after(r: Any, drv: Driver, at: int) -> bool:
-    """Whether the format's end marker follows the text at `at`, before the next call
-    marker: the text stood inside the block (OLMo 3's `get weather(city="Paris")` line
-    before `</function_calls>`, a call whose name the format cannot hold), not after
-    it. An end marker that opens a region of its own (Kimi K2's section end, after
-    text that ended the section) does not count."""
-    sc = r.sc
-    buf = sc.buf
-    ends = [e for e in drv.fmt.ends if e not in sc.by_marker]
-    hits = [i for i in (buf.find(e, at) for e in ends) if i >= 0]
-    if not hits:
-        return False
-    nxt = sc.call_re.search(buf, at) if sc.call_re is not None else None
-    return nxt is None or min(hits) <= nxt.start()
-
 
 def salvage_one(r: Any, drv: Driver, final: bool):
     """(region, its drafts, end, opened, truncated) for one candidate's driver

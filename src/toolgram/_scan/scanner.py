@@ -664,7 +664,7 @@ class Scanner(MarkerSearch):
         if not final:
             # Show reasoning up to a possible call marker or marker prefix; hold the rest.
             end = call.start() if call is not None else len(buf) - self._held(buf, self.pos)
-            end = min(end, untold)
+            end = min(end, untold, self._turn_end_at(buf))
             self._reason(out, self.pos, end)
             self.pos = max(self.pos, end)
             return False
@@ -673,6 +673,18 @@ class Scanner(MarkerSearch):
         self.mode = "prose"
         self.after_think = "prose"
         return True
+
+    def _turn_end_at(self, buf: str) -> int:
+        """Where an end-of-turn token that ends the text so far (blanks after it at most)
+        starts, else the text's end: a stream holds it back in a reasoning block, as the
+        reply may end there (and then it is markup, as parse() finds once the block
+        never closed), or go on (and then it is the block's text)."""
+        if self.turn_ends:
+            tail = buf.rstrip()
+            for token in self.turn_ends:
+                if tail.endswith(token):
+                    return len(tail) - len(token)
+        return len(buf)
 
     def _not_quoted(self, closer: str, at: int, final: bool) -> bool | None:
         """For a closer that starts a message (harmony's `<|start|>`, the block's `<|end|>`
