@@ -39,7 +39,7 @@ class Driver:
         "fmt", "c", "start", "pos", "stack", "values", "status", "end", "tree", "repairs", "reason", "prose_at",
         "hint", "extents", "quotes", "resume", "taken", "brackets", "cutter", "recheck", "marks",
         "closed_at", "last_end", "calls", "lines", "line_end", "stray", "quote_memo", "last_term", "last_start", "ended",
-        "loose_memo", "nest_memo", "nest_open", "nest_loose", "nest_shift",
+        "loose_memo", "nest_memo", "nest_open", "nest_loose",
     )  # fmt: skip
 
     def __init__(self, fmt: Format, start: int, brackets: Any = None, cutter: Any = None, lines: bool = False) -> None:
@@ -119,7 +119,6 @@ class Driver:
         # ((token start, stop), where nest._loose's reading got to, its open tags, where
         # they last all paired): set once the reading of declared tags failed there.
         self.nest_loose: tuple | None = None
-        self.nest_shift: tuple | None = None  # ((token start, stop), whether the parser takes its tag as it stands: nest.py)
 
     # -- the loop ---------------------------------------------------------
     def run(self, buf: str, final: bool, at_marker) -> str:

@@ -223,35 +223,22 @@ def _taken_after(d: Any, t, buf: str, end: int) -> bool:
     return False
 
 
-def _shifted_after(d: Any, t, buf: str, pos: int, end: int, final: bool) -> bool | None:
+def _shifted_after(d: Any, t, buf: str, end: int) -> bool:
     """Whether the parser takes the tag at `end` right after the value (token t) as it
     stands, supplying no left-out close first: an element that follows text in the same
-    element (cofl's `<cofl:value>`), which is structure, not the value's text. None when
-    a stream's text so far ends inside a token that may be that one."""
-    memo = d.nest_shift
-    if memo is not None and memo[0] == (pos, end):
-        return memo[1]
+    element (cofl's `<cofl:value>`), which is structure, not the value's text."""
     after = simulate(d.c, d.stack, t.name)
-    found = False
-    for u in d.c.allowed[after[-1]] if after is not None else ():
+    if after is None:
+        return False
+    for u in d.c.allowed[after[-1]]:
         if u.literal is not None:
             if not buf.startswith(u.literal, end):
-                if not final and u.literal.startswith(buf[end:]):
-                    return None
                 continue
-        elif u.name in ("JSON", "PYVALUE") or u.name in d.c.nest.terminals:
+        elif u.name in ("JSON", "PYVALUE") or u.name in d.c.nest.terminals or u.pattern.match(buf, end) is None:
             continue
-        else:
-            m = u.pattern.match(buf, end, partial=not final)
-            if m is None:
-                continue
-            if m.partial:
-                return None
         if step(d.c, list(after), u.name, _not_empty):
-            found = True
-            break
-    d.nest_shift = ((pos, end), found)
-    return found
+            return True
+    return False
 
 
 def _not_empty(rule: Any) -> bool:
@@ -264,18 +251,14 @@ def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
     (WAIT, None) when the text so far cannot tell."""
     nest = d.c.nest
     n = len(buf)
-    m = nest.tags.match(buf, end)
-    if m is not None and nest.closer_of[m.group()] is not None:
-        shifted = _shifted_after(d, t, buf, pos, end, final)
-        if shifted is None:
-            return WAIT, None  # (the tag so far: not yet told)
-        if shifted:
-            return None  # an element the grammar nests right after text (cofl's <cofl:value>)
     if d.nest_loose is not None and d.nest_loose[0] == (pos, end):
         return _loose(d, t, buf, pos, end, final)  # (the reading below already failed)
+    m = nest.tags.match(buf, end)
     if m is None:
         return _loose(d, t, buf, pos, end, final)  # a marker of another kind
     tag = m.group()
+    if nest.closer_of[tag] is not None and _shifted_after(d, t, buf, end):
+        return None  # (an element the grammar nests right after text: cofl's <cofl:value>)
     if end == pos and nest.closer_of[tag] is None:
         return None  # (no value before a closer: the value's pattern matched nothing)
     first_end = end
