@@ -31,28 +31,6 @@ class Nest:
     terminals: frozenset  # the raw value terminals (the whole of a `value` rule)
 
 
-def _shifts_next(states: dict, stack: list, name: str) -> bool:
-    """Whether, from the state stack (the state after a raw value's terminal), the table
-    shifts the terminal `name` after reducing only rules that are not empty and that lie
-    within the stack (an empty rule reduced: a left-out close tag supplied first)."""
-    stack = list(stack)
-    while True:
-        action = states[stack[-1]].get(name)
-        if action is None:
-            return False
-        kind, rule = action
-        if kind is Shift:
-            return True
-        size = len(rule.expansion)
-        if not size or size >= len(stack):
-            return False
-        del stack[-size:]
-        goto = states[stack[-1]].get(rule.origin.name)
-        if goto is None:
-            return False
-        stack.append(goto[1])
-
-
 def compile_nest(nests: tuple, callbacks: dict, terminals: dict, states: dict) -> Nest | None:
     """The Nest of a grammar, or None when it declares no pairs or has no raw values."""
     rules = [
@@ -66,12 +44,15 @@ def compile_nest(nests: tuple, callbacks: dict, terminals: dict, states: dict) -
     if not nests or not raw:
         return None
     # The terminals the parser shifts right after a raw value (once its rule is reduced,
-    # and any rule that ends with it and supplies nothing: cofl's run of text and
-    # elements, from the state that shifted its terminal): its close tags.
+    # from the state that shifted its terminal): its close tags.
+    origins = {rule.origin.name for rule in rules}
+    after = {
+        row[origin][1] for row in states.values() if any(name in raw and row[name][0] is Shift for name in row)
+        for origin in origins if origin in row and row[origin][0] is Shift
+    }  # fmt: skip
     shifted = {
-        terminals[name] for state, row in states.items() for value in raw
-        if value in row and row[value][0] is Shift
-        for name in terminals if _shifts_next(states, [state, row[value][1]], name)
+        terminals[name] for state in after for name, action in states[state].items()
+        if name in terminals and action[0] is Shift
     }  # fmt: skip
 
     def closes_value(closer: str) -> bool:

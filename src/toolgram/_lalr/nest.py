@@ -39,7 +39,7 @@ from typing import Any
 import regex
 
 from .growth import _loop_wait
-from .table import simulate, step
+from .table import simulate
 from .tokens import WAIT
 
 # Without the pattern's loop shape (growth.py), how far its look-aheads may read past
@@ -223,28 +223,6 @@ def _taken_after(d: Any, t, buf: str, end: int) -> bool:
     return False
 
 
-def _shifted_after(d: Any, t, buf: str, end: int) -> bool:
-    """Whether the parser takes the tag at `end` right after the value (token t) as it
-    stands, supplying no left-out close first: an element that follows text in the same
-    element (cofl's `<cofl:value>`), which is structure, not the value's text."""
-    after = simulate(d.c, d.stack, t.name)
-    if after is None:
-        return False
-    for u in d.c.allowed[after[-1]]:
-        if u.literal is not None:
-            if not buf.startswith(u.literal, end):
-                continue
-        elif u.name in ("JSON", "PYVALUE") or u.name in d.c.nest.terminals or u.pattern.match(buf, end) is None:
-            continue
-        if step(d.c, list(after), u.name, _not_empty):
-            return True
-    return False
-
-
-def _not_empty(rule: Any) -> bool:
-    return bool(rule.expansion)
-
-
 def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
     """The value token at pos, whose pattern stopped at `end`: where it ends when the tag
     there is its text (the position of its own close tag), None when it is not, or
@@ -257,8 +235,6 @@ def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
     if m is None:
         return _loose(d, t, buf, pos, end, final)  # a marker of another kind
     tag = m.group()
-    if nest.closer_of[tag] is not None and _shifted_after(d, t, buf, end):
-        return None  # (an element the grammar nests right after text: cofl's <cofl:value>)
     if end == pos and nest.closer_of[tag] is None:
         return None  # (no value before a closer: the value's pattern matched nothing)
     first_end = end
