@@ -358,7 +358,8 @@ class Assembler:
             # repeated_marker): a "markup" segment, dropped from the text.
             self.segments.append(make_segment("markup", item.start, item.end))
             self.prose.mark_cut()
-            self.pending = (*self.pending, item.value)
+            if item.value not in self.pending:  # (a repair is recorded once: three openers, one stutter)
+                self.pending = (*self.pending, item.value)
         elif isinstance(item, Piece):
             # (An end-of-turn token that ended the reply is markup, as a region's markers
             # that hold no call are: a "markup" segment. A <think> tag belongs to its
