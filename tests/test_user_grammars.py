@@ -164,7 +164,7 @@ BROKEN = {
     "offered_only unknown": (
         MINE.replace("// end: <</call>>\n", "// end: <</call>>\n// offered_only: sometimes\n"),
         7,
-        "offered_only must be 'yes', 'no', 'always' or 'unmarked', not 'sometimes'",
+        "offered_only must be 'yes', 'no' or 'always', not 'sometimes'",
     ),
     "framing unknown": (
         MINE.replace("// end: <</call>>\n", "// end: <</call>>\n// framing: spaces\n"),
