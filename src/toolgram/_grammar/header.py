@@ -18,8 +18,6 @@
     //                              open tag and one before its close tag: dropped)
     // offered_only: yes           (a marker-less shape: a call only when it names an offered tool)
     // offered_only: always        (and never a call when no tools are given: code-like shapes)
-    // offered_only: unmarked      (yes, and without tools only where a start marker opens it:
-    //                              the shape with no marker, at the reply's start, needs tools)
     // conflicts: RULE TERMINAL… — why   (repeatable: LALR shift/reduce conflicts that are
     //                              meant, resolved as shift; see grammars/README.md)
     // parser: earley              (a user grammar LALR cannot express: Lark's Earley parser,
@@ -126,7 +124,6 @@ class Format:
     code_tool: str = ""  # the name of a call that is only raw `code`
     offered_only: bool = False
     needs_tools: bool = False  # offered_only: always
-    bare_needs_tools: bool = False  # offered_only: unmarked (the anchor: reply shape needs tools)
     conflicts: tuple[str, ...] = ()  # the header's `conflicts:` values, unparsed
     parser: str = "lalr"  # "lalr" or "earley" (see grammars/README.md, "Earley")
     # The reasoning blocks: (opener, closers), from `// reasoning: OPEN … CLOSE | CLOSE2`.
@@ -214,9 +211,8 @@ def load_format(path: Path) -> Format:
         order=order,
         args_key=(header.get("args_key") or ["arguments"])[0],
         code_tool=(header.get("code_tool") or [""])[0],
-        offered_only=(header.get("offered_only") or ["no"])[0].lower() in ("yes", "true", "always", "unmarked"),
+        offered_only=(header.get("offered_only") or ["no"])[0].lower() in ("yes", "true", "always"),
         needs_tools=(header.get("offered_only") or ["no"])[0].lower() == "always",
-        bare_needs_tools=(header.get("offered_only") or ["no"])[0].lower() == "unmarked",
         conflicts=tuple(header.get("conflicts", ())),
         parser=(header.get("parser") or ["lalr"])[0].lower(),
         reasoning=tuple(filter(None, map(reasoning_markers, header.get("reasoning", ())))),
@@ -303,7 +299,7 @@ KEYS = (
 # Keys whose value is one of a few words (the first named is the one to write).
 _CHOICES = {
     "quiet": ("yes", "no", "true", "false"),
-    "offered_only": ("yes", "no", "always", "unmarked", "true", "false"),
+    "offered_only": ("yes", "no", "always", "true", "false"),
     "framing": ("none", "newline"),
 }
 

@@ -28,9 +28,8 @@ class Markers:
     """What the scanner searches prose for, for one ordered set of formats
     (built once per set: parse() is called per reply).
 
-    Whether tools were given changes three things: `offered_only: always` formats
-    are left out without tools, `offered_only: unmarked` ones open only at their
-    start markers, not at the reply's start, and an `anchor: line` format is searched for (its
+    Whether tools were given changes two things: `offered_only: always` formats
+    are left out without tools, and an `anchor: line` format is searched for (its
     start literal first on any line) only with tools; without, it may only open
     the reply, like `anchor: reply`."""
 
@@ -39,12 +38,6 @@ class Markers:
         self.anchored: list[Format] = []
         for fmt in formats:
             if fmt.needs_tools and not tools_given:
-                continue
-            if fmt.bare_needs_tools and not tools_given:
-                # (`offered_only: unmarked`: without tools only its marked shape, where a
-                # start marker opens the region, not the bare one that opens the reply.)
-                for marker in fmt.starts:
-                    self.by_marker.setdefault(marker, []).append(fmt)
                 continue
             if fmt.anchor == "line" and not tools_given:
                 self.anchored.append(fmt)
