@@ -310,3 +310,21 @@ def test_qwen3_coder_calls_read_without_error_are_never_withdrawn(case: Any) -> 
         events = check(case.raw, chunked(case.raw, size), case.tools, case.formats, 32_768, case.truncated)
         if not result.errors:
             assert not [e for e in events if type(e) is CallCancelled]
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        '<tool_call>\n<function=write_file>\n<parameter=content>\nhé ✓\n</parameter>\n</function>\n</tool_call>',
+        '<tool_call>{"name": "search", "arguments": {"q": "café ✓"}}</tool_call>',
+    ],
+)
+def test_announce_name_takes_bytes_and_none_as_feed_does(raw: str) -> None:
+    # (The echo was handed the delta before it was decoded: a TypeError for bytes or None.)
+    data = raw.encode()
+    sp = StreamParser(announce="name")
+    events = [e for i in range(len(data)) for e in sp.feed(data[i : i + 1])] + sp.feed(None) + sp.flush()
+    result = sp.close()
+    assert result == toolgram.parse(raw)
+    (call,) = result.calls
+    assert "".join(e.text for e in events if type(e) is ArgumentsDelta) == json.dumps(call.arguments, ensure_ascii=False)

@@ -452,6 +452,8 @@ class StreamParser:
     def _feed_announcing(self, delta: str) -> list[Event]:
         """feed() for announce="name": the announced call's arguments first, as far as
         they are certain (JsonEcho), then what feed() gives."""
+        if delta.__class__ is not str:
+            delta = self._text_of(delta)  # (bytes, None: the echo reads text, as feed() does)
         events: list[Event] = []
         early = self._early
         if early is not None and early.echo is not None:
