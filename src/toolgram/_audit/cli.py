@@ -873,9 +873,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--stream-arguments",
         action="store_true",
-        help="streamed: send a call's name and arguments as the model writes them (JSON-payload formats, "
-        "Qwen3-Coder XML); a call "
-        "that then fails is withdrawn in the toolgram extension field. Default: each call whole, once certain",
+        help="streamed: send a call's name and arguments as the model writes them (JSON-payload formats, and "
+        "per parameter the XML-ish formats whose grammars declare their tags: Qwen3-Coder, Seed-OSS, GLM, "
+        "MiniMax M2, DSML, Kimi K3, dots.llm, MiniCPM5, Step-3, Hunyuan Hy3); a call that then fails is withdrawn in the toolgram extension field. "
+        "Default: each call whole, once certain",
     )
     p.add_argument(
         "--prompt", metavar="FORMAT", help="write the tools into the system prompt in FORMAT (for a chat template without tools)"
