@@ -678,11 +678,18 @@ class Builder:
         else:
             spans = _element_spans(text, start, value)
         if isinstance(value, dict) and isinstance(value.get("tool_calls"), list):
-            # {"tool_calls": [...]}: each call's span is its element of that list.
-            key = text.find('"tool_calls"')
-            at = text.find("[", key) if key >= 0 else -1
+            # {"tool_calls": [...]}: each call's span is its element of that list (found
+            # where JSON reads the field, not where the words "tool_calls" first occur: a
+            # field before it may hold them).
+            fields = _field_spans(text, start)
+            where = fields.get("tool_calls")
+            if where is not None:
+                at = where[1] - start
+            else:
+                key = text.find('"tool_calls"')
+                at = text.find("[", key) if key >= 0 else -1
             spans = _element_spans(text[at:], start + at, value["tool_calls"]) if at >= 0 else None
-            self._envelope(value, whole or self.region, _field_spans(text, start))
+            self._envelope(value, whole or self.region, fields)
         calls = list(_flatten_calls(value, spans))
         # What the end of the reply cut is the last call's, not every call's of the payload.
         cut_value, repairs = _take_cut(repairs)
