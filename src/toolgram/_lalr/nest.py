@@ -195,12 +195,6 @@ def _goes_on(nest: Any, buf: str, pos: int, final: bool, run: bool | None = None
     return True if final or follows.end() < len(buf) else None
 
 
-def _stops_at(pattern: Any, buf: str, x: int, p: int) -> bool:
-    """Whether a value's pattern, matched from x (after a tag), stops at p."""
-    s = pattern.match(buf, x)
-    return (x if s is None else s.end()) == p
-
-
 def _taken_after(d: Any, t, buf: str, end: int) -> bool:
     """Whether the grammar takes the tag at `end` right after the value (token t): the
     reading in which the value ends there (a close tag left out before the next part)
@@ -349,12 +343,6 @@ def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
                 stack.append(need)
         elif stack:
             if stack[-1] != tag:
-                if tag in nest.own and tag not in stack and _stops_at(pattern, buf, x, p):
-                    # The value's own close tag, where its pattern stops (the structure goes
-                    # on), with only openers of other tags left open: elements that take no
-                    # close (HTML's `<param name="movie" value="x.swf">` in an <object>), the
-                    # value's text, as the value closes properly here.
-                    return p if p > end else None
                 return _loose(d, t, buf, pos, end, final)  # tags that do not pair up
             stack.pop()
             if not stack:
