@@ -223,8 +223,6 @@ def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
     (WAIT, None) when the text so far cannot tell."""
     nest = d.c.nest
     n = len(buf)
-    if d.nest_loose is not None and d.nest_loose[0] == (pos, end):
-        return _loose(d, t, buf, pos, end, final)  # (the reading below already failed)
     m = nest.tags.match(buf, end)
     if m is None:
         return _loose(d, t, buf, pos, end, final)  # a marker of another kind
@@ -391,7 +389,6 @@ def _loose(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
     memo = d.nest_loose
     if memo is None or memo[0] != (pos, end):
         # The tag the value stopped at: an opener, or the value ends there as before.
-        # (Kept, the memo also tells a stream's next look that the reading above failed.)
         first = _tag_at(nest, buf, end)
         if first is None or not first[1]:
             return None
