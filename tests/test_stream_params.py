@@ -143,3 +143,20 @@ def test_tag_soup_keeps_the_contract(data: Any) -> None:
     size = data.draw(st.integers(1, 7), label="size")
     check(raw, chunked(raw, size), tools, None, 32_768)
     check(raw, random_chunks(data, raw), tools, None, 32_768)
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "I'll use <function=get_weather>\nlater, once you say which city.",
+        "To call a tool write <tool_call>get_weather\nthen its arguments.",
+        'The block opens with <invoke name="get_weather">\nand ends with its close.',
+    ],
+)
+def test_an_opener_that_ends_a_line_of_prose_is_not_announced(raw: str) -> None:
+    # (An opener is announced once a tag follows it: a line of prose after it is a mention,
+    # and a call announced then would be withdrawn from a reply that holds none.)
+    assert not toolgram.parse(raw, ["get_weather"]).calls
+    for size in (1, 3):
+        events = check(raw, chunked(raw, size), ["get_weather"], None, 32_768)
+        assert not [e for e in events if type(e) in (CallStart, CallCancelled)]

@@ -108,8 +108,8 @@ def _tag_words(fmt: Any) -> set[str]:
 class Tags:
     """A format's compiled `stream_call` and `stream_param` (see the module docstring):
 
-    call      the call's opener, after the region's start markers, then the end of its line
-              or a tag (group `rest`: where the parameters begin); `name`
+    call      the call's opener, after the region's start markers, then blanks and a tag
+              (group `rest`: where the parameters begin); `name`
     param     blanks, then a parameter's opener; `key`, and `type` (None when not written)
     close     a value's close tag where it certainly closes the value: before the next
               parameter; before the call's close (group 1) it may yet be text
@@ -121,7 +121,9 @@ class Tags:
         (call_open, call_close), (param_open, param_close) = fmt.stream_call, fmt.stream_param
         starts = "|".join(regex.escape(s) for s in sorted(fmt.starts, key=len, reverse=True) if not s.startswith("</"))
         lead = rf"(?:(?:{starts})[ \t\r\n]*){{0,3}}" if starts else ""
-        self.call = regex.compile(lead + _pattern(call_open) + r"(?P<rest>[ \t]*(?:\r?\n|<))")
+        # (A tag must follow, after blanks: `I'll use <function=get_weather>` then a line of
+        # prose is a mention, not announced only to be withdrawn.)
+        self.call = regex.compile(lead + _pattern(call_open) + r"(?P<rest>[ \t\r\n]*<)")
         self.param = regex.compile(r"[ \t\r\n]*" + _pattern(param_open))
         self.has_type = "type" in self.param.groupindex
         self.close_tag = param_close

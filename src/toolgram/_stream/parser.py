@@ -43,7 +43,7 @@ arrived (Scanner.early_call), then its arguments as they arrive, written as
 json.dumps writes them, as far as that is certain (JsonEcho: a string's characters
 at once, a number when it is complete). So does a call of an XML-ish format whose header
 declares its tags (`stream_call:`, `stream_param:`; Qwen3-Coder, Seed-OSS, GLM, MiniMax
-M2, DSML, Kimi K3, dots.llm, MiniCPM5, Step-3, Hunyuan Hy3) once its opener (`<function=x>`) ends its line, its parameters'
+M2, DSML, Kimi K3, dots.llm, MiniCPM5, Step-3, Hunyuan Hy3) once a tag follows its opener (`<function=x>`) after blanks, its parameters'
 string values as their text arrives and any other once its close came (XmlParamEcho);
 other formats are not announced early, nor the calls after the first in one region. When its region then gives something else
 (prose and an error, another name, a call the tools refuse), or arguments that do
