@@ -119,67 +119,6 @@ def _open_in_value(d: Any, nest: Any, buf: str, pos: int, end: int) -> tuple:
     return found
 
 
-_BLANKS = regex.compile(r"\s{0,32}")
-
-
-def _closers_from(nest: Any, buf: str, pos: int) -> tuple[tuple, int]:
-    """The run of declared closers from pos (blanks between them; at most _RUN), and
-    where its last one ends."""
-    seq: list = []
-    x = end = pos
-    while len(seq) <= _RUN:
-        m = nest.tags.match(buf, x)
-        if m is None or nest.closer_of.get(m.group()) is not None:
-            break
-        seq.append(m.group())
-        end = m.end()
-        x = _BLANKS.match(buf, end).end()
-    return tuple(seq), end
-
-
-def _later_close(d: Any, nest: Any, buf: str, at: int, final: bool) -> Any:
-    """At a value's own close tag (at), which begins a run of closers on lines of their
-    own (`</parameter>\n</function>\n</tool_call>`), followed by text that is no tag: a
-    file that documents the format. Where the same run comes again within _HORIZON
-    characters and ends the reply or is followed by the next call (a start marker), with
-    no start marker between, the first run is the value's text and the value's own
-    close is the later one's first tag: its place (the structure closes properly, and
-    no closer is left as text). None where not so (the run closes the value, as its
-    pattern says); WAIT while a stream's text cannot tell."""
-    n = len(buf)
-    seq, seq_end = _closers_from(nest, buf, at)
-    x = _BLANKS.match(buf, seq_end).end()
-    if x >= n:
-        return None if final else WAIT
-    starts = [s for s in d.fmt.starts if s]
-    if buf[x] == "<":
-        m = nest.tags.match(buf, x, partial=not final)
-        if m is not None and m.partial:
-            return WAIT
-        if m is not None or any(buf.startswith(s, x) for s in starts):
-            return None  # (a tag of the format goes on after it)
-        if not final and any(len(s) > n - x and s.startswith(buf[x:]) for s in starts):
-            return WAIT
-    if len(seq) < 2 or seq[-1] not in d.fmt.ends:
-        # (A lone close tag then text, or a run that leaves the call's own end out (the
-        # model wrote on: closed_tag, the text prose), is read as before.)
-        return None
-    nxt = min((i for i in (buf.find(s, x) for s in starts) if i >= 0), default=n)
-    if not final and nxt >= n and n < x + _HORIZON + _MARGIN:
-        return WAIT  # (the run may come yet, within the horizon)
-    limit = min(nxt, x + _HORIZON)
-    own = seq[0]
-    y = buf.find(own, x, limit)
-    while y >= 0:
-        again, again_end = _closers_from(nest, buf, y)
-        if again == seq:
-            z = _BLANKS.match(buf, again_end).end()
-            if z >= n or z == nxt:
-                return y
-        y = buf.find(own, y + 1, limit)
-    return None
-
-
 def _goes_on(nest: Any, buf: str, pos: int, final: bool, run: bool | None = None) -> bool | None:
     """Whether the structure goes on after a closer of what holds the value, ending at
     pos: a tag or the end of the reply follows it (after at most 32 blanks), and it is
@@ -244,13 +183,7 @@ def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
             still_open = inner[:-1]
         elif tag in nest.own:
             if not run:
-                # The value's own close tag, where its pattern says it closes; unless the
-                # close sequence it begins is followed by text, and the same sequence
-                # comes again later and ends the reply or goes on to the next call.
-                later = _later_close(d, nest, buf, end, final)
-                if later is None or type(later) is int:
-                    return later
-                return WAIT, None
+                return None  # the value's own close tag, where its pattern says it closes
             # Its own close tag, then closers and text on that line (`tags: </parameter>
             # </function></tool_call> look so.`): text, if the value then closes.
             first_end = m.end()
