@@ -795,3 +795,29 @@ def test_a_broken_frame_streamed_looks_for_call_markers_in_new_text_only() -> No
         sp.feed(ch)
     assert sp.close() == toolgram.parse(raw)
     assert searched[0] <= 4 * len(raw), searched[0]
+
+
+def test_a_name_followed_by_a_long_line_of_prose_is_looked_at_a_bounded_way(monkeypatch) -> None:
+    # (Whether a name with a space in it held up a call, `get weather`, looked at the words
+    # after the name to the end of their line, again on each delta: a 32 KB line of prose
+    # after `<|tool_call_start|>ce` streamed in 20 s. The words looked at are at most eight.)
+    from toolgram._scan import mention
+
+    real = mention._MORE_WORDS
+    seen: list[int] = []
+
+    class Counting:
+        def match(self, buf: str, pos: int):
+            m = real.match(buf, pos)
+            seen.append(0 if m is None else m.end() - pos)
+            return m
+
+    monkeypatch.setattr(mention, "_MORE_WORDS", Counting())
+    unit = "This sentence is filler prose that keeps the reply going. "
+    raw = "Hi <|tool_call_start|>ce is " + unit * 100
+    sp = toolgram.StreamParser()
+    for i in range(0, len(raw), 8):
+        sp.feed(raw[i : i + 8])
+    sp.flush()
+    assert sp.close() == toolgram.parse(raw)
+    assert seen and max(seen) <= 8 * 65

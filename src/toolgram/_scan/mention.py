@@ -280,7 +280,10 @@ def settle_failure(r: Any, final: bool):
 
 # Words after a name, on its line, apart by spaces or tabs: what a name with spaces in it
 # leaves when its pattern took the first word only. (No markup, brackets or quotes.)
-_MORE_WORDS = regex.compile(r"(?:[ \t]+[^\s<>\[\]{}()|\"'=,;:]+)+")
+_MORE_WORDS = regex.compile(r"(?:[ \t]+[^\s<>\[\]{}()|\"'=,;:]{1,64}){1,8}")
+# Whether the run of words goes on past that bound (then it is prose, not a name: the
+# look stays bounded, as a stream makes it again on each delta).
+_GOES_ON = regex.compile(r"[ \t]*([^\s<>\[\]{}()|\"'=,;:])?")
 
 
 def _held_name(r: Any, drv: Driver, final: bool):
@@ -296,8 +299,13 @@ def _held_name(r: Any, drv: Driver, final: bool):
     if buf[lo : lo + 1] in (" ", "\t"):
         return None  # (prose writes about the opener, a model writes a call flush against it: see cut_inside)
     m = _MORE_WORDS.match(buf, drv.last_end)
-    if m is None or (m.end() >= len(buf) and not final):
-        return None if m is None else WAIT
+    if m is None:
+        return None
+    after = _GOES_ON.match(buf, m.end())
+    if after.end() >= len(buf) and not final:
+        return WAIT
+    if after.group(1) is not None:
+        return None  # (more than eight words, or a word of over 64 characters: prose)
     masked = buf[: m.start()] + " " * (m.end() - m.start()) + buf[m.end() :]
     fresh = Driver(drv.fmt, r.region_start, None, drv.cutter, drv.lines)
     fresh.quotes = False
