@@ -50,11 +50,10 @@ _EARLY_NAME = regex.compile(
     r'[ \t\r\n]*\{[ \t\r\n]*"name"[ \t\r\n]*:[ \t\r\n]*"([A-Za-z0-9_][A-Za-z0-9_.\-:/]{0,127})"'
     r'[ \t\r\n]*,[ \t\r\n]*"(?:arguments|parameters)"[ \t\r\n]*:[ \t\r\n]*\{'
 )
-# And a call of a format whose header declares its tags (`stream_call:`, _grammar/tags.py),
-# when the format is a candidate: its opener first in its region (after the region's start
-# markers), then the end of its line or a tag (not text: `Use <function=get_weather> blocks.`
-# is a mention), its parameters streamed by _stream/xmlecho.py from group `rest` on.
-
+# And a call of a format whose header declares its tags (`stream_call:`): its opener first
+# in its region, then blanks and a tag (Tags.call in _grammar/tags.py; `Use
+# <function=get_weather> blocks.` is a mention), its parameters streamed by
+# _stream/xmlecho.py from group `rest` on.
 
 # Blanks to the end of the text (after an end-of-turn token: see _in_prose).
 _BLANK_TO_END = regex.compile(r"\s*+\Z")
@@ -680,10 +679,12 @@ class Scanner(MarkerSearch):
         reply may end there (and then it is markup, as parse() finds once the block
         never closed), or go on (and then it is the block's text)."""
         if self.turn_ends:
-            tail = buf.rstrip()
+            end = len(buf)  # (the trailing blanks stepped over, not the text copied: each delta)
+            while end and buf[end - 1].isspace():
+                end -= 1
             for token in self.turn_ends:
-                if tail.endswith(token):
-                    return len(tail) - len(token)
+                if buf.endswith(token, 0, end):
+                    return end - len(token)
         return len(buf)
 
     def _not_quoted(self, closer: str, at: int, final: bool) -> bool | None:
