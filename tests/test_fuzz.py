@@ -146,6 +146,7 @@ FOUND = [
     (7, 723009),  # GLM: the void-element rule decided on a stream's text so far (taken back)
     (7, 738536),  # Kimi K3: nest._loose's memo kept a stream from reading declared tags again
     (7, 826907),  # GLM: the Qwen3-Coder close-run rule, decided apart by a stream (taken back)
+    (7, 948489),  # xlam: a thought field past a repair had no span: reasoning no segment showed
 ]
 
 

@@ -853,7 +853,7 @@ class Builder:
             if key == "tool_calls" or field_value in (None, "", [], {}):
                 continue
             where = fields.get(key)  # (the key's start, the value's, its end)
-            if isinstance(field_value, str) and (key in _ENVELOPE_REASONING or key in _ENVELOPE_PROSE):
+            if isinstance(field_value, str) and (key in _ENVELOPE_REASONING or key in _ENVELOPE_PROSE) and where:
                 kind = Reasoning if key in _ENVELOPE_REASONING else Prose
                 self.items.append(kind(field_value, (where[1] + 1, where[2] - 1) if where else None))
             elif key == "role" and field_value == "assistant":
@@ -862,7 +862,12 @@ class Builder:
                 shown = json.dumps(field_value, ensure_ascii=False)
                 if len(shown) > 40:
                     shown = shown[:39] + "…"
-                message = f"Couldn't read a tool call: the object of calls also holds {key!r} ({shown}), which is no part of a call."
+                if where is None and key in _ENVELOPE_PROSE | _ENVELOPE_REASONING:
+                    # Past a repair its text has no place in the reply to be shown as
+                    # prose or reasoning from: it is told, as the region's markup.
+                    message = f"Couldn't read a tool call: the object of calls also holds {key!r} ({shown}), after text that needed a repair."
+                else:
+                    message = f"Couldn't read a tool call: the object of calls also holds {key!r} ({shown}), which is no part of a call."
                 self.items.append(Draft(name="", span=(where[0], where[2]) if where else span, error=message))
 
     def _json_call(self, obj: Any, span: tuple[int, int], repairs, cut: int = 0) -> Draft | Prose:
