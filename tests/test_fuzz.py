@@ -147,6 +147,7 @@ FOUND = [
     (7, 738536),  # Kimi K3: nest._loose's memo kept a stream from reading declared tags again
     (7, 826907),  # GLM: the Qwen3-Coder close-run rule, decided apart by a stream (taken back)
     (7, 948489),  # xlam: a thought field past a repair had no span: reasoning no segment showed
+    (7, 980180),  # GigaChat: a JSON value its braces closed, at the reply's end, read as cut by parse() only
 ]
 
 

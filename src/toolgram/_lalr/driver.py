@@ -38,7 +38,7 @@ class Driver:
     __slots__ = (
         "fmt", "c", "start", "pos", "stack", "values", "status", "end", "tree", "repairs", "reason", "prose_at",
         "hint", "extents", "quotes", "resume", "taken", "brackets", "cutter", "recheck", "marks",
-        "closed_at", "last_end", "calls", "lines", "line_end", "stray", "quote_memo", "last_term", "last_start", "ended",
+        "closed_at", "last_end", "calls", "lines", "line_end", "stray", "quote_memo", "last_term", "last_start", "ended", "shut",
         "loose_memo", "nest_memo", "nest_open", "nest_loose",
     )  # fmt: skip
 
@@ -97,6 +97,7 @@ class Driver:
         self.last_term: str | None = None
         self.last_start = start
         self.ended = -1
+        self.shut: tuple | None = None  # (start, end) of the last JSON value its brackets closed
         self.calls = 0  # calls reduced so far (see salvage_points)
         # Whether the region ends at the end of a line where it could end (see _lex): a
         # line-anchored format's, where each line's start literal is a marker of its own
@@ -129,7 +130,11 @@ class Driver:
             return self.status
         status = self._run(buf, final, at_marker)
         if final and status == DONE and _SPACE_TO_END.match(buf, self.last_end) is not None:
-            self.ended = len(buf)
+            # (Not when the last token is a JSON value its own brackets closed: the end
+            # of the reply cut nothing of it, and a stream, which cannot know the reply
+            # ends there, took it as whole: `{'a': {/*'}}` is closed, as by a stream.)
+            if not (self.last_term == "JSON" and self.shut == (self.last_start, self.last_end)):
+                self.ended = len(buf)
         return status
 
     def _run(self, buf: str, final: bool, at_marker) -> str:
@@ -238,6 +243,8 @@ class Driver:
                     cut = self._cut(buf, pos, end, final) if self.cutter else None
                     if cut is not None and cut is not WAIT:
                         end = cut
+                    elif end is not None and cut is None:
+                        self.shut = (pos, end)  # (its brackets closed it: see run)
                     elif end is None or cut is WAIT:
                         if not final:
                             if end is not None:
