@@ -132,6 +132,9 @@ def test_also_names_formats() -> None:
         (["gemma4_call"], "call:book_table{venue:<|\"|>Nopa<|\"|>}", "book_table"),
         (["fenced_json"], '```\n{"name": "book_table", "arguments": {"venue": "Nopa"}}\n```', "book_table"),
         (["glm45_arg_kv"], "book_table\n<arg_key>venue</arg_key>\n<arg_value>Nopa</arg_value>", "book_table"),
+        # (xLAM-2 wraps its list in Hermes's tags or opens it with Mistral's token: QA6 D4)
+        (["xlam"], '<tool_call>[{"name": "book_table", "arguments": {"venue": "Nopa"}}]</tool_call>', "book_table"),
+        (["xlam"], '[TOOL_CALLS][{"name": "book_table", "arguments": {"venue": "Nopa"}}]', "book_table"),
     ],
 )
 def test_a_models_format_reads_its_other_shapes(formats: list[str], raw: str, name: str) -> None:
