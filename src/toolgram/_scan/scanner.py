@@ -698,7 +698,12 @@ class Scanner(MarkerSearch):
         block; None while a stream's text cannot tell."""
         buf = self.buf
         after = at + len(closer)
-        ends = [i for i in (buf.find(e, after) for e in self.think_closers if e in self.think_closes) if i >= 0]
+        # (The block's own closers: those of a format whose reasoning this closer ends. In
+        # a block the prompt opened, any format's closer ends it, but Apriel's `[BEGIN FINAL
+        # RESPONSE]` is not quoted because gpt-oss's `<|end|>`, Apriel's end of turn too,
+        # follows it.)
+        own = {e for fmt in self.by_marker[closer] for _, closers in fmt.reasoning if closer in closers for e in closers}
+        ends = [i for i in (buf.find(e, after) for e in self.think_closers if e in self.think_closes and e in own) if i >= 0]
         stop = min(ends) if ends else -1
         again = buf.find(closer, after)
         if stop < 0 or 0 <= again < stop:
