@@ -492,7 +492,7 @@ class Builder:
             for key, raw, typ in draft.params:
                 prop = props.get(key) if isinstance(props, Mapping) else None
                 try:
-                    value, repairs = coerce_param(raw, typ, prop, schema, self.fmt.framing)
+                    value, repairs = coerce_param(raw, typ, prop, schema, self.fmt.framing, self.fmt.repeated)
                 except _repair.RepairError as exc:
                     raise Unreadable(f"cannot read the value of {key!r} ({exc})") from None
                 _add(draft.repairs, repairs)
@@ -508,7 +508,14 @@ class Builder:
         if elements and isinstance(draft.arguments, dict):
             # Nested elements are typed together, as one object against the whole
             # schema, so that repeated names collect into lists.
-            value, repairs = coerce_param(Node(type="object", children=elements), None, schema, schema, self.fmt.framing)
+            try:
+                value, repairs = coerce_param(
+                    Node(type="object", children=elements), None, schema, schema, self.fmt.framing, self.fmt.repeated
+                )
+            except _repair.RepairError as exc:
+                twice = Unreadable(str(exc))  # (a name given twice: see coerce_node)
+                twice.called = True
+                raise twice from None
             _add(draft.repairs, repairs)
             draft.arguments.update(value)
         if cut_open:

@@ -409,18 +409,19 @@ def _python_literal(text: str) -> Any:
 
 
 def coerce_param(
-    raw: Any, typ: str | None, prop: Any, root: Any = None, framing: str = "none"
+    raw: Any, typ: str | None, prop: Any, root: Any = None, framing: str = "none", repeated: str = "error"
 ) -> tuple[Any, tuple[str, ...]]:
     """(value, repairs) for one parameter.
 
     `raw` is the text between the tags (or a `Node` of nested elements); `typ` is
     "python" for Python keyword values, a type the model wrote, or None; `prop`
     the parameter's JSON Schema (None if unknown); `root` the tool's whole schema,
-    for `$ref`s; `framing` the format's (see frame).
+    for `$ref`s; `framing` the format's (see frame); `repeated` the format's (see
+    coerce_node).
     """
     if isinstance(raw, Node):
         repairs: list[str] = []
-        value = coerce_node(raw, prop, root, repairs, framing)
+        value = coerce_node(raw, prop, root, repairs, framing, repeated)
         return value, tuple(repairs)
     if typ == "python":
         try:
@@ -455,9 +456,18 @@ def coerce_param(
 
 
 def coerce_node(
-    node: Node, prop: Any, root: Any = None, repairs: list[str] | None = None, framing: str = "none"
+    node: Node,
+    prop: Any,
+    root: Any = None,
+    repairs: list[str] | None = None,
+    framing: str = "none",
+    repeated: str = "error",
 ) -> Any:
-    """The value of a Node, typed by the schema `prop` (see the module docstring)."""
+    """The value of a Node, typed by the schema `prop` (see the module docstring).
+    `repeated`: what a name its element's children give twice is: "list", the
+    values collect into one (MiniMax M3's elements); "error", where the values
+    differ, a RepairError (a key of `{cmd: "ls", cmd: "rm"}`, a parameter written
+    twice: which one the model meant, nothing tells), as a JSON key given twice is."""
     if repairs is None:
         repairs = []
     hint = _hint(node.type)
@@ -484,7 +494,7 @@ def coerce_node(
             sub = items[i] if isinstance(items, (list, tuple)) and i < len(items) else items
             if isinstance(items, (list, tuple)) and i >= len(items):
                 sub = None
-            out.append(coerce_node(child, sub, root, repairs, framing))
+            out.append(coerce_node(child, sub, root, repairs, framing, repeated))
         return out
     props = schema.get("properties") if schema is not None else None
     extra = schema.get("additionalProperties") if schema is not None else None
@@ -497,7 +507,14 @@ def coerce_node(
         if not isinstance(sub, Mapping):
             sub = None
         if len(group) == 1:
-            result[key] = coerce_node(group[0], sub, root, repairs, framing)
+            result[key] = coerce_node(group[0], sub, root, repairs, framing, repeated)
+            continue
+        if repeated != "list" and key != "item":
+            values = [coerce_node(c, sub, root, repairs, framing, repeated) for c in group]
+            for other in values[1:]:
+                if other != values[0]:
+                    raise _repair.RepairError(_repair.given_twice(key, values[0], other))
+            result[key] = values[0]
             continue
         # A repeated name: the values collect into a list, each typed as an item
         # when the schema says the parameter is an array.
@@ -505,7 +522,7 @@ def coerce_node(
         item = arr.get("items") if arr is not None else sub
         if isinstance(item, (list, tuple)):
             item = None
-        result[key] = [coerce_node(c, item, root, repairs, framing) for c in group]
+        result[key] = [coerce_node(c, item, root, repairs, framing, repeated) for c in group]
     text = node.text if node.exact else node.text.strip()
     if text.strip():
         field_name = "$text"

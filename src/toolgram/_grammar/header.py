@@ -16,6 +16,8 @@
     // code_tool: code_interpreter  (the name of a call that is only raw `code`)
     // framing: newline            (the template writes one newline after a raw value's
     //                              open tag and one before its close tag: dropped)
+    // repeated: list              (a name written twice among an element's children
+    //                              collects into a list; default: an error, as in JSON)
     // offered_only: yes           (a marker-less shape: a call only when it names an offered tool)
     // offered_only: always        (and never a call when no tools are given: code-like shapes)
     // conflicts: RULE TERMINAL… — why   (repeatable: LALR shift/reduce conflicts that are
@@ -135,6 +137,10 @@ class Format:
     # What of a raw value's whitespace the chat template wrote, not the model: "newline"
     # (one after the open tag, one before the close tag, as Qwen3-Coder's) or "none".
     framing: str = "none"
+    # What a name written twice among an element's children is: "error" (where the
+    # values differ, as a JSON key given twice) or "list" (the values collect into one:
+    # MiniMax M3's elements). See _build/coerce.py.
+    repeated: str = "error"
     # The header's `nest:` pairs (opener, closer): the format's tags that, written inside a
     # raw value and balanced there, are the value's text (docs/formats.md, "Markers inside
     # values"; _lalr/nest.py).
@@ -219,6 +225,7 @@ def load_format(path: Path) -> Format:
         # (`// also: NAME — why`: the name is the first word)
         also=tuple(v.split()[0] for v in header.get("also", ()) if v.split()),
         framing=(header.get("framing") or ["none"])[0].lower(),
+        repeated=(header.get("repeated") or ["error"])[0].lower(),
         nests=tuple(filter(None, map(nest_tags, header.get("nest", ())))),
         stream_call=nest_tags((header.get("stream_call") or [""])[0]),
         stream_param=nest_tags((header.get("stream_param") or [""])[0]),
@@ -294,13 +301,14 @@ def declared_conflicts(fmt: Format) -> tuple[DeclaredConflict, ...]:
 KEYS = (
     "format", "title", "models", "markers", "start", "end", "anchor", "quiet", "offered_only", "args_key",
     "code_tool", "order", "conflicts", "parser", "reasoning", "also", "framing", "nest", "end_of_turn",
-    "stream_call", "stream_param", "canonical", "canonical_call", "canonical_param", "canonical_sep",
+    "repeated", "stream_call", "stream_param", "canonical", "canonical_call", "canonical_param", "canonical_sep",
 )  # fmt: skip
 # Keys whose value is one of a few words (the first named is the one to write).
 _CHOICES = {
     "quiet": ("yes", "no", "true", "false"),
     "offered_only": ("yes", "no", "always", "true", "false"),
     "framing": ("none", "newline"),
+    "repeated": ("error", "list"),
 }
 
 

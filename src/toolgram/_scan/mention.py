@@ -69,8 +69,16 @@ def note_failure(r: Any, drv: Driver, reason: str) -> None:
     # mention of the tag ("use <tool_call> to…"), not a broken call. (A quiet
     # format's failure is not told, but a call's that a stray quote broke: that
     # was a call, `[get_weather(city="Par"is", unit="C")]`.)
-    if (drv.fmt.quiet and not drv.stray) or not reason or "closed_tag" in drv.repairs or r.mentioned:
+    if (drv.fmt.quiet and not drv.stray) or not reason or "closed_tag" in drv.repairs:
         return
+    if r.mentioned:
+        # A later format that read its frame whole, further than the mention, and could
+        # not build its call (`<function name="run">` then params: a parameter given
+        # twice) tells why: its call is broken, not mentioned (as for an earlier one:
+        # RegionReader.run).
+        if drv.status != DONE or drv.end <= r.mention_end:
+            return
+        r.mentioned = False
     # Of the formats that share the marker, the one whose grammar read the most
     # tokens says why (a broken Qwen3-XML block is not told about JSON); the
     # first of them, on a tie.

@@ -74,6 +74,7 @@ class RegionReader:
         self.failure_stray = False  # first_failure is a call a stray quote broke (see note_failure)
         self.failed_frame: Driver | None = None
         self.mentioned = False  # a format read the region as a mention of its tag (mention)
+        self.mention_end = -1  # (where that format's reading of the mention ended)
         self.fail_scan = start
         # (fail_scan when settle_failure last waited, and where a call marker may still
         # begin: before it, none can, whatever comes next.)
@@ -143,6 +144,7 @@ class RegionReader:
                         earlier = self.first_failure
                         if earlier is None or self.failed_frame is not None or earlier.end <= drv.end:
                             self.mentioned = True
+                            self.mention_end = drv.end
                             self.first_failure = self.failed_frame = None
                 if status == DONE:
                     region = sc._decode(drv)
