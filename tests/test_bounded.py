@@ -821,3 +821,29 @@ def test_a_name_followed_by_a_long_line_of_prose_is_looked_at_a_bounded_way(monk
     sp.flush()
     assert sp.close() == toolgram.parse(raw)
     assert seen and max(seen) <= 8 * 65
+
+
+# -- a call past max_chars is told, not read ------------------------------------------
+
+_PAST = "x" * 118 + '<tool_call>{"name": "run", "arguments": {"cmd": "ls"}}</tool_call>'
+
+
+@pytest.mark.parametrize("cap", [60, 118, 120, 125])  # (120, 125: the cap cuts the marker)
+def test_a_call_marker_past_max_chars_is_an_error_in_parse_and_stream(cap: int) -> None:
+    result = toolgram.parse(_PAST, max_chars=cap)
+    assert result.calls == [] and result.text == _PAST
+    assert result.errors == [
+        f"Couldn't read a tool call: the reply goes on past max_chars ({cap} characters),"
+        " and a call's marker in what follows was not read."
+    ]
+    for size in (1, 2, 3, 7, 64):
+        stream = toolgram.StreamParser(max_chars=cap)
+        for i in range(0, len(_PAST), size):
+            stream.feed(_PAST[i : i + size])
+        assert stream.close() == result, size
+
+
+def test_prose_past_max_chars_is_no_error() -> None:
+    # (Nor a marker wholly before the cap, nor a quiet format's `[`, nor a closer.)
+    text = "[1] see below " * 4 + "</tool_call> more prose [2]"
+    assert toolgram.parse(text, max_chars=20).errors == []

@@ -467,6 +467,28 @@ def _markup_kinds(kind: str, marks: list[tuple[int, int]], refusals: list[tuple[
     return kinds
 
 
+def past_max_chars(cap_re: Any, text: str, start: int, cap: int) -> Failure | None:
+    """The error for a reply that goes on past max_chars (`cap`) with a call's marker in
+    what was not read (`text`, which starts at `start`: at most a marker's width less
+    one before the cap, for a marker the cap cuts): nothing the model wrote is read
+    there, but that is not silent. None: no such marker."""
+    if cap_re is None:
+        return None
+    at = 0
+    while True:
+        found = cap_re.search(text, at)
+        if found is None:
+            return None
+        if start + found.end() > cap:
+            break
+        at = found.start() + 1  # (a marker wholly before the cap: the scanner's)
+    message = (
+        f"Couldn't read a tool call: the reply goes on past max_chars ({cap} characters),"
+        " and a call's marker in what follows was not read."
+    )
+    return Failure(cap, start + len(text), message)
+
+
 def check_max_chars(max_chars: Any) -> None:
     """Configuration errors raise (the text never does)."""
     if max_chars is None:
@@ -550,8 +572,9 @@ def parse(
     asm = Assembler(toolset, validate, True, truncated)
     if rest:
         asm.cut = len(head)
+    scanner = Scanner(fmts, toolset, in_think, read_calls)
     try:
-        asm.extend(Scanner(fmts, toolset, in_think, read_calls).read(head, asm))
+        asm.extend(scanner.read(head, asm))
     except Exception as exc:  # noqa: BLE001 - the promise is "never raises"
         if passes_through(exc):
             raise
@@ -560,6 +583,11 @@ def parse(
         asm.add(Piece("text", 0, len(head), head))
         asm.errors.append(f"Couldn't read a tool call: internal error ({type(exc).__name__}).")
     if rest:
-        # Beyond max_chars nothing is parsed: the rest is kept, as prose.
+        # Beyond max_chars nothing is parsed: the rest is kept, as prose (and a call's
+        # marker in it is told).
         asm.add(Piece("text", len(head), len(raw), rest))
+        back = max(0, len(head) - scanner.cap_width + 1)
+        past = past_max_chars(scanner.cap_re, raw[back:], back, len(head))
+        if past is not None:
+            asm.add(past)
     return asm.result()

@@ -88,6 +88,12 @@ class Markers:
 
         # (Each search is compiled when first run: a reply runs few of them; see Lazy.)
         self.call_re = lazy(regex.compile, "|".join(map(pattern, markers)), regex.M) if markers else None
+        # The markers that are plainly a call's wherever they stand (not only first on a
+        # line, not a quiet format's `[` or `{`): past max_chars, one of them says the
+        # reply went on with calls nobody read (see cap_note).
+        plain = [m for m in markers if m not in line and any(not f.quiet for f in self.by_marker[m])]
+        self.cap_re = lazy(regex.compile, "|".join(map(regex.escape, plain))) if plain else None
+        self.cap_width = max(map(len, plain), default=0)
         markers = sorted({*markers, *thinking}, key=len, reverse=True)
         self.any_re = lazy(regex.compile, "|".join(map(pattern, markers)), regex.M)
         self.prefixes = frozenset(m[:i] for m in markers for i in range(1, len(m)))
@@ -134,6 +140,7 @@ class Markers:
         quick, risky_ends, firsts, literals, first_set, end_pairs, lane = self.quick
         self.shared = {
             "by_marker": self.by_marker, "call_markers": frozenset(self.by_marker), "anchored": self.anchored, "call_re": self.call_re,
+            "cap_re": self.cap_re, "cap_width": self.cap_width,
             "any_re": self.any_re, "prefixes": self.prefixes, "max_prefix": self.max_prefix,
             "quick": quick, "risky_ends": risky_ends, "firsts": firsts, "literals": literals, "lane_search": lane,
             "first_set": first_set, "end_pairs": end_pairs, "line": self.line,

@@ -79,7 +79,7 @@ from .jsonecho import JsonEcho
 from .xmlecho import XmlParamEcho
 from .._result.model import ParseResult, TextOf, ToolCall
 from .._result.openai import id_for, place_salt
-from .._pipeline import DEFAULT_MAX_CHARS, Assembler, check_max_chars, check_truncated, read_calls, select_formats
+from .._pipeline import DEFAULT_MAX_CHARS, Assembler, check_max_chars, check_truncated, past_max_chars, read_calls, select_formats
 from .._scan.scanner import Piece, Region, Scanner
 from .._tools.tools import normalize_tools
 from .._tools.validate import require_jsonschema
@@ -209,6 +209,12 @@ class StreamParser:
         self._run_start = self._run_end = -1
         # The scanner takes the first `_limit` characters (-1 once it takes no more).
         self._limit = sys.maxsize if max_chars is None else max_chars
+        # Past max_chars: the text not yet looked through for a call's marker (at most
+        # a marker's width less one: what a delta may complete), and the error once one
+        # is found, told at flush (see _pipeline.past_max_chars).
+        self._cap = self._limit
+        self._cap_tail = ""
+        self._cap_error: Any = None
         self._seen = 0  # characters received
         self._calls = 0  # indexes given (calls announced, withdrawn ones included)
         self._done = 0  # calls done: the place in result.calls of the next one
@@ -397,11 +403,23 @@ class StreamParser:
             if self._state is _OPEN:
                 events += self._scan("", True)
                 self._stop(_CUT)
+                keep = self._scanner.cap_width - 1  # (a marker the cap cuts: see _look_past_cap)
+                self._cap_tail = self._scanner.buf[-keep:] if keep > 0 else ""
             start += len(head)
             delta = delta[len(head) :]
         self._seen = start + len(delta)
         self._items([Piece("text", start, self._seen, delta)], events)
+        if self._cap_error is None and start >= self._cap:
+            self._look_past_cap(delta)
         return events
+
+    def _look_past_cap(self, delta: str) -> None:
+        """Look through text past max_chars for a call's marker, as parse() does."""
+        sc = self._scanner
+        text = self._cap_tail + delta
+        self._cap_error = past_max_chars(sc.cap_re, text, self._seen - len(text), self._cap)
+        keep = sc.cap_width - 1
+        self._cap_tail = text[-keep:] if keep > 0 else ""
 
     def _stop(self, state: str) -> None:
         """The scanner takes no more text: every delta goes the slow way."""
@@ -417,6 +435,9 @@ class StreamParser:
         events: list[Event] = self.feed(rest) if rest else []
         if self._state is _OPEN:
             events += self._scan("", True)
+        if self._cap_error is not None:
+            self._cap_error.end = self._seen
+            self._items([self._cap_error], events)
         self._stop(_DONE)
         self._end_run()
         if self._early is not None:  # (the end settled every region: not that call)
