@@ -172,6 +172,19 @@ INLINE: list[tuple[str, str, Any, Any, int]] = [
         "<|tool_call_end|><|tool_call_begin|>",
         None, None, DEFAULT_MAX_CHARS,
     ),
+    # A value's close-tag run, then `</parameter><parameter` glued: the opener after the run
+    # is told only once the text shows all of it (a 1-character stream saw `<param` at a
+    # delta's end and took it for a whole `<param` tag; then its replay of the failed region
+    # waited, and the calls before it were not kept).
+    (
+        "minimax_other_close_tags_then_the_next_parameter",
+        '<minimax:tool_call><invoke name="write_file"><parameter name="content">It ends with </param></function>'
+        '</parameter><parameter name="path">a.md</parameter></invoke></minimax:tool_call>',
+        None, None, DEFAULT_MAX_CHARS,
+    ),
+    ("dots_other_close_tags_then_cut", '<dots_function_call><invoke name="f"><parameter name="b">x</param></function></parameter><parameter name="e">', None, None, DEFAULT_MAX_CHARS),
+    ("minimax_close_tags_again_after_the_call", '<minimax:tool_call><invoke name="f"><parameter name="b">x</parameter></invoke></parameter><parameter name=', None, None, DEFAULT_MAX_CHARS),
+    ("dots_close_tags_again_then_cut_in_a_tag", '<dots_function_call><invoke name="g"><parameter name="c"> </minimax:tool_call></parameter></invoke></parameter><paramete', None, None, DEFAULT_MAX_CHARS),
 ]
 
 

@@ -29,6 +29,12 @@ class Nest:
     closer_of: dict  # tag text -> the closer it needs (an opener), or None (a closer)
     own: frozenset  # the closers that end a raw value, as its grammar says
     terminals: frozenset  # the raw value terminals (the whole of a `value` rule)
+    after: tuple  # the terminals the parser shifts right after a raw value (its close tags)
+
+    def closes_value(self, tag: str) -> bool:
+        """Whether the grammar reads `tag` as a raw value's close (any spelling it takes:
+        the shared invoke grammar's `</parameter>`, `</param>`, `</steptml:parameter>`)."""
+        return any(t.literal == tag or (t.literal is None and t.pattern.fullmatch(tag)) for t in self.after)
 
 
 def compile_nest(nests: tuple, callbacks: dict, terminals: dict, states: dict) -> Nest | None:
@@ -70,4 +76,4 @@ def compile_nest(nests: tuple, callbacks: dict, terminals: dict, states: dict) -
         for tag in sorted(closer_of, key=len, reverse=True)
     ]
     own = frozenset(c for _, c in nests if closes_value(c))
-    return Nest(regex.compile("|".join(parts)), closer_of, own, raw)
+    return Nest(regex.compile("|".join(parts)), closer_of, own, raw, tuple(shifted))

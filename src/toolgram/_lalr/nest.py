@@ -40,7 +40,7 @@ import regex
 
 from .growth import _loop_wait
 from .table import simulate
-from .tokens import WAIT
+from .tokens import WAIT, Tok
 
 # Without the pattern's loop shape (growth.py), how far its look-aheads may read past
 # a `<` (32 spaces, a line of 200 characters, a tag): text this far from the end of a
@@ -66,6 +66,13 @@ _SELF_CLOSING_READ = 162
 # whether it closes, and its name, which its closer repeats (DSML V4.1 writes a space
 # after `｜DSML｜`).
 _TAG = regex.compile(r"<(/?)((?:｜DSML｜ ?)?[^\s<>/=\"']+)[ \t]*>?")
+# A close tag of any format (DSML V4.1 writes a space after `｜DSML｜`), and the blanks a
+# run of them may have between them (_foreign_run).
+_CLOSER = regex.compile(r"</(?:｜DSML｜ ?)?[^\s<>/=\"']+>")
+_RUN_BLANKS = regex.compile(r"\s{0,32}")
+# How far back the parser's values are looked through for the opener of the part a
+# value is in (its tag, then its attributes and `>`).
+_OPENER_BACK = 16
 
 
 def _inline_run_then_text(nest: Any, buf: str, pos: int, final: bool) -> bool | None:
@@ -86,10 +93,12 @@ def _inline_run_then_text(nest: Any, buf: str, pos: int, final: bool) -> bool | 
         if buf[x] != "<":
             return seen > 0 and buf[x] not in "\r\n"
         m = nest.tags.match(buf, x, partial=not final)
+        if m is not None and (m.partial or (not final and m.end() >= n)):
+            # A tag the end of a stream's text cut, or one that ends there: an opener's
+            # match there is no opener yet (`<param` goes on as `<parameter` or `<params>`).
+            return None
         if m is None or nest.closer_of.get(m.group()) is not None:
             return False  # another tag, or an opener: the structure goes on
-        if m.partial:
-            return None
         seen += 1
         x = m.end()
     return False
@@ -156,12 +165,70 @@ def _taken_after(d: Any, t, buf: str, end: int) -> bool:
     return False
 
 
+def _own_close(d: Any, nest: Any) -> str | None:
+    """The close tag of the value's own spelling: the closer the header pairs with the
+    opener of the part the value is in (`<parameter` -> `</parameter>`, `<param` ->
+    `</param>`), found among the parser's last values; None when there is none."""
+    values = d.values
+    for i in range(len(values) - 1, max(-1, len(values) - 1 - _OPENER_BACK), -1):
+        v = values[i]
+        if type(v) is Tok:
+            need = nest.closer_of.get(v.value)
+            if need is not None:
+                return need
+    return None
+
+
+def _foreign_run(d: Any, buf: str, end: int, final: bool) -> Any:
+    """Where the value's pattern stopped at a close tag that the grammar takes as the
+    value's close but in another spelling than its opener's (`</param></function>`, the
+    MiniCPM5 tags, in a MiniMax value opened by `<parameter`; `</parameter></invoke>` in a
+    MiniCPM5 or DSML value): whether a run of close tags from there (blanks between, at
+    most _RUN) reaches the value's own close tag, after which the structure goes on (a tag,
+    or the end of the reply). Read as closing, the run leaves that own close with nothing
+    to close (an error, the next parameter lost); read as the value's text, the structure
+    closes properly: the value ends at its own close (its position is returned). None when
+    not so, (WAIT, None) when a stream's text so far ends inside the run. The look is
+    bounded by the run, and told by its text alone."""
+    if not buf.startswith("</", end):
+        return None
+    nest = d.c.nest
+    first = _CLOSER.match(buf, end)
+    if first is None or not nest.closes_value(first.group()):
+        return None
+    own = _own_close(d, nest)
+    if own is None or first.group() == own:
+        return None
+    n = len(buf)
+    x = end
+    for _ in range(_RUN):
+        m = _CLOSER.match(buf, x, partial=not final)
+        if m is None:
+            return None
+        if m.partial:
+            return WAIT, None  # (a tag the end of a stream's text cut)
+        if m.group() == own:
+            run = _inline_run_then_text(nest, buf, m.end(), final)
+            goes_on = None if run is None else _goes_on(nest, buf, m.end(), final, run)
+            if goes_on is None:
+                return WAIT, None
+            return x if goes_on else None
+        x = _RUN_BLANKS.match(buf, m.end()).end()
+        if x >= n and not final:
+            return WAIT, None  # (blanks up to the end of the text so far: the next tag not yet told)
+    return None
+
+
 def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
     """The value token at pos, whose pattern stopped at `end`: where it ends when the tag
     there is its text (the position of its own close tag), None when it is not, or
     (WAIT, None) when the text so far cannot tell."""
     nest = d.c.nest
     n = len(buf)
+    if end > pos:
+        foreign = _foreign_run(d, buf, end, final)
+        if foreign is not None:
+            return foreign
     m = nest.tags.match(buf, end)
     if m is None:
         return _loose(d, t, buf, pos, end, final)  # a marker of another kind
