@@ -413,6 +413,10 @@ class Builder:
                     short = True
             elif d == "param" or d == "typed_param":
                 key = _param_key(_attr_text(_find(child, "key"), self.buf), draft.repairs)
+                if not key:
+                    # A parameter tag with no name (`<parameter>`, `<parameter e=>`): no
+                    # argument can be made of it, and none named "" is made silently.
+                    raise Unreadable("a parameter has no name")
                 typ = _attr_text(_find(child, "type"), self.buf).strip() if d == "typed_param" else None
                 value = _param_value(child, self.buf)
                 if self._close_missing(child) and child is (last_arg or _last_arg(node)) and _left_open(node):
