@@ -184,8 +184,9 @@ INLINE: list[tuple[str, str, Any, Any, int]] = [
     ),
     ("dots_other_close_tags_then_cut", '<dots_function_call><invoke name="f"><parameter name="b">x</param></function></parameter><parameter name="e">', None, None, DEFAULT_MAX_CHARS),
     ("minimax_close_tags_again_after_the_call", '<minimax:tool_call><invoke name="f"><parameter name="b">x</parameter></invoke></parameter><parameter name=', None, None, DEFAULT_MAX_CHARS),
-    ("minimax_parameter_with_no_name", '<invoke name=s><parameter e=></parameter>t<parameter ', None, None, DEFAULT_MAX_CHARS),
     ("dots_close_tags_again_then_cut_in_a_tag", '<dots_function_call><invoke name="g"><parameter name="c"> </minimax:tool_call></parameter></invoke></parameter><paramete', None, None, DEFAULT_MAX_CHARS),
+    ("minimax_parameter_with_no_name", '<invoke name=s><parameter e=></parameter>t<parameter ', None, None, DEFAULT_MAX_CHARS),
+    ("minimax_cut_after_text_glued_to_a_close_tag", '<invoke name=s><parameter name="a">1</parameter>t<parameter ', None, None, DEFAULT_MAX_CHARS),
 ]
 
 

@@ -236,6 +236,10 @@ class Builder:
     # short is the repair cut_value (see _call_end, _call, _json_calls).
     ended: tuple | None = None
     _last: Any = None  # (with ended: the region's last call, or payload of calls)
+    # The reply goes on inside the region's last call past the text read (a salvage
+    # point inside it: what was begun after it is dropped): its last value was not
+    # closed by a tag inside it with prose after (_closed_inside), the call took the rest.
+    goes_on = False
     _tail: Prose | None = None  # the prose after the call _call just read (_walk adds it after the call)
 
     def __init__(self, fmt, tools, region: tuple[int, int], read_calls=None, buf: str | None = None) -> None:
@@ -419,7 +423,10 @@ class Builder:
                     raise Unreadable("a parameter has no name")
                 typ = _attr_text(_find(child, "type"), self.buf).strip() if d == "typed_param" else None
                 value = _param_value(child, self.buf)
-                if self._close_missing(child) and child is (last_arg or _last_arg(node)) and _left_open(node):
+                if (
+                    self._close_missing(child) and child is (last_arg or _last_arg(node)) and _left_open(node)
+                    and not (self.goes_on and node is self._last)
+                ):
                     value, tail = self._closed_inside(child, value)
                     if tail is not None:
                         self._tail = tail  # (see _walk)

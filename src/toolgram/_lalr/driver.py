@@ -39,7 +39,7 @@ class Driver:
         "fmt", "c", "start", "pos", "stack", "values", "status", "end", "tree", "repairs", "reason", "prose_at",
         "hint", "extents", "quotes", "resume", "taken", "brackets", "cutter", "recheck", "marks",
         "closed_at", "last_end", "calls", "lines", "line_end", "stray", "quote_memo", "last_term", "last_start", "ended", "shut",
-        "loose_memo", "nest_memo", "nest_open", "nest_loose",
+        "loose_memo", "nest_memo", "nest_open", "nest_loose", "goes_on",
     )  # fmt: skip
 
     def __init__(self, fmt: Format, start: int, brackets: Any = None, cutter: Any = None, lines: bool = False) -> None:
@@ -120,6 +120,9 @@ class Driver:
         # ((token start, stop), where nest._loose's reading got to, its open tags, where
         # they last all paired): set once the reading of declared tags failed there.
         self.nest_loose: tuple | None = None
+        # Only in a salvage's replay up to a point inside the last call (_scan/salvage.py):
+        # the reply goes on in that call past the text read (Builder.goes_on).
+        self.goes_on = False
 
     # -- the loop ---------------------------------------------------------
     def run(self, buf: str, final: bool, at_marker) -> str:

@@ -234,6 +234,7 @@ class RegionReader:
             builder = Builder(drv.fmt, tools, region, self.sc.read_calls, self.sc.buf)
             if drv.closed_at >= 0:
                 builder.cut_at = drv.last_end
+            builder.goes_on = getattr(drv, "goes_on", False)  # (an Earley parse is never salvaged)
             if drv.ended >= 0:
                 builder.ended = (drv.last_end, drv.ended, _closer(drv, self.sc.buf), drv.closed_at >= 0)
             items = builder.build(drv.tree)

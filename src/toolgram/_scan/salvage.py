@@ -140,6 +140,7 @@ def salvage_one(r: Any, drv: Driver, final: bool):
             continue  # (a name alone, prose after it, is a mention here too: `the <marker> tag to…`)
         if opened:
             fresh.end = len(buf)
+            fresh.goes_on = True
             if _closing(drv, buf[end:].strip(), _accepts(r, drv, end)):
                 fresh.ended = -1  # (the reply ended inside a close marker: the values before it are whole)
         else:
