@@ -251,7 +251,8 @@ def _alternating(pieces: list[str]) -> str | None:
 
 
 # The segment kind of a scanner Piece (another kind, a <think> tag's "markup": reasoning).
-_PIECE_SEGMENT = {"text": "text", "turn_end": "markup"}
+# ("closer": a call's closer written again right after it.)
+_PIECE_SEGMENT = {"text": "text", "turn_end": "markup", "closer": "markup"}
 
 
 class Assembler:

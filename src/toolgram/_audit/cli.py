@@ -411,8 +411,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
     for step in exp.steps:
         span = f"[{step.start}, {step.end})"
         piece = raw[step.start : step.end]
-        if step.kind in ("text", "reasoning", "markup", "turn_end"):
-            label = {"markup": "removed", "turn_end": "removed (end of turn)"}.get(step.kind, step.kind)
+        if step.kind in ("text", "reasoning", "markup", "turn_end", "closer"):
+            label = {"markup": "removed", "turn_end": "removed (end of turn)", "closer": "removed (the closer again)"}.get(step.kind, step.kind)
             extra = f"  {st(_shown(step.errors[0]), 'yellow')}" if step.errors else ""
             w(f"\n{st(span, 'dim')} {st(label, 'dim')}  {shorten(piece, 70)}{extra}\n")
             continue

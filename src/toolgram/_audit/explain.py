@@ -47,8 +47,9 @@ class Attempt:
 
 @dataclass
 class Step:
-    """One slice of the reply, in order: kind "text", "reasoning", "markup", "call"
-    (a region a grammar read) or "error" (a region no format could read)."""
+    """One slice of the reply, in order: kind "text", "reasoning", "markup", "turn_end"
+    or "closer" (markers removed), "call" (a region a grammar read) or "error" (a region
+    no format could read)."""
 
     kind: str
     start: int
@@ -127,7 +128,7 @@ def explain(
     for item in scanner.read(head):
         produced = asm.add(item)
         if isinstance(item, Piece):
-            if steps and steps[-1].kind == item.kind and steps[-1].end == item.start and item.kind not in ("markup", "turn_end"):
+            if steps and steps[-1].kind == item.kind and steps[-1].end == item.start and item.kind not in ("markup", "turn_end", "closer"):
                 steps[-1].end = item.end  # one step per run of prose
             else:
                 steps.append(Step(item.kind, item.start, item.end))

@@ -558,6 +558,9 @@ def run(
     # (the common case: call after call in one format).
     unextended = sc.unextended
     again = marker if one and type(frame) is frame_type and marker in unextended and marker not in line else None
+    closer = closer_of(frame.fmt, buf, pos)
+    if closer and again is not None and closer[0] != again[0]:
+        again = None  # (frame.after's prose, free of the marker's first character, might hold the closer)
     plain = sink.plain()
     if plain is not None:
         segments, note, calls = plain
@@ -592,6 +595,10 @@ def run(
                 segments.append(_new(CallRun, ("call", run_from, pos, calls[first:])))
             if after is not None and m is not None:
                 return pos  # (the call it could not read: the loop reads it again, the general way)
+        if closer and _written_again(buf, pos, closer):
+            # The call's closer written again: the loop takes it (Scanner._closer_again).
+            sc.closed_at, sc.closer = pos, closer
+            return pos
         # (_whole_next's search when the text holds one symbol character, inline)
         i = buf.find(one, pos) if one else -1
         if again is not None and i >= 0 and buf.startswith(again, i) and buf[i - 1] != "`":
@@ -626,3 +633,39 @@ def run(
         take(pos, i, buf[pos:i], got)
         pos = got.span[1]
         again = marker if one and marker in unextended else None  # (not in line: see above)
+        closer = closer_of(frame.fmt, buf, pos)
+        if closer and again is not None and closer[0] != again[0]:
+            again = None
+
+
+def _written_again(buf: str, end: int, closer: str) -> bool:
+    """Whether `closer`, which ends a call at `end`, is written again right after it,
+    blanks between (as many as Scanner._repeated allows), in a whole text."""
+    j = end
+    stop = min(len(buf), end + STUTTER_BLANKS)
+    while j < stop and buf[j].isspace():
+        j += 1
+    return buf.startswith(closer, j)
+
+
+def closer_of(fmt: Format, buf: str, end: int) -> str:
+    """The closer that the call of `fmt` ending at `end` ends with, which written again
+    right after it is markup (Scanner._closer_again): the longest of the format's end
+    markers, or of its declared call's closer (Qwen3-Coder's `</function>`), of three
+    characters or more; "" when it ends with none, or fmt is quiet (a fence's ``` is
+    no call's closer written twice)."""
+    if fmt.quiet:
+        return ""
+    found = ""
+    for c in fmt.ends:
+        if len(c) > len(found) and len(c) >= 3 and buf.endswith(c, 0, end):
+            found = c
+    call = fmt.stream_call
+    if call is not None and len(call[1]) > len(found) and buf.endswith(call[1], 0, end):
+        found = call[1]
+    return found
+
+
+# The most blanks between an opener and the same opener written again (a stutter:
+# Scanner._repeated), and between a call's closer and the closer written again.
+STUTTER_BLANKS = 16

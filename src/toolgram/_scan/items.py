@@ -18,8 +18,9 @@ class Region:
 
 
 class Piece(NamedTuple):
-    """A slice of the reply: kind "text", "reasoning", "markup" (tags removed) or
-    "turn_end" (an end-of-turn token that ends the reply, removed),
+    """A slice of the reply: kind "text", "reasoning", "markup" (tags removed),
+    "turn_end" (an end-of-turn token that ends the reply, removed) or "closer" (a
+    call's closer written again right after it, removed),
     `value` the text it contributes (a slice of the reply unless given). (A tuple:
     one is made per run of prose, and a tuple is made fastest; see _piece.)"""
 

@@ -104,6 +104,7 @@ class RegionReader:
             if type(got) is ToolCall:
                 out.append(got)
                 sc.pos = got.span[1]
+                sc.after_call(sc.pos, self.frame.fmt)
                 sc._end_region()
                 return True
             if got is not None and len(sc.buf) - self.region_start < _FRAME_WAIT:
@@ -158,6 +159,7 @@ class RegionReader:
                         sc._prose(out, sc.pos, region.start)  # whitespace before an anchored region
                         out.append(region)
                         sc.pos = region.end
+                        sc.after_call(region.end, drv.fmt, region)
                         sc._end_region()
                         return True
                     sc._note_failure(drv, region)

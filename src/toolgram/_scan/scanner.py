@@ -78,6 +78,10 @@ class Scanner(MarkerSearch):
     region: RegionReader | None = None  # the region being read (see _begin), else None
     start_test: tuple | None = None  # opening() of a reply-start region begun before the reply ended (_start)
     reply_end = -1  # where the reply's last non-blank ends, once it has ended (mention._reply_end)
+    # Right after a call whose closer the model may write again (`</tool_call></tool_call>`):
+    # where it ends, in the reply (-1: not there), and that closer. See _closer_again.
+    closed_at = -1
+    closer = ""
     # Streaming in linear time. `buf` holds the reply from `base` on: text no
     # decision needs any more is dropped (positions in `buf` are local; the
     # items reported carry positions in the whole reply). While a region's
@@ -325,6 +329,8 @@ class Scanner(MarkerSearch):
         elif self.mode == "prose" or self.mode == "think":
             if self.pos > 256:
                 self._trim()
+            if self.closed_at >= 0 and self.mode == "prose":
+                return  # (right after a call: the next delta goes to _closer_again)
             buf = self.buf
             if self.mode == "think" and len(buf) - self.pos > self.max_prefix:
                 # In a reasoning block, held from a call marker on: only its closers matter now.
@@ -465,6 +471,13 @@ class Scanner(MarkerSearch):
         frames, line, tools = self.frames, self.line, self.tools
         whole = self.whole_next if final else None
         while True:  # (a run of calls the fast path reads is taken here, in one go)
+            if self.closed_at >= 0:
+                again = self._closer_again(out, pos, kind, final)
+                if again is None:
+                    return False  # (blanks, or the start of the closer: the next delta tells)
+                if again:
+                    pos = self.pos
+                    continue
             # Every marker is found as plain text first (the stdlib search is much
             # faster); the full search, with its line-start conditions, starts there.
             found = self._whole_next(buf, pos, whole) if whole is not None else self._next_literal(buf, pos)
@@ -549,10 +562,12 @@ class Scanner(MarkerSearch):
                         continue
                     out.append(got)
                     self.pos = pos = got.span[1]
+                    self.after_call(pos, frame.fmt)
                     continue
                 if type(got) is Region:  # (a JsonFrame's, read as the general way would)
                     out.append(got)
                     self.pos = pos = got.end
+                    self.after_call(pos, frame.fmt, got)
                     continue
                 if got is None:
                     frame = None
@@ -596,6 +611,41 @@ class Scanner(MarkerSearch):
         if final or j >= after + _STUTTER_BLANKS:
             return False
         return None if marker.startswith(buf[j:]) else False
+
+    def after_call(self, end: int, fmt: Format, region: Region | None = None) -> None:
+        """A call (or a region holding one) ends at `end`: note its closer, which the model
+        may write again right after it (see _closer_again)."""
+        if region is not None and not any(type(part) is Draft for part in region.items):
+            return  # (no call in it: a message's markers)
+        c = _frame.closer_of(fmt, self.buf, end)
+        if c:
+            self.closed_at = self.base + end
+            self.closer = c
+
+    def _closer_again(self, out: list, pos: int, kind: str, final: bool) -> bool | None:
+        """In prose right after a call (closed_at): its closer written again, blanks
+        between (`</tool_call></tool_call>`, a small model's stutter), is markup, never
+        prose: a "markup" segment (Piece "closer"). It is decided here, after the call,
+        which a stream has sent by then: the call is not held back for it (and so
+        records no repair). True when one was taken (pos moved on); False when none
+        follows; None while the text so far cannot tell (blanks, or the closer's start)."""
+        if self.closed_at != self.base + pos:
+            self.closed_at = -1
+            return False
+        closer = self.closer
+        buf = self.buf
+        again = self._repeated(buf, pos, closer, final)
+        if not again:
+            if again is not None:
+                self.closed_at = -1
+            return again
+        j = buf.index(closer, pos)  # (blanks before it: prose, as between two calls)
+        if j > pos:
+            out.append(_piece(kind, pos, j, buf[pos:j]))
+        self.pos = end = j + len(closer)
+        out.append(Piece("closer", j, end, ""))
+        self.closed_at = self.base + end  # (and a third time)
+        return True
 
     def _opener_at(self, buf: str, p: int) -> str | None:
         """The longest reasoning opener at p, or None."""
@@ -764,8 +814,8 @@ def _fence_close(buf: str, i: int) -> bool:
     return buf.startswith("```", i - 3) and (i == 3 or buf[i - 4] == "\n")
 
 
-# The most blanks between an opener and the same opener written again (a stutter).
-_STUTTER_BLANKS = 16
+_STUTTER_BLANKS = _frame.STUTTER_BLANKS  # (see there)
+
 
 
 # The scanner's modes, by name (Scanner.mode).
