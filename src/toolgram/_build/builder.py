@@ -676,15 +676,22 @@ class Builder:
             repairs = ("name_outside_json", *repairs)
         else:
             left_open = []
+            twice: list = []  # an object of calls' fields given twice (see _fields_twice)
             try:
                 value, repairs, tail = _loads_leading(text, leading=not bracketed, cut=cut, left_open=left_open)
             except Unreadable:
-                # Call objects a line each, one missing its closing brace (MiniMax-M1's
-                # `{…"cats"}\n{…}`): the bracket scan ran on into the next.
-                several = _objects_by_line(text, start, cut, left_open)
-                if several is None:
-                    raise
-                value, repairs, tail = None, (), "\n"
+                # An object of calls that gives one of its own fields twice: its calls are
+                # read, the field is an error (_envelope).
+                value = _fields_twice(text, twice) if bracketed else None
+                if value is not None:
+                    repairs, tail = (), ""
+                else:
+                    # Call objects a line each, one missing its closing brace (MiniMax-M1's
+                    # `{…"cats"}\n{…}`): the bracket scan ran on into the next.
+                    several = _objects_by_line(text, start, cut, left_open)
+                    if several is None:
+                        raise
+                    value, repairs, tail = None, (), "\n"
         if fence is not None:
             repairs = ("fenced_payload", *repairs)
         several = (_several_objects(text, start) or _objects_by_line(text, start, cut, left_open)) if tail else None
@@ -695,6 +702,11 @@ class Builder:
             tail = several[3] if len(several) > 3 else ""
         else:
             spans = _element_spans(text, start, value)
+        if bracketed and isinstance(value, dict) and "{" in self.fmt.starts and not isinstance(value.get("tool_calls"), list):
+            # The object's own brace is the format's marker (xlam's object of calls, on a
+            # line of its own): nothing but its "tool_calls" says it holds calls. Decided
+            # here, once the whole object is read, whatever field comes first.
+            raise Unreadable('a JSON object with no "tool_calls" list')
         if isinstance(value, dict) and isinstance(value.get("tool_calls"), list):
             # {"tool_calls": [...]}: each call's span is its element of that list (found
             # where JSON reads the field, not where the words "tool_calls" first occur: a
@@ -707,7 +719,7 @@ class Builder:
                 key = text.find('"tool_calls"')
                 at = text.find("[", key) if key >= 0 else -1
             spans = _element_spans(text[at:], start + at, value["tool_calls"]) if at >= 0 else None
-            self._envelope(value, whole or self.region, fields)
+            self._envelope(value, whole or self.region, fields, twice)
         calls = list(_flatten_calls(value, spans))
         # What the end of the reply cut is the last call's, not every call's of the payload.
         cut_value, repairs = _take_cut(repairs)
@@ -860,13 +872,18 @@ class Builder:
             return cut
         return draft
 
-    def _envelope(self, value: dict, span: tuple[int, int], fields: dict) -> None:
+    def _envelope(self, value: dict, span: tuple[int, int], fields: dict, twice: list) -> None:
         """What an object holding the calls (`{"tool_calls": [...]}`) says beside them:
         xLAM's `"thought"` is reasoning, an OpenAI message's `"content"` is prose, and
         its `"role"` and empty fields say nothing. Any other field is an error that
-        names it: nothing the model wrote is dropped unsaid. (`fields`: where each
-        field lies in the reply, for the segments; a field past where the object
-        needed a repair has none.)"""
+        names it: nothing the model wrote is dropped unsaid; so is a field given twice
+        with two values (`twice`: (key, first, then), see _fields_twice), which of
+        them the model meant nothing tells. (`fields`: where each field lies in the
+        reply, for the segments; a field past where the object needed a repair has none.)"""
+        for key, first, then in twice:
+            where = fields.get(key)  # (the second's)
+            message = f"Couldn't read a tool call: in the object of calls, {_repair.given_twice(key, first, then)}."
+            self.items.append(Draft(name="", span=(where[0], where[2]) if where else span, error=message))
         for key, field_value in value.items():
             if key == "tool_calls" or field_value in (None, "", [], {}):
                 continue
@@ -1454,6 +1471,49 @@ def _field_spans(text: str, offset: int) -> dict[str, tuple[int, int, int]]:
 
 
 _JSON_DECODER = json.JSONDecoder()
+
+
+def _fields_twice(text: str, twice: list) -> dict | None:
+    """An object of calls (`{…, "tool_calls": […]}`, well-formed JSON) that gives one of
+    its own fields twice with two values, which JSON cannot read: its fields, less
+    those given twice, each of which goes in `twice` as (key, first value, second).
+    A field given twice with one value is read once. None for any other text (a
+    value inside that gives a key twice is still unreadable)."""
+    fields: dict = {}
+    ws = _JSON_WS
+    try:
+        pos = ws.match(text, 0).end()
+        if text[pos] != "{":
+            return None
+        pos = ws.match(text, pos + 1).end()
+        while True:
+            if text[pos] != '"':
+                return None
+            key, pos = _scanstring(text, pos + 1)
+            pos = ws.match(text, pos).end()
+            if text[pos] != ":":
+                return None
+            value, pos = _repair.decode_at(text, ws.match(text, pos + 1).end())
+            if key in fields and fields[key] != value:
+                if not any(k == key for k, _, _ in twice):
+                    twice.append((key, fields[key], value))
+            else:
+                fields[key] = value
+            pos = ws.match(text, pos).end()
+            if text[pos] == "}":
+                break
+            if text[pos] != ",":
+                return None
+            pos = ws.match(text, pos + 1).end()
+    except (ValueError, IndexError):
+        return None
+    if text[pos + 1 :].strip(" \t\n\r") or not twice:
+        return None
+    for key, _, _ in twice:
+        del fields[key]
+    if any(key == "tool_calls" for key, _, _ in twice):
+        fields["tool_calls"] = []  # (neither list is read: an error says why)
+    return fields if isinstance(fields.get("tool_calls"), list) else None
 _JSON_WS = re.compile(r"[ \t\n\r]*")
 _scanstring = json.decoder.scanstring
 

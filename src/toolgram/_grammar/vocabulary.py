@@ -58,7 +58,9 @@ RULES: tuple[Rule, ...] = (
          part=True, opaque=True, not_bare=True),
     Rule("code", "raw code inside a `call`: the arguments are `{\"code\": text}`; without a `name`, the call is "
          "named by the header's `code_tool`", part=True, not_bare=True),
-    Rule("json_calls", 'JSON holding a call object, a list of them, or `{"tool_calls": […]}`', holds_calls=True,
+    Rule("json_calls", 'JSON holding a call object, a list of them, or `{"tool_calls": […]}` (where `{` is the '
+         "format's own start marker, an object holds calls only in its `tool_calls` list, in any place among its "
+         "fields: decided once the object is whole)", holds_calls=True,
          counts_calls=True, json_text=True, not_bare=True, region_level=True),
     Rule("keyed_calls", "a JSON list of `{NAME: arguments}` objects", holds_calls=True, counts_calls=True,
          json_text=True, not_bare=True, region_level=True),

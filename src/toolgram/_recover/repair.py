@@ -952,6 +952,13 @@ def _pairs(pairs: list) -> dict:
 _JSON_PAIRS = json.JSONDecoder(strict=False, parse_float=_finite_float, parse_constant=_no_constant, object_pairs_hook=_pairs)
 
 
+def decode_at(text: str, pos: int) -> tuple[Any, int]:
+    """The well-formed JSON value at pos and where it ends, as loads reads one (raw
+    line breaks in strings, NaN refused); ValueError (RepairError where an object in
+    it gives a key twice with two values) where there is none."""
+    return _JSON_PAIRS.raw_decode(text, pos)
+
+
 def _no_repeats(text: str, repeated: tuple | None) -> None:
     """Raise RepairError where an object of `text` gives a key twice with two values
     (`repeated`: the first such the lenient pass met, as (key, first, then))."""
