@@ -80,6 +80,7 @@ class RegionReader:
         # begin: before it, none can, whatever comes next.)
         self.call_hint: tuple[int, int] | None = None
         self.salvaged: Any = None  # salvage's answer for the region (False: none), once asked
+        self.spaced: Any = None  # what salvage.spaced_call looks at, until it tells
         self.frame: _frame.Frame | None = frame  # the first candidate's fast frame, until given up
         self.frame_wait: Any = None  # what Frame.read waits with (a _LoopWait: see Scanner._settle)
         self.drivers: list[Driver] = [] if frame is not None else [self.driver(self.candidates[0], start)]
@@ -228,17 +229,20 @@ class RegionReader:
             sc._end_region()
             return True
 
-    def decode(self, drv: Driver) -> Region | str:
-        """The region drv read, built (Builder); a str: why it is no region."""
+    def decode(self, drv: Driver, buf: str | None = None) -> Region | str:
+        """The region drv read, built (Builder); a str: why it is no region. (`buf`: the
+        text drv read, when not the scanner's: one with words masked, of equal length.)"""
         tools = self.sc.tools
         region = (drv.start, drv.end)
+        if buf is None:
+            buf = self.sc.buf
         try:
-            builder = Builder(drv.fmt, tools, region, self.sc.read_calls, self.sc.buf)
+            builder = Builder(drv.fmt, tools, region, self.sc.read_calls, buf)
             if drv.closed_at >= 0:
                 builder.cut_at = drv.last_end
             builder.goes_on = getattr(drv, "goes_on", False)  # (an Earley parse is never salvaged)
             if drv.ended >= 0:
-                builder.ended = (drv.last_end, drv.ended, _closer(drv, self.sc.buf), drv.closed_at >= 0)
+                builder.ended = (drv.last_end, drv.ended, _closer(drv, buf), drv.closed_at >= 0)
             items = builder.build(drv.tree)
         except Unreadable as exc:
             if exc.called:

@@ -8,6 +8,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import regex
+
 from .mention import cut_opener, mention, settle_failure
 from .._build.builder import Draft
 from .._lalr.driver import Driver
@@ -27,6 +29,15 @@ def salvaged(r: Any, out: list, final: bool) -> bool | None:
         r.salvaged = salvage(r, final)
     if not r.salvaged:
         return None
+    if r.spaced is not None:
+        # (Prose after the calls kept may be a call whose name has a space in it, before
+        # the block's end marker: see spaced_call. Told by bounded text; until then, wait.)
+        whole = spaced_call(r, final)
+        if whole is WAIT:
+            return False
+        r.spaced = None
+        if whole is not None:
+            r.salvaged = (whole, None, False)
     region, tail, settle = r.salvaged
     if region is not None:  # (None: no call before a broken one; see salvage)
         sc._prose(out, sc.pos, region.start)
@@ -38,6 +49,10 @@ def salvaged(r: Any, out: list, final: bool) -> bool | None:
                 return False
         out.append(region)
         sc.pos = region.end
+        for fmt in r.candidates:
+            if fmt.name == region.fmt:
+                sc.after_call(region.end, fmt, region)  # (its closer may come again)
+                break
     if tail is not None and _NONBLANK.search(sc.buf, max(sc.pos, tail.start), tail.end) is None:
         # What broke the frame begins after the blanks that end the calls kept (the next
         # call in another format's shape, `<function=get_time>{}</function>` after a
@@ -109,7 +124,11 @@ def salvage(r: Any, final: bool, quiet: bool = False):
     if drv.prose_at >= end and not buf[end : drv.prose_at].strip():
         # Prose right after the last call, where the section's (or the call's)
         # close was left out: the region ends there, and the prose is prose, not a
-        # broken call (nothing to report, and nothing to wait for).
+        # broken call (nothing to report, and nothing to wait for) -- unless it is a
+        # call whose name has a space in it, which the block's end marker then closes
+        # (see spaced_call: salvaged asks it, on each look, until the text tells).
+        if _SPACED.match(buf, drv.prose_at, partial=True) is not None:
+            r.spaced = (drv, drv.prose_at)
         return region, None, False
     why = drv.reason if drv.status == FAIL else r.sc._decode(drv)
     if not why or not isinstance(why, str):
@@ -122,6 +141,64 @@ def salvage(r: Any, final: bool, quiet: bool = False):
     r.failed_frame = drv
     r.fail_scan = fail_end
     return region, None, True
+
+# A call whose name has a space in it, first on its line: the name's first word, up to
+# seven more apart by spaces or tabs (each at most 64 characters), then `(`.
+_SPACED = lazy(regex.compile, r"[ \t]*+(?:\r?\n[ \t]*+)?([A-Za-z_][\w.\-]{0,63})((?:[ \t]++[A-Za-z_][\w.\-]{0,63}){1,7})[ \t]*+\(")
+
+#: How far from the start of such a call the block's end marker must come (after the
+#: call, blanks and separators between) for the call to be taken for one: a stream
+#: holds at most this much text back to tell.
+SPACED_HORIZON = 320
+
+
+def spaced_call(r: Any, final: bool):
+    """Where prose follows the calls kept by salvage (r.spaced: the driver and where
+    the prose starts), the case of a call whose name has a space in it (OLMo 3's
+    `get time(timezone="Europe/Paris")` after a call, before `</function_calls>`): read
+    with the name's later words as blanks, it is one call that the block's end marker
+    closes (calls between too), within SPACED_HORIZON characters. Then the model meant a call, with a name
+    the format cannot hold: the block is read again whole, that call an error for the
+    model naming it (the Region returned), the calls before it kept as read. None: the
+    prose is prose; WAIT: a stream's text cannot tell yet (it holds the text back)."""
+    drv, at = r.spaced
+    buf = r.sc.buf
+    m = _SPACED.match(buf, at, partial=not final)
+    if m is None:
+        return None
+    lim = m.start(1) + SPACED_HORIZON
+    if m.partial:
+        return WAIT if len(buf) < lim else None
+    # Only the call and what follows it, after the block's own opener: bounded, however
+    # long the block before it (a stream asks on each delta).
+    blank = " " * (m.end(2) - m.start(2))
+    opener = buf[r.region_start : r.region_start + r.marker_len]
+    text = opener + "\n" + buf[m.start(1) : m.end(1)] + blank + buf[m.end(2) : lim]
+    ended = final or len(buf) >= lim
+    mini = Driver(drv.fmt, 0, None, None, drv.lines)
+    mini.quotes = False
+    status = mini.run(text, ended, r.sc.at_marker)
+    if status == WAIT:
+        return WAIT
+    if status != DONE or "closed_tag" in mini.repairs:
+        return None
+    # The whole block, read again with those words as blanks (once: the text told).
+    masked = buf[: m.start(2)] + blank + buf[m.end(2) :]
+    whole = Driver(drv.fmt, r.region_start, None, None, drv.lines)
+    whole.quotes = False
+    if whole.run(masked, final, r.sc.at_marker) != DONE:
+        return None  # (not so when read from the block's start: the prose stays prose)
+    region = r.decode(whole, masked)
+    if not isinstance(region, Region):
+        return None
+    name = buf[m.start(1) : m.end(2)]
+    message = f'Couldn\'t read a tool call: the name "{name}" cannot be written in this format; call the tool by its exact name.'
+    for k, item in enumerate(region.items):
+        if isinstance(item, Draft) and item.span and item.span[0] <= m.start(1) < item.span[1]:
+            region.items[k] = Draft(name="", span=item.span, error=message)
+            return region
+    return None
+
 
 def salvage_one(r: Any, drv: Driver, final: bool):
     """(region, its drafts, end, opened, truncated) for one candidate's driver
