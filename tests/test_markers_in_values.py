@@ -84,6 +84,19 @@ CASES = [
         "</parameter>\n</function>\n</seed:tool_call>",
         [("f", {"a": 1}, ("closed_tag",)), ("g", {"b": 2}, ())],
     ),
+    # A closer the header does not declare (Hermes's `</tool_call>` in a Seed-OSS value),
+    # where the value's pattern stops at it, pairing with an opener written in the value
+    # (`<tool_call id="7">`, which the pattern read as text): the value's text (nest._loose).
+    (
+        '<seed:tool_call>\n<function=write_file>\n<parameter=content><root><tool_call id="7">log</tool_call></root>'
+        "</parameter>\n<parameter=path>a.xml</parameter>\n</function>\n</seed:tool_call>",
+        [("write_file", {"content": '<root><tool_call id="7">log</tool_call></root>', "path": "a.xml"}, ())],
+    ),
+    (
+        '<seed:tool_call>\n<function=write_file>\n<parameter=content>\n<root>\n  <tool_call id="7">log</tool_call>\n'
+        "</root>\n</parameter>\n</function>\n</seed:tool_call>",
+        [("write_file", {"content": '\n<root>\n  <tool_call id="7">log</tool_call>\n</root>\n'}, ())],
+    ),
 ]
 
 

@@ -19,7 +19,9 @@ in _grammar/nest.py). The rule (docs/formats.md, "Markers inside values"):
  - where that reading fails at an opener (another format's marker, which the header
    does not declare, or an opener whose closer never comes: `<tool_call> is the tag.`),
    the opener is text when the value's own close tag comes later, within _HORIZON, and
-   closes there, pairing with no tag written after the opener (_loose);
+   closes there, pairing with no tag written after the opener (_loose); so is a closer
+   the header does not declare that closes an opener written in the value's text within
+   _HORIZON before it (`<root><tool_call id="7">log</tool_call></root>` in Seed-OSS);
  - otherwise the value ends where its pattern stopped, as before: a close tag left out
    before the next part (`1\\n<parameter=b>\\n2\\n</parameter>\\n</function>`: the
    value's own close never comes), a closer the structure goes on after (`</function>`
@@ -369,6 +371,24 @@ def _tag_at(nest: Any, buf: str, p: int) -> tuple | None:
     return None, not g.group(1), "</" + g.group(2).replace(" ", "") + ">", g.end()
 
 
+def _opened(nest: Any, buf: str, lo: int, hi: int) -> tuple:
+    """The tags written in buf[lo:hi] (a value's text) left open there, as _loose pairs
+    them: the closers they need, innermost last."""
+    stack: list = []
+    p = buf.find("<", lo, hi)
+    while p >= 0:
+        found = _tag_at(nest, buf, p)
+        if found is not None and found[3] <= hi:
+            _, opens, key, after = found
+            if opens:
+                if _SELF_CLOSING.match(buf, after, min(hi, after + _SELF_CLOSING_READ)) is None and len(stack) < _DEPTH:
+                    stack.append(key)
+            elif key in stack:
+                del stack[len(stack) - 1 - stack[::-1].index(key) :]
+        p = buf.find("<", p + 1, hi)
+    return tuple(stack)
+
+
 def _loose(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
     """Where the reading above fails at the tag at `end` (another format's marker, which
     the header does not declare, or an opener whose closer never comes: `<tool_call> is
@@ -388,11 +408,22 @@ def _loose(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
     horizon = end + _HORIZON
     memo = d.nest_loose
     if memo is None or memo[0] != (pos, end):
-        # The tag the value stopped at: an opener, or the value ends there as before.
+        # The tag the value stopped at: an opener, or the value ends there as before;
+        # or a closer the header does not declare (Hermes's `</tool_call>` in a Seed-OSS
+        # value) that closes an opener written in the value's text, within _HORIZON
+        # before it (`<root><tool_call id="7">log</tool_call></root>`): read on, those
+        # openers counted first (as declared ones are: _open_in_value).
         first = _tag_at(nest, buf, end)
-        if first is None or not first[1]:
+        if first is None:
             return None
-        memo = d.nest_loose = ((pos, end), end, (), end)
+        opened: tuple = ()
+        if not first[1]:
+            if first[0] is not None:
+                return None
+            opened = _opened(nest, buf, max(pos, end - _HORIZON), end)
+            if first[2] not in opened:
+                return None
+        memo = d.nest_loose = ((pos, end), end, opened, end)
     _, x, stack, paired = memo
     stack = list(stack)
     pattern = t.pattern
