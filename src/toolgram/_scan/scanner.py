@@ -32,6 +32,7 @@ from .items import INVISIBLE, Failure, Piece, Region, _piece
 from .markers import THINK_CLOSE, THINK_OPEN, Frames, MarkerSearch, Markers, _CharWait, _trie, markers_for  # noqa: F401
 from .opening import line_opening, marker_opens, may_open, opening, openers
 from .region import RegionReader
+from . import storm as _storm
 from .mention import note_failure
 from .._build.builder import Draft, Prose
 from .._lalr.driver import DONE, WAIT, Driver
@@ -97,6 +98,7 @@ class Scanner(MarkerSearch):
     finds: Any = None  # RegionReader.find's answers: (the buffer, {text: (since, at)}), for two buffers
     brackets: Any = None  # the drivers' _repair.BracketIndex (made with the first driver)
     sink: Any = None  # read()'s Assembler (see fastpath.run)
+    storm: Any = None  # parse()'s memo of region outcomes (storm.Memo), once a region asks
     # (The marker searches' own state: see MarkerSearch.)
 
     def __init__(
@@ -492,6 +494,7 @@ class Scanner(MarkerSearch):
                 return False
             i, marker = found
             after = i + len(marker)
+            prose_from = pos
             if i > pos:
                 out.append(_piece(kind, pos, i, buf[pos:i]))
             self.pos = pos = i
@@ -550,6 +553,10 @@ class Scanner(MarkerSearch):
                 self.pos = pos = after
                 continue
             frame = frames[marker]
+            if final and marker not in line and _storm.enabled and self.observer is None:
+                key = _storm.key_of(self, prose_from, i, marker)
+                if key is not None and _storm.read(self, out, key, i):
+                    return True  # (a storm's region, read through the memo: see storm.py)
             if frame is not None:
                 got = frame.read(buf, i, final, tools)
                 if type(got) is ToolCall:
@@ -591,6 +598,10 @@ class Scanner(MarkerSearch):
                         # next delta (on at most this much text), and a line like
                         # `[see above]` is prose without a driver begun and given up.
                         return False
+            if final and marker in line and _storm.enabled and self.observer is None:
+                key = _storm.key_of(self, prose_from, i, marker)
+                if key is not None and _storm.read(self, out, key, i):
+                    return True  # (a storm's region, read through the memo: see storm.py)
             self._begin(candidates, i, len(marker), frame)
             self.mode = "region"
             if frame is not None:  # the frame waits for more text

@@ -1,0 +1,211 @@
+"""A memo of region outcomes, for marker storms: the same marker, with the same text
+around it, again and again (`<tool_call>{` repeated to 32 KB: thousands of regions,
+each trying its candidates' drivers, repairs and mention checks, all to the same end).
+
+parse() (a whole reply) asks it at each region a marker begins (Scanner._in_prose):
+
+ - its key is the marker, the scanner state a region reads that changes along a reply
+   (in_open_think: whether its prose is reasoning), and a window of the text: from the
+   look-behind a stream keeps when it drops text (Scanner._trim, from where the prose
+   before the marker began) to _AHEAD characters after the marker. A region whose
+   window runs past the end of the reply is read the usual way (its reading may ask
+   about the reply's end).
+ - A key seen at the region just before (one of the last _RECENT) is certified: the
+   region is read the usual way, and again by a stream's reading (final=False) of its
+   window alone, in a copy of the scanner. If that reading decides the region, and
+   decides it as the usual one did (the same items, at the same places from the
+   marker, the same end), its outcome is remembered for the key.
+ - A region whose key is remembered takes that outcome, moved to its place, without
+   being read.
+
+Why that outcome is the region's: a stream decides a region only when no more text can
+change the decision (it waits otherwise: stream == parse() in every chunking, which
+tests/test_stream.py, the properties and the fuzz runs check); so a decision made on
+the text up to the window's end holds for any text after it. A stream keeps, of the
+text before a region, only what _trim keeps, so the decision does not read further
+back. The scanner state the reading reads is the copy's, the same at each region of a
+key but for what the key holds and what is reset (the per-text answers of the marker
+searches, the buffer's). The rest is the usual reading's own, deterministic: the same
+window and state give the same decision, which the certification saw equal the
+usual one.
+
+`enabled = False` turns it off (tests compare parse() with and without it).
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from . import scanner as _scanner  # (for _rebase; scanner imports this module first)
+from .items import Failure, Piece, Region
+from .opening import openers
+from .._build.builder import Draft, Prose, Reasoning
+
+enabled = True
+
+# How far after a marker the window runs (the text a stream's decision may read): the
+# first, and the longer one a marker's keys take once a stream's reading of the first
+# waited (a call cut inside a value: its stream holds it until more text tells).
+_AHEAD = 256
+_AHEAD_LONG = 2048
+# How many of the last regions' keys are kept for certification (a storm of several
+# kinds of region in turn: `<tool_call>x<tool_call>{`).
+_RECENT = 4
+# The most outcomes remembered per reply (a storm has a few), and the most keys whose
+# certification failed before no more are tried (each costs a second reading).
+_KEPT = 16
+
+
+class Memo:
+    """One reply's memo (Scanner.storm)."""
+
+    __slots__ = ("recent", "known", "refused", "ahead")
+
+    def __init__(self) -> None:
+        self.ahead: dict = {}  # marker -> its window's length after it, when not _AHEAD
+        self.recent: list = []  # the keys of the last regions read
+        self.known: dict = {}  # key -> (items relative to the marker, end relative to it)
+        self.refused: set = set()  # keys whose certification failed (read the usual way)
+
+
+def key_of(sc: Any, prose_from: int, start: int, marker: str) -> tuple | None:
+    """The memo key of the region at `start` (its prose began at prose_from), or None
+    where the memo does not apply."""
+    buf = sc.buf
+    memo = sc.storm
+    ahead = _AHEAD if memo is None else memo.ahead.get(marker, _AHEAD)
+    if start + len(marker) + ahead > len(buf):
+        return None
+    # The look-behind a stream keeps (Scanner._trim at prose_from).
+    keep = prose_from - 1
+    floor = max(0, prose_from - 256)
+    while keep > floor and buf[keep] in " \t":
+        keep -= 1
+    if keep <= 0 or buf[keep] in " \t":
+        return None
+    keep -= sc.think_width - 1
+    if keep <= 0:
+        return None
+    return (marker, start - keep, sc.in_open_think, buf[keep : start + len(marker) + ahead])
+
+
+def read(sc: Any, out: list, key: tuple, start: int) -> bool:
+    """Read the region at `start` through the memo (True: done, out and the scanner
+    set as the region's reading sets them); False: read it the usual way."""
+    memo = sc.storm
+    if memo is None:
+        memo = sc.storm = Memo()
+    known = memo.known.get(key)
+    if known is not None:
+        items, end = known
+        out.extend(_moved(items, start))
+        sc.pos = start + end
+        sc.region = None
+        sc.mode = "prose"
+        return True
+    recent = memo.recent
+    if key in recent and key not in memo.refused and len(memo.known) < _KEPT and len(memo.refused) < _KEPT:
+        return _certify(sc, out, key, start, memo)
+    recent.append(key)
+    if len(recent) > _RECENT:
+        del recent[0]
+    return False
+
+
+def _certify(sc: Any, out: list, key: tuple, start: int, memo: Memo) -> bool:
+    """Read the region the usual way, and remember its outcome if a stream's reading of
+    the key's window decides it the same (False: the usual way is left to read it:
+    a call the fast frame reads)."""
+    marker, back, _, window = key
+    candidates = sc.by_marker[marker]
+    frame = None if marker in sc.line else sc.frames[marker]
+    if frame is not None and frame.read(sc.buf, start, True, sc.tools) is not None:
+        # (A call the fast frame reads: the usual way reads it, and the calls after it.)
+        memo.refused.add(key)
+        return False
+    n = len(out)
+    sc._begin(candidates, start, len(marker), None)
+    sc.region.run(out, True, False)
+    if sc.region is not None or sc.mode != "prose":
+        memo.refused.add(key)
+        return True
+    got = _relative(out[n:], start), sc.pos - start
+    seen = _stream_reading(sc, window, back, marker, candidates)
+    if seen is not None and repr(seen) == repr(got):
+        memo.known[key] = got
+        return True
+    memo.refused.add(key)
+    if seen is None and len(window) - back - len(marker) < _AHEAD_LONG:
+        memo.ahead[marker] = _AHEAD_LONG  # (it waited: its next keys see further)
+    return True
+
+
+def _stream_reading(sc: Any, window: str, back: int, marker: str, candidates: list) -> tuple | None:
+    """What a stream's reading (final=False) of the region at `back` in `window` decides,
+    as Scanner._in_prose begins it (the fast frame, or a line-anchored marker's opening
+    test, first): (its items relative to the marker, its end relative to it); None when
+    it waits, or does not go as the usual way went (a call the frame reads, a line no
+    grammar begins a call on)."""
+    o = copy.copy(sc)
+    # Nothing of the reply's text, nor the answers about it, is the copy's (they are
+    # kept per buffer, in objects the scanner shares with its copy: fresh ones here).
+    o.buf, o.pos, o.base, o.mode, o.region = window, back, 0, "region", None
+    o.reply_end = -1
+    o.finds = o.brackets = o.sink = o.waiting = o.start_test = o.plain = o.observer = None
+    o.mf_buf, o.mf_found, o.mf_first, o.mf_kept = None, {}, (-1, -1), None
+    o.word_buf, o.word_next, o.word_first, o.symbol_next = None, {}, None, None
+    o.whole_next, o.whole_keys = None, []
+    o.opener_runs = {}
+    o.pending, o.pending_n, o.held = [], 0, ""
+    o.storm = None
+    if marker in o.line:
+        test = o.line_openers.get(marker)
+        if test is not None and (not openers(test, window, back, False) or len(window) - back < _scanner._START_WAIT):
+            return None
+    else:
+        frame = o.frames[marker]
+        if frame is not None and frame.read(window, back, False, o.tools) is not None:
+            return None
+    o._begin(candidates, back, len(marker), None)
+    out: list = []
+    if not o.region.run(out, False, False) or o.region is not None or o.mode != "prose":
+        return None
+    return _relative(out, back), o.pos - back
+
+
+def _relative(items: list, start: int) -> list:
+    moved = [_copy(item) for item in items]
+    _scanner._rebase(moved, -start)
+    return moved
+
+
+def _moved(items: list, start: int) -> list:
+    moved = [_copy(item) for item in items]
+    _scanner._rebase(moved, start)
+    return moved
+
+
+_ATOMS = (str, int, float, bool, type(None))
+
+
+def _copy(value: Any) -> Any:
+    """A deep copy of an item (copy.deepcopy, faster on the types items are made of:
+    a memo hit copies its items, and a storm has thousands)."""
+    t = type(value)
+    if t in _ATOMS or t is Piece:  # (a Piece holds only str and int)
+        return value
+    if t is dict:
+        return {k: _copy(v) for k, v in value.items()}
+    if t is list:
+        return [_copy(v) for v in value]
+    if t is tuple:
+        return tuple([_copy(v) for v in value])
+    if t in _RECORDS:
+        new = object.__new__(t)
+        new.__dict__ = {k: _copy(v) for k, v in value.__dict__.items()}
+        return new
+    return copy.deepcopy(value)
+
+
+_RECORDS = (Region, Failure, Draft, Prose, Reasoning)
