@@ -1,0 +1,82 @@
+"""parse()'s memo of region outcomes (src/toolgram/_scan/storm.py): a marker storm's
+regions take a certified region's outcome instead of being read again, and parse()
+reads every reply the same with it as without it (storm.enabled = False)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+import toolgram
+from toolgram._grammar.registry import default_registry
+from toolgram._scan import storm
+
+
+def _both(raw: str, tools=None, **kw) -> tuple[str, str]:
+    def canon(r) -> str:
+        return repr(r) + "|" + repr(list(r.segments))
+
+    storm.enabled = True
+    try:
+        with_memo = canon(toolgram.parse(raw, tools, **kw))
+        storm.enabled = False
+        without = canon(toolgram.parse(raw, tools, **kw))
+    finally:
+        storm.enabled = True
+    return with_memo, without
+
+
+def _starts() -> list[str]:
+    return sorted({m for f in default_registry().select(None) for m in f.starts})
+
+
+@pytest.mark.parametrize("start", _starts())
+def test_a_storm_reads_the_same_with_the_memo(start):
+    rng = random.Random(start)
+    for after in ("", "{", "x", "\n", ' {"name": "f"', "`"):
+        unit = start + after
+        for before in ("", "Sure.\n", "<think>"):
+            raw = before + unit * (1400 // len(unit) + 1)
+            tools = ["f", "x"] if rng.random() < 0.5 else None
+            a, b = _both(raw, tools)
+            assert a == b, (unit, before)
+
+
+@pytest.mark.parametrize(
+    "unit",
+    ["<tool_call>{", "<tool_call>x", "```{", "<function=x", "<tool_call>{<tool_call>x\n", "[TOOL_CALLS]{"],
+)
+def test_a_storm_is_read_through_the_memo(unit, monkeypatch):
+    """Most of a storm's regions take a remembered outcome (storm._moved makes each)."""
+    taken = []
+    moved = storm._moved
+    monkeypatch.setattr(storm, "_moved", lambda items, start: taken.append(start) or moved(items, start))
+    raw = unit * (8192 // len(unit))
+    a, b = _both(raw)
+    assert a == b
+    regions = raw.count(unit[:4])
+    assert len(taken) > regions * 0.8
+
+
+def test_a_reply_with_no_storm_takes_nothing_from_the_memo(monkeypatch):
+    """A key is certified only where it came at a recent region: a reply whose calls differ
+    is read the usual way throughout."""
+    taken = []
+    monkeypatch.setattr(storm, "_certify", lambda *a: taken.append(a) or False)
+    raw = "".join(f'<tool_call>{{"name": "f{i}", "arguments": {{"a": {i}}}}}</tool_call>\n' for i in range(200))
+    toolgram.parse(raw)
+    assert not taken
+
+
+def test_mutated_storms_read_the_same_with_the_memo():
+    rng = random.Random(17)
+    pieces = ["<tool_call>", "{", "x", "</tool_call>", "\n", " ", '"', "`", "<think>", "</think>", "[TOOL_CALLS]", "<function=f>", "```"]
+    for _ in range(60):
+        unit = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 4)))
+        raw = unit * (1200 // len(unit) + 1)
+        for _ in range(rng.randint(0, 3)):
+            at = rng.randrange(len(raw))
+            raw = raw[:at] + rng.choice(pieces) + raw[at:]
+        a, b = _both(raw, ["f"] if rng.random() < 0.5 else None, in_think=rng.random() < 0.1)
+        assert a == b, raw[:80]
