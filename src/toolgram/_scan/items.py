@@ -7,6 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from .._build.builder import Draft, Prose
+from .._result.model import ToolCall, moved_call
+
 
 @dataclass
 class Region:
@@ -59,3 +62,21 @@ class Failure:
     end: int
     message: str
     prose: bool = True
+
+
+def _rebase(out: list, base: int) -> None:
+    """Positions in the scanner's buffer -> positions in the reply."""
+    for k, item in enumerate(out):
+        if type(item) is ToolCall:  # (the fast path's: frozen)
+            start, end = item.span
+            out[k] = moved_call(item, (start + base, end + base))
+            continue
+        if type(item) is Piece:
+            out[k] = _piece(item.kind, item.start + base, item.end + base, item.value)
+            continue
+        item.start += base
+        item.end += base
+        if type(item) is Region:
+            for part in item.items:
+                if type(part) is Draft or (isinstance(part, Prose) and part.span is not None):
+                    part.span = (part.span[0] + base, part.span[1] + base)

@@ -20,6 +20,11 @@ from .._grammar.words import Lazy, fast_source
 
 _body = _frame._body
 
+#: A stream starts the drivers of the formats that must open the reply (or a line)
+#: once this much of it (after blanks) has come; until then a delta runs only their
+#: opening test (Scanner._start, Scanner._in_prose; storm.py's stream reading too).
+_START_WAIT = 32
+
 # A cheap test before a reply-anchored format is tried.
 #
 # A reply that starts with prose ("The weather…") is tried against every format

@@ -28,15 +28,14 @@ from typing import Any
 import regex
 
 from . import fastpath as _frame
-from .items import INVISIBLE, Failure, Piece, Region, _piece
+from .items import INVISIBLE, Failure, Piece, Region, _piece, _rebase
 from .markers import THINK_CLOSE, THINK_OPEN, Frames, MarkerSearch, Markers, _CharWait, _trie, markers_for  # noqa: F401
-from .opening import line_opening, marker_opens, may_open, opening, openers
+from .opening import _START_WAIT, line_opening, marker_opens, may_open, opening, openers
 from .region import RegionReader
 from . import storm as _storm
 from .mention import note_failure
-from .._build.builder import Draft, Prose
 from .._lalr.driver import DONE, WAIT, Driver
-from .._result.model import ToolCall, moved_call
+from .._result.model import ToolCall
 from .._grammar.registry import Format
 from .._grammar.tags import tags_of
 
@@ -59,9 +58,6 @@ _EARLY_NAME = regex.compile(
 # Blanks to the end of the text (after an end-of-turn token: see _in_prose).
 _BLANK_TO_END = regex.compile(r"\s*+\Z")
 
-#: A stream starts the drivers of the formats that must open the reply once this
-#: much of it (after blanks) has come; until then a delta runs only their opening test.
-_START_WAIT = 32
 
 
 class Scanner(MarkerSearch):
@@ -849,21 +845,3 @@ class _GrowWait:
 
     def absorbs(self, text: str, n: int) -> bool:
         return n + len(text) < self.until
-
-
-def _rebase(out: list, base: int) -> None:
-    """Positions in the scanner's buffer -> positions in the reply."""
-    for k, item in enumerate(out):
-        if type(item) is ToolCall:  # (the fast path's: frozen)
-            start, end = item.span
-            out[k] = moved_call(item, (start + base, end + base))
-            continue
-        if type(item) is Piece:
-            out[k] = _piece(item.kind, item.start + base, item.end + base, item.value)
-            continue
-        item.start += base
-        item.end += base
-        if type(item) is Region:
-            for part in item.items:
-                if type(part) is Draft or (isinstance(part, Prose) and part.span is not None):
-                    part.span = (part.span[0] + base, part.span[1] + base)

@@ -37,9 +37,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from . import scanner as _scanner  # (for _rebase; scanner imports this module first)
-from .items import Failure, Piece, Region
-from .opening import openers
+from .items import Failure, Piece, Region, _rebase
+from .opening import _START_WAIT, openers
 from .._build.builder import Draft, Prose, Reasoning
 
 enabled = True
@@ -161,7 +160,7 @@ def _stream_reading(sc: Any, window: str, back: int, marker: str, candidates: li
     o.storm = None
     if marker in o.line:
         test = o.line_openers.get(marker)
-        if test is not None and (not openers(test, window, back, False) or len(window) - back < _scanner._START_WAIT):
+        if test is not None and (not openers(test, window, back, False) or len(window) - back < _START_WAIT):
             return None
     else:
         frame = o.frames[marker]
@@ -176,13 +175,13 @@ def _stream_reading(sc: Any, window: str, back: int, marker: str, candidates: li
 
 def _relative(items: list, start: int) -> list:
     moved = [_copy(item) for item in items]
-    _scanner._rebase(moved, -start)
+    _rebase(moved, -start)
     return moved
 
 
 def _moved(items: list, start: int) -> list:
     moved = [_copy(item) for item in items]
-    _scanner._rebase(moved, start)
+    _rebase(moved, start)
     return moved
 
 
