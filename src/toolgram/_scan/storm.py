@@ -158,13 +158,12 @@ def _stream_reading(sc: Any, window: str, back: int, marker: str, candidates: li
     o.opener_runs = {}
     o.pending, o.pending_n, o.held = [], 0, ""
     o.storm = None
+    frame = o.frames[marker]
+    if frame is not None and frame.read(window, back, False, o.tools) is not None:
+        return None
     if marker in o.line:
         test = o.line_openers.get(marker)
         if test is not None and (not openers(test, window, back, False) or len(window) - back < _START_WAIT):
-            return None
-    else:
-        frame = o.frames[marker]
-        if frame is not None and frame.read(window, back, False, o.tools) is not None:
             return None
     o._begin(candidates, back, len(marker), None)
     out: list = []
