@@ -35,6 +35,7 @@ from .region import RegionReader
 from . import storm as _storm
 from .mention import note_failure
 from .._lalr.driver import DONE, WAIT, Driver
+from .._build.builder import Draft
 from .._result.model import ToolCall
 from .._grammar.registry import Format
 from .._grammar.tags import tags_of
