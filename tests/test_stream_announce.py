@@ -48,28 +48,29 @@ def check(raw: str, chunks: list[str], tools: Any, formats: Any, max_chars: int,
     assert "".join(e.text for e in events if type(e) is Reasoning) == expected.reasoning
     assert [e.message for e in events if type(e) is Error] == expected.errors
     done: list[Any] = []
-    args: list[str] = []
-    open_index = None
+    # The calls announced and not done yet (several, in a block of several calls: each
+    # announced once its name shows), by index: their argument deltas and id.
+    open_calls: dict[int, tuple[list[str], str]] = {}
     given = 0  # indexes given
     ids = [c["id"] for c in expected.to_openai_message().get("tool_calls", [])]
     for e in events:
         if type(e) is CallStart:
-            assert open_index is None and e.index == given
+            assert e.index == given
             given += 1
-            open_index, args, open_id = e.index, [], e.id
+            open_calls[e.index] = ([], e.id)
         elif type(e) is ArgumentsDelta:
-            assert e.index == open_index
-            args.append(e.text)
+            assert e.index in open_calls
+            open_calls[e.index][0].append(e.text)
         elif type(e) is CallDone:
-            assert e.index == open_index
+            assert min(open_calls) == e.index  # (done in order: the calls before it are settled)
+            args, open_id = open_calls.pop(e.index)
             assert "".join(args) == json.dumps(e.call.arguments, ensure_ascii=False)
             assert open_id == ids[len(done)]
             done.append(e.call)
-            open_index = None
         elif type(e) is CallCancelled:
-            assert e.index == open_index
-            open_index = None
-    assert open_index is None
+            assert e.index in open_calls
+            del open_calls[e.index]
+    assert not open_calls
     assert done == expected.calls
     return events
 

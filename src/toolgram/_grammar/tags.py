@@ -108,8 +108,10 @@ def _tag_words(fmt: Any) -> set[str]:
 class Tags:
     """A format's compiled `stream_call` and `stream_param` (see the module docstring):
 
-    call      the call's opener, after the region's start markers, then blanks and a tag
-              (group `rest`: where the parameters begin); `name`
+    call      the call's opener (group `open`), after the region's start markers, then
+              blanks and a tag (group `rest`: where the parameters begin); `name`
+    next      a call's close, blanks, and the next call's opener and a tag, as `call` (the
+              next call of a block that holds several)
     param     blanks, then a parameter's opener; `key`, and `type` (None when not written)
     close     a value's close tag where it certainly closes the value: before the next
               parameter; before the call's close (group 1) it may yet be text
@@ -123,7 +125,9 @@ class Tags:
         lead = rf"(?:(?:{starts})[ \t\r\n]*){{0,3}}" if starts else ""
         # (A tag must follow, after blanks: `I'll use <function=get_weather>` then a line of
         # prose is a mention, not announced only to be withdrawn.)
-        self.call = regex.compile(lead + _pattern(call_open) + r"(?P<rest>[ \t\r\n]*<)")
+        opener = "(?P<open>" + _pattern(call_open) + r")(?P<rest>[ \t\r\n]*<)"
+        self.call = regex.compile(lead + opener)
+        self.next = regex.compile(regex.escape(call_close) + r"[ \t\r\n]*" + opener)
         self.param = regex.compile(r"[ \t\r\n]*" + _pattern(param_open))
         self.has_type = "type" in self.param.groupindex
         self.close_tag = param_close

@@ -248,7 +248,8 @@ class Scanner(MarkerSearch):
         begun `{"name": "x", "arguments": {` (or "parameters"): (its start in the
         reply, "x", where the arguments' `{` is); once a region of a format that declares its
         tags (_grammar/tags.py) has begun with its call's opener (`<function=x>`): (its start,
-        "x", where its parameters begin, the format's Tags); (its start, None) once it cannot
+        "x", where its parameters begin, the format's Tags, whether the opener follows the
+        region's start markers); (its start, None) once it cannot
         begin so (or shows nothing within _EARLY_SPAN characters); None while it may still, or outside a region, or for
         the region starting at `settled` (already answered). Only a region whose
         first candidate reads a JSON call object through a fast frame is looked at;
@@ -274,7 +275,9 @@ class Scanner(MarkerSearch):
         for tags in declared:  # (a 4th item: the arguments are parameters of these tags)
             m = tags.call.match(head, 0, partial=True)
             if m is not None and not m.partial:
-                return start, m.group("name"), self.base + at + m.start("rest"), tags
+                # (5th: whether the opener comes after the region's start markers, in a block
+                # that may hold more calls; a bare opener is a region of its own call)
+                return start, m.group("name"), self.base + at + m.start("rest"), tags, m.start("open") > 0
             waits = waits or m is not None
         if json_call:
             m = _EARLY_NAME.match(head, r.marker_len, partial=True)

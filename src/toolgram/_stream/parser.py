@@ -176,9 +176,10 @@ class StreamParser:
             require_jsonschema()
         if announce not in ("done", "name"):
             raise ValueError('announce must be "done" or "name"')
-        # announce="name": the call announced by its name and not done yet (see _Early);
-        # and the region start last answered (see _early_look).
-        self._early: _Early | None = None
+        # announce="name": the calls announced by their name and not done yet, in order, all
+        # of the region being read (see _Early); and the region start last answered (see
+        # _early_look).
+        self._announced: list[_Early] = []
         self._early_settled = -1
         if announce == "name":
             self.feed = self._feed_announcing  # type: ignore[method-assign]  # (the default pays nothing)
@@ -440,7 +441,7 @@ class StreamParser:
             self._items([self._cap_error], events)
         self._stop(_DONE)
         self._end_run()
-        if self._early is not None:  # (the end settled every region: not that call)
+        if self._announced:  # (the end settled every region: not those calls)
             self._cancel(events)
         return events
 
@@ -476,22 +477,38 @@ class StreamParser:
         if delta.__class__ is not str:
             delta = self._text_of(delta)  # (bytes, None: the echo reads text, as feed() does)
         events: list[Event] = []
-        early = self._early
-        if early is not None and early.echo is not None:
-            early.echo_more(delta[: max(0, self._limit - self._seen)], events)
+        announced = self._announced
+        if announced:
+            last = announced[-1]  # (the one being written: those before it ended)
+            taken = delta[: max(0, self._limit - self._seen)]
+            if last.echo is not None:
+                last.echo_more(taken, events)
+            if last.follow is not None:
+                last.follow.feed(taken)
         events += StreamParser.feed(self, delta)
-        if self._state is _OPEN and (early is not None or self._scanner.mode == "region"):
+        if self._state is _OPEN and (announced or self._scanner.mode == "region"):
             self._early_look(events)  # (in prose, with no call announced, nothing to look at)
         return events
 
     def _early_look(self, events: list[Event]) -> None:
         """announce="name": a CallStart for the region being read, once its name shows
         (Scanner.early_call) and is offered; a CallCancelled once the announced
-        call's region is over without giving it (_items takes the call itself)."""
-        early = self._early
-        if early is not None:
-            if not self._scanner.in_region(early.start):
-                self._cancel(events)
+        call's region is over without giving it (_items takes the call itself); and the
+        next call of a block that holds several, once its name shows (_next)."""
+        announced = self._announced
+        if announced:
+            scanner = self._scanner
+            if not scanner.in_region(announced[0].region):
+                first = announced[0].start
+                if not scanner.in_region(first):
+                    self._cancel(events)
+                    return
+                # (the block's reading ended after a call, and a region begins at the next
+                # one announced: it is that region's first call, from the same start)
+                for early in announced:
+                    early.region = first
+                self._early_settled = first
+            self._next(events)
             return
         got = self._scanner.early_call(self._early_settled)
         if got is None:
@@ -499,25 +516,72 @@ class StreamParser:
         start, name = got[0], got[1]
         self._early_settled = start
         if name is not None and (self._tools is None or name in self._tools):
+            follow = None
             if len(got) > 3:  # (XML-ish parameters of the declared tags, typed by the tool's schema)
                 echo: Any = XmlParamEcho(self._tools.schema(name) if self._tools is not None else None, got[3])
+                if got[4]:  # (in a block: the calls after it are followed, see _next)
+                    follow = _Follow(got[3], got[2])
             else:
                 echo = JsonEcho()
-            self._early = early = _Early(self._calls, start, name, self._id(name, start), echo)
-            self._calls += 1
-            events.append(CallStart(early.index, name, early.id))
-            early.echo_more(self._scanner.text_from(got[2]), events)
+            text = self._scanner.text_from(got[2])
+            self._announce(start, start, name, echo, follow, text, events)
+            if follow is not None:
+                self._next(events)
 
-    def _id(self, name: str, start: int, kind: str = "tool") -> str:
-        """The id result.to_openai_message() gives the next call done, when the model
-        wrote none: generated from its name, kind and start, and made unique with its
-        place in result.calls as the message does (two calls at one place)."""
+    def _announce(self, region: int, start: int, name: str, echo: Any, follow: Any, text: str, events: list[Event]) -> None:
+        """A CallStart for a call of the region starting at `region`, its own starting at
+        `start`, and the arguments its text so far (`text`, from where they begin) makes certain."""
+        early = _Early(self._calls, region, start, name, self._id(name, start, len(self._announced)), echo, follow)
+        self._announced.append(early)
+        self._calls += 1
+        events.append(CallStart(early.index, name, early.id))
+        early.echo_more(text, events)
+        if follow is not None:
+            follow.feed(text)
+
+    def _next(self, events: list[Event]) -> None:
+        """announce="name", in a block of several XML-ish calls (MiniMax's <minimax:tool_call>,
+        DSML's, Kimi K3's, Qwen3-Coder's <tool_call>…): the next call, announced once its
+        opener follows the close of the one being written, after blanks, and a tag follows
+        it (Tags.next). Its span, and so its id, start at its opener, as parse() gives it.
+        If the block is then read otherwise (the close was a value's text, the region
+        fails), it is withdrawn like any announced call."""
+        while True:
+            last = self._announced[-1]
+            follow = last.follow
+            got = follow.find() if follow is not None else None
+            if got is None:
+                return
+            start, name, rest_at, text = got
+            last.follow = last.echo = None  # (that call ended: the rest of it comes with the block's end)
+            if self._tools is not None and name not in self._tools:
+                return  # (not a call: it and the calls after it come as the block's end gives them)
+            tags = follow.tags
+            echo = XmlParamEcho(self._tools.schema(name) if self._tools is not None else None, tags)
+            self._announce(last.region, start, name, echo, _Follow(tags, rest_at), text, events)
+
+    def _id(self, name: str, start: int, ahead: int = 0, kind: str = "tool") -> str:
+        """The id result.to_openai_message() gives the call `ahead` places after the next
+        call done, when the model wrote none: generated from its name, kind and start, and
+        made unique with its place in result.calls as the message does (two calls at one
+        place)."""
         got = id_for(name, start, kind, self._salt)
-        return id_for(name, start, kind, place_salt(self._salt, self._done)) if got in self._ids else got
+        if got in self._ids or any(e.id == got for e in self._announced):
+            return id_for(name, start, kind, place_salt(self._salt, self._done + ahead))
+        return got
 
-    def _cancel(self, events: list[Event]) -> None:
-        events.append(CallCancelled(self._early.index))
-        self._early = None
+    def _cancel(self, events: list[Event], upto: int | None = None) -> None:
+        """Withdraw the announced calls (those starting at or before `upto`: the head of
+        the list, as a region's items come in order)."""
+        announced = self._announced
+        n = len(announced)
+        if upto is not None:
+            n = 0
+            while n < len(announced) and announced[n].start <= upto:
+                n += 1
+        for early in announced[:n]:
+            events.append(CallCancelled(early.index))
+        del announced[:n]
 
     def _break(self, exc: Exception, events: list[Event]) -> None:
         # A bug of ours must not cost the user the reply. parse() would keep the
@@ -542,12 +606,12 @@ class StreamParser:
         begin = len(events)
         runs = False  # a Text after a Text, or a Reasoning after a Reasoning (joined below)
         for item in items:
-            early = self._early
-            if early is not None and type(item) not in (ToolCall, Region) and item.start >= early.start:
-                # The announced call's region is over, and what it gave is prose or an
+            announced = self._announced
+            if announced and type(item) not in (ToolCall, Region) and item.start >= announced[0].start:
+                # An announced call's region is over, and what it gave there is prose or an
                 # error. (A call, or a region holding calls, is settled below; a region
                 # that gives no call, by _early_look after the feed.)
-                self._cancel(events)
+                self._cancel(events, item.start)
             for kind, value in add(item):
                 if kind == "text":
                     runs = runs or (events and type(events[-1]) is Text)
@@ -556,26 +620,11 @@ class StreamParser:
                     runs = runs or (events and type(events[-1]) is Reasoning)
                     events.append(Reasoning(value))
                 elif kind == "call":
-                    early = self._early
-                    if early is not None:
-                        arguments = arguments_json(value.arguments)
-                        sent = "".join(early.sent)
-                        if (
-                            early.start == value.span[0] and early.name == value.name and value.id is None
-                            and value.kind == "tool" and arguments.startswith(sent)
-                        ):  # (announced already, and what was sent of its arguments stands)
-                            self._early = None
-                            self._ids.add(early.id)
-                            self._done += 1
-                            index = early.index
-                            if len(arguments) > len(sent):
-                                events.append(ArgumentsDelta(index, arguments[len(sent) :]))
-                            events.append(CallDone(index, value))
-                            continue
-                        self._cancel(events)
+                    if self._announced and self._settle(value, events):
+                        continue
                     index = self._calls
                     self._calls += 1
-                    call_id = value.id or self._id(value.name, value.span[0], value.kind)
+                    call_id = value.id or self._id(value.name, value.span[0], 0, value.kind)
                     self._ids.add(call_id)
                     self._done += 1
                     events.append(CallStart(index, value.name, call_id))
@@ -585,6 +634,33 @@ class StreamParser:
                     events.append(Error(value))
         if runs:
             _join_runs(events, max(begin - 1, 0))
+
+    def _settle(self, value: ToolCall, events: list[Event]) -> bool:
+        """A call of the region read, against the calls announced in it: True when it is the
+        first of them (same start, name, kind, no id of the model's, and its arguments
+        start with what was sent), done here; else those before it are withdrawn (the
+        region did not give them), and it too if it starts where one was announced."""
+        start = value.span[0]
+        announced = self._announced
+        if announced[0].start > start:
+            return False  # (a call before those announced: sent whole)
+        self._cancel(events, start - 1)
+        if not announced or announced[0].start != start:
+            return False
+        early = announced[0]
+        arguments = arguments_json(value.arguments)
+        sent = "".join(early.sent)
+        if early.name != value.name or value.id is not None or value.kind != "tool" or not arguments.startswith(sent):
+            self._cancel(events, start)
+            return False
+        # (announced already, and what was sent of its arguments stands)
+        del announced[0]
+        self._ids.add(early.id)
+        self._done += 1
+        if len(arguments) > len(sent):
+            events.append(ArgumentsDelta(early.index, arguments[len(sent) :]))
+        events.append(CallDone(early.index, value))
+        return True
 
 
 def _join_runs(events: list[Event], i: int) -> None:
@@ -615,16 +691,18 @@ def _join_runs(events: list[Event], i: int) -> None:
 
 class _Early:
     """announce="name": a call announced by its name, not done yet: its index, its
-    region's start, its name, its id, and the pieces of its arguments sent so far (JsonEcho:
-    what json.dumps would write of them, as far as it is certain; joined once, at
-    the call's end)."""
+    region's start and its own (the same for the first call of a region: it holds the
+    region's opening markers), its name, its id, the pieces of its arguments sent so far
+    (JsonEcho, XmlParamEcho: what json.dumps would write of them, as far as it is certain;
+    joined once, at the call's end), and what looks for the next call of its block."""
 
-    __slots__ = ("index", "start", "name", "id", "echo", "sent")
+    __slots__ = ("index", "region", "start", "name", "id", "echo", "sent", "follow")
 
-    def __init__(self, index: int, start: int, name: str, id: str, echo: Any) -> None:
-        self.index, self.start, self.name, self.id = index, start, name, id
+    def __init__(self, index: int, region: int, start: int, name: str, id: str, echo: Any, follow: Any) -> None:
+        self.index, self.region, self.start, self.name, self.id = index, region, start, name, id
         self.echo: JsonEcho | XmlParamEcho | None = echo
         self.sent: list[str] = []
+        self.follow: _Follow | None = follow
 
     def echo_more(self, text: str, events: list[Event]) -> None:
         echo = self.echo
@@ -634,3 +712,44 @@ class _Early:
             events.append(ArgumentsDelta(self.index, out))
         if echo.stopped or echo.done:
             self.echo = None  # (the rest comes with the call's end)
+
+
+_FOLLOW_HOLD = 1024  # what _Follow keeps of a match that may go on, at most; past it, it stops
+
+
+class _Follow:
+    """announce="name": where the next call of a block begins, after the call being written
+    (Tags.next: its close, blanks, the next call's opener and a tag), in the text fed from
+    the reply's position `at` on. Only what may still begin a match is kept: work in
+    proportion to the text fed."""
+
+    __slots__ = ("tags", "at", "tail")
+
+    def __init__(self, tags: Any, at: int) -> None:
+        self.tags = tags
+        self.at = at  # where tail starts in the reply
+        self.tail = ""
+
+    def feed(self, text: str) -> None:
+        if self.tail is not None:
+            self.tail += text
+
+    def find(self) -> tuple | None:
+        """(the next call's start, its name, where its parameters begin, the text from there),
+        once it shows; else None."""
+        tail = self.tail
+        if not tail:
+            return None
+        m = self.tags.next.search(tail, partial=True)
+        if m is None:
+            self.at += len(tail)
+            self.tail = ""
+            return None
+        if m.partial:
+            keep = m.start()
+            self.at += keep
+            self.tail = tail = tail[keep:]
+            if len(tail) > _FOLLOW_HOLD:
+                self.tail = None  # (never more: the next calls come with the block's end)
+            return None
+        return self.at + m.start("open"), m.group("name"), self.at + m.start("rest"), tail[m.start("rest") :]
