@@ -447,6 +447,32 @@ def test_stream_arguments_sends_xml_parameters_as_they_are_written(client, writt
         assert response == expected(case.raw, PARAM_TOOLS, response, streamed=True)
 
 
+TWO_CALL_BLOCK = (
+    "Reading, then writing.\n<minimax:tool_call>\n<invoke name=\"get_weather\">\n<parameter name=\"city\">Bergen</parameter>\n"
+    "</invoke>\n<invoke name=\"write_file\">\n<parameter name=\"path\">trip/itinerary.md</parameter>\n<parameter name=\"content\">"
+    + "Day one: the fjord ferry at nine, lunch in Flåm, the train up to Myrdal.\n" * 8
+    + "</parameter>\n</invoke>\n</minimax:tool_call>"
+)
+
+
+def test_stream_arguments_sends_the_second_call_of_a_block_as_it_is_written(client, written) -> None:
+    # A MiniMax block of two calls: the second is announced once its name shows, with the
+    # index and id of the whole completion, and its content comes in many chunks, as for a
+    # block's first call; concatenated, the arguments of the whole reply's call.
+    final = toolgram.parse(TWO_CALL_BLOCK, WRITE_TOOLS).calls
+    assert [c.name for c in final] == ["get_weather", "write_file"]
+    for seed in (1, 2, 3):
+        order = {"text": TWO_CALL_BLOCK, "seed": seed}
+        assert [index for index, _ in argument_chunks(client, order, WRITE_TOOLS)] == [0, 1]
+        got = argument_chunks(written, order, WRITE_TOOLS)
+        second = [text for index, text in got if index == 1]
+        assert len(second) > 10
+        assert "".join(second) == json.dumps(final[1].arguments, ensure_ascii=False)
+        response = streamed(written, order, WRITE_TOOLS)
+        assert "withdrawn" not in response
+        assert response == expected(TWO_CALL_BLOCK, WRITE_TOOLS, response, streamed=True)
+
+
 def test_stream_arguments_withdraws_a_call_that_fails(written) -> None:
     # Announced by its name, then a stray quote makes it prose and an error. The client was sent
     # index 0 with that name and part of its arguments, and cannot be told to forget them: the

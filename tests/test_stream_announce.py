@@ -329,3 +329,106 @@ def test_announce_name_takes_bytes_and_none_as_feed_does(raw: str) -> None:
     assert result == toolgram.parse(raw)
     (call,) = result.calls
     assert "".join(e.text for e in events if type(e) is ArgumentsDelta) == json.dumps(call.arguments, ensure_ascii=False)
+
+
+# A block holding two calls, per format whose calls share one region (and GLM's, a block
+# each): the second call is announced once its name shows, not at the block's end.
+TWO_CALL_BLOCKS = {
+    "minimax_m2_invoke": (
+        '<minimax:tool_call>\n<invoke name="read_file">\n<parameter name="path">notes.md</parameter>\n</invoke>\n'
+        '<invoke name="write_file">\n<parameter name="path">out.md</parameter>\n'
+        '<parameter name="content">Day one: we walked to the harbour and back.</parameter>\n</invoke>\n</minimax:tool_call>',
+        "</minimax:tool_call>",
+    ),
+    "deepseek_v32_dsml": (
+        '<｜DSML｜function_calls>\n<｜DSML｜invoke name="read_file">\n<｜DSML｜parameter name="path" string="true">notes.md</｜DSML｜parameter>\n</｜DSML｜invoke>\n'
+        '<｜DSML｜invoke name="write_file">\n<｜DSML｜parameter name="path" string="true">out.md</｜DSML｜parameter>\n'
+        '<｜DSML｜parameter name="content" string="true">Day one: we walked to the harbour and back.</｜DSML｜parameter>\n'
+        "</｜DSML｜invoke>\n</｜DSML｜function_calls>",
+        "</｜DSML｜function_calls>",
+    ),
+    "deepseek_v4_dsml": (
+        '<｜DSML｜tool_calls>\n<｜DSML｜invoke name="read_file">\n<｜DSML｜parameter name="path" string="true">notes.md</｜DSML｜parameter>\n</｜DSML｜invoke>\n'
+        '<｜DSML｜invoke name="write_file">\n<｜DSML｜parameter name="path" string="true">out.md</｜DSML｜parameter>\n'
+        '<｜DSML｜parameter name="content" string="true">Day one: we walked to the harbour and back.</｜DSML｜parameter>\n'
+        "</｜DSML｜invoke>\n</｜DSML｜tool_calls>",
+        "</｜DSML｜tool_calls>",
+    ),
+    "deepseek_v41_dsml": (
+        '<｜DSML｜ calls>\n<｜DSML｜ invoke name="read_file">\n<｜DSML｜ parameter name="path" string="true">notes.md</｜DSML｜ parameter>\n</｜DSML｜ invoke>\n'
+        '<｜DSML｜ invoke name="write_file">\n<｜DSML｜ parameter name="path" string="true">out.md</｜DSML｜ parameter>\n'
+        '<｜DSML｜ parameter name="content" string="true">Day one: we walked to the harbour and back.</｜DSML｜ parameter>\n'
+        "</｜DSML｜ invoke>\n</｜DSML｜ calls>",
+        "</｜DSML｜ calls>",
+    ),
+    "kimi_k3_open_close": (
+        '<|open|>tools<|sep|><|open|>call tool="read_file"<|sep|><|open|>argument key="path" type="string"<|sep|>notes.md'
+        '<|close|>argument<|sep|><|close|>call<|sep|><|open|>call tool="write_file"<|sep|>'
+        '<|open|>argument key="path" type="string"<|sep|>out.md<|close|>argument<|sep|>'
+        '<|open|>argument key="content" type="string"<|sep|>Day one: we walked to the harbour and back.'
+        "<|close|>argument<|sep|><|close|>call<|sep|><|close|>tools<|sep|>",
+        "<|close|>tools<|sep|>",
+    ),
+    "qwen3_coder_xml": (
+        "<tool_call>\n<function=read_file>\n<parameter=path>\nnotes.md\n</parameter>\n</function>\n"
+        "<function=write_file>\n<parameter=path>\nout.md\n</parameter>\n"
+        "<parameter=content>\nDay one: we walked to the harbour and back.\n</parameter>\n</function>\n</tool_call>",
+        "</tool_call>",
+    ),
+    "seed_oss_xml": (
+        "<seed:tool_call>\n<function=read_file>\n<parameter=path>notes.md</parameter>\n</function>\n"
+        "<function=write_file>\n<parameter=path>out.md</parameter>\n"
+        "<parameter=content>Day one: we walked to the harbour and back.</parameter>\n</function>\n</seed:tool_call>",
+        "</seed:tool_call>",
+    ),
+    "dots_invoke": (
+        '<dots_function_call>\n<invoke name="read_file">\n<parameter name="path">notes.md</parameter>\n</invoke>\n'
+        '<invoke name="write_file">\n<parameter name="path">out.md</parameter>\n'
+        '<parameter name="content">Day one: we walked to the harbour and back.</parameter>\n</invoke>\n</dots_function_call>',
+        "</dots_function_call>",
+    ),
+    "hy_v3_tool_sep_kv": (
+        "<tool_calls>\n<tool_call>read_file<tool_sep>\n<arg_key>path</arg_key>\n<arg_value>notes.md</arg_value>\n</tool_call>\n"
+        "<tool_call>write_file<tool_sep>\n<arg_key>path</arg_key>\n<arg_value>out.md</arg_value>\n"
+        "<arg_key>content</arg_key>\n<arg_value>Day one: we walked to the harbour and back.</arg_value>\n</tool_call>\n</tool_calls>",
+        "</tool_calls>",
+    ),
+    "glm45_arg_kv": (  # (a block per call: the second is a region of its own)
+        "<tool_call>read_file\n<arg_key>path</arg_key>\n<arg_value>notes.md</arg_value>\n</tool_call>\n"
+        "<tool_call>write_file\n<arg_key>path</arg_key>\n<arg_value>out.md</arg_value>\n"
+        "<arg_key>content</arg_key>\n<arg_value>Day one: we walked to the harbour and back.</arg_value>\n</tool_call>",
+        "</tool_call>",
+    ),
+}
+
+
+@pytest.mark.parametrize("fmt", sorted(TWO_CALL_BLOCKS))
+@pytest.mark.parametrize("size", [1, 3, 7])
+def test_the_second_call_of_a_block_streams_before_the_block_ends(fmt: str, size: int) -> None:
+    raw, end_marker = TWO_CALL_BLOCKS[fmt]
+    tools = ["read_file", "write_file"]
+    expected = toolgram.parse(raw, tools, formats=[fmt])
+    assert [c.name for c in expected.calls] == tools and not expected.errors
+    end = raw.rindex(end_marker)
+    sp = StreamParser(tools, formats=[fmt], announce="name")
+    before_end: list[Any] = []  # the events of the deltas fed before the block's end marker is
+    events: list[Any] = []
+    for i in range(0, len(raw), size):
+        got = sp.feed(raw[i : i + size])
+        events += got
+        if i + size <= end:
+            before_end += got
+    events += sp.flush()
+    assert sp.close() == expected
+    ids = [c["id"] for c in expected.to_openai_message()["tool_calls"]]
+    starts = [e for e in events if type(e) is CallStart]
+    assert [(e.index, e.name, e.id) for e in starts] == [(0, "read_file", ids[0]), (1, "write_file", ids[1])]
+    assert not any(type(e) is CallCancelled for e in events)
+    # The second call's CallStart and its arguments as they are written, before the end:
+    assert any(type(e) is CallStart and e.index == 1 for e in before_end)
+    early = [e.text for e in before_end if type(e) is ArgumentsDelta and e.index == 1]
+    assert len(early) >= 2 and "".join(early).startswith('{"path": "out.md", "content": "Day')
+    for call in expected.calls:
+        index = expected.calls.index(call)
+        sent = "".join(e.text for e in events if type(e) is ArgumentsDelta and e.index == index)
+        assert sent == json.dumps(call.arguments, ensure_ascii=False)
