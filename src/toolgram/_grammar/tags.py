@@ -110,8 +110,8 @@ class Tags:
 
     call      the call's opener (group `open`), after the region's start markers, then
               blanks and a tag (group `rest`: where the parameters begin); `name`
-    next      a call's close, blanks, and the next call's opener and a tag, as `call` (the
-              next call of a block that holds several)
+    next      a call's close (`call_close`), blanks, and the next call's opener and a tag,
+              as `call` (the next call of a block that holds several)
     param     blanks, then a parameter's opener; `key`, and `type` (None when not written)
     close     a value's close tag where it certainly closes the value: before the next
               parameter; before the call's close (group 1) it may yet be text
@@ -127,6 +127,7 @@ class Tags:
         # prose is a mention, not announced only to be withdrawn.)
         opener = "(?P<open>" + _pattern(call_open) + r")(?P<rest>[ \t\r\n]*<)"
         self.call = regex.compile(lead + opener)
+        self.call_close = call_close
         self.next = regex.compile(regex.escape(call_close) + r"[ \t\r\n]*" + opener)
         self.param = regex.compile(r"[ \t\r\n]*" + _pattern(param_open))
         self.has_type = "type" in self.param.groupindex

@@ -639,11 +639,15 @@ class StreamParser:
         """A call of the region read, against the calls announced in it: True when it is the
         first of them (same start, name, kind, no id of the model's, and its arguments
         start with what was sent), done here; else those before it are withdrawn (the
-        region did not give them), and it too if it starts where one was announced."""
+        region did not give them), and it too if it starts where one was announced; a call
+        before them all withdraws them all."""
         start = value.span[0]
         announced = self._announced
         if announced[0].start > start:
-            return False  # (a call before those announced: sent whole)
+            # A call before those announced (the block was read otherwise): they are
+            # withdrawn, so that the indexes keep the order of result.calls; it is sent whole.
+            self._cancel(events)
+            return False
         self._cancel(events, start - 1)
         if not announced or announced[0].start != start:
             return False
@@ -718,9 +722,12 @@ _FOLLOW_HOLD = 1024  # what _Follow keeps of a match that may go on, at most; pa
 
 
 class _Follow:
-    """announce="name": where the next call of a block begins, after the call being written
-    (Tags.next: its close, blanks, the next call's opener and a tag), in the text fed from
-    the reply's position `at` on. Only what may still begin a match is kept: work in
+    """announce="name": where the next call of a block begins, after the call being written:
+    at the first close of a call after its opener (its own close, unless a value holds that
+    text), the next call's opener after blanks, and a tag (Tags.next). Anything else there
+    stops it: the calls after come with the block's end, so that no call is announced past
+    one that is not (the indexes keep parse()'s order). Fed the text from the reply's
+    position `at` on; only what may still begin the close or the match is kept: work in
     proportion to the text fed."""
 
     __slots__ = ("tags", "at", "tail")
@@ -728,7 +735,7 @@ class _Follow:
     def __init__(self, tags: Any, at: int) -> None:
         self.tags = tags
         self.at = at  # where tail starts in the reply
-        self.tail = ""
+        self.tail: str | None = ""  # (None: stopped)
 
     def feed(self, text: str) -> None:
         if self.tail is not None:
@@ -740,16 +747,19 @@ class _Follow:
         tail = self.tail
         if not tail:
             return None
-        m = self.tags.next.search(tail, partial=True)
-        if m is None:
-            self.at += len(tail)
-            self.tail = ""
+        close = self.tags.call_close
+        i = tail.find(close)
+        if i < 0:
+            keep = max(0, len(tail) - len(close) + 1)  # (a close its end may yet complete)
+            self.at += keep
+            self.tail = tail[keep:]
+            return None
+        m = self.tags.next.match(tail, i, partial=True)
+        if m is None or (m.partial and len(tail) - i > _FOLLOW_HOLD):
+            self.tail = None  # (not a call next, or not yet after too long: never more)
             return None
         if m.partial:
-            keep = m.start()
-            self.at += keep
-            self.tail = tail = tail[keep:]
-            if len(tail) > _FOLLOW_HOLD:
-                self.tail = None  # (never more: the next calls come with the block's end)
+            self.at += i
+            self.tail = tail[i:]
             return None
         return self.at + m.start("open"), m.group("name"), self.at + m.start("rest"), tail[m.start("rest") :]
