@@ -393,6 +393,18 @@ TWO_CALL_BLOCKS = {
         "<arg_key>content</arg_key>\n<arg_value>Day one: we walked to the harbour and back.</arg_value>\n</tool_call>\n</tool_calls>",
         "</tool_calls>",
     ),
+    "hermes": (  # (two call objects in one tag: repair several_objects)
+        '<tool_call>\n{"name": "read_file", "arguments": {"path": "notes.md"}}\n'
+        '{"name": "write_file", "arguments": {"path": "out.md", "content": "Day one: we walked to the harbour and back."}}\n'
+        "</tool_call>",
+        "</tool_call>",
+    ),
+    "fenced_json": (
+        '```json\n{"name": "read_file", "arguments": {"path": "notes.md"}};\n'
+        '{"name": "write_file", "arguments": {"path": "out.md", "content": "Day one: we walked to the harbour and back."}}\n'
+        "```",
+        "```",
+    ),
     "glm45_arg_kv": (  # (a block per call: the second is a region of its own)
         "<tool_call>read_file\n<arg_key>path</arg_key>\n<arg_value>notes.md</arg_value>\n</tool_call>\n"
         "<tool_call>write_file\n<arg_key>path</arg_key>\n<arg_value>out.md</arg_value>\n"
@@ -409,6 +421,7 @@ def test_the_second_call_of_a_block_streams_before_the_block_ends(fmt: str, size
     tools = ["read_file", "write_file"]
     expected = toolgram.parse(raw, tools, formats=[fmt])
     assert [c.name for c in expected.calls] == tools and not expected.errors
+    assert expected.calls[0].span[0] == 0  # (the first call holds the block's opening markers)
     end = raw.rindex(end_marker)
     sp = StreamParser(tools, formats=[fmt], announce="name")
     before_end: list[Any] = []  # the events of the deltas fed before the block's end marker is

@@ -256,6 +256,7 @@ class Builder:
         self.region = region
         self.args_key = "arguments"
         self.items: list[Draft | Prose] = []
+        self.leading_objects = False  # several JSON call objects, the first right after the opener
         self._broken: list[Unreadable] = []  # the calls _walk could not read (see build)
 
     # -- entry --------------------------------------------------------------
@@ -280,17 +281,30 @@ class Builder:
             start = draft.span[0] if before and draft.span else self.region[0]
             end = draft.span[1] if after and draft.span else self.region[1]
             draft.span = (start, end)
-        elif drafts and drafts[0].span and getattr(self.fmt, "stream_call", None) is not None and not any(
+        elif drafts and drafts[0].span and self._streams_by_name() and not any(
             isinstance(i, Prose) and i.span is not None for i in self.items[: self.items.index(drafts[0])]
         ):
             # Several calls, of a format whose calls a stream announces by their name (its
-            # header declares its tags: `stream_call:`): the first holds the region's opening
+            # header declares its tags: `stream_call:`; or JSON call objects): the first holds the region's opening
             # markers, as a lone call does, so that its span, and the id made from where it
             # starts, are known once it begins (the stream cannot know yet whether more
             # calls follow: _stream/parser.py).
             draft = drafts[0]
             draft.span = (self.region[0], draft.span[1])
         return self.items
+
+    def _streams_by_name(self) -> bool:
+        """Whether a stream announces the calls of this region by their name (StreamParser's
+        announce="name"; Scanner.early_call) from its start: the format's header declares its
+        tags (`stream_call:`), or the region is JSON call objects one after another, the first
+        right after the opener, read through a fast frame."""
+        if getattr(self.fmt, "stream_call", None) is not None:
+            return True
+        if not self.leading_objects:
+            return False
+        from .._scan import fastpath  # (the scanner's, which imports this module)
+
+        return type(fastpath.frame_of(self.fmt)) is fastpath.Frame
 
     def _walk(self, node: Any) -> None:
         # A rule of the vocabulary read at region level goes to its handler (_on_<rule>,
@@ -700,6 +714,9 @@ class Builder:
             # after them is prose, as after one object.
             value, repairs, spans = several[:3]
             tail = several[3] if len(several) > 3 else ""
+            # (The first object right after the opener, as a stream announces a call by its
+            # name: the first call holds the opening markers, see build.)
+            self.leading_objects = fence is None and not text[: spans[0][0] - start].strip()
         else:
             spans = _element_spans(text, start, value)
         if bracketed and isinstance(value, dict) and "{" in self.fmt.starts and not isinstance(value.get("tool_calls"), list):
@@ -1568,3 +1585,4 @@ def _element_spans(text: str, offset: int, value: Any) -> list[tuple[int, int]] 
     last = len(text.rstrip())
     ends.append(last - 1 if text.endswith("]", 0, last) else last)
     return [(offset + s, offset + max(e, s + 1)) for s, e in zip(starts, ends)]
+

@@ -43,6 +43,7 @@ class JsonEcho:
     def __init__(self) -> None:
         self.stopped = False
         self.done = False  # the object closed
+        self.rest = ""  # the text fed after its close, once it closed
         self.state = _VALUE
         self.stack: list[list] = []  # per open container: [bracket, items so far, keys seen]
         self.scalar = ""  # a number or literal not complete yet
@@ -103,6 +104,8 @@ class JsonEcho:
                 else:
                     raise _Stop
             i += 1
+        if self.done:
+            self.rest = text[i:]
 
     def _value_start(self, ch: str, out: list[str]) -> None:
         top = self.stack[-1] if self.stack else None

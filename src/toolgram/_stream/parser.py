@@ -73,6 +73,8 @@ import json
 import sys
 from typing import Any
 
+import regex
+
 from ..events import ArgumentsDelta, CallCancelled, CallDone, CallStart, Error, Event, Reasoning, Text
 from .._guard import passes_through
 from .jsonecho import JsonEcho
@@ -481,10 +483,12 @@ class StreamParser:
         if announced:
             last = announced[-1]  # (the one being written: those before it ended)
             taken = delta[: max(0, self._limit - self._seen)]
+            last.end += len(taken)
+            follow = last.follow  # (one the echo makes at its object's end is fed what follows it)
             if last.echo is not None:
                 last.echo_more(taken, events)
-            if last.follow is not None:
-                last.follow.feed(taken)
+            if follow is not None:
+                follow.feed(taken)
         events += StreamParser.feed(self, delta)
         if self._state is _OPEN and (announced or self._scanner.mode == "region"):
             self._early_look(events)  # (in prose, with no call announced, nothing to look at)
@@ -522,19 +526,23 @@ class StreamParser:
                 if got[4]:  # (in a block: the calls after it are followed, see _next)
                     follow = _Follow(got[3], got[2])
             else:
-                echo = JsonEcho()
-            text = self._scanner.text_from(got[2])
-            self._announce(start, start, name, echo, follow, text, events)
-            if follow is not None:
-                self._next(events)
+                echo = JsonEcho()  # (the call objects after it are followed from its end: _Early)
+            self._announce(start, start, name, echo, follow, got[2], events)
+            self._next(events)
 
-    def _announce(self, region: int, start: int, name: str, echo: Any, follow: Any, text: str, events: list[Event]) -> None:
+    def _announce(
+        self, region: int, start: int, name: str, echo: Any, follow: Any, at: int, events: list[Event], text: str | None = None
+    ) -> None:
         """A CallStart for a call of the region starting at `region`, its own starting at
-        `start`, and the arguments its text so far (`text`, from where they begin) makes certain."""
+        `start`, and the arguments its text so far (`text`, from `at` where they begin: the
+        scanner's unless given) makes certain."""
         early = _Early(self._calls, region, start, name, self._id(name, start, len(self._announced)), echo, follow)
         self._announced.append(early)
         self._calls += 1
         events.append(CallStart(early.index, name, early.id))
+        if text is None:
+            text = self._scanner.text_from(at)  # (once a region: later calls' text is their _Follow's)
+        early.end = at + len(text)
         early.echo_more(text, events)
         if follow is not None:
             follow.feed(text)
@@ -557,8 +565,11 @@ class StreamParser:
             if self._tools is not None and name not in self._tools:
                 return  # (not a call: it and the calls after it come as the block's end gives them)
             tags = follow.tags
-            echo = XmlParamEcho(self._tools.schema(name) if self._tools is not None else None, tags)
-            self._announce(last.region, start, name, echo, _Follow(tags, rest_at), text, events)
+            if tags is None:  # (a JSON call object: _NextObject)
+                self._announce(last.region, start, name, JsonEcho(), None, rest_at, events, text)
+            else:
+                echo = XmlParamEcho(self._tools.schema(name) if self._tools is not None else None, tags)
+                self._announce(last.region, start, name, echo, _Follow(tags, rest_at), rest_at, events, text)
 
     def _id(self, name: str, start: int, ahead: int = 0, kind: str = "tool") -> str:
         """The id result.to_openai_message() gives the call `ahead` places after the next
@@ -700,13 +711,14 @@ class _Early:
     (JsonEcho, XmlParamEcho: what json.dumps would write of them, as far as it is certain;
     joined once, at the call's end), and what looks for the next call of its block."""
 
-    __slots__ = ("index", "region", "start", "name", "id", "echo", "sent", "follow")
+    __slots__ = ("index", "region", "start", "name", "id", "echo", "sent", "follow", "end")
 
     def __init__(self, index: int, region: int, start: int, name: str, id: str, echo: Any, follow: Any) -> None:
         self.index, self.region, self.start, self.name, self.id = index, region, start, name, id
         self.echo: JsonEcho | XmlParamEcho | None = echo
         self.sent: list[str] = []
-        self.follow: _Follow | None = follow
+        self.follow: _Follow | _NextObject | None = follow
+        self.end = start  # where the text fed to the echo ends, in the reply
 
     def echo_more(self, text: str, events: list[Event]) -> None:
         echo = self.echo
@@ -716,6 +728,10 @@ class _Early:
             events.append(ArgumentsDelta(self.index, out))
         if echo.stopped or echo.done:
             self.echo = None  # (the rest comes with the call's end)
+            if echo.done and type(echo) is JsonEcho:
+                # (its arguments closed: another call object may follow this one's close)
+                self.follow = _NextObject(self.end - len(echo.rest))
+                self.follow.feed(echo.rest)
 
 
 _FOLLOW_HOLD = 1024  # what _Follow keeps of a match that may go on, at most; past it, it stops
@@ -742,8 +758,8 @@ class _Follow:
             self.tail += text
 
     def find(self) -> tuple | None:
-        """(the next call's start, its name, where its parameters begin, the text from there),
-        once it shows; else None."""
+        """(the next call's start, its name, where its parameters begin, the text from
+        there), once it shows; else None."""
         tail = self.tail
         if not tail:
             return None
@@ -761,5 +777,46 @@ class _Follow:
         if m.partial:
             self.at += i
             self.tail = tail[i:]
+            return None
+        return self.at + m.start("open"), m.group("name"), self.at + m.start("rest"), tail[m.start("rest") :]
+
+
+# After a call object's arguments: its close, a separator (as Builder's _SEPARATOR), and the
+# next call object's start, as Scanner.early_call takes it (group `rest`: its arguments).
+_NEXT_OBJECT = regex.compile(
+    r'[ \t\r\n]*\}[ \t\r\n]*[;,]?[ \t\r\n]*(?P<open>\{)[ \t\r\n]*"name"[ \t\r\n]*:[ \t\r\n]*'
+    r'"(?P<name>[A-Za-z0-9_][A-Za-z0-9_.\-:/]{0,127})"[ \t\r\n]*,[ \t\r\n]*"(?:arguments|parameters)"[ \t\r\n]*:'
+    r"[ \t\r\n]*(?P<rest>\{)"
+)
+
+
+class _NextObject:
+    """announce="name": the next call object of a region of several (`<tool_call>{…}\n{…}`,
+    Builder's several_objects), right after the call object whose arguments just closed
+    (_NEXT_OBJECT); anything else there stops it. Fed the text from the reply's position
+    `at` on (where those arguments closed); what it keeps is at most _FOLLOW_HOLD characters."""
+
+    __slots__ = ("at", "tail")
+    tags = None
+
+    def __init__(self, at: int) -> None:
+        self.at = at
+        self.tail: str | None = ""  # (None: stopped)
+
+    def feed(self, text: str) -> None:
+        if self.tail is not None:
+            self.tail += text
+
+    def find(self) -> tuple | None:
+        """(the next call's start, its name, where its arguments begin, the text from
+        there), once it shows; else None."""
+        tail = self.tail
+        if not tail:
+            return None
+        m = _NEXT_OBJECT.match(tail, partial=True)
+        if m is None or (m.partial and len(tail) > _FOLLOW_HOLD):
+            self.tail = None
+            return None
+        if m.partial:
             return None
         return self.at + m.start("open"), m.group("name"), self.at + m.start("rest"), tail[m.start("rest") :]
