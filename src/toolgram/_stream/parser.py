@@ -187,6 +187,7 @@ class StreamParser:
         # of the region being read (see _Early); and the region start last answered (see
         # _early_look).
         self._announced: list[_Early] = []
+        self._open_ids: set[str] = set()  # (their ids: see _id)
         self._early_settled = -1
         if announce == "name":
             self.feed = self._feed_announcing  # type: ignore[method-assign]  # (the default pays nothing)
@@ -543,6 +544,7 @@ class StreamParser:
         scanner's unless given) makes certain."""
         early = _Early(self._calls, region, start, name, self._id(name, start, len(self._announced)), echo, follow)
         self._announced.append(early)
+        self._open_ids.add(early.id)
         self._calls += 1
         events.append(CallStart(early.index, name, early.id))
         if text is None:
@@ -582,7 +584,7 @@ class StreamParser:
         made unique with its place in result.calls as the message does (two calls at one
         place)."""
         got = id_for(name, start, kind, self._salt)
-        if got in self._ids or any(e.id == got for e in self._announced):
+        if got in self._ids or got in self._open_ids:
             return id_for(name, start, kind, place_salt(self._salt, self._done + ahead))
         return got
 
@@ -597,6 +599,7 @@ class StreamParser:
                 n += 1
         for early in announced[:n]:
             events.append(CallCancelled(early.index))
+            self._open_ids.discard(early.id)
         del announced[:n]
 
     def _break(self, exc: Exception, events: list[Event]) -> None:
@@ -675,6 +678,7 @@ class StreamParser:
             return False
         # (announced already, and what was sent of its arguments stands)
         del announced[0]
+        self._open_ids.discard(early.id)
         self._ids.add(early.id)
         self._done += 1
         if len(arguments) > len(sent):
