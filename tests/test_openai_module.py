@@ -355,6 +355,29 @@ def test_as_written_with_parallel_tool_calls_false() -> None:
     assert got == expected_of(result, parallel_tool_calls=False)
 
 
+BLOCK_FIRST_CALL_FAILS = (
+    '<minimax:tool_call>\n<invoke name="get_weather">\n<parameter name="city">Lima</parameter>\n'
+    '<parameter name="city">Cusco</parameter>\n</invoke>\n<invoke name="search_web">\n'
+    '<parameter name="query">Lima museums open on Monday</parameter>\n</invoke>\n</minimax:tool_call>'
+)
+
+
+@pytest.mark.parametrize("parallel", [True, False])
+def test_as_written_a_block_whose_first_call_fails(parallel: bool) -> None:
+    # Both calls of the block are announced by their name; the first then fails (a key given
+    # twice) and is withdrawn; the second stands, with the id parse() gives it. Without
+    # parallel calls it was not sent when announced (a call was open): it is the first call
+    # kept, sent whole at the block's end.
+    raw = BLOCK_FIRST_CALL_FAILS
+    result = toolgram.parse(raw, TOOLS)
+    assert [c.name for c in result.calls] == ["search_web"] and result.errors
+    for seed in (1, 2, 3):
+        chunks = run_stream(raw, pieces(raw, seed), TOOLS, parallel_tool_calls=parallel, arguments="as_written")
+        got = assemble_as_written(chunks)
+        assert list(got.pop("withdrawn")) == [0]
+        assert got == expected_of(result, parallel_tool_calls=parallel)
+
+
 def test_arguments_takes_two_values() -> None:
     with pytest.raises(ValueError):
         CompletionStream(TOOLS, arguments="early")

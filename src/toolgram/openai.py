@@ -175,9 +175,11 @@ class CompletionStream:
         self._id = ""  # the id of the call started last (CallStart.id: the message's)
         self._ids = _UniqueIds(salt)  # the ids sent: a model-written id repeated gets another
         # arguments="as_written": the calls sent by their name and not done yet, by index
-        # (at most one at a time: StreamParser announces a call only once the one before
-        # it is done or withdrawn).
+        # (several at once in a block of several calls: StreamParser announces each once
+        # its name shows); and with parallel_tool_calls=False, those announced while another
+        # was open or sent, not sent (one may yet be the first call: see _written_chunks).
         self._open: dict[int, CallStart] = {}
+        self._held: dict[int, CallStart] = {}
         self.result: ParseResult | None = None
 
     def feed(self, delta: str) -> list[dict[str, Any]]:
@@ -242,7 +244,9 @@ class CompletionStream:
             elif kind in _TEXT_DELTA:
                 self._text_chunk(event, out)
             elif kind is CallStart:
-                if self._parallel or not (self._calls or self._open):
+                if not self._parallel and (self._calls or self._open):
+                    self._held[event.index] = event
+                else:
                     entry = {"index": event.index, "id": event.id, "type": "function"}
                     repeated = self._ids.give(entry, _done_call(events, at), event.index)
                     self._open[event.index] = CallStart(event.index, event.name, entry["id"])
@@ -252,6 +256,13 @@ class CompletionStream:
                     out.append(self._chunk(delta))
             elif kind is CallDone:
                 if self._open.pop(event.index, None) is None:
+                    held = self._held.pop(event.index, None)
+                    if held is not None and not (self._calls or self._open):
+                        # (parallel_tool_calls=False: the call open when it was announced was
+                        # withdrawn, so this one is the first: sent whole)
+                        self._id = held.id
+                        out.extend(self._call(event.index, event.call, first=True))
+                        continue
                     self._dropped += 1  # (parallel_tool_calls=False: a call after the first)
                     continue
                 self._calls += 1
@@ -259,6 +270,7 @@ class CompletionStream:
                 if extension:
                     out.append(self._chunk({"toolgram": extension}))
             elif kind is CallCancelled:
+                self._held.pop(event.index, None)
                 start = self._open.pop(event.index, None)
                 if start is not None:
                     out.append(self._chunk({"toolgram": {"withdrawn": [_withdrawn(start)]}}))
@@ -271,8 +283,8 @@ class CompletionStream:
         elif event.text:
             out.append(self._chunk({_TEXT_DELTA[type(event)]: event.text}))
 
-    def _call(self, index: int, call: Any) -> list[dict[str, Any]]:
-        if not self._parallel and index > 0:
+    def _call(self, index: int, call: Any, first: bool = False) -> list[dict[str, Any]]:
+        if not self._parallel and index > 0 and not first:
             self._dropped += 1
             return []
         entry = {**call_to_openai(call), "id": self._id}
