@@ -257,6 +257,9 @@ class Builder:
         self.args_key = "arguments"
         self.items: list[Draft | Prose] = []
         self.leading_objects = False  # several JSON call objects, the first right after the opener
+        # Whether a stream announces this format's JSON call objects by their name (its fast
+        # frame reads them: set by the scanner, a layer above, see _scan/region.py).
+        self.json_named = False
         self._broken: list[Unreadable] = []  # the calls _walk could not read (see build)
 
     # -- entry --------------------------------------------------------------
@@ -300,11 +303,7 @@ class Builder:
         right after the opener, read through a fast frame."""
         if getattr(self.fmt, "stream_call", None) is not None:
             return True
-        if not self.leading_objects:
-            return False
-        from .._scan import fastpath  # (the scanner's, which imports this module)
-
-        return type(fastpath.frame_of(self.fmt)) is fastpath.Frame
+        return self.leading_objects and self.json_named
 
     def _walk(self, node: Any) -> None:
         # A rule of the vocabulary read at region level goes to its handler (_on_<rule>,

@@ -238,6 +238,7 @@ class RegionReader:
             buf = self.sc.buf
         try:
             builder = Builder(drv.fmt, tools, region, self.sc.read_calls, buf)
+            builder.json_named = type(_frame.frame_of(drv.fmt)) is _frame.Frame  # (see Builder._streams_by_name)
             if drv.closed_at >= 0:
                 builder.cut_at = drv.last_end
             builder.goes_on = getattr(drv, "goes_on", False)  # (an Earley parse is never salvaged)
