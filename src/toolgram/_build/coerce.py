@@ -464,9 +464,9 @@ def coerce_node(
     repeated: str = "error",
 ) -> Any:
     """The value of a Node, typed by the schema `prop` (see the module docstring).
-    `repeated`: what a name its element's children give twice is: "list", the
-    values collect into one (MiniMax M3's elements); "error", where the values
-    differ, a RepairError (a key of `{cmd: "ls", cmd: "rm"}`, a parameter written
+    `repeated`: what a name its element's children give twice is, where the schema
+    does not say it is an array: "list", the values collect into one (MiniMax M3's
+    elements); "error", where the values differ, a RepairError (a key of `{cmd: "ls", cmd: "rm"}`, a parameter written
     twice: which one the model meant, nothing tells), as a JSON key given twice is."""
     if repairs is None:
         repairs = []
@@ -509,16 +509,16 @@ def coerce_node(
         if len(group) == 1:
             result[key] = coerce_node(group[0], sub, root, repairs, framing, repeated)
             continue
-        if repeated != "list" and key != "item":
+        # A repeated name: the values collect into a list, each typed as an item, when
+        # the schema says the parameter is an array, or the format says so (M3).
+        arr = _container(sub, root, "array") if sub is not None else None
+        if arr is None and repeated != "list" and key != "item":
             values = [coerce_node(c, sub, root, repairs, framing, repeated) for c in group]
             for other in values[1:]:
                 if other != values[0]:
                     raise _repair.RepairError(_repair.given_twice(key, values[0], other))
             result[key] = values[0]
             continue
-        # A repeated name: the values collect into a list, each typed as an item
-        # when the schema says the parameter is an array.
-        arr = _container(sub, root, "array") if sub is not None else None
         item = arr.get("items") if arr is not None else sub
         if isinstance(item, (list, tuple)):
             item = None
