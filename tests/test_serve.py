@@ -16,6 +16,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -716,3 +717,34 @@ def test_the_backends_reasoning_and_the_contents_are_apart_in_both_modes(client)
     want = "Asked about travel.\n\nWeighing the routes."
     assert whole(ask(client, order))["reasoning"] == want
     assert streamed(client, order)["reasoning"] == want
+
+
+def test_a_reply_slow_to_parse_does_not_hold_up_other_clients(client) -> None:
+    """QA (D25): a streamed reply was parsed on the server's event loop, so a reply slow to
+    read (a model looping on `<tool_call>{`, ~2 s of parsing at 32 KB) froze every other
+    request, /health included, until it was done. It is parsed in a worker thread: other
+    requests are answered while it is read (no clock: five requests, each sent after the
+    previous one answered, all answered before the slow reply's stream ends)."""
+    storm = "Working on it.\n" + "<tool_call>{" * 2730
+    started, ended = threading.Event(), threading.Event()
+    got: list[Any] = []
+
+    def slow() -> None:
+        for chunk in ask(client, {"text": storm, "chunk": 64}, stream=True):
+            started.set()
+            got.append(chunk)
+        ended.set()
+
+    reader = threading.Thread(target=slow)
+    reader.start()
+    try:
+        assert started.wait(60)  # (the proxy has begun sending the slow reply)
+        health = str(client.base_url).removesuffix("v1/") + "health"
+        answered = []
+        for _ in range(5):
+            assert httpx.get(health, timeout=60).json()["status"] == "ok"
+            answered.append(not ended.is_set())
+        assert answered == [True] * 5
+    finally:
+        reader.join(120)
+    assert ended.is_set() and got[-1].choices[0].finish_reason == "stop"

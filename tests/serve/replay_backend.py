@@ -5,7 +5,7 @@ The last user message says what to reply, as JSON:
     {"case": "hermes/basic"}     tests/corpus/hermes/basic.txt, as the model's raw content
     {"text": "..."}              that text
 and optionally "seed" (the chunking: pieces of 1-12 characters, as a server streams a few
-tokens at a time), "delay" (seconds before the reply and between chunks), "break_after"
+tokens at a time), "chunk" (pieces of that many characters instead), "delay" (seconds before the reply and between chunks), "break_after"
 (chunks sent before the stream breaks off, the connection dropped mid-body), "status"
 (an error status to answer with), "body" (a JSON body to answer with instead), "finish_reason",
 "reasoning" (reasoning_content of the backend's own). A message that is not such JSON is
@@ -31,11 +31,11 @@ CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 last: dict = {}
 
 
-def pieces(text: str, seed: int) -> list[str]:
+def pieces(text: str, seed: int, size: int | None = None) -> list[str]:
     rng = random.Random(seed)
     out, i = [], 0
     while i < len(text):
-        n = rng.randint(1, 12)
+        n = size or rng.randint(1, 12)
         out.append(text[i : i + n])
         i += n
     return out
@@ -92,7 +92,7 @@ async def chat(request):
         yield chunk({"role": "assistant", "content": ""})
         if reasoning:
             yield chunk(reasoning)
-        for i, piece in enumerate(pieces(text, int(order.get("seed", 1)))):
+        for i, piece in enumerate(pieces(text, int(order.get("seed", 1)), order.get("chunk"))):
             if order.get("break_after") is not None and i >= order["break_after"]:
                 raise RuntimeError("replay backend: breaking the stream on request")
             if delay:

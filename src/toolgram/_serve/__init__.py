@@ -19,6 +19,7 @@ Built on Starlette, uvicorn and httpx (the `serve` extra): imported only when se
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 from typing import Any
@@ -365,65 +366,113 @@ def _message_of(raw: bytes) -> str:
 
 async def _stream(client: httpx.AsyncClient, plan: _Plan) -> Response:
     """A streamed reply: the backend's stream is opened first, so that a backend that is down
-    or refuses is an error status; then its content deltas go through CompletionStream."""
+    or refuses is an error status; then its events are read here and parsed in a worker
+    thread (_Reading), off the event loop: a reply that is slow to parse (a marker storm)
+    costs its own request's time, not every other client's. While the worker reads one
+    batch the next events queue up, and are read together, in order."""
     try:
         reply = await _send(client, "POST", "/v1/chat/completions", plan.forward)
     except _BackendError as exc:
         return exc.response()
 
     async def events() -> Any:
-        adapter = None
-        reason = None
-        usage = None
+        queue: asyncio.Queue[Any] = asyncio.Queue()
+        pump = asyncio.ensure_future(_pump(reply, queue))
+        reading = _Reading(plan)
         try:
-            async for line in reply.aiter_lines():
-                if not line.startswith("data:"):
-                    continue  # (SSE comments, event names, blank separators)
-                data = line[5:].strip()
-                if data == "[DONE]":
-                    break
-                chunk = json.loads(data)
-                if not isinstance(chunk, dict):
-                    raise TypeError("a stream event is not an object")
-                if chunk.get("error"):
-                    yield _sse({"error": {"message": f"The backend failed: {_message_of(data.encode())}", "type": "backend_error"}})
-                    return
-                if adapter is None:
-                    adapter = plan.stream(chunk.get("model") or plan.model, chunk.get("created"))
-                usage = chunk.get("usage") or usage
-                for choice in chunk.get("choices") or []:
-                    delta = choice.get("delta") or {}
-                    reason = choice.get("finish_reason") or reason
-                    if delta.get("reasoning_content"):
-                        yield b"".join(map(_sse, adapter.reasoning(delta["reasoning_content"])))
-                    if delta.get("content"):
-                        # (Parsed in the loop: a delta costs in proportion to its length,
-                        # far less than a hop to a thread for a few characters.)
-                        out = adapter.feed(delta["content"])
-                        if out:  # (one write for what one backend chunk gives)
-                            yield b"".join(map(_sse, out))
-            else:
-                if reason is None:  # (the body ended with neither [DONE] nor a finish_reason: cut)
-                    raise ValueError("the stream ended before the reply did")
-        except (httpx.HTTPError, ValueError, TypeError, AttributeError) as exc:
-            if isinstance(exc, httpx.TimeoutException):
-                error = {"message": "The backend's stream stalled: nothing came in time.", "type": "backend_timeout"}
-            else:
-                error = {"message": f"The backend's stream broke off: {exc or type(exc).__name__}.", "type": "backend_error"}
-            yield _sse({"error": error})  # (the openai SDK raises it as APIError)
-            return
+            while not reading.finished:
+                batch = [await queue.get()]
+                while not queue.empty():
+                    batch.append(queue.get_nowait())
+                out = await run_in_threadpool(reading.take, batch)
+                if out:  # (one write for what one batch gives)
+                    yield out
         finally:
+            pump.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await pump
             await reply.aclose()
-        if adapter is None:
-            adapter = plan.stream(plan.model, None)
-        last = adapter.close(reason)
-        for out in last:
-            yield _sse(out)
-        if usage is not None and last:
-            yield _sse({**{k: last[-1][k] for k in ("id", "object", "created", "model")}, "choices": [], "usage": usage})
-        yield b"data: [DONE]\n\n"
 
     return StreamingResponse(events(), media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
+
+
+_END = object()  # (the backend's body ended)
+
+
+async def _pump(reply: httpx.Response, queue: asyncio.Queue[Any]) -> None:
+    """The backend's SSE `data:` payloads into `queue`, then _END, or the exception that
+    broke the body off. (Only the lines are split here: the JSON is read in the worker.)"""
+    try:
+        async for line in reply.aiter_lines():
+            if line.startswith("data:"):  # (not SSE comments, event names, blank separators)
+                queue.put_nowait(line[5:].strip())
+        queue.put_nowait(_END)
+    except httpx.HTTPError as exc:
+        queue.put_nowait(exc)
+
+
+class _Reading:
+    """One streamed reply's backend events to the SSE bytes sent to the client; runs in a
+    worker thread, one batch at a time. `finished` once the answer is complete (the
+    backend's [DONE] or end, an error)."""
+
+    def __init__(self, plan: _Plan) -> None:
+        self.plan = plan
+        self.adapter: _Adapter | None = None
+        self.reason: str | None = None
+        self.usage: Any = None
+        self.finished = False
+
+    def take(self, batch: list[Any]) -> bytes:
+        out: list[bytes] = []
+        for item in batch:
+            if self.finished:
+                break
+            try:
+                self._one(item, out)
+            except httpx.TimeoutException:
+                self._fail(out, "The backend's stream stalled: nothing came in time.", "backend_timeout")
+            except (httpx.HTTPError, ValueError, TypeError, AttributeError) as exc:
+                self._fail(out, f"The backend's stream broke off: {exc or type(exc).__name__}.", "backend_error")
+        return b"".join(out)
+
+    def _one(self, item: Any, out: list[bytes]) -> None:
+        if isinstance(item, Exception):
+            raise item
+        if item is _END:
+            if self.reason is None:  # (the body ended with neither [DONE] nor a finish_reason: cut)
+                raise ValueError("the stream ended before the reply did")
+            return self._close(out)
+        if item == "[DONE]":
+            return self._close(out)
+        chunk = json.loads(item)
+        if not isinstance(chunk, dict):
+            raise TypeError("a stream event is not an object")
+        if chunk.get("error"):
+            return self._fail(out, f"The backend failed: {_message_of(item.encode())}", "backend_error")
+        if self.adapter is None:
+            self.adapter = self.plan.stream(chunk.get("model") or self.plan.model, chunk.get("created"))
+        self.usage = chunk.get("usage") or self.usage
+        for choice in chunk.get("choices") or []:
+            delta = choice.get("delta") or {}
+            self.reason = choice.get("finish_reason") or self.reason
+            if delta.get("reasoning_content"):
+                out.extend(map(_sse, self.adapter.reasoning(delta["reasoning_content"])))
+            if delta.get("content"):
+                out.extend(map(_sse, self.adapter.feed(delta["content"])))
+
+    def _fail(self, out: list[bytes], message: str, kind: str) -> None:
+        out.append(_sse({"error": {"message": message, "type": kind}}))  # (the openai SDK raises it as APIError)
+        self.finished = True
+
+    def _close(self, out: list[bytes]) -> None:
+        self.finished = True
+        adapter = self.adapter or self.plan.stream(self.plan.model, None)
+        last = adapter.close(self.reason)
+        out.extend(map(_sse, last))
+        if self.usage is not None and last:
+            out.append(_sse({**{k: last[-1][k] for k in ("id", "object", "created", "model")}, "choices": [], "usage": self.usage}))
+        out.append(b"data: [DONE]\n\n")
 
 
 def _sse(value: dict[str, Any]) -> bytes:
