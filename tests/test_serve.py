@@ -748,3 +748,21 @@ def test_a_reply_slow_to_parse_does_not_hold_up_other_clients(client) -> None:
     finally:
         reader.join(120)
     assert ended.is_set() and got[-1].choices[0].finish_reason == "stop"
+
+
+def test_a_call_cut_by_the_token_limit_finishes_with_length(client) -> None:
+    """QA (D22): a reply cut by max_tokens inside a call's value came back with
+    finish_reason "tool_calls": the call, repaired (cut_value), looked finished, and an
+    agent ran `rm -rf /srv/ap`. The backend's "length" is kept, as OpenAI answers it when the
+    token limit cuts a call (the repaired call is still given, with its repairs)."""
+    raw = 'Cleaning up.<tool_call>{"name": "get_weather", "arguments": {"city": "rm -rf /srv/ap'
+    order = {"text": raw, "finish_reason": "length"}
+    got = whole(ask(client, order))
+    assert got == expected(raw, TOOLS, got, finish_reason="length")
+    assert got["finish_reason"] == "length" and got["tool_calls"] and "cut_value" in got["repairs"][0]["repairs"]
+    for seed in (1, 4):
+        got = streamed(client, {**order, "seed": seed})
+        assert got == expected(raw, TOOLS, got, streamed=True, finish_reason="length")
+        assert got["finish_reason"] == "length" and got["tool_calls"]
+    # (A whole reply with a call, finished by the model: "tool_calls", as before.)
+    assert whole(ask(client, {"text": TWO_CALLS, "finish_reason": "stop"}))["finish_reason"] == "tool_calls"

@@ -24,7 +24,8 @@ What a client gets (docs/api.md):
     unique within a message: a model-written id repeated by a later call is replaced by a
     generated one there, told in the extension field's `repeated_ids`;
     `finish_reason` "tool_calls" when there are calls, else "stop" (or the backend's
-    own, such as "length");
+    own); a backend's "length" (or "content_filter") is kept even with calls, as
+    OpenAI's API does: the reply was cut, maybe inside a call;
   * the errors and repairs, which OpenAI's shape has no field for, in an extension
     field `"toolgram": {"errors": [...], "repairs": [{"index", "repairs"}]}` of the
     message (of the delta, in a stream), left out when both are empty. The official
@@ -104,8 +105,9 @@ def completion(
 ) -> dict[str, Any]:
     """A `chat.completion` object of one choice holding `message(result, salt=salt)`.
 
-    `finish_reason` is "tool_calls" when the message has calls; otherwise the one given
-    (a backend's "length") or "stop", never "tool_calls"."""
+    `finish_reason` is "tool_calls" when the message has calls, unless the one given says
+    the reply was cut ("length", "content_filter"): that one is kept, as OpenAI does when
+    the token limit cuts a call; otherwise the one given or "stop", never "tool_calls"."""
     msg = message(result, parallel_tool_calls=parallel_tool_calls, salt=salt)
     out: dict[str, Any] = {
         "id": id or _new_id(),
@@ -116,7 +118,7 @@ def completion(
             {
                 "index": 0,
                 "message": msg,
-                "finish_reason": "tool_calls" if msg.get("tool_calls") else _no_calls(finish_reason),
+                "finish_reason": _finish(bool(msg.get("tool_calls")), finish_reason),
                 "logprobs": None,
             }
         ],
@@ -188,7 +190,8 @@ class CompletionStream:
 
     def close(self, finish_reason: str | None = None) -> list[dict[str, Any]]:
         """The last chunks: what the end of the reply settles, then the finish chunk
-        (finish_reason "tool_calls" when a call was sent, else `finish_reason` or "stop",
+        (finish_reason as completion()'s: "tool_calls" when a call was sent, unless
+        `finish_reason` is "length" or "content_filter"; else `finish_reason` or "stop",
         never "tool_calls").
         Sets `result`. Idempotent in effect: a second call returns no chunks."""
         if self.result is not None:
@@ -197,7 +200,7 @@ class CompletionStream:
         self.result = self._parser.close()
         if self._dropped:
             chunks.append(self._chunk({"toolgram": {"errors": [_dropped_message(self._dropped)]}}))
-        reason = "tool_calls" if self._calls else _no_calls(finish_reason)
+        reason = _finish(bool(self._calls), finish_reason)
         chunks.append(self._chunk({}, finish_reason=reason))
         return chunks
 
@@ -381,6 +384,20 @@ def _done_call(events: list[Any], at: int) -> Any:
 
 def _new_id() -> str:
     return "chatcmpl-" + uuid.uuid4().hex
+
+
+# A backend's finish reasons that say the reply was cut before the model ended it.
+_CUT = ("length", "content_filter")
+
+
+def _finish(calls: bool, finish_reason: str | None) -> str:
+    """The finish_reason of a message: a cut reply's own even with calls (OpenAI answers
+    "length" when max_tokens cuts a call, and its SDK's parse helpers raise on it; a call
+    the end cut and truncated="repair" kept must not pass for a finished one), else
+    "tool_calls" when there are calls."""
+    if finish_reason in _CUT:
+        return finish_reason
+    return "tool_calls" if calls else _no_calls(finish_reason)
 
 
 def _no_calls(finish_reason: str | None) -> str:
