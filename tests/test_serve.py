@@ -766,3 +766,35 @@ def test_a_call_cut_by_the_token_limit_finishes_with_length(client) -> None:
         assert got["finish_reason"] == "length" and got["tool_calls"]
     # (A whole reply with a call, finished by the model: "tool_calls", as before.)
     assert whole(ask(client, {"text": TWO_CALLS, "finish_reason": "stop"}))["finish_reason"] == "tool_calls"
+
+
+BACKEND_CALLS = [
+    {"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}},
+    {"id": "c2", "type": "function", "function": {"name": "search_web", "arguments": '{"query": "Paris museums"}'}},
+]
+
+
+def test_a_backends_own_tool_calls_are_passed_on(client) -> None:
+    """QA (D27): a backend that reads calls itself (Ollama, vLLM with a tool parser) answers
+    with `tool_calls` and empty content; the client got an empty message, "stop", nothing
+    else. Its calls are passed on, after those read out of the content, in both modes."""
+    want = [{"id": c["id"], "type": "function", "function": c["function"]} for c in BACKEND_CALLS]
+    order = {"text": "", "tool_calls": BACKEND_CALLS, "finish_reason": "tool_calls"}
+    got = whole(ask(client, order))
+    assert got["tool_calls"] == want and got["finish_reason"] == "tool_calls" and not got["errors"]
+    got = streamed(client, order)
+    assert got["tool_calls"] == want and got["finish_reason"] == "tool_calls" and not got["errors"]
+    # The content is read too: its calls first, the backend's after them.
+    raw = 'Checking.<tool_call>{"name": "search_web", "arguments": {"query": "Lyon"}}</tool_call>'
+    order = {"text": raw, "tool_calls": BACKEND_CALLS[:1], "finish_reason": "tool_calls", "seed": 3}
+    for got in (whole(ask(client, order)), streamed(client, order)):
+        assert got["content"] == "Checking."
+        assert [c["function"]["name"] for c in got["tool_calls"]] == ["search_web", "get_weather"]
+        assert got["tool_calls"][1] == want[0] and got["finish_reason"] == "tool_calls"
+    # parallel_tool_calls false: the first call of all.
+    for got in (whole(ask(client, order, parallel_tool_calls=False)), streamed(client, order, parallel_tool_calls=False)):
+        assert [c["function"]["name"] for c in got["tool_calls"]] == ["search_web"] and got["errors"]
+    # tool_choice "required" is met by the backend's calls.
+    order = {"text": "", "tool_calls": BACKEND_CALLS[1:], "finish_reason": "tool_calls"}
+    for got in (whole(ask(client, order, tool_choice="required")), streamed(client, order, tool_choice="required")):
+        assert got["tool_calls"] == want[1:] and not got["errors"]

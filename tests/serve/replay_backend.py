@@ -8,7 +8,9 @@ and optionally "seed" (the chunking: pieces of 1-12 characters, as a server stre
 tokens at a time), "chunk" (pieces of that many characters instead), "delay" (seconds before the reply and between chunks), "break_after"
 (chunks sent before the stream breaks off, the connection dropped mid-body), "status"
 (an error status to answer with), "body" (a JSON body to answer with instead), "finish_reason",
-"reasoning" (reasoning_content of the backend's own). A message that is not such JSON is
+"reasoning" (reasoning_content of the backend's own), "tool_calls" (calls the backend read
+itself, as Ollama or vLLM with a tool parser give them; streamed: the name, then the
+arguments in pieces). A message that is not such JSON is
 answered with a Hermes call to the first tool offered, without arguments, or with "echo: "
 and its text when there are no tools. GET /last gives the last request's body.
 """
@@ -73,11 +75,13 @@ async def chat(request):
     finish = order.get("finish_reason", "stop")
     # (Reasoning the backend separated itself, as llama.cpp's --reasoning-format does.)
     reasoning = {"reasoning_content": order["reasoning"]} if order.get("reasoning") else {}
+    calls = order.get("tool_calls") or []
     if not body.get("stream"):
         await asyncio.sleep(delay)
+        own = {"tool_calls": calls} if calls else {}
         return JSONResponse({
             "id": "chatcmpl-replay", "object": "chat.completion", "created": created, "model": model,
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": text, **reasoning}, "finish_reason": finish}],
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text or None, **reasoning, **own}, "finish_reason": finish}],
             "usage": {"prompt_tokens": 5, "completion_tokens": len(text) // 4, "total_tokens": 5 + len(text) // 4},
         })
 
@@ -98,6 +102,11 @@ async def chat(request):
             if delay:
                 await asyncio.sleep(delay)
             yield chunk({"content": piece})
+        for index, call in enumerate(calls):
+            function = call["function"]
+            yield chunk({"tool_calls": [{"index": index, "id": call.get("id"), "type": "function", "function": {"name": function["name"], "arguments": ""}}]})
+            for piece in pieces(function["arguments"], index):
+                yield chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
         yield chunk({}, finish)
         yield "data: [DONE]\n\n"
 

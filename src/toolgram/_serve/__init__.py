@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import uuid
 from typing import Any
 
 import httpx
@@ -37,7 +38,7 @@ from .._pipeline import check_truncated, select_formats
 from .._result.model import ParseResult
 from .._tools.prompts import render_prompt
 from .._tools.tools import normalize_tools
-from ..openai import CompletionStream, _new_id, completion
+from ..openai import _CUT, CompletionStream, _dropped_message, _new_id, completion
 
 __all__ = ["create_app", "serve"]
 
@@ -166,7 +167,8 @@ def create_app(
             return exc.response()
         except (ValueError, KeyError, IndexError, TypeError, AttributeError):
             return error_response(502, "The backend's reply is not a chat completion.", "backend_error")
-        result = await run_in_threadpool(plan.read, content)
+        own = _backend_calls(message.get("tool_calls"))
+        result = await run_in_threadpool(plan.read, content, bool(own))
         out = completion(
             result,
             model=data.get("model") or plan.model,
@@ -178,6 +180,7 @@ def create_app(
             parallel_tool_calls=plan.parallel,
         )
         _add_reasoning(out["choices"][0]["message"], message.get("reasoning_content"))
+        _add_calls(out["choices"][0], own, plan.parallel)
         return _JSONResponse(out)
 
     @contextlib.asynccontextmanager
@@ -262,11 +265,13 @@ class _Plan:
             forward["messages"] = _with_system(list(body["messages"]), render_prompt(self.tools, prompt))
         self.forward = forward
 
-    def read(self, content: str) -> ParseResult:
+    def read(self, content: str, backend_calls: bool = False) -> ParseResult:
+        """`content` read; `backend_calls`: the backend gave calls of its own (no
+        "required" error then)."""
         if not self.parse:
             return ParseResult(text=content)
         result = parse(content, self.tools, **self.reading)
-        error = self.no_call(result)
+        error = None if backend_calls else self.no_call(result)
         if error:
             result.errors.append(error)
         return result
@@ -305,6 +310,48 @@ def _with_system(messages: list[Any], text: str) -> list[Any]:
     if isinstance(first, dict) and first.get("role") == "system" and isinstance(first.get("content"), str):
         return [{**first, "content": f"{text}\n\n{first['content']}"}, *messages[1:]]
     return [{"role": "system", "content": text}, *messages]
+
+
+def _backend_calls(raw: Any) -> list[dict[str, Any]]:
+    """The tool calls a backend read itself (Ollama, vLLM with a tool parser), in OpenAI's
+    shape: they are calls the model made, passed on after those read out of the content
+    (a tool parser leaves the text before the calls in `content`). An id is made for one
+    without; arguments given as an object (Ollama's own API) are written as JSON."""
+    out = []
+    for call in raw if isinstance(raw, list) else []:
+        function = call.get("function") if isinstance(call, dict) else None
+        name = function.get("name") if isinstance(function, dict) else None
+        if not isinstance(name, str) or not name:
+            continue
+        arguments = function.get("arguments")
+        if not isinstance(arguments, str):
+            arguments = json.dumps({} if arguments is None else arguments, ensure_ascii=False)
+        ident = call.get("id") if isinstance(call.get("id"), str) and call.get("id") else "call_" + uuid.uuid4().hex[:24]
+        out.append({"id": ident, "type": "function", "function": {"name": name, "arguments": arguments}})
+    return out
+
+
+def _add_calls(choice: dict[str, Any], calls: list[dict[str, Any]], parallel: bool) -> None:
+    """The backend's own calls after the message's (parallel_tool_calls false: the first
+    call of all only); finish_reason "tool_calls" then, unless the reply was cut."""
+    if not calls:
+        return
+    message = choice["message"]
+    mine = message.get("tool_calls") or []
+    if not parallel:
+        dropped = len(calls) - (0 if mine else 1)
+        calls = [] if mine else calls[:1]
+        if dropped:
+            extension = message.setdefault("toolgram", {})
+            errors = extension.setdefault("errors", [])
+            if mine:  # (the message's own drop error counted only its calls)
+                errors[:] = [e for e in errors if not e.startswith("parallel_tool_calls is false")]
+                dropped += len(mine) - 1
+            errors.append(_dropped_message(dropped))
+    if calls:
+        message["tool_calls"] = [*mine, *calls]
+        if choice["finish_reason"] not in _CUT:
+            choice["finish_reason"] = "tool_calls"
 
 
 def _add_reasoning(message: dict[str, Any], backend_reasoning: Any) -> None:
@@ -460,6 +507,8 @@ class _Reading:
                 out.extend(map(_sse, self.adapter.reasoning(delta["reasoning_content"])))
             if delta.get("content"):
                 out.extend(map(_sse, self.adapter.feed(delta["content"])))
+            if delta.get("tool_calls"):
+                self.adapter.backend_calls(delta["tool_calls"])
 
     def _fail(self, out: list[bytes], message: str, kind: str) -> None:
         out.append(_sse({"error": {"message": message, "type": kind}}))  # (the openai SDK raises it as APIError)
@@ -490,11 +539,35 @@ class _Adapter:
         self._plan = plan
         self._backend_reasoning = False  # (the backend sent reasoning of its own)
         self._own_reasoning = False  # (reasoning read out of the content was sent)
+        self._next = 0  # the index after the highest given to a call
+        self._backend: dict[int, dict[str, Any]] = {}  # the backend's own calls, by its index
 
     def feed(self, text: str) -> list[dict[str, Any]]:
         if self._parsed:
-            return self._apart(self._stream.feed(text))
+            return self._indexes(self._apart(self._stream.feed(text)))
         return [self._stream._chunk({"content": text})]
+
+    def backend_calls(self, deltas: Any) -> None:
+        """A backend's own tool_calls deltas, put together by their index; sent whole at
+        the end, after the calls read out of the content (their indexes follow)."""
+        for delta in deltas if isinstance(deltas, list) else []:
+            if not isinstance(delta, dict):
+                continue
+            call = self._backend.setdefault(delta.get("index", 0), {"id": None, "function": {"name": "", "arguments": ""}})
+            call["id"] = call["id"] or delta.get("id")
+            function = delta.get("function") or {}
+            for key in ("name", "arguments"):
+                piece = function.get(key)
+                if isinstance(piece, str):
+                    call["function"][key] += piece
+                elif piece is not None:  # (arguments as an object)
+                    call["function"][key] += json.dumps(piece, ensure_ascii=False)
+
+    def _indexes(self, chunks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        for chunk in chunks:
+            for entry in (chunk["choices"][0]["delta"].get("tool_calls") or []) if chunk.get("choices") else []:
+                self._next = max(self._next, entry["index"] + 1)
+        return chunks
 
     def reasoning(self, text: str) -> list[dict[str, Any]]:
         self._backend_reasoning = True
@@ -516,12 +589,31 @@ class _Adapter:
 
     def close(self, finish_reason: str | None = None) -> list[dict[str, Any]]:
         stream = self._stream
-        chunks = self._apart(stream.close(finish_reason))
-        error = self._plan.no_call(stream.result) if stream.result is not None else None
+        chunks = self._indexes(self._apart(stream.close(finish_reason)))
+        own = _backend_calls([self._backend[i] for i in sorted(self._backend, key=str)])
+        error = self._plan.no_call(stream.result) if stream.result is not None and not own else None
+        if own and chunks:
+            self._send_calls(own, chunks)
         if error and chunks:  # (before the finish chunk, as the stream's own errors come)
             stream.result.errors.append(error)
             chunks.insert(len(chunks) - 1, stream._chunk({"toolgram": {"errors": [error]}}))
         return chunks
+
+
+    def _send_calls(self, calls: list[dict[str, Any]], chunks: list[dict[str, Any]]) -> None:
+        """The backend's own calls, each whole in a chunk before the finish chunk."""
+        stream = self._stream
+        if not stream._parallel:
+            dropped = len(calls) - (0 if stream._calls else 1)
+            calls = calls[:1] if not stream._calls else []
+            if dropped:
+                chunks.insert(len(chunks) - 1, stream._chunk({"toolgram": {"errors": [_dropped_message(dropped)]}}))
+        for call in calls:
+            chunks.insert(len(chunks) - 1, stream._chunk({"tool_calls": [{"index": self._next, **call}]}))
+            self._next += 1
+        finish = chunks[-1]["choices"][0]
+        if calls and finish["finish_reason"] not in _CUT:
+            finish["finish_reason"] = "tool_calls"
 
 
 def serve(backend: str, *, host: str = "127.0.0.1", port: int = 8000, log_level: str = "warning", **options: Any) -> None:
