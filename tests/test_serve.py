@@ -798,3 +798,34 @@ def test_a_backends_own_tool_calls_are_passed_on(client) -> None:
     order = {"text": "", "tool_calls": BACKEND_CALLS[1:], "finish_reason": "tool_calls"}
     for got in (whole(ask(client, order, tool_choice="required")), streamed(client, order, tool_choice="required")):
         assert got["tool_calls"] == want[1:] and not got["errors"]
+
+
+def test_in_think_sends_the_reasoning_the_template_opened_as_reasoning(backend, client) -> None:
+    """QA (D23): a DeepSeek-R1 / QwQ reply starts inside the `<think>` its chat template
+    wrote; serve sent the reasoning as content and dropped the `</think>`. With --in-think
+    it is reasoning_content, as vLLM and SGLang with a reasoning parser give it, whole and
+    streamed, with tools or without (and a reply's own `<think>` block is reasoning without
+    tools too, as with them)."""
+    thought = "The user greets me; no tool needed."
+    raw = thought + "\n</think>\n\nHello!"
+    call = '<tool_call>{"name": "get_weather", "arguments": {"city": "Oslo"}}</tool_call>'
+    proc, url = serve(backend, "--in-think")
+    try:
+        thinking = openai.OpenAI(base_url=url + "/v1", api_key="unused", max_retries=0, timeout=30)
+        for tools in (TOOLS, openai.NOT_GIVEN):
+            for got in (whole(ask(thinking, {"text": raw}, tools)), streamed(thinking, {"text": raw, "seed": 2}, tools)):
+                assert (got["content"], got["reasoning"], got["finish_reason"]) == ("Hello!", thought, "stop")
+        order = {"text": raw + call, "seed": 5}
+        for got in (whole(ask(thinking, order)), streamed(thinking, order)):
+            assert got["reasoning"] == thought and got["content"] == "Hello!"
+            assert [c["function"]["name"] for c in got["tool_calls"]] == ["get_weather"]
+    finally:
+        stop(proc)
+    # Without --in-think the reply is as before: no reasoning opened by the template.
+    got = whole(ask(client, {"text": raw}))
+    assert got["reasoning"] == "" and thought in got["content"]
+    # A reply's own <think> block: reasoning, with tools or without.
+    own = "<think>" + thought + "</think>Hello!"
+    for tools in (TOOLS, openai.NOT_GIVEN):
+        for got in (whole(ask(client, {"text": own}, tools)), streamed(client, {"text": own, "seed": 3}, tools)):
+            assert (got["content"], got["reasoning"]) == ("Hello!", thought)

@@ -881,6 +881,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--prompt", metavar="FORMAT", help="write the tools into the system prompt in FORMAT (for a chat template without tools)"
     )
+    p.add_argument(
+        "--in-think",
+        action="store_true",
+        help="the replies start inside a reasoning block the chat template opened (DeepSeek-R1, QwQ, Qwen3 "
+        "thinking): what comes before its closer is sent as reasoning_content, not content",
+    )
     p.add_argument("--api-key", metavar="KEY", help="the key clients must send (default: TOOLGRAM_API_KEY; none: no check)")
     p.add_argument("--backend-api-key", metavar="KEY", help="the key sent to the backend (default: TOOLGRAM_BACKEND_API_KEY)")
     p.add_argument("--timeout", type=float, default=600.0, metavar="S", help="seconds to wait for the backend (default 600)")
@@ -906,6 +912,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             max_chars=args.max_chars,
             stream_arguments=args.stream_arguments,
             prompt=args.prompt,
+            in_think=args.in_think,
             api_key=args.api_key or os.environ.get("TOOLGRAM_API_KEY") or None,
             backend_api_key=args.backend_api_key or os.environ.get("TOOLGRAM_BACKEND_API_KEY") or None,
             timeout=args.timeout,

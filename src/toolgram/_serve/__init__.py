@@ -85,6 +85,7 @@ def create_app(
     max_chars: int | None = None,
     stream_arguments: bool = False,
     prompt: str | None = None,
+    in_think: bool = False,
     api_key: str | None = None,
     backend_api_key: str | None = None,
     timeout: float = 600.0,
@@ -98,6 +99,9 @@ def create_app(
     model writes them, and a call that then fails is withdrawn in the extension field
     (CompletionStream arguments="as_written"), instead of each call whole once certain;
     `prompt`: a toolgram.prompts format to write the tools into the system prompt;
+    `in_think`: parse()'s, the replies start inside a reasoning block the chat template
+    opened (DeepSeek-R1, QwQ, Qwen3 thinking: the template writes `<think>`), so what comes
+    before the closer is reasoning, sent as `reasoning_content`;
     `api_key`: the key clients must send (Authorization: Bearer); `backend_api_key`: the
     key sent to the backend; `timeout`: seconds to wait for the backend (connecting, and
     between two pieces of its reply)."""
@@ -107,7 +111,7 @@ def create_app(
     if max_chars is not None and (not isinstance(max_chars, int) or max_chars < 1):
         raise ValueError(f"max_chars must be a positive number of characters or None, not {max_chars!r}")
     # (parse()'s options, and StreamParser's)
-    reading = {"formats": formats, "truncated": truncated, "max_chars": max_chars}
+    reading = {"formats": formats, "truncated": truncated, "max_chars": max_chars, "in_think": bool(in_think)}
     if prompt is not None:
         render_prompt(["probe"], prompt)  # (an unknown format fails now, not at the first request)
     headers = {"Authorization": f"Bearer {backend_api_key}"} if backend_api_key else {}
@@ -207,7 +211,6 @@ class _Plan:
     parallel calls, and the request to forward."""
 
     def __init__(self, body: dict[str, Any], prompt: str | None, reading: dict[str, Any], arguments: str) -> None:
-        self.reading = reading
         self.arguments = arguments  # (CompletionStream's, when streamed)
         tools = body.get("tools")
         choice = body.get("tool_choice")
@@ -232,6 +235,10 @@ class _Plan:
         self.parallel = body.get("parallel_tool_calls") is not False
         self.parse = tools is not None and choice != "none"
         self.tools = tools
+        # A reply not parsed for calls (no tools, tool_choice "none") still has its
+        # reasoning read (no formats: no calls), so that reasoning is reasoning_content
+        # with or without tools.
+        self.reading = reading if self.parse else {**reading, "formats": ()}
         # OpenAI's "required" (and a named function) means the reply must call a tool. The
         # backend is not asked to force it (it is sent "none", as below: a backend with a tool
         # parser of its own, told "required", reads the calls itself, or constrains the reply to
@@ -268,9 +275,7 @@ class _Plan:
     def read(self, content: str, backend_calls: bool = False) -> ParseResult:
         """`content` read; `backend_calls`: the backend gave calls of its own (no
         "required" error then)."""
-        if not self.parse:
-            return ParseResult(text=content)
-        result = parse(content, self.tools, **self.reading)
+        result = parse(content, self.tools if self.parse else None, **self.reading)
         error = None if backend_calls else self.no_call(result)
         if error:
             result.errors.append(error)
@@ -283,7 +288,7 @@ class _Plan:
 
     def stream(self, model: str, created: int | None) -> Any:
         stream = CompletionStream(
-            self.tools, model=model, id=self.id, created=created, parallel_tool_calls=self.parallel,
+            self.tools if self.parse else None, model=model, id=self.id, created=created, parallel_tool_calls=self.parallel,
             salt=self.id, arguments=self.arguments, **self.reading,
         )
         return _Adapter(stream, self)
@@ -530,12 +535,12 @@ def _sse(value: dict[str, Any]) -> bytes:
 
 
 class _Adapter:
-    """The backend's deltas to chunks: content through CompletionStream, or as it is
-    (tool_choice "none"); reasoning the backend separated itself as it is."""
+    """The backend's deltas to chunks: content through CompletionStream (with no formats
+    when not parsed for calls: tool_choice "none", no tools); reasoning the backend
+    separated itself as it is; the backend's own calls at the end."""
 
     def __init__(self, stream: CompletionStream, plan: _Plan) -> None:
         self._stream = stream
-        self._parsed = plan.parse
         self._plan = plan
         self._backend_reasoning = False  # (the backend sent reasoning of its own)
         self._own_reasoning = False  # (reasoning read out of the content was sent)
@@ -543,9 +548,7 @@ class _Adapter:
         self._backend: dict[int, dict[str, Any]] = {}  # the backend's own calls, by its index
 
     def feed(self, text: str) -> list[dict[str, Any]]:
-        if self._parsed:
-            return self._indexes(self._apart(self._stream.feed(text)))
-        return [self._stream._chunk({"content": text})]
+        return self._indexes(self._apart(self._stream.feed(text)))
 
     def backend_calls(self, deltas: Any) -> None:
         """A backend's own tool_calls deltas, put together by their index; sent whole at
