@@ -829,3 +829,41 @@ def test_in_think_sends_the_reasoning_the_template_opened_as_reasoning(backend, 
     for tools in (TOOLS, openai.NOT_GIVEN):
         for got in (whole(ask(client, {"text": own}, tools)), streamed(client, {"text": own, "seed": 3}, tools)):
             assert (got["content"], got["reasoning"]) == ("Hello!", thought)
+
+
+LOOP = [
+    {"role": "user", "content": "Weather in Paris?"},
+    {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}]},
+    {"role": "tool", "tool_call_id": "call_1", "content": '{"temp": 21}'},
+    {"role": "user", "content": "And in Lyon?"},
+]  # fmt: skip
+
+
+def test_prompt_writes_the_tool_loop_as_the_prompt_taught_it(backend) -> None:
+    """QA (D16, D6): with --prompt (a chat template without tools) a tool loop's second turn
+    was forwarded in OpenAI's structured shape, which such a template cannot show the model
+    (an empty assistant turn, a "tool" role it never learnt); and a system message whose
+    content is a list of parts, or a developer message, got a second system message before
+    it. The calls are written in the format's syntax, the results in its result syntax (or
+    a plain block), in a user turn; the tools' prompt merged into the one system message."""
+    hermes, hermes_url = serve(backend, "--prompt", "hermes")
+    pythonic, pythonic_url = serve(backend, "--prompt", "pythonic")
+    try:
+        for url, call, result in (
+            (hermes_url, '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>',
+             '<tool_response>\n{"name": "get_weather", "content": {"temp": 21}}\n</tool_response>'),
+            (pythonic_url, '[get_weather(city="Paris")]', 'Result of get_weather (call id call_1):\n{"temp": 21}'),
+        ):  # fmt: skip
+            prompted = openai.OpenAI(base_url=url + "/v1", api_key="unused", max_retries=0)
+            system = [{"type": "text", "text": "You are terse."}]
+            for first in ({"role": "system", "content": system}, {"role": "developer", "content": "You are terse."}):
+                prompted.chat.completions.create(model="replay", messages=[first, *LOOP], tools=TOOLS)
+                sent = httpx.get(backend + "/last").json()["messages"]
+                assert [m["role"] for m in sent] == ["system", "user", "assistant", "user"]
+                assert sent[0]["content"].endswith("\n\nYou are terse.") and "search_web" in sent[0]["content"]
+                assert sent[2] == {"role": "assistant", "content": call}
+                assert sent[3] == {"role": "user", "content": result + "\n\nAnd in Lyon?"}
+    finally:
+        stop(hermes)
+        stop(pythonic)

@@ -39,6 +39,7 @@ from .._result.model import ParseResult
 from .._tools.prompts import render_prompt
 from .._tools.tools import normalize_tools
 from ..openai import _CUT, CompletionStream, _dropped_message, _new_id, completion
+from .history import for_prompt
 
 __all__ = ["create_app", "serve"]
 
@@ -268,8 +269,9 @@ class _Plan:
             # The backend's chat template shows the model the tools; "none" keeps the backend's
             # own tool parser, if it has one, off (vLLM refuses "auto" without one).
             forward["tool_choice"] = "none"
-        if self.parse and prompt is not None:
-            forward["messages"] = _with_system(list(body["messages"]), render_prompt(self.tools, prompt))
+        if prompt is not None:  # (the template has no tools: the history's calls and results as text too)
+            system = render_prompt(self.tools, prompt) if self.parse else None
+            forward["messages"] = for_prompt(list(body["messages"]), prompt, system)
         self.forward = forward
 
     def read(self, content: str, backend_calls: bool = False) -> ParseResult:
@@ -307,14 +309,6 @@ def _tool_name(tool: Any) -> Any:
         inner = tool.get("function") if isinstance(tool.get("function"), dict) else tool
         return inner.get("name")
     return tool
-
-
-def _with_system(messages: list[Any], text: str) -> list[Any]:
-    """The tools' prompt before the first system message's text, or as a new first message."""
-    first = messages[0] if messages else None
-    if isinstance(first, dict) and first.get("role") == "system" and isinstance(first.get("content"), str):
-        return [{**first, "content": f"{text}\n\n{first['content']}"}, *messages[1:]]
-    return [{"role": "system", "content": text}, *messages]
 
 
 def _backend_calls(raw: Any) -> list[dict[str, Any]]:

@@ -514,3 +514,13 @@ def _to_json(value: Any) -> Any:
     if isinstance(value, bytes):
         return value.decode("utf-8", "replace")
     return str(value)
+
+
+def render_prompt_calls(calls: Any, format: str) -> str:
+    """`calls` (ToolCalls or mappings with "name", "arguments", "id") in the syntax the
+    prompt of `format` teaches, as its example shows it: how an assistant turn of the
+    history is written back for a model that learnt the calls from that prompt (toolgram
+    serve --prompt). Raises ValueError for an unknown format; "" for one registered
+    without a call syntax."""
+    render = _get(format).calls
+    return render([_as_call(c, "tool") for c in calls]) if render else ""
