@@ -12,7 +12,10 @@ offered to the parser; "required", or a named function: a reply without a call g
 error in the `toolgram` extension field) and `parallel_tool_calls` (false: the first call
 only). With
 `prompt=FORMAT` the tools are written into the system prompt (toolgram.prompts) instead
-of being forwarded, for a backend whose chat template has none.
+of being forwarded, for a backend whose chat template has none, and the history's calls
+and results as text (history.py). Calls a backend read itself are passed on after those
+read out of the content; its finish_reason "length" is kept (openai.completion). A
+streamed reply is parsed in a worker thread (_Reading), never on the event loop.
 
 Built on Starlette, uvicorn and httpx (the `serve` extra): imported only when serving.
 """
@@ -539,7 +542,7 @@ class _Adapter:
         self._backend_reasoning = False  # (the backend sent reasoning of its own)
         self._own_reasoning = False  # (reasoning read out of the content was sent)
         self._next = 0  # the index after the highest given to a call
-        self._backend: dict[int, dict[str, Any]] = {}  # the backend's own calls, by its index
+        self._backend: dict[str, dict[str, Any]] = {}  # the backend's own calls, by its index
 
     def feed(self, text: str) -> list[dict[str, Any]]:
         return self._indexes(self._apart(self._stream.feed(text)))
@@ -550,7 +553,8 @@ class _Adapter:
         for delta in deltas if isinstance(deltas, list) else []:
             if not isinstance(delta, dict):
                 continue
-            call = self._backend.setdefault(delta.get("index", 0), {"id": None, "function": {"name": "", "arguments": ""}})
+            key = repr(delta.get("index", 0))  # (whatever it is: a key)
+            call = self._backend.setdefault(key, {"id": None, "function": {"name": "", "arguments": ""}})
             call["id"] = call["id"] or delta.get("id")
             function = delta.get("function") or {}
             for key in ("name", "arguments"):
@@ -587,7 +591,7 @@ class _Adapter:
     def close(self, finish_reason: str | None = None) -> list[dict[str, Any]]:
         stream = self._stream
         chunks = self._indexes(self._apart(stream.close(finish_reason)))
-        own = _backend_calls([self._backend[i] for i in sorted(self._backend, key=str)])
+        own = _backend_calls(list(self._backend.values()))  # (in the order the backend began them)
         error = self._plan.no_call(stream.result) if stream.result is not None and not own else None
         if own and chunks:
             self._send_calls(own, chunks)
@@ -595,7 +599,6 @@ class _Adapter:
             stream.result.errors.append(error)
             chunks.insert(len(chunks) - 1, stream._chunk({"toolgram": {"errors": [error]}}))
         return chunks
-
 
     def _send_calls(self, calls: list[dict[str, Any]], chunks: list[dict[str, Any]]) -> None:
         """The backend's own calls, each whole in a chunk before the finish chunk."""
