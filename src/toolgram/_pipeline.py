@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ._build.builder import Draft, Prose, Reasoning
+from ._build.depth import too_deep_argument, too_deep_message
 from ._guard import passes_through
 from ._result.model import ParseResult, Segment, TextOf, ToolCall, lazy_result, make_call, make_segment
 from ._grammar.registry import Format, registry_for
@@ -58,6 +59,12 @@ def finish_call(
     `truncated`: see accept."""
     if draft.error and (tools is None or draft.name in tools or not draft.name):
         return draft.error
+    deep = too_deep_argument(draft.arguments)
+    if deep is not None:
+        # (Whatever the format's reader let through: no value handed on nests deeper
+        # than VALUE_DEPTH, so that json.dumps and the conversions never recurse
+        # past Python's limit on it; see _build/depth.py.)
+        return f"Couldn't read a tool call: {too_deep_message(deep or None)}."
     repairs = tuple(region.repairs)
     if draft.repairs:  # (the region's first, then the call's own, each once)
         repairs += tuple(r for r in dict.fromkeys(draft.repairs) if r not in repairs)

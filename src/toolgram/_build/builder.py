@@ -24,7 +24,8 @@ from .._grammar.vocabulary import CALL_KINDS as _CALL_KINDS
 from .._lalr.table import ends_something
 from .._lalr.tokens import Tok
 from .._lalr.close import cut_marker
-from .loose import TooDeep, decode_loose
+from .loose import decode_loose
+from .depth import VALUE_DEPTH, TooDeep, too_deep_message
 from .coerce import Node, coerce_param
 from .._grammar.words import lazy
 
@@ -64,9 +65,17 @@ class Unreadable(Exception):
     """The region is not a call we can read; str() says why. `called`: the grammar read
     it whole as a call, which only its arguments break (`f(a=1, a=2)`): its failure is
     told even where a format's failures are not (a quiet one, a bare reply), as a stray
-    quote's is (see _scan/mention.py's note_failure)."""
+    quote's is (see _scan/mention.py's note_failure). `deep`: an argument nests deeper
+    than VALUE_DEPTH, which no shorter reading of the region mends (see salvage_points)."""
 
     called = False
+    deep = False
+
+
+def _too_deep(key: str | None) -> Unreadable:
+    exc = Unreadable(too_deep_message(key))
+    exc.deep = True
+    return exc
 
 
 def _text(node: Any, buf: str | None = None) -> str:
@@ -469,7 +478,7 @@ class Builder:
                 try:
                     root, repairs, tail = decode_loose(_text(child, self.buf) + (self._spaced() if reaches else ""), reaches)
                 except TooDeep as exc:
-                    raise Unreadable(str(exc)) from None
+                    raise _too_deep(exc.key) from None
                 _add(draft.repairs, repairs)
                 if reaches:
                     short = "cut_value" in repairs
@@ -1411,8 +1420,12 @@ def _last_holder(tree: Any) -> Tree | None:
     return last
 
 
-def _element(node: Tree, repairs: list[str], buf: str | None = None) -> Node:
-    """An `element` subtree as a Node: its key, type, text and child elements."""
+def _element(node: Tree, repairs: list[str], buf: str | None = None, depth: int = 0, argument: str | None = None) -> Node:
+    """An `element` subtree as a Node: its key, type, text and child elements.
+    `depth`: how many elements hold it inside the argument (`argument`, the
+    outermost one's key). A child element is one level more of the argument's
+    value: past VALUE_DEPTH the call is unreadable, before this recursion (one
+    frame a level) or the typing after it would go that deep."""
     out = Node()
     texts: list[str] = []
     stack = list(reversed(node.children))
@@ -1428,7 +1441,9 @@ def _element(node: Tree, repairs: list[str], buf: str | None = None) -> Node:
         elif r == "value":
             texts.append(_text(c, buf))
         elif r == "element":
-            out.children.append(_element(c, repairs, buf))
+            if depth >= VALUE_DEPTH:
+                raise _too_deep(argument if depth else out.key)
+            out.children.append(_element(c, repairs, buf, depth + 1, argument if depth else out.key))
         elif r == "unclosed":
             _add(repairs, ["closed_tag"])
         elif r == "unopened":

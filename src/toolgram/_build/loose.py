@@ -26,6 +26,7 @@ import json
 import re
 
 from .coerce import Node
+from .depth import VALUE_DEPTH, TooDeep
 from .._grammar.words import lazy
 from .._lalr.close import brace_closes
 
@@ -44,12 +45,7 @@ _JSON_STRING = lazy(re.compile, r'"((?:[^"\\]|\\.)*)"')
 _QUOTED_TO_DELIM = lazy(re.compile, r"""(['"])(.*)\1?\s*(?:<\|"\|>|<escape>)""", re.S)
 _OPEN_DELIM = lazy(re.compile, r"""(?:<\|"\|>|<escape>)(.*)""", re.S)
 _DELIMS = ('<|"|>', "<escape>")  # (what _QUOTED_TO_DELIM ends with)
-_MAX_DEPTH = 256
-
-
-class TooDeep(ValueError):
-    """Arguments nested deeper than _MAX_DEPTH: the call cannot be read (as JSON
-    nested deeper than _repair.MAX_DEPTH)."""
+_MAX_DEPTH = VALUE_DEPTH  # (an argument's value: the arguments' own braces are not counted)
 
 
 class _Reader:
@@ -57,6 +53,7 @@ class _Reader:
         self.text = text
         self.pos = 0
         self.repairs: list[str] = []
+        self.argument: str | None = None  # the top-level key being read
         # The end of the text found a value unfinished, or one about to begin (a key with
         # no value, a `,` or an opening bracket with nothing after it): cut short, when
         # the text ends where the reply did (decode_loose's `cut`).
@@ -107,6 +104,8 @@ class _Reader:
                     return
             else:
                 key = None
+            if depth == 0:
+                self.argument = key  # (named by a TooDeep below it)
             before = self.pos
             child = self.value(key, depth, closer == "]")
             if self.pos == before and key is None:
@@ -171,7 +170,7 @@ class _Reader:
             if depth >= _MAX_DEPTH:
                 # (Read as a bare value, its brackets were cut off silently, the rest of
                 # them left as prose after a call that seemed whole.)
-                raise TooDeep("nested too deeply")
+                raise TooDeep(self.argument)
             self.pos += 1
             node = Node(key=key, type="object" if ch == "{" else "array")
             self.obj(node, "}" if ch == "{" else "]", depth + 1)
@@ -238,7 +237,7 @@ def decode_loose(text: str, cut: bool = False) -> tuple[Node, list[str], str]:
     repairs, and the text after the object's closing brace (prose, when the model
     left out the call's close marker and wrote on). `cut`: the text ends where the
     reply ended; a value that end cut short adds the repair cut_value (see
-    _repair.loads). Raises TooDeep for arguments nested deeper than _MAX_DEPTH."""
+    _repair.loads). Raises TooDeep for an argument nested deeper than VALUE_DEPTH."""
     reader = _Reader(text)
     reader.skip_ws()
     root = Node(type="object")

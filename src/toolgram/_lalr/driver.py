@@ -38,7 +38,7 @@ class Driver:
     __slots__ = (
         "fmt", "c", "start", "pos", "stack", "values", "status", "end", "tree", "repairs", "reason", "prose_at",
         "hint", "extents", "quotes", "resume", "taken", "brackets", "cutter", "recheck", "marks",
-        "closed_at", "last_end", "calls", "lines", "line_end", "stray", "quote_memo", "last_term", "last_start", "ended", "shut",
+        "closed_at", "last_end", "calls", "lines", "line_end", "stray", "deep", "quote_memo", "last_term", "last_start", "ended", "shut",
         "loose_memo", "nest_memo", "nest_open", "nest_loose", "goes_on",
     )  # fmt: skip
 
@@ -109,6 +109,9 @@ class Driver:
         # that runs on to the end of the text from there is broken, not cut short
         # (see _scan/salvage.py).
         self.stray = False
+        # What was read holds an argument nested deeper than VALUE_DEPTH (the region's
+        # decode said so): no shorter reading mends it (see salvage_points).
+        self.deep = False
         self.quote_memo: list | None = None  # (see _quoted)
         # (marker, searched to): how far the search for the delimiter that closes a Gemma
         # string open at that marker went (close.through_loose).
@@ -191,7 +194,7 @@ class Driver:
             self.last_term = term
             self.taken += 1
             if self.marks is not None:
-                self.marks.append([end, list(self.stack), False])
+                self._keep_mark(end)
 
     # -- lexing -----------------------------------------------------------
     def _lex(self, buf: str, final: bool, allowed):
@@ -579,6 +582,20 @@ class Driver:
         if self.marks and _reduces_call(self.c, self.stack, term):
             self.marks[-1][2] = True
 
+    def _keep_mark(self, end: int) -> None:
+        """Note the point after a token, with a copy of the state stack there. The
+        previous point keeps its copy only where salvage_points may close the frame
+        there: a call ends at it, or its stack is as short as between calls
+        (_MARK_STACK). A value nested deep inside a call (XML-ish elements
+        `<a><a>…`) would otherwise cost a copy as deep at each token: the square of
+        the reply in memory. The last point always keeps it."""
+        marks = self.marks
+        if marks:
+            prev = marks[-1]
+            if not prev[2] and len(prev[1]) > _MARK_STACK:
+                prev[1] = None
+        marks.append([end, list(self.stack), False])
+
     def _finish(self, end: int) -> str:
         stack, values = self.stack, self.values
         states, callbacks = self.c.states, self.c.callbacks
@@ -650,6 +667,9 @@ class Driver:
 # _words.py. And it is a name's length at most: this look-ahead is tried at every
 # region's payload, and one that ran on over a run of markers such as ```json```json…
 # would cost each of them the rest of the run, the square of the reply.)
+# A state stack longer than this is deep inside a call (see _keep_mark): between calls
+# every grammar's stack holds a few states (the section, the list of calls).
+_MARK_STACK = 64
 _SPACE_TO_END = lazy(regex.compile, r"\s*\Z")  # (whitespace to the end of the text; matched from a point)
 
 TAG_FIRST = r"\s*<"

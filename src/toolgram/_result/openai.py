@@ -74,8 +74,13 @@ def arguments_json(arguments: Any) -> str:
     """The arguments as JSON text, as OpenAI sends them; never raises."""
     try:
         return json.dumps(_jsonable(arguments), ensure_ascii=False)
-    except (TypeError, ValueError):  # a circular structure
-        return json.dumps(str(arguments), ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError):
+        # A circular structure, or one built by hand deeper than json.dumps goes
+        # (no reader returns one: _build/depth.py).
+        try:
+            return json.dumps(str(arguments), ensure_ascii=False)
+        except RecursionError:
+            return json.dumps("<arguments nested too deeply to write>")
 
 
 def result_to_openai_message(result: Any, *, salt: str = "") -> dict[str, Any]:
@@ -112,18 +117,50 @@ def result_to_openai_message(result: Any, *, salt: str = "") -> dict[str, Any]:
     return message
 
 
-def _jsonable(value: Any, depth: int = 0) -> Any:
-    """Arguments made JSON-ready: tuples and sets become lists, unknown objects their str."""
-    if depth > 200:
-        return str(value)
+def _jsonable(value: Any) -> Any:
+    """Arguments made JSON-ready: tuples and sets become lists, unknown objects their
+    str, non-finite floats None. Walked with a stack of its own, not by recursion: a
+    value as deep as a reader returns (VALUE_DEPTH, _build/depth.py) is converted
+    whole, at any depth of the caller's stack, and nothing in it is cut short. A
+    structure that holds itself raises ValueError (as json.dumps does)."""
+    top: list[Any] = [None]
+    on_path: set[int] = set()
+    todo: list[tuple[Any, Any, Any]] = [(value, top, 0)]
+    while todo:
+        v, into, at = todo.pop()
+        if into is None:  # (leaving a container: it is no longer on the path)
+            on_path.discard(at)
+            continue
+        if isinstance(v, dict):
+            out: Any = {}
+            items: Any = ((str(k), x) for k, x in v.items())
+        elif isinstance(v, (list, tuple)):
+            out = [None] * len(v)
+            items = enumerate(v)
+        elif isinstance(v, (set, frozenset)):
+            ordered = sorted(v, key=repr)
+            out = [None] * len(ordered)
+            items = enumerate(ordered)
+        else:
+            into[at] = _scalar(v)
+            continue
+        if id(v) in on_path:
+            raise ValueError("circular reference")
+        into[at] = out
+        on_path.add(id(v))
+        todo.append((None, None, id(v)))
+        if isinstance(out, dict):
+            for k, x in items:
+                out[k] = None  # (the key's place, in order)
+                todo.append((x, out, k))
+        else:
+            todo.extend((x, out, i) for i, x in items)
+    return top[0]
+
+
+def _scalar(value: Any) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         return None  # NaN/Infinity are not JSON: a JavaScript client's JSON.parse would throw
     if value is None or isinstance(value, (str, bool, int, float)):
         return value
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v, depth + 1) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v, depth + 1) for v in value]
-    if isinstance(value, (set, frozenset)):
-        return [_jsonable(v, depth + 1) for v in sorted(value, key=repr)]
     return str(value)

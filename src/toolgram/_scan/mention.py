@@ -69,7 +69,10 @@ def note_failure(r: Any, drv: Driver, reason: str) -> None:
     # mention of the tag ("use <tool_call> to…"), not a broken call. (A quiet
     # format's failure is not told, but a call's that a stray quote broke: that
     # was a call, `[get_weather(city="Par"is", unit="C")]`.)
-    if (drv.fmt.quiet and not drv.stray) or not reason or "closed_tag" in drv.repairs:
+    # An argument nested too deeply (drv.deep) is a call's failure, told like a stray
+    # quote's, even where the end of the reply closed its tags.
+    told = drv.stray or drv.deep
+    if (drv.fmt.quiet and not told) or not reason or ("closed_tag" in drv.repairs and not drv.deep):
         return
     if r.mentioned:
         # A later format that read its frame whole, further than the mention, and could

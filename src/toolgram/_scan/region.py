@@ -248,6 +248,8 @@ class RegionReader:
         except Unreadable as exc:
             if exc.called:
                 drv.stray = True  # (a call, broken: told as a stray quote's failure is)
+            if exc.deep:
+                drv.deep = True
             return str(exc)
         except RecursionError:
             return "nested too deeply"

@@ -12,7 +12,7 @@ import regex
 
 from .mention import cut_opener, mention, settle_failure
 from .._build.builder import Draft
-from .._lalr.driver import Driver
+from .._lalr.driver import _MARK_STACK, Driver
 from .._lalr.table import _left_open, _reduces_call, closing_plan, ends_something
 from .._lalr.tokens import DONE, FAIL, WAIT
 from .items import Failure, Region
@@ -286,7 +286,10 @@ def salvage_points(failed: Driver, buf: str, final: bool, at_marker) -> tuple[li
             return [], False
     else:  # (read, but what it read is no call: only the end's cut is looked into)
         truncated = final and p >= n and "closed_tag" in failed.repairs
-        if not truncated:
+        if not truncated or failed.deep:
+            # (An argument nested too deeply stays so in any shorter reading, where
+            # replaying to each point would copy a stack as deep at each token: the
+            # square of the reply, in time and memory.)
             return [], False
     drv = Driver(failed.fmt, failed.start, failed.brackets, failed.cutter, failed.lines)
     drv.quotes = failed.quotes
@@ -297,6 +300,12 @@ def salvage_points(failed: Driver, buf: str, final: bool, at_marker) -> tuple[li
     for end, stack, ended in reversed(drv.marks):
         if end >= drv.end and drv.status == DONE:
             continue  # (that is what was read already)
+        if stack is None:
+            continue  # (deep inside a call, which does not end there: see Driver._keep_mark)
+        if not ended and end != last and len(stack) > _MARK_STACK and (points or not truncated):
+            # (Inside a call, no point to close the frame at, and the first point inside
+            # the last one is found: its plan, as long as its stack, would only say so.)
+            continue
         plan = closing_plan(c, stack, ends)
         if plan is None:
             continue
