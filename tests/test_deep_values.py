@@ -49,7 +49,11 @@ def _cofl(d: int) -> str:
     )
 
 
-SHAPES = {"hermes": _json, "gemma4_call": _gemma, "minimax_m3_nested_xml": _m3, "cohere_cofl_xml": _cofl}
+def _pythonic(d: int) -> str:
+    return "[run(a=" + "[" * d + "1" + "]" * d + ")]"
+
+
+SHAPES = {"hermes": _json, "pythonic": _pythonic, "gemma4_call": _gemma, "minimax_m3_nested_xml": _m3, "cohere_cofl_xml": _cofl}
 
 
 def _depth(value) -> int:
@@ -81,6 +85,22 @@ def test_a_deep_value_left_open_is_an_error_not_lost(fmt, depth):
     for i in range(0, len(raw), 64):
         stream.feed(raw[i : i + 64])
     assert stream.close().errors == r.errors
+
+
+@pytest.mark.parametrize("fmt", ["minimax_m3_nested_xml", "cohere_cofl_xml"])
+def test_a_deep_value_cut_inside_its_closing_tags_is_an_error(fmt):
+    raw = SHAPES[fmt](900)
+    raw = raw[: raw.index("Z") + 100]  # (its value closed, the end cut a close tag)
+    r = toolgram.parse(raw, tools=["run"], max_chars=None)
+    assert r.calls == []
+    assert r.errors == [f"Couldn't read a tool call: \"a\" is nested too deeply (more than {VALUE_DEPTH} levels)."]
+
+
+def test_a_python_value_past_the_readers_own_bound_is_the_error_not_its_text():
+    # (It was kept as the text it is, repair unquoted_string: a list became a string.)
+    r = toolgram.parse(_pythonic(600), tools=["run"])
+    assert r.calls == []
+    assert r.errors == [f"Couldn't read a tool call: \"a\" is nested too deeply (more than {VALUE_DEPTH} levels)."]
 
 
 def _at_stack_depth(frames: int, fn):

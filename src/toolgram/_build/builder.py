@@ -527,6 +527,8 @@ class Builder:
                 try:
                     value, repairs = coerce_param(raw, typ, prop, schema, self.fmt.framing, self.fmt.repeated)
                 except _repair.RepairError as exc:
+                    if str(exc) == _repair.TOO_DEEP:
+                        raise _too_deep(key) from None
                     raise Unreadable(f"cannot read the value of {key!r} ({exc})") from None
                 _add(draft.repairs, repairs)
                 if key in given and draft.arguments[key] != value:

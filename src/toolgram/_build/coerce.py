@@ -426,7 +426,9 @@ def coerce_param(
     if typ == "python":
         try:
             value, repairs = _repair.loads(raw, python=True)
-        except _repair.RepairError:
+        except _repair.RepairError as exc:
+            if str(exc) == _repair.TOO_DEEP:
+                raise  # (no value, not even its text: see _build/depth.py)
             text = raw.strip()
             found = _python_literal(text)
             if found is not None:

@@ -33,6 +33,7 @@ __all__ = ["MAX_DEPTH", "RepairError", "cut_short", "loads", "quoted_end", "scal
 # Deeper payloads are refused outright; the limit leaves plenty of headroom
 # below Python's recursion limit for json.dumps and friends downstream.
 MAX_DEPTH = 512
+TOO_DEEP = "nested too deeply"  # (str() of the RepairError past MAX_DEPTH)
 
 
 class RepairError(ValueError):
@@ -604,7 +605,7 @@ class _Reader:
                     value = self.literal(m.group(kind), m.start(kind), pos)
                 elif kind == _OPEN:
                     if len(stack) >= MAX_DEPTH:
-                        raise RepairError("nested too deeply")
+                        raise RepairError(TOO_DEEP)
                     ch = m.group(kind)
                     if ch == "(":
                         note("python_literals")  # a tuple reads as a list
@@ -874,7 +875,7 @@ def loads(
         if left_open is not None:
             left_open.extend(reader.left_open)
     if _too_deep(text):
-        raise RepairError("nested too deeply")
+        raise RepairError(TOO_DEEP)
     if repeated is not None or (repairs == () and may_repeat(text, value)):
         _no_repeats(text, repeated)
     return value, repairs

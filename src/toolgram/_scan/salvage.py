@@ -223,6 +223,12 @@ def salvage_one(r: Any, drv: Driver, final: bool):
         else:
             fresh.ended = -1  # (between calls: the reply went on past this point)
         region = sc._decode(fresh)
+        if opened and fresh.deep:
+            # The call the end cut holds an argument nested too deeply: no shorter
+            # reading mends it, and that is its failure (not what its cut text broke).
+            r.first_failure = Failure(r.region_start, len(buf), f"Couldn't read a tool call: {region}.")
+            r.failed_frame = None
+            return None
         drafts = [i for i in region.items if isinstance(i, Draft)] if isinstance(region, Region) else None
         if drafts:
             return region, drafts, end, opened, truncated
