@@ -17,7 +17,11 @@ formats share is one shape, named after the first of them):
                      marker. (A format without start markers gets only this shape, from
                      its corpus: json_reply, bare_pythonic, glm45_bare, gemma4_bare.)
 
-and pythonic lists repeated with their tools: "[calc_absolute_pressure(gauge_pressure=2.5,
+one call whose value nests deeper and deeper, left open (the reply cut inside it) and, for
+the XML-ish ones, closed too (QA6 D7/D8: a stack copied at each token, 3 s and 150 MB at
+32 KB): JSON brackets (hermes), Gemma braces (gemma4_call), a Python list (pythonic),
+nested elements (minimax_m3_nested_xml, cohere_cofl_xml, bfcl_verbose_xml); a pythonic
+call cut by the end with a keyword repeated (QA6 D10); and pythonic lists repeated with their tools: "[calc_absolute_pressure(gauge_pressure=2.5,
 atm_pressure=1.0)]\\n", and each tests/corpus/pythonic/*.txt (--quick: the hand-written
 ones, not smollm2_*).
 
@@ -70,6 +74,17 @@ KB = 1024
 SYNTHETIC_PAYLOAD = '{"name": "f", "arguments": {"a": 1}}'
 PYTHONIC_LINE = "[calc_absolute_pressure(gauge_pressure=2.5, atm_pressure=1.0)]\n"
 OPS = ("parse", "stream8", "stream1")
+_M3 = "]<]minimax[>["
+# (format, prefix, unit, closer): a value nesting one level more with each unit. A closed
+# shape's end markers are left out: the end of the reply closes the call.
+DEEP = [
+    ("hermes", '<tool_call>{"name": "run", "arguments": {"a": ', "[", ""),
+    ("gemma4_call", "<|tool_call>call:run{a:", "{b:", ""),
+    ("pythonic", "[run(a=", "[", ""),
+    ("minimax_m3_nested_xml", _M3 + "<tool_call>\n" + _M3 + '<invoke name="run">', _M3 + "<a>", _M3 + "</a>"),
+    ("cohere_cofl_xml", '<cofl:tool_calls><cofl:tool_call id="0" name="run">', '<cofl:value name="a" type="dict">', "</cofl:value>"),
+    ("bfcl_verbose_xml", '<functions><function name="run"><params>', '<param name="a"><dict>', "</dict></param>"),
+]
 
 
 @dataclass
@@ -80,9 +95,12 @@ class Shape:
     times: dict[str, dict[int, float | None]] = field(default_factory=dict)  # op -> size -> s (None: timeout)
     notes: str = ""
     memory: float | None = None  # bytes a character at the peak of one parse, at the largest size
+    prefix: str = ""  # written once before the units (a call the units nest in)
+    suffix: str = ""  # a closer written once for each unit, after them all (a nesting closed)
 
     def raw(self, size: int) -> str:
-        return self.unit * max(1, size // max(1, len(self.unit)))
+        k = max(1, (size - len(self.prefix)) // max(1, len(self.unit) + len(self.suffix)))
+        return self.prefix + self.unit * k + self.suffix * k
 
 
 def _sidecar(path: Path) -> Any:
@@ -114,15 +132,15 @@ def build_shapes(formats: list[str] | None, quick: bool) -> list[Shape]:
     shapes: list[Shape] = []
     seen: dict[tuple, Shape] = {}
 
-    def add(name: str, unit: str, tools: Any = None) -> None:
-        key = (unit, json.dumps(tools, sort_keys=True))
+    def add(name: str, unit: str, tools: Any = None, prefix: str = "", suffix: str = "") -> None:
+        key = (prefix, unit, suffix, json.dumps(tools, sort_keys=True))
         if key in seen:
             first = seen[key]
             fmt = name.split(" ", 1)[0]
             if fmt not in first.notes and fmt != first.name.split(" ", 1)[0]:
                 first.notes = (first.notes + ", " if first.notes else "also ") + fmt
             return
-        seen[key] = Shape(name, unit, tools)
+        seen[key] = Shape(name, unit, tools, prefix=prefix, suffix=suffix)
         shapes.append(seen[key])
 
     for fmt in default_registry().select(None):
@@ -149,7 +167,13 @@ def build_shapes(formats: list[str] | None, quick: bool) -> list[Shape]:
         # that backtracks over it at each step is slow here, not in marker storms).
         for word in ("a", "é", "名"):
             add(f"prose word {word!r}*k", word)
+    for fmt, prefix, unit, suffix in DEEP:
+        if not formats or fmt in formats:
+            add(f"{fmt} deep value, left open", unit, ["run"], prefix)
+            if suffix:
+                add(f"{fmt} deep value, closed", unit, ["run"], prefix, suffix)
     if not formats or "pythonic" in formats:
+        add("pythonic cut call, keyword repeated", "x', b='", ["run"], "[run(cmd='a', b='")
         add("pythonic calc_absolute_pressure list*k", PYTHONIC_LINE, ["calc_absolute_pressure"])
         for path in sorted((CORPUS / "pythonic").glob("*.txt")):
             stem = path.name[:-4]

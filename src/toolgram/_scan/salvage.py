@@ -86,6 +86,17 @@ def salvage(r: Any, final: bool, quiet: bool = False):
             continue  # (its region is the whole reply or nothing)
         if drv.fmt.parser == "earley":
             continue  # (its region is parsed whole, once: there are no points to replay to)
+        if drv.stray and drv.status == DONE and _cut_at_end(drv, buf, final):
+            # A call its arguments broke (a stray quote, a key given twice), read whole up
+            # to where the end of the reply cut it: it fails whatever the point it is
+            # closed at (below), and every call before it in the region broke too (the
+            # region decodes to no call: Builder.build), so no point keeps one. A replay
+            # to each point, a fresh read to the last and two decodes more would only say
+            # so again: five readings of a long call with a keyword repeated.
+            why = r.sc._decode(drv)
+            if not why or not isinstance(why, str):
+                why = "a value holds a stray quote"
+            return None, Failure(r.region_start, len(buf), f"Couldn't read a tool call: {why}."), False
         got = salvage_one(r, drv, final)
         if got:
             break
@@ -198,6 +209,15 @@ def spaced_call(r: Any, final: bool):
             region.items[k] = Draft(name="", span=item.span, error=message)
             return region
     return None
+
+
+def _cut_at_end(drv: Driver, buf: str, final: bool) -> bool:
+    """Whether what drv read whole runs to the end of the reply, which cut it (its
+    missing close supplied): salvage_points' `truncated` for a frame read (DONE)."""
+    p, n = drv.end, len(buf)
+    while p < n and buf[p].isspace():
+        p += 1
+    return final and p >= n and "closed_tag" in drv.repairs
 
 
 def salvage_one(r: Any, drv: Driver, final: bool):
