@@ -35,7 +35,7 @@ EARLEY_MAX_REGION = 8192
 class EarleyDriver:
     __slots__ = (
         "fmt", "c", "start", "pos", "status", "end", "tree", "repairs", "reason", "prose_at", "hint", "quotes",
-        "taken", "brackets", "cutter", "marks", "closed_at", "last_end", "calls", "lines", "stray",
+        "taken", "brackets", "cutter", "marks", "closed_at", "last_end", "calls", "lines", "stray", "deep",
         "body", "call_re", "firsts", "width", "scanned", "last", "last_term", "ended",
     )  # fmt: skip
 
@@ -59,6 +59,7 @@ class EarleyDriver:
         self.marks = None
         self.lines = False
         self.stray = False
+        self.deep = False  # (an argument nested too deeply: see Driver.deep)
         self.calls = 0
         self.closed_at = -1
         self.last_end = start
