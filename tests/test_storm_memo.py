@@ -80,3 +80,23 @@ def test_mutated_storms_read_the_same_with_the_memo():
             raw = raw[:at] + rng.choice(pieces) + raw[at:]
         a, b = _both(raw, ["f"] if rng.random() < 0.5 else None, in_think=rng.random() < 0.1)
         assert a == b, raw[:80]
+
+
+@pytest.mark.parametrize(
+    "unit,kw",
+    [
+        # Calls the fast frame does not read (single quotes), each closer written twice: a
+        # call's reading notes its closer (Scanner.after_call), which a moved outcome did not
+        # (QA7 D1: from the fourth call on, the second closer was text).
+        ("<tool_call>{'name': 'f', 'arguments': {'a': 1}}</tool_call></tool_call>", {}),
+        ('<tool_call>\n<function="f">\n<parameter=a>\n1\n</parameter>\n</function>\n</tool_call>\n</tool_call>\n', {}),
+        (
+            "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>\n</tool_call>\n"
+            "<function=get_time>\n<parameter=tz>\nUTC\n</parameter>\n</function>\n</function></tool_call>",
+            {"in_think": True},
+        ),
+    ],
+)
+def test_calls_with_their_closer_written_twice_read_the_same_with_the_memo(unit, kw):
+    a, b = _both(unit * 8 + "\nDone.", **kw)
+    assert a == b

@@ -40,6 +40,7 @@ from typing import Any
 from .items import Failure, Piece, Region, _rebase
 from .opening import _START_WAIT, openers
 from .._build.builder import Draft, Prose, Reasoning
+from .._result.model import ToolCall
 
 enabled = True
 
@@ -129,6 +130,12 @@ def _certify(sc: Any, out: list, key: tuple, start: int, memo: Memo) -> bool:
     if sc.region is not None or sc.mode != "prose":
         memo.refused.add(key)
         return True
+    if any(_holds_call(item) for item in out[n:]):
+        # (A call's reading also notes its closer, which the model may write again right
+        # after it (Scanner.after_call): an outcome moved into place would not. Storms
+        # of calls are the fast frame's; the memo is for regions that fail.)
+        memo.refused.add(key)
+        return True
     got = _relative(out[n:], start), sc.pos - start
     seen = _stream_reading(sc, window, back, marker, candidates)
     if seen is not None and repr(seen) == repr(got):
@@ -138,6 +145,12 @@ def _certify(sc: Any, out: list, key: tuple, start: int, memo: Memo) -> bool:
     if seen is None and len(window) - back - len(marker) < _AHEAD_LONG:
         memo.ahead[marker] = _AHEAD_LONG  # (it waited: its next keys see further)
     return True
+
+
+def _holds_call(item: Any) -> bool:
+    if type(item) is ToolCall:
+        return True
+    return type(item) is Region and any(type(part) is Draft for part in item.items)
 
 
 def _stream_reading(sc: Any, window: str, back: int, marker: str, candidates: list) -> tuple | None:
