@@ -759,12 +759,26 @@ class Scanner(MarkerSearch):
         block; None while a stream's text cannot tell."""
         buf = self.buf
         after = at + len(closer)
-        # (The block's own closers: those of a format whose reasoning this closer ends. In
-        # a block the prompt opened, any format's closer ends it, but Apriel's `[BEGIN FINAL
-        # RESPONSE]` is not quoted because gpt-oss's `<|end|>`, Apriel's end of turn too,
-        # follows it.)
-        own = {e for fmt in self.by_marker[closer] for _, closers in fmt.reasoning if closer in closers for e in closers}
-        ends = [i for i in (buf.find(e, after) for e in self.think_closers if e in self.think_closes and e in own) if i >= 0]
+        # (Not a token that ends the reply and the turn of this closer's own format, where
+        # that format's reasoning does not end at it: Apriel's `[BEGIN FINAL RESPONSE]` is
+        # not quoted because `<|end|>`, gpt-oss's closer but Apriel's end of turn, ends the
+        # reply after its answer. Any other closer, `</think>` first, shows it was.)
+        turn = {
+            t
+            for fmt in self.by_marker[closer]
+            for t in fmt.end_of_turn
+            if not any(t in closers for _, closers in fmt.reasoning)
+        }
+        ends = []
+        for e in self.think_closers:
+            i = buf.find(e, after) if e in self.think_closes else -1
+            if i < 0:
+                continue
+            if e in turn and _BLANK_TO_END.match(buf, i + len(e)) is not None:
+                if not final:
+                    return None  # (the reply may end there, or go on)
+                continue
+            ends.append(i)
         stop = min(ends) if ends else -1
         again = buf.find(closer, after)
         if stop < 0 or 0 <= again < stop:
