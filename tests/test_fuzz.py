@@ -148,6 +148,7 @@ FOUND = [
     (7, 826907),  # GLM: the Qwen3-Coder close-run rule, decided apart by a stream (taken back)
     (7, 948489),  # xlam: a thought field past a repair had no span: reasoning no segment showed
     (7, 980180),  # GigaChat: a JSON value its braces closed, at the reply's end, read as cut by parse() only
+    (7, 1011656),  # DeepSeek: a section's begin, `\n{` and the end: a stream decided it prose before the end
 ]
 
 

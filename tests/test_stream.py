@@ -374,6 +374,29 @@ def test_a_reply_cut_inside_a_call_streams_as_it_parses(raw: str, truncated: str
     check(raw, chunked(raw, 1), truncated=truncated)
 
 
+# Replies the end cut one token after a call's opener (mention.cut_opener: an error, no
+# prose), and their likes that more text makes prose: a stream that decided on the text so
+# far, `{` after the opener, told prose where parse() told the error (fuzz 7/1011656).
+CUT_AFTER_OPENER = [
+    "<｜tool\\_calls\\_begin｜>\n{",
+    "<｜tool▁calls▁begin｜>{",
+    "<｜tool\\_calls\\_begin｜>\n\n{  ",
+    "<｜tool\\_calls\\_begin｜>\n<｜tool",
+    "<｜tool\\_calls\\_begin｜>\n{ x",
+    "<｜tool\\_calls\\_begin｜>\n{x",
+    "<｜tool\\_calls\\_begin｜>\n" + "{" * 30,
+]
+
+
+@pytest.mark.parametrize("raw", CUT_AFTER_OPENER)
+@pytest.mark.parametrize("tools", [None, ["get_weather"]])
+def test_a_reply_cut_after_an_opener_streams_as_it_parses(raw: str, tools: Any) -> None:
+    for cut in range(len(raw) + 1):
+        check(raw, [raw[:cut], raw[cut:]], tools)
+    for size in (1, 2, 3, 7):
+        check(raw, chunked(raw, size), tools)
+
+
 def test_corpus_streams(corpus_case: Any) -> None:
     case = corpus_case
     for size in CHUNK_SIZES:

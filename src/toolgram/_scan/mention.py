@@ -109,7 +109,7 @@ def cut_opener(r: Any, start: int, final: bool) -> bool:
     loud = [f for f in r.candidates if not f.quiet]
     if not loud:
         return False
-    markers = tuple(sorted({m for f in loud for m in f.starts if m and not m[0].isalnum()}, key=len, reverse=True))
+    markers = _loud_markers(loud)
     if not _openers_to_end(sc, start, markers):
         return _opener_then_head(sc, start, markers, loud)
     # More than one opener: only those the region's drivers all read on through, waiting
@@ -121,6 +121,56 @@ def cut_opener(r: Any, start: int, final: bool) -> bool:
     if start + r.marker_len >= end:
         return True
     return all(d.pos >= end and d.status == FAIL and d.reason.startswith(_ENDED) for d in r.drivers)
+
+
+def cut_may_come(r: Any, start: int) -> bool:
+    """Before the end of the reply: whether the text so far, from `start` on, is what
+    cut_opener would call a cut opener were the reply to end here (the opener and
+    blanks, or the opener and one token's beginning, `<｜tool▁calls▁begin｜>\n{`).
+    The region is not decided then: the end of the reply makes it an error, more text
+    a mention or prose, and a stream that decided it on the text so far told prose
+    where parse() tells the error. The wait is bounded: a space or tab after the
+    opener, a second word, or a head longer than _HEAD ends it. Each character is
+    looked at once (r.cut_look: where the look stopped, and the head's bounds)."""
+    look = r.cut_look
+    if look is False:
+        return False
+    buf = r.sc.buf
+    if look is None:
+        loud = [f for f in r.candidates if not f.quiet]
+        markers = _loud_markers(loud)
+        m = next((m for m in markers if buf.startswith(m, start)), None)
+        if m is None or buf[start + len(m) : start + len(m) + 1] in (" ", "\t"):
+            r.cut_look = False
+            return False
+        look = (start + len(m), -1, -1, markers, loud)
+    i, lo, hi, markers, loud = look
+    n = len(buf)
+    while i < n:
+        if buf[i].isspace():
+            if lo >= 0 and hi < 0:
+                hi = i
+        elif lo < 0:
+            lo = i
+        elif hi >= 0 or i - lo >= _HEAD:
+            r.cut_look = False  # (a second word, or a head too long: never cut_opener's)
+            return False
+        i += 1
+    r.cut_look = (i, lo, hi, markers, loud)
+    return lo < 0 or _is_head(buf[lo : hi if hi >= 0 else n], markers, loud)
+
+
+def _loud_markers(loud: list) -> tuple:
+    """The start markers of markup of the formats that are not quiet, longest first."""
+    return tuple(sorted({m for f in loud for m in f.starts if m and not m[0].isalnum()}, key=len, reverse=True))
+
+
+def _is_head(tail: str, markers: tuple, loud: list) -> bool:
+    """Whether `tail` (no blanks in it) is one token's beginning after an opener (see
+    _opener_then_head)."""
+    if tail in ("[", "{", "(", "<"):
+        return True
+    return any(m.startswith(tail) for m in markers) or any(lit.startswith(tail) for f in loud for lit in _markup_literals(f))
 
 
 def _opener_then_head(sc: Any, start: int, markers: tuple, loud: list) -> bool:
@@ -143,9 +193,7 @@ def _opener_then_head(sc: Any, start: int, markers: tuple, loud: list) -> bool:
     tail = buf[at : _reply_end(sc)].strip()
     if not tail or len(tail) > _HEAD or any(c.isspace() for c in tail):
         return False
-    if tail in ("[", "{", "(", "<"):
-        return True
-    return any(m.startswith(tail) for m in markers) or any(lit.startswith(tail) for f in loud for lit in _markup_literals(f))
+    return _is_head(tail, markers, loud)
 
 
 _HEAD = 24  # (the longest token's beginning looked at after an opener)

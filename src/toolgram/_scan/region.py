@@ -16,7 +16,7 @@ from typing import Any
 from . import fastpath as _frame
 from .items import Failure, Region
 from .._recover import repair as _repair
-from .mention import cut_inside as _cut_inside, cut_opener as _cut_opener, mention as _mention, settle_failure as _settle_failure
+from .mention import cut_inside as _cut_inside, cut_may_come as _cut_may_come, cut_opener as _cut_opener, mention as _mention, settle_failure as _settle_failure
 from .salvage import salvage as _salvage, salvaged as _salvaged
 from .._build.builder import Builder, Draft, Unreadable
 from .._lalr.driver import DONE, FAIL, WAIT, Driver
@@ -81,6 +81,7 @@ class RegionReader:
         self.call_hint: tuple[int, int] | None = None
         self.salvaged: Any = None  # salvage's answer for the region (False: none), once asked
         self.spaced: Any = None  # what salvage.spaced_call looks at, until it tells
+        self.cut_look: Any = None  # where mention.cut_may_come's look stopped (False: no cut opener)
         self.frame: _frame.Frame | None = frame  # the first candidate's fast frame, until given up
         self.frame_wait: Any = None  # what Frame.read waits with (a _LoopWait: see Scanner._settle)
         self.drivers: list[Driver] = [] if frame is not None else [self.driver(self.candidates[0], start)]
@@ -170,6 +171,8 @@ class RegionReader:
                 self.drivers.append(self.driver(self.candidates[len(self.drivers)], self.region_start))
                 continue
             # No candidate read it: the text stays prose.
+            if not final and self.marker_len and _cut_may_come(self, self.region_start):
+                return False  # (the end of the reply, or the text after, decides: cut_may_come)
             if anchored and self.marker_len and (_cut_opener(self, self.region_start, final) or _cut_inside(self, final)):
                 # (The reply is its opener, or a call the end cut: see below.)
                 out.append(cut_failure(self, None, not _cut_opener(self, self.region_start, final)))
