@@ -82,6 +82,7 @@ class RegionReader:
         self.salvaged: Any = None  # salvage's answer for the region (False: none), once asked
         self.spaced: Any = None  # what salvage.spaced_call looks at, until it tells
         self.cut_look: Any = None  # where mention.cut_may_come's look stopped (False: no cut opener)
+        self.cut_wait = False  # the drivers are done, and only the end or more text decides (cut_may_come)
         self.frame: _frame.Frame | None = frame  # the first candidate's fast frame, until given up
         self.frame_wait: Any = None  # what Frame.read waits with (a _LoopWait: see Scanner._settle)
         self.drivers: list[Driver] = [] if frame is not None else [self.driver(self.candidates[0], start)]
@@ -115,6 +116,12 @@ class RegionReader:
             # The general way reads it, from the start of the region.
             self.frame = None
             self.drivers = [self.driver(self.candidates[0], self.region_start)]
+        if self.cut_wait:
+            # (Each delta looks at its own text only, not at every driver again: a
+            # run of blanks after the opener's head costs what a run of prose does.)
+            if not final and _cut_may_come(self, self.region_start):
+                return False
+            self.cut_wait = False
         while True:
             drv = self.drivers[-1]
             if anchored:
@@ -172,6 +179,7 @@ class RegionReader:
                 continue
             # No candidate read it: the text stays prose.
             if not final and self.marker_len and _cut_may_come(self, self.region_start):
+                self.cut_wait = True
                 return False  # (the end of the reply, or the text after, decides: cut_may_come)
             if anchored and self.marker_len and (_cut_opener(self, self.region_start, final) or _cut_inside(self, final)):
                 # (The reply is its opener, or a call the end cut: see below.)
