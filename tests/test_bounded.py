@@ -847,3 +847,17 @@ def test_prose_past_max_chars_is_no_error() -> None:
     # (Nor a marker wholly before the cap, nor a quiet format's `[`, nor a closer.)
     text = "[1] see below " * 4 + "</tool_call> more prose [2]"
     assert toolgram.parse(text, max_chars=20).errors == []
+
+
+def test_a_call_whole_at_max_chars_is_not_cut_by_it() -> None:
+    # (Its closer inside the limit, single_quotes its only repair: QA7 D11, where parse()
+    # said cut_by_max_chars and a stream in 1-character deltas, which completed the call
+    # at the limit, did not.)
+    raw = "<tool_call>{\"name\": \"f\", \"arguments\": {\"a\": 'x'}}</tool_call>\n\nmore"
+    result = toolgram.parse(raw, max_chars=61)
+    assert result.calls[0].repairs == ("single_quotes",)
+    for size in (1, 2, 3, 7):
+        stream = toolgram.StreamParser(max_chars=61)
+        for i in range(0, len(raw), size):
+            stream.feed(raw[i : i + size])
+        assert stream.close() == result, size

@@ -32,6 +32,10 @@ def unknown_tool(name: str, tools: ToolSet) -> str:
     return f'Unknown tool "{name}". Available now: {available}.'
 
 
+# The repairs that the end of the text (the reply's, or max_chars') makes.
+_CUT_REPAIRS = frozenset({"closed_tag", "closed_json", "cut_value", "dropped_partial_argument"})
+
+
 def cut_off(name: str, by_max_chars: bool = False) -> str:
     """The error that replaces a call the end of the reply cut (repair cut_value),
     with truncated="error"; `by_max_chars`: the reader's limit cut it, not the reply's end."""
@@ -68,7 +72,10 @@ def finish_call(
     repairs = tuple(region.repairs)
     if draft.repairs:  # (the region's first, then the call's own, each once)
         repairs += tuple(r for r in dict.fromkeys(draft.repairs) if r not in repairs)
-    if cut and repairs:
+    if cut and not _CUT_REPAIRS.isdisjoint(repairs):
+        # (What the cut made: closers supplied, a value cut short. A call whole at the
+        # limit, `single_quotes` its only repair, was not cut by it, as a stream that
+        # completed it there finds: QA7 D11.)
         repairs += ("cut_by_max_chars",)
     call = make_call(draft.name, draft.arguments, draft.id, draft.kind, fmt, draft.span, repairs, draft.instructions)
     return accept(call, tools, validate, truncated)
