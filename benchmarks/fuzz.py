@@ -569,7 +569,8 @@ def accounting_problem(raw: str, result: Any) -> str | None:
             return f"call {n} arguments not plain JSON data: {_short(call.arguments)}"
     # The text, whitespace aside (it joins its pieces with whitespace of its own): each
     # text segment in it, in order; and nothing in it but what the segments that are not
-    # reasoning hold, in order (a whole-reply JSON message is decoded: not checked).
+    # reasoning hold, in order (a JSON message object is decoded, its escapes read: not
+    # checked, whether the whole reply or fenced).
     text = _WS.sub("", result.text)
     at = 0
     for kind, start, end in segments:
@@ -579,7 +580,7 @@ def accounting_problem(raw: str, result: Any) -> str | None:
             if found < 0:
                 return f"text segment ({start}, {end}) {_short(piece, 60)} not (in order) in result.text"
             at = found + len(piece)
-    if not (raw.lstrip().startswith("{") and '"message"' in raw):
+    if '"message"' not in raw:
         held = "".join(_WS.sub("", raw[s:e]) for k, s, e in segments if k != "reasoning")
         if not _in_order(text, held):
             return "result.text holds characters that no segment but reasoning holds"
