@@ -48,6 +48,10 @@ tools.json first). For each run:
                     segments;
   stream_events     the Text / Reasoning / Error events do not add up to close()'s
                     text / reasoning / errors;
+  announce          StreamParser(announce="name") over the random chunking (64 for an
+                    input over 8 KB): close() differs from parse(), an index given twice,
+                    a CallDone for a withdrawn call, or a call's ArgumentsDelta texts
+                    that are not its arguments' JSON;
   hang              the input did not finish within --hang-s (per-input SIGALRM in the
                     worker; the worker is then replaced, and a worker that does not answer
                     --hang-s + 15 s after its deadline is killed: `hang` too);
@@ -106,7 +110,7 @@ if str(ROOT / "src") not in sys.path:
     sys.path.insert(0, str(ROOT / "src"))
 
 import toolgram  # noqa: E402
-from toolgram.events import Error, Reasoning, Text  # noqa: E402
+from toolgram.events import ArgumentsDelta, CallCancelled, CallDone, CallStart, Error, Reasoning, Text  # noqa: E402
 from toolgram._grammar.registry import default_registry  # noqa: E402
 from toolgram._stream.parser import StreamParser  # noqa: E402
 
@@ -646,6 +650,39 @@ def run_stream(raw: str, chunks: list[str], tools: Any, formats: Any, in_think: 
     return result, events, time.perf_counter() - t0
 
 
+def announce_problem(raw: str, chunks: list[str], tools: Any, inp: Any, result: Any) -> str | None:
+    """StreamParser(announce="name") over `chunks`: close() equal to parse(), each index
+    given once, a call's ArgumentsDelta texts joined the JSON of its CallDone's arguments
+    (where it sent any), no CallDone for a withdrawn call (None: all so)."""
+    sp = StreamParser(tools, formats=inp.formats, in_think=inp.in_think, announce="name")
+    events: list = []
+    for chunk in chunks:
+        events += sp.feed(chunk)
+    events += sp.flush()
+    diff = result_difference(result, sp.close())
+    if diff:
+        return f"close(): {diff}"
+    started: set = set()
+    cancelled: set = set()
+    sent: dict = {}
+    for e in events:
+        kind = type(e)
+        if kind is CallStart:
+            if e.index in started:
+                return f"CallStart index {e.index} given twice"
+            started.add(e.index)
+        elif kind is ArgumentsDelta:
+            sent[e.index] = sent.get(e.index, "") + e.text
+        elif kind is CallCancelled:
+            cancelled.add(e.index)
+        elif kind is CallDone:
+            if e.index in cancelled:
+                return f"CallDone for the withdrawn call {e.index}"
+            if e.index in sent and sent[e.index] != json.dumps(e.call.arguments, ensure_ascii=False):
+                return f"call {e.index}: its ArgumentsDelta texts are not its arguments' JSON"
+    return None
+
+
 @dataclass
 class Outcome:
     inp: Input
@@ -751,6 +788,15 @@ def check_variant(out: Outcome, variant: str, tools: Any, rng: random.Random, li
         if (text, thought, errors) != (got.text, got.reasoning, got.errors):
             which = "Text" if text != got.text else "Reasoning" if thought != got.reasoning else "Error"
             out.fail("stream_events", variant, f"chunks {size}: the {which} events differ from close()")
+        if size == "random" or (size == 64 and len(raw) > 8192):
+            # (announce="name", on one chunking: toolgram serve --stream-arguments' stream)
+            out.op = f"announce {size} ({variant})"
+            try:
+                problem = announce_problem(raw, chunks, tools, inp, result)
+            except Exception as exc:  # noqa: BLE001
+                problem = f"{type(exc).__name__}: {exc} | {_tb(exc)}"
+            if problem:
+                out.fail("announce", variant, f"chunks {size}: {problem}")
     return result
 
 
