@@ -30,7 +30,7 @@ from . import nest as _nest
 from .._recover import repair as _repair
 from .extent import TripleWait, _Extent, triple_end, triple_quote
 from .growth import _HOLD, _could_grow, _loop_wait
-from .table import _reduces_call, closing_plan, expected, simulate, step
+from .table import _ENDING_NAME, _reduces_call, closing_plan, expected, simulate, step
 from .tokens import _SNIPPET, DONE, FAIL, WAIT, WAIT_MORE, Tok, _snippet
 
 
@@ -156,6 +156,11 @@ class Driver:
             if tok is WAIT:
                 return WAIT
             if tok is None:
+                if not final and self.fmt.end_of_turn and _turn_end_next(buf, turn_tokens(self), self.pos):
+                    # (The format's end-of-turn token, or its start, ends the text so
+                    # far: if the reply ends there, it is no text of this region, which
+                    # the whole reply is read without: _scan/region.py.)
+                    return WAIT
                 if self.line_end:
                     return self._finish(self.pos)
                 if final:
@@ -671,6 +676,55 @@ class Driver:
 # every grammar's stack holds a few states (the section, the list of calls).
 _MARK_STACK = 64
 _SPACE_TO_END = lazy(regex.compile, r"\s*\Z")  # (whitespace to the end of the text; matched from a point)
+_BLANKS = lazy(regex.compile, r"\s*+")
+
+
+_TURN_TOKENS: dict = {}
+
+
+def turn_tokens(drv: Driver) -> tuple:
+    """The end-of-turn tokens of drv's format that its grammar does not read itself (GLM's
+    `<|observation|>` is a terminal of its own, which ends a call): those a reply that
+    ends with one is read without (_scan/region.py)."""
+    key = id(drv.c)
+    found = _TURN_TOKENS.get(key)
+    if found is None or found[0] is not drv.c:
+        read: set = set()
+        for name, term in drv.c.terminals.items():
+            literal = getattr(term, "literal", None)
+            if literal is not None:
+                read.add(literal)
+            elif _ENDING_NAME.search(name.rpartition("__")[2]) is not None:
+                read.update(t for t in drv.fmt.end_of_turn if term.pattern.fullmatch(t) is not None)
+        tokens = tuple(t for t in drv.fmt.end_of_turn if t not in read and t not in drv.fmt.ends)
+        found = _TURN_TOKENS[key] = (drv.c, tokens)
+    return found[1]
+
+
+def turn_end_at(buf: str, tokens: tuple, pos: int) -> int:
+    """Where one of `tokens` (a format's end-of-turn tokens) begins, at or after pos,
+    when it ends the text, blanks after it at most (-1: none does)."""
+    end = len(buf)
+    while end > pos and buf[end - 1].isspace():
+        end -= 1
+    for token in tokens:
+        at = end - len(token)
+        if at >= pos and buf.startswith(token, at):
+            return at
+    return -1
+
+
+def _turn_end_next(buf: str, tokens: tuple, pos: int) -> bool:
+    """Whether the text so far, from pos on, is blanks and then one of `tokens`, whole
+    (blanks after it at most) or its start (a stream's text may end inside it)."""
+    p = _BLANKS.match(buf, pos).end()
+    for token in tokens:
+        if buf.startswith(token, p):
+            if _SPACE_TO_END.match(buf, p + len(token)) is not None:
+                return True
+        elif len(buf) - p < len(token) and token.startswith(buf[p:]) and p < len(buf):
+            return True
+    return False
 
 TAG_FIRST = r"\s*<"
 CALL_TAG_FIRST = r"""\s*(?:[^\s<>{}\[\]()"',=`]{1,256}\s*)?<"""

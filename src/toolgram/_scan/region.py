@@ -19,7 +19,7 @@ from .._recover import repair as _repair
 from .mention import cut_inside as _cut_inside, cut_may_come as _cut_may_come, cut_opener as _cut_opener, mention as _mention, settle_failure as _settle_failure
 from .salvage import salvage as _salvage, salvaged as _salvaged
 from .._build.builder import Builder, Draft, Unreadable
-from .._lalr.driver import DONE, FAIL, WAIT, Driver
+from .._lalr.driver import DONE, FAIL, WAIT, Driver, turn_end_at, turn_tokens
 from .._lalr.earley import EarleyDriver
 from .._lalr.table import ends_something
 from .._result.model import ToolCall
@@ -57,6 +57,17 @@ def cut_failure(r: RegionReader, failure: Failure | None, whole: bool = False) -
         failure = Failure(r.region_start, len(buf), f"Couldn't read a tool call: the reply ended right after {marker!r}.")
     failure.start, failure.end, failure.prose = r.region_start, len(buf), False
     return failure
+
+
+def _before_turn_end(buf: str, drv: Driver) -> str:
+    """The whole reply as drv's format reads it: without an end-of-turn token of that
+    format that ends it (blanks after it at most), which is no text of the call it
+    ends (`<function=f>{"a": 1}<|eot_id|>`: a call its close left out, as the same
+    reply without the token is; the token is markup). A stream's driver waits at such a
+    token (Driver._run), so that it reads what this reads."""
+    tokens = turn_tokens(drv) if drv.fmt.end_of_turn and hasattr(drv, "c") else ()
+    at = turn_end_at(buf, tokens, drv.pos) if tokens else -1
+    return buf if at < 0 else buf[:at]
 
 
 class RegionReader:
@@ -126,7 +137,7 @@ class RegionReader:
             drv = self.drivers[-1]
             if anchored:
                 drv.quotes = False  # its failures are never shown
-            status = drv.run(sc.buf, final, sc.at_marker)
+            status = drv.run(_before_turn_end(sc.buf, drv) if final else sc.buf, final, sc.at_marker)
             if status == WAIT:
                 return False
             if status == DONE:
