@@ -825,7 +825,7 @@ def test_a_name_followed_by_a_long_line_of_prose_is_looked_at_a_bounded_way(monk
 
 # -- a call past max_chars is told, not read ------------------------------------------
 
-_PAST = "x" * 118 + '<tool_call>{"name": "run", "arguments": {"cmd": "ls"}}</tool_call>'
+_PAST = "x" * 117 + '\n<tool_call>{"name": "run", "arguments": {"cmd": "ls"}}</tool_call>'
 
 
 @pytest.mark.parametrize("cap", [60, 118, 120, 125])  # (120, 125: the cap cuts the marker)
@@ -844,9 +844,12 @@ def test_a_call_marker_past_max_chars_is_an_error_in_parse_and_stream(cap: int) 
 
 
 def test_prose_past_max_chars_is_no_error() -> None:
-    # (Nor a marker wholly before the cap, nor a quiet format's `[`, nor a closer.)
+    # (Nor a marker wholly before the cap, nor a quiet format's `[`, nor a closer, nor a
+    # marker mentioned in a sentence: QA7 D4.)
     text = "[1] see below " * 4 + "</tool_call> more prose [2]"
     assert toolgram.parse(text, max_chars=20).errors == []
+    text = "Some notes. " * 10 + "Use `<tool_call>` tags, or write [TOOL_CALLS] first."
+    assert toolgram.parse(text, max_chars=50).errors == []
 
 
 def test_a_call_whole_at_max_chars_is_not_cut_by_it() -> None:

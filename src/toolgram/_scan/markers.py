@@ -88,12 +88,19 @@ class Markers:
 
         # (Each search is compiled when first run: a reply runs few of them; see Lazy.)
         self.call_re = lazy(regex.compile, "|".join(map(pattern, markers)), regex.M) if markers else None
-        # The markers that are plainly a call's wherever they stand (not only first on a
-        # line, not a quiet format's `[` or `{`): past max_chars, one of them says the
-        # reply went on with calls nobody read (see cap_note).
+        # The markers that are plainly a call's (not only first on a line, not a quiet
+        # format's `[` or `{`), written first on a line or with a payload's bracket or a
+        # line break right after them: past max_chars, one of them says the reply went on
+        # with calls nobody read (_pipeline.past_max_chars). Not one in a sentence (`wrap
+        # calls in <tool_call> tags`), which is a mention. The width: the text a search
+        # needs around a marker the limit cuts (a newline and 16 blanks before it; 4
+        # blanks and a character after it).
         plain = [m for m in markers if m not in line and any(not f.quiet for f in self.by_marker[m])]
-        self.cap_re = lazy(regex.compile, "|".join(map(regex.escape, plain))) if plain else None
-        self.cap_width = max(map(len, plain), default=0)
+        either = "(?:" + "|".join(map(regex.escape, plain)) + ")"
+        self.cap_re = (
+            lazy(regex.compile, r"\n[ \t]{0,16}" + either + "|" + either + r"(?=[ \t]{0,4}[{\[\n])") if plain else None
+        )
+        self.cap_width = max(map(len, plain), default=0) + 17
         markers = sorted({*markers, *thinking}, key=len, reverse=True)
         self.any_re = lazy(regex.compile, "|".join(map(pattern, markers)), regex.M)
         self.prefixes = frozenset(m[:i] for m in markers for i in range(1, len(m)))
