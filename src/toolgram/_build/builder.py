@@ -1473,34 +1473,47 @@ _ENVELOPE_REASONING = frozenset({"thought", "reasoning", "reasoning_content"})
 _ENVELOPE_PROSE = frozenset({"content", "text"})
 
 
-def _field_spans(text: str, offset: int) -> dict[str, tuple[int, int, int]]:
-    """Where each field of the JSON object `text` opens with lies in the reply (offset:
-    where text starts): its key's start, its value's start and end, read field by
-    field as JSON reads them, up to where the object stops being well-formed (one
-    repaired, or cut by the end of the reply: the fields before stand)."""
-    spans: dict[str, tuple[int, int, int]] = {}
+def _object_fields(text: str, decode: Any) -> tuple[list, int]:
+    """The fields of the JSON object `text` opens with, in order, each read as JSON reads
+    it (`decode`: a raw_decode), as far as the object is well-formed: [(key, the key's
+    start, the value's start, the value, its end)], and where the object ends (after its
+    `}`; -1 where it stops being well-formed first, or opens no object)."""
+    fields: list = []
     ws = _JSON_WS
     try:
         pos = ws.match(text, 0).end()
         if text[pos] != "{":
-            return spans
+            return fields, -1
         pos = ws.match(text, pos + 1).end()
+        if text[pos] == "}":
+            return fields, pos + 1
         while text[pos] == '"':
             at = pos
             key, pos = _scanstring(text, pos + 1)
             pos = ws.match(text, pos).end()
             if text[pos] != ":":
                 break
-            pos = ws.match(text, pos + 1).end()
-            _, end = _JSON_DECODER.raw_decode(text, pos)
-            spans[key] = (offset + at, offset + pos, offset + end)
+            start = ws.match(text, pos + 1).end()
+            value, end = decode(text, start)
+            fields.append((key, at, start, value, end))
             pos = ws.match(text, end).end()
+            if text[pos] == "}":
+                return fields, pos + 1
             if text[pos] != ",":
                 break
             pos = ws.match(text, pos + 1).end()
     except (ValueError, IndexError):
         pass
-    return spans
+    return fields, -1
+
+
+def _field_spans(text: str, offset: int) -> dict[str, tuple[int, int, int]]:
+    """Where each field of the JSON object `text` opens with lies in the reply (offset:
+    where text starts): its key's start, its value's start and end, read field by
+    field as JSON reads them, up to where the object stops being well-formed (one
+    repaired, or cut by the end of the reply: the fields before stand)."""
+    fields, _ = _object_fields(text, _JSON_DECODER.raw_decode)
+    return {key: (offset + at, offset + start, offset + end) for key, at, start, _, end in fields}
 
 
 _JSON_DECODER = json.JSONDecoder()
@@ -1512,41 +1525,23 @@ def _fields_twice(text: str, twice: list) -> dict | None:
     those given twice, each of which goes in `twice` as (key, first value, second).
     A field given twice with one value is read once. None for any other text (a
     value inside that gives a key twice is still unreadable)."""
+    read, end = _object_fields(text, _repair.decode_at)
     fields: dict = {}
-    ws = _JSON_WS
-    try:
-        pos = ws.match(text, 0).end()
-        if text[pos] != "{":
-            return None
-        pos = ws.match(text, pos + 1).end()
-        while True:
-            if text[pos] != '"':
-                return None
-            key, pos = _scanstring(text, pos + 1)
-            pos = ws.match(text, pos).end()
-            if text[pos] != ":":
-                return None
-            value, pos = _repair.decode_at(text, ws.match(text, pos + 1).end())
-            if key in fields and fields[key] != value:
-                if not any(k == key for k, _, _ in twice):
-                    twice.append((key, fields[key], value))
-            else:
-                fields[key] = value
-            pos = ws.match(text, pos).end()
-            if text[pos] == "}":
-                break
-            if text[pos] != ",":
-                return None
-            pos = ws.match(text, pos + 1).end()
-    except (ValueError, IndexError):
-        return None
-    if text[pos + 1 :].strip(" \t\n\r") or not twice:
+    for key, _, _, value, _ in read:
+        if key in fields and fields[key] != value:
+            if not any(k == key for k, _, _ in twice):
+                twice.append((key, fields[key], value))
+        else:
+            fields[key] = value
+    if end < 0 or text[end:].strip(" \t\n\r") or not twice:
         return None
     for key, _, _ in twice:
         del fields[key]
     if any(key == "tool_calls" for key, _, _ in twice):
         fields["tool_calls"] = []  # (neither list is read: an error says why)
     return fields if isinstance(fields.get("tool_calls"), list) else None
+
+
 _JSON_WS = re.compile(r"[ \t\n\r]*")
 _scanstring = json.decoder.scanstring
 
