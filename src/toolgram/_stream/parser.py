@@ -787,6 +787,10 @@ class _Follow:
             self.at += i
             self.tail = tail[i:]
             return None
+        return self._found(m, tail)
+
+    def _found(self, m: Any, tail: str) -> tuple:
+        """What find() answers for the next call's match m in tail."""
         return self.at + m.start("open"), m.group("name"), self.at + m.start("rest"), tail[m.start("rest") :]
 
 
@@ -799,22 +803,17 @@ _NEXT_OBJECT = regex.compile(
 )
 
 
-class _NextObject:
+class _NextObject(_Follow):
     """announce="name": the next call object of a region of several (`<tool_call>{…}\n{…}`,
     Builder's several_objects), right after the call object whose arguments just closed
     (_NEXT_OBJECT); anything else there stops it. Fed the text from the reply's position
-    `at` on (where those arguments closed); what it keeps is at most _FOLLOW_HOLD characters."""
+    `at` on (where those arguments closed); what it keeps is at most _FOLLOW_HOLD characters.
+    (A _Follow with no tags: the object's own syntax tells where the next begins.)"""
 
-    __slots__ = ("at", "tail")
-    tags = None
+    __slots__ = ()
 
     def __init__(self, at: int) -> None:
-        self.at = at
-        self.tail: str | None = ""  # (None: stopped)
-
-    def feed(self, text: str) -> None:
-        if self.tail is not None:
-            self.tail += text
+        super().__init__(None, at)
 
     def find(self) -> tuple | None:
         """(the next call's start, its name, where its arguments begin, the text from
@@ -828,4 +827,4 @@ class _NextObject:
             return None
         if m.partial:
             return None
-        return self.at + m.start("open"), m.group("name"), self.at + m.start("rest"), tail[m.start("rest") :]
+        return self._found(m, tail)
