@@ -494,6 +494,12 @@ class Builder:
         if not draft.name and code_text is not None:
             draft.name = getattr(self.fmt, "code_tool", "")
         if not draft.name:
+            if cut_open and (draft.instructions or draft.id or args_text is not None or elements):
+                # The end of the reply cut the call before its name came, after a field
+                # the format lets come first (MFCS's <instructions>): a call begun, not
+                # a mention of the marker, and not an unnamed call to refuse.
+                message = "Couldn't read a tool call: the reply ended before the call's name."
+                return Draft(name="", kind=kind, span=draft.span, error=message)
             raise Unreadable("the call has no name")
         if cut_open and name_end >= 0 and name_end == self.cut_at and not self._sure_name(draft.name):
             # The text ends with the name, its closing delimiter supplied: the name
