@@ -119,6 +119,14 @@ TABLE: list[tuple[str, str | None, Any, Any]] = [
     ("hello world", None, None, "hello world"),
     ("\nDallas\n", None, None, "\nDallas\n"),
     ("\n42\n", None, None, 42),
+    # -- no schema: a number only where it writes back as written (a version stays text)
+    ("3.10", None, None, "3.10"),
+    ("0.10", None, None, "0.10"),
+    ("1e5", None, None, "1e5"),
+    ("-0", None, None, "-0"),
+    ("3.0", None, None, 3.0),
+    ("12345678901234567890", None, None, 12345678901234567890),
+    ("3.14159265358979323846", None, None, "3.14159265358979323846"),
     # -- no schema, a type the model wrote decides
     ("5", "string", None, "5"),
     ("5", "raw", None, "5"),

@@ -37,7 +37,8 @@ Without a schema (no tools given, an unknown tool or parameter, `{}`):
     the text as JSON, leniently, and keeps the text when that fails;
   - with no type either, a value that is exactly a JSON number, true, false,
     null, object or array is decoded; everything else stays the text as written
-    (quoted text such as `"hi"` keeps its quotes; NaN and Infinity stay text).
+    (quoted text such as `"hi"` keeps its quotes; NaN and Infinity stay text; a
+    number that JSON writes back otherwise, `3.10`, `1e5`, stays text).
 
 Nested elements (`Node` with children) become an object, or an array when the
 schema (or the model-written type list/array) says so, or when no child has a
@@ -240,6 +241,15 @@ def _strict(text: str) -> tuple[bool, Any]:
         return False, None
 
 
+def _writes_back(value: Any, text: str) -> bool:
+    """Whether a number decoded with no schema to ask is written back as the model
+    wrote it: `3.10` (a version), `1e5`, `-0` are not, and stay the text, since a
+    float would lose what the model wrote. (Other values: always.)"""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return True
+    return json.dumps(value) == text.strip()
+
+
 def _word(text: str) -> tuple[bool, Any]:
     w = text.strip().lower()
     if w in ("true", "false"):
@@ -316,7 +326,7 @@ def _scalar(text: str, hint: str | None, kinds: frozenset[str] | None) -> tuple[
             return text, ()
         if hint is None:
             ok, value = _strict(text)
-            if ok and not isinstance(value, str):
+            if ok and not isinstance(value, str) and _writes_back(value, text):
                 return value, ()
             return text, ()
         ok, value, repairs = _lenient(text)
