@@ -71,7 +71,15 @@ def test_a_value_with_its_own_quotes_is_read_whole(fmt: str, value: str, args: t
 
 @pytest.mark.parametrize("tools", [None, ["get_weather"]], ids=["no_tools", "tools"])
 @pytest.mark.parametrize(
-    "written", ['city="Par"is"', 'city="Par"is", unit="C"', "city='Par' is', unit='C'", 'city="x"y", )']
+    "written",
+    [
+        'city="Par"is"',
+        'city="Par"is", unit="C"',
+        "city='Par' is', unit='C'",
+        'city="x"y", )',
+        # (a comma and a word after the first quote: Python's reading never ends the call)
+        "city='Par', is', unit='C'",
+    ],
 )
 @pytest.mark.parametrize("fmt", list(FORMATS))
 def test_a_stray_quote_is_never_a_call_without_its_argument(fmt: str, written: str, tools: Any) -> None:

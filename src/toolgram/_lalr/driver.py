@@ -301,8 +301,11 @@ class Driver:
                         if growers is not None:
                             growers += [extent, quoted]
                         continue
-                    if quoted is not None and quoted[1]:
-                        end = quoted[0]  # (its quotes inside pair up: it is read whole)
+                    if quoted is not None and quoted[1] is not False:
+                        # (Its quotes inside pair up: it is read whole. None: a stray quote
+                        # in it, and Python's reading never ends the call: the value is
+                        # what the call's structure ends, and cannot be read.)
+                        end = quoted[0]
                         cut = None
                     else:
                         if final and self.brackets is not None:

@@ -98,6 +98,8 @@ _VALUE_CLOSE = lazy(regex.compile, words(r"\s*(?:(?:,\s*)?\)|,\s*(?:[A-Za-z_]|\\
 # a bare word, too).
 _STANDS = lazy(regex.compile, words(r"\s*(?:\)|,\s*(?:\)|(?:[A-Za-z_]|\\_)(?:\w|\\_)*\s*=(?!=)|[^\s\w\\]|\d))"))
 _STOP_AFTER = lazy(regex.compile, r"\s*[,)]")
+# After Python's string, a comma and a bare word that runs into a quote: no argument.
+_WORD_QUOTE = lazy(regex.compile, r"\s*,\s*[A-Za-z_]\w*\s*['\"]")
 # How many quotes after Python's string the end of the value is looked for among (each
 # value is looked at once in a whole reply, at most once per quote in a stream: a reply
 # full of quotes stays linear).
@@ -136,7 +138,8 @@ def quoted_end(text: str, pos: int, final: bool, markers: Any = None, call_end: 
     are none) is followed by what ends a value; else (end, paired): the value would
     end at `end`, just past its closing quote, and its quotes inside pair up (it is
     read whole: unquoted_inside) or not (a stray quote: it is not read, and runs on
-    as Python reads it). Where a `,` and a bare word follow the string (`'say 'hi',
+    as Python reads it; None in place of False: Python's reading never ends the call,
+    so the value, a stray quote in it, ends at `end`). Where a `,` and a bare word follow the string (`'say 'hi',
     then go', n=2`), which Python could read as a positional argument, only a value
     whose quotes pair up is taken, ending before the call's `)` as Python reads it
     (`call_end(i)`: scalar_end(text, i, ")"), which a stream may find by a scan that
@@ -176,8 +179,15 @@ def quoted_end(text: str, pos: int, final: bool, markers: Any = None, call_end: 
                 if close:
                     return close
                 paired = unquoted_inside(text[pos : at + 1]) is not None
-                if positional and (not paired or (final and scalar_end(text[:at], broke, ")") < at)):
-                    return None
+                if positional:
+                    if final and scalar_end(text[:at], broke, ")") < at:
+                        return None  # (Python's reading ends the call before this quote)
+                    if not paired:
+                        # Python's reading stands (`'a', b, 'c', n=2)`), but not where the
+                        # bare word runs into a quote (`'a', b', limit=3)`): no Python
+                        # reads that, and taking it cut the value at its first quote and
+                        # dropped the arguments after it. The value is a stray quote's.
+                        return (at + 1, None) if _WORD_QUOTE.match(text, broke) else None
                 return at + 1, paired
         at += 1
 
