@@ -115,14 +115,19 @@ def _shown(text: str, most: int = 40) -> str:
 def _extent(node: Any) -> tuple[int, int] | None:
     lo = hi = None
     stack = [node]
+    pop, push = stack.pop, stack.extend  # (a call's whole tree: thousands of nodes)
     while stack:
-        n = stack.pop()
-        if isinstance(n, Tok):
-            if n.start_pos is not None:
-                lo = n.start_pos if lo is None else min(lo, n.start_pos)
-                hi = n.end_pos if hi is None else max(hi, n.end_pos)
-        elif isinstance(n, Tree):
-            stack.extend(n.children)
+        n = pop()
+        if isinstance(n, Tree):
+            push(n.children)
+        elif isinstance(n, Tok):
+            start = n.start_pos
+            if start is not None:
+                if lo is None or start < lo:
+                    lo = start
+                end = n.end_pos
+                if hi is None or end > hi:
+                    hi = end
     return None if lo is None else (lo, hi)
 
 
@@ -1330,7 +1335,11 @@ def _parts(node: Tree):
         n = stack.pop()
         yield n
         if n is node or _rule(n) not in OPAQUE:
-            stack.extend(c for c in reversed(n.children) if isinstance(c, Tree))
+            children = n.children
+            for i in range(len(children) - 1, -1, -1):
+                c = children[i]
+                if isinstance(c, Tree):
+                    stack.append(c)
 
 
 # How a call ends (Builder._call_end).

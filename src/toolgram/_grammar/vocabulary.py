@@ -99,7 +99,16 @@ VALUE = "value"
 def rule_name(name: object) -> str:
     """A rule's vocabulary name: without the namespaces `%import`s give it
     (`pycall__call` is a `call`, `pycall___arg` an `_arg`)."""
-    return _NAMESPACES.sub("", str(name))
+    name = str(name)
+    found = _RULE_NAMES.get(name)
+    if found is None:
+        # (Remembered: the builder asks it of each node of a call's tree, several times;
+        # the names are the grammars' rules, a few hundred in all.)
+        found = _RULE_NAMES[name] = _NAMESPACES.sub("", name)
+    return found
+
+
+_RULE_NAMES: dict[str, str] = {}
 
 
 _NAMESPACES = lazy(re.compile, r"^(?:[A-Za-z0-9]\w*?__)+(?=\w)")

@@ -39,7 +39,7 @@ class Driver:
         "fmt", "c", "start", "pos", "stack", "values", "status", "end", "tree", "repairs", "reason", "prose_at",
         "hint", "extents", "quotes", "resume", "taken", "brackets", "cutter", "recheck", "marks",
         "closed_at", "last_end", "calls", "lines", "line_end", "stray", "deep", "quote_memo", "last_term", "last_start", "ended", "shut",
-        "loose_memo", "nest_memo", "nest_open", "nest_loose", "goes_on",
+        "loose_memo", "nest_memo", "nest_open", "nest_loose", "goes_on", "decode_failed",
     )  # fmt: skip
 
     def __init__(self, fmt: Format, start: int, brackets: Any = None, cutter: Any = None, lines: bool = False) -> None:
@@ -61,6 +61,7 @@ class Driver:
         self.status = WAIT
         self.end = start
         self.tree = None
+        self.decode_failed: tuple | None = None  # (see RegionReader.decode)
         self.repairs: list[str] = []
         self.reason = ""
         # Where the frame, open, met text that no token of the grammar starts, no end

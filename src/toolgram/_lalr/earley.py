@@ -36,7 +36,7 @@ class EarleyDriver:
     __slots__ = (
         "fmt", "c", "start", "pos", "status", "end", "tree", "repairs", "reason", "prose_at", "hint", "quotes",
         "taken", "brackets", "cutter", "marks", "closed_at", "last_end", "calls", "lines", "stray", "deep",
-        "body", "call_re", "firsts", "width", "scanned", "last", "last_term", "ended",
+        "body", "call_re", "firsts", "width", "scanned", "last", "last_term", "ended", "decode_failed",
     )  # fmt: skip
 
     def __init__(self, fmt: Format, start: int, marker_len: int, call_re: Any, firsts: frozenset, width: int) -> None:
@@ -47,6 +47,7 @@ class EarleyDriver:
         self.status = WAIT
         self.end = start
         self.tree = None
+        self.decode_failed: tuple | None = None  # (see RegionReader.decode)
         self.repairs: list[str] = []
         self.reason = ""
         self.quotes = not fmt.quiet

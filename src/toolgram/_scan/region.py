@@ -258,6 +258,18 @@ class RegionReader:
         region = (drv.start, drv.end)
         if buf is None:
             buf = self.sc.buf
+        key = (drv.start, drv.end, drv.closed_at, drv.last_end, drv.ended, getattr(drv, "goes_on", False))
+        told = getattr(drv, "decode_failed", None)
+        if told is not None and told[0] is drv.tree and told[1] is buf and told[2] == key:
+            # (The same reading of the same text failed to build before: a salvage asks
+            # again only for the reason. A second build of a long call doubled its cost.)
+            return told[3]
+        why = self._build(drv, buf, tools, region)
+        if isinstance(why, str):
+            drv.decode_failed = (drv.tree, buf, key, why)
+        return why
+
+    def _build(self, drv: Driver, buf: str, tools: Any, region: tuple) -> Region | str:
         try:
             builder = Builder(drv.fmt, tools, region, self.sc.read_calls, buf)
             builder.json_named = type(_frame.frame_of(drv.fmt)) is _frame.Frame  # (see Builder._streams_by_name)
