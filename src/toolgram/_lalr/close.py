@@ -9,7 +9,7 @@ import re
 from typing import Any
 
 from .growth import _HOLD, _JSON_SPACE, _SETTLED, _loop_wait
-from .table import _closes, _plan
+from .table import _ENDING_NAME, _closes, _plan
 from .tokens import _SNIPPET, WAIT, WAIT_MORE, Tok, _snippet
 from .._recover import repair as _repair
 from .._grammar.words import lazy
@@ -295,13 +295,13 @@ def cut_close(d: Any, buf: str, allowed) -> str | None:
     pos, n = d.pos, len(buf)
     while pos < n and buf[pos].isspace():
         pos += 1
-    if not 2 <= n - pos < d.c.longest_literal:
+    if not 2 <= n - pos < d.c.longest_literal + _CUT_TAG:
         # (Too short or too long to be any closer cut short, as cut_marker tells: the
         # usual case, mid-text, told without a list of them, nor a copy of all the rest
         # of the text, which for each region cost the square of a reply of calls.)
         return None
     rest = buf[pos:]
-    here = cut_marker(rest, [t.literal for t in allowed if t.literal is not None and _closes(t.literal)])
+    here = _cut_closer_at(d, buf, pos, allowed)
     if not here and not cut_marker(rest, d.fmt.ends):
         return None
     if not here and any(t.literal is not None and t.literal not in d.fmt.ends and t.literal.startswith(rest) for t in allowed):
@@ -323,6 +323,41 @@ def cut_close(d: Any, buf: str, allowed) -> str | None:
     if plan and "closed_tag" not in d.repairs:
         d.repairs.append("closed_tag")
     return d._finish(n)
+
+
+# How much longer than the grammar's longest literal a close tag its pattern reads may
+# be, cut short (M3's `]<]minimax[>[</` and an element's name: see _cut_closer_at).
+_CUT_TAG = 64
+
+
+def _cut_closer_at(d: Any, buf: str, pos: int, allowed) -> bool:
+    """Whether the text from pos to its end is a closer the grammar takes here, cut
+    short: a literal one (`</invoke` of `</invoke>`), or a pattern's that is named as
+    ending something (M3's `_CLOSE`, `]<]minimax[>[</a` of `…</a>`), which only the
+    end of the text kept from matching."""
+    size = len(buf) - pos
+    if size < 2:
+        return False
+    if size < d.c.longest_literal and cut_marker(buf[pos:], [t.literal for t in allowed if t.literal is not None and _closes(t.literal)]):
+        return True
+    if size >= d.c.longest_literal + _CUT_TAG:
+        return False
+    for t in allowed:
+        if t.literal is None and t.name not in ("JSON", "PYVALUE") and _ENDING_NAME.search(t.name.rpartition("__")[2]):
+            m = t.pattern.match(buf, pos, partial=True)
+            if m is not None and m.partial:
+                return True
+    return False
+
+
+def cut_closer(d: Any, buf: str, pos: int, allowed, taken: int) -> bool:
+    """At the end of the reply: whether the lexer's best token at pos, `taken`
+    characters, is only the start of a closer the end cut short (M3's `]<]minimax[>[<`
+    of `]<]minimax[>[</invoke>`): then the text from pos is that closer, as cut_close
+    reads it, not a token that the next character then breaks, which lost the call
+    with no error."""
+    size = len(buf) - pos
+    return taken < size < d.c.longest_literal + _CUT_TAG and _cut_closer_at(d, buf, pos, allowed)
 
 
 def close_before(d: Any, end_marker: str) -> str:

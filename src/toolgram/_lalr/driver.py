@@ -410,6 +410,8 @@ class Driver:
             if grow:
                 self.hint = growers or None
                 return WAIT
+            if best is not None and final and _close.cut_closer(self, buf, pos, allowed, best_len):
+                return None  # (a closer cut short: _run's cut_close reads it)
             if best is not None:
                 self.pos = pos
                 if stray and best == "PYVALUE":
