@@ -30,7 +30,7 @@ from . import nest as _nest
 from .._recover import repair as _repair
 from .extent import TripleWait, _Extent, triple_end, triple_quote
 from .growth import _HOLD, _could_grow, _loop_wait
-from .table import _ENDING_NAME, _reduces_call, closing_plan, expected, simulate, step
+from .table import _ENDING_NAME, _reduces_call, closing_plan, expected, peek, simulate, takes
 from .tokens import _SNIPPET, DONE, FAIL, WAIT, WAIT_MORE, Tok, _snippet
 
 
@@ -181,7 +181,7 @@ class Driver:
             # A shift is always taken; only a reduce may fail further on (merged
             # LALR lookaheads), so only then is the parse simulated first.
             action = self.c.states[self.stack[-1]].get(term)
-            if action is None or (action[0] is not Shift and self._simulate(self.stack, term) is None):
+            if action is None or (action[0] is not Shift and not takes(self.c, self.stack, term)):
                 literal = self.c.terminals[term].literal
                 if literal is not None and literal in self.fmt.ends:
                     status = self._close_before(literal)
@@ -447,7 +447,7 @@ class Driver:
                     continue
             elif u.name in ("JSON", "PYVALUE") or u.name in self.c.nest.terminals or u.pattern.match(buf, pos) is None:
                 continue
-            if step(self.c, list(self.stack), u.name, _not_empty):
+            if peek(self.c, self.stack, u.name, _not_empty):
                 return True
         return False
 
@@ -562,6 +562,8 @@ class Driver:
 
     # -- the parse table --------------------------------------------------
     def _feed(self, token: Tok) -> bool:
+        if self.marks:
+            self.settle_mark()  # (a supplied token: the next real one has settled it in _mark)
         stack, values = self.stack, self.values
         states, callbacks, call_rules = self.c.states, self.c.callbacks, self.c.call_rules
         while True:
@@ -589,25 +591,44 @@ class Driver:
 
     def _mark(self, term: str) -> None:
         """Before `term` is read, in a replay: does it finish a call (its lookahead
-        reduces one)? Then a call ends where the last token did."""
-        if self.marks and _reduces_call(self.c, self.stack, term):
-            self.marks[-1][2] = True
+        reduces one)? Then a call ends where the last token did, and that point keeps
+        the copy of its stack it was waiting for (see _keep_mark)."""
+        marks = self.marks
+        if marks:
+            last = marks[-1]
+            if _reduces_call(self.c, self.stack, term):
+                last[2] = True
+            if last[1] is _PENDING:
+                last[1] = list(self.stack) if last[2] else None
 
     def _keep_mark(self, end: int) -> None:
-        """Note the point after a token, with a copy of the state stack there. The
-        previous point keeps its copy only where salvage_points may close the frame
-        there: a call ends at it, or its stack is as short as between calls
-        (_MARK_STACK). A value nested deep inside a call (XML-ish elements
-        `<a><a>…`) would otherwise cost a copy as deep at each token: the square of
-        the reply in memory. The last point always keeps it."""
+        """Note the point after a token, with a copy of the state stack there. A point
+        keeps its copy only where salvage_points may close the frame there: a call
+        ends at it, or its stack is as short as between calls (_MARK_STACK); and the
+        last point. A value nested deep inside a call (XML-ish elements `<a><a>…`)
+        would otherwise cost a copy as deep at each token: the square of the reply,
+        in memory, and in time even for copies dropped at the next token. So a deep
+        point's copy is made only once it is known to be kept: _PENDING until the
+        next token tells (_mark), or the stack changes otherwise (_settle_mark)."""
         marks = self.marks
         if marks:
             prev = marks[-1]
-            if not prev[2] and len(prev[1]) > _MARK_STACK:
+            if not prev[2] and prev[1] is not None and len(prev[1]) > _MARK_STACK:
                 prev[1] = None
-        marks.append([end, list(self.stack), False])
+        stack = self.stack
+        marks.append([end, list(stack) if len(stack) <= _MARK_STACK else _PENDING, False])
+
+    def settle_mark(self) -> None:
+        """Give the last point its copy of the stack, if it waits for one: before the
+        stack changes other than by the next token (a supplied closer, the finish), and
+        when the replay is over (it is the last point)."""
+        marks = self.marks
+        if marks and marks[-1][1] is _PENDING:
+            marks[-1][1] = list(self.stack)
 
     def _finish(self, end: int) -> str:
+        if self.marks:
+            self.settle_mark()
         stack, values = self.stack, self.values
         states, callbacks = self.c.states, self.c.callbacks
         end_state = self.c.end_state
@@ -634,7 +655,7 @@ class Driver:
 
     def _ends_here(self) -> bool:
         """Whether the region can end here (see _simulate)."""
-        return self._simulate(self.stack, "$END") is not None
+        return takes(self.c, self.stack, "$END")
 
     def _close(self, buf: str, final: bool, at_marker) -> str:
         return _close.close(self, buf, final, at_marker)
@@ -681,6 +702,7 @@ class Driver:
 # A state stack longer than this is deep inside a call (see _keep_mark): between calls
 # every grammar's stack holds a few states (the section, the list of calls).
 _MARK_STACK = 64
+_PENDING = object()  # (a deep point's copy of the stack, not made yet: see _keep_mark)
 _SPACE_TO_END = lazy(regex.compile, r"\s*\Z")  # (whitespace to the end of the text; matched from a point)
 _BLANKS = lazy(regex.compile, r"\s*+")
 

@@ -50,8 +50,45 @@ def _reduces_call(c: Compiled, stack: list, term: str) -> bool:
             return False  # (stop there: that is all we ask)
         return True
 
-    step(c, list(stack), term, reduced)
+    peek(c, stack, term, reduced)
     return bool(seen)
+
+
+def takes(c: Compiled, stack: list, term: str) -> bool:
+    """Whether the table `c` at `stack` takes `term` ("$END": can finish): simulate's
+    answer, without its copy of the stack."""
+    return peek(c, stack, term)
+
+
+def peek(c: Compiled, stack: list, term: str, reduced: Any = None) -> bool:
+    """step() on a copy of `stack`, without copying it: the reductions pop into the
+    stack below an index and push onto a short list above it. A copy costs the depth
+    of the stack, and the driver asks this at each token: a value nested thousands of
+    levels deep made each token cost thousands of states (the square of the reply)."""
+    states = c.states
+    end_state = c.end_state
+    base = len(stack)  # (stack[:base] is what is left of the real stack under `top`)
+    top: list = []
+    while True:
+        state = top[-1] if top else stack[base - 1]
+        if term == "$END" and state == end_state:
+            return True
+        action = states[state].get(term)
+        if action is None:
+            return False
+        kind, arg = action
+        if kind is Shift:
+            return True
+        if reduced is not None and not reduced(arg):
+            return False
+        size = len(arg.expansion)
+        if size:
+            mine = min(size, len(top))
+            if mine:
+                del top[-mine:]
+            base -= size - mine
+        under = top[-1] if top else stack[base - 1]
+        top.append(states[under][arg.origin.name][1])
 
 
 def simulate(c: Compiled, stack: list, term: str) -> list | None:

@@ -321,6 +321,7 @@ def salvage_points(failed: Driver, buf: str, final: bool, at_marker) -> tuple[li
     drv.quotes = failed.quotes
     drv.marks = []
     drv.run(buf, final, at_marker)  # (it stops where the first run did)
+    drv.settle_mark()
     points: list = []
     last = drv.marks[-1][0] if drv.marks else -1
     for end, stack, ended in reversed(drv.marks):
