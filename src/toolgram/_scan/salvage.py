@@ -13,7 +13,7 @@ import regex
 from .mention import cut_opener, mention, settle_failure
 from .._build.builder import Draft
 from .._lalr.driver import _MARK_STACK, Driver
-from .._lalr.table import _left_open, _reduces_call, closing_plan, ends_something
+from .._lalr.table import _left_open, _reduces_call, closing_plan, ends_something, takes
 from .._lalr.tokens import DONE, FAIL, WAIT
 from .items import Failure, Region
 from .._grammar.words import lazy
@@ -329,9 +329,13 @@ def salvage_points(failed: Driver, buf: str, final: bool, at_marker) -> tuple[li
             continue  # (that is what was read already)
         if stack is None:
             continue  # (deep inside a call, which does not end there: see Driver._keep_mark)
-        if not ended and end != last and len(stack) > _MARK_STACK and (points or not truncated):
+        inside = not ended and end != last and (points or not truncated)
+        if inside and (len(stack) > _MARK_STACK or not takes(c, stack, "$END")):
             # (Inside a call, no point to close the frame at, and the first point inside
-            # the last one is found: its plan, as long as its stack, would only say so.)
+            # the last one is found: its plan, as long as its stack, would only say so.
+            # Only a point where the frame is whole as it stands, no plan to supply, may
+            # still be one between calls (below): the others' plans were worked out at
+            # each token of each cut call, the cost of a replay ten times over.)
             continue
         plan = closing_plan(c, stack, ends)
         if plan is None:
