@@ -190,6 +190,13 @@ class Driver:
                     return status
                 if not final and (self.quotes or self.stray) and len(buf) - self.pos <= _SNIPPET:
                     return WAIT
+                if final and _close.cut_closer(self, buf, self.pos, allowed, 0):
+                    # (The end cut a closer where a token read as text cannot go: M3's
+                    # `]<]` after an element's close. Closed as any closer cut short, not
+                    # a failure that a salvage then reads the whole region again to mend.)
+                    status = self._cut_close(buf, allowed)
+                    if status is not None:
+                        return status
                 return self._fail(f"unexpected {_snippet(buf, self.pos)}")
             if self.marks is not None:
                 self._mark(term)
