@@ -21,7 +21,8 @@ one call whose value nests deeper and deeper, left open (the reply cut inside it
 the XML-ish ones, closed too (QA6 D7/D8: a stack copied at each token, 3 s and 150 MB at
 32 KB): JSON brackets (hermes), Gemma braces (gemma4_call), a Python list (pythonic),
 nested elements (minimax_m3_nested_xml, cohere_cofl_xml, bfcl_verbose_xml); a pythonic
-call cut by the end with a keyword repeated (QA6 D10); and pythonic lists repeated with their tools: "[calc_absolute_pressure(gauge_pressure=2.5,
+call with a keyword repeated, cut by the end and closed (QA6 D10); a MiniMax M3 call of
+many elements, 1.5 times the size, so that max_chars cuts it at 32 KB; and pythonic lists repeated with their tools: "[calc_absolute_pressure(gauge_pressure=2.5,
 atm_pressure=1.0)]\\n", and each tests/corpus/pythonic/*.txt (--quick: the hand-written
 ones, not smollm2_*).
 
@@ -97,10 +98,13 @@ class Shape:
     memory: float | None = None  # bytes a character at the peak of one parse, at the largest size
     prefix: str = ""  # written once before the units (a call the units nest in)
     suffix: str = ""  # a closer written once for each unit, after them all (a nesting closed)
+    tail: str = ""  # written once at the end (a call's close)
+    over: float = 1.0  # the reply is this many times the size (past max_chars: cut by it)
 
     def raw(self, size: int) -> str:
-        k = max(1, (size - len(self.prefix)) // max(1, len(self.unit) + len(self.suffix)))
-        return self.prefix + self.unit * k + self.suffix * k
+        size = int(size * self.over)
+        k = max(1, (size - len(self.prefix) - len(self.tail)) // max(1, len(self.unit) + len(self.suffix)))
+        return self.prefix + self.unit * k + self.suffix * k + self.tail
 
 
 def _sidecar(path: Path) -> Any:
@@ -132,15 +136,15 @@ def build_shapes(formats: list[str] | None, quick: bool) -> list[Shape]:
     shapes: list[Shape] = []
     seen: dict[tuple, Shape] = {}
 
-    def add(name: str, unit: str, tools: Any = None, prefix: str = "", suffix: str = "") -> None:
-        key = (prefix, unit, suffix, json.dumps(tools, sort_keys=True))
+    def add(name: str, unit: str, tools: Any = None, prefix: str = "", suffix: str = "", tail: str = "", over: float = 1.0) -> None:
+        key = (prefix, unit, suffix, tail, over, json.dumps(tools, sort_keys=True))
         if key in seen:
             first = seen[key]
             fmt = name.split(" ", 1)[0]
             if fmt not in first.notes and fmt != first.name.split(" ", 1)[0]:
                 first.notes = (first.notes + ", " if first.notes else "also ") + fmt
             return
-        seen[key] = Shape(name, unit, tools, prefix=prefix, suffix=suffix)
+        seen[key] = Shape(name, unit, tools, prefix=prefix, suffix=suffix, tail=tail, over=over)
         shapes.append(seen[key])
 
     for fmt in default_registry().select(None):
@@ -172,8 +176,14 @@ def build_shapes(formats: list[str] | None, quick: bool) -> list[Shape]:
             add(f"{fmt} deep value, left open", unit, ["run"], prefix)
             if suffix:
                 add(f"{fmt} deep value, closed", unit, ["run"], prefix, suffix)
+    if not formats or "minimax_m3_nested_xml" in formats:
+        # One call of many elements, 1.5 times the size: past 32 KB max_chars cuts it,
+        # at a close tag or the `]<]` of one (a salvage read it all again: ~100 ms).
+        add("minimax_m3_nested_xml call of elements x1.5, cut by max_chars", _M3 + "<a>v" + _M3 + "</a>", ["run"],
+            _M3 + "<tool_call>\n" + _M3 + '<invoke name="run">', tail=_M3 + "</invoke>\n" + _M3 + "</tool_call>", over=1.5)
     if not formats or "pythonic" in formats:
         add("pythonic cut call, keyword repeated", "x', b='", ["run"], "[run(cmd='a', b='")
+        add("pythonic call, keyword repeated, closed", "x', b='", ["run"], "[run(cmd='a', b='", tail="')]")
         add("pythonic calc_absolute_pressure list*k", PYTHONIC_LINE, ["calc_absolute_pressure"])
         for path in sorted((CORPUS / "pythonic").glob("*.txt")):
             stem = path.name[:-4]
