@@ -26,7 +26,7 @@ from .._lalr.tokens import Tok
 from .._lalr.close import cut_marker
 from .loose import decode_loose
 from .depth import VALUE_DEPTH, TooDeep, too_deep_message
-from .coerce import Node, coerce_param
+from .coerce import Node, coerce_param, repeated_item
 from .._grammar.words import lazy
 
 
@@ -533,8 +533,11 @@ class Builder:
         if draft.params and isinstance(draft.arguments, dict):
             props = schema.get("properties") if isinstance(schema, Mapping) else None
             given: set[str] = set()
+            collect = self._collected(draft.params, props, schema)
             for key, raw, typ in draft.params:
                 prop = props.get(key) if isinstance(props, Mapping) else None
+                if key in collect:
+                    prop = collect[key]
                 try:
                     value, repairs = coerce_param(raw, typ, prop, schema, self.fmt.framing, self.fmt.repeated)
                 except _repair.RepairError as exc:
@@ -542,6 +545,13 @@ class Builder:
                         raise _too_deep(key) from None
                     raise Unreadable(f"cannot read the value of {key!r} ({exc})") from None
                 _add(draft.repairs, repairs)
+                if key in collect:
+                    if key in given:
+                        draft.arguments[key].append(value)
+                    else:
+                        draft.arguments[key] = [value]
+                    given.add(key)
+                    continue
                 if key in given and draft.arguments[key] != value:
                     # An argument given twice, with two values (`f(a=1, a=2)`, which Python
                     # refuses; a parameter tag written twice): which one the model meant,
@@ -570,6 +580,21 @@ class Builder:
             if short:
                 _add(draft.repairs, ["cut_value"])
         return draft
+
+    def _collected(self, params: list, props: Any, schema: Any) -> dict[str, Any]:
+        """The parameters written more than once whose values collect into a list (see
+        repeated_item), each with the schema of its items."""
+        seen: set[str] = set()
+        twice: set[str] = set()
+        for key, _, _ in params:
+            (twice if key in seen else seen).add(key)
+        collect = {}
+        for key in twice:
+            prop = props.get(key) if isinstance(props, Mapping) else None
+            ok, item = repeated_item(prop, schema, self.fmt.repeated)
+            if ok:
+                collect[key] = item
+        return collect
 
     def _closed_inside(self, param: Tree, value: str) -> tuple[str, Prose | None]:
         """A raw value its close never closed, which ran on to the next call or the end

@@ -467,6 +467,23 @@ def coerce_param(
     return _scalar(frame(raw, framing), _hint(typ), kinds_of(prop, root))
 
 
+def repeated_item(prop: Any, root: Any, repeated: str) -> tuple[bool, Any]:
+    """Whether the values of a name written more than once (a parameter tag, an
+    element's child) collect into a list, and the schema each is typed by: they do
+    where the schema says the parameter is an array, or the format says so (M3's
+    `repeated: list`), each typed as an item. Every format's repeated names come
+    here (the builder's parameter tags as coerce_node's children), so that one
+    reply reads the same in each (QA7 D3: MiniCPM5 and Qwen3-Coder gave an error
+    where Gemma collected)."""
+    arr = _container(prop, root, "array") if prop is not None else None
+    if arr is None and repeated != "list":
+        return False, prop
+    item = arr.get("items") if arr is not None else prop
+    if isinstance(item, (list, tuple)):
+        item = None  # (a tuple's items: which one a repeated tag is, nothing tells)
+    return True, item
+
+
 def coerce_node(
     node: Node,
     prop: Any,
@@ -521,19 +538,14 @@ def coerce_node(
         if len(group) == 1:
             result[key] = coerce_node(group[0], sub, root, repairs, framing, repeated)
             continue
-        # A repeated name: the values collect into a list, each typed as an item, when
-        # the schema says the parameter is an array, or the format says so (M3).
-        arr = _container(sub, root, "array") if sub is not None else None
-        if arr is None and repeated != "list" and key != "item":
+        collect, item = repeated_item(sub, root, "list" if key == "item" else repeated)
+        if not collect:
             values = [coerce_node(c, sub, root, repairs, framing, repeated) for c in group]
             for other in values[1:]:
                 if other != values[0]:
                     raise _repair.RepairError(_repair.given_twice(key, values[0], other))
             result[key] = values[0]
             continue
-        item = arr.get("items") if arr is not None else sub
-        if isinstance(item, (list, tuple)):
-            item = None
         result[key] = [coerce_node(c, item, root, repairs, framing, repeated) for c in group]
     text = node.text if node.exact else node.text.strip()
     if text.strip():

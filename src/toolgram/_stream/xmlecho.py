@@ -24,7 +24,8 @@ start a tag of any format (Tags.tag), the value's close before the call's (text,
 line goes on: a close-tag run written inline; the call's end otherwise, which brings the
 last `"}` anyway), a parameter that is not a string, a key seen twice, a value that starts
 on its tag's line with a space, an opener the declared tags do not take, a JSON object in
-place of parameters. The rest then comes with the call's end, where the caller checks that
+place of parameters, a parameter the schema says is an array (written again, its values
+collect into a list). The rest then comes with the call's end, where the caller checks that
 the final text starts with what was sent (else the call is withdrawn and sent again
 whole). Work is in proportion to the text fed: what is held back is at most _HOLD
 characters.
@@ -38,7 +39,7 @@ from typing import Any
 
 import regex
 
-from .._build.coerce import _hint, coerce_param, kinds_of
+from .._build.coerce import _hint, coerce_param, kinds_of, repeated_item
 from .._recover.repair import RepairError
 from .._grammar.words import lazy
 from .._grammar.tags import Tags
@@ -128,6 +129,10 @@ class XmlParamEcho:
         if key in self.keys:
             return self._stop()  # (the last value would win, at the first key's place)
         prop = self.props.get(key) if self.props is not None else None
+        if repeated_item(prop, self.schema, "error")[0]:
+            # (an array parameter: written again further on, its values collect into a
+            # list, which only the call's end shows; it comes then)
+            return self._stop()
         self.type = m.group("type") if self.tags.has_type else None
         certain = _string(kinds_of(prop, self.schema), _hint(self.type))
         # (The key goes out with the value's first character: a parameter the end cuts
