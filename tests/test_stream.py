@@ -150,6 +150,10 @@ INLINE: list[tuple[str, str, Any, Any, int]] = [
     ("max_chars_mid_prose", "Words before the cap, <think>and</think> words after it " + H.format("a", "{}"), None, None, 25),
     ("max_chars_zero", "Hello " + H.format("a", "{}"), None, None, 0),
     ("max_chars_at_end_of_call", H.format("a", "{}") + "x", None, None, len(H.format("a", "{}"))),
+    # An open call's prose that max_chars cuts, then the rest (QA7 D10), and a call whole
+    # at the limit (QA7 D11).
+    *((f"max_chars_in_open_calls_prose_{n}", '<tool_call>{"name": "f", "arguments": {"a": 1}}xxxxxxxxxx', None, None, n) for n in (47, 48, 49, 50)),
+    ("max_chars_at_a_whole_calls_end", '<tool_call>{"name": "f", "arguments": {"a": \'x\'}}</tool_call>\n\nmore', None, None, 61),
     *((f"{f}_value_with_lt", "Writing it. " + xmlish(f, _LT_VALUE) + " Done.", None, None, DEFAULT_MAX_CHARS) for f in XMLISH),
     *((f"{f}_value_with_lt_alone", xmlish(f, _LT_VALUE), None, [f], DEFAULT_MAX_CHARS) for f in XMLISH),
     # (Longer than the value's pattern: its match is resumed inside the value.)
@@ -636,6 +640,16 @@ def test_max_chars_rest_is_prose() -> None:
         events = [e for batch in fed for e in batch] + tail
         assert "".join(e.text for e in events if type(e) is Text) == toolgram.parse(raw, max_chars=12).text
         assert not any(type(e) is CallStart for e in events)
+
+
+@pytest.mark.parametrize("cap", [47, 48, 49, 50, 53])
+def test_max_chars_in_an_open_calls_prose_adds_no_separator(cap: int) -> None:
+    # (The prose of a call left open runs to the limit and the rest continues it: no
+    # markup between, so no "\n" put in the user's text. QA7 D10.)
+    raw = '<tool_call>{"name": "f", "arguments": {"a": 1}}xxxxxxxxxx'
+    result = toolgram.parse(raw, max_chars=cap)
+    assert result.text == toolgram.parse(raw).text == "xxxxxxxxxx"
+    assert [s[0] for s in result.segments] == ["call", "text"] and result.segments[-1].end == len(raw)
 
 
 def test_no_limit() -> None:

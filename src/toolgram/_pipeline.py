@@ -361,6 +361,14 @@ class Assembler:
                 return
         segments.append(make_segment(kind, start, end))
 
+    def _runs_on(self, region: Region) -> bool:
+        """Whether the prose a region ends with goes on in the text after it: the region
+        was left open (its close supplied) and max_chars cut it, so that its last prose
+        runs to the limit and the reply's rest continues it, with no markup between
+        (`<tool_call>{…}xx` + `xxxxxxxx` is `xxxxxxxxxx`, as without the limit, not
+        `xx\nxxxxxxxx`: QA7 D10)."""
+        return region.end == self.cut and "closed_tag" in region.repairs
+
     def add(self, item: Any) -> list[tuple[str, Any]]:
         """Take one scanner item; return what it produced, as (kind, value) pairs:
         ("text", str), ("reasoning", str), ("call", ToolCall), ("error", str)."""
@@ -396,6 +404,7 @@ class Assembler:
             refusals: list[tuple[int, int]] = []  # the spans of the calls refused
             own: list[tuple[str, int, int]] = []  # the region's text that is prose or reasoning
             self.prose.mark_cut()
+            last = item.items[-1] if item.items else None
             for part in item.items:
                 if isinstance(part, Prose) and part.span is not None:
                     own.append(("reasoning" if isinstance(part, Reasoning) else "text", *part.span))
@@ -410,7 +419,8 @@ class Assembler:
                     added = self.prose.add(part.text)
                     if added:
                         produced.append(("text", added))
-                    self.prose.mark_cut()
+                    if part is not last or not self._runs_on(item):
+                        self.prose.mark_cut()
                     continue
                 if self.pending and isinstance(part, Draft):
                     part.repairs = [*self.pending, *(r for r in part.repairs if r not in self.pending)]
