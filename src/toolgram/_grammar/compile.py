@@ -192,7 +192,8 @@ def compile_format(fmt: Format) -> Compiled:
         if key is not None:
             tables.store(fmt.name, key, data)
     callbacks = table.callbacks
-    _check_call_rules(fmt, {rule_name(rule.origin.name) for rule in callbacks})
+    # (a rule's alias too: `block_call: … -> call` makes calls)
+    _check_call_rules(fmt, {rule_name(n) for rule in callbacks for n in (rule.origin.name, rule.tree_name)})
     terminals: dict[str, Terminal] = {}
     for name, source, literal, priority in table.terminals:
         terminals[name] = t = Terminal(name, source, literal, priority)
@@ -324,7 +325,7 @@ def compile_earley(fmt: Format) -> Compiled:
     found = {t.name for t in lark.terminals} & set(SPECIAL_TERMINALS)
     if found:  # (imported from a shared grammar)
         raise GrammarError(f"{fmt.path}: terminal {min(found)} needs the LALR parser (it is delimited by a bracket scanner)", fmt.path)
-    _check_call_rules(fmt, {rule_name(rule.origin.name) for rule in lark.rules})
+    _check_call_rules(fmt, {rule_name(n) for rule in lark.rules for n in (rule.origin.name, rule.alias or "")})
     lterms, lignore = lark_table.terminals_of(lark)
     terminals = {
         t.name: Terminal(t.name, regex.compile("".join(f"(?{f})" for f in t.flags) + words(t.regexp)), t.literal, t.priority)

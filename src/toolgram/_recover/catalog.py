@@ -38,7 +38,7 @@ REPAIRS: tuple[tuple[tuple[str, ...], str], ...] = (
     (('string_arguments',),
      'encoded the arguments object as a JSON string. The string ends where the model stopped writing the arguments: a value cut short inside it (`"arguments": "{\\"ticker\\": \\"AA"`) is `cut_value` too, a brace left out only `closed_json`'),
     (('repeated_marker',),
-     'wrote the call\'s opener twice before it (`<tool_call>\\n<tool_call>{…}`, `<\\|tool_call_start\\|><\\|tool_call_start\\|>[…]`, a section\'s begin twice): the first is markup, dropped, never prose. A closer written again right after its call (`</tool_call></tool_call>`, blanks between) is markup too, never prose; the call records no repair for it, as a stream has sent the call when it comes'),
+     'wrote the call\'s opener twice before it (`<tool_call>\\n<tool_call>{…}`, `<\\|tool_call_start\\|><\\|tool_call_start\\|>[…]`, a section\'s begin twice): the first is markup, dropped, never prose. A closer written again right after its call (`</tool_call></tool_call>`, blanks between) is markup too, never prose; the call records no repair for it, as a stream has sent the call when it comes. So is an inner closer written twice (`</function>` or `</invoke>` twice in its block, Qwen\'s `</parameter>` twice on lines of their own): the call is whole, no error ([formats](formats.md#markers-inside-values))'),
     (('cut_by_max_chars',),
      '(not the model) the call ran past `max_chars` and was repaired as a cut-off call: its arguments are likely incomplete (a long `write_file` content); raise `max_chars` or pass `None` before acting on it'),
     (('escaped_underscores',),
