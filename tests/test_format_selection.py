@@ -71,7 +71,7 @@ def named_format(label: str) -> str | None:
 
 
 def family(name: str) -> set[str]:
-    """The format and those formats=[name] brings along (its `also:` lines, theirs…)."""
+    """The format and those formats=[name] brings along (its `also:` lines)."""
     return {f.name for f in REGISTRY.select([name])}
 
 
@@ -121,6 +121,26 @@ def test_also_names_formats() -> None:
     for fmt in REGISTRY.formats.values():
         for name in fmt.also:
             assert name in REGISTRY.formats, f"{fmt.name}: also: {name} is no format"
+
+
+@pytest.mark.parametrize("name", sorted(REGISTRY.formats))
+def test_also_brings_only_the_formats_it_names(name: str) -> None:
+    # (not the ones those name in turn: QA7 D12)
+    fmt = REGISTRY.formats[name]
+    assert [f.name for f in REGISTRY.select([name])] == [name, *dict.fromkeys(a for a in fmt.also if a != name)]
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        # Hermes's and Mistral's other shapes, which their own `also:` lines bring: not
+        # xLAM's (xlam names hermes and mistral for its list in their wrappers). QA7 D12.
+        '<response><tools>{"name": "book_table", "arguments": {"venue": "Nopa"}}</tools></response>',
+        '<|im_start|>assistant\n<tool_call>\n<function>book_table</function>\n{"venue": "Nopa"}\n</tool_call><|im_end|>',
+    ],
+)
+def test_a_format_named_by_also_brings_none_of_its_own(raw: str) -> None:
+    assert toolgram.parse(raw, ["book_table"], formats=["xlam"]).calls == []
 
 
 @pytest.mark.parametrize(

@@ -34,7 +34,8 @@
     // stream_param: <parameter={key}> … </parameter>  streamed value by value as written;
     //                              see grammars/README.md, "Streaming parameters")
     // also: pythonic — why        (repeatable: another format that reads a shape the same
-    //                              models write; formats=[this] tries it too)
+    //                              models write; formats=[this] tries it too, not what
+    //                              that format's own also: lines name)
     // canonical: <tool_call>\n{"name": {name:json}, …}\n</tool_call>   (the form the
     //                              format's chat template writes: what render_call writes
     //                              and constrain allows; canonical_call, canonical_param,

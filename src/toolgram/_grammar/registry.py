@@ -114,20 +114,21 @@ class Registry:
         return self._with_also(chosen)
 
     def _with_also(self, chosen: list[Format]) -> list[Format]:
-        """The formats named, then the ones their headers' `also:` lines name (and
-        theirs, each once), in that order: a format named for a model reads every
-        shape that model writes, also those another grammar reads (Llama 4's bare
-        `[f(a=1)]` is `pythonic`'s). A name no format has is passed over."""
+        """The formats named, then the ones their headers' `also:` lines name, each
+        once, in that order: a format named for a model reads every shape that model
+        writes, also those another grammar reads (Llama 4's bare `[f(a=1)]` is
+        `pythonic`'s). Not the ones those name in turn: `also:` names the other
+        shapes of this format's models, not of that format's (xlam's list in
+        Hermes's tags is no reason to read Qwen2's `<response><tools>`, which
+        hermes names: QA7 D12). A name no format has is passed over."""
         out = list(chosen)
         seen = {id(f) for f in out}
-        i = 0
-        while i < len(out):
-            for name in out[i].also:
-                fmt = self.formats.get(name)
-                if fmt is not None and id(fmt) not in seen:
-                    seen.add(id(fmt))
-                    out.append(fmt)
-            i += 1
+        for fmt in chosen:
+            for name in fmt.also:
+                other = self.formats.get(name)
+                if other is not None and id(other) not in seen:
+                    seen.add(id(other))
+                    out.append(other)
         return out
 
 
