@@ -362,7 +362,17 @@ class Builder:
     def _payload_cut(self, n: Tree) -> bool:
         """Whether the payload `n` (JSON of calls) runs to where the reply ended: it is
         the region's last, and the last token read from the text (see ended)."""
-        return self.ended is not None and n is self._last and self._reaches(n)
+        if self.ended is not None and n is self._last and self._reaches(n):
+            return True
+        # Or an end-of-turn token of the format that its grammar reads follows it
+        # (Hermes's `<|im_end|>`): the model's turn, and so its reply, ended there.
+        extent = _extent(n) if self.fmt.end_of_turn else None
+        if extent is None:
+            return False
+        at = extent[1]
+        while at < self.region[1] and self.buf[at].isspace():
+            at += 1
+        return self.buf.startswith(self.fmt.end_of_turn, at)
 
     def _on_json_calls(self, n: Tree) -> None:
         try:
