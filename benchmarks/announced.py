@@ -38,7 +38,9 @@ COLUMNS = ("early", "withdrawn", "resent", "early deltas")
 
 def kind_of(fmt: str) -> str:
     declared = default_registry().formats.get(fmt)
-    return "params" if declared is not None and declared.stream_param is not None else "json"
+    if declared is not None and declared.stream_param is not None:
+        return "params"
+    return "python" if declared is not None and declared.stream_python else "json"
 
 
 def main() -> int:

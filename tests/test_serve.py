@@ -448,19 +448,44 @@ def test_stream_arguments_sends_xml_parameters_as_they_are_written(client, writt
         assert response == expected(case.raw, PARAM_TOOLS, response, streamed=True)
 
 
-TWO_CALL_BLOCK = (
-    "Reading, then writing.\n<minimax:tool_call>\n<invoke name=\"get_weather\">\n<parameter name=\"city\">Bergen</parameter>\n"
-    "</invoke>\n<invoke name=\"write_file\">\n<parameter name=\"path\">trip/itinerary.md</parameter>\n<parameter name=\"content\">"
-    + "Day one: the fjord ferry at nine, lunch in Flåm, the train up to Myrdal.\n" * 8
-    + "</parameter>\n</invoke>\n</minimax:tool_call>"
-)
+DAYS = "Day one: the fjord ferry at nine, lunch in Flåm, the train up to Myrdal.\n" * 8
+TWO_CALL_BLOCKS = {
+    "minimax_m2_invoke": (
+        "Reading, then writing.\n<minimax:tool_call>\n<invoke name=\"get_weather\">\n<parameter name=\"city\">Bergen</parameter>\n"
+        "</invoke>\n<invoke name=\"write_file\">\n<parameter name=\"path\">trip/itinerary.md</parameter>\n<parameter name=\"content\">"
+        + DAYS
+        + "</parameter>\n</invoke>\n</minimax:tool_call>"
+    ),
+    # (a JSON object after the opener its header declares, stream_json: the model's own ids)
+    "kimi_k2": (
+        "Reading, then writing. <|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0"
+        '<|tool_call_argument_begin|>{"city": "Bergen"}<|tool_call_end|><|tool_call_begin|>functions.write_file:1'
+        '<|tool_call_argument_begin|>' + json.dumps({"path": "trip/itinerary.md", "content": DAYS}) + "<|tool_call_end|>"
+        "<|tool_calls_section_end|>"
+    ),
+    "mistral": (
+        '[TOOL_CALLS]get_weather[ARGS]{"city": "Bergen"}[TOOL_CALLS]write_file[ARGS]'
+        + json.dumps({"path": "trip/itinerary.md", "content": DAYS})
+    ),
+    "step3_steptml": (
+        '<｜tool_calls_begin｜><｜tool_call_begin｜><steptml:invoke name="get_weather"><steptml:parameter name="city">Bergen'
+        '</steptml:parameter></steptml:invoke><｜tool_call_end｜><｜tool_sep｜><｜tool_call_begin｜><steptml:invoke name="write_file">'
+        '<steptml:parameter name="path">trip/itinerary.md</steptml:parameter><steptml:parameter name="content">'
+        + DAYS
+        + "</steptml:parameter></steptml:invoke><｜tool_call_end｜><｜tool_calls_end｜>"
+    ),
+}
+TWO_CALL_BLOCK = TWO_CALL_BLOCKS["minimax_m2_invoke"]
 
 
-def test_stream_arguments_sends_the_second_call_of_a_block_as_it_is_written(client, written) -> None:
-    # A MiniMax block of two calls: the second is announced once its name shows, with the
-    # index and id of the whole completion, and its content comes in many chunks, as for a
-    # block's first call; concatenated, the arguments of the whole reply's call.
+@pytest.mark.parametrize("fmt", sorted(TWO_CALL_BLOCKS))
+def test_stream_arguments_sends_the_second_call_of_a_block_as_it_is_written(client, written, fmt) -> None:
+    # A block of two calls: the second is announced once its name shows, with the index and
+    # id of the whole completion, and its content comes in many chunks, as for a block's first
+    # call; concatenated, the arguments of the whole reply's call.
+    TWO_CALL_BLOCK = TWO_CALL_BLOCKS[fmt]
     final = toolgram.parse(TWO_CALL_BLOCK, WRITE_TOOLS).calls
+    assert {c.format for c in final} == {fmt}
     assert [c.name for c in final] == ["get_weather", "write_file"]
     for seed in (1, 2, 3):
         order = {"text": TWO_CALL_BLOCK, "seed": seed}
@@ -472,6 +497,32 @@ def test_stream_arguments_sends_the_second_call_of_a_block_as_it_is_written(clie
         response = streamed(written, order, WRITE_TOOLS)
         assert "withdrawn" not in response
         assert response == expected(TWO_CALL_BLOCK, WRITE_TOOLS, response, streamed=True)
+
+
+def test_stream_arguments_names_each_python_style_call_before_the_list_ends(written) -> None:
+    # LFM2's list of Python-style calls: each call's name chunk (index, id) comes as soon as its
+    # name and "(" show, before the list's end; its arguments, as JSON, with the list's end.
+    raw = (
+        '<|tool_call_start|>[get_weather(city="Bergen"), write_file(path="trip/itinerary.md", content="'
+        + DAYS.replace("\n", " ")
+        + '")]<|tool_call_end|>'
+    )
+    final = toolgram.parse(raw, WRITE_TOOLS).calls
+    assert [(c.format, c.name) for c in final] == [("lfm2", "get_weather"), ("lfm2", "write_file")]
+    for seed in (1, 2):
+        entries = [
+            (n, entry.index, entry.function.name, entry.function.arguments)
+            for n, chunk in enumerate(ask(written, {"text": raw, "seed": seed}, WRITE_TOOLS, stream=True))
+            for entry in (chunk.choices[0].delta.tool_calls or [] if chunk.choices else [])
+        ]
+        named = [(index, name, arguments) for _, index, name, arguments in entries if name]
+        assert named == [(0, "get_weather", ""), (1, "write_file", "")]
+        # (the second call's name chunk came before the chunk that carries its arguments)
+        (at_name,) = [n for n, index, name, _ in entries if index == 1 and name]
+        assert all(n > at_name for n, index, name, arguments in entries if index == 1 and arguments)
+        response = streamed(written, {"text": raw, "seed": seed}, WRITE_TOOLS)
+        assert "withdrawn" not in response
+        assert response == expected(raw, WRITE_TOOLS, response, streamed=True)
 
 
 def test_stream_arguments_withdraws_a_call_that_fails(written) -> None:

@@ -405,6 +405,30 @@ TWO_CALL_BLOCKS = {
         "```",
         "```",
     ),
+    "step3_steptml": (  # (calls apart by <｜tool_call_end｜><｜tool_sep｜>: stream_sep)
+        '<｜tool_calls_begin｜><｜tool_call_begin｜><steptml:invoke name="read_file"><steptml:parameter name="path">notes.md'
+        '</steptml:parameter></steptml:invoke><｜tool_call_end｜><｜tool_sep｜><｜tool_call_begin｜><steptml:invoke name="write_file">'
+        '<steptml:parameter name="path">out.md</steptml:parameter><steptml:parameter name="content">Day one: we walked to the '
+        "harbour and back.</steptml:parameter></steptml:invoke><｜tool_call_end｜><｜tool_calls_end｜>",
+        "<｜tool_calls_end｜>",
+    ),
+    "kimi_k2": (  # (JSON arguments after a declared opener, stream_json; the model's ids)
+        "<|tool_calls_section_begin|><|tool_call_begin|>functions.read_file:0<|tool_call_argument_begin|>"
+        '{"path": "notes.md"}<|tool_call_end|><|tool_call_begin|>functions.write_file:1<|tool_call_argument_begin|>'
+        '{"path": "out.md", "content": "Day one: we walked to the harbour and back."}<|tool_call_end|>'
+        "<|tool_calls_section_end|>",
+        "<|tool_calls_section_end|>",
+    ),
+    "mistral": (  # (v11: NAME[ARGS]{…}, each call its own [TOOL_CALLS], no end marker)
+        '[TOOL_CALLS]read_file[ARGS]{"path": "notes.md"}[TOOL_CALLS]write_file[ARGS]'
+        '{"path": "out.md", "content": "Day one: we walked to the harbour and back."}',
+        "",
+    ),
+    "mistral_token_once": (  # (the second call without its own [TOOL_CALLS]: one region)
+        '[TOOL_CALLS]read_file[ARGS]{"path": "notes.md"}write_file[ARGS]'
+        '{"path": "out.md", "content": "Day one: we walked to the harbour and back."}',
+        "",
+    ),
     "glm45_arg_kv": (  # (a block per call: the second is a region of its own)
         "<tool_call>read_file\n<arg_key>path</arg_key>\n<arg_value>notes.md</arg_value>\n</tool_call>\n"
         "<tool_call>write_file\n<arg_key>path</arg_key>\n<arg_value>out.md</arg_value>\n"
@@ -418,11 +442,12 @@ TWO_CALL_BLOCKS = {
 @pytest.mark.parametrize("size", [1, 3, 7])
 def test_the_second_call_of_a_block_streams_before_the_block_ends(fmt: str, size: int) -> None:
     raw, end_marker = TWO_CALL_BLOCKS[fmt]
+    fmt = fmt.removesuffix("_token_once")
     tools = ["read_file", "write_file"]
     expected = toolgram.parse(raw, tools, formats=[fmt])
     assert [c.name for c in expected.calls] == tools and not expected.errors
     assert expected.calls[0].span[0] == 0  # (the first call holds the block's opening markers)
-    end = raw.rindex(end_marker)
+    end = raw.rindex(end_marker)  # (no end marker, "": the end of the reply, before flush())
     sp = StreamParser(tools, formats=[fmt], announce="name")
     before_end: list[Any] = []  # the events of the deltas fed before the block's end marker is
     events: list[Any] = []
@@ -445,3 +470,58 @@ def test_the_second_call_of_a_block_streams_before_the_block_ends(fmt: str, size
         index = expected.calls.index(call)
         sent = "".join(e.text for e in events if type(e) is ArgumentsDelta and e.index == index)
         assert sent == json.dumps(call.arguments, ensure_ascii=False)
+
+
+# A list of Python-style calls, per format that declares it (`stream_python:`): each call is
+# announced once its name and "(" show, its arguments come whole with the list's end.
+PYTHON_LISTS = {
+    "pythonic": ('[read_file(path="notes.md"), write_file(path="out.md", content="Day one: (a walk), \'the harbour\'.")]', "]"),
+    "llama4_pythonic": (
+        '<|python_start|>[read_file(path="notes.md"), write_file(path="out.md", content="Day one: [a walk].")]<|python_end|>',
+        "]<|python_end|>",
+    ),
+    "lfm2": (
+        '<|tool_call_start|>[read_file(path="notes.md"), write_file(path="out.md", content="Day one: a \\"walk\\".")]<|tool_call_end|>',
+        "]<|tool_call_end|>",
+    ),
+}
+
+
+@pytest.mark.parametrize("fmt", sorted(PYTHON_LISTS))
+@pytest.mark.parametrize("size", [1, 3, 7])
+def test_each_call_of_a_python_list_is_named_before_the_list_ends(fmt: str, size: int) -> None:
+    raw, end_marker = PYTHON_LISTS[fmt]
+    tools = ["read_file", "write_file"]
+    expected = toolgram.parse(raw, tools, formats=[fmt])
+    assert [c.name for c in expected.calls] == tools and not expected.errors
+    end = raw.rindex(end_marker)
+    sp = StreamParser(tools, formats=[fmt], announce="name")
+    before_end: list[Any] = []
+    for i in range(0, len(raw), size):
+        got = sp.feed(raw[i : i + size])
+        if i + size <= end:
+            before_end += got
+    assert sp.close() == expected
+    ids = [c["id"] for c in expected.to_openai_message()["tool_calls"]]
+    assert [(e.index, e.name, e.id) for e in before_end if type(e) is CallStart] == [
+        (0, "read_file", ids[0]),
+        (1, "write_file", ids[1]),
+    ]
+    check(raw, [raw[i : i + size] for i in range(0, len(raw), size)], tools, [fmt], 32_768)
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        # (a string that may be triple-quoted: the next call is not looked for, it comes whole)
+        "[read_file(path='''a'b'''), write_file(path='x')]",
+        # (a parenthesis in a string is no call's end)
+        '[read_file(path="a) , write_file("), write_file(path="x")]',
+        # (a positional argument: parse() reads it otherwise, and what was announced is withdrawn)
+        '[read_file("a"), write_file(path="x")]',
+    ],
+)
+def test_a_python_list_keeps_the_contract(raw: str) -> None:
+    tools = ["read_file", "write_file"]
+    for size in (1, 2, 5):
+        check(raw, [raw[i : i + size] for i in range(0, len(raw), size)], tools, ["pythonic"], 32_768)

@@ -276,6 +276,7 @@ class CompletionStream:
                 self._held.pop(event.index, None)
                 start = self._open.pop(event.index, None)
                 if start is not None:
+                    self._ids.forget(start.id)
                     out.append(self._chunk({"toolgram": {"withdrawn": [_withdrawn(start)]}}))
         return out
 
@@ -369,10 +370,17 @@ class _UniqueIds:
         return {"index": place if index is None else index, "id": got, "written": written}
 
 
+    def forget(self, call_id: str) -> None:
+        """A call given `call_id` was withdrawn: the message holds no such call, and the call
+        sent again whole in its place (a Kimi K2 call, `functions.f:0`) keeps the id."""
+        self.seen.discard(call_id)
+        self.place -= 1
+
+
 def _done_call(events: list[Any], at: int) -> Any:
     """The call of the CallDone that follows the CallStart at events[at] in the same feed
-    (a call the model gave an id is never announced early: its three events come
-    together), or None."""
+    (a call given an id the model wrote before is never announced early, see
+    StreamParser._repeats: its three events come together), or None."""
     index = events[at].index
     for event in events[at + 1 :]:
         if type(event) is CallDone and event.index == index:

@@ -271,6 +271,7 @@ class Builder:
         self.args_key = "arguments"
         self.items: list[Draft | Prose] = []
         self.leading_objects = False  # several JSON call objects, the first right after the opener
+        self.leading_list = False  # a JSON list of call objects right after the opener
         # Whether a stream announces this format's JSON call objects by their name (its fast
         # frame reads them: set by the scanner, a layer above, see _scan/region.py).
         self.json_named = False
@@ -313,11 +314,12 @@ class Builder:
     def _streams_by_name(self) -> bool:
         """Whether a stream announces the calls of this region by their name (StreamParser's
         announce="name"; Scanner.early_call) from its start: the format's header declares its
-        tags (`stream_call:`), or the region is JSON call objects one after another, the first
-        right after the opener, read through a fast frame."""
-        if getattr(self.fmt, "stream_call", None) is not None:
+        tags (`stream_call:`) or its calls' opener (`stream_json:`, `stream_python:`), or the region is JSON call objects one after another,
+        or a list of them, the first right after the opener, read through a fast frame."""
+        fmt = self.fmt
+        if getattr(fmt, "stream_call", None) is not None or getattr(fmt, "stream_json", "") or getattr(fmt, "stream_python", ""):
             return True
-        return self.leading_objects and self.json_named
+        return (self.leading_objects or self.leading_list) and self.json_named
 
     def _walk(self, node: Any) -> None:
         # A rule of the vocabulary read at region level goes to its handler (_on_<rule>,
@@ -775,6 +777,9 @@ class Builder:
             self.leading_objects = fence is None and not text[: spans[0][0] - start].strip()
         else:
             spans = _element_spans(text, start, value)
+            # (a list right after the opener: a stream announces its calls as it does call
+            # objects one after another, see build)
+            self.leading_list = fence is None and isinstance(value, list) and _LEADING_LIST.match(text) is not None
         if bracketed and isinstance(value, dict) and "{" in self.fmt.starts and not isinstance(value.get("tool_calls"), list):
             # The object's own brace is the format's marker (xlam's object of calls, on a
             # line of its own): nothing but its "tool_calls" says it holds calls. Decided
@@ -1647,3 +1652,7 @@ def _element_spans(text: str, offset: int, value: Any) -> list[tuple[int, int]] 
     ends.append(last - 1 if text.endswith("]", 0, last) else last)
     return [(offset + s, offset + max(e, s + 1)) for s, e in zip(starts, ends)]
 
+
+
+# A list of JSON objects right at a payload's start (as Scanner.early_call finds its first call)
+_LEADING_LIST = re.compile(r"[ \t\r\n]*\[[ \t\r\n]*\{")

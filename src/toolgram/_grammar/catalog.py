@@ -38,7 +38,11 @@ def _constrainable(fmt: Format) -> str:
 
 
 def _declared(fmt: Format) -> str:
-    return "per parameter" if fmt.stream_param is not None else ""
+    if fmt.stream_param is not None:
+        return "per parameter"
+    if fmt.stream_json:
+        return "yes"
+    return "name only" if fmt.stream_python else ""
 
 
 def formats_table(formats: list[Format] | None = None, streams: Callable[[Format], str] = _declared) -> str:

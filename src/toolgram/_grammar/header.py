@@ -151,6 +151,19 @@ class Format:
     # values as they are written (_grammar/tags.py); None when not declared.
     stream_call: tuple[str, str] | None = None
     stream_param: tuple[str, str] | None = None
+    # The header's `stream_sep:`: what a block writes between a call's close and the next
+    # call's opener (Step-3's `<｜tool_call_end｜> <｜tool_sep｜>`: a template, a space any
+    # blanks), for announcing every call of the block; "" when they follow after blanks only.
+    stream_sep: str = ""
+    # The header's `stream_json:`: the opener of a call whose arguments are a JSON object
+    # that follows it (Kimi K2's `<|tool_call_begin|>{call} functions.{name}:{index}
+    # <|tool_call_argument_begin|>`, Mistral's `[TOOL_CALLS]{name}[ARGS]`), for announcing
+    # its calls by their name (_grammar/tags.py, JsonTags); "" when not declared.
+    stream_json: str = ""
+    # The header's `stream_python:`: what comes before a list's first Python-style call
+    # (`[` of `[get_weather(city="Paris"), …]`), for announcing its calls by their name
+    # (_grammar/tags.py, PyTags); "" when not declared.
+    stream_python: str = ""
     # The header's `end_of_turn:` tokens: what the model's template writes to end its turn
     # (`<|im_end|>`, `<|eot_id|>`); one left at the very end of a reply is dropped from the
     # text (the scanner's, as a reasoning block's markers are: _scan/markers.py).
@@ -230,6 +243,9 @@ def load_format(path: Path) -> Format:
         nests=tuple(filter(None, map(nest_tags, header.get("nest", ())))),
         stream_call=nest_tags((header.get("stream_call") or [""])[0]),
         stream_param=nest_tags((header.get("stream_param") or [""])[0]),
+        stream_sep=(header.get("stream_sep") or [""])[0],
+        stream_json=(header.get("stream_json") or [""])[0],
+        stream_python=(header.get("stream_python") or [""])[0],
         end_of_turn=tuple(filter(None, header.get("end_of_turn", ()))),
         canonical={k: unescape(v[0]) for k, v in header.items() if k in CANONICAL_KEYS},
     )
@@ -302,7 +318,7 @@ def declared_conflicts(fmt: Format) -> tuple[DeclaredConflict, ...]:
 KEYS = (
     "format", "title", "models", "markers", "start", "end", "anchor", "quiet", "offered_only", "args_key",
     "code_tool", "order", "conflicts", "parser", "reasoning", "also", "framing", "nest", "end_of_turn",
-    "repeated", "stream_call", "stream_param", "canonical", "canonical_call", "canonical_param", "canonical_sep",
+    "repeated", "stream_call", "stream_param", "stream_sep", "stream_json", "stream_python", "canonical", "canonical_call", "canonical_param", "canonical_sep",
 )  # fmt: skip
 # Keys whose value is one of a few words (the first named is the one to write).
 _CHOICES = {
@@ -368,6 +384,9 @@ def validate_header(fmt: Format) -> None:
     if (fmt.stream_call is None) != (fmt.stream_param is None):
         line = header_line(fmt.source, "stream_call" if fmt.stream_call is not None else "stream_param")
         raise GrammarError(f"{path}:{line}: 'stream_call' and 'stream_param' go together", path, line)
+    if fmt.stream_sep and fmt.stream_call is None and not fmt.stream_json:
+        line = header_line(fmt.source, "stream_sep")
+        raise GrammarError(f"{path}:{line}: 'stream_sep' goes with 'stream_call' or 'stream_json'", path, line)
     if not _NAME.match(fmt.name):
         line = header_line(fmt.source, "format")
         raise GrammarError(f"{path}:{line}: format name {fmt.name!r} is not a plain name", path, line)

@@ -9,7 +9,11 @@ An opener is a template: `{name}` and `{key}` stand for a plain name (`"{key}"`,
 attribute's value: in double, single or no quotes), ` attr="{type}"` for a type the model
 may write (DSML's string="true", Kimi K3's type="string"; it may be left out), `{attrs}`
 for other attributes (not name, key, tool, type or string: those decide something), a
-space for any blanks (none too); the rest is literal. A closer is literal.
+space for any blanks (none too), `{call}` where the call's own text starts when its opener
+begins with a token of the block (Step-3's `<｜tool_call_begin｜>{call}<steptml:invoke …`:
+parse() gives a later call of the block the span from there); the rest is literal. A
+closer is literal. `stream_sep:` is what a block writes between a call's close and the
+next call's opener, besides blanks (a template of literals and blanks).
 
 The patterns are narrower than the grammar (one attribute order, plain names): what
 they do not take stops the echo, and the call's rest comes with its end, which is
@@ -24,12 +28,12 @@ import regex
 
 from .words import lazy
 
-__all__ = ["Tags", "tags_of"]
+__all__ = ["JsonTags", "PyTags", "Tags", "json_tags_of", "py_tags_of", "tags_of"]
 
 _NAME = r"[A-Za-z0-9_][A-Za-z0-9_.\-:/]{0,127}"
 _KEY = r"[A-Za-z0-9_][A-Za-z0-9_.\-]{0,127}"
 _TYPE = r"[A-Za-z0-9_]{1,32}"
-_SLOTS = {"name": _NAME, "key": _KEY, "type": _TYPE}
+_SLOTS = {"name": _NAME, "key": _KEY, "type": _TYPE, "index": r"[0-9]{1,9}"}
 # Other attributes ({attrs}): any but those that name or type something.
 _ATTRS = (
     r"(?:\s+(?!(?:name|key|tool|type|string)\s*=)[A-Za-z_][\w\-]*\s*=\s*"
@@ -38,7 +42,7 @@ _ATTRS = (
 # A template's parts: an attribute holding a slot, a bare slot, {attrs}, blanks, literal text.
 _PART = lazy(
     regex.compile,
-    r'(?P<attr>\s+([A-Za-z_][\w\-]*)="\{(name|key|type)\}")|\{(?P<slot>name|key)\}|(?P<attrs>\{attrs\})'
+    r'(?P<attr>\s+([A-Za-z_][\w\-]*)="\{(name|key|type)\}")|\{(?P<slot>name|key|index)\}|(?P<attrs>\{attrs\})|(?P<own>\{call\})'
     r"|(?P<space>\s+)|(?P<lit>[^\s{]+|\{)",
 )
 # Blanks between a value's close tag and the next tag (as the formats' VALUE terminals
@@ -56,14 +60,24 @@ def _pattern(template: str) -> str:
             part = rf"\s+{attr}\s*=\s*{value}"
             out.append(f"(?:{part})?" if slot == "type" else part)  # (a type may be left out)
         elif m.group("slot"):
-            out.append(f"(?P<{m.group('slot')}>{_SLOTS[m.group('slot')]})")
+            slot = m.group("slot")
+            out.append(f"(?P<{slot}>{_SLOTS[slot]})" if slot != "index" else _SLOTS[slot])
         elif m.group("attrs"):
             out.append(_ATTRS)
+        elif m.group("own"):
+            out.append("(?P<own>)")
         elif m.group("space"):
             out.append(r"[ \t\r\n]*")
         else:
             out.append(regex.escape(m.group("lit")))
     return "".join(out)
+
+
+def _lead(fmt: Any) -> str:
+    """What may come before a region's first call: the format's start markers, up to three,
+    blanks after each."""
+    starts = "|".join(regex.escape(s) for s in sorted(fmt.starts, key=len, reverse=True) if not s.startswith("</"))
+    return rf"(?:(?:{starts})[ \t\r\n]*){{0,3}}" if starts else ""
 
 
 def _head(template: str) -> str:
@@ -110,8 +124,10 @@ class Tags:
 
     call      the call's opener (group `open`), after the region's start markers, then
               blanks and a tag (group `rest`: where the parameters begin); `name`
-    next      a call's close (`call_close`), blanks, and the next call's opener and a tag,
-              as `call` (the next call of a block that holds several)
+    next      a call's close (`call_close`), blanks, what the header's `stream_sep:` says
+              comes between two calls (Step-3's `<｜tool_call_end｜><｜tool_sep｜>`), blanks,
+              and the next call's opener and a tag, as `call` (the next call of a block
+              that holds several)
     param     blanks, then a parameter's opener; `key`, and `type` (None when not written)
     close     a value's close tag where it certainly closes the value: before the next
               parameter; before the call's close (group 1) it may yet be text
@@ -121,14 +137,16 @@ class Tags:
 
     def __init__(self, fmt: Any) -> None:
         (call_open, call_close), (param_open, param_close) = fmt.stream_call, fmt.stream_param
-        starts = "|".join(regex.escape(s) for s in sorted(fmt.starts, key=len, reverse=True) if not s.startswith("</"))
-        lead = rf"(?:(?:{starts})[ \t\r\n]*){{0,3}}" if starts else ""
+        lead = _lead(fmt)
         # (A tag must follow, after blanks: `I'll use <function=get_weather>` then a line of
         # prose is a mention, not announced only to be withdrawn.)
         opener = "(?P<open>" + _pattern(call_open) + r")(?P<rest>[ \t\r\n]*<)"
         self.call = regex.compile(lead + opener)
+        # (the group where a call's own text, its span in parse(), starts: see {call})
+        self.own = "own" if "own" in self.call.groupindex else "open"
         self.call_close = call_close
-        self.next = regex.compile(regex.escape(call_close) + r"[ \t\r\n]*" + opener)
+        sep = _pattern(fmt.stream_sep) + r"[ \t\r\n]*" if fmt.stream_sep else ""
+        self.next = regex.compile(regex.escape(call_close) + r"[ \t\r\n]*" + sep + opener)
         self.param = regex.compile(r"[ \t\r\n]*" + _pattern(param_open))
         self.has_type = "type" in self.param.groupindex
         self.close_tag = param_close
@@ -151,4 +169,80 @@ def tags_of(fmt: Any) -> Tags | None:
     except KeyError:
         tags = Tags(fmt) if fmt.stream_call is not None and fmt.stream_param is not None else None
         _TAGS[fmt] = tags
+        return tags
+
+
+class JsonTags:
+    """A format's compiled `stream_json` (and `stream_sep`): the opener of a call whose
+    arguments are a JSON object after it, streamed by JsonEcho.
+
+    call      the region's start markers, the call's opener (group `open`; `own` where the
+              call's own text starts, see {call}), blanks and the arguments' `{` (group
+              `rest`); `name`, and `id` where the opener holds `{index}`: the blank-free
+              part of it that holds the slot is the id the model writes (Kimi K2's
+              `functions.get_weather:0`, which parse() keeps as the call's id)
+    next      after a call's arguments closed: blanks, the `stream_sep`, blanks, the next
+              call's opener and its arguments' `{`, as `call`
+    (Mistral's list before v11, `[TOOL_CALLS] [{"name": …, "arguments": {…}, "id": "…"}]`, is
+    not announced: Mistral Nemo writes each call's id after its arguments, so that every such
+    call would be withdrawn and sent again with that id.)
+    """
+
+    def __init__(self, fmt: Any) -> None:
+        parts = []
+        for part in fmt.stream_json.split():
+            body = _pattern(part)
+            parts.append(f"(?P<id>{body})" if "{index}" in part else body)
+        opener = "(?P<open>" + r"[ \t\r\n]*".join(parts) + r")[ \t\r\n]*(?P<rest>\{)"
+        self.call = regex.compile(_lead(fmt) + opener)
+        self.own = "own" if "own" in self.call.groupindex else "open"
+        self.has_id = "id" in self.call.groupindex
+        sep = _pattern(fmt.stream_sep) + r"[ \t\r\n]*" if fmt.stream_sep else ""
+        self.next = regex.compile(r"[ \t\r\n]*" + sep + opener)
+
+
+_JSON_TAGS: dict[Any, JsonTags | None] = {}
+
+
+def json_tags_of(fmt: Any) -> JsonTags | None:
+    """The format's JsonTags, None when its header declares no `stream_json`."""
+    try:
+        return _JSON_TAGS[fmt]
+    except KeyError:
+        tags = JsonTags(fmt) if getattr(fmt, "stream_json", "") else None
+        _JSON_TAGS[fmt] = tags
+        return tags
+
+
+# A Python-style call's name (as pycall's NAME, but for a Markdown-escaped `\_`: that one
+# is not announced) and its opening parenthesis.
+_PY_CALL = r"(?P<open>(?P<name>[A-Za-z_][\w.\-]{0,127}))[ \t\r\n]*(?P<rest>\()"
+
+
+class PyTags:
+    """A format's compiled `stream_python`: a list of Python-style calls.
+
+    call      the region's start markers, what the header says comes before the first
+              call (`[`), blanks, and the call's name and `(` (group `open` where the call
+              starts, `name`, `rest` where its arguments begin)
+    next      after a call's closing `)`: blanks, a comma, blanks, the next call's name and `(`
+    """
+
+    own = "open"
+
+    def __init__(self, fmt: Any) -> None:
+        self.call = regex.compile(_lead(fmt) + _pattern(fmt.stream_python) + r"[ \t\r\n]*" + _PY_CALL)
+        self.next = regex.compile(r"[ \t\r\n]*,[ \t\r\n]*" + _PY_CALL)
+
+
+_PY_TAGS: dict[Any, PyTags | None] = {}
+
+
+def py_tags_of(fmt: Any) -> PyTags | None:
+    """The format's PyTags, None when its header declares no `stream_python`."""
+    try:
+        return _PY_TAGS[fmt]
+    except KeyError:
+        tags = PyTags(fmt) if getattr(fmt, "stream_python", "") else None
+        _PY_TAGS[fmt] = tags
         return tags

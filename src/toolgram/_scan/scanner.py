@@ -38,17 +38,17 @@ from .._lalr.driver import DONE, WAIT, Driver
 from .._build.builder import Draft
 from .._result.model import ToolCall
 from .._grammar.registry import Format
-from .._grammar.tags import tags_of
+from .._grammar.tags import json_tags_of, py_tags_of, tags_of
 
 __all__ = ["THINK_CLOSE", "THINK_OPEN", "Failure", "Markers", "Piece", "Region", "Scanner", "markers_for"]
 
 
 # What Scanner.early_call looks for at the start of a payload, within _EARLY_SPAN
 # characters: a call object whose first key is a plain name and whose second opens
-# the arguments as an object.
+# the arguments as an object (the first of a list of them, too).
 _EARLY_SPAN = 300
 _EARLY_NAME = regex.compile(
-    r'[ \t\r\n]*\{[ \t\r\n]*"name"[ \t\r\n]*:[ \t\r\n]*"([A-Za-z0-9_][A-Za-z0-9_.\-:/]{0,127})"'
+    r'[ \t\r\n]*(?:\[[ \t\r\n]*)?\{[ \t\r\n]*"name"[ \t\r\n]*:[ \t\r\n]*"([A-Za-z0-9_][A-Za-z0-9_.\-:/]{0,127})"'
     r'[ \t\r\n]*,[ \t\r\n]*"(?:arguments|parameters)"[ \t\r\n]*:[ \t\r\n]*\{'
 )
 # And a call of a format whose header declares its tags (`stream_call:`): its opener first
@@ -256,13 +256,16 @@ class Scanner(MarkerSearch):
         the name then is what that format reads, unless the rest of the region changes
         it (the stream withdraws the call: see StreamParser)."""
         r = self.region
-        if self.mode != "region" or r is None or not r.candidates or self.in_open_think:
+        # (an anchored region at the reply's start is read in mode "start": see _start)
+        if self.mode not in ("region", "start") or r is None or not r.candidates or self.in_open_think:
             return None
         start = self.base + r.region_start
         if start == settled:
             return None
         json_call = type(_frame.frame_of(r.candidates[0])) is _frame.Frame
         declared = [t for t in map(tags_of, r.candidates) if t is not None]
+        declared += [t for t in map(json_tags_of, r.candidates) if t is not None]
+        declared += [t for t in map(py_tags_of, r.candidates) if t is not None]
         if not (json_call or declared):
             return start, None
         at = r.region_start
@@ -272,12 +275,15 @@ class Scanner(MarkerSearch):
                 break
             head += piece
         waits = False
-        for tags in declared:  # (a 4th item: the arguments are parameters of these tags)
+        for tags in declared:  # (a 4th item: the arguments are parameters of these tags, or JSON)
             m = tags.call.match(head, 0, partial=True)
             if m is not None and not m.partial:
                 # (5th: whether the opener comes after the region's start markers, in a block
-                # that may hold more calls; a bare opener is a region of its own call)
-                return start, m.group("name"), self.base + at + m.start("rest"), tags, m.start("open") > 0
+                # that may hold more calls; a bare opener is a region of its own call; 6th,
+                # for a JsonTags opener: the id the model wrote in it, or None; PyTags: a
+                # list of Python-style calls, the first's name and `(`)
+                got = start, m.group("name"), self.base + at + m.start("rest"), tags, m.start("open") > 0
+                return got + (m.group("id") if "id" in m.re.groupindex else None,)
             waits = waits or m is not None
         if json_call:
             m = _EARLY_NAME.match(head, r.marker_len, partial=True)
@@ -296,7 +302,7 @@ class Scanner(MarkerSearch):
     def in_region(self, start: int) -> bool:
         """Whether the region that starts at `start` (in the reply) is still being read."""
         r = self.region
-        return self.mode == "region" and r is not None and self.base + r.region_start == start
+        return self.mode in ("region", "start") and r is not None and self.base + r.region_start == start
 
     def unread(self) -> str:
         """The text taken but not yet reported (held back, or in an open region)."""

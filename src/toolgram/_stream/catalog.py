@@ -14,10 +14,14 @@ __all__ = ["formats_table", "short_table", "streams_arguments"]
 
 
 def streams_arguments(fmt: Format) -> str:
-    """"yes": a JSON call object whose name comes first, as it is written (JsonEcho);
-    "per parameter": the parameters of the tags its header declares (XmlParamEcho); ""."""
-    if fmt.stream_param is not None:
-        return "per parameter"
+    """"yes": a JSON call object whose name comes first, or that follows the opener its
+    header declares (`stream_json:`), as it is written (JsonEcho); "per parameter": the
+    parameters of the tags its header declares (XmlParamEcho); "name only": a list of
+    Python-style calls (`stream_python:`), each announced by its name, its arguments with
+    the list's end; ""."""
+    declared = _tables._declared(fmt)
+    if declared:
+        return declared
     return "yes" if type(fastpath.frame_of(fmt)) is fastpath.Frame else ""
 
 

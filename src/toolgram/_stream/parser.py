@@ -84,6 +84,7 @@ from ..events import ArgumentsDelta, CallCancelled, CallDone, CallStart, Error, 
 from .._guard import passes_through
 from .jsonecho import JsonEcho
 from .xmlecho import XmlParamEcho
+from .._grammar.tags import JsonTags, PyTags
 from .._result.model import ParseResult, TextOf, ToolCall
 from .._result.openai import id_for, place_salt
 from .._pipeline import DEFAULT_MAX_CHARS, Assembler, check_max_chars, check_truncated, past_max_chars, read_calls, select_formats
@@ -496,7 +497,7 @@ class StreamParser:
             if follow is not None:
                 follow.feed(taken)
         events += StreamParser.feed(self, delta)
-        if self._state is _OPEN and (announced or self._scanner.mode == "region"):
+        if self._state is _OPEN and (announced or self._scanner.region is not None):
             self._early_look(events)  # (in prose, with no call announced, nothing to look at)
         return events
 
@@ -525,24 +526,49 @@ class StreamParser:
             return
         start, name = got[0], got[1]
         self._early_settled = start
-        if name is not None and (self._tools is None or name in self._tools):
+        if name is not None and (self._tools is None or name in self._tools) and not self._repeats(got):
             follow = None
-            if len(got) > 3:  # (XML-ish parameters of the declared tags, typed by the tool's schema)
-                echo: Any = XmlParamEcho(self._tools.schema(name) if self._tools is not None else None, got[3])
+            json_tags = written = None
+            if len(got) > 3 and type(got[3]) is PyTags:
+                # (a list of Python-style calls: announced by its name, its arguments with its
+                # end; the calls after it are followed from its `(`, see _PyFollow)
+                echo = None
+                follow = _PyFollow(got[3], got[2])
+            elif len(got) > 3 and type(got[3]) is JsonTags:
+                # (a JSON object after an opener its header declares: Kimi K2's, Mistral's;
+                # the calls after it are followed from its end, as below)
+                echo: Any = JsonEcho()
+                json_tags, written = got[3], got[5]
+            elif len(got) > 3:  # (XML-ish parameters of the declared tags, typed by the tool's schema)
+                echo = XmlParamEcho(self._tools.schema(name) if self._tools is not None else None, got[3])
                 if got[4]:  # (in a block: the calls after it are followed, see _next)
                     follow = _Follow(got[3], got[2])
             else:
                 echo = JsonEcho()  # (the call objects after it are followed from its end: _Early)
-            self._announce(start, start, name, echo, follow, got[2], events)
+            self._announce(start, start, name, echo, follow, got[2], events, None, json_tags, written)
             self._next(events)
 
     def _announce(
-        self, region: int, start: int, name: str, echo: Any, follow: Any, at: int, events: list[Event], text: str | None = None
+        self,
+        region: int,
+        start: int,
+        name: str,
+        echo: Any,
+        follow: Any,
+        at: int,
+        events: list[Event],
+        text: str | None = None,
+        json_tags: Any = None,
+        written: str | None = None,
     ) -> None:
         """A CallStart for a call of the region starting at `region`, its own starting at
         `start`, and the arguments its text so far (`text`, from `at` where they begin: the
-        scanner's unless given) makes certain."""
-        early = _Early(self._calls, region, start, name, self._id(name, start, len(self._announced)), echo, follow)
+        scanner's unless given) makes certain. `json_tags`: the JsonTags its opener matched
+        (the next call of the block is looked for with them); `written`: the id the model
+        wrote (Kimi K2's), which parse() keeps."""
+        call_id = written if written is not None else self._id(name, start, len(self._announced))
+        early = _Early(self._calls, region, start, name, call_id, echo, follow)
+        early.json_tags, early.written = json_tags, written
         self._announced.append(early)
         self._open_ids.add(early.id)
         self._calls += 1
@@ -550,7 +576,8 @@ class StreamParser:
         if text is None:
             text = self._scanner.text_from(at)  # (once a region: later calls' text is their _Follow's)
         early.end = at + len(text)
-        early.echo_more(text, events)
+        if echo is not None:
+            early.echo_more(text, events)
         if follow is not None:
             follow.feed(text)
 
@@ -572,11 +599,24 @@ class StreamParser:
             if self._tools is not None and name not in self._tools:
                 return  # (not a call: it and the calls after it come as the block's end gives them)
             tags = follow.tags
-            if tags is None:  # (a JSON call object: _NextObject)
-                self._announce(last.region, start, name, JsonEcho(), None, rest_at, events, text)
+            if type(follow) is _NextObject:  # (a JSON call object, or one after its opener: _NextObject)
+                written = follow.written
+                if written is not None and (written in self._ids or written in self._open_ids):
+                    return  # (see _repeats)
+                self._announce(last.region, start, name, JsonEcho(), None, rest_at, events, text, tags, written)
+            elif type(follow) is _PyFollow:  # (the next Python-style call of a list: its arguments with its end)
+                self._announce(last.region, start, name, None, _PyFollow(tags, rest_at), rest_at, events, text)
             else:
                 echo = XmlParamEcho(self._tools.schema(name) if self._tools is not None else None, tags)
                 self._announce(last.region, start, name, echo, _Follow(tags, rest_at), rest_at, events, text)
+
+    def _repeats(self, got: tuple) -> bool:
+        """Whether early_call's answer holds an id the model wrote that a call before it has
+        (Kimi K2 numbering every call `functions.f:0`): the message gives that call another
+        id, made from where it starts and ends (toolgram.openai's _UniqueIds), so it comes
+        whole, with its end."""
+        written = got[5] if len(got) > 5 else None
+        return written is not None and (written in self._ids or written in self._open_ids)
 
     def _id(self, name: str, start: int, ahead: int = 0, kind: str = "tool") -> str:
         """The id result.to_openai_message() gives the call `ahead` places after the next
@@ -673,7 +713,7 @@ class StreamParser:
         early = announced[0]
         arguments = arguments_json(value.arguments)
         sent = "".join(early.sent)
-        if early.name != value.name or value.id is not None or value.kind != "tool" or not arguments.startswith(sent):
+        if early.name != value.name or value.id != early.written or value.kind != "tool" or not arguments.startswith(sent):
             self._cancel(events, start)
             return False
         # (announced already, and what was sent of its arguments stands)
@@ -720,7 +760,7 @@ class _Early:
     (JsonEcho, XmlParamEcho: what json.dumps would write of them, as far as it is certain;
     joined once, at the call's end), and what looks for the next call of its block."""
 
-    __slots__ = ("index", "region", "start", "name", "id", "echo", "sent", "follow", "end")
+    __slots__ = ("index", "region", "start", "name", "id", "echo", "sent", "follow", "end", "json_tags", "written")
 
     def __init__(self, index: int, region: int, start: int, name: str, id: str, echo: Any, follow: Any) -> None:
         self.index, self.region, self.start, self.name, self.id = index, region, start, name, id
@@ -728,6 +768,8 @@ class _Early:
         self.sent: list[str] = []
         self.follow: _Follow | _NextObject | None = follow
         self.end = start  # where the text fed to the echo ends, in the reply
+        self.json_tags: JsonTags | None = None  # (a JSON object after a declared opener: see _NextObject)
+        self.written: str | None = None  # the id the model wrote, when the opener holds one
 
     def echo_more(self, text: str, events: list[Event]) -> None:
         echo = self.echo
@@ -739,7 +781,7 @@ class _Early:
             self.echo = None  # (the rest comes with the call's end)
             if echo.done and type(echo) is JsonEcho:
                 # (its arguments closed: another call object may follow this one's close)
-                self.follow = _NextObject(self.end - len(echo.rest))
+                self.follow = _NextObject(self.end - len(echo.rest), self.json_tags)
                 self.follow.feed(echo.rest)
 
 
@@ -755,12 +797,13 @@ class _Follow:
     position `at` on; only what may still begin the close or the match is kept: work in
     proportion to the text fed."""
 
-    __slots__ = ("tags", "at", "tail")
+    __slots__ = ("tags", "at", "tail", "written")
 
     def __init__(self, tags: Any, at: int) -> None:
         self.tags = tags
         self.at = at  # where tail starts in the reply
         self.tail: str | None = ""  # (None: stopped)
+        self.written: str | None = None  # (the id the model wrote in the next call's opener)
 
     def feed(self, text: str) -> None:
         if self.tail is not None:
@@ -791,7 +834,10 @@ class _Follow:
 
     def _found(self, m: Any, tail: str) -> tuple:
         """What find() answers for the next call's match m in tail."""
-        return self.at + m.start("open"), m.group("name"), self.at + m.start("rest"), tail[m.start("rest") :]
+        own = "open" if self.tags is None else self.tags.own  # (where parse() starts the call)
+        if "id" in m.re.groupindex:
+            self.written = m.group("id")
+        return self.at + m.start(own), m.group("name"), self.at + m.start("rest"), tail[m.start("rest") :]
 
 
 # After a call object's arguments: its close, a separator (as Builder's _SEPARATOR), and the
@@ -806,14 +852,16 @@ _NEXT_OBJECT = regex.compile(
 class _NextObject(_Follow):
     """announce="name": the next call object of a region of several (`<tool_call>{…}\n{…}`,
     Builder's several_objects), right after the call object whose arguments just closed
-    (_NEXT_OBJECT); anything else there stops it. Fed the text from the reply's position
-    `at` on (where those arguments closed); what it keeps is at most _FOLLOW_HOLD characters.
-    (A _Follow with no tags: the object's own syntax tells where the next begins.)"""
+    (_NEXT_OBJECT), or, with a format's JsonTags (`stream_json:`), the next call's opener
+    and its arguments' `{` right after the arguments that closed (JsonTags.next: Kimi K2's
+    `<|tool_call_end|><|tool_call_begin|>functions.x:1<|tool_call_argument_begin|>{`);
+    anything else there stops it. Fed the text from the reply's position `at` on (where
+    those arguments closed); what it keeps is at most _FOLLOW_HOLD characters."""
 
     __slots__ = ()
 
-    def __init__(self, at: int) -> None:
-        super().__init__(None, at)
+    def __init__(self, at: int, tags: JsonTags | None = None) -> None:
+        super().__init__(tags, at)
 
     def find(self) -> tuple | None:
         """(the next call's start, its name, where its arguments begin, the text from
@@ -821,10 +869,82 @@ class _NextObject(_Follow):
         tail = self.tail
         if not tail:
             return None
-        m = _NEXT_OBJECT.match(tail, partial=True)
+        m = (_NEXT_OBJECT if self.tags is None else self.tags.next).match(tail, partial=True)
         if m is None or (m.partial and len(tail) > _FOLLOW_HOLD):
             self.tail = None
             return None
         if m.partial:
             return None
         return self._found(m, tail)
+
+
+_PY_OPEN, _PY_CLOSE = frozenset("([{"), frozenset(")]}")
+
+
+class _PyFollow(_Follow):
+    """announce="name": the next call of a list of Python-style calls (`[f(a=1), g(b="x)")]`):
+    the call being written ends at the `)` that closes its `(` (brackets counted, quotes
+    respected: pycall's PYVALUE), and the next is a comma, blanks, its name and `(`
+    (PyTags.next); anything else there stops it. A string that may be triple-quoted (the
+    same quote three times) stops it too: such a string holds quotes this reader does not
+    follow. Fed the text from the call's `(` on; each character is looked at once, and only
+    what may still begin the match is kept (at most _FOLLOW_HOLD characters)."""
+
+    __slots__ = ("depth", "quote", "escape", "run")
+
+    def __init__(self, tags: Any, at: int) -> None:
+        super().__init__(tags, at)
+        self.depth = 0  # brackets open (-1: the call closed)
+        self.quote = ""  # the quote of the string being read
+        self.escape = False  # a backslash in a string, its character not seen yet
+        self.run = ""  # the last two characters read
+
+    def find(self) -> tuple | None:
+        tail = self.tail
+        if not tail:
+            return None
+        if self.depth >= 0:
+            i = self._skip(tail)
+            if self.tail is None:
+                return None
+            if i < 0:
+                self.at += len(tail)
+                self.tail = ""
+                return None
+            self.at += i
+            self.tail = tail = tail[i:]
+            self.depth = -1
+        m = self.tags.next.match(tail, partial=True)
+        if m is None or (m.partial and len(tail) > _FOLLOW_HOLD):
+            self.tail = None
+            return None
+        if m.partial:
+            return None
+        return self._found(m, tail)
+
+    def _skip(self, text: str) -> int:
+        """Read on inside the call: where its closing `)` ends in text, or -1."""
+        depth, quote, escape, run = self.depth, self.quote, self.escape, self.run
+        for i, ch in enumerate(text):
+            last = run
+            run = (run + ch)[-2:]  # (the last two characters: an empty string before a quote)
+            if quote:
+                if escape:
+                    escape = False
+                elif ch == "\\":
+                    escape = True
+                elif ch == quote:
+                    quote = ""
+            elif ch == "'" or ch == '"':
+                if last == ch * 2:
+                    self.tail = None  # (a triple quote, or so it may be: not followed)
+                    return -1
+                quote = ch
+            elif ch in _PY_OPEN:
+                depth += 1
+            elif ch in _PY_CLOSE:
+                depth -= 1
+                if depth == 0:
+                    return i + 1
+        self.depth, self.quote, self.escape, self.run = depth, quote, escape, run
+        return -1
