@@ -45,10 +45,14 @@ at once, a number when it is complete). So does a call of an XML-ish format whos
 declares its tags (`stream_call:`, `stream_param:`; Qwen3-Coder, Seed-OSS, GLM, MiniMax
 M2, DSML, Kimi K3, dots.llm, MiniCPM5, Step-3, Hunyuan Hy3) once a tag follows its opener (`<function=x>`) after blanks, its parameters'
 string values as their text arrives and any other once its close came (XmlParamEcho);
+so does a call whose JSON arguments follow an opener its header declares (`stream_json:`,
+Kimi K2's with the model's id, Mistral's NAME[ARGS]: JsonEcho), and a call of a list of
+Python-style calls (`stream_python:`), by its name only (its arguments with the list's end);
 other formats are not announced early. In a region of several calls (a MiniMax, DSML, Kimi K3,
-Qwen3-Coder or Seed-OSS block; JSON call objects one after another) each later call is
+Qwen3-Coder, Seed-OSS or Step-3 block, Kimi K2's section; JSON call objects one after another
+or in a list; a Python list) each later call is
 announced the same way once its opener follows right after the close of the call before it
-(_Follow, _NextObject), with the span parse() gives it (its own opener on; the first call
+(_Follow, _NextObject, _PyFollow), with the span parse() gives it (its own opener on; the first call
 holds the region's opening markers), so several announced calls may be open at once; they
 are completed, or withdrawn, at the region's end, in order. When its region then gives something else
 (prose and an error, another name, a call the tools refuse), or arguments that do
