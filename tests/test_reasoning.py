@@ -91,6 +91,22 @@ def test_in_think_with_formats_ends_at_their_closers_only(name: str, opener: str
         assert result.text == "Answer."
 
 
+# (harmony's <|start|> is left out: a start marker, settled by what follows it)
+BACKTICKED = [(n, o, c) for n, o, closers in BLOCKS for c in closers[:1] if c not in STARTS]
+
+
+@pytest.mark.parametrize("name, opener, closer", BACKTICKED, ids=lambda v: v if isinstance(v, str) else None)
+def test_a_closer_in_backticks_is_the_reasonings_mention_of_it(name: str, opener: str, closer: str) -> None:
+    # (QA6 D13: the rest of the reasoning was shown as the answer, and the real closer
+    # dropped.) Only in backticks: a closer written bare still ends the block.
+    raw = f"{opener}The tag `{closer}` ends this part. So I answer.{closer}Here is the answer."
+    result = same_in_streams(raw)
+    assert result.reasoning == f"The tag `{closer}` ends this part. So I answer.", (raw, result)
+    assert result.text == "Here is the answer." and result.errors == []
+    bare = same_in_streams(f"{opener}Thinking done{closer} then `x` and more.")
+    assert bare.reasoning == "Thinking done" and bare.text == "then `x` and more."
+
+
 # A closer that is a start marker (harmony's `<|start|>`) ends a block only where a message
 # of its format may start there: followed by a role word and then prose, or by a word that
 # begins like a marker ("assistant" and "assistantcommentary to="), it is reasoning text.

@@ -710,6 +710,19 @@ class Scanner(MarkerSearch):
                     at = -1
                     break
                 at = buf.find(c, at + 1)
+            while at > self.think_from and c in self.think_closes and buf[at - 1] == "`":
+                # A closer in backticks (`` `</think>` ``) is the reasoning's mention of
+                # its tag, not its end: the rest of the reasoning is no answer. (A
+                # stream's text that ends right after it waits one character.)
+                after = at + len(c)
+                if after >= len(buf):
+                    if not final:
+                        untold = min(untold, at)
+                        at = -1
+                    break
+                if buf[after] != "`":
+                    break
+                at = buf.find(c, after)
             if at >= 0 and (close < 0 or at < close or (at == close and len(c) > len(closer))):
                 close, closer = at, c
         if close > untold:
