@@ -1,10 +1,14 @@
-"""Differential check of parse()'s region memo (src/toolgram/_scan/storm.py): for N
+"""Differential check of the region memo (src/toolgram/_scan/storm.py): for N
 inputs -- marker storms of one to three units (a format's marker and what follows it,
 a fragment, a corpus case's start; mutated at times), corpus cases repeated and
 mutated, and fuzz.py's generators -- parse() with the memo (storm.enabled) and without
-it must give equal results, segments included.
+it must give equal results, segments included; and so must StreamParser, with the
+memo, in deltas of 1, 3, 7 and 64 characters (--no-stream: parse() only), and with
+announce="name" in 7-character deltas: each index started once, its ArgumentsDelta
+texts its arguments' JSON, and the same CallDone events (name, arguments) as without
+the memo.
 
-    python benchmarks/diff_storm_memo.py N [SEED]
+    python benchmarks/diff_storm_memo.py N [SEED] [--no-stream]
 
 Prints the inputs, how many took an outcome from the memo, how many regions did, and
 the mismatches (each kept as /tmp/storm-memo-badK.pkl: (raw, tools, formats, in_think)).
@@ -15,14 +19,17 @@ import random
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import fuzz  # noqa: E402
 import toolgram  # noqa: E402
 from toolgram._scan import storm  # noqa: E402
 
-N = int(sys.argv[1])
-SEED = int(sys.argv[2]) if len(sys.argv) > 2 else 1
+ARGS = [a for a in sys.argv[1:] if not a.startswith("--")]
+N = int(ARGS[0])
+SEED = int(ARGS[1]) if len(ARGS) > 1 else 1
+STREAM = "--no-stream" not in sys.argv
 ctx = fuzz.context()
 hits = [0]
 _orig = storm._moved
@@ -129,13 +136,47 @@ def canon(r):
     return repr(r) + "|" + repr(list(r.segments))
 
 
+def stream(raw, n, tools, formats, in_think, announce="done"):
+    sp = toolgram.StreamParser(tools, formats=formats, in_think=in_think, announce=announce)
+    events = []
+    for i in range(0, len(raw), n):
+        events += sp.feed(raw[i : i + n])
+    events += sp.flush()
+    return sp.close(), events
+
+
+def done(events):
+    # (Not their indexes: a stream without the memo may start a call that the rest of its
+    # region withdraws, CallCancelled, and an index goes with it; a held region is not
+    # started before it is read.)
+    return [(e.call.name, e.call.arguments) for e in events if type(e) is toolgram.CallDone]
+
+
 def run(raw, tools, formats, in_think):
+    """None when all agree, else what differs."""
     storm.enabled = True
     a = toolgram.parse(raw, tools, formats=formats, in_think=in_think)
     storm.enabled = False
     b = toolgram.parse(raw, tools, formats=formats, in_think=in_think)
+    if canon(a) != canon(b):
+        storm.enabled = True
+        return "parse() with the memo != without it"
+    if not STREAM:
+        storm.enabled = True
+        return None
+    _, plain = stream(raw, 7, tools, formats, in_think, "name")
     storm.enabled = True
-    return canon(a) == canon(b), a, b
+    for n in (1, 3, 7, 64):
+        if canon(stream(raw, n, tools, formats, in_think)[0]) != canon(a):
+            return f"the stream in {n}-character deltas != parse()"
+    inp = SimpleNamespace(formats=formats, in_think=in_think)
+    chunks = [raw[i : i + 7] for i in range(0, len(raw), 7)]
+    problem = fuzz.announce_problem(raw, chunks, tools, inp, a)
+    if problem:
+        return f'announce="name": {problem}'
+    if done(stream(raw, 7, tools, formats, in_think, "name")[1]) != done(plain):
+        return 'announce="name": CallDone events differ from the stream without the memo'
+    return None
 
 
 rng = random.Random(SEED)
@@ -152,15 +193,14 @@ for i in range(N):
         args = fuzz_input(rng, i)
     h0 = hits[0]
     try:
-        ok, a, b = run(*args)
+        problem = run(*args)
     except Exception as e:
-        print("EXC", i, repr(e))
-        ok = False
-        a = b = None
+        problem = f"exception {e!r}"
+        storm.enabled = True
     used += hits[0] > h0
-    if not ok:
+    if problem:
         bad += 1
         if bad <= 5:
-            print("MISMATCH", i, repr(args[0][:200]), args[1:])
+            print("MISMATCH", i, problem, repr(args[0][:200]), args[1:])
             pickle.dump(args, open(f"/tmp/storm-memo-bad{bad}.pkl", "wb"))
 print(f"inputs {N}, memo used in {used}, regions from memo {hits[0]}, mismatches {bad}, {time.time() - t0:.0f}s")

@@ -4,6 +4,7 @@ reads every reply the same with it as without it (storm.enabled = False)."""
 
 from __future__ import annotations
 
+import json
 import random
 
 import pytest
@@ -100,3 +101,69 @@ def test_mutated_storms_read_the_same_with_the_memo():
 def test_calls_with_their_closer_written_twice_read_the_same_with_the_memo(unit, kw):
     a, b = _both(unit * 8 + "\nDone.", **kw)
     assert a == b
+
+
+def _stream(raw: str, n: int, tools=None, **kw) -> tuple:
+    sp = toolgram.StreamParser(tools, **kw)
+    events = []
+    for i in range(0, len(raw), n):
+        events += sp.feed(raw[i : i + n])
+    events += sp.flush()
+    return sp.close(), events
+
+
+@pytest.mark.parametrize(
+    "unit,kw",
+    [
+        ("<tool_call>{", {}),
+        ("<tool_call>x", {}),
+        ("```{", {}),
+        ("[TOOL_CALLS]{", {}),
+        ("<tool_call>{<tool_call>x\n", {}),
+        # Calls the fast frame does not read, their closer written twice (QA7 D1: a moved
+        # outcome notes the closer, as the call's reading does).
+        ("<tool_call>{'name': 'f', 'arguments': {'a': 1}}</tool_call></tool_call>", {"announce": "name"}),
+        ("<tool_call>{'name': 'f', 'arguments': {'a': 1}}</tool_call>\n", {"max_chars": 3000}),
+    ],
+)
+def test_a_storm_streams_through_the_memo(unit, kw, monkeypatch):
+    """A stream holds a storm's region until the text holds its window, then takes the
+    remembered outcome (storm._moved makes each) while the deltas come, not only at the
+    end: in every chunking it reads what parse() reads, with the memo and without it."""
+    raw = unit * (6000 // len(unit)) + "\nDone."
+    storm.enabled = False
+    try:
+        without = toolgram.parse(raw, max_chars=kw.get("max_chars", 32768))
+        _, plain = _stream(raw, 7, **kw)
+    finally:
+        storm.enabled = True
+    whole = toolgram.parse(raw, max_chars=kw.get("max_chars", 32768))
+    assert repr(whole) + repr(whole.segments) == repr(without) + repr(without.segments)
+    for n in (1, 3, 7, 64):
+        taken = []
+        moved = storm._moved
+        monkeypatch.setattr(storm, "_moved", lambda items, start: taken.append(start) or moved(items, start))
+        sp = toolgram.StreamParser(None, **kw)
+        events = []
+        for i in range(0, len(raw), n):
+            events += sp.feed(raw[i : i + n])
+        fed = len(taken)  # (before flush(): the reply's end reads only its last regions)
+        events += sp.flush()
+        result = sp.close()
+        monkeypatch.setattr(storm, "_moved", moved)
+        assert repr(result) + repr(result.segments) == repr(whole) + repr(whole.segments), n
+        regions = raw[: kw.get("max_chars", len(raw))].count(unit[:4])
+        assert fed > regions * 0.6, (n, fed, regions)
+        if kw.get("announce") == "name":
+            # Each call started once, its arguments' JSON in its deltas, the same calls done
+            # as without the memo (a held region's call starts when it is read).
+            starts = [e.index for e in events if type(e) is toolgram.CallStart]
+            assert len(starts) == len(set(starts))
+            done = [e for e in events if type(e) is toolgram.CallDone]
+            for e in done:
+                sent = "".join(d.text for d in events if type(d) is toolgram.ArgumentsDelta and d.index == e.index)
+                assert sent == json.dumps(e.call.arguments, ensure_ascii=False)
+            assert [(e.call.name, e.call.arguments) for e in done] == [
+                (e.call.name, e.call.arguments) for e in plain if type(e) is toolgram.CallDone
+            ]
+            assert len(done) == len(whole.calls)

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import fastpath as _frame
+from . import storm as _storm
 from .items import Failure, Region
 from .._recover import repair as _repair
 from .mention import cut_inside as _cut_inside, cut_may_come as _cut_may_come, cut_opener as _cut_opener, mention as _mention, settle_failure as _settle_failure
@@ -119,6 +120,7 @@ class RegionReader:
                 out.append(got)
                 sc.pos = got.span[1]
                 sc.after_call(sc.pos, self.frame.fmt)
+                _storm.frame_call(sc)
                 sc._end_region()
                 return True
             if got is not None and len(sc.buf) - self.region_start < _FRAME_WAIT:

@@ -95,7 +95,8 @@ class Scanner(MarkerSearch):
     finds: Any = None  # RegionReader.find's answers: (the buffer, {text: (since, at)}), for two buffers
     brackets: Any = None  # the drivers' _repair.BracketIndex (made with the first driver)
     sink: Any = None  # read()'s Assembler (see fastpath.run)
-    storm: Any = None  # parse()'s memo of region outcomes (storm.Memo), once a region asks
+    storm: Any = None  # the memo of region outcomes (storm.Memo), once a region asks
+    hold = -1  # a stream holds a storm's region until the reply is this long (storm.region)
     # (The marker searches' own state: see MarkerSearch.)
 
     def __init__(
@@ -337,6 +338,12 @@ class Scanner(MarkerSearch):
         elif self.mode == "prose" or self.mode == "think":
             if self.pos > 256:
                 self._trim()
+            if self.hold >= 0:
+                # A storm's region, held until the text holds its window (storm.region):
+                # the deltas before are put aside unlooked at.
+                self.waiting = _GrowWait(self.hold - self.base)
+                self.hold = -1
+                return
             if self.closed_at >= 0 and self.mode == "prose":
                 return  # (right after a call: the next delta goes to _closer_again)
             buf = self.buf
@@ -500,7 +507,6 @@ class Scanner(MarkerSearch):
                 return False
             i, marker = found
             after = i + len(marker)
-            prose_from = pos
             if i > pos:
                 out.append(_piece(kind, pos, i, buf[pos:i]))
             self.pos = pos = i
@@ -559,9 +565,11 @@ class Scanner(MarkerSearch):
                 self.pos = pos = after
                 continue
             frame = frames[marker]
-            if final and marker not in line and _storm.enabled and self.observer is None:
-                key = _storm.key_of(self, prose_from, i, marker)
-                if key is not None and _storm.read(self, out, key, i):
+            if marker not in line and _storm.enabled and self.observer is None:
+                took = _storm.region(self, out, i, marker, final)
+                if took is None:
+                    return False  # (a storm's region, held until its window is here)
+                if took:
                     return True  # (a storm's region, read through the memo: see storm.py)
             if frame is not None:
                 got = frame.read(buf, i, final, tools)
@@ -576,11 +584,13 @@ class Scanner(MarkerSearch):
                     out.append(got)
                     self.pos = pos = got.span[1]
                     self.after_call(pos, frame.fmt)
+                    _storm.frame_call(self)
                     continue
                 if type(got) is Region:  # (a JsonFrame's, read as the general way would)
                     out.append(got)
                     self.pos = pos = got.end
                     self.after_call(pos, frame.fmt, got)
+                    _storm.frame_call(self)
                     continue
                 if got is None:
                     frame = None
@@ -604,9 +614,11 @@ class Scanner(MarkerSearch):
                         # next delta (on at most this much text), and a line like
                         # `[see above]` is prose without a driver begun and given up.
                         return False
-            if final and marker in line and _storm.enabled and self.observer is None:
-                key = _storm.key_of(self, prose_from, i, marker)
-                if key is not None and _storm.read(self, out, key, i):
+            if marker in line and _storm.enabled and self.observer is None:
+                took = _storm.region(self, out, i, marker, final)
+                if took is None:
+                    return False  # (a storm's region, held until its window is here)
+                if took:
                     return True  # (a storm's region, read through the memo: see storm.py)
             self._begin(candidates, i, len(marker), frame)
             self.mode = "region"

@@ -2,14 +2,14 @@
 around it, again and again (`<tool_call>{` repeated to 32 KB: thousands of regions,
 each trying its candidates' drivers, repairs and mention checks, all to the same end).
 
-parse() (a whole reply) asks it at each region a marker begins (Scanner._in_prose):
+parse() (a whole reply) and a stream ask it at each region a marker begins
+(Scanner._in_prose, through region()):
 
  - its key is the marker, the scanner state a region reads that changes along a reply
    (in_open_think: whether its prose is reasoning), and a window of the text: from the
-   look-behind a stream keeps when it drops text (Scanner._trim, from where the prose
-   before the marker began) to _AHEAD characters after the marker. A region whose
-   window runs past the end of the reply is read the usual way (its reading may ask
-   about the reply's end).
+   look-behind a stream keeps when it drops text at the marker (Scanner._trim) to
+   _AHEAD characters after the marker. A region whose window runs past the end of the
+   text is read the usual way (its reading may ask about the reply's end).
  - A key seen at the region just before (one of the last _RECENT) is certified: the
    region is read the usual way, and again by a stream's reading (final=False) of its
    window alone, in a copy of the scanner. If that reading decides the region, and
@@ -28,6 +28,24 @@ key but for what the key holds and what is reset (the per-text answers of the ma
 searches, the buffer's). The rest is the usual reading's own, deterministic: the same
 window and state give the same decision, which the certification saw equal the
 usual one.
+
+A stream (final=False) uses its own memo the same way, in a storm only: from the
+_STREAK-th region in a row of a marker, each begun within _AHEAD characters of the one
+before and none read by a fast frame as a call (a reply of ordinary calls is never
+held), it holds the region, unread (Scanner.hold: a wait that takes deltas unlooked at),
+until the text holds the region's window, at most _AHEAD_LONG characters after its
+marker. Then the key is known, and the region goes as in parse(): a remembered outcome
+moved into place, or the certification, whose usual reading is the stream's own
+(final=False, on the text so far, which holds the window: when it does not decide the
+region yet, the key is refused and the region read on the usual way). Why that is
+parse()'s outcome: the stream's usual reading of that region decides what parse()'s
+does (stream == parse()), and the window's reading decides the same, so, as above,
+does every later region with that window, whatever text follows it, the end of the
+reply included. Holding decides nothing: the region is read (or takes its outcome)
+on more text than a delta brought, as a longer delta would give it. What the
+stream's Scanner does on its own (dropping text before the region: _trim) keeps the
+key's look-behind, which starts at the marker's (so parse() takes its key from the
+marker as well, not from where the prose before it began).
 
 `enabled = False` turns it off (tests compare parse() with and without it).
 """
@@ -55,47 +73,81 @@ _RECENT = 4
 # The most outcomes remembered per reply (a storm has a few), and the most keys whose
 # certification failed before no more are tried (each costs a second reading).
 _KEPT = 16
+# A stream holds a marker's region for its window from the _STREAK-th region of that
+# marker in a row (see region()): before, its regions are read as they come.
+_STREAK = 3
 
 
 class Memo:
     """One reply's memo (Scanner.storm)."""
 
-    __slots__ = ("recent", "known", "refused", "ahead")
+    __slots__ = ("recent", "known", "refused", "ahead", "streak")
 
     def __init__(self) -> None:
         self.ahead: dict = {}  # marker -> its window's length after it, when not _AHEAD
         self.recent: list = []  # the keys of the last regions read
         self.known: dict = {}  # key -> (items relative to the marker, end relative to it)
         self.refused: set = set()  # keys whose certification failed (read the usual way)
+        # A stream's: marker -> (where its last region began, in the reply; how many of
+        # its regions in a row began within _AHEAD of the one before). See region().
+        self.streak: dict = {}
 
 
-def key_of(sc: Any, prose_from: int, start: int, marker: str) -> tuple | None:
-    """The memo key of the region at `start` (its prose began at prose_from), or None
-    where the memo does not apply."""
+def region(sc: Any, out: list, start: int, marker: str, final: bool) -> bool | None:
+    """The region of `marker` at `start`, through the memo: True when done (out and the
+    scanner set as the region's reading sets them); False: read it the usual way; None
+    (a stream, in a storm): hold it until the text holds its window (sc.hold)."""
+    memo = sc.storm
+    if memo is None:
+        memo = sc.storm = Memo()
+    if not final:
+        at = sc.base + start
+        last, n = memo.streak.get(marker, (-1, 0))
+        if at != last:  # (not the region held before: its text is here now)
+            n = n + 1 if 0 <= at - last <= _AHEAD else 1
+            memo.streak[marker] = at, n
+        if n < _STREAK:
+            return False
+        need = start + len(marker) + memo.ahead.get(marker, _AHEAD)
+        if need > len(sc.buf):
+            sc.hold = sc.base + need
+            return None
+    key = key_of(sc, start, marker)
+    return key is not None and read(sc, out, key, start, final)
+
+
+def frame_call(sc: Any) -> None:
+    """A fast frame read a call (a stream's): no storm is going on (see region())."""
+    if sc.storm is not None:
+        sc.storm.streak.clear()
+
+
+def key_of(sc: Any, start: int, marker: str) -> tuple | None:
+    """The memo key of the region at `start`, or None where the memo does not apply."""
     buf = sc.buf
     memo = sc.storm
     ahead = _AHEAD if memo is None else memo.ahead.get(marker, _AHEAD)
     if start + len(marker) + ahead > len(buf):
         return None
-    # The look-behind a stream keeps (Scanner._trim at prose_from).
-    keep = prose_from - 1
-    floor = max(0, prose_from - 256)
+    # The look-behind a stream keeps (Scanner._trim at the marker: a stream drops text
+    # there, between two deltas, and keeps at least this; its buffer holds it).
+    keep = start - 1
+    floor = max(0, start - 256)
     while keep > floor and buf[keep] in " \t":
         keep -= 1
-    if keep <= 0 or buf[keep] in " \t":
-        return None
+    if keep < 0 or sc.base + keep <= 0 or buf[keep] in " \t":
+        return None  # (the reply's start, or a long run of blanks: look-behinds read it)
     keep -= sc.think_width - 1
-    if keep <= 0:
+    if keep < 0 or sc.base + keep <= 0:
         return None
     return (marker, start - keep, sc.in_open_think, buf[keep : start + len(marker) + ahead])
 
 
-def read(sc: Any, out: list, key: tuple, start: int) -> bool:
+def read(sc: Any, out: list, key: tuple, start: int, final: bool = True) -> bool:
     """Read the region at `start` through the memo (True: done, out and the scanner
-    set as the region's reading sets them); False: read it the usual way."""
+    set as the region's reading sets them, or the region begun: a stream's); False:
+    read it the usual way."""
     memo = sc.storm
-    if memo is None:
-        memo = sc.storm = Memo()
     known = memo.known.get(key)
     if known is not None:
         items, end = known
@@ -108,29 +160,32 @@ def read(sc: Any, out: list, key: tuple, start: int) -> bool:
         return True
     recent = memo.recent
     if key in recent and key not in memo.refused and len(memo.known) < _KEPT and len(memo.refused) < _KEPT:
-        return _certify(sc, out, key, start, memo)
+        return _certify(sc, out, key, start, memo, final)
     recent.append(key)
     if len(recent) > _RECENT:
         del recent[0]
     return False
 
 
-def _certify(sc: Any, out: list, key: tuple, start: int, memo: Memo) -> bool:
+def _certify(sc: Any, out: list, key: tuple, start: int, memo: Memo, final: bool) -> bool:
     """Read the region the usual way, and remember its outcome if a stream's reading of
     the key's window decides it the same (False: the usual way is left to read it:
-    a call the fast frame reads)."""
+    a call the fast frame reads, or, in a stream, may still read)."""
     marker, back, _, window = key
     candidates = sc.by_marker[marker]
     frame = None if marker in sc.line else sc.frames[marker]
-    if frame is not None and frame.read(sc.buf, start, True, sc.tools) is not None:
+    if frame is not None and frame.read(sc.buf, start, final, sc.tools) is not None:
         # (A call the fast frame reads: the usual way reads it, and the calls after it.)
         memo.refused.add(key)
         return False
     n = len(out)
     sc._begin(candidates, start, len(marker), None)
-    sc.region.run(out, True, False)
+    sc.region.run(out, final, False)
     if sc.region is not None or sc.mode != "prose":
+        # (Not decided on the text so far, a stream's: its region reads on, as usual.)
         memo.refused.add(key)
+        if sc.region is not None:
+            sc.mode = "region"
         return True
     got = _relative(out[n:], start), sc.pos - start
     seen = _stream_reading(sc, window, back, marker, candidates)
