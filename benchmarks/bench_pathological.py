@@ -492,7 +492,7 @@ def report(shapes: list[Shape], sizes: list[int], timeout: float, top: int, stre
     over_budget.sort(key=lambda x: -x[0])
     if over_budget:
         print("\nstreams over their budget (3x the parse + 10 µs a delta):")
-        for r, op, s, sh in over_budget[:8]:
+        for r, op, s, sh in over_budget if top >= len(shapes) else over_budget[:8]:  # (--all: each)
             print(f"  {r:5.2f}x the budget  {op:<8} {sh.times[op][s] * 1e3:.1f} ms at {s // KB} KB  {sh.name}")
     mem = sorted(((sh.memory, sh) for sh in shapes if sh.memory is not None), key=lambda x: -x[0])
     if mem:

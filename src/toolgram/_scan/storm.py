@@ -182,10 +182,13 @@ def _certify(sc: Any, out: list, key: tuple, start: int, memo: Memo, final: bool
     sc._begin(candidates, start, len(marker), None)
     sc.region.run(out, final, False)
     if sc.region is not None or sc.mode != "prose":
-        # (Not decided on the text so far, a stream's: its region reads on, as usual.)
+        # (Not decided on the text so far, a stream's: its region reads on, as usual.
+        # Its window, shorter, would not decide it either: the marker's next keys see
+        # further, as below.)
         memo.refused.add(key)
         if sc.region is not None:
             sc.mode = "region"
+            memo.ahead[marker] = _AHEAD_LONG
         return True
     got = _relative(out[n:], start), sc.pos - start
     seen = _stream_reading(sc, window, back, marker, candidates)
