@@ -134,3 +134,57 @@ def test_a_value_read_on_across_deltas_reads_as_parse_does(size: int) -> None:
         sp.feed(READ_ON[i : i + size])
     assert sp.close() == expected
     assert [c.span for c in expected.calls] == [(0, len(READ_ON))]  # (one value, cut by the end)
+
+
+def _stream(raw: str, size: int, announce: str, tools=None) -> toolgram.ParseResult:
+    sp = toolgram.StreamParser(tools, announce=announce)
+    for i in range(0, len(raw), size):
+        sp.feed(raw[i : i + size])
+    return sp.close()
+
+
+def _check(raw: str, tools, calls: list, errors: list) -> None:
+    result = toolgram.parse(raw, tools)
+    assert [(c.name, c.arguments, c.repairs) for c in result.calls] == calls
+    assert result.errors == errors
+    assert not result.text
+    for size in (1, 2, 3, 7, 64):
+        for announce in ("done", "name"):
+            assert _stream(raw, size, announce, tools) == result, (size, announce)
+
+
+# A value that quotes another format's parameter and its invoke's close (a Python string
+# in a file a coding agent writes): the quoted tags are spelled in another format's way,
+# so they are the value's text, not an argument of this call (issue 19; QA6 D26).
+SNIPPET = 'T = """\n{}\n"""\nprint(T)'
+FOREIGN = [
+    (  # MiniCPM5, MiniMax's tags quoted
+        '<function name="write_file"><param name="path">a.py</param><param name="content">'
+        + SNIPPET.format('<parameter name="x">1</parameter>\n</invoke>')
+        + "</param></function>",
+        [("write_file", {"path": "a.py", "content": SNIPPET.format('<parameter name="x">1</parameter>\n</invoke>')}, ())],
+    ),
+    (  # DSML, Step-3's tags quoted
+        '<｜DSML｜function_calls>\n<｜DSML｜invoke name="write_file">\n<｜DSML｜parameter name="content" string="true">'
+        + SNIPPET.format('<steptml:parameter name="x">1</steptml:parameter>\n</steptml:invoke>')
+        + "</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls>",
+        [("write_file", {"content": SNIPPET.format('<steptml:parameter name="x">1</steptml:parameter>\n</steptml:invoke>')}, ())],
+    ),
+    (  # Step-3, MiniMax's tags quoted
+        '<｜tool_calls_begin｜><｜tool_call_begin｜><steptml:invoke name="write_file"><steptml:parameter name="content">'
+        + SNIPPET.format('<parameter name="x">1</parameter>\n</invoke>')
+        + "</steptml:parameter></steptml:invoke><｜tool_call_end｜><｜tool_calls_end｜>",
+        [("write_file", {"content": SNIPPET.format('<parameter name="x">1</parameter>\n</invoke>')}, ())],
+    ),
+    (  # MiniMax M2, DSML's tags quoted
+        '<minimax:tool_call>\n<invoke name="write_file">\n<parameter name="content">'
+        + SNIPPET.format('<｜DSML｜parameter name="x" string="true">1</｜DSML｜parameter>\n</｜DSML｜invoke>')
+        + "</parameter>\n</invoke>\n</minimax:tool_call>",
+        [("write_file", {"content": SNIPPET.format('<｜DSML｜parameter name="x" string="true">1</｜DSML｜parameter>\n</｜DSML｜invoke>')}, ())],
+    ),
+]
+
+
+@pytest.mark.parametrize("raw,calls", FOREIGN, ids=range(len(FOREIGN)))
+def test_another_formats_parameter_in_a_value_is_its_text(raw: str, calls: list) -> None:
+    _check(raw, ["write_file"], calls, [])

@@ -463,6 +463,14 @@ def _loose(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
                 paired = after
         elif tag is not None and tag in nest.own and p > end:
             return p  # the value's own close, where it closes
+        elif tag is None and p > end:
+            # A closer in another format's spelling (`</invoke>` in a MiniCPM5 or DSML
+            # value, after a quoted `<parameter name="k">v</parameter>`), which the
+            # shared grammar would take as closing what holds the value: the value's
+            # text, like the opener before it, when the value's own close comes on
+            # (read as closing, the quoted parameter is an argument the model did not
+            # pass to this call).
+            pass
         else:
             return None  # a closer of what holds the value: it ends there, as before
         x = p + 1
