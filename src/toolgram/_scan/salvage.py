@@ -65,8 +65,8 @@ def salvaged(r: Any, out: list, final: bool) -> bool | None:
         sc._prose(out, sc.pos, tail.start)
         out.append(tail)
         sc.pos = tail.end
-    elif tail is not None:  # (its text stays prose, as any failure's)
-        sc._prose(out, sc.pos, tail.end)
+    elif tail is not None:  # (its text stays prose, as any failure's, but markup's: see salvage)
+        sc._prose(out, sc.pos, tail.end if tail.prose else tail.start)
         out.append(tail)
         sc.pos = tail.end
     sc._end_region()
@@ -81,6 +81,7 @@ def salvage(r: Any, final: bool, quiet: bool = False):
     A quiet format's (or, `quiet`, an anchored region's) tail gives no failure:
     it stays prose."""
     buf = r.sc.buf
+    broken: list = []  # (where a whole call read before the failure ends, and why it cannot be built)
     for drv in r.drivers:  # (the candidates in order: the first that keeps calls)
         if drv.fmt.anchor == "whole":
             continue  # (its region is the whole reply or nothing)
@@ -97,10 +98,16 @@ def salvage(r: Any, final: bool, quiet: bool = False):
             if not why or not isinstance(why, str):
                 why = "a value holds a stray quote"
             return None, Failure(r.region_start, len(buf), f"Couldn't read a tool call: {why}."), False
-        got = salvage_one(r, drv, final)
+        got = salvage_one(r, drv, final, broken)
         if got:
             break
     else:
+        if broken:
+            # No call is kept, but the grammar read a whole call before the failure that
+            # cannot be built (a bare `<invoke>` whose parameter has no name, then the
+            # next invoke): an error, its text markup, not a call dropped as prose.
+            end, why = broken[0]
+            return None, Failure(r.region_start, end, f"Couldn't read a tool call: {why}.", False), False
         return False
     region, drafts, end, opened, truncated = got
     if opened and drv.stray:
@@ -220,9 +227,10 @@ def _cut_at_end(drv: Driver, buf: str, final: bool) -> bool:
     return final and p >= n and "closed_tag" in drv.repairs
 
 
-def salvage_one(r: Any, drv: Driver, final: bool):
+def salvage_one(r: Any, drv: Driver, final: bool, broken: list | None = None):
     """(region, its drafts, end, opened, truncated) for one candidate's driver
-    (see salvage), or None."""
+    (see salvage), or None. `broken` is told each point between calls whose calls
+    were read whole and cannot be built: (the point, why)."""
     sc = r.sc
     buf = sc.buf
     points, truncated = salvage_points(drv, buf, final, sc.at_marker)
@@ -250,6 +258,8 @@ def salvage_one(r: Any, drv: Driver, final: bool):
             r.failed_frame = None
             return None
         drafts = [i for i in region.items if isinstance(i, Draft)] if isinstance(region, Region) else None
+        if not opened and broken is not None and region and isinstance(region, str):
+            broken.append((end, region))
         if drafts:
             return region, drafts, end, opened, truncated
     return None
