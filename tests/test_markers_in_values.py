@@ -188,3 +188,58 @@ FOREIGN = [
 @pytest.mark.parametrize("raw,calls", FOREIGN, ids=range(len(FOREIGN)))
 def test_another_formats_parameter_in_a_value_is_its_text(raw: str, calls: list) -> None:
     _check(raw, ["write_file"], calls, [])
+
+
+# The value's own close tag on a line of its own inside it, then text that is no tag (a
+# Python string that holds the tag, then `"""`): the structure does not go on after it,
+# and the value's own close comes later, followed by the call's: the value is read
+# whole, not cut there with the rest leaked into the text (issue 19; QA6 D28).
+CODE = 'x = """\n{}\n"""\nprint(x)'
+OWN_CLOSE = [
+    (
+        "<tool_call>write_file\n<arg_key>path</arg_key>\n<arg_value>t.py</arg_value>\n<arg_key>content</arg_key>\n<arg_value>"
+        + CODE.format("</arg_value>") + "</arg_value>\n</tool_call>",
+        [("write_file", {"path": "t.py", "content": CODE.format("</arg_value>")}, ())],
+    ),
+    (
+        '<minimax:tool_call>\n<invoke name="write_file">\n<parameter name="content">' + CODE.format("</parameter>")
+        + '</parameter>\n<parameter name="path">t.py</parameter>\n</invoke>\n</minimax:tool_call>',
+        [("write_file", {"content": CODE.format("</parameter>"), "path": "t.py"}, ())],
+    ),
+    (
+        '<dots_function_call>\n<invoke name="write_file">\n<parameter name="content">' + CODE.format("</parameter>")
+        + "</parameter>\n</invoke>\n</dots_function_call>",
+        [("write_file", {"content": CODE.format("</parameter>")}, ())],
+    ),
+    (
+        '<function name="write_file"><param name="content">' + CODE.format("</param>") + "</param></function>",
+        [("write_file", {"content": CODE.format("</param>")}, ())],
+    ),
+    (
+        '<｜tool_calls_begin｜><｜tool_call_begin｜><steptml:invoke name="write_file"><steptml:parameter name="content">'
+        + CODE.format("</steptml:parameter>") + "</steptml:parameter></steptml:invoke><｜tool_call_end｜><｜tool_calls_end｜>",
+        [("write_file", {"content": CODE.format("</steptml:parameter>")}, ())],
+    ),
+    (  # a closer of what holds the value (MiniCPM5's `</function>`, ending a quoted Qwen3-Coder call)
+        '<function name="write_file"><param name="content">' + CODE.format("<parameter=x>\n1\n</parameter>\n</function>")
+        + "</param></function>",
+        [("write_file", {"content": CODE.format("<parameter=x>\n1\n</parameter>\n</function>")}, ())],
+    ),
+]
+
+
+@pytest.mark.parametrize("raw,calls", OWN_CLOSE, ids=range(len(OWN_CLOSE)))
+def test_own_close_tag_then_text_in_a_value_is_its_text(raw: str, calls: list) -> None:
+    _check(raw, ["write_file"], calls, [])
+
+
+# The same with prose right after the close, and no later close: a call whose close was
+# left out, then prose, as before (the call, closed_tag; the prose is text).
+def test_own_close_then_prose_is_still_the_call() -> None:
+    raw = "<tool_call>f\n<arg_key>a</arg_key>\n<arg_value>1</arg_value>\nThanks\n<tool_call>g\n<arg_key>b</arg_key>\n<arg_value>2</arg_value>\n</tool_call>"
+    result = toolgram.parse(raw)
+    assert [(c.name, c.arguments, c.repairs) for c in result.calls] == [("f", {"a": 1}, ("closed_tag",)), ("g", {"b": 2}, ())]
+    assert result.text == "Thanks"
+    for size in (1, 2, 3, 7, 64):
+        for announce in ("done", "name"):
+            assert _stream(raw, size, announce) == result, (size, announce)

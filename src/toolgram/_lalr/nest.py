@@ -252,9 +252,15 @@ def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
             still_open = inner[:-1]
         elif tag in nest.own:
             if not run:
-                return None  # the value's own close tag, where its pattern says it closes
+                goes_on = _goes_on(nest, buf, m.end(), final, run)
+                if goes_on is None:
+                    return WAIT, None  # (spaces up to the end of the text so far: not yet told)
+                if goes_on:
+                    return None  # the value's own close tag, where its pattern says it closes
             # Its own close tag, then closers and text on that line (`tags: </parameter>
-            # </function></tool_call> look so.`): text, if the value then closes.
+            # </function></tool_call> look so.`), or text that is no tag on the next line
+            # (a Python string that holds the tag on a line of its own, then `"""`): text,
+            # if the value then closes.
             first_end = m.end()
         else:
             goes_on = _goes_on(nest, buf, m.end(), final, run)
@@ -470,6 +476,11 @@ def _loose(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
             # text, like the opener before it, when the value's own close comes on
             # (read as closing, the quoted parameter is an argument the model did not
             # pass to this call).
+            pass
+        elif p > end and not _goes_on(nest, buf, after, True):
+            # A closer of what holds the value that no tag follows (a quoted call's
+            # `</function>`, then `"""`): the structure does not go on after it, so it is
+            # the value's text when the value's own close comes on (as in through_nest).
             pass
         else:
             return None  # a closer of what holds the value: it ends there, as before
