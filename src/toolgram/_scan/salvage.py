@@ -234,7 +234,9 @@ def salvage_one(r: Any, drv: Driver, final: bool, broken: list | None = None):
     sc = r.sc
     buf = sc.buf
     points, truncated = salvage_points(drv, buf, final, sc.at_marker)
-    for end, opened in points:
+    points = list(points)
+    while points:
+        end, opened = points.pop(0)
         # Read again up to there as a reply that ends there (the missing markers
         # are supplied): the table cannot be rolled back, its tree callbacks share lists.
         fresh = Driver(drv.fmt, r.region_start, None, drv.cutter, drv.lines)
@@ -260,9 +262,30 @@ def salvage_one(r: Any, drv: Driver, final: bool, broken: list | None = None):
         drafts = [i for i in region.items if isinstance(i, Draft)] if isinstance(region, Region) else None
         if not opened and broken is not None and region and isinstance(region, str):
             broken.append((end, region))
+        if drafts and not opened and _opener_only(drv, buf, drafts[-1], end):
+            # A call that is its opener alone, prose after it: no call, as alone it is
+            # none (an error, below); the calls before it are kept, closed before it.
+            before = drafts[-1].span[0]
+            while before > r.region_start and buf[before - 1].isspace():
+                before -= 1
+            if len(drafts) > 1 and before < end:
+                points.insert(0, (before, False))
+            continue
         if drafts:
             return region, drafts, end, opened, truncated
     return None
+
+
+def _opener_only(drv: Driver, buf: str, last: Draft, end: int) -> bool:
+    """Whether the last call read up to a point is its opener alone, closed there by the
+    replay (`<invoke name="rm">` then prose, in an XML-ish block after a whole call): it
+    holds no argument, and no close tag ends its text. The model did not write a call
+    there; alone in its block the same text is an error, not an argument-less call."""
+    nest = drv.c.nest
+    if nest is None or last.arguments or last.params or last.error or "closed_tag" not in last.repairs:
+        return False
+    text = buf[last.span[0] : end].rstrip()
+    return not any(text.endswith(tag) for tag, need in nest.closer_of.items() if need is None)
 
 
 def _closing(drv: Driver, text: str, accepts: Any = None) -> bool:
