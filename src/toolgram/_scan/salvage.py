@@ -174,9 +174,10 @@ def spaced_call(r: Any, final: bool):
     """Where prose follows the calls kept by salvage (r.spaced: the driver and where
     the prose starts), the case of a call whose name has a space in it (OLMo 3's
     `get time(timezone="Europe/Paris")` after a call, before `</function_calls>`): read
-    with the name's later words as blanks, it is one call that the block's end marker
-    closes (calls between too), within SPACED_HORIZON characters. Then the model meant a call, with a name
-    the format cannot hold: the block is read again whole, that call an error for the
+    with the names' later words as blanks (this line's and those of the spaced lines
+    after it), it is one call that the block's end marker closes (calls between too),
+    within SPACED_HORIZON characters. Then the model meant a call, with a name the
+    format cannot hold: the block is read again whole, each such call an error for the
     model naming it (the Region returned), the calls before it kept as read. None: the
     prose is prose; WAIT: a stream's text cannot tell yet (it holds the text back)."""
     drv, at = r.spaced
@@ -189,19 +190,19 @@ def spaced_call(r: Any, final: bool):
         return WAIT if len(buf) < lim else None
     # Only the call and what follows it, after the block's own opener: bounded, however
     # long the block before it (a stream asks on each delta).
-    blank = " " * (m.end(2) - m.start(2))
     opener = buf[r.region_start : r.region_start + r.marker_len]
-    text = opener + "\n" + buf[m.start(1) : m.end(1)] + blank + buf[m.end(2) : lim]
+    spaced = _spaced_lines(buf, m, lim)
+    text = opener + "\n" + _masked(buf, spaced, m.start(1), lim)
     ended = final or len(buf) >= lim
     mini = Driver(drv.fmt, 0, None, None, drv.lines)
     mini.quotes = False
     status = mini.run(text, ended, r.sc.at_marker)
     if status == WAIT:
         return WAIT
-    if status != DONE or "closed_tag" in mini.repairs:
+    if status != DONE or ("closed_tag" in mini.repairs and not _end_read(drv.fmt, text, mini.end)):
         return None
     # The whole block, read again with those words as blanks (once: the text told).
-    masked = buf[: m.start(2)] + blank + buf[m.end(2) :]
+    masked = buf[: m.start(1)] + _masked(buf, spaced, m.start(1), len(buf))
     whole = Driver(drv.fmt, r.region_start, None, None, drv.lines)
     whole.quotes = False
     if whole.run(masked, final, r.sc.at_marker) != DONE:
@@ -209,13 +210,62 @@ def spaced_call(r: Any, final: bool):
     region = r.decode(whole, masked)
     if not isinstance(region, Region):
         return None
-    name = buf[m.start(1) : m.end(2)]
-    message = f'Couldn\'t read a tool call: the name "{name}" cannot be written in this format; call the tool by its exact name.'
-    for k, item in enumerate(region.items):
-        if isinstance(item, Draft) and item.span and item.span[0] <= m.start(1) < item.span[1]:
-            region.items[k] = Draft(name="", span=item.span, error=message)
-            return region
-    return None
+    if "closed_tag" in region.repairs and "closed_tag" in mini.repairs and _whole_before(r, drv, buf, m.start(1), text, mini.end):
+        # (What was left open is a spaced call's `(`, and that call is an error: the
+        # calls before it are whole, their block closed.)
+        region.repairs = [x for x in region.repairs if x != "closed_tag"]
+    told = False
+    for start, _, words_end in spaced:
+        name = buf[start:words_end]
+        message = f'Couldn\'t read a tool call: the name "{name}" cannot be written in this format; call the tool by its exact name.'
+        for k, item in enumerate(region.items):
+            if isinstance(item, Draft) and item.span and item.span[0] <= start < item.span[1]:
+                region.items[k] = Draft(name="", span=item.span, error=message)
+                told = True
+                break
+    return region if told else None
+
+
+# A later line that is a call whose name has a space in it, as _SPACED reads one.
+_SPACED_LINE = lazy(regex.compile, r"(?m)^[ \t]*+([A-Za-z_][\w.\-]{0,63})((?:[ \t]++[A-Za-z_][\w.\-]{0,63}){1,7})[ \t]*+\(")
+
+
+def _spaced_lines(buf: str, m: Any, lim: int) -> list:
+    """The spaced names from m's on, within `lim`: (name start, later words' start, end)."""
+    found = [(m.start(1), m.start(2), m.end(2))]
+    for line in _SPACED_LINE.finditer(buf, m.end(), lim):
+        found.append((line.start(1), line.start(2), line.end(2)))
+    return found
+
+
+def _masked(buf: str, spaced: list, lo: int, hi: int) -> str:
+    """buf[lo:hi] with the spaced names' later words as blanks."""
+    parts = []
+    at = lo
+    for _, words, words_end in spaced:
+        if words_end > hi:
+            break
+        parts += [buf[at:words], " " * (words_end - words)]
+        at = words_end
+    parts.append(buf[at:hi])
+    return "".join(parts)
+
+
+def _whole_before(r: Any, drv: Driver, buf: str, at: int, text: str, end: int) -> bool:
+    """Whether the block up to `at` (its calls before the spaced one), closed by the end
+    marker that `text` (read up to `end`) holds, reads with nothing supplied."""
+    marker = next((e for e in drv.fmt.ends if e and 0 <= text.rfind(e, 0, end)), None)
+    if marker is None:
+        return False
+    before = Driver(drv.fmt, 0, None, None, drv.lines)
+    before.quotes = False
+    return before.run(buf[r.region_start : at] + marker, True, r.sc.at_marker) == DONE and "closed_tag" not in before.repairs
+
+
+def _end_read(fmt: Any, text: str, end: int) -> bool:
+    """Whether the block's end marker was read by `end` (a call left open before it, its
+    `(` never closed, is closed by it: closed_tag, and still the block's call)."""
+    return any(e and text.rfind(e, 0, end) >= 0 for e in fmt.ends)
 
 
 def _cut_at_end(drv: Driver, buf: str, final: bool) -> bool:
