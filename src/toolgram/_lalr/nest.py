@@ -130,6 +130,16 @@ def _open_in_value(d: Any, nest: Any, buf: str, pos: int, end: int) -> tuple:
     return found
 
 
+def _first_on_line(buf: str, lo: int, p: int) -> bool:
+    """Whether the tag at p is first on its line, after at most 32 spaces or tabs, with
+    the value's text (from lo) before that line: a close tag written inside the value
+    (a Python string's line), where a template writes a value's close right after it."""
+    x = p
+    while x > lo and p - x < 32 and buf[x - 1] in " \t":
+        x -= 1
+    return x > lo and buf[x - 1] == "\n"
+
+
 def _goes_on(nest: Any, buf: str, pos: int, final: bool, run: bool | None = None) -> bool | None:
     """Whether the structure goes on after a closer of what holds the value, ending at
     pos: a tag or the end of the reply follows it (after at most 32 blanks), and it is
@@ -252,6 +262,8 @@ def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
             still_open = inner[:-1]
         elif tag in nest.own:
             if not run:
+                if not _first_on_line(buf, pos, end):
+                    return None  # (`Oslo</arg_value>` then prose: a call whose close was left out)
                 goes_on = _goes_on(nest, buf, m.end(), final, run)
                 if goes_on is None:
                     return WAIT, None  # (spaces up to the end of the text so far: not yet told)
@@ -477,7 +489,7 @@ def _loose(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
             # (read as closing, the quoted parameter is an argument the model did not
             # pass to this call).
             pass
-        elif p > end and not _goes_on(nest, buf, after, True):
+        elif p > end and _first_on_line(buf, end, p) and not _goes_on(nest, buf, after, True):
             # A closer of what holds the value that no tag follows (a quoted call's
             # `</function>`, then `"""`): the structure does not go on after it, so it is
             # the value's text when the value's own close comes on (as in through_nest).
