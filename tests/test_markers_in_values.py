@@ -243,3 +243,32 @@ def test_own_close_then_prose_is_still_the_call() -> None:
     for size in (1, 2, 3, 7, 64):
         for announce in ("done", "name"):
             assert _stream(raw, size, announce) == result, (size, announce)
+
+
+# Another format's call quoted whole in a value, then text that runs on past the 320
+# characters the look takes, then the value's own close: the value is read whole, not
+# cut at the quoted call (made a call of its own) with the rest leaked into the text;
+# the result no longer flips on the length of the text after the example (QA6 D11).
+EXAMPLE = 'Example:\n<invoke name="x">\n</invoke>\n' + "x" * 329 + "end"
+QUOTED_CALL = [
+    (
+        '<function name="write_file"><param name="path">docs/tools.md</param><param name="content">' + EXAMPLE + "</param></function>",
+        [("write_file", {"path": "docs/tools.md", "content": EXAMPLE}, ())],
+    ),
+    (
+        '<｜DSML｜function_calls>\n<｜DSML｜invoke name="write_file">\n<｜DSML｜parameter name="content" string="true">'
+        + EXAMPLE + "</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls>",
+        [("write_file", {"content": EXAMPLE}, ())],
+    ),
+    (
+        '<｜tool_calls_begin｜><｜tool_call_begin｜><steptml:invoke name="write_file"><steptml:parameter name="content">'
+        + EXAMPLE + "</steptml:parameter></steptml:invoke><｜tool_call_end｜><｜tool_calls_end｜>",
+        [("write_file", {"content": EXAMPLE}, ())],
+    ),
+]
+
+
+@pytest.mark.parametrize("raw,calls", QUOTED_CALL, ids=range(len(QUOTED_CALL)))
+@pytest.mark.parametrize("tools", [None, ["write_file"]])
+def test_a_quoted_call_then_long_text_in_a_value_is_its_text(raw: str, calls: list, tools) -> None:
+    _check(raw, tools, calls, [])

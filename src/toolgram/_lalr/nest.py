@@ -407,6 +407,21 @@ def _opened(nest: Any, buf: str, lo: int, hi: int) -> tuple:
     return tuple(stack)
 
 
+def _foreign_opener(d: Any, buf: str, end: int) -> bool:
+    """Whether the tag at `end` is an opener the header does not declare and that the
+    grammar reads as a tag of its own (another spelling of the shared invoke grammar's:
+    `<invoke name=…>` in a MiniCPM5 or DSML value), where the value stopped."""
+    found = _tag_at(d.c.nest, buf, end)
+    if found is None or found[0] is not None or not found[1]:
+        return False
+    raw = d.c.nest.terminals
+    return any(
+        u.literal is None and u.name not in raw and u.name not in ("JSON", "PYVALUE")
+        and (m := u.pattern.match(buf, end)) is not None and m.end() - end > 1
+        for u in d.c.terminals.values()
+    )  # fmt: skip
+
+
 def _loose(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
     """Where the reading above fails at the tag at `end` (another format's marker, which
     the header does not declare, or an opener whose closer never comes: `<tool_call> is
@@ -452,6 +467,15 @@ def _loose(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
             s = pattern.match(buf, x)
             p = x if s is None else s.end()
         if p >= horizon and (final or p < limit):
+            if not stack and paired > end and _foreign_opener(d, buf, end):
+                # Another format's call quoted whole (`<invoke name="x">…</invoke>` in a
+                # MiniCPM5 value), then text with no stop in it up to past the look: the
+                # value's own close, where the value's pattern stops next, ends it (that
+                # stop is found by the read so far, however far: no more is read, and a
+                # stream holds no more back than for any stop).
+                found = _tag_at(nest, buf, p)
+                if found is not None and found[0] is not None and found[0] in nest.own:
+                    return p
             return None  # (no own close near enough: the value ends at the tag, as before)
         if p >= limit:
             if final:
