@@ -24,7 +24,7 @@ from .._grammar.vocabulary import CALL_KINDS as _CALL_KINDS
 from .._lalr.table import ends_something
 from .._lalr.tokens import Tok
 from .._lalr.close import cut_marker
-from .loose import decode_loose
+from .loose import StrayDelimiter, decode_loose
 from .depth import VALUE_DEPTH, TooDeep, too_deep_message
 from .coerce import Node, coerce_param, repeated_item
 from .._grammar.words import lazy
@@ -496,6 +496,11 @@ class Builder:
                     root, repairs, tail = decode_loose(_text(child, self.buf) + (self._spaced() if reaches else ""), reaches)
                 except TooDeep as exc:
                     raise _too_deep(exc.key) from None
+                except StrayDelimiter as exc:
+                    # (A string holding the format's own quote where no later one ends it:
+                    # neither where it ends nor the arguments after it can be told.)
+                    what = f'the value of "{exc.key}"' if exc.key else "a value"
+                    raise Unreadable(f"{what} holds {exc.delim} where its string cannot end; write it again without that token") from None
                 _add(draft.repairs, repairs)
                 if reaches:
                     short = "cut_value" in repairs

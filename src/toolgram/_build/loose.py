@@ -38,6 +38,7 @@ _BARE_KEY = r"[^\s:,{}\[\]<>\"']+(?:[ \t]+[^\s:,{}\[\]<>\"']+)*"
 _KEY = lazy(re.compile, r"\s*(" + _BARE_KEY + r"|\"[^\"]*\")\s*:")
 _NEXT_KEY = lazy(re.compile, r"\s*(?:" + _BARE_KEY + r"|\"[^\"]*\"|<\|\"\|>[^<]*<\|\"\|>|<escape>[^<]*<escape>)\s*:")
 _WS = lazy(re.compile, r"\s*")
+_KEY_CUT = lazy(re.compile, r"\s*(?:" + _BARE_KEY + r"|\"[^\"]*|<\|\"\|>[^<]*|<escape>[^<]*|<[^>]*)?\s*\Z")
 _BARE_STOP = lazy(re.compile, r"[,}\]]")
 _ONLY_CLOSERS = lazy(re.compile, r"[\s}\]]*\Z")
 _CLOSER = lazy(re.compile, r"[}\]]")
@@ -164,6 +165,7 @@ class _Reader:
                     self.short = True  # (no brace after it: the end cut it)
                 self.pos = n
                 return Node(key=key, type="string", text=body, exact=True)
+            end = self.string_end(d, start, end, key, item)
             self.pos = end + len(d)
             return Node(key=key, type="string", text=text[start:end], exact=True)
         if ch in "{[":
@@ -186,6 +188,27 @@ class _Reader:
                 except ValueError:
                     return Node(key=key, type="string", text=m.group(1), exact=True)
         return self.bare(key, item)
+
+    def string_end(self, d: str, start: int, end: int, key: str | None, item: bool) -> int:
+        """Where the delimited string from `start` ends: at the delimiter `end`, when what
+        follows it may follow a value (`,` and a key, a closer, the end of the text). A
+        delimiter that nothing of the kind follows (`<|"|>the <|"|>best<|"|> pizza<|"|>,`:
+        the model quoted a phrase with the format's own quote) is the string's text, where
+        a later one, within _STRAY_LOOK of them, ends it so (repair unescaped_quotes);
+        where none does, the string cannot be read (StrayDelimiter, naming the argument),
+        never cut there with the arguments after it dropped."""
+        text = self.text
+        if _may_follow(text, end + len(d), item):
+            return end
+        at = end
+        for _ in range(_STRAY_LOOK):
+            at = text.find(d, at + len(d))
+            if at < 0:
+                break
+            if _may_follow(text, at + len(d), item):
+                self.note("unescaped_quotes")
+                return at
+        raise StrayDelimiter(key, d)
 
     def bare(self, key: str | None, item: bool = False) -> Node:
         """A bare value: up to a `}` or `]`, or a `,` that a `key:` follows (any `,`
@@ -225,6 +248,35 @@ class _Reader:
                 self.short = True
             return Node(key=key, type="string", text=m.group(1), exact=True)
         return Node(key=key, text=value, exact=True)
+
+
+# How many delimiters after one that cannot end a string are looked at for the one that does.
+_STRAY_LOOK = 16
+
+
+class StrayDelimiter(ValueError):
+    """A delimited string whose end cannot be told: each of its delimiters is followed by
+    text that no value is followed by (see _Reader.string_end)."""
+
+    def __init__(self, key: str | None, delim: str) -> None:
+        super().__init__(key)
+        self.key = key
+        self.delim = delim
+
+
+def _may_follow(text: str, pos: int, item: bool) -> bool:
+    """Whether what follows pos may follow a value: blanks, then the end of the text, a
+    closer, or a `,` (in an object: then a key, or closers only; `,` `,` counts too)."""
+    at = _WS.match(text, pos).end()
+    if at >= len(text) or text[at] in "}]":
+        return True
+    if text[at] != ",":
+        return False
+    return (
+        item or _NEXT_KEY.match(text, at + 1) is not None or _closes(text, at + 1)
+        or text.startswith(",", _WS.match(text, at + 1).end())
+        or _KEY_CUT.match(text, at + 1) is not None  # (a key the end of the text cut: `,li`)
+    )  # fmt: skip
 
 
 def _closes(text: str, pos: int) -> bool:
