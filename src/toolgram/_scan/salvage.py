@@ -98,7 +98,7 @@ def salvage(r: Any, final: bool, quiet: bool = False):
             if not why or not isinstance(why, str):
                 why = "a value holds a stray quote"
             return None, Failure(r.region_start, len(buf), f"Couldn't read a tool call: {why}."), False
-        got = salvage_one(r, drv, final, broken)
+        got = salvage_one(r, drv, final, None if quiet or drv.fmt.quiet else broken)
         if got:
             break
     else:
