@@ -38,6 +38,31 @@ def test_a_spaced_name_before_the_end_marker_is_an_error_naming_it(rest, name, c
         check(raw, chunked(raw, size), tools, timely=False)
 
 
+# Two such lines, or one whose `(` is left open before the end marker, then more blocks
+# (QA7 D9; the second row, fuzz seed 7 input 334, cut short: the block read past its end
+# marker took the calls after it, and a stream's look at the line after it broke).
+@pytest.mark.parametrize(
+    ("rest", "names", "calls", "text"),
+    [
+        ('get time(tz="UTC")\nget date(x=1)\n</function_calls>', ["get time", "get date"], ["get_weather"], "Checking both."),
+        (
+            'get time(tz="UTC"\n</function_calls>\n<function_calls>search_web(query=\'x\')\nChecking.\n'
+            '<function_calls>\nget_weather(city="Lyon")\nget time(tz="UTC")\n<',
+            ["get time"], ["get_weather", "search_web", "get_weather"], None,
+        ),
+    ],
+)
+def test_several_spaced_names_or_one_left_open(rest, names, calls, text) -> None:
+    raw = HEAD + rest
+    result = toolgram.parse(raw)
+    assert [c.name for c in result.calls] == calls
+    assert result.errors[: len(names)] == [ERROR.format(name) for name in names]
+    if text is not None:
+        assert result.text == text
+    for size in (1, 2, 3, 7, 64):
+        check(raw, chunked(raw, size), timely=False)
+
+
 @pytest.mark.parametrize(
     "rest",
     [

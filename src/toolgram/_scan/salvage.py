@@ -178,8 +178,10 @@ def spaced_call(r: Any, final: bool):
     after it), it is one call that the block's end marker closes (calls between too),
     within SPACED_HORIZON characters. Then the model meant a call, with a name the
     format cannot hold: the block is read again whole, each such call an error for the
-    model naming it (the Region returned), the calls before it kept as read. None: the
-    prose is prose; WAIT: a stream's text cannot tell yet (it holds the text back)."""
+    model naming it (the Region returned), the calls before it kept as read. A spaced
+    call whose `(` is left open at the end of its line, the block's end marker on the
+    next, is read with that line's break as its `)`. None: the prose is prose; WAIT: a
+    stream's text cannot tell yet (it holds the text back)."""
     drv, at = r.spaced
     buf = r.sc.buf
     m = _SPACED.match(buf, at, partial=not final)
@@ -191,18 +193,29 @@ def spaced_call(r: Any, final: bool):
     # Only the call and what follows it, after the block's own opener: bounded, however
     # long the block before it (a stream asks on each delta).
     opener = buf[r.region_start : r.region_start + r.marker_len]
-    spaced = _spaced_lines(buf, m, lim)
-    text = opener + "\n" + _masked(buf, spaced, m.start(1), lim)
+    spaced = _spaced_lines(drv.fmt, buf, m, lim)
     ended = final or len(buf) >= lim
-    mini = Driver(drv.fmt, 0, None, None, drv.lines)
-    mini.quotes = False
-    status = mini.run(text, ended, r.sc.at_marker)
-    if status == WAIT:
-        return WAIT
-    if status != DONE or ("closed_tag" in mini.repairs and not _end_read(drv.fmt, text, mini.end)):
+    status = shut = None
+    for tries in range(2):
+        if tries:
+            if not ended:
+                return WAIT  # (the line after it not yet told: bounded by lim)
+            shut = _left_open_at(drv.fmt, buf, spaced[-1], min(lim, len(buf)))
+            if shut is None:
+                break
+        text = opener + "\n" + _masked(buf, spaced, m.start(1), lim, shut)
+        mini = Driver(drv.fmt, 0, None, None, drv.lines)
+        mini.quotes = False
+        status = mini.run(text, ended, r.sc.at_marker)
+        if status == WAIT:
+            return WAIT
+        if status == DONE and "closed_tag" not in mini.repairs:
+            break
+        status = FAIL
+    if status != DONE:
         return None
     # The whole block, read again with those words as blanks (once: the text told).
-    masked = buf[: m.start(1)] + _masked(buf, spaced, m.start(1), len(buf))
+    masked = buf[: m.start(1)] + _masked(buf, spaced, m.start(1), len(buf), shut)
     whole = Driver(drv.fmt, r.region_start, None, None, drv.lines)
     whole.quotes = False
     if whole.run(masked, final, r.sc.at_marker) != DONE:
@@ -210,10 +223,6 @@ def spaced_call(r: Any, final: bool):
     region = r.decode(whole, masked)
     if not isinstance(region, Region):
         return None
-    if "closed_tag" in region.repairs and "closed_tag" in mini.repairs and _whole_before(r, drv, buf, m.start(1), text, mini.end):
-        # (What was left open is a spaced call's `(`, and that call is an error: the
-        # calls before it are whole, their block closed.)
-        region.repairs = [x for x in region.repairs if x != "closed_tag"]
     told = False
     for start, _, words_end in spaced:
         name = buf[start:words_end]
@@ -230,16 +239,32 @@ def spaced_call(r: Any, final: bool):
 _SPACED_LINE = lazy(regex.compile, r"(?m)^[ \t]*+([A-Za-z_][\w.\-]{0,63})((?:[ \t]++[A-Za-z_][\w.\-]{0,63}){1,7})[ \t]*+\(")
 
 
-def _spaced_lines(buf: str, m: Any, lim: int) -> list:
-    """The spaced names from m's on, within `lim`: (name start, later words' start, end)."""
+def _spaced_lines(fmt: Any, buf: str, m: Any, lim: int) -> list:
+    """The spaced names from m's on, before the block's end marker and within `lim`:
+    (name start, later words' start, end)."""
     found = [(m.start(1), m.start(2), m.end(2))]
-    for line in _SPACED_LINE.finditer(buf, m.end(), lim):
+    ends = [i for i in (buf.find(e, m.end(), lim) for e in fmt.ends if e) if i >= 0]
+    for line in _SPACED_LINE.finditer(buf, m.end(), min(ends, default=lim)):
         found.append((line.start(1), line.start(2), line.end(2)))
     return found
 
 
-def _masked(buf: str, spaced: list, lo: int, hi: int) -> str:
-    """buf[lo:hi] with the spaced names' later words as blanks."""
+def _left_open_at(fmt: Any, buf: str, last: tuple, lim: int) -> int | None:
+    """Where the last spaced call's line breaks, when the block's end marker is what
+    follows that break (after blanks): the place its `(`, left open, is read as closed
+    (None: not so)."""
+    brk = buf.find("\n", last[2], lim)
+    if brk < 0:
+        return None
+    after = brk + 1
+    while after < lim and buf[after] in " \t\r\n":
+        after += 1
+    return brk if any(e and buf.startswith(e, after) for e in fmt.ends) else None
+
+
+def _masked(buf: str, spaced: list, lo: int, hi: int, shut: int | None = None) -> str:
+    """buf[lo:hi] with the spaced names' later words as blanks (and the line break at
+    `shut` as a `)`: see _left_open_at)."""
     parts = []
     at = lo
     for _, words, words_end in spaced:
@@ -247,25 +272,11 @@ def _masked(buf: str, spaced: list, lo: int, hi: int) -> str:
             break
         parts += [buf[at:words], " " * (words_end - words)]
         at = words_end
+    if shut is not None and at <= shut < hi:
+        parts += [buf[at:shut], ")"]
+        at = shut + 1
     parts.append(buf[at:hi])
     return "".join(parts)
-
-
-def _whole_before(r: Any, drv: Driver, buf: str, at: int, text: str, end: int) -> bool:
-    """Whether the block up to `at` (its calls before the spaced one), closed by the end
-    marker that `text` (read up to `end`) holds, reads with nothing supplied."""
-    marker = next((e for e in drv.fmt.ends if e and 0 <= text.rfind(e, 0, end)), None)
-    if marker is None:
-        return False
-    before = Driver(drv.fmt, 0, None, None, drv.lines)
-    before.quotes = False
-    return before.run(buf[r.region_start : at] + marker, True, r.sc.at_marker) == DONE and "closed_tag" not in before.repairs
-
-
-def _end_read(fmt: Any, text: str, end: int) -> bool:
-    """Whether the block's end marker was read by `end` (a call left open before it, its
-    `(` never closed, is closed by it: closed_tag, and still the block's call)."""
-    return any(e and text.rfind(e, 0, end) >= 0 for e in fmt.ends)
 
 
 def _cut_at_end(drv: Driver, buf: str, final: bool) -> bool:
