@@ -38,21 +38,14 @@ def test_a_spaced_name_before_the_end_marker_is_an_error_naming_it(rest, name, c
         check(raw, chunked(raw, size), tools, timely=False)
 
 
-# Two such lines, or one whose `(` is left open before the end marker, then more blocks
-# (QA7 D9; the second row, fuzz seed 7 input 334, cut short: the block read past its end
-# marker took the calls after it, and a stream's look at the line after it broke).
+# Two such lines before the end marker: an error naming each (QA7 D9).
 @pytest.mark.parametrize(
     ("rest", "names", "calls", "text"),
     [
         ('get time(tz="UTC")\nget date(x=1)\n</function_calls>', ["get time", "get date"], ["get_weather"], "Checking both."),
-        (
-            'get time(tz="UTC"\n</function_calls>\n<function_calls>search_web(query=\'x\')\nChecking.\n'
-            '<function_calls>\nget_weather(city="Lyon")\nget time(tz="UTC")\n<',
-            ["get time"], ["get_weather", "search_web", "get_weather"], None,
-        ),
     ],
 )
-def test_several_spaced_names_or_one_left_open(rest, names, calls, text) -> None:
+def test_several_spaced_names(rest, names, calls, text) -> None:
     raw = HEAD + rest
     result = toolgram.parse(raw)
     assert [c.name for c in result.calls] == calls
@@ -88,3 +81,19 @@ def test_a_stream_holds_the_line_back_until_the_end_marker_tells() -> None:
     assert sent == []  # (neither the call before it nor the line: the end marker decides)
     events = sp.feed("</function_calls>")
     assert [type(e).__name__ for e in events] == ["CallStart", "ArgumentsDelta", "CallDone", "Error"]
+
+
+# A spaced call whose `(` is left open, read on (Python's reading) into the next block,
+# whose call closes it: no call that its block's end marker closes, so prose, in parse()
+# and in a stream alike (fuzz seed 7 input 14379: a stream that had 320 characters after
+# the line, but not the end of the reply, took it for prose where parse() read the two
+# blocks as one).
+def test_a_call_left_open_into_the_next_block_streams_as_it_parses() -> None:
+    raw = (
+        "Back soon. <function_calls>\nget_weather(city=\"Paris\")\nget time(timezone=\"Europe/Paris\"\n</function_calls>"
+        "I'll check both.\n<function_calls>\nget_weather(city='Lyon')\nget_time(timezone='Europe/Paris')\n</function_calls>\n"
+        "Back soon.\n\n<function_calls>get_weather(city='Lyon' days=2)</function_calls>\nI'll check both.\n"
+        "<function_calls>\nget_weather(city='Lyon')\nget_time(timezone='Europe/P"
+    )
+    for size in (1, 2, 3, 7, 64):
+        check(raw, chunked(raw, size), timely=False)

@@ -178,10 +178,8 @@ def spaced_call(r: Any, final: bool):
     after it), it is one call that the block's end marker closes (calls between too),
     within SPACED_HORIZON characters. Then the model meant a call, with a name the
     format cannot hold: the block is read again whole, each such call an error for the
-    model naming it (the Region returned), the calls before it kept as read. A spaced
-    call whose `(` is left open at the end of its line, the block's end marker on the
-    next, is read with that line's break as its `)`. None: the prose is prose; WAIT: a
-    stream's text cannot tell yet (it holds the text back)."""
+    model naming it (the Region returned), the calls before it kept as read. None: the
+    prose is prose; WAIT: a stream's text cannot tell yet (it holds the text back)."""
     drv, at = r.spaced
     buf = r.sc.buf
     m = _SPACED.match(buf, at, partial=not final)
@@ -195,27 +193,16 @@ def spaced_call(r: Any, final: bool):
     opener = buf[r.region_start : r.region_start + r.marker_len]
     spaced = _spaced_lines(drv.fmt, buf, m, lim)
     ended = final or len(buf) >= lim
-    status = shut = None
-    for tries in range(2):
-        if tries:
-            if not ended:
-                return WAIT  # (the line after it not yet told: bounded by lim)
-            shut = _left_open_at(drv.fmt, buf, spaced[-1], min(lim, len(buf)))
-            if shut is None:
-                break
-        text = opener + "\n" + _masked(buf, spaced, m.start(1), lim, shut)
-        mini = Driver(drv.fmt, 0, None, None, drv.lines)
-        mini.quotes = False
-        status = mini.run(text, ended, r.sc.at_marker)
-        if status == WAIT:
-            return WAIT
-        if status == DONE and "closed_tag" not in mini.repairs:
-            break
-        status = FAIL
-    if status != DONE:
-        return None
+    text = opener + "\n" + _masked(buf, spaced, m.start(1), lim)
+    mini = Driver(drv.fmt, 0, None, None, drv.lines)
+    mini.quotes = False
+    status = mini.run(text, ended, r.sc.at_marker)
+    if status == WAIT:
+        return WAIT
+    if status != DONE or "closed_tag" in mini.repairs or mini.end != _first_end(drv.fmt, text, len(opener)):
+        return None  # (read so, it is not closed by the block's first end marker after it)
     # The whole block, read again with those words as blanks (once: the text told).
-    masked = buf[: m.start(1)] + _masked(buf, spaced, m.start(1), len(buf), shut)
+    masked = buf[: m.start(1)] + _masked(buf, spaced, m.start(1), len(buf))
     whole = Driver(drv.fmt, r.region_start, None, None, drv.lines)
     whole.quotes = False
     if whole.run(masked, final, r.sc.at_marker) != DONE:
@@ -249,22 +236,16 @@ def _spaced_lines(fmt: Any, buf: str, m: Any, lim: int) -> list:
     return found
 
 
-def _left_open_at(fmt: Any, buf: str, last: tuple, lim: int) -> int | None:
-    """Where the last spaced call's line breaks, when the block's end marker is what
-    follows that break (after blanks): the place its `(`, left open, is read as closed
-    (None: not so)."""
-    brk = buf.find("\n", last[2], lim)
-    if brk < 0:
-        return None
-    after = brk + 1
-    while after < lim and buf[after] in " \t\r\n":
-        after += 1
-    return brk if any(e and buf.startswith(e, after) for e in fmt.ends) else None
+def _first_end(fmt: Any, text: str, at: int) -> int:
+    """Where the first of fmt's end markers in text from `at` on ends (-1: none). A
+    call's `(` left open reads on past it (the next block's calls closing it): that is
+    no call the block's end marker closes."""
+    found = [(i, len(e)) for i, e in ((text.find(e, at), e) for e in fmt.ends if e) if i >= 0]
+    return sum(min(found)) if found else -1
 
 
-def _masked(buf: str, spaced: list, lo: int, hi: int, shut: int | None = None) -> str:
-    """buf[lo:hi] with the spaced names' later words as blanks (and the line break at
-    `shut` as a `)`: see _left_open_at)."""
+def _masked(buf: str, spaced: list, lo: int, hi: int) -> str:
+    """buf[lo:hi] with the spaced names' later words as blanks."""
     parts = []
     at = lo
     for _, words, words_end in spaced:
@@ -272,9 +253,6 @@ def _masked(buf: str, spaced: list, lo: int, hi: int, shut: int | None = None) -
             break
         parts += [buf[at:words], " " * (words_end - words)]
         at = words_end
-    if shut is not None and at <= shut < hi:
-        parts += [buf[at:shut], ")"]
-        at = shut + 1
     parts.append(buf[at:hi])
     return "".join(parts)
 
