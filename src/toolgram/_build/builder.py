@@ -20,6 +20,7 @@ from .._lalr.tree import Tree
 
 from .._recover import repair as _repair
 from .._grammar.vocabulary import CALL_HOLDERS, OPAQUE, REGION_LEVEL, rule_name
+from .._grammar.vocabulary import _RULE_NAMES
 from .._grammar.vocabulary import CALL_KINDS as _CALL_KINDS
 from .._lalr.table import ends_something
 from .._lalr.tokens import Tok
@@ -1379,7 +1380,7 @@ def _parts(node: Tree):
     while stack:
         n = stack.pop()
         yield n
-        if n is node or _rule(n) not in OPAQUE:
+        if n is node or (_RULE_NAMES.get(n.data) or rule_name(n.data)) not in OPAQUE:  # (_rule, inline)
             children = n.children
             for i in range(len(children) - 1, -1, -1):
                 c = children[i]
@@ -1516,9 +1517,13 @@ def _element(node: Tree, repairs: list[str], buf: str | None = None, depth: int 
     return out
 
 
-def _rule(node: Tree) -> str:
-    # (Rules imported from grammars/shared get a namespace: "pycall__kwarg".)
-    return rule_name(node.data)
+def _rule(node: Tree, _known=_RULE_NAMES) -> str:
+    # (Rules imported from grammars/shared get a namespace: "pycall__kwarg".) The
+    # names rule_name has already worked out, looked up here first: the builder asks
+    # this of every node of every call, and a call less each time is a tenth of a
+    # small call's building.
+    found = _known.get(node.data)
+    return found if found is not None else rule_name(node.data)
 
 
 def _find(node: Tree, name: str) -> Any:

@@ -310,6 +310,15 @@ def _hint(typ: str | None) -> str | None:
     """A model-written type: "string", "json" (decode as any JSON), a JSON type, or None."""
     if typ is None:
         return None
+    # (The types decoders and templates write, worked out once below: each value a
+    # small call makes asks this; a type the model spelled otherwise is worked out.)
+    found = _HINT_OF.get(typ, _UNKNOWN)
+    if found is not _UNKNOWN:
+        return found
+    return _hint_of(typ)
+
+
+def _hint_of(typ: str) -> str | None:
     t = typ.strip().lower()
     if not t:
         return None
@@ -318,6 +327,10 @@ def _hint(typ: str | None) -> str | None:
     if t in _JSON_HINTS:
         return "json"
     return _kind_name(t) or "json"
+
+
+_UNKNOWN = object()
+_HINT_OF = {t: _hint_of(t) for t in (*KINDS, *_ALIASES, *_JSON_HINTS, *_STRING_HINTS)}
 
 
 def _scalar(text: str, hint: str | None, kinds: frozenset[str] | None) -> tuple[Any, tuple[str, ...]]:
