@@ -245,6 +245,43 @@ def test_own_close_then_prose_is_still_the_call() -> None:
             assert _stream(raw, size, announce) == result, (size, announce)
 
 
+# A call whose close was left out, then a line of prose that names the value's close tag
+# inside a sentence: the value ends at the close that ends its line, and the sentence is
+# text; it took the prose up to the mention as the value (QA8 Q1). (A stream tells this
+# only at the end of the reply: a later close, the structure going on after it, would
+# make the first close the value's text.)
+CLOSE_THEN_MENTION = [
+    (
+        "<tool_call>\n<function=get_weather>\n<parameter=city>\nDallas\n</parameter>\n"
+        "I called the tool. In this format every value ends with </parameter> and then the function ends.",
+        {"city": "Dallas"},
+        "I called the tool. In this format every value ends with </parameter> and then the function ends.",
+    ),
+    (
+        "<tool_call>write_note\n<arg_key>content</arg_key>\n<arg_value>hello</arg_value>\n"
+        "Done writing. The tag </arg_value> ends a value.",
+        {"content": "hello"},
+        "Done writing. The tag </arg_value> ends a value.",
+    ),
+    (
+        '<minimax:tool_call>\n<invoke name="write_note">\n<parameter name="content">hello</parameter>\n'
+        "Done. The tag </parameter> ends a value.",
+        {"content": "hello"},
+        "Done. The tag </parameter> ends a value.",
+    ),
+]
+
+
+@pytest.mark.parametrize("raw,arguments,text", CLOSE_THEN_MENTION, ids=range(len(CLOSE_THEN_MENTION)))
+def test_own_close_then_prose_naming_the_tag(raw: str, arguments: dict, text: str) -> None:
+    result = toolgram.parse(raw)
+    assert [(c.arguments, c.repairs) for c in result.calls] == [(arguments, ("closed_tag",))]
+    assert result.text == text and result.errors == []
+    for size in (1, 2, 3, 7, 64):
+        for announce in ("done", "name"):
+            assert _stream(raw, size, announce) == result, (size, announce)
+
+
 # Another format's call quoted whole in a value, then text that runs on past the 320
 # characters the look takes, then the value's own close: the value is read whole, not
 # cut at the quoted call (made a call of its own) with the rest leaked into the text;

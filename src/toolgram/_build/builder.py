@@ -629,17 +629,23 @@ class Builder:
         the next: Qwen writes its close tags on lines of their own)."""
         nest = self.fmt.compiled.nest
         own = nest.own if nest is not None else ()
-        at, tag = max(((value.rfind(t), t) for t in own), default=(-1, ""))
-        if at < 0:
-            return value, None
+        # The first such tag that ends its line, as a template writes it, with a line
+        # of prose after it that holds no markup but the tag named
+        # inside a sentence (`every value ends with </parameter> and …`); else the last
+        # such tag, with a line of prose after it that holds no tag at all.
+        at, tag = _line_close(value, own)
+        if not _closes_then_prose(nest, value, at, tag, True):
+            at, tag = max(((value.rfind(t), t) for t in own), default=(-1, ""))
+            if not _closes_then_prose(nest, value, at, tag, False):
+                return value, None
         rest = value[at + len(tag) :]
-        if not rest.strip() or "<" in rest or "\n" in rest.strip() or _nested_open(nest, value[:at], tag):
-            return value, None
         span = None
         extent = _extent(_find(param, "value"))
         if extent is not None and self.buf is not None:
             raw = self.buf[extent[0] : extent[1]]
-            found = raw.rfind(tag)
+            found = -1
+            for _ in range(value.count(tag, 0, at) + 1):  # (the same tag, in the raw text)
+                found = raw.find(tag, found + 1)
             if found >= 0:
                 after = raw[found + len(tag) :]
                 start = extent[0] + found + len(tag)
@@ -1422,6 +1428,44 @@ def _valueless(param: Tree) -> bool:
         return False
     last = param.children[-1] if param.children else None
     return isinstance(last, Tree) and _rule(last) == "unclosed"
+
+
+def _line_close(value: str, own: Any) -> tuple[int, str]:
+    """Where the first of the close tags `own` in `value` ends its line (blanks after
+    it at most), and which; (-1, "") where none does."""
+    best, found = -1, ""
+    for tag in own:
+        at = value.find(tag)
+        while at >= 0 and (best < 0 or at < best):
+            after = value.find("\n", at)
+            if after >= 0 and not value[at + len(tag) : after].strip():
+                best, found = at, tag
+                break
+            at = value.find(tag, at + 1)
+    return best, found
+
+
+def _closes_then_prose(nest: Any, value: str, at: int, tag: str, mentions: bool) -> bool:
+    """Whether the close tag `tag` at `at` (-1: none) closes the raw `value`, one line
+    of prose after it (see Builder._closed_inside) that holds no tag (`mentions`: but
+    the format's own close tags named inside a sentence)."""
+    if at < 0:
+        return False
+    rest = value[at + len(tag) :].strip()
+    if not rest or "\n" in rest or (_markup_in(rest, nest.own) if mentions else "<" in rest):
+        return False
+    return not _nested_open(nest, value[:at], tag)
+
+
+def _markup_in(text: str, own: Any) -> bool:
+    """Whether prose `text` holds a tag: any `<`, but a close tag of `own` inside a
+    sentence (not first on its line), which names the tag."""
+    i = text.find("<")
+    while i >= 0:
+        if not text.startswith(tuple(own), i) or not text[text.rfind("\n", 0, i) + 1 : i].strip():
+            return True
+        i = text.find("<", i + 1)
+    return False
 
 
 def _nested_open(nest: Any, text: str, closer: str) -> bool:
