@@ -50,8 +50,9 @@ _MAX_DEPTH = VALUE_DEPTH  # (an argument's value: the arguments' own braces are 
 
 
 class _Reader:
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, cut: bool = False) -> None:
         self.text = text
+        self.cut = cut  # (the text ends where the reply did: see decode_loose)
         self.pos = 0
         self.repairs: list[str] = []
         self.argument: str | None = None  # the top-level key being read
@@ -155,8 +156,12 @@ class _Reader:
         if d is not None:
             start = self.pos + len(d)
             end = text.find(d, start)
+            if end >= 0:
+                end = self.string_end(d, start, end, key, item)
             if end < 0:
-                # Never closed: it ends where the payload does, minus the closing brackets.
+                # Never closed (or its delimiters inside it, none of them its end, and the
+                # end of the reply cut it): it ends where the payload does, minus the
+                # closing brackets.
                 self.note("closed_json")
                 body = text[start:].rstrip()
                 if brace_closes(body):
@@ -165,7 +170,6 @@ class _Reader:
                     self.short = True  # (no brace after it: the end cut it)
                 self.pos = n
                 return Node(key=key, type="string", text=body, exact=True)
-            end = self.string_end(d, start, end, key, item)
             self.pos = end + len(d)
             return Node(key=key, type="string", text=text[start:end], exact=True)
         if ch in "{[":
@@ -195,7 +199,8 @@ class _Reader:
         delimiter that nothing of the kind follows (`<|"|>the <|"|>best<|"|> pizza<|"|>,`:
         the model quoted a phrase with the format's own quote) is the string's text, where
         a later one, within _STRAY_LOOK of them, ends it so (repair unescaped_quotes);
-        where none does, the string cannot be read (StrayDelimiter, naming the argument),
+        where none does, the string cannot be read (StrayDelimiter, naming the argument;
+        where the end of the reply cut the text first, the string runs on to it),
         never cut there with the arguments after it dropped."""
         text = self.text
         if _may_follow(text, end + len(d), item):
@@ -208,6 +213,11 @@ class _Reader:
             if _may_follow(text, at + len(d), item):
                 self.note("unescaped_quotes")
                 return at
+        if self.cut:
+            # (The end of the reply came first: the string's end may have been after it.
+            # It runs on to there, its delimiters its text: -1.)
+            self.note("unescaped_quotes")
+            return -1
         raise StrayDelimiter(key, d)
 
     def bare(self, key: str | None, item: bool = False) -> Node:
@@ -290,7 +300,7 @@ def decode_loose(text: str, cut: bool = False) -> tuple[Node, list[str], str]:
     left out the call's close marker and wrote on). `cut`: the text ends where the
     reply ended; a value that end cut short adds the repair cut_value (see
     _repair.loads). Raises TooDeep for an argument nested deeper than VALUE_DEPTH."""
-    reader = _Reader(text)
+    reader = _Reader(text, cut)
     reader.skip_ws()
     root = Node(type="object")
     if text.startswith("{", reader.pos):
