@@ -593,7 +593,9 @@ class Builder:
             _add(draft.repairs, repairs)
             draft.arguments.update(value)
         if cut_open:
-            if short is None:
+            if short is None or self._end_marker_last():
+                # (A value left empty right before the format's end marker, the last token
+                # read, was not cut by the end of the reply: the block was closed.)
                 short = self._cut_unread(end, last_arg)
             if short:
                 _add(draft.repairs, ["cut_value"])
@@ -652,6 +654,10 @@ class Builder:
                 span = (start + len(after) - len(after.lstrip()), extent[0] + len(raw.rstrip()))
         return value[:at], Prose(rest.strip(), span)
 
+    def _end_marker_last(self) -> bool:
+        """Whether the last token read before the reply ended is the format's end marker."""
+        return bool(self.ended[2]) and self.buf.endswith(self.fmt.ends, 0, self.ended[0])
+
     def _cut_unread(self, end: str, last_arg: Tree | None) -> bool:
         """For the call the reply ended in, where no part that reads its own end (JSON,
         a Python value, Gemma's object) told: whether the end cut it short. Its
@@ -663,7 +669,7 @@ class Builder:
         for a raw value that nothing but the end of the message ends (functionary's
         `>>>python` code): nothing tells a cut one."""
         closer, supplied = self.ended[2], self.ended[3]  # (closer None: not known, an Earley parse)
-        if closer and self.buf.endswith(self.fmt.ends, 0, self.ended[0]):
+        if self._end_marker_last():
             # The format's end marker was the last token read: the call was whole, its own
             # close left out before it (Seed-OSS's `<function=f>` then `</seed:tool_call>`).
             return False
