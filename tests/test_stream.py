@@ -334,6 +334,11 @@ def check(
             # The rest of the reply is a call cut off by the end, kept as prose with its
             # error: the region holding both calls could only be settled by the end.
             continue
+        if "closed_tag" in call.repairs and expected.text.endswith(later.strip()):
+            # A call whose close was left out, then prose to the end of the reply: its
+            # region, still open, holds the prose (Hermes's remark after the JSON) until
+            # the end tells that no close comes.
+            continue
         assert done_at[i] < len(fed), f"call {i} ({call.name}) left to flush(); {where}"
 
 
@@ -650,6 +655,10 @@ def test_max_chars_in_an_open_calls_prose_adds_no_separator(cap: int) -> None:
     result = toolgram.parse(raw, max_chars=cap)
     assert result.text == toolgram.parse(raw).text == "xxxxxxxxxx"
     assert [s[0] for s in result.segments] == ["call", "text"] and result.segments[-1].end == len(raw)
+    # (The call ends with its JSON, and the text segment is the text: the call's span took
+    # the prose up to the limit, a character both the call's and the text's. QA8 Q13.)
+    assert result.calls[0].span == (0, raw.index("}}") + 2)
+    assert "".join(raw[s.start : s.end] for s in result.segments if s.kind == "text") == result.text
 
 
 def test_no_limit() -> None:

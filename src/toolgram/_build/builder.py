@@ -847,9 +847,17 @@ class Builder:
             raise broken  # (no element is a call: the region is none)
         self.items.extend(read)
         if tail and not self._cut_end(tail):
-            tail = self._misspelt_end(tail)
-            if tail.strip():
-                self.items.append(Prose(tail))
+            at = start + len(text) - len(tail)  # (tail: the end of the payload's text)
+            prose = self._misspelt_end(tail)
+            at += len(tail) - len(prose)
+            if prose.strip():
+                # Prose after the JSON, the close marker left out (`{…} is how you call
+                # it`): the text's, in its place; the call before it ends with its JSON.
+                lead = len(prose) - len(prose.lstrip())
+                self.items.append(Prose(prose, (at + lead, at + len(prose.rstrip()))))
+                last = read[-1] if read else None
+                if last is not None and last.span is not None and last.span[1] > at:
+                    last.span = (last.span[0], at)
 
     def _misspelt_end(self, tail: str) -> str:
         """The text after a payload's JSON without the misspelt end marker that opens
