@@ -43,6 +43,13 @@ def test_a_spaced_name_before_the_end_marker_is_an_error_naming_it(rest, name, c
     ("rest", "names", "calls", "text"),
     [
         ('get time(tz="UTC")\nget date(x=1)\n</function_calls>', ["get time", "get date"], ["get_weather"], "Checking both."),
+        # (Another format's marker inside a string: a stream's reading of the text so far
+        # stops there, and waits for the horizon or the end, as parse() reads it whole:
+        # fuzz seed 7 input 1219068, stream != parse.)
+        (
+            'get time(timezone="Eu<|tool_calls_section_end|>rope/Paris")\nget date(format="iso")\n</function_calls>',
+            ["get time", "get date"], ["get_weather"], "Checking both.",
+        ),
     ],
 )
 def test_several_spaced_names(rest, names, calls, text) -> None:

@@ -146,7 +146,7 @@ def salvage(r: Any, final: bool, quiet: bool = False):
         # call whose name has a space in it, which the block's end marker then closes
         # (see spaced_call: salvaged asks it, on each look, until the text tells).
         if _SPACED.match(buf, drv.prose_at, partial=True) is not None:
-            r.spaced = (drv, drv.prose_at)
+            r.spaced = (drv, drv.prose_at, 0)
         return region, None, False
     why = drv.reason if drv.status == FAIL else r.sc._decode(drv)
     if not why or not isinstance(why, str):
@@ -180,8 +180,10 @@ def spaced_call(r: Any, final: bool):
     format cannot hold: the block is read again whole, each such call an error for the
     model naming it (the Region returned), the calls before it kept as read. None: the
     prose is prose; WAIT: a stream's text cannot tell yet (it holds the text back)."""
-    drv, at = r.spaced
+    drv, at, again = r.spaced
     buf = r.sc.buf
+    if not final and len(buf) < again:
+        return WAIT  # (a reading that waited is tried again once the text has grown: below)
     m = _SPACED.match(buf, at, partial=not final)
     if m is None:
         return None
@@ -197,15 +199,25 @@ def spaced_call(r: Any, final: bool):
     mini = Driver(drv.fmt, 0, None, None, drv.lines)
     mini.quotes = False
     status = mini.run(text, ended, r.sc.at_marker)
-    if status == WAIT:
-        return WAIT
     if status != DONE or "closed_tag" in mini.repairs or mini.end != _first_end(drv.fmt, text, len(opener)):
-        return None  # (read so, it is not closed by the block's first end marker after it)
+        # (Read so, it is not closed by the block's first end marker after it. A stream's
+        # text short of the horizon may yet read otherwise, as parse()'s whole text does
+        # (a marker inside a string stops a reading that is not final): it waits, and
+        # is read again once the text has grown by a quarter, or reaches the horizon
+        # (each reading costs the text from the name on: one at each delta was the
+        # square of it).
+        if ended and status != WAIT:
+            return None
+        r.spaced = (drv, at, min(lim, len(buf) + max(16, (len(buf) - m.start(1)) // 4)))
+        return WAIT
     # The whole block, read again with those words as blanks (once: the text told).
     masked = buf[: m.start(1)] + _masked(buf, spaced, m.start(1), len(buf))
     whole = Driver(drv.fmt, r.region_start, None, None, drv.lines)
     whole.quotes = False
-    if whole.run(masked, final, r.sc.at_marker) != DONE:
+    status = whole.run(masked, final, r.sc.at_marker)
+    if status == WAIT:
+        return WAIT
+    if status != DONE:
         return None  # (not so when read from the block's start: the prose stays prose)
     region = r.decode(whole, masked)
     if not isinstance(region, Region):
