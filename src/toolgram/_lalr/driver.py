@@ -157,7 +157,7 @@ class Driver:
             if tok is WAIT:
                 return WAIT
             if tok is None:
-                if not final and self.fmt.end_of_turn and _turn_end_next(buf, turn_tokens(self), self.pos):
+                if not final and self.fmt.end_of_turn and _turn_end_next(buf, turn_tokens(self), self.pos, self):
                     # (The format's end-of-turn token, or its start, ends the text so
                     # far: if the reply ends there, it is no text of this region, which
                     # the whole reply is read without: _scan/region.py.)
@@ -711,7 +711,6 @@ class Driver:
 _MARK_STACK = 64
 _PENDING = object()  # (a deep point's copy of the stack, not made yet: see _keep_mark)
 _SPACE_TO_END = lazy(regex.compile, r"\s*\Z")  # (whitespace to the end of the text; matched from a point)
-_BLANKS = lazy(regex.compile, r"\s*+")
 
 
 _TURN_TOKENS: dict = {}
@@ -749,17 +748,30 @@ def turn_end_at(buf: str, tokens: tuple, pos: int) -> int:
     return -1
 
 
-def _turn_end_next(buf: str, tokens: tuple, pos: int) -> bool:
-    """Whether the text so far, from pos on, is blanks and then one of `tokens`, whole
-    (blanks after it at most) or its start (a stream's text may end inside it)."""
-    p = _BLANKS.match(buf, pos).end()
-    for token in tokens:
-        if buf.startswith(token, p):
-            if _SPACE_TO_END.match(buf, p + len(token)) is not None:
-                return True
-        elif len(buf) - p < len(token) and token.startswith(buf[p:]) and p < len(buf):
-            return True
-    return False
+def _turn_end_next(buf: str, tokens: tuple, pos: int, d: Any = None) -> bool:
+    """Whether the text so far ends, at or after pos, with one of `tokens`, whole (blanks
+    after it at most) or its start (a stream's text may end inside it), with blanks
+    before it from pos, or (`d`: the driver) the start of one of its grammar's literals
+    or end markers (`<｜tool▁c` then `<｜end▁of▁sentence｜>`: a closer the end of the
+    reply cut, read so once the token is dropped: _close.cut_close)."""
+    at = turn_end_at(buf, tokens, pos)
+    if at < 0:
+        n = len(buf)
+        for token in tokens:
+            # (begun: the text's last characters, a start of the token)
+            k = next((k for k in range(min(len(token) - 1, n - pos), 0, -1) if buf.endswith(token[:k])), 0)
+            if k:
+                at = n - k if at < 0 else min(at, n - k)
+    if at < 0:
+        return False
+    before = buf[pos:at].lstrip()
+    if not before:
+        return True
+    if d is None or len(before) >= d.c.longest_literal:
+        return False
+    literals = (t.literal for t in d.c.terminals.values() if t.literal is not None)
+    return _close.cut_marker(before, d.fmt.ends) or any(lit.startswith(before) for lit in literals)
+
 
 TAG_FIRST = r"\s*<"
 CALL_TAG_FIRST = r"""\s*(?:[^\s<>{}\[\]()"',=`]{1,256}\s*)?<"""
