@@ -24,7 +24,7 @@ NOT_CALL_MARKERS = frozenset({
     "[BEGIN FINAL RESPONSE]", "[END FINAL RESPONSE]", "<|START_RESPONSE|>", "<|START_TEXT|>",
     "<|message_sep|>", "<|open|>response<|sep|>", "<|close|>response<|sep|>",
     "<|close|>message<|sep|>", "<|tool_calls_section_end|>", "<|python_tag|>",
-    "</minimax:tool_call>", "<｜tool▁calls▁end｜>",
+    "</minimax:tool_call>",
 })
 
 SENTENCES = (
