@@ -162,14 +162,18 @@ class Tags:
 _TAGS: dict[Any, Tags | None] = {}
 
 
+def _compiled(cache: dict, fmt: Any, make: Any) -> Any:
+    """make(fmt), made once per format (None: the header declares none)."""
+    try:
+        return cache[fmt]
+    except KeyError:
+        tags = cache[fmt] = make(fmt)
+        return tags
+
+
 def tags_of(fmt: Any) -> Tags | None:
     """The format's Tags, None when its header declares none."""
-    try:
-        return _TAGS[fmt]
-    except KeyError:
-        tags = Tags(fmt) if fmt.stream_call is not None and fmt.stream_param is not None else None
-        _TAGS[fmt] = tags
-        return tags
+    return _compiled(_TAGS, fmt, lambda f: Tags(f) if f.stream_call is not None and f.stream_param is not None else None)
 
 
 class JsonTags:
@@ -206,12 +210,7 @@ _JSON_TAGS: dict[Any, JsonTags | None] = {}
 
 def json_tags_of(fmt: Any) -> JsonTags | None:
     """The format's JsonTags, None when its header declares no `stream_json`."""
-    try:
-        return _JSON_TAGS[fmt]
-    except KeyError:
-        tags = JsonTags(fmt) if getattr(fmt, "stream_json", "") else None
-        _JSON_TAGS[fmt] = tags
-        return tags
+    return _compiled(_JSON_TAGS, fmt, lambda f: JsonTags(f) if getattr(f, "stream_json", "") else None)
 
 
 # A Python-style call's name (as pycall's NAME, but for a Markdown-escaped `\_`: that one
@@ -240,9 +239,4 @@ _PY_TAGS: dict[Any, PyTags | None] = {}
 
 def py_tags_of(fmt: Any) -> PyTags | None:
     """The format's PyTags, None when its header declares no `stream_python`."""
-    try:
-        return _PY_TAGS[fmt]
-    except KeyError:
-        tags = PyTags(fmt) if getattr(fmt, "stream_python", "") else None
-        _PY_TAGS[fmt] = tags
-        return tags
+    return _compiled(_PY_TAGS, fmt, lambda f: PyTags(f) if getattr(f, "stream_python", "") else None)

@@ -826,13 +826,19 @@ class _Follow:
             self.at += keep
             self.tail = tail[keep:]
             return None
-        m = self.tags.next.match(tail, i, partial=True)
+        return self._next(self.tags.next, tail, i)
+
+    def _next(self, pattern: Any, tail: str, i: int = 0) -> tuple | None:
+        """find()'s answer where the next call's match, `pattern`, begins at tail[i]: None
+        while it may still come (the text before i dropped), and for good once it cannot."""
+        m = pattern.match(tail, i, partial=True)
         if m is None or (m.partial and len(tail) - i > _FOLLOW_HOLD):
             self.tail = None  # (not a call next, or not yet after too long: never more)
             return None
         if m.partial:
-            self.at += i
-            self.tail = tail[i:]
+            if i:
+                self.at += i
+                self.tail = tail[i:]
             return None
         return self._found(m, tail)
 
@@ -873,13 +879,7 @@ class _NextObject(_Follow):
         tail = self.tail
         if not tail:
             return None
-        m = (_NEXT_OBJECT if self.tags is None else self.tags.next).match(tail, partial=True)
-        if m is None or (m.partial and len(tail) > _FOLLOW_HOLD):
-            self.tail = None
-            return None
-        if m.partial:
-            return None
-        return self._found(m, tail)
+        return self._next(_NEXT_OBJECT if self.tags is None else self.tags.next, tail)
 
 
 _PY_OPEN, _PY_CLOSE = frozenset("([{"), frozenset(")]}")
@@ -918,13 +918,7 @@ class _PyFollow(_Follow):
             self.at += i
             self.tail = tail = tail[i:]
             self.depth = -1
-        m = self.tags.next.match(tail, partial=True)
-        if m is None or (m.partial and len(tail) > _FOLLOW_HOLD):
-            self.tail = None
-            return None
-        if m.partial:
-            return None
-        return self._found(m, tail)
+        return self._next(self.tags.next, tail)
 
     def _skip(self, text: str) -> int:
         """Read on inside the call: where its closing `)` ends in text, or -1."""
