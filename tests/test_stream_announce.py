@@ -438,6 +438,19 @@ TWO_CALL_BLOCKS = {
 }
 
 
+def _fed(sp: StreamParser, raw: str, size: int, end: int) -> tuple[list[Any], list[Any]]:
+    """raw fed to sp in deltas of `size`: the events, and those of the deltas fed before
+    the block's end marker at `end` is."""
+    events: list[Any] = []
+    before_end: list[Any] = []
+    for i in range(0, len(raw), size):
+        got = sp.feed(raw[i : i + size])
+        events += got
+        if i + size <= end:
+            before_end += got
+    return events, before_end
+
+
 @pytest.mark.parametrize("fmt", sorted(TWO_CALL_BLOCKS))
 @pytest.mark.parametrize("size", [1, 3, 7])
 def test_the_second_call_of_a_block_streams_before_the_block_ends(fmt: str, size: int) -> None:
@@ -449,13 +462,7 @@ def test_the_second_call_of_a_block_streams_before_the_block_ends(fmt: str, size
     assert expected.calls[0].span[0] == 0  # (the first call holds the block's opening markers)
     end = raw.rindex(end_marker)  # (no end marker, "": the end of the reply, before flush())
     sp = StreamParser(tools, formats=[fmt], announce="name")
-    before_end: list[Any] = []  # the events of the deltas fed before the block's end marker is
-    events: list[Any] = []
-    for i in range(0, len(raw), size):
-        got = sp.feed(raw[i : i + size])
-        events += got
-        if i + size <= end:
-            before_end += got
+    events, before_end = _fed(sp, raw, size, end)
     events += sp.flush()
     assert sp.close() == expected
     ids = [c["id"] for c in expected.to_openai_message()["tool_calls"]]
@@ -496,11 +503,7 @@ def test_each_call_of_a_python_list_is_named_before_the_list_ends(fmt: str, size
     assert [c.name for c in expected.calls] == tools and not expected.errors
     end = raw.rindex(end_marker)
     sp = StreamParser(tools, formats=[fmt], announce="name")
-    before_end: list[Any] = []
-    for i in range(0, len(raw), size):
-        got = sp.feed(raw[i : i + size])
-        if i + size <= end:
-            before_end += got
+    _, before_end = _fed(sp, raw, size, end)
     assert sp.close() == expected
     ids = [c["id"] for c in expected.to_openai_message()["tool_calls"]]
     assert [(e.index, e.name, e.id) for e in before_end if type(e) is CallStart] == [
