@@ -10,7 +10,7 @@ from typing import Any
 
 from .growth import _HOLD, _JSON_SPACE, _SETTLED, _loop_wait
 from .table import _ENDING_NAME, _closes, _plan
-from .tokens import _SNIPPET, WAIT, WAIT_MORE, Tok, _snippet
+from .tokens import _SNIPPET, WAIT, WAIT_MORE, _snippet
 from .._recover import repair as _repair
 from .._grammar.words import lazy
 
@@ -271,7 +271,7 @@ def close(d: Any, buf: str, final: bool, at_marker) -> str:
     plan = d._closing_plan()
     if plan is not None:
         for term in plan:
-            d._feed(Tok(term, "", d.pos, d.pos))
+            d.supply(term)
         d.closed_at = d.pos
         if "closed_tag" not in d.repairs:
             d.repairs.append("closed_tag")
@@ -319,7 +319,7 @@ def cut_close(d: Any, buf: str, allowed) -> str | None:
         # as the stream reads it, which has already ended the region there.)
         return None
     for term in plan:
-        d._feed(Tok(term, "", d.pos, d.pos))
+        d.supply(term)
     if plan and "closed_tag" not in d.repairs:
         d.repairs.append("closed_tag")
     return d._finish(n)
@@ -376,7 +376,7 @@ def close_before(d: Any, end_marker: str) -> str:
     if not plan:
         return d._fail(f"unexpected {end_marker!r}")
     for term in plan:
-        d._feed(Tok(term, "", d.pos, d.pos))
+        d.supply(term)
     if "closed_bracket" not in d.repairs:
         d.repairs.append("closed_bracket")
     return WAIT_MORE

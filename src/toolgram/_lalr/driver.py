@@ -39,7 +39,7 @@ class Driver:
         "fmt", "c", "start", "pos", "stack", "values", "status", "end", "tree", "repairs", "reason", "prose_at",
         "hint", "extents", "quotes", "resume", "taken", "brackets", "cutter", "recheck", "marks",
         "closed_at", "last_end", "calls", "lines", "line_end", "stray", "deep", "quote_memo", "last_term", "last_start", "ended", "shut",
-        "loose_memo", "nest_memo", "nest_open", "nest_loose", "goes_on", "decode_failed",
+        "loose_memo", "nest_memo", "nest_open", "nest_loose", "goes_on", "decode_failed", "may_close",
     )  # fmt: skip
 
     def __init__(self, fmt: Format, start: int, brackets: Any = None, cutter: Any = None, lines: bool = False) -> None:
@@ -100,6 +100,11 @@ class Driver:
         self.ended = -1
         self.shut: tuple | None = None  # (start, end) of the last JSON value its brackets closed
         self.calls = 0  # calls reduced so far (see salvage_points)
+        # Whether a token read from the text left the parser where the frame may be whole
+        # (a state that takes $END), or the stack changed otherwise than by such a token (a
+        # token supplied, the finish). Without, with no call read, salvage_points tells
+        # from this run alone that no point but the last can close the frame: no replay.
+        self.may_close = False
         # Whether the region ends at the end of a line where it could end (see _lex): a
         # line-anchored format's, where each line's start literal is a marker of its own
         # (the scanner's, with tools). Without tools only the reply's start opens one,
@@ -201,6 +206,8 @@ class Driver:
             if self.marks is not None:
                 self._mark(term)
             self._feed(Tok(term, buf[self.pos : end], self.pos, end))
+            if not self.may_close and (c.accepts_end[self.stack[-1]] or self.stack[-1] == c.end_state):
+                self.may_close = True
             self.last_start = self.pos
             self.pos = end
             self.last_end = end
@@ -633,7 +640,14 @@ class Driver:
         if marks and marks[-1][1] is _PENDING:
             marks[-1][1] = list(self.stack)
 
+    def supply(self, term: str) -> None:
+        """Feed `term` as a token the text left out (a close marker, a bracket): empty,
+        at self.pos."""
+        self.may_close = True
+        self._feed(Tok(term, "", self.pos, self.pos))
+
     def _finish(self, end: int) -> str:
+        self.may_close = True
         if self.marks:
             self.settle_mark()
         stack, values = self.stack, self.values

@@ -392,8 +392,18 @@ def salvage_points(failed: Driver, buf: str, final: bool, at_marker) -> tuple[li
     if failed.status == FAIL:
         stack = failed.stack
         truncated = final and (p >= n or any(_may_begin(t, buf, p) for t in c.allowed[stack[-1]]))
-        if not truncated and not failed.calls and closing_plan(c, stack, ends) is None:
-            return [], False
+        if not truncated and not failed.calls:
+            plan = closing_plan(c, stack, ends)
+            if plan is None:
+                return [], False
+            if not failed.may_close:
+                # No call read, and no token left the frame where it could end as it
+                # stands (only there could a point before the last close it): only the
+                # last point, after the last token read, may be one, and the stack there is
+                # the failed run's own. Told without a replay (a region of one call cut
+                # inside its argument, repeated, was read twice each).
+                end = failed.last_end
+                return ([] if _opened(failed, buf, end, stack, plan, False, end) else [(end, False)]), False
     else:  # (read, but what it read is no call: only the end's cut is looked into)
         truncated = final and p >= n and "closed_tag" in failed.repairs
         if not truncated or failed.deep:
@@ -424,23 +434,31 @@ def salvage_points(failed: Driver, buf: str, final: bool, at_marker) -> tuple[li
         plan = closing_plan(c, stack, ends)
         if plan is None:
             continue
-        # Between calls: the next token read finishes a call; or, after the last token
-        # read, the missing markers leave no call open (only the section around them).
-        opened = not ended and (end != last or _left_open(c, stack, plan))
-        if opened and not plan and not _reduces_call(c, stack, "$END"):
-            # (The frame is whole here, nothing to supply, and no call open: the tokens
-            # since the last call closed it, a list's `]`. A line after it that opens no
-            # list of calls, `[1] Source`, does not make that `]` a bracket left open.)
-            opened = False
-        if opened and end == last and _closed_by_prose(failed, buf, end, plan):
-            opened = False
-        if opened:
+        if _opened(failed, buf, end, stack, plan, ended, last):
             if truncated and not points:
                 points.append((end, True))
             continue
         points.append((end, False))
         break
     return points, truncated
+
+
+def _opened(failed: Driver, buf: str, end: int, stack: list, plan: list, ended: bool, last: int) -> bool:
+    """Whether closing the frame at the point `end` (its state stack and closing plan;
+    `ended`: the next token read finishes a call; `last`: the last point) completes a
+    call left open, rather than closing it between calls."""
+    c = failed.c
+    # Between calls: the next token read finishes a call; or, after the last token
+    # read, the missing markers leave no call open (only the section around them).
+    opened = not ended and (end != last or _left_open(c, stack, plan))
+    if opened and not plan and not _reduces_call(c, stack, "$END"):
+        # (The frame is whole here, nothing to supply, and no call open: the tokens
+        # since the last call closed it, a list's `]`. A line after it that opens no
+        # list of calls, `[1] Source`, does not make that `]` a bracket left open.)
+        opened = False
+    if opened and end == last and _closed_by_prose(failed, buf, end, plan):
+        opened = False
+    return opened
 
 
 def _closed_by_prose(failed: Driver, buf: str, end: int, plan: list) -> bool:
