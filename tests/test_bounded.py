@@ -517,6 +517,31 @@ def test_a_salvage_replay_does_not_make_markers_be_looked_for_again(monkeypatch:
     assert large <= 4.5 * small, (small, large)
 
 
+def test_a_call_cut_inside_its_argument_repeated_is_read_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Kimi K3's call cut inside its argument, repeated: each region fails where the next
+    # one's call opens, no call read before. That run alone tells salvage there is
+    # nothing to keep; a replay of each region read every token twice.
+    from toolgram._lalr import driver as _driver
+
+    unit = (
+        '<|open|>tools<|sep|><|open|>call tool="get_weather" index="1"<|sep|>'
+        '<|open|>argument key="city" type="string"<|sep|>Fuku\n'
+    )
+    made = [0]
+    init = _driver.Driver.__init__
+
+    def counting(self: object, *args: object, **kwargs: object) -> None:
+        made[0] += 1
+        init(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    toolgram.parse(unit)  # (the grammars are built outside the count)
+    with monkeypatch.context() as m:
+        m.setattr(_driver.Driver, "__init__", counting)
+        result = toolgram.parse(unit * 40)
+    assert [c.name for c in result.calls] == ["get_weather"]  # (the last five, one value)
+    assert made[0] <= 40, made[0]
+
+
 # Replies of one marker run, whose cost a look-ahead or a pattern could make the square
 # of their length without feeding the drivers any more tokens: timed, as a ratio of two
 # sizes in one test (linear: 4; the square: 16).
