@@ -33,7 +33,9 @@ __all__ = ["JsonTags", "PyTags", "Tags", "json_tags_of", "py_tags_of", "tags_of"
 _NAME = r"[A-Za-z0-9_][A-Za-z0-9_.\-:/]{0,127}"
 _KEY = r"[A-Za-z0-9_][A-Za-z0-9_.\-]{0,127}"
 _TYPE = r"[A-Za-z0-9_]{1,32}"
-_SLOTS = {"name": _NAME, "key": _KEY, "type": _TYPE, "index": r"[0-9]{1,9}"}
+# (`{id}`: an id the model writes, Mistral's `[CALL_ID]abc123XYZ`; narrower than the
+# grammars' `\w+`: an id it does not take is not announced early, and comes whole)
+_SLOTS = {"name": _NAME, "key": _KEY, "type": _TYPE, "index": r"[0-9]{1,9}", "id": r"[A-Za-z0-9_]{1,64}"}
 # Other attributes ({attrs}): any but those that name or type something.
 _ATTRS = (
     r"(?:\s+(?!(?:name|key|tool|type|string)\s*=)[A-Za-z_][\w\-]*\s*=\s*"
@@ -42,7 +44,7 @@ _ATTRS = (
 # A template's parts: an attribute holding a slot, a bare slot, {attrs}, blanks, literal text.
 _PART = lazy(
     regex.compile,
-    r'(?P<attr>\s+([A-Za-z_][\w\-]*)="\{(name|key|type)\}")|\{(?P<slot>name|key|index)\}|(?P<attrs>\{attrs\})|(?P<own>\{call\})'
+    r'(?P<attr>\s+([A-Za-z_][\w\-]*)="\{(name|key|type)\}")|\{(?P<slot>name|key|index|id)\}|(?P<attrs>\{attrs\})|(?P<own>\{call\})'
     r"|(?P<space>\s+)|(?P<lit>[^\s{]+|\{)",
 )
 # Blanks between a value's close tag and the next tag (as the formats' VALUE terminals
@@ -184,7 +186,9 @@ class JsonTags:
               call's own text starts, see {call}), blanks and the arguments' `{` (group
               `rest`); `name`, and `id` where the opener holds `{index}`: the blank-free
               part of it that holds the slot is the id the model writes (Kimi K2's
-              `functions.get_weather:0`, which parse() keeps as the call's id)
+              `functions.get_weather:0`, which parse() keeps as the call's id), or `{id}`:
+              the id itself (Mistral's `[CALL_ID] {id} [ARGS]`). Openers written more than
+              one way are alternatives, ` | ` between them.
     next      after a call's arguments closed: blanks, the `stream_sep`, blanks, the next
               call's opener and its arguments' `{`, as `call`
     (Mistral's list before v11, `[TOOL_CALLS] [{"name": …, "arguments": {…}, "id": "…"}]`, is
@@ -193,11 +197,14 @@ class JsonTags:
     """
 
     def __init__(self, fmt: Any) -> None:
-        parts = []
-        for part in fmt.stream_json.split():
-            body = _pattern(part)
-            parts.append(f"(?P<id>{body})" if "{index}" in part else body)
-        opener = "(?P<open>" + r"[ \t\r\n]*".join(parts) + r")[ \t\r\n]*(?P<rest>\{)"
+        alternatives = []
+        for template in regex.split(r"\s\|\s", fmt.stream_json):
+            parts = []
+            for part in template.split():
+                body = _pattern(part)
+                parts.append(f"(?P<id>{body})" if "{index}" in part else body)
+            alternatives.append(r"[ \t\r\n]*".join(parts))
+        opener = "(?P<open>(?:" + "|".join(alternatives) + r"))[ \t\r\n]*(?P<rest>\{)"
         self.call = regex.compile(_lead(fmt) + opener)
         self.own = "own" if "own" in self.call.groupindex else "open"
         self.has_id = "id" in self.call.groupindex
