@@ -536,3 +536,97 @@ def test_a_python_list_keeps_the_contract(raw: str) -> None:
     tools = ["read_file", "write_file"]
     for size in (1, 2, 5):
         check(raw, [raw[i : i + size] for i in range(0, len(raw), size)], tools, ["pythonic"], 32_768)
+
+
+# -- Python-style keyword arguments (PyEcho) ----------------------------------------------
+
+
+@pytest.mark.parametrize("fmt", sorted(PYTHON_LISTS))
+@pytest.mark.parametrize("size", [1, 3, 7])
+def test_python_keyword_arguments_stream_as_they_are_written(fmt: str, size: int) -> None:
+    raw, end_marker = PYTHON_LISTS[fmt]
+    tools = ["read_file", "write_file"]
+    expected = toolgram.parse(raw, tools, formats=[fmt])
+    end = raw.rindex(end_marker)
+    sp = StreamParser(tools, formats=[fmt], announce="name")
+    events, before_end = _fed(sp, raw, size, end)
+    events += sp.flush()
+    assert sp.close() == expected
+    assert not any(type(e) is CallCancelled for e in events)
+    early = [e.text for e in before_end if type(e) is ArgumentsDelta and e.index == 1]
+    assert "".join(early).startswith('{"path": "out.md", "content": "Day one')
+    assert len(early) >= 3  # (the value's characters as they come, not in one piece)
+    check(raw, chunked(raw, size), tools, [fmt], 32_768)
+
+
+# Python-style values the echo streams, sends whole, or leaves to the call's end; each row
+# reads without an error, and nothing sent is withdrawn.
+PY_VALUES = [
+    r'"a\nb\t\"q\" \\ \' é"',  # (escapes Python and the builder read alike)
+    "'It\\'s'", "'it's ok'",  # (an escaped quote; an apostrophe in a 'single-quoted' value)
+    '""', "''", "'''tri'ple'''", '"""a\n"b"\n"""',  # (empty; triple-quoted: whole, with the end)
+    "r'C:\\dir'", "'\\x41\\u00e9'",  # (a prefix; escapes Python alone reads: left to the end)
+    "1.50", "-3", "1_000", "True", "None", "celsius",  # (sent whole once the value ends)
+    '[1, "a)", (2, 3)]', "{'k': [1, {'x': None}]}",
+    '"say "hi" now"', "'grep 'TODO' src/'",  # (quotes inside: the builder reads the inside)
+    '"x" "y"',  # (literals one after another, which Python joins)
+]
+
+
+@pytest.mark.parametrize("value", PY_VALUES)
+def test_a_python_value_keeps_the_contract(value: str) -> None:
+    raw = f'[read_file(path="notes.md", v={value}, n=2), write_file(path="out.md", content={value})]'
+    tools = ["read_file", "write_file"]
+    expected = toolgram.parse(raw, tools, formats=["pythonic"])
+    assert len(expected.calls) == 2 and not expected.errors
+    for size in (1, 2, 3, 7, 64):
+        events = check(raw, chunked(raw, size), tools, ["pythonic"], 32_768)
+        assert not any(type(e) is CallCancelled for e in events)
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        '[read_file(path="a" + "b"), write_file(path="x")]',  # (an expression: its text, withdrawn)
+        '[read_file(path="a".upper())]',
+        '[read_file(path="a", path="b")]',  # (a keyword twice, two values: an error)
+        '[read_file(path="a", "b")]',  # (a positional argument after a keyword)
+        '[read_file(path="a\nb")]',  # (a line break in a quoted value)
+        '[read_file(path=="a")]',
+        '[read_file(path="Par"is")]',  # (a stray quote)
+        '[read_file(path="notes.md"',  # (cut by the end)
+        '[read_file(path="notes.md\\',
+        "[read_file(path='''notes",
+    ],
+)
+def test_python_arguments_that_are_no_plain_value_keep_the_contract(raw: str) -> None:
+    tools = ["read_file", "write_file"]
+    for size in (1, 2, 3, 7, 64):
+        check(raw, chunked(raw, size), tools, ["pythonic"], 32_768)
+
+
+def test_a_python_argument_the_schema_says_is_an_array_is_not_streamed() -> None:
+    # (written twice, its values collect into a list: what was sent of the first would not stand)
+    tools = [{"name": "tag", "parameters": {"type": "object", "properties": {"t": {"type": "array"}}}}]
+    raw = '[tag(t="a", t="b")]'
+    expected = toolgram.parse(raw, tools, formats=["pythonic"])
+    assert expected.calls[0].arguments == {"t": ["a", "b"]}
+    events = check(raw, chunked(raw, 1), tools, ["pythonic"], 32_768)
+    assert not any(type(e) is CallCancelled for e in events)
+
+
+PY_SCALARS = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.dictionaries(st.from_regex(r"[a-z_][a-z0-9_]{0,6}", fullmatch=True), st.recursive(PY_SCALARS, lambda v: st.lists(v, max_size=3), max_leaves=6), max_size=4),
+    st.sampled_from([", ", ",", " , "]),
+    st.integers(1, 9),
+)
+def test_python_arguments_written_by_repr_stream_to_json_dumps(kwargs: dict, sep: str, size: int) -> None:
+    raw = "[f(" + sep.join(f"{k}={v!r}" for k, v in kwargs.items()) + ")]"
+    expected = toolgram.parse(raw, ["f"], formats=["pythonic"])
+    events = check(raw, chunked(raw, size), ["f"], ["pythonic"], 32_768)
+    if expected.calls and not expected.errors:
+        assert not any(type(e) is CallCancelled for e in events)

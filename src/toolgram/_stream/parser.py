@@ -87,6 +87,7 @@ import regex
 from ..events import ArgumentsDelta, CallCancelled, CallDone, CallStart, Error, Event, Reasoning, Text
 from .._guard import passes_through
 from .jsonecho import JsonEcho
+from .pyecho import PyEcho
 from .xmlecho import XmlParamEcho
 from .._grammar.tags import JsonTags, PyTags
 from .._result.model import ParseResult, TextOf, ToolCall
@@ -534,9 +535,10 @@ class StreamParser:
             follow = None
             json_tags = written = None
             if len(got) > 3 and type(got[3]) is PyTags:
-                # (a list of Python-style calls: announced by its name, its arguments with its
-                # end; the calls after it are followed from its `(`, see _PyFollow)
-                echo = None
+                # (a list of Python-style calls: announced by its name, its keyword arguments
+                # as they are written, PyEcho; the calls after it are followed from its `(`,
+                # see _PyFollow)
+                echo = PyEcho(self._tools.schema(name) if self._tools is not None else None)
                 follow = _PyFollow(got[3], got[2])
             elif len(got) > 3 and type(got[3]) is JsonTags:
                 # (a JSON object after an opener its header declares: Kimi K2's, Mistral's;
@@ -608,8 +610,9 @@ class StreamParser:
                 if written is not None and (written in self._ids or written in self._open_ids):
                     return  # (see _repeats)
                 self._announce(last.region, start, name, JsonEcho(), None, rest_at, events, text, tags, written)
-            elif type(follow) is _PyFollow:  # (the next Python-style call of a list: its arguments with its end)
-                self._announce(last.region, start, name, None, _PyFollow(tags, rest_at), rest_at, events, text)
+            elif type(follow) is _PyFollow:  # (the next Python-style call of a list)
+                echo = PyEcho(self._tools.schema(name) if self._tools is not None else None)
+                self._announce(last.region, start, name, echo, _PyFollow(tags, rest_at), rest_at, events, text)
             else:
                 echo = XmlParamEcho(self._tools.schema(name) if self._tools is not None else None, tags)
                 self._announce(last.region, start, name, echo, _Follow(tags, rest_at), rest_at, events, text)
@@ -702,8 +705,8 @@ class StreamParser:
         """A call of the region read, against the calls announced in it: True when it is the
         first of them (same start, name, kind, no id of the model's, and its arguments
         start with what was sent), done here; else those before it are withdrawn (the
-        region did not give them), and it too if it starts where one was announced; a call
-        before them all withdraws them all."""
+        region did not give them), and it too if it starts where one was announced (the
+        calls announced after it with it); a call before them all withdraws them all."""
         start = value.span[0]
         announced = self._announced
         if announced[0].start > start:
@@ -718,7 +721,9 @@ class StreamParser:
         arguments = arguments_json(value.arguments)
         sent = "".join(early.sent)
         if early.name != value.name or value.id != early.written or value.kind != "tool" or not arguments.startswith(sent):
-            self._cancel(events, start)
+            # (withdrawn, and the calls announced after it too: it is sent again whole, at
+            # the next index, and the CallDone events keep the order of result.calls)
+            self._cancel(events)
             return False
         # (announced already, and what was sent of its arguments stands)
         del announced[0]
