@@ -501,7 +501,8 @@ def test_stream_arguments_sends_the_second_call_of_a_block_as_it_is_written(clie
 
 def test_stream_arguments_names_each_python_style_call_before_the_list_ends(written) -> None:
     # LFM2's list of Python-style calls: each call's name chunk (index, id) comes as soon as its
-    # name and "(" show, before the list's end; its arguments, as JSON, with the list's end.
+    # name and "(" show, before the list's end; its arguments, as JSON, as they are written
+    # (a quoted value's text in several chunks; the last `}` with the list's end).
     raw = (
         '<|tool_call_start|>[get_weather(city="Bergen"), write_file(path="trip/itinerary.md", content="'
         + DAYS.replace("\n", " ")
@@ -516,10 +517,12 @@ def test_stream_arguments_names_each_python_style_call_before_the_list_ends(writ
             for entry in (chunk.choices[0].delta.tool_calls or [] if chunk.choices else [])
         ]
         named = [(index, name, arguments) for _, index, name, arguments in entries if name]
-        assert named == [(0, "get_weather", ""), (1, "write_file", "")]
-        # (the second call's name chunk came before the chunk that carries its arguments)
+        assert named == [(0, "get_weather", "{"), (1, "write_file", "{")]
+        # (the second call's name chunk came first, then its arguments in pieces)
         (at_name,) = [n for n, index, name, _ in entries if index == 1 and name]
-        assert all(n > at_name for n, index, name, arguments in entries if index == 1 and arguments)
+        pieces = [(n, arguments) for n, index, name, arguments in entries if index == 1 and arguments]
+        assert all(n >= at_name for n, _ in pieces) and len(pieces) > 3
+        assert json.loads("".join(a for _, a in pieces)) == final[1].arguments
         response = streamed(written, {"text": raw, "seed": seed}, WRITE_TOOLS)
         assert "withdrawn" not in response
         assert response == expected(raw, WRITE_TOOLS, response, streamed=True)
