@@ -60,19 +60,19 @@ def test_table_lists_every_builtin_format_once(table, cells: int) -> None:
 def test_markers_are_code_and_pipes_escaped() -> None:
     fmt = next(f for f in _catalog.builtin_formats() if f.name == "lfm2")
     row = toolgram.formats_table([fmt]).splitlines()[2]
-    assert row.endswith("| `<\\|tool_call_start\\|>[name(key=value, …), …]<\\|tool_call_end\\|>` | yes | name only |")
+    assert row.endswith("| `<\\|tool_call_start\\|>[name(key=value, …), …]<\\|tool_call_end\\|>` | yes | yes |")
     assert _tables._code("```json x ```") == "` ```json x ``` `"
     assert _tables._code("a `b` c") == "``a `b` c``"
 
 
 def test_streams_arguments_says_how_a_format_streams() -> None:
     # (a JSON call object through a fast frame, or after the opener a header declares; per
-    # parameter, the tags a header declares; name only, a Python-style list)
+    # parameter, the tags a header declares; yes, a Python-style list's keyword arguments)
     rows = {f.name: row for f, row in zip(_catalog.builtin_formats(), _catalog.short_table().splitlines()[2:])}
     assert rows["hermes"].endswith("| yes |")
     assert rows["minimax_m2_invoke"].endswith("| per parameter |") and rows["kimi_k3_open_close"].endswith("| per parameter |")
     assert rows["mistral"].endswith("| yes |") and rows["kimi_k2"].endswith("| yes |")
-    assert rows["pythonic"].endswith("| name only |") and rows["harmony"].endswith("|  |")
+    assert rows["pythonic"].endswith("| yes |") and rows["harmony"].endswith("|  |")
 
 
 def test_with_table_appends_then_replaces() -> None:

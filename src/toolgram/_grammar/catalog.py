@@ -40,9 +40,7 @@ def _constrainable(fmt: Format) -> str:
 def _declared(fmt: Format) -> str:
     if fmt.stream_param is not None:
         return "per parameter"
-    if fmt.stream_json:
-        return "yes"
-    return "name only" if fmt.stream_python else ""
+    return "yes" if fmt.stream_json or fmt.stream_python else ""
 
 
 def formats_table(formats: list[Format] | None = None, streams: Callable[[Format], str] = _declared) -> str:

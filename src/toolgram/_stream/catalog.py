@@ -15,10 +15,9 @@ __all__ = ["formats_table", "short_table", "streams_arguments"]
 
 def streams_arguments(fmt: Format) -> str:
     """"yes": a JSON call object whose name comes first, or that follows the opener its
-    header declares (`stream_json:`), as it is written (JsonEcho); "per parameter": the
-    parameters of the tags its header declares (XmlParamEcho); "name only": a list of
-    Python-style calls (`stream_python:`), each announced by its name, its arguments with
-    the list's end; ""."""
+    header declares (`stream_json:`), as it is written (JsonEcho), or the keyword arguments
+    of a list of Python-style calls (`stream_python:`, PyEcho); "per parameter": the
+    parameters of the tags its header declares (XmlParamEcho); ""."""
     declared = _tables._declared(fmt)
     if declared:
         return declared

@@ -46,8 +46,8 @@ declares its tags (`stream_call:`, `stream_param:`; Qwen3-Coder, Seed-OSS, GLM, 
 M2, DSML, Kimi K3, dots.llm, MiniCPM5, Step-3, Hunyuan Hy3) once a tag follows its opener (`<function=x>`) after blanks, its parameters'
 string values as their text arrives and any other once its close came (XmlParamEcho);
 so does a call whose JSON arguments follow an opener its header declares (`stream_json:`,
-Kimi K2's with the model's id, Mistral's NAME[ARGS]: JsonEcho), and a call of a list of
-Python-style calls (`stream_python:`), by its name only (its arguments with the list's end);
+Kimi K2's with the model's id, Mistral's NAME[ARGS] and NAME[CALL_ID]id[ARGS]: JsonEcho), and
+a call of a list of Python-style calls (`stream_python:`, its keyword arguments: PyEcho);
 other formats are not announced early. In a region of several calls (a MiniMax, DSML, Kimi K3,
 Qwen3-Coder, Seed-OSS or Step-3 block, Kimi K2's section; JSON call objects one after another
 or in a list; a Python list) each later call is
