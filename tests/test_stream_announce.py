@@ -412,6 +412,13 @@ TWO_CALL_BLOCKS = {
         "harbour and back.</steptml:parameter></steptml:invoke><｜tool_call_end｜><｜tool_calls_end｜>",
         "<｜tool_calls_end｜>",
     ),
+    "step3_steptml_function_sep": (  # (each call after "function<｜tool_sep｜>": an opener written two ways)
+        '<｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name="read_file"><steptml:parameter name="path">notes.md'
+        '</steptml:parameter></steptml:invoke><｜tool_call_end｜><｜tool_sep｜><｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name="write_file">'
+        '<steptml:parameter name="path">out.md</steptml:parameter><steptml:parameter name="content">Day one: we walked to the '
+        "harbour and back.</steptml:parameter></steptml:invoke><｜tool_call_end｜><｜tool_calls_end｜>",
+        "<｜tool_calls_end｜>",
+    ),
     "kimi_k2": (  # (JSON arguments after a declared opener, stream_json; the model's ids)
         "<|tool_calls_section_begin|><|tool_call_begin|>functions.read_file:0<|tool_call_argument_begin|>"
         '{"path": "notes.md"}<|tool_call_end|><|tool_call_begin|>functions.write_file:1<|tool_call_argument_begin|>'
@@ -443,7 +450,7 @@ TWO_CALL_BLOCKS = {
 }
 
 
-_FORMAT_OF = {"mistral_token_once": "mistral", "mistral_call_id": "mistral"}  # (rows of one format in another shape)
+_FORMAT_OF = {"mistral_token_once": "mistral", "mistral_call_id": "mistral", "step3_steptml_function_sep": "step3_steptml"}  # (rows of one format in another shape)
 
 
 def _fed(sp: StreamParser, raw: str, size: int, end: int) -> tuple[list[Any], list[Any]]:

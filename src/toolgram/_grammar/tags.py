@@ -9,7 +9,8 @@ An opener is a template: `{name}` and `{key}` stand for a plain name (`"{key}"`,
 attribute's value: in double, single or no quotes), ` attr="{type}"` for a type the model
 may write (DSML's string="true", Kimi K3's type="string"; it may be left out), `{attrs}`
 for other attributes (not name, key, tool, type or string: those decide something), a
-space for any blanks (none too), `{call}` where the call's own text starts when its opener
+space for any blanks (none too), ` | ` between the ways an opener may be written (Step-3's
+with and without `function<｜tool_sep｜>`), `{call}` where the call's own text starts when its opener
 begins with a token of the block (Step-3's `<｜tool_call_begin｜>{call}<steptml:invoke …`:
 parse() gives a later call of the block the span from there); the rest is literal. A
 closer is literal. `stream_sep:` is what a block writes between a call's close and the
@@ -73,6 +74,11 @@ def _pattern(template: str) -> str:
         else:
             out.append(regex.escape(m.group("lit")))
     return "".join(out)
+
+
+def _alternatives(template: str, part: Any = _pattern) -> str:
+    """An opener written more than one way (` | ` between them), as one pattern."""
+    return "(?:" + "|".join(part(t) for t in regex.split(r"\s\|\s", template)) + ")"
 
 
 def _lead(fmt: Any) -> str:
@@ -142,7 +148,7 @@ class Tags:
         lead = _lead(fmt)
         # (A tag must follow, after blanks: `I'll use <function=get_weather>` then a line of
         # prose is a mention, not announced only to be withdrawn.)
-        opener = "(?P<open>" + _pattern(call_open) + r")(?P<rest>[ \t\r\n]*<)"
+        opener = "(?P<open>" + _alternatives(call_open) + r")(?P<rest>[ \t\r\n]*<)"
         self.call = regex.compile(lead + opener)
         # (the group where a call's own text, its span in parse(), starts: see {call})
         self.own = "own" if "own" in self.call.groupindex else "open"
@@ -197,19 +203,22 @@ class JsonTags:
     """
 
     def __init__(self, fmt: Any) -> None:
-        alternatives = []
-        for template in regex.split(r"\s\|\s", fmt.stream_json):
-            parts = []
-            for part in template.split():
-                body = _pattern(part)
-                parts.append(f"(?P<id>{body})" if "{index}" in part else body)
-            alternatives.append(r"[ \t\r\n]*".join(parts))
-        opener = "(?P<open>(?:" + "|".join(alternatives) + r"))[ \t\r\n]*(?P<rest>\{)"
+        opener = "(?P<open>" + _alternatives(fmt.stream_json, _json_opener) + r")[ \t\r\n]*(?P<rest>\{)"
         self.call = regex.compile(_lead(fmt) + opener)
         self.own = "own" if "own" in self.call.groupindex else "open"
         self.has_id = "id" in self.call.groupindex
         sep = _pattern(fmt.stream_sep) + r"[ \t\r\n]*" if fmt.stream_sep else ""
         self.next = regex.compile(r"[ \t\r\n]*" + sep + opener)
+
+
+def _json_opener(template: str) -> str:
+    """A `stream_json:` opener: its blank-free parts, any blanks between them; the part
+    that holds `{index}` is the id (group `id`)."""
+    parts = []
+    for part in template.split():
+        body = _pattern(part)
+        parts.append(f"(?P<id>{body})" if "{index}" in part else body)
+    return r"[ \t\r\n]*".join(parts)
 
 
 _JSON_TAGS: dict[Any, JsonTags | None] = {}
