@@ -637,3 +637,28 @@ def test_python_arguments_written_by_repr_stream_to_json_dumps(kwargs: dict, sep
     events = check(raw, chunked(raw, size), ["f"], ["pythonic"], 32_768)
     if expected.calls and not expected.errors:
         assert not any(type(e) is CallCancelled for e in events)
+
+
+KIMI_OPEN = "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>"
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        # (a string left open before the end tag: parse() closes it there, "Par")
+        KIMI_OPEN + '{"city": "Par<|tool_call_end|><|tool_calls_section_end|>',
+        '<tool_call>{"name": "get_weather", "arguments": {"city": "Par</tool_call>',
+        # (a marker inside a string that closes after it: the string's text)
+        KIMI_OPEN + '{"city": "a<|tool_call_end|>b<c"}<|tool_call_end|><|tool_calls_section_end|>',
+        '<tool_call>{"name": "get_weather", "arguments": {"city": "P<a></tool_call>"}}</tool_call>',
+        '[TOOL_CALLS]get_weather[ARGS]{"city": "[a] [TOOL_CALLS]b"}',
+    ],
+)
+def test_a_string_that_may_end_at_a_marker_is_held_there_not_withdrawn(raw: str) -> None:
+    expected = toolgram.parse(raw, ["get_weather"])
+    assert len(expected.calls) == 1
+    for size in (1, 2, 3, 7, 64):
+        events = check(raw, chunked(raw, size), ["get_weather"], None, 32_768)
+        assert not any(type(e) is CallCancelled for e in events)
+        if size == 1:  # (what came before the marker streamed, a character at a time)
+            assert len([e for e in events if type(e) is ArgumentsDelta]) > 3

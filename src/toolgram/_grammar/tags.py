@@ -197,6 +197,8 @@ class JsonTags:
               one way are alternatives, ` | ` between them.
     next      after a call's arguments closed: blanks, the `stream_sep`, blanks, the next
               call's opener and its arguments' `{`, as `call`
+    markers   the format's start, end and end-of-turn markers: a string value left open
+              before one ends there (JsonEcho stops at one)
     (Mistral's list before v11, `[TOOL_CALLS] [{"name": …, "arguments": {…}, "id": "…"}]`, is
     not announced: Mistral Nemo writes each call's id after its arguments, so that every such
     call would be withdrawn and sent again with that id.)
@@ -207,6 +209,8 @@ class JsonTags:
         self.call = regex.compile(_lead(fmt) + opener)
         self.own = "own" if "own" in self.call.groupindex else "open"
         self.has_id = "id" in self.call.groupindex
+        # (a string value holding one of these may be cut there: JsonEcho holds them)
+        self.markers = tuple(dict.fromkeys((*fmt.starts, *fmt.ends, *fmt.end_of_turn)))
         sep = _pattern(fmt.stream_sep) + r"[ \t\r\n]*" if fmt.stream_sep else ""
         self.next = regex.compile(r"[ \t\r\n]*" + sep + opener)
 

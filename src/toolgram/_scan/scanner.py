@@ -293,6 +293,14 @@ class Scanner(MarkerSearch):
             waits = waits or m is not None
         return None if waits and len(head) < r.marker_len + _EARLY_SPAN else (start, None)
 
+    def region_markers(self) -> tuple[str, ...]:
+        """The start, end and end-of-turn markers of the formats that may read the region
+        being read: a JSON string left open before one ends there (StreamParser's JsonEcho)."""
+        r = self.region
+        if r is None:
+            return ()
+        return tuple(dict.fromkeys(m for f in r.candidates for m in (*f.starts, *f.ends, *f.end_of_turn)))
+
     def text_from(self, pos: int) -> str:
         """The text taken from `pos` (in the reply) on, while it is kept: in a region."""
         at = pos - self.base

@@ -40,7 +40,15 @@ def _quoted(text: str) -> str:
 
 
 class JsonEcho:
-    def __init__(self) -> None:
+    def __init__(self, markers: tuple[str, ...] = ()) -> None:
+        # The format's markers (Kimi K2's `<|tool_call_end|>`…): one inside a string value
+        # ends the region there, and the string is closed before it (closed_json). A
+        # string's text that may begin one is held until it shows whether it does; one
+        # that does stops the echo (the rest comes with the call's end).
+        self.markers = markers
+        self.firsts = "".join(sorted({m[0] for m in markers if m} - {'"', "\\"}))
+        self.longest = max(map(len, markers), default=0)
+        self.held = ""  # a string value's text that may begin a marker
         self.stopped = False
         self.done = False  # the object closed
         self.rest = ""  # the text fed after its close, once it closed
@@ -57,6 +65,8 @@ class JsonEcho:
         certain ("" when nothing is, or once stopped or done)."""
         if self.stopped or self.done:
             return ""
+        if self.held:
+            text, self.held = self.held + text, ""  # (read again: see _marker)
         out: list[str] = []
         try:
             self._read(text, out)
@@ -164,6 +174,7 @@ class JsonEcho:
         value = self.in_string == "value"
         sink = out if value else self.key_chars
         n = len(text)
+        plain = _plain_but(self.firsts) if value and self.firsts else _PLAIN
         while i < n:
             if self.escape:  # an escape, complete or not
                 self.escape += text[i]
@@ -172,12 +183,15 @@ class JsonEcho:
                 if ch is not None:
                     sink.append(_quoted(ch) if value else ch)
                 continue
-            m = _PLAIN.match(text, i)
+            m = plain.match(text, i)
             if m is not None:
                 sink.append(m.group())
                 i = m.end()
                 continue
             ch = text[i]
+            if value and ch in self.firsts:
+                i = self._marker(text, i, out)
+                continue
             i += 1
             if ch == "\\":
                 self.escape = ch
@@ -187,6 +201,19 @@ class JsonEcho:
             else:  # a raw control character: json reads it (strict=False), json.dumps escapes it
                 sink.append(_quoted(ch) if value else ch)
         return i
+
+    def _marker(self, text: str, i: int, out: list[str]) -> int:
+        """At a character that may begin one of the markers, in a string value: stop at a
+        whole marker; hold the text from it while it may still begin one (fed again with
+        the next text, see feed); else it is the string's text."""
+        window = text[i : i + self.longest]
+        if any(window.startswith(m) for m in self.markers):
+            raise _Stop  # (the region ends here: the string is closed before it)
+        if i + len(window) == len(text) and any(m.startswith(window) for m in self.markers):
+            self.held = window
+            return len(text)
+        out.append(_quoted(text[i]))
+        return i + 1
 
     def _escaped(self) -> str | None:
         """The character the escape held stands for, once it is certain; None."""
@@ -235,6 +262,17 @@ class JsonEcho:
 
 
 _STARTS = frozenset('{["-0123456789tfnIN')  # (Infinity, NaN: json reads and writes them)
+
+
+_PLAINS: dict[str, re.Pattern[str]] = {}
+
+
+def _plain_but(firsts: str) -> re.Pattern[str]:
+    """_PLAIN less the characters that may begin a marker."""
+    got = _PLAINS.get(firsts)
+    if got is None:
+        got = _PLAINS[firsts] = re.compile(r'[^"\\\x00-\x1f' + re.escape(firsts) + "]+")
+    return got
 
 
 def _hex(digits: str) -> int:

@@ -195,6 +195,7 @@ class StreamParser:
         self._announced: list[_Early] = []
         self._open_ids: set[str] = set()  # (their ids: see _id)
         self._early_settled = -1
+        self._markers: tuple[str, ...] = ()  # (the markers of the region of JSON call objects announced: JsonEcho)
         if announce == "name":
             self.feed = self._feed_announcing  # type: ignore[method-assign]  # (the default pays nothing)
         self._text_of = TextOf()  # (deltas that are not str)
@@ -543,14 +544,16 @@ class StreamParser:
             elif len(got) > 3 and type(got[3]) is JsonTags:
                 # (a JSON object after an opener its header declares: Kimi K2's, Mistral's;
                 # the calls after it are followed from its end, as below)
-                echo: Any = JsonEcho()
+                echo: Any = JsonEcho(got[3].markers)
                 json_tags, written = got[3], got[5]
             elif len(got) > 3:  # (XML-ish parameters of the declared tags, typed by the tool's schema)
                 echo = XmlParamEcho(self._tools.schema(name) if self._tools is not None else None, got[3])
                 if got[4]:  # (in a block: the calls after it are followed, see _next)
                     follow = _Follow(got[3], got[2])
             else:
-                echo = JsonEcho()  # (the call objects after it are followed from its end: _Early)
+                # (the call objects after it are followed from its end: _Early)
+                self._markers = self._scanner.region_markers()
+                echo = JsonEcho(self._markers)
             self._announce(start, start, name, echo, follow, got[2], events, None, json_tags, written)
             self._next(events)
 
@@ -609,7 +612,8 @@ class StreamParser:
                 written = follow.written
                 if written is not None and (written in self._ids or written in self._open_ids):
                     return  # (see _repeats)
-                self._announce(last.region, start, name, JsonEcho(), None, rest_at, events, text, tags, written)
+                echo = JsonEcho(tags.markers if tags is not None else self._markers)
+                self._announce(last.region, start, name, echo, None, rest_at, events, text, tags, written)
             elif type(follow) is _PyFollow:  # (the next Python-style call of a list)
                 echo = PyEcho(self._tools.schema(name) if self._tools is not None else None)
                 self._announce(last.region, start, name, echo, _PyFollow(tags, rest_at), rest_at, events, text)
