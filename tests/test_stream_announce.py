@@ -441,6 +441,11 @@ TWO_CALL_BLOCKS = {
         '{"path": "out.md", "content": "Day one: we walked to the harbour and back."}',
         "",
     ),
+    "llama3_json": (  # (Llama 3's call objects joined by "; ", stream_json and stream_sep; done with the reply's end)
+        '<|python_tag|>{"name": "read_file", "parameters": {"path": "notes.md"}}; {"name": "write_file", "parameters": '
+        '{"path": "out.md", "content": "Day one: we walked to the harbour and back."}}',
+        "",
+    ),
     "glm45_arg_kv": (  # (a block per call: the second is a region of its own)
         "<tool_call>read_file\n<arg_key>path</arg_key>\n<arg_value>notes.md</arg_value>\n</tool_call>\n"
         "<tool_call>write_file\n<arg_key>path</arg_key>\n<arg_value>out.md</arg_value>\n"
