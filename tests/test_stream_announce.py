@@ -507,6 +507,14 @@ PYTHON_LISTS = {
         '<|python_start|>[read_file(path="notes.md"), write_file(path="out.md", content="Day one: [a walk].")]<|python_end|>',
         "]<|python_end|>",
     ),
+    "olmo3_pythonic": (  # (a call a line, no list: stream_python's first opener)
+        '<function_calls>\nread_file(path="notes.md")\nwrite_file(path="out.md", content="Day one: (a walk), \'the harbour\'.")\n</function_calls>',
+        "</function_calls>",
+    ),
+    "olmo3_pythonic_list": (  # (a list in the block: its second opener)
+        '<function_calls>[read_file(path="notes.md"); write_file(path="out.md", content="Day one: [a walk].")]</function_calls>',
+        "]</function_calls>",
+    ),
     "lfm2": (
         '<|tool_call_start|>[read_file(path="notes.md"), write_file(path="out.md", content="Day one: a \\"walk\\".")]<|tool_call_end|>',
         "]<|tool_call_end|>",
@@ -518,6 +526,7 @@ PYTHON_LISTS = {
 @pytest.mark.parametrize("size", [1, 3, 7])
 def test_each_call_of_a_python_list_is_named_before_the_list_ends(fmt: str, size: int) -> None:
     raw, end_marker = PYTHON_LISTS[fmt]
+    fmt = fmt.removesuffix("_list")
     tools = ["read_file", "write_file"]
     expected = toolgram.parse(raw, tools, formats=[fmt])
     assert [c.name for c in expected.calls] == tools and not expected.errors
@@ -557,6 +566,7 @@ def test_a_python_list_keeps_the_contract(raw: str) -> None:
 @pytest.mark.parametrize("size", [1, 3, 7])
 def test_python_keyword_arguments_stream_as_they_are_written(fmt: str, size: int) -> None:
     raw, end_marker = PYTHON_LISTS[fmt]
+    fmt = fmt.removesuffix("_list")
     tools = ["read_file", "write_file"]
     expected = toolgram.parse(raw, tools, formats=[fmt])
     end = raw.rindex(end_marker)

@@ -47,7 +47,7 @@ a call written as a JSON object whose name comes first (hermes, longcat, fenced_
 fenced_plain), as JSON arguments after an opener its format's header declares (Kimi K2,
 Mistral's NAME[ARGS]), as XML-ish parameters of tags its format's header declares (Qwen3-Coder,
 Seed-OSS, GLM, MiniMax M2, DSML, Kimi K3, dots.llm, MiniCPM5, Step-3, Hunyuan Hy3: per
-parameter) or in a list of Python-style calls (pythonic, Llama 4, LFM2: its keyword
+parameter) or in a list of Python-style calls (pythonic, Llama 4, LFM2, OLMo 3: its keyword
 arguments; every other format still comes whole) gets its first chunk (index, id, name) once its name has arrived, then its
 arguments as `arguments` deltas as they come, which concatenated equal the final
 arguments. When such a call then fails, nothing can be taken back: its withdrawal comes

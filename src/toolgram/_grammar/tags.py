@@ -244,14 +244,17 @@ class PyTags:
     call      the region's start markers, what the header says comes before the first
               call (`[`), blanks, and the call's name and `(` (group `open` where the call
               starts, `name`, `rest` where its arguments begin)
-    next      after a call's closing `)`: blanks, a comma, blanks, the next call's name and `(`
+    next      after a call's closing `)`: blanks, a comma (or a `;`, or none), blanks, the next
+              call's name and `(`
     """
 
     own = "open"
 
     def __init__(self, fmt: Any) -> None:
-        self.call = regex.compile(_lead(fmt) + _pattern(fmt.stream_python) + r"[ \t\r\n]*" + _PY_CALL)
-        self.next = regex.compile(r"[ \t\r\n]*,[ \t\r\n]*" + _PY_CALL)
+        self.call = regex.compile(_lead(fmt) + _alternatives(fmt.stream_python) + r"[ \t\r\n]*" + _PY_CALL)
+        # (a `;` in place of the comma, or none, as the grammars' missing_comma reads it; OLMo 3
+        # writes a call a line)
+        self.next = regex.compile(r"[ \t\r\n]*[,;]?[ \t\r\n]*" + _PY_CALL)
 
 
 _PY_TAGS: dict[Any, PyTags | None] = {}
