@@ -140,7 +140,10 @@ class Driver:
         text ends inside what could still become one."""
         if self.status != WAIT:
             return self.status
-        status = self._run(buf, final, at_marker)
+        return self.after_run(buf, final, self._run(buf, final, at_marker))
+
+    def after_run(self, buf: str, final: bool, status: str) -> str:
+        """run()'s last step, after the loop (_scan/pyframe.py reads a list without it)."""
         if final and status == DONE and _SPACE_TO_END.match(buf, self.last_end) is not None:
             # (Not when the last token is a JSON value its own brackets closed: the end
             # of the reply cut nothing of it, and a stream, which cannot know the reply

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import fastpath as _frame
+from . import pyframe as _pyframe
 from . import storm as _storm
 from .items import Failure, Region
 from .._recover import repair as _repair
@@ -139,7 +140,12 @@ class RegionReader:
             drv = self.drivers[-1]
             if anchored:
                 drv.quotes = False  # its failures are never shown
-            status = drv.run(_before_turn_end(sc.buf, drv) if final else sc.buf, final, sc.at_marker)
+            if final and _frame.enabled and sc.observer is None and _pyframe.read(drv, _before_turn_end(sc.buf, drv)):
+                status = DONE  # (the driver read it from the fast tokens: pyframe.py)
+            else:
+                if drv.status == "spoilt":  # (a token the table refused: read afresh)
+                    drv = self.drivers[-1] = self.driver(drv.fmt, self.region_start)
+                status = drv.run(_before_turn_end(sc.buf, drv) if final else sc.buf, final, sc.at_marker)
             if status == WAIT:
                 return False
             if status == DONE:

@@ -1,0 +1,158 @@
+"""A fast lexer for the plainest Python call lists (`[f(a=1, b='x'), g()]`).
+
+Read by the LALR driver, a 32 KB call list costs about 3 µs a token in the
+driver's loop (its contextual lexer tries each allowed terminal, then simulates
+the table before each reduce). For a whole reply whose region is a list of
+plain calls, one regex finds the same tokens at once; they are fed to the same
+parse table (Driver._feed) and the same finish, so the tree, and what the
+builder makes of it, are the general way's own. Anything less plain (positional
+arguments, stray or escaped quotes, comments, text no token fits, a marker's
+characters inside a value, deep nesting, a list that is not followed by the end
+of its line or of the reply) makes read() answer False before the driver is
+touched, and the driver reads the region as it always did.
+
+Only for the grammar `pythonic` (its terminals are checked at import of the
+table: see _terms), and only where the driver's lexer would take exactly these
+tokens: each alternative below is one it reads the same way (a keyword, which
+outranks a value; a value that ends where its brackets and quotes say, blanks
+after it left out; the literals).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .._lalr.tokens import Tok
+
+# The formats whose grammar is the plain call list of pythonic.lark.
+FORMATS = frozenset({"pythonic"})
+
+_STR = r"""'[^'"\\\n\r<>`|]*'|"[^'"\\\n\r<>`|]*\""""
+_ATOM = r"-?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?|True|False|None|true|false|null"
+_INNER_STR = r"""'[^'"\\\n\r<>`|()\[\]{}]*'|"[^'"\\\n\r<>`|()\[\]{}]*\""""
+
+
+def _nested(depth: int) -> str:
+    """A bracketed value of atoms and simple strings, at most `depth` levels deep."""
+    item = f"(?:{_INNER_STR}|{_ATOM}|[ \\t,:])"
+    for _ in range(depth):
+        inner = f"(?:{item})*"
+        item = f"(?:{_INNER_STR}|{_ATOM}|[ \\t,:]|\\[{inner}\\]|\\({inner}\\)|\\{{{inner}\\}})"
+    inner = f"(?:{item})*"
+    return f"\\[{inner}\\]|\\({inner}\\)|\\{{{inner}\\}}"
+
+
+# One argument: a keyword, `=`, a value, then `,` or `)` (blanks around each).
+_ARG = re.compile(
+    rf"(?P<key>[A-Za-z_][A-Za-z0-9_]*)(?P<s1>[ \t]*)=(?!=)(?P<s2>[ \t]*)"
+    rf"(?P<value>{_STR}|{_ATOM}|{_nested(2)})(?P<s3>[ \t]*)(?P<sep>[,)])",
+    re.ASCII,
+)
+_NAME = re.compile(r"([A-Za-z_][A-Za-z0-9_.\-]*)([ \t]*)\(([ \t]*)", re.ASCII)
+_BLANK = re.compile(r"[ \t]*")
+_WS = re.compile(r"[ \t\r\n\f]*")
+
+
+def _literal(c: Any) -> dict:
+    return {t.literal: name for name, t in c.terminals.items() if t.literal is not None}
+
+
+def tokens(buf: str, pos: int, lines: bool) -> tuple[list, int, bool] | None:
+    """The tokens (terminal, start, end) the driver would read from the list at pos,
+    where the region ends, and whether it ended at a line's end (lines: the
+    format's regions end there); None: not a plain list."""
+    out: list = []
+    add = out.append
+    n = len(buf)
+    while True:
+        if pos >= n or buf[pos] != "[":
+            return None
+        add(("LSQB", pos, pos + 1))
+        pos = _WS.match(buf, pos + 1).end()
+        while True:
+            m = _NAME.match(buf, pos)
+            if m is None:
+                return None
+            add(("NAME", m.start(1), m.end(1)))
+            add(("LPAR", m.end(2), m.end(2) + 1))
+            pos = m.end()
+            keys: set = set()
+            if buf.startswith(")", pos):
+                add(("RPAR", pos, pos + 1))
+                pos += 1
+            else:
+                while True:
+                    a = _ARG.match(buf, pos)
+                    if a is None:
+                        return None
+                    key = a.group("key")
+                    if key in keys:
+                        return None  # (a keyword given twice: the builder's to tell)
+                    keys.add(key)
+                    add(("KEY", a.start("key"), a.end("key")))
+                    eq = a.end("s1")
+                    add(("EQUAL", eq, eq + 1))
+                    add(("PYVALUE", a.start("value"), a.end("value")))
+                    sep = a.start("sep")
+                    pos = a.end()
+                    if buf[sep] == ")":
+                        add(("RPAR", sep, pos))
+                        break
+                    add(("COMMA", sep, pos))
+                    pos = _BLANK.match(buf, pos).end()
+                    if buf.startswith(")", pos):
+                        return None  # (a trailing comma: the general way)
+            pos = _WS.match(buf, pos).end()
+            if buf.startswith(",", pos):
+                add(("COMMA", pos, pos + 1))
+                pos = _WS.match(buf, pos + 1).end()
+                continue
+            if buf.startswith("]", pos):
+                add(("RSQB", pos, pos + 1))
+                pos += 1
+                break
+            return None
+        end = pos
+        after = _WS.match(buf, pos).end()
+        if after >= n:
+            return out, end, False
+        if lines and "\n" in buf[pos:after]:
+            return out, end, True
+        if buf[after] != "[":
+            return None
+        pos = after
+
+
+def read(drv: Any, buf: str) -> bool:
+    """Read drv's region of the whole text buf through the fast tokens, as Driver.run
+    would: True, drv done; False, drv untouched (or, after a token the table would
+    not take, spoilt: the caller starts a new one)."""
+    if drv.fmt.name not in FORMATS or drv.pos != drv.start or drv.status != "wait":
+        return False
+    found = tokens(buf, drv.pos, drv.lines)
+    if found is None:
+        return False
+    toks, end, line_end = found
+    names = drv.c.derived.get("pyframe")
+    if names is None:
+        literals = _literal(drv.c)
+        names = drv.c.derived["pyframe"] = {
+            t: literals.get(lit, None) for t, lit in (("LSQB", "["), ("RSQB", "]"), ("LPAR", "("), ("RPAR", ")"), ("COMMA", ","), ("EQUAL", "="))
+        }
+        names.update(NAME="NAME", KEY="KEY", PYVALUE="PYVALUE")
+    if None in names.values():
+        return False
+    feed = drv._feed
+    for term, s, e in toks:
+        if not feed(Tok(names[term], buf[s:e], s, e)):
+            drv.status = "spoilt"
+            return False
+        drv.taken += 1
+    term, s, e = toks[-1]
+    drv.pos = drv.last_end = e
+    drv.last_start = s
+    drv.last_term = names[term]
+    drv.line_end = line_end
+    status = drv._finish(end)
+    return drv.after_run(buf, True, status) == "done"
