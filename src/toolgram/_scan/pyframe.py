@@ -5,8 +5,7 @@ driver's loop (its contextual lexer tries each allowed terminal, then simulates
 the table before each reduce). For a whole reply whose region is a list of
 plain calls, one regex finds the same tokens at once; they are fed to the same
 parse table (Driver._feed) and the same finish, so the tree, and what the
-builder makes of it, are the general way's own. Anything less plain (positional
-arguments, stray or escaped quotes, comments, text no token fits, a marker's
+builder makes of it, are the general way's own. Anything less plain (stray or escaped quotes, comments, text no token fits, a marker's
 characters inside a value, deep nesting, a list that is not followed by the end
 of its line or of the reply) makes read() answer False before the driver is
 touched, and the driver reads the region as it always did.
@@ -43,9 +42,10 @@ def _nested(depth: int) -> str:
     return f"\\[{inner}\\]|\\({inner}\\)|\\{{{inner}\\}}"
 
 
-# One argument: a keyword, `=`, a value, then `,` or `)` (blanks around each).
+# One argument: a keyword and `=` (or none: a positional value), a value, then `,`
+# or `)` (blanks around each). (A keyword given twice is the builder's to tell.)
 _ARG = re.compile(
-    rf"(?P<key>[A-Za-z_][A-Za-z0-9_]*)(?P<s1>[ \t]*)=(?!=)(?P<s2>[ \t]*)"
+    rf"(?:(?P<key>[A-Za-z_][A-Za-z0-9_]*)(?P<s1>[ \t]*)=(?!=)(?P<s2>[ \t]*))?"
     rf"(?P<value>{_STR}|{_ATOM}|{_nested(2)})(?P<s3>[ \t]*)(?P<sep>[,)])",
     re.ASCII,
 )
@@ -77,7 +77,6 @@ def tokens(buf: str, pos: int, lines: bool) -> tuple[list, int, bool] | None:
             add(("NAME", m.start(1), m.end(1)))
             add(("LPAR", m.end(2), m.end(2) + 1))
             pos = m.end()
-            keys: set = set()
             if buf.startswith(")", pos):
                 add(("RPAR", pos, pos + 1))
                 pos += 1
@@ -86,13 +85,10 @@ def tokens(buf: str, pos: int, lines: bool) -> tuple[list, int, bool] | None:
                     a = _ARG.match(buf, pos)
                     if a is None:
                         return None
-                    key = a.group("key")
-                    if key in keys:
-                        return None  # (a keyword given twice: the builder's to tell)
-                    keys.add(key)
-                    add(("KEY", a.start("key"), a.end("key")))
-                    eq = a.end("s1")
-                    add(("EQUAL", eq, eq + 1))
+                    if a.start("key") >= 0:  # (else a positional value)
+                        add(("KEY", a.start("key"), a.end("key")))
+                        eq = a.end("s1")
+                        add(("EQUAL", eq, eq + 1))
                     add(("PYVALUE", a.start("value"), a.end("value")))
                     sep = a.start("sep")
                     pos = a.end()
