@@ -334,3 +334,42 @@ def test_opening_test_keeps_a_format_whose_region_may_end_after_one_token(tmp_pa
     fast = toolgram.parse(raw, grammar_paths=[path], formats=["one"])
     assert summary(fast) == summary(general(raw, None, ["one"], 32_768, grammar_paths=[path]))
     assert [c.name for c in fast.calls] == ["get_time"]
+
+
+# The pythonic list lexer (_scan/pyframe.py): the tokens of a plain call list, fed to
+# the same table; anything less plain goes the general way.
+PLAIN_LISTS = [
+    "[get_weather(city='Paris', days=3)]",
+    "[math.factorial(n=5), geo.distance(a=[1.5, -2], b=(3, 4), exact=False, unit=None)]",
+    "[f(), g(1, 'x'), h(a={'k': [1, {'m': None}]})]\n[f(a=1)]",
+    '[send_sms(to="+47", body="On my way", to="+48")]',
+]
+NOT_PLAIN = ["[f(a='it's')]", "[f(a=x)]", "[f(a='<tool_call>')]", "[f(a=1,)]", "[f(a=[[[[1]]]])]", "[]", "[f(a=1)] and"]
+
+
+@pytest.mark.parametrize("raw", PLAIN_LISTS)
+@pytest.mark.parametrize("tools", [None, ["get_weather", "math.factorial", "f", "send_sms"]])
+def test_the_pythonic_list_lexer_reads_a_plain_list_as_the_general_way_does(raw: str, tools: Any) -> None:
+    from toolgram._scan import pyframe
+
+    seen = []
+    read = pyframe.read
+
+    def spy(drv: Any, buf: str) -> bool:
+        seen.append(read(drv, buf))
+        return seen[-1]
+
+    pyframe.read = spy
+    try:
+        got = summary(toolgram.parse(raw, tools))
+    finally:
+        pyframe.read = read
+    assert True in seen
+    assert got == summary(general(raw, tools, None, 32_768))
+
+
+@pytest.mark.parametrize("raw", NOT_PLAIN)
+def test_anything_but_a_plain_list_goes_the_general_way_from_the_list_lexer(raw: str) -> None:
+    from toolgram._scan import pyframe
+
+    assert pyframe.tokens(raw, 0, False) is None
