@@ -27,18 +27,20 @@ from .._lalr.tokens import Tok
 # The formats whose grammar is the plain call list of pythonic.lark.
 FORMATS = frozenset({"pythonic"})
 
-_STR = r"""'[^'"\\\n\r<>`|]*'|"[^'"\\\n\r<>`|]*\""""
-_ATOM = r"-?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?|True|False|None|true|false|null"
-_INNER_STR = r"""'[^'"\\\n\r<>`|()\[\]{}]*'|"[^'"\\\n\r<>`|()\[\]{}]*\""""
+_STR = r"""'[^'"\\\n\r<>`|]*+'|"[^'"\\\n\r<>`|]*+\""""
+_ATOM = r"-?+(?:\d++(?:\.\d*+)?+|\.\d++)(?:[eE][+-]?+\d++)?+|True|False|None|true|false|null"
+_INNER_STR = r"""'[^'"\\\n\r<>`|()\[\]{}]*+'|"[^'"\\\n\r<>`|()\[\]{}]*+\""""
 
 
 def _nested(depth: int) -> str:
     """A bracketed value of atoms and simple strings, at most `depth` levels deep."""
-    item = f"(?:{_INNER_STR}|{_ATOM}|[ \\t,:])"
+    # (Each repetition possessive, each item atomic: a value that fails late, a long
+    # run of digits before a stray letter, is given up at once, not in every split.)
+    item = f"(?>{_INNER_STR}|{_ATOM}|[ \\t,:])"
     for _ in range(depth):
-        inner = f"(?:{item})*"
-        item = f"(?:{_INNER_STR}|{_ATOM}|[ \\t,:]|\\[{inner}\\]|\\({inner}\\)|\\{{{inner}\\}})"
-    inner = f"(?:{item})*"
+        inner = f"(?:{item})*+"
+        item = f"(?>{_INNER_STR}|{_ATOM}|[ \\t,:]|\\[{inner}\\]|\\({inner}\\)|\\{{{inner}\\}})"
+    inner = f"(?:{item})*+"
     return f"\\[{inner}\\]|\\({inner}\\)|\\{{{inner}\\}}"
 
 
@@ -46,7 +48,7 @@ def _nested(depth: int) -> str:
 # or `)` (blanks around each). (A keyword given twice is the builder's to tell.)
 _ARG = re.compile(
     rf"(?:(?P<key>[A-Za-z_][A-Za-z0-9_]*)(?P<s1>[ \t]*)=(?!=)(?P<s2>[ \t]*))?"
-    rf"(?P<value>{_STR}|{_ATOM}|{_nested(2)})(?P<s3>[ \t]*)(?P<sep>[,)])",
+    rf"(?P<value>(?>{_STR}|{_ATOM}|{_nested(2)}))(?P<s3>[ \t]*+)(?P<sep>[,)])",
     re.ASCII,
 )
 _NAME = re.compile(r"([A-Za-z_][A-Za-z0-9_.\-]*)([ \t]*)\(([ \t]*)", re.ASCII)
