@@ -119,7 +119,8 @@ def outcome(raw, tools, options, on):
         result = toolgram.parse(raw, tools, **options)
     finally:
         fastpath.enabled = True
-    return repr(result), repr(getattr(result, "segments", None))
+    calls = [sorted(vars(c).items()) if hasattr(c, "__dict__") else c for c in result.calls]  # (ids, spans, repairs, all)
+    return repr(result), repr(calls), repr(result.segments)
 
 
 def main() -> int:
