@@ -10,8 +10,7 @@ characters inside a value, deep nesting, a list that is not followed by the end
 of its line or of the reply) makes read() answer False before the driver is
 touched, and the driver reads the region as it always did.
 
-Only for the grammar `pythonic` (its terminals are checked at import of the
-table: see _terms), and only where the driver's lexer would take exactly these
+Only for the grammar `pythonic` (its terminals are checked: see _fits), and only where the driver's lexer would take exactly these
 tokens: each alternative below is one it reads the same way (a keyword, which
 outranks a value; a value that ends where its brackets and quotes say, blanks
 after it left out; the literals).
@@ -56,8 +55,25 @@ _BLANK = re.compile(r"[ \t]*")
 _WS = re.compile(r"[ \t\r\n\f]*")
 
 
-def _literal(c: Any) -> dict:
-    return {t.literal: name for name, t in c.terminals.items() if t.literal is not None}
+# The terminals of pythonic.lark as compiled (a pattern's source, or a literal; its
+# priority): the tokens below are what its lexer reads. A grammar of that name with
+# other terminals (a user's, or this one edited) goes the general way, which
+# tests/test_frame.py would tell for the built-in one.
+_NAME_CHARS = r"[\p{Alphabetic}\p{M}\p{Nd}\p{Pc}"
+_TERMINALS = {
+    "NAME": (rf"(?:[A-Za-z_]|\\_){_NAME_CHARS}.\-]*+(?:\\_{_NAME_CHARS}.\-]*+)*+(?=\s*\()", 0),
+    "KEY": (rf"(?:[A-Za-z_]|\\_){_NAME_CHARS}]*+(?:\\_{_NAME_CHARS}]*+)*+(?=\s*=(?!=))", 2),
+    "PYVALUE": (r"[^\s,()]", -1),
+    "WS": ("(?:[ \t\x0c\r\n])+", 0),
+    "LSQB": ("[", 0), "RSQB": ("]", 0), "LPAR": ("(", 0), "RPAR": (")", 0), "COMMA": (",", 0),
+    "EQUAL": ("=", 0), "QUOTE": ("'", 0), "DBLQUOTE": ('"', 0), "SEMICOLON": (";", 0),
+}  # fmt: skip
+
+
+def _fits(c: Any) -> bool:
+    """Whether c's terminals and %ignore are those of pythonic.lark."""
+    got = {name: (t.literal if t.literal is not None else t.source, t.priority) for name, t in c.terminals.items()}
+    return got == _TERMINALS and [t.source for t in c.ignore] == [_TERMINALS["WS"][0]]
 
 
 def tokens(buf: str, pos: int, lines: bool) -> tuple[list, int, bool] | None:
@@ -132,25 +148,21 @@ def read(drv: Any, buf: str) -> bool:
     if found is None:
         return False
     toks, end, line_end = found
-    names = drv.c.derived.get("pyframe")
-    if names is None:
-        literals = _literal(drv.c)
-        names = drv.c.derived["pyframe"] = {
-            t: literals.get(lit, None) for t, lit in (("LSQB", "["), ("RSQB", "]"), ("LPAR", "("), ("RPAR", ")"), ("COMMA", ","), ("EQUAL", "="))
-        }
-        names.update(NAME="NAME", KEY="KEY", PYVALUE="PYVALUE")
-    if None in names.values():
+    fits = drv.c.derived.get("pyframe")
+    if fits is None:
+        fits = drv.c.derived["pyframe"] = _fits(drv.c)
+    if not fits:
         return False
     feed = drv._feed
     for term, s, e in toks:
-        if not feed(Tok(names[term], buf[s:e], s, e)):
+        if not feed(Tok(term, buf[s:e], s, e)):
             drv.status = "spoilt"
             return False
         drv.taken += 1
     term, s, e = toks[-1]
     drv.pos = drv.last_end = e
     drv.last_start = s
-    drv.last_term = names[term]
+    drv.last_term = term
     drv.line_end = line_end
     status = drv._finish(end)
     return drv.after_run(buf, True, status) == "done"
