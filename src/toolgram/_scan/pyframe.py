@@ -5,15 +5,18 @@ driver's loop (its contextual lexer tries each allowed terminal, then simulates
 the table before each reduce). For a whole reply whose region is a list of
 plain calls, one regex finds the same tokens at once; they are fed to the same
 parse table (Driver._feed) and the same finish, so the tree, and what the
-builder makes of it, are the general way's own. Anything less plain (stray or escaped quotes, comments, text no token fits, a marker's
-characters inside a value, deep nesting, a list that is not followed by the end
-of its line or of the reply) makes read() answer False before the driver is
-touched, and the driver reads the region as it always did.
+builder makes of it, are the general way's own. Anything less plain (stray or
+escaped quotes, comments, text no token fits, a marker's characters inside a
+value, deep nesting, a list not followed by the end of its line or of the reply)
+makes read() answer False before the driver is touched, and the driver reads the
+region as it always did. A stream's driver reads on from where it stopped, the
+general way (a stream decides nothing this does not: it equals parse()).
 
-Only for the grammar `pythonic` (its terminals are checked: see _fits), and only where the driver's lexer would take exactly these
-tokens: each alternative below is one it reads the same way (a keyword, which
-outranks a value; a value that ends where its brackets and quotes say, blanks
-after it left out; the literals).
+Only for the grammar `pythonic` (its terminals are checked: see _fits), and only
+where the driver's lexer would take exactly these tokens: each alternative below
+is one it reads the same way (a keyword, which outranks a value; a value that
+ends where its brackets and quotes say, blanks after it left out; the literals).
+benchmarks/diff_pyframe.py compares the two ways on the corpus and generated lists.
 """
 
 from __future__ import annotations
@@ -164,5 +167,7 @@ def read(drv: Any, buf: str) -> bool:
     drv.last_start = s
     drv.last_term = term
     drv.line_end = line_end
-    status = drv._finish(end)
-    return drv.after_run(buf, True, status) == "done"
+    if drv.after_run(buf, True, drv._finish(end)) != "done":
+        drv.status = "spoilt"  # (a failure of its own is no answer: the general way's)
+        return False
+    return True
