@@ -1,13 +1,14 @@
 """Differential check of the pythonic list lexer (src/toolgram/_scan/pyframe.py): for
 every corpus case (each format, with its tools and options) and N generated or mutated
 Python call lists (with tools, without, after prose, repeated), parse() with the fast
-paths (fastpath.enabled) and without them must give equal results, segments included.
-A stream never uses the fast tokens, so fuzz.py's stream == parse check covers them too.
+paths (fastpath.enabled) and without them must give equal results, segments included;
+and a stream of each, in deltas of 1, 2, 3, 7 and 64 characters and random ones, must
+give parse()'s (the stream holds a list back until it has closed: see pyframe.py).
 
     python benchmarks/diff_pyframe.py [N] [SEED]
 
-Prints the inputs, how many the fast tokens read, and the mismatches (each kept as
-/tmp/pyframe-badK.pkl: (raw, tools)).
+Prints the inputs, how many the fast tokens read (in parse(); lists read whole in a
+stream), and the mismatches (each kept as /tmp/pyframe-badK.pkl: (raw, tools, options)).
 """
 
 import json
@@ -17,6 +18,7 @@ import sys
 from pathlib import Path
 
 import toolgram
+from toolgram import StreamParser
 from toolgram._scan import fastpath, pyframe
 
 CORPUS = Path(__file__).resolve().parent.parent / "tests" / "corpus"
@@ -24,19 +26,16 @@ N = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
 SEED = int(sys.argv[2]) if len(sys.argv) > 2 else 1
 
 hits = [0]
-_orig = pyframe.read
+_orig = pyframe.read_list
 
 
-def counting(drv, buf):
-    ok = _orig(drv, buf)
-    hits[0] += ok
-    return ok
+def counting(buf, start, final, begun=None):
+    got = _orig(buf, start, final, begun)
+    hits[0] += type(got) is tuple
+    return got
 
 
-pyframe.read = counting
-import toolgram._scan.region as _region  # noqa: E402
-
-_region._pyframe = pyframe
+pyframe.read_list = counting
 
 NAMES = ["f", "get_weather", "math.factorial", "geo.distance", "a-b", "x1", "_p", "calc_absolute_pressure"]
 KEYS = ["a", "b", "city", "unit", "n", "exact", "x_1", "_k"]
@@ -123,6 +122,23 @@ def outcome(raw, tools, options, on):
     return repr(result), repr(calls), repr(result.segments)
 
 
+def streamed(raw, tools, options, rng):
+    """Whether a stream of raw, in each chunking, gives parse()'s result (segments too)."""
+    expected = toolgram.parse(raw, tools, **options)
+    want = (repr(expected), repr(expected.segments))
+    for size in (1, 2, 3, 7, 64, 0):
+        sp = StreamParser(tools, **options)
+        i = 0
+        while i < len(raw):
+            step = size or rng.randint(1, 12)
+            sp.feed(raw[i : i + step])
+            i += step
+        got = sp.close()
+        if (repr(got), repr(got.segments)) != want:
+            return False
+    return True
+
+
 def main() -> int:
     rng = random.Random(SEED)
     cases = list(corpus()) + [generated(rng) for _ in range(N)]
@@ -130,6 +146,7 @@ def main() -> int:
     for raw, tools, options in cases:
         try:
             same = outcome(raw, tools, options, True) == outcome(raw, tools, options, False)
+            same = same and streamed(raw, tools, options, rng)
         except TypeError:
             continue  # (a sidecar this parse() does not take)
         if not same:

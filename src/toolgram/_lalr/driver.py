@@ -31,7 +31,7 @@ from .._recover import repair as _repair
 from .extent import TripleWait, _Extent, triple_end, triple_quote
 from .growth import _HOLD, _could_grow, _loop_wait
 from .table import _ENDING_NAME, _reduces_call, closing_plan, expected, peek, simulate, takes
-from .tokens import _SNIPPET, DONE, FAIL, WAIT, WAIT_MORE, Tok, _snippet
+from .tokens import _SNIPPET, DONE, FAIL, PAUSE, WAIT, WAIT_MORE, Tok, _snippet
 
 
 class Driver:
@@ -39,7 +39,7 @@ class Driver:
         "fmt", "c", "start", "pos", "stack", "values", "status", "end", "tree", "repairs", "reason", "prose_at",
         "hint", "extents", "quotes", "resume", "taken", "brackets", "cutter", "recheck", "marks",
         "closed_at", "last_end", "calls", "lines", "line_end", "stray", "deep", "quote_memo", "last_term", "last_start", "ended", "shut",
-        "loose_memo", "nest_memo", "nest_open", "nest_loose", "goes_on", "decode_failed", "may_close",
+        "loose_memo", "nest_memo", "nest_open", "nest_loose", "goes_on", "decode_failed", "may_close", "pause", "py",
     )  # fmt: skip
 
     def __init__(self, fmt: Format, start: int, brackets: Any = None, cutter: Any = None, lines: bool = False) -> None:
@@ -132,6 +132,10 @@ class Driver:
         # Only in a salvage's replay up to a point inside the last call (_scan/salvage.py):
         # the reply goes on in that call past the text read (Builder.goes_on).
         self.goes_on = False
+        # A terminal after which run() returns PAUSE, the text not all read (the caller
+        # looks at what follows: _scan/pyframe.py, after each list's `]`); None: never.
+        self.pause: str | None = None
+        self.py: Any = None  # (_scan/pyframe.py's, for this region: see there)
 
     # -- the loop ---------------------------------------------------------
     def run(self, buf: str, final: bool, at_marker) -> str:
@@ -218,6 +222,8 @@ class Driver:
             self.taken += 1
             if self.marks is not None:
                 self._keep_mark(end)
+            if term == self.pause:
+                return PAUSE
 
     # -- lexing -----------------------------------------------------------
     def _lex(self, buf: str, final: bool, allowed):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 WAIT, DONE, FAIL = "wait", "done", "fail"
 WAIT_MORE = "more"  # internal: a repair made room, read on
+PAUSE = "pause"  # run() stopped after the terminal Driver.pause names (see there)
 
 
 class Tok:

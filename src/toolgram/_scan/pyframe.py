@@ -2,15 +2,27 @@
 
 Read by the LALR driver, a 32 KB call list costs about 3 µs a token in the
 driver's loop (its contextual lexer tries each allowed terminal, then simulates
-the table before each reduce). For a whole reply whose region is a list of
-plain calls, one regex finds the same tokens at once; they are fed to the same
-parse table (Driver._feed) and the same finish, so the tree, and what the
-builder makes of it, are the general way's own. Anything less plain (stray or
-escaped quotes, comments, text no token fits, a marker's characters inside a
-value, deep nesting, a list not followed by the end of its line or of the reply)
-makes read() answer False before the driver is touched, and the driver reads the
-region as it always did. A stream's driver reads on from where it stopped, the
-general way (a stream decides nothing this does not: it equals parse()).
+the table before each reduce). For a region of plain call lists, one regex an
+argument finds the same tokens; each list's are fed to the same parse table
+(Driver._feed) once the list has closed, and the region is finished as the
+driver finishes it, so the tree, and what the builder makes of it, are the
+general way's own. A list that is less plain (stray or escaped quotes, comments,
+text no token fits, a marker's characters inside a value, deep nesting) is read
+by the driver itself, from its `[`, the general way; so is what follows the lists
+when it is not the end of the line (with tools), of the reply, or another list.
+The driver stops after each list's `]` (Driver.pause), and the next list is
+looked at here again.
+
+A list is taken whole or not at all: where a quoted value ends can depend on the
+text after it, up to the call's `)` (`'say 'hi', then go', n=2)`: _repair.quoted_end),
+and no value of a plain list has a quote inside, or a marker, so once its `]` has
+come its reading no longer depends on what follows. A stream therefore holds the
+driver back while the text ends inside a plain list (HOLD: the deltas are put aside
+until one holds a character that may end an item), reading it on from the last
+whole argument (a match made never changes with more text: each ends at a `,` or
+`)` it has seen), and feeds the list once its `]` has come; the general way where
+it is not plain, or where an item left open runs past _HOLD_MAX characters. So a
+stream decides nothing a whole parse does not (stream == parse(), in any chunking).
 
 Only for the grammar `pythonic` (its terminals are checked: see _fits), and only
 where the driver's lexer would take exactly these tokens: each alternative below
@@ -24,10 +36,18 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .._lalr.tokens import Tok
+import regex
+
+from .._lalr.tokens import DONE, Tok
 
 # The formats whose grammar is the plain call list of pythonic.lark.
 FORMATS = frozenset({"pythonic"})
+
+HOLD = "hold"  # (advance: a stream waits for the rest of a plain list)
+
+# An item left open at the end of a stream's text (a long value) is looked at again
+# with each delta that may end it: past this many characters, the driver reads the list.
+_HOLD_MAX = 1024
 
 _STR = r"""'[^'"\\\n\r<>`|]*+'|"[^'"\\\n\r<>`|]*+\""""
 _ATOM = r"-?+(?:\d++(?:\.\d*+)?+|\.\d++)(?:[eE][+-]?+\d++)?+|True|False|None|true|false|null"
@@ -48,14 +68,23 @@ def _nested(depth: int) -> str:
 
 # One argument: a keyword and `=` (or none: a positional value), a value, then `,`
 # or `)` (blanks around each). (A keyword given twice is the builder's to tell.)
-_ARG = re.compile(
+_ARG_SOURCE = (
     rf"(?:(?P<key>[A-Za-z_][A-Za-z0-9_]*)(?P<s1>[ \t]*)=(?!=)(?P<s2>[ \t]*))?"
-    rf"(?P<value>(?>{_STR}|{_ATOM}|{_nested(2)}))(?P<s3>[ \t]*+)(?P<sep>[,)])",
-    re.ASCII,
+    rf"(?P<value>(?>{_STR}|{_ATOM}|{_nested(2)}))(?P<s3>[ \t]*+)(?P<sep>[,)])"
 )
-_NAME = re.compile(r"([A-Za-z_][A-Za-z0-9_.\-]*)([ \t]*)\(([ \t]*)", re.ASCII)
+_NAME_SOURCE = r"([A-Za-z_][A-Za-z0-9_.\-]*)([ \t]*)\("
+_ARG = re.compile(_ARG_SOURCE, re.ASCII)
+_NAME = re.compile(_NAME_SOURCE, re.ASCII)
+# (The same, where a stream's text ends: does it end inside one? regex's partial match.)
+_ARG_BEGUN = regex.compile(_ARG_SOURCE, regex.ASCII | regex.V0)
+_NAME_BEGUN = regex.compile(_NAME_SOURCE, regex.ASCII | regex.V0)
 _BLANK = re.compile(r"[ \t]*")
 _WS = re.compile(r"[ \t\r\n\f]*")
+
+# What a list's items are: a call (after `[` or a `,` between calls), its first
+# argument or `)` (after `(`), an argument (after a `,` in a call), `,` or `]` (after
+# a call's `)`).
+_CALL, _FIRST, _NEXT, _AFTER = "call", "first", "next", "after"
 
 
 # The terminals of pythonic.lark as compiled (a pattern's source, or a literal; its
@@ -79,95 +108,198 @@ def _fits(c: Any) -> bool:
     return got == _TERMINALS and [t.source for t in c.ignore] == [_TERMINALS["WS"][0]]
 
 
-def tokens(buf: str, pos: int, lines: bool) -> tuple[list, int, bool] | None:
-    """The tokens (terminal, start, end) the driver would read from the list at pos,
-    where the region ends, and whether it ended at a line's end (lines: the
-    format's regions end there); None: not a plain list."""
-    out: list = []
-    add = out.append
+class Begun:
+    """How far a plain list's reading got where a stream's text ended inside it: its
+    tokens so far, where its next item's text starts (blanks first), what it is."""
+
+    __slots__ = ("toks", "pos", "item")
+
+    def __init__(self, toks: list, pos: int, item: str) -> None:
+        self.toks = toks
+        self.pos = pos
+        self.item = item
+
+
+def read_list(buf: str, start: int, final: bool, begun: Begun | None = None) -> Any:
+    """The tokens (terminal, start, end) of the plain list whose `[` is at start, once
+    it has closed: (tokens, where it ends); None: not a plain list (or, final, one
+    the text cuts); a Begun where a stream's text ends inside a plain list (`begun`:
+    one such, to read on from)."""
+    if begun is None:
+        toks = [("LSQB", start, start + 1)]
+        pos, item = start + 1, _CALL
+    else:
+        toks, pos, item = begun.toks, begun.pos, begun.item
+    add = toks.append
     n = len(buf)
     while True:
-        if pos >= n or buf[pos] != "[":
-            return None
-        add(("LSQB", pos, pos + 1))
-        pos = _WS.match(buf, pos + 1).end()
-        while True:
+        at = pos  # (where this item's text starts: a stream reads it again from here)
+        if item is _CALL:
+            pos = _WS.match(buf, pos).end()
             m = _NAME.match(buf, pos)
             if m is None:
-                return None
+                return _short(_NAME_BEGUN, buf, pos, final, toks, at, item)
             add(("NAME", m.start(1), m.end(1)))
-            add(("LPAR", m.end(2), m.end(2) + 1))
-            pos = m.end()
-            if buf.startswith(")", pos):
-                add(("RPAR", pos, pos + 1))
-                pos += 1
-            else:
-                while True:
-                    a = _ARG.match(buf, pos)
-                    if a is None:
-                        return None
-                    if a.start("key") >= 0:  # (else a positional value)
-                        add(("KEY", a.start("key"), a.end("key")))
-                        eq = a.end("s1")
-                        add(("EQUAL", eq, eq + 1))
-                    add(("PYVALUE", a.start("value"), a.end("value")))
-                    sep = a.start("sep")
-                    pos = a.end()
-                    if buf[sep] == ")":
-                        add(("RPAR", sep, pos))
-                        break
-                    add(("COMMA", sep, pos))
-                    pos = _BLANK.match(buf, pos).end()
-                    if buf.startswith(")", pos):
-                        return None  # (a trailing comma: the general way)
+            add(("LPAR", m.end(2), m.end()))
+            pos, item = m.end(), _FIRST
+            continue
+        if item is _AFTER:
             pos = _WS.match(buf, pos).end()
-            if buf.startswith(",", pos):
+            if pos >= n:
+                return None if final else Begun(toks, at, item)
+            if buf[pos] == ",":
                 add(("COMMA", pos, pos + 1))
-                pos = _WS.match(buf, pos + 1).end()
+                pos, item = pos + 1, _CALL
                 continue
-            if buf.startswith("]", pos):
+            if buf[pos] == "]":
                 add(("RSQB", pos, pos + 1))
-                pos += 1
-                break
+                return toks, pos + 1
             return None
-        end = pos
-        after = _WS.match(buf, pos).end()
-        if after >= n:
-            return out, end, False
-        if lines and "\n" in buf[pos:after]:
+        pos = _BLANK.match(buf, pos).end()
+        if item is _FIRST and buf.startswith(")", pos):
+            add(("RPAR", pos, pos + 1))
+            pos, item = pos + 1, _AFTER
+            continue
+        if item is _NEXT and buf.startswith(")", pos):
+            return None  # (a trailing comma: the general way)
+        a = _ARG.match(buf, pos)
+        if a is None:
+            return _short(_ARG_BEGUN, buf, pos, final, toks, at, item)
+        if a.start("key") >= 0:  # (else a positional value)
+            add(("KEY", a.start("key"), a.end("key")))
+            eq = a.end("s1")
+            add(("EQUAL", eq, eq + 1))
+        add(("PYVALUE", a.start("value"), a.end("value")))
+        sep = a.start("sep")
+        pos = a.end()
+        if buf[sep] == ")":
+            add(("RPAR", sep, pos))
+            item = _AFTER
+        else:
+            add(("COMMA", sep, pos))
+            item = _NEXT
+
+
+def _short(begun: Any, buf: str, pos: int, final: bool, toks: list, at: int, item: str) -> Begun | None:
+    """Where an item's pattern did not match at pos: a Begun when a stream's text ends
+    inside what may still be one, else None (not plain)."""
+    if final:
+        return None
+    if pos < len(buf):
+        m = begun.match(buf, pos, partial=True)
+        if m is None or not m.partial:
+            return None
+    return Begun(toks, at, item)
+
+
+def tokens(buf: str, pos: int, lines: bool) -> tuple[list, int, bool] | None:
+    """The tokens of a whole reply's region of plain lists at pos, where it ends,
+    and whether it ended at a line's end (lines: the format's regions end there);
+    None: not plain (what advance reads, at once: for tests/test_frame.py)."""
+    out: list = []
+    while True:
+        got = read_list(buf, pos, True)
+        if got is None:
+            return None
+        toks, end = got
+        out += toks
+        after = _WS.match(buf, end).end()
+        if lines and "\n" in buf[end:after]:
             return out, end, True
+        if after >= len(buf):
+            return out, end, False
         if buf[after] != "[":
             return None
         pos = after
 
 
-def read(drv: Any, buf: str) -> bool:
-    """Read drv's region of the whole text buf through the fast tokens, as Driver.run
-    would: True, drv done; False, drv untouched (or, after a token the table would
-    not take, spoilt: the caller starts a new one)."""
-    if drv.fmt.name not in FORMATS or drv.pos != drv.start or drv.status != "wait":
-        return False
-    found = tokens(buf, drv.pos, drv.lines)
-    if found is None:
-        return False
-    toks, end, line_end = found
-    fits = drv.c.derived.get("pyframe")
-    if fits is None:
-        fits = drv.c.derived["pyframe"] = _fits(drv.c)
-    if not fits:
-        return False
-    feed = drv._feed
-    for term, s, e in toks:
-        if not feed(Tok(term, buf[s:e], s, e)):
-            drv.status = "spoilt"
-            return False
-        drv.taken += 1
-    term, s, e = toks[-1]
-    drv.pos = drv.last_end = e
-    drv.last_start = s
-    drv.last_term = term
-    drv.line_end = line_end
-    if drv.after_run(buf, True, drv._finish(end)) != "done":
-        drv.status = "spoilt"  # (a failure of its own is no answer: the general way's)
-        return False
-    return True
+class _Hold:
+    """A stream's delta that cannot change advance's answer (see HOLD): none of
+    `stops` in it."""
+
+    __slots__ = ("stops",)
+
+    def __init__(self, stops: Any) -> None:
+        self.stops = stops
+
+    def absorbs(self, text: str, n: int) -> bool:
+        return self.stops.search(text) is None
+
+
+# (In a list: a character that may end an item, or show it is no plain one; after a
+# list: anything but blanks on its line.)
+_IN_LIST = _Hold(re.compile(r"[,()\]\n'\"]"))
+_AFTER_LIST = _Hold(re.compile(r"[^ \t]"))
+
+
+def applies(drv: Any) -> bool:
+    """Whether advance may read drv's region (its format's grammar is pythonic.lark's)."""
+    if drv.py is None:
+        fits = drv.c.derived.get("pyframe")
+        if fits is None:
+            fits = drv.c.derived["pyframe"] = _fits(drv.c)
+        drv.py = fits and drv.fmt.name in FORMATS
+    return drv.py is not False
+
+
+def advance(drv: Any, buf: str, final: bool) -> str | None:
+    """Read drv's region on through plain lists, from where drv is (its start, or
+    right after a list's `]`): DONE (drv is done: the region ends after a list),
+    HOLD (a stream's text ends inside a plain list, or after one, before what
+    decides: drv waits, hint set), or None: the driver reads on from where it is
+    (drv.status "spoilt": a token the table refused; read the region afresh)."""
+    if drv.status != "wait":
+        return None
+    if drv.taken == 0 and drv.pos == drv.start:
+        end = -1
+    elif drv.last_term == "RSQB":
+        end = drv.pos
+    else:
+        return None
+    n = len(buf)
+    while True:
+        if end < 0:
+            at = drv.start
+        else:
+            at = _WS.match(buf, end).end()
+            line_end = drv.lines and "\n" in buf[end:at]
+            if line_end or at >= n:
+                if not (line_end or final):
+                    return _hold(drv, _AFTER_LIST)
+                drv.line_end = line_end
+                status = drv._finish(end)
+                if final:
+                    status = drv.after_run(buf, True, status)
+                if status != DONE:
+                    drv.status = "spoilt"  # (a failure of its own is no answer: the general way's)
+                    return None
+                return DONE
+        if not buf.startswith("[", at):
+            return None
+        begun = drv.py if type(drv.py) is Begun and drv.py.toks[0][1] == at else None
+        got = read_list(buf, at, final, begun)
+        if type(got) is Begun:
+            drv.py = True
+            if n - got.pos > _HOLD_MAX:
+                return None  # (an item that long: the driver reads the list)
+            drv.py = got
+            return _hold(drv, _IN_LIST)
+        drv.py = True
+        if got is None:
+            return None
+        toks, end = got
+        feed = drv._feed
+        for term, s, e in toks:
+            if not feed(Tok(term, buf[s:e], s, e)):
+                drv.status = "spoilt"
+                return None
+        drv.taken += len(toks)
+        drv.pos = drv.last_end = end
+        drv.last_start = end - 1
+        drv.last_term = "RSQB"
+
+
+def _hold(drv: Any, hold: _Hold) -> str:
+    drv.hint = [hold]
+    drv.recheck = 0
+    return HOLD

@@ -22,6 +22,7 @@ from .mention import cut_inside as _cut_inside, cut_may_come as _cut_may_come, c
 from .salvage import salvage as _salvage, salvaged as _salvaged
 from .._build.builder import Builder, Draft, Unreadable
 from .._lalr.driver import DONE, FAIL, WAIT, Driver, turn_end_at, turn_tokens
+from .._lalr.tokens import PAUSE
 from .._lalr.earley import EarleyDriver
 from .._lalr.table import ends_something
 from .._result.model import ToolCall
@@ -140,12 +141,8 @@ class RegionReader:
             drv = self.drivers[-1]
             if anchored:
                 drv.quotes = False  # its failures are never shown
-            if final and _frame.enabled and sc.observer is None and _pyframe.read(drv, _before_turn_end(sc.buf, drv)):
-                status = DONE  # (the driver read it from the fast tokens: pyframe.py)
-            else:
-                if drv.status == "spoilt":  # (a token the table refused: read afresh)
-                    drv = self.drivers[-1] = self.driver(drv.fmt, self.region_start)
-                status = drv.run(_before_turn_end(sc.buf, drv) if final else sc.buf, final, sc.at_marker)
+            status = self._read(drv, final)
+            drv = self.drivers[-1]
             if status == WAIT:
                 return False
             if status == DONE:
@@ -258,6 +255,30 @@ class RegionReader:
                 sc.pos = end
             sc._end_region()
             return True
+
+    def _read(self, drv: Driver, final: bool) -> str:
+        """drv.run, or for a region of plain Python call lists, their tokens read by
+        pyframe.py, and the driver's own reading where they are not plain (from
+        which it comes back after each list's `]`)."""
+        sc = self.sc
+        buf = _before_turn_end(sc.buf, drv) if final else sc.buf
+        if not _frame.enabled or sc.observer is not None or not _pyframe.applies(drv):
+            return drv.run(buf, final, sc.at_marker)
+        while True:
+            got = _pyframe.advance(drv, buf, final)
+            if got == DONE:
+                return DONE
+            if got == _pyframe.HOLD:
+                return WAIT
+            if drv.status == "spoilt":  # (a token the table refused: read afresh, the general way)
+                drv = self.drivers[-1] = self.driver(drv.fmt, self.region_start)
+                drv.py = False
+                return drv.run(buf, final, sc.at_marker)
+            drv.pause = "RSQB"
+            status = drv.run(buf, final, sc.at_marker)
+            drv.pause = None
+            if status != PAUSE:
+                return status
 
     def decode(self, drv: Driver, buf: str | None = None) -> Region | str:
         """The region drv read, built (Builder); a str: why it is no region. (`buf`: the
