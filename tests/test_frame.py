@@ -373,3 +373,59 @@ def test_anything_but_a_plain_list_goes_the_general_way_from_the_list_lexer(raw:
     from toolgram._scan import pyframe
 
     assert pyframe.tokens(raw, 0, False) is None
+
+
+# A stream holds a plain list back until its `]` has come, then feeds it whole (the
+# ends of its quoted values are then settled); the lists after a less plain one in the
+# same region are read through the lexer too (the driver stops after each list's `]`).
+STREAMED_LISTS = [  # (raw, tools, whether a list is plain)
+    ("[get_weather(city='Paris', days=3)]\nThe weather is on its way, one moment please.", ["get_weather"], True),
+    ("[f(a=1), g(b='x')]\n[h(c=[1, 2])]\nand some more text after the lists, long enough", None, True),
+    ("[f(a='it's')]\n[g(b='x'), h(c={'k': [1, {'m': None}]})]\n[f(a=1)] done", None, True),
+    ("[f(a='x', True)]\n[g(b='y')]\n[h(n=1)]", None, True),
+    ("[f(a='" + "y" * 1500 + "'), g(b=2)]\n[h(c=3)]\nand then a remark", ["f", "g", "h"], True),
+    ("[run(cmd='a', b='x', b='x', b='x", ["run"], False),
+]
+
+
+def _lists_read(run: Any) -> int:
+    """How many lists the lexer read whole while `run()` ran."""
+    from toolgram._scan import pyframe
+
+    seen = []
+    read = pyframe.read_list
+
+    def spy(*args: Any) -> Any:
+        seen.append(read(*args))
+        return seen[-1]
+
+    pyframe.read_list = spy
+    try:
+        run()
+    finally:
+        pyframe.read_list = read
+    return sum(type(s) is tuple for s in seen)
+
+
+@pytest.mark.parametrize("raw, tools, plain", STREAMED_LISTS)
+def test_a_stream_reads_plain_lists_through_the_list_lexer_as_parse_does(raw: str, tools: Any, plain: bool) -> None:
+    expected = summary(general(raw, tools, None, 32_768))
+    assert summary(toolgram.parse(raw, tools)) == expected
+    for size in (1, 2, 3, 7, 64):
+        got: list = []
+
+        def stream() -> None:
+            sp = StreamParser(tools)
+            for chunk in chunked(raw, size):
+                sp.feed(chunk)
+            got.append(sp.close())
+
+        read = _lists_read(stream)
+        assert summary(got[0]) == expected, size
+        assert bool(read) == plain, size  # (not the general way's alone)
+
+
+def test_a_list_after_a_less_plain_one_is_read_by_the_lexer() -> None:
+    raw = "[f(a='it's')]\n[g(b='x')]\n[h(c=1)]"
+    assert _lists_read(lambda: toolgram.parse(raw)) == 2
+    assert summary(toolgram.parse(raw)) == summary(general(raw, None, None, 32_768))
