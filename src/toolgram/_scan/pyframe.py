@@ -215,21 +215,23 @@ def tokens(buf: str, pos: int, lines: bool) -> tuple[list, int, bool] | None:
 
 class _Hold:
     """A stream's delta that cannot change advance's answer (see HOLD): none of
-    `stops` in it."""
+    `stops` in it, and the text held no longer than _HOLD_MAX from `at` on (an
+    item's start: the hold is bounded however the text goes on)."""
 
-    __slots__ = ("stops",)
+    __slots__ = ("stops", "until")
 
-    def __init__(self, stops: Any) -> None:
+    def __init__(self, stops: Any, at: int) -> None:
         self.stops = stops
+        self.until = at + _HOLD_MAX
 
     def absorbs(self, text: str, n: int) -> bool:
-        return self.stops.search(text) is None
+        return n + len(text) <= self.until and self.stops.search(text) is None
 
 
 # (In a list: a character that may end an item, or show it is no plain one; after a
 # list: anything but blanks on its line.)
-_IN_LIST = _Hold(re.compile(r"[,()\]\n'\"]"))
-_AFTER_LIST = _Hold(re.compile(r"[^ \t]"))
+_IN_LIST = re.compile(r"[,()\]\n'\"]")
+_AFTER_LIST = re.compile(r"[^ \t]")
 
 
 def applies(drv: Any) -> bool:
@@ -265,7 +267,8 @@ def advance(drv: Any, buf: str, final: bool) -> str | None:
             line_end = drv.lines and "\n" in buf[end:at]
             if line_end or at >= n:
                 if not (line_end or final):
-                    return _hold(drv, _AFTER_LIST)
+                    # (Blanks after the list, that long: the driver reads on, the general way.)
+                    return _hold(drv, _AFTER_LIST, end) if n - end <= _HOLD_MAX else None
                 drv.line_end = line_end
                 status = drv._finish(end)
                 if final:
@@ -283,7 +286,7 @@ def advance(drv: Any, buf: str, final: bool) -> str | None:
             if n - got.pos > _HOLD_MAX:
                 return None  # (an item that long: the driver reads the list)
             drv.py = got
-            return _hold(drv, _IN_LIST)
+            return _hold(drv, _IN_LIST, got.pos)
         drv.py = True
         if got is None:
             return None
@@ -299,7 +302,7 @@ def advance(drv: Any, buf: str, final: bool) -> str | None:
         drv.last_term = "RSQB"
 
 
-def _hold(drv: Any, hold: _Hold) -> str:
-    drv.hint = [hold]
+def _hold(drv: Any, stops: Any, at: int) -> str:
+    drv.hint = [_Hold(stops, at)]
     drv.recheck = 0
     return HOLD
