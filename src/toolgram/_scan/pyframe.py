@@ -235,13 +235,15 @@ _AFTER_LIST = re.compile(r"[^ \t]")
 
 
 def applies(drv: Any) -> bool:
-    """Whether advance may read drv's region (its format's grammar is pythonic.lark's)."""
-    if drv.py is None:
+    """Whether advance may read drv's region (its format's grammar is pythonic.lark's;
+    an Earley parse has no table to feed: _lalr/earley.py)."""
+    py = getattr(drv, "py", False)
+    if py is None:
         fits = drv.c.derived.get("pyframe")
         if fits is None:
             fits = drv.c.derived["pyframe"] = _fits(drv.c)
-        drv.py = fits and drv.fmt.name in FORMATS
-    return drv.py is not False
+        py = drv.py = fits and drv.fmt.name in FORMATS
+    return py is not False
 
 
 def advance(drv: Any, buf: str, final: bool) -> str | None:
