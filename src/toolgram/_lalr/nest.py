@@ -58,6 +58,7 @@ _RUN = 8
 # How far after a close-tag run read as text the value's own close tag may come.
 _HORIZON = 320
 _TEXT = regex.compile(r"\S")
+_TAG_NEXT = regex.compile(r"\s{0,32}<")
 # The rest of an opener that closes itself (`<parameter name="Title" class="x"/>` in a
 # JasperReports file): it opens nothing. Looked for this far (a stream's settled text
 # reaches further past a tag: the value patterns' look-aheads read 200 characters on).
@@ -155,6 +156,15 @@ def _goes_on(nest: Any, buf: str, pos: int, final: bool, run: bool | None = None
     return True if final or follows.end() < len(buf) else None
 
 
+def _closes_on(nest: Any, buf: str, pos: int) -> bool:
+    """Whether a tag follows the close tag that ends at pos (after at most 32 blanks),
+    and the structure goes on with it: the next part, or what holds the value closing
+    (not a run of closers written as text, nor the end of the reply). Read on settled
+    text: a stream asks only where the reading is settled past pos."""
+    follows = _TAG_NEXT.match(buf, pos)
+    return follows is not None and not _inline_run_then_text(nest, buf, pos, True)
+
+
 def _taken_after(d: Any, t, buf: str, end: int) -> bool:
     """Whether the grammar takes the tag at `end` right after the value (token t): the
     reading in which the value ends there (a close tag left out before the next part)
@@ -249,6 +259,12 @@ def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
         return None  # (no value before a closer: the value's pattern matched nothing)
     first_end = end
     still_open: tuple = ()  # (the openers of the value's text a reading on must close first)
+    # The openers the value's text left open before an opener it stopped at (`Example:
+    # <tool_call>` then the example's `<function=rm>` first on its line): a closer of what
+    # holds the value that pairs with one of them is the quoted example's, read as text.
+    quoted: tuple = ()
+    if nest.closer_of[tag] is not None:
+        quoted = _open_in_value(d, nest, buf, pos, end)
     if nest.closer_of[tag] is None:
         run = _inline_run_then_text(nest, buf, m.end(), final)
         if run is None:
@@ -290,7 +306,7 @@ def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
     horizon = first_end + _HORIZON if first_end > end else n + 1
     memo = d.nest_memo
     if memo is not None and memo[0] == (pos, end):
-        _, x, stack, stop, outer, paired, resume = memo
+        _, x, stack, stop, outer, paired, resume, quoted = memo
         stack = list(stack)
     else:
         x, stack, stop, outer, paired, resume = first_end, list(still_open), -1, first_end > end, end, None
@@ -319,6 +335,13 @@ def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
             if stop < p:
                 p, m = stop, None
         if p >= horizon and (final or p < limit):
+            # Past the look, only the first tag decides: the value's own close, where
+            # the value's pattern stops, with nothing open and the structure going on
+            # after it (a file that holds the tag on a line of its own, then more than
+            # the look of text), ends it; any other tag ends the value at its stop.
+            if m is not None and p == stop and not stack and p > end and m.group() in nest.own:
+                if _closes_on(nest, buf, m.end()):
+                    return p
             return None
         if p >= limit:
             if final:
@@ -346,7 +369,7 @@ def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
                 wait = _loop_wait(t, buf, at, limit, start) if t.loop is not None else None
                 resume = (*wait.resume, start) if wait is not None and wait.resume is not None else origin
             # (Else no stop was looked for in this look: the place to read on from stays.)
-            d.nest_memo = ((pos, end), max(x, limit), tuple(stack), stop if stop < limit else -1, outer, paired, resume)
+            d.nest_memo = ((pos, end), max(x, limit), tuple(stack), stop if stop < limit else -1, outer, paired, resume, quoted)
             return WAIT, None
         if m is None:
             return _loose(d, t, buf, pos, end, final)  # a marker of another kind
@@ -365,6 +388,13 @@ def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
             stack.pop()
             if not stack:
                 paired = m.end()
+        elif quoted and quoted[-1] == tag and not (p == stop and tag in nest.own):
+            # It closes an opener of the value's text before the stop (the quoted
+            # example's `</tool_call>`, another example after it): text, if the value
+            # then reaches its own close where that closes (a reading that ends
+            # otherwise ends the value at its stop, as for a closer read as text).
+            quoted = quoted[:-1]
+            outer = True
         else:
             if p == stop:
                 if tag in nest.own:
@@ -476,6 +506,17 @@ def _loose(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
                 found = _tag_at(nest, buf, p)
                 if found is not None and found[0] is not None and found[0] in nest.own:
                     return p
+            if p > end:
+                # Past the look, only the next stop decides: the value's own close there,
+                # the structure going on after it, ends the value (a quoted block of
+                # another format or a parameter spelled another way, then more than the
+                # look of text: the reading in which the structure closes properly, as
+                # within the look), however far it is; any other stop ends the value at
+                # the tag, as before.
+                found = _tag_at(nest, buf, p)
+                if found is not None and found[0] is not None and found[0] in nest.own:
+                    if _closes_on(nest, buf, found[3]):
+                        return p
             return None  # (no own close near enough: the value ends at the tag, as before)
         if p >= limit:
             if final:
