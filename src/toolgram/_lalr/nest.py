@@ -59,6 +59,7 @@ _RUN = 8
 _HORIZON = 320
 _TEXT = regex.compile(r"\S")
 _TAG_NEXT = regex.compile(r"\s{0,32}<")
+_READ_ON = object()  # (past the look: the reading goes on; _past_declared, _past_look)
 # The rest of an opener that closes itself (`<parameter name="Title" class="x"/>` in a
 # JasperReports file): it opens nothing. Looked for this far (a stream's settled text
 # reaches further past a tag: the value patterns' look-aheads read 200 characters on).
@@ -306,10 +307,11 @@ def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
     horizon = first_end + _HORIZON if first_end > end else n + 1
     memo = d.nest_memo
     if memo is not None and memo[0] == (pos, end):
-        _, x, stack, stop, outer, paired, resume, quoted = memo
+        _, x, stack, stop, outer, paired, resume, quoted, bottom = memo
         stack = list(stack)
     else:
         x, stack, stop, outer, paired, resume = first_end, list(still_open), -1, first_end > end, end, None
+        bottom = first_end  # (where the quoted block open now began)
     origin = None  # (where the match that found `stop` began, its pattern, the value's start)
     tags = nest.tags
     pattern = t.pattern
@@ -335,14 +337,9 @@ def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
             if stop < p:
                 p, m = stop, None
         if p >= horizon and (final or p < limit):
-            # Past the look, only the first tag decides: the value's own close, where
-            # the value's pattern stops, with nothing open and the structure going on
-            # after it (a file that holds the tag on a line of its own, then more than
-            # the look of text), ends it; any other tag ends the value at its stop.
-            if m is not None and p == stop and not stack and p > end and m.group() in nest.own:
-                if _closes_on(nest, buf, m.end()):
-                    return p
-            return None
+            decided = _past_declared(d, nest, buf, end, p, m, stop, stack, bottom)
+            if decided is not _READ_ON:
+                return decided
         if p >= limit:
             if final:
                 # The end of the reply, inside the reading. Where every tag after the
@@ -369,7 +366,7 @@ def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
                 wait = _loop_wait(t, buf, at, limit, start) if t.loop is not None else None
                 resume = (*wait.resume, start) if wait is not None and wait.resume is not None else origin
             # (Else no stop was looked for in this look: the place to read on from stays.)
-            d.nest_memo = ((pos, end), max(x, limit), tuple(stack), stop if stop < limit else -1, outer, paired, resume, quoted)
+            d.nest_memo = ((pos, end), max(x, limit), tuple(stack), stop if stop < limit else -1, outer, paired, resume, quoted, bottom)
             return WAIT, None
         if m is None:
             return _loose(d, t, buf, pos, end, final)  # a marker of another kind
@@ -381,6 +378,8 @@ def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
             elif len(stack) >= _DEPTH:
                 return None
             else:
+                if not stack:
+                    bottom = p  # (a quoted block begins)
                 stack.append(need)
         elif stack:
             if stack[-1] != tag:
@@ -403,6 +402,29 @@ def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
                     return None  # the structure goes on after this closer: it ends the value
             outer = True  # (a closer of what holds the value, read as its text)
         x = m.end()
+
+
+def _past_declared(d: Any, nest: Any, buf: str, end: int, p: int, m: Any, stop: int, stack: list, bottom: int) -> Any:
+    """through_nest's reading at p past its look (_HORIZON after a close tag read as text):
+    _READ_ON inside a quoted block no longer than the look (begun at `bottom`), or at the
+    opener of one more quoted block in another spelling than the value's (`<function=rm>`
+    examples in a MiniMax value) that starts no call of the format; the value's own close
+    where the value's pattern stops, nothing open, a tag following it: its position (a
+    file that holds the tag on a line of its own, then more than the look of text); else
+    None, the value ends at its stop. So a reading never runs on over the format's own
+    calls or parts past the look (a reply of calls closed on one line, then prose, each
+    run read as text: each reading looks one look on, and through quoted blocks)."""
+    if m is None or p <= end:
+        return None
+    tag = m.group()
+    if stack:
+        return _READ_ON if p - bottom <= _HORIZON else None
+    if p == stop and tag in nest.own:
+        return p if _closes_on(nest, buf, m.end()) else None
+    need = nest.closer_of[tag]
+    if need is None or need == _own_close(d, nest) or any(buf.startswith(s, p) for s in d.fmt.starts if s):
+        return None
+    return _READ_ON
 
 
 def _tag_at(nest: Any, buf: str, p: int) -> tuple | None:
@@ -437,6 +459,29 @@ def _opened(nest: Any, buf: str, lo: int, hi: int) -> tuple:
     return tuple(stack)
 
 
+def _text_tags(nest: Any, buf: str, lo: int, hi: int, stack: list, bottom: int, paired: int) -> tuple:
+    """_loose's reading over buf[lo:hi], text that the value's pattern read on through
+    (no stop in it): its tags, paired as _opened pairs them, on `stack` (changed in
+    place). Returns where the last quoted block began (bottom) and where the stack last
+    emptied (paired)."""
+    p = buf.find("<", lo, hi)
+    while p >= 0:
+        found = _tag_at(nest, buf, p)
+        if found is not None and found[3] <= hi:
+            _, opens, key, after = found
+            if opens:
+                if _SELF_CLOSING.match(buf, after, min(hi, after + _SELF_CLOSING_READ)) is None and len(stack) < _DEPTH:
+                    if not stack:
+                        bottom = p
+                    stack.append(key)
+            elif key in stack:
+                del stack[len(stack) - 1 - stack[::-1].index(key) :]
+                if not stack:
+                    paired = after
+        p = buf.find("<", p + 1, hi)
+    return bottom, paired
+
+
 def _foreign_opener(d: Any, buf: str, end: int) -> bool:
     """Whether the tag at `end` is an opener the header does not declare and that the
     grammar reads as a tag of its own (another spelling of the shared invoke grammar's:
@@ -450,6 +495,33 @@ def _foreign_opener(d: Any, buf: str, end: int) -> bool:
         and (m := u.pattern.match(buf, end)) is not None and m.end() - end > 1
         for u in d.c.terminals.values()
     )  # fmt: skip
+
+
+def _past_look(d: Any, nest: Any, buf: str, end: int, p: int, stack: list, paired: int, bottom: int) -> Any:
+    """_loose's reading at a stop p past its look (_HORIZON after the tag the value stopped
+    at): _READ_ON while it is inside a quoted block no longer than the look (begun at
+    `bottom`), or at the opener of one more quoted block (ten examples of another
+    format's call, one a line); else the value's own close there, where the structure
+    goes on after it (the reading in which the structure closes properly), ends the
+    value (its position); anything else ends it at the tag, as before (None). So the
+    reading goes on through whole quoted blocks however many, each block looked through
+    once, and a block that never closes stops it one look on (each reading costs at most
+    its blocks and two looks: no reading runs on over the rest of the reply)."""
+    found = _tag_at(nest, buf, p)
+    if found is None or p <= end:
+        return None
+    tag, opens, _, after = found
+    if stack:
+        if tag is not None and tag in nest.own and found[2] not in stack and _closes_on(nest, buf, after):
+            return p  # (openers of the value's text never closed, as within the look)
+        return _READ_ON if p - bottom <= _HORIZON else None
+    if tag is not None and tag in nest.own:
+        if paired > end and _foreign_opener(d, buf, end):
+            # (Another format's call quoted whole, `<invoke name="x">…</invoke>` in a
+            # MiniCPM5 value, then text: its own close where the value next stops.)
+            return p
+        return p if _closes_on(nest, buf, after) else None
+    return _READ_ON if opens else None
 
 
 def _loose(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
@@ -486,8 +558,8 @@ def _loose(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
             opened = _opened(nest, buf, max(pos, end - _HORIZON), end)
             if first[2] not in opened:
                 return None
-        memo = d.nest_loose = ((pos, end), end, opened, end)
-    _, x, stack, paired = memo
+        memo = d.nest_loose = ((pos, end), end, opened, end, end)
+    _, x, stack, paired, bottom = memo
     stack = list(stack)
     pattern = t.pattern
     while True:
@@ -496,28 +568,15 @@ def _loose(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
         else:
             s = pattern.match(buf, x)
             p = x if s is None else s.end()
+            if p < limit or final:
+                # The tags the value's pattern read as text up to that stop (a quoted
+                # call's `<tool_call>` after the first, its `</tool_call>` before the
+                # next): paired as those before the first stop are (_opened).
+                bottom, paired = _text_tags(nest, buf, x, p, stack, bottom, paired)
         if p >= horizon and (final or p < limit):
-            if not stack and paired > end and _foreign_opener(d, buf, end):
-                # Another format's call quoted whole (`<invoke name="x">…</invoke>` in a
-                # MiniCPM5 value), then text with no stop in it up to past the look: the
-                # value's own close, where the value's pattern stops next, ends it (that
-                # stop is found by the read so far, however far: no more is read, and a
-                # stream holds no more back than for any stop).
-                found = _tag_at(nest, buf, p)
-                if found is not None and found[0] is not None and found[0] in nest.own:
-                    return p
-            if p > end:
-                # Past the look, only the next stop decides: the value's own close there,
-                # the structure going on after it, ends the value (a quoted block of
-                # another format or a parameter spelled another way, then more than the
-                # look of text: the reading in which the structure closes properly, as
-                # within the look), however far it is; any other stop ends the value at
-                # the tag, as before.
-                found = _tag_at(nest, buf, p)
-                if found is not None and found[0] is not None and found[0] in nest.own:
-                    if _closes_on(nest, buf, found[3]):
-                        return p
-            return None  # (no own close near enough: the value ends at the tag, as before)
+            decided = _past_look(d, nest, buf, end, p, stack, paired, bottom)
+            if decided is not _READ_ON:
+                return decided
         if p >= limit:
             if final:
                 # The end of the reply inside the reading: as for declared tags above
@@ -527,7 +586,7 @@ def _loose(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
                 if not stack:
                     return n if _TEXT.search(buf, paired) is not None else None
                 return n if not _taken_after(d, t, buf, end) else None
-            d.nest_loose = ((pos, end), x, tuple(stack), paired)
+            d.nest_loose = ((pos, end), x, tuple(stack), paired, bottom)
             return WAIT, None
         found = _tag_at(nest, buf, p)
         if found is None:
@@ -537,6 +596,8 @@ def _loose(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
             if _SELF_CLOSING.match(buf, after, after + _SELF_CLOSING_READ) is None:
                 if len(stack) >= _DEPTH:
                     return None
+                if not stack:
+                    bottom = p  # (a quoted block begins)
                 stack.append(key)
         elif key in stack:
             # It closes an opener of the value's text (the openers written after that
