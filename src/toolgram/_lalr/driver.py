@@ -384,8 +384,20 @@ class Driver:
                         pattern = resume[2] or pattern
                     m = pattern.match(buf, at, partial=not final)
                     if m is None:
-                        if name not in nest_text or at != pos or self._shifts_at(buf, pos, allowed):
+                        if name not in nest_text or at != pos:
                             continue
+                        if self._shifts_at(buf, pos, allowed):
+                            # (Unless the tag is a run of close tags in another spelling than
+                            # the value's own, which reaches that own close: a value that
+                            # only quotes closers, `</parameter></invoke> ` in a MiniCPM5
+                            # value, as where text comes before them: nest._foreign_run.)
+                            run = _nest.foreign_run(self, buf, pos, final)
+                            if run is None:
+                                continue
+                            if type(run) is not int:
+                                grow = True
+                                growers = None
+                                continue
                         # (A raw value may begin with a declared tag, `<invoke …>` glued to
                         # its parameter's `>`: its pattern matches nothing there, and the
                         # tags are read below as for a value that stopped at one. Not where
