@@ -10,7 +10,10 @@ in _grammar/nest.py). The rule (docs/formats.md, "Markers inside values"):
    depth);
  - a closer that pairs with an opener the value's text holds (read as text by the
    pattern: indented, or after a space) is the value's text the same way, those openers
-   counted first (_open_in_value); and a value may begin with an opener (the driver
+   counted first (_open_in_value); so is a closer of what holds the value, after an
+   opener the value stopped at, that pairs with an opener of the value's text (`Example:
+   <tool_call>`, then the example's `<function=rm>` first on its line, its `</tool_call>`,
+   a second example); and a value may begin with an opener (the driver
    reads one glued to the parameter's `>` here, where the parser would otherwise supply
    a left-out close);
  - a reply that ends inside that reading, with every tag after the opener balanced and
@@ -18,10 +21,18 @@ in _grammar/nest.py). The rule (docs/formats.md, "Markers inside values"):
    the token limit): the value runs to the end of the reply, cut short;
  - where that reading fails at an opener (another format's marker, which the header
    does not declare, or an opener whose closer never comes: `<tool_call> is the tag.`),
-   the opener is text when the value's own close tag comes later, within _HORIZON, and
-   closes there, pairing with no tag written after the opener (_loose); so is a closer
-   the header does not declare that closes an opener written in the value's text within
-   _HORIZON before it (`<root><tool_call id="7">log</tool_call></root>` in Seed-OSS);
+   the opener is text when the value's own close tag comes later and closes there,
+   pairing with no tag written after the opener (_loose); so is a closer the header
+   does not declare that closes an opener written in the value's text within _HORIZON
+   before it (`<root><tool_call id="7">log</tool_call></root>` in Seed-OSS);
+ - a reading that starts at a close tag read as text (a run of closers then prose on
+   one line, the own close on a line of a file), and _loose's, look through any tag
+   within _HORIZON; past it they go on only through whole quoted blocks (each no longer
+   than _HORIZON) and at the opener of one more that starts no call or part of the
+   format, and the first place the value stops with its own close there, a tag after
+   it, ends the value however far (_past_declared, _past_look: a file of any length,
+   ten quoted calls of another format). So no reading runs on over the format's own
+   calls: a reply of N calls, each a reading that fails, costs N looks, not N replies;
  - otherwise the value ends where its pattern stopped, as before: a close tag left out
    before the next part (`1\\n<parameter=b>\\n2\\n</parameter>\\n</function>`: the
    value's own close never comes), a closer the structure goes on after (`</function>`
@@ -74,6 +85,10 @@ _TAG = regex.compile(r"<(/?)((?:｜DSML｜ ?)?[^\s<>/=\"']+)[ \t]*>?")
 # run of them may have between them (_foreign_run).
 _CLOSER = regex.compile(r"</(?:｜DSML｜ ?)?[^\s<>/=\"']+>")
 _RUN_BLANKS = regex.compile(r"\s{0,32}")
+# A special token that begins or ends a section or a call (Step-3's `<｜tool_calls_begin｜>`,
+# DeepSeek's `<｜tool▁call▁begin｜>`, Kimi K2's `<|tool_calls_section_begin|>`): its begin
+# opens what its end closes.
+_SPECIAL_PAIR = regex.compile(r"<([｜|])([^\s<>｜|]{1,48}?)([_▁])(begin|end)\1>")
 # How far back the parser's values are looked through for the opener of the part a
 # value is in (its tag, then its attributes and `>`).
 _OPENER_BACK = 16
@@ -437,6 +452,12 @@ def _tag_at(nest: Any, buf: str, p: int) -> tuple | None:
         tag = m.group()
         need = nest.closer_of[tag]
         return tag, need is not None, need or tag, m.end()
+    g = _SPECIAL_PAIR.match(buf, p)
+    if g is not None:
+        # (A special token of a begin/end pair, `<｜tool_calls_begin｜>` … `<｜tool_calls_end｜>`
+        # of a Step-3 or DeepSeek block quoted in a value: paired by its name.)
+        closer = "<" + g.group(1) + g.group(2) + g.group(3) + "end" + g.group(1) + ">"
+        return None, g.group(4) == "begin", closer, g.end()
     g = _TAG.match(buf, p)
     if g is None:
         return None
