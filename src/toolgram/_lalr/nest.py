@@ -523,13 +523,15 @@ def _foreign_opener(d: Any, buf: str, end: int) -> bool:
 def _past_look(d: Any, nest: Any, buf: str, end: int, p: int, stack: list, paired: int, bottom: int) -> Any:
     """_loose's reading at a stop p past its look (_HORIZON after the tag the value stopped
     at): _READ_ON while it is inside a quoted block no longer than the look (begun at
-    `bottom`), or at the opener of one more quoted block (ten examples of another
-    format's call, one a line); else the value's own close there, where the structure
+    `bottom`), or at the opener of one more quoted block, a tag the header does not
+    declare that starts no call of the format (ten examples of another format's call,
+    one a line); else the value's own close there, where the structure
     goes on after it (the reading in which the structure closes properly), ends the
     value (its position); anything else ends it at the tag, as before (None). So the
     reading goes on through whole quoted blocks however many, each block looked through
-    once, and a block that never closes stops it one look on (each reading costs at most
-    its blocks and two looks: no reading runs on over the rest of the reply)."""
+    once, and a block that never closes stops it one look on; the format's own calls and
+    parts end it (each reading costs at most the quoted blocks after its value and two
+    looks: no reading runs on over the rest of the reply)."""
     found = _tag_at(nest, buf, p)
     if found is None or p <= end:
         return None
@@ -544,7 +546,9 @@ def _past_look(d: Any, nest: Any, buf: str, end: int, p: int, stack: list, paire
             # MiniCPM5 value, then text: its own close where the value next stops.)
             return p
         return p if _closes_on(nest, buf, after) else None
-    return _READ_ON if opens else None
+    if not opens or tag is not None or any(buf.startswith(s, p) for s in d.fmt.starts if s):
+        return None  # (the format's own tag, or a call of it: no quoted block)
+    return _READ_ON
 
 
 def _loose(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
