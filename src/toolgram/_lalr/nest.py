@@ -522,15 +522,16 @@ def _foreign_opener(d: Any, buf: str, end: int) -> bool:
 
 def _past_look(d: Any, nest: Any, buf: str, end: int, p: int, stack: list, paired: int, bottom: int) -> Any:
     """_loose's reading at a stop p past its look (_HORIZON after the tag the value stopped
-    at): _READ_ON while it is inside a quoted block no longer than the look (begun at
-    `bottom`), or at the opener of one more quoted block, a tag the header does not
+    at): _READ_ON while it is inside a quoted block (begun at `bottom`: any tag within the
+    look of its start, past that a tag the header does not declare), or at the opener of
+    one more quoted block, a tag the header does not
     declare that starts no call of the format (ten examples of another format's call,
     one a line); else the value's own close there, where the structure
     goes on after it (the reading in which the structure closes properly), ends the
     value (its position); anything else ends it at the tag, as before (None). So the
     reading goes on through whole quoted blocks however many, each block looked through
-    once, and a block that never closes stops it one look on; the format's own calls and
-    parts end it (each reading costs at most the quoted blocks after its value and two
+    once, and a block that never closes stops it at the format's next tag; the format's
+    own calls and parts end it (each reading costs at most the quoted blocks after its value and two
     looks: no reading runs on over the rest of the reply)."""
     found = _tag_at(nest, buf, p)
     if found is None or p <= end:
@@ -539,7 +540,10 @@ def _past_look(d: Any, nest: Any, buf: str, end: int, p: int, stack: list, paire
     if stack:
         if tag is not None and tag in nest.own and found[2] not in stack and _closes_on(nest, buf, after):
             return p  # (openers of the value's text never closed, as within the look)
-        return _READ_ON if p - bottom <= _HORIZON else None
+        # (Inside a quoted block: any tag within the look of its start; past that, only
+        # another format's tags, a quoted call whose own argument is long: the format's
+        # own tag there ends the reading, so no reading runs on over the format's calls.)
+        return _READ_ON if p - bottom <= _HORIZON or tag is None else None
     if tag is not None and tag in nest.own:
         if paired > end and _foreign_opener(d, buf, end):
             # (Another format's call quoted whole, `<invoke name="x">…</invoke>` in a
