@@ -309,3 +309,33 @@ QUOTED_CALL = [
 @pytest.mark.parametrize("tools", [None, ["write_file"]])
 def test_a_quoted_call_then_long_text_in_a_value_is_its_text(raw: str, calls: list, tools) -> None:
     _check(raw, tools, calls, [])
+
+
+# A value whose own close was left out, then the call's or block's close and prose on
+# the same line: the value ends at that close (closed_tag) and the prose is text; the
+# close and the prose went into the value, silently where a later call came (QA8 Q12).
+CLOSER_THEN_PROSE = [
+    (
+        "<tool_call>f\n<arg_key>b</arg_key><arg_value>beta</tool_call> Done.\n"
+        "<tool_call>g\n<arg_key>c</arg_key><arg_value>gamma</arg_value>\n</tool_call>",
+        [{"b": "beta"}, {"c": "gamma"}],
+        "Done.",
+    ),
+    (
+        '<minimax:tool_call>\n<invoke name="f">\n<parameter name="b">beta</invoke> Done.\n'
+        '<minimax:tool_call>\n<invoke name="g">\n<parameter name="c">gamma</parameter>\n</invoke>\n</minimax:tool_call>',
+        [{"b": "beta"}, {"c": "gamma"}],
+        "Done.",
+    ),
+]
+
+
+@pytest.mark.parametrize("raw,arguments,text", CLOSER_THEN_PROSE, ids=range(len(CLOSER_THEN_PROSE)))
+def test_value_close_left_out_then_closer_and_prose(raw: str, arguments: list, text: str) -> None:
+    result = toolgram.parse(raw)
+    assert [c.arguments for c in result.calls] == arguments
+    assert result.calls[0].repairs == ("closed_tag",)
+    assert result.text.strip() == text and result.errors == []
+    for size in (1, 2, 3, 7, 64):
+        for announce in ("done", "name"):
+            assert _stream(raw, size, announce) == result, (size, announce)

@@ -639,7 +639,12 @@ class Builder:
         if not _closes_then_prose(nest, value, at, tag, True):
             at, tag = max(((value.rfind(t), t) for t in own), default=(-1, ""))
             if not _closes_then_prose(nest, value, at, tag, False):
-                return value, None
+                # Else the first close (the value's own, or the call's or block's, which
+                # the model wrote right after the value: `beta</tool_call> Done.`) with
+                # a line of prose after it that names no tag but closers in a sentence.
+                at, tag = _sentence_close(nest, value)
+                if at < 0 or _nested_open(nest, value[:at], tag):
+                    return value, None
         rest = value[at + len(tag) :]
         span = None
         extent = _extent(_find(param, "value"))
@@ -1469,6 +1474,64 @@ def _closes_then_prose(nest: Any, value: str, at: int, tag: str, mentions: bool)
     if not rest or "\n" in rest or (_markup_in(rest, nest.own) if mentions else "<" in rest):
         return False
     return not _nested_open(nest, value[:at], tag)
+
+
+def _sentence_close(nest: Any, value: str) -> tuple[int, str]:
+    """Where the first close tag of a value or of what holds it (nest.own, nest.holders)
+    is, in the value's last line or ending the line before, written right after the
+    value's text or first on its line, after which the rest of the value is one line of
+    prose whose only tags are close tags named in a sentence (after a blank or a quote,
+    not glued to a word or a tag); (-1, "") where none is. Each `<` is looked at once,
+    in place: a candidate whose prose holds markup gives way to the first candidate at
+    or after that markup."""
+    if nest is None or nest.closers is None:
+        return -1, ""
+    text = value.rstrip()
+    last = text.rfind("\n")  # (the last line's break: prose after a close holds none)
+    lines = (text.rfind("\n", 0, last) + 1 if last >= 0 else 0, last + 1)
+    firsts = tuple(_first_nonblank(text, start) for start in lines)
+    i = lines[0]
+    while True:
+        m = nest.closers.search(text, i)
+        if m is None:
+            return -1, ""
+        rest = _first_nonblank(text, m.end())
+        if rest >= len(text):
+            return -1, ""
+        at = m.start()
+        first = firsts[1] if at > last else firsts[0]
+        if last >= rest or not (at <= first or not text[at - 1].isspace()):
+            i = at + 1  # (a close named in a sentence does not close)
+            continue
+        bad = _named_markup(text, rest, nest.closers)
+        if bad < 0:
+            return at, m.group()
+        i = bad
+
+
+_NONBLANK = re.compile(r"\S")
+
+
+def _first_nonblank(text: str, at: int) -> int:
+    """Where the first character of text from `at` on that is no blank is (len: none)."""
+    m = _NONBLANK.search(text, at)
+    return m.start() if m else len(text)
+
+
+_CLOSE_NAMED = re.compile(r"</[^\s<>]+>")
+
+
+def _named_markup(text: str, at: int, closers: Any) -> int:
+    """Where the first tag of the prose text[at:] is that is markup, not a close tag
+    (the format's, `closers`, or any `</…>`) named in a sentence, after a blank or a
+    quote; -1 where none is."""
+    i = text.find("<", at)
+    while i >= 0:
+        named = closers.match(text, i) or _CLOSE_NAMED.match(text, i)
+        if i == at or text[i - 1].isalnum() or text[i - 1] in ">_" or not named:
+            return i
+        i = text.find("<", i + 1)
+    return -1
 
 
 def _markup_in(text: str, own: Any) -> bool:

@@ -30,6 +30,11 @@ class Nest:
     own: frozenset  # the closers that end a raw value, as its grammar says
     terminals: frozenset  # the raw value terminals (the whole of a `value` rule)
     after: tuple  # the terminals the parser shifts right after a raw value (its close tags)
+    # The closers of what holds a value (`</invoke>`, `</tool_call>`, a block's close):
+    # declared closers, not the value's own, that the parser takes after a value's close
+    # (not GLM's `</arg_key>`).
+    holders: frozenset = frozenset()
+    closers: Any = None  # compiled: any of own and holders, longest first
 
     def closes_value(self, tag: str) -> bool:
         """Whether the grammar reads `tag` as a raw value's close (any spelling it takes:
@@ -76,4 +81,17 @@ def compile_nest(nests: tuple, callbacks: dict, terminals: dict, states: dict) -
         for tag in sorted(closer_of, key=len, reverse=True)
     ]
     own = frozenset(c for _, c in nests if closes_value(c))
-    return Nest(regex.compile("|".join(parts)), closer_of, own, raw, tuple(shifted))
+    # The states after a value's close (its close shifted, or left out: `unclosed`
+    # reduced on what comes next) and the terminals they take.
+    post = {
+        action[1] for state in after for name, action in states[state].items()
+        if action[0] is Shift and terminals.get(name) in shifted
+    } | after  # fmt: skip
+    taken = {terminals[name] for state in post for name in states[state] if name in terminals}
+    holders = frozenset(
+        c for c, opener in closer_of.items()
+        if opener is None and c not in own
+        and any(t.literal == c or (t.literal is None and t.pattern.fullmatch(c)) for t in taken)
+    )  # fmt: skip
+    closers = regex.compile("|".join(regex.escape(c) for c in sorted(own | holders, key=len, reverse=True)))
+    return Nest(regex.compile("|".join(parts)), closer_of, own, raw, tuple(shifted), holders, closers)

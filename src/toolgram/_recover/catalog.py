@@ -10,7 +10,7 @@ from __future__ import annotations
 # (names, what the model did: Markdown, one table cell)
 REPAIRS: tuple[tuple[tuple[str, ...], str], ...] = (
     (('closed_tag',),
-     'left a call open: it runs to the next call or the end, and the missing markers are supplied (a misspelled `</parmeter>` before the next parameter is dropped as markup). Alone, it closed only tags around complete values; a value the end of the reply cut is `cut_value` too'),
+     'left a call open: it runs to the next call or the end, and the missing markers are supplied (a misspelled `</parmeter>` before the next parameter is dropped as markup; a value\'s close left out, then the call\'s close and prose on its line, `Oslo</tool_call> Done.`: the value ends at that close, the prose is text). Alone, it closed only tags around complete values; a value the end of the reply cut is `cut_value` too'),
     (('quoted_key',),
      'wrote an XML-ish parameter\'s name in quotes or as an attribute (`<parameter="city">`, `<parameter name="city">` in Qwen\'s `<function=…>` block), or the function\'s own (`<function="get_weather">`, `<function name="get_weather">`)'),
     (('opened_tag',),
