@@ -77,8 +77,8 @@ class Driver:
         # long token of the unrolled-loop shape is not matched from its start again.
         self.resume: dict = {}
         # Whether a failure's reason may be shown (the scanner clears it where it
-        # never is, nor a quiet format's unless a stray quote broke its call): then
-        # "unexpected …" waits for the text it quotes.
+        # never is, nor a quiet format's unless a stray quote broke its call or calls
+        # were read before it): then "unexpected …" waits for the text it quotes.
         self.quotes = not fmt.quiet
         # Tokens read from the text (not supplied): how far the grammar got, which
         # picks the failure to report when no candidate reads a region.
@@ -200,7 +200,9 @@ class Driver:
                     if status is WAIT_MORE:
                         continue
                     return status
-                if not final and (self.quotes or self.stray) and len(buf) - self.pos <= _SNIPPET:
+                # (After calls read whole, a quiet format's failure may be told too: see
+                # salvage. It quotes the same text in a stream then.)
+                if not final and (self.quotes or self.stray or self.calls) and len(buf) - self.pos <= _SNIPPET:
                     return WAIT
                 if final and _close.cut_closer(self, buf, self.pos, allowed, 0):
                     # (The end cut a closer where a token read as text cannot go: M3's

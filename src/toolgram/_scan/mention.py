@@ -71,7 +71,14 @@ def note_failure(r: Any, drv: Driver, reason: str) -> None:
     # was a call, `[get_weather(city="Par"is", unit="C")]`.)
     # An argument nested too deeply (drv.deep) is a call's failure, told like a stray
     # quote's, even where the end of the reply closed its tags.
-    told = drv.stray or drv.deep
+    # So is a quiet format's payload read whole after its marker that opens as a list of
+    # call objects (`functools[{"name": …`): markup only calls are, not prose about the
+    # module.
+    listed = (
+        drv.fmt.quiet and r.marker_len > 0 and drv.status == DONE
+        and _CALL_LIST.match(r.sc.buf, r.region_start + r.marker_len) is not None
+    )  # fmt: skip
+    told = drv.stray or drv.deep or listed
     if (drv.fmt.quiet and not told) or not reason or ("closed_tag" in drv.repairs and not drv.deep):
         return
     if r.mentioned:
@@ -269,6 +276,9 @@ def cut_inside(r: Any, final: bool) -> bool:
         return False
     return drv.pos >= _reply_end(r.sc)
 
+
+# A JSON list of call objects, as it opens: `[{"name":`.
+_CALL_LIST = regex.compile(r"\s*+\[\s*+\{\s*+\"name\"\s*+:")
 
 _ENDED = "the reply ended"  # (a driver's reason where the end of the reply failed it: close.py)
 

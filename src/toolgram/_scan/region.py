@@ -204,8 +204,17 @@ class RegionReader:
                 sc._end_region()
                 sc.mode = "prose"
                 return True
-            if anchored:  # (its failures are never shown, but a stray quote's: nothing to settle)
-                salvaged = _salvage(self, final, True)
+            if anchored:  # (its failures are never shown, but a stray quote's and a broken call's after calls kept)
+                if self.salvaged is None:
+                    self.salvaged = _salvage(self, final, True)
+                salvaged = self.salvaged
+                if salvaged and salvaged[2]:
+                    # (Calls kept, then one broken: settled as after a marker, see salvage.)
+                    got = _salvaged(self, out, final)
+                    if not got:
+                        return False
+                    sc.mode = "prose"
+                    return True
                 if salvaged:
                     region, tail, _ = salvaged
                     if region is not None:

@@ -78,8 +78,9 @@ def salvage(r: Any, final: bool, quiet: bool = False):
     finished before a broken or cut-off one are kept. (Region, tail, settle):
     the region read up to there; the failure of what follows it, or None; settle:
     that failure is decided as any broken frame's (settle_failure). False: none.
-    A quiet format's (or, `quiet`, an anchored region's) tail gives no failure:
-    it stays prose."""
+    A quiet format's (or, `quiet`, an anchored region's) tail gives no failure, it
+    stays prose, where no call is kept or prose follows the calls kept; after calls,
+    what broke is a call (settle)."""
     buf = r.sc.buf
     broken: list = []  # (where a whole call read before the failure ends, and why it cannot be built)
     for drv in r.drivers:  # (the candidates in order: the first that keeps calls)
@@ -135,7 +136,7 @@ def salvage(r: Any, final: bool, quiet: bool = False):
             # (Something begun that the end cut: cut_value, whatever the point ended.)
             last.repairs = [r for r in last.repairs if r != "cut_value"]
             last.repairs += ["dropped_partial_argument", "cut_value"]
-    if opened or quiet or drv.fmt.quiet or _NONBLANK.search(buf, end) is None:
+    if opened or _NONBLANK.search(buf, end) is None:
         # (Nothing but blanks follows: told by a search, not a copy of all the rest of
         # the text stripped, for each region salvaged.)
         return region, None, False
@@ -145,9 +146,16 @@ def salvage(r: Any, final: bool, quiet: bool = False):
         # broken call (nothing to report, and nothing to wait for) -- unless it is a
         # call whose name has a space in it, which the block's end marker then closes
         # (see spaced_call: salvaged asks it, on each look, until the text tells).
-        if _SPACED.match(buf, drv.prose_at, partial=True) is not None:
+        if _SPACED.match(buf, drv.prose_at, partial=True) is not None and not (quiet or drv.fmt.quiet):
             r.spaced = (drv, drv.prose_at, 0)
         return region, None, False
+    if (quiet or drv.fmt.quiet) and "closed_tag" not in region.repairs:
+        # (A quiet format's failure after a list closed, `[f(a=1)]\n[1] Source`: prose.)
+        return region, None, False
+    # A quiet format's failure (or an anchored region's) is told too, where calls were
+    # kept before it in the same frame, left open there, and it is no prose after them:
+    # the model was writing the list of calls (`[f(a=1), g(b=)]`), and a call of it is
+    # broken, not a mention of markup.
     why = drv.reason if drv.status == FAIL else r.sc._decode(drv)
     if not why or not isinstance(why, str):
         why = "the reply ended inside the call"
