@@ -201,6 +201,9 @@ def spaced_call(r: Any, final: bool):
     # Only the call and what follows it, after the block's own opener: bounded, however
     # long the block before it (a stream asks on each delta).
     opener = buf[r.region_start : r.region_start + r.marker_len]
+    shut = _paren_left_open(drv.fmt, buf, m, lim)
+    if shut is not None:
+        return _left_open_call(r, drv, m, shut, final)
     spaced = _spaced_lines(drv.fmt, buf, m, lim)
     ended = final or len(buf) >= lim
     text = opener + "\n" + _masked(buf, spaced, m.start(1), lim)
@@ -240,6 +243,54 @@ def spaced_call(r: Any, final: bool):
                 told = True
                 break
     return region if told else None
+
+
+def _paren_left_open(fmt: Any, buf: str, m: Any, lim: int) -> int | None:
+    """Where the block's end marker begins, when the spaced call m left its `(` open: no
+    `)` on the rest of its line, and the block's end marker first on the next line,
+    whole within `lim` (`get time(timezone="Europe/Paris"` then `</function_calls>`).
+    None: not so (or not yet: a stream's text short of it). Only the text up to that
+    marker tells, so a stream and parse() tell alike; no reading runs past it (a `)`
+    supplied at the line's end read a string left open on into the next blocks)."""
+    brk = buf.find("\n", m.end(), lim)
+    if brk < 0 or ")" in buf[m.end() : brk]:
+        return None
+    after = brk + 1
+    stop = min(lim, len(buf))
+    while after < stop and buf[after] in " \t\r":
+        after += 1
+    for e in fmt.ends:
+        if e and after + len(e) <= lim and buf.startswith(e, after):
+            return after
+    return None
+
+
+def _left_open_call(r: Any, drv: Any, m: Any, shut: int, final: bool):
+    """The block, its spaced call left open (_paren_left_open) an error naming it: the block
+    read again with that call's text as blanks, so the calls before it are closed by
+    the end marker as written; None where it does not read so, WAIT."""
+    buf = r.sc.buf
+    start = m.start(1)
+    end = start + len(buf[start:shut].rstrip())
+    masked = buf[:start] + _BLANKED.sub(" ", buf[start:shut]) + buf[shut:]
+    whole = Driver(drv.fmt, r.region_start, None, None, drv.lines)
+    whole.quotes = False
+    status = whole.run(masked, final, r.sc.at_marker)
+    if status == WAIT:
+        return WAIT
+    if status != DONE or whole.end < shut:
+        return None
+    region = r.decode(whole, masked)
+    if not isinstance(region, Region) or "closed_tag" in region.repairs:
+        return None
+    name = " ".join(buf[start : m.end(2)].split())
+    message = f'Couldn\'t read a tool call: the name "{name}" cannot be written in this format; call the tool by its exact name.'
+    at = sum(1 for item in region.items if getattr(item, "span", None) and item.span[0] < start)
+    region.items.insert(at, Draft(name="", span=(start, end), error=message))
+    return region
+
+
+_BLANKED = lazy(regex.compile, r"[^\n]")  # (a character of a line, made a blank)
 
 
 # A later line that is a call whose name has a space in it, as _SPACED reads one.
