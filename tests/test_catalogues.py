@@ -51,7 +51,7 @@ STRUCTURE = {
     "start", "key", "value", "type", "arg", "attr_key", "attr_name", "attr_other", "attr_type", "bare_value",
     "dq_value", "sq_value", "function_end", "invoke_end", "key_end", "param_end", "parameter_end", "value_end",
     "nested", "not_json", "open_param", "other_args", "request", "s_call", "s_thought", "wrapper", "next_call",
-    "next_name", "block_call",
+    "next_name", "block_call", "after_calls",
 }
 _GENERATED = re.compile(r"_(?:star|plus)_\d+$")  # (Lark's names for `x*`, `x+`)
 
