@@ -140,13 +140,18 @@ def _plan(c: Compiled, stack: list, goal: str, usable) -> list[str] | None:
     `goal` ("$END": the frame is complete), or None when none get there. `usable`
     picks, best first, which of a state's allowed terminals may be supplied."""
     plan = []
+    # (Never back to a state the plan was in: a closer the grammar takes again and
+    # again, `"</arg_value>"+`, would be supplied until the plan ran out, whichever
+    # of the closers tied first, by the order of a set.)
+    seen = {tuple(stack)}
     for _ in range(_MAX_VIRTUAL + 1):
         if simulate(c, stack, goal) is not None:
             return plan
         for t in usable(c.allowed[stack[-1]]):
             after = simulate(c, stack, t.name)
-            if after is not None:
+            if after is not None and tuple(after) not in seen:
                 stack = after
+                seen.add(tuple(after))
                 plan.append(t.name)
                 break
         else:

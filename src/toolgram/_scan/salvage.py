@@ -567,6 +567,11 @@ def _may_begin(t: Any, buf: str, pos: int) -> bool:
         return len(buf) - pos < len(t.literal) and t.literal.startswith(buf[pos:])
     if t.name in ("JSON", "PYVALUE"):
         return False  # (these run to the end of the text: they would have been read)
+    if t.name.rpartition("__")[2] == "INLINE_VALUE":
+        # (A value whose close is written twice, which the shared XML-ish grammars read
+        # before VALUE: the end of the reply right after a close is no second close cut
+        # short; VALUE, which reads the same text, tells whether the end cut a value.)
+        return False
     m = t.pattern.match(buf, pos, partial=True)
     return m is not None and (m.partial or m.end() >= len(buf))
 
