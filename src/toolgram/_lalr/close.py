@@ -261,7 +261,7 @@ def close(d: Any, buf: str, final: bool, at_marker) -> str:
         # if the missing markers can close the frame.
         if hit is None and not final and d._closing_plan() is not None:
             return WAIT
-        near = not final and (d.quotes or d.stray or d.calls) and n - d.pos <= _SNIPPET  # see run()
+        near = not final and (d.quotes or d.stray) and n - d.pos <= _SNIPPET  # see run()
         if not hit:
             if near:
                 return WAIT

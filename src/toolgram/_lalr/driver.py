@@ -76,10 +76,10 @@ class Driver:
         # terminal -> (token start, a later point its match can be resumed from): a
         # long token of the unrolled-loop shape is not matched from its start again.
         self.resume: dict = {}
-        # Whether a failure's reason may be shown (the scanner clears it where it
-        # never is, nor a quiet format's unless a stray quote broke its call or calls
-        # were read before it): then "unexpected …" waits for the text it quotes.
-        self.quotes = not fmt.quiet
+        # Whether a failure's reason may be shown: then "unexpected …" waits for the
+        # text it quotes. (A reading that never shows it clears it. A quiet format's or
+        # an anchored region's may be shown too: after calls read, see salvage.)
+        self.quotes = True
         # Tokens read from the text (not supplied): how far the grammar got, which
         # picks the failure to report when no candidate reads a region.
         self.taken = 0
@@ -200,9 +200,7 @@ class Driver:
                     if status is WAIT_MORE:
                         continue
                     return status
-                # (After calls read whole, a quiet format's failure may be told too: see
-                # salvage. It quotes the same text in a stream then.)
-                if not final and (self.quotes or self.stray or self.calls) and len(buf) - self.pos <= _SNIPPET:
+                if not final and (self.quotes or self.stray) and len(buf) - self.pos <= _SNIPPET:
                     return WAIT
                 if final and _close.cut_closer(self, buf, self.pos, allowed, 0):
                     # (The end cut a closer where a token read as text cannot go: M3's

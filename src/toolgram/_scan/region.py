@@ -139,8 +139,6 @@ class RegionReader:
             self.cut_wait = False
         while True:
             drv = self.drivers[-1]
-            if anchored:
-                drv.quotes = False  # its failures are never shown
             status = self._read(drv, final)
             drv = self.drivers[-1]
             if status == WAIT:
