@@ -549,11 +549,11 @@ class Builder:
                 raise Unreadable(f'positional arguments for "{draft.name}" need parameter names')
             draft.params[:0] = [(k, v, "python") for k, v in zip(names, positional)]
         if draft.params and isinstance(draft.arguments, dict):
-            props = schema.get("properties") if isinstance(schema, Mapping) else None
+            props = schema.get("properties") if schema is not None and isinstance(schema, Mapping) else None
             given: set[str] = set()
             collect = self._collected(draft.params, props, schema)
             for key, raw, typ in draft.params:
-                prop = props.get(key) if isinstance(props, Mapping) else None
+                prop = props.get(key) if props is not None and isinstance(props, Mapping) else None
                 if key in collect:
                     prop = collect[key]
                 try:

@@ -150,7 +150,7 @@ def _resolve(prop: Any, root: Any, seen: int = 0) -> Any:
 
 def kinds_of(prop: Any, root: Any = None, _depth: int = 0) -> frozenset[str] | None:
     """The JSON types a schema allows, or None when it says nothing we can use."""
-    prop = _resolve(prop, root) if isinstance(prop, Mapping) else None
+    prop = _resolve(prop, root) if prop is not None and isinstance(prop, Mapping) else None  # (None: no ABC check)
     if prop is None or _depth > 32:
         return None
     out: set[str] = set()
@@ -545,8 +545,8 @@ def coerce_node(
         groups.setdefault(child.key if child.key is not None else "item", []).append(child)
     result: dict[str, Any] = {}
     for key, group in groups.items():
-        sub = props.get(key) if isinstance(props, Mapping) and key in props else extra
-        if not isinstance(sub, Mapping):
+        sub = props.get(key) if props is not None and isinstance(props, Mapping) and key in props else extra
+        if sub is None or not isinstance(sub, Mapping):
             sub = None
         if len(group) == 1:
             result[key] = coerce_node(group[0], sub, root, repairs, framing, repeated)

@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 VALUE_DEPTH = 256
+_CONTAINERS = (dict, list, tuple, set, frozenset)
 
 
 class TooDeep(ValueError):
@@ -53,7 +54,9 @@ def depth_over(value: Any, limit: int = VALUE_DEPTH) -> bool:
             continue
         if d >= limit:
             return True
-        todo.extend((c, d + 1) for c in items if isinstance(c, (dict, list, tuple, set, frozenset)))
+        for c in items:  # (a loop, not a generator: one is made for every container)
+            if isinstance(c, _CONTAINERS):
+                todo.append((c, d + 1))
     return False
 
 
@@ -62,7 +65,7 @@ def too_deep_argument(arguments: Any) -> str | None:
     None. (Arguments that are no dict: "" when they are too deep themselves.)"""
     if isinstance(arguments, dict):
         for key, value in arguments.items():
-            if depth_over(value):
+            if isinstance(value, _CONTAINERS) and depth_over(value):  # (a scalar is 0 deep)
                 return str(key)
         return None
     return "" if depth_over(arguments, VALUE_DEPTH + 1) else None

@@ -66,9 +66,15 @@ class _Reader:
             self.repairs.append(repair)
 
     def skip_ws(self) -> None:
-        self.pos = _WS.match(self.text, self.pos).end()
+        # (Most often no space is there: the regex only where one is. `\s` is what
+        # str.isspace() tells, in `re` as here.)
+        text, pos = self.text, self.pos
+        if pos < len(text) and text[pos].isspace():
+            self.pos = _WS.match(text, pos).end()
 
     def delim_at(self, pos: int) -> str | None:
+        if not self.text.startswith("<", pos):  # (every delimiter opens with `<`)
+            return None
         for d in DELIMITERS:
             if self.text.startswith(d, pos):
                 return d

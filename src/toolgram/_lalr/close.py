@@ -55,7 +55,7 @@ def through(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
     if close >= n:
         # (It closes where the text ends: at the end of the reply, through there.)
         return close if final else (WAIT, None)
-    m = t.pattern.match(buf, close, partial=not final)
+    m = t.pattern.match(buf, close) if final else t.pattern.match(buf, close, partial=True)
     if m is None or m.end() == close:
         return close
     if not final and (m.partial or m.end() >= n):
@@ -113,7 +113,7 @@ def through_loose(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
             if not final and _SPACE_TO_END.match(buf, after) is not None:
                 return WAIT, None
             return found
-        m = rest.match(buf, after, partial=not final)
+        m = rest.match(buf, after) if final else rest.match(buf, after, partial=True)
         if m is None:
             return found
         if not final and (m.partial or m.end() >= n):

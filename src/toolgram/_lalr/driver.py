@@ -261,7 +261,7 @@ class Driver:
                         continue
                     # The pattern must match where the value starts (it may say more than
                     # its first character: `/\[\s*\{/` is a list of objects).
-                    m = t.pattern.match(buf, pos, partial=not final)
+                    m = t.pattern.match(buf, pos) if final else t.pattern.match(buf, pos, partial=True)  # (regex: passing partial= costs more than a short match)
                     if m is None:
                         continue
                     if m.partial:
@@ -382,7 +382,7 @@ class Driver:
                         # A long token seen before: its match goes on as from there.
                         at = resume[1]
                         pattern = resume[2] or pattern
-                    m = pattern.match(buf, at, partial=not final)
+                    m = pattern.match(buf, at) if final else pattern.match(buf, at, partial=True)  # (regex: passing partial= costs more than a short match)
                     if m is None:
                         if name not in nest_text or at != pos:
                             continue
