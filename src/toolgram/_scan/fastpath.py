@@ -279,7 +279,7 @@ class JsonFrame:
     else (no match, a JSON value that never closes, an unreadable payload, a name
     not offered where the format wants one) goes the general way."""
 
-    __slots__ = ("ends", "fmt", "ignore", "json", "optional", "steps")
+    __slots__ = ("closers", "ends", "fmt", "ignore", "json", "optional", "steps")
 
     def __init__(self, fmt: Format, steps: tuple, json: Any, ends: tuple, optional: bool) -> None:
         self.fmt = fmt
@@ -288,6 +288,13 @@ class JsonFrame:
         self.ends = ends  # the terminals that may end the frame, best first
         self.optional = optional  # the region may end right after the payload
         self.ignore = tuple(t.pattern for t in fmt.compiled.ignore)
+        # The strings that may end the frame, as a cut short one is told (_read's end):
+        # an end terminal's literal, each string of one that is an alternation of them
+        # (`_CLOSE: "<|im_end|>" | "<|end_header_id|>"`), the format's end markers. (A
+        # pattern's were left out: `<|end_he` at the end of the reply was prose here and
+        # markup cut short in a stream, which reads it the general way.)
+        found = [s for t in ends for s in (_strings(t) or ())]
+        self.closers = tuple(dict.fromkeys(found + list(fmt.ends)))
 
     _end = Frame._end  # (it reads only self.ends)
 
@@ -325,7 +332,7 @@ class JsonFrame:
                 if q < 0:
                     if not self.optional:
                         return None
-                    closers = [t.literal for t in self.ends if t.literal]
+                    closers = self.closers
                     # (Only a rest shorter than a closer can be one cut short: no more of it is
                     # copied. All of it, for each call read, cost the square of a reply of calls.)
                     at = _SPACE.match(buf, stop).end()
