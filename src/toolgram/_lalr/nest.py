@@ -281,6 +281,10 @@ def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
     # <tool_call>` then the example's `<function=rm>` first on its line): a closer of what
     # holds the value that pairs with one of them is the quoted example's, read as text.
     quoted: tuple = ()
+    # A run of closers then text on its line read as text (`</parameter></invoke></minimax:tool_call>
+    # Then done.`): its reading ends at the look (_inline_past), so a stream completes
+    # the call that run closes a bounded look after it, not at the end of the reply.
+    inline = False
     if nest.closer_of[tag] is not None:
         quoted = _open_in_value(d, nest, buf, pos, end)
     if nest.closer_of[tag] is None:
@@ -308,12 +312,14 @@ def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
             # (a Python string that holds the tag on a line of its own, then `"""`): text,
             # if the value then closes.
             first_end = m.end()
+            inline = run
         else:
             goes_on = _goes_on(nest, buf, m.end(), final, run)
             if goes_on:
                 return None  # a closer the structure goes on after: it ends the value
             if goes_on is None:
                 return WAIT, None  # (spaces up to the end of the text so far: not yet told)
+            inline = run
     # Read on as if the tag were text: the value's pattern and the tags, up to where a
     # stream's text is settled (the pattern's look-aheads read that far).
     loop = t.loop
@@ -354,9 +360,16 @@ def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
             if stop < p:
                 p, m = stop, None
         if p >= horizon and (final or p < limit):
-            decided = _past_declared(d, nest, buf, end, p, m, stop, stack, bottom)
+            if inline:
+                decided = _inline_past(m, p, stack, bottom)
+            else:
+                decided = _past_declared(d, nest, buf, end, p, m, stop, stack, bottom)
             if decided is not _READ_ON:
                 return decided
+        if inline and not final and p >= limit >= horizon and (not stack or limit - bottom > _HORIZON):
+            # (Whatever comes at or past limit is past the look, outside a quoted block
+            # begun within it: _inline_past's answer is None, told now.)
+            return None
         if p >= limit:
             if final:
                 # The end of the reply, inside the reading. Where every tag after the
@@ -419,6 +432,18 @@ def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
                     return None  # the structure goes on after this closer: it ends the value
             outer = True  # (a closer of what holds the value, read as its text)
         x = m.end()
+
+
+def _inline_past(m: Any, p: int, stack: list, bottom: int) -> Any:
+    """through_nest's reading at p past its look, where it began at a run of closers then
+    text on their line (_inline_run_then_text): _READ_ON only inside a quoted block begun
+    within the look and no longer than it; else None, the value ends at its stop. Unlike
+    _past_declared's reading (a file that holds the tag on a line of its own), no own
+    close past the look makes such a run text: a call closed on one line, then prose,
+    is told closed a bounded look after its close (issue 21), however long the prose."""
+    if m is not None and stack and p - bottom <= _HORIZON:
+        return _READ_ON
+    return None
 
 
 def _past_declared(d: Any, nest: Any, buf: str, end: int, p: int, m: Any, stop: int, stack: list, bottom: int) -> Any:
