@@ -1,7 +1,7 @@
 """When does a streamed call complete? Issue 21: "a call is completed by the delta that
 ends it, not at the end of the stream, wherever the format can know it ended".
 
-    python benchmarks/completion_delay.py                  # tests/corpus, 8-char deltas
+    PYTHONPATH=src python benchmarks/completion_delay.py   # tests/corpus, 8-char deltas
     python benchmarks/completion_delay.py --size 3 --formats minimax_m2_invoke,glm45_arg_kv
     python benchmarks/completion_delay.py --tail " Then done."   # each reply plus this text
     python benchmarks/completion_delay.py --list           # the cases held to flush()
@@ -24,7 +24,9 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT / "src"), str(ROOT / "tests")]
+# (toolgram from PYTHONPATH when set, so one checkout's script measures another's code)
+sys.path[:0] = [str(ROOT / "tests")]
+sys.path.append(str(ROOT / "src"))
 
 from conftest import corpus_cases  # noqa: E402
 
