@@ -677,3 +677,46 @@ def test_a_string_that_may_end_at_a_marker_is_held_there_not_withdrawn(raw: str)
         assert not any(type(e) is CallCancelled for e in events)
         if size == 1:  # (what came before the marker streamed, a character at a time)
             assert len([e for e in events if type(e) is ArgumentsDelta]) > 3
+
+
+# Replies whose calls close on their last line, then prose follows on that line and the
+# next (issue 21: a call is completed by the delta that ends it where the format can know
+# it ended). The closers then text read as the value's text only if its own close comes
+# within the look (nest._inline_past): past it, the calls are settled before the end.
+_CLOSED_THEN_PROSE = [
+    "minimax_m2_invoke/reference_two_invokes",
+    "glm45_arg_kv/reference_glm47_no_newlines",
+    "step3_steptml/reference_two_calls",
+    "step3_steptml/long_string_value_streams",
+    "minicpm5_function_param/two_calls_no_prose",
+    "dots_invoke/typed_by_schema",
+    "qwen3_coder_xml/close_tag_run_inline_then_prose_after_the_call",
+]
+_PROSE_AFTER = " Then done.\n" + "The results come next, one per line, with their sources. " * 20
+
+
+def _case(case_id: str) -> Any:
+    return next(c for c in corpus_cases() if c.id == case_id)
+
+
+@pytest.mark.parametrize("case_id", _CLOSED_THEN_PROSE)
+@pytest.mark.parametrize("announce", ["done", "name"])
+def test_calls_closed_then_prose_are_done_before_the_end(case_id: str, announce: str) -> None:
+    case = _case(case_id)
+    raw = case.raw + _PROSE_AFTER
+    expected = toolgram.parse(raw, case.tools, formats=case.formats)
+    assert expected.calls and expected.text.endswith(_PROSE_AFTER.strip())
+    sp = StreamParser(case.tools, formats=case.formats, announce=announce)
+    fed = [e for i in range(0, len(raw), 8) for e in sp.feed(raw[i : i + 8])]
+    assert [e.call for e in fed if type(e) is CallDone] == expected.calls
+    assert not [e for e in sp.flush() if type(e) is CallDone]
+
+
+@pytest.mark.parametrize("case_id", _CLOSED_THEN_PROSE)
+@pytest.mark.parametrize("size", [1, 2, 3, 7, 64])
+def test_calls_closed_then_prose_stream_as_parse_reads_them(case_id: str, size: int) -> None:
+    case = _case(case_id)
+    # (closers within the look make the first run text; past it, stray closers after prose)
+    for tail in (_PROSE_AFTER, " Then done.", " Then done.</parameter></invoke>\n", _PROSE_AFTER + "</parameter></invoke>\n"):
+        raw = case.raw + tail
+        check(raw, chunked(raw, size), case.tools, case.formats, 32_768)
