@@ -25,9 +25,12 @@ in _grammar/nest.py). The rule (docs/formats.md, "Markers inside values"):
    pairing with no tag written after the opener (_loose); so is a closer the header
    does not declare that closes an opener written in the value's text within _HORIZON
    before it (`<root><tool_call id="7">log</tool_call></root>` in Seed-OSS);
- - a reading that starts at a close tag read as text (a run of closers then prose on
-   one line, the own close on a line of a file), and _loose's, look through any tag
-   within _HORIZON; past it they go on only through whole quoted blocks (each no longer
+ - a reading that starts at a run of closers then prose on one line reads no further
+   than _HORIZON, but to the close of a quoted block begun within it (_inline_past:
+   so a stream completes the call that run closes a bounded look after it);
+ - a reading that starts at another close tag read as text (the own close on a line
+   of a file), and _loose's, look through any tag within _HORIZON; past it they go
+   on only through whole quoted blocks (each no longer
    than _HORIZON) and at the opener of one more that starts no call or part of the
    format, and the first place the value stops with its own close there, a tag after
    it, ends the value however far (_past_declared, _past_look: a file of any length,
