@@ -97,6 +97,22 @@ CASES = [
         "</root>\n</parameter>\n</function>\n</seed:tool_call>",
         [("write_file", {"content": '\n<root>\n  <tool_call id="7">log</tool_call>\n</root>\n'}, ())],
     ),
+    # A value whose closes were all left out, then the next call first on its line, whose
+    # value names the value's close tag (`print("</parameter>")`): two calls, as at
+    # 2249602. The close written inside the next call's value is its text, no pair for
+    # an opener the reading passed (QA9 R1: the next call went into the value, its later
+    # argument into the first call). MiniMax's and Kimi K3's are corpus cases.
+    (
+        "<tool_call>\n<function=f>\n<parameter=b>\ncelsius\n"
+        '<tool_call>\n<function=g>\n<parameter=c>\nprint("</parameter>")\n</parameter>\n'
+        "<parameter=d>\nx\n</parameter>\n</function>\n</tool_call>",
+        [("f", {"b": "celsius"}, ("closed_tag",)), ("g", {"c": 'print("</parameter>")', "d": "x"}, ())],
+    ),
+    (
+        '<function name="f"><param name="b">celsius\n<function name="g"><param name="c">print("</param>")</param>'
+        '<param name="d">x</param></function>',
+        [("f", {"b": "celsius"}, ("closed_tag",)), ("g", {"c": 'print("</param>")', "d": "x"}, ())],
+    ),
 ]
 
 

@@ -510,7 +510,7 @@ def _opened(nest: Any, buf: str, lo: int, hi: int) -> tuple:
     return tuple(stack)
 
 
-def _text_tags(nest: Any, buf: str, lo: int, hi: int, stack: list, bottom: int, paired: int) -> tuple:
+def _text_tags(d: Any, nest: Any, buf: str, lo: int, hi: int, stack: list, bottom: int, paired: int, end: int) -> tuple:
     """_loose's reading over buf[lo:hi], text that the value's pattern read on through
     (no stop in it): its tags, paired as _opened pairs them, on `stack` (changed in
     place). Returns where the last quoted block began (bottom) and where the stack last
@@ -521,16 +521,31 @@ def _text_tags(nest: Any, buf: str, lo: int, hi: int, stack: list, bottom: int, 
         if found is not None and found[3] <= hi:
             _, opens, key, after = found
             if opens:
-                if _SELF_CLOSING.match(buf, after, min(hi, after + _SELF_CLOSING_READ)) is None and len(stack) < _DEPTH:
+                if paired <= end and _starts_call(d, buf, p):
+                    pass  # (the format's next call, the value's closes left out: no quoted block)
+                elif _SELF_CLOSING.match(buf, after, min(hi, after + _SELF_CLOSING_READ)) is None and len(stack) < _DEPTH:
                     if not stack:
                         bottom = p
                     stack.append(key)
-            elif key in stack:
+            elif key in stack and key not in nest.own and key not in nest.holders:
+                # (A closer of the format's own that the pattern read as text,
+                # `print("</parameter>")` or `close with </function> here`, pairs with no
+                # opener: else it closed the next call's part or call, and that part's
+                # own close read as this value's close, the next call swallowed.)
                 del stack[len(stack) - 1 - stack[::-1].index(key) :]
                 if not stack:
                     paired = after
         p = buf.find("<", p + 1, hi)
     return bottom, paired
+
+
+def _starts_call(d: Any, buf: str, p: int) -> bool:
+    """Whether the tag at p opens a call of the value's own format (its start marker) where
+    a model that left the value's closes out writes it: first on its line or glued to the
+    text before it (docs/formats.md, "Markers inside values")."""
+    if not any(buf.startswith(s, p) for s in d.fmt.starts if s):
+        return False
+    return p == 0 or buf[p - 1] not in " \t" or _first_on_line(buf, 0, p)
 
 
 def _foreign_opener(d: Any, buf: str, end: int) -> bool:
@@ -631,7 +646,7 @@ def _loose(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
                 # The tags the value's pattern read as text up to that stop (a quoted
                 # call's `<tool_call>` after the first, its `</tool_call>` before the
                 # next): paired as those before the first stop are (_opened).
-                bottom, paired = _text_tags(nest, buf, x, p, stack, bottom, paired)
+                bottom, paired = _text_tags(d, nest, buf, x, p, stack, bottom, paired, end)
         if p >= horizon and (final or p < limit):
             decided = _past_look(d, nest, buf, end, p, stack, paired, bottom)
             if decided is not _READ_ON:
