@@ -522,17 +522,26 @@ PYTHON_LISTS = {
 }
 
 
+PYTHON_LIST_TOOLS = ["read_file", "write_file"]
+
+
+def _python_list_fed(key: str, size: int) -> tuple:
+    """PYTHON_LISTS[key] fed in `size`-character deltas with announce="name": (the reply,
+    its format, parse()'s result, the stream, its events, those before the list's end)."""
+    raw, end_marker = PYTHON_LISTS[key]
+    fmt = key.removesuffix("_list")
+    expected = toolgram.parse(raw, PYTHON_LIST_TOOLS, formats=[fmt])
+    sp = StreamParser(PYTHON_LIST_TOOLS, formats=[fmt], announce="name")
+    events, before_end = _fed(sp, raw, size, raw.rindex(end_marker))
+    return raw, fmt, expected, sp, events, before_end
+
+
 @pytest.mark.parametrize("fmt", sorted(PYTHON_LISTS))
 @pytest.mark.parametrize("size", [1, 3, 7])
 def test_each_call_of_a_python_list_is_named_before_the_list_ends(fmt: str, size: int) -> None:
-    raw, end_marker = PYTHON_LISTS[fmt]
-    fmt = fmt.removesuffix("_list")
-    tools = ["read_file", "write_file"]
-    expected = toolgram.parse(raw, tools, formats=[fmt])
+    tools = PYTHON_LIST_TOOLS
+    raw, fmt, expected, sp, _, before_end = _python_list_fed(fmt, size)
     assert [c.name for c in expected.calls] == tools and not expected.errors
-    end = raw.rindex(end_marker)
-    sp = StreamParser(tools, formats=[fmt], announce="name")
-    _, before_end = _fed(sp, raw, size, end)
     assert sp.close() == expected
     ids = [c["id"] for c in expected.to_openai_message()["tool_calls"]]
     assert [(e.index, e.name, e.id) for e in before_end if type(e) is CallStart] == [
@@ -565,20 +574,14 @@ def test_a_python_list_keeps_the_contract(raw: str) -> None:
 @pytest.mark.parametrize("fmt", sorted(PYTHON_LISTS))
 @pytest.mark.parametrize("size", [1, 3, 7])
 def test_python_keyword_arguments_stream_as_they_are_written(fmt: str, size: int) -> None:
-    raw, end_marker = PYTHON_LISTS[fmt]
-    fmt = fmt.removesuffix("_list")
-    tools = ["read_file", "write_file"]
-    expected = toolgram.parse(raw, tools, formats=[fmt])
-    end = raw.rindex(end_marker)
-    sp = StreamParser(tools, formats=[fmt], announce="name")
-    events, before_end = _fed(sp, raw, size, end)
+    raw, fmt, expected, sp, events, before_end = _python_list_fed(fmt, size)
     events += sp.flush()
     assert sp.close() == expected
     assert not any(type(e) is CallCancelled for e in events)
     early = [e.text for e in before_end if type(e) is ArgumentsDelta and e.index == 1]
     assert "".join(early).startswith('{"path": "out.md", "content": "Day one')
     assert len(early) >= 3  # (the value's characters as they come, not in one piece)
-    check(raw, chunked(raw, size), tools, [fmt], 32_768)
+    check(raw, chunked(raw, size), PYTHON_LIST_TOOLS, [fmt], 32_768)
 
 
 # Python-style values the echo streams, sends whole, or leaves to the call's end; each row
