@@ -50,7 +50,7 @@ parse sees), so it reads as parse() does.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Iterator
 
 import regex
 
@@ -496,18 +496,31 @@ def _opened(nest: Any, buf: str, lo: int, hi: int) -> tuple:
     """The tags written in buf[lo:hi] (a value's text) left open there, as _loose pairs
     them: the closers they need, innermost last."""
     stack: list = []
+    for _, opens, key, _ in _tags_in(nest, buf, lo, hi):
+        if opens:
+            if len(stack) < _DEPTH:
+                stack.append(key)
+        elif key in stack:
+            _close(stack, key)
+    return tuple(stack)
+
+
+def _tags_in(nest: Any, buf: str, lo: int, hi: int) -> Iterator[tuple]:
+    """The tags written whole in buf[lo:hi], as _loose pairs them (_tag_at): (where, whether
+    it opens, the closer it needs or is, where it ends); a self-closing opener is none."""
     p = buf.find("<", lo, hi)
     while p >= 0:
         found = _tag_at(nest, buf, p)
         if found is not None and found[3] <= hi:
             _, opens, key, after = found
-            if opens:
-                if _SELF_CLOSING.match(buf, after, min(hi, after + _SELF_CLOSING_READ)) is None and len(stack) < _DEPTH:
-                    stack.append(key)
-            elif key in stack:
-                del stack[len(stack) - 1 - stack[::-1].index(key) :]
+            if not opens or _SELF_CLOSING.match(buf, after, min(hi, after + _SELF_CLOSING_READ)) is None:
+                yield p, opens, key, after
         p = buf.find("<", p + 1, hi)
-    return tuple(stack)
+
+
+def _close(stack: list, key: str) -> None:
+    """Close the innermost tag on `stack` that `key` closes, and those opened inside it."""
+    del stack[len(stack) - 1 - stack[::-1].index(key) :]
 
 
 def _text_tags(d: Any, nest: Any, buf: str, lo: int, hi: int, stack: list, bottom: int, paired: int, end: int) -> tuple:
@@ -515,27 +528,22 @@ def _text_tags(d: Any, nest: Any, buf: str, lo: int, hi: int, stack: list, botto
     (no stop in it): its tags, paired as _opened pairs them, on `stack` (changed in
     place). Returns where the last quoted block began (bottom) and where the stack last
     emptied (paired)."""
-    p = buf.find("<", lo, hi)
-    while p >= 0:
-        found = _tag_at(nest, buf, p)
-        if found is not None and found[3] <= hi:
-            _, opens, key, after = found
-            if opens:
-                if paired <= end and _starts_call(d, buf, p):
-                    pass  # (the format's next call, the value's closes left out: no quoted block)
-                elif _SELF_CLOSING.match(buf, after, min(hi, after + _SELF_CLOSING_READ)) is None and len(stack) < _DEPTH:
-                    if not stack:
-                        bottom = p
-                    stack.append(key)
-            elif key in stack and key not in nest.own and key not in nest.holders:
-                # (A closer of the format's own that the pattern read as text,
-                # `print("</parameter>")` or `close with </function> here`, pairs with no
-                # opener: else it closed the next call's part or call, and that part's
-                # own close read as this value's close, the next call swallowed.)
-                del stack[len(stack) - 1 - stack[::-1].index(key) :]
+    for p, opens, key, after in _tags_in(nest, buf, lo, hi):
+        if opens:
+            if paired <= end and _starts_call(d, buf, p):
+                pass  # (the format's next call, the value's closes left out: no quoted block)
+            elif len(stack) < _DEPTH:
                 if not stack:
-                    paired = after
-        p = buf.find("<", p + 1, hi)
+                    bottom = p
+                stack.append(key)
+        elif key in stack and key not in nest.own and key not in nest.holders:
+            # (A closer of the format's own that the pattern read as text,
+            # `print("</parameter>")` or `close with </function> here`, pairs with no
+            # opener: else it closed the next call's part or call, and that part's
+            # own close read as this value's close, the next call swallowed.)
+            _close(stack, key)
+            if not stack:
+                paired = after
     return bottom, paired
 
 
@@ -676,7 +684,7 @@ def _loose(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
         elif key in stack:
             # It closes an opener of the value's text (the openers written after that
             # one, never closed, are text too).
-            del stack[len(stack) - 1 - stack[::-1].index(key) :]
+            _close(stack, key)
             if not stack:
                 paired = after
         elif tag is not None and tag in nest.own and p > end:
