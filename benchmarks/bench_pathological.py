@@ -38,7 +38,8 @@ shown as ">Ns", and the larger sizes of that shape and measurement are skipped
 Printed: the slowest shapes at the largest size (times per size, the growth ratio of
 the two largest sizes: linear is about 2x), the worst growth ratios and stream/parse
 ratios, the streams over their budget (3x the parse + 10 µs a delta; each one found
-over it is measured again twice with its parse, keeping the least), the peak memory
+over it is measured again twice with its parse, keeping the least; so is a parse over
+50 ms at 32 KB), the peak memory
 of one parse at the largest size (tracemalloc, bytes a character of the reply), and a
 summary line: shapes whose parse takes over 50 ms at 32 KB, the worst
 growth ratio (over parse and the 8-character stream, of times of at least 2 ms), the
@@ -351,6 +352,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"[{n}/{len(shapes)}] {time.monotonic() - t_start:.0f} s", file=sys.stderr, flush=True)
 
     confirm_over_budget(shapes, sizes, stream1_max, timeout, args.max_memory_mb)
+    confirm_slow_parses(shapes, timeout, args.max_memory_mb)
     report(shapes, sizes, timeout, args.top if not args.all else len(shapes), stream1_max)
     print(f"(total {time.monotonic() - t_start:.0f} s wall)")
     return 0
@@ -385,6 +387,20 @@ def confirm_over_budget(shapes: list[Shape], sizes: list[int], stream1_max: int,
                 for k in ("parse", op):
                     if isinstance(got.get(k), float):
                         shape.times[k][s] = min(shape.times[k][s], got[k])
+
+
+def confirm_slow_parses(shapes: list[Shape], timeout: float, max_memory_mb: int) -> None:
+    """Time a parse found over 50 ms at 32 KB again, twice, each in a new child, keeping
+    the least: a parse of over 50 ms is timed once (see _best), and one timing in a child
+    takes in the machine's neighbours and the collections of the parent's heap (a full run
+    listed `<function=` repeated at 80 ms that takes 41 ms alone)."""
+    for shape in shapes:
+        t = shape.times["parse"].get(32 * KB)
+        if isinstance(t, float) and t > 0.05:
+            for _ in range(2):
+                got = measure(shape.raw(32 * KB), shape.tools, ["parse"], timeout, max_memory_mb)
+                if isinstance(got.get("parse"), float):
+                    shape.times["parse"][32 * KB] = min(shape.times["parse"][32 * KB], got["parse"])
 
 
 def _largest(times: dict[int, Any]) -> tuple[int, Any]:
