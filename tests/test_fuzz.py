@@ -125,7 +125,9 @@ def test_the_exit_status_says_whether_a_check_failed(
     if breaks is not None:
         breaks(monkeypatch)
     args = ["--count", "3", "--seed", str(SEED), "--max-size", "200", "--jobs", "0", "--out", str(tmp_path)]
-    args += ["--stream-factor", "1e6"]  # (no slow_stream unless a case asks for timing failures)
+    # (no slow_stream, and no slow_parse on a loaded machine, unless a case asks for them:
+    # the case's own --time-limit-ms comes last and wins)
+    args += ["--stream-factor", "1e6", "--time-limit-ms", "1000000"]
     assert fuzz.main(args + extra) == status
     report = capsys.readouterr()
     assert ("*slow_parse" in report.out) == ("--time-limit-ms" in extra)
