@@ -523,6 +523,41 @@ def _close(stack: list, key: str) -> None:
     del stack[len(stack) - 1 - stack[::-1].index(key) :]
 
 
+# What an opener written about, not written as structure, follows (docs/formats.md,
+# "Markers inside values": after a space, a quote or a bracket).
+_ABOUT = " \t\"'`(["
+
+
+class _Quoted(str):
+    """The closer an opener needs, on _loose's stack, where the value's pattern read that
+    opener as text after a space, a quote or a bracket (`then <parameter name="path">`):
+    a closer of the format's own read as text may close it (the quoted tag written
+    whole), where it may not close an opener written where structure goes (the next
+    call's part, its closes left out; GLM's `<arg_value>` glued to `</arg_key>`)."""
+
+    __slots__ = ()
+
+
+def _written_about(d: Any, buf: str, lo: int, p: int) -> bool:
+    """Whether the opener at p, which the value's pattern read as text, is written about
+    rather than where structure goes: after a space, a quote or a bracket, or a tag the
+    grammar has no token for (`<parameter=path>` in a MiniMax value: Qwen's spelling).
+    GLM's `<arg_value>` glued to `</arg_key>` is neither: the grammar's own tag."""
+    if p > lo and buf[p - 1] in _ABOUT:
+        return True
+    return not any(
+        buf.startswith(u.literal, p) if u.literal is not None
+        else u.name not in d.c.nest.terminals and u.name not in ("JSON", "PYVALUE")
+        and (m := u.pattern.match(buf, p)) is not None and m.end() - p > 1
+        for u in d.c.terminals.values() if u.literal is None or len(u.literal) > 1
+    )  # fmt: skip
+
+
+def _closes_quoted(stack: list, key: str) -> bool:
+    """Whether the innermost tag on `stack` that `key` closes was read as text (_Quoted)."""
+    return type(stack[len(stack) - 1 - stack[::-1].index(key)]) is _Quoted
+
+
 def _text_tags(d: Any, nest: Any, buf: str, lo: int, hi: int, stack: list, bottom: int, paired: int, end: int) -> tuple:
     """_loose's reading over buf[lo:hi], text that the value's pattern read on through
     (no stop in it): its tags, paired as _opened pairs them, on `stack` (changed in
@@ -535,12 +570,14 @@ def _text_tags(d: Any, nest: Any, buf: str, lo: int, hi: int, stack: list, botto
             elif len(stack) < _DEPTH:
                 if not stack:
                     bottom = p
-                stack.append(key)
-        elif key in stack and key not in nest.own and key not in nest.holders:
+                stack.append(_Quoted(key) if _written_about(d, buf, lo, p) else key)
+        elif key in stack and (key not in nest.own and key not in nest.holders or _closes_quoted(stack, key)):
             # (A closer of the format's own that the pattern read as text,
             # `print("</parameter>")` or `close with </function> here`, pairs with no
-            # opener: else it closed the next call's part or call, and that part's
-            # own close read as this value's close, the next call swallowed.)
+            # opener the value stopped at: else it closed the next call's part or call,
+            # and that part's own close read as this value's close, the next call
+            # swallowed. It closes an opener read as text too: `then <parameter
+            # name="path">/</parameter> then`, a tag quoted whole.)
             _close(stack, key)
             if not stack:
                 paired = after
