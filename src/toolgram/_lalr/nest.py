@@ -23,16 +23,18 @@ in _grammar/nest.py). The rule (docs/formats.md, "Markers inside values"):
    does not declare, or an opener whose closer never comes: `<tool_call> is the tag.`),
    the opener is text when the value's own close tag comes later and closes there,
    pairing with no tag written after the opener (_loose); so is a closer the header
-   does not declare that closes an opener written in the value's text within _HORIZON
-   before it (`<root><tool_call id="7">log</tool_call></root>` in Seed-OSS);
+   does not declare that closes an opener written in the value's text before it
+   (`<root><tool_call id="7">log</tool_call></root>` in Seed-OSS; a quoted Qwen call's
+   `</parameter>` after a long argument in a MiniCPM5 value);
  - a reading that starts at a run of closers then prose on one line reads no further
    than _HORIZON, but to the close of a quoted block begun within it (_inline_past:
    so a stream completes the call that run closes a bounded look after it);
  - a reading that starts at another close tag read as text (the own close on a line
    of a file), and _loose's, look through any tag within _HORIZON; past it they go
-   on only through whole quoted blocks (each no longer
-   than _HORIZON) and at the opener of one more that starts no call or part of the
-   format, and the first place the value stops with its own close there, a tag after
+   on only through whole quoted blocks (the format's own tags in each no further than
+   _HORIZON from its start, but for closers that close a tag of a block begun in
+   another format's spelling: a quoted call whose argument is long) and at the opener
+   of one more that starts no call or part of the format, and the first place the value stops with its own close there, a tag after
    it, ends the value however far (_past_declared, _past_look: a file of any length,
    ten quoted calls of another format). So no reading runs on over the format's own
    calls: a reply of N calls, each a reading that fails, costs N looks, not N replies;
@@ -463,7 +465,12 @@ def _past_declared(d: Any, nest: Any, buf: str, end: int, p: int, m: Any, stop: 
         return None
     tag = m.group()
     if stack:
-        return _READ_ON if p - bottom <= _HORIZON else None
+        if p - bottom <= _HORIZON:
+            return _READ_ON
+        # (Past the look, a closer that closes a tag of a block begun by a tag in
+        # another format's spelling: Qwen's `</parameter>` after a long argument, in a
+        # Qwen call quoted in a MiniMax value. An opener there ends the reading.)
+        return _READ_ON if stack[-1] == tag and _no_token(d, buf, bottom) else None
     if p == stop and tag in nest.own:
         return p if _closes_on(nest, buf, m.end()) else None
     need = nest.closer_of[tag]
@@ -543,8 +550,12 @@ def _written_about(d: Any, buf: str, lo: int, p: int) -> bool:
     rather than where structure goes: after a space, a quote or a bracket, or a tag the
     grammar has no token for (`<parameter=path>` in a MiniMax value: Qwen's spelling).
     GLM's `<arg_value>` glued to `</arg_key>` is neither: the grammar's own tag."""
-    if p > lo and buf[p - 1] in _ABOUT:
-        return True
+    return p > lo and buf[p - 1] in _ABOUT or _no_token(d, buf, p)
+
+
+def _no_token(d: Any, buf: str, p: int) -> bool:
+    """Whether the grammar has no token for the tag at p (other than a raw value's): a
+    tag in another format's spelling (`<function=rm>` in a MiniMax value)."""
     return not any(
         buf.startswith(u.literal, p) if u.literal is not None
         else u.name not in d.c.nest.terminals and u.name not in ("JSON", "PYVALUE")
@@ -629,9 +640,14 @@ def _past_look(d: Any, nest: Any, buf: str, end: int, p: int, stack: list, paire
         if tag is not None and tag in nest.own and found[2] not in stack and _closes_on(nest, buf, after):
             return p  # (openers of the value's text never closed, as within the look)
         # (Inside a quoted block: any tag within the look of its start; past that, only
-        # another format's tags, a quoted call whose own argument is long: the format's
-        # own tag there ends the reading, so no reading runs on over the format's calls.)
-        return _READ_ON if p - bottom <= _HORIZON or tag is None else None
+        # another format's tags, a quoted call whose own argument is long, and in a block
+        # that another format's tag opened, the format's own closers that close a tag of
+        # it (Qwen's `</parameter>` after a long argument, in a Seed-OSS block quoted in a
+        # Qwen value): the format's own opener there ends the reading, so no reading runs
+        # on over the format's calls.)
+        if p - bottom <= _HORIZON or tag is None:
+            return _READ_ON
+        return _READ_ON if not opens and found[2] in stack and stack[0] not in nest.closer_of else None
     if tag is not None and tag in nest.own:
         if paired > end and _foreign_opener(d, buf, end):
             # (Another format's call quoted whole, `<invoke name="x">…</invoke>` in a
@@ -661,12 +677,14 @@ def _loose(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
     limit = n if final else n - max(_MARGIN if loop is None else loop[2] + 1, _SELF_CLOSING_READ + 16)
     horizon = end + _HORIZON
     memo = d.nest_loose
+    if memo is not None and memo[0] == (pos, end) and memo[1] is None:
+        return None  # (told already: the value's text, read once, does not open the closer)
     if memo is None or memo[0] != (pos, end):
         # The tag the value stopped at: an opener, or the value ends there as before;
         # or a closer the header does not declare (Hermes's `</tool_call>` in a Seed-OSS
-        # value) that closes an opener written in the value's text, within _HORIZON
-        # before it (`<root><tool_call id="7">log</tool_call></root>`): read on, those
-        # openers counted first (as declared ones are: _open_in_value).
+        # value) that closes an opener written in the value's text (`<root><tool_call id="7">log</tool_call></root>`, a Qwen
+        # call quoted in a MiniCPM5 value, its `</parameter>` after a long argument): read
+        # on, those openers counted first (as declared ones are: _open_in_value).
         first = _tag_at(nest, buf, end)
         if first is None:
             return None
@@ -674,8 +692,9 @@ def _loose(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
         if not first[1]:
             if first[0] is not None:
                 return None
-            opened = _opened(nest, buf, max(pos, end - _HORIZON), end)
+            opened = _opened(nest, buf, pos, end)
             if first[2] not in opened:
+                d.nest_loose = ((pos, end), None)
                 return None
         memo = d.nest_loose = ((pos, end), end, opened, end, end)
     _, x, stack, paired, bottom = memo
