@@ -474,9 +474,26 @@ def _past_declared(d: Any, nest: Any, buf: str, end: int, p: int, m: Any, stop: 
     if p == stop and tag in nest.own:
         return p if _closes_on(nest, buf, m.end()) else None
     need = nest.closer_of[tag]
-    if need is None or need == _own_close(d, nest) or any(buf.startswith(s, p) for s in d.fmt.starts if s):
+    if need is None or need == _own_close(d, nest):
+        return None
+    if any(buf.startswith(s, p) for s in d.fmt.starts if s) and not _other_spelling(d, buf, m.end()):
         return None
     return _READ_ON
+
+
+# How far after a start marker the tag that tells its spelling is looked for (within
+# the text a stream has settled past a place it reads at: _SELF_CLOSING_READ + 16).
+_SPELLING_READ = 160
+
+
+def _other_spelling(d: Any, buf: str, x: int) -> bool:
+    """Whether the call a start marker of the format opens (its tag ending at x) is
+    written in another format's spelling: the next tag, on the opener's line within
+    _SPELLING_READ, is one the grammar has no token for (`<function name="rm"><param
+    name="path">`, MiniCPM5's call, in a Qwen value: Qwen starts a call with `<function
+    name=` too, then `<parameter`). Such a block is quoted, not a call of the format."""
+    q = buf.find("<", x, x + _SPELLING_READ)
+    return q >= 0 and "\n" not in buf[x:q] and _no_token(d, buf, q)
 
 
 def _tag_at(nest: Any, buf: str, p: int) -> tuple | None:
