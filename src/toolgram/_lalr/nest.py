@@ -469,8 +469,9 @@ def _past_declared(d: Any, nest: Any, buf: str, end: int, p: int, m: Any, stop: 
             return _READ_ON
         # (Past the look, a closer that closes a tag of a block begun by a tag in
         # another format's spelling: Qwen's `</parameter>` after a long argument, in a
-        # Qwen call quoted in a MiniMax value. An opener there ends the reading.)
-        return _READ_ON if stack[-1] == tag and _no_token(d, buf, bottom) else None
+        # Qwen call quoted in a MiniMax value; MiniCPM5's `</function>` in a Qwen value.
+        # An opener there ends the reading.)
+        return _READ_ON if stack[-1] == tag and _spelled_otherwise(d, nest, buf, bottom) else None
     if p == stop and tag in nest.own:
         return p if _closes_on(nest, buf, m.end()) else None
     need = nest.closer_of[tag]
@@ -479,6 +480,17 @@ def _past_declared(d: Any, nest: Any, buf: str, end: int, p: int, m: Any, stop: 
     if any(buf.startswith(s, p) for s in d.fmt.starts if s) and not _other_spelling(d, buf, m.end()):
         return None
     return _READ_ON
+
+
+def _spelled_otherwise(d: Any, nest: Any, buf: str, p: int) -> bool:
+    """Whether the declared opener at p begins a block in another format's spelling: a
+    tag the grammar has no token for (`<function=rm>` in a MiniMax value), or one whose
+    block goes on in another spelling (_other_spelling: MiniCPM5's `<function name="rm">`
+    then `<param name=…>` in a Qwen or Seed-OSS value)."""
+    if _no_token(d, buf, p):
+        return True
+    m = nest.tags.match(buf, p)
+    return m is not None and _other_spelling(d, buf, m.end())
 
 
 # How far after a start marker the tag that tells its spelling is looked for (within
@@ -636,7 +648,7 @@ def _foreign_opener(d: Any, buf: str, end: int) -> bool:
     )  # fmt: skip
 
 
-def _past_look(d: Any, nest: Any, buf: str, end: int, p: int, stack: list, paired: int, bottom: int) -> Any:
+def _past_look(d: Any, nest: Any, buf: str, end: int, p: int, stack: list, paired: int, bottom: int, before: list) -> Any:
     """_loose's reading at a stop p past its look (_HORIZON after the tag the value stopped
     at): _READ_ON while it is inside a quoted block (begun at `bottom`: any tag within the
     look of its start, past that a tag the header does not declare), or at the opener of
@@ -671,6 +683,8 @@ def _past_look(d: Any, nest: Any, buf: str, end: int, p: int, stack: list, paire
             # MiniCPM5 value, then text: its own close where the value next stops.)
             return p
         return p if _closes_on(nest, buf, after) else None
+    if not opens and tag is None and found[2] in before:
+        return _READ_ON  # (it closes a tag of the value's text before its first stop)
     if not opens or tag is not None or any(buf.startswith(s, p) for s in d.fmt.starts if s):
         return None  # (the format's own tag, or a call of it: no quoted block)
     return _READ_ON
@@ -699,13 +713,18 @@ def _loose(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
     if memo is None or memo[0] != (pos, end):
         # The tag the value stopped at: an opener, or the value ends there as before;
         # or a closer the header does not declare (Hermes's `</tool_call>` in a Seed-OSS
-        # value) that closes an opener written in the value's text (`<root><tool_call id="7">log</tool_call></root>`, a Qwen
-        # call quoted in a MiniCPM5 value, its `</parameter>` after a long argument): read
-        # on, those openers counted first (as declared ones are: _open_in_value).
+        # value) that closes an opener written in the value's text
+        # (`<root><tool_call id="7">log</tool_call></root>`, a Qwen call quoted in a
+        # MiniCPM5 value, its `</parameter>` after a long argument): read on, those
+        # openers counted first (as declared ones are: _open_in_value). Where it is an
+        # opener, the tags the value's text left open before it (a quoted Step-3 block's
+        # `<｜tool_call_begin｜>`) are kept apart: their closers, where no tag of the
+        # format closes, are text past the look too.
         first = _tag_at(nest, buf, end)
         if first is None:
             return None
         opened: tuple = ()
+        before: tuple = ()
         if not first[1]:
             if first[0] is not None:
                 return None
@@ -713,9 +732,12 @@ def _loose(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
             if first[2] not in opened:
                 d.nest_loose = ((pos, end), None)
                 return None
-        memo = d.nest_loose = ((pos, end), end, opened, end, end)
-    _, x, stack, paired, bottom = memo
+        else:
+            before = _opened(nest, buf, pos, end)
+        memo = d.nest_loose = ((pos, end), end, opened, end, end, before)
+    _, x, stack, paired, bottom, before = memo
     stack = list(stack)
+    before = list(before)
     pattern = t.pattern
     while True:
         if x == end:
@@ -729,7 +751,7 @@ def _loose(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
                 # next): paired as those before the first stop are (_opened).
                 bottom, paired = _text_tags(d, nest, buf, x, p, stack, bottom, paired, end)
         if p >= horizon and (final or p < limit):
-            decided = _past_look(d, nest, buf, end, p, stack, paired, bottom)
+            decided = _past_look(d, nest, buf, end, p, stack, paired, bottom, before)
             if decided is not _READ_ON:
                 return decided
         if p >= limit:
@@ -741,7 +763,7 @@ def _loose(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
                 if not stack:
                     return n if _TEXT.search(buf, paired) is not None else None
                 return n if not _taken_after(d, t, buf, end) else None
-            d.nest_loose = ((pos, end), x, tuple(stack), paired, bottom)
+            d.nest_loose = ((pos, end), x, tuple(stack), paired, bottom, tuple(before))
             return WAIT, None
         found = _tag_at(nest, buf, p)
         if found is None:
@@ -762,6 +784,8 @@ def _loose(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
                 paired = after
         elif tag is not None and tag in nest.own and p > end:
             return p  # the value's own close, where it closes
+        elif tag is None and key in before:
+            _close(before, key)  # (it closes an opener of the value's text before the stop)
         elif tag is None and p > end:
             # A closer in another format's spelling (`</invoke>` in a MiniCPM5 or DSML
             # value, after a quoted `<parameter name="k">v</parameter>`), which the
