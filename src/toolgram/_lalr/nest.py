@@ -84,8 +84,9 @@ _SELF_CLOSING_READ = 162
 # A tag that the header does not declare, where a value's pattern stopped at it (another
 # format's `<minimax:tool_call>`, `<invoke name=…>` in a DSML value, `</function_calls>`):
 # whether it closes, and its name, which its closer repeats (DSML V4.1 writes a space
-# after `｜DSML｜`).
-_TAG = regex.compile(r"<(/?)((?:｜DSML｜ ?)?[^\s<>/=\"']+)[ \t]*>?")
+# after `｜DSML｜`). A special token (`<|open|>`, `<|sep|>` of a Kimi K3 call, `<|im_end|>`)
+# is no element: it opens nothing (a begin/end pair of them is _SPECIAL_PAIR's).
+_TAG = regex.compile(r"<(/?)((?:｜DSML｜ ?)?[^\s<>/=\"'|｜][^\s<>/=\"']*)[ \t]*>?")
 # A close tag of any format (DSML V4.1 writes a space after `｜DSML｜`), and the blanks a
 # run of them may have between them (_foreign_run).
 _CLOSER = regex.compile(r"</(?:｜DSML｜ ?)?[^\s<>/=\"']+>")
@@ -712,9 +713,11 @@ def _loose(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
         return None  # (told already: the value's text, read once, does not open the closer)
     if memo is None or memo[0] != (pos, end):
         # The tag the value stopped at: an opener, or the value ends there as before;
-        # or a closer the header does not declare (Hermes's `</tool_call>` in a Seed-OSS
-        # value) that closes an opener written in the value's text
-        # (`<root><tool_call id="7">log</tool_call></root>`, a Qwen call quoted in a
+        # or a closer that closes an opener written in the value's text: one the header
+        # does not declare (Hermes's `</tool_call>` in a Seed-OSS value), or a declared
+        # one that through_nest read so before it met another format's tag (a quoted
+        # Seed-OSS call's `</parameter>` in a MiniMax value, then a Step-3 invoke;
+        # `<root><tool_call id="7">log</tool_call></root>`; a Qwen call quoted in a
         # MiniCPM5 value, its `</parameter>` after a long argument): read on, those
         # openers counted first (as declared ones are: _open_in_value). Where it is an
         # opener, the tags the value's text left open before it (a quoted Step-3 block's
@@ -726,8 +729,6 @@ def _loose(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
         opened: tuple = ()
         before: tuple = ()
         if not first[1]:
-            if first[0] is not None:
-                return None
             opened = _opened(nest, buf, pos, end)
             if first[2] not in opened:
                 d.nest_loose = ((pos, end), None)
