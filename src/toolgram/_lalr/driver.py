@@ -122,13 +122,16 @@ class Driver:
         # (marker, searched to): how far the search for the delimiter that closes a Gemma
         # string open at that marker went (close.through_loose).
         self.loose_memo: tuple | None = None
-        # ((token start, stop), where the reading got to, its open tags, the pattern's next
-        # stop): how far a stream's look at the tags after a raw value's stop went (nest.py).
-        self.nest_memo: tuple | None = None
+        # Per raw value terminal (VALUE, INLINE_VALUE: both are tried at a place, each
+        # with its own pattern), ((token start, stop), where the reading got to, its open
+        # tags, the pattern's next stop): how far a stream's look at the tags after a raw
+        # value's stop went (nest.py).
+        self.nest_memo: dict = {}
         self.nest_open: tuple | None = None  # ((token start, stop), the openers left open there: nest.py)
-        # ((token start, stop), where nest._loose's reading got to, its open tags, where
-        # they last all paired): set once the reading of declared tags failed there.
-        self.nest_loose: tuple | None = None
+        # Per raw value terminal, ((token start, stop), where nest._loose's reading got to,
+        # its open tags, where they last all paired): set once the reading of declared
+        # tags failed there.
+        self.nest_loose: dict = {}
         # Only in a salvage's replay up to a point inside the last call (_scan/salvage.py):
         # the reply goes on in that call past the text read (Builder.goes_on).
         self.goes_on = False

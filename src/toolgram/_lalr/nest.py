@@ -86,7 +86,10 @@ _SELF_CLOSING_READ = 162
 # whether it closes, and its name, which its closer repeats (DSML V4.1 writes a space
 # after `｜DSML｜`). A special token (`<|open|>`, `<|sep|>` of a Kimi K3 call, `<|im_end|>`)
 # is no element: it opens nothing (a begin/end pair of them is _SPECIAL_PAIR's).
-_TAG = regex.compile(r"<(/?)((?:｜DSML｜ ?)?[^\s<>/=\"'|｜][^\s<>/=\"']*)[ \t]*>?")
+# (Its name and blanks are bounded, so that a stream tells it as parse() does once
+# _TAG_READ characters past its `<` have come: _cut_tag.)
+_TAG = regex.compile(r"<(/?)((?:｜DSML｜ ?)?[^\s<>/=\"'|｜][^\s<>/=\"']{0,199})[ \t]{0,32}>?")
+_TAG_READ = 256
 # A close tag of any format (DSML V4.1 writes a space after `｜DSML｜`), and the blanks a
 # run of them may have between them (_foreign_run).
 _CLOSER = regex.compile(r"</(?:｜DSML｜ ?)?[^\s<>/=\"']+>")
@@ -266,12 +269,23 @@ def _foreign_run(d: Any, buf: str, end: int, final: bool) -> Any:
 foreign_run = _foreign_run  # (the driver asks it where a value begins with a close tag)
 
 
+def _cut_tag(buf: str, end: int) -> bool:
+    """Whether the tag at `end` may be cut by the end of a stream's text so far: no `>`
+    after it yet, within _TAG_READ (`<`, `<invo`: what it is, and its name, are told once
+    its `>` or that much text has come; a value that begins with a tag glued to its
+    parameter's `>` stops there before the tag has come whole)."""
+    n = len(buf)
+    return n - end < _TAG_READ and buf.find(">", end, n) < 0
+
+
 def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
     """The value token at pos, whose pattern stopped at `end`: where it ends when the tag
     there is its text (the position of its own close tag), None when it is not, or
     (WAIT, None) when the text so far cannot tell."""
     nest = d.c.nest
     n = len(buf)
+    if not final and _cut_tag(buf, end):
+        return WAIT, None
     foreign = _foreign_run(d, buf, end, final)
     if foreign is not None:
         return foreign
@@ -334,7 +348,7 @@ def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
     # no further (each such run reading on to the end of the reply was the square of
     # a reply of calls closed on one line and followed there by prose).
     horizon = first_end + _HORIZON if first_end > end else n + 1
-    memo = d.nest_memo
+    memo = d.nest_memo.get(t.name)
     if memo is not None and memo[0] == (pos, end):
         _, x, stack, stop, outer, paired, resume, quoted, bottom = memo
         stack = list(stack)
@@ -402,7 +416,7 @@ def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
                 wait = _loop_wait(t, buf, at, limit, start) if t.loop is not None else None
                 resume = (*wait.resume, start) if wait is not None and wait.resume is not None else origin
             # (Else no stop was looked for in this look: the place to read on from stays.)
-            d.nest_memo = ((pos, end), max(x, limit), tuple(stack), stop if stop < limit else -1, outer, paired, resume, quoted, bottom)
+            d.nest_memo[t.name] = ((pos, end), max(x, limit), tuple(stack), stop if stop < limit else -1, outer, paired, resume, quoted, bottom)
             return WAIT, None
         if m is None:
             return _loose(d, t, buf, pos, end, final)  # a marker of another kind
@@ -708,7 +722,7 @@ def _loose(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
     loop = t.loop
     limit = n if final else n - max(_MARGIN if loop is None else loop[2] + 1, _SELF_CLOSING_READ + 16)
     horizon = end + _HORIZON
-    memo = d.nest_loose
+    memo = d.nest_loose.get(t.name)
     if memo is not None and memo[0] == (pos, end) and memo[1] is None:
         return None  # (told already: the value's text, read once, does not open the closer)
     if memo is None or memo[0] != (pos, end):
@@ -731,11 +745,11 @@ def _loose(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
         if not first[1]:
             opened = _opened(nest, buf, pos, end)
             if first[2] not in opened:
-                d.nest_loose = ((pos, end), None)
+                d.nest_loose[t.name] = ((pos, end), None)
                 return None
         else:
             before = _opened(nest, buf, pos, end)
-        memo = d.nest_loose = ((pos, end), end, opened, end, end, before)
+        memo = d.nest_loose[t.name] = ((pos, end), end, opened, end, end, before)
     _, x, stack, paired, bottom, before = memo
     stack = list(stack)
     before = list(before)
@@ -764,7 +778,7 @@ def _loose(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
                 if not stack:
                     return n if _TEXT.search(buf, paired) is not None else None
                 return n if not _taken_after(d, t, buf, end) else None
-            d.nest_loose = ((pos, end), x, tuple(stack), paired, bottom, tuple(before))
+            d.nest_loose[t.name] = ((pos, end), x, tuple(stack), paired, bottom, tuple(before))
             return WAIT, None
         found = _tag_at(nest, buf, p)
         if found is None:
