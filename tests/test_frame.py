@@ -416,3 +416,49 @@ def test_a_list_after_a_less_plain_one_is_read_by_the_lexer() -> None:
     raw = "[f(a='it's')]\n[g(b='x')]\n[h(c=1)]"
     assert _lists_read(lambda: toolgram.parse(raw)) == 2
     assert summary(toolgram.parse(raw)) == summary(general(raw, None, None, 32_768))
+
+
+# The gemma4_bare line lexer (_scan/gemframe.py): the tokens of plain `call:NAME{…}`
+# lines, fed to the same table; the last line, and any that is not plain, the driver's.
+GEMMA_LINES = [  # (raw, tools, lines the lexer reads in parse())
+    ("call:get_weather{city:<|\"|>Paris<|\"|>}", None, 0),  # (one line: the last is the driver's)
+    ("call:f{a:1}\ncall:g{b:[1,2]}\n\n  call:h()", ["f", "g", "h"], 2),
+    ("call:f{a:[}\n" * 40, None, 39),
+    ("call:f{a:<|\"|>x<|\"|>}\ncall:g{b:1}\ncall:h{c:2}\ncall:k{}", None, 2),  # (a `<`: the driver's line)
+    ("call:f{a:1}\r\ncall:名前{b:2}\n\tcall:x1(\ncall:f\u0301{}<tool_call|>\nafter", None, 3),
+    ("call:f{a:1} then\nprose\ncall:g{b:2}\ncall:h{}", None, 1),
+    ("call:f {a:1}\ncall:g{}\ncall:h{}", None, 0),  # (no NAME then `{`: the driver fails the region)
+]
+
+
+def _lines_read(run: Any) -> int:
+    """How many lines the gemma4_bare lexer fed while `run()` ran."""
+    from toolgram._scan import gemframe
+
+    seen = [0]
+    advance = gemframe.advance
+
+    def spy(drv: Any, buf: str) -> bool:
+        before = drv.taken
+        ok = advance(drv, buf)
+        seen[0] += (drv.taken - before) // 4
+        return ok
+
+    gemframe.advance = spy
+    try:
+        run()
+    finally:
+        gemframe.advance = advance
+    return seen[0]
+
+
+@pytest.mark.parametrize("raw, tools, lines", GEMMA_LINES)
+def test_the_gemma_line_lexer_reads_plain_lines_as_the_general_way_does(raw: str, tools: Any, lines: int) -> None:
+    got: list = []
+    assert _lines_read(lambda: got.append(toolgram.parse(raw, tools, formats=["gemma4_bare"]))) == lines
+    assert summary(got[0]) == summary(general(raw, tools, ["gemma4_bare"], 32_768))
+    for size in (1, 2, 3, 7, 64):
+        sp = StreamParser(tools, formats=["gemma4_bare"])
+        for chunk in chunked(raw, size):
+            sp.feed(chunk)
+        assert summary(sp.close()) == summary(got[0]), size

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import fastpath as _frame
+from . import gemframe as _gemframe
 from . import pyframe as _pyframe
 from . import storm as _storm
 from .items import Failure, Region
@@ -269,7 +270,11 @@ class RegionReader:
         which it comes back after each list's `]`)."""
         sc = self.sc
         buf = _before_turn_end(sc.buf, drv) if final else sc.buf
-        if not _frame.enabled or sc.observer is not None or not _pyframe.applies(drv):
+        if not _frame.enabled or sc.observer is not None:
+            return drv.run(buf, final, sc.at_marker)
+        if _gemframe.applies(drv):
+            return self._read_lines(drv, buf, final)
+        if not _pyframe.applies(drv):
             return drv.run(buf, final, sc.at_marker)
         while True:
             got = _pyframe.advance(drv, buf, final)
@@ -283,6 +288,20 @@ class RegionReader:
                 return drv.run(buf, final, sc.at_marker)
             drv.pause = "RSQB"
             status = drv.run(buf, final, sc.at_marker)
+            drv.pause = None
+            if status != PAUSE:
+                return status
+
+    def _read_lines(self, drv: Driver, buf: str, final: bool) -> str:
+        """drv.run, for a region of Gemma's bare calls: their plain lines read by
+        gemframe.py, the others by the driver, which pauses after each line's _NL."""
+        while True:
+            if not _gemframe.advance(drv, buf):  # (a token the table refused: read afresh, the general way)
+                drv = self.drivers[-1] = self.driver(drv.fmt, self.region_start)
+                drv.gem = False
+                return drv.run(buf, final, self.sc.at_marker)
+            drv.pause = "_NL"
+            status = drv.run(buf, final, self.sc.at_marker)
             drv.pause = None
             if status != PAUSE:
                 return status
