@@ -93,6 +93,12 @@ def _text(node: Any, buf: str | None = None) -> str:
         return ""
     if buf is None:
         return "".join(_text(c) for c in node.children)
+    children = node.children
+    if len(children) == 1 and type(children[0]) is Tok:
+        # (A rule of one token, the commonest: a name, a value. Read without the walk,
+        # which is most of the cost of a small call's parts.)
+        t = children[0]
+        return buf[t.start_pos : t.end_pos] if t.end_pos > t.start_pos else ""
     lo = hi = -1
     stack = [node]
     while stack:
@@ -114,6 +120,11 @@ def _shown(text: str, most: int = 40) -> str:
 
 
 def _extent(node: Any) -> tuple[int, int] | None:
+    if type(node) is Tree:
+        children = node.children
+        if len(children) == 1 and type(children[0]) is Tok:  # (a rule of one token: see _text)
+            t = children[0]
+            return None if t.start_pos is None else (t.start_pos, t.end_pos)
     lo = hi = None
     stack = [node]
     pop, push = stack.pop, stack.extend  # (a call's whole tree: thousands of nodes)
@@ -192,6 +203,8 @@ def _attr_text(node: Any, buf: str | None) -> str:
 
 def _param_key(key: str, repairs: list[str]) -> str:
     key = key.strip()
+    if key[-1:] not in ("'", '"'):
+        return key  # (_QUOTED_KEY ends with a quote: the commonest key needs no match)
     m = _QUOTED_KEY.fullmatch(key)
     if m is None:
         return key
@@ -208,7 +221,7 @@ def _call_name(name: str, repairs: list[str]) -> str:
     (`<function="f">`, `<function name="f">` in Qwen's block): repair quoted_key, as for
     a parameter's name (_param_key)."""
     name = name.strip()
-    m = _NAME_ATTR.match(name)
+    m = _NAME_ATTR.match(name) if name.startswith("name") else None
     if m is not None:
         _add(repairs, ["quoted_key"])
         name = name[m.end() :]

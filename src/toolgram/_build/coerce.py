@@ -230,13 +230,17 @@ def _no_constant(name: str) -> Any:
     raise ValueError(name)  # NaN, Infinity, -Infinity are not JSON
 
 
+# (One decoder for every value: json.loads with options makes a new one each call.)
+_STRICT = json.JSONDecoder(parse_constant=_no_constant, parse_float=_repair._finite_float)
+
+
 def _strict(text: str) -> tuple[bool, Any]:
     s = text.strip()
-    if not s:
+    if not s or s[0] == "\ufeff":  # (json.loads refuses a BOM; the decoder does not look)
         return False, None
     try:
         # (1e999 too: a float too large is infinite, which JSON cannot write)
-        return True, json.loads(s, parse_constant=_no_constant, parse_float=_repair._finite_float)
+        return True, _STRICT.decode(s)
     except (ValueError, RecursionError):
         return False, None
 
