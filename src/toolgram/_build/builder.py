@@ -121,10 +121,9 @@ def _shown(text: str, most: int = 40) -> str:
 
 def _extent(node: Any) -> tuple[int, int] | None:
     if type(node) is Tree:
-        children = node.children
-        if len(children) == 1 and type(children[0]) is Tok:  # (a rule of one token: see _text)
-            t = children[0]
-            return None if t.start_pos is None else (t.start_pos, t.end_pos)
+        got = _shallow_extent(node.children)
+        if got is not False:
+            return got
     lo = hi = None
     stack = [node]
     pop, push = stack.pop, stack.extend  # (a call's whole tree: thousands of nodes)
@@ -140,6 +139,27 @@ def _extent(node: Any) -> tuple[int, int] | None:
                 end = n.end_pos
                 if hi is None or end > hi:
                     hi = end
+    return None if lo is None else (lo, hi)
+
+
+def _shallow_extent(children: list) -> Any:
+    """_extent of a rule whose children are tokens and rules of one token each (a
+    name, a value: most small calls), without the walk; False for any other."""
+    lo = hi = None
+    for c in children:
+        if type(c) is Tree:
+            inner = c.children
+            if len(inner) != 1 or type(inner[0]) is not Tok:
+                return False
+            c = inner[0]
+        elif type(c) is not Tok:
+            return False
+        start = c.start_pos
+        if start is not None:
+            if lo is None or start < lo:
+                lo = start
+            if hi is None or c.end_pos > hi:
+                hi = c.end_pos
     return None if lo is None else (lo, hi)
 
 
