@@ -30,8 +30,8 @@ Each is built at each size (KB = 1024 characters; k = size // len(unit)) and tim
 parse() (formats=None, the default max_chars), the stream in 8-character deltas, and
 the stream in 1-character deltas, which only runs up to --stream1-max-kb (default 16:
 a 1-character stream of 32 KB costs seconds on the slow shapes). Times are CPU time
-(time.process_time) of a child process (the least of 3 runs when one takes under 50
-ms); the timeout (--timeout, wall clock, per measurement) kills the child, which is
+(time.process_time) of a child process that freezes the heap it was forked with (the
+least of 3 runs when one takes under 0.2 s); the timeout (--timeout, wall clock, per measurement) kills the child, which is
 shown as ">Ns", and the larger sizes of that shape and measurement are skipped
 (shown as "-").
 
