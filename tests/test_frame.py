@@ -391,6 +391,9 @@ STREAMED_LISTS = [  # (raw, tools, whether a list is plain)
     ("[f(a='x', True)]\n[g(b='y')]\n[h(n=1)]", None, True),
     ("[f(a='" + "y" * 1500 + "'), g(b=2)]\n[h(c=3)]\nand then a remark", ["f", "g", "h"], True),
     ("[run(cmd='a', b='x', b='x', b='x", ["run"], False),
+    ("[f(a=1, b='xy'), f(a=2), g(b=)]\n[h(c=1)]\nand a remark after the lists", None, False),
+    ("[f(a=1, b='xy'), f(a=2), g(b='it's', c=1)] and a remark", ["f", "g"], False),
+    ("[f(a=1, b='xy'), f(a=2), g(b='x", None, False),
 ]
 
 
@@ -462,3 +465,58 @@ def test_the_gemma_line_lexer_reads_plain_lines_as_the_general_way_does(raw: str
         for chunk in chunked(raw, size):
             sp.feed(chunk)
         assert summary(sp.close()) == summary(got[0]), size
+
+
+def _lexed(run: Any) -> int:
+    """How many tokens the drivers' own lexer looked for while `run()` ran."""
+    from toolgram._lalr import driver as _driver
+
+    count = [0]
+    lex = _driver.Driver._lex
+
+    def counting(self: Any, *args: Any) -> Any:
+        count[0] += 1
+        return lex(self, *args)
+
+    _driver.Driver._lex = counting
+    try:
+        run()
+    finally:
+        _driver.Driver._lex = lex
+    return count[0]
+
+
+# A list whose calls are plain up to one that is not (its last one broken, a stray
+# quote, a trailing comma, or cut by the end): the lexer's tokens for the calls before
+# it, and the driver's own reading from there. The salvage of a broken one goes on from
+# there too (pyframe.Checkpoint): the driver's lexer reads the broken call's text alone,
+# however many calls come before it (a list of two thousand calls and a broken last
+# one was read by it from the start three times: 1.5 s at 32 KB).
+PLAIN_THEN_NOT = [
+    ("[{}g(b=)]", ["f", "g"]),
+    ("[{}g(b=)]\nmore text", None),
+    ("[{}g(b='it's', c=1)]", None),
+    ("[{}g(b=1,)]", None),
+    ("[{}g(b='x", None),
+    ("[{}g(b=1", None),
+    ("[{}'g(b=1)']", None),
+    ("[{}g(b=)] [h(c=1)]", None),
+]
+
+
+@pytest.mark.parametrize("raw, tools", PLAIN_THEN_NOT)
+def test_a_list_plain_up_to_a_call_is_read_once_up_to_it(raw: str, tools: Any) -> None:
+    results, lexed = [], []
+    for n in (3, 60):
+        text = raw.format("f(a=1, b='xy'), " * n)
+        lexed.append(_lexed(lambda text=text: results.append(toolgram.parse(text, tools))))
+        assert summary(results[-1]) == summary(general(text, tools, None, 32_768))
+    assert lexed[0] == lexed[1], lexed
+    assert [c.name for c in results[-1].calls[:60]] == ["f"] * 60
+
+
+def test_a_broken_last_call_after_plain_ones_is_told() -> None:
+    result = toolgram.parse("[" + "f(a=1, b='xy'), " * 40 + "g(b=)]")
+    assert [c.name for c in result.calls] == ["f"] * 40
+    assert result.errors == ["Couldn't read a tool call: unexpected ')]'."]
+    assert result.text == ", g(b=)]"

@@ -39,6 +39,7 @@ from typing import Any
 import regex
 
 from .._lalr.tokens import DONE, Tok
+from .._lalr.tree import Tree
 
 # The formats whose grammar is the plain call list of pythonic.lark.
 FORMATS = frozenset({"pythonic"})
@@ -120,11 +121,35 @@ class Begun:
         self.item = item
 
 
+class Part:
+    """The plain beginning of a list that is not plain further on (an item no token
+    here fits, or, final, the end of the text inside an item): its tokens up to the
+    `)` of its last whole call, and where that `)` ends. A call's reading depends on
+    no text after its `)` (see the module's docstring), so the driver takes these
+    tokens as its own lexer would, and reads on from there the general way."""
+
+    __slots__ = ("toks", "end")
+
+    def __init__(self, toks: list, end: int) -> None:
+        self.toks = toks
+        self.end = end
+
+
+def _part(toks: list) -> Part | None:
+    """The Part of a list whose item after `toks` is not plain; None: no call of it
+    was whole."""
+    k = len(toks)
+    while k > 1 and toks[k - 1][0] != "RPAR":  # (the last call's own tokens, read once)
+        k -= 1
+    return Part(toks[:k], toks[k - 1][2]) if k > 1 else None
+
+
 def read_list(buf: str, start: int, final: bool, begun: Begun | None = None) -> Any:
     """The tokens (terminal, start, end) of the plain list whose `[` is at start, once
     it has closed: (tokens, where it ends); None: not a plain list (or, final, one
-    the text cuts); a Begun where a stream's text ends inside a plain list (`begun`:
-    one such, to read on from)."""
+    the text cuts), a Part where its calls before the item that is not are; a Begun
+    where a stream's text ends inside a plain list (`begun`: one such, to read on
+    from)."""
     if begun is None:
         toks = [("LSQB", start, start + 1)]
         pos, item = start + 1, _CALL
@@ -146,7 +171,7 @@ def read_list(buf: str, start: int, final: bool, begun: Begun | None = None) -> 
         if item is _AFTER:
             pos = _WS.match(buf, pos).end()
             if pos >= n:
-                return None if final else Begun(toks, at, item)
+                return _part(toks) if final else Begun(toks, at, item)
             if buf[pos] == ",":
                 add(("COMMA", pos, pos + 1))
                 pos, item = pos + 1, _CALL
@@ -154,14 +179,14 @@ def read_list(buf: str, start: int, final: bool, begun: Begun | None = None) -> 
             if buf[pos] == "]":
                 add(("RSQB", pos, pos + 1))
                 return toks, pos + 1
-            return None
+            return _part(toks)
         pos = _BLANK.match(buf, pos).end()
         if item is _FIRST and buf.startswith(")", pos):
             add(("RPAR", pos, pos + 1))
             pos, item = pos + 1, _AFTER
             continue
         if item is _NEXT and buf.startswith(")", pos):
-            return None  # (a trailing comma: the general way)
+            return _part(toks)  # (a trailing comma: the general way)
         a = _ARG.match(buf, pos)
         if a is None:
             return _short(_ARG_BEGUN, buf, pos, final, toks, at, item)
@@ -182,13 +207,13 @@ def read_list(buf: str, start: int, final: bool, begun: Begun | None = None) -> 
 
 def _short(begun: Any, buf: str, pos: int, final: bool, toks: list, at: int, item: str) -> Begun | None:
     """Where an item's pattern did not match at pos: a Begun when a stream's text ends
-    inside what may still be one, else None (not plain)."""
+    inside what may still be one, else the Part before it (not plain)."""
     if final:
-        return None
+        return _part(toks)
     if pos < len(buf):
         m = begun.match(buf, pos, partial=True)
         if m is None or not m.partial:
-            return None
+            return _part(toks)
     return Begun(toks, at, item)
 
 
@@ -199,7 +224,7 @@ def tokens(buf: str, pos: int, lines: bool) -> tuple[list, int, bool] | None:
     out: list = []
     while True:
         got = read_list(buf, pos, True)
-        if got is None:
+        if got is None or type(got) is Part:
             return None
         toks, end = got
         out += toks
@@ -292,7 +317,8 @@ def advance(drv: Any, buf: str, final: bool) -> str | None:
         drv.py = True
         if got is None:
             return None
-        toks, end = got
+        part = type(got) is Part
+        toks, end = (got.toks, got.end) if part else got
         feed = drv._feed
         for term, s, e in toks:
             if not feed(Tok(term, buf[s:e], s, e)):
@@ -301,7 +327,57 @@ def advance(drv: Any, buf: str, final: bool) -> str | None:
         drv.taken += len(toks)
         drv.pos = drv.last_end = end
         drv.last_start = end - 1
+        if part:
+            # (The driver reads on from the `)` of the list's last whole call; a salvage
+            # of what it then fails to read goes on from here too: Checkpoint.)
+            drv.last_term = "RPAR"
+            drv.checkpoint = Checkpoint(drv)
+            return None
         drv.last_term = "RSQB"
+
+
+# What a driver has read that a Checkpoint keeps, besides its parse stack and values
+# (the caches of where a token's scan got to are left behind: each is keyed by where
+# its token starts, and a driver without one scans again).
+_KEPT = ("pos", "taken", "last_end", "last_start", "last_term", "calls", "may_close", "stray", "deep",
+         "closed_at", "prose_at", "shut", "line_end", "ended")  # fmt: skip
+
+
+class Checkpoint:
+    """A driver as it stood right after a Part was fed: the state a new driver of the
+    same region takes up (resume) to read the text after it, where it would otherwise
+    read the region again from its start. The calls before are the same tokens either
+    way (see Part), so the parse table is in the same state there. A salvage reads the
+    region again up to where it may be closed, and replays it for those points
+    (_scan/salvage.py): from the region's start, a list of two thousand plain calls
+    whose last one is broken was read three times by the driver's own lexer."""
+
+    __slots__ = ("stack", "values", "kept", "repairs")
+
+    def __init__(self, drv: Any) -> None:
+        self.stack = list(drv.stack)
+        self.values = _own(drv.values)
+        self.kept = [getattr(drv, name) for name in _KEPT]
+        self.repairs = list(drv.repairs)
+
+    @property
+    def pos(self) -> int:
+        return self.kept[0]
+
+    def resume(self, drv: Any) -> None:
+        """Put drv, a new driver of the same region, where this one stood."""
+        drv.stack = list(self.stack)
+        drv.values = _own(self.values)
+        for name, value in zip(_KEPT, self.kept):
+            setattr(drv, name, value)
+        drv.repairs = list(self.repairs)
+
+
+def _own(values: list) -> list:
+    """The parse values, each tree's list of children its own: a reduce takes the list
+    of an inlined rule's tree (`_list`'s, left-recursive) and extends it in place, as
+    Lark's tree builder does, and would write into the trees kept."""
+    return [Tree(v.data, list(v.children), v._meta) if type(v) is Tree else v for v in values]
 
 
 def _hold(drv: Any, stops: Any, at: int) -> str:

@@ -349,7 +349,7 @@ def salvage_one(r: Any, drv: Driver, final: bool, broken: list | None = None):
         end, opened = points.pop(0)
         # Read again up to there as a reply that ends there (the missing markers
         # are supplied): the table cannot be rolled back, its tree callbacks share lists.
-        fresh = Driver(drv.fmt, r.region_start, None, drv.cutter, drv.lines)
+        fresh = _again(drv, r.region_start, None, end)
         fresh.quotes = False
         if fresh.run(buf[:end], True, sc.at_marker) != DONE:
             continue
@@ -416,7 +416,7 @@ def _accepts(r: Any, drv: Driver, end: int) -> frozenset:
     after Kimi K3's `<|open|>argument key="a"` a `<|` begins the `<|sep|>` that opens the
     value (cut before it began), not the argument's close. (Replayed only for a reply
     cut inside its last call with text after the point: rare.)"""
-    probe = Driver(drv.fmt, r.region_start, None, drv.cutter, drv.lines)
+    probe = _again(drv, r.region_start, None, end)
     probe.quotes = False
     probe.run(r.sc.buf[:end], False, r.sc.at_marker)
     return frozenset(probe.expected()) if probe.stack else frozenset()
@@ -470,11 +470,27 @@ def salvage_points(failed: Driver, buf: str, final: bool, at_marker) -> tuple[li
             # replaying to each point would copy a stack as deep at each token: the
             # square of the reply, in time and memory.)
             return [], False
-    drv = Driver(failed.fmt, failed.start, failed.brackets, failed.cutter, failed.lines)
-    drv.quotes = failed.quotes
-    drv.marks = []
-    drv.run(buf, final, at_marker)  # (it stops where the first run did)
-    drv.settle_mark()
+    upto = n
+    while True:
+        # The replay, from where the first run took up its own reading (its checkpoint:
+        # the tokens before are the same, and the point there is one between calls), or
+        # from the region's start.
+        drv = _again(failed, failed.start, failed.brackets, upto)
+        whole = drv.pos == drv.start
+        drv.quotes = failed.quotes
+        drv.marks = [] if whole else [[drv.pos, list(drv.stack), False]]
+        drv.run(buf, final, at_marker)  # (it stops where the first run did)
+        drv.settle_mark()
+        points, between = _points(failed, drv, buf, truncated)
+        if between or whole:
+            return points, truncated
+        upto = -1  # (no point between calls after the checkpoint: those before it count)
+
+
+def _points(failed: Driver, drv: Driver, buf: str, truncated: bool) -> tuple[list, bool]:
+    """salvage_points' points from drv's replay (its marks), and whether the last of
+    them is between calls (the points before it do not count)."""
+    c, ends = failed.c, failed.fmt.ends
     points: list = []
     last = drv.marks[-1][0] if drv.marks else -1
     for end, stack, ended in reversed(drv.marks):
@@ -498,8 +514,18 @@ def salvage_points(failed: Driver, buf: str, final: bool, at_marker) -> tuple[li
                 points.append((end, True))
             continue
         points.append((end, False))
-        break
-    return points, truncated
+        return points, True
+    return points, False
+
+
+def _again(drv: Driver, start: int, brackets: Any, upto: int) -> Driver:
+    """A new driver of drv's region, to read it again up to `upto`: from drv's
+    checkpoint where one was taken before that (pyframe.Checkpoint), else from start."""
+    fresh = Driver(drv.fmt, start, brackets, drv.cutter, drv.lines)
+    point = drv.checkpoint
+    if point is not None and start == drv.start and point.pos <= upto:
+        point.resume(fresh)
+    return fresh
 
 
 def _opened(failed: Driver, buf: str, end: int, stack: list, plan: list, ended: bool, last: int) -> bool:
