@@ -458,10 +458,10 @@ _TAG_REST = " \t\r\n\"'>"
 
 def only_prose(tree: Any) -> bool:
     """Whether a region's parse tree holds the reply's text as prose and no call."""
-    if tree is None or not hasattr(tree, "iter_subtrees"):
+    if tree is None or not hasattr(tree, "iter_subtrees_topdown"):
         return False
     text = False
-    for node in tree.iter_subtrees():
+    for node in tree.iter_subtrees_topdown():  # (lazily: a call ends the walk at once)
         rule = _rule(node)
         if rule in vocabulary.CALL_KINDS or rule in vocabulary.NOT_BARE:
             return False
@@ -474,17 +474,21 @@ def bare_name(tree: Any) -> tuple[int, int, bool] | None:
     """Where the name of a region's one call is, and whether the grammar took a close
     tag as missing (an `unclosed` rule), when the region has one call, one name and
     no arguments (a parse tree's rules); None otherwise."""
-    if tree is None or not hasattr(tree, "iter_subtrees"):
+    if tree is None or not hasattr(tree, "iter_subtrees_topdown"):
         return None
     calls = names = 0
     found = None
     unclosed = False
-    for node in tree.iter_subtrees():
+    for node in tree.iter_subtrees_topdown():  # (lazily: a second call ends the walk)
         rule = _rule(node)
         if rule in vocabulary.CALL_KINDS:
             calls += 1
+            if calls > 1:
+                return None
         elif rule == "name":
             names += 1
+            if names > 1:
+                return None
             found = node
         elif rule == "unclosed":
             unclosed = True
