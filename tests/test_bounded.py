@@ -889,3 +889,24 @@ def test_a_call_whole_at_max_chars_is_not_cut_by_it() -> None:
         for i in range(0, len(raw), size):
             stream.feed(raw[i : i + size])
         assert stream.close() == result, size
+
+
+def test_a_value_written_the_same_in_each_call_is_read_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A list of calls that each give `unit='celsius'`, or one call with a key repeated:
+    # each value written the same way was read again (coerce_param) for each, a third
+    # of a plain call's building. A value read once is given to each call; a list or a
+    # dict is read for each, so that no two calls share one.
+    from toolgram._build import builder as _builder
+
+    count = [0]
+    coerce = _builder.coerce_param
+
+    def counting(*args: object, **kwargs: object) -> object:
+        count[0] += 1
+        return coerce(*args, **kwargs)
+
+    monkeypatch.setattr(_builder, "coerce_param", counting)
+    result = toolgram.parse("[" + ", ".join(["f(a=1, b='xy', c=[1])"] * 40) + "]")
+    assert [c.arguments for c in result.calls] == [{"a": 1, "b": "xy", "c": [1]}] * 40
+    assert count[0] == 2 + 40, count[0]
+    assert len({id(c.arguments["c"]) for c in result.calls}) == 40

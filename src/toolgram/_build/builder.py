@@ -266,6 +266,9 @@ def _param_value(param: Tree, buf: str | None) -> str:
     return value
 
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})  # (values no caller can change in place)
+
+
 def _add(repairs: list[str], more) -> None:
     for r in more:
         if r not in repairs:
@@ -310,6 +313,11 @@ class Builder:
         # frame reads them: set by the scanner, a layer above, see _scan/region.py).
         self.json_named = False
         self._broken: list[Unreadable] = []  # the calls _walk could not read (see build)
+        # (raw, type, schema, the tool's schema) -> (value, repairs): a parameter's value
+        # as coerce_param read it, for another written the same in this region (`unit=
+        # 'celsius'` in each call of a list, a key repeated), where the value is no
+        # container a caller could change in one call only.
+        self._coerced: dict = {}
 
     # -- entry --------------------------------------------------------------
     def build(self, tree: Any) -> list[Draft | Prose]:
@@ -590,7 +598,7 @@ class Builder:
                 if key in collect:
                     prop = collect[key]
                 try:
-                    value, repairs = coerce_param(raw, typ, prop, schema, self.fmt.framing, self.fmt.repeated)
+                    value, repairs = self._coerce(raw, typ, prop, schema)
                 except _repair.RepairError as exc:
                     if str(exc) == _repair.TOO_DEEP:
                         raise _too_deep(key) from None
@@ -633,6 +641,20 @@ class Builder:
             if short:
                 _add(draft.repairs, ["cut_value"])
         return draft
+
+    def _coerce(self, raw: Any, typ: str | None, prop: Any, schema: Any) -> tuple[Any, tuple[str, ...]]:
+        """coerce_param, for a parameter of one of the region's calls."""
+        if type(raw) is not str:
+            return coerce_param(raw, typ, prop, schema, self.fmt.framing, self.fmt.repeated)
+        key = (raw, typ, id(prop), id(schema))
+        got = self._coerced.get(key)
+        if got is None:
+            value, repairs = coerce_param(raw, typ, prop, schema, self.fmt.framing, self.fmt.repeated)
+            if type(value) not in _SCALARS:
+                return value, repairs
+            # (The schemas are kept with it: no other object takes their ids meanwhile.)
+            got = self._coerced[key] = (value, repairs, prop, schema)
+        return got[0], got[1]
 
     def _collected(self, params: list, props: Any, schema: Any) -> dict[str, Any]:
         """The parameters written more than once whose values collect into a list (see
