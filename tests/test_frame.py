@@ -394,6 +394,7 @@ STREAMED_LISTS = [  # (raw, tools, whether a list is plain)
     ("[f(a=1, b='xy'), f(a=2), g(b=)]\n[h(c=1)]\nand a remark after the lists", None, False),
     ("[f(a=1, b='xy'), f(a=2), g(b='it's', c=1)] and a remark", ["f", "g"], False),
     ("[f(a=1, b='xy'), f(a=2), g(b='x", None, False),
+    ("[f(a=1, b='xy'), g(b=1, c=[2, 3], d='x', e=\"y", ["f", "g"], False),
 ]
 
 
@@ -499,6 +500,9 @@ PLAIN_THEN_NOT = [
     ("[{}g(b=1,)]", None),
     ("[{}g(b='x", None),
     ("[{}g(b=1", None),
+    ("[{}g(b=1, c='x', d='y", None),
+    ("[{}g('a', c=2, d='y", None),
+    ("[{}g(b=1, c='x', b=", None),
     ("[{}'g(b=1)']", None),
     ("[{}g(b=)] [h(c=1)]", None),
 ]

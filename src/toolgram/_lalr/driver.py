@@ -39,7 +39,7 @@ class Driver:
         "fmt", "c", "start", "pos", "stack", "values", "status", "end", "tree", "repairs", "reason", "prose_at",
         "hint", "extents", "quotes", "resume", "taken", "brackets", "cutter", "recheck", "marks",
         "closed_at", "last_end", "calls", "lines", "line_end", "stray", "deep", "quote_memo", "last_term", "last_start", "ended", "shut",
-        "loose_memo", "nest_memo", "nest_open", "nest_loose", "goes_on", "decode_failed", "may_close", "pause", "py", "gem", "gem_at", "checkpoint",
+        "loose_memo", "nest_memo", "nest_open", "nest_loose", "goes_on", "decode_failed", "may_close", "pause", "py", "gem", "gem_at", "checkpoints",
     )  # fmt: skip
 
     def __init__(self, fmt: Format, start: int, brackets: Any = None, cutter: Any = None, lines: bool = False) -> None:
@@ -141,9 +141,9 @@ class Driver:
         self.py: Any = None  # (_scan/pyframe.py's, for this region: see there)
         self.gem: Any = None  # (_scan/gemframe.py's line pattern, False: none; see there)
         self.gem_at = -1  # (the line start gemframe.py last looked at)
-        # Where pyframe.py last handed the region over to this driver's own lexer, in
-        # the middle of a list (a salvage reads on from there: pyframe.Checkpoint).
-        self.checkpoint: Any = None
+        # Where pyframe.py handed the region over to this driver's own lexer in the
+        # middle of a list, in order (a salvage reads on from there: pyframe.Checkpoint).
+        self.checkpoints: list = []
 
     # -- the loop ---------------------------------------------------------
     def run(self, buf: str, final: bool, at_marker) -> str:

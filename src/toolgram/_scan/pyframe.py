@@ -126,7 +126,10 @@ class Part:
     here fits, or, final, the end of the text inside an item): its tokens up to the
     `)` of its last whole call, and where that `)` ends. A call's reading depends on
     no text after its `)` (see the module's docstring), so the driver takes these
-    tokens as its own lexer would, and reads on from there the general way."""
+    tokens as its own lexer would, and reads on from there the general way. Where the
+    end of the reply cut a call inside an argument, no more text can come: its whole
+    keyword arguments before are taken too (through the `,` after the last; not where
+    it has a positional one, whose quoted value may end where a later quote says)."""
 
     __slots__ = ("toks", "end")
 
@@ -135,13 +138,25 @@ class Part:
         self.end = end
 
 
-def _part(toks: list) -> Part | None:
-    """The Part of a list whose item after `toks` is not plain; None: no call of it
-    was whole."""
+def _part(toks: list, cut: bool = False) -> Part | None:
+    """The Part of a list whose item after `toks` is not plain (`cut`: the end of the
+    reply cut that item, an argument); None: nothing of it to take."""
     k = len(toks)
-    while k > 1 and toks[k - 1][0] != "RPAR":  # (the last call's own tokens, read once)
+    while k > 1 and toks[k - 1][0] not in _CLOSERS:  # (the last call's own tokens, read once)
+        k -= 1
+    if cut and k > 1 and toks[k - 1][0] == "COMMA":
+        # (Keyword arguments only, each KEY EQUAL PYVALUE COMMA, since the call's `(`.)
+        i = k - 1
+        while i >= 4 and toks[i - 1][0] == "PYVALUE" and toks[i - 2][0] == "EQUAL":
+            i -= 4
+        if toks[i][0] == "LPAR":
+            return Part(toks[:k], toks[k - 1][2])
+    while k > 1 and toks[k - 1][0] != "RPAR":
         k -= 1
     return Part(toks[:k], toks[k - 1][2]) if k > 1 else None
+
+
+_CLOSERS = frozenset({"RPAR", "COMMA"})
 
 
 def read_list(buf: str, start: int, final: bool, begun: Begun | None = None) -> Any:
@@ -209,7 +224,9 @@ def _short(begun: Any, buf: str, pos: int, final: bool, toks: list, at: int, ite
     """Where an item's pattern did not match at pos: a Begun when a stream's text ends
     inside what may still be one, else the Part before it (not plain)."""
     if final:
-        return _part(toks)
+        # (The end of the text inside an argument: what was begun may still be one.)
+        m = begun.match(buf, pos, partial=True) if item is not _CALL and pos < len(buf) else None
+        return _part(toks, item is not _CALL and (pos >= len(buf) or (m is not None and m.partial)))
     if pos < len(buf):
         m = begun.match(buf, pos, partial=True)
         if m is None or not m.partial:
@@ -317,23 +334,39 @@ def advance(drv: Any, buf: str, final: bool) -> str | None:
         drv.py = True
         if got is None:
             return None
-        part = type(got) is Part
-        toks, end = (got.toks, got.end) if part else got
-        feed = drv._feed
-        for term, s, e in toks:
-            if not feed(Tok(term, buf[s:e], s, e)):
-                drv.status = "spoilt"
-                return None
-        drv.taken += len(toks)
-        drv.pos = drv.last_end = end
-        drv.last_start = end - 1
-        if part:
-            # (The driver reads on from the `)` of the list's last whole call; a salvage
-            # of what it then fails to read goes on from here too: Checkpoint.)
-            drv.last_term = "RPAR"
-            drv.checkpoint = Checkpoint(drv)
+        if type(got) is Part:
+            # The driver reads on from the `)` of the list's last whole call, or the `,`
+            # after the last whole argument of a call the end cut; a salvage of what it
+            # then fails to read goes on from there too (Checkpoint: and from that `)`,
+            # a point between calls).
+            toks = got.toks
+            whole = len(toks)
+            while whole > 0 and toks[whole - 1][0] != "RPAR":
+                whole -= 1
+            for part in (toks[:whole], toks[whole:]) if 0 < whole < len(toks) else (toks,):
+                if not _fed(drv, buf, part):
+                    return None
+                drv.checkpoints.append(Checkpoint(drv))
             return None
-        drv.last_term = "RSQB"
+        toks, end = got
+        if not _fed(drv, buf, toks):
+            return None
+
+
+def _fed(drv: Any, buf: str, toks: list) -> bool:
+    """Feed drv the tokens, as its own reading would have taken them; False: the
+    table refused one (drv spoilt)."""
+    feed = drv._feed
+    for term, s, e in toks:
+        if not feed(Tok(term, buf[s:e], s, e)):
+            drv.status = "spoilt"
+            return False
+    drv.taken += len(toks)
+    term, start, end = toks[-1]
+    drv.pos = drv.last_end = end
+    drv.last_start = start
+    drv.last_term = term
+    return True
 
 
 # What a driver has read that a Checkpoint keeps, besides its parse stack and values
@@ -346,8 +379,8 @@ _KEPT = ("pos", "taken", "last_end", "last_start", "last_term", "calls", "may_cl
 class Checkpoint:
     """A driver as it stood right after a Part was fed: the state a new driver of the
     same region takes up (resume) to read the text after it, where it would otherwise
-    read the region again from its start. The calls before are the same tokens either
-    way (see Part), so the parse table is in the same state there. A salvage reads the
+    read the region again from its start. The tokens before are the same either way
+    (see Part), so the parse table is in the same state there. A salvage reads the
     region again up to where it may be closed, and replays it for those points
     (_scan/salvage.py): from the region's start, a list of two thousand plain calls
     whose last one is broken was read three times by the driver's own lexer."""
@@ -356,7 +389,10 @@ class Checkpoint:
 
     def __init__(self, drv: Any) -> None:
         self.stack = list(drv.stack)
-        self.values = _own(drv.values)
+        # (A reduce takes the list of an inlined rule's tree, `_list`'s, left-recursive,
+        # and extends it in place, as Lark's tree builder does: each tree is kept with
+        # the length of its children then, which later reduces only add to.)
+        self.values = [(v, len(v.children)) if type(v) is Tree else (v, -1) for v in drv.values]
         self.kept = [getattr(drv, name) for name in _KEPT]
         self.repairs = list(drv.repairs)
 
@@ -364,20 +400,18 @@ class Checkpoint:
     def pos(self) -> int:
         return self.kept[0]
 
+    @property
+    def between(self) -> bool:
+        """Whether it stands right after a call's `)`, between calls."""
+        return self.kept[4] == "RPAR"
+
     def resume(self, drv: Any) -> None:
         """Put drv, a new driver of the same region, where this one stood."""
         drv.stack = list(self.stack)
-        drv.values = _own(self.values)
+        drv.values = [v if n < 0 else Tree(v.data, v.children[:n], v._meta) for v, n in self.values]
         for name, value in zip(_KEPT, self.kept):
             setattr(drv, name, value)
         drv.repairs = list(self.repairs)
-
-
-def _own(values: list) -> list:
-    """The parse values, each tree's list of children its own: a reduce takes the list
-    of an inlined rule's tree (`_list`'s, left-recursive) and extends it in place, as
-    Lark's tree builder does, and would write into the trees kept."""
-    return [Tree(v.data, list(v.children), v._meta) if type(v) is Tree else v for v in values]
 
 
 def _hold(drv: Any, stops: Any, at: int) -> str:

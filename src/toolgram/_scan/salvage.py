@@ -470,21 +470,26 @@ def salvage_points(failed: Driver, buf: str, final: bool, at_marker) -> tuple[li
             # replaying to each point would copy a stack as deep at each token: the
             # square of the reply, in time and memory.)
             return [], False
-    upto = n
-    while True:
-        # The replay, from where the first run took up its own reading (its checkpoint:
-        # the tokens before are the same, and the point there is one between calls), or
-        # from the region's start.
-        drv = _again(failed, failed.start, failed.brackets, upto)
-        whole = drv.pos == drv.start
+    # The replay, from where the first run last took up its own reading (a checkpoint:
+    # the tokens before are the same), or where it did after a call (the point there
+    # is one between calls), or from the region's start: where no point between calls
+    # comes after the place it starts from, the points before it count.
+    later = failed.checkpoints[-1:]
+    if later and not later[0].between:
+        later += [p for p in failed.checkpoints[::-1] if p.between][:1]
+    for point in [*later, None]:
+        drv = Driver(failed.fmt, failed.start, failed.brackets, failed.cutter, failed.lines)
+        drv.marks = []
+        if point is not None:
+            point.resume(drv)
+            drv.marks.append([drv.pos, list(drv.stack), False])
         drv.quotes = failed.quotes
-        drv.marks = [] if whole else [[drv.pos, list(drv.stack), False]]
         drv.run(buf, final, at_marker)  # (it stops where the first run did)
         drv.settle_mark()
         points, between = _points(failed, drv, buf, truncated)
-        if between or whole:
+        if between or point is None:
             return points, truncated
-        upto = -1  # (no point between calls after the checkpoint: those before it count)
+    return [], truncated  # (not reached: the region's start ends the loop)
 
 
 def _points(failed: Driver, drv: Driver, buf: str, truncated: bool) -> tuple[list, bool]:
@@ -522,9 +527,10 @@ def _again(drv: Driver, start: int, brackets: Any, upto: int) -> Driver:
     """A new driver of drv's region, to read it again up to `upto`: from drv's
     checkpoint where one was taken before that (pyframe.Checkpoint), else from start."""
     fresh = Driver(drv.fmt, start, brackets, drv.cutter, drv.lines)
-    point = drv.checkpoint
-    if point is not None and start == drv.start and point.pos <= upto:
-        point.resume(fresh)
+    if start == drv.start:
+        point = next((p for p in reversed(drv.checkpoints) if p.pos <= upto), None)
+        if point is not None:
+            point.resume(fresh)
     return fresh
 
 
