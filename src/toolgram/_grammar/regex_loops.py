@@ -53,7 +53,8 @@ def _loop(source: str) -> tuple | None:
     the loop and tail without P (None: no P), and for `R*P[^E]*(?:X[^E]*)*`, a
     leading run of a class R without a character of E, R* (else None)). Such a match,
     once it has run past P and X into the loop, absorbs any text without a character
-    of E. None for any other pattern (those are always re-lexed)."""
+    of E. None for any other pattern (those are always re-lexed). Last, what P and X
+    read, as item lists (for reads_to)."""
     try:
         items = list(sre().parse(source))  # (None without the parser: not a loop)
     except Exception as exc:  # noqa: BLE001 - a pattern only the `regex` module reads
@@ -71,18 +72,20 @@ def _loop(source: str) -> tuple | None:
         space = fast(regex.compile(source[: end + 1]))[1]  # (as the token's `regex` reads it)
         if inner is None or not inner[4] or any(space.match(c).end() for c in inner[1]):
             return None  # (no P after it, or the run may take a character of E)
-        return (*inner[:6], space)
+        return (*inner[:6], space, inner[7])
     if not items or len(items) > 3:
         return None
     lead = 0
     skip = 0
     width = 1  # how far X (or P) reads from where it starts: what it takes or looks at
+    reads: list = []  # (P's items and X's: see reads_to)
     if len(items) == 3 or _negated_loop(items[0]) is None:
         # The start P: what it takes is read by the whole pattern, once.
         if len(items) < 2 or not _bounded(items[0]):
             return None
         lead = _width(items[0])
         width = _reach(items[:1])
+        reads.append(list(items[:1]))
         skip = _item_end(source, 0)
         if skip is None:
             return None
@@ -105,6 +108,7 @@ def _loop(source: str) -> tuple | None:
         if not all(_bounded(item, exits) for item in body[1:-1]):
             return None
         width = max(width, _reach(body[:-1]))
+        reads.append(list(body[:-1]))
     # The loop's source, `[^E]+` or `[^E]*`, and the tail `(?:X[^E]*)*` after it.
     head = regex.compile(r"\[\^(?:\\.|[^\]\\])+\][+*]").match(source, skip)
     if head is None:
@@ -117,7 +121,51 @@ def _loop(source: str) -> tuple | None:
             raise
         return None
     chars = "".join(sorted(exits))
-    return re.compile("[" + re.escape(chars) + "]"), chars, width, tail, lead, loop, None
+    return re.compile("[" + re.escape(chars) + "]"), chars, width, tail, lead, loop, None, tuple(reads)
+
+
+def reads_to(reads: tuple, buf: str, q: int) -> int:
+    """Where the text that the loop's P and X, tried at q (a character of E, or where the
+    token starts), look at ends, as far as the text tells (past len(buf): more text
+    may change what they find there): an alternative whose spelled start the text does
+    not have there fails, whatever comes after, so it reads no further than that; any
+    other part reads what _reach says it may. (Kimi K3's VALUE may look 1,579
+    characters on from a `<|open|>call`; from `<|close|>tools<|sep|>` then prose, about
+    80: the width alone held a stream's reading that long after every call.) Each
+    spelled start is followed once per way into it: a look costs its pattern's size."""
+    return max((_seq_reads(seq, 0, buf, q) for seq in reads), default=q)
+
+
+def _seq_reads(items: Any, i: int, buf: str, pos: int, rest: tuple = ()) -> int:
+    """reads_to for items[i:], then the item lists of `rest` in turn (what follows a
+    group or an alternative), from pos."""
+    n = len(buf)
+    while True:
+        if i == len(items):
+            if not rest:
+                return pos
+            items, i, rest = rest[0], 0, rest[1:]
+            continue
+        op, av = items[i]
+        if op is _C.LITERAL:
+            if pos >= n:
+                return n + 1  # (the text ends inside what it spells)
+            if buf[pos] != chr(av):
+                return pos + 1  # (it fails here, whatever follows)
+            pos += 1
+            i += 1
+        elif op is _C.SUBPATTERN and not av[1] and not av[2]:
+            items, i, rest = av[-1], 0, (items[i + 1 :], *rest)  # (a group: its items, then the rest)
+        elif op is _C.BRANCH:
+            after = (items[i + 1 :], *rest)
+            return max(_seq_reads(alt, 0, buf, pos, after) for alt in av[1])
+        elif (op is _C.ASSERT or op is _C.ASSERT_NOT) and av[0] == 1:
+            # A look-ahead reads on from here; what follows it too, where it lets it.
+            return max(_seq_reads(av[1], 0, buf, pos), _seq_reads(items, i + 1, buf, pos, rest))
+        elif op is _C.ASSERT or op is _C.ASSERT_NOT:
+            i += 1  # (a look-behind reads only text before pos)
+        else:
+            return pos + _reach([*items[i:], *(item for r in rest for item in r)])
 
 
 def _item_end(source: str, i: int) -> int | None:

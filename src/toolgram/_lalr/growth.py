@@ -72,7 +72,7 @@ def _loop_wait(t, buf: str, at: int, n: int, start: int | None = None) -> _LoopW
     info = t.loop  # (_loop of its pattern, kept on the terminal)
     if info is None:
         return None
-    exits, chars, width, tail, lead, loop, space = info
+    exits, chars, width, tail, lead, loop, space, _ = info
     if start is None:
         start = at
     if space is not None:

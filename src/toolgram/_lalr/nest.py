@@ -57,6 +57,7 @@ from typing import Any, Iterator
 import regex
 
 from .growth import _loop_wait
+from .._grammar.regex_loops import reads_to
 from .table import simulate
 from .tokens import WAIT, Tok
 
@@ -81,6 +82,11 @@ _READ_ON = object()  # (past the look: the reading goes on; _past_declared, _pas
 # reaches further past a tag: the value patterns' look-aheads read 200 characters on).
 _SELF_CLOSING = regex.compile(r"[^<>\n]{0,160}/>")
 _SELF_CLOSING_READ = 162
+_SHUT = regex.compile(r"[<>\n]")
+# The blanks a look after a tag reads through (a run of closers: _RUN of them, 32
+# blanks before each), and no more.
+_BLANKS_READ = 32 * (_RUN + 1)
+_BLANKS = regex.compile(r"\s{0,%d}" % (_BLANKS_READ + 1))
 # A tag that the header does not declare, where a value's pattern stopped at it (another
 # format's `<minimax:tool_call>`, `<invoke name=…>` in a DSML value, `</function_calls>`):
 # whether it closes, and its name, which its closer repeats (DSML V4.1 writes a space
@@ -101,6 +107,64 @@ _SPECIAL_PAIR = regex.compile(r"<([｜|])([^\s<>｜|]{1,48}?)([_▁])(begin|end)
 # How far back the parser's values are looked through for the opener of the part a
 # value is in (its tag, then its attributes and `>`).
 _OPENER_BACK = 16
+
+
+def _settled(d: Any, t: Any, buf: str, final: bool, x: int) -> int:
+    """Where the text that a reading of the value token t from x on looks at is settled
+    (the whole text, when final): before it, more text changes neither where t's
+    pattern stops nor what is read at and after the tags there. Each such look starts
+    at a character of the pattern's loop exits E (a stop: what P and X read there) or
+    at a tag's first character; a look that starts more than the pattern's width
+    before the end is settled, and one nearer is settled when, as far as the text
+    tells, it ends before the end (regex_loops.reads_to, _tag_reads): the text is
+    settled up to the first look from x on that is not. (Only the width was asked
+    before: Kimi K3's VALUE may look 1,579 characters on, so a call closed on one line
+    then prose was held that long after the reading's own look had ended: issue 21.)"""
+    n = len(buf)
+    if final:
+        return n
+    loop = t.loop
+    edge = max(0, n - max(_MARGIN if loop is None else loop[2] + 1, _SELF_CLOSING_READ + 16))
+    if loop is None or t.pattern.flags & regex.IGNORECASE:
+        return edge  # (a pattern of another shape: where it may look is not known)
+    nest = d.c.nest
+    starts = {"<", *loop[1], *(tag[0] for tag in nest.closer_of)}
+    reads = loop[7]
+    longest = max(map(len, d.fmt.starts), default=0)  # (a tag is asked whether a call starts there)
+    q = max(x, edge) - 1
+    while True:
+        q = min((at for c in starts if (at := buf.find(c, q + 1)) >= 0), default=n)
+        if q >= n or max(reads_to(reads, buf, q), _tag_reads(nest, buf, q), q + longest) >= n:
+            return q
+
+
+def _tag_reads(nest: Any, buf: str, q: int) -> int:
+    """Where the looks that begin at a tag at q end, as far as the text tells (past the
+    end: more text may change them): the tag (declared, a special pair's, any `<name`),
+    an opener's look for `/>`, and what follows it after blanks; a tag there is read on
+    as the next of a run of closers (_inline_run_then_text), at most _RUN of them."""
+    n = len(buf)
+    far = q + 1
+    for _ in range(_RUN + 1):
+        e = q + 1
+        for rx in (nest.tags, _SPECIAL_PAIR, _TAG):
+            m = rx.match(buf, q, partial=True)
+            if m is not None:
+                if m.partial or m.end() >= n:
+                    return n + 1
+                e = max(e, m.end())
+        # (An opener's `/>`: _SELF_CLOSING reads up to a `<`, `>` or line break.)
+        shut = _SHUT.search(buf, e, e + _SELF_CLOSING_READ)
+        if shut is None and e + _SELF_CLOSING_READ > n:
+            return n + 1
+        far = max(far, e + _SELF_CLOSING_READ if shut is None else shut.end() + 1)
+        y = _BLANKS.match(buf, e).end()
+        if y >= n:
+            return n + 1
+        if buf[y] != "<" or y - e > _BLANKS_READ:
+            return max(far, y + 1)
+        q = y
+    return far
 
 
 def _inline_run_then_text(nest: Any, buf: str, pos: int, final: bool) -> bool | None:
@@ -340,10 +404,6 @@ def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
             if goes_on is None:
                 return WAIT, None  # (spaces up to the end of the text so far: not yet told)
             inline = run
-    # Read on as if the tag were text: the value's pattern and the tags, up to where a
-    # stream's text is settled (the pattern's look-aheads read that far).
-    loop = t.loop
-    limit = n if final else n - max(_MARGIN if loop is None else loop[2] + 1, _SELF_CLOSING_READ + 16)
     # A close-tag run read as text looks for the value's own close tag this far on,
     # no further (each such run reading on to the end of the reply was the square of
     # a reply of calls closed on one line and followed there by prose).
@@ -355,6 +415,9 @@ def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
     else:
         x, stack, stop, outer, paired, resume = first_end, list(still_open), -1, first_end > end, end, None
         bottom = first_end  # (where the quoted block open now began)
+    # Read on as if the tag were text: the value's pattern and the tags, up to where a
+    # stream's text is settled (what the pattern's look-aheads and the tags' looks read).
+    limit = _settled(d, t, buf, final, x)
     origin = None  # (where the match that found `stop` began, its pattern, the value's start)
     tags = nest.tags
     pattern = t.pattern
@@ -719,8 +782,6 @@ def _loose(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
     through_nest's."""
     nest = d.c.nest
     n = len(buf)
-    loop = t.loop
-    limit = n if final else n - max(_MARGIN if loop is None else loop[2] + 1, _SELF_CLOSING_READ + 16)
     horizon = end + _HORIZON
     memo = d.nest_loose.get(t.name)
     if memo is not None and memo[0] == (pos, end) and memo[1] is None:
@@ -753,6 +814,7 @@ def _loose(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
     _, x, stack, paired, bottom, before = memo
     stack = list(stack)
     before = list(before)
+    limit = _settled(d, t, buf, final, x)
     pattern = t.pattern
     while True:
         if x == end:
