@@ -85,7 +85,7 @@ def _loop(source: str) -> tuple | None:
             return None
         lead = _width(items[0])
         width = _reach(items[:1])
-        reads.append(list(items[:1]))
+        reads.append(items[:1])
         skip = _item_end(source, 0)
         if skip is None:
             return None
@@ -108,7 +108,7 @@ def _loop(source: str) -> tuple | None:
         if not all(_bounded(item, exits) for item in body[1:-1]):
             return None
         width = max(width, _reach(body[:-1]))
-        reads.append(list(body[:-1]))
+        reads.append(body[:-1])
     # The loop's source, `[^E]+` or `[^E]*`, and the tail `(?:X[^E]*)*` after it.
     head = regex.compile(r"\[\^(?:\\.|[^\]\\])+\][+*]").match(source, skip)
     if head is None:
@@ -121,10 +121,50 @@ def _loop(source: str) -> tuple | None:
             raise
         return None
     chars = "".join(sorted(exits))
-    return re.compile("[" + re.escape(chars) + "]"), chars, width, tail, lead, loop, None, tuple(reads)
+    return re.compile("[" + re.escape(chars) + "]"), chars, width, tail, lead, loop, None, Reads(reads)
 
 
-def reads_to(reads: tuple, buf: str, q: int) -> int:
+class Reads:
+    """What a loop's P and X read, as item lists (for reads_to), and the static reaches
+    reads_to falls back on, worked out once per place in them."""
+
+    __slots__ = ("seqs", "reach", "seen")
+
+    def __init__(self, seqs: list) -> None:
+        self.seqs = tuple(map(_plain, seqs))
+        self.reach: dict = {}  # (id of an item list, index, rest) -> _reach of what follows
+        # The next _SEEN characters from a place -> (how far past it the looks read, the
+        # text they read): markup repeats (a block's closers, each call's opener), and
+        # where the same text follows, its looks are not followed again.
+        self.seen: dict = {}
+
+    def static(self, items: Any, i: int, rest: tuple) -> int:
+        key = (id(items), i, tuple((id(r), j) for r, j in rest))
+        far = self.reach.get(key)
+        if far is None:
+            far = self.reach[key] = _reach([*items[i:], *(item for r, j in rest for item in r[j:])])
+        return far
+
+
+def _plain(items: Any) -> tuple:
+    """The parser's items as tuples, all the way down (its SubPattern indexes slowly)."""
+    out = []
+    for op, av in items:
+        if op is _C.SUBPATTERN:
+            av = (*av[:-1], _plain(av[-1]))
+        elif op is _C.BRANCH:
+            av = (av[0], tuple(map(_plain, av[1])))
+        elif op is _C.ASSERT or op is _C.ASSERT_NOT:
+            av = (av[0], _plain(av[1]))
+        elif op is _C.MAX_REPEAT or op is _C.MIN_REPEAT:
+            av = (av[0], av[1], _plain(av[2]))
+        elif op is _C.IN:
+            av = tuple(av)
+        out.append((op, av))
+    return tuple(out)
+
+
+def reads_to(reads: Reads, buf: str, q: int) -> int:
     """Where the text that the loop's P and X, tried at q (a character of E, or where the
     token starts), look at ends, as far as the text tells (past len(buf): more text
     may change what they find there): an alternative whose spelled start the text does
@@ -133,18 +173,30 @@ def reads_to(reads: tuple, buf: str, q: int) -> int:
     characters on from a `<|open|>call`; from `<|close|>tools<|sep|>` then prose, about
     80: the width alone held a stream's reading that long after every call.) Each
     spelled start is followed once per way into it: a look costs its pattern's size."""
-    return max((_seq_reads(seq, 0, buf, q) for seq in reads), default=q)
+    key = buf[q : q + _SEEN]
+    if len(key) == _SEEN:
+        got = reads.seen.get(key)
+        if got is not None and buf.startswith(got[1], q):
+            return q + got[0]
+    end = max((_seq_reads(reads, seq, 0, buf, q, ()) for seq in reads.seqs), default=q)
+    if len(key) == _SEEN and end < len(buf) and len(reads.seen) < _SEEN_KEPT:
+        reads.seen[key] = (end - q, buf[q:end])
+    return end
 
 
-def _seq_reads(items: Any, i: int, buf: str, pos: int, rest: tuple = ()) -> int:
-    """reads_to for items[i:], then the item lists of `rest` in turn (what follows a
-    group or an alternative), from pos."""
+_SEEN = 48
+_SEEN_KEPT = 4096
+
+
+def _seq_reads(reads: Reads, items: Any, i: int, buf: str, pos: int, rest: tuple) -> int:
+    """reads_to for items[i:], then for each (list, index) of `rest` in turn (what follows
+    a group or an alternative: its list from that index), from pos."""
     n = len(buf)
     while True:
         if i == len(items):
             if not rest:
                 return pos
-            items, i, rest = rest[0], 0, rest[1:]
+            (items, i), rest = rest[0], rest[1:]
             continue
         op, av = items[i]
         if op is _C.LITERAL:
@@ -155,17 +207,17 @@ def _seq_reads(items: Any, i: int, buf: str, pos: int, rest: tuple = ()) -> int:
             pos += 1
             i += 1
         elif op is _C.SUBPATTERN and not av[1] and not av[2]:
-            items, i, rest = av[-1], 0, (items[i + 1 :], *rest)  # (a group: its items, then the rest)
+            items, i, rest = av[-1], 0, ((items, i + 1), *rest)  # (a group: its items, then the rest)
         elif op is _C.BRANCH:
-            after = (items[i + 1 :], *rest)
-            return max(_seq_reads(alt, 0, buf, pos, after) for alt in av[1])
+            after = ((items, i + 1), *rest)
+            return max(_seq_reads(reads, alt, 0, buf, pos, after) for alt in av[1])
         elif (op is _C.ASSERT or op is _C.ASSERT_NOT) and av[0] == 1:
             # A look-ahead reads on from here; what follows it too, where it lets it.
-            return max(_seq_reads(av[1], 0, buf, pos), _seq_reads(items, i + 1, buf, pos, rest))
+            return max(_seq_reads(reads, av[1], 0, buf, pos, ()), _seq_reads(reads, items, i + 1, buf, pos, rest))
         elif op is _C.ASSERT or op is _C.ASSERT_NOT:
             i += 1  # (a look-behind reads only text before pos)
         else:
-            return pos + _reach([*items[i:], *(item for r in rest for item in r)])
+            return pos + reads.static(items, i, rest)
 
 
 def _item_end(source: str, i: int) -> int | None:

@@ -39,7 +39,7 @@ class Driver:
         "fmt", "c", "start", "pos", "stack", "values", "status", "end", "tree", "repairs", "reason", "prose_at",
         "hint", "extents", "quotes", "resume", "taken", "brackets", "cutter", "recheck", "marks",
         "closed_at", "last_end", "calls", "lines", "line_end", "stray", "deep", "quote_memo", "last_term", "last_start", "ended", "shut",
-        "loose_memo", "nest_memo", "nest_open", "nest_loose", "goes_on", "decode_failed", "may_close", "pause", "py", "gem", "gem_at", "checkpoints",
+        "loose_memo", "nest_memo", "nest_unsettled", "nest_open", "nest_loose", "goes_on", "decode_failed", "may_close", "pause", "py", "gem", "gem_at", "checkpoints",
     )  # fmt: skip
 
     def __init__(self, fmt: Format, start: int, brackets: Any = None, cutter: Any = None, lines: bool = False) -> None:
@@ -127,6 +127,11 @@ class Driver:
         # tags, the pattern's next stop): how far a stream's look at the tags after a raw
         # value's stop went (nest.py).
         self.nest_memo: dict = {}
+        # Per raw value terminal (the looks differ with its pattern), (lo, hi, again): where
+        # a stream's reading of a value found every look settled, from lo up to hi; at hi
+        # one that is not, looked at again once the text is `again` long (0: hi was the
+        # end of the text). See nest._settled.
+        self.nest_unsettled: dict = {}
         self.nest_open: tuple | None = None  # ((token start, stop), the openers left open there: nest.py)
         # Per raw value terminal, ((token start, stop), where nest._loose's reading got to,
         # its open tags, where they last all paired): set once the reading of declared

@@ -128,14 +128,50 @@ def _settled(d: Any, t: Any, buf: str, final: bool, x: int) -> int:
     if loop is None or t.pattern.flags & regex.IGNORECASE:
         return edge  # (a pattern of another shape: where it may look is not known)
     nest = d.c.nest
-    starts = {"<", *loop[1], *(tag[0] for tag in nest.closer_of)}
+    starts = _starts(d, t)
     reads = loop[7]
     longest = max(map(len, d.fmt.starts), default=0)  # (a tag is asked whether a call starts there)
-    q = max(x, edge) - 1
+    lo = max(x, edge)
+    # (The looks found settled before are not looked at again; one found unsettled, once
+    # a quarter more of what lies past it came: a stream that waits there costs a few
+    # looks at each place, not one per delta.)
+    was, hi, again = d.nest_unsettled.get(t.name, (0, 0, 0))
+    q = lo - 1
+    if was <= lo <= hi:
+        if again and n < again:
+            return hi
+        q = hi - 1
     while True:
         q = min((at for c in starts if (at := buf.find(c, q + 1)) >= 0), default=n)
-        if q >= n or max(reads_to(reads, buf, q), _tag_reads(nest, buf, q), q + longest) >= n:
+        if q >= n:
+            d.nest_unsettled[t.name] = (lo, n, 0)
+            return n
+        if max(reads_to(reads, buf, q), _tag_reads(nest, buf, q), q + longest) >= n:
+            d.nest_unsettled[t.name] = (lo, q, n + max(8, (n - q) // 4))
             return q
+
+
+def _starts(d: Any, t: Any) -> frozenset:
+    """The characters a look of the reading of t may start at (see _settled)."""
+    return frozenset(("<", *t.loop[1], *(tag[0] for tag in d.c.nest.closer_of)))
+
+
+class _Quiet:
+    """through_nest's wait where the text so far settles the reading and nothing in it
+    from where the reading got to stops the value: a delta changes it only with a
+    character that may start a look, or by bringing the text to `need` characters (the
+    end of a look; None: none)."""
+
+    __slots__ = ("starts", "need")
+
+    def __init__(self, starts: frozenset, need: int | None) -> None:
+        self.starts = starts
+        self.need = need
+
+    def absorbs(self, text: str, n: int) -> bool:
+        if self.need is not None and n + len(text) >= self.need:
+            return False
+        return not any(c in text for c in self.starts)
 
 
 def _tag_reads(nest: Any, buf: str, q: int) -> int:
@@ -480,7 +516,16 @@ def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
                 resume = (*wait.resume, start) if wait is not None and wait.resume is not None else origin
             # (Else no stop was looked for in this look: the place to read on from stays.)
             d.nest_memo[t.name] = ((pos, end), max(x, limit), tuple(stack), stop if stop < limit else -1, outer, paired, resume, quoted, bottom)
-            return WAIT, None
+            if p < n or limit < n or t.loop is None:
+                return WAIT, None
+            # Nothing in the text from x on stops the value or is a tag, and all of it is
+            # settled: only a character that may start a look changes the reading, or, for
+            # a run of closers read as text, the end of its look (so a stream completes the
+            # call that run closes right there, not a quarter of the value later).
+            need = None
+            if inline:
+                need = horizon if not stack else max(horizon, bottom + _HORIZON + 1)
+            return WAIT, _Quiet(_starts(d, t), need)
         if m is None:
             return _loose(d, t, buf, pos, end, final)  # a marker of another kind
         tag = m.group()
