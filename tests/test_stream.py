@@ -28,6 +28,7 @@ import toolgram
 from toolgram.events import ArgumentsDelta, CallDone, CallStart, Error, Reasoning, Text
 from toolgram._pipeline import DEFAULT_MAX_CHARS
 from toolgram._stream.parser import StreamParser
+from toolgram._lalr import nest as _nest
 
 from conftest import best_cpu_time, corpus_cases, shared_path
 
@@ -604,6 +605,35 @@ def test_call_is_done_when_its_close_tag_arrives() -> None:
     assert [type(e) for e in fed[1]] == [CallStart, ArgumentsDelta, CallDone]
     assert fed[1][0] == CallStart(0, "search", toolgram.parse(head).to_openai_message()["tool_calls"][0]["id"])
     assert fed[1][1] == ArgumentsDelta(0, '{"q": "cats"}')
+
+
+# A Kimi K3 call closed on one line, then prose (issue 21): whether that run of closers is
+# the value's text is told by a look of nest._HORIZON characters past it (_lalr/nest.py,
+# _inline_past), so the call is completed once that look is over, and not, as before,
+# once the text ran the value pattern's width (1,579 characters for K3's VALUE) past
+# every tag of the run: about 2,150 characters after the close.
+_K3_CALL = (
+    '<|open|>tools<|sep|><|open|>call tool="save_page" index="1"<|sep|>'
+    '<|open|>argument key="body" type="string"<|sep|>{}<|close|>argument<|sep|>'
+    "<|close|>call<|sep|><|close|>tools<|sep|>"
+)
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["abc", 'An example: <|open|>argument key="units" type="string"<|sep|>metric<|close|>argument<|sep|>', "x" * 1000],
+    ids=["plain", "quoted_argument", "long"],
+)
+@pytest.mark.parametrize("size", [1, 7, 64])
+def test_a_kimi_k3_call_then_prose_is_done_a_bounded_look_after_its_close(value: str, size: int) -> None:
+    head = _K3_CALL.format(value)
+    raw = head + "Then done. " * 300
+    check(raw, chunked(raw, size), None, ["kimi_k3_open_close"])
+    fed, _ = _events(chunked(raw, size), formats=["kimi_k3_open_close"])
+    done = [k for k, batch in enumerate(fed) if any(type(e) is CallDone for e in batch)]
+    assert done, "the call was left to flush()"
+    held = min((done[0] + 1) * size, len(raw)) - len(head)
+    assert held <= _nest._HORIZON + size, held
 
 
 def test_ids_like_call_123_and_duplicates() -> None:

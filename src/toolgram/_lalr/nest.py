@@ -174,6 +174,15 @@ class _Quiet:
         return not any(c in text for c in self.starts)
 
 
+def _unsettled(d: Any, t: Any, limit: int) -> _Quiet | None:
+    """The wait of a reading held at `limit`, a look not settled yet (see _settled): no
+    delta changes it before the text reaches the length at which that look is looked at
+    again (not a quarter of a long value later: a stream's wait on a token that cannot
+    tell what may change it)."""
+    _, hi, again = d.nest_unsettled.get(t.name, (0, 0, 0))
+    return _Quiet(frozenset(), again) if hi == limit and again else None
+
+
 def _tag_reads(nest: Any, buf: str, q: int) -> int:
     """Where the looks that begin at a tag at q end, as far as the text tells (past the
     end: more text may change them): the tag (declared, a special pair's, any `<name`),
@@ -516,7 +525,9 @@ def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
                 resume = (*wait.resume, start) if wait is not None and wait.resume is not None else origin
             # (Else no stop was looked for in this look: the place to read on from stays.)
             d.nest_memo[t.name] = ((pos, end), max(x, limit), tuple(stack), stop if stop < limit else -1, outer, paired, resume, quoted, bottom)
-            if p < n or limit < n or t.loop is None:
+            if limit < n:
+                return WAIT, _unsettled(d, t, limit)
+            if p < n or t.loop is None:
                 return WAIT, None
             # Nothing in the text from x on stops the value or is a tag, and all of it is
             # settled: only a character that may start a look changes the reading, or, for
@@ -886,7 +897,7 @@ def _loose(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
                     return n if _TEXT.search(buf, paired) is not None else None
                 return n if not _taken_after(d, t, buf, end) else None
             d.nest_loose[t.name] = ((pos, end), x, tuple(stack), paired, bottom, tuple(before))
-            return WAIT, None
+            return WAIT, _unsettled(d, t, limit) if limit < n else None
         found = _tag_at(nest, buf, p)
         if found is None:
             return None  # (no tag: cannot tell)
