@@ -1528,6 +1528,8 @@ def _closes_then_prose(nest: Any, value: str, at: int, tag: str, mentions: bool)
     rest = value[at + len(tag) :].strip()
     if not rest or "\n" in rest or (_markup_in(rest, nest.own) if mentions else "<" in rest):
         return False
+    if _QuoteMarks(value).around(value.rfind("\n", 0, at) + 1, at):
+        return False  # (`s = "</parameter> tag"`: a string the code names it in)
     return not _nested_open(nest, value[:at], tag)
 
 
@@ -1545,6 +1547,7 @@ def _sentence_close(nest: Any, value: str) -> tuple[int, str]:
     last = text.rfind("\n")  # (the last line's break: prose after a close holds none)
     lines = (text.rfind("\n", 0, last) + 1 if last >= 0 else 0, last + 1)
     firsts = tuple(_first_nonblank(text, start) for start in lines)
+    quotes = _QuoteMarks(text)
     i = lines[0]
     while True:
         m = nest.closers.search(text, i)
@@ -1558,10 +1561,38 @@ def _sentence_close(nest: Any, value: str) -> tuple[int, str]:
         if last >= rest or not (at <= first or not text[at - 1].isspace()):
             i = at + 1  # (a close named in a sentence does not close)
             continue
+        if quotes.around(lines[1] if at > last else lines[0], at):
+            # (A close inside a string or backticks on its line, `return "</invoke> x"`,
+            # `` End it with `</invoke>` ``: the value names it, and a value that ran to
+            # the end of the reply so is cut there, not closed.)
+            i = at + 1
+            continue
         bad = _named_markup(text, rest, nest.closers)
         if bad < 0:
             return at, m.group()
         i = bad
+
+
+class _QuoteMarks:
+    """The quote marks of a text counted along a line, from its start to a point that
+    only moves on, each character counted once (linear over a value's closers)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.start = self.at = -1
+        self.counts = [0, 0, 0]
+
+    def around(self, start: int, at: int) -> bool:
+        """Whether text[at] lies inside a quote begun on its line (which starts at
+        `start`): an odd number of `"` or of backticks before it there, or a `'` right
+        before it, the line's `'` before it odd (`'` alone is an apostrophe in prose)."""
+        if start != self.start:
+            self.start, self.at, self.counts = start, start, [0, 0, 0]
+        for k, mark in enumerate('"`\''):
+            self.counts[k] += self.text.count(mark, self.at, at)
+        self.at = at
+        dq, bt, sq = self.counts
+        return dq % 2 == 1 or bt % 2 == 1 or (at > start and self.text[at - 1] == "'" and sq % 2 == 1)
 
 
 _NONBLANK = re.compile(r"\S")
