@@ -723,3 +723,25 @@ def test_calls_closed_then_prose_stream_as_parse_reads_them(case_id: str, size: 
     for tail in (_PROSE_AFTER, " Then done.", " Then done.</parameter></invoke>\n", _PROSE_AFTER + "</parameter></invoke>\n"):
         raw = case.raw + tail
         check(raw, chunked(raw, size), case.tools, case.formats, 32_768)
+
+
+# A list of calls with no marker whose later call is broken, then text (QA10 D2): no marker
+# of the format can come to tell it otherwise, so the call kept and the error are put out
+# once the text the error quotes has come, not held with all the text after to flush().
+_BROKEN_LIST_THEN_TEXT = [
+    '[get_weather(city="Oslo"), get_time(timezone=)]\n' + "The weather comes first. " * 40,
+    '[get_weather(city="Oslo"), "text", get_time(timezone="UTC")] ' + "The weather comes first. " * 40,
+]
+
+
+@pytest.mark.parametrize("raw", _BROKEN_LIST_THEN_TEXT, ids=range(len(_BROKEN_LIST_THEN_TEXT)))
+@pytest.mark.parametrize("announce", ["done", "name"])
+def test_a_broken_call_of_a_list_with_no_marker_is_told_before_the_end(raw: str, announce: str) -> None:
+    expected = toolgram.parse(raw)
+    assert [c.name for c in expected.calls] == ["get_weather"] and expected.errors
+    sp = StreamParser(None, announce=announce)
+    fed = [e for i in range(0, 80, 8) for e in sp.feed(raw[i : i + 8])]  # (the list and a little more)
+    assert [e.call for e in fed if type(e) is CallDone] == expected.calls
+    assert [e.message for e in fed if type(e) is Error] == expected.errors
+    for size in (1, 2, 3, 7, 64):
+        check(raw, chunked(raw, size), None, None, 32_768)

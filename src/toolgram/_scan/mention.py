@@ -302,6 +302,12 @@ def settle_failure(r: Any, final: bool):
         failure.end = max(failure.end, end)
         failure.message = f'Couldn\'t read a tool call: the name "{name}" cannot be written in this format; call the tool by its exact name.'
         return failure
+    if not drv.fmt.ends and not _inner_markers(drv.fmt):
+        # No marker of the format can come to tell (a Python list of calls with no
+        # marker, `[f(a=1), g(b=)]`): whatever follows, the end of the reply would say
+        # what is said now (no end marker, and _marked_end finds none), so a stream does
+        # not hold the calls before it, and all the text after, to flush() (QA10 D2).
+        return None
     hits = [(r.find(e, r.fail_scan), e) for e in drv.fmt.ends]
     hits = [(i, e) for i, e in hits if i >= 0]
     # (From where the last search stopped: a marker before that was found then.)
