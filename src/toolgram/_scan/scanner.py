@@ -33,6 +33,7 @@ from .markers import THINK_CLOSE, THINK_OPEN, Frames, MarkerSearch, Markers, _Ch
 from .opening import _START_WAIT, line_opening, marker_opens, may_open, opening, openers
 from .region import RegionReader
 from . import storm as _storm
+from . import stray as _stray
 from .mention import note_failure
 from .._lalr.driver import DONE, WAIT, Driver
 from .._build.builder import Draft
@@ -80,6 +81,9 @@ class Scanner(MarkerSearch):
     # where it ends, in the reply (-1: not there), and that closer. See _closer_again.
     closed_at = -1
     closer = ""
+    # After a call of an XML-ish format, until the next region: its value close first on
+    # a line, then the closes of what holds it, closing nothing (stray.Watch; QA10 D3).
+    stray: Any = None
     # Streaming in linear time. `buf` holds the reply from `base` on: text no
     # decision needs any more is dropped (positions in `buf` are local; the
     # items reported carry positions in the whole reply). While a region's
@@ -170,6 +174,11 @@ class Scanner(MarkerSearch):
         held = self.held
         value = held + text if held else text
         hold = 0
+        if self.stray is not None:
+            # (After a call, a close of its value first on a line: see _in_prose.)
+            hold = _stray.plain_hold(self.stray, self.buf, self.pos, value) if self.stray.armed else None
+            if hold is None:
+                return None
         q = self.quick.search(value)
         ends = self.risky_ends
         if q is not None or value[-1:] in ends or value[-2:] in ends or value[-3:] in ends:
@@ -179,11 +188,11 @@ class Scanner(MarkerSearch):
             # Hold back the longest end that may start a marker (one of two characters
             # or more ends as one of those does).
             if value[-1] in self.first_set or value[-2:] in self.end_pairs:
-                hold = self._held(value)
-                if hold:
-                    self.held = value[-hold:]
-                    value = value[:-hold]
-        if not hold:
+                hold = max(hold, self._held(value))
+        if hold:
+            self.held = value[-hold:]
+            value = value[:-hold]
+        else:
             self.held = ""
         self.buf = buf = self.buf + text
         self.pos = len(buf) - hold
@@ -202,8 +211,9 @@ class Scanner(MarkerSearch):
         before the next delta; any other match: the slow way. The caller may take such deltas and must
         hand them over, joined, with extend_plain() (saying how much is held) before
         anything else."""
-        if self.plain is None or self.held:
-            return None
+        stray = self.stray
+        if self.plain is None or self.held or (stray is not None and not (stray.armed and stray.firsts <= self.first_set)):
+            return None  # (a watch for stray closers whose first character the lane may not stop at)
         return self.plain, self.lane_search.search
 
     def extend_plain(self, text: str, hold: int = 0) -> None:
@@ -507,8 +517,25 @@ class Scanner(MarkerSearch):
             if found is not None and found[1] in line:
                 m = self.any_re.search(buf, found[0])
                 found = (m.start(), m.group()) if m is not None else None
+            if self.stray is not None and not self.stray.armed:
+                if _stray.line_after(self.stray, buf, self.base, final) is False:
+                    self.stray = None  # (the call ended its line: nothing to watch for)
+            if self.stray is not None and self.stray.armed:
+                stray = _stray.find(self.stray, buf, pos, found[0] if found is not None else len(buf), final)
+                if type(stray) is tuple:  # (WAIT, where a close that may begin a run is)
+                    self._prose(out, pos, stray[1])
+                    self.pos = max(pos, stray[1])
+                    return False
+                if stray is not None:
+                    self._prose(out, pos, stray.start)
+                    out.append(stray)  # (the closers are markup; the error says why)
+                    self.pos = pos = stray.end
+                    self.stray = None
+                    continue
             if found is None:
                 end = len(buf) if final else len(buf) - self._held(buf, pos)
+                if self.stray is not None and self.stray.armed and not final:
+                    end = min(end, len(buf) - _stray.hold(self.stray, buf, pos))
                 if end > pos:
                     out.append(_piece(kind, pos, end, buf[pos:end]))
                     self.pos = end
@@ -582,6 +609,7 @@ class Scanner(MarkerSearch):
             if frame is not None:
                 got = frame.read(buf, i, final, tools)
                 if type(got) is ToolCall:
+                    self.stray = None  # (a call of another format: see after_call)
                     if final and self.sink is not None and kind == "text" and not self.base:
                         stop = _frame.run(self, out, buf, got, whole, marker, frame)
                         if stop < 0:
@@ -651,7 +679,9 @@ class Scanner(MarkerSearch):
 
     def after_call(self, end: int, fmt: Format, region: Region | None = None) -> None:
         """A call (or a region holding one) ends at `end`: note its closer, which the model
-        may write again right after it (see _closer_again)."""
+        may write again right after it (see _closer_again), and what the prose after it
+        is searched for (stray.Watch)."""
+        self.stray = _stray.watch_of(fmt, region, self.base + end)
         if region is not None and not any(type(part) is Draft for part in region.items):
             return  # (no call in it: a message's markers)
         c = _frame.closer_of(fmt, self.buf, end)
@@ -839,6 +869,7 @@ class Scanner(MarkerSearch):
         (it waits for more text), else by the candidates' drivers, in order."""
         if self.observer is not None:
             self.observer.region_begins(candidates, start, marker_len)
+        self.stray = None
         self.region = RegionReader(self, candidates, start, marker_len, frame)
 
     def _region(self, out: list, final: bool) -> bool:

@@ -1,0 +1,179 @@
+"""Close tags of a call found in the prose after it, closing nothing (QA10 D3).
+
+A value that quotes a run of its format's closers, then prose on that line
+(`Example: </parameter></invoke></minimax:tool_call> and then …`), is read as the
+value's text only where the value's own close comes within a bounded look after the
+run (issue 21: a stream completes the call that run closes a bounded look after it,
+not at the end of the reply). Past the look the run closes the call, and the value's
+real close, when it comes later, is left in the prose with no call open. The call
+cannot be taken back then (a stream has sent it), but the closers can tell: the
+first of the format's own value closes that starts its line in the prose after the
+call, then (blanks between) a close of what holds a value, is markup, an "error"
+segment whose message says the call before may have ended early.
+
+Only after a call whose last line goes on with prose (the shape above): a call that
+ends its line costs nothing after that line. The prose is searched for them once,
+from where it was read to (each character once), until the next region begins:
+Scanner._in_prose asks `find`; take_plain holds back a value close first on its line
+until the text after it tells (plain_hold), and gives way to find for a run (and for
+every delta until the call's line is told). Each `<` is looked at once a delta there.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import regex
+
+from .items import Failure
+from .._build.builder import Draft
+
+WAIT = object()  # (the text so far cannot tell yet)
+_BLANKS = 32  # blanks at most between two closers of the run (as a stutter's)
+
+
+class Watch:
+    """What the prose after a call of an XML-ish format is searched for."""
+
+    __slots__ = ("own", "tags", "holders", "firsts", "longest", "name", "key", "seen", "armed")
+
+    def __init__(self, own: Any, tags: tuple, holders: tuple, name: str, key: str, at: int) -> None:
+        self.own = own  # compiled: any of the format's value closes, `tags`
+        self.tags = tags
+        self.holders = holders  # the closers of what holds a value
+        self.firsts = frozenset(t[0] for t in tags)
+        self.longest = max(len(t) for t in tags)
+        self.name = name  # the call before, and its last argument's key ("" none)
+        self.key = key
+        # How far the call's last line (from its end, in the reply) has been looked at,
+        # and whether it held prose there: only then is the rest of the reply watched.
+        self.seen = at
+        self.armed = False
+
+
+def watch_of(fmt: Any, region: Any, at: int) -> Watch | None:
+    """The Watch for the prose after `region` of `fmt`, which ends at `at` in the reply
+    (None: nothing to watch for: no call in it, or a format whose values have no close
+    tag)."""
+    nest = fmt.compiled.nest
+    if nest is None or not nest.own or not nest.holders or region is None:
+        return None
+    last = next((part for part in reversed(region.items) if type(part) is Draft), None)
+    if last is None:
+        return None
+    key = last.params[-1][0] if last.params else ""
+    derived = fmt.compiled.derived
+    found = derived.get("stray_closes")
+    if found is None:
+        tags = tuple(sorted(nest.own, key=len, reverse=True))
+        holders = tuple(sorted(nest.holders, key=len, reverse=True))
+        found = derived["stray_closes"] = (regex.compile("|".join(regex.escape(t) for t in tags)), tags, holders)
+    own, tags, holders = found
+    return Watch(own, tags, holders, last.name, key, at)
+
+
+def line_after(w: Watch, buf: str, base: int, final: bool) -> bool | None:
+    """Whether the line the call ended on goes on with prose after it (`…</invoke></minimax:tool_call>
+    and then …`), the shape whose value may have gone on (see the module): then the
+    watch is armed (True); False where blanks end it; None while the text so far
+    cannot tell (the line goes on: a stream gives every delta to _in_prose till then)."""
+    start = max(0, w.seen - base)
+    nl = buf.find("\n", start)
+    stop = len(buf) if nl < 0 else nl
+    if buf[start:stop].strip():
+        w.armed = True
+        return True
+    if nl < 0 and not final:
+        w.seen = base + len(buf)
+        return None
+    return False
+
+
+def find(w: Watch, buf: str, pos: int, stop: int, final: bool) -> Any:
+    """The first stray run in buf[pos:stop] (see the module): a Failure for it; WAIT,
+    with where the text is settled to, (WAIT, at), when the text so far cannot tell
+    whether a value close at `at` begins one; None when there is none (then how far
+    the text is settled is the caller's, but for a tag cut by the end: see hold)."""
+    at = pos
+    while True:
+        m = w.own.search(buf, at, stop)
+        if m is None:
+            return None
+        at = m.end()
+        if not _first_on_line(buf, m.start()):
+            continue
+        end, count = _holders_after(w, buf, at, final)
+        if end is WAIT:
+            return WAIT, m.start()
+        if count:
+            return Failure(m.start(), end, _message(w, buf[m.start() : end]), False)
+
+
+def hold(w: Watch, buf: str, pos: int) -> int:
+    """How many characters at the end of buf (from pos on) may begin a value close."""
+    for i in range(max(pos, len(buf) - w.longest + 1), len(buf)):
+        if buf[i] in w.firsts and any(t.startswith(buf[i:]) for t in w.tags):
+            return len(buf) - i
+    return 0
+
+
+def plain_hold(w: Watch, buf: str, pos: int, value: str) -> int | None:
+    """For take_plain: `value` is the text from buf[pos] on (what is held back, then a
+    delta). None where a stray run starts in it (the slow way puts it out: see find);
+    else how many characters at its end may begin one, a value close first on its
+    line cut by the end or followed by blanks or a holder's close so far (held back,
+    as the start of a marker is), 0 none."""
+    for first in w.firsts:
+        i = value.find(first)
+        while i >= 0:
+            k = i - 1
+            while k >= 0 and value[k] in " \t":
+                k -= 1
+            if (value[k] in "\r\n") if k >= 0 else _first_on_line(buf, pos):
+                tail = value[i : i + w.longest]
+                tag = next((t for t in w.tags if tail.startswith(t)), None)
+                if tag is not None:
+                    end, count = _holders_after(w, value, i + len(tag), False)
+                    if end is WAIT:
+                        return len(value) - i  # (not told yet: held from the close on)
+                    if count:
+                        return None
+                elif any(t.startswith(tail) for t in w.tags):
+                    return len(value) - i  # (the end cut it: its start, held)
+            i = value.find(first, i + 1)
+    return 0
+
+
+def _first_on_line(buf: str, at: int) -> bool:
+    k = at - 1
+    while k >= 0 and buf[k] in " \t":
+        k -= 1
+    return k < 0 or buf[k] in "\r\n"
+
+
+def _holders_after(w: Watch, buf: str, at: int, final: bool) -> tuple:
+    """(where the run of holders' closes after `at` ends, how many), blanks between;
+    (WAIT, 0) when the end of the text so far may still begin one."""
+    count = 0
+    n = len(buf)
+    while True:
+        j = at
+        cap = min(n, at + _BLANKS)
+        while j < cap and buf[j].isspace():
+            j += 1
+        tag = next((t for t in w.holders if buf.startswith(t, j)), None)
+        if tag is None:
+            if not final and j < at + _BLANKS and any(t.startswith(buf[j:]) for t in w.holders):
+                return WAIT, 0  # (blanks or a closer's start up to the end: not told yet)
+            return at, count
+        count += 1
+        at = j + len(tag)
+
+
+def _message(w: Watch, run: str) -> str:
+    tags = "".join(run.split())
+    where = f' at close tags written inside its "{w.key}" value' if w.key else ""
+    return (
+        f"Couldn't read a tool call: `{tags}` closes no call here. The call \"{w.name}\" before it may have "
+        f"ended early{where}; if so, write that call again."
+    )
