@@ -570,6 +570,9 @@ class Scanner(MarkerSearch):
                 out.append(Piece("markup", i, after, ""))
                 self.pos = self.think_from = self.think_scan = after
                 self.think_closers = closers
+                # (Reasoning, which a stream puts out as it comes and parse() may read
+                # as prose if the block never closes: no stray closers looked for.)
+                self.stray = None
                 self.mode = "think"
                 return True
             if marker in self.think_closes:
