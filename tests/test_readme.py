@@ -47,7 +47,7 @@ def test_check_fails_on_a_stale_table_and_write_fixes_it(tmp_path: Path) -> None
     assert _catalog.readme_table(doc.read_text(encoding="utf-8")) == toolgram.formats_table()
 
 
-@pytest.mark.parametrize("table, cells", [(toolgram.formats_table, 6), (_catalog.short_table, 4)], ids=["full", "short"])
+@pytest.mark.parametrize("table, cells", [(toolgram.formats_table, 7), (_catalog.short_table, 5)], ids=["full", "short"])
 def test_table_lists_every_builtin_format_once(table, cells: int) -> None:
     names = [f.name for f in _catalog.builtin_formats()]
     rows = table().splitlines()[2:]
@@ -60,7 +60,7 @@ def test_table_lists_every_builtin_format_once(table, cells: int) -> None:
 def test_markers_are_code_and_pipes_escaped() -> None:
     fmt = next(f for f in _catalog.builtin_formats() if f.name == "lfm2")
     row = toolgram.formats_table([fmt]).splitlines()[2]
-    assert row.endswith("| `<\\|tool_call_start\\|>[name(key=value, …), …]<\\|tool_call_end\\|>` | yes | yes |")
+    assert row.endswith("| `<\\|tool_call_start\\|>[name(key=value, …), …]<\\|tool_call_end\\|>` | yes | yes | its end |")
     assert _tables._code("```json x ```") == "` ```json x ``` `"
     assert _tables._code("a `b` c") == "``a `b` c``"
 
@@ -69,10 +69,22 @@ def test_streams_arguments_says_how_a_format_streams() -> None:
     # (a JSON call object through a fast frame, or after the opener a header declares; per
     # parameter, the tags a header declares; yes, a Python-style list's keyword arguments)
     rows = {f.name: row for f, row in zip(_catalog.builtin_formats(), _catalog.short_table().splitlines()[2:])}
+    rows = {name: row.rsplit(" | ", 1)[0] + " |" for name, row in rows.items()}  # (call done at: below)
     assert rows["hermes"].endswith("| yes |")
     assert rows["minimax_m2_invoke"].endswith("| per parameter |") and rows["kimi_k3_open_close"].endswith("| per parameter |")
     assert rows["mistral"].endswith("| yes |") and rows["kimi_k2"].endswith("| yes |")
     assert rows["pythonic"].endswith("| yes |") and rows["harmony"].endswith("|  |")
+
+
+def test_call_done_at_says_where_a_stream_completes_a_call() -> None:
+    # (measured on the canonical form, or from the header; tests/test_call_done_at.py checks
+    # each row against the stream on the corpus)
+    rows = {f.name: row for f, row in zip(_catalog.builtin_formats(), _catalog.short_table().splitlines()[2:])}
+    assert rows["hermes"].endswith("| its end |") and rows["functools"].endswith("| its end |")
+    assert rows["llama3_json"].endswith("| the text after it |") and rows["pythonic"].endswith("| the text after it |")
+    assert rows["mistral"].endswith("| the text after it |") and rows["granite"].endswith("| the text after it |")
+    assert rows["gigachat"].endswith("| its end |")  # (done_at: end)
+    assert rows["json_reply"].endswith("| the reply's end |")
 
 
 def test_with_table_appends_then_replaces() -> None:

@@ -43,23 +43,46 @@ def _declared(fmt: Format) -> str:
     return "yes" if fmt.stream_json or fmt.stream_python else ""
 
 
-def formats_table(formats: list[Format] | None = None, streams: Callable[[Format], str] = _declared) -> str:
+# Where a stream completes a call: the values of the tables' "call done at" column.
+AT_END = "its end"
+AT_NEXT_TEXT = "the text after it"
+AT_REPLY_END = "the reply's end"
+
+
+def _done_by_header(fmt: Format) -> str:
+    """Where a stream completes a call, as far as the header tells (_stream/catalog.py's
+    call_done_at measures the formats that have a canonical form): what `done_at:` says,
+    else at the end of the reply for a region that is the whole reply (`anchor: whole`), at
+    the call's end where the format declares end markers (`end:`), else at the text after it."""
+    if fmt.done_at:
+        return {"end": AT_END, "next": AT_NEXT_TEXT, "reply": AT_REPLY_END}[fmt.done_at]
+    if fmt.anchor == "whole":
+        return AT_REPLY_END
+    return AT_END if fmt.ends else AT_NEXT_TEXT
+
+
+def formats_table(
+    formats: list[Format] | None = None, streams: Callable[[Format], str] = _declared, done: Callable[[Format], str] = _done_by_header
+) -> str:
     """A Markdown table of the formats: name, title, models, markers (one row each,
-    in the order auto-detection tries them), whether `constrain` takes it and whether its
+    in the order auto-detection tries them), whether `constrain` takes it, whether its
     arguments stream as written (`streams(fmt)`: _stream/catalog.py's, which knows the
-    JSON ones too; this layer knows only what a header declares), ending with a newline."""
-    rows = ["| format | what | models | markers | constrain | streams arguments |", "|---|---|---|---|---|---|"]
+    JSON ones too; this layer knows only what a header declares) and where a stream
+    completes a call (`done(fmt)`: likewise), ending with a newline."""
+    rows = ["| format | what | models | markers | constrain | streams arguments | call done at |", "|---|---|---|---|---|---|---|"]
     for fmt in builtin_formats() if formats is None else formats:
         markers = _cell(_code(fmt.markers)) if fmt.markers else ""
         rows.append(
-            f"| `{fmt.name}` | {_plain(fmt.title)} | {_plain(fmt.models)} | {markers} | {_constrainable(fmt)} | {streams(fmt)} |"
+            f"| `{fmt.name}` | {_plain(fmt.title)} | {_plain(fmt.models)} | {markers} | {_constrainable(fmt)} | {streams(fmt)} | {_plain(done(fmt))} |"
         )
     return "\n".join(rows) + "\n"
 
 
-def short_table(formats: list[Format] | None = None, streams: Callable[[Format], str] = _declared) -> str:
+def short_table(
+    formats: list[Format] | None = None, streams: Callable[[Format], str] = _declared, done: Callable[[Format], str] = _done_by_header
+) -> str:
     """The README's table: name and models of each format, in the order of formats_table()."""
-    rows = ["| format | models | constrain | streams arguments |", "|---|---|---|---|"]
+    rows = ["| format | models | constrain | streams arguments | call done at |", "|---|---|---|---|---|"]
     for fmt in builtin_formats() if formats is None else formats:
-        rows.append(f"| `{fmt.name}` | {_plain(fmt.models)} | {_constrainable(fmt)} | {streams(fmt)} |")
+        rows.append(f"| `{fmt.name}` | {_plain(fmt.models)} | {_constrainable(fmt)} | {streams(fmt)} | {_plain(done(fmt))} |")
     return "\n".join(rows) + "\n"

@@ -40,6 +40,9 @@
     //                              format's chat template writes: what render_call writes
     //                              and constrain allows; canonical_call, canonical_param,
     //                              canonical_sep: its parts. See grammars/README.md)
+    // done_at: end                (where a stream completes a call: `end`, `next` or `reply`;
+    //                              for a format with no canonical form, where `end:` and
+    //                              `anchor:` do not tell it: the formats tables' column)
 
 The body is a Lark grammar (LALR unless `parser: earley`) for one call region (compiled by compile.py).
 """
@@ -170,6 +173,9 @@ class Format:
     end_of_turn: tuple[str, ...] = ()
     # The canonical form (`// canonical…:` keys, escapes decoded): key -> template.
     canonical: dict[str, str] = field(default_factory=dict)
+    # The header's `done_at:` ("end", "next", "reply" or ""): where a stream completes a
+    # call, for the formats tables (_stream/catalog.call_done_at); "": from the other keys.
+    done_at: str = ""
     _compiled: Compiled | None = field(default=None, repr=False)
 
     @property
@@ -248,6 +254,7 @@ def load_format(path: Path) -> Format:
         stream_python=(header.get("stream_python") or [""])[0],
         end_of_turn=tuple(filter(None, header.get("end_of_turn", ()))),
         canonical={k: unescape(v[0]) for k, v in header.items() if k in CANONICAL_KEYS},
+        done_at=(header.get("done_at") or [""])[0].lower(),
     )
 
 
@@ -318,7 +325,7 @@ def declared_conflicts(fmt: Format) -> tuple[DeclaredConflict, ...]:
 KEYS = (
     "format", "title", "models", "markers", "start", "end", "anchor", "quiet", "offered_only", "args_key",
     "code_tool", "order", "conflicts", "parser", "reasoning", "also", "framing", "nest", "end_of_turn",
-    "repeated", "stream_call", "stream_param", "stream_sep", "stream_json", "stream_python", "canonical", "canonical_call", "canonical_param", "canonical_sep",
+    "repeated", "stream_call", "stream_param", "stream_sep", "stream_json", "stream_python", "canonical", "canonical_call", "canonical_param", "canonical_sep", "done_at",
 )  # fmt: skip
 # Keys whose value is one of a few words (the first named is the one to write).
 _CHOICES = {
@@ -326,6 +333,7 @@ _CHOICES = {
     "offered_only": ("yes", "no", "always", "true", "false"),
     "framing": ("none", "newline"),
     "repeated": ("error", "list"),
+    "done_at": ("end", "next", "reply"),
 }
 
 
