@@ -171,6 +171,11 @@ BROKEN = {
         7,
         "framing must be 'none' or 'newline', not 'spaces'",
     ),
+    "done_at unknown": (
+        MINE.replace("// end: <</call>>\n", "// end: <</call>>\n// done_at: soon\n"),
+        7,
+        "done_at must be 'end', 'next' or 'reply', not 'soon'",
+    ),
     "nest with no closer": (
         MINE.replace("// end: <</call>>\n", "// end: <</call>>\n// nest: <<arg>>\n"),
         7,
