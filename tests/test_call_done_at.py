@@ -122,3 +122,28 @@ def test_the_column_is_in_the_tables() -> None:
 
     assert "| call done at |" in formats_table() and "| call done at |" in short_table()
     assert "| `llama3_json` |" in short_table() and "| the text after it |" in short_table().split("| `llama3_json` |")[1].split("\n")[0]
+
+
+SHORT = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {"a": {"type": "integer"}}}}}]
+
+
+@pytest.mark.parametrize(
+    "fmt, raw",
+    [
+        ("pythonic", "[f(a=1)]\nThen I will tell you what it says."),
+        ("pythonic", "Sure.\n[f()]\nThen I will tell you what it says."),
+    ],
+)
+def test_a_short_call_is_done_at_its_line_end(fmt: str, raw: str) -> None:
+    # A format that must open the reply or a line is tried once 32 characters of it have
+    # come, or its line has ended: `[f(a=1)]` then a new line is completed there (it was
+    # completed 32 characters after its `[`), and as parse() reads it in any chunking.
+    line_end = raw.index("\n", raw.index("f("))
+    for size in (1, 2, 3, 7, 64):
+        stream = StreamParser(SHORT, formats=[fmt])
+        at = []
+        for i in range(0, len(raw), size):
+            at += [min(i + size, len(raw)) for e in stream.feed(raw[i : i + size]) if isinstance(e, CallDone)]
+        assert stream.close() == parse(raw, SHORT, formats=[fmt])
+        if size == 1:
+            assert at == [line_end + 1]

@@ -471,11 +471,13 @@ class Scanner(MarkerSearch):
             if not candidates:
                 self.mode = "prose"
                 return True
-            if not final and n - p < _START_WAIT:
+            if not final and n - p < _START_WAIT and "\n" not in buf[p:]:
                 # Too little text to tell: wait, with no driver started. A short reply
                 # is then read once, at its end, as parse() reads it, rather than by
                 # drivers that wait and are then run again (five times parse()'s cost
                 # for a reply of a word); the test above is all a delta costs here.
+                # A line's end tells enough: `[f()]` then a new line is a call a stream
+                # completes there, not 32 characters after its `[` (issue 21).
                 return False
             self._begin(candidates, p, 0)
             self.start_test = None if final else test
@@ -647,11 +649,12 @@ class Scanner(MarkerSearch):
                         self._prose(out, i, after)
                         self.pos = pos = after
                         continue
-                    if not final and len(buf) - i < _START_WAIT:
+                    if not final and len(buf) - i < _START_WAIT and "\n" not in buf[i:]:
                         # Too little text to tell (`[get_wea`): wait, with no driver
                         # started, as at the reply's start. The test runs again on the
                         # next delta (on at most this much text), and a line like
                         # `[see above]` is prose without a driver begun and given up.
+                        # Its line's end tells enough (as at the reply's start).
                         return False
             if marker in line and _storm.enabled and self.observer is None:
                 took = _storm.region(self, out, i, marker, final)
