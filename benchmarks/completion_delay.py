@@ -41,7 +41,7 @@ from toolgram import CallDone, StreamParser, parse  # noqa: E402
 from toolgram._grammar.catalog import builtin_formats  # noqa: E402
 
 try:  # (a checkout from before the column: measured all the same)
-    from toolgram._stream.catalog import call_done_at
+    from toolgram._catalog import call_done_at
 except ImportError:
     def call_done_at(fmt) -> str:
         return ""

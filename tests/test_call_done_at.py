@@ -1,4 +1,4 @@
-"""The formats table's "call done at" column (_stream/catalog.call_done_at) against what
+"""The formats table's "call done at" column (toolgram/_catalog.call_done_at) against what
 StreamParser does on each format's corpus cases (issue 21: "a call is completed by the delta
 that ends it, not at the end of the stream, wherever the format can know it ended (say in
 the formats table where it cannot)").
@@ -21,7 +21,7 @@ import pytest
 from conftest import corpus_cases
 from toolgram import CallDone, StreamParser, parse
 from toolgram._grammar.catalog import builtin_formats
-from toolgram._stream.catalog import AT_END, AT_NEXT_TEXT, AT_REPLY_END, call_done_at
+from toolgram._catalog import AT_END, AT_NEXT_TEXT, AT_REPLY_END, call_done_at
 
 TAIL = "\n\nThat is all I needed. " + "The rest of the answer goes on in plain prose for a while. " * 20
 HOLD = 900
@@ -118,7 +118,7 @@ def test_call_done_at_column_is_what_the_stream_does(name: str) -> None:
 
 
 def test_the_column_is_in_the_tables() -> None:
-    from toolgram._stream.catalog import formats_table, short_table
+    from toolgram._catalog import formats_table, short_table
 
     assert "| call done at |" in formats_table() and "| call done at |" in short_table()
     assert "| `llama3_json` |" in short_table() and "| the text after it |" in short_table().split("| `llama3_json` |")[1].split("\n")[0]

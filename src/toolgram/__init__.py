@@ -30,7 +30,7 @@ from ._result.model import ParseResult, Segment, ToolCall
 if TYPE_CHECKING:  # (what _LAZY gives, for type checkers and editors)
     from . import events, openai, prompts, tools
     from ._constrain.grammar import constrain
-    from ._stream.catalog import formats_table  # noqa: F401
+    from ._catalog import formats_table  # noqa: F401
     from ._stream.mfcs import MfcsSession
     from ._stream.parser import StreamParser
     from ._stream.prose_filter import ProseFilter
@@ -58,7 +58,7 @@ if TYPE_CHECKING:  # (what _LAZY gives, for type checkers and editors)
 # imported when the name is first asked for (PEP 562), then kept in globals().
 _LAZY = {
     "constrain": "._constrain.grammar",
-    "formats_table": "._stream.catalog",
+    "formats_table": "._catalog",
     "MfcsSession": "._stream.mfcs",
     "StreamParser": "._stream.parser",
     "ProseFilter": "._stream.prose_filter",

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from .._grammar import vocabulary
 from .._grammar.catalog import builtin_formats  # noqa: F401 (re-exported)
-from .._stream.catalog import formats_table, short_table
+from .._catalog import formats_table, short_table
 from .._recover import catalog as repairs
 
 START = "<!-- formats:start -->"

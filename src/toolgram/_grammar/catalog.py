@@ -50,7 +50,7 @@ AT_REPLY_END = "the reply's end"
 
 
 def _done_by_header(fmt: Format) -> str:
-    """Where a stream completes a call, as far as the header tells (_stream/catalog.py's
+    """Where a stream completes a call, as far as the header tells (toolgram/_catalog.py's
     call_done_at measures the formats that have a canonical form): what `done_at:` says,
     else at the end of the reply for a region that is the whole reply (`anchor: whole`), at
     the call's end where the format declares end markers (`end:`), else at the text after it."""

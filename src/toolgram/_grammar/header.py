@@ -174,7 +174,7 @@ class Format:
     # The canonical form (`// canonical…:` keys, escapes decoded): key -> template.
     canonical: dict[str, str] = field(default_factory=dict)
     # The header's `done_at:` ("end", "next", "reply" or ""): where a stream completes a
-    # call, for the formats tables (_stream/catalog.call_done_at); "": from the other keys.
+    # call, for the formats tables (toolgram/_catalog.call_done_at); "": from the other keys.
     done_at: str = ""
     _compiled: Compiled | None = field(default=None, repr=False)
 
