@@ -39,7 +39,6 @@ HELD = {
     "deepseek_v4_dsml/open_tags_mentioned_inside_a_value",
     "minimax_m2_invoke/value_left_open_then_own_call_naming_a_close",
     "kimi_k3_open_close/whole_example_call_inside_a_value",
-    "kimi_k3_open_close/call_left_open_then_reasoning_close_and_a_call",
     "harmony/in_think_analysis_runs_into_a_call",
     "apriel/in_think_ends_at_begin_final_response",
     "glm45_bare/string_value_keeps_its_last_newline",
