@@ -10,6 +10,8 @@
     //                              or be the whole reply)
     // anchor: line                (the start literal counts only first on a line; after
     //                              the reply's start only when tools are given)
+    // line_start: {               (with anchor: reply: with tools given, this literal first
+    //                              on a line after prose opens a region too)
     // quiet: yes                  (a region that is not a call stays prose silently)
     // order: 20                   (position among formats when formats=None)
     // args_key: parameters        (the native key of the arguments in JSON call objects)
@@ -124,6 +126,10 @@ class Format:
     starts: tuple[str, ...] = ()
     ends: tuple[str, ...] = ()
     anchor: str = ""  # "", "reply", "whole" or "line"
+    # The header's `line_start:` literals (a reply-anchored format's first character, `{`):
+    # with tools given, each also opens a region first on a line after prose, as an
+    # `anchor: line` format's start literal does (_scan/markers.py).
+    line_starts: tuple[str, ...] = ()
     quiet: bool = False
     order: int = 100
     args_key: str = "arguments"
@@ -233,6 +239,7 @@ def load_format(path: Path) -> Format:
         starts=tuple(header.get("start", ())),
         ends=tuple(header.get("end", ())),
         anchor=(header.get("anchor") or [""])[0],
+        line_starts=tuple(header.get("line_start", ())),
         quiet=(header.get("quiet") or ["no"])[0].lower() in ("yes", "true"),
         order=order,
         args_key=(header.get("args_key") or ["arguments"])[0],
@@ -323,7 +330,7 @@ def declared_conflicts(fmt: Format) -> tuple[DeclaredConflict, ...]:
 #: The header's keys (grammars/README.md's table); a line of the header with another
 #: `word:` is warned about (a misspelt key would be left out silently).
 KEYS = (
-    "format", "title", "models", "markers", "start", "end", "anchor", "quiet", "offered_only", "args_key",
+    "format", "title", "models", "markers", "start", "end", "anchor", "line_start", "quiet", "offered_only", "args_key",
     "code_tool", "order", "conflicts", "parser", "reasoning", "also", "framing", "nest", "end_of_turn",
     "repeated", "stream_call", "stream_param", "stream_sep", "stream_json", "stream_python", "canonical", "canonical_call", "canonical_param", "canonical_sep", "done_at",
 )  # fmt: skip
@@ -366,7 +373,7 @@ def validate_header(fmt: Format) -> None:
                     path,
                     line,
                 )
-    for key in ("start", "end", "end_of_turn"):
+    for key in ("start", "end", "end_of_turn", "line_start"):
         for nth, value in enumerate(header.get(key, ())):
             if not value:
                 line = header_line(fmt.source, key, nth)
@@ -401,6 +408,9 @@ def validate_header(fmt: Format) -> None:
     if fmt.anchor not in ("", "reply", "whole", "line"):
         line = header_line(fmt.source, "anchor")
         raise GrammarError(f"{path}:{line}: anchor must be 'reply', 'whole' or 'line', not {fmt.anchor!r}", path, line)
+    if fmt.line_starts and fmt.anchor != "reply":
+        line = header_line(fmt.source, "line_start")
+        raise GrammarError(f"{path}:{line}: 'line_start' goes with '// anchor: reply'", path, line)
     if not fmt.starts and not fmt.anchor:
         # (A misspelt key is the likely cause: `// strat: <a>`.)
         misspelt = [k for k in header if k not in KEYS and difflib.get_close_matches(k, ("start", "anchor"), n=1, cutoff=0.7)]

@@ -31,7 +31,8 @@ class Markers:
     Whether tools were given changes two things: `offered_only: always` formats
     are left out without tools, and an `anchor: line` format is searched for (its
     start literal first on any line) only with tools; without, it may only open
-    the reply, like `anchor: reply`."""
+    the reply, like `anchor: reply`. A reply-anchored format's `line_start` literals
+    (Llama 3's `{`) are searched for as that start literal is, with tools only."""
 
     def __init__(self, formats: tuple[Format, ...], tools_given: bool = True) -> None:
         self.by_marker: dict[str, list[Format]] = {}
@@ -46,6 +47,9 @@ class Markers:
                 self.anchored.append(fmt)
             for marker in fmt.starts:
                 self.by_marker.setdefault(marker, []).append(fmt)
+            if tools_given:
+                for marker in fmt.line_starts:
+                    self.by_marker.setdefault(marker, []).append(fmt)
         # Reasoning blocks: <think>, and those the formats declare (`// reasoning:`). An
         # opener maps to the closers that end its block; `closes` are the closers that
         # are markup (a closer that is also a call marker, harmony's `<|start|>`, ends
@@ -76,7 +80,7 @@ class Markers:
         thinking |= self.turn_ends
         markers = sorted(self.by_marker, key=len, reverse=True)
         # A literal that only line-anchored formats start with counts only first on a line.
-        line = {m for m in markers if all(f.anchor == "line" for f in self.by_marker[m])}
+        line = {m for m in markers if all(f.anchor == "line" or m in f.line_starts for f in self.by_marker[m])}
 
         # (The end of a reasoning block starts a line too: models write
         # `</think>[get_weather(city="LA")]` as often as with a newline between.)

@@ -110,7 +110,10 @@ class RegionReader:
         if sc.brackets is None:
             sc.brackets = _repair.BracketIndex()
         room = max(sc.max_prefix + 1, *map(len, fmt.ends)) if fmt.ends else sc.max_prefix + 1
-        lines = fmt.anchor == "line" and sc.tools is not None  # (see Driver.lines)
+        # (See Driver.lines: and a reply-anchored format's region that a line_start literal opened.)
+        lines = sc.tools is not None and (
+            fmt.anchor == "line" or (self.marker_len > 0 and sc.buf[start : start + self.marker_len] in fmt.line_starts)
+        )
         return Driver(fmt, start, sc.brackets, (sc._markers_from, room, sc.prefixes, self.find), lines)
 
     def run(self, out: list, final: bool, anchored: bool) -> bool:

@@ -76,6 +76,7 @@ class Scanner(MarkerSearch):
     after_think = "prose"  # the mode to return to after </think>
     region: RegionReader | None = None  # the region being read (see _begin), else None
     start_test: tuple | None = None  # opening() of a reply-start region begun before the reply ended (_start)
+    start_at = -1  # where (in the reply) _start tried the reply-anchored formats
     reply_end = -1  # where the reply's last non-blank ends, once it has ended (mention._reply_end)
     # Right after a call whose closer the model may write again (`</tool_call></tool_call>`):
     # where it ends, in the reply (-1: not there), and that closer. See _closer_again.
@@ -461,6 +462,7 @@ class Scanner(MarkerSearch):
                 self.after_think = "start"
                 return True
         if self.region is None:
+            self.start_at = self.base + p  # (their line_start literals there: see _in_prose)
             ch = buf[p]
             test = self.openers.get(ch)
             if test is None:
@@ -636,14 +638,25 @@ class Scanner(MarkerSearch):
                 if got is None:
                     frame = None
             candidates = self.by_marker[marker]
+            first = marker in line and self.base + i == self.start_at
+            if first:
+                # The reply's start, where _start tried the reply-anchored formats: of
+                # those, a `line_start` literal's (Llama 3's `{`) is not tried again.
+                candidates = [f for f in candidates if not f.line_starts]
+                if not candidates:
+                    self._prose(out, i, after)
+                    self.pos = pos = after
+                    continue
             if marker in line and frame is None:
                 # A line-anchored marker (`[`) is mostly prose: the formats' opening
                 # tests, one search, tell the lines no grammar can begin a call on
                 # (`[]`, `[1]`, `[see above]`) without a driver for each. (Those
                 # formats are quiet: a region that fails at once leaves only prose.)
-                test = self.line_openers.get(marker)
+                test = None if first else self.line_openers.get(marker)
                 if test is None:
-                    test = self.line_openers[marker] = line_opening(candidates, self.first_set, marker)
+                    test = line_opening(candidates, self.first_set, marker)
+                    if not first:
+                        self.line_openers[marker] = test
                 if test is not None:
                     if not openers(test, buf, i, final):
                         self._prose(out, i, after)
@@ -656,7 +669,7 @@ class Scanner(MarkerSearch):
                         # `[see above]` is prose without a driver begun and given up.
                         # Its line's end tells enough (as at the reply's start).
                         return False
-            if marker in line and _storm.enabled and self.observer is None:
+            if marker in line and not first and _storm.enabled and self.observer is None:
                 took = _storm.region(self, out, i, marker, final)
                 if took is None:
                     return False  # (a storm's region, held until its window is here)
