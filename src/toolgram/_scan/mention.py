@@ -78,7 +78,7 @@ def note_failure(r: Any, drv: Driver, reason: str) -> None:
         drv.fmt.quiet and r.marker_len > 0 and drv.status == DONE
         and _CALL_LIST.match(r.sc.buf, r.region_start + r.marker_len) is not None
     )  # fmt: skip
-    told = drv.stray or drv.deep or listed
+    told = drv.stray or drv.deep or listed or _cut_after_marker(r, drv, reason)
     if (drv.fmt.quiet and not told) or not reason or ("closed_tag" in drv.repairs and not drv.deep):
         return
     if r.mentioned:
@@ -101,6 +101,18 @@ def note_failure(r: Any, drv: Driver, reason: str) -> None:
         # marker follows (before the next call); _settle_failure decides.
         r.failed_frame = drv if drv.status == FAIL else None
         r.fail_scan = end
+
+
+def _cut_after_marker(r: Any, drv: Driver, reason: str) -> bool:
+    """Whether a quiet format's region, opened by a marker of markup (Functionary
+    v3.2's `>>>`; not a fence, which may end a reply, nor a one-character literal), read
+    a token after it and failed only because the reply ended (`>>>get_weather\n`): a
+    call the end of the reply cut, told as a loud format's is (cut_inside decides, at
+    the end of the reply), not prose: markup is never text."""
+    if not (drv.fmt.quiet and r.marker_len >= 3 and drv.taken >= 2 and reason.startswith(_ENDED)):
+        return False
+    marker = r.sc.buf[r.region_start : r.region_start + r.marker_len]
+    return not marker[0].isalnum() and not marker.startswith("```")
 
 
 def cut_opener(r: Any, start: int, final: bool) -> bool:
