@@ -767,6 +767,16 @@ class Builder:
         _add(draft.repairs, repairs)
         return self._object_args(value, draft)
 
+    def _list_broke(self, text: str, bracketed: bool) -> bool:
+        """A payload of its own (the format's JSON token: xLAM's bare list) that opens as
+        a list of calls, its first naming an offered tool (any, with no tools) and giving
+        its arguments, and that JSON cannot read: the model's calls, which an item broke
+        (`[{"name": "get_weather", "arguments": {…}}, {…, "arguments": {"tz": UTC}}]`).
+        Its failure is to be told (Unreadable.called), as a stray quote's, where a quiet
+        format's are not: markup of calls is never silent prose."""
+        m = _CALL_LIST_HEAD.match(text) if bracketed else None
+        return m is not None and (self.tools is None or m.group(1) in self.tools)
+
     def _object_args(self, value: Any, draft: Draft) -> Any:
         if isinstance(value, str):
             # Arguments encoded as a JSON string: decode once more. The string ends
@@ -829,7 +839,7 @@ class Builder:
             twice: list = []  # an object of calls' fields given twice (see _fields_twice)
             try:
                 value, repairs, tail = _loads_leading(text, leading=not bracketed, cut=cut, left_open=left_open)
-            except Unreadable:
+            except Unreadable as exc:
                 # An object of calls that gives one of its own fields twice: its calls are
                 # read, the field is an error (_envelope).
                 value = _fields_twice(text, twice) if bracketed else None
@@ -840,6 +850,7 @@ class Builder:
                     # `{…"cats"}\n{…}`): the bracket scan ran on into the next.
                     several = _objects_by_line(text, start, cut, left_open)
                     if several is None:
+                        exc.called = exc.called or self._list_broke(text, bracketed)
                         raise
                     value, repairs, tail = None, (), "\n"
         if fence is not None:
@@ -1371,6 +1382,8 @@ _PY_CALL = lazy(re.compile, r"\s*(?:\[\s*)?[A-Za-z_][\w.\-]*\s*\(")  # (a name, 
 _CUT_NAME = lazy(re.compile, r'"name"\s*:\s*"([^"\\]*)\Z')
 _NAMED = lazy(re.compile, r"\s*([A-Za-z_][\w.\-]*)[ \t]*(?:(?:\r\n?|\n)[ \t]*)?(?=\{)")
 _FENCE = lazy(re.compile, r"\s*```[\w+-]*[ \t]*(?:\r?\n|(?=[\[{]))")  # (a fence's opening line)
+# A list of call objects as it opens: the first one's name, then its arguments' key.
+_CALL_LIST_HEAD = lazy(re.compile, r'\s*\[\s*\{\s*"name"\s*:\s*"([^"\\]*)"\s*,\s*"(?:arguments|parameters)"\s*:')
 
 
 def _several_objects(text: str, offset: int):
