@@ -18,7 +18,9 @@ in _grammar/nest.py). The rule (docs/formats.md, "Markers inside values"):
    a left-out close);
  - a reply that ends inside that reading, with every tag after the opener balanced and
    no closer of what holds the value among them (a value that quotes a whole call, then
-   the token limit): the value runs to the end of the reply, cut short;
+   the token limit): the value runs to the end of the reply, cut short; but not where
+   they are a call of the format written where a left-out close puts it, and the text
+   after them is prose that ends as a turn does (_quoted_to_end);
  - where that reading fails at an opener (another format's marker, which the header
    does not declare, or an opener whose closer never comes: `<tool_call> is the tag.`),
    the opener is text when the value's own close tag comes later and closes there,
@@ -75,6 +77,9 @@ _RUN = 8
 # How far after a close-tag run read as text the value's own close tag may come.
 _HORIZON = 320
 _TEXT = regex.compile(r"\S")
+# How prose a model ended its turn with ends: a sentence's end, then closing quotes or
+# brackets at most, then blanks (the token limit cuts anywhere: `It would clear every`).
+_TURN_END = regex.compile(r"[.!?。！？][)\]\"'”’」*_`]{0,3}\s*\Z")
 _TAG_NEXT = regex.compile(r"\s{0,32}<")
 _READ_ON = object()  # (past the look: the reading goes on; _past_declared, _past_look)
 # The rest of an opener that closes itself (`<parameter name="Title" class="x"/>` in a
@@ -508,9 +513,10 @@ def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
                 if outer:
                     return None
                 if not stack:
-                    # (Text after the last tags that paired up: they were quoted. A
+                    # (Text after the last tags that paired up: they were quoted, unless
+                    # it is the prose a turn ends with after the format's own calls. A
                     # reply that ends on them is calls whose close tags were left out.)
-                    return n if _TEXT.search(buf, paired) is not None else None
+                    return _quoted_to_end(d, buf, end, paired)
                 return n if not _taken_after(d, t, buf, end) else None
             # (Nothing starts in [x, limit): a stream's next look goes on from there. A
             # stop found past limit, or none up to the end so far, may move: found again.)
@@ -758,6 +764,28 @@ def _text_tags(d: Any, nest: Any, buf: str, lo: int, hi: int, stack: list, botto
     return bottom, paired
 
 
+def _quoted_to_end(d: Any, buf: str, end: int, paired: int) -> int | None:
+    """At the end of the reply, a reading from the tag at `end` whose tags all paired up
+    by `paired`: where the value ends. With text after them, the value quoted them and
+    the token limit cut it (`Not this:\n<tool_call>…</tool_call>\nIt would clear every`):
+    it runs to the end, cut short (len(buf)). But where that reading began at a call of
+    the value's own format, written where a model that left the value's closes out
+    writes it (_starts_call), and the text is prose on the lines after them that ends
+    as a turn does, a sentence's end (`…</tool_call>\nDone, both are sent.`), the reply
+    was not cut there: the value's closes were left out, the calls are the model's, the
+    text its prose (None: the value ends at `end`). With no text after them, as before:
+    calls whose closes were left out."""
+    text = _TEXT.search(buf, paired)
+    if text is None:
+        return None
+    if (
+        _starts_call(d, buf, end) and "\n" in buf[paired : text.start()]
+        and _TURN_END.search(buf, text.start()) is not None
+    ):  # fmt: skip
+        return None
+    return len(buf)
+
+
 def _starts_call(d: Any, buf: str, p: int) -> bool:
     """Whether the tag at p opens a call of the value's own format (its start marker) where
     a model that left the value's closes out writes it: first on its line or glued to the
@@ -894,7 +922,7 @@ def _loose(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
                 # short; one that the next part's or the next call's tags follow ends
                 # at the tag).
                 if not stack:
-                    return n if _TEXT.search(buf, paired) is not None else None
+                    return _quoted_to_end(d, buf, end, paired)
                 return n if not _taken_after(d, t, buf, end) else None
             d.nest_loose[t.name] = ((pos, end), x, tuple(stack), paired, bottom, tuple(before))
             return WAIT, _unsettled(d, t, limit) if limit < n else None
