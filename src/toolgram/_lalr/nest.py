@@ -80,6 +80,7 @@ _TEXT = regex.compile(r"\S")
 # How prose a model ended its turn with ends: a sentence's end, then closing quotes or
 # brackets at most, then blanks (the token limit cuts anywhere: `It would clear every`).
 _TURN_END = regex.compile(r"[.!?。！？][)\]\"'”’」*_`]{0,3}\s*\Z")
+_TURN_END_READ = 64  # (looked for in the reply's last characters only: each value asks)
 _TAG_NEXT = regex.compile(r"\s{0,32}<")
 _READ_ON = object()  # (past the look: the reading goes on; _past_declared, _past_look)
 # The rest of an opener that closes itself (`<parameter name="Title" class="x"/>` in a
@@ -780,7 +781,7 @@ def _quoted_to_end(d: Any, buf: str, end: int, paired: int) -> int | None:
         return None
     if (
         _starts_call(d, buf, end) and "\n" in buf[paired : text.start()]
-        and _TURN_END.search(buf, text.start()) is not None
+        and _TURN_END.search(buf, max(text.start(), len(buf) - _TURN_END_READ)) is not None
     ):  # fmt: skip
         return None
     return len(buf)
