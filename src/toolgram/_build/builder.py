@@ -142,15 +142,26 @@ def _extent(node: Any) -> tuple[int, int] | None:
     return None if lo is None else (lo, hi)
 
 
-def _shallow_extent(children: list) -> Any:
-    """_extent of a rule whose children are tokens and rules of one token each (a
-    name, a value: most small calls), without the walk; False for any other."""
+def _shallow_extent(children: list, deeper: bool = True) -> Any:
+    """_extent of a rule whose children are tokens, rules of one token each (a name,
+    a value: most small calls) and (deeper) rules of those (a keyword argument, its
+    key and value), without the walk; False for any other."""
     lo = hi = None
     for c in children:
         if type(c) is Tree:
             inner = c.children
             if len(inner) != 1 or type(inner[0]) is not Tok:
-                return False
+                if not deeper:
+                    return False
+                got = _shallow_extent(inner, False)
+                if got is False:
+                    return False
+                if got is not None:
+                    if lo is None or got[0] < lo:
+                        lo = got[0]
+                    if hi is None or got[1] > hi:
+                        hi = got[1]
+                continue
             c = inner[0]
         elif type(c) is not Tok:
             return False
@@ -472,6 +483,8 @@ class Builder:
         no_value: set[int] = set()  # (the `unclosed` of parameters whose value never began)
         for child in _parts(node):
             d = _rule(child)
+            if d not in _CALL_PARTS:
+                continue  # (a part's own parts, a kwarg's key and value: read with it)
             if d == "name":
                 name = _call_name(_attr_text(child, self.buf), draft.repairs)
                 draft.name = _unescape_md(name, draft.repairs)
@@ -1467,22 +1480,32 @@ def _objects_by_line(text: str, offset: int, cut: bool = False, left_open: list 
 # Rules whose inside the call builder does not look into: they are read whole.
 
 
-def _parts(node: Tree):
+def _parts(node: Tree, _opaque: dict = {}):  # (_opaque: whether a tree name is an opaque rule, cached)
     """The subtrees of a call, top-down, left to right, without the inside of opaque rules (vocabulary.OPAQUE)."""
     stack = [node]
+    pop, push = stack.pop, stack.append
     while stack:
-        n = stack.pop()
+        n = pop()
         yield n
-        if n is node or (_RULE_NAMES.get(n.data) or rule_name(n.data)) not in OPAQUE:  # (_rule, inline)
+        shut = _opaque.get(n.data)
+        if shut is None:
+            shut = _opaque[n.data] = (_RULE_NAMES.get(n.data) or rule_name(n.data)) in OPAQUE  # (_rule, inline)
+        if n is node or not shut:
             children = n.children
             for i in range(len(children) - 1, -1, -1):
                 c = children[i]
                 if isinstance(c, Tree):
-                    stack.append(c)
+                    push(c)
 
 
 # How a call ends (Builder._call_end).
 _READ, _MISSING, _OTHER = "read", "missing", "other"
+
+# Every part Builder._call reads (the others it passes by).
+_CALL_PARTS = frozenset({
+    "name", "id", "instructions", "args", "param", "typed_param", "kwarg", "posarg", "code", "element",
+    "loose_args", "unclosed", "unopened",
+})  # fmt: skip
 
 # A call's parts that hold its arguments (see _last_arg).
 _ARG_PARTS = frozenset({"args", "param", "typed_param", "kwarg", "posarg", "code", "element", "loose_args"})
@@ -1746,10 +1769,25 @@ def _rule(node: Tree, _known=_RULE_NAMES) -> str:
     return found if found is not None else rule_name(node.data)
 
 
-def _find(node: Tree, name: str) -> Any:
-    for child in node.iter_subtrees_topdown():
-        if _rule(child) == name:
-            return child
+def _find(node: Tree, name: str, _known=_RULE_NAMES) -> Any:
+    """node's first subtree (node itself first, then top-down, left to right) that is
+    the rule `name`; None: none is."""
+    # (Tree.iter_subtrees_topdown's order, without its generator: the builder asks this
+    # of each parameter of each call, `key` and `value` of a kwarg its direct children.)
+    stack = [node]
+    pop = stack.pop
+    while stack:
+        n = pop()
+        if not isinstance(n, Tree):
+            continue
+        found = _known.get(n.data)
+        if (found if found is not None else rule_name(n.data)) == name:
+            return n
+        children = n.children
+        if len(children) == 1:
+            stack.append(children[0])
+        elif children:
+            stack.extend(reversed(children))
     return None
 
 
