@@ -476,12 +476,13 @@ class Builder:
         # told: a JSON or Python value, Gemma's object; see the end of this method).
         end = self._call_end(node) if self.ended is not None and node is self._last else _READ
         cut_open = end is not _READ
-        last_arg = _last_arg(node) if cut_open else None
+        parts = _parts(node)
+        last_arg = _last_arg(node, parts) if cut_open else None
         short: bool | None = None
         args_cut = False
         args_at = -1
         no_value: set[int] = set()  # (the `unclosed` of parameters whose value never began)
-        for child in _parts(node):
+        for child in parts:
             d = _rule(child)
             if d not in _CALL_PARTS:
                 continue  # (a part's own parts, a kwarg's key and value: read with it)
@@ -518,7 +519,7 @@ class Builder:
                 typ = _attr_text(_find(child, "type"), self.buf).strip() if d == "typed_param" else None
                 value = _param_value(child, self.buf)
                 if (
-                    self._close_missing(child) and child is (last_arg or _last_arg(node)) and _left_open(node)
+                    self._close_missing(child) and child is (last_arg or _last_arg(node, parts)) and _left_open(node)
                     and not (self.goes_on and node is self._last)
                 ):
                     value, tail = self._closed_inside(child, value)
@@ -1480,22 +1481,24 @@ def _objects_by_line(text: str, offset: int, cut: bool = False, left_open: list 
 # Rules whose inside the call builder does not look into: they are read whole.
 
 
-def _parts(node: Tree, _opaque: dict = {}):  # (_opaque: whether a tree name is an opaque rule, cached)
+def _parts(node: Tree, _opaque: dict = {}) -> list:  # (_opaque: whether a tree name is an opaque rule, cached)
     """The subtrees of a call, top-down, left to right, without the inside of opaque rules (vocabulary.OPAQUE)."""
+    # (A list, not a generator: a call of a thousand arguments has thousands of parts,
+    # each a resumption; the builder changes no tree while it reads them.)
+    out: list = []
     stack = [node]
-    pop, push = stack.pop, stack.append
+    pop, push, put = stack.pop, stack.append, out.append
     while stack:
         n = pop()
-        yield n
+        put(n)
         shut = _opaque.get(n.data)
         if shut is None:
             shut = _opaque[n.data] = (_RULE_NAMES.get(n.data) or rule_name(n.data)) in OPAQUE  # (_rule, inline)
         if n is node or not shut:
-            children = n.children
-            for i in range(len(children) - 1, -1, -1):
-                c = children[i]
+            for c in reversed(n.children):
                 if isinstance(c, Tree):
                     push(c)
+    return out
 
 
 # How a call ends (Builder._call_end).
@@ -1511,10 +1514,11 @@ _CALL_PARTS = frozenset({
 _ARG_PARTS = frozenset({"args", "param", "typed_param", "kwarg", "posarg", "code", "element", "loose_args"})
 
 
-def _last_arg(node: Tree) -> Tree | None:
-    """The call's last part that holds arguments, or None (none began)."""
+def _last_arg(node: Tree, parts: list | None = None) -> Tree | None:
+    """The call's last part that holds arguments, or None (none began). (parts: the
+    call's _parts, when read already.)"""
     last = None
-    for child in _parts(node):
+    for child in _parts(node) if parts is None else parts:
         if child is not node and _rule(child) in _ARG_PARTS:
             last = child
     return last
