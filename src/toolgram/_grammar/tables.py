@@ -197,6 +197,23 @@ def _callback(rule: Rule) -> Any:
     if len(include) == len(rule.expansion) and not any(inline for _, inline in include):
         return build
 
+    if not any(inline for _, inline in include):
+        # (Tokens left out, none inlined: the commonest, a call's `(` and `)`.)
+        def picked(children: list, _keep=tuple(i for i, _ in include), _make=build) -> Any:
+            return _make([children[i] for i in _keep])
+
+        return picked
+    if include[0][1] and not any(inline for _, inline in include[1:]):
+        # (A left-recursive list, `_args: _args "," arg`: the inlined child's own list
+        # extended, as below.)
+        def extended(children: list, _first=include[0][0], _rest=tuple(i for i, _ in include[1:]), _make=build) -> Any:
+            out = children[_first].children
+            for i in _rest:
+                out.append(children[i])
+            return _make(out)
+
+        return extended
+
     def filtered(children: list, _include=tuple(include), _make=build) -> Any:
         out: list = []
         for i, inline in _include:
