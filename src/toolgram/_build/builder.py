@@ -1778,6 +1778,22 @@ def _find(node: Tree, name: str, _known=_RULE_NAMES) -> Any:
     the rule `name`; None: none is."""
     # (Tree.iter_subtrees_topdown's order, without its generator: the builder asks this
     # of each parameter of each call, `key` and `value` of a kwarg its direct children.)
+    found = _known.get(node.data)
+    if (found if found is not None else rule_name(node.data)) == name:
+        return node
+    for c in node.children:
+        # (A child before the one named holds no rule, only tokens: none is before it
+        # in that order either.)
+        if type(c) is Tree:
+            found = _known.get(c.data)
+            if (found if found is not None else rule_name(c.data)) == name:
+                return c
+            if any(type(g) is not Tok for g in c.children):
+                break
+        elif type(c) is not Tok:
+            break
+    else:
+        return None  # (nothing below node but tokens and rules of tokens)
     stack = [node]
     pop = stack.pop
     while stack:
