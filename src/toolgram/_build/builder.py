@@ -839,6 +839,7 @@ class Builder:
                 return
         # (In a fence, the word after the backticks is its language, not a call's name.)
         named = _NAMED.match(text) if not bracketed and not self.fenced else None
+        broke = ()
         if named is not None:
             # The name before the arguments' object, outside it (`get_weather\n{"city": …}`,
             # as functionary writes a call, between Hermes's tags): the object is the arguments.
@@ -865,8 +866,18 @@ class Builder:
                     several = _objects_by_line(text, start, cut, left_open)
                     if several is None:
                         exc.called = exc.called or self._list_broke(text, bracketed)
-                        raise
-                    value, repairs, tail = None, (), "\n"
+                        # (A fenced format's payload is the list, as a JSON token is.)
+                        listed = exc.called or (self.fenced and self._list_broke(text, True))
+                        kept = _items_before_broken(text) if listed and not exc.deep else None
+                        if kept is None:
+                            raise
+                        # The calls read whole before the broken one stand; that one is
+                        # an error in its place (as `[f(a=1), g(b=)]`'s g is).
+                        value, repairs, at = kept
+                        tail = ""
+                        broke = (Draft(name="", span=(start + at, start + len(text.rstrip())), error=f"Couldn't read a tool call: {exc}."),)
+                    else:
+                        value, repairs, tail = None, (), "\n"
         if fence is not None:
             repairs = ("fenced_payload", *repairs)
         several = (_several_objects(text, start) or _objects_by_line(text, start, cut, left_open)) if tail else None
@@ -930,6 +941,7 @@ class Builder:
                 read.append(Draft(name="", span=span or whole, error=f"Couldn't read a tool call: {exc}."))
         if broken is not None and not any(isinstance(d, Draft) and not d.error for d in read):
             raise broken  # (no element is a call: the region is none)
+        read.extend(broke)
         self.items.extend(read)
         if tail and not self._cut_end(tail):
             at = start + len(text) - len(tail)  # (tail: the end of the payload's text)
@@ -1442,6 +1454,38 @@ def _several_objects(text: str, offset: int):
 
 _LINE_OBJECT = lazy(re.compile, r"\n[ \t]*(?=\{)")
 _LIST_FIRST = lazy(re.compile, r"\s*\[")  # (\s: what str.lstrip() strips)
+
+
+def _items_before_broken(text: str) -> tuple[list, tuple[str, ...], int] | None:
+    """The call objects a bracketed list holds whole, one after another, before the
+    item that JSON cannot read (`[{…f…}, {…g…"b": }}]`): their values, the repairs
+    they needed, and where the broken item begins (its text up to the list's end is
+    the broken call). None where no call object comes before it."""
+    pos = _LIST_OPEN.match(text).end() if _LIST_OPEN.match(text) else 0
+    values: list = []
+    repairs: list[str] = []
+    while pos < len(text) and text[pos] == "{":
+        end = _repair.value_end(text, pos)
+        if end is None:
+            break
+        try:
+            value, more = _repair.loads(text[pos:end])
+        except _repair.RepairError:
+            break
+        if not isinstance(value, dict) or "name" not in value:
+            break
+        gap = _ITEM_GAP.match(text, end)
+        if gap is None:
+            break  # (no comma after it: the list breaks here, not at an item)
+        values.append(value)
+        _add(repairs, more)
+        pos = gap.end()
+    return (values, tuple(repairs), pos) if values else None
+
+
+# A list's opening bracket, and the comma between two of its items (with blanks).
+_LIST_OPEN = lazy(re.compile, r"\s*\[\s*")
+_ITEM_GAP = lazy(re.compile, r"\s*,\s*")
 
 
 def _objects_by_line(text: str, offset: int, cut: bool = False, left_open: list | None = None):
