@@ -253,7 +253,7 @@ def _paren_left_open(fmt: Any, buf: str, m: Any, lim: int) -> int | None:
     marker tells, so a stream and parse() tell alike; no reading runs past it (a `)`
     supplied at the line's end read a string left open on into the next blocks)."""
     brk = buf.find("\n", m.end(), lim)
-    if brk < 0 or ")" in buf[m.end() : brk]:
+    if brk < 0 or _paren_closes(buf, m.end(), brk):
         return None
     after = brk + 1
     stop = min(lim, len(buf))
@@ -263,6 +263,37 @@ def _paren_left_open(fmt: Any, buf: str, m: Any, lim: int) -> int | None:
         if e and after + len(e) <= lim and buf.startswith(e, after):
             return after
     return None
+
+
+def _paren_closes(buf: str, at: int, stop: int) -> bool:
+    """Whether a `)` in buf[at:stop] closes the `(` just before `at`: one outside the
+    strings of the arguments (`tz=")"` holds one only in a string; `note="a)` leaves
+    its string open, and its `)` with it). A quote opens a string only where a value
+    begins (after `(`, `=`, `,`, `[`, `{` or `:`), so an apostrophe in a bare word
+    (`don't)`) opens none."""
+    depth = 1
+    quote = ""
+    prev = "("
+    i = at
+    while i < stop:
+        ch = buf[i]
+        if quote:
+            if ch == "\\":
+                i += 1
+            elif ch == quote:
+                quote = ""
+        elif ch in "\"'" and prev in "(=,[{:":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+            if depth == 0:
+                return True
+        if not ch.isspace():
+            prev = ch
+        i += 1
+    return False
 
 
 def _left_open_call(r: Any, drv: Any, m: Any, shut: int, final: bool):
