@@ -910,3 +910,58 @@ def test_a_value_written_the_same_in_each_call_is_read_once(monkeypatch: pytest.
     assert [c.arguments for c in result.calls] == [{"a": 1, "b": "xy", "c": [1]}] * 40
     assert count[0] == 2 + 40, count[0]
     assert len({id(c.arguments["c"]) for c in result.calls}) == 40
+
+
+# A value of the format's own call openers, one a line, then the real closers: the
+# openers read as calls (each closed by the next: an opener alone), the closers fail.
+# The salvage read the region again before each opener alone, from its start, to find
+# a call that is more than one (issue 17: 16 KB took 13 s). The drivers made and the
+# tokens lexed do not grow with the count of openers past those of one reading.
+_D32, _D41 = "<｜DSML｜", "<｜DSML｜ "
+OPENER_LINES = [
+    ('<minimax:tool_call>\n<invoke name="write">\n<parameter name="content">', '<invoke name="f">\n',
+     "</parameter>\n</invoke>\n</minimax:tool_call>"),
+    ("<tool_call>\n<function=write>\n<parameter=content>\n", "<function=f>\n",
+     "\n</parameter>\n</function>\n</tool_call>"),
+    ("<seed:tool_call>\n<function=write>\n<parameter=content>\n", "<function=f>\n",
+     "\n</parameter>\n</function>\n</seed:tool_call>"),
+    ('<dots_function_call>\n<invoke name="write">\n<parameter name="content">', '<invoke name="f">\n',
+     "</parameter>\n</invoke>\n</dots_function_call>"),
+    (_D32 + 'function_calls>\n' + _D32 + 'invoke name="write">\n' + _D32 + 'parameter name="content" string="true">',
+     _D32 + 'invoke name="f">\n', "</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls>"),
+    (_D41 + 'calls>\n' + _D41 + 'invoke name="write">\n' + _D41 + 'parameter name="content" string="true">',
+     _D41 + 'invoke name="f">\n', "</｜DSML｜ parameter>\n</｜DSML｜ invoke>\n</｜DSML｜ calls>"),
+]
+
+
+@pytest.mark.parametrize(("head", "unit", "tail"), OPENER_LINES)
+def test_a_value_of_openers_one_a_line_is_salvaged_in_a_bounded_number_of_readings(
+    head: str, unit: str, tail: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from toolgram._lalr import driver as _driver
+
+    made, lexed = [0], [0]
+    init, lex = _driver.Driver.__init__, _driver.Driver._lex
+
+    def counting_init(self: object, *args: object, **kwargs: object) -> None:
+        made[0] += 1
+        init(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    def counting_lex(self: object, *args: object) -> object:
+        lexed[0] += 1
+        return lex(self, *args)  # type: ignore[arg-type]
+
+    toolgram.parse(head + unit + tail)  # (the grammars are built outside the count)
+    counts, results = [], []
+    with monkeypatch.context() as m:
+        m.setattr(_driver.Driver, "__init__", counting_init)
+        m.setattr(_driver.Driver, "_lex", counting_lex)
+        for n in (30, 120):
+            made[0] = lexed[0] = 0
+            results.append(toolgram.parse(head + unit * n + tail))
+            counts.append((made[0], lexed[0]))
+    for result in results:  # (the closers are unexpected after the openers: an error, no call)
+        assert result.calls == [] and len(result.errors) == 1, result
+    (made_small, lex_small), (made_large, lex_large) = counts
+    assert made_large == made_small, counts
+    assert lex_large <= 4.5 * lex_small, counts  # (linear: 4; a reading for each opener: 16)

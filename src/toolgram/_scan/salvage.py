@@ -406,15 +406,40 @@ def salvage_one(r: Any, drv: Driver, final: bool, broken: list | None = None):
         if drafts and not opened and _opener_only(drv, buf, drafts[-1], end):
             # A call that is its opener alone, prose after it: no call, as alone it is
             # none (an error, below); the calls before it are kept, closed before it.
-            before = drafts[-1].span[0]
-            while before > r.region_start and buf[before - 1].isspace():
-                before -= 1
+            before = _before_openers(r, drv, buf, drafts, end)
             if len(drafts) > 1 and before < end:
                 points.insert(0, (before, False))
             continue
         if drafts:
             return region, drafts, end, opened, truncated
     return None
+
+
+def _before_openers(r: Any, drv: Driver, buf: str, drafts: list, end: int) -> int:
+    """The point to read the region again up to, its last call (drafts[-1], up to `end`)
+    an opener alone: before that call, or before the run of such calls it ends. Read
+    again before one of them, the region's last call is the one before it, read as it
+    was here (its close tag left out: the next opener closed it, where now the end
+    does), so it too is an opener alone, and the salvage would read again before it,
+    and so on: a value of a thousand openers one a line was read a thousand times
+    (the square of the text). The calls before them are the same either way: the
+    replay goes straight to the point after the last call that is more than an opener
+    (or before the second call: the first is an opener too, and alone it is none)."""
+    k = len(drafts) - 1
+    stop = end
+    while True:
+        before = _trimmed(r, buf, drafts[k].span[0])
+        if k <= 1 or not _opener_only(drv, buf, drafts[k - 1], before) or not before < stop:
+            return before
+        stop = before
+        k -= 1
+
+
+def _trimmed(r: Any, buf: str, at: int) -> int:
+    """at, back over the blanks before it (not before the region's start)."""
+    while at > r.region_start and buf[at - 1].isspace():
+        at -= 1
+    return at
 
 
 def _opener_only(drv: Driver, buf: str, last: Draft, end: int) -> bool:
