@@ -89,6 +89,25 @@ DEEP = [
     ("bfcl_verbose_xml", '<functions><function name="run"><params>', '<param name="a"><dict>', "</dict></param>"),
 ]
 
+_DSML32, _DSML41 = "<\uff5cDSML\uff5c", "<\uff5cDSML\uff5c "
+# (format, the call and value opened, one opener line, the real closers)
+OPENER_LINES = [
+    ("minimax_m2_invoke", '<minimax:tool_call>\n<invoke name="write">\n<parameter name="content">', '<invoke name="f">\n',
+     "</parameter>\n</invoke>\n</minimax:tool_call>"),
+    ("qwen3_coder_xml", "<tool_call>\n<function=write>\n<parameter=content>\n", "<function=f>\n",
+     "\n</parameter>\n</function>\n</tool_call>"),
+    ("seed_oss_xml", "<seed:tool_call>\n<function=write>\n<parameter=content>\n", "<function=f>\n",
+     "\n</parameter>\n</function>\n</seed:tool_call>"),
+    ("dots_invoke", '<dots_function_call>\n<invoke name="write">\n<parameter name="content">', '<invoke name="f">\n',
+     "</parameter>\n</invoke>\n</dots_function_call>"),
+    ("deepseek_v32_dsml", _DSML32 + 'function_calls>\n' + _DSML32 + 'invoke name="write">\n' + _DSML32
+     + 'parameter name="content" string="true">', _DSML32 + 'invoke name="f">\n',
+     "</\uff5cDSML\uff5cparameter>\n</\uff5cDSML\uff5cinvoke>\n</\uff5cDSML\uff5cfunction_calls>"),
+    ("deepseek_v41_dsml", _DSML41 + 'calls>\n' + _DSML41 + 'invoke name="write">\n' + _DSML41
+     + 'parameter name="content" string="true">', _DSML41 + 'invoke name="f">\n',
+     "</\uff5cDSML\uff5c parameter>\n</\uff5cDSML\uff5c invoke>\n</\uff5cDSML\uff5c calls>"),
+]
+
 
 @dataclass
 class Shape:
@@ -178,6 +197,12 @@ def build_shapes(formats: list[str] | None, quick: bool) -> list[Shape]:
             add(f"{fmt} deep value, left open", unit, ["run"], prefix)
             if suffix:
                 add(f"{fmt} deep value, closed", unit, ["run"], prefix, suffix)
+    for fmt, prefix, unit, tail in OPENER_LINES:
+        if not formats or fmt in formats:
+            # A value of the format's own call openers one a line, then the real closers:
+            # each opener reads as a call, an opener alone, and the salvage read the region
+            # again before each of them (issue 17: 16 KB took 13 s).
+            add(f"{fmt} value of own openers one a line, then the closers", unit, ["write"], prefix, tail=tail)
     if not formats or "minimax_m3_nested_xml" in formats:
         # One call of many elements, 1.5 times the size: past 32 KB max_chars cuts it,
         # at a close tag or the `]<]` of one (a salvage read it all again: ~100 ms).
