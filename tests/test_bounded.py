@@ -965,3 +965,20 @@ def test_a_value_of_openers_one_a_line_is_salvaged_in_a_bounded_number_of_readin
     (made_small, lex_small), (made_large, lex_large) = counts
     assert made_large == made_small, counts
     assert lex_large <= 4.5 * lex_small, counts  # (linear: 4; a reading for each opener: 16)
+
+
+def test_the_calls_before_a_value_of_openers_are_kept_as_before() -> None:
+    # The run of openers alone is stepped over at once, to the call before it that is
+    # more than an opener: kept, as the replays one opener at a time kept it.
+    head = '<minimax:tool_call>\n<invoke name="a">\n<parameter name="x">1</parameter>\n</invoke>\n'
+    value = '<invoke name="write">\n<parameter name="content">' + '<invoke name="f">\n' * 40
+    raw = head + value + "</parameter>\n</invoke>\n</minimax:tool_call>"
+    result = toolgram.parse(raw)
+    assert [(c.name, c.arguments, c.repairs) for c in result.calls] == [("a", {"x": 1}, ("closed_tag",))]
+    assert result.errors == ["Couldn't read a tool call: unexpected '\\n</parameter>\\n</invo…'."]
+    assert result.text.startswith('<invoke name="write">\n<parameter name="content"><invoke name="f">')
+    for size in (1, 7, 64):
+        stream = toolgram.StreamParser()
+        for i in range(0, len(raw), size):
+            stream.feed(raw[i : i + size])
+        assert stream.close() == result, size
