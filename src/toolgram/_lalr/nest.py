@@ -110,6 +110,9 @@ _RUN_BLANKS = regex.compile(r"\s{0,32}")
 # DeepSeek's `<｜tool▁call▁begin｜>`, Kimi K2's `<|tool_calls_section_begin|>`): its begin
 # opens what its end closes.
 _SPECIAL_PAIR = regex.compile(r"<([｜|])([^\s<>｜|]{1,48}?)([_▁])(begin|end)\1>")
+# A special token (`<|close|>`), and a name and a token after it, which make it a
+# marker of the format (`<|close|>think<|sep|>`), not text.
+_TOKEN = regex.compile(r"(?P<token><([｜|])[^\s<>｜|]{1,48}\2>)(?P<marker>[A-Za-z_][\w\-]{0,31}<[｜|][^\s<>｜|]{1,48}[｜|]>)?")
 # How far back the parser's values are looked through for the opener of the part a
 # value is in (its tag, then its attributes and `>`).
 _OPENER_BACK = 16
@@ -198,7 +201,7 @@ def _tag_reads(nest: Any, buf: str, q: int) -> int:
     far = q + 1
     for _ in range(_RUN + 1):
         e = q + 1
-        for rx in (nest.tags, _SPECIAL_PAIR, _TAG):
+        for rx in (nest.tags, _SPECIAL_PAIR, _TAG, _TOKEN):
             m = rx.match(buf, q, partial=True)
             if m is not None:
                 if m.partial or m.end() >= n:
@@ -669,6 +672,18 @@ def _tag_at(nest: Any, buf: str, p: int) -> tuple | None:
     return None, not g.group(1), "</" + g.group(2).replace(" ", "") + ">", g.end()
 
 
+def _own_token(nest: Any, buf: str, p: int) -> bool:
+    """Whether a special token at p begins a tag the header declares but is not one,
+    nor another marker (`<|close|>` written in a Kimi K3 value, not `<|close|>argument<|sep|>`
+    nor `<|close|>think<|sep|>`): the format's own markup is all such tokens, so,
+    though it is no element (_TAG), the value's text reads on past it to the value's
+    own close, as before 6ea4b55 (where the value ended there, the call was lost)."""
+    m = _TOKEN.match(buf, p)
+    if m is None or m.group("marker"):
+        return False
+    return any(tag.startswith(m.group("token")) for tag in nest.closer_of)
+
+
 def _opened(nest: Any, buf: str, lo: int, hi: int) -> tuple:
     """The tags written in buf[lo:hi] (a value's text) left open there, as _loose pairs
     them: the closers they need, innermost last."""
@@ -826,7 +841,7 @@ def _past_look(d: Any, nest: Any, buf: str, end: int, p: int, stack: list, paire
     looks: no reading runs on over the rest of the reply)."""
     found = _tag_at(nest, buf, p)
     if found is None or p <= end:
-        return None
+        return _READ_ON if p > end and _own_token(nest, buf, p) else None
     tag, opens, _, after = found
     if stack:
         if tag is not None and tag in nest.own and found[2] not in stack and _closes_on(nest, buf, after):
@@ -884,11 +899,13 @@ def _loose(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
         # `<｜tool_call_begin｜>`) are kept apart: their closers, where no tag of the
         # format closes, are text past the look too.
         first = _tag_at(nest, buf, end)
-        if first is None:
+        if first is None and not final and (m := _TOKEN.match(buf, end, partial=True)) is not None and m.partial:
+            return WAIT, None  # (a special token, or a marker it begins, the text cut)
+        if first is None and not _own_token(nest, buf, end):
             return None
         opened: tuple = ()
         before: tuple = ()
-        if not first[1]:
+        if first is not None and not first[1]:
             opened = _opened(nest, buf, pos, end)
             if first[2] not in opened:
                 d.nest_loose[t.name] = ((pos, end), None)
@@ -929,6 +946,9 @@ def _loose(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
             return WAIT, _unsettled(d, t, limit) if limit < n else None
         found = _tag_at(nest, buf, p)
         if found is None:
+            if _own_token(nest, buf, p):
+                x = p + 1  # (the format's own special token written in the value: text)
+                continue
             return None  # (no tag: cannot tell)
         tag, opens, key, after = found
         if opens:
