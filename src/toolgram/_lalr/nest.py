@@ -684,6 +684,12 @@ def _own_token(nest: Any, buf: str, p: int) -> bool:
     return any(tag.startswith(m.group("token")) for tag in nest.closer_of)
 
 
+def _declared_close(nest: Any, buf: str, p: int) -> bool:
+    """Whether the tag at p is a close tag the header declares."""
+    m = nest.tags.match(buf, p)
+    return m is not None and nest.closer_of[m.group()] is None
+
+
 def _opened(nest: Any, buf: str, lo: int, hi: int) -> tuple:
     """The tags written in buf[lo:hi] (a value's text) left open there, as _loose pairs
     them: the closers they need, innermost last."""
@@ -754,12 +760,15 @@ def _closes_quoted(stack: list, key: str) -> bool:
     return type(stack[len(stack) - 1 - stack[::-1].index(key)]) is _Quoted
 
 
-def _text_tags(d: Any, nest: Any, buf: str, lo: int, hi: int, stack: list, bottom: int, paired: int, end: int) -> tuple:
+def _text_tags(d: Any, nest: Any, buf: str, lo: int, hi: int, stack: list, bottom: int, paired: int, end: int, closed: bool) -> tuple:
     """_loose's reading over buf[lo:hi], text that the value's pattern read on through
     (no stop in it): its tags, paired as _opened pairs them, on `stack` (changed in
-    place). Returns where the last quoted block began (bottom) and where the stack last
-    emptied (paired)."""
+    place). Returns where the last quoted block began (bottom), where the stack last
+    emptied (paired), and whether the format's next call came right after the closers
+    from a declared close the reading began at (`closed`: _ends_at_call)."""
     for p, opens, key, after in _tags_in(nest, buf, lo, hi):
+        if opens and _ends_at_call(d, buf, end, p, closed):
+            return bottom, paired, True
         if opens:
             if paired <= end and _starts_call(d, buf, p):
                 pass  # (the format's next call, the value's closes left out: no quoted block)
@@ -777,7 +786,32 @@ def _text_tags(d: Any, nest: Any, buf: str, lo: int, hi: int, stack: list, botto
             _close(stack, key)
             if not stack:
                 paired = after
-    return bottom, paired
+    return bottom, paired, False
+
+
+def _ends_at_call(d: Any, buf: str, end: int, p: int, closed: bool) -> bool:
+    """Whether the opener at p, in a reading that began at a declared close at `end`
+    (`closed`), starts the format's next call right after a run of closers from there
+    (`</parameter>\n</function>\n</tool_call>\n<tool_call>`): those were the value's
+    own closes, though they paired with openers the value mentions (`The model writes
+    <tool_call>, then <function=NAME> and <parameter=KEY>`), and this is its next call
+    (malformed: its parameter tag left out or misspelt), not text of the value. The
+    value ends at that close, as before 6ea4b55 (a reading on took the next call's
+    close for the value's, the next call swallowed)."""
+    return closed and _starts_call(d, buf, p) and _closers_to(d.c.nest, buf, end, p)
+
+
+def _closers_to(nest: Any, buf: str, x: int, p: int) -> bool:
+    """Whether buf[x:p] is a run of close tags (at most _RUN, blanks between)."""
+    for _ in range(_RUN + 1):
+        x = _RUN_BLANKS.match(buf, x, p).end()
+        if x >= p:
+            return True
+        found = _tag_at(nest, buf, x)
+        if found is None or found[1] or found[3] > p:
+            return False
+        x = found[3]
+    return False
 
 
 def _quoted_to_end(d: Any, buf: str, end: int, paired: int) -> int | None:
@@ -914,6 +948,8 @@ def _loose(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
             before = _opened(nest, buf, pos, end)
         memo = d.nest_loose[t.name] = ((pos, end), end, opened, end, end, before)
     _, x, stack, paired, bottom, before = memo
+    # (Stopped at a declared close that closes an opener of the value's text: _ends_at_call.)
+    closed_text = _declared_close(nest, buf, end)
     stack = list(stack)
     before = list(before)
     limit = _settled(d, t, buf, final, x)
@@ -928,7 +964,9 @@ def _loose(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
                 # The tags the value's pattern read as text up to that stop (a quoted
                 # call's `<tool_call>` after the first, its `</tool_call>` before the
                 # next): paired as those before the first stop are (_opened).
-                bottom, paired = _text_tags(d, nest, buf, x, p, stack, bottom, paired, end)
+                bottom, paired, call = _text_tags(d, nest, buf, x, p, stack, bottom, paired, end, closed_text)
+                if call:
+                    return None
         if p >= horizon and (final or p < limit):
             decided = _past_look(d, nest, buf, end, p, stack, paired, bottom, before)
             if decided is not _READ_ON:
@@ -951,6 +989,8 @@ def _loose(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
                 continue
             return None  # (no tag: cannot tell)
         tag, opens, key, after = found
+        if opens and _ends_at_call(d, buf, end, p, closed_text):
+            return None  # (the value's next call: it ends at its own close)
         if opens:
             if _SELF_CLOSING.match(buf, after, after + _SELF_CLOSING_READ) is None:
                 if len(stack) >= _DEPTH:
