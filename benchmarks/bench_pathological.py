@@ -128,6 +128,14 @@ class Shape:
         return self.prefix + self.unit * k + self.suffix * k + self.tail
 
 
+# Hosts whose value reads a run of openers without `>` as text (QA11 D9).
+OPENERS_IN_VALUE = [
+    ("step3_steptml", '<｜tool_calls_begin｜><｜tool_call_begin｜><steptml:invoke name="write"><steptml:parameter name="content">',
+     "</steptml:parameter></steptml:invoke><｜tool_call_end｜><｜tool_calls_end｜>"),
+    ("minicpm5_function_param", '<function name="write"><param name="content">', "</param></function>"),
+]
+
+
 def _sidecar(path: Path) -> Any:
     return json.loads(path.read_bytes().decode("utf-8")) if path.exists() else None
 
@@ -208,6 +216,12 @@ def build_shapes(formats: list[str] | None, quick: bool) -> list[Shape]:
         # at a close tag or the `]<]` of one (a salvage read it all again: ~100 ms).
         add("minimax_m3_nested_xml call of elements x1.5, cut by max_chars", _M3 + "<a>v" + _M3 + "</a>", ["run"],
             _M3 + "<tool_call>\n" + _M3 + '<invoke name="run">', tail=_M3 + "</invoke>\n" + _M3 + "</tool_call>", over=1.5)
+    for fmt, prefix, suffix in OPENERS_IN_VALUE:
+        if not formats or fmt in formats:
+            # A value of openers without `>` (`<param <param …`), then its closes: no tag
+            # of them settles, so a stream re-read the value at each delta (QA11 D9).
+            for unit in ("<param ", "<invoke "):
+                add(f"{fmt} value of {unit.strip()!r} openers, closed", unit, ["write"], prefix, tail=suffix)
     if not formats or "pythonic" in formats:
         add("pythonic cut call, keyword repeated", "x', b='", ["run"], "[run(cmd='a', b='")
         add("pythonic call, keyword repeated, closed", "x', b='", ["run"], "[run(cmd='a', b='", tail="')]")

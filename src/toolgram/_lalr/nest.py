@@ -215,7 +215,11 @@ def _tag_reads(nest: Any, buf: str, q: int) -> int:
         y = _BLANKS.match(buf, e).end()
         if y >= n:
             return n + 1
-        if buf[y] != "<" or y - e > _BLANKS_READ:
+        if buf[y] != "<" or y - e > _BLANKS_READ or buf[q + 1] not in "/|｜":
+            # (Only a closer is read on from as a run of closers: after an opener, the
+            # next tag's own looks are _settled's next start. Reading nine tags on from
+            # each opener of `<param <param …` cost a stream of such a value ten times
+            # parse(): QA11 D9.)
             return max(far, y + 1)
         q = y
     return far
@@ -902,6 +906,26 @@ def _past_look(d: Any, nest: Any, buf: str, end: int, p: int, stack: list, paire
     return _READ_ON
 
 
+def _match_on(pattern: Any, buf: str, x: int, resume: tuple | None) -> Any:
+    """The value's pattern matched from x, as from `resume` when a stream's wait kept one
+    for x (_resume_at)."""
+    if resume is not None and resume[0] == x:
+        return (resume[2] or pattern).match(buf, resume[1])
+    return pattern.match(buf, x)
+
+
+def _resume_at(t: Any, buf: str, x: int) -> tuple | None:
+    """Where a stream's next reading of t's pattern from x may go on from, as the
+    driver's long tokens do (growth._loop_wait): (x, that place, the pattern to match
+    there), or None. Without it each delta matched the value from x again, the square of
+    a long value whose openers never settle (`<param ` 2,000 times in a Step-3 value:
+    QA11 D9)."""
+    wait = _loop_wait(t, buf, x, len(buf)) if t.loop is not None else None
+    if wait is None or wait.resume is None:
+        return None
+    return (x, *wait.resume)
+
+
 def _loose(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
     """Where the reading above fails at the tag at `end` (another format's marker, which
     the header does not declare, or an opener whose closer never comes: `<tool_call> is
@@ -946,20 +970,29 @@ def _loose(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
                 return None
         else:
             before = _opened(nest, buf, pos, end)
-        memo = d.nest_loose[t.name] = ((pos, end), end, opened, end, end, before)
-    _, x, stack, paired, bottom, before = memo
+        memo = d.nest_loose[t.name] = ((pos, end), end, opened, end, end, before, None)
+    _, x, stack, paired, bottom, before, resume = memo
     # (Stopped at a declared close that closes an opener of the value's text: _ends_at_call.)
     closed_text = _declared_close(nest, buf, end)
     stack = list(stack)
     before = list(before)
-    limit = _settled(d, t, buf, final, x)
+    limit = n if final else None
     pattern = t.pattern
     while True:
         if x == end:
             p = end  # (the first stop is the tag the value stopped at)
         else:
-            s = pattern.match(buf, x)
+            s = _match_on(pattern, buf, x, resume)
             p = x if s is None else s.end()
+            if p >= n and not final:
+                # (The pattern read on to the end of the text so far: no stop to read
+                # yet, wherever the settled text ends; not asked, each delta asked it.)
+                resume = _resume_at(t, buf, x)
+                d.nest_loose[t.name] = ((pos, end), x, tuple(stack), paired, bottom, tuple(before), resume)
+                return WAIT, None
+        if limit is None:
+            limit = _settled(d, t, buf, final, x)
+        if x != end:
             if p < limit or final:
                 # The tags the value's pattern read as text up to that stop (a quoted
                 # call's `<tool_call>` after the first, its `</tool_call>` before the
@@ -980,7 +1013,8 @@ def _loose(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
                 if not stack:
                     return _quoted_to_end(d, buf, end, paired)
                 return n if not _taken_after(d, t, buf, end) else None
-            d.nest_loose[t.name] = ((pos, end), x, tuple(stack), paired, bottom, tuple(before))
+            resume = _resume_at(t, buf, x) if x > end else None
+            d.nest_loose[t.name] = ((pos, end), x, tuple(stack), paired, bottom, tuple(before), resume)
             return WAIT, _unsettled(d, t, limit) if limit < n else None
         found = _tag_at(nest, buf, p)
         if found is None:
