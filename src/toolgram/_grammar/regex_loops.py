@@ -179,13 +179,17 @@ def reads_to(reads: Reads, buf: str, q: int) -> int:
         if got is not None and buf.startswith(got[1], q):
             return q + got[0]
     end = max((_seq_reads(reads, seq, 0, buf, q, ()) for seq in reads.seqs), default=q)
-    if len(key) == _SEEN and end < len(buf) and len(reads.seen) < _SEEN_KEPT:
+    if len(key) == _SEEN and end < len(buf) and end - q <= _SEEN_TEXT and len(reads.seen) < _SEEN_KEPT:
         reads.seen[key] = (end - q, buf[q:end])
     return end
 
 
 _SEEN = 48
-_SEEN_KEPT = 4096
+# (The answers live as long as the grammar, across replies: a few hundred short ones
+# cover a reply's repeated markup; 4,096 of up to 1,600 characters each grew a process
+# that checked 16,000 logged replies by 10 MiB: tests/test_check_logs.py.)
+_SEEN_KEPT = 512
+_SEEN_TEXT = 512
 
 
 def _seq_reads(reads: Reads, items: Any, i: int, buf: str, pos: int, rest: tuple) -> int:
