@@ -11,13 +11,12 @@ Prints the inputs, how many lines the fast tokens read (in parse()), and the mis
 (each kept as /tmp/gemframe-badK.pkl: (raw, tools, options)).
 """
 
-import pickle
 import random
 import sys
 
 from toolgram._scan import gemframe
 
-from diff_pyframe import corpus, mutate, outcome, streamed
+from diff_pyframe import corpus, mismatches, mutate
 
 N = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
 SEED = int(sys.argv[2]) if len(sys.argv) > 2 else 1
@@ -71,18 +70,7 @@ def generated(rng):
 def main() -> int:
     rng = random.Random(SEED)
     cases = list(corpus()) + [generated(rng) for _ in range(N)]
-    bad = 0
-    for raw, tools, options in cases:
-        try:
-            same = outcome(raw, tools, options, True) == outcome(raw, tools, options, False)
-            same = same and streamed(raw, tools, options, rng)
-        except TypeError:
-            continue  # (a sidecar this parse() does not take)
-        if not same:
-            with open(f"/tmp/gemframe-bad{bad}.pkl", "wb") as f:
-                pickle.dump((raw, tools, options), f)
-            print("MISMATCH", repr(raw[:120]), tools)
-            bad += 1
+    bad = mismatches(cases, rng, "gemframe")
     print(f"{len(cases)} inputs, {hits[0]} lines read by the fast tokens, {bad} mismatches")
     return 1 if bad else 0
 
