@@ -422,8 +422,9 @@ def _over_budget(shape: Shape, sizes: list[int], stream1_max: int) -> list[tuple
 
 def confirm_over_budget(shapes: list[Shape], sizes: list[int], stream1_max: int, timeout: float, max_memory_mb: int) -> None:
     """Measure a stream found over its budget again, twice, with its parse, keeping the
-    least of each: a stream of over 50 ms is timed once (see _best), and on a loaded
-    machine that alone listed streams at 1.4x their budget that were under half of it."""
+    least of each: a stream of over 0.2 s is timed once (see _best), and one child's runs
+    share its moment of the machine's load, which alone listed streams at 1.4x their
+    budget that were under half of it."""
     for shape in shapes:
         for op, s, _ in _over_budget(shape, sizes, stream1_max):
             for _ in range(2):
@@ -435,9 +436,8 @@ def confirm_over_budget(shapes: list[Shape], sizes: list[int], stream1_max: int,
 
 def confirm_slow_parses(shapes: list[Shape], timeout: float, max_memory_mb: int) -> None:
     """Time a parse found over 50 ms at 32 KB again, twice, each in a new child, keeping
-    the least: a parse of over 50 ms is timed once (see _best), and one timing in a child
-    takes in the machine's neighbours and the collections of the parent's heap (a full run
-    listed `<function=` repeated at 80 ms that takes 41 ms alone)."""
+    the least: one child's runs (see _best) share its moment of the machine's load (a
+    full run listed `<function=` repeated at 80 ms that takes 41 ms alone)."""
     for shape in shapes:
         t = shape.times["parse"].get(32 * KB)
         if isinstance(t, float) and t > 0.05:
