@@ -2,9 +2,9 @@
 stream settles only at their end, so they are checked here rather than in the corpus
 (whose stream test also asks that a call be done before flush() when text follows it):
 a value whose close tags were left out, followed by a whole call, is two calls, as a
-model that left them out meant (and so with prose after it that ends as a turn does);
-the same whole call quoted with text after it, and the reply then cut, is one value
-cut short."""
+model that left them out meant (and so, where it is glued to the value's last word,
+with prose after it that ends as a turn does); the same whole call quoted with text
+after it, and the reply then cut, is one value cut short."""
 
 from __future__ import annotations
 
@@ -129,40 +129,40 @@ def test_markup_in_values(raw: str, calls: list) -> None:
         assert sp.close() == result, size
 
 
-# A value whose closes were all left out, then a whole call of the format, then the
-# prose a turn ends with (a sentence's end): two calls and the prose, as with no prose
-# after them (the R1 sibling QA9 left: the first value ran to the end, cut_value). Text
-# after the call that the token limit cut (`It would clear every`, case 4 above) is
-# still a quoted call in a value cut short.
+# A value whose closes were all left out, then a whole call of the format glued to its
+# last word, then the prose a turn ends with (a sentence's end): two calls and the
+# prose, as with no prose after them (the R1 sibling QA9 left: the first value ran to
+# the end, cut_value). Text after the call that the token limit cut (`It would clear
+# every`, case 4 above) is still a quoted call in a value cut short.
 CALLS_THEN_PROSE = [
     (
-        "<tool_call>\n<function=f>\n<parameter=b>\ncelsius\n"
+        "<tool_call>\n<function=f>\n<parameter=b>\ncelsius"
         "<tool_call>\n<function=g>\n<parameter=c>\nhello\n</parameter>\n</function>\n</tool_call>\nDone, both are sent.",
         [("f", {"b": "celsius"}, ("closed_tag",)), ("g", {"c": "hello"}, ())],
     ),
     (
-        "<tool_call>\n<function=f>\n<parameter=b>\ncelsius\n"
+        "<tool_call>\n<function=f>\n<parameter=b>\ncelsius"
         '<tool_call>\n<function=g>\n<parameter=c>\nprint("</parameter>")\n</parameter>\n'
         "<parameter=d>\nx\n</parameter>\n</function>\n</tool_call>\n\nDone, both are sent!",
         [("f", {"b": "celsius"}, ("closed_tag",)), ("g", {"c": 'print("</parameter>")', "d": "x"}, ())],
     ),
     (
-        "<tool_call>f\n<arg_key>b</arg_key>\n<arg_value>celsius\n"
+        "<tool_call>f\n<arg_key>b</arg_key>\n<arg_value>celsius"
         "<tool_call>g\n<arg_key>c</arg_key>\n<arg_value>hello</arg_value>\n</tool_call>\nDone, both are sent.",
         [("f", {"b": "celsius"}, ("closed_tag",)), ("g", {"c": "hello"}, ())],
     ),
     (
-        '<minimax:tool_call>\n<invoke name="f">\n<parameter name="b">celsius\n<minimax:tool_call>\n<invoke name="g">\n'
+        '<minimax:tool_call>\n<invoke name="f">\n<parameter name="b">celsius<minimax:tool_call>\n<invoke name="g">\n'
         '<parameter name="c">hello</parameter>\n</invoke>\n</minimax:tool_call>\nDone, both are sent.',
         [("f", {"b": "celsius"}, ("closed_tag",)), ("g", {"c": "hello"}, ())],
     ),
     (
-        '<function name="f"><param name="b">celsius\n<function name="g"><param name="c">print("</param>")</param>'
+        '<function name="f"><param name="b">celsius<function name="g"><param name="c">print("</param>")</param>'
         '<param name="d">x</param></function>\nDone, both are sent.',
         [("f", {"b": "celsius"}, ("closed_tag",)), ("g", {"c": 'print("</param>")', "d": "x"}, ())],
     ),
     (
-        '<｜DSML｜function_calls>\n<｜DSML｜invoke name="f">\n<｜DSML｜parameter name="b" string="true">celsius\n'
+        '<｜DSML｜function_calls>\n<｜DSML｜invoke name="f">\n<｜DSML｜parameter name="b" string="true">celsius'
         '<｜DSML｜function_calls>\n<｜DSML｜invoke name="g">\n<｜DSML｜parameter name="c" string="true">hello</｜DSML｜parameter>\n'
         "</｜DSML｜invoke>\n</｜DSML｜function_calls>\nDone, both are sent.",
         [("f", {"b": "celsius"}, ("closed_tag",)), ("g", {"c": "hello"}, ())],
@@ -175,6 +175,25 @@ def test_calls_then_prose_after_a_value_left_open(raw: str, calls: list) -> None
     result = toolgram.parse(raw)
     assert [(c.name, c.arguments, c.repairs) for c in result.calls] == calls
     assert result.text.startswith("Done, both are sent") and not result.errors
+    for size in (1, 3, 7, 64):
+        sp = toolgram.StreamParser()
+        for i in range(0, len(raw), size):
+            sp.feed(raw[i : i + size])
+        assert sp.close() == result, size
+
+
+# The same replies with the call on a line of its own: a value that quotes a call, then
+# a sentence, and the token limit cut it there (QA12 N2: the quoted call was run, the
+# value cut at it with no cut_value, so truncated="error" let it through). One value
+# cut short, the quoted call not a call.
+@pytest.mark.parametrize("raw,calls", CALLS_THEN_PROSE, ids=range(len(CALLS_THEN_PROSE)))
+def test_a_call_on_its_own_line_then_prose_is_quoted(raw: str, calls: list) -> None:
+    raw = raw.replace("celsius<", "celsius\n<", 1)
+    result = toolgram.parse(raw)
+    assert [(c.name, c.repairs) for c in result.calls] == [("f", ("closed_tag", "cut_value"))]
+    assert result.calls[0].arguments["b"].startswith("celsius\n<") and not result.errors
+    refused = toolgram.parse(raw, truncated="error")
+    assert not refused.calls and len(refused.errors) == 1 and '"f"' in refused.errors[0]
     for size in (1, 3, 7, 64):
         sp = toolgram.StreamParser()
         for i in range(0, len(raw), size):

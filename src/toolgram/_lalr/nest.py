@@ -19,8 +19,8 @@ in _grammar/nest.py). The rule (docs/formats.md, "Markers inside values"):
  - a reply that ends inside that reading, with every tag after the opener balanced and
    no closer of what holds the value among them (a value that quotes a whole call, then
    the token limit): the value runs to the end of the reply, cut short; but not where
-   they are a call of the format written where a left-out close puts it, and the text
-   after them is prose that ends as a turn does (_quoted_to_end);
+   they are a call of the format glued to the value's last word, where a left-out close
+   puts it, and the text after them is prose that ends as a turn does (_quoted_to_end);
  - where that reading fails at an opener (another format's marker, which the header
    does not declare, or an opener whose closer never comes: `<tool_call> is the tag.`),
    the opener is text when the value's own close tag comes later and closes there,
@@ -81,6 +81,10 @@ _TEXT = regex.compile(r"\S")
 # brackets at most, then blanks (the token limit cuts anywhere: `It would clear every`).
 _TURN_END = regex.compile(r"[.!?。！？][)\]\"'”’」*_`]{0,3}\s*\Z")
 _TURN_END_READ = 64  # (looked for in the reply's last characters only: each value asks)
+# What a call glued to a value's text follows, where a model that left the value's closes
+# out wrote it (`celsius<tool_call>`, `nice.<tool_call>`): a word's or a sentence's end. A
+# quoted call is written on a line of its own, or after a space, a `:`, a quote mark.
+_GLUED = regex.compile(r"[\w.!?。！？]")
 _TAG_NEXT = regex.compile(r"\s{0,32}<")
 _READ_ON = object()  # (past the look: the reading goes on; _past_declared, _past_look)
 # The rest of an opener that closes itself (`<parameter name="Title" class="x"/>` in a
@@ -823,17 +827,21 @@ def _quoted_to_end(d: Any, buf: str, end: int, paired: int) -> int | None:
     by `paired`: where the value ends. With text after them, the value quoted them and
     the token limit cut it (`Not this:\n<tool_call>…</tool_call>\nIt would clear every`):
     it runs to the end, cut short (len(buf)). But where that reading began at a call of
-    the value's own format, written where a model that left the value's closes out
-    writes it (_starts_call), and the text is prose on the lines after them that ends
-    as a turn does, a sentence's end (`…</tool_call>\nDone, both are sent.`), the reply
-    was not cut there: the value's closes were left out, the calls are the model's, the
-    text its prose (None: the value ends at `end`). With no text after them, as before:
-    calls whose closes were left out."""
+    the value's own format glued to the value's last word (`celsius<tool_call>`: no
+    quote is written so), and the text is prose on the lines after them that ends as a
+    turn does, a sentence's end (`…</tool_call>\nDone, both are sent.`), the reply was
+    not cut there: the value's closes were left out, the calls are the model's, the text
+    its prose (None: the value ends at `end`). A call on a line of its own is the quote
+    (`Docs: a call looks like this:\n<tool_call>…</tool_call>\nThat is the whole
+    format.`, cut by the token limit at a sentence's end): run as a call it would do what
+    the value only showed (QA12 N2), and the value, cut short, lets `truncated="error"`
+    refuse it. With no text after them, as before: calls whose closes were left out."""
     text = _TEXT.search(buf, paired)
     if text is None:
         return None
     if (
-        _starts_call(d, buf, end) and "\n" in buf[paired : text.start()]
+        end > 0 and _GLUED.match(buf, end - 1) is not None
+        and _starts_call(d, buf, end) and "\n" in buf[paired : text.start()]
         and _TURN_END.search(buf, max(text.start(), len(buf) - _TURN_END_READ)) is not None
     ):  # fmt: skip
         return None
