@@ -82,6 +82,9 @@ class Scanner(MarkerSearch):
     # where it ends, in the reply (-1: not there), and that closer. See _closer_again.
     closed_at = -1
     closer = ""
+    # Where the last call, or the last region, ended (in the reply): text after it is
+    # the model's prose (see _after_object).
+    read_to = 0
     # After a call of an XML-ish format, until the next region: its value close first on
     # a line, then the closes of what holds it, closing nothing (stray.Watch; QA10 D3).
     stray: Any = None
@@ -607,6 +610,11 @@ class Scanner(MarkerSearch):
                 self.pos = pos = after
                 continue
             frame = frames[marker]
+            if marker in line and self._after_object(buf, i, marker):
+                # (Both are prose, as the object before is: see _after_object.)
+                self._prose(out, i, after)
+                self.pos = pos = after
+                continue
             if marker not in line and _storm.enabled and self.observer is None:
                 took = _storm.region(self, out, i, marker, final)
                 if took is None:
@@ -622,6 +630,7 @@ class Scanner(MarkerSearch):
                         if stop < 0:
                             self.pos = len(buf)
                             return False  # (the rest was prose: the text is all read)
+                        self.read_to = stop  # (where its last call ends: see after_call)
                         self.pos = pos = stop
                         continue
                     out.append(got)
@@ -701,6 +710,7 @@ class Scanner(MarkerSearch):
         may write again right after it (see _closer_again), and what the prose after it
         is searched for (stray.Watch)."""
         self.stray = _stray.watch_of(fmt, region, self.base + end)
+        self.read_to = self.base + end
         if region is not None and not any(type(part) is Draft for part in region.items):
             return  # (no call in it: a message's markers)
         c = _frame.closer_of(fmt, self.buf, end)
@@ -897,6 +907,28 @@ class Scanner(MarkerSearch):
     def _end_region(self) -> None:
         self.region = None
         self.mode = "prose"
+        self.read_to = self.base + self.pos
+
+    def _after_object(self, buf: str, i: int, marker: str) -> bool:
+        """Whether a `line_start` literal first on its line (Llama 3's `{`, with tools)
+        comes right after a line of prose that ends with `}`, blanks and line breaks
+        between: a call object written after prose on its line (`Let me check.{…}`),
+        which is not read. The call on the next line is not read either, so that a
+        reply's calls are read all or none (an agent ran one of two). The reply's
+        seven characters before that line break tell: a stream keeps that much
+        (_trim); the `}` must be the model's prose, not a call's or region's end."""
+        if not any(marker in f.line_starts for f in self.by_marker[marker]):
+            return False
+        j = i
+        while j > 0 and buf[j - 1] in " \t":
+            j -= 1
+        if j == 0 or buf[j - 1] != "\n":
+            return False  # (the reply's start, or after a reasoning block's closer)
+        k = j - 1
+        while k > max(0, j - 8) and buf[k - 1].isspace():
+            k -= 1
+        # (k - 1: the last character before the line break and the blanks before it.)
+        return k > max(0, j - 8) and buf[k - 1] == "}" and self.base + k - 1 >= self.read_to
 
     # The region's reader calls these two through the scanner (an observer is told).
     def _decode(self, drv: Driver) -> Region | str:
