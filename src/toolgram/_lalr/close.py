@@ -200,8 +200,11 @@ def cut(d: Any, buf: str, pos: int, stop: int, final: bool) -> Any:
     if at is None:
         if opened > pos:
             # A string left open to the end of the reply (`{"city": "Par<|tool_call_end|>…`):
-            # it ends at the first marker in it, as if the reply had been cut there.
-            m = d._first_marker(buf, opened + 1, stop)
+            # it ends at the first marker of its own format in it, as if the reply had
+            # been cut there. Another format's is the string's text (`"Use <tool_call>
+            # tags` in a Llama 3 value that the end of the reply cut: cut_value), as a
+            # Hermes value reads it, whose pattern stops at Hermes's markers only.
+            m = _own_marker(d, buf, opened + 1, stop)
             if m >= 0 and _repair.breaks_at(buf[pos:m]) is None:
                 return m
         return None
@@ -217,6 +220,20 @@ def cut(d: Any, buf: str, pos: int, stop: int, final: bool) -> Any:
     if broke is not None and broke != at:
         return None  # (cut there, it would break elsewhere)
     return m  # (it breaks there still; or, read to the marker, it is only unfinished)
+
+
+def _own_marker(d: Any, buf: str, lo: int, hi: int) -> int:
+    """Where the first marker in [lo, hi) that is the driver's format's own starts (a
+    start or end marker, or a literal of its grammar: Mistral's `[ARGS]`), or -1.
+    (Each marker of the string is found once: linear in its length.)"""
+    own = d.c.derived.get("own_markers")
+    if own is None:
+        literals = (t.literal for t in d.c.terminals.values() if t.literal and len(t.literal) >= 3)
+        own = d.c.derived["own_markers"] = tuple({*d.fmt.starts, *d.fmt.ends, *literals})
+    m = d._first_marker(buf, lo, hi)
+    while m >= 0 and not any(buf.startswith(x, m) for x in own):
+        m = d._first_marker(buf, m + 1, hi)
+    return m
 
 
 def may_start(d: Any, buf: str, lo: int, hi: int) -> bool:
