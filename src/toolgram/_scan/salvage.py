@@ -15,7 +15,6 @@ from .._build.builder import Draft
 from .._lalr.driver import _MARK_STACK, Driver
 from .._lalr.table import _left_open, _reduces_call, closing_plan, ends_something, takes
 from .._lalr.tokens import DONE, FAIL, WAIT
-from .._grammar.tables import Shift
 from .items import Failure, Region
 from .._grammar.words import lazy
 
@@ -631,35 +630,21 @@ def _never_text(failed: Driver, buf: str, end: int) -> bool:
     """Whether the tag that ends at `end` (a literal token of the grammar) is one that
     none of its text terminals reads on through (MFCS's field text stops at every
     MFCS tag; GLM's value reads `</arg_value>` followed by text as its own text): a
-    value cannot have held it. Only the text terminals the grammar may read right before
-    the tag count: the value it closes (MFCS's instructions may hold a `</parameters>` they
-    mention, but no `</parameters>` is read after them). Worked out once per format and tag."""
+    value cannot have held it. Worked out once per format and tag."""
     c = failed.c
-    tag = max((t for t in c.terminals.values() if t.literal and buf.endswith(t.literal, 0, end)), key=lambda t: len(t.literal), default=None)
+    tag = max((t.literal for t in c.terminals.values() if t.literal and buf.endswith(t.literal, 0, end)), key=len, default=None)
     if tag is None:
         return False
     memo = failed.fmt.compiled.derived.setdefault("never_text", {})
-    found = memo.get(tag.literal)
+    found = memo.get(tag)
     if found is None:
-        probe = "x" + tag.literal + " x"
-        before = _read_before(c, tag)
-        found = memo[tag.literal] = not any(
+        probe = "x" + tag + " x"
+        found = memo[tag] = not any(
             (m := t.pattern.match(probe)) is not None and m.end() > 1
             for t in c.terminals.values()
-            if t.literal is None and t.name not in ("JSON", "PYVALUE") and t.name in before
+            if t.literal is None and t.name not in ("JSON", "PYVALUE")
         )
     return found
-
-
-def _read_before(c: Any, tag: Any) -> set:
-    """The names of the terminals the grammar may read right before `tag`: a shift of
-    one leads to a state that takes the tag (the LALR lookaheads: a superset)."""
-    before = set()
-    for row in c.states.values():
-        for term, (kind, target) in row.items():
-            if kind is Shift and term in c.terminals and tag in c.allowed.get(target, ()):
-                before.add(term)
-    return before
 
 
 def _may_begin(t: Any, buf: str, pos: int) -> bool:
