@@ -14,7 +14,7 @@ REPAIRS: tuple[tuple[tuple[str, ...], str], ...] = (
     (('quoted_key',),
      'wrote an XML-ish parameter\'s name in quotes or as an attribute (`<parameter="city">`, `<parameter name="city">` in Qwen\'s `<function=…>` block), or the function\'s own (`<function="get_weather">`, `<function name="get_weather">`)'),
     (('opened_tag',),
-     "left out an open tag (GLM's `<arg_value>`: the value follows `</arg_key>` directly)"),
+     "left out an open tag (GLM's `<arg_value>`: the value follows `</arg_key>` directly; DeepSeek V3.1's `<｜tool▁call▁begin｜>` before a later call in the section: `<｜tool▁call▁end｜> and write_file<｜tool▁sep｜>{…}`)"),
     (('dropped_partial_argument',),
      'was cut off before an argument\'s value began (`<parameter name="`, `<arg_key>d`, GLM\'s `<arg_key>unit</arg_key>`, Kimi K3\'s `<|open|>argument key="days" type="number"` with or without its `<|sep|>`, or a part of it, `f(a=1, b=`; with `cut_value`), wrote a key whose value never began before the next key or the call\'s close (GLM\'s `<arg_key>title</arg_key><arg_key>date</arg_key>`), or wrote an argument with neither key nor value: the call is kept without it, not with an empty value'),
     (('closed_bracket',),
