@@ -287,6 +287,50 @@ def test_fast_and_general_agree_on_runs_of_calls(parts: list[str], tools: Any) -
     assert summary(toolgram.parse(raw, tools)) == summary(general(raw, tools, None, 32_768))
 
 
+# With tools, formats that only read offered names add their markers (`{`, `>>>`): a
+# Hermes reply then holds three marker characters, `<`, `>` and `{`. Its run of calls
+# is still read one match a call (prose free of all three), a call to a name not
+# offered goes through the Assembler's take() (an error), and prose holding `>` or `{`
+# the long way.
+WITH_TOOLS = [
+    '<tool_call>\n{"name": "a", "arguments": {"x": 1}}\n</tool_call>', '<tool_call>{"name": "c", "arguments": {}}</tool_call>',
+    '<tool_call>{"name": "get_weather", "arguments": {"city": "<b>"}}</tool_call>', "</tool_call>", "\n", " ", "words",
+    "a > b", "{", '{"name": "a", "arguments": {}}', ">>>", ">>>a\n{}", "`", "<", "<tool_", "Sure.", "<|im_end|>",
+    "\n```json\n", "```",
+]
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(WITH_TOOLS), max_size=14), st.sampled_from([["a", "get_weather"], ["a"], []]))
+def test_fast_and_general_agree_on_runs_of_calls_with_tools(parts: list[str], tools: Any) -> None:
+    raw = "".join(parts)
+    assert summary(toolgram.parse(raw, tools)) == summary(general(raw, tools, None, 32_768))
+
+
+def test_a_run_of_calls_with_tools_is_read_one_match_a_call() -> None:
+    # (Each call went through Assembler.take(), with a look for the next marker, when
+    # tools were given: a third more time than without them.)
+    call = '<tool_call>\n{"name": "%s", "arguments": {"x": 1}}\n</tool_call>\n'
+    raw = "".join(f"Step {i}: then\n" + call % ("a" if i != 3 else "nope") for i in range(6)) + "Done."
+    taken = []
+    take = toolgram._pipeline.Assembler.take
+
+    def spy(self: Any, *args: Any) -> Any:
+        done = take(self, *args)
+        taken.append(done if type(done) is str else done.name)
+        return done
+
+    toolgram._pipeline.Assembler.take = spy  # type: ignore[method-assign]
+    try:
+        result = toolgram.parse(raw, ["a"])
+    finally:
+        toolgram._pipeline.Assembler.take = take  # type: ignore[method-assign]
+    # (the first call, and the refused one, which begins the run of those after it)
+    assert taken == ["a", 'Unknown tool "nope". Available now: a.']
+    assert [c.name for c in result.calls] == ["a"] * 5 and len(result.errors) == 1
+    assert summary(result) == summary(general(raw, ["a"], None, 32_768))
+
+
 def test_end_terminals_spelled_as_alternations_of_strings_are_read_as_strings() -> None:
     from toolgram._scan.fastpath import _strings
     from toolgram._grammar.registry import Terminal

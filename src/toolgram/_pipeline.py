@@ -338,16 +338,17 @@ class Assembler:
         return make_call(call.name, call.arguments, call.id, call.kind, call.format, call.span, repairs, call.instructions)
 
     def plain(self) -> tuple | None:
-        """For a caller with many calls to add at once (Scanner._run), when each call is
-        taken as it is (no tools to check it against): what take() does, as functions
-        (the segments' append, the prose's add and mark_cut, the calls' append); the
-        caller makes the segments. None: each call goes through take() (tools to check
-        it against, or repairs markup before it named: see add)."""
-        if self.tools is not None or self.pending:
+        """For a caller with many calls to add at once (Scanner._run), when each call
+        whose name is offered is taken as it is: what take() does, as functions (the
+        segments' append, the prose's add and mark_cut, the calls' append), and the
+        tools (None: any name); the caller makes the segments, and gives take() a call
+        whose name is not offered. None: each call goes through take() (a schema to
+        check its arguments against, or repairs markup before it named: see add)."""
+        if (self.validate and self.tools is not None) or self.pending:
             return None
         self.lazy = True  # (its segments may hold a CallRun: see result())
         # (whole: the prose is a WholeJoiner, whose cut is add(None))
-        return self.segments, self.prose.add, self.calls
+        return self.segments, self.prose.add, self.calls, self.tools
 
     def run(self, kind: str, start: int, end: int) -> None:
         """Add a text or reasoning segment; one right after another of its kind joins

@@ -112,24 +112,27 @@ class Frame:
             whole = lazy(regex.compile, pattern.pattern + "(" + "|".join(map(regex.escape, alts)) + ")")
             self.whole = whole
             self.whole_ascii, self.whole_any = fast_source(whole.pattern, lambda: whole)
-        self._after: dict[tuple[str, bool], Any] = {}
+        self._after: dict[tuple[str, bool, str], Any] = {}
 
-    def after(self, marker: str, ascii: bool) -> Any:
+    def after(self, marker: str, ascii: bool, stops: str = "") -> Any:
         """For run() below, in a whole text where `marker` (which this frame reads)
         is the only marker that may start at its first character: the match, at a
         position, of the prose up to the next such character (none is a backtick),
         then this frame's whole call at it, that marker first; its groups those of
         `whole`. One match for what would be a search, two tests and read(). None
         where read() takes another way (no `whole`, or a token that may be empty).
-        ascii: whether the text is ASCII (see _words.fast)."""
-        key = (marker, ascii)
+        ascii: whether the text is ASCII (see _words.fast). `stops`: the characters the
+        prose may not hold (every marker's first character that the text holds: with
+        tools, Hermes's `>` and `{` too); the marker's own first character by default."""
+        key = (marker, ascii, stops)
         try:
             return self._after[key]
         except KeyError:
             pass
         found = None
         if self.whole is not None and not self.empty and marker:
-            prose = f"[^{regex.escape(marker[0])}]*(?<!`)(?={regex.escape(marker)})"
+            stops = "".join(sorted(set(stops or marker[0])))
+            prose = f"[^{regex.escape(stops)}]*(?<!`)(?={regex.escape(marker)})"
             found = fast_source(prose + self.whole.pattern)[0 if ascii else 1].match
         self._after[key] = found
         return found
@@ -559,25 +562,29 @@ def run(
     take(start, end, prose, call)
     keys = sc.whole_keys
     one, symbols = (keys[0], sc.symbols) if len(keys) == 1 and keys[0] in sc.symbol_chars else ("", None)
+    # The marker characters the text holds, when it holds no word marker: the prose
+    # before a call that frame.after reads holds none of them (tools given, a Hermes
+    # reply holds `>` and `{` too: a marker of a format read only with tools starts so).
+    stops = "".join(keys) if keys and sc.symbol_chars.issuperset(keys) else ""
     # The marker of the call just read, when the next one found in the text may be
-    # taken for it without a look at the markers: the text holds one marker character,
-    # and this marker is a symbol marker that no other extends, with no line condition
-    # (the common case: call after call in one format).
+    # taken for it without a look at the markers: the text holds marker characters
+    # only, and this marker is a symbol marker that no other extends, with no line
+    # condition (the common case: call after call in one format).
     unextended = sc.unextended
-    again = marker if one and type(frame) is frame_type and marker in unextended and marker not in line else None
+    again = marker if stops and type(frame) is frame_type and marker in unextended and marker not in line else None
     closer = closer_of(frame.fmt, buf, pos)
-    if closer and again is not None and closer[0] != again[0]:
-        again = None  # (frame.after's prose, free of the marker's first character, might hold the closer)
+    if closer and again is not None and closer[0] not in stops:
+        again = None  # (frame.after's prose, free of the markers' first characters, might hold the closer)
     plain = sink.plain()
     if plain is not None:
-        segments, note, calls = plain
+        segments, note, calls, offered = plain
         keep = calls.append
     ascii = buf.isascii()  # (see Frame.after)
     while True:
         if again is not None:
             # The next call of the same format, right after prose (or none), read
             # by one match (see Frame.after); else the same, the long way below.
-            after = frame.after(again, ascii)
+            after = frame.after(again, ascii, stops)
             read, payload = frame._call, frame.payload
             # (With no tools, the calls go in as they are, and their segments as one
             # CallRun, made whole only if they are read: see model.CallRun.)
@@ -590,6 +597,8 @@ def run(
                 got = read(m.group(payload), i, m.end(), tools)
                 if got is None:
                     break  # (the loop below reads it again, and takes the general way)
+                if plain is not None and offered is not None and got.name not in offered:
+                    break  # (refused: the loop reads it again, and take() makes it an error)
                 if plain is None:
                     take(pos, i, buf[pos:i], got)
                 else:  # (take(), inline)
@@ -639,9 +648,9 @@ def run(
             return pos  # (the loop reads it again, and takes the general way)
         take(pos, i, buf[pos:i], got)
         pos = got.span[1]
-        again = marker if one and marker in unextended else None  # (not in line: see above)
+        again = marker if stops and marker in unextended else None  # (not in line: see above)
         closer = closer_of(frame.fmt, buf, pos)
-        if closer and again is not None and closer[0] != again[0]:
+        if closer and again is not None and closer[0] not in stops:
             again = None
 
 
