@@ -207,7 +207,8 @@ def test_a_result_whose_segments_are_made_when_read_is_a_result_like_any_other()
     raw = "Hello.\n" + "\n".join(f"Step {n}: {call % n}" for n in range(4)) + "\nDone."
     lazy = toolgram.parse(raw)
     assert "_segment_parts" in vars(lazy) and any(type(s) is CallRun for s in vars(lazy)["_segment_parts"])
-    eager = toolgram.parse(raw, formats=None, tools=["f"])  # (with tools: each call taken one by one)
+    # (with a schema to validate against: each call taken one by one)
+    eager = toolgram.parse(raw, formats=None, tools={"f": {"type": "object"}}, validate=True)
     assert "_segment_parts" not in vars(eager)
     lazy.calls.pop()  # (the segments are the reply's, whatever is done to the lists after)
     assert [tuple(s) for s in lazy.segments] == [tuple(s) for s in eager.segments]
