@@ -260,3 +260,30 @@ def test_a_set_of_names_is_listed_in_sorted_order():
     assert toolgram.normalize_tools(names).names == ("add_to_cart", "open_product", "search_products")
     result = toolgram.parse('<tool_call>{"name": "x", "arguments": {}}</tool_call>', names)
     assert result.errors == ['Unknown tool "x". Available now: add_to_cart, open_product, search_products.']
+
+
+def test_tools_and_toolsets_made_without_their_init_are_the_constructors_own() -> None:
+    # (normalize_tools makes them without the frozen dataclasses' __init__: every field,
+    # no other, frozen still.)
+    import dataclasses
+
+    from toolgram._tools.tools import _tool
+
+    values = {
+        "name": "a", "description": "d", "parameters": {"type": "object"}, "kind": "agent", "group": "g",
+        "returns": {"type": "string"},
+    }  # fmt: skip
+    assert [f.name for f in dataclasses.fields(Tool)] == list(values)
+    made, built = _tool(*values.values()), Tool(**values)
+    assert made == built and vars(made) == vars(built) and repr(made) == repr(built)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made.name = "b"  # type: ignore[misc]
+    assert vars(_tool("x")) == vars(Tool("x"))
+    shapes = [["a", "b"], {"a": {"type": "object"}, "b": "what b does", "c": None}, {"g": {"tool_list": ["a", {"name": "b"}]}}]
+    for shape in shapes:
+        toolset = normalize_tools(shape)
+        built_set = ToolSet(tuple(Tool(**vars(t)) for t in toolset))
+        assert [f.name for f in dataclasses.fields(ToolSet)] == list(vars(toolset))
+        assert toolset == built_set and repr(toolset) == repr(built_set) and vars(toolset) == vars(built_set)
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            toolset.tools = ()  # type: ignore[misc]

@@ -110,6 +110,28 @@ class ToolSet:
         return tool.parameters if tool else None
 
 
+def _tool(
+    name: str,
+    description: str = "",
+    parameters: Mapping[str, Any] | None = None,
+    kind: str = "tool",
+    group: str = "",
+    returns: Mapping[str, Any] | None = None,
+    _new: Any = object.__new__,
+    _set: Any = object.__setattr__,
+) -> Tool:
+    """Tool(...) without the frozen dataclass's __init__, which sets each field through
+    object.__setattr__: the instance is given its __dict__ whole. parse() and each
+    StreamParser normalise the tools they are given, and a definition cost more in
+    that __init__ than in reading it. Takes every field (tests/test_tools.py)."""
+    tool = _new(Tool)
+    _set(tool, "__dict__", {
+        "name": name, "description": description, "parameters": parameters, "kind": kind, "group": group,
+        "returns": returns,
+    })  # fmt: skip
+    return tool
+
+
 def _plain(value: Any) -> Any:
     """A JSON-ready deep copy (Mapping -> dict, tuple -> list) for json.dumps."""
     if isinstance(value, Mapping):
@@ -155,7 +177,7 @@ def _definition(item: Mapping[str, Any], kind: str, group: str = "", name: str |
     if not name:
         raise _no_name(whole)
     returns = item.get("returns")
-    return Tool(
+    return _tool(
         name,
         str(item.get("description") or ""),
         _schema_of(item),
@@ -205,19 +227,19 @@ def _from_mapping(item: Mapping[str, Any], kind: str, out: list[Tool]) -> None:
                     if isinstance(sub, Mapping):
                         out.append(_definition(sub, kind, group=name))
                     elif isinstance(sub, str) and sub:
-                        out.append(Tool(sub, kind=kind, group=name))
+                        out.append(_tool(sub, kind=kind, group=name))
                     else:
                         raise TypeError(f"tools: group {name!r} lists {_shown(sub)}, not a tool definition or name")
             elif _looks_like_definition(value):
                 out.append(_definition(value, kind, name=name))
             else:
-                out.append(Tool(name, "", value, kind))
+                out.append(_tool(name, "", value, kind))
         elif isinstance(value, (list, tuple)):
             _from_iterable(value, kind, out)
         elif isinstance(value, str):
-            out.append(Tool(name, value, None, kind))  # {name: "what it does"}
+            out.append(_tool(name, value, None, kind))  # {name: "what it does"}
         elif value is None or value is True:
-            out.append(Tool(name, "", None, kind))  # {name: None} / {name: True}: any arguments
+            out.append(_tool(name, "", None, kind))  # {name: None} / {name: True}: any arguments
         else:
             # (`[{"nope": 1}]` is no tool named "nope")
             raise TypeError(
@@ -231,10 +253,10 @@ def _from_iterable(items: Iterable[Any], kind: str, out: list[Tool]) -> None:
         if isinstance(item, str):
             if not item:
                 raise TypeError("tools: an empty tool name")
-            out.append(Tool(item, kind=kind))
+            out.append(_tool(item, kind=kind))
         elif isinstance(item, Tool):
             out.append(item)
-        elif isinstance(item, Mapping):
+        elif type(item) is dict or isinstance(item, Mapping):  # (a dict, most often: no ABC check)
             _from_mapping(item, kind, out)
         elif isinstance(item, ToolSet):
             out.extend(item.tools)
@@ -286,4 +308,7 @@ def normalize_tools(tools: Any, *, kind: str = "tool") -> ToolSet | None:
     by_name: dict[str, Tool] = {}
     for tool in found:
         by_name.setdefault(tool.name, tool)
-    return ToolSet(tuple(by_name.values()), by_name)
+    # (ToolSet(...) without the frozen __init__, as _tool: its __post_init__ has nothing to do)
+    toolset = object.__new__(ToolSet)
+    object.__setattr__(toolset, "__dict__", {"tools": tuple(by_name.values()), "by_name": by_name})
+    return toolset
