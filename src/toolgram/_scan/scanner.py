@@ -57,6 +57,9 @@ _EARLY_NAME = regex.compile(
 # <function=get_weather> blocks.` is a mention), its parameters streamed by
 # _stream/xmlecho.py from group `rest` on.
 
+# (_in_prose: a frame not tried yet at a marker)
+_UNREAD = object()
+
 # Blanks to the end of the text (after an end-of-turn token: see _in_prose).
 _BLANK_TO_END = regex.compile(r"\s*+\Z")
 
@@ -615,14 +618,20 @@ class Scanner(MarkerSearch):
                 self._prose(out, i, after)
                 self.pos = pos = after
                 continue
-            if marker not in line and _storm.enabled and self.observer is None:
+            # A whole text: the frame is tried first. A region it reads (a call, or a
+            # JsonFrame's region) is one the memo refuses (storm._certify): the memo is
+            # not asked about it (its key, window and bookkeeping were a tenth of a
+            # small reply's parse). A stream asks the memo first: its streaks and holds.
+            got = frame.read(buf, i, True, tools) if final and frame is not None else _UNREAD
+            if (got is None or got is _UNREAD) and marker not in line and _storm.enabled and self.observer is None:
                 took = _storm.region(self, out, i, marker, final)
                 if took is None:
                     return False  # (a storm's region, held until its window is here)
                 if took:
                     return True  # (a storm's region, read through the memo: see storm.py)
             if frame is not None:
-                got = frame.read(buf, i, final, tools)
+                if got is _UNREAD:
+                    got = frame.read(buf, i, final, tools)
                 if type(got) is ToolCall:
                     self.stray = None  # (a call of another format: see after_call)
                     if final and self.sink is not None and kind == "text" and not self.base:
