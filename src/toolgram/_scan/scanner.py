@@ -618,11 +618,14 @@ class Scanner(MarkerSearch):
                 self._prose(out, i, after)
                 self.pos = pos = after
                 continue
-            # A whole text: the frame is tried first. A region it reads (a call, or a
-            # JsonFrame's region) is one the memo refuses (storm._certify): the memo is
-            # not asked about it (its key, window and bookkeeping were a tenth of a
-            # small reply's parse). A stream asks the memo first: its streaks and holds.
-            got = frame.read(buf, i, True, tools) if final and frame is not None else _UNREAD
+            # A whole text, until a region the frames do not read has asked the memo: the
+            # frame is tried first. A region it reads (a call, or a JsonFrame's region) is
+            # one the memo refuses (storm._certify): the memo is not asked about it (its
+            # key, window and bookkeeping were a tenth of a small reply's parse). Once the
+            # memo is made (a storm: `<tool_call>` repeated), it is asked first, as a
+            # stream always asks it (its streaks and holds): a remembered outcome
+            # needs no frame tried.
+            got = frame.read(buf, i, True, tools) if final and frame is not None and self.storm is None else _UNREAD
             if (got is None or got is _UNREAD) and marker not in line and _storm.enabled and self.observer is None:
                 took = _storm.region(self, out, i, marker, final)
                 if took is None:
