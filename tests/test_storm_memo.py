@@ -85,6 +85,25 @@ def test_a_reply_with_no_storm_takes_nothing_from_the_memo(monkeypatch):
     assert not taken
 
 
+def test_parse_asks_no_memo_about_a_region_a_fast_frame_reads(monkeypatch):
+    """The memo refuses every region a fast frame reads (storm._certify), so parse() tries
+    the frame first and asks the memo nothing about a reply of well-formed calls (its
+    key and bookkeeping were a tenth of a small reply's parse); once a region no frame
+    reads has asked it (a storm), it is asked first. The results are as without it."""
+    asked = []
+    region = storm.region
+    monkeypatch.setattr(storm, "region", lambda sc, out, start, *a: asked.append(start) or region(sc, out, start, *a))
+    call = '<tool_call>\n{"name": "f", "arguments": {"a": %d}}\n</tool_call>\n'
+    raw = "".join(f"Step {i}.\n" + call % i for i in range(5))
+    assert len(toolgram.parse(raw).calls) == 5 and asked == []
+    broken = "Now <tool_call>{oops</tool_call>\n"
+    raw = raw + broken + raw
+    result = toolgram.parse(raw)
+    assert len(result.calls) == 10 and asked[0] == raw.index(broken) + 4
+    assert len(asked) > 1  # (after it, the next run's first call asks the memo first, as before)
+    assert _both(raw) == (_both(raw)[1],) * 2
+
+
 def test_mutated_storms_read_the_same_with_the_memo():
     rng = random.Random(17)
     pieces = ["<tool_call>", "{", "x", "</tool_call>", "\n", " ", '"', "`", "<think>", "</think>", "[TOOL_CALLS]", "<function=f>", "```"]
