@@ -316,6 +316,19 @@ def _closes_on(nest: Any, buf: str, pos: int) -> bool:
     return follows is not None and not _inline_run_then_text(nest, buf, pos, True)
 
 
+def _closes_after(nest: Any, buf: str, pos: int, quoted: bool) -> bool:
+    """Whether the value's own close tag ending at pos, past a reading's look, closes the
+    value: as _closes_on, but after a quoted block the reading paired whole (`quoted`: a
+    MiniMax call quoted in a dots value, then a paragraph), any tag after it does, a run
+    of closers then prose on its line too (`</parameter></invoke></dots_function_call> ok`:
+    the call closed on one line, then prose, as issue 21 reads it). Read so, the structure
+    closes; else the value ended at the quoted call's opener, and that call, which the
+    model only showed, was read as one of its own (QA11 D3)."""
+    if quoted:
+        return _TAG_NEXT.match(buf, pos) is not None
+    return _closes_on(nest, buf, pos)
+
+
 def _taken_after(d: Any, t, buf: str, end: int) -> bool:
     """Whether the grammar takes the tag at `end` right after the value (token t): the
     reading in which the value ends there (a close tag left out before the next part)
@@ -508,7 +521,7 @@ def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
             if inline:
                 decided = _inline_past(m, p, stack, bottom)
             else:
-                decided = _past_declared(d, nest, buf, end, p, m, stop, stack, bottom)
+                decided = _past_declared(d, nest, buf, end, p, m, stop, stack, bottom, paired)
             if decided is not _READ_ON:
                 return decided
         if inline and not final and p >= limit >= horizon and (not stack or limit - bottom > _HORIZON):
@@ -603,7 +616,7 @@ def _inline_past(m: Any, p: int, stack: list, bottom: int) -> Any:
     return None
 
 
-def _past_declared(d: Any, nest: Any, buf: str, end: int, p: int, m: Any, stop: int, stack: list, bottom: int) -> Any:
+def _past_declared(d: Any, nest: Any, buf: str, end: int, p: int, m: Any, stop: int, stack: list, bottom: int, paired: int) -> Any:
     """through_nest's reading at p past its look (_HORIZON after a close tag read as text):
     _READ_ON inside a quoted block no longer than the look (begun at `bottom`), or at the
     opener of one more quoted block in another spelling than the value's (`<function=rm>`
@@ -625,7 +638,7 @@ def _past_declared(d: Any, nest: Any, buf: str, end: int, p: int, m: Any, stop: 
         # An opener there ends the reading.)
         return _READ_ON if stack[-1] == tag and _spelled_otherwise(d, nest, buf, bottom) else None
     if p == stop and tag in nest.own:
-        return p if _closes_on(nest, buf, m.end()) else None
+        return p if _closes_after(nest, buf, m.end(), paired > end) else None
     need = nest.closer_of[tag]
     if need is None or need == _own_close(d, nest):
         return None
@@ -906,7 +919,7 @@ def _past_look(d: Any, nest: Any, buf: str, end: int, p: int, stack: list, paire
             # (Another format's call quoted whole, `<invoke name="x">…</invoke>` in a
             # MiniCPM5 value, then text: its own close where the value next stops.)
             return p
-        return p if _closes_on(nest, buf, after) else None
+        return p if _closes_after(nest, buf, after, paired > end) else None
     if not opens and tag is None and found[2] in before:
         return _READ_ON  # (it closes a tag of the value's text before its first stop)
     if not opens or tag is not None or any(buf.startswith(s, p) for s in d.fmt.starts if s):
