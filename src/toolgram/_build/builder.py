@@ -707,7 +707,15 @@ class Builder:
         at, tag = _line_close(value, own)
         if not _closes_then_prose(nest, value, at, tag, True):
             at, tag = max(((value.rfind(t), t) for t in own), default=(-1, ""))
-            if not _closes_then_prose(nest, value, at, tag, False):
+            closes = _closes_then_prose(nest, value, at, tag, False)
+            if closes and _named_after_blank(value, at):
+                # (The last one named in a sentence after a blank, `It ends with
+                # </parameter> here.`: a close glued to the value before it, then that
+                # sentence, closed it (QA10 P6); where none did, as before.)
+                glued, glued_tag = _sentence_close(nest, value)
+                if 0 <= glued < at and not _nested_open(nest, value[:glued], glued_tag):
+                    at, tag = glued, glued_tag
+            elif not closes:
                 # Else the first close (the value's own, or the call's or block's, which
                 # the model wrote right after the value: `beta</tool_call> Done.`) with
                 # a line of prose after it that names no tag but closers in a sentence.
@@ -1615,6 +1623,12 @@ def _closes_then_prose(nest: Any, value: str, at: int, tag: str, mentions: bool)
     if _QuoteMarks(value).around(value.rfind("\n", 0, at) + 1, at):
         return False  # (`s = "</parameter> tag"`: a string the code names it in)
     return not _nested_open(nest, value[:at], tag)
+
+
+def _named_after_blank(value: str, at: int) -> bool:
+    """Whether the tag at `at` follows a blank and is not first on its line: named in a
+    sentence (`It ends with </parameter> here.`), as _sentence_close tells it."""
+    return at > 0 and value[at - 1] in " \t" and bool(value[value.rfind("\n", 0, at) + 1 : at].strip())
 
 
 def _sentence_close(nest: Any, value: str) -> tuple[int, str]:
