@@ -721,7 +721,7 @@ class Scanner(MarkerSearch):
         """A call (or a region holding one) ends at `end`: note its closer, which the model
         may write again right after it (see _closer_again), and what the prose after it
         is searched for (stray.Watch)."""
-        self.stray = _stray.watch_of(fmt, region, self.base + end)
+        self.stray = _stray.watch_of(fmt, region, self.buf, end, self.base)
         self.read_to = self.base + end
         if region is not None and not any(type(part) is Draft for part in region.items):
             return  # (no call in it: a message's markers)

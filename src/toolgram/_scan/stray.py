@@ -30,6 +30,7 @@ from .._build.builder import Draft
 
 WAIT = object()  # (the text so far cannot tell yet)
 _BLANKS = 32  # blanks at most between two closers of the run (as a stutter's)
+_RUN_BACK = 8  # closers at most looked back through where a call ended (nest's _RUN)
 
 
 class Watch:
@@ -51,10 +52,10 @@ class Watch:
         self.armed = False
 
 
-def watch_of(fmt: Any, region: Any, at: int) -> Watch | None:
-    """The Watch for the prose after `region` of `fmt`, which ends at `at` in the reply
-    (None: nothing to watch for: no call in it, or a format whose values have no close
-    tag)."""
+def watch_of(fmt: Any, region: Any, buf: str, end: int, base: int) -> Watch | None:
+    """The Watch for the prose after `region` of `fmt`, which ends at buf[end] (base +
+    end in the reply; None: nothing to watch for: no call in it, or a format whose
+    values have no close tag)."""
     nest = fmt.compiled.nest
     if nest is None or not nest.own or not nest.holders or region is None:
         return None
@@ -69,7 +70,30 @@ def watch_of(fmt: Any, region: Any, at: int) -> Watch | None:
         holders = tuple(sorted(nest.holders, key=len, reverse=True))
         found = derived["stray_closes"] = (regex.compile("|".join(regex.escape(t) for t in tags)), tags, holders)
     own, tags, holders = found
-    return Watch(own, tags, holders, last.name, key, at)
+    return Watch(own, tags, _written(buf, end, tags, holders), last.name, key, base + end)
+
+
+def _written(buf: str, end: int, tags: tuple, holders: tuple) -> tuple:
+    """The closers of what holds a value that the call wrote in the run of closers it
+    ended with (blanks between, at most _RUN_BACK of them), where it wrote any: the
+    spelling of its format's calls. A grammar that reads several spellings (MiniMax's
+    and dots' read MiniCPM5's `<function …>`/`</function>` too) declares their closers
+    all, and prose after a MiniMax call naming Qwen's `</parameter></function>` is no
+    closer of that call (QA11 D6). Else all the format's (a call whose closers were left
+    out tells no spelling)."""
+    seen: list = []
+    j = end
+    for _ in range(_RUN_BACK):
+        k = j
+        while k > 0 and j - k < _BLANKS and buf[k - 1].isspace():
+            k -= 1
+        tag = next((t for t in holders + tags if buf.endswith(t, 0, k)), None)
+        if tag is None:
+            break
+        seen.append(tag)
+        j = k - len(tag)
+    written = tuple(t for t in holders if t in seen)
+    return written or holders
 
 
 def line_after(w: Watch, buf: str, base: int, final: bool) -> bool | None:
