@@ -1677,20 +1677,36 @@ class _QuoteMarks:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self.start = self.at = -1
+        self.start = self.at = self.stop = -1
         self.counts = [0, 0, 0]
+        self.next = [-1, -1, -1]  # (the next `"`, backtick and `'` at or after `at` on the line; stop: none)
 
     def around(self, start: int, at: int) -> bool:
         """Whether text[at] lies inside a quote begun on its line (which starts at
         `start`): an odd number of `"` or of backticks before it there, or a `'` right
-        before it, the line's `'` before it odd (`'` alone is an apostrophe in prose)."""
+        before it, the line's `'` before it odd (`'` alone is an apostrophe in prose);
+        and one more of that mark after it on the line, which closes the quote
+        (`return "</invoke> x"`; not an inch mark or a quote left open, `a 5"
+        screen</parameter> then prose`: QA11 D5)."""
         if start != self.start:
-            self.start, self.at, self.counts = start, start, [0, 0, 0]
+            self.start, self.at, self.counts, self.next = start, start, [0, 0, 0], [-1, -1, -1]
+            stop = self.text.find("\n", start)
+            self.stop = len(self.text) if stop < 0 else stop
         for k, mark in enumerate('"`\''):
             self.counts[k] += self.text.count(mark, self.at, at)
         self.at = at
         dq, bt, sq = self.counts
-        return dq % 2 == 1 or bt % 2 == 1 or (at > start and self.text[at - 1] == "'" and sq % 2 == 1)
+        return (
+            dq % 2 == 1 and self._closed_after(0, '"', at) or bt % 2 == 1 and self._closed_after(1, "`", at)
+            or (at > start and self.text[at - 1] == "'" and sq % 2 == 1 and self._closed_after(2, "'", at))
+        )  # fmt: skip
+
+    def _closed_after(self, k: int, mark: str, at: int) -> bool:
+        """Whether `mark` comes again after text[at] on its line (each found once: `at` only moves on)."""
+        if self.next[k] < at:
+            found = self.text.find(mark, at, self.stop)
+            self.next[k] = self.stop if found < 0 else found
+        return self.next[k] < self.stop
 
 
 _NONBLANK = re.compile(r"\S")
