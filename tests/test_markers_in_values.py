@@ -114,6 +114,15 @@ CASES = [
         '<param name="d">x</param></function>',
         [("f", {"b": "celsius"}, ("closed_tag",)), ("g", {"c": 'print("</param>")', "d": "x"}, ())],
     ),
+    # Step-3: a value whose closes were all left out, then the next section on its line
+    # (QA10 P4: both calls were lost, with an error). The same glued to the value, one
+    # section, is a corpus case (step3_steptml/value_closes_left_out_then_the_next_call_glued).
+    (
+        '<｜tool_calls_begin｜><｜tool_call_begin｜><steptml:invoke name="get_weather"><steptml:parameter name="city">Paris\n'
+        '<｜tool_calls_begin｜><｜tool_call_begin｜><steptml:invoke name="get_time"><steptml:parameter name="tz">Europe/Paris'
+        "</steptml:parameter></steptml:invoke><｜tool_call_end｜><｜tool_calls_end｜>",
+        [("get_weather", {"city": "Paris"}, ("closed_tag",)), ("get_time", {"tz": "Europe/Paris"}, ())],
+    ),
 ]
 
 

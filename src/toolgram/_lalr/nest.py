@@ -737,6 +737,17 @@ def _tags_in(nest: Any, buf: str, lo: int, hi: int) -> Iterator[tuple]:
         p = buf.find("<", p + 1, hi)
 
 
+def _part_left_open(nest: Any, stack: list, key: str) -> bool:
+    """Whether the declared closer `key`, closing a tag on `stack`, would leave open a
+    value's opener of the format written where structure goes (not _Quoted) inside it:
+    Step-3's `<｜tool_call_end｜>` after `<steptml:parameter name="c">use `, a call whose
+    part's close was left out. That is the format's next call (a value's closes left
+    out before it, QA10 P4), and this closer its end, not text the value quotes: read
+    as text, the value swallowed that call, silently."""
+    i = len(stack) - 1 - stack[::-1].index(key)
+    return any(type(k) is not _Quoted and k in nest.own for k in stack[i + 1 :])
+
+
 def _close(stack: list, key: str) -> None:
     """Close the innermost tag on `stack` that `key` closes, and those opened inside it."""
     del stack[len(stack) - 1 - stack[::-1].index(key) :]
@@ -1054,6 +1065,8 @@ def _loose(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
                     bottom = p  # (a quoted block begins)
                 stack.append(key)
         elif key in stack:
+            if tag is not None and _part_left_open(nest, stack, key):
+                return None  # (the format's next call, a part's close left out: not text)
             # It closes an opener of the value's text (the openers written after that
             # one, never closed, are text too).
             _close(stack, key)
