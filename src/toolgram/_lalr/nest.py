@@ -597,6 +597,9 @@ def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
         else:
             if p == stop:
                 if tag in nest.own:
+                    if inline and _in_fence(buf, pos, first_end, p):
+                        x = m.end()  # (a code fence in the prose after the run shows it)
+                        continue
                     return p if p > end else None
                 if _goes_on(nest, buf, m.end(), True):
                     return None  # the structure goes on after this closer: it ends the value
@@ -614,6 +617,23 @@ def _inline_past(m: Any, p: int, stack: list, bottom: int) -> Any:
     if m is not None and stack and p - bottom <= _HORIZON:
         return _READ_ON
     return None
+
+
+# A code fence's line (three backticks or tildes, at most three spaces before them).
+_FENCE = regex.compile(r"^[ \t]{0,3}(?:```|~~~)", regex.MULTILINE)
+
+
+def _in_fence(buf: str, pos: int, run: int, p: int) -> bool:
+    """Whether the value's own close at p, where a reading from a run of closers then
+    prose (ending at `run`) met it, lies inside a code fence opened in that prose (`The
+    format:\n```xml\n</parameter>\n</function>\n```` after a call closed on one line):
+    it is shown there, not the value's close (QA11 D8). Fences between the run and p are
+    counted (p is within the look of the run: a bounded count); only where that count is
+    odd are those of the value before the run counted too (a value that is a fenced block
+    holding the run: its fence's close then comes first)."""
+    if sum(1 for _ in _FENCE.finditer(buf, run, p)) % 2 == 0:
+        return False
+    return sum(1 for _ in _FENCE.finditer(buf, pos, run)) % 2 == 0
 
 
 def _past_declared(d: Any, nest: Any, buf: str, end: int, p: int, m: Any, stop: int, stack: list, bottom: int, paired: int) -> Any:
