@@ -234,6 +234,26 @@ def test_a_value_read_on_across_deltas_reads_as_parse_does(size: int) -> None:
     assert [c.span for c in expected.calls] == [(0, len(READ_ON))]  # (one value, cut by the end)
 
 
+# Found by benchmarks/fuzz.py (seed 7, input 7339, shortened): a Kimi K3 `<|close|>` in a
+# value, then a name and a token (`argumgument<|sep|>`, a garbled argument close) that
+# make it a marker, not text. A stream whose text ended inside that name took the token
+# alone for text and read on (a call with `cut_value`), where parse() reads the marker.
+K3_MARKER_CUT = (
+    '<|open|>tools<|sep|><|open|>call tool="book_table" index="1"<|sep|><|open|>argument key="restaurant" type="string"<|sep|>'
+    'Chez Marcel<|close|>argumgument<|sep|><|open|>argument key="guests" type="integer"<|sep|>4<|close|>argument<|sep|>'
+    " I will confirm it."
+)
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 7])
+def test_a_token_then_a_cut_name_is_held_as_parse_reads_it(size: int) -> None:
+    expected = toolgram.parse(K3_MARKER_CUT)
+    sp = toolgram.StreamParser()
+    for i in range(0, len(K3_MARKER_CUT), size):
+        sp.feed(K3_MARKER_CUT[i : i + size])
+    assert sp.close() == expected
+
+
 def _stream(raw: str, size: int, announce: str, tools=None) -> toolgram.ParseResult:
     sp = toolgram.StreamParser(tools, announce=announce)
     for i in range(0, len(raw), size):

@@ -117,6 +117,24 @@ _SPECIAL_PAIR = regex.compile(r"<([｜|])([^\s<>｜|]{1,48}?)([_▁])(begin|end)
 # A special token (`<|close|>`), and a name and a token after it, which make it a
 # marker of the format (`<|close|>think<|sep|>`), not text.
 _TOKEN = regex.compile(r"(?P<token><([｜|])[^\s<>｜|]{1,48}\2>)(?P<marker>[A-Za-z_][\w\-]{0,31}<[｜|][^\s<>｜|]{1,48}[｜|]>)?")
+_MARKER = regex.compile(r"[A-Za-z_][\w\-]{0,31}<[｜|][^\s<>｜|]{1,48}[｜|]>")
+
+
+def _token_cut(buf: str, p: int) -> bool:
+    """Whether the end of a stream's text so far cuts a special token at p, or the name
+    and token that may follow it and make it a marker (`<|close|>argumgument<|se`):
+    _TOKEN's marker is optional, so a partial match does not tell that it was cut."""
+    m = _TOKEN.match(buf, p, partial=True)
+    if m is None:
+        return False
+    if m.partial:
+        return True
+    if m.group("marker") is not None:
+        return False
+    after = _MARKER.match(buf, m.end(), partial=True)
+    return after is not None and after.partial
+
+
 # How far back the parser's values are looked through for the opener of the part a
 # value is in (its tag, then its attributes and `>`).
 _OPENER_BACK = 16
@@ -205,6 +223,8 @@ def _tag_reads(nest: Any, buf: str, q: int) -> int:
     far = q + 1
     for _ in range(_RUN + 1):
         e = q + 1
+        if _token_cut(buf, q):
+            return n + 1  # (a special token, or the name and token after it, cut)
         for rx in (nest.tags, _SPECIAL_PAIR, _TAG, _TOKEN):
             m = rx.match(buf, q, partial=True)
             if m is not None:
@@ -1009,7 +1029,7 @@ def _loose(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
         # `<｜tool_call_begin｜>`) are kept apart: their closers, where no tag of the
         # format closes, are text past the look too.
         first = _tag_at(nest, buf, end)
-        if first is None and not final and (m := _TOKEN.match(buf, end, partial=True)) is not None and m.partial:
+        if first is None and not final and _token_cut(buf, end):
             return WAIT, None  # (a special token, or a marker it begins, the text cut)
         if first is None and not _own_token(nest, buf, end):
             return None
