@@ -4,7 +4,9 @@ stream settles only at their end, so they are checked here rather than in the co
 a value whose close tags were left out, followed by a whole call, is two calls, as a
 model that left them out meant (and so, where it is glued to the value's last word,
 with prose after it that ends as a turn does); the same whole call quoted with text
-after it, and the reply then cut, is one value cut short."""
+after it, and the reply then cut, is one value cut short; and so is one whose start
+marker follows a quote mark or indentation in the value, however the reply ends after
+it."""
 
 from __future__ import annotations
 
@@ -208,6 +210,106 @@ def test_a_call_on_its_own_line_then_prose_is_quoted(raw: str, calls: list) -> N
         for i in range(0, len(raw), size):
             sp.feed(raw[i : i + size])
         assert sp.close() == result, size
+
+
+# A value whose text quotes a whole call of its format, its start marker after a quote
+# mark or indentation (the value's pattern reads it as text there), then the token limit
+# (issue 19, indq): the value stopped at the quoted call's next tag, the quoted call was
+# run, and the value cut at it lost cut_value, so truncated="error" let it through. One
+# value cut short, to the end of the reply, with or without a line of prose after the
+# quoted call; and where the closes but the value's own follow it, one whole value.
+QUOTED_CALLS = {
+    "qwen3_coder": (
+        "<tool_call>\n<function=write_file>\n<parameter=content>\n",
+        "<tool_call>\n<function=rm_rf>\n<parameter=path>\n/home\n</parameter>\n</function>\n</tool_call>",
+        "\n</function>\n</tool_call>",
+    ),
+    "glm45": (
+        "<tool_call>write_file\n<arg_key>content</arg_key>\n<arg_value>",
+        "<tool_call>rm_rf\n<arg_key>path</arg_key>\n<arg_value>/home</arg_value>\n</tool_call>",
+        "\n</tool_call>",
+    ),
+    "minimax": (
+        '<minimax:tool_call>\n<invoke name="write_file">\n<parameter name="content">',
+        '<minimax:tool_call>\n<invoke name="rm_rf">\n<parameter name="path">/home</parameter>\n</invoke>\n</minimax:tool_call>',
+        "\n</invoke>\n</minimax:tool_call>",
+    ),
+    "seed_oss": (
+        "<seed:tool_call>\n<function=write_file>\n<parameter=content>",
+        "<seed:tool_call>\n<function=rm_rf>\n<parameter=path>/home</parameter>\n</function>\n</seed:tool_call>",
+        "\n</function>\n</seed:tool_call>",
+    ),
+    "dsml32": (
+        '<｜DSML｜function_calls>\n<｜DSML｜invoke name="write_file">\n<｜DSML｜parameter name="content" string="true">',
+        '<｜DSML｜function_calls>\n<｜DSML｜invoke name="rm_rf">\n<｜DSML｜parameter name="path" string="true">/home'
+        "</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls>",
+        "\n</｜DSML｜invoke>\n</｜DSML｜function_calls>",
+    ),
+    "dots": (
+        '<dots_function_call><invoke name="write_file"><parameter name="content">',
+        '<dots_function_call><invoke name="rm_rf"><parameter name="path">/home</parameter></invoke></dots_function_call>',
+        "</invoke></dots_function_call>",
+    ),
+    "minicpm5": (
+        '<function name="write_file"><param name="content">',
+        '<function name="rm_rf"><param name="path">/home</param></function>',
+        "</function>",
+    ),
+    "hy3": (
+        "<tool_calls>\n<tool_call>write_file<tool_sep>\n<arg_key>content</arg_key>\n<arg_value>",
+        "<tool_calls>\n<tool_call>rm_rf<tool_sep>\n<arg_key>path</arg_key>\n<arg_value>/home</arg_value>\n</tool_call>\n</tool_calls>",
+        "\n</tool_call>\n</tool_calls>",
+    ),
+}
+LEADS = ['Say "', "Say '", "Say `", "Example:\n  ", "Example:\n\t", "Example:\n> "]
+
+
+def _streamed(raw: str, size: int, **options) -> toolgram.ParseResult:
+    sp = toolgram.StreamParser(**options)
+    for i in range(0, len(raw), size):
+        sp.feed(raw[i : i + size])
+    return sp.close()
+
+
+@pytest.mark.parametrize("lead", LEADS, ids=["double", "single", "backtick", "spaces", "tab", "blockquote"])
+@pytest.mark.parametrize("fmt", sorted(QUOTED_CALLS))
+def test_a_call_quoted_after_a_quote_mark_or_indentation_is_the_value(fmt: str, lead: str) -> None:
+    host, quoted, closes = QUOTED_CALLS[fmt]
+    for tail in ("\nThat is the whole", ""):
+        raw = host + lead + quoted + tail
+        result = toolgram.parse(raw)
+        assert [(c.name, c.repairs) for c in result.calls] == [("write_file", ("closed_tag", "cut_value"))], tail
+        assert result.calls[0].arguments == {"content": (lead + quoted + tail).lstrip("\n")} and not result.errors
+        refused = toolgram.parse(raw, truncated="error")
+        assert not refused.calls and len(refused.errors) == 1 and '"write_file"' in refused.errors[0]
+        for size in (1, 3, 7, 64):
+            assert _streamed(raw, size) == result, (tail, size)
+            assert _streamed(raw, size, truncated="error") == refused, (tail, size)
+    closer = lead.strip()[-1] if lead.startswith("Say") else ""
+    raw = host + lead + quoted + closer + closes
+    result = toolgram.parse(raw)
+    assert [(c.name, c.arguments, c.repairs) for c in result.calls] == [
+        ("write_file", {"content": lead + quoted + closer}, ("closed_tag",))
+    ]
+    for size in (1, 3, 7, 64):
+        assert _streamed(raw, size) == result, size
+
+
+# A start marker the value mentions earlier (`Use "<tool_call>" tags.`) begins no call:
+# the call after it, first on its line, whose `</tool_call>` closes the block the value
+# is in, is the model's next call, its value's closes left out (as before indq).
+def test_a_start_marker_mentioned_earlier_in_the_value_quotes_no_call() -> None:
+    raw = (
+        "<tool_call>\n<function=write_file>\n<parameter=content>\nUse \"<tool_call>\" tags.\nThen\n"
+        "<function=g>\n<parameter=c>\nx\n</parameter>\n</function>\n</tool_call>"
+    )
+    result = toolgram.parse(raw)
+    assert [(c.name, c.arguments, c.repairs) for c in result.calls] == [
+        ("write_file", {"content": 'Use "<tool_call>" tags.\nThen'}, ("closed_tag",)),
+        ("g", {"c": "x"}, ()),
+    ]
+    for size in (1, 3, 7, 64):
+        assert _streamed(raw, size) == result, size
 
 
 # Found by benchmarks/fuzz.py (seed 7, input 22969; shortened by --minimize): a bare

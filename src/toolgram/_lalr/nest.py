@@ -21,6 +21,9 @@ in _grammar/nest.py). The rule (docs/formats.md, "Markers inside values"):
    the token limit): the value runs to the end of the reply, cut short; but not where
    they are a call of the format glued to the value's last word, where a left-out close
    puts it, and the text after them is prose that ends as a turn does (_quoted_to_end);
+   and where they close a call whose start marker the value's text holds (`Say
+   "<tool_call>`, indented: _shows_call), to the end however the reply ends after them,
+   or, where the closes but the value's own follow them, to that closer;
  - where that reading fails at an opener (another format's marker, which the header
    does not declare, or an opener whose closer never comes: `<tool_call> is the tag.`),
    the opener is text when the value's own close tag comes later and closes there,
@@ -288,18 +291,38 @@ def _open_in_value(d: Any, nest: Any, buf: str, pos: int, end: int) -> tuple:
     if memo is not None and memo[0] == (pos, end):
         return memo[1]
     stack: list = []
+    where: list = []  # (where each of them begins: _shows_call)
     for m in nest.tags.finditer(buf, pos, end):
         need = nest.closer_of[m.group()]
         if need is not None:
             if len(stack) >= _DEPTH:
-                stack = []
+                stack, where = [], []
                 break
             stack.append(need)
+            where.append(m.start())
         elif stack and stack[-1] == m.group():
             stack.pop()
+            where.pop()
     found = tuple(stack)
-    d.nest_open = ((pos, end), found)
+    d.nest_open = ((pos, end), found, tuple(where))
     return found
+
+
+# The head of a call from its start marker to the next tag: tags, each followed by at
+# most a name (GLM's `<tool_call>rm_rf`) and blanks.
+_CALL_HEAD = regex.compile(r"(?:<[^<>]{1,200}>[^\s<>]{0,64}\s{0,32}){1,%d}" % _DEPTH)
+
+
+def _shows_call(d: Any, nest: Any, buf: str, pos: int, end: int, i: int) -> bool:
+    """Whether the i-th opener _open_in_value found left open in the value's text (from
+    pos to its stop at `end`) is a start marker of the format whose call's next tag is
+    the one the value stopped at: the value's pattern read it as text, written after a
+    quote mark, a space or indentation (`Say "<tool_call>`, `  <tool_call>`, `>
+    <tool_call>`), so the call it begins is one the value quotes. (A start marker
+    mentioned earlier in the value, `Use "<tool_call>" tags.`, begins no call there.)"""
+    _open_in_value(d, nest, buf, pos, end)
+    at = d.nest_open[2][i]
+    return any(buf.startswith(s, at) for s in d.fmt.starts if s) and _CALL_HEAD.fullmatch(buf, at, end) is not None
 
 
 def _first_on_line(buf: str, lo: int, p: int) -> bool:
@@ -505,11 +528,12 @@ def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
     horizon = first_end + _HORIZON if first_end > end else n + 1
     memo = d.nest_memo.get(t.name)
     if memo is not None and memo[0] == (pos, end):
-        _, x, stack, stop, outer, paired, resume, quoted, bottom = memo
+        _, x, stack, stop, outer, paired, resume, quoted, bottom, shown = memo
         stack = list(stack)
     else:
         x, stack, stop, outer, paired, resume = first_end, list(still_open), -1, first_end > end, end, None
         bottom = first_end  # (where the quoted block open now began)
+        shown = False  # (a call the value's text began, quoted: _shows_call)
     # Read on as if the tag were text: the value's pattern and the tags, up to where a
     # stream's text is settled (what the pattern's look-aheads and the tags' looks read).
     limit = _settled(d, t, buf, final, x)
@@ -561,7 +585,7 @@ def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
                     # (Text after the last tags that paired up: they were quoted, unless
                     # it is the prose a turn ends with after the format's own calls. A
                     # reply that ends on them is calls whose close tags were left out.)
-                    return _quoted_to_end(d, buf, end, paired)
+                    return n if shown else _quoted_to_end(d, buf, end, paired)
                 return n if not _taken_after(d, t, buf, end) else None
             # (Nothing starts in [x, limit): a stream's next look goes on from there. A
             # stop found past limit, or none up to the end so far, may move: found again.)
@@ -575,7 +599,7 @@ def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
                 wait = _loop_wait(t, buf, at, limit, start) if t.loop is not None else None
                 resume = (*wait.resume, start) if wait is not None and wait.resume is not None else origin
             # (Else no stop was looked for in this look: the place to read on from stays.)
-            d.nest_memo[t.name] = ((pos, end), max(x, limit), tuple(stack), stop if stop < limit else -1, outer, paired, resume, quoted, bottom)
+            d.nest_memo[t.name] = ((pos, end), max(x, limit), tuple(stack), stop if stop < limit else -1, outer, paired, resume, quoted, bottom, shown)
             if limit < n:
                 return WAIT, _unsettled(d, t, limit)
             if p < n or t.loop is None:
@@ -611,9 +635,15 @@ def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
             # It closes an opener of the value's text before the stop (the quoted
             # example's `</tool_call>`, another example after it): text, if the value
             # then reaches its own close where that closes (a reading that ends
-            # otherwise ends the value at its stop, as for a closer read as text).
+            # otherwise ends the value at its stop, as for a closer read as text). Where
+            # that opener is the start marker of a call the value quotes (`Say
+            # "<tool_call>`), every tag from it on has paired up: a reply that ends
+            # in the reading ends inside the value, cut short (_quoted_to_end).
+            if not outer and _shows_call(d, nest, buf, pos, end, len(quoted) - 1):
+                paired, shown = m.end(), True
+            else:
+                outer = True
             quoted = quoted[:-1]
-            outer = True
         else:
             if p == stop:
                 if tag in nest.own:
@@ -622,7 +652,10 @@ def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
                         continue
                     return p if p > end else None
                 if _goes_on(nest, buf, m.end(), True):
-                    return None  # the structure goes on after this closer: it ends the value
+                    # The structure goes on after this closer: it ends the value, its own
+                    # close left out; after a call the value quotes, here (`Say
+                    # "<tool_call>…</tool_call>"\n</function>`), else at its stop.
+                    return p if shown and not outer else None
             outer = True  # (a closer of what holds the value, read as its text)
         x = m.end()
 
