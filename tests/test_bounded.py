@@ -982,3 +982,33 @@ def test_the_calls_before_a_value_of_openers_are_kept_as_before() -> None:
         for i in range(0, len(raw), size):
             stream.feed(raw[i : i + size])
         assert stream.close() == result, size
+
+
+# A parse's own objects (its trees, tokens, drivers) are freed as it returns, none left
+# in a reference cycle for the collector: a 32 KB reply's parse made some 60,000, and the
+# next parse's full collection walked them all (a driver held its region reader, which
+# holds it, through the marker search it was given; a call's error kept the frames of
+# its traceback, which hold the builder that kept it).
+NO_CYCLES = [
+    ("[" + "f(a=1, b='xy'), " * 40 + "g(b=)]", None),
+    ("[" + "f(a=1, b='xy'), " * 40 + "g(b=)]", ["f", "g"]),
+    ("[run(cmd='a', b='" + "x', b='" * 40 + "')]", ["run"]),
+    ('[run_shell(timeout=30, command="echo "hi" there")]\n' * 5, ["run_shell"]),
+    ("[]\n" * 20, ["get_weather"]),
+    ("call:f{a:[}\n" * 20, None),
+    ("<tool_call>\n{\"name\": \"f\", \"arguments\": {\"a\": 1}}\n</tool_call>\n" * 5, None),
+]
+
+
+@pytest.mark.parametrize("raw, tools", NO_CYCLES)
+def test_a_parse_leaves_nothing_for_the_cycle_collector(raw: str, tools: list | None) -> None:
+    import gc
+
+    toolgram.parse(raw, tools)  # (the grammars compiled, and what their tables keep)
+    gc.collect()
+    gc.disable()
+    try:
+        toolgram.parse(raw, tools)
+        assert gc.collect() == 0
+    finally:
+        gc.enable()

@@ -340,7 +340,9 @@ class Builder:
             # Kimi or DSML section): it is an error, and the others are kept. A region
             # of nothing but broken calls is unreadable as a whole (it stays prose).
             if len(self._broken) == len([i for i in self.items if isinstance(i, Draft)]):
-                raise self._broken[0]
+                # (Taken out of the list as it is raised: kept there, its traceback's
+                # frames would hold this builder, a cycle only the collector frees.)
+                raise self._broken.pop(0)
         drafts = [i for i in self.items if isinstance(i, Draft)]
         if len(drafts) == 1:
             # The call is the region, its markers included; but for the reply's own text
@@ -406,7 +408,7 @@ class Builder:
     def _unreadable(self, exc: Unreadable, span: tuple[int, int] | None, kind: str = "tool") -> None:
         """A part of the region that is no call it can read: an error for the model,
         in its place; the region's other calls stand (see build)."""
-        self._broken.append(exc)
+        self._broken.append(exc.with_traceback(None))  # (see build: its frames hold this builder)
         self.items.append(Draft(name="", kind=kind, span=span or self.region, error=f"Couldn't read a tool call: {exc}."))
 
     def _on_not_call(self, n: Tree) -> None:

@@ -114,7 +114,9 @@ class RegionReader:
         lines = sc.tools is not None and (
             fmt.anchor == "line" or (self.marker_len > 0 and sc.buf[start : start + self.marker_len] in fmt.line_starts)
         )
-        return Driver(fmt, start, sc.brackets, (sc._markers_from, room, sc.prefixes, self.find), lines)
+        # (The scanner's find, not this reader's: a driver holding this reader through it would
+        # make a cycle, and each parse's trees would wait for the collector's full pass.)
+        return Driver(fmt, start, sc.brackets, (sc._markers_from, room, sc.prefixes, sc.find), lines)
 
     def run(self, out: list, final: bool, anchored: bool) -> bool:
         """Scanner mode "region" (and an anchored region in mode "start"): read on;
@@ -361,25 +363,5 @@ class RegionReader:
         return Region(drv.start, drv.end, drv.fmt.name, items, list(drv.repairs))
 
     def find(self, text: str, start: int, buf: str | None = None) -> int:
-        """buf.find(text, start) (buf: the scanner's own by default), remembered for the
-        same buffer: a reply with many broken calls and no end marker after them is
-        not searched to its end each time. (Two buffers are remembered: the text, and
-        the one a driver reads, which a salvage replay cuts short.)"""
-        if buf is None:
-            buf = self.sc.buf
-        sc = self.sc
-        finds = sc.finds
-        if finds is None:
-            finds = sc.finds = [(None, {}), (None, {})]
-        if finds[0][0] is buf:
-            found = finds[0][1]
-        elif finds[1][0] is buf:
-            found = finds[1][1]
-        else:
-            found = {}
-            finds[buf is not sc.buf] = (buf, found)
-        since, at = found.get(text, (-1, -1))
-        if since < 0 or start < since or 0 <= at < start:
-            at = buf.find(text, start)
-            found[text] = (start, at)
-        return at
+        """The scanner's remembered buf.find (Scanner.find)."""
+        return self.sc.find(text, start, buf)

@@ -103,7 +103,7 @@ class Scanner(MarkerSearch):
     plain: str | None = None  # take_plain's kind of text here (None: no fast path)
     blank_to = 0  # the reply's leading whitespace runs at least to here
     held = ""  # the text held back at the end of prose (buf[pos:])
-    finds: Any = None  # RegionReader.find's answers: (the buffer, {text: (since, at)}), for two buffers
+    finds: Any = None  # find's answers: (the buffer, {text: (since, at)}), for two buffers
     brackets: Any = None  # the drivers' _repair.BracketIndex (made with the first driver)
     sink: Any = None  # read()'s Assembler (see fastpath.run)
     storm: Any = None  # the memo of region outcomes (storm.Memo), once a region asks
@@ -135,6 +135,29 @@ class Scanner(MarkerSearch):
         self.mf_found: dict = {}  # _markers_from's answers for mf_buf
         self.opener_runs: dict = {}  # mention._openers_to_end's answers, per set of markers
 
+
+    def find(self, text: str, start: int, buf: str | None = None) -> int:
+        """buf.find(text, start) (buf: the scanner's own by default), remembered for the
+        same buffer: a reply with many broken calls and no end marker after them is
+        not searched to its end each time. (Two buffers are remembered: the text, and
+        the one a driver reads, which a salvage replay cuts short.)"""
+        if buf is None:
+            buf = self.buf
+        finds = self.finds
+        if finds is None:
+            finds = self.finds = [(None, {}), (None, {})]
+        if finds[0][0] is buf:
+            found = finds[0][1]
+        elif finds[1][0] is buf:
+            found = finds[1][1]
+        else:
+            found = {}
+            finds[buf is not self.buf] = (buf, found)
+        since, at = found.get(text, (-1, -1))
+        if since < 0 or start < since or 0 <= at < start:
+            at = buf.find(text, start)
+            found[text] = (start, at)
+        return at
 
     # -- public ---------------------------------------------------------------
     def feed(self, text: str, quick: bool = True) -> list:
