@@ -568,3 +568,67 @@ def test_a_broken_last_call_after_plain_ones_is_told() -> None:
     assert [c.name for c in result.calls] == ["f"] * 40
     assert result.errors == ["Couldn't read a tool call: unexpected ')]'."]
     assert result.text == ", g(b=)]"
+
+
+def _fed(run: Any) -> int:
+    """How many tokens the drivers fed their parse table while `run()` ran."""
+    from toolgram._lalr import driver as _driver
+
+    count = [0]
+    feed = _driver.Driver._feed
+
+    def counting(self: Any, token: Any) -> Any:
+        count[0] += 1
+        return feed(self, token)
+
+    _driver.Driver._feed = counting
+    try:
+        run()
+    finally:
+        _driver.Driver._feed = feed
+    return count[0]
+
+
+# Plain calls of a list, whatever their arguments (keyword, positional, none, values
+# nested), each followed by a `,` or `]`: the list lexer puts each call on the parse
+# stack whole, its tree made as the table makes it, and feeds the table only the `,`
+# after it (pyframe._call); the list's last call is fed token by token.
+WHOLE_CALLS = [
+    ("[{}g(b=1)]", None),
+    ("[{}g(b=1)]", ["f", "g"]),
+    ("[{}g()]\n[h(1, c='x')]", None),
+    ("[{}g(b=)]", ["f", "g"]),
+    ("[{}g(b='x", None),
+    ("[{}'g(b=1)']", None),
+]
+
+
+@pytest.mark.parametrize("unit", ["f(a=1, b='xy'), ", "f(), ", "f('x', n=[1, {'k': (2, 3)}]), ", "get_weather(city = 'Oslo') , "])
+@pytest.mark.parametrize("raw, tools", WHOLE_CALLS)
+def test_a_plain_call_is_put_on_the_parse_stack_whole(unit: str, raw: str, tools: Any) -> None:
+    toolgram.parse(raw.format(unit), tools)  # (the grammar's check of _call, once: see _calls_whole)
+    results, fed = [], []
+    for n in (3, 60):
+        text = raw.format(unit * n)
+        fed.append(_fed(lambda text=text: results.append(toolgram.parse(text, tools))))
+        assert summary(results[-1]) == summary(general(text, tools, None, 32_768))
+    assert fed[1] - fed[0] == 57, fed  # (one token a call: the `,` after it)
+
+
+def test_a_grammar_whose_call_trees_differ_is_fed_token_by_token(monkeypatch: pytest.MonkeyPatch) -> None:
+    from toolgram._grammar.registry import default_registry
+    from toolgram._lalr.tree import Tree
+    from toolgram._scan import pyframe
+
+    c = default_registry().select(["pythonic"])[0].compiled
+    assert pyframe._same_as_table(c)
+    made = pyframe._call
+
+    def other(drv: Any, *args: Any) -> int:  # (a tree of another shape than the table's)
+        got = made(drv, *args)
+        if got >= 0:
+            drv.values[-1] = Tree("call", drv.values[-1].children[:1], drv.values[-1]._meta)
+        return got
+
+    monkeypatch.setattr(pyframe, "_call", other)
+    assert not pyframe._same_as_table(c)

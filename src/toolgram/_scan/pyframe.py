@@ -39,7 +39,8 @@ from typing import Any
 import regex
 
 from .._lalr.tokens import DONE, Tok
-from .._lalr.tree import Tree
+from .._grammar.tables import Shift
+from .._lalr.tree import Meta, Tree
 
 # The formats whose grammar is the plain call list of pythonic.lark.
 FORMATS = frozenset({"pythonic"})
@@ -355,18 +356,132 @@ def advance(drv: Any, buf: str, final: bool) -> str | None:
 
 def _fed(drv: Any, buf: str, toks: list) -> bool:
     """Feed drv the tokens, as its own reading would have taken them; False: the
-    table refused one (drv spoilt)."""
+    table refused one (drv spoilt). A call followed by a token of the list is put
+    on the stack whole (_call), not fed token by token."""
     feed = drv._feed
-    for term, s, e in toks:
+    whole = _calls_whole(drv.c)
+    i, n = 0, len(toks)
+    while i < n:
+        term, s, e = toks[i]
+        if term == "NAME" and whole:
+            i = _call(drv, buf, toks, i, n)
+            if i >= 0:
+                continue
+            i = -i - 1
         if not feed(Tok(term, buf[s:e], s, e)):
             drv.status = "spoilt"
             return False
-    drv.taken += len(toks)
+        i += 1
+    drv.taken += n
     term, start, end = toks[-1]
     drv.pos = drv.last_end = end
     drv.last_start = start
     drv.last_term = term
     return True
+
+
+def _call(drv: Any, buf: str, toks: list, i: int, n: int) -> int:
+    """Put the call whose NAME is toks[i] on drv's stack whole, its tree made here, as
+    the table would have made it (see _calls_whole), where a token of the list
+    follows its `)` (which reduces it: a call the list ends with stays the table's,
+    as a Checkpoint keeps its stack before that reduce); and where the state it
+    starts from shifts its NAME (no reduce before it) and has a goto for it. The
+    index of the token after the call; else -1 - i (feed it token by token)."""
+    stack = drv.stack
+    row = drv.c.states[stack[-1]]
+    first, goto = row.get("NAME"), row.get("call")
+    if first is None or first[0] is not Shift or goto is None:
+        return -1 - i
+    end = i + 2
+    while end < n and toks[end][0] != "RPAR":
+        end += 1
+    if end + 1 >= n:
+        return -1 - i  # (the list's last token, or the call the text cut: the table's)
+    parts = [Tree("name", [Tok("NAME", buf[toks[i][1] : toks[i][2]], toks[i][1], toks[i][2])])]
+    k = i + 2  # (past NAME and `(`)
+    while k < end:  # (each argument KEY EQUAL PYVALUE, or PYVALUE; COMMA between)
+        term, s, e = toks[k]
+        if term == "KEY":
+            _, vs, ve = toks[k + 2]
+            key = Tree("key", [Tok("KEY", buf[s:e], s, e)])
+            parts.append(Tree("kwarg", [key, Tree("value", [Tok("PYVALUE", buf[vs:ve], vs, ve)])]))
+            k += 4
+        else:
+            parts.append(Tree("posarg", [Tok("PYVALUE", buf[s:e], s, e)]))
+            k += 2
+    _, s, e = toks[end]
+    meta = Meta()
+    meta.last = Tok("RPAR", buf[s:e], s, e)
+    meta.end_pos = e
+    stack.append(goto[1])
+    drv.values.append(Tree("call", parts, meta))
+    drv.calls += 1
+    return end + 1
+
+
+def _calls_whole(c: Any) -> bool:
+    """Whether _call makes the trees and stacks the table makes, for this grammar
+    (checked once: a grammar named pythonic whose rules differ is read token by token)."""
+    got = c.derived.get("pyframe_calls")
+    if got is None:
+        got = c.derived["pyframe_calls"] = _same_as_table(c)
+    return got
+
+
+# Calls _same_as_table puts both ways, in a list, first and after another call, each
+# followed by `,` and by `]`.
+_PROBES = ("f()", "f(a=1)", "f(1)", "f(a=1,2,b='x')", "f(1,a=2)")
+
+
+def _same_as_table(c: Any) -> bool:
+    from .._lalr.driver import Driver  # (the driver imports the scan package)
+
+    for probe in _PROBES:
+        for text in (f"[{probe},f(b=2)]", f"[{probe}]", f"[g(),{probe},h()]", f"[g(),{probe}]"):
+            toks = read_list(text, 0, True)
+            if type(toks) is not tuple:
+                return False
+            toks = toks[0]
+            ways = []
+            for whole in (False, True):
+                drv = _Probe(c)
+                i = 0
+                while i < len(toks):
+                    if whole and toks[i][0] == "NAME":
+                        got = _call(drv, text, toks, i, len(toks))
+                        if got >= 0:
+                            i = got
+                            continue
+                    term, s, e = toks[i]
+                    if not Driver._feed(drv, Tok(term, text[s:e], s, e)):
+                        return False
+                    i += 1
+                ways.append((list(drv.stack), _shape(drv.values), drv.calls))
+            if ways[0] != ways[1]:
+                return False
+    return True
+
+
+class _Probe:
+    """What Driver._feed reads and changes of a driver."""
+
+    def __init__(self, c: Any) -> None:
+        self.c = c
+        self.stack = [c.start_state]
+        self.values: list = []
+        self.calls = 0
+        self.marks = None
+
+
+def _shape(node: Any) -> Any:
+    """A tree, its tokens and what a call's meta notes, as plain data to compare."""
+    if node is None or type(node) is list:
+        return node and [_shape(x) for x in node]
+    if type(node) is Tok:
+        return (node.type, node.value, node.start_pos, node.end_pos)
+    meta = node._meta
+    noted = None if meta is None else (_shape(getattr(meta, "last", None)), getattr(meta, "end_pos", None), meta.empty)
+    return (node.data, _shape(node.children), noted)
 
 
 # What a driver has read that a Checkpoint keeps, besides its parse stack and values
