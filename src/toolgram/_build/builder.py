@@ -478,13 +478,21 @@ class Builder:
         # told: a JSON or Python value, Gemma's object; see the end of this method).
         end = self._call_end(node) if self.ended is not None and node is self._last else _READ
         cut_open = end is not _READ
-        parts = _parts(node)
-        last_arg = _last_arg(node, parts) if cut_open else None
-        short: bool | None = None
+        plain = _plain_parts(node)
+        if plain is not None:
+            # (A Python call's name and arguments, each one token: read at once, as the
+            # loop below reads them.)
+            parts = plain
+            last_arg = (plain[-1] if len(plain) > 1 else None) if cut_open else None
+            name_end, short = self._plain(plain, draft, positional, cut_open)
+        else:
+            parts = _parts(node)
+            last_arg = _last_arg(node, parts) if cut_open else None
+            short = None
         args_cut = False
         args_at = -1
         no_value: set[int] = set()  # (the `unclosed` of parameters whose value never began)
-        for child in parts:
+        for child in parts if plain is None else ():
             d = _rule(child)
             if d not in _CALL_PARTS:
                 continue  # (a part's own parts, a kwarg's key and value: read with it)
@@ -657,6 +665,29 @@ class Builder:
             if short:
                 _add(draft.repairs, ["cut_value"])
         return draft
+
+    def _plain(self, parts: list, draft: Draft, positional: list, cut_open: bool) -> tuple[int, bool | None]:
+        """What _call's loop reads of the parts of a plain call (_plain_parts): its
+        name (in draft), keyword arguments (draft.params) and positional ones; where
+        its name ends, and whether the end of the reply cut a value short (None: no
+        value reaches it)."""
+        buf, repairs = self.buf, draft.repairs
+        draft.name = _unescape_md(_call_name(_attr_text(parts[0], buf), repairs), repairs)
+        short = None
+        for child in parts[1:]:
+            children = child.children
+            if len(children) == 2:  # (kwarg: key, value)
+                key = _unescape_md(_token_text(children[0].children[0], buf).strip(), repairs)
+                value = children[1].children[0]
+                text = _token_text(value, buf)
+                draft.params.append((key, text, "python"))
+            else:  # (posarg)
+                value = children[0]
+                text = _token_text(value, buf)
+                positional.append(text)
+            if cut_open and value.end_pos == self.ended[0]:  # (_reaches: its extent is its token's)
+                short = _repair.cut_short(text + self._spaced())
+        return parts[0].children[0].end_pos, short
 
     def _coerce(self, raw: Any, typ: str | None, prop: Any, schema: Any) -> tuple[Any, tuple[str, ...]]:
         """coerce_param, for a parameter of one of the region's calls."""
@@ -1553,6 +1584,45 @@ def _parts(node: Tree, _opaque: dict = {}) -> list:  # (_opaque: whether a tree 
                 if isinstance(c, Tree):
                     push(c)
     return out
+
+
+def _plain_parts(node: Tree) -> list | None:
+    """The parts of a call that holds its name and keyword or positional arguments
+    only, each a rule of one token (a kwarg's key and value), as Python-style grammars
+    make it: [the name, then each argument]; None for any other call (Builder._plain)."""
+    children = node.children
+    if not children:
+        return None
+    first = children[0]
+    if type(first) is not Tree or _rule(first) != "name" or not _one_token(first):
+        return None
+    for child in children[1:]:
+        if type(child) is not Tree:
+            return None
+        kind = _rule(child)
+        if kind == "kwarg":
+            inner = child.children
+            if not (
+                len(inner) == 2 and type(inner[0]) is Tree and type(inner[1]) is Tree
+                and _rule(inner[0]) == "key" and _rule(inner[1]) == "value"
+                and _one_token(inner[0]) and _one_token(inner[1])
+            ):  # fmt: skip
+                return None
+        elif kind != "posarg" or not _one_token(child):
+            return None
+    return children
+
+
+def _one_token(node: Tree) -> bool:
+    children = node.children
+    return len(children) == 1 and type(children[0]) is Tok
+
+
+def _token_text(tok: Tok, buf: str | None) -> str:
+    """_text of a rule of that one token."""
+    if buf is None:
+        return tok.value
+    return buf[tok.start_pos : tok.end_pos] if tok.end_pos > tok.start_pos else ""
 
 
 # How a call ends (Builder._call_end).

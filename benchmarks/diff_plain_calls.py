@@ -1,0 +1,92 @@
+"""Differential check of the plain-call shortcuts: pyframe._call (a plain call of a
+list put on the parse stack whole, its tree made without the table) and
+Builder._plain (a call of a name and one-token arguments read without the walk of
+its parts). For every corpus case and N generated or mutated Python call lists (the
+inputs of diff_pyframe.py, and long lists: a keyword repeated, calls before a broken
+one), parse() with them and without them must give equal results, segments, ids and
+spans included; and a stream of each (deltas of 1, 2, 3, 7, 64 characters and random
+ones) must give parse()'s.
+
+    python benchmarks/diff_plain_calls.py [N] [SEED]
+
+Prints the inputs, how many calls each shortcut took (in parse() and the streams), and the
+mismatches
+(each kept as /tmp/plain-calls-badK.pkl: (raw, tools, options)).
+"""
+
+import pickle
+import random
+import sys
+
+import toolgram
+from toolgram._build import builder
+from toolgram._scan import pyframe
+
+import diff_pyframe as _inputs
+
+N = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
+SEED = int(sys.argv[2]) if len(sys.argv) > 2 else 1
+
+taken = [0, 0]  # (calls put on the stack whole; calls read by Builder._plain)
+_call, _plain_parts, _calls_whole = pyframe._call, builder._plain_parts, pyframe._calls_whole
+
+
+def counted_call(*args):
+    got = _call(*args)
+    taken[0] += got >= 0
+    return got
+
+
+def counted_parts(node):
+    got = _plain_parts(node)
+    taken[1] += got is not None
+    return got
+
+
+def shortcuts(on: bool) -> None:
+    pyframe._call = counted_call
+    builder._plain_parts = counted_parts if on else lambda node: None
+    pyframe._calls_whole = _calls_whole if on else lambda c: False
+
+
+def long_lists(rng):
+    """Lists of many calls, and one call of many arguments, cut and closed."""
+    for _ in range(40):
+        unit = _inputs.call(rng)
+        k = rng.choice((5, 30, 200))
+        tail = rng.choice(("", "g(b=)]", "g(b='x", "]", "]\n[h(1)]", "'g()']", "g(b=1,)]", "g(b='it's', c=1)]"))
+        sep = rng.choice((", ", ",\n", ","))
+        yield "[" + (unit + sep) * k + tail, rng.choice((None, _inputs.NAMES)), {}
+        key = rng.choice(_inputs.KEYS)
+        value = rng.choice(_inputs.VALUES)
+        body = f"[run(cmd='a', " + f"{key}={value}, " * k
+        yield body, ["run"], {}
+        yield body + "x=1)]", ["run"], {}
+        yield body[:-2] + ")]" + rng.choice(("", "\n", " done")), rng.choice((None, ["run"])), {}
+
+
+def main() -> int:
+    rng = random.Random(SEED)
+    cases = list(_inputs.corpus()) + [_inputs.generated(rng) for _ in range(N)] + list(long_lists(rng))
+    bad = 0
+    for raw, tools, options in cases:
+        try:
+            shortcuts(True)
+            on = _inputs.outcome(raw, tools, options, True)
+            shortcuts(False)
+            off = _inputs.outcome(raw, tools, options, True)
+            shortcuts(True)
+            same = on == off and _inputs.streamed(raw, tools, options, rng)
+        except TypeError:
+            continue  # (a sidecar this parse() does not take)
+        if not same:
+            with open(f"/tmp/plain-calls-bad{bad}.pkl", "wb") as f:
+                pickle.dump((raw, tools, options), f)
+            print("MISMATCH", repr(raw[:120]), tools)
+            bad += 1
+    print(f"{len(cases)} inputs, {taken[0]} calls put on the stack whole, {taken[1]} read by Builder._plain, {bad} mismatches")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
