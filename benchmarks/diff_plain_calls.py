@@ -18,7 +18,6 @@ import pickle
 import random
 import sys
 
-import toolgram
 from toolgram._build import builder
 from toolgram._scan import pyframe
 
@@ -59,7 +58,7 @@ def long_lists(rng):
         yield "[" + (unit + sep) * k + tail, rng.choice((None, _inputs.NAMES)), {}
         key = rng.choice(_inputs.KEYS)
         value = rng.choice(_inputs.VALUES)
-        body = f"[run(cmd='a', " + f"{key}={value}, " * k
+        body = "[run(cmd='a', " + f"{key}={value}, " * k
         yield body, ["run"], {}
         yield body + "x=1)]", ["run"], {}
         yield body[:-2] + ")]" + rng.choice(("", "\n", " done")), rng.choice((None, ["run"])), {}
