@@ -1,7 +1,7 @@
-"""Differential check of the plain-call shortcuts: pyframe._call (a plain call of a
-list put on the parse stack whole, its tree made without the table) and
-Builder._plain (a call of a name and one-token arguments read without the walk of
-its parts). For every corpus case and N generated or mutated Python call lists (the
+"""Differential check of the plain-call shortcuts: pyframe._call and _arg (a plain call
+of a list, or an argument, put on the parse stack whole, its tree made without the
+table) and Builder._plain (a call of a name and one-token arguments read without the
+walk of its parts). For every corpus case and N generated or mutated Python call lists (the
 inputs of diff_pyframe.py, and long lists: a keyword repeated, calls before a broken
 one), parse() with them and without them must give equal results, segments, ids and
 spans included; and a stream of each (deltas of 1, 2, 3, 7, 64 characters and random
@@ -26,8 +26,8 @@ import diff_pyframe as _inputs
 N = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
 SEED = int(sys.argv[2]) if len(sys.argv) > 2 else 1
 
-taken = [0, 0]  # (calls put on the stack whole; calls read by Builder._plain)
-_call, _plain_parts, _calls_whole = pyframe._call, builder._plain_parts, pyframe._calls_whole
+taken = [0, 0, 0]  # (calls put on the stack whole, arguments put so; calls read by Builder._plain)
+_call, _arg, _plain_parts, _shortcut = pyframe._call, pyframe._arg, builder._plain_parts, pyframe._shortcut
 
 
 def counted_call(*args):
@@ -36,16 +36,22 @@ def counted_call(*args):
     return got
 
 
+def counted_arg(*args):
+    got = _arg(*args)
+    taken[1] += got >= 0
+    return got
+
+
 def counted_parts(node):
     got = _plain_parts(node)
-    taken[1] += got is not None
+    taken[2] += got is not None
     return got
 
 
 def shortcuts(on: bool) -> None:
-    pyframe._call = counted_call
+    pyframe._call, pyframe._arg = counted_call, counted_arg
     builder._plain_parts = counted_parts if on else lambda node: None
-    pyframe._calls_whole = _calls_whole if on else lambda c: False
+    pyframe._shortcut = _shortcut if on else lambda c: None
 
 
 def long_lists(rng):
@@ -83,7 +89,7 @@ def main() -> int:
                 pickle.dump((raw, tools, options), f)
             print("MISMATCH", repr(raw[:120]), tools)
             bad += 1
-    print(f"{len(cases)} inputs, {taken[0]} calls put on the stack whole, {taken[1]} read by Builder._plain, {bad} mismatches")
+    print(f"{len(cases)} inputs, {taken[0]} calls and {taken[1]} arguments put on the stack whole, {taken[2]} calls read by Builder._plain, {bad} mismatches")
     return 1 if bad else 0
 
 

@@ -592,7 +592,7 @@ def _fed(run: Any) -> int:
 # Plain calls of a list, whatever their arguments (keyword, positional, none, values
 # nested), each followed by a `,` or `]`: the list lexer puts each call on the parse
 # stack whole, its tree made as the table makes it, and feeds the table only the `,`
-# after it (pyframe._call); the list's last call is fed token by token.
+# after it (pyframe._call); the arguments of the list's last call, one by one (_arg).
 WHOLE_CALLS = [
     ("[{}g(b=1)]", None),
     ("[{}g(b=1)]", ["f", "g"]),
@@ -606,7 +606,7 @@ WHOLE_CALLS = [
 @pytest.mark.parametrize("unit", ["f(a=1, b='xy'), ", "f(), ", "f('x', n=[1, {'k': (2, 3)}]), ", "get_weather(city = 'Oslo') , "])
 @pytest.mark.parametrize("raw, tools", WHOLE_CALLS)
 def test_a_plain_call_is_put_on_the_parse_stack_whole(unit: str, raw: str, tools: Any) -> None:
-    toolgram.parse(raw.format(unit), tools)  # (the grammar's check of _call, once: see _calls_whole)
+    toolgram.parse(raw.format(unit), tools)  # (the grammar's check of the shortcut, once: see _shortcut)
     results, fed = [], []
     for n in (3, 60):
         text = raw.format(unit * n)
@@ -615,20 +615,21 @@ def test_a_plain_call_is_put_on_the_parse_stack_whole(unit: str, raw: str, tools
     assert fed[1] - fed[0] == 57, fed  # (one token a call: the `,` after it)
 
 
-def test_a_grammar_whose_call_trees_differ_is_fed_token_by_token(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("made", ["_call", "_arg"])
+def test_a_grammar_whose_call_trees_differ_is_fed_token_by_token(made: str, monkeypatch: pytest.MonkeyPatch) -> None:
     from toolgram._grammar.registry import default_registry
     from toolgram._lalr.tree import Tree
     from toolgram._scan import pyframe
 
     c = default_registry().select(["pythonic"])[0].compiled
-    assert pyframe._same_as_table(c)
-    made = pyframe._call
+    assert pyframe._checked_shortcut(c) is not None
+    put = getattr(pyframe, made)
 
     def other(drv: Any, *args: Any) -> int:  # (a tree of another shape than the table's)
-        got = made(drv, *args)
+        got = put(drv, *args)
         if got >= 0:
-            drv.values[-1] = Tree("call", drv.values[-1].children[:1], drv.values[-1]._meta)
+            drv.values[-1] = Tree(drv.values[-1].data, drv.values[-1].children[:0], drv.values[-1]._meta)
         return got
 
-    monkeypatch.setattr(pyframe, "_call", other)
-    assert not pyframe._same_as_table(c)
+    monkeypatch.setattr(pyframe, made, other)
+    assert pyframe._checked_shortcut(c) is None

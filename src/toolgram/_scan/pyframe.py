@@ -356,23 +356,11 @@ def advance(drv: Any, buf: str, final: bool) -> str | None:
 
 def _fed(drv: Any, buf: str, toks: list) -> bool:
     """Feed drv the tokens, as its own reading would have taken them; False: the
-    table refused one (drv spoilt). A call followed by a token of the list is put
-    on the stack whole (_call), not fed token by token."""
-    feed = drv._feed
-    whole = _calls_whole(drv.c)
-    i, n = 0, len(toks)
-    while i < n:
-        term, s, e = toks[i]
-        if term == "NAME" and whole:
-            i = _call(drv, buf, toks, i, n)
-            if i >= 0:
-                continue
-            i = -i - 1
-        if not feed(Tok(term, buf[s:e], s, e)):
-            drv.status = "spoilt"
-            return False
-        i += 1
-    drv.taken += n
+    table refused one (drv spoilt)."""
+    if not _put(drv, drv._feed, buf, toks, _shortcut(drv.c)):
+        drv.status = "spoilt"
+        return False
+    drv.taken += len(toks)
     term, start, end = toks[-1]
     drv.pos = drv.last_end = end
     drv.last_start = start
@@ -380,23 +368,48 @@ def _fed(drv: Any, buf: str, toks: list) -> bool:
     return True
 
 
+def _put(drv: Any, feed: Any, buf: str, toks: list, arg: tuple | None) -> bool:
+    """Feed drv the tokens (feed: its _feed); False where the table refused one. A
+    call followed by a token (its `,` or `]`) is put on the stack whole (_call), and
+    an argument followed by one (its `,` or `)`) in a call that is not (_arg); the
+    other tokens are fed one by one. arg: the rule of an argument (see _shortcut);
+    None: every token fed."""
+    i, n = 0, len(toks)
+    while i < n:
+        term, s, e = toks[i]
+        if arg is not None:
+            if term == "NAME":
+                got = _call(drv, buf, toks, i, n)
+            elif term == "KEY" or term == "PYVALUE":  # (a kwarg's PYVALUE goes with its KEY)
+                got = _arg(drv, buf, toks, i, n, arg)
+            else:
+                got = -1
+            if got >= 0:
+                i = got
+                continue
+        if not feed(Tok(term, buf[s:e], s, e)):
+            return False
+        i += 1
+    return True
+
+
 def _call(drv: Any, buf: str, toks: list, i: int, n: int) -> int:
     """Put the call whose NAME is toks[i] on drv's stack whole, its tree made here, as
-    the table would have made it (see _calls_whole), where a token of the list
-    follows its `)` (which reduces it: a call the list ends with stays the table's,
-    as a Checkpoint keeps its stack before that reduce); and where the state it
-    starts from shifts its NAME (no reduce before it) and has a goto for it. The
-    index of the token after the call; else -1 - i (feed it token by token)."""
+    the table would have made it (see _shortcut), where a token of the list follows
+    its `)` (which reduces it: a call the list ends with stays open on the stack, as
+    a Checkpoint keeps it); and where the state it starts from shifts its NAME (no
+    reduce before it) and has a goto for it. The index of the token after the call;
+    else -1."""
     stack = drv.stack
     row = drv.c.states[stack[-1]]
     first, goto = row.get("NAME"), row.get("call")
     if first is None or first[0] is not Shift or goto is None:
-        return -1 - i
+        return -1
     end = i + 2
     while end < n and toks[end][0] != "RPAR":
         end += 1
     if end + 1 >= n:
-        return -1 - i  # (the list's last token, or the call the text cut: the table's)
+        return -1  # (the list's last token, or the call the text cut)
     parts = [Tree("name", [Tok("NAME", buf[toks[i][1] : toks[i][2]], toks[i][1], toks[i][2])])]
     k = i + 2  # (past NAME and `(`)
     while k < end:  # (each argument KEY EQUAL PYVALUE, or PYVALUE; COMMA between)
@@ -419,47 +432,68 @@ def _call(drv: Any, buf: str, toks: list, i: int, n: int) -> int:
     return end + 1
 
 
-def _calls_whole(c: Any) -> bool:
-    """Whether _call makes the trees and stacks the table makes, for this grammar
-    (checked once: a grammar named pythonic whose rules differ is read token by token)."""
-    got = c.derived.get("pyframe_calls")
-    if got is None:
-        got = c.derived["pyframe_calls"] = _same_as_table(c)
+def _arg(drv: Any, buf: str, toks: list, i: int, n: int, arg: tuple) -> int:
+    """Put the argument that starts at toks[i] (KEY EQUAL PYVALUE, or PYVALUE) on drv's
+    stack whole, as _call puts a call, where a token follows it (its `,` or `)`,
+    which reduces it): the index of that token; else -1."""
+    term, s, e = toks[i]
+    size = 3 if term == "KEY" else 1
+    if i + size >= n:
+        return -1
+    row = drv.c.states[drv.stack[-1]]
+    first, goto = row.get(term), row.get(arg[0])
+    if first is None or first[0] is not Shift or goto is None:
+        return -1
+    if size == 3:
+        _, vs, ve = toks[i + 2]
+        key = Tree("key", [Tok("KEY", buf[s:e], s, e)])
+        part = Tree("kwarg", [key, Tree("value", [Tok("PYVALUE", buf[vs:ve], vs, ve)])])
+    else:
+        part = Tree("posarg", [Tok("PYVALUE", buf[s:e], s, e)])
+    drv.stack.append(goto[1])
+    drv.values.append(Tree(arg[1], [part]))
+    return i + size
+
+
+def _shortcut(c: Any) -> tuple | None:
+    """The rule of an argument (its name in the table, its tree's name), where _call
+    and _arg make the trees and stacks the table makes for this grammar; None: a
+    grammar whose rules differ (a user's, named pythonic), read token by token.
+    Worked out once a grammar."""
+    got = c.derived.get("pyframe_calls", False)
+    if got is False:
+        got = c.derived["pyframe_calls"] = _checked_shortcut(c)
     return got
 
 
-# Calls _same_as_table puts both ways, in a list, first and after another call, each
-# followed by `,` and by `]`.
-_PROBES = ("f()", "f(a=1)", "f(1)", "f(a=1,2,b='x')", "f(1,a=2)")
+# Lists _checked_shortcut reads both ways, to each of their tokens: calls with no
+# argument, keyword ones, positional ones, mixed, each followed by `,` and by `]`.
+_PROBES = ("[f(),f(a=1),f(1),f(a=1,2,b='x'),f(1,a=2),f()]", "[f(a=1,b=2)]", "[f(1)]")
 
 
-def _same_as_table(c: Any) -> bool:
+def _checked_shortcut(c: Any) -> tuple | None:
     from .._lalr.driver import Driver  # (the driver imports the scan package)
 
-    for probe in _PROBES:
-        for text in (f"[{probe},f(b=2)]", f"[{probe}]", f"[g(),{probe},h()]", f"[g(),{probe}]"):
-            toks = read_list(text, 0, True)
-            if type(toks) is not tuple:
-                return False
-            toks = toks[0]
-            ways = []
-            for whole in (False, True):
-                drv = _Probe(c)
-                i = 0
-                while i < len(toks):
-                    if whole and toks[i][0] == "NAME":
-                        got = _call(drv, text, toks, i, len(toks))
-                        if got >= 0:
-                            i = got
-                            continue
-                    term, s, e = toks[i]
-                    if not Driver._feed(drv, Tok(term, text[s:e], s, e)):
-                        return False
-                    i += 1
-                ways.append((list(drv.stack), _shape(drv.values), drv.calls))
-            if ways[0] != ways[1]:
-                return False
-    return True
+    args = {(r.origin.name, r.tree_name) for r in c.callbacks if [s.name for s in r.expansion] in (["kwarg"], ["posarg"])}
+    if len(args) != 1:
+        return None
+    arg = args.pop()
+    for text in _PROBES:
+        toks = read_list(text, 0, True)
+        if type(toks) is not tuple:
+            return None
+        toks = toks[0]
+        each = _Probe(c)  # (fed one token more at a time)
+        for upto in range(1, len(toks) + 1):
+            drv = _Probe(c)
+            if not (
+                _put(each, lambda tok: Driver._feed(each, tok), text, toks[upto - 1 : upto], None)
+                and _put(drv, lambda tok, drv=drv: Driver._feed(drv, tok), text, toks[:upto], arg)
+            ):
+                return None
+            if (drv.stack, _shape(drv.values), drv.calls) != (each.stack, _shape(each.values), each.calls):
+                return None
+    return arg
 
 
 class _Probe:
