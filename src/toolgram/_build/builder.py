@@ -467,7 +467,8 @@ class Builder:
 
     # -- one call from grammar parts ------------------------------------------
     def _call(self, node: Tree, kind: str) -> Draft:
-        draft = Draft(name="", kind=kind, span=_call_extent(node) or self.region)
+        plain = _plain_parts(node)
+        draft = Draft(name="", kind=kind, span=self.region if plain is not None else _call_extent(node) or self.region)
         name_end = -1
         positional: list[str] = []
         args_text = None
@@ -478,13 +479,12 @@ class Builder:
         # told: a JSON or Python value, Gemma's object; see the end of this method).
         end = self._call_end(node) if self.ended is not None and node is self._last else _READ
         cut_open = end is not _READ
-        plain = _plain_parts(node)
         if plain is not None:
             # (A Python call's name and arguments, each one token: read at once, as the
             # loop below reads them.)
             parts = plain
             last_arg = (plain[-1] if len(plain) > 1 else None) if cut_open else None
-            name_end, short = self._plain(plain, draft, positional, cut_open)
+            name_end, short = self._plain(node, plain, draft, positional, cut_open)
         else:
             parts = _parts(node)
             last_arg = _last_arg(node, parts) if cut_open else None
@@ -666,28 +666,34 @@ class Builder:
                 _add(draft.repairs, ["cut_value"])
         return draft
 
-    def _plain(self, parts: list, draft: Draft, positional: list, cut_open: bool) -> tuple[int, bool | None]:
+    def _plain(self, node: Tree, parts: list, draft: Draft, positional: list, cut_open: bool) -> tuple[int, bool | None]:
         """What _call's loop reads of the parts of a plain call (_plain_parts): its
-        name (in draft), keyword arguments (draft.params) and positional ones; where
-        its name ends, and whether the end of the reply cut a value short (None: no
-        value reaches it)."""
+        name (in draft), keyword arguments (draft.params) and positional ones, and
+        its span (_call_extent, of its tokens); where its name ends, and whether the
+        end of the reply cut a value short (None: no value reaches it)."""
         buf, repairs = self.buf, draft.repairs
+        name = parts[0].children[0]
         draft.name = _unescape_md(_call_name(_attr_text(parts[0], buf), repairs), repairs)
+        lo, hi = name.start_pos, name.end_pos
         short = None
         for child in parts[1:]:
             children = child.children
             if len(children) == 2:  # (kwarg: key, value)
-                key = _unescape_md(_token_text(children[0].children[0], buf).strip(), repairs)
+                key = children[0].children[0]
                 value = children[1].children[0]
                 text = _token_text(value, buf)
-                draft.params.append((key, text, "python"))
+                draft.params.append((_unescape_md(_token_text(key, buf).strip(), repairs), text, "python"))
+                lo, hi = min(lo, key.start_pos), max(hi, key.end_pos)
             else:  # (posarg)
                 value = children[0]
                 text = _token_text(value, buf)
                 positional.append(text)
+            lo, hi = min(lo, value.start_pos), max(hi, value.end_pos)
             if cut_open and value.end_pos == self.ended[0]:  # (_reaches: its extent is its token's)
                 short = _repair.cut_short(text + self._spaced())
-        return parts[0].children[0].end_pos, short
+        end = getattr(getattr(node, "_meta", None), "end_pos", None)
+        draft.span = (lo, end) if end is not None and end > hi else (lo, hi)
+        return name.end_pos, short
 
     def _coerce(self, raw: Any, typ: str | None, prop: Any, schema: Any) -> tuple[Any, tuple[str, ...]]:
         """coerce_param, for a parameter of one of the region's calls."""
@@ -1586,36 +1592,44 @@ def _parts(node: Tree, _opaque: dict = {}) -> list:  # (_opaque: whether a tree 
     return out
 
 
-def _plain_parts(node: Tree) -> list | None:
+def _plain_parts(node: Tree, _known=_RULE_NAMES) -> list | None:
     """The parts of a call that holds its name and keyword or positional arguments
     only, each a rule of one token (a kwarg's key and value), as Python-style grammars
     make it: [the name, then each argument]; None for any other call (Builder._plain)."""
+    # (_rule and the test of one token written out: this is asked of each call.)
     children = node.children
     if not children:
         return None
     first = children[0]
-    if type(first) is not Tree or _rule(first) != "name" or not _one_token(first):
+    if type(first) is not Tree or len(first.children) != 1 or type(first.children[0]) is not Tok:
+        return None
+    kind = _known.get(first.data)
+    if (kind if kind is not None else rule_name(first.data)) != "name":
         return None
     for child in children[1:]:
         if type(child) is not Tree:
             return None
-        kind = _rule(child)
+        inner = child.children
+        kind = _known.get(child.data)
+        if kind is None:
+            kind = rule_name(child.data)
         if kind == "kwarg":
-            inner = child.children
-            if not (
-                len(inner) == 2 and type(inner[0]) is Tree and type(inner[1]) is Tree
-                and _rule(inner[0]) == "key" and _rule(inner[1]) == "value"
-                and _one_token(inner[0]) and _one_token(inner[1])
-            ):  # fmt: skip
+            if len(inner) != 2:
                 return None
-        elif kind != "posarg" or not _one_token(child):
+            key, value = inner
+            if type(key) is not Tree or type(value) is not Tree:
+                return None
+            one, other = key.children, value.children
+            if len(one) != 1 or len(other) != 1 or type(one[0]) is not Tok or type(other[0]) is not Tok:
+                return None
+            kind, other = _known.get(key.data), _known.get(value.data)
+            if (kind if kind is not None else rule_name(key.data)) != "key":
+                return None
+            if (other if other is not None else rule_name(value.data)) != "value":
+                return None
+        elif kind != "posarg" or len(inner) != 1 or type(inner[0]) is not Tok:
             return None
     return children
-
-
-def _one_token(node: Tree) -> bool:
-    children = node.children
-    return len(children) == 1 and type(children[0]) is Tok
 
 
 def _token_text(tok: Tok, buf: str | None) -> str:

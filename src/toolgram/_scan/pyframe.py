@@ -75,11 +75,13 @@ _ARG_SOURCE = (
     rf"(?P<value>(?>{_STR}|{_ATOM}|{_nested(2)}))(?P<s3>[ \t]*+)(?P<sep>[,)])"
 )
 _NAME_SOURCE = r"([A-Za-z_][A-Za-z0-9_.\-]*)([ \t]*)\("
-_ARG = re.compile(_ARG_SOURCE, re.ASCII)
+# (The blanks before it too: no argument starts with a `)`, which read_list then looks for.)
+_ARG = re.compile(rf"[ \t]*+(?:{_ARG_SOURCE})", re.ASCII)
 _NAME = re.compile(_NAME_SOURCE, re.ASCII)
 # (The same, where a stream's text ends: does it end inside one? regex's partial match.)
 _ARG_BEGUN = regex.compile(_ARG_SOURCE, regex.ASCII | regex.V0)
 _NAME_BEGUN = regex.compile(_NAME_SOURCE, regex.ASCII | regex.V0)
+_KEY, _S1, _VALUE, _SEP = (_ARG.groupindex[g] for g in ("key", "s1", "value", "sep"))
 _BLANK = re.compile(r"[ \t]*")
 _WS = re.compile(r"[ \t\r\n\f]*")
 
@@ -180,9 +182,11 @@ def read_list(buf: str, start: int, final: bool, begun: Begun | None = None) -> 
             m = _NAME.match(buf, pos)
             if m is None:
                 return _short(_NAME_BEGUN, buf, pos, final, toks, at, item)
-            add(("NAME", m.start(1), m.end(1)))
-            add(("LPAR", m.end(2), m.end()))
-            pos, item = m.end(), _FIRST
+            regs = m.regs  # (the groups' places at once: a list of calls has thousands)
+            add(("NAME", *regs[1]))
+            pos = regs[0][1]
+            add(("LPAR", regs[2][1], pos))
+            item = _FIRST
             continue
         if item is _AFTER:
             pos = _WS.match(buf, pos).end()
@@ -196,6 +200,22 @@ def read_list(buf: str, start: int, final: bool, begun: Begun | None = None) -> 
                 add(("RSQB", pos, pos + 1))
                 return toks, pos + 1
             return _part(toks)
+        a = _ARG.match(buf, pos)  # (the commonest first: an argument)
+        if a is not None:
+            regs = a.regs
+            if regs[_KEY][0] >= 0:  # (else a positional value)
+                add(("KEY", *regs[_KEY]))
+                eq = regs[_S1][1]
+                add(("EQUAL", eq, eq + 1))
+            add(("PYVALUE", *regs[_VALUE]))
+            sep, pos = regs[_SEP]  # (the match's last group)
+            if buf[sep] == ")":
+                add(("RPAR", sep, pos))
+                item = _AFTER
+            else:
+                add(("COMMA", sep, pos))
+                item = _NEXT
+            continue
         pos = _BLANK.match(buf, pos).end()
         if item is _FIRST and buf.startswith(")", pos):
             add(("RPAR", pos, pos + 1))
@@ -203,22 +223,7 @@ def read_list(buf: str, start: int, final: bool, begun: Begun | None = None) -> 
             continue
         if item is _NEXT and buf.startswith(")", pos):
             return _part(toks)  # (a trailing comma: the general way)
-        a = _ARG.match(buf, pos)
-        if a is None:
-            return _short(_ARG_BEGUN, buf, pos, final, toks, at, item)
-        if a.start("key") >= 0:  # (else a positional value)
-            add(("KEY", a.start("key"), a.end("key")))
-            eq = a.end("s1")
-            add(("EQUAL", eq, eq + 1))
-        add(("PYVALUE", a.start("value"), a.end("value")))
-        sep = a.start("sep")
-        pos = a.end()
-        if buf[sep] == ")":
-            add(("RPAR", sep, pos))
-            item = _AFTER
-        else:
-            add(("COMMA", sep, pos))
-            item = _NEXT
+        return _short(_ARG_BEGUN, buf, pos, final, toks, at, item)  # (no argument here)
 
 
 def _short(begun: Any, buf: str, pos: int, final: bool, toks: list, at: int, item: str) -> Begun | None:
