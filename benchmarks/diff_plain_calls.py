@@ -1,9 +1,10 @@
 """Differential check of the plain-call shortcuts: pyframe._call and _arg (a plain call
 of a list, or an argument, put on the parse stack whole, its tree made without the
-table) and Builder._plain (a call of a name and one-token arguments read without the
-walk of its parts). For every corpus case and N generated or mutated Python call lists (the
-inputs of diff_pyframe.py, and long lists: a keyword repeated, calls before a broken
-one), parse() with them and without them must give equal results, segments, ids and
+table), Builder._plain (a call of a name and one-token arguments read without the
+walk of its parts) and Builder._loose_args (Gemma's arguments written the same,
+decoded once a region). For every corpus case, N generated or mutated Python call
+lists (the inputs of diff_pyframe.py, and long lists: a keyword repeated, calls before
+a broken one) and N replies of Gemma's bare calls (diff_gemframe.py's), parse() with them and without them must give equal results, segments, ids and
 spans included; and a stream of each (deltas of 1, 2, 3, 7, 64 characters and random
 ones) must give parse()'s.
 
@@ -21,6 +22,7 @@ import sys
 from toolgram._build import builder
 from toolgram._scan import pyframe
 
+import diff_gemframe as _gemma
 import diff_pyframe as _inputs
 
 N = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
@@ -28,6 +30,7 @@ SEED = int(sys.argv[2]) if len(sys.argv) > 2 else 1
 
 taken = [0, 0, 0]  # (calls put on the stack whole, arguments put so; calls read by Builder._plain)
 _call, _arg, _plain_parts, _shortcut = pyframe._call, pyframe._arg, builder._plain_parts, pyframe._shortcut
+_loose_args = builder.Builder._loose_args
 
 
 def counted_call(*args):
@@ -52,6 +55,7 @@ def shortcuts(on: bool) -> None:
     pyframe._call, pyframe._arg = counted_call, counted_arg
     builder._plain_parts = counted_parts if on else lambda node: None
     pyframe._shortcut = _shortcut if on else lambda c: None
+    builder.Builder._loose_args = _loose_args if on else lambda self, text, cut: builder.decode_loose(text, cut)
 
 
 def long_lists(rng):
@@ -73,6 +77,7 @@ def long_lists(rng):
 def main() -> int:
     rng = random.Random(SEED)
     cases = list(_inputs.corpus()) + [_inputs.generated(rng) for _ in range(N)] + list(long_lists(rng))
+    cases += [_gemma.generated(rng) for _ in range(N)]
     bad = 0
     for raw, tools, options in cases:
         try:

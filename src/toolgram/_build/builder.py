@@ -329,6 +329,9 @@ class Builder:
         # 'celsius'` in each call of a list, a key repeated), where the value is no
         # container a caller could change in one call only.
         self._coerced: dict = {}
+        # (text, cut) -> decode_loose's answer, for arguments written the same in another
+        # call of the region (Gemma's `call:f{a:1}` lines): only read, never changed.
+        self._loose: dict = {}
 
     # -- entry --------------------------------------------------------------
     def build(self, tree: Any) -> list[Draft | Prose]:
@@ -559,7 +562,7 @@ class Builder:
             elif d == "loose_args":
                 reaches = cut_open and self._reaches(child)
                 try:
-                    root, repairs, tail = decode_loose(_text(child, self.buf) + (self._spaced() if reaches else ""), reaches)
+                    root, repairs, tail = self._loose_args(_text(child, self.buf) + (self._spaced() if reaches else ""), reaches)
                 except TooDeep as exc:
                     raise _too_deep(exc.key) from None
                 except StrayDelimiter as exc:
@@ -694,6 +697,15 @@ class Builder:
         end = getattr(getattr(node, "_meta", None), "end_pos", None)
         draft.span = (lo, end) if end is not None and end > hi else (lo, hi)
         return name.end_pos, short
+
+    def _loose_args(self, text: str, cut: bool) -> tuple:
+        """decode_loose(text, cut), once for the arguments a region's calls write the
+        same. (Its Nodes and repairs are only read: coerce_param makes new values of
+        them, and a failure, raised, is not kept.)"""
+        got = self._loose.get((text, cut))
+        if got is None:
+            got = self._loose[text, cut] = decode_loose(text, cut)
+        return got
 
     def _coerce(self, raw: Any, typ: str | None, prop: Any, schema: Any) -> tuple[Any, tuple[str, ...]]:
         """coerce_param, for a parameter of one of the region's calls."""
