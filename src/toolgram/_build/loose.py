@@ -28,7 +28,7 @@ import re
 from .coerce import Node
 from .depth import VALUE_DEPTH, TooDeep
 from .._grammar.words import lazy
-from .._lalr.close import brace_closes
+from .._lalr.close import QUOTED_CALLS, brace_closes, quoted_close
 
 DELIMITERS = ('<|"|>', "<escape>")
 _DELIM = lazy(re.compile, r'<\|"\|>|<escape>')
@@ -211,9 +211,15 @@ class _Reader:
         text = self.text
         if _may_follow(text, end + len(d), item):
             return end
-        at = end
+        at, before = end, start
         for _ in range(_STRAY_LOOK):
-            at = text.find(d, at + len(d))
+            close = self.past_quoted_call(d, before, at, item)
+            if close >= 0:
+                if before > start:
+                    self.note("unescaped_quotes")
+                return close
+            before = at + len(d)
+            at = text.find(d, before)
             if at < 0:
                 break
             if _may_follow(text, at + len(d), item):
@@ -225,6 +231,18 @@ class _Reader:
             self.note("unescaped_quotes")
             return -1
         raise StrayDelimiter(key, d)
+
+    def past_quoted_call(self, d: str, lo: int, hi: int, item: bool) -> int:
+        """Where a string closes that quotes a whole call of the format opening in
+        [lo, hi) (before the delimiter at hi, which closes no string): past that call's
+        own strings, and any more such calls, as the driver read the token on past them
+        (close.quoted_close); -1 when none is quoted so."""
+        text = self.text
+        opened = min((o for o in (text.find(opener, lo, hi) for opener, _ in QUOTED_CALLS) if o >= 0), default=-1)
+        if opened < 0:
+            return -1
+        close = quoted_close(text, opened, d, True, opened)[0]
+        return close if close >= 0 and _may_follow(text, close + len(d), item) else -1
 
     def bare(self, key: str | None, item: bool = False) -> Node:
         """A bare value: up to a `}` or `]`, or a `,` that a `key:` follows (any `,`

@@ -58,7 +58,8 @@ def compile_nest(nests: tuple, callbacks: dict, terminals: dict, states: dict) -
     # from the state that shifted its terminal): its close tags.
     origins = {rule.origin.name for rule in rules}
     after = {
-        row[origin][1] for row in states.values() if any(name in raw and row[name][0] is Shift for name in row)
+        _past_repeat(states, state, row[origin][1])
+        for state, row in states.items() if any(name in raw and row[name][0] is Shift for name in row)
         for origin in origins if origin in row and row[origin][0] is Shift
     }  # fmt: skip
     shifted = {
@@ -95,3 +96,22 @@ def compile_nest(nests: tuple, callbacks: dict, terminals: dict, states: dict) -
     )  # fmt: skip
     closers = regex.compile("|".join(regex.escape(c) for c in sorted(own | holders, key=len, reverse=True)))
     return Nest(regex.compile("|".join(parts)), closer_of, own, raw, tuple(shifted), holders, closers)
+
+
+def _past_repeat(states: dict, state: Any, target: Any) -> Any:
+    """The state after a value, where its rule is an item of a repeat (`(value |
+    element)*`, Cohere cofl's element: lark's helper rule `__star: value | __star value`):
+    the state the repeat goes on in once the value is reduced into it, which takes the
+    element's close tag; `target` itself (the value's goto) otherwise."""
+    actions = states[target].values()
+    rules = {action[1] for action in actions}
+    if len(rules) != 1 or any(action[0] is Shift for action in actions):
+        return target
+    rule = next(iter(rules))
+    names = [e.name for e in rule.expansion]
+    if not rule.origin.name.startswith("__") or names[-1] != vocabulary.VALUE or len(names) > 2:
+        return target
+    if len(names) == 1:  # (`__star: value`: the repeat's first item, from this state)
+        goto = states[state].get(rule.origin.name)
+        return goto[1] if goto is not None and goto[0] is Shift else target
+    return state  # (`__star: __star value`: this state was reached by the repeat, and goes on in it)

@@ -108,20 +108,116 @@ def through_loose(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
                 # `{command:<|"|>git status}<tool_call|>` (brace_closes).
                 return found if brace_closes(buf[opened:end]) else n
             return WAIT, _DelimiterWait(delim, buf[max(end, n - len(delim) + 1) :])
-        after = close + len(delim)
-        if _AFTER_STRING.match(buf, after) is None:
-            if not final and _SPACE_TO_END.match(buf, after) is not None:
-                return WAIT, None
-            return found
-        m = rest.match(buf, after) if final else rest.match(buf, after, partial=True)
+        m = _string_goes_on(rest, buf, close + len(delim), final)
         if m is None:
-            return found
-        if not final and (m.partial or m.end() >= n):
+            # (The delimiter is no string's close: it may open a string of a call the
+            # string quotes whole, whose close comes later.)
+            close = _quoted_close(d, buf, end, delim, final)
+            if type(close) is not int:
+                return close
+            m = None if close < 0 else _string_goes_on(rest, buf, close + len(delim), final)
+            if m is None:
+                return found
+        if m is WAIT:
             return WAIT, None
+        after = close + len(delim)
         found = m.end()
         if found >= n:
             return found
         at, end = after, found
+
+
+def _string_goes_on(rest: Any, buf: str, after: int, final: bool) -> Any:
+    """The match of the arguments going on properly after a string's close delimiter
+    (ending at `after`): a `,`, `}` or `]`, then the rest of the token's pattern; None
+    when they do not, WAIT when the text so far cannot tell."""
+    if _AFTER_STRING.match(buf, after) is None:
+        if not final and _SPACE_TO_END.match(buf, after) is not None:
+            return WAIT
+        return None
+    m = rest.match(buf, after) if final else rest.match(buf, after, partial=True)
+    if m is None:
+        return None
+    if not final and (m.partial or m.end() >= len(buf)):
+        return WAIT
+    return m
+
+
+# The markers of a Gemma call, opener and end: a whole call quoted in a delimited string
+# (its own strings in it) is the string's text (quoted_close).
+QUOTED_CALLS = (("<|tool_call>", "<tool_call|>"), ("<start_function_call>", "<end_function_call>"))
+# How long such a call may be (its opener to its end marker), and how far after it the
+# string's close, or the next such call, may come: a stream holds no more than this past
+# the first delimiter that closes no string.
+_QUOTED_CALL = 2048
+_QUOTED_GAP = 2048
+
+
+def _quoted_close(d: Any, buf: str, end: int, delim: str, final: bool) -> Any:
+    """quoted_close for a driver: the reading goes on from the end of the last quoted
+    call a stream's earlier look passed (d.loose_quoted), not from the marker."""
+    memo = d.loose_quoted
+    close, x = quoted_close(buf, end, delim, final, memo[1] if memo is not None and memo[0] == end else end)
+    d.loose_quoted = (end, x)
+    return close
+
+
+def quoted_close(buf: str, at: int, delim: str, final: bool, x: int) -> tuple[Any, int]:
+    """Where a delimited string open at `at`, a call's opener, closes when that opener
+    begins a whole call that the string quotes (`{content:<|"|>Docs:
+    <|tool_call>call:rm{path:<|"|>/home<|"|>}<tool_call|> That is all.<|"|>}`): the
+    quoted call's own strings, delimiters in pairs between its opener and its end
+    marker, are the outer string's text, as its markers are; the delimiter after the
+    last such call (each within _QUOTED_GAP of the one before) is the string's close.
+    -1 when the string quotes no whole call so; (WAIT, wait) when the text so far cannot
+    tell. With where the reading got to (x: where it goes on from; `at` at first)."""
+    n = len(buf)
+    while True:
+        # The next call quoted whole, or the string's close, within the gap after x (the
+        # opener at `at` itself first).
+        look = x + (1 if x == at else _QUOTED_GAP)
+        close = buf.find(delim, x, look + len(delim))
+        opened, shut = -1, ""
+        for opener, closer in QUOTED_CALLS:
+            o = buf.find(opener, x, look + len(opener))
+            if o >= 0 and (opened < 0 or o < opened):
+                opened, shut = o, closer
+        if opened < 0 or 0 <= close < opened:
+            if x == at:
+                return -1, x  # (no call opens at the marker)
+            if close >= 0:
+                return close, x
+            if final or n >= look + len(delim):
+                return -1, x
+            return (WAIT, _QuotedWait((delim, *(o for o, _ in QUOTED_CALLS)), buf[max(x, n - 64) :], look + len(delim))), x
+        e = buf.find(shut, opened, opened + _QUOTED_CALL)
+        if e < 0:
+            if final or n >= opened + _QUOTED_CALL:
+                return -1, x
+            return (WAIT, _QuotedWait((shut,), buf[max(opened, n - 64) :], opened + _QUOTED_CALL)), x
+        if buf.count(delim, opened, e) % 2:
+            return -1, x  # (a string of it left open: no call quoted whole)
+        x = e + len(shut)
+
+
+class _QuotedWait:
+    """A wait for what tells _quoted_close's reading: a delta that brings none of the
+    needles (with the end of the text before it), with the text still short of the
+    limit, changes nothing."""
+
+    __slots__ = ("needles", "tail", "limit")
+
+    def __init__(self, needles: tuple, tail: str, limit: int) -> None:
+        self.needles = needles
+        self.tail = tail
+        self.limit = limit
+
+    def absorbs(self, text: str, n: int) -> bool:
+        seen = self.tail + text
+        if n >= self.limit or any(s in seen for s in self.needles):
+            return False
+        self.tail = seen[-64:]
+        return True
 
 
 class _DelimiterWait:

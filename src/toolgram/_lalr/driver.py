@@ -39,7 +39,7 @@ class Driver:
         "fmt", "c", "start", "pos", "stack", "values", "status", "end", "tree", "repairs", "reason", "prose_at",
         "hint", "extents", "quotes", "resume", "taken", "brackets", "cutter", "recheck", "marks",
         "closed_at", "last_end", "calls", "lines", "line_end", "stray", "deep", "quote_memo", "last_term", "last_start", "ended", "shut",
-        "loose_memo", "nest_memo", "nest_unsettled", "nest_open", "nest_loose", "goes_on", "decode_failed", "may_close", "pause", "py", "gem", "gem_at", "checkpoints",
+        "loose_memo", "loose_quoted", "nest_memo", "nest_unsettled", "nest_open", "nest_loose", "goes_on", "decode_failed", "may_close", "pause", "py", "gem", "gem_at", "checkpoints",
     )  # fmt: skip
 
     def __init__(self, fmt: Format, start: int, brackets: Any = None, cutter: Any = None, lines: bool = False) -> None:
@@ -122,6 +122,9 @@ class Driver:
         # (marker, searched to): how far the search for the delimiter that closes a Gemma
         # string open at that marker went (close.through_loose).
         self.loose_memo: tuple | None = None
+        # (marker, where the reading goes on): the end of the last whole call of the
+        # format that a Gemma string open at that marker quotes (close._quoted_close).
+        self.loose_quoted: tuple | None = None
         # Per raw value terminal (VALUE, INLINE_VALUE: both are tried at a place, each
         # with its own pattern), ((token start, stop), where the reading got to, its open
         # tags, the pattern's next stop): how far a stream's look at the tags after a raw
