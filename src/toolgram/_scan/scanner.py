@@ -33,6 +33,7 @@ from .markers import THINK_CLOSE, THINK_OPEN, Frames, MarkerSearch, Markers, _Ch
 from .opening import _START_WAIT, line_opening, marker_opens, may_open, opening, openers
 from .region import RegionReader
 from . import storm as _storm
+from . import instring as _instring
 from . import stray as _stray
 from .mention import note_failure
 from .._lalr.driver import DONE, WAIT, Driver
@@ -59,6 +60,7 @@ _EARLY_NAME = regex.compile(
 
 # (_in_prose: a frame not tried yet at a marker)
 _UNREAD = object()
+_PROSE = ("text", "reasoning")  # (the kinds of Piece that are prose: see _told)
 
 # Blanks to the end of the text (after an end-of-turn token: see _in_prose).
 _BLANK_TO_END = regex.compile(r"\s*+\Z")
@@ -88,6 +90,10 @@ class Scanner(MarkerSearch):
     # Where the last call, or the last region, ended (in the reply): text after it is
     # the model's prose (see _after_object).
     read_to = 0
+    # Where the prose being read began, in the reply: after the last call, region, error
+    # or markup put out (see _told; instring.py reads back no further).
+    prose_from = 0
+    told_n = 0
     # After a call of an XML-ish format, until the next region: its value close first on
     # a line, then the closes of what holds it, closing nothing (stray.Watch; QA10 D3).
     stray: Any = None
@@ -417,11 +423,12 @@ class Scanner(MarkerSearch):
         floor = max(0, pos - 256)
         while keep > floor and buf[keep] in " \t":
             keep -= 1
-        if keep <= 0 or buf[keep] in " \t" or 2 * keep < len(buf):
-            return 0  # a long run of blanks, or too little to gain: keep it all
-        keep -= self.think_width - 1
-        if keep <= 0:
-            return 0
+        if keep <= 0 or buf[keep] in " \t":
+            return 0  # a long run of blanks: keep it all
+        # (And what instring.py reads back from a marker: a stream decides as parse() does.)
+        keep = min(keep - self.think_width + 1, pos - _instring.LOOK)
+        if keep <= 0 or 2 * keep < len(buf):
+            return 0  # too little to gain: keep it all
         self.buf = buf[keep:]
         self.base += keep
         self.pos = pos - keep
@@ -439,12 +446,26 @@ class Scanner(MarkerSearch):
     # -- the state machine --------------------------------------------------------
     def _advance(self, final: bool) -> list:
         out: list = []
+        self.told_n = 0
         modes = _MODES
         while modes[self.mode](self, out, final):
             pass
+        self._told(out)
         if self.base and out:
             _rebase(out, self.base)
         return out
+
+    def _told(self, out: list) -> None:
+        """Note where the last item of `out` that is no prose ends (a call, a region, an
+        error, markup): the prose after it begins there (prose_from; out[told_n:] are the
+        items not yet looked at, in the buffer's positions)."""
+        for k in range(self.told_n, len(out)):
+            item = out[k]
+            kind = type(item)
+            if kind is Piece and item[0] in _PROSE:
+                continue
+            self.prose_from = self.base + (item.span[1] if kind is ToolCall else item[2] if kind is Piece else item.end)
+        self.told_n = len(out)
 
     def _start(self, out: list, final: bool) -> bool:
         """The reply's beginning: marker-less formats must open it."""
@@ -586,6 +607,13 @@ class Scanner(MarkerSearch):
                 self._prose(out, i, after)
                 self.pos = after
                 return True
+            if marker not in line and self._in_string(out, buf, i):
+                # Inside a string of a call no format read (`>>>send_email\n{"content":
+                # "<|tool_call>call:rm{…}<tool_call|>"}` with no tools): that call's text,
+                # prose as the call is (instring.py).
+                self._prose(out, i, after)
+                self.pos = after
+                return True
             if marker in self.turn_ends and _BLANK_TO_END.match(buf, after) is not None:
                 # An end-of-turn token that ends the reply (blanks after it at most): the
                 # model's template token, markup. A stream waits for what follows it.
@@ -667,6 +695,7 @@ class Scanner(MarkerSearch):
                             return False  # (the rest was prose: the text is all read)
                         self.read_to = stop  # (where its last call ends: see after_call)
                         self.pos = pos = stop
+                        self.prose_from, self.told_n = stop, len(out)  # (calls went to the sink)
                         continue
                     out.append(got)
                     self.pos = pos = got.span[1]
@@ -725,6 +754,12 @@ class Scanner(MarkerSearch):
                 self.region.frame_wait = got
                 return False
             return True
+
+    def _in_string(self, out: list, buf: str, i: int) -> bool:
+        """instring.in_string, reading back no further than the prose the marker at i is
+        in: not into a call's or an error's text (`[f(a="Lis"bon")] … 'x <think>`)."""
+        self._told(out)
+        return _instring.in_string(buf, i, self.prose_from - self.base)
 
     def _repeated(self, buf: str, after: int, marker: str, final: bool) -> bool | None:
         """Whether `marker`, ending at `after`, is written again right after it, blanks

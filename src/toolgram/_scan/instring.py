@@ -1,0 +1,121 @@
+"""A marker inside a string of a call that no format read (QA12 N5): prose, as the
+call around it is.
+
+A call with no marker (a Python list `[write_file(path='…')]`, a JSON object
+`{"name": …}`, Functionary v3.2's `{…}` after `>>>name`, Gemma's bare `call:f{…}`) is
+read only where its format allows (with tools, at the reply's start, at a line's
+start); elsewhere it stays prose. A string in it may quote a call of a format that has
+markers (`{"content": "<|tool_call>call:rm{…}<tool_call|>"}`): read as a real call, it
+would run a call the model only wrote about, with the string's escapes in its
+arguments, and leave a hole in the prose. So a start marker found in prose is prose
+when, read back from it, it is inside a string of such a call: the last place before
+it within LOOK that opens one (`{"`, `[name(` then an argument, `call:name{`), its
+strings and brackets read up to the marker, leaves a string open there and the call's
+brackets not yet closed.
+
+Only the text before the marker decides, no further back than LOOK: a stream keeps
+that much before the place its prose has reached (Scanner._trim), so it decides as a
+whole parse does, with nothing held back.
+"""
+
+from __future__ import annotations
+
+import re
+
+import regex
+
+# How far back from a marker the call around it is looked for.
+LOOK = 2048
+# What any string of them holds (`<|"|>` holds a `"`): a prose without one is told at
+# once (the stdlib's search: the common case, between two calls, is asked per call).
+QUOTE = re.compile(r"[\"']|<escape>")
+
+# Where a call opens (matched at the place a search for its first characters found) and
+# the tokens that matter inside it: strings (closed: a named group matched) and brackets.
+# A JSON or Python string ends at its line's end, so their call opens on the marker's
+# line; a Gemma string may hold new lines.
+_JSON = ('{"', regex.compile(r'\{"'), regex.compile(r'"(?:[^"\\\n]|\\.)*+(?P<c>")?|[\[\]{}]'), True)
+_PYTHON = (
+    "[",
+    regex.compile(r"\[[ \t]*[A-Za-z_][\w.]*\((?=[ \t]*(?:[A-Za-z_]\w*[ \t]*=|['\"]))"),
+    regex.compile(r"""'(?:[^'\\\n]|\\.)*+(?P<c>')?|"(?:[^"\\\n]|\\.)*+(?P<d>")?|[\[\](){}]"""),
+    True,
+)
+_GEMMA = (
+    "call:",
+    regex.compile(r"call:[\w.\-]+\{"),
+    regex.compile(r'<\|"\|>(?:(?!<\|"\|>).)*+(?P<c><\|"\|>)?|<escape>(?:(?!<escape>).)*+(?P<d><escape>)?|[\[\]{}]', regex.S),
+    False,
+)
+# How many places a call's first characters are found at, back from the marker, that do
+# not open one (`[1]`, `[see`) before the search gives up.
+_TRIES = 4
+_OPEN = frozenset("[({")
+_KINDS = (_JSON, _PYTHON, _GEMMA)
+
+
+def in_string(buf: str, i: int, floor: int = 0) -> bool:
+    """Whether the marker at i is inside a string of a call that begins before it, at
+    or after `floor` (see the module's docstring)."""
+    lo = max(0, floor, i - LOOK)
+    if lo >= i or QUOTE.search(buf, lo, i) is None:
+        return False  # (the usual case: no string before it)
+    line = buf.rfind("\n", lo, i) + 1 or lo
+    for first, opens, tokens, one_line in _KINDS:
+        start = line if one_line else lo
+        at = buf.rfind(first, start, i)
+        if at >= 0 and _open_string(buf, start, i, at, first, opens, tokens):
+            return True
+    return False
+
+
+def _open_string(buf: str, lo: int, i: int, at: int, first: str, opens: regex.Pattern, tokens: regex.Pattern) -> bool:
+    """Whether the last call opening (`opens`, whose `first` characters are found at `at`
+    and before) in [lo, i) leaves a string open at i, its brackets still open."""
+    for _ in range(_TRIES):
+        if opens.match(buf, at, i) is not None:
+            break
+        at = buf.rfind(first, lo, at)
+        if at < 0:
+            return False
+    else:
+        return False
+    depth = 0
+    for t in tokens.finditer(buf, at, i):
+        s = t.group()
+        if len(s) == 1 and s in "[](){}":
+            depth += 1 if s in _OPEN else -1
+            if depth <= 0:
+                return False  # (the call closed before the marker)
+            continue
+        # A string opens only where a value begins, and a value ends where the call goes
+        # on: else the call is broken there (`origin="Lis"bon"`), and what its quotes
+        # hold is not told (the marker after it may be a call).
+        if buf[_back(buf, at, t.start())] not in _BEFORE:
+            return False
+        if t.lastgroup is None:
+            # (A string left open up to the marker: not one its line's end broke.)
+            return t.end() >= i or buf[t.end()] != "\n"
+        after = _forth(buf, t.end(), i)
+        if after < i and buf[after] not in _AFTER:
+            return False
+    return False
+
+
+_BEFORE = frozenset("([{,:=")  # (what a value follows)
+_AFTER = frozenset(",)]}:")  # (what follows a value)
+
+
+def _back(buf: str, lo: int, p: int) -> int:
+    """The place of the last character before p, after lo, that is no blank (lo: none)."""
+    p -= 1
+    while p > lo and buf[p] in " \t\r\n":
+        p -= 1
+    return p
+
+
+def _forth(buf: str, p: int, hi: int) -> int:
+    """The place of the first character from p, before hi, that is no blank (hi: none)."""
+    while p < hi and buf[p] in " \t\r\n":
+        p += 1
+    return p
