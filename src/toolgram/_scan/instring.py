@@ -52,6 +52,14 @@ _GEMMA = (
 _TRIES = 4
 _OPEN = frozenset("[({")
 _KINDS = (_JSON, _PYTHON, _GEMMA)
+OPENING_WIDTH = max(len(kind[0]) for kind in _KINDS) - 1  # (an opening cut at a search's end)
+
+
+def first_opening(buf: str, lo: int, hi: int) -> int:
+    """Where the first place in buf[lo:hi] is that in_string may read back to (the first
+    characters of a call's opening), or -1: what a stream keeps of its prose."""
+    found = [at for at in (buf.find(kind[0], lo, hi) for kind in _KINDS) if at >= 0]
+    return min(found) if found else -1
 
 
 def in_string(buf: str, i: int, floor: int = 0) -> bool:

@@ -94,6 +94,10 @@ class Scanner(MarkerSearch):
     # or markup put out (see _told; instring.py reads back no further).
     prose_from = 0
     told_n = 0
+    # In the reply: the first place a call may open in the prose that _string_look found
+    # (-1: none), and how far it searched.
+    opening_at = -1
+    opening_scan = 0
     # After a call of an XML-ish format, until the next region: its value close first on
     # a line, then the closes of what holds it, closing nothing (stray.Watch; QA10 D3).
     stray: Any = None
@@ -425,10 +429,13 @@ class Scanner(MarkerSearch):
             keep -= 1
         if keep <= 0 or buf[keep] in " \t":
             return 0  # a long run of blanks: keep it all
-        # (And what instring.py reads back from a marker: a stream decides as parse() does.)
-        keep = min(keep - self.think_width + 1, pos - _instring.LOOK)
+        keep -= self.think_width - 1
         if keep <= 0 or 2 * keep < len(buf):
             return 0  # too little to gain: keep it all
+        # (And what instring.py reads back from a marker: a stream decides as parse() does.)
+        keep = min(keep, self._string_look(pos))
+        if keep <= 0 or 2 * keep < len(buf):
+            return 0
         self.buf = buf[keep:]
         self.base += keep
         self.pos = pos - keep
@@ -436,6 +443,26 @@ class Scanner(MarkerSearch):
         self.think_scan = max(0, self.think_scan - keep)
         self.blank_to = max(0, self.blank_to - keep)
         return keep
+
+    def _string_look(self, pos: int) -> int:
+        """The first place in the prose before pos (no further back than instring.LOOK,
+        nor than prose_from) where a call may open that a marker's check (instring.py)
+        reads back to: the buffer keeps it. pos where there is none. Found once: the
+        prose is searched as it comes, and again from the look's start only once the
+        place found falls out of it."""
+        base = self.base
+        lo = max(pos - _instring.LOOK, self.prose_from - base, 0)
+        if self.opening_at >= 0:
+            at = self.opening_at - base
+            if at >= lo:
+                return at
+            scanned = lo  # (it fell out of the look: the next one is looked for)
+        else:
+            scanned = max(lo, self.opening_scan - base - _instring.OPENING_WIDTH)
+        at = _instring.first_opening(self.buf, scanned, pos)
+        self.opening_at = at + base if at >= 0 else -1
+        self.opening_scan = pos + base
+        return at if at >= 0 else pos
 
     def _prose(self, out: list, start: int, end: int) -> None:
         if end > start:
