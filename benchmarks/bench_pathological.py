@@ -161,6 +161,20 @@ def corpus_example(fmt: str, marker: str) -> tuple[str, Any, str] | None:
     return best
 
 
+def olmo_mix() -> tuple[str, list[str]]:
+    """tests/corpus/olmo3_pythonic/'s cases joined, each followed by one of four
+    separators in turn, and the names of the tools they are offered."""
+    seps = ("\n", "", " ", "\n\n")
+    parts, names = [], []
+    for k, path in enumerate(sorted((CORPUS / "olmo3_pythonic").glob("*.txt"))):
+        parts.append(path.read_bytes().decode("utf-8") + seps[k % len(seps)])
+        for tool in _sidecar(path.with_name(path.name[:-4] + ".tools.json")) or ():
+            name = tool if isinstance(tool, str) else tool.get("function", tool).get("name")
+            if name and name not in names:
+                names.append(name)
+    return "".join(parts), names
+
+
 def build_shapes(formats: list[str] | None, quick: bool) -> list[Shape]:
     shapes: list[Shape] = []
     seen: dict[tuple, Shape] = {}
@@ -222,6 +236,13 @@ def build_shapes(formats: list[str] | None, quick: bool) -> list[Shape]:
             # of them settles, so a stream re-read the value at each delta (QA11 D9).
             for unit in ("<param ", "<invoke "):
                 add(f"{fmt} value of {unit.strip()!r} openers, closed", unit, ["write"], prefix, tail=suffix)
+    if not formats or "olmo3_pythonic" in formats:
+        # The format's corpus cases in turn, each after a separator of its own (QA12 N7: a
+        # fuzz mix of them, 31 KB, took 100 ms): each block is a region whose memo key is
+        # not seen again within the storm memo's look, and a block with a name that has a
+        # space in it is read by the salvage and the spaced-name reading again.
+        unit, names = olmo_mix()
+        add("olmo3_pythonic corpus cases in turn*k", unit, names)
     if not formats or "pythonic" in formats:
         add("pythonic cut call, keyword repeated", "x', b='", ["run"], "[run(cmd='a', b='")
         add("pythonic call, keyword repeated, closed", "x', b='", ["run"], "[run(cmd='a', b='", tail="')]")

@@ -67,6 +67,10 @@ enabled = True
 # waited (a call cut inside a value: its stream holds it until more text tells).
 _AHEAD = 256
 _AHEAD_LONG = 2048
+# How far after an end marker within _AHEAD a window runs (_closed_within): a region
+# that its end marker ends is decided there (a stream's reading of the window, which
+# certifies the key, says where not so).
+_SHUT_MARGIN = 0
 # How many of the last regions' keys are kept for certification (a storm of several
 # kinds of region in turn: `<tool_call>x<tool_call>{`).
 _RECENT = 4
@@ -81,10 +85,11 @@ _STREAK = 3
 class Memo:
     """One reply's memo (Scanner.storm)."""
 
-    __slots__ = ("recent", "known", "refused", "ahead", "streak")
+    __slots__ = ("recent", "known", "refused", "ahead", "streak", "ends")
 
     def __init__(self) -> None:
         self.ahead: dict = {}  # marker -> its window's length after it, when not _AHEAD
+        self.ends: dict = {}  # marker -> the end markers of the formats it begins (_closed_within)
         self.recent: list = []  # the keys of the last regions read
         self.known: dict = {}  # key -> (items relative to the marker, end relative to it)
         self.refused: set = set()  # keys whose certification failed (read the usual way)
@@ -126,11 +131,15 @@ def key_of(sc: Any, start: int, marker: str) -> tuple | None:
     """The memo key of the region at `start`, or None where the memo does not apply."""
     buf = sc.buf
     memo = sc.storm
-    ahead = _AHEAD if memo is None else memo.ahead.get(marker, _AHEAD)
+    ahead = _AHEAD if memo is None else memo.ahead.get(marker)
+    if ahead is None:
+        ahead = _closed_within(memo, sc, buf, start, marker)
     if start + len(marker) + ahead > len(buf):
         return None
     # The look-behind a stream keeps (Scanner._trim at the marker: a stream drops text
-    # there, between two deltas, and keeps at least this; its buffer holds it).
+    # there, between two deltas, and keeps at least this; its buffer holds it). (_trim
+    # keeps instring.LOOK more, for the check of a marker inside a string, which the
+    # scanner makes before it asks the memo: a region's reading reads back no further.)
     keep = start - 1
     floor = max(0, start - 256)
     while keep > floor and buf[keep] in " \t":
@@ -141,6 +150,25 @@ def key_of(sc: Any, start: int, marker: str) -> tuple | None:
     if keep < 0 or sc.base + keep <= 0:
         return None
     return (marker, start - keep, sc.in_open_think, buf[keep : start + len(marker) + ahead])
+
+
+def _closed_within(memo: Memo, sc: Any, buf: str, start: int, marker: str) -> int:
+    """The window's length after the marker, where an end marker of the formats it
+    begins comes within _AHEAD: to that end marker, and _SHUT_MARGIN after it (so a
+    region whose reading ends there has one key whatever text follows: a reply of a
+    few kinds of block in varying order; QA12 N7). Its certification tells whether a
+    stream's reading decides the region on so much text; where one waits, the marker's
+    windows are _AHEAD from then on (memo.ahead). _AHEAD where none comes so."""
+    ends = memo.ends.get(marker)
+    if ends is None:
+        ends = memo.ends[marker] = tuple({e for fmt in sc.by_marker[marker] for e in fmt.ends if e})
+    lo = start + len(marker)
+    shut = -1
+    for e in ends:
+        at = buf.find(e, lo, lo + _AHEAD - _SHUT_MARGIN)
+        if at >= 0 and (shut < 0 or at + len(e) < shut):
+            shut = at + len(e)
+    return _AHEAD if shut < 0 else shut - lo + _SHUT_MARGIN
 
 
 def read(sc: Any, out: list, key: tuple, start: int, final: bool = True) -> bool:
@@ -197,7 +225,8 @@ def _certify(sc: Any, out: list, key: tuple, start: int, memo: Memo, final: bool
         return True
     memo.refused.add(key)
     if seen is None and len(window) - back - len(marker) < _AHEAD_LONG:
-        memo.ahead[marker] = _AHEAD_LONG  # (it waited: its next keys see further)
+        # (It waited: its next keys see further; _AHEAD first, where it was shorter.)
+        memo.ahead[marker] = _AHEAD if len(window) - back - len(marker) < _AHEAD else _AHEAD_LONG
     return True
 
 
