@@ -151,6 +151,7 @@ QUOTED_CALLS = (("<|tool_call>", "<tool_call|>"), ("<start_function_call>", "<en
 # the first delimiter that closes no string.
 _QUOTED_CALL = 2048
 _QUOTED_GAP = 2048
+_OPENER_LEN = max(len(o) for o, _ in QUOTED_CALLS)
 
 
 def _quoted_close(d: Any, buf: str, end: int, delim: str, final: bool) -> Any:
@@ -187,9 +188,10 @@ def quoted_close(buf: str, at: int, delim: str, final: bool, x: int) -> tuple[An
                 return -1, x  # (no call opens at the marker)
             if close >= 0:
                 return close, x
-            if final or n >= look + len(delim):
+            reach = look + max(len(delim), _OPENER_LEN)  # (what starts by `look` is whole by then)
+            if final or n >= reach:
                 return -1, x
-            return (WAIT, _QuotedWait((delim, *(o for o, _ in QUOTED_CALLS)), buf[max(x, n - 64) :], look + len(delim))), x
+            return (WAIT, _QuotedWait((delim, *(o for o, _ in QUOTED_CALLS)), buf[max(x, n - 64) :], reach)), x
         e = buf.find(shut, opened, opened + _QUOTED_CALL)
         if e < 0:
             if final or n >= opened + _QUOTED_CALL:
@@ -214,7 +216,7 @@ class _QuotedWait:
 
     def absorbs(self, text: str, n: int) -> bool:
         seen = self.tail + text
-        if n >= self.limit or any(s in seen for s in self.needles):
+        if n + len(text) >= self.limit or any(s in seen for s in self.needles):
             return False
         self.tail = seen[-64:]
         return True
