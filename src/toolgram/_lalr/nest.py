@@ -89,6 +89,7 @@ _TURN_END_READ = 64  # (looked for in the reply's last characters only: each val
 # quoted call is written on a line of its own, or after a space, a `:`, a quote mark.
 _GLUED = regex.compile(r"[\w.!?。！？]")
 _TAG_NEXT = regex.compile(r"\s{0,32}<")
+_BLANKS_TO_END = regex.compile(r"[ \t]{0,32}\Z")  # (what _inline_run_then_text reads past a closer)
 _READ_ON = object()  # (past the look: the reading goes on; _past_declared, _past_look)
 # The rest of an opener that closes itself (`<parameter name="Title" class="x"/>` in a
 # JasperReports file): it opens nothing. Looked for this far (a stream's settled text
@@ -502,6 +503,11 @@ def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
             still_open = inner[:-1]
         elif tag in nest.own:
             if not run:
+                if not final and _BLANKS_TO_END.match(buf, m.end()) is not None:
+                    # (Nothing after it yet: a run of closers then text may follow, which
+                    # reads it as the value's text. Another terminal growing at the value
+                    # held a MiniMax value here; a Cohere cofl value has only this one.)
+                    return WAIT, None
                 if not _first_on_line(buf, pos, end):
                     return None  # (`Oslo</arg_value>` then prose: a call whose close was left out)
                 goes_on = _goes_on(nest, buf, m.end(), final, run)
