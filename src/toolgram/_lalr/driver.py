@@ -28,6 +28,7 @@ from .._grammar.words import fast_source, lazy
 from . import close as _close
 from . import nest as _nest
 from .._recover import repair as _repair
+from .checkpoint import Checkpoint
 from .extent import TripleWait, _Extent, triple_end, triple_quote
 from .growth import _HOLD, _could_grow, _loop_wait
 from .table import _ENDING_NAME, _reduces_call, closing_plan, expected, peek, simulate, takes
@@ -40,6 +41,7 @@ class Driver:
         "hint", "extents", "quotes", "resume", "taken", "brackets", "cutter", "recheck", "marks",
         "closed_at", "last_end", "calls", "lines", "line_end", "stray", "deep", "quote_memo", "last_term", "last_start", "ended", "shut",
         "loose_memo", "loose_quoted", "nest_memo", "nest_unsettled", "nest_open", "nest_loose", "goes_on", "decode_failed", "may_close", "pause", "py", "gem", "gem_at", "checkpoints",
+        "spots", "spot_due", "relevant", "supplied", "halt", "text",
     )  # fmt: skip
 
     def __init__(self, fmt: Format, start: int, brackets: Any = None, cutter: Any = None, lines: bool = False) -> None:
@@ -152,6 +154,22 @@ class Driver:
         # Where pyframe.py handed the region over to this driver's own lexer in the
         # middle of a list, in order (a salvage reads on from there: pyframe.Checkpoint).
         self.checkpoints: list = []
+        # For a salvage's replay of this reading (_scan/salvage.py): Checkpoints after
+        # the token whose lookahead finished a call, the last two kept (spots), taken
+        # when at least `spot_due` tokens have been read (each costs a copy of the parse
+        # stack: spaced by its size, their cost stays a small part of the reading).
+        self.spots: list = []
+        self.spot_due = 0
+        # Where the last token ends whose replay point (see _keep_mark) keeps its copy
+        # of the stack: the stack short after it, or the next token finishing a call (a
+        # point after it is dropped by _keep_mark: the replay need not go past it), and
+        # `taken` when a token was last supplied (-1: never).
+        self.relevant = start
+        self.supplied = -1
+        # Only in a replay: run() returns PAUSE after the first token ending past it.
+        self.halt = _NEVER
+        # (The length of the text of the last run(), and whether it was final.)
+        self.text: tuple = (0, False)
 
     # -- the loop ---------------------------------------------------------
     def run(self, buf: str, final: bool, at_marker) -> str:
@@ -160,6 +178,7 @@ class Driver:
         text ends inside what could still become one."""
         if self.status != WAIT:
             return self.status
+        self.text = (len(buf), final)
         return self.after_run(buf, final, self._run(buf, final, at_marker))
 
     def after_run(self, buf: str, final: bool, status: str) -> str:
@@ -228,6 +247,7 @@ class Driver:
                 return self._fail(f"unexpected {_snippet(buf, self.pos)}")
             if self.marks is not None:
                 self._mark(term)
+            calls = self.calls
             self._feed(Tok(term, buf[self.pos : end], self.pos, end))
             if not self.may_close and (c.accepts_end[self.stack[-1]] or self.stack[-1] == c.end_state):
                 self.may_close = True
@@ -236,8 +256,18 @@ class Driver:
             self.last_end = end
             self.last_term = term
             self.taken += 1
+            if self.calls != calls:
+                # (The point before this token ends a call; the one after it is
+                # counted too, the replay reading one token past the last it keeps.)
+                self.relevant = end
+                if self.taken >= self.spot_due:
+                    self._spot()
+            elif len(self.stack) <= _MARK_STACK:
+                self.relevant = end
             if self.marks is not None:
                 self._keep_mark(end)
+                if end > self.halt:
+                    return PAUSE
             if term == self.pause:
                 return PAUSE
 
@@ -669,6 +699,14 @@ class Driver:
         stack = self.stack
         marks.append([end, list(stack) if len(stack) <= _MARK_STACK else _PENDING, False])
 
+    def _spot(self) -> None:
+        """Keep a Checkpoint here (see spots): the last two."""
+        spots = self.spots
+        if len(spots) > 1:
+            del spots[0]
+        spots.append(Checkpoint(self))
+        self.spot_due = self.taken + _SPOT_TOKENS + len(self.stack)
+
     def settle_mark(self) -> None:
         """Give the last point its copy of the stack, if it waits for one: before the
         stack changes other than by the next token (a supplied closer, the finish), and
@@ -681,6 +719,7 @@ class Driver:
         """Feed `term` as a token the text left out (a close marker, a bracket): empty,
         at self.pos."""
         self.may_close = True
+        self.supplied = self.taken
         self._feed(Tok(term, "", self.pos, self.pos))
 
     def _finish(self, end: int) -> str:
@@ -760,6 +799,8 @@ class Driver:
 # A state stack longer than this is deep inside a call (see _keep_mark): between calls
 # every grammar's stack holds a few states (the section, the list of calls).
 _MARK_STACK = 64
+_SPOT_TOKENS = 32  # (tokens read between two spots at least: see Driver.spots)
+_NEVER = float("inf")
 _PENDING = object()  # (a deep point's copy of the stack, not made yet: see _keep_mark)
 _SPACE_TO_END = lazy(regex.compile, r"\s*\Z")  # (whitespace to the end of the text; matched from a point)
 

@@ -38,6 +38,7 @@ from typing import Any
 
 import regex
 
+from .._lalr.checkpoint import Checkpoint
 from .._lalr.tokens import DONE, Tok
 from .._grammar.tables import Shift
 from .._lalr.tree import Meta, Tree
@@ -521,51 +522,6 @@ def _shape(node: Any) -> Any:
     meta = node._meta
     noted = None if meta is None else (_shape(getattr(meta, "last", None)), getattr(meta, "end_pos", None), meta.empty)
     return (node.data, _shape(node.children), noted)
-
-
-# What a driver has read that a Checkpoint keeps, besides its parse stack and values
-# (the caches of where a token's scan got to are left behind: each is keyed by where
-# its token starts, and a driver without one scans again).
-_KEPT = ("pos", "taken", "last_end", "last_start", "last_term", "calls", "may_close", "stray", "deep",
-         "closed_at", "prose_at", "shut", "line_end", "ended")  # fmt: skip
-
-
-class Checkpoint:
-    """A driver as it stood right after a Part was fed: the state a new driver of the
-    same region takes up (resume) to read the text after it, where it would otherwise
-    read the region again from its start. The tokens before are the same either way
-    (see Part), so the parse table is in the same state there. A salvage reads the
-    region again up to where it may be closed, and replays it for those points
-    (_scan/salvage.py): from the region's start, a list of two thousand plain calls
-    whose last one is broken was read three times by the driver's own lexer."""
-
-    __slots__ = ("stack", "values", "kept", "repairs")
-
-    def __init__(self, drv: Any) -> None:
-        self.stack = list(drv.stack)
-        # (A reduce takes the list of an inlined rule's tree, `_list`'s, left-recursive,
-        # and extends it in place, as Lark's tree builder does: each tree is kept with
-        # the length of its children then, which later reduces only add to.)
-        self.values = [(v, len(v.children)) if type(v) is Tree else (v, -1) for v in drv.values]
-        self.kept = [getattr(drv, name) for name in _KEPT]
-        self.repairs = list(drv.repairs)
-
-    @property
-    def pos(self) -> int:
-        return self.kept[0]
-
-    @property
-    def between(self) -> bool:
-        """Whether it stands right after a call's `)`, between calls."""
-        return self.kept[4] == "RPAR"
-
-    def resume(self, drv: Any) -> None:
-        """Put drv, a new driver of the same region, where this one stood."""
-        drv.stack = list(self.stack)
-        drv.values = [v if n < 0 else Tree(v.data, v.children[:n], v._meta) for v, n in self.values]
-        for name, value in zip(_KEPT, self.kept):
-            setattr(drv, name, value)
-        drv.repairs = list(self.repairs)
 
 
 def _hold(drv: Any, stops: Any, at: int) -> str:

@@ -10,15 +10,17 @@ from typing import Any
 
 import regex
 
+from . import gemframe, pyframe
 from .mention import cut_opener, mention, settle_failure
 from .._build.builder import Draft
 from .._lalr.driver import _MARK_STACK, Driver
 from .._lalr.table import _left_open, _reduces_call, closing_plan, ends_something, takes
-from .._lalr.tokens import DONE, FAIL, WAIT
+from .._lalr.tokens import DONE, FAIL, PAUSE, WAIT
 from .items import Failure, Region
 from .._grammar.words import lazy
 
 _NONBLANK = lazy(re.compile, r"\S")  # (what str.strip() keeps)
+_OWN_LEXERS = pyframe.FORMATS | gemframe.FORMATS  # (formats whose tokens a frame may feed)
 
 
 def salvaged(r: Any, out: list, final: bool) -> bool | None:
@@ -530,9 +532,16 @@ def salvage_points(failed: Driver, buf: str, final: bool, at_marker) -> tuple[li
     # the tokens before are the same), or where it did after a call (the point there
     # is one between calls), or from the region's start: where no point between calls
     # comes after the place it starts from, the points before it count.
-    later = failed.checkpoints[-1:]
-    if later and not later[0].between:
-        later += [p for p in failed.checkpoints[::-1] if p.between][:1]
+    same = _read_alike(failed, buf, final)
+    if same:
+        # (The first run read this very text so: its spots, after its last calls, are
+        # where this replay would stand. A value of a thousand call openers one a line
+        # was replayed whole, to find the point before the last of them.)
+        later = failed.spots[::-1]
+    else:
+        later = failed.checkpoints[-1:]
+        if later and not later[0].between:
+            later += [p for p in failed.checkpoints[::-1] if p.between][:1]
     for point in [*later, None]:
         drv = Driver(failed.fmt, failed.start, failed.brackets, failed.cutter, failed.lines)
         drv.marks = []
@@ -540,12 +549,46 @@ def salvage_points(failed: Driver, buf: str, final: bool, at_marker) -> tuple[li
             point.resume(drv)
             drv.marks.append([drv.pos, list(drv.stack), False])
         drv.quotes = failed.quotes
-        drv.run(buf, final, at_marker)  # (it stops where the first run did)
-        drv.settle_mark()
+        if same:
+            drv.halt = failed.relevant
+        if drv.run(buf, final, at_marker) == PAUSE:  # (else it stops where the first run did)
+            _skip_to_failure(failed, drv)
+        else:
+            drv.settle_mark()
         points, between = _points(failed, drv, buf, truncated)
         if between or point is None:
             return points, truncated
     return [], truncated  # (not reached: the region's start ends the loop)
+
+
+def _read_alike(failed: Driver, buf: str, final: bool) -> bool:
+    """Whether a replay of failed's region reads what its own reading did, token for
+    token, and that reading's record (Driver.spots, relevant) may stand for the
+    replay's: it read this text whole (not one cut before an end-of-turn token), as
+    final, by its own lexer alone (pyframe.py and gemframe.py feed tokens of their
+    own), and failed with no token supplied after its last one (its stack is the
+    last point's)."""
+    return (
+        failed.status == FAIL
+        and failed.text == (len(buf), final)
+        and failed.supplied < failed.taken
+        and failed.fmt.name not in _OWN_LEXERS
+        and failed.marks is None
+    )
+
+
+def _skip_to_failure(failed: Driver, drv: Driver) -> None:
+    """drv, a replay that stopped past failed.relevant (Driver.halt), as if it had read
+    on to where failed failed. The points it did not mark keep no copy of the stack (each
+    is deep inside a call, and no call ends at it: see Driver._keep_mark), so _points
+    passes them by; the last one is failed's last token's, with its stack (the same:
+    no token was supplied after it). Nested thousands of levels deep, a value left
+    open was read twice, to mark points that only the first few levels hold."""
+    marks = drv.marks
+    while marks and marks[-1][0] > failed.relevant:
+        marks.pop()
+    marks.append([failed.last_end, list(failed.stack), False])
+    drv.status, drv.end, drv.pos = failed.status, failed.end, failed.pos
 
 
 def _points(failed: Driver, drv: Driver, buf: str, truncated: bool) -> tuple[list, bool]:
