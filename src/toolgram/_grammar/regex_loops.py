@@ -176,8 +176,16 @@ def reads_to(reads: Reads, buf: str, q: int) -> int:
     key = buf[q : q + _SEEN]
     if len(key) == _SEEN:
         got = reads.seen.get(key)
-        if got is not None and buf.startswith(got[1], q):
-            return q + got[0]
+        if got is not None:
+            if buf.startswith(got[1], q):
+                return q + got[0]
+            n = len(buf)
+            if n - q < got[0] and got[1].startswith(buf[q:n]):
+                # (The text so far begins the text a look from here read to its end, past
+                # the end of this one: the same look reads past it too. A stream's last
+                # look before the end of its text, on a value of lines repeated, was
+                # followed anew at each delta: QA11 D7.)
+                return n + 1
     end = max((_seq_reads(reads, seq, 0, buf, q, ()) for seq in reads.seqs), default=q)
     if len(key) == _SEEN and end < len(buf) and end - q <= _SEEN_TEXT and len(reads.seen) < _SEEN_KEPT:
         reads.seen[key] = (end - q, buf[q:end])

@@ -165,6 +165,9 @@ def _settled(d: Any, t: Any, buf: str, final: bool, x: int) -> int:
     nest = d.c.nest
     starts = _starts(d, t)
     reads = loop[7]
+    seen = d.c.derived.get("tag_reads")
+    if seen is None:
+        seen = d.c.derived["tag_reads"] = {}
     longest = max(map(len, d.fmt.starts), default=0)  # (a tag is asked whether a call starts there)
     lo = max(x, edge)
     # (The looks found settled before are not looked at again; one found unsettled, once
@@ -181,7 +184,7 @@ def _settled(d: Any, t: Any, buf: str, final: bool, x: int) -> int:
         if q >= n:
             d.nest_unsettled[t.name] = (lo, n, 0)
             return n
-        if max(reads_to(reads, buf, q), _tag_reads(nest, buf, q), q + longest) >= n:
+        if max(reads_to(reads, buf, q), _tag_reads_seen(seen, nest, buf, q), q + longest) >= n:
             d.nest_unsettled[t.name] = (lo, q, n + max(8, (n - q) // 4))
             return q
 
@@ -216,6 +219,30 @@ def _unsettled(d: Any, t: Any, limit: int) -> _Quiet | None:
     tell what may change it)."""
     _, hi, again = d.nest_unsettled.get(t.name, (0, 0, 0))
     return _Quiet(frozenset(), again) if hi == limit and again else None
+
+
+def _tag_reads_seen(seen: dict, nest: Any, buf: str, q: int) -> int:
+    """_tag_reads, its answers kept by the text they read (`seen`, the format's: as
+    regex_loops.reads_to keeps the pattern's): a value of markup lines repeated looks
+    at the same tags at each of its lines, and a stream at each delta."""
+    key = buf[q : q + _SEEN_KEY]
+    got = seen.get(key) if len(key) == _SEEN_KEY else None
+    if got is not None:
+        if buf.startswith(got[1], q):
+            return q + got[0]
+        n = len(buf)
+        if n - q < got[0] and got[1].startswith(buf[q:n]):
+            return n + 1  # (the text so far begins what a look read past its end: see reads_to)
+    far = _tag_reads(nest, buf, q)
+    if got is None and len(key) == _SEEN_KEY and far < len(buf) and far - q <= _SEEN_TEXT and len(seen) < _SEEN_KEPT:
+        seen[key] = (far - q, buf[q:far])
+    return far
+
+
+# (As regex_loops' memo of reads_to: the key's length, and how much is kept.)
+_SEEN_KEY = 48
+_SEEN_TEXT = 512
+_SEEN_KEPT = 512
 
 
 def _tag_reads(nest: Any, buf: str, q: int) -> int:
