@@ -41,7 +41,7 @@ class Driver:
         "hint", "extents", "quotes", "resume", "taken", "brackets", "cutter", "recheck", "marks",
         "closed_at", "last_end", "calls", "lines", "line_end", "stray", "deep", "quote_memo", "last_term", "last_start", "ended", "shut",
         "loose_memo", "loose_quoted", "nest_memo", "nest_unsettled", "nest_open", "nest_loose", "goes_on", "decode_failed", "may_close", "pause", "py", "gem", "gem_at", "checkpoints",
-        "spots", "spot_due", "relevant", "supplied", "halt", "text",
+        "spots", "spot_due", "relevant", "supplied", "halt", "text", "looks",
     )  # fmt: skip
 
     def __init__(self, fmt: Format, start: int, brackets: Any = None, cutter: Any = None, lines: bool = False) -> None:
@@ -78,6 +78,9 @@ class Driver:
         # terminal -> (token start, a later point its match can be resumed from): a
         # long token of the unrolled-loop shape is not matched from its start again.
         self.resume: dict = {}
+        # terminal -> (token start, where the looks of its E characters are not known
+        # settled from): see growth._looks_settled.
+        self.looks: dict = {}
         # Whether a failure's reason may be shown: then "unexpected …" waits for the
         # text it quotes. (A reading that never shows it clears it. A quiet format's or
         # an anchored region's may be shown too: after calls read, see salvage.)
@@ -458,7 +461,7 @@ class Driver:
                     if m is not None and not final and (end >= n or _could_grow(t, buf, pos)):
                         grow = True
                         if growers is not None:
-                            loop = _loop_wait(t, buf, at, n, pos) if end >= n else None
+                            loop = _loop_wait(t, buf, at, n, pos, self.looks) if end >= n else None
                             if loop is None:
                                 growers = None
                             else:

@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import re
 
+import regex
+
+from .._grammar.regex_loops import reads_to
 from .._grammar.words import lazy
 
 
@@ -65,14 +68,15 @@ class _LoopWait:
         return self.last < 0 or n - self.last > self.width
 
 
-def _loop_wait(t, buf: str, at: int, n: int, start: int | None = None) -> _LoopWait | None:
+def _loop_wait(t, buf: str, at: int, n: int, start: int | None = None, looks: dict | None = None) -> _LoopWait | None:
     """A _LoopWait for t's match from `at` (the token's start, or where its match was
     resumed) to the end of the text, n; None when t's pattern has not that shape.
-    `start`: the token's start (default `at`)."""
+    `start`: the token's start (default `at`). `looks`: a driver's record of how far
+    the looks of its tokens' E characters were found settled (see _looks_settled)."""
     info = t.loop  # (_loop of its pattern, kept on the terminal)
     if info is None:
         return None
-    exits, chars, width, tail, lead, loop, space, _ = info
+    exits, chars, width, tail, lead, loop, space, reads = info
     if start is None:
         start = at
     if space is not None:
@@ -85,6 +89,8 @@ def _loop_wait(t, buf: str, at: int, n: int, start: int | None = None) -> _LoopW
     past = start + lead
     # Only the last `width` characters matter for what comes next.
     last = max(buf.rfind(c, max(at, n - width - 1), n) for c in chars)
+    if last >= 0 and looks is not None and past <= n - width - 1 and not t.pattern.flags & regex.IGNORECASE:
+        last = _looks_settled(t, chars, reads, buf, max(at, n - width - 1), n, start, looks, last)
     wait = _LoopWait(exits, width, last)
     # A later place to match from next time, as the whole match would go on from
     # there: inside a [^E]* loop (with no character of E near), with the pattern
@@ -98,3 +104,25 @@ def _loop_wait(t, buf: str, at: int, n: int, start: int | None = None) -> _LoopW
         if e > at and e >= past:
             wait.resume = (e, tail)
     return wait
+
+
+def _looks_settled(t, chars: str, reads, buf: str, lo: int, n: int, start: int, looks: dict, last: int) -> int:
+    """`last`, or -1 where what X reads at each character of E from lo on ends before
+    the end of the text (regex_loops.reads_to, as nest._settled asks it): no text
+    without a character of E then changes the match, however near the end those
+    characters are. (Only `width` back was asked: Kimi K3's VALUE may look 1,579
+    characters on, so a value of tags after a call then prose, `</parameter>` lines,
+    was matched again from 1,579 characters back at each character a stream brought:
+    QA11 D7.) The place from which they are not known settled is kept per token in
+    `looks` (a look settled stays so as the text grows): each is asked once it is."""
+    memo = looks.get(t.name)
+    at = max(lo, memo[1]) if memo is not None and memo[0] == start else lo
+    while True:
+        q = min((i for c in chars if (i := buf.find(c, at, n)) >= 0), default=n)
+        if q >= n:
+            looks[t.name] = (start, n)
+            return -1
+        if reads_to(reads, buf, q) >= n:
+            looks[t.name] = (start, q)
+            return last
+        at = q + 1
