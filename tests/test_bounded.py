@@ -11,6 +11,7 @@ import json
 import signal
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 
@@ -1012,3 +1013,122 @@ def test_a_parse_leaves_nothing_for_the_cycle_collector(raw: str, tools: list | 
         assert gc.collect() == 0
     finally:
         gc.enable()
+
+
+def _replayed(parse: Any, monkeypatch: pytest.MonkeyPatch) -> int:
+    """Tokens a salvage's replays lex (the drivers that mark points: salvage_points)
+    while `parse` runs."""
+    from toolgram._lalr import driver as _driver
+
+    count = [0]
+    lex = _driver.Driver._lex
+
+    def counting(self: Any, *args: object) -> object:
+        if self.marks is not None:
+            count[0] += 1
+        return lex(self, *args)
+
+    with monkeypatch.context() as m:
+        m.setattr(_driver.Driver, "_lex", counting)
+        parse()
+    return count[0]
+
+
+@pytest.mark.parametrize(("head", "unit", "tail"), OPENER_LINES)
+def test_the_replay_of_a_value_of_openers_starts_after_its_last_calls(
+    head: str, unit: str, tail: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The first reading keeps where it stood after its last calls (Driver.spots); the
+    # replay that looks for the point before the last opener starts there, not at the
+    # region's start: what it lexes does not grow with the count of openers.
+    toolgram.parse(head + unit + tail)
+    counts = [_replayed(lambda n=n: toolgram.parse(head + unit * n + tail), monkeypatch) for n in (30, 120)]
+    assert 0 < min(counts) and max(counts) <= 80, counts  # (from the start: 226 and 856 for MiniMax)
+
+
+def test_the_replay_of_a_deep_value_left_open_reads_only_its_first_levels(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Nested thousands of levels deep and cut by the end: the points the replay marks
+    # deep inside keep no stack (Driver._keep_mark), so it stops past the last that does
+    # (Driver.relevant, the first levels) and takes the last point from the first
+    # reading: the value is read once, not twice.
+    head = '<functions><function name="run"><params>'
+    toolgram.parse(head + '<param name="a"><dict>', ["run"])
+    counts, results = [], []
+    for n in (200, 800):
+        counts.append(_replayed(lambda n=n: results.append(toolgram.parse(head + '<param name="a"><dict>' * n, ["run"])), monkeypatch))
+    assert 0 < counts[1] == counts[0] <= 200, counts
+    for result in results:
+        assert [(c.name, c.arguments, c.repairs) for c in result.calls] == [
+            ("run", {"a": ""}, ("closed_tag", "dropped_partial_argument", "cut_value"))
+        ]
+
+
+def test_a_k3_value_of_tags_after_prose_streams_without_matching_its_width_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A Kimi K3 call, prose after its argument's close, then `</parameter>` lines: the
+    # value runs on, and its pattern may look 1,579 characters on from each `<`. Streamed
+    # one character at a time, the driver reads each character only until what the
+    # last `<` looks at is settled (`</p`), not until it is 1,579 characters back.
+    from toolgram._lalr import driver as _driver
+
+    head = ('<|open|>tools<|sep|><|open|>call tool="write" index="1"<|sep|><|open|>argument key="content" '
+            'type="string"<|sep|>hello<|close|>argument<|sep|> then prose ' + "x " * 200)
+    count = [0]
+    lex = _driver.Driver._lex
+
+    def counting(self: Any, *args: object) -> object:
+        count[0] += 1
+        return lex(self, *args)
+
+    counts = []
+    with monkeypatch.context() as m:
+        m.setattr(_driver.Driver, "_lex", counting)
+        for n in (400, 800):
+            raw = head + "\n</parameter>" * n
+            count[0] = 0
+            stream = toolgram.StreamParser()
+            for ch in raw:
+                stream.feed(ch)
+            assert stream.close() == toolgram.parse(raw)
+            counts.append(count[0])
+    assert counts[1] - counts[0] <= 4 * 400, counts  # (a character each: 13 a line)
+
+
+def test_a_value_of_markup_lines_streamed_follows_each_look_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A MiniMax value of `<parameter name="a">x</parameter>` lines, in 64-character
+    # deltas: the look before the end of the text is the same text as one read before,
+    # so it is unsettled without being followed again (regex_loops.reads_to), and the
+    # tags' looks are kept by their text (nest._tag_reads): the looks followed do not
+    # grow with the lines.
+    from toolgram._grammar import regex_loops as _loops
+    from toolgram._lalr import nest as _nest
+
+    head = '<minimax:tool_call>\n<invoke name="write">\n<parameter name="content">'
+    tail = "</parameter>\n</invoke>\n</minimax:tool_call>"
+    count = [0]
+    seq, tags = _loops._seq_reads, _nest._tag_reads
+
+    def counting_seq(*args: Any) -> int:
+        count[0] += 1
+        return seq(*args)
+
+    def counting_tags(*args: Any) -> int:
+        count[0] += 1
+        return tags(*args)
+
+    def streamed(n: int) -> None:
+        raw = head + '<parameter name="a">x</parameter>\n' * n + tail
+        stream = toolgram.StreamParser()
+        for i in range(0, len(raw), 64):
+            stream.feed(raw[i : i + 64])
+        assert stream.close() == toolgram.parse(raw)
+
+    streamed(50)  # (the grammar built, its looks' answers kept, outside the count)
+    counts = []
+    with monkeypatch.context() as m:
+        m.setattr(_loops, "_seq_reads", counting_seq)
+        m.setattr(_nest, "_tag_reads", counting_tags)
+        for n in (100, 400):
+            count[0] = 0
+            streamed(n)
+            counts.append(count[0])
+    assert counts[1] <= counts[0] + 100, counts  # (followed at each delta: 4x)
