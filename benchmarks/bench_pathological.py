@@ -22,7 +22,9 @@ the XML-ish ones, closed too (QA6 D7/D8: a stack copied at each token, 3 s and 1
 32 KB): JSON brackets (hermes), Gemma braces (gemma4_call), a Python list (pythonic),
 nested elements (minimax_m3_nested_xml, cohere_cofl_xml, bfcl_verbose_xml); a pythonic
 call with a keyword repeated, cut by the end and closed (QA6 D10); a MiniMax M3 call of
-many elements, 1.5 times the size, so that max_chars cuts it at 32 KB; and pythonic lists repeated with their tools: "[calc_absolute_pressure(gauge_pressure=2.5,
+many elements, 1.5 times the size, so that max_chars cuts it at 32 KB; a MiniMax value of
+`<parameter name="a">x</parameter>` lines and a Kimi K3 call with prose after its argument's
+close then `</parameter>` lines (QA11 D7: streams); and pythonic lists repeated with their tools: "[calc_absolute_pressure(gauge_pressure=2.5,
 atm_pressure=1.0)]\\n", and each tests/corpus/pythonic/*.txt (--quick: the hand-written
 ones, not smollm2_*).
 
@@ -107,6 +109,8 @@ OPENER_LINES = [
      + 'parameter name="content" string="true">', _DSML41 + 'invoke name="f">\n',
      "</\uff5cDSML\uff5c parameter>\n</\uff5cDSML\uff5c invoke>\n</\uff5cDSML\uff5c calls>"),
 ]
+
+_K3_CALL = '<|open|>tools<|sep|><|open|>call tool="write" index="1"<|sep|><|open|>argument key="content" type="string"<|sep|>'
 
 
 @dataclass
@@ -243,6 +247,17 @@ def build_shapes(formats: list[str] | None, quick: bool) -> list[Shape]:
         # space in it is read by the salvage and the spaced-name reading again.
         unit, names = olmo_mix()
         add("olmo3_pythonic corpus cases in turn*k", unit, names)
+    if not formats or "minimax_m2_invoke" in formats:
+        # A value of markup lines, closed: a stream's look before the end of its text
+        # was followed anew at each delta (QA11 D7: 16 KB in 64-character deltas, 18 ms).
+        add("minimax_m2_invoke value of <parameter> lines, closed", '<parameter name="a">x</parameter>\n', ["write"],
+            OPENER_LINES[0][1], tail=OPENER_LINES[0][3])
+    if not formats or "kimi_k3_open_close" in formats:
+        # A call, prose after its argument's close (the value runs on), then lines of
+        # XML closers: the value's pattern may look 1,579 characters on from each `<`, and
+        # a 1-character stream matched that much again at each character (QA11 D7).
+        add("kimi_k3_open_close call, prose after the argument's close, then </parameter> lines", "\n</parameter>", None,
+            _K3_CALL + "hello<|close|>argument<|sep|> then prose " + "x " * 200)
     if not formats or "pythonic" in formats:
         add("pythonic cut call, keyword repeated", "x', b='", ["run"], "[run(cmd='a', b='")
         add("pythonic call, keyword repeated, closed", "x', b='", ["run"], "[run(cmd='a', b='", tail="')]")
