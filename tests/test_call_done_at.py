@@ -33,7 +33,9 @@ SIZE = 7
 # closer later in the reply could still balance; a call after reasoning the
 # prompt opened (in_think) that no closer of that block ended (Harmony's analysis running
 # into a call) or that Apriel's [BEGIN FINAL RESPONSE] ended; Kimi K3's call left open before
-# a reasoning close; and GLM's bare call whose value ends in a newline. Each must still be
+# a reasoning close; GLM's bare call whose value ends in a newline; and a Llama 3 call
+# before a next line whose call's name string never closes (`{"name": "get_ti`, then prose:
+# the string may still close, as at 64f5090). Each must still be
 # held: a change that completes one earlier makes this test say so, to be taken off here.
 HELD = {
     "qwen3_coder_xml/open_tags_mentioned_inside_a_value",
@@ -44,6 +46,7 @@ HELD = {
     "harmony/in_think_analysis_runs_into_a_call",
     "apriel/in_think_ends_at_begin_final_response",
     "glm45_bare/string_value_keeps_its_last_newline",
+    "llama3_json/next_line_call_cut_in_its_name",
 }
 
 FORMATS = {fmt.name: fmt for fmt in builtin_formats()}

@@ -78,7 +78,7 @@ def note_failure(r: Any, drv: Driver, reason: str) -> None:
         drv.fmt.quiet and r.marker_len > 0 and drv.status == DONE
         and _CALL_LIST.match(r.sc.buf, r.region_start + r.marker_len) is not None
     )  # fmt: skip
-    told = drv.stray or drv.deep or listed or _cut_after_marker(r, drv, reason)
+    told = drv.stray or drv.deep or listed or _cut_after_marker(r, drv, reason) or _next_line_call(r, drv)
     if (drv.fmt.quiet and not told) or not reason or ("closed_tag" in drv.repairs and not drv.deep):
         return
     if r.mentioned:
@@ -101,6 +101,20 @@ def note_failure(r: Any, drv: Driver, reason: str) -> None:
         # marker follows (before the next call); _settle_failure decides.
         r.failed_frame = drv if drv.status == FAIL else None
         r.fail_scan = end
+
+
+def _next_line_call(r: Any, drv: Driver) -> bool:
+    """Whether a quiet format's region that a line_start literal opened (Llama 3's `{`,
+    with tools), on the line right after a region of its calls, read its object as a
+    call's (the grammar took it) and failed: the model's next call, broken, told as a
+    call after `;` is (`{"name": "get_time", "parameters": {"tz": Europe}}`), not
+    dropped as prose. A line of other JSON (`{"city": …}`) the grammar does not take."""
+    sc = r.sc
+    if not (drv.fmt.line_starts and r.marker_len and drv.taken and sc.line_call_end >= 0):
+        return False
+    at = sc.line_call_end - sc.base
+    # (The breaks the grammar's look-behind after a call admits; a stream keeps them.)
+    return 0 <= at <= r.region_start and sc.buf[at : r.region_start] in ("\n", "\r\n", "\n\n")
 
 
 def _cut_after_marker(r: Any, drv: Driver, reason: str) -> bool:

@@ -98,6 +98,10 @@ class Scanner(MarkerSearch):
     # (-1: none), and how far it searched.
     opening_at = -1
     opening_scan = 0
+    # Where (in the reply) the last region of calls of a format that opens a region at a
+    # line's start (Llama 3's `{`, with tools) ended: the object on the next line is the
+    # model's next call (see mention.note_failure). -1: none.
+    line_call_end = -1
     # After a call of an XML-ish format, until the next region: its value close first on
     # a line, then the closes of what holds it, closing nothing (stray.Watch; QA10 D3).
     stray: Any = None
@@ -810,6 +814,8 @@ class Scanner(MarkerSearch):
         self.read_to = self.base + end
         if region is not None and not any(type(part) is Draft for part in region.items):
             return  # (no call in it: a message's markers)
+        if fmt.line_starts:
+            self.line_call_end = self.base + end
         c = _frame.closer_of(fmt, self.buf, end)
         if c:
             self.closed_at = self.base + end
