@@ -446,7 +446,15 @@ class Builder:
         self._keyed_calls(n, self._payload_cut(n))
 
     def _on_json_reply(self, n: Tree) -> None:
-        self._json_reply(n, self._payload_cut(n))
+        try:
+            self._json_reply(n, self._payload_cut(n))
+        except Unreadable as exc:
+            if not any(type(i) is Draft and not i.error for i in self.items):
+                raise
+            # An object after calls (one a line, or after `;`) that cannot be read: the
+            # model's next call, broken. An error in its place; the calls before it stand
+            # (as in a JSON list of calls, and as Llama 3's objects on their lines).
+            self._unreadable(exc, _extent(n))
 
     def _on_reasoning(self, n: Tree) -> None:
         self.items.append(Reasoning(_text(n, self.buf), _extent(n)))
@@ -940,6 +948,15 @@ class Builder:
         if fence is not None:
             repairs = ("fenced_payload", *repairs)
         several = (_several_objects(text, start) or _objects_by_line(text, start, cut, left_open)) if tail else None
+        if several is None and tail and (fence is not None or self.fenced) and isinstance(value, dict) and "name" in value:
+            # In a fence, a call object then another that JSON cannot read (on the next
+            # line, or after `;`): the model's next call, broken. An error in its place,
+            # not a remark (as a broken item of a JSON list of calls is).
+            broke = _object_after(text, start, tail)
+            if broke:
+                # (Read on as objects one after another are: the call holds its object.)
+                lead = len(text) - len(text.lstrip())
+                several = [value], repairs, [(start + lead, start + len(text) - len(tail))], ""
         if several is not None:
             # Call objects one after another (not in a list): each is a call; a remark
             # after them is prose, as after one object.
@@ -1515,6 +1532,26 @@ _LINE_OBJECT = lazy(re.compile, r"\n[ \t]*(?=\{)")
 _LIST_FIRST = lazy(re.compile, r"\s*\[")  # (\s: what str.lstrip() strips)
 
 
+def _object_after(text: str, offset: int, tail: str) -> tuple:
+    """The broken call object that opens `tail` (the text after a payload's leading
+    call object, at its end), as an error Draft in a tuple; () unless the tail opens
+    with an object (after blanks or `;`) that JSON cannot read."""
+    m = _OBJECT_NEXT.match(tail)
+    if m is None:
+        return ()
+    at = len(text) - len(tail) + m.end()
+    piece = text[at:].rstrip()
+    try:
+        _repair.loads(piece)
+    except _repair.RepairError as exc:
+        return (Draft(name="", span=(offset + at, offset + at + len(piece)), error=f"Couldn't read a tool call: {exc}."),)
+    return ()
+
+
+# What may come between two call objects before the next one's brace.
+_OBJECT_NEXT = lazy(re.compile, r"\s*;?\s*(?=\{)")
+
+
 def _items_before_broken(text: str) -> tuple[list, tuple[str, ...], int] | None:
     """The call objects a bracketed list holds whole, one after another, before the
     item that JSON cannot read (`[{…f…}, {…g…"b": }}]`): their values, the repairs
@@ -1557,7 +1594,8 @@ def _objects_by_line(text: str, offset: int, cut: bool = False, left_open: list 
         # is not searched for lines. A list left open ran on to the end of the reply, and
         # each region of such lists searched the rest of it: the square of the reply.)
         return None
-    cuts = [0, *(m.start() for m in _LINE_OBJECT.finditer(text)), len(text)]
+    # (A payload opening with its line break, `<tool_call>\n{…}`, has no line before it.)
+    cuts = [0, *(m.start() for m in _LINE_OBJECT.finditer(text) if text[: m.start()].strip()), len(text)]
     if len(cuts) < 3:  # (two lines at least)
         return None
     values: list[Any] = []
