@@ -28,7 +28,7 @@ def salvaged(r: Any, out: list, final: bool) -> bool | None:
     tail's failure to settle); None: nothing is kept."""
     sc = r.sc
     if r.salvaged is None:
-        r.salvaged = salvage(r, final)
+        r.salvaged = salvage(r, final) or _spaced_first(r, final)
     if not r.salvaged:
         return None
     if r.spaced is not None:
@@ -40,6 +40,9 @@ def salvaged(r: Any, out: list, final: bool) -> bool | None:
         r.spaced = None
         if whole is not None:
             r.salvaged = (whole, None, False)
+        elif r.salvaged[0] is None:
+            r.salvaged = False  # (the block's first call: no call kept, the failure is told)
+            return None
     region, tail, settle = r.salvaged
     if region is not None:  # (None: no call before a broken one; see salvage)
         sc._prose(out, sc.pos, region.start)
@@ -169,6 +172,20 @@ def salvage(r: Any, final: bool, quiet: bool = False):
     r.failed_frame = drv
     r.fail_scan = fail_end
     return region, None, True
+
+def _spaced_first(r: Any, final: bool):
+    """Where no call is kept, the block's first call may be one whose name has a space
+    in it (`<function_calls>\nget time(timezone="Europe/Paris")\nf(a=1)\n…`): spaced_call
+    tells, as after calls kept (r.spaced; the region None until it does). False: not so."""
+    drv = r.drivers[0] if r.drivers and r.marker_len else None
+    if drv is None or drv.fmt.quiet or drv.fmt.parser == "earley":
+        return False
+    at = r.region_start + r.marker_len
+    if _SPACED.match(r.sc.buf, at, partial=not final) is None:
+        return False
+    r.spaced = (drv, at, 0)
+    return None, None, False
+
 
 # A call whose name has a space in it, first on its line: the name's first word, up to
 # seven more apart by spaces or tabs (each at most 64 characters), then `(`.
