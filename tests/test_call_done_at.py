@@ -28,7 +28,7 @@ HOLD = 900
 SIZE = 7
 # Calls held to flush() although the reply goes on after them, with no bound (issue 21, left):
 # a value whose text holds an opener of the format's own tags that never closes (<tool_call>
-# or <｜DSML｜invoke …> in a parameter, an <invoke> in a value left open, Kimi K3's whole example
+# or <｜DSML｜invoke …> in a parameter, an <invoke> in a value left open (twice), Kimi K3's whole example
 # call; Step-3's <｜tool_call_begin｜> glued to a value left open, the next call), which a
 # closer later in the reply could still balance; a call after reasoning the
 # prompt opened (in_think) that no closer of that block ended (Harmony's analysis running
@@ -42,6 +42,7 @@ HELD = {
     "deepseek_v4_dsml/open_tags_mentioned_inside_a_value",
     "minimax_m2_invoke/value_left_open_then_own_call_naming_a_close",
     "step3_steptml/value_closes_left_out_then_the_next_call_glued",
+    "minimax_m2_invoke/value_left_open_then_call_whose_value_opens_with_the_close",
     "kimi_k3_open_close/whole_example_call_inside_a_value",
     "harmony/in_think_analysis_runs_into_a_call",
     "apriel/in_think_ends_at_begin_final_response",

@@ -661,6 +661,12 @@ def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
         elif stack:
             if stack[-1] != tag:
                 return _loose(d, t, buf, pos, end, final)  # tags that do not pair up
+            if tag in nest.own and (quoted or end > pos and _starts_call(d, buf, end)):
+                goes_on = _goes_on(nest, buf, m.end(), final)
+                if goes_on is None:
+                    return WAIT, None
+                if not goes_on:
+                    return _loose(d, t, buf, pos, end, final)
             stack.pop()
             if not stack:
                 paired = m.end()
