@@ -662,6 +662,11 @@ def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
             if stack[-1] != tag:
                 return _loose(d, t, buf, pos, end, final)  # tags that do not pair up
             if tag in nest.own and (quoted or end > pos and _starts_call(d, buf, end)):
+                # The value's close in a part of a call of the format the value holds
+                # opened (`celsius<tool_call>g` … `<arg_value>print("</arg_value>")`):
+                # with text after it on its line, it is a mention in the next call's
+                # value (no call writes prose after a value's close), which pairs with no
+                # opener of it (as _text_tags reads one): else that call is swallowed.
                 goes_on = _goes_on(nest, buf, m.end(), final)
                 if goes_on is None:
                     return WAIT, None
