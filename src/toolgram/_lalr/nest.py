@@ -667,11 +667,13 @@ def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
                 # with text after it on its line, it is a mention in the next call's
                 # value (no call writes prose after a value's close), which pairs with no
                 # opener of it (as _text_tags reads one): else that call is swallowed.
-                goes_on = _goes_on(nest, buf, m.end(), final)
-                if goes_on is None:
-                    return WAIT, None
-                if not goes_on:
+                # (A tag right after it, a run of closers then prose too, is a quoted
+                # call's structure going on: `</parameter></invoke> then`.)
+                follows = _GOES_ON.match(buf, m.end())
+                if follows is None:
                     return _loose(d, t, buf, pos, end, final)
+                if not final and not follows.group().endswith("<"):
+                    return WAIT, None  # (blanks to the end of the text so far: not yet told)
             stack.pop()
             if not stack:
                 paired = m.end()
