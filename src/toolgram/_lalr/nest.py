@@ -661,7 +661,7 @@ def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
         elif stack:
             if stack[-1] != tag:
                 return _loose(d, t, buf, pos, end, final)  # tags that do not pair up
-            if tag in nest.own and (quoted or end > pos and _starts_call(d, buf, end)):
+            if tag in nest.own and (_call_open(d, quoted) or end > pos and _starts_call(d, buf, end)):
                 # The value's close in a part of a call of the format the value holds
                 # opened (`celsius<tool_call>g` … `<arg_value>print("</arg_value>")`):
                 # with text after it on its line, it is a mention in the next call's
@@ -998,6 +998,24 @@ def _starts_call(d: Any, buf: str, p: int) -> bool:
     if not any(buf.startswith(s, p) for s in d.fmt.starts if s):
         return False
     return p == 0 or buf[p - 1] not in " \t" or _first_on_line(buf, 0, p)
+
+
+def _call_open(d: Any, quoted: tuple) -> bool:
+    """Whether `quoted` (the openers a value's text left open) holds a call of the value's
+    own format opened there: a closer its start markers' tags need."""
+    if not quoted:
+        return False
+    closers = _START_CLOSERS.get(id(d.c))
+    if closers is None or closers[0] is not d.c:
+        nest = d.c.nest
+        found = (nest.tags.match(s) for s in d.fmt.starts if s)
+        closers = _START_CLOSERS[id(d.c)] = (d.c, frozenset(nest.closer_of[m.group()] for m in found if m is not None) - {None})
+    return any(c in closers[1] for c in quoted)
+
+
+# Per compiled format (kept with it, so an id is never another's): its start markers'
+# closers (see _call_open).
+_START_CLOSERS: dict = {}
 
 
 def _foreign_opener(d: Any, buf: str, end: int) -> bool:
