@@ -236,9 +236,13 @@ def compile_format(fmt: Format) -> Compiled:
         t.literal[0] for t in terminals.values() if t.literal and not t.literal[0].isalnum()
     )
     compiled.longest_literal = max((len(x) for x in (*fmt.ends, *(t.literal for t in terminals.values())) if x), default=0)
+    # (Ties, the same priority and literal length, in the grammar's order of terminals:
+    # the first of two that match alike is the token, and the first closer the one a
+    # closing plan supplies. Never the row's own order, which was Lark's set order.)
+    rank = {name: i for i, name in enumerate(terminals)}
     for state, row in table.states.items():
         allowed = [terminals[k] for k in row if k in terminals]
-        allowed.sort(key=lambda t: (-t.priority, -len(t.literal or "")))
+        allowed.sort(key=lambda t: (-t.priority, -len(t.literal or ""), rank[t.name]))
         compiled.allowed[state] = tuple(allowed)
         compiled.accepts_end[state] = "$END" in row
 

@@ -37,7 +37,7 @@ from .._lalr.tree import Tree
 from .words import words
 
 #: Bumped when the shape of the data changes (the key holds it).
-DATA_VERSION = 1
+DATA_VERSION = 2  # (2: states numbered by _numbering, rows in order of name)
 
 
 class _Action:
@@ -104,10 +104,13 @@ def table_data(lark: Any) -> dict:
                 bool(options.keep_all_tokens),
             )
         )
+    number = _numbering(lt.states, lt.start_state, lark_table.Shift)
     states = {}
-    for state, row in lt.states.items():
-        states[state] = {
-            str(sym): (1, arg) if kind is lark_table.Shift else (0, index[arg]) for sym, (kind, arg) in row.items()
+    for state in sorted(lt.states, key=number.__getitem__):
+        row = lt.states[state]
+        states[number[state]] = {
+            str(sym): (1, number[arg]) if kind is lark_table.Shift else (0, index[arg])
+            for sym, (kind, arg) in sorted(row.items(), key=lambda item: str(item[0]))
         }
     terminals = tuple(
         # (\w: a word character as the whole library reads it; see words.py)
@@ -124,9 +127,29 @@ def table_data(lark: Any) -> dict:
         "ignore": tuple(map(str, lt.ignore)),
         "rules": tuple(rules),
         "states": states,
-        "start": lt.start_state,
-        "end": lt.end_state,
+        "start": number[lt.start_state],
+        "end": number[lt.end_state],
     }
+
+
+def _numbering(states: dict, start: Any, shift: Any) -> dict:
+    """The LALR states numbered in the order a walk from the start state meets them,
+    each row's symbols taken by name. Lark numbers them in the order of a set of
+    item sets, which changes with PYTHONHASHSEED: the table was the same but for its
+    numbers and the order of each row, and the order of a row decided ties between
+    terminals (Compiled.allowed), so a reply was read differently by process, and the
+    cache kept whichever process wrote it first. Numbered so, the data is the same
+    in every process."""
+    number = {start: 0}
+    queue = [start]
+    for state in queue:
+        for _, (kind, arg) in sorted(states[state].items(), key=lambda item: str(item[0])):
+            if kind is shift and arg not in number:
+                number[arg] = len(number)
+                queue.append(arg)
+    for state in states:  # (a state no shift reaches: none in an LALR table Lark built)
+        number.setdefault(state, len(number))
+    return number
 
 
 class Table:
