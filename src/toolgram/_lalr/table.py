@@ -147,7 +147,7 @@ def _plan(c: Compiled, stack: list, goal: str, usable) -> list[str] | None:
     for _ in range(_MAX_VIRTUAL + 1):
         if simulate(c, stack, goal) is not None:
             return plan
-        for t in usable(c.allowed[stack[-1]]):
+        for t in usable(_fewest_left_out(c, stack)):
             after = simulate(c, stack, t.name)
             if after is not None and tuple(after) not in seen:
                 stack = after
@@ -157,6 +157,30 @@ def _plan(c: Compiled, stack: list, goal: str, usable) -> list[str] | None:
         else:
             return None
     return None
+
+
+# The empty rules that stand for a tag the model left out (vocabulary.RULES).
+_LEFT_OUT = frozenset({"unclosed", "unopened"})
+
+
+def _fewest_left_out(c: Compiled, stack: list) -> list:
+    """The top state's allowed terminals, those the table takes after the fewest
+    reductions of `unclosed` or `unopened` first (a tag read as left out), then in
+    the grammar's order (Compiled.allowed). Supplied at the end of a cut reply, the
+    close of what is open, `</arg_value>` after a value, comes before a close that
+    first reads that one as left out, `</tool_call>`: the value keeps what was written
+    (a left-out close also drops the whitespace before it: builder._param_value).
+    (Once the row's order, which was Lark's set order: the plan changed by process.)"""
+    allowed = c.allowed[stack[-1]]
+    if len(allowed) < 2:
+        return list(allowed)
+
+    def left_out(t: Any) -> int:
+        found = []
+        peek(c, stack, t.name, lambda rule: found.append(rule_name(rule.origin.name) in _LEFT_OUT) or True)
+        return sum(found)
+
+    return sorted(allowed, key=left_out)
 
 
 def _closes(literal: str) -> bool:
