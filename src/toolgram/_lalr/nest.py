@@ -320,6 +320,7 @@ def _open_in_value(d: Any, nest: Any, buf: str, pos: int, end: int) -> tuple:
         return memo[1]
     stack: list = []
     where: list = []  # (where each of them begins: _shows_call)
+    closed = -1  # (where the value's own close first pairs with none of them: _shows_call)
     for m in nest.tags.finditer(buf, pos, end):
         need = nest.closer_of[m.group()]
         if need is not None:
@@ -331,8 +332,10 @@ def _open_in_value(d: Any, nest: Any, buf: str, pos: int, end: int) -> tuple:
         elif stack and stack[-1] == m.group():
             stack.pop()
             where.pop()
+        elif closed < 0 and m.group() in nest.own:
+            closed = m.start()
     found = tuple(stack)
-    d.nest_open = ((pos, end), found, tuple(where))
+    d.nest_open = ((pos, end), found, tuple(where), closed)
     return found
 
 
@@ -347,9 +350,14 @@ def _shows_call(d: Any, nest: Any, buf: str, pos: int, end: int, i: int) -> bool
     the one the value stopped at: the value's pattern read it as text, written after a
     quote mark, a space or indentation (`Say "<tool_call>`, `  <tool_call>`, `>
     <tool_call>`), so the call it begins is one the value quotes. (A start marker
-    mentioned earlier in the value, `Use "<tool_call>" tags.`, begins no call there.)"""
+    mentioned earlier in the value, `Use "<tool_call>" tags.`, begins no call there.)
+    Not where the value's own close, pairing with no opener of its text, was written
+    before that marker (`v</parameter> Then: <tool_call>…`): the value closed there, its
+    call's closers left out, and the call after the prose is the model's next (QA13 F1)."""
     _open_in_value(d, nest, buf, pos, end)
     at = d.nest_open[2][i]
+    if 0 <= d.nest_open[3] < at:
+        return False
     return any(buf.startswith(s, at) for s in d.fmt.starts if s) and _CALL_HEAD.fullmatch(buf, at, end) is not None
 
 
