@@ -295,6 +295,33 @@ def test_a_call_quoted_after_a_quote_mark_or_indentation_is_the_value(fmt: str, 
         assert _streamed(raw, size) == result, size
 
 
+# The value closed with its own close, its call's closers left out, then prose and the
+# next call on that line (`v</parameter> Then: <tool_call>…`, QA13 F1): that call's start
+# marker comes after the value's close, so it is no call the value quotes; the next call
+# is read (as at 64f5090), not swallowed into the value with cut_value. (GLM and MiniCPM5
+# read the next call's arguments into the first, as at 64f5090; Kimi K3 gives an error.)
+OWN_CLOSES = {
+    "qwen3_coder": "\n</parameter>",
+    "minimax": "</parameter>",
+    "seed_oss": "</parameter>",
+    "dsml32": "</｜DSML｜parameter>",
+    "dots": "</parameter>",
+    "hy3": "</arg_value>",
+}
+
+
+@pytest.mark.parametrize("sep", [" Then: ", "\nThen: ", "\nOk. "], ids=["space", "line", "sentence"])
+@pytest.mark.parametrize("fmt", sorted(OWN_CLOSES))
+def test_a_call_after_the_values_own_close_and_prose_is_the_next_call(fmt: str, sep: str) -> None:
+    host, quoted, _ = QUOTED_CALLS[fmt]
+    raw = host + "notes" + OWN_CLOSES[fmt] + sep + quoted
+    result = toolgram.parse(raw)
+    assert [c.name for c in result.calls] == ["write_file", "rm_rf"], result
+    assert result.calls[0].repairs == ("closed_tag",) and result.calls[1].arguments == {"path": "/home"}
+    for size in (1, 3, 7, 64):
+        assert _streamed(raw, size) == result, size
+
+
 # A start marker the value mentions earlier (`Use "<tool_call>" tags.`) begins no call:
 # the call after it, first on its line, whose `</tool_call>` closes the block the value
 # is in, is the model's next call, its value's closes left out (as before indq).
