@@ -1132,3 +1132,40 @@ def test_a_value_of_markup_lines_streamed_follows_each_look_once(monkeypatch: py
             streamed(n)
             counts.append(count[0])
     assert counts[1] <= counts[0] + 100, counts  # (followed at each delta: 4x)
+
+
+class _CountingQuote:
+    """instring.QUOTE, counting the characters its searches cover."""
+
+    def __init__(self, pattern: Any) -> None:
+        self.pattern, self.chars = pattern, 0
+
+    def search(self, buf: str, lo: int, hi: int) -> Any:
+        self.chars += max(0, hi - lo)
+        return self.pattern.search(buf, lo, hi)
+
+    def finditer(self, buf: str, lo: int, hi: int) -> Any:
+        self.chars += max(0, hi - lo)
+        return self.pattern.finditer(buf, lo, hi)
+
+
+@pytest.mark.parametrize("unit", ["```x", "Action:x", "<tool_call>x ", "[see] ```x "])
+def test_the_prose_before_a_marker_is_searched_for_a_quote_once(unit: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A marker in prose is prose where it is inside a string of a call no format read
+    # (instring.py): the text before it is searched for a quote, up to LOOK characters
+    # back. In a storm of markers that search went back LOOK at each (```x repeated to
+    # 32 KB: 37 -> 164 ms); the scanner keeps how far it searched.
+    from toolgram._scan import instring
+
+    chars = []
+    for k in (500, 2000):
+        counting = _CountingQuote(instring.QUOTE)
+        with monkeypatch.context() as m:
+            m.setattr(instring, "QUOTE", counting)
+            raw = "Note: " + unit * k
+            result = toolgram.parse(raw)
+        assert result.text is not None
+        chars.append(counting.chars / len(raw))
+    # Each character about once.
+    assert chars[1] <= 3, chars
+    assert chars[1] <= chars[0] * 1.2 + 0.1, chars
