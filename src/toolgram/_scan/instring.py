@@ -41,12 +41,12 @@ _PYTHON = (
     regex.compile(r"""'(?:[^'\\\n]|\\.)*+(?P<c>')?|"(?:[^"\\\n]|\\.)*+(?P<d>")?|[\[\](){}]"""),
     True,
 )
-_GEMMA = (
-    "call:",
-    regex.compile(r"call:[\w.\-]+\{"),
-    regex.compile(r'<\|"\|>(?:(?!<\|"\|>).)*+(?P<c><\|"\|>)?|<escape>(?:(?!<escape>).)*+(?P<d><escape>)?|[\[\]{}]', regex.S),
-    False,
-)
+_GEMMA_TOKENS = r'<\|"\|>(?:(?!<\|"\|>).)*+(?P<c><\|"\|>)?|<escape>(?:(?!<escape>).)*+(?P<d><escape>)?|[\[\]{}]'
+_GEMMA = ("call:", regex.compile(r"call:[\w.\-]+\{"), regex.compile(_GEMMA_TOKENS, regex.S), False)
+# A Gemma call named in a sentence (`Use call:foo{a:<|"|>…`, not first on its line) is
+# prose about the syntax: its string, left open, ends at its line's end as a JSON one
+# does (QA13 F3: else every call for LOOK characters after it was prose, silently).
+_GEMMA_IN_LINE = regex.compile(_GEMMA_TOKENS)
 # How many places a call's first characters are found at, back from the marker, that do
 # not open one (`[1]`, `[see`) before the search gives up.
 _TRIES = 4
@@ -57,7 +57,8 @@ OPENING_WIDTH = max(len(kind[0]) for kind in _KINDS) - 1  # (an opening cut at a
 
 def first_opening(buf: str, lo: int, hi: int) -> int:
     """Where the first place in buf[lo:hi] is that in_string may read back to (the first
-    characters of a call's opening), or -1: what a stream keeps of its prose."""
+    characters of a call's opening), or -1: what a stream keeps of its prose (and the
+    character before it: whether a Gemma call is first on its line)."""
     found = [at for at in (buf.find(kind[0], lo, hi) for kind in _KINDS) if at >= 0]
     return min(found) if found else -1
 
@@ -88,6 +89,11 @@ def _open_string(buf: str, lo: int, i: int, at: int, first: str, opens: regex.Pa
             return False
     else:
         return False
+    if first == "call:":
+        if at > 0 and buf[at - 1] != "\n":
+            tokens = _GEMMA_IN_LINE  # (a stream keeps the character before: Scanner._string_look)
+        elif _after_blank_line(buf, at, i):
+            return False  # (structure: see _after_blank_line)
     depth = 0
     for t in tokens.finditer(buf, at, i):
         s = t.group()
@@ -108,6 +114,17 @@ def _open_string(buf: str, lo: int, i: int, at: int, first: str, opens: regex.Pa
         if after < i and buf[after] not in _AFTER:
             return False
     return False
+
+
+def _after_blank_line(buf: str, at: int, i: int) -> bool:
+    """Whether the marker at i is first on its line, after a blank line, both after the
+    opening at `at`: a Gemma string may hold new lines, but a call the model began after
+    a paragraph break is structure, not a quote (QA13 F3)."""
+    line = buf.rfind("\n", at, i)
+    if line < 0 or buf[line + 1 : i].strip(" \t"):
+        return False
+    before = buf.rfind("\n", at, line)
+    return before >= 0 and not buf[before + 1 : line].strip(" \t\r")
 
 
 _BEFORE = frozenset("([{,:=")  # (what a value follows)

@@ -465,14 +465,14 @@ class Scanner(MarkerSearch):
         if self.opening_at >= 0:
             at = self.opening_at - base
             if at >= lo:
-                return at
+                return max(at - 1, 0)
             scanned = lo  # (it fell out of the look: the next one is looked for)
         else:
             scanned = max(lo, self.opening_scan - base - _instring.OPENING_WIDTH)
         at = _instring.first_opening(self.buf, scanned, pos)
         self.opening_at = at + base if at >= 0 else -1
         self.opening_scan = pos + base
-        return at if at >= 0 else pos
+        return max(at - 1, 0) if at >= 0 else pos  # (and the character before it)
 
     def _prose(self, out: list, start: int, end: int) -> None:
         if end > start:
