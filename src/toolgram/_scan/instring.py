@@ -43,9 +43,9 @@ _PYTHON = (
 )
 _GEMMA_TOKENS = r'<\|"\|>(?:(?!<\|"\|>).)*+(?P<c><\|"\|>)?|<escape>(?:(?!<escape>).)*+(?P<d><escape>)?|[\[\]{}]'
 _GEMMA = ("call:", regex.compile(r"call:[\w.\-]+\{"), regex.compile(_GEMMA_TOKENS, regex.S), False)
-# A Gemma call named in a sentence (`Use call:foo{a:<|"|>…`, not first on its line) is
-# prose about the syntax: its string, left open, ends at its line's end as a JSON one
-# does (QA13 F3: else every call for LOOK characters after it was prose, silently).
+# A Gemma call named in a sentence (`Use call:foo{a:<|"|>…`: see _in_sentence) is prose
+# about the syntax: its string, left open, ends at its line's end as a JSON one does
+# (QA13 F3: else every call for LOOK characters after it was prose, silently).
 _GEMMA_IN_LINE = regex.compile(_GEMMA_TOKENS)
 # How many places a call's first characters are found at, back from the marker, that do
 # not open one (`[1]`, `[see`) before the search gives up.
@@ -90,8 +90,8 @@ def _open_string(buf: str, lo: int, i: int, at: int, first: str, opens: regex.Pa
     else:
         return False
     if first == "call:":
-        if at > 0 and buf[at - 1] != "\n":
-            tokens = _GEMMA_IN_LINE  # (a stream keeps the character before: Scanner._string_look)
+        if _in_sentence(buf, lo, at):
+            tokens = _GEMMA_IN_LINE
         elif _after_blank_line(buf, at, i):
             return False  # (structure: see _after_blank_line)
     depth = 0
@@ -114,6 +114,19 @@ def _open_string(buf: str, lo: int, i: int, at: int, first: str, opens: regex.Pa
         if after < i and buf[after] not in _AFTER:
             return False
     return False
+
+
+def _in_sentence(buf: str, lo: int, at: int) -> bool:
+    """Whether the Gemma call opening at `at` is named in a sentence: after a blank or a
+    "`" (`Use call:f{…`), no call opening before it on its line (after lo). A call glued
+    to prose (`Let me check.call:f{…`), first on its line, or after another call on it
+    (`call:f{…} Then: call:g{…`) is the model's own, its string may hold new lines.
+    (Only the character before `at` and [lo, at) are read: a stream keeps them,
+    Scanner._string_look.)"""
+    if at <= lo or buf[at - 1] not in " \t`":
+        return False
+    line = buf.rfind("\n", lo, at) + 1 or lo
+    return buf.rfind("call:", line, at) < 0
 
 
 def _after_blank_line(buf: str, at: int, i: int) -> bool:
