@@ -89,11 +89,8 @@ def _open_string(buf: str, lo: int, i: int, at: int, first: str, opens: regex.Pa
             return False
     else:
         return False
-    if first == "call:":
-        if _in_sentence(buf, lo, at):
-            tokens = _GEMMA_IN_LINE
-        elif _after_blank_line(buf, at, i):
-            return False  # (structure: see _after_blank_line)
+    if first == "call:" and _in_sentence(buf, lo, at):
+        tokens = _GEMMA_IN_LINE
     depth = 0
     for t in tokens.finditer(buf, at, i):
         s = t.group()
@@ -127,17 +124,6 @@ def _in_sentence(buf: str, lo: int, at: int) -> bool:
         return False
     line = buf.rfind("\n", lo, at) + 1 or lo
     return buf.rfind("call:", line, at) < 0
-
-
-def _after_blank_line(buf: str, at: int, i: int) -> bool:
-    """Whether the marker at i is first on its line, after a blank line, both after the
-    opening at `at`: a Gemma string may hold new lines, but a call the model began after
-    a paragraph break is structure, not a quote (QA13 F3)."""
-    line = buf.rfind("\n", at, i)
-    if line < 0 or buf[line + 1 : i].strip(" \t"):
-        return False
-    before = buf.rfind("\n", at, line)
-    return before >= 0 and not buf[before + 1 : line].strip(" \t\r")
 
 
 _BEFORE = frozenset("([{,:=")  # (what a value follows)
