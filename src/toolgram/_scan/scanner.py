@@ -66,6 +66,11 @@ _PROSE = ("text", "reasoning")  # (the kinds of Piece that are prose: see _told)
 
 # Blanks to the end of the text (after an end-of-turn token: see _in_prose).
 _BLANK_TO_END = regex.compile(r"\s*+\Z")
+# A call object's head, as Llama 3 writes it (grammars/llama3_json.lark's _OBJECT_HEAD
+# up to the name's colon), and how far back from a line's `}` it is looked for
+# (Scanner._glued_call; a stream keeps that much: _trim).
+_CALL_HEAD = regex.compile(r"""\{\s*(?:["']type["']\s*:\s*["']function["']\s*,\s*)?["']name["']\s*:""")
+_OBJECT_LOOK = 1024
 
 
 
@@ -96,6 +101,9 @@ class Scanner(MarkerSearch):
     # (see _quote_before).
     quote_to = 0
     quote_at = quote_end = -1
+    # Where _after_object last declined a call object first on its line (in the
+    # reply): the call on the line after it is declined too.
+    declined_at = -1
     # Where the prose being read began, in the reply: after the last call, region, error
     # or markup put out (see _told; instring.py reads back no further).
     prose_from = 0
@@ -149,6 +157,8 @@ class Scanner(MarkerSearch):
         self.__dict__.update(m.shared)
         if not _frame.enabled or observer is not None:
             self.frames = Frames({})  # (the fast path builds no tree: an observer sees the general way's)
+        # How far back from a `}` _after_object reads (0: no format has a line_start).
+        self.object_look = _OBJECT_LOOK if any(m in f.line_starts for m, fs in self.by_marker.items() for f in fs) else 0
         self.pending: list[str] = []
         self.word_next: dict[str, int] = {}  # a word marker's next place in word_buf (-1: none)
         self.whole_keys: list = []  # what _whole_next looks for (set by finish)
@@ -440,6 +450,7 @@ class Scanner(MarkerSearch):
         if keep <= 0 or buf[keep] in " \t":
             return 0  # a long run of blanks: keep it all
         keep -= self.think_width - 1
+        keep -= self.object_look  # (the line a `}` ends, for _after_object)
         if keep <= 0 or 2 * keep < len(buf):
             return 0  # too little to gain: keep it all
         # (And what instring.py reads back from a marker: a stream decides as parse() does.)
@@ -1045,11 +1056,15 @@ class Scanner(MarkerSearch):
     def _after_object(self, buf: str, i: int, marker: str) -> bool:
         """Whether a `line_start` literal first on its line (Llama 3's `{`, with tools)
         comes right after a line of prose that ends with `}`, blanks and line breaks
-        between: a call object written after prose on its line (`Let me check.{…}`),
-        which is not read. The call on the next line is not read either, so that a
-        reply's calls are read all or none (an agent ran one of two). The reply's
-        seven characters before that line break tell: a stream keeps that much
-        (_trim); the `}` must be the model's prose, not a call's or region's end."""
+        between, where that line holds a call object written after prose on it
+        (`Let me check.{"name": …}`), which is not read. The call on the next line is
+        not read either, so that a reply's calls are read all or none (an agent ran
+        one of two); nor the one after it (declined_at). Any other line that ends with
+        `}` (a JSON result, a template's `{x}`, a call object that broke in its head)
+        is prose the next line's call is read after (QA13 F2). The reply's seven
+        characters before that line break, and _OBJECT_LOOK before its `}`, tell: a
+        stream keeps that much (_trim); the `}` must be the model's prose, not a
+        call's or region's end."""
         if not any(marker in f.line_starts for f in self.by_marker[marker]):
             return False
         j = i
@@ -1061,7 +1076,23 @@ class Scanner(MarkerSearch):
         while k > max(0, j - 8) and buf[k - 1].isspace():
             k -= 1
         # (k - 1: the last character before the line break and the blanks before it.)
-        return k > max(0, j - 8) and buf[k - 1] == "}" and self.base + k - 1 >= self.read_to
+        if not (k > max(0, j - 8) and buf[k - 1] == "}" and self.base + k - 1 >= self.read_to):
+            return False
+        if self._glued_call(buf, k - 1):
+            self.declined_at = self.base + i
+            return True
+        return False
+
+    def _glued_call(self, buf: str, close: int) -> bool:
+        """Whether the line that ends with the `}` at `close` (no further back than
+        _OBJECT_LOOK) holds an object that opens as a call's after prose on that line,
+        or opens it where _after_object declined a call: not read."""
+        lo = max(0, close - _OBJECT_LOOK, self.read_to - self.base)
+        start = buf.rfind("\n", lo, close) + 1 or lo
+        for m in _CALL_HEAD.finditer(buf, start, close):
+            if buf[start : m.start()].strip() or self.base + m.start() == self.declined_at:
+                return True
+        return False
 
     # The region's reader calls these two through the scanner (an observer is told).
     def _decode(self, drv: Driver) -> Region | str:
