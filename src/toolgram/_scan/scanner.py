@@ -70,7 +70,7 @@ _BLANK_TO_END = regex.compile(r"\s*+\Z")
 # up to the name's colon), and how far back from a line's `}` it is looked for
 # (Scanner._glued_call; a stream keeps that much: _trim).
 _CALL_HEAD = regex.compile(r"""\{\s*(?:["']type["']\s*:\s*["']function["']\s*,\s*)?["']name["']\s*:""")
-_OBJECT_LOOK = 1024
+_OBJECT_LOOK = _instring.LOOK  # (as far as a marker's check in a string reads back: 2,048)
 
 
 
