@@ -73,9 +73,27 @@ def first_opening(buf: str, lo: int, hi: int) -> int:
     return min(found) if found else -1
 
 
-def in_string(buf: str, i: int, floor: int = 0) -> bool:
+class Reading:
+    """How far _open_string read the tokens of one call opening (`key`: its tokens'
+    pattern and its place), in the reply (`base`: where buf begins in it; a stream's
+    text is only added to): the token it stopped at (`resume`), the depth of brackets
+    before it, and the marker it was asked about (`upto`). The next marker after it,
+    with the same opening, reads on from there: the tokens before that one do not
+    change with the text after them, and that one is read again (a string it cut, a
+    blank run to the marker). In a string opened in prose and then 30 KB of markers,
+    each read back to the opening, that was 2,048 characters a marker."""
+
+    __slots__ = ("key", "resume", "depth", "upto")
+
+    def __init__(self) -> None:
+        self.key: tuple | None = None
+        self.resume = self.depth = self.upto = 0
+
+
+def in_string(buf: str, i: int, floor: int = 0, reading: Reading | None = None, base: int = 0) -> bool:
     """Whether the marker at i is inside a string of a call that begins before it, at
-    or after `floor` (see the module's docstring)."""
+    or after `floor` (see the module's docstring). reading: what the scanner keeps of
+    the last reading (see Reading), buf beginning at `base` in the reply."""
     lo = max(0, floor, i - LOOK)
     if lo >= i or QUOTE.search(buf, lo, i) is None:
         return False  # (the usual case: no string before it)
@@ -83,12 +101,15 @@ def in_string(buf: str, i: int, floor: int = 0) -> bool:
     for first, opens, tokens, one_line in _KINDS:
         start = line if one_line else lo
         at = buf.rfind(first, start, i)
-        if at >= 0 and _open_string(buf, start, i, at, first, opens, tokens):
+        if at >= 0 and _open_string(buf, start, i, at, first, opens, tokens, reading, base):
             return True
     return False
 
 
-def _open_string(buf: str, lo: int, i: int, at: int, first: str, opens: regex.Pattern, tokens: regex.Pattern) -> bool:
+def _open_string(
+    buf: str, lo: int, i: int, at: int, first: str, opens: regex.Pattern, tokens: regex.Pattern,
+    reading: Reading | None = None, base: int = 0,
+) -> bool:
     """Whether the last call opening (`opens`, whose `first` characters are found at `at`
     and before) in [lo, i) leaves a string open at i, its brackets still open."""
     for _ in range(_TRIES):
@@ -101,26 +122,35 @@ def _open_string(buf: str, lo: int, i: int, at: int, first: str, opens: regex.Pa
         return False
     if first == "call:" and _in_sentence(buf, lo, at):
         tokens = _GEMMA_IN_LINE
-    depth = 0
-    for t in tokens.finditer(buf, at, i):
+    key = (tokens, base + at)
+    depth, p = 0, at
+    if reading is not None and reading.key == key and reading.upto <= base + i:
+        depth, p = reading.depth, reading.resume - base
+    last, last_depth = p, depth
+    found = False
+    for t in tokens.finditer(buf, p, i):
+        last, last_depth = t.start(), depth
         s = t.group()
         if len(s) == 1 and s in "[](){}":
             depth += 1 if s in _OPEN else -1
             if depth <= 0:
-                return False  # (the call closed before the marker)
+                break  # (the call closed before the marker)
             continue
         # A string opens only where a value begins, and a value ends where the call goes
         # on: else the call is broken there (`origin="Lis"bon"`), and what its quotes
         # hold is not told (the marker after it may be a call).
         if buf[_back(buf, at, t.start())] not in _BEFORE:
-            return False
+            break
         if t.lastgroup is None:
             # (A string left open up to the marker: not one its line's end broke.)
-            return t.end() >= i or buf[t.end()] != "\n"
+            found = t.end() >= i or buf[t.end()] != "\n"
+            break
         after = _forth(buf, t.end(), i)
         if after < i and buf[after] not in _AFTER:
-            return False
-    return False
+            break
+    if reading is not None:
+        reading.key, reading.resume, reading.depth, reading.upto = key, base + last, last_depth, base + i
+    return found
 
 
 def _in_sentence(buf: str, lo: int, at: int) -> bool:

@@ -101,6 +101,8 @@ class Scanner(MarkerSearch):
     # (see _quote_before).
     quote_to = 0
     quote_at = quote_end = -1
+    # How far instring read the call opening the last marker was read back to (instring.Reading).
+    reading: Any = None
     # Where _after_object last declined a call object first on its line (in the
     # reply): the call on the line after it is declined too.
     declined_at = -1
@@ -810,7 +812,9 @@ class Scanner(MarkerSearch):
         floor = self.prose_from - self.base
         if not self._quote_before(buf, max(0, floor, i - _instring.LOOK), i):
             return False  # (the usual case, and a storm's: no string before the marker)
-        return _instring.in_string(buf, i, floor)
+        if self.reading is None:
+            self.reading = _instring.Reading()
+        return _instring.in_string(buf, i, floor, self.reading, self.base)
 
     def _quote_before(self, buf: str, lo: int, i: int) -> bool:
         """Whether buf[lo:i] holds a quote (instring.QUOTE). The text is searched once:
