@@ -30,7 +30,6 @@ import os
 import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -75,24 +74,6 @@ def five_calls(size: int = 2_000, calls: int = 5, seed: int = 0) -> str:
             words.append(rng.choice(WORDS))
         parts += [" ".join(words) + ".\n", block]
     return "".join(parts)
-
-
-def in_turn(fns: list, rounds: int) -> list[list[float]]:
-    """CPU seconds per call of each fn in each round, the fns taken in turn; each
-    repeated to about 20 ms a round."""
-    numbers = []
-    for fn in fns:
-        t0 = time.process_time()
-        fn()
-        numbers.append(max(1, int(0.02 / max(time.process_time() - t0, 1e-6))))
-    times: list[list[float]] = [[] for _ in fns]
-    for _ in range(rounds):
-        for k, (fn, number) in enumerate(zip(fns, numbers)):
-            t0 = time.process_time()
-            for _ in range(number):
-                fn()
-            times[k].append((time.process_time() - t0) / number)
-    return times
 
 
 def ratio(mine: list[float], base: list[float]) -> float:
@@ -144,7 +125,7 @@ def cold(src: str, runs: int) -> None:
 
 def small(rounds: int) -> None:
     import toolgram
-    from bench_parse import _formats, regex_extract
+    from bench_parse import _formats, regex_extract, time_rounds
     from _replies import hermes_reply
     from toolgram.tools import normalize_tools
 
@@ -160,7 +141,7 @@ def small(rounds: int) -> None:
                 ("tools: 5 OpenAI definitions", lambda: toolgram.parse(raw, DEFS)),
                 ("tools: a ToolSet", lambda: toolgram.parse(raw, toolset)),
             ]
-        times = in_turn([lambda: regex_extract(raw)] + [fn for _, fn in cases], rounds)
+        times = time_rounds([lambda: regex_extract(raw)] + [fn for _, fn in cases], rounds, budget=0.02)
         for (name, _), mine in zip(cases, times[1:]):
             row(
                 f"small reply, {label} ({len(raw)} chars): parse, {name}",
@@ -175,7 +156,7 @@ def small(rounds: int) -> None:
     any_start = re.compile("|".join(map(re.escape, starts)))
     prose = " ".join(part.split("<tool_call>")[0].strip() for part in hermes_reply(4000).split("</tool_call>"))[:600]
     assert not toolgram.parse(prose).calls and any_start.search(prose) is None
-    t_search, t_parse = in_turn([lambda: any_start.search(prose), lambda: toolgram.parse(prose)], rounds)
+    t_search, t_parse = time_rounds([lambda: any_start.search(prose), lambda: toolgram.parse(prose)], rounds, budget=0.02)
     row(
         f"a paragraph with no call ({len(prose)} chars): parse",
         f"{min(t_parse) * 1e6:.1f} µs",
@@ -186,6 +167,7 @@ def small(rounds: int) -> None:
 
 
 def streaming(rounds: int) -> None:
+    from bench_parse import time_rounds
     from bench_stream import make_reply, stream, text_only
 
     import toolgram
@@ -195,7 +177,7 @@ def streaming(rounds: int) -> None:
     for size in (20_000, 100_000):
         raw = make_reply(size)
         deltas = -(-len(raw) // 8)
-        t_stream, t_floor = in_turn([lambda: stream(raw, 8), lambda: text_only(raw, 8)], rounds)
+        t_stream, t_floor = time_rounds([lambda: stream(raw, 8), lambda: text_only(raw, 8)], rounds, budget=0.02)
         found[size] = ratio(t_stream, t_floor)
         row(
             f"stream, {size // 1000} KB in 8-character deltas ({deltas} deltas)",

@@ -79,15 +79,16 @@ def same_result(raw: str) -> ParseResult:
     return ParseResult(text=text.text(), calls=calls, segments=segments)
 
 
-def time_rounds(fns, rounds: int = 15) -> list[list[float]]:
+def time_rounds(fns, rounds: int = 15, budget: float = 0.05) -> list[list[float]]:
     """Seconds per call of each fn in each of `rounds` rounds, taken in turn (so that a
     busy spell of the machine hits both sides), in CPU time (time.process_time): wall
-    time on a shared machine measures the neighbours."""
+    time on a shared machine measures the neighbours. Each fn is repeated to about
+    `budget` seconds a round."""
     numbers = []
     for fn in fns:
         t0 = time.process_time()
         fn()
-        numbers.append(max(1, int(0.05 / max(time.process_time() - t0, 1e-6))))
+        numbers.append(max(1, int(budget / max(time.process_time() - t0, 1e-6))))
     times: list[list[float]] = [[] for _ in fns]
     for _ in range(rounds):
         for k, (fn, number) in enumerate(zip(fns, numbers)):
