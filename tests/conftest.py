@@ -263,11 +263,12 @@ def cpu_time_per_call(fn: Any) -> float:
     return best_cpu_time(lambda: [fn() for _ in range(loops)]) / loops
 
 
-def streamed(raw: str, size: int, tools: Any = None) -> Any:
-    """The ParseResult of a StreamParser fed raw in deltas of `size` characters."""
+def streamed(raw: str, size: int, tools: Any = None, **options: Any) -> Any:
+    """The ParseResult of a StreamParser (made with tools and options) fed raw in deltas
+    of `size` characters."""
     import toolgram
 
-    sp = toolgram.StreamParser(tools)
+    sp = toolgram.StreamParser(tools, **options)
     for i in range(0, len(raw), size):
         sp.feed(raw[i : i + size])
     return sp.close()

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 import toolgram
+from conftest import streamed
 from toolgram._scan import scanner as _scan
 
 # Each of these sent the Gemma-style argument reader into an endless loop (an array
@@ -886,10 +887,7 @@ def test_a_call_whole_at_max_chars_is_not_cut_by_it() -> None:
     result = toolgram.parse(raw, max_chars=61)
     assert result.calls[0].repairs == ("single_quotes",)
     for size in (1, 2, 3, 7):
-        stream = toolgram.StreamParser(max_chars=61)
-        for i in range(0, len(raw), size):
-            stream.feed(raw[i : i + size])
-        assert stream.close() == result, size
+        assert streamed(raw, size, max_chars=61) == result, size
 
 
 def test_a_value_written_the_same_in_each_call_is_read_once(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -979,10 +977,7 @@ def test_the_calls_before_a_value_of_openers_are_kept_as_before() -> None:
     assert result.errors == ["Couldn't read a tool call: unexpected '\\n</parameter>\\n</invo…'."]
     assert result.text.startswith('<invoke name="write">\n<parameter name="content"><invoke name="f">')
     for size in (1, 7, 64):
-        stream = toolgram.StreamParser()
-        for i in range(0, len(raw), size):
-            stream.feed(raw[i : i + size])
-        assert stream.close() == result, size
+        assert streamed(raw, size) == result, size
 
 
 # A parse's own objects (its trees, tokens, drivers) are freed as it returns, none left

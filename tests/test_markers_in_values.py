@@ -13,6 +13,7 @@ from __future__ import annotations
 import pytest
 
 import toolgram
+from conftest import streamed
 
 CASES = [
     # (reply, [(name, arguments, repairs)])
@@ -134,10 +135,7 @@ def test_markup_in_values(raw: str, calls: list) -> None:
     assert [(c.name, c.arguments, c.repairs) for c in result.calls] == calls
     assert not result.text and not result.errors
     for size in (1, 3, 7):
-        sp = toolgram.StreamParser()
-        for i in range(0, len(raw), size):
-            sp.feed(raw[i : i + size])
-        assert sp.close() == result, size
+        assert streamed(raw, size) == result, size
 
 
 # A value whose closes were all left out, then a whole call of the format glued to its
@@ -187,10 +185,7 @@ def test_calls_then_prose_after_a_value_left_open(raw: str, calls: list) -> None
     assert [(c.name, c.arguments, c.repairs) for c in result.calls] == calls
     assert result.text.startswith("Done, both are sent") and not result.errors
     for size in (1, 3, 7, 64):
-        sp = toolgram.StreamParser()
-        for i in range(0, len(raw), size):
-            sp.feed(raw[i : i + size])
-        assert sp.close() == result, size
+        assert streamed(raw, size) == result, size
 
 
 # The same replies with the call on a line of its own: a value that quotes a call, then
@@ -206,10 +201,7 @@ def test_a_call_on_its_own_line_then_prose_is_quoted(raw: str, calls: list) -> N
     refused = toolgram.parse(raw, truncated="error")
     assert not refused.calls and len(refused.errors) == 1 and '"f"' in refused.errors[0]
     for size in (1, 3, 7, 64):
-        sp = toolgram.StreamParser()
-        for i in range(0, len(raw), size):
-            sp.feed(raw[i : i + size])
-        assert sp.close() == result, size
+        assert streamed(raw, size) == result, size
 
 
 # A value whose text quotes a whole call of its format, its start marker after a quote
@@ -264,13 +256,6 @@ QUOTED_CALLS = {
 LEADS = ['Say "', "Say '", "Say `", "Example:\n  ", "Example:\n\t", "Example:\n> "]
 
 
-def _streamed(raw: str, size: int, **options) -> toolgram.ParseResult:
-    sp = toolgram.StreamParser(**options)
-    for i in range(0, len(raw), size):
-        sp.feed(raw[i : i + size])
-    return sp.close()
-
-
 @pytest.mark.parametrize("lead", LEADS, ids=["double", "single", "backtick", "spaces", "tab", "blockquote"])
 @pytest.mark.parametrize("fmt", sorted(QUOTED_CALLS))
 def test_a_call_quoted_after_a_quote_mark_or_indentation_is_the_value(fmt: str, lead: str) -> None:
@@ -283,8 +268,8 @@ def test_a_call_quoted_after_a_quote_mark_or_indentation_is_the_value(fmt: str, 
         refused = toolgram.parse(raw, truncated="error")
         assert not refused.calls and len(refused.errors) == 1 and '"write_file"' in refused.errors[0]
         for size in (1, 3, 7, 64):
-            assert _streamed(raw, size) == result, (tail, size)
-            assert _streamed(raw, size, truncated="error") == refused, (tail, size)
+            assert streamed(raw, size) == result, (tail, size)
+            assert streamed(raw, size, truncated="error") == refused, (tail, size)
     closer = lead.strip()[-1] if lead.startswith("Say") else ""
     raw = host + lead + quoted + closer + closes
     result = toolgram.parse(raw)
@@ -292,7 +277,7 @@ def test_a_call_quoted_after_a_quote_mark_or_indentation_is_the_value(fmt: str, 
         ("write_file", {"content": lead + quoted + closer}, ("closed_tag",))
     ]
     for size in (1, 3, 7, 64):
-        assert _streamed(raw, size) == result, size
+        assert streamed(raw, size) == result, size
 
 
 # The value closed with its own close, its call's closers left out, then prose and the
@@ -319,7 +304,7 @@ def test_a_call_after_the_values_own_close_and_prose_is_the_next_call(fmt: str, 
     assert [c.name for c in result.calls] == ["write_file", "rm_rf"], result
     assert result.calls[0].repairs == ("closed_tag",) and result.calls[1].arguments == {"path": "/home"}
     for size in (1, 3, 7, 64):
-        assert _streamed(raw, size) == result, size
+        assert streamed(raw, size) == result, size
 
 
 # A start marker the value mentions earlier (`Use "<tool_call>" tags.`) begins no call:
@@ -336,7 +321,7 @@ def test_a_start_marker_mentioned_earlier_in_the_value_quotes_no_call() -> None:
         ("g", {"c": "x"}, ()),
     ]
     for size in (1, 3, 7, 64):
-        assert _streamed(raw, size) == result, size
+        assert streamed(raw, size) == result, size
 
 
 # Found by benchmarks/fuzz.py (seed 7, input 22969; shortened by --minimize): a bare
@@ -383,13 +368,6 @@ def test_a_token_then_a_cut_name_is_held_as_parse_reads_it(size: int) -> None:
     assert sp.close() == expected
 
 
-def _stream(raw: str, size: int, announce: str, tools=None) -> toolgram.ParseResult:
-    sp = toolgram.StreamParser(tools, announce=announce)
-    for i in range(0, len(raw), size):
-        sp.feed(raw[i : i + size])
-    return sp.close()
-
-
 def _check(raw: str, tools, calls: list, errors: list) -> None:
     result = toolgram.parse(raw, tools)
     assert [(c.name, c.arguments, c.repairs) for c in result.calls] == calls
@@ -397,7 +375,7 @@ def _check(raw: str, tools, calls: list, errors: list) -> None:
     assert not result.text
     for size in (1, 2, 3, 7, 64):
         for announce in ("done", "name"):
-            assert _stream(raw, size, announce, tools) == result, (size, announce)
+            assert streamed(raw, size, tools, announce=announce) == result, (size, announce)
 
 
 # A value that quotes another format's parameter and its invoke's close (a Python string
@@ -489,7 +467,7 @@ def test_own_close_then_prose_is_still_the_call() -> None:
     assert result.text == "Thanks"
     for size in (1, 2, 3, 7, 64):
         for announce in ("done", "name"):
-            assert _stream(raw, size, announce) == result, (size, announce)
+            assert streamed(raw, size, announce=announce) == result, (size, announce)
 
 
 # A call whose close was left out, then a line of prose that names the value's close tag
@@ -526,7 +504,7 @@ def test_own_close_then_prose_naming_the_tag(raw: str, arguments: dict, text: st
     assert result.text == text and result.errors == []
     for size in (1, 2, 3, 7, 64):
         for announce in ("done", "name"):
-            assert _stream(raw, size, announce) == result, (size, announce)
+            assert streamed(raw, size, announce=announce) == result, (size, announce)
 
 
 # Another format's call quoted whole in a value, then text that runs on past the 320
@@ -585,4 +563,4 @@ def test_value_close_left_out_then_closer_and_prose(raw: str, arguments: list, t
     assert result.text.strip() == text and result.errors == []
     for size in (1, 2, 3, 7, 64):
         for announce in ("done", "name"):
-            assert _stream(raw, size, announce) == result, (size, announce)
+            assert streamed(raw, size, announce=announce) == result, (size, announce)
