@@ -512,23 +512,28 @@ def test_the_gemma_line_lexer_reads_plain_lines_as_the_general_way_does(raw: str
         assert summary(sp.close()) == summary(got[0]), size
 
 
-def _lexed(run: Any) -> int:
-    """How many tokens the drivers' own lexer looked for while `run()` ran."""
+def _driver_calls(method: str, run: Any) -> int:
+    """How many times the drivers' `method` ran while `run()` ran."""
     from toolgram._lalr import driver as _driver
 
     count = [0]
-    lex = _driver.Driver._lex
+    original = getattr(_driver.Driver, method)
 
     def counting(self: Any, *args: Any) -> Any:
         count[0] += 1
-        return lex(self, *args)
+        return original(self, *args)
 
-    _driver.Driver._lex = counting
+    setattr(_driver.Driver, method, counting)
     try:
         run()
     finally:
-        _driver.Driver._lex = lex
+        setattr(_driver.Driver, method, original)
     return count[0]
+
+
+def _lexed(run: Any) -> int:
+    """How many tokens the drivers' own lexer looked for while `run()` ran."""
+    return _driver_calls("_lex", run)
 
 
 # A list whose calls are plain up to one that is not (its last one broken, a stray
@@ -572,21 +577,7 @@ def test_a_broken_last_call_after_plain_ones_is_told() -> None:
 
 def _fed(run: Any) -> int:
     """How many tokens the drivers fed their parse table while `run()` ran."""
-    from toolgram._lalr import driver as _driver
-
-    count = [0]
-    feed = _driver.Driver._feed
-
-    def counting(self: Any, token: Any) -> Any:
-        count[0] += 1
-        return feed(self, token)
-
-    _driver.Driver._feed = counting
-    try:
-        run()
-    finally:
-        _driver.Driver._feed = feed
-    return count[0]
+    return _driver_calls("_feed", run)
 
 
 # Plain calls of a list, whatever their arguments (keyword, positional, none, values
