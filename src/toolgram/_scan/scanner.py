@@ -71,6 +71,8 @@ _BLANK_TO_END = regex.compile(r"\s*+\Z")
 # (Scanner._glued_call; a stream keeps that much: _trim).
 _CALL_HEAD = regex.compile(r"""\{\s*(?:["']type["']\s*:\s*["']function["']\s*,\s*)?["']name["']\s*:""")
 _OBJECT_LOOK = _instring.LOOK  # (as far as a marker's check in a string reads back: 2,048)
+# The name's value after _CALL_HEAD, a string (either quote, as _OBJECT_HEAD takes them).
+_NAME_VALUE = regex.compile(r"""\s*["']([^"'\\]*)["']""")
 
 
 
@@ -1093,10 +1095,19 @@ class Scanner(MarkerSearch):
         or opens it where _after_object declined a call: not read."""
         lo = max(0, close - _OBJECT_LOOK, self.read_to - self.base)
         start = buf.rfind("\n", lo, close) + 1 or lo
-        for m in _CALL_HEAD.finditer(buf, start, close):
-            if buf[start : m.start()].strip() or self.base + m.start() == self.declined_at:
-                return True
-        return False
+        # Only a call this reply could make: the object that ends the line (not one
+        # inside a result's, `{"result": {"name": "Paris"}}`), naming an offered tool
+        # (not `{"name": "Bob"}`, nor a format restated, `{"name": <tool>, …}`); any
+        # other object is prose the next line's call is read after (QA14 R1).
+        first = _CALL_HEAD.search(buf, start, close)
+        if first is None:
+            return False
+        o = _object_open(buf, first.start(), close)
+        m = _CALL_HEAD.match(buf, o) if o >= 0 else None
+        if m is None or not (buf[start:o].strip() or self.base + o == self.declined_at):
+            return False
+        name = _NAME_VALUE.match(buf, m.end())
+        return name is not None and name.group(1) in self.tools
 
     # The region's reader calls these two through the scanner (an observer is told).
     def _decode(self, drv: Driver) -> Region | str:
@@ -1119,6 +1130,31 @@ class Scanner(MarkerSearch):
         """The region's failure told so far (see note_failure), or None."""
         r = self.region
         return None if r is None else r.first_failure
+
+
+def _object_open(buf: str, start: int, close: int) -> int:
+    """Where the object whose `}` is at `close` opens, reading from `start` (a `{`) in
+    one pass: braces inside strings (either quote, backslash escapes) do not count,
+    nor quotes between objects (prose: `Let's`); -1 when that `}` closes none."""
+    opens: list[int] = []
+    quote = ""
+    i = start
+    while i < close:
+        c = buf[i]
+        if quote:
+            if c == "\\":
+                i += 1
+            elif c == quote:
+                quote = ""
+        elif c == "{":
+            opens.append(i)
+        elif c == "}":
+            if opens:
+                opens.pop()
+        elif c in "\"'" and opens:
+            quote = c
+        i += 1
+    return opens[-1] if opens and not quote else -1
 
 
 def _fence_close(buf: str, i: int) -> bool:
