@@ -51,3 +51,18 @@ def test_symbol_trie_matches_the_longest_marker(text: str) -> None:
         for marker in m.unextended:  # (Scanner._run takes such a marker, where it starts, as the match)
             if text.startswith(marker, pos):
                 assert got.group() == marker, pos
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from([*PIECES, "\n[", " \t", "\r", THINK_CLOSE]), max_size=12).map("".join))
+def test_line_marker_search_finds_what_the_full_search_finds(text: str) -> None:
+    # _line_next takes a line marker found as plain text for the match, where it starts a
+    # line, with no search: the full search (any_re, its line conditions) finds the same.
+    scanner = Scanner(FORMATS, normalize_tools([]))
+    assert scanner.line
+    for pos in range(len(text) + 1):
+        found = scanner._next_literal(text, pos)
+        if found is None or found[1] not in scanner.line:
+            continue
+        m = scanner.any_re.search(text, found[0])
+        assert scanner._line_next(text, found) == ((m.start(), m.group()) if m is not None else None), pos

@@ -162,7 +162,7 @@ class Scanner(MarkerSearch):
         if not _frame.enabled or observer is not None:
             self.frames = Frames({})  # (the fast path builds no tree: an observer sees the general way's)
         # How far back from a `}` _after_object reads (0: no format has a line_start).
-        self.object_look = _OBJECT_LOOK if any(m in f.line_starts for m, fs in self.by_marker.items() for f in fs) else 0
+        self.object_look = _OBJECT_LOOK if self.object_markers else 0
         self.pending: list[str] = []
         self.word_next: dict[str, int] = {}  # a word marker's next place in word_buf (-1: none)
         self.whole_keys: list = []  # what _whole_next looks for (set by finish)
@@ -489,6 +489,14 @@ class Scanner(MarkerSearch):
         self.opening_scan = pos + base
         return max(at - 1, 0) if at >= 0 else pos  # (and the character before it)
 
+    def _flush(self, out: list, lo: int, end: int) -> int:
+        """_in_prose's prose from lo (markers in it that are prose too) put out, up to
+        end: where the scanner is now (returned)."""
+        if end > lo:
+            self._prose(out, lo, end)
+        self.pos = end
+        return end
+
     def _prose(self, out: list, start: int, end: int) -> None:
         if end > start:
             kind = "reasoning" if self.in_open_think else "text"
@@ -605,59 +613,63 @@ class Scanner(MarkerSearch):
             if dropped and out:
                 _rebase(out, -dropped)  # (what out holds is in the buffer's positions)
         buf = self.buf
-        pos = self.pos
+        # A marker that is prose (a `[` that opens no call, one a line: 10,000 of them
+        # in 32 KB) joins the prose around it: the search goes on from `pos`, past it,
+        # and the prose from `lo` (self.pos) is put out as one piece (_flush) where a
+        # marker that is not prose is, or where the text ends; not a piece for each,
+        # with its segment and join (a third of a stream's cost of such a reply).
+        pos = lo = self.pos
         kind = "reasoning" if self.in_open_think else "text"
-        frames, line, tools = self.frames, self.line, self.tools
+        frames, line, line_plain, tools = self.frames, self.line, self.line_plain, self.tools
         whole = self.whole_next if final else None
         while True:  # (a run of calls the fast path reads is taken here, in one go)
             if self.closed_at >= 0:
+                lo = self._flush(out, lo, pos)  # (nothing: a call alone sets closed_at)
                 again = self._closer_again(out, pos, kind, final)
                 if again is None:
                     return False  # (blanks, or the start of the closer: the next delta tells)
                 if again:
-                    pos = self.pos
+                    pos = lo = self.pos
                     continue
             # Every marker is found as plain text first (the stdlib search is much
             # faster); the full search, with its line-start conditions, starts there.
             found = self._whole_next(buf, pos, whole) if whole is not None else self._next_literal(buf, pos)
             if found is not None and found[1] in line:
-                m = self.any_re.search(buf, found[0])
-                found = (m.start(), m.group()) if m is not None else None
+                found = self._line_next(buf, found)
             if self.stray is not None and not self.stray.armed:
                 if _stray.line_after(self.stray, buf, self.base, final) is False:
                     self.stray = None  # (the call ended its line: nothing to watch for)
             if self.stray is not None and self.stray.armed:
                 stray = _stray.find(self.stray, buf, pos, found[0] if found is not None else len(buf), final)
                 if type(stray) is tuple:  # (WAIT, where a close that may begin a run is)
-                    self._prose(out, pos, stray[1])
-                    self.pos = max(pos, stray[1])
+                    self._flush(out, lo, max(pos, stray[1]))
                     return False
                 if stray is not None:
-                    self._prose(out, pos, stray.start)
+                    self._flush(out, lo, max(pos, stray.start))
                     out.append(stray)  # (the closers are markup; the error says why)
-                    self.pos = pos = stray.end
+                    self.pos = pos = lo = stray.end
                     self.stray = None
                     continue
             if found is None:
                 end = len(buf) if final else len(buf) - self._held(buf, pos)
                 if self.stray is not None and self.stray.armed and not final:
                     end = min(end, len(buf) - _stray.hold(self.stray, buf, pos))
-                if end > pos:
-                    out.append(_piece(kind, pos, end, buf[pos:end]))
-                    self.pos = end
+                self._flush(out, lo, max(end, pos))
                 return False
             i, marker = found
             after = i + len(marker)
-            if i > pos:
-                out.append(_piece(kind, pos, i, buf[pos:i]))
-            self.pos = pos = i
+            if marker not in line_plain:
+                lo = self._flush(out, lo, i)
+            # (Else the prose before it waits until the marker is known not to be prose
+            # itself: of the branches below, only those it may take flush it first.)
+            pos = i
             if not final and len(buf) - i <= self.max_prefix and buf[i:] in self.prefixes:
+                self._flush(out, lo, i)
                 return False  # a longer marker may start here ("```" of "```json"): wait
             if i > 0 and buf[i - 1] == "`" and (i < 2 or not (buf[i - 2].isalnum() or buf[i - 2] in ")]}")) and not _fence_close(buf, i):
                 # `<tool_call>` (or `<think>`) in inline code names the tag; it opens nothing. (A
                 # backtick right after a word closes a code span: `ls`<tool_call>… is a call.)
-                self._prose(out, i, after)
-                self.pos = after
+                self._flush(out, lo, after)
                 return True
             if marker not in line and self._in_string(out, buf, i):
                 # Inside a string of a call no format read (`>>>send_email\n{"content":
@@ -672,7 +684,7 @@ class Scanner(MarkerSearch):
                 if not final:
                     return False
                 out.append(Piece("turn_end", i, after, ""))
-                self.pos = pos = after
+                self.pos = pos = lo = after
                 continue
             closers = self.think_opens.get(marker)
             if closers is not None:
@@ -703,8 +715,7 @@ class Scanner(MarkerSearch):
                 return True
             if marker in self.turn_ends:
                 # In the middle of the reply: the text names the token (`</s>`).
-                self._prose(out, i, after)
-                self.pos = pos = after
+                pos = after  # (prose: see lo)
                 continue
             again = self._repeated(buf, after, marker, final) if marker in self.stutters else False
             if again is None:
@@ -713,13 +724,12 @@ class Scanner(MarkerSearch):
                 # The opener written twice (a small model's stutter: `<tool_call>\n<tool_call>`):
                 # the first is markup, the call read from the second says so (repeated_marker).
                 out.append(Piece("markup", i, after, "repeated_marker"))
-                self.pos = pos = after
+                self.pos = pos = lo = after
                 continue
             frame = frames[marker]
             if marker in line and self._after_object(buf, i, marker):
                 # (Both are prose, as the object before is: see _after_object.)
-                self._prose(out, i, after)
-                self.pos = pos = after
+                pos = after  # (prose: see lo)
                 continue
             # A whole text, until a region the frames do not read has asked the memo: the
             # frame is tried first. A region it reads (a call, or a JsonFrame's region) is
@@ -736,6 +746,7 @@ class Scanner(MarkerSearch):
                 if took:
                     return True  # (a storm's region, read through the memo: see storm.py)
             if frame is not None:
+                lo = self._flush(out, lo, i)
                 if got is _UNREAD:
                     got = frame.read(buf, i, final, tools)
                 if type(got) is ToolCall:
@@ -746,17 +757,17 @@ class Scanner(MarkerSearch):
                             self.pos = len(buf)
                             return False  # (the rest was prose: the text is all read)
                         self.read_to = stop  # (where its last call ends: see after_call)
-                        self.pos = pos = stop
+                        self.pos = pos = lo = stop
                         self.prose_from, self.told_n = stop, len(out)  # (calls went to the sink)
                         continue
                     out.append(got)
-                    self.pos = pos = got.span[1]
+                    self.pos = pos = lo = got.span[1]
                     self.after_call(pos, frame.fmt)
                     _storm.frame_call(self)
                     continue
                 if type(got) is Region:  # (a JsonFrame's, read as the general way would)
                     out.append(got)
-                    self.pos = pos = got.end
+                    self.pos = pos = lo = got.end
                     self.after_call(pos, frame.fmt, got)
                     _storm.frame_call(self)
                     continue
@@ -769,8 +780,7 @@ class Scanner(MarkerSearch):
                 # those, a `line_start` literal's (Llama 3's `{`) is not tried again.
                 candidates = [f for f in candidates if not f.line_starts]
                 if not candidates:
-                    self._prose(out, i, after)
-                    self.pos = pos = after
+                    pos = after  # (prose: see lo)
                     continue
             if marker in line and frame is None:
                 # A line-anchored marker (`[`) is mostly prose: the formats' opening
@@ -784,16 +794,17 @@ class Scanner(MarkerSearch):
                         self.line_openers[marker] = test
                 if test is not None:
                     if not openers(test, buf, i, final):
-                        self._prose(out, i, after)
-                        self.pos = pos = after
+                        pos = after  # (prose: see lo)
                         continue
                     if not final and len(buf) - i < _START_WAIT and "\n" not in buf[i:]:
+                        self._flush(out, lo, i)
                         # Too little text to tell (`[get_wea`): wait, with no driver
                         # started, as at the reply's start. The test runs again on the
                         # next delta (on at most this much text), and a line like
                         # `[see above]` is prose without a driver begun and given up.
                         # Its line's end tells enough (as at the reply's start).
                         return False
+            lo = self._flush(out, lo, i)  # (the marker is no prose: what it opens comes next)
             if marker in line and not first and _storm.enabled and self.observer is None:
                 took = _storm.region(self, out, i, marker, final)
                 if took is None:
@@ -1071,7 +1082,7 @@ class Scanner(MarkerSearch):
         characters before that line break, and _OBJECT_LOOK before its `}`, tell: a
         stream keeps that much (_trim); the `}` must be the model's prose, not a
         call's or region's end."""
-        if not any(marker in f.line_starts for f in self.by_marker[marker]):
+        if marker not in self.object_markers:
             return False
         j = i
         while j > 0 and buf[j - 1] in " \t":
