@@ -29,8 +29,8 @@ hits = [0, 0]  # (lists read whole; lists read in part: their calls before one t
 _orig = pyframe.read_list
 
 
-def counting(buf, start, final, begun=None):
-    got = _orig(buf, start, final, begun)
+def counting(buf, start, final, begun=None, quoted=None):
+    got = _orig(buf, start, final, begun, quoted)
     hits[0] += type(got) is tuple
     hits[1] += type(got) is pyframe.Part
     return got
@@ -47,6 +47,10 @@ VALUES = [
     "['a', 'b']", "[[1], [2, [3]]]", "[[[[1]]]]", "'it''s'", "'don\\'t'", "'a\\nb'", "'<tool_call>'",
     "'x' + 'y'", "f(1)", "x", "'a'b'", "\"say \"hi\"\"", "[1, 2", "'open", "1 2", "'é'", "'名'",
     "{'name': 'f', 'arguments': {}}", "'```'", "'|'", "'#c'", "[1,]", "'a',", "-", "1.", "0x1f",
+    # Quotes of the value's kind inside it, paired as quoted words (or not): pyframe asks
+    # the driver where such a value ends (_quoted_arg).
+    '"echo "hi" there"', "'grep -rn 'TODO' src/'", '"a "b" c "d""', "'x 'y', z'", '"p "<q>" r"',
+    '"t "q""', "'x 'y'z'", '"a "b" c, d="e""',
 ]
 SEPS = [",", ", ", " ,", " , ", ",\n", ",\n  "]
 PRE = ["", "", "", "Sure.\n", "Here:\n", "  ", "\n", "text [", "<think>x</think>", "```\n"]

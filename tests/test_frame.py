@@ -466,6 +466,40 @@ def test_a_list_after_a_less_plain_one_is_read_by_the_lexer() -> None:
     assert summary(toolgram.parse(raw)) == summary(general(raw, None, None, 32_768))
 
 
+# Values with quotes of their kind inside that pair up as quoted words (`"echo "hi"
+# there"`): where one ends is the driver's reading (_repair.quoted_end), asked of the
+# driver, and the list lexer reads the list with it, whole and streamed; the driver's
+# lexer reads none of it (each such list was its own, token by token: 640 of them in a
+# 32 KB reply took 57 ms).
+QUOTED_INSIDE = [
+    ('[run_shell(timeout=30, command="echo "hi" there")]', ["run_shell"]),
+    ("[run_shell(command='grep -rn 'TODO' src/', timeout=30)]", ["run_shell"]),
+    ('[f(a = "x "y" z" , b=[1]), g("a "b" c")]', None),
+    ('[f(a="x "y" z", b="p "q" r")]', ["f", "g"]),
+]
+
+
+@pytest.mark.parametrize("raw, tools", QUOTED_INSIDE)
+def test_a_value_whose_quotes_inside_pair_up_is_read_by_the_list_lexer(raw: str, tools: Any) -> None:
+    text = (raw + "\n") * 20
+    expected = summary(general(text, tools, ["pythonic"], 32_768))
+    got: list = []
+    assert _lexed(lambda: got.append(toolgram.parse(text, tools, formats=["pythonic"]))) == 0
+    assert summary(got[0]) == expected
+    assert all("unescaped_quotes" in c.repairs for c in got[0].calls)
+    for size in (1, 2, 3, 7, 64):
+        got.clear()
+
+        def stream() -> None:
+            sp = StreamParser(tools, formats=["pythonic"])
+            for chunk in chunked(text, size):
+                sp.feed(chunk)
+            got.append(sp.close())
+
+        assert _lexed(stream) == 0, size
+        assert summary(got[0]) == expected, size
+
+
 # The gemma4_bare line lexer (_scan/gemframe.py): the tokens of plain `call:NAME{…}`
 # lines, fed to the same table; the last line, and any that is not plain, the driver's.
 GEMMA_LINES = [  # (raw, tools, lines the lexer reads in parse())

@@ -16,7 +16,12 @@ looked at here again.
 A list is taken whole or not at all: where a quoted value ends can depend on the
 text after it, up to the call's `)` (`'say 'hi', then go', n=2)`: _repair.quoted_end),
 and no value of a plain list has a quote inside, or a marker, so once its `]` has
-come its reading no longer depends on what follows. A stream therefore holds the
+come its reading no longer depends on what follows. (But for one kind: a value whose
+quotes inside, of its own kind, pair up as quoted words, `command="echo "hi" there"`,
+which the driver reads whole. Where it ends, the driver's own _quoted tells, as its
+lexer would, from the same text: a stream waits while it cannot tell yet. Replies
+repeat such a call, and each list was the driver's, token by token: _quoted_arg.)
+A stream therefore holds the
 driver back while the text ends inside a plain list (HOLD: the deltas are put aside
 until one holds a character that may end an item), reading it on from the last
 whole argument (a match made never changes with more text: each ends at a `,` or
@@ -39,6 +44,8 @@ from typing import Any
 import regex
 
 from .._lalr.checkpoint import Checkpoint
+from .._lalr.extent import triple_quote
+from .._recover import repair as _repair
 from .._lalr.tokens import DONE, Tok
 from .._grammar.tables import Shift
 from .._lalr.tree import Meta, Tree
@@ -85,6 +92,10 @@ _NAME_BEGUN = regex.compile(_NAME_SOURCE, regex.ASCII | regex.V0)
 _KEY, _S1, _VALUE, _SEP = (_ARG.groupindex[g] for g in ("key", "s1", "value", "sep"))
 _BLANK = re.compile(r"[ \t]*")
 _WS = re.compile(r"[ \t\r\n\f]*")
+# An argument whose value opens with a quote (a keyword and `=` first, or none), up to
+# that quote; and what follows such a value (see _quoted_arg).
+_QUOTED_ARG = re.compile(r"(?:([A-Za-z_][A-Za-z0-9_]*)([ \t]*)=(?!=)[ \t]*)?(?=['\"])", re.ASCII)
+_VALUE_SEP = re.compile(r"[ \t]*+([,)])")
 
 # What a list's items are: a call (after `[` or a `,` between calls), its first
 # argument or `)` (after `(`), an argument (after a `,` in a call), `,` or `]` (after
@@ -163,12 +174,13 @@ def _part(toks: list, cut: bool = False) -> Part | None:
 _CLOSERS = frozenset({"RPAR", "COMMA"})
 
 
-def read_list(buf: str, start: int, final: bool, begun: Begun | None = None) -> Any:
+def read_list(buf: str, start: int, final: bool, begun: Begun | None = None, quoted: Any = None) -> Any:
     """The tokens (terminal, start, end) of the plain list whose `[` is at start, once
     it has closed: (tokens, where it ends); None: not a plain list (or, final, one
     the text cuts), a Part where its calls before the item that is not are; a Begun
     where a stream's text ends inside a plain list (`begun`: one such, to read on
-    from)."""
+    from). quoted: the driver's reading of a quoted value with quotes of its kind
+    inside (see _quoted_arg); None: such a value is no plain one."""
     if begun is None:
         toks = [("LSQB", start, start + 1)]
         pos, item = start + 1, _CALL
@@ -224,7 +236,55 @@ def read_list(buf: str, start: int, final: bool, begun: Begun | None = None) -> 
             continue
         if item is _NEXT and buf.startswith(")", pos):
             return _part(toks)  # (a trailing comma: the general way)
+        if quoted is not None:
+            got = _quoted_arg(buf, pos, quoted, add)
+            if got is _UNDECIDED:
+                return Begun(toks, at, item)
+            if got is not None:
+                pos, item = got
+                continue
         return _short(_ARG_BEGUN, buf, pos, final, toks, at, item)  # (no argument here)
+
+
+_UNDECIDED = "undecided"
+
+
+def _quoted_arg(buf: str, pos: int, quoted: Any, add: Any) -> tuple | str | None:
+    """The argument at pos whose value opens with a quote and has quotes of its kind
+    inside, unescaped, that pair up as quoted words (`command="echo "hi" there"`):
+    where it ends is what the driver's lexer takes it to be, _repair.quoted_end (it
+    looks at the text after it, up to the call's structure), asked of the driver
+    itself (`quoted`: its _quoted at a place). Its tokens added, as the driver reads
+    them, where a `,` or `)` follows it on its line: (where the next item starts, what
+    it is). _UNDECIDED: a stream's text cannot tell yet; None: not such an argument (a
+    triple-quoted string, a value Python's reading ends, a stray quote: the driver
+    reads the list)."""
+    m = _QUOTED_ARG.match(buf, pos)
+    if m is None:
+        return None
+    at = m.end()
+    if triple_quote(buf, at) is not None:
+        return None
+    got = quoted(at)
+    if got is _repair.OPEN or type(got) is _repair.QuoteWait:
+        return _UNDECIDED
+    if type(got) is not tuple or got[1] is not True:
+        return None
+    end = got[0]
+    sep = _VALUE_SEP.match(buf, end)
+    if sep is None:
+        return None
+    if m.start(1) >= 0:
+        add(("KEY", m.start(1), m.end(1)))
+        eq = m.end(2)
+        add(("EQUAL", eq, eq + 1))
+    add(("PYVALUE", at, end))
+    s, e = sep.span(1)
+    if buf[s] == ")":
+        add(("RPAR", s, e))
+        return e, _AFTER
+    add(("COMMA", s, e))
+    return e, _NEXT
 
 
 def _short(begun: Any, buf: str, pos: int, final: bool, toks: list, at: int, item: str) -> Begun | None:
@@ -331,7 +391,7 @@ def advance(drv: Any, buf: str, final: bool) -> str | None:
         if not buf.startswith("[", at):
             return None
         begun = drv.py if type(drv.py) is Begun and drv.py.toks[0][1] == at else None
-        got = read_list(buf, at, final, begun)
+        got = read_list(buf, at, final, begun, lambda p: drv._quoted(buf, p, final))
         if type(got) is Begun:
             drv.py = True
             if n - got.pos > _HOLD_MAX:
