@@ -238,8 +238,8 @@ def read_list(buf: str, start: int, final: bool, begun: Begun | None = None, quo
             return _part(toks)  # (a trailing comma: the general way)
         if quoted is not None:
             got = _quoted_arg(buf, pos, quoted, add)
-            if got is _UNDECIDED:
-                return Begun(toks, at, item)
+            if got is _UNDECIDED:  # (a stream's: a whole text always tells)
+                return Begun(toks, at, item) if not final else _part(toks)
             if got is not None:
                 pos, item = got
                 continue
