@@ -27,8 +27,18 @@ import regex
 # How far back from a marker the call around it is looked for.
 LOOK = 2048
 # What any string of them holds (`<|"|>` holds a `"`): a prose without one is told at
-# once (the stdlib's search: the common case, between two calls, is asked per call).
-QUOTE = re.compile(r"[\"']|<escape>")
+# once (the common case, between two calls, is asked per call). Written to begin with
+# a character class, `<escape>` told by what follows its `<`: the stdlib's engine then
+# skips to those three characters (`[\"']|<escape>`, an alternation, was tried at each
+# character: 5 µs for 300 characters of prose).
+QUOTE = re.compile(r"[\"'<](?:(?<=<)escape>|(?<!<))")
+
+
+def quoted(buf: str, lo: int, hi: int) -> bool:
+    """Whether buf[lo:hi] holds what QUOTE matches (three str.find: a prose is read by
+    memchr, faster still than QUOTE's search)."""
+    find = buf.find
+    return find('"', lo, hi) >= 0 or find("'", lo, hi) >= 0 or find("<escape>", lo, hi) >= 0
 
 # Where a call opens (matched at the place a search for its first characters found) and
 # the tokens that matter inside it: strings (closed: a named group matched) and brackets.
@@ -95,7 +105,7 @@ def in_string(buf: str, i: int, floor: int = 0, reading: Reading | None = None, 
     or after `floor` (see the module's docstring). reading: what the scanner keeps of
     the last reading (see Reading), buf beginning at `base` in the reply."""
     lo = max(0, floor, i - LOOK)
-    if lo >= i or QUOTE.search(buf, lo, i) is None:
+    if lo >= i or not quoted(buf, lo, i):
         return False  # (the usual case: no string before it)
     line = buf.rfind("\n", lo, i) + 1 or lo
     for first, opens, tokens, one_line in _KINDS:

@@ -17,6 +17,7 @@ import regex
 
 from .._guard import passes_through
 from . import fastpath as _frame
+from .instring import LOOK as _OBJECT_LOOK  # (as far as _after_object reads back from a `}`)
 from .._grammar.registry import Format
 from .._grammar.words import lazy
 
@@ -155,6 +156,9 @@ class Markers:
         line_plain = frozenset(line) - set(opens) - self.turn_ends - self.think_closes - self.stutters
         self.openers: dict[str, tuple] = {}  # opening.opening() of each first character (Scanner._start)
         self.line_openers: dict[str, tuple | None] = {}  # opening.line_opening() of each marker in `line`
+        # Whether a marker opens a format at a line's start (Llama 3's `{`, with tools): then
+        # the scanner keeps the text _after_object reads back over (see Scanner.object_look).
+        self.line_started = any(m in f.line_starts for m, fs in self.by_marker.items() for f in fs)
         quick, risky_ends, firsts, literals, first_set, end_pairs, lane = self.quick
         self.shared = {
             "by_marker": self.by_marker, "call_markers": frozenset(self.by_marker), "anchored": self.anchored, "call_re": self.call_re,
@@ -169,6 +173,7 @@ class Markers:
             "frames": self.frames, "openers": self.openers, "line_openers": self.line_openers, "stutters": self.stutters,
             "think_opens": self.think_opens, "think_ends": self.think_ends, "think_closes": self.think_closes,
             "think_width": self.think_width, "think_firsts": self.think_firsts,
+            "object_look": _OBJECT_LOOK if self.line_started else 0,
         }  # fmt: skip
 
 

@@ -155,14 +155,13 @@ class Scanner(MarkerSearch):
         if in_think:
             self.think_opened = True
         m = markers_for(formats, tools is not None)
-        # What the set of formats decides: by_marker, anchored, call_re, any_re,
+        # What the set of formats decides (made once per set): by_marker, anchored, call_re, any_re,
         # prefixes, max_prefix, the searches of _quick_searches, line, symbols, words,
-        # frames, openers (see Markers).
+        # frames, openers, object_look: how far back from a `}` _after_object reads
+        # (0: no format has a line_start) (see Markers).
         self.__dict__.update(m.shared)
         if not _frame.enabled or observer is not None:
             self.frames = Frames({})  # (the fast path builds no tree: an observer sees the general way's)
-        # How far back from a `}` _after_object reads (0: no format has a line_start).
-        self.object_look = _OBJECT_LOOK if self.object_markers else 0
         self.pending: list[str] = []
         self.word_next: dict[str, int] = {}  # a word marker's next place in word_buf (-1: none)
         self.whole_keys: list = []  # what _whole_next looks for (set by finish)
@@ -840,10 +839,10 @@ class Scanner(MarkerSearch):
             return True
         to = self.quote_to - base
         if to > i:  # (asked behind what was searched: searched again, nothing kept)
-            return _instring.QUOTE.search(buf, lo, i) is not None
+            return _instring.quoted(buf, lo, i)
         start = max(lo, to - _QUOTE_WIDTH)
         self.quote_to = base + i
-        if _instring.QUOTE.search(buf, start, i) is None:
+        if not _instring.quoted(buf, start, i):
             return False
         for last in _instring.QUOTE.finditer(buf, start, i):
             pass
