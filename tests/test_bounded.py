@@ -1130,10 +1130,14 @@ def test_a_value_of_markup_lines_streamed_follows_each_look_once(monkeypatch: py
 
 
 class _CountingQuote:
-    """instring.QUOTE, counting the characters its searches cover."""
+    """instring.QUOTE and instring.quoted, counting the characters their searches cover."""
 
-    def __init__(self, pattern: Any) -> None:
-        self.pattern, self.chars = pattern, 0
+    def __init__(self, pattern: Any, quoted: Any) -> None:
+        self.pattern, self.real_quoted, self.chars = pattern, quoted, 0
+
+    def quoted(self, buf: str, lo: int, hi: int) -> bool:
+        self.chars += max(0, hi - lo)
+        return self.real_quoted(buf, lo, hi)
 
     def search(self, buf: str, lo: int, hi: int) -> Any:
         self.chars += max(0, hi - lo)
@@ -1154,9 +1158,10 @@ def test_the_prose_before_a_marker_is_searched_for_a_quote_once(unit: str, monke
 
     chars = []
     for k in (500, 2000):
-        counting = _CountingQuote(instring.QUOTE)
+        counting = _CountingQuote(instring.QUOTE, instring.quoted)
         with monkeypatch.context() as m:
             m.setattr(instring, "QUOTE", counting)
+            m.setattr(instring, "quoted", counting.quoted)
             raw = "Note: " + unit * k
             result = toolgram.parse(raw)
         assert result.text is not None

@@ -66,3 +66,22 @@ def test_line_marker_search_finds_what_the_full_search_finds(text: str) -> None:
             continue
         m = scanner.any_re.search(text, found[0])
         assert scanner._line_next(text, found) == ((m.start(), m.group()) if m is not None else None), pos
+
+
+# What a string of a call holds (instring.QUOTE): a quote, or Gemma's <escape>. The
+# plain alternation is the definition; QUOTE is written to start with a character
+# class, and quoted() asks str.find, both for speed (see instring.py).
+QUOTE_DEFINITION = re.compile(r"[\"']|<escape>")
+quote_soup = st.lists(st.sampled_from(['"', "'", "<", "escape>", "<escape>", "<esc", "esc", ">", "a", " "]), max_size=12).map("".join)
+
+
+@settings(max_examples=500, deadline=None)
+@given(quote_soup, st.integers(0, 40), st.integers(0, 40))
+def test_quote_search_and_quoted_agree_with_the_definition(text: str, lo: int, hi: int) -> None:
+    from toolgram._scan import instring
+
+    want = [m.span() for m in QUOTE_DEFINITION.finditer(text, lo, hi)]
+    assert [m.span() for m in instring.QUOTE.finditer(text, lo, hi)] == want
+    got = instring.QUOTE.search(text, lo, hi)
+    assert (got and got.span()) == (want[0] if want else None)
+    assert instring.quoted(text, lo, hi) == bool(want)
