@@ -743,7 +743,14 @@ class Scanner(MarkerSearch):
                 if took is None:
                     return False  # (a storm's region, held until its window is here)
                 if took:
-                    return True  # (a storm's region, read through the memo: see storm.py)
+                    # (A storm's region, read through the memo: see storm.py. A whole
+                    # text reads on here, as this call would again, and the next marker
+                    # costs no new call; a stream goes back, to drop the text before.)
+                    if not final or self.mode != "prose":
+                        return True
+                    pos = self.pos
+                    kind = "reasoning" if self.in_open_think else "text"
+                    continue
             if frame is not None:
                 lo = self._flush(out, lo, i)
                 if got is _UNREAD:

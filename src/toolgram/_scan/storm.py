@@ -178,13 +178,14 @@ def read(sc: Any, out: list, key: tuple, start: int, final: bool = True) -> bool
     memo = sc.storm
     known = memo.known.get(key)
     if known is not None:
-        items, end = known
+        items, end, noted = known
         moved = _moved(items, start)
         out.extend(moved)
         sc.pos = start + end
         sc.region = None
         sc.mode = "prose"
-        _noted(sc, moved, key[0])
+        if noted is not None:
+            _noted(sc, moved, noted)
         return True
     recent = memo.recent
     if key in recent and key not in memo.refused and len(memo.known) < _KEPT and len(memo.refused) < _KEPT:
@@ -221,7 +222,7 @@ def _certify(sc: Any, out: list, key: tuple, start: int, memo: Memo, final: bool
     got = _relative(out[n:], start), sc.pos - start
     seen = _stream_reading(sc, window, back, marker, candidates)
     if seen is not None and repr(seen) == repr(got):
-        memo.known[key] = got
+        memo.known[key] = (*got, _to_note(sc, got[0], marker))
         return True
     memo.refused.add(key)
     if seen is None and len(window) - back - len(marker) < _AHEAD_LONG:
@@ -230,22 +231,35 @@ def _certify(sc: Any, out: list, key: tuple, start: int, memo: Memo, final: bool
     return True
 
 
-def _noted(sc: Any, moved: list, marker: str) -> None:
-    """What the reading of a call also notes, noted for the outcome moved into place: the
-    last call's closer, which the model may write again right after it (Scanner.after_call;
-    without it, from a storm's fourth call on, a closer written twice was text: QA7 D1)."""
-    for item in reversed(moved):
+def _to_note(sc: Any, items: list, marker: str) -> tuple | None:
+    """What the reading of a call also notes, for an outcome moved into place (_noted):
+    (the index of its last call, or of the last region holding one, and that call's
+    format), or None. Found once, when the outcome is remembered."""
+    for k in range(len(items) - 1, -1, -1):
+        item = items[k]
         if type(item) is ToolCall:
-            name, end, region = item.format, item.span[1], None
+            name = item.format
         elif type(item) is Region and any(type(part) is Draft for part in item.items):
-            name, end, region = item.fmt, item.end, item
+            name = item.fmt
         else:
             continue
         for fmt in sc.by_marker[marker]:
             if fmt.name == name:
-                sc.after_call(end, fmt, region)
-                break
-        return
+                return k, fmt
+        return None
+    return None
+
+
+def _noted(sc: Any, moved: list, noted: tuple) -> None:
+    """What the reading of a call also notes, noted for the outcome moved into place: the
+    last call's closer, which the model may write again right after it (Scanner.after_call;
+    without it, from a storm's fourth call on, a closer written twice was text: QA7 D1)."""
+    k, fmt = noted
+    item = moved[k]
+    if type(item) is ToolCall:
+        sc.after_call(item.span[1], fmt)
+    else:
+        sc.after_call(item.end, fmt, item)
 
 
 def _stream_reading(sc: Any, window: str, back: int, marker: str, candidates: list) -> tuple | None:
@@ -297,19 +311,28 @@ _ATOMS = (str, int, float, bool, type(None))
 
 def _copy(value: Any) -> Any:
     """A deep copy of an item (copy.deepcopy, faster on the types items are made of:
-    a memo hit copies its items, and a storm has thousands)."""
+    a memo hit copies its items, and a storm has thousands). What cannot change is
+    shared, not copied: str, numbers, a Piece, a tuple of those (a span)."""
     t = type(value)
-    if t in _ATOMS or t is Piece:  # (a Piece holds only str and int)
+    if t in _ATOMS or t is Piece:
         return value
     if t is dict:
-        return {k: _copy(v) for k, v in value.items()}
+        return {k: v if type(v) in _ATOMS else _copy(v) for k, v in value.items()}
     if t is list:
-        return [_copy(v) for v in value]
+        return [v if type(v) in _ATOMS else _copy(v) for v in value]
     if t is tuple:
-        return tuple([_copy(v) for v in value])
+        for v in value:
+            if type(v) not in _ATOMS:
+                return tuple([_copy(v) for v in value])
+        return value
     if t in _RECORDS:
         new = object.__new__(t)
-        new.__dict__ = {k: _copy(v) for k, v in value.__dict__.items()}
+        fields = value.__dict__
+        copied = fields.copy()
+        for k, v in fields.items():
+            if type(v) not in _ATOMS:
+                copied[k] = _copy(v)
+        new.__dict__ = copied
         return new
     return copy.deepcopy(value)
 

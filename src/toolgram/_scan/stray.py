@@ -21,6 +21,7 @@ every delta until the call's line is told). Each `<` is looked at once a delta t
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import regex
@@ -31,6 +32,7 @@ from .._build.builder import Draft
 WAIT = object()  # (the text so far cannot tell yet)
 _BLANKS = 32  # blanks at most between two closers of the run (as a stutter's)
 _RUN_BACK = 8  # closers at most looked back through where a call ended (nest's _RUN)
+_LINE_BLANKS = re.compile(r"[^\S\n]*")  # (blanks but a line break, as str.isspace() tells: `re`'s \s)
 
 
 class Watch:
@@ -38,12 +40,12 @@ class Watch:
 
     __slots__ = ("own", "tags", "holders", "firsts", "longest", "name", "key", "seen", "armed")
 
-    def __init__(self, own: Any, tags: tuple, holders: tuple, name: str, key: str, at: int) -> None:
+    def __init__(self, own: Any, tags: tuple, holders: tuple, name: str, key: str, at: int, firsts: frozenset, longest: int) -> None:
         self.own = own  # compiled: any of the format's value closes, `tags`
         self.tags = tags
         self.holders = holders  # the closers of what holds a value
-        self.firsts = frozenset(t[0] for t in tags)
-        self.longest = max(len(t) for t in tags)
+        self.firsts = firsts  # (the tags' first characters, and the longest's length)
+        self.longest = longest
         self.name = name  # the call before, and its last argument's key ("" none)
         self.key = key
         # How far the call's last line (from its end, in the reply) has been looked at,
@@ -68,12 +70,13 @@ def watch_of(fmt: Any, region: Any, buf: str, end: int, base: int) -> Watch | No
     if found is None:
         tags = tuple(sorted(nest.own, key=len, reverse=True))
         holders = tuple(sorted(nest.holders, key=len, reverse=True))
-        found = derived["stray_closes"] = (regex.compile("|".join(regex.escape(t) for t in tags)), tags, holders)
-    own, tags, holders = found
-    return Watch(own, tags, _written(buf, end, tags, holders), last.name, key, base + end)
+        own = regex.compile("|".join(regex.escape(t) for t in tags))
+        found = derived["stray_closes"] = (own, tags, holders, holders + tags, frozenset(t[0] for t in tags), len(tags[0]))
+    own, tags, holders, closers, firsts, longest = found
+    return Watch(own, tags, _written(buf, end, closers, holders), last.name, key, base + end, firsts, longest)
 
 
-def _written(buf: str, end: int, tags: tuple, holders: tuple) -> tuple:
+def _written(buf: str, end: int, closers: tuple, holders: tuple) -> tuple:
     """The closers of what holds a value that the call wrote in the run of closers it
     ended with (blanks between, at most _RUN_BACK of them), where it wrote any: the
     spelling of its format's calls. A grammar that reads several spellings (MiniMax's
@@ -87,8 +90,10 @@ def _written(buf: str, end: int, tags: tuple, holders: tuple) -> tuple:
         k = j
         while k > 0 and j - k < _BLANKS and buf[k - 1].isspace():
             k -= 1
-        tag = next((t for t in holders + tags if buf.endswith(t, 0, k)), None)
-        if tag is None:
+        for tag in closers:  # (the holders' first, then the value's: `closers`)
+            if buf.endswith(tag, 0, k):
+                break
+        else:
             break
         seen.append(tag)
         j = k - len(tag)
@@ -102,12 +107,14 @@ def line_after(w: Watch, buf: str, base: int, final: bool) -> bool | None:
     watch is armed (True); False where blanks end it; None while the text so far
     cannot tell (the line goes on: a stream gives every delta to _in_prose till then)."""
     start = max(0, w.seen - base)
-    nl = buf.find("\n", start)
-    stop = len(buf) if nl < 0 else nl
-    if buf[start:stop].strip():
+    # (The first character after the blanks that are no line break: prose, the line's
+    # end, or the text's. Not a find of the line break and a copy of the line: with none
+    # in the text, both ran to its end, at each call of a storm.)
+    at = _LINE_BLANKS.match(buf, start).end()
+    if at < len(buf) and buf[at] != "\n":
         w.armed = True
         return True
-    if nl < 0 and not final:
+    if at >= len(buf) and not final:
         w.seen = base + len(buf)
         return None
     return False
