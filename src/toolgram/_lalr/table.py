@@ -125,14 +125,37 @@ def step(c: Compiled, stack: list, term: str, reduced: Any = None) -> bool:
 def closing_plan(c: Compiled, stack: list, ends: tuple) -> list[str] | None:
     """The missing literals that complete a frame whose parser is at `stack`, or
     None: the format's end markers (`ends`) first, then closing brackets and tags,
-    then anything else."""
+    then anything else. Remembered per grammar for a stack no deeper than
+    _PLAN_STACK (the plan is the table's answer for the whole stack): each region a
+    storm of one broken call fails in asks it at the same stack, often more than once
+    (the failure, the salvage's points), and working it out simulates the table for
+    each terminal of each state on the way."""
+    key = (tuple(stack), tuple(ends)) if len(stack) <= _PLAN_STACK else None
+    if key is not None:
+        memo = c.derived.get("closing_plans")
+        if memo is None:
+            memo = c.derived["closing_plans"] = {}
+        found = memo.get(key, _UNKNOWN)
+        if found is not _UNKNOWN:
+            return None if found is None else list(found)
 
     def best_first(allowed):
         literals = [t for t in allowed if t.literal is not None]
         literals.sort(key=lambda t: (t.literal not in ends, not _closes(t.literal)))
         return literals
 
-    return _plan(c, stack, "$END", best_first)
+    plan = _plan(c, stack, "$END", best_first)
+    if key is not None:
+        if len(memo) >= _PLANS:
+            memo.clear()  # (a bound: a grammar's frames are few, but replies are many)
+        memo[key] = None if plan is None else tuple(plan)
+    return plan
+
+
+# closing_plan remembers so many plans per grammar, of stacks so deep at most.
+_PLANS = 512
+_PLAN_STACK = 64
+_UNKNOWN = object()
 
 
 def _plan(c: Compiled, stack: list, goal: str, usable) -> list[str] | None:
