@@ -1,0 +1,136 @@
+"""What each region of a marker storm costs, counted (issue 17: any reply up to 32 KB
+parses in 50 ms; a storm of N markers costs N times what one rejected region costs, so
+what a region costs whatever the reply's length must stay small, and no search in it may
+run on to the end of the reply). Not timed: each test counts what the old way did per
+region, or compares a bounded look with the look it replaces."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+import toolgram
+from toolgram._lalr import table as _table
+from toolgram._scan import salvage as _salvage
+from toolgram._scan import storm as _storm
+from toolgram._scan import stray as _stray
+
+# Kimi K3's call cut inside its argument (tests/corpus/kimi_k3_open_close/truncated_in_argument),
+# repeated: each region fails where the next call opens, at the same parse stack.
+K3_CUT = (
+    '<|open|>tools<|sep|><|open|>call tool="get_weather" index="1"<|sep|>'
+    '<|open|>argument key="city" type="string"<|sep|>Fuku\n'
+)
+
+
+def test_a_storm_of_one_broken_call_works_out_its_closing_plan_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # (Each region's failure asked for the plan that closes its frame, and its salvage
+    # asked again: the table simulated for each terminal of each state on the way, the
+    # same answer each time.)
+    planned = []
+    plan = _table._plan
+    monkeypatch.setattr(_table, "_plan", lambda c, stack, *a: planned.append(len(stack)) or plan(c, stack, *a))
+    toolgram.parse(K3_CUT)
+    first = len(planned)
+    result = toolgram.parse(K3_CUT * 60)
+    assert [c.name for c in result.calls] == ["get_weather"]
+    assert len(planned) - first <= 8, len(planned) - first
+
+
+def test_closing_plans_are_the_same_remembered_or_not(monkeypatch: pytest.MonkeyPatch) -> None:
+    replies = [
+        K3_CUT * 5,
+        '<tool_call>{"name": "f", "arguments": {"a": [1, {"b": "x"',
+        "<function=f>\n<parameter=a>\n1\n" * 4,
+        '[f(a=1), g(b="x"' * 3,
+        "<minimax:tool_call>\n<invoke name=\"f\">\n<parameter name=\"a\">x" * 3,
+    ]
+
+    def read() -> list:
+        return [repr(toolgram.parse(raw)) + repr(list(toolgram.parse(raw).segments)) for raw in replies]
+
+    remembered = read()
+    monkeypatch.setattr(_table, "_PLAN_STACK", -1)  # (no stack is short enough: none remembered)
+    assert read() == remembered
+
+
+class _Recorder:
+    """salvage._SPACED, recording how much text after the place each match is given."""
+
+    def __init__(self, pattern: object) -> None:
+        self.pattern = pattern
+        self.given: list[int] = []
+
+    def match(self, buf: str, at: int, endpos: int | None = None, partial: bool = False):
+        self.given.append((len(buf) if endpos is None else endpos) - at)
+        if endpos is None:
+            return self.pattern.match(buf, at, partial=partial)
+        return self.pattern.match(buf, at, endpos, partial=partial)
+
+
+def test_a_spaced_name_is_looked_for_in_bounded_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    # (The `regex` engine looks for the `(` the pattern needs from the place to the end
+    # of the text it is given before it matches: at each region a storm failed in, the
+    # rest of the reply.)
+    recorder = _Recorder(_salvage._SPACED)
+    monkeypatch.setattr(_salvage, "_SPACED", recorder)
+    toolgram.parse(K3_CUT * 60)
+    toolgram.parse('<function_calls>\nget_weather(city="Paris")\nget time(tz="UTC")\n</function_calls>\n' * 40)
+    assert recorder.given and max(recorder.given) < 200, max(recorder.given)
+
+
+def test_the_bounded_spaced_match_is_the_match() -> None:
+    rng = random.Random(17)
+    alphabet = ["a", "_", "x1", " ", "\t", "\n", "\r\n", "(", ")", ".", "-", "é", "名", "<", "=", '"', "get", "  "]
+    spaced = _salvage._SPACED
+
+    def sig(m) -> tuple | None:
+        return None if m is None else (m.span(), m.span(1), m.span(2), m.partial)
+
+    for _ in range(20000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 30)))
+        at = rng.randint(0, len(text))
+        for partial in (False, True):
+            assert sig(_salvage._spaced_at(text, at, partial)) == sig(spaced.match(text, at, partial=partial)), (text, at)
+
+
+def _line_after_by_copy(w: _stray.Watch, buf: str, base: int, final: bool) -> bool | None:
+    """stray.line_after as it was: a find of the line break and a copy of the line."""
+    start = max(0, w.seen - base)
+    nl = buf.find("\n", start)
+    stop = len(buf) if nl < 0 else nl
+    if buf[start:stop].strip():
+        w.armed = True
+        return True
+    if nl < 0 and not final:
+        w.seen = base + len(buf)
+        return None
+    return False
+
+
+def test_the_line_after_a_call_is_told_as_by_a_copy_of_it() -> None:
+    rng = random.Random(21)
+    alphabet = [" ", "\t", "\n", "\r", "\u00a0", "\u2028", "\x0c", "x", "<", "é"]
+    for _ in range(20000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))
+        base = rng.randint(0, 3)
+        seen = base + rng.randint(0, len(text))
+        final = rng.random() < 0.5
+        a = _stray.Watch(None, ("</p>",), ("</f>",), "f", "", seen, frozenset("<"), 4)
+        b = _stray.Watch(None, ("</p>",), ("</f>",), "f", "", seen, frozenset("<"), 4)
+        assert _stray.line_after(a, text, base, final) == _line_after_by_copy(b, text, base, final), (text, seen)
+        assert (a.seen, a.armed) == (b.seen, b.armed)
+
+
+def test_calls_a_storm_takes_from_the_memo_share_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    # (A remembered outcome's copy shares only what cannot change: each call's arguments
+    # and repairs are its own.)
+    moved = []
+    original = _storm._moved
+    monkeypatch.setattr(_storm, "_moved", lambda items, start: moved.append(start) or original(items, start))
+    result = toolgram.parse("<function=f>\n<parameter=a>\n1\n</parameter>\n</function>\nok " * 40)
+    assert moved and len(result.calls) == 40
+    result.calls[10].arguments["b"] = 2
+    assert all(c.arguments == {"a": 1} for k, c in enumerate(result.calls) if k != 10)
+    assert len({id(c.arguments) for c in result.calls}) == 40
