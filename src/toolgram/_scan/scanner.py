@@ -876,8 +876,12 @@ class Scanner(MarkerSearch):
         is searched for (stray.Watch)."""
         self.stray = _stray.watch_of(fmt, region, self.buf, end, self.base)
         self.read_to = self.base + end
-        if region is not None and not any(type(part) is Draft for part in region.items):
-            return  # (no call in it: a message's markers)
+        if region is not None:
+            for part in region.items:
+                if type(part) is Draft:
+                    break
+            else:
+                return  # (no call in it: a message's markers)
         if fmt.line_starts:
             self.line_call_end = self.base + end
         c = _frame.closer_of(fmt, self.buf, end)

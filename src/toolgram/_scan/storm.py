@@ -314,35 +314,56 @@ def _moved(items: list, start: int, _new=tuple.__new__) -> list:
     return moved
 
 
-_ATOMS = (str, int, float, bool, type(None))
+_ATOMS = frozenset((str, int, float, bool, type(None)))
 
 
-def _copy(value: Any) -> Any:
+def _copy(value: Any, _new=object.__new__) -> Any:
     """A deep copy of an item (copy.deepcopy, faster on the types items are made of:
     a memo hit copies its items, and a storm has thousands). What cannot change is
-    shared, not copied: str, numbers, a Piece, a tuple of those (a span)."""
+    shared, not copied: str, numbers, a Piece, a tuple of those (a span); an empty list
+    or dict of a record is made new in place, not copied by another call."""
     t = type(value)
     if t in _ATOMS or t is Piece:
         return value
-    if t is dict:
-        return {k: v if type(v) in _ATOMS else _copy(v) for k, v in value.items()}
-    if t is list:
-        return [v if type(v) in _ATOMS else _copy(v) for v in value]
-    if t is tuple:
-        for v in value:
-            if type(v) not in _ATOMS:
-                return tuple([_copy(v) for v in value])
-        return value
     if t in _RECORDS:
-        new = object.__new__(t)
+        new = _new(t)
         fields = value.__dict__
         copied = fields.copy()
         for k, v in fields.items():
-            if type(v) not in _ATOMS:
+            tv = type(v)
+            if tv in _ATOMS:
+                continue
+            if not v and (tv is list or tv is dict):
+                copied[k] = tv()
+            elif tv is not tuple or not _plain(v):
                 copied[k] = _copy(v)
         new.__dict__ = copied
         return new
+    if t is list:
+        out = value.copy()
+        k = 0
+        for v in value:
+            if type(v) not in _ATOMS:
+                out[k] = _copy(v)
+            k += 1
+        return out
+    if t is dict:
+        out = value.copy()
+        for k, v in value.items():
+            if type(v) not in _ATOMS:
+                out[k] = _copy(v)
+        return out
+    if t is tuple:
+        return value if _plain(value) else tuple([_copy(v) for v in value])
     return copy.deepcopy(value)
 
 
-_RECORDS = (Region, Failure, Draft, Prose, Reasoning)
+def _plain(value: tuple) -> bool:
+    """Whether a tuple holds atoms only (then it is shared, not copied)."""
+    for v in value:
+        if type(v) not in _ATOMS:
+            return False
+    return True
+
+
+_RECORDS = frozenset((Region, Failure, Draft, Prose, Reasoning))

@@ -61,8 +61,10 @@ def watch_of(fmt: Any, region: Any, buf: str, end: int, base: int) -> Watch | No
     nest = fmt.compiled.nest
     if nest is None or not nest.own or not nest.holders or region is None:
         return None
-    last = next((part for part in reversed(region.items) if type(part) is Draft), None)
-    if last is None:
+    for last in reversed(region.items):  # (its last call: a loop, no generator made per call)
+        if type(last) is Draft:
+            break
+    else:
         return None
     key = last.params[-1][0] if last.params else ""
     derived = fmt.compiled.derived
