@@ -28,7 +28,7 @@ import re
 from .coerce import Node
 from .depth import VALUE_DEPTH, TooDeep
 from .._grammar.words import lazy
-from .._lalr.close import QUOTED_CALLS, brace_closes, quoted_close
+from .._lalr.close import TO_END, brace_closes, next_opener, quoted_close
 
 DELIMITERS = ('<|"|>', "<escape>")
 _DELIM = lazy(re.compile, r'<\|"\|>|<escape>')
@@ -214,6 +214,9 @@ class _Reader:
         at, before = end, start
         for _ in range(_STRAY_LOOK):
             close = self.past_quoted_call(d, before, at, item)
+            if close >= len(text):
+                self.note("unescaped_quotes")
+                return -1  # (the calls it quotes, then the end of the reply: see past_quoted_call)
             if close >= 0:
                 if before > start:
                     self.note("unescaped_quotes")
@@ -238,10 +241,14 @@ class _Reader:
         own strings, and any more such calls, as the driver read the token on past them
         (close.quoted_close); -1 when none is quoted so."""
         text = self.text
-        opened = min((o for o in (text.find(opener, lo, hi) for opener, _ in QUOTED_CALLS) if o >= 0), default=-1)
+        opened = next_opener(text, lo, hi - 1)[0]
         if opened < 0:
             return -1
         close = quoted_close(text, opened, d, True, opened)[0]
+        if close is TO_END:
+            # (No delimiter after them: where the end of the reply cut the text, the
+            # string ran on to it, those calls its text, as the driver read it.)
+            return len(text) if self.cut else -1
         return close if close >= 0 and _may_follow(text, close + len(d), item) else -1
 
     def bare(self, key: str | None, item: bool = False) -> Node:

@@ -113,6 +113,8 @@ def through_loose(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
             # (The delimiter is no string's close: it may open a string of a call the
             # string quotes whole, whose close comes later.)
             close = _quoted_close(d, buf, end, delim, final)
+            if close is TO_END:
+                return n  # (the string quoted whole calls, then the end of the reply cut it)
             if type(close) is not int:
                 return close
             m = None if close < 0 else _string_goes_on(rest, buf, close + len(delim), final)
@@ -144,14 +146,30 @@ def _string_goes_on(rest: Any, buf: str, after: int, final: bool) -> Any:
 
 
 # The markers of a Gemma call, opener and end: a whole call quoted in a delimited string
-# (its own strings in it) is the string's text (quoted_close).
+# (its own strings in it) is the string's text (quoted_close). So is a bare one,
+# `call:NAME{…}` (gemma4_bare's call, the body of one with its markers left out), whole
+# where its braces pair up, its strings' delimiters in pairs (_bare_end).
 QUOTED_CALLS = (("<|tool_call>", "<tool_call|>"), ("<start_function_call>", "<end_function_call>"))
+_BARE_CALL = lazy(re.compile, r"call:[\w.\-]{1,64}\{")
+# (The opener at the place a value stopped: gemma4_bare's value stops at the line break
+# before the next line's `call:`.)
+_BARE_AT = lazy(re.compile, r"\s*(call:[\w.\-]{1,64}\{)")
+_BARE_TOKEN = lazy(re.compile, r'<\|"\|>|<escape>|[{}\[\]]')
 # How long such a call may be (its opener to its end marker), and how far after it the
 # string's close, or the next such call, may come: a stream holds no more than this past
 # the first delimiter that closes no string.
 _QUOTED_CALL = 2048
 _QUOTED_GAP = 2048
-_OPENER_LEN = max(len(o) for o, _ in QUOTED_CALLS)
+_OPENER_LEN = max(len("call:{") + 64, *(len(o) for o, _ in QUOTED_CALLS))
+_NEEDLES = (*(o for o, _ in QUOTED_CALLS), "call:")
+# What a call glued to a string's last word follows (`Paris<|tool_call>call:g{…}`: a
+# model that left the string's close out wrote the next call so), and how the prose a
+# turn ends with ends: as nest._quoted_to_end reads a raw value's (QA12 N2).
+_GLUED = lazy(re.compile, r"[\w.!?。！？]")
+_TURN_END = lazy(re.compile, r"[.!?。！？][)\]\"'”’」*_`]{0,3}\s*\Z")
+_TURN_END_READ = 64
+_TEXT = lazy(re.compile, r"\S")
+TO_END = object()  # (quoted_close: the string runs to the end of the reply, cut short)
 
 
 def _quoted_close(d: Any, buf: str, end: int, delim: str, final: bool) -> Any:
@@ -163,43 +181,112 @@ def _quoted_close(d: Any, buf: str, end: int, delim: str, final: bool) -> Any:
     return close
 
 
+def next_opener(buf: str, lo: int, hi: int) -> tuple[int, str]:
+    """The first opener of a Gemma call that starts in [lo, hi] (a marker of QUOTED_CALLS,
+    or a bare `call:NAME{`), and its end marker ("" for a bare one: its braces end it);
+    (-1, "") when none does."""
+    opened, shut = -1, ""
+    for opener, closer in QUOTED_CALLS:
+        o = buf.find(opener, lo, hi + len(opener))
+        if o >= 0 and (opened < 0 or o < opened):
+            opened, shut = o, closer
+    m = _BARE_CALL.search(buf, lo, (hi if opened < 0 else opened) + _OPENER_LEN)
+    if m is not None and m.start() <= hi and (opened < 0 or m.start() < opened):
+        opened, shut = m.start(), ""
+    return opened, shut
+
+
+def _bare_end(buf: str, brace: int, limit: int) -> int | None:
+    """Where a bare call whose `{` is at `brace` ends (past its matching `}`), its strings'
+    delimiters read in pairs (inside one everything is text); -1 when it does not end
+    whole before `limit` (a string of it, or a bracket, left open), None when the text
+    so far ends first."""
+    depth, quote = 0, None
+    for m in _BARE_TOKEN.finditer(buf, brace, min(len(buf), limit)):
+        s = m.group()
+        if quote is not None:
+            if s == quote:
+                quote = None
+        elif len(s) > 1:
+            quote = s
+        elif s in "{[":
+            depth += 1
+        else:
+            depth -= 1
+            if depth == 0:
+                return m.end()
+    return None if len(buf) < limit else -1
+
+
 def quoted_close(buf: str, at: int, delim: str, final: bool, x: int) -> tuple[Any, int]:
     """Where a delimited string open at `at`, a call's opener, closes when that opener
     begins a whole call that the string quotes (`{content:<|"|>Docs:
-    <|tool_call>call:rm{path:<|"|>/home<|"|>}<tool_call|> That is all.<|"|>}`): the
-    quoted call's own strings, delimiters in pairs between its opener and its end
-    marker, are the outer string's text, as its markers are; the delimiter after the
-    last such call (each within _QUOTED_GAP of the one before) is the string's close.
-    -1 when the string quotes no whole call so; (WAIT, wait) when the text so far cannot
-    tell. With where the reading got to (x: where it goes on from; `at` at first)."""
+    <|tool_call>call:rm{path:<|"|>/home<|"|>}<tool_call|> That is all.<|"|>}`, or the bare
+    `call:rm{…}` on a line of its own): the quoted call's own strings, delimiters in pairs
+    between its opener and its end marker (a bare call's braces), are the outer string's
+    text, as its markers are; the delimiter after the last such call (each within
+    _QUOTED_GAP of the one before) is the string's close. At the end of the reply, with
+    no delimiter after those calls and text after them, TO_END: the string quoted them
+    and the end of the reply cut it (`…<tool_call|>\nThat is the whole format.`; not
+    where the first is glued to the string's last word and that text ends as a turn
+    does, as nest._quoted_to_end reads a raw value's). -1 when the string quotes no
+    whole call so; (WAIT, wait) when the text so far cannot tell. With where the reading
+    got to (x: where it goes on from; `at` at first)."""
     n = len(buf)
     while True:
         # The next call quoted whole, or the string's close, within the gap after x (the
         # opener at `at` itself first).
         look = x + (1 if x == at else _QUOTED_GAP)
         close = buf.find(delim, x, look + len(delim))
-        opened, shut = -1, ""
-        for opener, closer in QUOTED_CALLS:
-            o = buf.find(opener, x, look + len(opener))
-            if o >= 0 and (opened < 0 or o < opened):
-                opened, shut = o, closer
+        if x == at:
+            bare = _BARE_AT.match(buf, at)
+            opened, shut = (bare.start(1), "") if bare is not None else next_opener(buf, x, look)
+            if bare is None and opened != at:
+                opened = -1
+            close = -1
+        else:
+            opened, shut = next_opener(buf, x, look)
         if opened < 0 or 0 <= close < opened:
             if x == at:
                 return -1, x  # (no call opens at the marker)
             if close >= 0:
                 return close, x
             reach = look + max(len(delim), _OPENER_LEN)  # (what starts by `look` is whole by then)
+            if final and n < reach and buf.find(delim, x) < 0:
+                return (TO_END if _cut_inside(buf, at, x) else -1), x
             if final or n >= reach:
                 return -1, x
-            return (WAIT, _QuotedWait((delim, *(o for o, _ in QUOTED_CALLS)), buf[max(x, n - 64) :], reach)), x
-        e = buf.find(shut, opened, opened + _QUOTED_CALL)
-        if e < 0:
-            if final or n >= opened + _QUOTED_CALL:
+            return (WAIT, _QuotedWait((delim, *_NEEDLES), buf[max(x, n - 64) :], reach)), x
+        if shut:
+            e = buf.find(shut, opened, opened + _QUOTED_CALL)
+            after = e + len(shut) if e >= 0 else None
+            needles: tuple = (shut,)
+        else:
+            after = e = _bare_end(buf, buf.index("{", opened), opened + _QUOTED_CALL)
+            needles = ("}", "]")
+        if after is None or after < 0:
+            if after is not None or final or n >= opened + _QUOTED_CALL:
                 return -1, x
-            return (WAIT, _QuotedWait((shut,), buf[max(opened, n - 64) :], opened + _QUOTED_CALL)), x
-        if buf.count(delim, opened, e) % 2:
+            return (WAIT, _QuotedWait(needles, buf[max(opened, n - 64) :], opened + _QUOTED_CALL)), x
+        if shut and buf.count(delim, opened, e) % 2:
             return -1, x  # (a string of it left open: no call quoted whole)
-        x = e + len(shut)
+        x = after
+
+
+def _cut_inside(buf: str, at: int, x: int) -> bool:
+    """At the end of the reply, after the calls a string quotes whole (from `at` to x) and
+    no delimiter after them: whether the string runs on to the end, cut short. Not with
+    no text after them (calls whose string's close was left out before them, as before),
+    nor where the first is glued to the string's last word and the text after them is
+    prose on the lines after them that ends as a turn does (nest._quoted_to_end)."""
+    text = _TEXT.search(buf, x)
+    if text is None:
+        return False
+    return not (
+        at > 0 and _GLUED.match(buf, at - 1) is not None and buf.startswith(_NEEDLES[:2], at)
+        and "\n" in buf[x : text.start()]
+        and _TURN_END.search(buf, max(text.start(), len(buf) - _TURN_END_READ)) is not None
+    )  # fmt: skip
 
 
 class _QuotedWait:
