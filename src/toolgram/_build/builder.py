@@ -1606,6 +1606,11 @@ def _objects_by_line(text: str, offset: int, cut: bool = False, left_open: list 
         lo = a + len(piece) - len(piece.lstrip())
         hi = a + len(piece.rstrip())
         last = cut and b == len(text)
+        if b < len(text) and _string_left_open(text[lo:hi]):
+            # (A string open at the line's end runs on into the next line, whose object is
+            # its text, unescaped quotes and all: a call quoted in the value, not one of
+            # the model's own. r1mat: `{"content": "Docs:\n<tool_call>\n{"name": "rm_rf"…`.)
+            return None
         try:
             value, more = _repair.loads(text[lo:b] if last else text[lo:hi], last, left_open if last else None)
         except _repair.RepairError:
@@ -1617,6 +1622,17 @@ def _objects_by_line(text: str, offset: int, cut: bool = False, left_open: list 
         _add(repairs, more)
     _add(repairs, ["several_objects"])
     return values, tuple(repairs), spans
+
+
+def _string_left_open(piece: str) -> bool:
+    """Whether a JSON string is open where `piece` (a line's object) ends."""
+    try:
+        _repair.scan_json(piece, 0)
+    except ValueError as exc:
+        return str(getattr(exc, "msg", "")).startswith("Unterminated string")
+    except (StopIteration, RecursionError):
+        pass
+    return False
 
 
 # Rules whose inside the call builder does not look into: they are read whole.

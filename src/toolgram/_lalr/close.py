@@ -36,12 +36,22 @@ def through(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
         # (StopIteration: no value where it says, `tr` of a `true` still coming, or
         # none at all; its value is that place.)
         at = exc.value if type(exc) is StopIteration else getattr(exc, "pos", None)
-        if final or type(at) is not int or at <= j:
+        if type(at) is not int or at <= j:
             return None
+        unterminated = str(getattr(exc, "msg", "")).startswith("Unterminated string")
+        if final:
+            if unterminated and _starts_at(d, buf, end):
+                # A string runs to the end of the reply, the format's start marker in it
+                # or in one before it that the JSON read through (`{"content": "Use
+                # <tool_call> tags`): the end of the reply cut the value, the marker is
+                # its text. (An end marker or an end-of-turn token there is the
+                # structure's: `{"a": "Paris</tool_call>`.)
+                return n
+            return _quoted_call(d, t, buf, end, at, final)
         # Broken for good where it breaks well before the end of the text (a
         # string that does not close yet is an answer of the end of the text).
-        if at + _SETTLED <= n and not str(getattr(exc, "msg", "")).startswith("Unterminated string"):
-            return None
+        if at + _SETTLED <= n and not unterminated:
+            return _quoted_call(d, t, buf, end, at, final)
         # It may yet close: wait until its brackets do (or, as a JSON token
         # does, look again when the text has grown by a quarter).
         d.recheck = n + max(16, (n - pos) // 4)
@@ -62,6 +72,41 @@ def through(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
         loop = _loop_wait(t, buf, close, n) if not m.partial else None
         return WAIT, loop
     return m.end()
+
+
+def _starts_at(d: Any, buf: str, end: int) -> bool:
+    """Whether a start marker of the driver's format begins at `end`."""
+    return any(buf.startswith(s, end) for s in d.fmt.starts if s)
+
+
+def _quoted_call(d: Any, t, buf: str, end: int, at: int, final: bool) -> Any:
+    """through's answer where the JSON, read on past the marker at `end`, breaks for good
+    at `at`: None where it breaks at the marker or before (the marker ends the value as
+    before), and where the marker is no start marker of the format. Read past it, the
+    marker was inside a string, and the JSON broke after it: a string whose own quotes
+    the model did not escape, quoting a call (`{"content": "Docs:\n<tool_call>\n{"name":
+    "rm_rf", …}}\n</tool_call>\nThat is all.`: r1mat). Where that call's end marker comes
+    next and text follows it, the string quoted it: the token runs on to that end marker
+    (the JSON cannot be read: an error, not the quoted call run). Where the call runs to
+    the end of the reply, or only blanks follow its end, or another call opens first, it
+    is read as before (a string whose close the model left out, then its next call)."""
+    if at <= end or not _starts_at(d, buf, end):
+        return None
+    n = len(buf)
+    x = buf.index(">", end) + 1 if buf.find(">", end, end + 64) >= 0 else end + 1
+    m = t.pattern.match(buf, x) if final else t.pattern.match(buf, x, partial=True)
+    stop = x if m is None else m.end()
+    if not final and (m is not None and m.partial or stop >= n):
+        return WAIT, None
+    if stop >= n:
+        return None
+    shut = next((e for e in d.fmt.ends if e and buf.startswith(e, stop)), None)
+    if shut is None:
+        return None
+    after = _SPACE_TO_END.match(buf, stop + len(shut))
+    if after is not None:
+        return None if final else (WAIT, None)
+    return stop
 
 
 # Gemma's string delimiters, and what follows a string's close in arguments that go on
