@@ -621,13 +621,13 @@ def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
                 # cut short, not a call invented from what it quotes). Otherwise the
                 # value ends as before (a close tag left out before the next part).
                 if outer:
-                    return None
+                    return outer if type(outer) is int else None  # (see _quoted_then_text)
                 if not stack:
                     # (Text after the last tags that paired up: they were quoted, unless
                     # it is the prose a turn ends with after the format's own calls. A
                     # reply that ends on them is calls whose close tags were left out.)
-                    return n if shown else _quoted_to_end(d, buf, end, paired)
-                return n if not _taken_after(d, t, buf, end) else None
+                    return n if shown or _in_open_fence(buf, pos, end) else _quoted_to_end(d, buf, end, paired)
+                return n if _in_open_fence(buf, pos, end) or not _taken_after(d, t, buf, end) else None
             # (Nothing starts in [x, limit): a stream's next look goes on from there. A
             # stop found past limit, or none up to the end so far, may move: found again.)
             if 0 <= stop < limit:
@@ -705,13 +705,44 @@ def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
                         x = m.end()  # (a code fence in the prose after the run shows it)
                         continue
                     return p if p > end else None
+                quote = not outer and _quoted_then_text(buf, end, paired, p)
                 if _goes_on(nest, buf, m.end(), True):
                     # The structure goes on after this closer: it ends the value, its own
                     # close left out; after a call the value quotes, here (`Say
-                    # "<tool_call>…</tool_call>"\n</function>`), else at its stop.
-                    return p if shown and not outer else None
-            outer = True  # (a closer of what holds the value, read as its text)
+                    # "<tool_call>…</tool_call>"\n</function>`, or a block quoted whole
+                    # then text: _quoted_then_text), else at its stop.
+                    return p if (shown or quote) and not outer else None
+                if quote and _line_end(buf, m.end()):
+                    # (At its line's end, after a block quoted whole then text: where the
+                    # value's own close never comes, it ends here. Kept as `outer`: a
+                    # reading on that meets the own close takes that instead.)
+                    outer = p
+                    x = m.end()
+                    continue
+            if type(outer) is not int:
+                outer = True  # (a closer of what holds the value, read as its text)
         x = m.end()
+
+
+def _quoted_then_text(buf: str, end: int, paired: int, p: int) -> bool:
+    """Whether, in a value whose pattern stopped at an opener at `end` (its close left
+    out there, or the opener its text), the tags from there paired up by `paired` (a
+    block quoted whole: a call of the format, or of another, `<tool_calls>…</tool_calls>`
+    or `<function_calls>…</function_calls>`) and text that is no blank comes between that
+    and a closer of what holds the value at p (`… > /tmp/out.txt\n</function>`). Read
+    so, the value ends at that closer, its own close left out, and the structure closes;
+    read with the value ended at the opener, the block is a call the value only showed,
+    run, and the text after it, closers and all, is left in the prose (QA13 F5)."""
+    return paired > end and _TEXT.search(buf, paired, p) is not None
+
+
+_LINE_END = regex.compile(r"[ \t]{0,32}(?:\r?\n|\Z)")
+
+
+def _line_end(buf: str, pos: int) -> bool:
+    """Whether a closer ending at pos ends its line (or the reply), as a template writes
+    the close of a call that prose follows."""
+    return _LINE_END.match(buf, pos) is not None
 
 
 def _inline_past(m: Any, p: int, stack: list, bottom: int) -> Any:
@@ -741,6 +772,21 @@ def _in_fence(buf: str, pos: int, run: int, p: int) -> bool:
     if sum(1 for _ in _FENCE.finditer(buf, run, p)) % 2 == 0:
         return False
     return sum(1 for _ in _FENCE.finditer(buf, pos, run)) % 2 == 0
+
+
+def _in_open_fence(buf: str, pos: int, end: int) -> bool:
+    """Whether the value's text from pos to its stop at `end` opened a code fence that is
+    still open there (```` ```xml ```` then, on the next line, the tag it stopped at): what
+    follows is a block the value shows, not a call of the model's. Asked where the end of
+    the reply comes inside the reading from that stop (the block, and the value, cut
+    short: the value runs to the end, cut_value), so once a region."""
+    fences = sum(1 for _ in _FENCE.finditer(buf, pos, end))
+    if pos > 0 and buf[pos - 1] != "\n" and _FENCE_AT.match(buf, pos, end) is not None:
+        fences += 1  # (the value's first line, after its tag's `>`: `^` does not match there)
+    return fences % 2 == 1
+
+
+_FENCE_AT = regex.compile(r"[ \t]{0,3}(?:```|~~~)")
 
 
 def _past_declared(d: Any, nest: Any, buf: str, end: int, p: int, m: Any, stop: int, stack: list, bottom: int, paired: int) -> Any:
@@ -1187,6 +1233,8 @@ def _loose(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
                 # (a value showing markup when the reply was cut runs to the end, cut
                 # short; one that the next part's or the next call's tags follow ends
                 # at the tag).
+                if _in_open_fence(buf, pos, end):
+                    return n
                 if not stack:
                     return _quoted_to_end(d, buf, end, paired)
                 return n if not _taken_after(d, t, buf, end) else None
@@ -1229,6 +1277,8 @@ def _loose(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
             # (read as closing, the quoted parameter is an argument the model did not
             # pass to this call).
             pass
+        elif not stack and not opens and _quoted_then_text(buf, end, paired, p) and (_line_end(buf, after) or _goes_on(nest, buf, after, True)):
+            return p  # (a closer of what holds the value after a block quoted whole, then text)
         elif p > end and _first_on_line(buf, end, p) and not _goes_on(nest, buf, after, True):
             # A closer of what holds the value that no tag follows (a quoted call's
             # `</function>`, then `"""`): the structure does not go on after it, so it is
