@@ -75,8 +75,14 @@ def through(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
 
 
 def _starts_at(d: Any, buf: str, end: int) -> bool:
-    """Whether a start marker of the driver's format begins at `end`."""
-    return any(buf.startswith(s, end) for s in d.fmt.starts if s)
+    """Whether a start marker of the driver's format begins at `end` that tells a call's
+    start alone: not a bracket (xLAM's `[`, JSON's own), nor one that begins as an end
+    marker does (a code fence's ```` ```json ````, which its ```` ``` ```` closes)."""
+    ends = d.fmt.ends
+    return any(
+        len(s) > 1 and buf.startswith(s, end) and not any(e and s.startswith(e) for e in ends)
+        for s in d.fmt.starts
+    )  # fmt: skip
 
 
 def _quoted_call(d: Any, t, buf: str, end: int, at: int, final: bool) -> Any:
@@ -93,7 +99,12 @@ def _quoted_call(d: Any, t, buf: str, end: int, at: int, final: bool) -> Any:
     if at <= end or not _starts_at(d, buf, end):
         return None
     n = len(buf)
-    x = buf.index(">", end) + 1 if buf.find(">", end, end + 64) >= 0 else end + 1
+    # (From where it broke, or past the marker: the quoted call's end marker is the next
+    # place the token stops, a string the JSON read through that holds one before it
+    # being read whole: `{"b": "<tool_call>", "q": "</tool_call>", "a": 1}\n</tool_call>`.)
+    x = max(at, buf.index(">", end) + 1 if buf.find(">", end, end + 64) >= 0 else end + 1)
+    if buf.startswith("<", x) and not any(buf.startswith(e, x) for e in d.fmt.ends if e):
+        x += 1  # (the token's pattern begins with no `<`)
     m = t.pattern.match(buf, x) if final else t.pattern.match(buf, x, partial=True)
     stop = x if m is None else m.end()
     if not final and (m is not None and m.partial or stop >= n):
