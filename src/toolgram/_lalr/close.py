@@ -309,7 +309,7 @@ def quoted_close(buf: str, at: int, delim: str, final: bool, x: int) -> tuple[An
                 return close, x
             reach = look + max(len(delim), _OPENER_LEN)  # (what starts by `look` is whole by then)
             if final and n < reach and buf.find(delim, x) < 0:
-                return (TO_END if _cut_inside(buf, at, x) else -1), x
+                return (TO_END if _cut_inside(buf, at, x, n) else -1), x
             if final or n >= reach:
                 return -1, x
             return (WAIT, _QuotedWait((delim, *_NEEDLES), buf[max(x, n - 64) :], reach)), x
@@ -321,6 +321,10 @@ def quoted_close(buf: str, at: int, delim: str, final: bool, x: int) -> tuple[An
             after = e = _bare_end(buf, buf.index("{", opened), opened + _QUOTED_CALL)
             needles = ("}", "]")
         if after is None or after < 0:
+            if after is None and final and x > at and _gap_text(buf, at, opened):
+                # (The end of the reply inside a call quoted after whole ones and text
+                # between: the string quoted them all, cut short.)
+                return TO_END, x
             if after is not None or final or n >= opened + _QUOTED_CALL:
                 return -1, x
             return (WAIT, _QuotedWait(needles, buf[max(opened, n - 64) :], opened + _QUOTED_CALL)), x
@@ -329,20 +333,41 @@ def quoted_close(buf: str, at: int, delim: str, final: bool, x: int) -> tuple[An
         x = after
 
 
-def _cut_inside(buf: str, at: int, x: int) -> bool:
+def _cut_inside(buf: str, at: int, x: int, n: int) -> bool:
     """At the end of the reply, after the calls a string quotes whole (from `at` to x) and
     no delimiter after them: whether the string runs on to the end, cut short. Not with
-    no text after them (calls whose string's close was left out before them, as before),
-    nor where the first is glued to the string's last word and the text after them is
-    prose on the lines after them that ends as a turn does (nest._quoted_to_end)."""
+    no text after them nor between them (calls whose string's close was left out before
+    them, as before), nor where the first is glued to the string's last word and the text
+    after them is prose on the lines after them that ends as a turn does
+    (nest._quoted_to_end)."""
     text = _TEXT.search(buf, x)
     if text is None:
-        return False
+        return _gap_text(buf, at, n)
     return not (
         at > 0 and _GLUED.match(buf, at - 1) is not None and buf.startswith(_NEEDLES[:2], at)
         and "\n" in buf[x : text.start()]
         and _TURN_END.search(buf, max(text.start(), len(buf) - _TURN_END_READ)) is not None
     )  # fmt: skip
+
+
+def _gap_text(buf: str, at: int, hi: int) -> bool:
+    """Whether text that is no blank comes between two of the whole calls quoted one after
+    another from `at` (where the text up to `hi` holds them: read again once, at the end
+    of the reply, as quoted_close read them)."""
+    bare = _BARE_AT.match(buf, at)
+    p, shut = (bare.start(1), "") if bare is not None else next_opener(buf, at, at)
+    while 0 <= p < hi:
+        if shut:
+            e = buf.find(shut, p, hi)
+            after = e + len(shut) if e >= 0 else -1
+        else:
+            after = _bare_end(buf, buf.index("{", p), hi) or -1
+        if after < 0:
+            return False
+        p, shut = next_opener(buf, after, hi)
+        if _TEXT.search(buf, after, p if p >= 0 else hi) is not None:
+            return p >= 0 or hi < len(buf)
+    return False
 
 
 class _QuotedWait:
