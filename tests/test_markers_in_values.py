@@ -564,3 +564,16 @@ def test_value_close_left_out_then_closer_and_prose(raw: str, arguments: list, t
     for size in (1, 2, 3, 7, 64):
         for announce in ("done", "name"):
             assert streamed(raw, size, announce=announce) == result, (size, announce)
+
+
+@pytest.mark.parametrize("size", [1, 7, 64])
+def test_a_gemma_string_quoting_calls_then_one_whose_end_is_past_the_look_streams_as_parsed(size: int) -> None:
+    # A string that quotes whole calls with text between them, then a call whose end
+    # marker comes more than the look (2,048 characters) after its opener: a stream
+    # settles that no call is quoted whole there once the look has passed; parse() must
+    # not, at the end of the reply, take the call for one the reply cut (fuzz seed 7 #3654).
+    path = "tests/corpus/gemma4_call/quoted_calls_then_a_call_whose_end_is_past_the_look_streams_as_parsed.txt"
+    raw = open(path, "rb").read().decode("utf-8")
+    whole = toolgram.parse(raw)
+    got = streamed(raw, size)
+    assert (got.text, got.calls, got.errors) == (whole.text, whole.calls, whole.errors)

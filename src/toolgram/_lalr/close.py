@@ -321,7 +321,7 @@ def quoted_close(buf: str, at: int, delim: str, final: bool, x: int) -> tuple[An
             after = e = _bare_end(buf, buf.index("{", opened), opened + _QUOTED_CALL)
             needles = ("}", "]")
         if after is None or after < 0:
-            if after is None and final and x > at and _gap_text(buf, at, opened):
+            if after is None and final and n < opened + _QUOTED_CALL and x > at and _gap_text(buf, at, opened):
                 # (The end of the reply inside a call quoted after whole ones and text
                 # between: the string quoted them all, cut short.)
                 return TO_END, x
