@@ -739,6 +739,7 @@ class Scanner(MarkerSearch):
             # needs no frame tried.
             got = frame.read(buf, i, True, tools) if final and frame is not None and self.storm is None else _UNREAD
             if (got is None or got is _UNREAD) and marker not in line and _storm.enabled and self.observer is None:
+                lo = self._flush(out, lo, i)  # (the prose before goes out before the region's pieces)
                 took = _storm.region(self, out, i, marker, final)
                 if took is None:
                     return False  # (a storm's region, held until its window is here)
@@ -748,7 +749,7 @@ class Scanner(MarkerSearch):
                     # costs no new call; a stream goes back, to drop the text before.)
                     if not final or self.mode != "prose":
                         return True
-                    pos = self.pos
+                    pos = lo = self.pos
                     kind = "reasoning" if self.in_open_think else "text"
                     continue
             if frame is not None:
