@@ -54,7 +54,7 @@ from .._lalr.tokens import Tok
 from .._recover import repair as _repair
 from .._lalr.close import cut_marker
 from .._result.model import CallRun, Segment, ToolCall
-from .instring import in_string, quoted
+from .instring import Reading, in_string, quoted
 from .items import Piece, Region, _piece
 
 WAIT = "wait"
@@ -582,6 +582,9 @@ def run(
         keep = calls.append
     ascii = buf.isascii()  # (see Frame.after)
     quote = quoted  # (a marker after prose with a quote may be inside a string: instring.py)
+    if sc.reading is None:
+        sc.reading = Reading()
+    reading = sc.reading  # (what a marker's check read, kept for the next: instring.Reading)
     while True:
         if again is not None:
             # The next call of the same format, right after prose (or none), read
@@ -596,7 +599,7 @@ def run(
                 if m is None:
                     break
                 i = m.start(1)
-                if i > pos and quote(buf, pos, i) and in_string(buf, i, pos):
+                if i > pos and quote(buf, pos, i) and in_string(buf, i, pos, reading):
                     break  # (inside a string of a call no format read: the loop tells it)
                 got = read(m.group(payload), i, m.end(), tools)
                 if got is None:
@@ -622,7 +625,7 @@ def run(
         # (_whole_next's search when the text holds one symbol character, inline)
         i = buf.find(one, pos) if one else -1
         if again is not None and i >= 0 and buf.startswith(again, i) and buf[i - 1] != "`":
-            if quote(buf, pos, i) and in_string(buf, i, pos):
+            if quote(buf, pos, i) and in_string(buf, i, pos, reading):
                 return pos  # (the loop tells it: Scanner._in_string)
             got = frame.read(buf, i, True, tools)
             if type(got) is not ToolCall:
@@ -647,7 +650,7 @@ def run(
         frame = frames[marker]
         # (What the loop does first, at a marker that is neither <think> tag nor in
         # `line`, has no backtick before it, and has a Frame: it reads the frame.)
-        if type(frame) is not frame_type or marker in line or (i > 0 and buf[i - 1] == "`") or (quote(buf, pos, i) and in_string(buf, i, pos)):
+        if type(frame) is not frame_type or marker in line or (i > 0 and buf[i - 1] == "`") or (quote(buf, pos, i) and in_string(buf, i, pos, reading)):
             return pos
         got = frame.read(buf, i, True, tools)
         if type(got) is not ToolCall:

@@ -13,9 +13,21 @@ it within LOOK that opens one (`{"`, `[name(` then an argument, `call:name{`), i
 strings and brackets read up to the marker, leaves a string open there and the call's
 brackets not yet closed.
 
-Only the text before the marker decides, no further back than LOOK: a stream keeps
-that much before the place its prose has reached (Scanner._trim), so it decides as a
-whole parse does, with nothing held back.
+A string opened in prose that never closes as a value does is no quote: a Windows
+path (`{"path": "C:\\dir\\"}.[TOOL_CALLS]…`), an apostrophe, prose naming Gemma's
+syntax (`Try call:foo{a:<|"|>` then a new line). So the string must also close after
+the marker, as a value closes (its quote, then `,` `)` `]` `}` or `:`), within
+2 * LOOK of where it opens (every marker asked about then has LOOK after it): a quoted
+call is one whose string closes around it (`{"content": "<tool_call>…</tool_call>"}`,
+`call:write_file{content:<|"|>…<tool_call>…<|"|>}`), while a real call after such
+prose closes it, if at all, at one of its own quotes (`{"name"`: a key, no value's
+end). A JSON or Python string ends at its line's end as before; a Gemma one may hold
+new lines (QA14 R2, R3, P1, P8: one rule for all three kinds).
+
+The text before the marker decides where the string opens, no further back than LOOK: a
+stream keeps that much before the place its prose has reached (Scanner._trim). The
+text after it decides whether the string closes: a stream waits at the marker until
+it has that (in_string answers None), at most 2 * LOOK characters.
 """
 
 from __future__ import annotations
@@ -58,18 +70,27 @@ _PYTHON = (
 )
 
 
-def _gemma_tokens(plain: str) -> str:
-    """Gemma's tokens, a string's characters `plain` (with or without new lines)."""
-    quote, escape = r'<\|"\|>', "<escape>"
-    strings = (f"{q}{plain}*+(?:<(?!{q[1:]}){plain}*+)*+(?P<{g}>{q})?" for q, g in ((quote, "c"), (escape, "d")))
-    return "|".join((*strings, r"[\[\]{}]"))
+def _gemma_body(quote: str) -> str:
+    """What a Gemma string quoted by `quote` holds after it (new lines too)."""
+    q = regex.escape(quote)
+    return f"[^<]*+(?:<(?!{q[1:]})[^<]*+)*+"
 
 
-_GEMMA = ("call:", regex.compile(r"call:[\w.\-]+\{"), regex.compile(_gemma_tokens("[^<]")), False)
-# A Gemma call named in a sentence (`Use call:foo{a:<|"|>…`: see _in_sentence) is prose
-# about the syntax: its string, left open, ends at its line's end as a JSON one does
-# (QA13 F3: else every call for LOOK characters after it was prose, silently).
-_GEMMA_IN_LINE = regex.compile(_gemma_tokens("[^<\\n]"))
+_GEMMA_QUOTE, _ESCAPE = '<|"|>', "<escape>"
+_GEMMA_TOKENS = "|".join(
+    (*(f"{regex.escape(q)}{_gemma_body(q)}(?P<{g}>{regex.escape(q)})?" for q, g in ((_GEMMA_QUOTE, "c"), (_ESCAPE, "d"))), r"[\[\]{}]")
+)
+_GEMMA = ("call:", regex.compile(r"call:[\w.\-]+\{"), regex.compile(_GEMMA_TOKENS), False)
+# A string's body after its opening quote, then its close (group c) if it has one: read
+# on from where a stream's text ended (_closes). As the tokens above read them.
+_LINE_BODY = r'[^{q}\\\n]*+(?:\\.[^{q}\\\n]*+)*+(?P<c>{q})?'
+_BODIES = {
+    '"': regex.compile(_LINE_BODY.format(q='"')),
+    "'": regex.compile(_LINE_BODY.format(q="'")),
+    **{q: regex.compile(f"{_gemma_body(q)}(?P<c>{regex.escape(q)})?") for q in (_GEMMA_QUOTE, _ESCAPE)},
+}
+# How far from where it opens a string open at a marker must close (see the docstring).
+REACH = 2 * LOOK
 # How many places a call's first characters are found at, back from the marker, that do
 # not open one (`[1]`, `[see`) before the search gives up.
 _TRIES = 4
@@ -96,17 +117,26 @@ class Reading:
     blank run to the marker). In a string opened in prose and then 30 KB of markers,
     each read back to the opening, that was 2,048 characters a marker."""
 
-    __slots__ = ("key", "resume", "depth", "upto")
+    __slots__ = ("key", "resume", "depth", "upto", "string", "closes", "resume_string")
 
     def __init__(self) -> None:
         self.key: tuple | None = None
         self.resume = self.depth = self.upto = 0
+        # Whether the string that opens at `string` (its pattern and place in the reply)
+        # closes as a value (_closes): once told, the same for every marker in it.
+        # (None: not told yet, read up to resume_string.)
+        self.string: tuple | None = None
+        self.closes: bool | None = False
+        self.resume_string = 0
 
 
-def in_string(buf: str, i: int, floor: int = 0, reading: Reading | None = None, base: int = 0) -> bool:
+def in_string(
+    buf: str, i: int, floor: int = 0, reading: Reading | None = None, base: int = 0, final: bool = True,
+) -> bool | None:
     """Whether the marker at i is inside a string of a call that begins before it, at
     or after `floor` (see the module's docstring). reading: what the scanner keeps of
-    the last reading (see Reading), buf beginning at `base` in the reply."""
+    the last reading (see Reading), buf beginning at `base` in the reply. None: buf
+    (not `final`, a stream's text so far) ends before the string is told to close."""
     lo = max(0, floor, i - LOOK)
     if lo >= i or not quoted(buf, lo, i):
         return False  # (the usual case: no string before it)
@@ -114,17 +144,20 @@ def in_string(buf: str, i: int, floor: int = 0, reading: Reading | None = None, 
     for first, opens, tokens, one_line in _KINDS:
         start = line if one_line else lo
         at = buf.rfind(first, start, i)
-        if at >= 0 and _open_string(buf, start, i, at, first, opens, tokens, reading, base):
-            return True
+        if at >= 0:
+            got = _open_string(buf, start, i, at, first, opens, tokens, reading, base, final)
+            if got is not False:
+                return got
     return False
 
 
 def _open_string(
     buf: str, lo: int, i: int, at: int, first: str, opens: regex.Pattern, tokens: regex.Pattern,
-    reading: Reading | None = None, base: int = 0,
-) -> bool:
+    reading: Reading | None = None, base: int = 0, final: bool = True,
+) -> bool | None:
     """Whether the last call opening (`opens`, whose `first` characters are found at `at`
-    and before) in [lo, i) leaves a string open at i, its brackets still open."""
+    and before) in [lo, i) leaves a string open at i, its brackets still open, that
+    closes after i as a value does (None: buf ends before that is told)."""
     for _ in range(_TRIES):
         if opens.match(buf, at, i) is not None:
             break
@@ -133,14 +166,12 @@ def _open_string(
             return False
     else:
         return False
-    if first == "call:" and _in_sentence(buf, lo, at):
-        tokens = _GEMMA_IN_LINE
     key = (tokens, base + at)
     depth, p = 0, at
     if reading is not None and reading.key == key and reading.upto <= base + i:
         depth, p = reading.depth, reading.resume - base
     last, last_depth = p, depth
-    found = False
+    found: bool | None = False
     for t in tokens.finditer(buf, p, i):
         last, last_depth = t.start(), depth
         s = t.group()
@@ -155,8 +186,8 @@ def _open_string(
         if buf[_back(buf, at, t.start())] not in _BEFORE:
             break
         if t.lastgroup is None:
-            # (A string left open up to the marker: not one its line's end broke.)
-            found = t.end() >= i or buf[t.end()] != "\n"
+            # (A string left open up to the marker, or one its line's end broke.)
+            found = _closes(buf, t.start(), reading, base, final)
             break
         after = _forth(buf, t.end(), i)
         if after < i and buf[after] not in _AFTER:
@@ -166,17 +197,47 @@ def _open_string(
     return found
 
 
-def _in_sentence(buf: str, lo: int, at: int) -> bool:
-    """Whether the Gemma call opening at `at` is named in a sentence: after a blank or a
-    "`" (`Use call:f{…`), no call opening before it on its line (after lo). A call glued
-    to prose (`Let me check.call:f{…`), first on its line, or after another call on it
-    (`call:f{…} Then: call:g{…`) is the model's own, its string may hold new lines.
-    (Only the character before `at` and [lo, at) are read: a stream keeps them,
-    Scanner._string_look.)"""
-    if at <= lo or buf[at - 1] not in " \t`":
-        return False
-    line = buf.rfind("\n", lo, at) + 1 or lo
-    return buf.rfind("call:", line, at) < 0
+def _closes(buf: str, s: int, reading: Reading | None, base: int, final: bool) -> bool | None:
+    """Whether the string opening at s closes as a value does: its quote, within REACH
+    of s, then (blanks between) `,` `)` `]` `}` `:` or the text's end. One its line's
+    end breaks (JSON, Python), or not closed within REACH, or closed where no value ends
+    (`"C:\\dir\\"}. [TOOL_CALLS]f[ARGS]{"path"`: at a key of the call after it) is no
+    quote of what follows it. None: buf (not final) ends first; `reading` then keeps how
+    far the string was read, and the next delta reads on from there (a stream waits at
+    the marker for up to REACH characters: read again from s at each, the square)."""
+    quote = buf[s] if buf[s] in "\"'" else _GEMMA_QUOTE if buf.startswith(_GEMMA_QUOTE, s) else _ESCAPE
+    key = (quote, base + s)
+    p = s + len(quote)
+    if reading is not None and reading.string == key:
+        if reading.closes is not None:
+            return reading.closes
+        p = reading.resume_string - base
+    limit = s + REACH
+    end = min(len(buf), limit)
+    t = _BODIES[quote].match(buf, p, end)
+    got: bool | None
+    resume = p
+    if t.lastgroup is None:  # (not closed in the text there is)
+        stop = t.end()
+        if stop < end and buf[stop] == "\n":
+            got = False  # (its line's end broke it)
+        elif stop >= end - 1 and end < limit and not final:
+            got = None  # (the text so far ends in it, or in its last escape `\`)
+            # (From its last escape, or from before a close `<|"|>` cut at the text's end.)
+            resume = stop if len(quote) == 1 else max(p, stop - len(quote) + 1)
+        else:
+            got = False
+    else:
+        j = _forth(buf, t.end(), end)
+        if j < end:
+            got = buf[j] in _AFTER
+        elif end < limit and not final:
+            got, resume = None, t.start(t.lastgroup)  # (blanks to the text's end: read from its close)
+        else:
+            got = True  # (closed at the text's end: the call around it cut there)
+    if reading is not None:
+        reading.string, reading.closes, reading.resume_string = key, got, base + resume
+    return got
 
 
 _BEFORE = frozenset("([{,:=")  # (what a value follows)

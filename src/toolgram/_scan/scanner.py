@@ -670,7 +670,10 @@ class Scanner(MarkerSearch):
                 # backtick right after a word closes a code span: `ls`<tool_call>… is a call.)
                 self._flush(out, lo, after)
                 return True
-            if marker not in line and self._in_string(out, buf, i):
+            quoted = self._in_string(out, buf, i, final) if marker not in line else False
+            if quoted is None:
+                return False  # (a string open before it: whether it closes after it, the next delta tells)
+            if quoted:
                 # Inside a string of a call no format read (`>>>send_email\n{"content":
                 # "<|tool_call>call:rm{…}<tool_call|>"}` with no tools): that call's text,
                 # prose as the call is (instring.py).
@@ -825,16 +828,17 @@ class Scanner(MarkerSearch):
                 return False
             return True
 
-    def _in_string(self, out: list, buf: str, i: int) -> bool:
+    def _in_string(self, out: list, buf: str, i: int, final: bool = True) -> bool | None:
         """instring.in_string, reading back no further than the prose the marker at i is
-        in: not into a call's or an error's text (`[f(a="Lis"bon")] … 'x <think>`)."""
+        in: not into a call's or an error's text (`[f(a="Lis"bon")] … 'x <think>`).
+        None: whether the string open before it closes, text to come tells."""
         self._told(out)
         floor = self.prose_from - self.base
         if not self._quote_before(buf, max(0, floor, i - _instring.LOOK), i):
             return False  # (the usual case, and a storm's: no string before the marker)
         if self.reading is None:
             self.reading = _instring.Reading()
-        return _instring.in_string(buf, i, floor, self.reading, self.base)
+        return _instring.in_string(buf, i, floor, self.reading, self.base, final)
 
     def _quote_before(self, buf: str, lo: int, i: int) -> bool:
         """Whether buf[lo:i] holds a quote (instring.QUOTE). The text is searched once:
