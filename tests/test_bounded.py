@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 import toolgram
-from conftest import streamed
+from conftest import result_key, streamed
 from toolgram._scan import scanner as _scan
 
 # Each of these sent the Gemma-style argument reader into an endless loop (an array
@@ -1236,3 +1236,33 @@ def test_prose_lines_that_open_with_a_bracket_are_one_piece(size: int | None, mo
     assert len(items) <= (1 if size is None else len(raw) // size + 2), len(items)
     assert searched == 0
     assert toolgram.parse(raw, ["get_weather"]).text == raw
+
+
+@pytest.mark.parametrize(
+    "opening",
+    ['Try call:foo{a:<|"|>x <tool_call>', 'Say {"a": "x <tool_call>'],
+    ids=["gemma", "json"],
+)
+def test_a_marker_waiting_for_a_string_to_close_is_not_checked_again_at_each_delta(
+    opening: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A stream at a marker after a string left open in prose waits until the text tells
+    # whether the string closes as a value does (instring._closes), up to 4,096
+    # characters. At each delta only that string is read on (Scanner.string_wait,
+    # instring.closes_on): neither the marker searched for again nor in_string asked
+    # again from the start (1-character deltas over 4 KB: 16 -> 120 ms when it was).
+    from toolgram._scan import instring
+
+    raw = opening + "y " * 2000 + "\n"
+    asked = [0]
+    full = instring.in_string
+
+    def counting(*args, **kwargs):
+        asked[0] += 1
+        return full(*args, **kwargs)
+
+    with monkeypatch.context() as m:
+        m.setattr(instring, "in_string", counting)
+        result = streamed(raw, 1)
+    assert result_key(result) == result_key(toolgram.parse(raw))
+    assert asked[0] <= 3, asked

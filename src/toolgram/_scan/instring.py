@@ -240,6 +240,13 @@ def _closes(buf: str, s: int, reading: Reading | None, base: int, final: bool) -
     return got
 
 
+def closes_on(buf: str, reading: Reading, base: int, final: bool) -> bool | None:
+    """_closes for the string in_string last answered None about (reading.string), read
+    on from where it stopped: a stream's marker waiting for it asks only this at each
+    delta (Scanner._in_string). False: in_string must be asked again (its other kinds)."""
+    return _closes(buf, reading.string[1] - base, reading, base, final)
+
+
 _BEFORE = frozenset("([{,:=")  # (what a value follows)
 _AFTER = frozenset(",)]}:")  # (what follows a value)
 

@@ -105,6 +105,11 @@ class Scanner(MarkerSearch):
     quote_at = quote_end = -1
     # How far instring read the call opening the last marker was read back to (instring.Reading).
     reading: Any = None
+    # A stream's marker (in the reply, and which) that waits for the string open before
+    # it to close or not (instring.in_string None): each delta asks only that string,
+    # read on (instring.closes_on), not the search and the whole check again (-1: none).
+    string_wait = -1
+    string_marker = ""
     # Where _after_object last declined a call object first on its line (in the
     # reply): the call on the line after it is declined too.
     declined_at = -1
@@ -632,7 +637,10 @@ class Scanner(MarkerSearch):
                     continue
             # Every marker is found as plain text first (the stdlib search is much
             # faster); the full search, with its line-start conditions, starts there.
-            found = self._whole_next(buf, pos, whole) if whole is not None else self._next_literal(buf, pos)
+            if self.string_wait == self.base + pos:
+                found = (pos, self.string_marker)  # (the marker waiting on a string: _in_string)
+            else:
+                found = self._whole_next(buf, pos, whole) if whole is not None else self._next_literal(buf, pos)
             if found is not None and found[1] in line:
                 found = self._line_next(buf, found)
             if self.stray is not None and not self.stray.armed:
@@ -672,7 +680,9 @@ class Scanner(MarkerSearch):
                 return True
             quoted = self._in_string(out, buf, i, final) if marker not in line else False
             if quoted is None:
-                return False  # (a string open before it: whether it closes after it, the next delta tells)
+                # (A string open before it: whether it closes after it, the next delta tells.)
+                self.string_wait, self.string_marker = self.base + i, marker
+                return False
             if quoted:
                 # Inside a string of a call no format read (`>>>send_email\n{"content":
                 # "<|tool_call>call:rm{…}<tool_call|>"}` with no tools): that call's text,
@@ -832,6 +842,13 @@ class Scanner(MarkerSearch):
         """instring.in_string, reading back no further than the prose the marker at i is
         in: not into a call's or an error's text (`[f(a="Lis"bon")] … 'x <think>`).
         None: whether the string open before it closes, text to come tells."""
+        if self.string_wait >= 0:
+            waited, self.string_wait = self.string_wait, -1
+            if waited == self.base + i:
+                got = _instring.closes_on(buf, self.reading, self.base, final)
+                if got is not False:
+                    return got  # (still waiting, or the string closes around it)
+                # (It does not: the other kinds of call around it are read, once.)
         self._told(out)
         floor = self.prose_from - self.base
         if not self._quote_before(buf, max(0, floor, i - _instring.LOOK), i):
