@@ -52,6 +52,26 @@ HELD = {
     "llama3_json/next_line_call_cut_in_its_name",
     "qwen3_coder_xml/value_closed_then_prose_then_next_call_on_its_line",
     "minimax_m2_invoke/value_closed_then_prose_then_next_call_on_its_line",
+    # A JSON object left open in prose before the call (`Set {"q": "x<tool_call>…`,
+    # `{"path": "C:\\dir\\"} now <tool_call>…`): held as at main for the call on the next line.
+    "hermes/call_on_the_line_of_a_windows_path_left_open",
+    "qwen3_coder_xml/wrapper_after_a_json_string_left_open_is_the_calls",
+} | {
+    # Bounded: a call after prose that leaves a Gemma string open (`Try call:foo{a:<|"|>`),
+    # held until the text tells whether that string closes around it (instring._closes):
+    # its close, or 4,096 characters from its opening (TAIL is shorter; see
+    # test_a_call_after_a_string_left_open_is_done_once_the_reach_has_passed).
+    f"{fmt}/{case}"
+    for fmt, case in (
+        ("hermes", "call_after_prose_naming_a_gemma_quote_left_open"),
+        ("hermes", "second_call_after_prose_naming_a_gemma_quote_left_open"),
+        ("hermes", "call_after_a_gemma_quote_left_open_in_brackets"),
+        ("hermes", "call_after_a_glued_gemma_quote_left_open"),
+        ("hermes", "call_after_a_gemma_quote_left_open_on_a_later_line"),
+        ("minimax_m2_invoke", "call_after_prose_naming_a_gemma_quote_left_open"),
+        ("qwen3_coder_xml", "call_after_prose_naming_a_gemma_quote_left_open"),
+        ("qwen3_coder_xml", "call_after_a_glued_gemma_quote_left_open_and_a_blank"),
+    )
 }
 
 FORMATS = {fmt.name: fmt for fmt in builtin_formats()}
@@ -156,3 +176,18 @@ def test_a_short_call_is_done_at_its_line_end(fmt: str, raw: str) -> None:
         assert stream.close() == parse(raw, SHORT, formats=[fmt])
         if size == 1:
             assert at == [line_end + 1]
+
+
+@pytest.mark.parametrize("case", sorted(c for c in HELD if "gemma_quote_left_open" in c))
+def test_a_call_after_a_string_left_open_is_done_once_the_reach_has_passed(case: str) -> None:
+    # The hold for a Gemma string left open in prose is bounded: with prose enough after
+    # the reply, each call is done before flush(), by the delta that passes 4,096
+    # characters (instring.REACH) from the string's opening at the latest.
+    from toolgram._scan.instring import REACH
+
+    (found,) = [c for c in CASES if c.id == case]
+    raw = found.raw + TAIL * 4
+    done = _done(found, raw)
+    assert done and all(at is not None for at, _ in done), done
+    opening = found.raw.index('{a:<|"|>') + 3  # (the string left open)
+    assert all(at <= opening + REACH + SIZE for at, _ in done), done
