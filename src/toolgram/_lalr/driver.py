@@ -282,6 +282,7 @@ class Driver:
         json_text = self.c.json_text
         loose_text = self.c.loose_text
         nest_text = self.c.nest.terminals if self.c.nest is not None else ()
+        reduced = _text_reduced(self.c, self.stack[-1])
         while True:
             if pos >= n:
                 return None if final else WAIT
@@ -417,6 +418,11 @@ class Driver:
                     # (_scan/salvage.py).
                     stray = quoted is not None and not quoted[1]
                 else:
+                    if name in reduced and not takes(self.c, self.stack, name):
+                        # (The table's merged lookaheads offer it where the frame takes no
+                        # such text: cofl's VALUE after a value's close, at the call's level.
+                        # Nothing is that token there; read as such, a stream waited on it.)
+                        continue
                     if name in json_text and (
                         _CALL_TAG_FIRST if name in self.c.call_text else _TAG_FIRST
                     ).match(buf, pos) is not None:
@@ -809,6 +815,24 @@ _SPACE_TO_END = lazy(regex.compile, r"\s*\Z")  # (whitespace to the end of the t
 
 
 _TURN_TOKENS: dict = {}
+
+
+def _text_reduced(c: Compiled, state: int) -> frozenset:
+    """The text terminals (no literal, nor JSON or PYVALUE) the state reduces on rather
+    than shifts: the table may offer one where no frame takes it (LALR merges the
+    lookaheads of states alike), which the parse is asked (takes) before it is read.
+    Worked out once a state."""
+    memo = c.derived.get("text_reduced")
+    if memo is None:
+        memo = c.derived["text_reduced"] = {}
+    got = memo.get(state)
+    if got is None:
+        row = c.states[state]
+        got = memo[state] = frozenset(
+            t.name for t in c.allowed[state]
+            if t.literal is None and t.name not in ("JSON", "PYVALUE") and row[t.name][0] is not Shift
+        )
+    return got
 
 
 def turn_tokens(drv: Driver) -> tuple:
