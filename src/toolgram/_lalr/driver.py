@@ -40,7 +40,7 @@ class Driver:
         "fmt", "c", "start", "pos", "stack", "values", "status", "end", "tree", "repairs", "reason", "prose_at",
         "hint", "extents", "quotes", "resume", "taken", "brackets", "cutter", "recheck", "marks",
         "closed_at", "last_end", "calls", "lines", "line_end", "stray", "deep", "quote_memo", "last_term", "last_start", "ended", "shut",
-        "loose_memo", "loose_quoted", "nest_memo", "nest_unsettled", "nest_open", "nest_loose", "goes_on", "decode_failed", "may_close", "pause", "py", "gem", "gem_at", "checkpoints",
+        "loose_memo", "loose_quoted", "nest_memo", "nest_unsettled", "nest_open", "nest_named", "nest_loose", "goes_on", "decode_failed", "may_close", "pause", "py", "gem", "gem_at", "checkpoints",
         "spots", "spot_due", "relevant", "supplied", "halt", "text", "looks",
     )  # fmt: skip
 
@@ -141,6 +141,7 @@ class Driver:
         # end of the text). See nest._settled.
         self.nest_unsettled: dict = {}
         self.nest_open: tuple | None = None  # ((token start, stop), the openers left open there: nest.py)
+        self.nest_named: tuple | None = None  # ((token start, stop), what the grammar takes after its close: nest._after_close)
         # Per raw value terminal, ((token start, stop), where nest._loose's reading got to,
         # its open tags, where they last all paired): set once the reading of declared
         # tags failed there.
