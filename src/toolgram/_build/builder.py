@@ -957,11 +957,13 @@ class Builder:
                 # (Read on as objects one after another are: the call holds its object.)
                 lead = len(text) - len(text.lstrip())
                 several = [value], repairs, [(start + lead, start + len(text) - len(tail))], ""
+        owned = None  # (each call object's own repairs, where there are several: _mine)
         if several is not None:
             # Call objects one after another (not in a list): each is a call; a remark
             # after them is prose, as after one object.
             value, repairs, spans = several[:3]
             tail = several[3] if len(several) > 3 else ""
+            owned = several[4] if len(several) > 4 else None
             # (The first object right after the opener, as a stream announces a call by its
             # name: the first call holds the opening markers, see build.)
             self.leading_objects = fence is None and not text[: spans[0][0] - start].strip()
@@ -1004,12 +1006,13 @@ class Builder:
                     read.append(Draft(name="", span=span or whole, error=message))
                     continue
             if i and i == len(calls) - 1 and "closed_json" in repairs:
+                mine = _mine(repairs, owned, i)
                 read.append(
-                    self._cut_call(lambda: self._json_call(obj, span or whole, repairs, opened), span or whole)
+                    self._cut_call(lambda: self._json_call(obj, span or whole, mine, opened), span or whole)
                 )
                 continue
             try:
-                read.append(self._json_call(obj, span or whole, repairs, opened))
+                read.append(self._json_call(obj, span or whole, _mine(repairs, owned, i), opened))
             except Unreadable as exc:
                 # An element of a list of calls that is no call (`{"type": "x"}`, `5`): an
                 # error for the model, in its place; the list's other calls stand.
@@ -1444,6 +1447,16 @@ def _python_calls(text: str, start: int, read_calls, cut: bool = False) -> list[
 _CUT_VALUE, _CUT_OPEN = 1, 2
 
 
+def _mine(repairs: tuple, owned: list | None, i: int) -> tuple:
+    """The repairs of the i-th of several call objects: those its own reading needed
+    (`owned[i]`: closed_json for the one left open, QA13 F4) and those of the payload
+    (several_objects), not those another object's reading needed."""
+    if owned is None or i >= len(owned):
+        return repairs
+    others = {r for k, own in enumerate(owned) if k != i for r in own}
+    return tuple(r for r in repairs if r in owned[i] or r not in others)
+
+
 def _take_cut(repairs: tuple) -> tuple[bool, tuple]:
     """(whether `repairs` holds cut_value, the repairs without it): what the end of
     the reply cut in a payload is its last call's, not every call's."""
@@ -1496,6 +1509,7 @@ def _several_objects(text: str, offset: int):
     values: list[Any] = []
     spans: list[tuple[int, int]] = []
     repairs: list[str] = []
+    owned: list[tuple] = []  # (each object's own repairs: see _mine)
     pos = len(text) - len(text.lstrip())
     rest = ""
     while pos < len(text):
@@ -1520,12 +1534,13 @@ def _several_objects(text: str, offset: int):
             return None
         values.append(value)
         spans.append((offset + pos, offset + end))
+        owned.append(tuple(more))
         _add(repairs, more)
         pos = end
     if len(values) < 2:
         return None
     _add(repairs, ["several_objects"])
-    return values, tuple(repairs), spans, rest
+    return values, tuple(repairs), spans, rest, owned
 
 
 _LINE_OBJECT = lazy(re.compile, r"\n[ \t]*(?=\{)")
@@ -1601,6 +1616,7 @@ def _objects_by_line(text: str, offset: int, cut: bool = False, left_open: list 
     values: list[Any] = []
     spans: list[tuple[int, int]] = []
     repairs: list[str] = []
+    owned: list[tuple] = []  # (each line's own repairs: see _mine)
     for a, b in zip(cuts, cuts[1:]):
         piece = text[a:b]
         lo = a + len(piece) - len(piece.lstrip())
@@ -1619,9 +1635,10 @@ def _objects_by_line(text: str, offset: int, cut: bool = False, left_open: list 
             return None
         values.append(value)
         spans.append((offset + lo, offset + hi))
+        owned.append(tuple(more))
         _add(repairs, more)
     _add(repairs, ["several_objects"])
-    return values, tuple(repairs), spans
+    return values, tuple(repairs), spans, "", owned
 
 
 def _string_left_open(piece: str) -> bool:
