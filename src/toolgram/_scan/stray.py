@@ -38,7 +38,7 @@ _LINE_BLANKS = re.compile(r"[^\S\n]*")  # (blanks but a line break, as str.isspa
 class Watch:
     """What the prose after a call of an XML-ish format is searched for."""
 
-    __slots__ = ("own", "tags", "holders", "firsts", "longest", "name", "key", "seen", "armed")
+    __slots__ = ("own", "tags", "holders", "firsts", "longest", "name", "key", "seen", "armed", "fresh")
 
     def __init__(self, own: Any, tags: tuple, holders: tuple, name: str, key: str, at: int, firsts: frozenset, longest: int) -> None:
         self.own = own  # compiled: any of the format's value closes, `tags`
@@ -52,6 +52,9 @@ class Watch:
         # and whether it held prose there: only then is the rest of the reply watched.
         self.seen = at
         self.armed = False
+        # Whether the text right after the call (blanks between) is still to be looked at
+        # for a run of closers (_right_after).
+        self.fresh = True
 
 
 def watch_of(fmt: Any, region: Any, buf: str, end: int, base: int) -> Watch | None:
@@ -109,6 +112,15 @@ def line_after(w: Watch, buf: str, base: int, final: bool) -> bool | None:
     watch is armed (True); False where blanks end it; None while the text so far
     cannot tell (the line goes on: a stream gives every delta to _in_prose till then)."""
     start = max(0, w.seen - base)
+    if w.fresh:
+        # (A run of closers right after the call, on its line or the next: see _right_after.)
+        j = _BLANKS_AFTER.match(buf, start).end()
+        if j >= len(buf) and not final and j - start < _AFTER:
+            return None
+        if j < len(buf) and any(t.startswith(buf[j : j + len(t)]) for t in w.holders + w.tags):
+            w.armed = True
+            return True
+        w.fresh = False
     # (The first character after the blanks that are no line break: prose, the line's
     # end, or the text's. Not a find of the line break and a copy of the line: with none
     # in the text, both ran to its end, at each call of a storm.)
@@ -127,6 +139,10 @@ def find(w: Watch, buf: str, pos: int, stop: int, final: bool) -> Any:
     with where the text is settled to, (WAIT, at), when the text so far cannot tell
     whether a value close at `at` begins one; None when there is none (then how far
     the text is settled is the caller's, but for a tag cut by the end: see hold)."""
+    if w.fresh:
+        got = _right_after(w, buf, pos, final)
+        if got is not None or not w.armed:
+            return got
     at = pos
     while True:
         m = w.own.search(buf, at, stop)
@@ -156,6 +172,8 @@ def plain_hold(w: Watch, buf: str, pos: int, value: str) -> int | None:
     else how many characters at its end may begin one, a value close first on its
     line cut by the end or followed by blanks or a holder's close so far (held back,
     as the start of a marker is), 0 none."""
+    if w.fresh:
+        return None  # (the text right after the call is not told yet: _right_after, the slow way)
     for first in w.firsts:
         i = value.find(first)
         while i >= 0:
@@ -201,6 +219,51 @@ def _holders_after(w: Watch, buf: str, at: int, final: bool) -> tuple:
             return at, count
         count += 1
         at = j + len(tag)
+
+
+def _right_after(w: Watch, buf: str, pos: int, final: bool) -> Any:
+    """Right after a call (pos, blanks between): a run of its format's closers, the
+    closes of values and of what holds one (blanks between, at most _RUN_BACK), one of
+    the latter at least, that ends its line (`…</minimax:tool_call>\n</parameter>\n</invoke>\n</minimax:tool_call>`,
+    `…</minimax:tool_call></invoke></minimax:tool_call>` then the next line): they close
+    nothing, and are one error, as a run after prose is (QA13 F7: the first two were
+    prose and the last dropped as markup). A run with text after it on its line is
+    written about, and prose. The Failure; (WAIT, pos) while the text so far cannot
+    tell; None: none (and no more looked for here)."""
+    n = len(buf)
+    j = start = _BLANKS_AFTER.match(buf, pos).end()
+    holders = 0
+    for _ in range(_RUN_BACK):
+        tag = next((t for t in w.holders + w.tags if buf.startswith(t, j)), None)
+        if tag is None:
+            if not final and j < n and any(t.startswith(buf[j:]) for t in w.holders + w.tags):
+                return WAIT, pos  # (a closer cut by the end so far)
+            break
+        holders += tag in w.holders
+        end = j + len(tag)
+        j = _RUN_BLANKS.match(buf, end).end()
+        if j >= n and not final:
+            return WAIT, pos  # (blanks up to the end so far: the run may go on)
+        if j >= n or buf[j] != "<":
+            break
+    if j > start:
+        j = end  # (where the run's last closer ends)
+    eol = _LINE_END.match(buf, j)
+    if holders and eol is not None and not final and eol.end() >= n and not buf[j : eol.end()].endswith("\n"):
+        return WAIT, pos  # (blanks after the run up to the end so far: its line not told yet)
+    w.fresh = False
+    if not holders or eol is None:  # (no run; or text after it on its line: written about)
+        w.armed = False  # (the call's line is looked at as before: line_after)
+        return None
+    return Failure(start, j, _message(w, buf[start:j]), False)
+
+
+# (_right_after: the blanks between a call and a run of closers right after it, on its line
+# or the next, and between two closers of a run; what may end the run's line.)
+_AFTER = 64
+_BLANKS_AFTER = regex.compile(r"\s{0,%d}" % _AFTER)
+_RUN_BLANKS = regex.compile(r"\s{0,%d}" % _BLANKS)
+_LINE_END = regex.compile(r"[ \t]{0,32}(?:\r?\n|\Z)")
 
 
 def _message(w: Watch, run: str) -> str:
