@@ -33,7 +33,7 @@ in _grammar/nest.py). The rule (docs/formats.md, "Markers inside values"):
    `</parameter>` after a long argument in a MiniCPM5 value);
  - the value's own close written after its text, with text after it on its line where
    the grammar takes none (a call's value, not a dict member's), is text where that
-   line or the next reaches the value's own close, the structure going on after it
+   line reaches the value's own close, the structure going on after it
    (`print("</cofl:value>") # end</cofl:value>`); else the value closed there and the
    text after it is prose (_named_close);
  - a reading that starts at a run of closers then prose on one line reads no further
@@ -507,9 +507,8 @@ def _named_close(d: Any, t: Any, buf: str, pos: int, end: int, after: int, final
     the grammar takes no second close): the value ends at that later close (its
     position). Else None: the value closed at `end` and its call's closes were left out
     (`v</cofl:value> Then: <cofl:tool_calls>…`: the next call). (WAIT, None): a stream's
-    text so far cannot tell. The look stays on the close's line and the next (as the
-    invoke formats' VALUE reads a close ending a line whose next line ends with the
-    close: `q</parameter>\nnext</parameter>`), and within _HORIZON of it."""
+    text so far cannot tell. The look stays on the close's line (a stream decides as
+    parse() once the line's text has come), and within _HORIZON of it."""
     tag = buf[end:after]
     mention = end > pos and buf[end - 1] in " \t"  # (a close after a blank: written about)
     text_after, close_after = _after_close(d, t, pos, end, tag)
@@ -525,7 +524,7 @@ def _named_close(d: Any, t: Any, buf: str, pos: int, end: int, after: int, final
         # (Partial in a stream: blanks or text up to the end so far may still run on.)
         m = t.pattern.match(buf, x, min(n, limit), partial=not final)
         s = _LINE_BLANKS.match(buf, x).end() if m is None else m.end()
-        if s >= limit or buf.count("\n", after, s) > 1:
+        if s >= limit or buf.find("\n", after, s) >= 0:
             return None  # (past the look, or the next line: a call's closes left out, prose after it)
         if s >= n or (n - s < len(tag) and tag.startswith(buf[s:])):
             return None if final else (WAIT, None)
