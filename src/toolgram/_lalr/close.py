@@ -611,6 +611,7 @@ def cut_close(d: Any, buf: str, allowed) -> str | None:
 # How much longer than the grammar's longest literal a close tag its pattern reads may
 # be, cut short (M3's `]<]minimax[>[</` and an element's name: see _cut_closer_at).
 _CUT_TAG = 64
+CUT_ROOM = _CUT_TAG  # (cut_closer looks within longest_literal + this of the end: _lalr/looks.py)
 
 
 def _cut_closer_at(d: Any, buf: str, pos: int, allowed) -> bool:

@@ -26,6 +26,7 @@ from .._grammar.tables import Shift
 from .._grammar.registry import Compiled, Format
 from .._grammar.words import fast_source, lazy
 from . import close as _close
+from . import looks as _looks
 from . import nest as _nest
 from .._recover import repair as _repair
 from .checkpoint import Checkpoint
@@ -41,7 +42,7 @@ class Driver:
         "hint", "extents", "quotes", "resume", "taken", "brackets", "cutter", "recheck", "marks",
         "closed_at", "last_end", "calls", "lines", "line_end", "stray", "deep", "quote_memo", "last_term", "last_start", "ended", "shut",
         "loose_memo", "loose_quoted", "nest_memo", "nest_unsettled", "nest_open", "nest_named", "nest_loose", "goes_on", "decode_failed", "may_close", "pause", "py", "gem", "gem_at", "checkpoints",
-        "spots", "spot_due", "relevant", "supplied", "halt", "text", "looks",
+        "spots", "spot_due", "relevant", "supplied", "halt", "text", "looks", "far", "back", "check", "checks",
     )  # fmt: skip
 
     def __init__(self, fmt: Format, start: int, brackets: Any = None, cutter: Any = None, lines: bool = False) -> None:
@@ -164,6 +165,21 @@ class Driver:
         # stack: spaced by its size, their cost stays a small part of the reading).
         self.spots: list = []
         self.spot_due = 0
+        # Whether a token was read another way than by the lexer's tries that looks.py
+        # bounds (a JSON value, a raw value read on past its tags, a close supplied):
+        # then the reading looked who knows how far, and no point after is taken up by a
+        # salvage's reading of the text cut shorter. `back`: the spots taken before that
+        # in a whole text's reading, from the last one at least the format's margin
+        # (looks.Looks) behind the newest on (see salvage._taken_up).
+        self.far = False
+        self.back: list = []
+        # A token whose reading looked on past the tags of a raw value (_lalr/nest.py),
+        # how far told by nothing simpler than that reading itself: each is kept, with
+        # where its lexing began, what it read and the driver before it (a Checkpoint),
+        # so that a salvage's reading of the text cut shorter reads it again alone,
+        # and takes up a spot after it only where it reads the same (salvage._taken_up).
+        self.check = False
+        self.checks: list = []
         # Where the last token ends whose replay point (see _keep_mark) keeps its copy
         # of the stack: the stack short after it, or the next token finishing a call (a
         # point after it is dropped by _keep_mark: the replay need not go past it), and
@@ -204,10 +220,14 @@ class Driver:
             allowed = c.allowed[state]
             if not allowed and c.accepts_end[state]:
                 return self._finish(self.pos)
+            at = self.pos
             tok = self._lex(buf, final, allowed)
+            if self.check:
+                self._checked(at, tok)
             if tok is WAIT:
                 return WAIT
             if tok is None:
+                self.far = True  # (what follows looks at the end of the text, or supplies a close)
                 if not final and self.fmt.end_of_turn and _turn_end_next(buf, turn_tokens(self), self.pos, self):
                     # (The format's end-of-turn token, or its start, ends the text so
                     # far: if the reply ends there, it is no text of this region, which
@@ -233,6 +253,7 @@ class Driver:
             # LALR lookaheads), so only then is the parse simulated first.
             action = self.c.states[self.stack[-1]].get(term)
             if action is None or (action[0] is not Shift and not takes(self.c, self.stack, term)):
+                self.far = True
                 literal = self.c.terminals[term].literal
                 if literal is not None and literal in self.fmt.ends:
                     status = self._close_before(literal)
@@ -310,6 +331,7 @@ class Driver:
                 elif name == "JSON":
                     if buf[pos] not in "{[":
                         continue
+                    self.far = True
                     # The pattern must match where the value starts (it may say more than
                     # its first character: `/\[\s*\{/` is a list of objects).
                     m = t.pattern.match(buf, pos) if final else t.pattern.match(buf, pos, partial=True)  # (regex: passing partial= costs more than a short match)
@@ -348,6 +370,7 @@ class Driver:
                 elif name == "PYVALUE":
                     if buf[pos].isspace() or buf[pos] in ",)]":
                         continue
+                    self.far = True
                     triple = triple_quote(buf, pos) if buf[pos] in _TRIPLE_FIRST else None
                     if triple is not None:
                         # (A triple-quoted string: its quotes inside are its text.)
@@ -424,6 +447,8 @@ class Driver:
                         # such text: cofl's VALUE after a value's close, at the call's level.
                         # Nothing is that token there; read as such, a stream waited on it.)
                         continue
+                    if name in json_text or name in loose_text:
+                        self.far = True
                     if name in json_text and (
                         _CALL_TAG_FIRST if name in self.c.call_text else _TAG_FIRST
                     ).match(buf, pos) is not None:
@@ -436,12 +461,15 @@ class Driver:
                     resume = self.resume.get(name)
                     if resume is not None and resume[0] == pos:
                         # A long token seen before: its match goes on as from there.
+                        self.far = True
                         at = resume[1]
                         pattern = resume[2] or pattern
                     m = pattern.match(buf, at) if final else pattern.match(buf, at, partial=True)  # (regex: passing partial= costs more than a short match)
                     if m is None:
                         if name not in nest_text or at != pos:
                             continue
+                        if buf.startswith("</", pos):
+                            self.check = True  # (foreign_run reads the run of close tags)
                         if self._shifts_at(buf, pos, allowed):
                             # (Unless the tag is a run of close tags in another spelling than
                             # the value's own, which reaches that own close: a value that
@@ -483,6 +511,7 @@ class Driver:
                     elif end < n and name in loose_text:
                         through = _close.through_loose(self, t, buf, pos, end, final)
                     elif end < n and name in nest_text:
+                        self.check = True  # (it reads on past the tags: see looks.py)
                         through = _nest.through_nest(self, t, buf, pos, end, final)
                     if through is not None:
                         if type(through) is int:
@@ -538,6 +567,12 @@ class Driver:
                     continue
             elif u.name in ("JSON", "PYVALUE") or u.name in self.c.nest.terminals or u.pattern.match(buf, pos) is None:
                 continue
+            elif not self.far:
+                # (A loop's match may run on past the token read, and looks.py bounds what
+                # a loop's try looked at by the end of its match.)
+                looks = _looks.of(self.c, _close.CUT_ROOM + self.c.longest_literal)
+                if looks is not None and u.name in looks.loops:
+                    self.check = True
             if peek(self.c, self.stack, u.name, _not_empty):
                 return True
         return False
@@ -709,13 +744,34 @@ class Driver:
         stack = self.stack
         marks.append([end, list(stack) if len(stack) <= _MARK_STACK else _PENDING, False])
 
+    def _checked(self, at: int, tok: Any) -> None:
+        """Keep the token just lexed from `at` in `checks` (see there); past _CHECKS of
+        them, the reading is far (looks.py) from here on."""
+        self.check = False
+        if self.far:
+            return
+        if len(self.checks) >= _CHECKS or type(tok) is not tuple:
+            self.far = True
+            return
+        self.checks.append((at, tok, self.pos, Checkpoint(self)))
+
     def _spot(self) -> None:
-        """Keep a Checkpoint here (see spots): the last two."""
+        """Keep a Checkpoint here (see spots): the last two; and in `back` (see there)."""
         spots = self.spots
         if len(spots) > 1:
             del spots[0]
-        spots.append(Checkpoint(self))
+        spot = Checkpoint(self)
+        spots.append(spot)
         self.spot_due = self.taken + _SPOT_TOKENS + len(self.stack)
+        if self.far or not self.text[1] or self.marks is not None:
+            return
+        looks = _looks.of(self.c, _close.CUT_ROOM + self.c.longest_literal)
+        if looks is None:
+            return
+        back = self.back
+        back.append(spot)
+        while len(back) > 1 and back[1].pos + looks.margin <= spot.pos:
+            del back[0]
 
     def settle_mark(self) -> None:
         """Give the last point its copy of the stack, if it waits for one: before the
@@ -810,6 +866,7 @@ class Driver:
 # every grammar's stack holds a few states (the section, the list of calls).
 _MARK_STACK = 64
 _SPOT_TOKENS = 32  # (tokens read between two spots at least: see Driver.spots)
+_CHECKS = 16  # (tokens kept in Driver.checks at most: a salvage lexes each again)
 _NEVER = float("inf")
 _PENDING = object()  # (a deep point's copy of the stack, not made yet: see _keep_mark)
 _SPACE_TO_END = lazy(regex.compile, r"\s*\Z")  # (whitespace to the end of the text; matched from a point)

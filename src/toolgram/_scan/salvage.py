@@ -13,7 +13,9 @@ import regex
 from . import gemframe, pyframe
 from .mention import cut_opener, mention, settle_failure
 from .._build.builder import Draft
+from .._lalr.close import CUT_ROOM
 from .._lalr.driver import _MARK_STACK, Driver
+from .._lalr.looks import of as looks_of
 from .._lalr.table import _left_open, _reduces_call, closing_plan, ends_something, takes
 from .._lalr.tokens import DONE, FAIL, PAUSE, WAIT
 from .items import Failure, Region
@@ -415,7 +417,7 @@ def salvage_one(r: Any, drv: Driver, final: bool, broken: list | None = None):
         end, opened = points.pop(0)
         # Read again up to there as a reply that ends there (the missing markers
         # are supplied): the table cannot be rolled back, its tree callbacks share lists.
-        fresh = _again(drv, r.region_start, None, end)
+        fresh = _again(drv, r.region_start, None, end, buf)
         fresh.quotes = False
         if fresh.run(buf[:end], True, sc.at_marker) != DONE:
             continue
@@ -655,15 +657,69 @@ def _points(failed: Driver, drv: Driver, buf: str, truncated: bool) -> tuple[lis
     return points, False
 
 
-def _again(drv: Driver, start: int, brackets: Any, upto: int) -> Driver:
+def _again(drv: Driver, start: int, brackets: Any, upto: int, buf: str | None = None) -> Driver:
     """A new driver of drv's region, to read it again up to `upto`: from drv's
-    checkpoint where one was taken before that (pyframe.Checkpoint), else from start."""
+    checkpoint where one was taken before that (pyframe.Checkpoint), else, reading
+    `buf` cut at `upto` as a whole reply, from the last of drv's spots that such a
+    reading reads as drv did (_taken_up), else from start."""
     fresh = Driver(drv.fmt, start, brackets, drv.cutter, drv.lines)
     if start == drv.start:
         point = next((p for p in reversed(drv.checkpoints) if p.pos <= upto), None)
+        if point is None and buf is not None:
+            point = _taken_up(drv, buf, upto, fresh)
+            if point is False:  # (fresh was used to tell, and told no: a new one reads from the start)
+                return Driver(drv.fmt, start, brackets, drv.cutter, drv.lines)
         if point is not None:
             point.resume(fresh)
     return fresh
+
+
+def _taken_up(drv: Driver, buf: str, upto: int, fresh: Driver) -> Any:
+    """The last of drv's spots kept in `back` (Driver._spot) that the text cut at `upto`,
+    read as a whole reply, reaches as drv reached it: every try of the lexer before it
+    looked at the text before `upto` only (and before the end of drv's own text), as
+    the format's Looks tell; then the same tokens were read the same way (the engine
+    given the same characters takes the same path), and the parse stands there as drv's
+    did. A value of a thousand call openers one a line was read again from the region's
+    start up to the last of them. None: there is none; False: there is none, and
+    `fresh` (a new driver of the region, which lexes the tokens drv kept in `checks`
+    again) was used to tell."""
+    if not drv.back or drv.fmt.name in _OWN_LEXERS or drv.marks is not None or not drv.text[1]:
+        return None
+    looks = looks_of(drv.c, CUT_ROOM + drv.c.longest_literal)
+    if looks is None:
+        return None
+    end = min(upto, drv.text[0])
+    for point in reversed(drv.back):
+        if point.pos + looks.margin <= end:
+            break
+    else:
+        return None
+    if not looks.clear(buf, point.pos, end):
+        return None
+    text = None
+    for at, tok, pos, before in drv.checks:
+        if at >= point.pos:
+            break
+        # (A token whose reading looked on who knows how far: lexed again alone, as the
+        # cut text's reading would lex it, from the driver as it stood before it.)
+        if text is None:
+            text = buf[:upto]
+        before.resume(fresh)
+        fresh.pos = at
+        if fresh._lex(text, True, drv.c.allowed[fresh.stack[-1]]) != tok or fresh.pos != pos:
+            return False
+    if text is not None:
+        _forget(fresh)
+    return point
+
+
+def _forget(drv: Driver) -> None:
+    """Drop what drv's lexer kept of the tokens _taken_up lexed again (each keyed by where
+    its token starts, which the reading taken up after them never meets: all the same)."""
+    drv.extents, drv.quote_memo, drv.nest_memo, drv.nest_open, drv.nest_loose = {}, None, {}, None, {}
+    drv.check = drv.far = False
+    drv.checks = []
 
 
 def _opened(failed: Driver, buf: str, end: int, stack: list, plan: list, ended: bool, last: int) -> bool:
