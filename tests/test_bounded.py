@@ -1266,3 +1266,37 @@ def test_a_marker_waiting_for_a_string_to_close_is_not_checked_again_at_each_del
         result = streamed(raw, 1)
     assert result_key(result) == result_key(toolgram.parse(raw))
     assert asked[0] <= 3, asked
+
+
+def _read_after_the_first(raw: str, size: int | None, monkeypatch: pytest.MonkeyPatch) -> int:
+    """Tokens lexed while `raw` is parsed (size None) or streamed in deltas of `size`
+    characters, but those of the driver that lexed the most (the region's reading)."""
+    from toolgram._lalr import driver as _driver
+
+    counts: dict = {}
+    lex = _driver.Driver._lex
+
+    def counting_lex(self: object, *args: object) -> object:
+        counts[id(self)] = counts.get(id(self), 0) + 1
+        return lex(self, *args)  # type: ignore[arg-type]
+
+    with monkeypatch.context() as m:
+        m.setattr(_driver.Driver, "_lex", counting_lex)
+        result = toolgram.parse(raw) if size is None else streamed(raw, size)
+    assert result.calls == [] and len(result.errors) == 1, result
+    return sum(counts.values()) - max(counts.values())
+
+
+@pytest.mark.parametrize("size", [None, 8])
+@pytest.mark.parametrize(("head", "unit", "tail"), OPENER_LINES)
+def test_the_reading_up_to_the_last_opener_takes_up_where_the_first_stood(
+    head: str, unit: str, tail: str, size: int | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The salvage reads the region again as a reply cut before its last opener. Its
+    # tokens are the first reading's up to where that one's tries of the lexer looked
+    # only at text before the cut (_lalr/looks.py): it takes up from a spot of the first
+    # reading a margin back (Driver.back), not from the region's start: what the other
+    # drivers lex does not grow with the count of openers.
+    toolgram.parse(head + unit + tail)
+    small, large = (_read_after_the_first(head + unit * n + tail, size, monkeypatch) for n in (100, 400))
+    assert large <= small + 60, (small, large)  # (from the start: 708 and 2,808 for MiniMax)

@@ -222,7 +222,7 @@ class Driver:
                 return self._finish(self.pos)
             at = self.pos
             tok = self._lex(buf, final, allowed)
-            if self.check:
+            if self.check and tok is not WAIT:  # (a stream's wait: checked when it is read)
                 self._checked(at, tok)
             if tok is WAIT:
                 return WAIT
@@ -461,7 +461,10 @@ class Driver:
                     resume = self.resume.get(name)
                     if resume is not None and resume[0] == pos:
                         # A long token seen before: its match goes on as from there.
-                        self.far = True
+                        if not self.far:
+                            # (Its loop's, read on: it looks where the match from pos would.)
+                            looks = _looks.of(self.c, _close.CUT_ROOM + self.c.longest_literal)
+                            self.far = looks is None or name not in looks.loops
                         at = resume[1]
                         pattern = resume[2] or pattern
                     m = pattern.match(buf, at) if final else pattern.match(buf, at, partial=True)  # (regex: passing partial= costs more than a short match)
@@ -530,7 +533,7 @@ class Driver:
             if grow:
                 self.hint = growers or None
                 return WAIT
-            if best is not None and final and _close.cut_closer(self, buf, pos, allowed, best_len):
+            if best is not None and final and best_len < n - pos < self.c.longest_literal + _close.CUT_ROOM and _close.cut_closer(self, buf, pos, allowed, best_len):
                 return None  # (a closer cut short: _run's cut_close reads it)
             if best is not None:
                 self.pos = pos
@@ -763,7 +766,7 @@ class Driver:
         spot = Checkpoint(self)
         spots.append(spot)
         self.spot_due = self.taken + _SPOT_TOKENS + len(self.stack)
-        if self.far or not self.text[1] or self.marks is not None:
+        if self.far or self.marks is not None:
             return
         looks = _looks.of(self.c, _close.CUT_ROOM + self.c.longest_literal)
         if looks is None:

@@ -684,7 +684,7 @@ def _taken_up(drv: Driver, buf: str, upto: int, fresh: Driver) -> Any:
     start up to the last of them. None: there is none; False: there is none, and
     `fresh` (a new driver of the region, which lexes the tokens drv kept in `checks`
     again) was used to tell."""
-    if not drv.back or drv.fmt.name in _OWN_LEXERS or drv.marks is not None or not drv.text[1]:
+    if not drv.back or drv.fmt.name in _OWN_LEXERS or drv.marks is not None:
         return None
     looks = looks_of(drv.c, CUT_ROOM + drv.c.longest_literal)
     if looks is None:
