@@ -203,6 +203,8 @@ def _count(items: Any, escapes: dict, classes: list) -> int | None:
             if inner is None:
                 return None
             total += inner
+        elif op is C.SUBPATTERN and (av[1] or av[2]):
+            return None  # (`(?i:…)`: its classes take other characters than they spell)
         elif op is C.SUBPATTERN or op is C.ATOMIC_GROUP:
             inner = _count(av[-1] if op is C.SUBPATTERN else av, escapes, classes)
             if inner is None:
