@@ -259,8 +259,15 @@ def _call_name(name: str, repairs: list[str]) -> str:
     return _param_key(name, repairs)
 
 
-def _param_value(param: Tree, buf: str | None) -> str:
+def _param_value(param: Tree, buf: str | None, cut: bool = False) -> str:
+    """The text of a parameter's value. `cut`: the end of the reply cut it (it runs to
+    the last token read): no close came, so the spaces between its tag and a value on
+    the tag's line are layout, as where the close was left out; but it has no end to
+    frame, and all the rest is what the model wrote, its trailing whitespace too."""
     value = _text(_find(param, "value"), buf)
+    if cut:
+        m = _HEAD_SPACES.match(value)
+        return value[m.end() :] if m else value
     if _find(param, "unclosed") is not None:
         # The close tag was left out (repair closed_tag): the model left the template's
         # layout, and the whitespace around the value on its tag's line is layout too
@@ -297,6 +304,9 @@ class Builder:
     # last call, unless its own end was read, is the one the end cut: what it cut
     # short is the repair cut_value (see _call_end, _call, _json_calls).
     ended: tuple | None = None
+    # Where the region's text ends, where it is past the region's end: where the reply
+    # did, its last value cut short holding the whitespace after it (_cut_text). -1: not so.
+    took_to = -1
     _last: Any = None  # (with ended: the region's last call, or payload of calls)
     # The reply goes on inside the region's last call past the text read (a salvage
     # point inside it: what was begun after it is dropped): its last value was not
@@ -355,7 +365,7 @@ class Builder:
             before = any(isinstance(i, Prose) and i.span is not None for i in self.items[:at])
             after = any(isinstance(i, Prose) and i.span is not None for i in self.items[at + 1 :])
             start = draft.span[0] if before and draft.span else self.region[0]
-            end = draft.span[1] if after and draft.span else self.region[1]
+            end = draft.span[1] if after and draft.span else max(self.region[1], self.took_to)
             draft.span = (start, end)
         elif drafts and drafts[0].span and self._streams_by_name() and not any(
             isinstance(i, Prose) and i.span is not None for i in self.items[: self.items.index(drafts[0])]
@@ -502,6 +512,7 @@ class Builder:
             short = None
         args_cut = False
         args_at = -1
+        cut_param = -1  # (the index in draft.params of a raw value the end of the reply cut)
         no_value: set[int] = set()  # (the `unclosed` of parameters whose value never began)
         for child in parts if plain is None else ():
             d = _rule(child)
@@ -539,6 +550,7 @@ class Builder:
                     raise Unreadable("a parameter has no name")
                 typ = _attr_text(_find(child, "type"), self.buf).strip() if d == "typed_param" else None
                 value = _param_value(child, self.buf)
+                tail = None
                 if (
                     self._close_missing(child) and child is (last_arg or _last_arg(node, parts)) and _left_open(node)
                     and not (self.goes_on and node is self._last)
@@ -552,17 +564,25 @@ class Builder:
                             draft.span = (draft.span[0], tail.span[0])
                         if child is last_arg:
                             short = False  # (its own close ended it: the end cut no value)
+                if tail is None and cut_open and child is last_arg and self._reaches(_find(child, "value")):
+                    # (The end of the reply cut it: no close frames it, all of it is kept.)
+                    value = _param_value(child, self.buf, True)
+                    cut_param = len(draft.params)
                 draft.params.append((key, value, typ))
             elif d == "kwarg":
                 key = _unescape_md(_text(_find(child, "key"), self.buf).strip(), draft.repairs)
                 value = _find(child, "value")
-                draft.params.append((key, _text(value, self.buf), "python"))
+                text = _text(value, self.buf)
                 if cut_open and self._reaches(value):
-                    short = _repair.cut_short(_text(value, self.buf) + self._spaced())
+                    short = _repair.cut_short(text + self._spaced())
+                    text = self._cut_text(text, short)
+                draft.params.append((key, text, "python"))
             elif d == "posarg":
-                positional.append(_text(child, self.buf))
+                text = _text(child, self.buf)
                 if cut_open and self._reaches(child):
-                    short = _repair.cut_short(_text(child, self.buf) + self._spaced())
+                    short = _repair.cut_short(text + self._spaced())
+                    text = self._cut_text(text, short)
+                positional.append(text)
             elif d == "code":
                 code_text = _text(child, self.buf)
             elif d == "element":
@@ -628,12 +648,12 @@ class Builder:
             props = schema.get("properties") if schema is not None and isinstance(schema, Mapping) else None
             given: set[str] = set()
             collect = self._collected(draft.params, props, schema)
-            for key, raw, typ in draft.params:
+            for i, (key, raw, typ) in enumerate(draft.params):
                 prop = props.get(key) if props is not None and isinstance(props, Mapping) else None
                 if key in collect:
                     prop = collect[key]
                 try:
-                    value, repairs = self._coerce(raw, typ, prop, schema)
+                    value, repairs = self._coerce(raw, typ, prop, schema, i != cut_param)
                 except _repair.RepairError as exc:
                     if str(exc) == _repair.TOO_DEEP:
                         raise _too_deep(key) from None
@@ -689,19 +709,19 @@ class Builder:
         short = None
         for child in parts[1:]:
             children = child.children
-            if len(children) == 2:  # (kwarg: key, value)
-                key = children[0].children[0]
-                value = children[1].children[0]
-                text = _token_text(value, buf)
-                draft.params.append((_unescape_md(_token_text(key, buf).strip(), repairs), text, "python"))
-                lo, hi = min(lo, key.start_pos), max(hi, key.end_pos)
-            else:  # (posarg)
-                value = children[0]
-                text = _token_text(value, buf)
-                positional.append(text)
-            lo, hi = min(lo, value.start_pos), max(hi, value.end_pos)
+            value = children[-1] if len(children) == 1 else children[1].children[0]  # (posarg; kwarg: key, value)
+            text = _token_text(value, buf)
             if cut_open and value.end_pos == self.ended[0]:  # (_reaches: its extent is its token's)
                 short = _repair.cut_short(text + self._spaced())
+                text = self._cut_text(text, short)
+                hi = max(hi, self.took_to)  # (the whitespace it holds)
+            if len(children) == 2:
+                key = children[0].children[0]
+                draft.params.append((_unescape_md(_token_text(key, buf).strip(), repairs), text, "python"))
+                lo, hi = min(lo, key.start_pos), max(hi, key.end_pos)
+            else:
+                positional.append(text)
+            lo, hi = min(lo, value.start_pos), max(hi, value.end_pos)
         end = getattr(getattr(node, "_meta", None), "end_pos", None)
         draft.span = (lo, end) if end is not None and end > hi else (lo, hi)
         return name.end_pos, short
@@ -715,14 +735,15 @@ class Builder:
             got = self._loose[text, cut] = decode_loose(text, cut)
         return got
 
-    def _coerce(self, raw: Any, typ: str | None, prop: Any, schema: Any) -> tuple[Any, tuple[str, ...]]:
-        """coerce_param, for a parameter of one of the region's calls."""
+    def _coerce(self, raw: Any, typ: str | None, prop: Any, schema: Any, closed: bool = True) -> tuple[Any, tuple[str, ...]]:
+        """coerce_param, for a parameter of one of the region's calls (`closed`: see
+        coerce.frame)."""
         if type(raw) is not str:
             return coerce_param(raw, typ, prop, schema, self.fmt.framing, self.fmt.repeated)
-        key = (raw, typ, id(prop), id(schema))
+        key = (raw, typ, id(prop), id(schema), closed)
         got = self._coerced.get(key)
         if got is None:
-            value, repairs = coerce_param(raw, typ, prop, schema, self.fmt.framing, self.fmt.repeated)
+            value, repairs = coerce_param(raw, typ, prop, schema, self.fmt.framing, self.fmt.repeated, closed)
             if type(value) not in _SCALARS:
                 return value, repairs
             # (The schemas are kept with it: no other object takes their ids meanwhile.)
@@ -1101,9 +1122,19 @@ class Builder:
         return extent is not None and extent[1] == self.ended[0]
 
     def _spaced(self) -> str:
-        """A space when whitespace followed the last token read before the reply ended
-        (a number followed by one is complete), else nothing."""
-        return " " if self.ended[1] > self.ended[0] else ""
+        """The whitespace that followed the last token read before the reply ended (a
+        number followed by some is complete; a string left open holds it: what the
+        model wrote), else nothing."""
+        return self.buf[self.ended[0] : self.ended[1]]
+
+    def _cut_text(self, text: str, short: bool) -> str:
+        """A Python value's text where the end of the reply cut it short: with the
+        whitespace after it (_spaced), which a string left open holds (what the model
+        wrote); the region, and the call's span, take it too (took_to)."""
+        if not short or self.ended[1] <= self.ended[0]:
+            return text
+        self.took_to = self.ended[1]
+        return text + self._spaced()
 
     def _close_missing(self, param: Tree) -> bool:
         """Whether a parameter's own close never came: it ends with the empty

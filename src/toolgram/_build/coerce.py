@@ -105,16 +105,20 @@ class Node:
     exact: bool = False
 
 
-def frame(raw: str, framing: str = "none") -> str:
+def frame(raw: str, framing: str = "none", closed: bool = True) -> str:
     """Drop what the template writes around a value between tags (see the module
     docstring): with "newline", one newline after the open tag and one before the
-    close tag; with "none", nothing."""
+    close tag; with "none", nothing. Not `closed` (the end of the reply cut the
+    value): no close tag came, so no newline before it is dropped; the value keeps
+    all it has, what the model wrote."""
     if framing != "newline":
         return raw
     for newline in ("\r\n", "\n"):
         if raw.startswith(newline):
             raw = raw[len(newline) :]
             break
+    if not closed:
+        return raw
     for newline in ("\r\n", "\n"):
         if raw.endswith(newline):
             raw = raw[: -len(newline)]
@@ -436,7 +440,8 @@ def _python_literal(text: str) -> Any:
 
 
 def coerce_param(
-    raw: Any, typ: str | None, prop: Any, root: Any = None, framing: str = "none", repeated: str = "error"
+    raw: Any, typ: str | None, prop: Any, root: Any = None, framing: str = "none", repeated: str = "error",
+    closed: bool = True,
 ) -> tuple[Any, tuple[str, ...]]:
     """(value, repairs) for one parameter.
 
@@ -444,7 +449,7 @@ def coerce_param(
     "python" for Python keyword values, a type the model wrote, or None; `prop`
     the parameter's JSON Schema (None if unknown); `root` the tool's whole schema,
     for `$ref`s; `framing` the format's (see frame); `repeated` the format's (see
-    coerce_node).
+    coerce_node); `closed` false for a value the end of the reply cut (see frame).
     """
     if isinstance(raw, Node):
         repairs: list[str] = []
@@ -481,7 +486,7 @@ def coerce_param(
                 raise
             return text, ("unquoted_string",)
         return value, tuple(r for r in repairs if r not in _NATIVE_PY)
-    return _scalar(frame(raw, framing), _hint(typ), kinds_of(prop, root))
+    return _scalar(frame(raw, framing, closed), _hint(typ), kinds_of(prop, root))
 
 
 def repeated_item(prop: Any, root: Any, repeated: str) -> tuple[bool, Any]:

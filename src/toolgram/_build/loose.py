@@ -169,11 +169,15 @@ class _Reader:
                 # end of the reply cut it): it ends where the payload does, minus the
                 # closing brackets.
                 self.note("closed_json")
-                body = text[start:].rstrip()
+                body = text[start:]
                 if brace_closes(body):
-                    body = body[:-1]
+                    body = body.rstrip()[:-1]
                 else:
                     self.short = True  # (no brace after it: the end cut it)
+                    if not self.cut:
+                        # (A marker ended it, not the reply: the whitespace before the
+                        # marker is layout, as before a close left out.)
+                        body = body.rstrip()
                 self.pos = n
                 return Node(key=key, type="string", text=body, exact=True)
             self.pos = end + len(d)

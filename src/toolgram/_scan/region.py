@@ -360,7 +360,7 @@ class RegionReader:
             names = [item.name for item in items if isinstance(item, Draft) and not (item.error and not item.name)]
             if names and not any(name in tools for name in names):
                 return ""
-        return Region(drv.start, drv.end, drv.fmt.name, items, list(drv.repairs))
+        return Region(drv.start, max(drv.end, builder.took_to), drv.fmt.name, items, list(drv.repairs))
 
     def find(self, text: str, start: int, buf: str | None = None) -> int:
         """The scanner's remembered buf.find (Scanner.find)."""
