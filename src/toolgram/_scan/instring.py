@@ -117,7 +117,7 @@ class Reading:
     blank run to the marker). In a string opened in prose and then 30 KB of markers,
     each read back to the opening, that was 2,048 characters a marker."""
 
-    __slots__ = ("key", "resume", "depth", "upto", "string", "closes", "resume_string")
+    __slots__ = ("key", "resume", "depth", "upto", "string", "closes", "resume_string", "past")
 
     def __init__(self) -> None:
         self.key: tuple | None = None
@@ -128,6 +128,7 @@ class Reading:
         self.string: tuple | None = None
         self.closes: bool | None = False
         self.resume_string = 0
+        self.past: tuple | None = None  # (_past's place in the reply and depth, read on from)
 
 
 def in_string(
@@ -208,12 +209,15 @@ def _closes(buf: str, s: int, reading: Reading | None, base: int, final: bool) -
     quote = buf[s] if buf[s] in "\"'" else _GEMMA_QUOTE if buf.startswith(_GEMMA_QUOTE, s) else _ESCAPE
     key = (quote, base + s)
     p = s + len(quote)
+    limit = s + REACH
+    end = min(len(buf), limit)
     if reading is not None and reading.string == key:
         if reading.closes is not None:
             return reading.closes
+        if reading.past is not None:
+            at, depth = reading.past
+            return _past_told(buf, at - base, depth, quote, end, limit, final, reading, base)
         p = reading.resume_string - base
-    limit = s + REACH
-    end = min(len(buf), limit)
     t = _BODIES[quote].match(buf, p, end)
     got: bool | None
     resume = p
@@ -229,15 +233,83 @@ def _closes(buf: str, s: int, reading: Reading | None, base: int, final: bool) -
             got = False
     else:
         j = _forth(buf, t.end(), end)
-        if j < end:
+        if j < end and buf[j] not in _AFTER:
+            # A quote that opens a string of a call the string quotes, whole
+            # (`"[TOOL_CALLS]rm_rf[ARGS]{"p": "/"}"}`): its brackets are read past, and
+            # the string closes where a quote after them does (QA15 F1).
+            b = _BRACKET.search(buf, s + len(quote), t.start("c"))
+            if b is not None:
+                if reading is not None:
+                    reading.string = key
+                return _past_told(buf, b.start(), 0, quote, end, limit, final, reading, base)
+            got = False
+        elif j < end:
             got = buf[j] in _AFTER
         elif end < limit and not final:
             got, resume = None, t.start(t.lastgroup)  # (blanks to the text's end: read from its close)
         else:
             got = True  # (closed at the text's end: the call around it cut there)
     if reading is not None:
-        reading.string, reading.closes, reading.resume_string = key, got, base + resume
+        reading.string, reading.closes, reading.resume_string, reading.past = key, got, base + resume, None
     return got
+
+
+_BRACKET = re.compile(r"[\[{(]")
+
+
+def _past_told(
+    buf: str, i: int, depth: int, quote: str, end: int, limit: int, final: bool, reading: Reading | None, base: int
+) -> bool | None:
+    """_past, its answer kept in `reading` (None: where to read on from, too)."""
+    got, i, depth = _past(buf, i, depth, quote, end, limit, final)
+    if reading is not None:
+        reading.closes = got
+        reading.past = (base + i, depth) if got is None else None
+    return got
+
+
+def _past(buf: str, i: int, depth: int, quote: str, end: int, limit: int, final: bool) -> tuple:
+    """Whether a string whose first close quote opens a string of a call it quotes closes
+    as a value does, read from i (a bracket in it), `depth` brackets open: the strings
+    that open where a value begins inside those brackets are read whole, and the first
+    quote elsewhere is the string's close. (Its answer as _closes's, the place to read
+    on from and the depth there.)"""
+    n = len(quote)
+    line = n == 1  # (a JSON or Python string ends at its line's end)
+    while i < end:
+        c = buf[i]
+        if c == quote[0] and n > 1 and end - i < n and quote.startswith(buf[i:end]) and end < limit and not final:
+            return None, i, depth  # (a close `<|"|>` the text so far cuts)
+        if c == quote[0] and buf.startswith(quote, i):
+            if depth > 0 and buf[_back(buf, 0, i)] in _BEFORE:
+                t = _BODIES[quote].match(buf, i + n, end)
+                if t.lastgroup is None:
+                    stop = t.end()
+                    if stop >= end - 1 and end < limit and not final:
+                        return None, i, depth
+                    return False, i, depth
+                i = t.end()
+                continue
+            j = _forth(buf, i + n, end)
+            if j < end:
+                return buf[j] in _AFTER, i, depth
+            if end < limit and not final:
+                return None, i, depth
+            return True, i, depth
+        if c == "\n" and line:
+            return False, i, depth
+        if c in _OPEN:
+            depth += 1
+        elif c in "}])":
+            depth -= 1
+        elif c == "\\" and line:
+            if i + 1 >= end:
+                break
+            i += 1
+        i += 1
+    if end < limit and not final:
+        return None, i, depth
+    return False, i, depth
 
 
 def closes_on(buf: str, reading: Reading, base: int, final: bool) -> bool | None:
