@@ -191,7 +191,12 @@ INLINE: list[tuple[str, str, Any, Any, int]] = [
     ("minimax_close_tags_again_after_the_call", '<minimax:tool_call><invoke name="f"><parameter name="b">x</parameter></invoke></parameter><parameter name=', None, None, DEFAULT_MAX_CHARS),
     ("dots_close_tags_again_then_cut_in_a_tag", '<dots_function_call><invoke name="g"><parameter name="c"> </minimax:tool_call></parameter></invoke></parameter><paramete', None, None, DEFAULT_MAX_CHARS),
     ("minimax_parameter_with_no_name", '<invoke name=s><parameter e=></parameter>t<parameter ', None, None, DEFAULT_MAX_CHARS),
-    ("minimax_cut_after_text_glued_to_a_close_tag", '<invoke name=s><parameter name="a">1</parameter>t<parameter ', None, None, DEFAULT_MAX_CHARS),
+    ("minimax_cut_after_text_glued_to_a_close_tag", '<invoke name=s><parameter name="a">1</parameter>t<parameter ', None, None, DEFAULT_MAX_CHARS),    # A tag cut short in a value (`<cofl:`, no name, no `>`), then the value's own close: the
+    # stream's look at the tag kept a place to read the value's pattern on from past that
+    # close (the end of the text so far, not where the match stopped), and read the value
+    # on to the end of the reply (cut_value) where parse() ends it at the close (fuzz seed 7
+    # #7209).
+    ("cofl_value_with_a_cut_tag_then_its_close", '<cofl:tool_call id="0" name="c"><cofl:value name="q" type="raw">See <cofl:</cofl:value></cofl:tool_call>', None, None, DEFAULT_MAX_CHARS),
 ]
 
 

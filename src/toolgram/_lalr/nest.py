@@ -1214,13 +1214,16 @@ def _match_on(pattern: Any, buf: str, x: int, resume: tuple | None) -> Any:
     return pattern.match(buf, x)
 
 
-def _resume_at(t: Any, buf: str, x: int) -> tuple | None:
+def _resume_at(t: Any, buf: str, x: int, stop: int) -> tuple | None:
     """Where a stream's next reading of t's pattern from x may go on from, as the
     driver's long tokens do (growth._loop_wait): (x, that place, the pattern to match
     there), or None. Without it each delta matched the value from x again, the square of
     a long value whose openers never settle (`<param ` 2,000 times in a Step-3 value:
-    QA11 D9)."""
-    wait = _loop_wait(t, buf, x, len(buf)) if t.loop is not None else None
+    QA11 D9). `stop`: where the match from x stopped (the end of the text so far, or a
+    stop not yet settled): the place is one the match passed through, before it. (Taken
+    up to the end of the text, a place past an unsettled stop made the next reading go
+    on from there, past a close the value's pattern stops at: fuzz seed 7 #7209.)"""
+    wait = _loop_wait(t, buf, x, stop) if t.loop is not None else None
     if wait is None or wait.resume is None:
         return None
     return (x, *wait.resume)
@@ -1287,7 +1290,7 @@ def _loose(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
             if p >= n and not final:
                 # (The pattern read on to the end of the text so far: no stop to read
                 # yet, wherever the settled text ends; not asked, each delta asked it.)
-                resume = _resume_at(t, buf, x)
+                resume = _resume_at(t, buf, x, n)
                 d.nest_loose[t.name] = ((pos, end), x, tuple(stack), paired, bottom, tuple(before), resume)
                 return WAIT, None
         if limit is None:
@@ -1315,7 +1318,7 @@ def _loose(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
                 if not stack:
                     return _quoted_to_end(d, buf, end, paired)
                 return n if not _taken_after(d, t, buf, end) else None
-            resume = _resume_at(t, buf, x) if x > end else None
+            resume = _resume_at(t, buf, x, p) if x > end else None
             d.nest_loose[t.name] = ((pos, end), x, tuple(stack), paired, bottom, tuple(before), resume)
             return WAIT, _unsettled(d, t, limit) if limit < n else None
         found = _tag_at(nest, buf, p)
