@@ -201,3 +201,21 @@ def test_a_storm_streams_through_the_memo(unit, kw, monkeypatch):
                 (e.call.name, e.call.arguments) for e in plain if type(e) is toolgram.CallDone
             ]
             assert len(done) == len(whole.calls)
+
+
+# A Qwen3-Coder call whose line goes on with prose arms the watch for stray closers
+# (stray.py), which a region begun ends; a fence whose region outcome the memo remembers
+# (its key seen at the two fences before) did not end it, so parse() told the closers shown
+# in the next fence as an error that its reading without the memo, and a stream (no key
+# yet: no storm), read as text (fuzz seed 7 #507206).
+_FENCE = "l_call> Done, the file is written.\n\nThe format:\n```xml\n</parameter>\n</function>\n</tool_call>\n```"
+_FENCES_AROUND_A_CALL = "x" + _FENCE * 2 + "<function=x><parameter=x></function><" + _FENCE
+
+
+def test_a_remembered_region_ends_the_watch_for_stray_closers():
+    a, b = _both(_FENCES_AROUND_A_CALL)
+    assert a == b
+    whole = toolgram.parse(_FENCES_AROUND_A_CALL)
+    for n in (1, 7, len(_FENCES_AROUND_A_CALL)):
+        streamed, _ = _stream(_FENCES_AROUND_A_CALL, n)
+        assert repr(streamed) + repr(streamed.segments) == repr(whole) + repr(whole.segments), n

@@ -184,6 +184,12 @@ def read(sc: Any, out: list, key: tuple, start: int, final: bool = True) -> bool
         sc.pos = start + end
         sc.region = None
         sc.mode = "prose"
+        # (A region begun ends the watch for stray closers after the last call, as
+        # Scanner._begin does for the usual reading: left armed, the prose after a
+        # remembered outcome was searched where the usual reading's was not, and
+        # parse() told closers in a fence as an error that a stream, which had not
+        # the key, read as text: fuzz seed 7 #507206.)
+        sc.stray = None
         if noted is not None:
             _noted(sc, moved, noted)
         return True
