@@ -215,8 +215,8 @@ def _closes(buf: str, s: int, reading: Reading | None, base: int, final: bool) -
         if reading.closes is not None:
             return reading.closes
         if reading.past is not None:
-            at, depth = reading.past
-            return _past_told(buf, at - base, depth, quote, end, limit, final, reading, base)
+            at, depth, line = reading.past
+            return _past_told(buf, at - base, depth, quote, end, limit, final, reading, base, line)
         p = reading.resume_string - base
     t = _BODIES[quote].match(buf, p, end)
     got: bool | None
@@ -224,7 +224,12 @@ def _closes(buf: str, s: int, reading: Reading | None, base: int, final: bool) -
     if t.lastgroup is None:  # (not closed in the text there is)
         stop = t.end()
         if stop < end and buf[stop] == "\n":
-            got = False  # (its line's end broke it)
+            # Its line's end broke it, unless it quotes a call on the lines after (the
+            # model wrote the line breaks unescaped: `"<tool_call>\n{"name": …}\n</tool_call>"}`):
+            # read past that call's brackets, it closes where a quote after them does.
+            if reading is not None:
+                reading.string = key
+            return _past_told(buf, stop, 0, quote, end, limit, final, reading, base, False)
         elif stop >= end - 1 and end < limit and not final:
             got = None  # (the text so far ends in it, or in its last escape `\`)
             # (From its last escape, or from before a close `<|"|>` cut at the text's end.)
@@ -258,24 +263,25 @@ _BRACKET = re.compile(r"[\[{(]")
 
 
 def _past_told(
-    buf: str, i: int, depth: int, quote: str, end: int, limit: int, final: bool, reading: Reading | None, base: int
+    buf: str, i: int, depth: int, quote: str, end: int, limit: int, final: bool, reading: Reading | None, base: int,
+    line: bool = True,
 ) -> bool | None:
     """_past, its answer kept in `reading` (None: where to read on from, too)."""
-    got, i, depth = _past(buf, i, depth, quote, end, limit, final)
+    got, i, depth = _past(buf, i, depth, quote, end, limit, final, line)
     if reading is not None:
         reading.closes = got
-        reading.past = (base + i, depth) if got is None else None
+        reading.past = (base + i, depth, line) if got is None else None
     return got
 
 
-def _past(buf: str, i: int, depth: int, quote: str, end: int, limit: int, final: bool) -> tuple:
+def _past(buf: str, i: int, depth: int, quote: str, end: int, limit: int, final: bool, line: bool = True) -> tuple:
     """Whether a string whose first close quote opens a string of a call it quotes closes
     as a value does, read from i (a bracket in it), `depth` brackets open: the strings
     that open where a value begins inside those brackets are read whole, and the first
     quote elsewhere is the string's close. (Its answer as _closes's, the place to read
     on from and the depth there.)"""
     n = len(quote)
-    line = n == 1  # (a JSON or Python string ends at its line's end)
+    line = line and n == 1  # (a JSON or Python string ends at its line's end, unless read on)
     while i < end:
         c = buf[i]
         if c == quote[0] and n > 1 and end - i < n and quote.startswith(buf[i:end]) and end < limit and not final:
@@ -302,7 +308,7 @@ def _past(buf: str, i: int, depth: int, quote: str, end: int, limit: int, final:
             depth += 1
         elif c in "}])":
             depth -= 1
-        elif c == "\\" and line:
+        elif c == "\\" and n == 1:
             if i + 1 >= end:
                 break
             i += 1
