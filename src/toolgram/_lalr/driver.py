@@ -32,7 +32,7 @@ from .._recover import repair as _repair
 from .checkpoint import Checkpoint
 from .extent import TripleWait, _Extent, triple_end, triple_quote
 from .growth import _HOLD, _could_grow, _loop_wait
-from .table import _ENDING_NAME, _reduces_call, closing_plan, expected, peek, simulate, takes
+from .table import _ENDING_NAME, _reduces_call, closing_plan, expected, peek, simulate, takes, takes_near
 from .tokens import _SNIPPET, DONE, FAIL, PAUSE, WAIT, WAIT_MORE, Tok, _snippet
 
 
@@ -442,7 +442,7 @@ class Driver:
                     # (_scan/salvage.py).
                     stray = quoted is not None and not quoted[1]
                 else:
-                    if name in reduced and not takes(self.c, self.stack, name):
+                    if name in reduced and not takes_near(self.c, self.stack, name):
                         # (The table's merged lookaheads offer it where the frame takes no
                         # such text: cofl's VALUE after a value's close, at the call's level.
                         # Nothing is that token there; read as such, a stream waited on it.)
