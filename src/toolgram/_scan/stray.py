@@ -81,12 +81,16 @@ def watch_of(fmt: Any, region: Any, buf: str, end: int, base: int) -> Watch | No
         tags = tuple(sorted(nest.own, key=len, reverse=True))
         holders = tuple(sorted(nest.holders, key=len, reverse=True))
         own = regex.compile("|".join(regex.escape(t) for t in tags))
-        found = derived["stray_closes"] = (own, tags, holders, holders + tags, frozenset(t[0] for t in tags), len(tags[0]))
-    own, tags, holders, closers, firsts, longest = found
+        found = derived["stray_closes"] = (own, tags, holders, holders + tags, frozenset(t[0] for t in tags), len(tags[0]), {})
+    own, tags, holders, closers, firsts, longest, left_res = found
     w = Watch(own, tags, _written(buf, end, closers, holders), last.name, key, base + end, firsts, longest)
     if "closed_tag" in last.repairs:
         w.left = True
-        w.closers = regex.compile("|".join(regex.escape(t) for t in (*w.holders, *tags)))
+        # (compiled once per spelling of the holders' closers: a storm of calls left open)
+        left = left_res.get(w.holders)
+        if left is None:
+            left = left_res[w.holders] = regex.compile("|".join(regex.escape(t) for t in (*w.holders, *tags)))
+        w.closers = left
     return w
 
 
@@ -126,7 +130,7 @@ def line_after(w: Watch, buf: str, base: int, final: bool) -> bool | None:
         j = _BLANKS_AFTER.match(buf, start).end()
         if j >= len(buf) and not final and j - start < _AFTER:
             return None
-        if j < len(buf) and any(t.startswith(buf[j : j + len(t)]) for t in w.holders + w.tags):
+        if j < len(buf) and _opens_closer(w, buf, j):
             w.armed = True
             return True
         w.fresh = False
@@ -144,6 +148,15 @@ def line_after(w: Watch, buf: str, base: int, final: bool) -> bool | None:
         w.seen = base + len(buf)
         return None
     return False
+
+
+def _opens_closer(w: Watch, buf: str, j: int) -> bool:
+    """Whether the text at j begins one of the closers (or the text so far ends inside
+    one): told by its first character first (most calls have prose, or nothing, there)."""
+    c = buf[j]
+    if c not in w.firsts and all(h[0] != c for h in w.holders):
+        return False
+    return any(t.startswith(buf[j : j + len(t)]) for t in (*w.holders, *w.tags))
 
 
 def find(w: Watch, buf: str, pos: int, stop: int, final: bool) -> Any:
