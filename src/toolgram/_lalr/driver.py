@@ -32,7 +32,7 @@ from .._recover import repair as _repair
 from .checkpoint import Checkpoint
 from .extent import TripleWait, _Extent, triple_end, triple_quote
 from .growth import _HOLD, _could_grow, _loop_wait
-from .table import _ENDING_NAME, _reduces_call, closing_plan, expected, peek, simulate, takes, takes_near
+from .table import _ENDING_NAME, _reduces_call, closing_plan, expected, peek, simulate, takes
 from .tokens import _SNIPPET, DONE, FAIL, PAUSE, WAIT, WAIT_MORE, Tok, _snippet
 
 
@@ -41,7 +41,7 @@ class Driver:
         "fmt", "c", "start", "pos", "stack", "values", "status", "end", "tree", "repairs", "reason", "prose_at",
         "hint", "extents", "quotes", "resume", "taken", "brackets", "cutter", "recheck", "marks",
         "closed_at", "last_end", "calls", "lines", "line_end", "stray", "deep", "quote_memo", "last_term", "last_start", "ended", "shut",
-        "loose_memo", "loose_quoted", "nest_memo", "nest_unsettled", "nest_open", "nest_named", "nest_loose", "goes_on", "decode_failed", "may_close", "pause", "py", "gem", "gem_at", "checkpoints",
+        "loose_memo", "loose_quoted", "nest_memo", "nest_unsettled", "nest_open", "nest_loose", "goes_on", "decode_failed", "may_close", "pause", "py", "gem", "gem_at", "checkpoints",
         "spots", "spot_due", "relevant", "supplied", "halt", "text", "looks", "far", "back", "check", "checks",
     )  # fmt: skip
 
@@ -142,7 +142,6 @@ class Driver:
         # end of the text). See nest._settled.
         self.nest_unsettled: dict = {}
         self.nest_open: tuple | None = None  # ((token start, stop), the openers left open there: nest.py)
-        self.nest_named: tuple | None = None  # ((token start, stop), what the grammar takes after its close: nest._after_close)
         # Per raw value terminal, ((token start, stop), where nest._loose's reading got to,
         # its open tags, where they last all paired): set once the reading of declared
         # tags failed there.
@@ -304,7 +303,6 @@ class Driver:
         json_text = self.c.json_text
         loose_text = self.c.loose_text
         nest_text = self.c.nest.terminals if self.c.nest is not None else ()
-        reduced = _text_reduced(self.c, self.stack[-1])
         while True:
             if pos >= n:
                 return None if final else WAIT
@@ -442,11 +440,6 @@ class Driver:
                     # (_scan/salvage.py).
                     stray = quoted is not None and not quoted[1]
                 else:
-                    if name in reduced and not takes_near(self.c, self.stack, name):
-                        # (The table's merged lookaheads offer it where the frame takes no
-                        # such text: cofl's VALUE after a value's close, at the call's level.
-                        # Nothing is that token there; read as such, a stream waited on it.)
-                        continue
                     if name in json_text or name in loose_text:
                         self.far = True
                     if name in json_text and (
@@ -876,24 +869,6 @@ _SPACE_TO_END = lazy(regex.compile, r"\s*\Z")  # (whitespace to the end of the t
 
 
 _TURN_TOKENS: dict = {}
-
-
-def _text_reduced(c: Compiled, state: int) -> frozenset:
-    """The text terminals (no literal, nor JSON or PYVALUE) the state reduces on rather
-    than shifts: the table may offer one where no frame takes it (LALR merges the
-    lookaheads of states alike), which the parse is asked (takes) before it is read.
-    Worked out once a state."""
-    memo = c.derived.get("text_reduced")
-    if memo is None:
-        memo = c.derived["text_reduced"] = {}
-    got = memo.get(state)
-    if got is None:
-        row = c.states[state]
-        got = memo[state] = frozenset(
-            t.name for t in c.allowed[state]
-            if t.literal is None and t.name not in ("JSON", "PYVALUE") and row[t.name][0] is not Shift
-        )
-    return got
 
 
 def turn_tokens(drv: Driver) -> tuple:

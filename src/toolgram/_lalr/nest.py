@@ -31,11 +31,6 @@ in _grammar/nest.py). The rule (docs/formats.md, "Markers inside values"):
    does not declare that closes an opener written in the value's text before it
    (`<root><tool_call id="7">log</tool_call></root>` in Seed-OSS; a quoted Qwen call's
    `</parameter>` after a long argument in a MiniCPM5 value);
- - the value's own close written after its text, with text after it on its line where
-   the grammar takes none (a call's value, not a dict member's), is text where that
-   line reaches the value's own close, the structure going on after it
-   (`print("</cofl:value>") # end</cofl:value>`); else the value closed there and the
-   text after it is prose (_named_close);
  - a reading that starts at a run of closers then prose on one line reads no further
    than _HORIZON, but to the close of a quoted block begun within it (_inline_past:
    so a stream completes the call that run closes a bounded look after it);
@@ -492,76 +487,6 @@ def _foreign_run(d: Any, buf: str, end: int, final: bool) -> Any:
 foreign_run = _foreign_run  # (the driver asks it where a value begins with a close tag)
 
 
-# After a value's own close, on its line: blanks, and where the structure goes on after
-# a close (a tag, or the end of the reply).
-_LINE_BLANKS = regex.compile(r"[ \t]{0,32}")
-
-
-def _named_close(d: Any, t: Any, buf: str, pos: int, end: int, after: int, final: bool) -> Any:
-    """The value token t at pos stopped at its own close (from `end` to `after`), written
-    after its text on its line, and more follows on that line. Where the grammar takes
-    no text after that close (a value of a call, not of a dict element) and the line
-    goes on to the value's own close again, after which the structure goes on, the
-    first was the value's text (`print("</cofl:value>") # end</cofl:value>`; and `ends
-    with </cofl:value></cofl:value>`, a close after a blank then the close again, where
-    the grammar takes no second close): the value ends at that later close (its
-    position). Else None: the value closed at `end` and its call's closes were left out
-    (`v</cofl:value> Then: <cofl:tool_calls>…`: the next call). (WAIT, None): a stream's
-    text so far cannot tell. The look stays on the close's line (a stream decides as
-    parse() once the line's text has come), and within _HORIZON of it."""
-    tag = buf[end:after]
-    mention = end > pos and buf[end - 1] in " \t"  # (a close after a blank: written about)
-    text_after, close_after = _after_close(d, t, pos, end, tag)
-    if text_after and (close_after or not mention):
-        return None  # (what follows is the structure's: a dict's member, or its close)
-    n = len(buf)
-    y = _LINE_BLANKS.match(buf, after).end()
-    if y < n and buf[y] == "<" and (close_after or not mention or not tag.startswith(buf[y : y + len(tag)])):
-        return None  # (a tag right after it, and no close written about: as before)
-    limit = after + _HORIZON
-    x = after
-    while True:
-        # (Partial in a stream: blanks or text up to the end so far may still run on.)
-        m = t.pattern.match(buf, x, min(n, limit), partial=not final)
-        s = _LINE_BLANKS.match(buf, x).end() if m is None else m.end()
-        if s >= limit or buf.find("\n", after, s) >= 0:
-            return None  # (past the look, or the next line: a call's closes left out, prose after it)
-        if s >= n or (n - s < len(tag) and tag.startswith(buf[s:])):
-            return None if final else (WAIT, None)
-        if not buf.startswith(tag, s):
-            return None  # (another tag, or no tag: the value closed at `end`)
-        if buf[x:s].strip():
-            if text_after:
-                return None
-        elif x != after or not mention or close_after:
-            return None  # (a close written twice, or a dict's close after its member's)
-        follows = _GOES_ON.match(buf, s + len(tag))
-        if follows is not None:
-            if not final and follows.end() >= n and not follows.group().endswith("<"):
-                return WAIT, None  # (blanks to the end of the text so far: not yet told)
-            return s
-        x = s + len(tag)  # (text after it too: that close is written about as well)
-
-
-def _after_close(d: Any, t: Any, pos: int, end: int, tag: str) -> tuple[bool, bool]:
-    """Whether the grammar, after the value token t and its close `tag`, takes text (t)
-    and that close again (True where it cannot tell). Kept for the token (a stream asks
-    again with each delta)."""
-    memo = d.nest_named
-    if memo is not None and memo[0] == (pos, end):
-        return memo[1]
-    c = d.c
-    name = next((u.name for u in c.terminals.values() if u.literal == tag), None)
-    after = simulate(c, d.stack, t.name)
-    if after is not None and name is not None:
-        after = simulate(c, after, name)
-    got = (True, True) if after is None or name is None else (
-        simulate(c, after, t.name) is not None, simulate(c, after, name) is not None
-    )
-    d.nest_named = ((pos, end), got)
-    return got
-
-
 def _cut_tag(buf: str, end: int) -> bool:
     """Whether the tag at `end` may be cut by the end of a stream's text so far: no `>`
     after it yet, within _TAG_READ (`<`, `<invo`: what it is, and its name, are told once
@@ -619,9 +544,7 @@ def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
                     # held a MiniMax value here; a Cohere cofl value has only this one.)
                     return WAIT, None
                 if not _first_on_line(buf, pos, end):
-                    # (`Oslo</arg_value>` then prose: a call whose close was left out;
-                    # unless the value names its close on its line: _named_close.)
-                    return _named_close(d, t, buf, pos, end, m.end(), final)
+                    return None  # (`Oslo</arg_value>` then prose: a call whose close was left out)
                 goes_on = _goes_on(nest, buf, m.end(), final, run)
                 if goes_on is None:
                     return WAIT, None  # (spaces up to the end of the text so far: not yet told)

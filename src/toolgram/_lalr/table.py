@@ -91,33 +91,6 @@ def peek(c: Compiled, stack: list, term: str, reduced: Any = None) -> bool:
         top.append(states[under][arg.origin.name][1])
 
 
-def takes_near(c: Compiled, stack: list, term: str, reductions: int = 8) -> bool:
-    """takes(), told within `reductions` reductions: past them, True (not known: the
-    token is lexed, as before this was asked). In a value nested thousands deep a
-    close's reductions run down the whole stack, and the driver asks at each token:
-    the square of the reply (cofl's deep values, 26 -> 170 ms at 16 KB)."""
-    states = c.states
-    base = len(stack)
-    top: list = []
-    for _ in range(reductions):
-        state = top[-1] if top else stack[base - 1]
-        action = states[state].get(term)
-        if action is None:
-            return False
-        kind, arg = action
-        if kind is Shift:
-            return True
-        size = len(arg.expansion)
-        if size:
-            mine = min(size, len(top))
-            if mine:
-                del top[-mine:]
-            base -= size - mine
-        under = top[-1] if top else stack[base - 1]
-        top.append(states[under][arg.origin.name][1])
-    return True
-
-
 def simulate(c: Compiled, stack: list, term: str) -> list | None:
     """A copy of the state stack after the table `c` takes `term` ("$END": after
     finishing), or None when it rejects it (see Driver._simulate)."""

@@ -280,7 +280,7 @@ class Scanner(MarkerSearch):
         hand them over, joined, with extend_plain() (saying how much is held) before
         anything else."""
         stray = self.stray
-        if self.plain is None or self.held or (stray is not None and (stray.fresh or stray.left or not (stray.armed and stray.firsts <= self.first_set))):
+        if self.plain is None or self.held or (stray is not None and (stray.fresh or not (stray.armed and stray.firsts <= self.first_set))):
             return None  # (a watch for stray closers whose first character the lane may not stop at)
         return self.plain, self.lane_search.search
 

@@ -38,7 +38,7 @@ _LINE_BLANKS = re.compile(r"[^\S\n]*")  # (blanks but a line break, as str.isspa
 class Watch:
     """What the prose after a call of an XML-ish format is searched for."""
 
-    __slots__ = ("own", "tags", "holders", "firsts", "longest", "name", "key", "seen", "armed", "fresh", "left", "closers")
+    __slots__ = ("own", "tags", "holders", "firsts", "longest", "name", "key", "seen", "armed", "fresh")
 
     def __init__(self, own: Any, tags: tuple, holders: tuple, name: str, key: str, at: int, firsts: frozenset, longest: int) -> None:
         self.own = own  # compiled: any of the format's value closes, `tags`
@@ -55,11 +55,6 @@ class Watch:
         # Whether the text right after the call (blanks between) is still to be looked at
         # for a run of closers (_right_after).
         self.fresh = True
-        # Whether the call's closes were left out (closed_tag: prose came where they would
-        # be), and then any of its format's closers (None: not so): the prose after it is
-        # watched, for a run of holders' closes too (_left_closers).
-        self.left = False
-        self.closers: Any = None
 
 
 def watch_of(fmt: Any, region: Any, buf: str, end: int, base: int) -> Watch | None:
@@ -81,17 +76,9 @@ def watch_of(fmt: Any, region: Any, buf: str, end: int, base: int) -> Watch | No
         tags = tuple(sorted(nest.own, key=len, reverse=True))
         holders = tuple(sorted(nest.holders, key=len, reverse=True))
         own = regex.compile("|".join(regex.escape(t) for t in tags))
-        found = derived["stray_closes"] = (own, tags, holders, holders + tags, frozenset(t[0] for t in tags), len(tags[0]), {})
-    own, tags, holders, closers, firsts, longest, left_res = found
-    w = Watch(own, tags, _written(buf, end, closers, holders), last.name, key, base + end, firsts, longest)
-    if "closed_tag" in last.repairs:
-        w.left = True
-        # (compiled once per spelling of the holders' closers: a storm of calls left open)
-        left = left_res.get(w.holders)
-        if left is None:
-            left = left_res[w.holders] = regex.compile("|".join(regex.escape(t) for t in (*w.holders, *tags)))
-        w.closers = left
-    return w
+        found = derived["stray_closes"] = (own, tags, holders, holders + tags, frozenset(t[0] for t in tags), len(tags[0]))
+    own, tags, holders, closers, firsts, longest = found
+    return Watch(own, tags, _written(buf, end, closers, holders), last.name, key, base + end, firsts, longest)
 
 
 def _written(buf: str, end: int, closers: tuple, holders: tuple) -> tuple:
@@ -134,9 +121,6 @@ def line_after(w: Watch, buf: str, base: int, final: bool) -> bool | None:
             w.armed = True
             return True
         w.fresh = False
-    if w.left:
-        w.armed = True  # (the prose after a call whose closes were left out: _left_closers)
-        return True
     # (The first character after the blanks that are no line break: prose, the line's
     # end, or the text's. Not a find of the line break and a copy of the line: with none
     # in the text, both ran to its end, at each call of a storm.)
@@ -168,8 +152,6 @@ def find(w: Watch, buf: str, pos: int, stop: int, final: bool) -> Any:
         got = _right_after(w, buf, pos, final)
         if got is not None or not w.armed:
             return got
-    if w.left:
-        return _left_closers(w, buf, pos, stop, final)
     at = pos
     while True:
         m = w.own.search(buf, at, stop)
@@ -186,12 +168,9 @@ def find(w: Watch, buf: str, pos: int, stop: int, final: bool) -> Any:
 
 
 def hold(w: Watch, buf: str, pos: int) -> int:
-    """How many characters at the end of buf (from pos on) may begin a value close (or,
-    after a call whose closes were left out, a holder's close)."""
-    tags = (*w.tags, *w.holders) if w.left else w.tags
-    longest = max(map(len, tags))
-    for i in range(max(pos, len(buf) - longest + 1), len(buf)):
-        if any(t.startswith(buf[i:]) for t in tags):
+    """How many characters at the end of buf (from pos on) may begin a value close."""
+    for i in range(max(pos, len(buf) - w.longest + 1), len(buf)):
+        if buf[i] in w.firsts and any(t.startswith(buf[i:]) for t in w.tags):
             return len(buf) - i
     return 0
 
@@ -202,9 +181,8 @@ def plain_hold(w: Watch, buf: str, pos: int, value: str) -> int | None:
     else how many characters at its end may begin one, a value close first on its
     line cut by the end or followed by blanks or a holder's close so far (held back,
     as the start of a marker is), 0 none."""
-    if w.fresh or w.left:
-        return None  # (the text right after the call is not told yet, or the prose after one
-        # whose closes were left out: _right_after, _left_closers, the slow way)
+    if w.fresh:
+        return None  # (the text right after the call is not told yet: _right_after, the slow way)
     for first in w.firsts:
         i = value.find(first)
         while i >= 0:
@@ -252,39 +230,6 @@ def _holders_after(w: Watch, buf: str, at: int, final: bool) -> tuple:
         at = j + len(tag)
 
 
-def _left_closers(w: Watch, buf: str, pos: int, stop: int, final: bool) -> Any:
-    """find, after a call whose closes were left out (closed_tag: prose where they would
-    be): a run of its format's closers, a value's close first on its line then holders'
-    closes (as after any call), or holders' closes that end their line, first on it or
-    after the prose (`q</cofl:value>\nnext line</cofl:tool_call></cofl:tool_calls>`): the
-    call's closes, written after all, that close nothing now: one error, not prose
-    with markup in it. A holders' close with text after it on its line is written about."""
-    at = pos
-    while True:
-        m = w.closers.search(buf, at, stop)
-        if m is None:
-            return None
-        at = m.end()
-        if m.group() in w.tags:
-            if not _first_on_line(buf, m.start()):
-                continue
-            end, count = _holders_after(w, buf, at, final)
-            if end is WAIT:
-                return WAIT, m.start()
-            if count:
-                return Failure(m.start(), end, _message(w, buf[m.start() : end]), False)
-            continue
-        end, _ = _holders_after(w, buf, m.start(), final)
-        if end is WAIT:
-            return WAIT, m.start()
-        eol = _LINE_END.match(buf, end)
-        if eol is None:
-            continue  # (text after it on its line: written about)
-        if not final and eol.end() >= len(buf) and not buf[end : eol.end()].endswith("\n"):
-            return WAIT, m.start()
-        return Failure(m.start(), end, _message(w, buf[m.start() : end]), False)
-
-
 def _right_after(w: Watch, buf: str, pos: int, final: bool) -> Any:
     """Right after a call (pos, blanks between): a run of its format's closers, the
     closes of values and of what holds one (blanks between, at most _RUN_BACK), one of
@@ -317,7 +262,7 @@ def _right_after(w: Watch, buf: str, pos: int, final: bool) -> Any:
         return WAIT, pos  # (blanks after the run up to the end so far: its line not told yet)
     w.fresh = False
     if not holders or eol is None:  # (no run; or text after it on its line: written about)
-        w.armed = w.left  # (the call's line is looked at as before, line_after; but see _left_closers)
+        w.armed = False  # (the call's line is looked at as before: line_after)
         return None
     return Failure(start, j, _message(w, buf[start:j]), False)
 
