@@ -22,6 +22,7 @@ from conftest import corpus_cases
 from toolgram import CallDone, StreamParser, parse
 from toolgram._grammar.catalog import builtin_formats
 from toolgram._catalog import AT_END, AT_NEXT_TEXT, AT_REPLY_END, call_done_at
+from toolgram._scan.instring import LOOK
 
 TAIL = "\n\nThat is all I needed. " + "The rest of the answer goes on in plain prose for a while. " * 20
 HOLD = 900
@@ -80,9 +81,8 @@ HELD = {
 
 # Done later than HOLD, bounded: Gemma strings quoting whole calls, then a call whose
 # end comes past instring's look; a stream holds each until that look has passed
-# (instring.LOOK, 2,048 characters, plus HOLD).
+# (instring's LOOK, 2,048 characters, plus HOLD).
 LATE = {"gemma4_call/quoted_calls_then_a_call_whose_end_is_past_the_look_streams_as_parsed"}
-LOOK = 2_048
 
 FORMATS = {fmt.name: fmt for fmt in builtin_formats()}
 CASES = corpus_cases()
