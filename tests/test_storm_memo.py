@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import random
+from pathlib import Path
 
 import pytest
 
@@ -219,3 +220,38 @@ def test_a_remembered_region_ends_the_watch_for_stray_closers():
     for n in (1, 7, len(_FENCES_AROUND_A_CALL)):
         streamed, _ = _stream(_FENCES_AROUND_A_CALL, n)
         assert repr(streamed) + repr(streamed.segments) == repr(whole) + repr(whole.segments), n
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        # Each value is cut by the next section's marker, and its region runs on to the one
+        # after: 266 characters from one region of a marker to the next.
+        "kimi_k2/cut_value_keeps_its_whitespace",
+        # Each call is a region of 320 characters.
+        "kimi_k3_open_close/argument_close_then_prose_call_close_left_out",
+    ],
+)
+def test_a_storm_of_regions_longer_than_the_window_streams_through_the_memo(case, monkeypatch):
+    """A stream's streak of a marker's regions counted only those begun within _AHEAD of
+    the one before: regions longer than that, each right after the one before, never
+    made one, and the stream read every region while parse() took most from the memo
+    (issue 17: 8-character deltas of 32 KB cost 14 times the parse, over the budget of 3
+    times it and 10 µs a delta). The streak goes on over regions each read right after
+    the one before."""
+    unit = (Path(__file__).parent / "corpus" / (case + ".txt")).read_text(encoding="utf-8") + "\n"
+    raw = unit * (8000 // len(unit))
+    whole = toolgram.parse(raw)
+    for n in (1, 7, 64):
+        taken = []
+        moved = storm._moved
+        monkeypatch.setattr(storm, "_moved", lambda items, start: taken.append(start) or moved(items, start))
+        sp = toolgram.StreamParser(None)
+        for i in range(0, len(raw), n):
+            sp.feed(raw[i : i + n])
+        fed = len(taken)  # (before flush(): the reply's end reads only its last regions)
+        sp.flush()
+        result = sp.close()
+        monkeypatch.setattr(storm, "_moved", moved)
+        assert repr(result) + repr(result.segments) == repr(whole) + repr(whole.segments), n
+        assert fed > raw.count(unit) * 0.4, (n, fed)

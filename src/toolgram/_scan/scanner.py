@@ -145,6 +145,9 @@ class Scanner(MarkerSearch):
     sink: Any = None  # read()'s Assembler (see fastpath.run)
     storm: Any = None  # the memo of region outcomes (storm.Memo), once a region asks
     hold = -1  # a stream holds a storm's region until the reply is this long (storm.region)
+    # Where the last region read ended, in the reply (a storm's streak goes on over regions
+    # each read right after the one before: storm.region).
+    ended = -1
     # (The marker searches' own state: see MarkerSearch.)
 
     def __init__(
@@ -1098,6 +1101,7 @@ class Scanner(MarkerSearch):
         return self.region.run(out, final, False)
 
     def _end_region(self) -> None:
+        self.ended = self.base + self.pos
         self.region = None
         self.mode = "prose"
         self.read_to = self.base + self.pos

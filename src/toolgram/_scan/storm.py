@@ -31,8 +31,10 @@ usual one.
 
 A stream (final=False) uses its own memo the same way, in a storm only: from the
 _STREAK-th region in a row of a marker, each begun within _AHEAD characters of the one
-before and none read by a fast frame as a call (a reply of ordinary calls is never
-held), it holds the region, unread (Scanner.hold: a wait that takes deltas unlooked at),
+before, or with no more than _AHEAD characters of text outside regions between it and the
+one before (regions longer than _AHEAD, one right after another: Kimi K2 values each cut by
+the next section's marker), and none read by a fast frame as a call (a reply of ordinary
+calls is never held), it holds the region, unread (Scanner.hold: a wait that takes deltas unlooked at),
 until the text holds the region's window, at most _AHEAD_LONG characters after its
 marker. Then the key is known, and the region goes as in parse(): a remembered outcome
 moved into place, or the certification, whose usual reading is the stream's own
@@ -85,7 +87,7 @@ _STREAK = 3
 class Memo:
     """One reply's memo (Scanner.storm)."""
 
-    __slots__ = ("recent", "known", "refused", "ahead", "streak", "ends")
+    __slots__ = ("recent", "known", "refused", "ahead", "streak", "ends", "run")
 
     def __init__(self) -> None:
         self.ahead: dict = {}  # marker -> its window's length after it, when not _AHEAD
@@ -94,8 +96,11 @@ class Memo:
         self.known: dict = {}  # key -> (items relative to the marker, end relative to it)
         self.refused: set = set()  # keys whose certification failed (read the usual way)
         # A stream's: marker -> (where its last region began, in the reply; how many of
-        # its regions in a row began within _AHEAD of the one before). See region().
+        # its regions in a row followed the one before). See region().
         self.streak: dict = {}
+        # A stream's: where the run of regions the last one is in began, each read at most
+        # _AHEAD after the end of the one before (see region()).
+        self.run = 0
 
 
 def region(sc: Any, out: list, start: int, marker: str, final: bool) -> bool | None:
@@ -108,8 +113,10 @@ def region(sc: Any, out: list, start: int, marker: str, final: bool) -> bool | N
     if not final:
         at = sc.base + start
         last, n = memo.streak.get(marker, (-1, 0))
+        if at - sc.ended > _AHEAD:
+            memo.run = at  # (prose longer than that before it: a new run of regions)
         if at != last:  # (not the region held before: its text is here now)
-            n = n + 1 if 0 <= at - last <= _AHEAD else 1
+            n = n + 1 if 0 <= at - last and (at - last <= _AHEAD or last >= memo.run) else 1
             memo.streak[marker] = at, n
         if n < _STREAK:
             return False
@@ -182,6 +189,7 @@ def read(sc: Any, out: list, key: tuple, start: int, final: bool = True) -> bool
         moved = _moved(items, start)
         out.extend(moved)
         sc.pos = start + end
+        sc.ended = sc.base + sc.pos
         sc.region = None
         sc.mode = "prose"
         # (A region begun ends the watch for stray closers after the last call, as
