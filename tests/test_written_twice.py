@@ -81,3 +81,30 @@ def test_the_call_is_sent_at_its_first_closer() -> None:
     assert sp.feed("\n" + closer[:5]) == []  # (held: it may be the closer again)
     assert sp.feed(closer[5:] + " Done.")[-1].text == "Done."
     assert sp.close().text == "Done."
+
+
+# A Hermes call the turn's token ends (`<|im_start|>` written where `</tool_call>` goes).
+_TURN_ENDED = '<tool_call>{"name": "f", "arguments": {"a": 1}}<|im_start|>'
+
+
+@pytest.mark.parametrize(
+    ("raw", "markup"),
+    [
+        # The last call ends with the closer, the one before with the turn's token: the
+        # closer after it is written again (markup). parse() reads a run of calls of one
+        # format at once (fastpath.run), and checked the closer of the run's first call
+        # only: `</tool_call>` stayed text (fuzz seed 7 #2273131).
+        (_TURN_ENDED + CALLS[0][1] + "</tool_call>\nDone.", True),
+        (_TURN_ENDED + "\n" + CALLS[0][1] + " </tool_call> Done.", True),
+        # The other way round: the last call ends with the turn's token, so the closer
+        # after it is no closer written again (text), whatever the first call ended with.
+        (CALLS[0][1] + CALLS[0][1] + _TURN_ENDED + "</tool_call>\nDone.", False),
+    ],
+)
+def test_the_closer_written_again_is_the_last_calls_own(raw: str, markup: bool) -> None:
+    result = toolgram.parse(raw)
+    assert result.errors == [] and len(result.calls) == raw.count("<tool_call>")
+    assert ("</tool_call>" in result.text) is not markup
+    assert any(s.kind == "markup" for s in result.segments) is markup
+    for size in (1, 3, 7, len(raw)):
+        check(raw, chunked(raw, size), timely=False)

@@ -614,6 +614,16 @@ def run(
                     note(None)  # (the cut)
                     keep(got)
                 pos = got.span[1]
+                if not closer or not buf.endswith(closer, 0, pos):
+                    # A call that ends otherwise than the one before (`<|im_start|>`, a
+                    # turn's token, for `</tool_call>`): the closer written again after
+                    # it is its own (the check below, as Scanner.after_call notes each
+                    # call's). (One that ends with the same closer has it: no format's
+                    # closer is a proper suffix of another's, which closer_of would take.)
+                    closer = closer_of(frame.fmt, buf, pos)
+                    if closer and closer[0] not in stops:
+                        again = m = None  # (the prose after it may hold the closer: see above)
+                        break
             if first >= 0 and len(calls) > first:
                 segments.append(_new(CallRun, ("call", run_from, pos, calls[first:])))
             if after is not None and m is not None:
