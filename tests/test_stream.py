@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 import toolgram
 from toolgram.events import ArgumentsDelta, CallDone, CallStart, Error, Reasoning, Text
 from toolgram._pipeline import DEFAULT_MAX_CHARS
-from toolgram._stream.parser import StreamParser
+from toolgram._stream.parser import _LANE_SYNC, StreamParser
 from toolgram._lalr import nest as _nest
 
 from conftest import best_cpu_time, corpus_cases, shared_path
@@ -555,18 +555,19 @@ def test_lane_joins_whitespace_as_parse_does(raw: str) -> None:
     for size in range(1, 10):
         for offset in range(size):
             check(raw, [raw[:offset], *chunked(raw[offset:], size)] if offset else chunked(raw, size), ["search"])
-    # The lane hands its text to the scanner every few hundred characters: a long run
+    # The lane hands its text to the scanner every _LANE_SYNC characters: a longer run
     # of it, then a marker split across two deltas right after it.
-    raw = ("some prose, " * 60) + "and then <tool_" + 'call>{"name": "search", "arguments": {}}</tool_call> end'
+    raw = ("some prose, " * (_LANE_SYNC // 12 + 20)) + "and then <tool_" + 'call>{"name": "search", "arguments": {}}</tool_call> end'
     for size in (7, 8, 9):
         check(raw, chunked(raw, size), ["search"])
     cut = raw.index("<tool_") + 3
     check(raw, [*chunked(raw[:cut], 8), raw[cut:]], ["search"])
     # A delta longer than the lane keeps, in the lane and then after it; blanks alone.
+    long = _LANE_SYNC + 88
     for at in (9, 11, 12, 13):
-        check(raw, [raw[:at], raw[at : at + 600], "", *chunked(raw[at + 600 :], 8)], ["search"])
-        blanks = raw[:at] + " " + " \n " + raw[at : at + 700] + "  " + raw[at + 700 :]
-        check(blanks, [raw[:at], " ", " \n ", raw[at : at + 700], "  ", *chunked(raw[at + 700 :], 5)], ["search"])
+        check(raw, [raw[:at], raw[at : at + long], "", *chunked(raw[at + long :], 8)], ["search"])
+        blanks = raw[:at] + " " + " \n " + raw[at : at + long + 100] + "  " + raw[at + long + 100 :]
+        check(blanks, [raw[:at], " ", " \n ", raw[at : at + long + 100], "  ", *chunked(raw[at + long + 100 :], 5)], ["search"])
     raw = raw.replace(", ", ",  \n ")
     for size in (1, 3, 8):
         check(raw, chunked(raw, size), ["search"])

@@ -102,7 +102,7 @@ _new = object.__new__
 __all__ = ["StreamParser"]
 
 _OPEN, _CUT, _BROKEN, _DONE = "open", "cut", "broken", "done"
-_LANE_SYNC = 512  # the most characters the fast lane keeps from the scanner (see _sync)
+_LANE_SYNC = 4096  # the most characters the fast lane keeps from the scanner (see _sync)
 _INTERRUPTED = "interrupted"  # an exception not ours passed through mid-delta (see _passes)
 
 
@@ -220,6 +220,7 @@ class StreamParser:
         self._lane_parts: list[str] | None = None
         self._lane_ws = ""  # the whitespace at the end of the lane's text, held back (see feed)
         self._lane_held = ""  # what the lane holds back: a start of a marker (see Scanner.lane)
+        self._lane_from = 0  # where (in the reply) the lane's text not handed over yet begins
         # The fast path's run of text (or reasoning): a Segment not yet written.
         self._run_kind = ""
         self._run_start = self._run_end = -1
@@ -256,52 +257,51 @@ class StreamParser:
             # max_chars, whichever comes first: one test for the three.)
             self._seen = end
             held = self._lane_held
-            value = held + delta if held else delta
-            m = self._lane(value)
+            if not held:
+                m = self._lane(delta)
+                if m is None:
+                    # The usual delta: prose, nothing held before it nor at its end. (The
+                    # run's end is not written per delta: _sync writes it.)
+                    self._lane_text.append(delta)
+                    parts = self._lane_parts
+                    if parts is None:
+                        return self._lane_add(delta)
+                    # The joiner's usual case, as in _lane_add (text shown already,
+                    # nothing held or cut since): the whitespace at the end is held back.
+                    # (rstrip() gives back the string itself when there is nothing to strip.)
+                    body = delta.rstrip()
+                    ws = self._lane_ws
+                    if body is delta:
+                        if ws:
+                            self._lane_ws = ""
+                            delta = ws + delta
+                    elif body:
+                        self._lane_ws = delta[len(body) :]
+                        delta = ws + body if ws else body
+                    else:
+                        self._lane_ws = ws + delta
+                        return []
+                    parts.append(delta)
+                    # (The event made as its class's __init__ would, at half the cost: a
+                    # frozen dataclass sets each field through object.__setattr__.)
+                    event = _new(self._lane_event)
+                    event.__dict__["text"] = delta
+                    return [event]
+                value = delta
+            else:
+                value = held + delta
+                m = self._lane(value)
             if m is None or m.lastindex:
                 self._lane_text.append(delta)
                 if m is None:
-                    if held:
-                        self._lane_held = ""
-                    self._run_end = end
+                    self._lane_held = ""
                 else:
                     at = m.start()
-                    self._lane_held = held = value[at:]
+                    self._lane_held = value[at:]
                     value = value[:at]
-                    self._run_end = end - len(held)
                     if not value:
                         return []
-                parts = self._lane_parts
-                if parts is not None:
-                    # The joiner's usual case, done here (text shown already, nothing
-                    # held or cut since): the whitespace at the end is held back (by the
-                    # lane: _lane_ws), and goes before the next text. (rstrip() gives
-                    # back the string itself when there is nothing to strip.)
-                    body = value.rstrip()
-                    ws = self._lane_ws
-                    if body is not value:
-                        if not body:
-                            self._lane_ws = ws + value
-                            return []
-                        self._lane_ws = value[len(body) :]
-                        value = body
-                    elif ws:
-                        self._lane_ws = ""
-                    if ws:
-                        value = ws + value
-                    parts.append(value)
-                    added = value
-                else:
-                    joiner = self._lane_joiner
-                    added = joiner.add(value)
-                    self._lane_parts = None if joiner.hold_n or joiner.cut or not joiner.parts else joiner.parts
-                    if not added:
-                        return []
-                # (The event made as its class's __init__ would, at half the cost: a frozen
-                # dataclass sets each field through object.__setattr__.)
-                event = _new(self._lane_event)
-                event.__dict__["text"] = added
-                return [event]
+                return self._lane_add(value)
             self._sync()
             lane = self._lane
         else:
@@ -341,6 +341,8 @@ class StreamParser:
             end -= hold
         elif lane is None:
             self._enter_lane(kind)
+        else:
+            self._lane_from = end  # (the lane goes on after this delta)
         if not value:
             return []
         start = end - len(value)
@@ -355,6 +357,38 @@ class StreamParser:
         added = self._thought(value)
         return [Reasoning(added)] if added else []
 
+    def _lane_add(self, value: str) -> list[Event]:
+        """A lane delta's text (held characters taken off) to its joiner: its event."""
+        parts = self._lane_parts
+        if parts is not None:
+            # The joiner's usual case, done here (text shown already, nothing
+            # held or cut since): the whitespace at the end is held back (by the
+            # lane: _lane_ws), and goes before the next text. (rstrip() gives
+            # back the string itself when there is nothing to strip.)
+            body = value.rstrip()
+            ws = self._lane_ws
+            if body is not value:
+                if not body:
+                    self._lane_ws = ws + value
+                    return []
+                self._lane_ws = value[len(body) :]
+                value = body
+            elif ws:
+                self._lane_ws = ""
+            if ws:
+                value = ws + value
+            parts.append(value)
+            added = value
+        else:
+            joiner = self._lane_joiner
+            added = joiner.add(value)
+            self._lane_parts = None if joiner.hold_n or joiner.cut or not joiner.parts else joiner.parts
+            if not added:
+                return []
+        event = _new(self._lane_event)
+        event.__dict__["text"] = added
+        return [event]
+
     def _enter_lane(self, kind: str) -> None:
         lane = self._scanner.lane()
         if lane is not None and lane[0] == kind:
@@ -362,6 +396,7 @@ class StreamParser:
             self._lane_joiner = self._asm.prose if kind == "text" else self._asm.thought
             self._lane_parts = None  # (the first delta tells: see feed)
             self._lane_event = Text if kind == "text" else Reasoning
+            self._lane_from = self._seen
             self._lane_stop = min(self._limit, self._seen + _LANE_SYNC)
 
     def _sync(self) -> None:
@@ -375,6 +410,10 @@ class StreamParser:
             self._lane_stop = min(self._limit, self._seen + _LANE_SYNC)
         if self._lane_text:
             text = "".join(self._lane_text)
+            # (The run of text goes on to the lane's end, but for what it holds back: not
+            # written per delta.)
+            self._lane_from += len(text)
+            self._run_end = self._lane_from - len(self._lane_held)
             self._lane_text = []
             self._scanner.extend_plain(text, len(self._lane_held))
             if self._lane_held:
