@@ -56,8 +56,74 @@ def _reduces_call(c: Compiled, stack: list, term: str) -> bool:
 
 def takes(c: Compiled, stack: list, term: str) -> bool:
     """Whether the table `c` at `stack` takes `term` ("$END": can finish): simulate's
-    answer, without its copy of the stack."""
-    return peek(c, stack, term)
+    answer, without its copy of the stack. Remembered per grammar by the states it
+    looked at: the driver asks it at each token a reduction reads ahead of (a value
+    nested a thousand levels deep asks the same question at each level), and the
+    answer depends on the top of the stack that the reductions reach down to, no
+    deeper (so an answer found for those states is the answer for any stack that
+    has them on top)."""
+    memo = c.derived.get("takes")
+    if memo is None:
+        memo = c.derived["takes"] = ({}, {})
+    depths, answers = memo
+    reach = depths.get((term, stack[-1]))
+    if reach is not None:
+        n = len(stack)
+        for d in reach:
+            if d <= n:
+                found = answers.get((term, *stack[n - d :]))
+                if found is not None:
+                    return found
+    found, low = _peek_reach(c, stack, term)
+    if len(answers) >= _TAKES:
+        depths.clear()  # (a bound: a grammar's stacks are few, but replies are many)
+        answers.clear()
+    d = len(stack) - low
+    reach = depths.setdefault((term, stack[-1]), [])
+    if d not in reach:
+        reach.append(d)
+    answers[(term, *stack[low:])] = found
+    return found
+
+
+# takes remembers so many answers per grammar.
+_TAKES = 4096
+
+
+def _peek_reach(c: Compiled, stack: list, term: str) -> tuple[bool, int]:
+    """peek(c, stack, term), and the lowest index of `stack` it looked at: the answer
+    is the same for any stack whose states from there up are these."""
+    states = c.states
+    end_state = c.end_state
+    base = len(stack)
+    low = base - 1
+    top: list = []
+    while True:
+        if top:
+            state = top[-1]
+        else:
+            state = stack[base - 1]
+            low = min(low, base - 1)
+        if term == "$END" and state == end_state:
+            return True, low
+        action = states[state].get(term)
+        if action is None:
+            return False, low
+        kind, arg = action
+        if kind is Shift:
+            return True, low
+        size = len(arg.expansion)
+        if size:
+            mine = min(size, len(top))
+            if mine:
+                del top[-mine:]
+            base -= size - mine
+        if top:
+            under = top[-1]
+        else:
+            under = stack[base - 1]
+            low = min(low, base - 1)
+        top.append(states[under][arg.origin.name][1])
 
 
 def peek(c: Compiled, stack: list, term: str, reduced: Any = None) -> bool:
@@ -198,12 +264,44 @@ def _fewest_left_out(c: Compiled, stack: list) -> list:
     if len(allowed) < 2:
         return list(allowed)
 
-    def left_out(t: Any) -> int:
-        found = []
-        peek(c, stack, t.name, lambda rule: found.append(rule_name(rule.origin.name) in _LEFT_OUT) or True)
-        return sum(found)
+    return sorted(allowed, key=lambda t: _left_out_count(c, stack, t.name))
 
-    return sorted(allowed, key=left_out)
+
+def _left_out_count(c: Compiled, stack: list, term: str) -> int:
+    """How many reductions of `unclosed` or `unopened` peek(c, stack, term) makes on the
+    way (to its shift, or to where the table refuses). Counted by the rule's name,
+    told once per grammar: a call left open ten levels deep reduces one at each level
+    for each terminal asked (thousands of reductions, a name parsed at each)."""
+    left_out = c.derived.get("left_out_rules")
+    if left_out is None:
+        left_out = c.derived["left_out_rules"] = frozenset(
+            rule.origin.name for rule in c.callbacks if rule_name(rule.origin.name) in _LEFT_OUT
+        )
+    states = c.states
+    end_state = c.end_state
+    base = len(stack)
+    top: list = []
+    count = 0
+    while True:
+        state = top[-1] if top else stack[base - 1]
+        if term == "$END" and state == end_state:
+            return count
+        action = states[state].get(term)
+        if action is None:
+            return count
+        kind, arg = action
+        if kind is Shift:
+            return count
+        if arg.origin.name in left_out:
+            count += 1
+        size = len(arg.expansion)
+        if size:
+            mine = min(size, len(top))
+            if mine:
+                del top[-mine:]
+            base -= size - mine
+        under = top[-1] if top else stack[base - 1]
+        top.append(states[under][arg.origin.name][1])
 
 
 def _closes(literal: str) -> bool:
