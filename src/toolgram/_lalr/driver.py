@@ -300,6 +300,13 @@ class Driver:
         """The best token at self.pos: (terminal name, end), None, or WAIT."""
         n = len(buf)
         pos = self.pos
+        if len(allowed) == 1:
+            lit = allowed[0].literal
+            if lit and buf.startswith(lit, pos) and not (final and len(lit) < n - pos < self.c.longest_literal + _close.CUT_ROOM):
+                # (The one terminal the state takes, a literal, written there: the loop
+                # below takes it alone, as it stands (`=` after an attribute's name, at
+                # each level of a value nested deep), and nothing else is looked at.)
+                return allowed[0].name, pos + len(lit)
         json_text = self.c.json_text
         loose_text = self.c.loose_text
         nest_text = self.c.nest.terminals if self.c.nest is not None else ()
