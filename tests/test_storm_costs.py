@@ -135,3 +135,78 @@ def test_calls_a_storm_takes_from_the_memo_share_nothing(monkeypatch: pytest.Mon
     result.calls[10].arguments["b"] = 2
     assert all(c.arguments == {"a": 1} for k, c in enumerate(result.calls) if k != 10)
     assert len({id(c.arguments) for c in result.calls}) == 40
+
+
+def _olmo_mix() -> tuple[str, list[str]]:
+    """tests/corpus/olmo3_pythonic/'s cases joined, each after a separator of its own,
+    and the tools they are offered (benchmarks/bench_pathological.py's mix: QA12 N7)."""
+    import json
+    from pathlib import Path
+
+    folder = Path(__file__).parent / "corpus" / "olmo3_pythonic"
+    seps = ("\n", "", " ", "\n\n")
+    parts, names = [], []
+    for k, path in enumerate(sorted(folder.glob("*.txt"))):
+        parts.append(path.read_bytes().decode("utf-8") + seps[k % len(seps)])
+        tools = path.with_name(path.name[:-4] + ".tools.json")
+        for tool in json.loads(tools.read_text("utf-8")) if tools.exists() else ():
+            name = tool if isinstance(tool, str) else tool.get("function", tool).get("name")
+            if name and name not in names:
+                names.append(name)
+    return "".join(parts), names
+
+
+def test_a_reply_of_a_dozen_kinds_of_block_in_turn_reads_each_kind_a_few_times(monkeypatch: pytest.MonkeyPatch) -> None:
+    # (Each block is a region whose memo key comes again a dozen regions on: only the
+    # last four regions' keys were kept, so each block was read the usual way at each
+    # turn, those with a spaced name four or five times over.)
+    unit, names = _olmo_mix()
+    begun = []
+    original = _storm._certify
+    monkeypatch.setattr(_storm, "_certify", lambda sc, out, key, *a: begun.append(key) or original(sc, out, key, *a))
+
+    def regions(turns: int) -> int:
+        from toolgram._scan import region as _region
+
+        count = [0]
+        init = _region.RegionReader.__init__
+
+        def counted(self, *a, **k):
+            count[0] += 1
+            init(self, *a, **k)
+
+        monkeypatch.setattr(_region.RegionReader, "__init__", counted)
+        toolgram.parse(unit * turns, names)
+        monkeypatch.setattr(_region.RegionReader, "__init__", init)
+        return count[0]
+
+    few, more = regions(6), regions(12)
+    assert begun
+    # (Six turns more: each of the blocks whose outcome is remembered is read no more.
+    # A block whose window does not decide it, the string left open that runs into the
+    # next blocks, is read at each turn; it was some fifteen regions a turn.)
+    assert more - few <= 3 * 6, (few, more)
+
+
+def test_a_reply_of_kinds_of_block_in_turn_reads_the_same_remembered_or_not(monkeypatch: pytest.MonkeyPatch) -> None:
+    from toolgram._stream.parser import StreamParser
+
+    unit, names = _olmo_mix()
+    raw = unit * 5
+
+    def read() -> str:
+        result = toolgram.parse(raw, names)
+        return repr(result) + repr(list(result.segments))
+
+    remembered = read()
+    for size in (7, 64):
+        sp = StreamParser(names)
+        for k in range(0, len(raw), size):
+            sp.feed(raw[k : k + size])
+        sp.flush()
+        streamed = sp.close()
+        assert repr(streamed) + repr(list(streamed.segments)) == remembered, size
+    monkeypatch.setattr(_storm, "_RECENT", 4)
+    assert read() == remembered
+    monkeypatch.setattr(_storm, "enabled", False)
+    assert read() == remembered

@@ -10,7 +10,7 @@ parse() (a whole reply) and a stream ask it at each region a marker begins
    look-behind a stream keeps when it drops text at the marker (Scanner._trim) to
    _AHEAD characters after the marker. A region whose window runs past the end of the
    text is read the usual way (its reading may ask about the reply's end).
- - A key seen at the region just before (one of the last _RECENT) is certified: the
+ - A key seen at a region before (one of the last _RECENT) is certified: the
    region is read the usual way, and again by a stream's reading (final=False) of its
    window alone, in a copy of the scanner. If that reading decides the region, and
    decides it as the usual one did (the same items, at the same places from the
@@ -74,8 +74,13 @@ _AHEAD_LONG = 2048
 # certifies the key, says where not so).
 _SHUT_MARGIN = 0
 # How many of the last regions' keys are kept for certification (a storm of several
-# kinds of region in turn: `<tool_call>x<tool_call>{`).
-_RECENT = 4
+# kinds of region in turn: `<tool_call>x<tool_call>{`; and a reply of a dozen kinds
+# of block in turn, each a region whose key comes again a dozen regions on: QA12 N7's
+# OLMo 3 mix, each block with a spaced name read four or five times at each turn,
+# 64 -> 38 ms at 32 KB once its keys are remembered so long). A certification costs
+# a second reading of the window, at most _KEPT of them twice over per reply,
+# however many keys are kept.
+_RECENT = 64
 # The most outcomes remembered per reply (a storm has a few), and the most keys whose
 # certification failed before no more are tried (each costs a second reading).
 _KEPT = 16
@@ -92,7 +97,7 @@ class Memo:
     def __init__(self) -> None:
         self.ahead: dict = {}  # marker -> its window's length after it, when not _AHEAD
         self.ends: dict = {}  # marker -> the end markers of the formats it begins (_closed_within)
-        self.recent: list = []  # the keys of the last regions read
+        self.recent: dict = {}  # the keys of the last regions read (in order)
         self.known: dict = {}  # key -> (items relative to the marker, end relative to it)
         self.refused: set = set()  # keys whose certification failed (read the usual way)
         # A stream's: marker -> (where its last region began, in the reply; how many of
@@ -204,9 +209,10 @@ def read(sc: Any, out: list, key: tuple, start: int, final: bool = True) -> bool
     recent = memo.recent
     if key in recent and key not in memo.refused and len(memo.known) < _KEPT and len(memo.refused) < _KEPT:
         return _certify(sc, out, key, start, memo, final)
-    recent.append(key)
+    recent.pop(key, None)
+    recent[key] = None
     if len(recent) > _RECENT:
-        del recent[0]
+        del recent[next(iter(recent))]
     return False
 
 
