@@ -50,3 +50,34 @@ def test_cut_value_keeps_its_trailing_whitespace(case: Any) -> None:
     # Refused under truncated="error", as any cut value is.
     refused = toolgram.parse(case.raw, case.tools, formats=case.formats, truncated="error")
     assert not refused.calls and refused.errors
+
+
+# A value whose close never came (cut by the reply's end, or left out before the next
+# tag) keeps its first line's indentation: only one space between the tag and a value
+# on its line is layout (`<parameter=path> notes.txt`), as a separator; more, or a tab,
+# is the value's own text (QA15 F3: `    def f():` lost its four spaces, silently:
+# cut_value speaks of the end only, closed_tag of no text at all).
+INDENTED = [
+    c for c in corpus_cases()
+    if c.name in ("cut_value_keeps_the_indentation_on_its_tag_line", "close_left_out_keeps_the_indentation_on_its_tag_line")
+]
+
+
+def test_indentation_cases_cover_the_tag_formats() -> None:
+    assert len(INDENTED) == 20
+
+
+@pytest.mark.parametrize("case", INDENTED, ids=[f"{c.format}-{c.name[:3]}" for c in INDENTED])
+def test_a_value_with_no_close_keeps_its_indentation(case: Any) -> None:
+    result = toolgram.parse(case.raw, case.tools, formats=case.formats)
+    assert not result.errors and len(result.calls) == 1
+    call = result.calls[0]
+    assert call.arguments["content"].startswith("    def f():\n        return 1")
+    assert "closed_tag" in call.repairs
+    assert ("cut_value" in call.repairs) == case.name.startswith("cut_")
+
+
+def test_one_space_after_the_tag_is_layout() -> None:
+    (case,) = [c for c in corpus_cases() if c.name == "one_space_after_the_tag_is_layout_where_no_close_came"]
+    call = toolgram.parse(case.raw, case.tools, formats=case.formats).calls[0]
+    assert call.arguments == {"path": "notes.txt", "content": "hello world"}

@@ -202,8 +202,10 @@ _QUOTED_KEY = lazy(re.compile, r"""(?:name\s*=\s*)?(["'])(.*)\1""", re.S)
 # (Matched from the value's last "</", the only one it can start at, with the blanks
 # before it: a search, from each place of a run of blanks, ran to the run's end.)
 _MISSPELT_CLOSE = lazy(re.compile, r"</\s*par\w*\s*>\s*")
-# Spaces between a tag and a value on its line (see _param_value).
-_HEAD_SPACES = lazy(re.compile, r"[ \t]+(?=\S)")
+# The one space between a tag and a value on its line, where no close frames the value
+# (see _param_value): a separator, as after `key:` in prose. More than one, or a tab,
+# is indentation, the value's own text.
+_HEAD_SPACE = lazy(re.compile, r" (?=\S)")
 # A close tag opening the text after a payload (Builder._misspelt_end).
 _CLOSE_TAG = lazy(re.compile, r"\s*(</\s*[\w\-|]+\s*>?)")
 
@@ -261,27 +263,31 @@ def _call_name(name: str, repairs: list[str]) -> str:
 
 def _param_value(param: Tree, buf: str | None, cut: bool = False) -> str:
     """The text of a parameter's value. `cut`: the end of the reply cut it (it runs to
-    the last token read): no close came, so the spaces between its tag and a value on
-    the tag's line are layout, as where the close was left out; but it has no end to
+    the last token read): no close came, so the one space between its tag and a value
+    on the tag's line is layout, as where the close was left out; but it has no end to
     frame, and all the rest is what the model wrote, its trailing whitespace too."""
     value = _text(_find(param, "value"), buf)
     if cut:
-        m = _HEAD_SPACES.match(value)
-        return value[m.end() :] if m else value
+        return _after_head_space(value)
     if _find(param, "unclosed") is not None:
         # The close tag was left out (repair closed_tag): the model left the template's
-        # layout, and the whitespace around the value on its tag's line is layout too
-        # (`<parameter=path> notes.txt`), as is the whitespace before the next tag
-        # (`Madrid\n<parameter=unit>`). A value that starts on the next line keeps
-        # its indentation.
+        # layout, and the whitespace before the next tag is layout (`Madrid\n<parameter=unit>`),
+        # as is one space between the tag and a value on its line.
         if "</" in value:
             at = value.rfind("</")
             if _MISSPELT_CLOSE.fullmatch(value, at) is not None:
                 value = value[:at]
-        value = value.rstrip()  # (\s: what rstrip() strips)
-        m = _HEAD_SPACES.match(value)
-        return value[m.end() :] if m else value
+        return _after_head_space(value.rstrip())  # (\s: what rstrip() strips)
     return value
+
+
+def _after_head_space(value: str) -> str:
+    """A value whose close never came, without the one space a model writes between
+    the tag and a value on its line (`<parameter=path> notes.txt`: Continue #13057, a
+    template's newline written as a space). Any more, or a tab, is the value's own
+    indentation (`    def f():`) and is kept, as in a closed value: a value's start
+    is never cut, and cut_value speaks of its end only."""
+    return value[1:] if _HEAD_SPACE.match(value) else value
 
 
 _SCALARS = frozenset({str, int, float, bool, type(None)})  # (values no caller can change in place)
