@@ -81,3 +81,33 @@ def test_one_space_after_the_tag_is_layout() -> None:
     (case,) = [c for c in corpus_cases() if c.name == "one_space_after_the_tag_is_layout_where_no_close_came"]
     call = toolgram.parse(case.raw, case.tools, formats=case.formats).calls[0]
     assert call.arguments == {"path": "notes.txt", "content": "hello world"}
+
+
+# A reply cut inside what may open a call's arguments (Kimi K2's `functions.f:0 <|t`,
+# which begins `<|tool_call_argument_begin|>` as much as `<|tool_call_end|>`; an XML
+# call's `<` after its opener, a parameter's tag as much as the call's close): the
+# arguments may have been cut before they began, so the call's `{}` carries cut_value
+# and truncated="error" refuses it (QA15 F4: `closed_tag` only, the call let through).
+ARGS_UNBEGUN = [
+    c for c in corpus_cases()
+    if c.name.startswith(("cut_inside_the_marker_that_opens_", "cut_at_a_tag_after_the_")) and c.format != "mfcs"
+]
+
+
+def test_args_unbegun_cases_cover_the_formats() -> None:
+    assert len(ARGS_UNBEGUN) >= 11
+
+
+@pytest.mark.parametrize("case", ARGS_UNBEGUN, ids=[c.id for c in ARGS_UNBEGUN])
+def test_a_call_cut_where_its_arguments_may_begin_is_cut(case: Any) -> None:
+    result = toolgram.parse(case.raw, case.tools, formats=case.formats)
+    assert not result.errors and len(result.calls) == 1
+    assert result.calls[0].arguments == {} and "cut_value" in result.calls[0].repairs
+    refused = toolgram.parse(case.raw, case.tools, formats=case.formats, truncated="error")
+    assert not refused.calls and refused.errors
+
+
+def test_a_cut_marker_after_a_whole_call_leaves_it_whole() -> None:
+    (case,) = [c for c in corpus_cases() if c.name == "cut_in_a_marker_after_a_whole_call_keeps_it_whole"]
+    result = toolgram.parse(case.raw, case.tools, formats=case.formats, truncated="error")
+    assert [(c.name, c.arguments, "cut_value" in c.repairs) for c in result.calls] == [("search", {"q": "x"}, False)]

@@ -9,7 +9,7 @@ import re
 from typing import Any
 
 from .growth import _HOLD, _JSON_SPACE, _SETTLED, _loop_wait
-from .table import _ENDING_NAME, _closes, _plan
+from .table import _ENDING_NAME, _closes, _plan, ends_something, goes_on
 from .tokens import _SNIPPET, WAIT, WAIT_MORE, _snippet
 from .._recover import repair as _repair
 from .._grammar.words import lazy
@@ -587,11 +587,13 @@ def cut_close(d: Any, buf: str, allowed) -> str | None:
     here = _cut_closer_at(d, buf, pos, allowed)
     if not here and not cut_marker(rest, d.fmt.ends):
         return None
-    if not here and any(t.literal is not None and t.literal not in d.fmt.ends and t.literal.startswith(rest) for t in allowed):
-        # (It begins a marker the grammar takes here that closes nothing, as well as the
-        # format's end: Kimi K3's `<|` after an argument's attributes begins the `<|sep|>`
-        # before its value more than `<|close|>tools<|sep|>`. The end cut what was being
-        # written; it is not told as a close cut short: see salvage.)
+    if _begins_more(d, buf, rest, allowed, here):
+        # (It begins a marker the grammar takes here that closes nothing, as well as a
+        # closer: Kimi K3's `<|` after an argument's attributes begins the `<|sep|>`
+        # before its value more than `<|close|>tools<|sep|>`; Kimi K2's `<|t` after the
+        # call's name begins `<|tool_call_argument_begin|>` as much as `<|tool_call_end|>`
+        # (QA15 F4). The end cut what was being written; it is not told as a close cut
+        # short: see salvage.)
         return None
     plan = d._closing_plan()
     if plan is None:
@@ -606,6 +608,32 @@ def cut_close(d: Any, buf: str, allowed) -> str | None:
     if plan and "closed_tag" not in d.repairs:
         d.repairs.append("closed_tag")
     return d._finish(n)
+
+
+def last_closes(d: Any, buf: str) -> bool:
+    """Whether the last token d read from the text ends something (table.ends_something:
+    `<｜tool_call_end｜>`, `</parameter>`): what was open before it is whole."""
+    term = getattr(d, "last_term", None)
+    return term is not None and ends_something(d.c.terminals.get(term), buf[d.last_start : d.last_end], d.fmt.ends)
+
+
+def _begins_more(d: Any, buf: str, rest: str, allowed, here: bool) -> bool:
+    """cut_close: whether `rest` begins a literal the grammar takes at d that closes
+    nothing. Where it begins a closer too (`here`), only one that goes on with the call
+    open there counts (table.goes_on: the marker that opens its arguments), not one
+    taken after closing it, nor one of the format's start markers (`<｜tool▁c` after
+    DeepSeek's arguments begins the next call's `<｜tool▁call▁begin｜>` too, Step-3's
+    `<｜tool` after `<｜tool_call_end｜>` its next `<｜tool_call_begin｜>`: the call before
+    it is whole either way). Nor after a token that ends something: the call read is
+    whole, and what may follow it begins something else."""
+    if here and last_closes(d, buf):
+        return False
+    for t in allowed:
+        if t.literal is None or not t.literal.startswith(rest) or t.literal in d.fmt.ends or _closes(t.literal):
+            continue
+        if not here or (t.literal not in d.fmt.starts and goes_on(d.c, d.stack, t.name)):
+            return True
+    return False
 
 
 # How much longer than the grammar's longest literal a close tag its pattern reads may

@@ -54,6 +54,13 @@ def _reduces_call(c: Compiled, stack: list, term: str) -> bool:
     return bool(seen)
 
 
+def goes_on(c: Compiled, stack: list, term: str) -> bool:
+    """Whether the table `c` at `stack` takes `term` without reducing a call rule
+    first: it goes on with the call open there (the marker that opens its arguments),
+    where one taken after a call is reduced begins what comes after it (the next call)."""
+    return peek(c, stack, term, lambda rule: rule.origin.name not in c.call_rules)
+
+
 def takes(c: Compiled, stack: list, term: str) -> bool:
     """Whether the table `c` at `stack` takes `term` ("$END": can finish): simulate's
     answer, without its copy of the stack. Remembered per grammar by the states it

@@ -13,10 +13,10 @@ import regex
 from . import gemframe, pyframe
 from .mention import cut_opener, mention, settle_failure
 from .._build.builder import Draft
-from .._lalr.close import CUT_ROOM
+from .._lalr.close import CUT_ROOM, last_closes
 from .._lalr.driver import _MARK_STACK, Driver
 from .._lalr.looks import of as looks_of
-from .._lalr.table import _left_open, _reduces_call, closing_plan, ends_something, takes
+from .._lalr.table import _left_open, _reduces_call, closing_plan, ends_something, goes_on, takes
 from .._lalr.tokens import DONE, FAIL, PAUSE, WAIT
 from .items import Failure, Region
 from .._grammar.words import lazy
@@ -426,7 +426,7 @@ def salvage_one(r: Any, drv: Driver, final: bool, broken: list | None = None):
         if opened:
             fresh.end = len(buf)
             fresh.goes_on = True
-            if _closing(drv, buf[end:].strip(), _accepts(r, drv, end)):
+            if _closing(drv, buf[end:].strip(), *_accepts(r, drv, end)):
                 fresh.ended = -1  # (the reply ended inside a close marker: the values before it are whole)
         else:
             fresh.ended = -1  # (between calls: the reply went on past this point)
@@ -491,20 +491,49 @@ def _opener_only(drv: Driver, buf: str, last: Draft, end: int) -> bool:
     return not any(text.endswith(tag) for tag, need in nest.closer_of.items() if need is None)
 
 
-def _closing(drv: Driver, text: str, accepts: Any = None) -> bool:
+def _closing(drv: Driver, text: str, accepts: Any = None, going_on: Any = ()) -> bool:
     """Whether `text` is the beginning of a literal of drv's grammar that closes
     something (`</param`, `<|tool_call_e`: see Builder._closer); with `accepts`, one
-    of the terminals named there (those the grammar takes at the point)."""
+    of the terminals named there (those the grammar takes at the point), and of none
+    of them that closes nothing and goes on with the call open there (`going_on`, a
+    subset of `accepts`: table.goes_on): Kimi K2's
+    `functions.f:0 <|t` may begin the call's end or the marker that opens its arguments
+    (`<|tool_call_argument_begin|>`), an XML call's `<` its close or a parameter's tag.
+    Then the end may have cut what was to be written (QA15 F4: `f {}` with no
+    cut_value, so truncated="error" let it through). A marker taken only after a
+    reduction (the next call's opener) begins nothing of what the values before were."""
+    if not text:
+        return False
     ends = drv.fmt.ends
-    return bool(text) and any(
-        t.literal and t.literal.startswith(text) and ends_something(t, t.literal, ends)
-        and (accepts is None or name in accepts)
-        for name, t in drv.c.terminals.items()
-    )
+    closes = False
+    for name, t in drv.c.terminals.items():
+        if accepts is not None and name not in accepts:
+            continue
+        if t.literal:
+            if not t.literal.startswith(text):
+                continue
+            if ends_something(t, t.literal, ends):
+                closes = True
+                continue
+            if t.literal in drv.fmt.starts:
+                continue  # (the next call's opener: the call before it is whole either way)
+        elif accepts is None or not _begins(t, text):
+            continue
+        if accepts is not None and name in going_on:
+            return False  # (it may begin what goes on with the call and closes nothing)
+    return closes
 
 
-def _accepts(r: Any, drv: Driver, end: int) -> frozenset:
-    """The terminals drv's grammar takes next after the region's text up to `end`. A
+def _begins(terminal: Any, text: str) -> bool:
+    """Whether `text` may begin a token of a pattern terminal (it matches it whole, or
+    a part of it reaching the text's end)."""
+    m = terminal.pattern.match(text, partial=True)
+    return m is not None and (m.partial or m.end() == len(text))
+
+
+def _accepts(r: Any, drv: Driver, end: int) -> tuple[frozenset, frozenset]:
+    """The terminals drv's grammar takes next after the region's text up to `end`, and
+    those of them that go on with the call open there (table.goes_on). A
     close marker begun there closed what was written only where one may come next:
     after Kimi K3's `<|open|>argument key="a"` a `<|` begins the `<|sep|>` that opens the
     value (cut before it began), not the argument's close. (Replayed only for a reply
@@ -512,7 +541,12 @@ def _accepts(r: Any, drv: Driver, end: int) -> frozenset:
     probe = _again(drv, r.region_start, None, end)
     probe.quotes = False
     probe.run(r.sc.buf[:end], False, r.sc.at_marker)
-    return frozenset(probe.expected()) if probe.stack else frozenset()
+    if not probe.stack:
+        return frozenset(), frozenset()
+    names = frozenset(probe.expected())
+    if last_closes(probe, r.sc.buf):
+        return names, frozenset()  # (the call read is whole: what follows begins no more of it)
+    return names, frozenset(n for n in names if goes_on(probe.c, probe.stack, n))
 
 
 def salvage_points(failed: Driver, buf: str, final: bool, at_marker) -> tuple[list, bool]:
