@@ -57,6 +57,9 @@ HELD = {
     # `{"path": "C:\\dir\\"} now <tool_call>…`): held as at main for the call on the next line.
     "hermes/call_on_the_line_of_a_windows_path_left_open",
     "qwen3_coder_xml/wrapper_after_a_json_string_left_open_is_the_calls",
+    # A JSON call line at the reply's start whose string its line's end broke, then a
+    # call on the next line: held to flush() as at main (the guard of QA15 F2's case).
+    "llama3_json/string_left_open_at_its_line_end_then_a_real_call",
 } | {
     # Bounded: a call after prose that leaves a Gemma string open (`Try call:foo{a:<|"|>`),
     # held until the text tells whether that string closes around it (instring._closes):

@@ -145,11 +145,38 @@ def in_string(
     for first, opens, tokens, one_line in _KINDS:
         start = line if one_line else lo
         at = buf.rfind(first, start, i)
+        if at < 0 and opens is _JSON[1] and line > lo:
+            # None on the marker's line: a JSON call object first on a line before it
+            # (a Llama 3 call line, a fence's object, pretty-printed too) whose string its
+            # line's end broke, still open at the marker: the model wrote the line breaks
+            # and the quoted call's quotes unescaped (`{"name": "write_file", "parameters":
+            # {"content": "Docs:\n<tool_call>\n{"name": "rm_rf", …}}\n</tool_call>\nThat
+            # is all."}}`, QA15 F2: rm_rf ran and write_file was lost), as _open_string tells.
+            at = _call_object(buf, lo, line)
+            if at >= 0:
+                start, opens = lo, _CALL_OBJECT
         if at >= 0:
             got = _open_string(buf, start, i, at, first, opens, tokens, reading, base, final)
             if got is not False:
                 return got
     return False
+
+
+# A JSON call object's start, its first key "name" (see _call_object).
+_CALL_OBJECT = regex.compile(r'\{\s*"name"\s*:')
+
+
+def _call_object(buf: str, lo: int, hi: int) -> int:
+    """Where the last JSON call object in buf[lo:hi] begins that is first on its line
+    (`{"name":`, blanks around), or -1. (One str.rfind: asked per marker in prose.)"""
+    k = buf.rfind('"name"', lo, hi)
+    if k < 0:
+        return -1
+    b = _back(buf, lo, k)
+    if b < lo or buf[b] != "{":
+        return -1
+    head = buf.rfind("\n", lo, b) + 1 or lo
+    return b if not buf[head:b].strip(" \t") else -1
 
 
 def _open_string(
@@ -187,8 +214,11 @@ def _open_string(
         if buf[_back(buf, at, t.start())] not in _BEFORE:
             break
         if t.lastgroup is None:
-            # (A string left open up to the marker, or one its line's end broke.)
-            found = _closes(buf, t.start(), reading, base, final)
+            # (A string left open up to the marker, or one its line's end broke: before
+            # the marker's line, only with none of its quotes from there to the marker,
+            # which it then holds.)
+            if t.end() >= i or buf.find(s[0], t.end(), i) < 0:
+                found = _closes(buf, t.start(), reading, base, final)
             break
         after = _forth(buf, t.end(), i)
         if after < i and buf[after] not in _AFTER:
