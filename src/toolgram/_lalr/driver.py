@@ -214,12 +214,17 @@ class Driver:
         self.hint = None
         self.recheck = 0
         c = self.c
+        # (token start, state, the text terminals the table offered there only through
+        # merged lookaheads, found not taken: lexed again without them; see below).
+        refused: tuple | None = None
         while True:
             state = self.stack[-1]
             allowed = c.allowed[state]
             if not allowed and c.accepts_end[state]:
                 return self._finish(self.pos)
             at = self.pos
+            if refused is not None and refused[0] == at and refused[1] == state:
+                allowed = [t for t in allowed if t.name not in refused[2]]
             tok = self._lex(buf, final, allowed)
             if self.check and tok is not WAIT:  # (a stream's wait: checked when it is read)
                 self._checked(at, tok)
@@ -254,6 +259,19 @@ class Driver:
             if action is None or (action[0] is not Shift and not takes(self.c, self.stack, term)):
                 self.far = True
                 literal = self.c.terminals[term].literal
+                if action is not None and literal is None:
+                    # Text the table offers here only through merged LALR lookaheads (a
+                    # reduce the frame does not take: cofl's VALUE after a value's close
+                    # at the call's level, where the element's rows are shared with a
+                    # value nested in a value). No such text goes here: the text is
+                    # lexed again without it, and where nothing else fits, the frame
+                    # closes as before any text no token starts (prose after a call whose
+                    # closes were left out). Asked only of a token already read and
+                    # refused (that costs nothing more on the way), and told by the
+                    # stack and the token alone, which a stream has as parse() does.
+                    names = refused[2] if refused is not None and refused[0] == self.pos and refused[1] == state else ()
+                    refused = (self.pos, state, (*names, term))
+                    continue
                 if literal is not None and literal in self.fmt.ends:
                     status = self._close_before(literal)
                     if status is WAIT_MORE:
