@@ -63,7 +63,7 @@ import regex
 
 from .growth import _loop_wait
 from .._grammar.regex_loops import reads_to
-from .table import simulate
+from .table import simulate, takes
 from .tokens import WAIT, Tok
 
 # Without the pattern's loop shape (growth.py), how far its look-aheads may read past
@@ -487,6 +487,89 @@ def _foreign_run(d: Any, buf: str, end: int, final: bool) -> Any:
 foreign_run = _foreign_run  # (the driver asks it where a value begins with a close tag)
 
 
+# A state stack deeper than this holds no value of a call's own (a member of a dict
+# nested in the value): _named_close does not ask the table there, and as a value
+# nested thousands deep asks it at each token, the question stays bounded.
+_NAMED_STACK = 64
+
+
+def _named_close(d: Any, t: Any, buf: str, pos: int, end: int, after: int, final: bool) -> Any:
+    """The value token t at pos stopped at its own close (from `end` to `after`), written
+    after its text on its line, and no tag right after it. Where the grammar takes
+    neither text nor that close after it (a call's value, not a dict's member: text
+    there is no value, so a close read there leaves what follows as prose), the close
+    is the value's text when the look after it reaches, with no other tag of the
+    format in between:
+     - that close again, after text (or at once, where the first came after a blank),
+       with the structure going on after it (a tag, the end of the reply): the value
+       ends there (`print("</cofl:value>") # end</cofl:value>`, `ends with
+       </cofl:value></cofl:value>`); where the structure does not go on after any, at
+       the last of them (`` `</cofl:value>` always.</cofl:value> Then: <cofl:tool_calls>…``:
+       what follows is prose after a call whose closes were left out);
+     - a close of what holds the value, after text (`Paris</cofl:value> or
+       Lyon</cofl:tool_call>`): the value ends there, its own close left out, as a
+       pattern that reads a close with text after it as text reads it (MiniMax's).
+    Else None: the value closed at `end`, and what follows is prose after a call whose
+    closes were left out (`v</cofl:value> Then: <cofl:tool_calls>…`); so is a close
+    written twice with no blank before it. (WAIT, None): a stream's text so far cannot
+    tell. The look ends at the end of the close's next line and within _HORIZON, told
+    by the text from `after` alone: a stream waits at most that far, and decides as
+    parse() does. The table is asked only where the stack is short (_NAMED_STACK)."""
+    tag = buf[end:after]
+    if len(d.stack) > _NAMED_STACK or _takes_after_close(d, t, tag):
+        return None
+    mention = buf[end - 1] in " \t"  # (a close after a blank: written about)
+    n = len(buf)
+    x = after
+    nest = d.c.nest
+    # (The look ends at the end of the next line, or _HORIZON on: where the text so
+    # far shows neither, a stream waits.)
+    hi = min(n, after + _HORIZON)
+    first = buf.find("\n", after, hi)
+    stop = buf.find("\n", first + 1, hi) if first >= 0 else -1
+    told = stop >= 0 or n >= after + _HORIZON or final
+    if stop < 0:
+        stop = hi
+    last = -1  # (the last of its closes the look met that the structure does not go on after)
+    while True:
+        m = nest.tags.search(buf, x, stop)
+        if m is None:
+            if not told:
+                return WAIT, None
+            return None if last < 0 else last  # (else the value closed at `end`)
+        if not final and m.end() >= n:
+            return WAIT, None  # (a tag the end of a stream's text may still change)
+        s = m.start()
+        text = buf[x:s].strip()
+        if m.group() in nest.holders and text:
+            # (Text, then a close of what holds the value: `v</cofl:value> ok</cofl:tool_call>`,
+            # the value's text, its own close left out before the call's, as where the
+            # pattern reads on past such a close: the structure closes.)
+            return s
+        if m.group() != tag:
+            return None if last < 0 else last  # (another tag of the format: the structure's)
+        if not text and x == after and not mention:
+            return None  # (a close written twice)
+        follows = _GOES_ON.match(buf, s + len(tag))
+        if follows is not None:
+            if not final and follows.end() >= n and not follows.group().endswith("<"):
+                return WAIT, None  # (blanks to the end of the text so far: not yet told)
+            return s
+        last = s
+        x = s + len(tag)  # (text after that one too: it is written about as well, or prose follows it)
+
+
+def _takes_after_close(d: Any, t: Any, tag: str) -> bool:
+    """Whether the grammar, after the value token t and its close `tag`, takes more text
+    (t) or that close again (True where it cannot tell)."""
+    c = d.c
+    name = next((u.name for u in c.terminals.values() if u.literal == tag), None)
+    after = simulate(c, d.stack, t.name) if name is not None else None
+    if after is not None:
+        after = simulate(c, after, name)
+    return after is None or takes(c, after, t.name) or takes(c, after, name)
+
+
 def _cut_tag(buf: str, end: int) -> bool:
     """Whether the tag at `end` may be cut by the end of a stream's text so far: no `>`
     after it yet, within _TAG_READ (`<`, `<invo`: what it is, and its name, are told once
@@ -544,7 +627,9 @@ def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
                     # held a MiniMax value here; a Cohere cofl value has only this one.)
                     return WAIT, None
                 if not _first_on_line(buf, pos, end):
-                    return None  # (`Oslo</arg_value>` then prose: a call whose close was left out)
+                    # (`Oslo</arg_value>` then prose: a call whose close was left out;
+                    # unless the value names its own close on its line: _named_close.)
+                    return _named_close(d, t, buf, pos, end, m.end(), final)
                 goes_on = _goes_on(nest, buf, m.end(), final, run)
                 if goes_on is None:
                     return WAIT, None  # (spaces up to the end of the text so far: not yet told)
