@@ -412,10 +412,22 @@ def test_a_reply_cut_after_an_opener_streams_as_it_parses(raw: str, tools: Any) 
         check(raw, chunked(raw, size), tools)
 
 
+# Streamed as parsed, but a call is done only at flush() with the reply going on (see
+# test_call_done_at's HELD, which lists them too): a cofl call whose closes were left
+# out, then prose and the next call on the value's line (QA13 F6). The prose is read as a
+# value's text, which reads the quoted-looking next call on to the reply's end, and is
+# refused only there. Refused before lexing, fuzz #2241380 differed (issue 19, left).
+LATE_CALLS = {
+    "cohere_cofl_xml/closes_left_out_then_prose_then_next_call",
+    "cohere_cofl_xml/value_names_its_own_close_then_prose_then_next_call",
+}
+
+
 def test_corpus_streams(corpus_case: Any) -> None:
     case = corpus_case
+    timely = case.id not in LATE_CALLS
     for size in CHUNK_SIZES:
-        check(case.raw, chunked(case.raw, size), case.tools, case.formats, in_think=case.in_think, truncated=case.truncated)
+        check(case.raw, chunked(case.raw, size), case.tools, case.formats, in_think=case.in_think, truncated=case.truncated, timely=timely)
 
 
 _ALL = None
