@@ -84,6 +84,48 @@ class Terminal:
             return self.pattern
 
     @cached_property
+    def first(self) -> Any:
+        """A pattern that matches, alone, each character a match of the pattern can
+        begin with (its first item, which every match begins with: a character, a
+        class or a one-character escape, not optional), or None where the pattern's
+        shape does not say (an alternation, a group first, flags that fold case or
+        read the pattern verbosely). The driver skips a terminal whose match cannot
+        begin with the text's next character without running the whole pattern."""
+        from .regex_loops import _item_end
+
+        source = self.source
+        flags = self.pattern.flags
+        if flags & (regex.IGNORECASE | regex.VERBOSE | regex.REVERSE):
+            return None
+        i = 0
+        while i < len(source):  # (no `|` outside a group or class: no alternation)
+            j = _item_end(source, i)
+            if j is None or source[i] == "|":
+                return None
+            i = j
+        end = _item_end(source, 0)
+        if not end:
+            return None
+        item = source[:end]
+        rest = source[end:]
+        if item.endswith("?") and item != "\\?" or rest[:1] == "*" or rest[:2] in ("{0", "{,"):
+            return None  # (optional: a match may begin with what follows it)
+        if item[0] == "[":
+            if "[" in item[1:]:
+                return None  # (a class with a class inside, `[[:alpha:]]`: not read here)
+        elif item[0] == "\\":
+            if len(item) != 2 or item[1].isalnum() and item[1] not in "sSdDwWtnrfv":
+                return None  # (zero-width, `\b`, or longer, `\p{L}`, `\x41`)
+        elif item in ("^", "$", "(", ")", "|", "*", "+", "{", "?") or len(item) != 1:
+            return None
+        try:
+            return regex.compile(item, flags)
+        except Exception as exc:  # noqa: BLE001
+            if passes_through(exc):
+                raise
+            return None
+
+    @cached_property
     def loop(self) -> tuple | None:
         """regex_loops._loop of the pattern: its unrolled-loop shape, or None."""
         from .regex_loops import _loop

@@ -23,7 +23,7 @@ import regex
 from .tree import Tree
 
 from .._grammar.tables import Shift
-from .._grammar.registry import Compiled, Format
+from .._grammar.registry import SPECIAL_TERMINALS, Compiled, Format
 from .._grammar.words import fast_source, lazy
 from . import close as _close
 from . import looks as _looks
@@ -328,6 +328,7 @@ class Driver:
         json_text = self.c.json_text
         loose_text = self.c.loose_text
         nest_text = self.c.nest.terminals if self.c.nest is not None else ()
+        firsts = _firsts(self.c)
         while True:
             if pos >= n:
                 return None if final else WAIT
@@ -351,6 +352,8 @@ class Driver:
                             grow = True
                             growers = None
                         continue
+                elif (first := firsts[name]) is not None and not first[buf[pos]]:
+                    continue  # (no match of it begins with this character: see _Firsts)
                 elif name == "JSON":
                     if buf[pos] not in "{[":
                         continue
@@ -888,6 +891,49 @@ class Driver:
 _MARK_STACK = 64
 _SPOT_TOKENS = 32  # (tokens read between two spots at least: see Driver.spots)
 _CHECKS = 16  # (tokens kept in Driver.checks at most: a salvage lexes each again)
+class _Firsts(dict):
+    """Per terminal name, the characters a match of the terminal may begin with (a
+    _FirstChars), or None: not told for it. Only a terminal whose lexing does nothing
+    else where its pattern finds no match there: none that reads on past its match or
+    stops at a tag (json_text, loose_text, the nest's), nor JSON or PYVALUE. A
+    marker's own terminals are tried at each token (`<invoke`, `</invoke>`,
+    `<parameter` at a line's break, then again after it): the pattern ran for each."""
+
+    def __init__(self, c: Compiled) -> None:
+        super().__init__()
+        self.c = c
+        self.skip = {*c.json_text, *c.loose_text, *(c.nest.terminals if c.nest is not None else ()), *SPECIAL_TERMINALS}
+
+    def __missing__(self, name: str) -> Any:
+        t = self.c.terminals.get(name)
+        first = None if t is None or t.literal is not None or name in self.skip else t.first  # (compiled on first use)
+        found = self[name] = None if first is None else _FirstChars(first)
+        return found
+
+
+class _FirstChars(dict):
+    """Character -> whether the terminal's match may begin with it (its pattern's
+    first item matches it: Terminal.first); remembered for the first few hundred
+    characters asked (a reply of many different ones does not grow it without end)."""
+
+    def __init__(self, first: Any) -> None:
+        super().__init__()
+        self.first = first
+
+    def __missing__(self, ch: str) -> bool:
+        may = self.first.match(ch) is not None
+        if len(self) < 512:
+            self[ch] = may
+        return may
+
+
+def _firsts(c: Compiled) -> _Firsts:
+    found = c.derived.get("firsts")
+    if found is None:
+        found = c.derived["firsts"] = _Firsts(c)
+    return found
+
+
 _NEVER = float("inf")
 _PENDING = object()  # (a deep point's copy of the stack, not made yet: see _keep_mark)
 _SPACE_TO_END = lazy(regex.compile, r"\s*\Z")  # (whitespace to the end of the text; matched from a point)

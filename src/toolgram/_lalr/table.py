@@ -63,12 +63,21 @@ def goes_on(c: Compiled, stack: list, term: str) -> bool:
 
 def takes(c: Compiled, stack: list, term: str) -> bool:
     """Whether the table `c` at `stack` takes `term` ("$END": can finish): simulate's
-    answer, without its copy of the stack. Remembered per grammar by the states it
-    looked at: the driver asks it at each token a reduction reads ahead of (a value
-    nested a thousand levels deep asks the same question at each level), and the
-    answer depends on the top of the stack that the reductions reach down to, no
-    deeper (so an answer found for those states is the answer for any stack that
-    has them on top)."""
+    answer, without its copy of the stack. First told by the top state alone where
+    every stack under it takes `term` (see _sure): the driver asks at each token a
+    reduction starts from, and the simulation was a tenth of a long reading's time.
+    Else remembered per grammar by the states it looked at: a value nested a thousand
+    levels deep asks the same question at each level, and the answer depends on the
+    top of the stack that the reductions reach down to, no deeper (so an answer found
+    for those states is the answer for any stack that has them on top)."""
+    sure = c.derived.get("sure_takes")
+    if sure is None:
+        sure = c.derived["sure_takes"] = {}
+    told = sure.get((stack[-1], term))
+    if told is None:
+        told = _sure(c, stack[-1], term, sure, set())
+    if told:
+        return True
     memo = c.derived.get("takes")
     if memo is None:
         memo = c.derived["takes"] = ({}, {})
@@ -131,6 +140,65 @@ def _peek_reach(c: Compiled, stack: list, term: str) -> tuple[bool, int]:
             under = stack[base - 1]
             low = min(low, base - 1)
         top.append(states[under][arg.origin.name][1])
+
+
+def _sure(c: Compiled, state: Any, term: str, sure: dict, on_way: set) -> bool:
+    """Whether the table takes `term` at `state` whatever the stack under it (a stack
+    the table built: each state on it reached from the one below by its symbol):
+    it shifts `term` there, or it reduces, and at each state the reduction may go to
+    (the goto from any state the rule's length of steps back) it is sure again.
+    False is only "not sure": peek tells then. (A cycle of reductions, never in a
+    table Lark built, is not followed: not sure.) Remembered in `sure`."""
+    key = (state, term)
+    told = sure.get(key)
+    if told is not None:
+        return told
+    if key in on_way:
+        return False
+    told = False
+    if term == "$END" and state == c.end_state:
+        told = True
+    else:
+        action = c.states[state].get(term)
+        if action is not None and action[0] is Shift:
+            told = True
+        elif action is not None:
+            rule = action[1]
+            name = rule.origin.name
+            on_way.add(key)
+            told = True
+            for under in _under(c, state, len(rule.expansion)):
+                goto = c.states[under].get(name)
+                if goto is None or not _sure(c, goto[1], term, sure, on_way):
+                    told = False
+                    break
+            on_way.discard(key)
+    if told or not on_way:
+        sure[key] = told  # (a False found on a cycle's way is kept only at its top)
+    return told
+
+
+def _under(c: Compiled, state: Any, steps: int) -> frozenset:
+    """The states a stack with `state` on top may hold `steps` places under it: those
+    from which that many shifts and gotos lead to `state` (remembered per grammar)."""
+    memo = c.derived.get("under")
+    if memo is None:
+        memo = c.derived["under"] = {}
+        back: dict = {}
+        for s, row in c.states.items():
+            for kind, arg in row.values():
+                if kind is Shift:
+                    back.setdefault(arg, set()).add(s)
+        c.derived["back"] = back
+    key = (state, steps)
+    found = memo.get(key)
+    if found is None:
+        found = frozenset([state])
+        back = c.derived["back"]
+        for _ in range(steps):
+            found = frozenset(p for s in found for p in back.get(s, ()))
+        memo[key] = found
+    return found
 
 
 def peek(c: Compiled, stack: list, term: str, reduced: Any = None) -> bool:
