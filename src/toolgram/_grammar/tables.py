@@ -29,6 +29,7 @@ import os
 import sys
 import threading
 import zlib
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -221,9 +222,22 @@ def _callback(rule: Rule) -> Any:
         return build
 
     if not any(inline for _, inline in include):
-        # (Tokens left out, none inlined: the commonest, a call's `(` and `)`.)
-        def picked(children: list, _keep=tuple(i for i, _ in include), _make=build) -> Any:
-            return _make([children[i] for i in _keep])
+        # (Tokens left out, none inlined: the commonest, a call's `(` and `)`. Picked by
+        # itemgetter: a list comprehension is a function call of its own, at each reduction.)
+        if len(include) == 1:
+
+            def picked(children: list, _keep=include[0][0], _make=build) -> Any:
+                return _make([children[_keep]])
+
+        elif include:
+
+            def picked(children: list, _keep=itemgetter(*(i for i, _ in include)), _make=build) -> Any:
+                return _make(list(_keep(children)))
+
+        else:
+
+            def picked(children: list, _make=build) -> Any:
+                return _make([])
 
         return picked
     if include[0][1] and not any(inline for _, inline in include[1:]):

@@ -329,6 +329,7 @@ class Driver:
         loose_text = self.c.loose_text
         nest_text = self.c.nest.terminals if self.c.nest is not None else ()
         firsts = _firsts(self.c)
+        quick = final and not self.resume  # (a plain terminal's match is its token: see below)
         while True:
             if pos >= n:
                 return None if final else WAIT
@@ -354,6 +355,15 @@ class Driver:
                         continue
                 elif (first := firsts[name]) is not None and not first[buf[pos]]:
                     continue  # (no match of it begins with this character: see _Firsts)
+                elif first is not None and quick:
+                    # A plain terminal (see _Firsts), the whole text at hand, no match of it
+                    # to go on with: its match is the token, as the general way below finds.
+                    m = t.pattern.match(buf, pos)
+                    if m is None:
+                        continue
+                    end = m.end()
+                    if end == pos:
+                        continue
                 elif name == "JSON":
                     if buf[pos] not in "{[":
                         continue
@@ -893,11 +903,12 @@ _SPOT_TOKENS = 32  # (tokens read between two spots at least: see Driver.spots)
 _CHECKS = 16  # (tokens kept in Driver.checks at most: a salvage lexes each again)
 class _Firsts(dict):
     """Per terminal name, the characters a match of the terminal may begin with (a
-    _FirstChars), or None: not told for it. Only a terminal whose lexing does nothing
-    else where its pattern finds no match there: none that reads on past its match or
-    stops at a tag (json_text, loose_text, the nest's), nor JSON or PYVALUE. A
-    marker's own terminals are tried at each token (`<invoke`, `</invoke>`,
-    `<parameter` at a line's break, then again after it): the pattern ran for each."""
+    _FirstChars: any, where its pattern's shape does not tell), or None: not a plain
+    terminal. A plain one is a pattern whose match is the token, and no match no token,
+    with nothing else to do: none that reads on past its match or stops at a tag
+    (json_text, loose_text, the nest's), nor JSON or PYVALUE. A marker's own terminals
+    are tried at each token (`<invoke`, `</invoke>`, `<parameter` at a line's break,
+    then again after it): the pattern ran for each, and the general way's tests."""
 
     def __init__(self, c: Compiled) -> None:
         super().__init__()
@@ -906,8 +917,11 @@ class _Firsts(dict):
 
     def __missing__(self, name: str) -> Any:
         t = self.c.terminals.get(name)
-        first = None if t is None or t.literal is not None or name in self.skip else t.first  # (compiled on first use)
-        found = self[name] = None if first is None else _FirstChars(first)
+        if t is None or t.literal is not None or name in self.skip:
+            found = None
+        else:
+            found = _FirstChars(t.first or _ANY)  # (t.first: compiled on first use)
+        self[name] = found
         return found
 
 
@@ -925,6 +939,9 @@ class _FirstChars(dict):
         if len(self) < 512:
             self[ch] = may
         return may
+
+
+_ANY = regex.compile(r"(?s).")
 
 
 def _firsts(c: Compiled) -> _Firsts:

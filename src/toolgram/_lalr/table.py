@@ -64,7 +64,8 @@ def goes_on(c: Compiled, stack: list, term: str) -> bool:
 def takes(c: Compiled, stack: list, term: str) -> bool:
     """Whether the table `c` at `stack` takes `term` ("$END": can finish): simulate's
     answer, without its copy of the stack. First told by the top state alone where
-    every stack under it takes `term` (see _sure): the driver asks at each token a
+    every stack under it takes `term` (see _sure), or else by the state the first
+    reduction goes to (the stack says which): the driver asks at each token a
     reduction starts from, and the simulation was a tenth of a long reading's time.
     Else remembered per grammar by the states it looked at: a value nested a thousand
     levels deep asks the same question at each level, and the answer depends on the
@@ -78,6 +79,14 @@ def takes(c: Compiled, stack: list, term: str) -> bool:
         told = _sure(c, stack[-1], term, sure, set())
     if told:
         return True
+    action = c.states[stack[-1]].get(term)
+    if action is not None and action[0] is not Shift and len(action[1].expansion) < len(stack):
+        # (A Qwen3-Coder call left open, at the start of the reply or after another:
+        # only the second is sure to take the next `<function=`, and the stack says.)
+        rule = action[1]
+        goto = c.states[stack[-1 - len(rule.expansion)]].get(rule.origin.name)
+        if goto is not None and _sure(c, goto[1], term, sure, set()):
+            return True
     memo = c.derived.get("takes")
     if memo is None:
         memo = c.derived["takes"] = ({}, {})

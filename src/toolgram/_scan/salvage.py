@@ -487,8 +487,10 @@ def _opener_only(drv: Driver, buf: str, last: Draft, end: int) -> bool:
     nest = drv.c.nest
     if nest is None or last.arguments or last.params or last.error or "closed_tag" not in last.repairs:
         return False
-    text = buf[last.span[0] : end].rstrip()
-    return not any(text.endswith(tag) for tag, need in nest.closer_of.items() if need is None)
+    closers = drv.c.derived.get("closers")
+    if closers is None:  # (asked of each call of a run of openers: see _before_openers)
+        closers = drv.c.derived["closers"] = tuple(tag for tag, need in nest.closer_of.items() if need is None)
+    return not buf[last.span[0] : end].rstrip().endswith(closers)
 
 
 def _closing(drv: Driver, text: str, accepts: Any = None, going_on: Any = ()) -> bool:
