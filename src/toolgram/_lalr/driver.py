@@ -43,6 +43,7 @@ class Driver:
         "closed_at", "last_end", "calls", "lines", "line_end", "stray", "deep", "quote_memo", "last_term", "last_start", "ended", "shut",
         "loose_memo", "loose_quoted", "nest_memo", "nest_unsettled", "nest_open", "nest_loose", "goes_on", "decode_failed", "may_close", "pause", "py", "gem", "gem_at", "checkpoints",
         "spots", "spot_due", "relevant", "supplied", "halt", "text", "looks", "far", "back", "check", "checks",
+        "firsts",
     )  # fmt: skip
 
     def __init__(self, fmt: Format, start: int, brackets: Any = None, cutter: Any = None, lines: bool = False) -> None:
@@ -57,6 +58,7 @@ class Driver:
         # _repair.BracketIndex, shared by the drivers of one text (see there).
         self.brackets = brackets
         self.c: Compiled = fmt.compiled
+        self.firsts = _firsts(self.c)  # (see _Firsts: the lexer asks at each terminal it tries)
         self.start = start
         self.pos = start
         self.stack = [self.c.start_state]
@@ -328,7 +330,7 @@ class Driver:
         json_text = self.c.json_text
         loose_text = self.c.loose_text
         nest_text = self.c.nest.terminals if self.c.nest is not None else ()
-        firsts = _firsts(self.c)
+        firsts = self.firsts
         quick = final and not self.resume  # (a plain terminal's match is its token: see below)
         while True:
             if pos >= n:
