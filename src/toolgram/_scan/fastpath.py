@@ -599,7 +599,7 @@ def run(
                 if m is None:
                     break
                 i = m.start(1)
-                if i > pos and quote(buf, pos, i) and in_string(buf, i, pos, reading):
+                if i > pos and quote(buf, pos, i) and in_string(buf, i, pos, reading, 0, True, i + len(again), sc.ends_of(again)):
                     break  # (inside a string of a call no format read: the loop tells it)
                 got = read(m.group(payload), i, m.end(), tools)
                 if got is None:
@@ -635,7 +635,7 @@ def run(
         # (_whole_next's search when the text holds one symbol character, inline)
         i = buf.find(one, pos) if one else -1
         if again is not None and i >= 0 and buf.startswith(again, i) and buf[i - 1] != "`":
-            if quote(buf, pos, i) and in_string(buf, i, pos, reading):
+            if quote(buf, pos, i) and in_string(buf, i, pos, reading, 0, True, i + len(again), sc.ends_of(again)):
                 return pos  # (the loop tells it: Scanner._in_string)
             got = frame.read(buf, i, True, tools)
             if type(got) is not ToolCall:
@@ -660,7 +660,7 @@ def run(
         frame = frames[marker]
         # (What the loop does first, at a marker that is neither <think> tag nor in
         # `line`, has no backtick before it, and has a Frame: it reads the frame.)
-        if type(frame) is not frame_type or marker in line or (i > 0 and buf[i - 1] == "`") or (quote(buf, pos, i) and in_string(buf, i, pos, reading)):
+        if type(frame) is not frame_type or marker in line or (i > 0 and buf[i - 1] == "`") or (quote(buf, pos, i) and in_string(buf, i, pos, reading, 0, True, i + len(marker), sc.ends_of(marker))):
             return pos
         got = frame.read(buf, i, True, tools)
         if type(got) is not ToolCall:

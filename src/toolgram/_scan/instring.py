@@ -15,19 +15,27 @@ brackets not yet closed.
 
 A string opened in prose that never closes as a value does is no quote: a Windows
 path (`{"path": "C:\\dir\\"}.[TOOL_CALLS]…`), an apostrophe, prose naming Gemma's
-syntax (`Try call:foo{a:<|"|>` then a new line). So the string must also close after
-the marker, as a value closes (its quote, then `,` `)` `]` `}` or `:`), within
-2 * LOOK of where it opens (every marker asked about then has LOOK after it): a quoted
-call is one whose string closes around it (`{"content": "<tool_call>…</tool_call>"}`,
-`call:write_file{content:<|"|>…<tool_call>…<|"|>}`), while a real call after such
-prose closes it, if at all, at one of its own quotes (`{"name"`: a key, no value's
-end). A JSON or Python string ends at its line's end as before; a Gemma one may hold
-new lines (QA14 R2, R3, P1, P8: one rule for all three kinds).
+syntax (`Try call:foo{a:<|"|>` then a new line). So the string must also close around
+the marker's call (_Told), as a value closes (its quote, then what goes on after a
+value in that kind of call: `}` `]` or `,"` in JSON; `)` `]` or `, name=` in Python;
+`}` or `, key:` in Gemma): its first quote after the marker, or else its quote right
+after the call's END (its format's end marker; a format with none, where its brackets
+close), blanks, words, an apostrophe in a word and quoted words between, on that line
+or the next for a JSON or Python string (whose line breaks the model may have left
+unescaped). No quote inside the call counts: a quoted call's own quotes
+(`"<tool_call>{"name": …}</tool_call>"}`, `<function name="rm_rf">`, `<|"|>`) and a
+real call's (`It's always fresh.'`) say nothing about the string around it. A real
+call after such prose is followed by prose, not by a close (`"C:\\dir\\"} now
+<tool_call>…</tool_call> for the 27", 32" screens`). Where the string quotes the call,
+the whole call is prose (its wrapper's inner markers on later lines too); all within
+REACH of where the string opens (QA16 G1, G2, G3).
 
 The text before the marker decides where the string opens, no further back than LOOK: a
 stream keeps that much before the place its prose has reached (Scanner._trim). The
 text after it decides whether the string closes: a stream waits at the marker until
-it has that (in_string answers None), at most 2 * LOOK characters.
+it has that (in_string answers None): the call's end and the line after it (a JSON or
+Python string), or the string's close (Gemma), at most REACH (2 * LOOK) characters
+from the string's opening, reading on from where it stopped at each delta.
 """
 
 from __future__ import annotations
@@ -117,27 +125,31 @@ class Reading:
     blank run to the marker). In a string opened in prose and then 30 KB of markers,
     each read back to the opening, that was 2,048 characters a marker."""
 
-    __slots__ = ("key", "resume", "depth", "upto", "string", "closes", "resume_string", "past")
+    __slots__ = ("key", "resume", "depth", "upto", "string", "closes", "told", "span")
 
     def __init__(self) -> None:
         self.key: tuple | None = None
         self.resume = self.depth = self.upto = 0
-        # Whether the string that opens at `string` (its pattern and place in the reply)
-        # closes as a value (_closes): once told, the same for every marker in it.
-        # (None: not told yet, read up to resume_string.)
+        # Whether the string open at a marker (`string`: its quote, its place and the
+        # marker's in the reply) closes around the marker's call (_closes). None: not
+        # told yet, `told` reads on; True: it quotes the reply up to `span`.
         self.string: tuple | None = None
         self.closes: bool | None = False
-        self.resume_string = 0
-        self.past: tuple | None = None  # (_past's place in the reply and depth, read on from)
+        self.told: _Told | None = None
+        self.span = 0
 
 
 def in_string(
     buf: str, i: int, floor: int = 0, reading: Reading | None = None, base: int = 0, final: bool = True,
+    after: int = -1, ends: tuple = (),
 ) -> bool | None:
     """Whether the marker at i is inside a string of a call that begins before it, at
     or after `floor` (see the module's docstring). reading: what the scanner keeps of
-    the last reading (see Reading), buf beginning at `base` in the reply. None: buf
-    (not `final`, a stream's text so far) ends before the string is told to close."""
+    the last reading (see Reading), buf beginning at `base` in the reply; `after`: the
+    marker's end, `ends`: the end markers of the formats it opens. None: buf (not
+    `final`, a stream's text so far) ends before the string is told to close."""
+    if after < 0:
+        after = i
     lo = max(0, floor, i - LOOK)
     if lo >= i or not quoted(buf, lo, i):
         return False  # (the usual case: no string before it)
@@ -156,7 +168,7 @@ def in_string(
             if at >= 0:
                 start, opens = lo, _CALL_OBJECT
         if at >= 0:
-            got = _open_string(buf, start, i, at, first, opens, tokens, reading, base, final)
+            got = _open_string(buf, start, i, at, first, opens, tokens, reading, base, final, after, ends)
             if got is not False:
                 return got
     return False
@@ -181,7 +193,7 @@ def _call_object(buf: str, lo: int, hi: int) -> int:
 
 def _open_string(
     buf: str, lo: int, i: int, at: int, first: str, opens: regex.Pattern, tokens: regex.Pattern,
-    reading: Reading | None = None, base: int = 0, final: bool = True,
+    reading: Reading | None = None, base: int = 0, final: bool = True, marker_end: int = -1, ends: tuple = (),
 ) -> bool | None:
     """Whether the last call opening (`opens`, whose `first` characters are found at `at`
     and before) in [lo, i) leaves a string open at i, its brackets still open, that
@@ -217,8 +229,9 @@ def _open_string(
             # (A string left open up to the marker, or one its line's end broke: before
             # the marker's line, only with none of its quotes from there to the marker,
             # which it then holds.)
-            if t.end() >= i or buf.find(s[0], t.end(), i) < 0:
-                found = _closes(buf, t.start(), reading, base, final)
+            if t.end() < i and buf.find(s[0], t.end(), i) >= 0:
+                break
+            found = _closes(buf, t.start(), _KIND_OF[first[0]], i, max(marker_end, i), ends, reading, base, final)
             break
         after = _forth(buf, t.end(), i)
         if after < i and buf[after] not in _AFTER:
@@ -228,131 +241,290 @@ def _open_string(
     return found
 
 
-def _closes(buf: str, s: int, reading: Reading | None, base: int, final: bool) -> bool | None:
-    """Whether the string opening at s closes as a value does: its quote, within REACH
-    of s, then (blanks between) `,` `)` `]` `}` `:` or the text's end. One its line's
-    end breaks (JSON, Python), or not closed within REACH, or closed where no value ends
-    (`"C:\\dir\\"}. [TOOL_CALLS]f[ARGS]{"path"`: at a key of the call after it) is no
-    quote of what follows it. None: buf (not final) ends first; `reading` then keeps how
-    far the string was read, and the next delta reads on from there (a stream waits at
-    the marker for up to REACH characters: read again from s at each, the square)."""
+def _closes(
+    buf: str, s: int, kind: int, i: int, after: int, ends: tuple, reading: Reading | None, base: int, final: bool,
+) -> bool | None:
+    """Whether the string opening at s, open at the marker at i (ending at `after`),
+    closes around the call there as a value does (see the module's docstring): its
+    first quote after the marker closes it there (a marker named in a string), or its
+    quote comes right after the call's end (_Told). None: buf (not final) ends first;
+    `reading` then keeps how far it was read, and the next delta reads on from there (a
+    stream waits at the marker for up to REACH characters: read again from the marker
+    at each, the square). Where True, reading.span is the end of what it quotes."""
     quote = buf[s] if buf[s] in "\"'" else _GEMMA_QUOTE if buf.startswith(_GEMMA_QUOTE, s) else _ESCAPE
-    key = (quote, base + s)
-    p = s + len(quote)
-    limit = s + REACH
-    end = min(len(buf), limit)
+    key = (quote, base + s, base + i)
     if reading is not None and reading.string == key:
         if reading.closes is not None:
             return reading.closes
-        if reading.past is not None:
-            at, depth, line = reading.past
-            return _past_told(buf, at - base, depth, quote, end, limit, final, reading, base, line)
-        p = reading.resume_string - base
-    t = _BODIES[quote].match(buf, p, end)
-    got: bool | None
-    resume = p
-    if t.lastgroup is None:  # (not closed in the text there is)
-        stop = t.end()
-        if stop < end and buf[stop] == "\n":
-            # Its line's end broke it, unless it quotes a call on the lines after (the
-            # model wrote the line breaks unescaped: `"<tool_call>\n{"name": …}\n</tool_call>"}`):
-            # read past that call's brackets, it closes where a quote after them does.
-            if reading is not None:
-                reading.string = key
-            return _past_told(buf, stop, 0, quote, end, limit, final, reading, base, False)
-        elif stop >= end - 1 and end < limit and not final:
-            got = None  # (the text so far ends in it, or in its last escape `\`)
-            # (From its last escape, or from before a close `<|"|>` cut at the text's end.)
-            resume = stop if len(quote) == 1 else max(p, stop - len(quote) + 1)
-        else:
-            got = False
+        told = reading.told
     else:
-        j = _forth(buf, t.end(), end)
-        if j < end and buf[j] not in _AFTER:
-            # A quote that opens a string of a call the string quotes, whole
-            # (`"[TOOL_CALLS]rm_rf[ARGS]{"p": "/"}"}`): its brackets are read past, and
-            # the string closes where a quote after them does (QA15 F1).
-            b = _BRACKET.search(buf, s + len(quote), t.start("c"))
-            if b is not None:
-                if reading is not None:
-                    reading.string = key
-                return _past_told(buf, b.start(), 0, quote, end, limit, final, reading, base)
-            got = False
-        elif j < end:
-            got = buf[j] in _AFTER
-        elif end < limit and not final:
-            got, resume = None, t.start(t.lastgroup)  # (blanks to the text's end: read from its close)
-        else:
-            got = True  # (closed at the text's end: the call around it cut there)
+        told = _Told(quote, kind, base + s, base + after, ends, buf[i:after])
+    got = told.read(buf, base, final)
     if reading is not None:
-        reading.string, reading.closes, reading.resume_string, reading.past = key, got, base + resume, None
+        reading.string, reading.closes, reading.told = key, got, told
+        reading.span = told.span
     return got
 
 
-_BRACKET = re.compile(r"[\[{(]")
+# What may follow a string's close where it ends a value, by the kind of call it is in
+# (JSON: the object or list closes, or a key comes; Python: the call or a list closes,
+# or an argument comes; Gemma: the object closes, or a key comes). Partial matches
+# tell a stream that the text so far ends too soon.
+_GO_ON = (
+    regex.compile(r'[ \t\r\n]*+(?:[}\]]|,[ \t\r\n]*+")'),
+    regex.compile(r"""[ \t\r\n]*+(?:[)\]}]|,[ \t\r\n]*+(?:[A-Za-z_]\w*+[ \t]*+=(?!=)|['"\d\[{(\-]|(?:True|False|None)\b))"""),
+    regex.compile(r"[ \t\r\n]*+(?:\}|,[ \t\r\n]*+[A-Za-z_][\w.\-]*+:)"),
+)
+_KIND_OF = {"{": 0, "[": 1, "c": 2}  # (a kind's first characters' first: _KINDS' order)
 
 
-def _past_told(
-    buf: str, i: int, depth: int, quote: str, end: int, limit: int, final: bool, reading: Reading | None, base: int,
-    line: bool = True,
-) -> bool | None:
-    """_past, its answer kept in `reading` (None: where to read on from, too)."""
-    got, i, depth = _past(buf, i, depth, quote, end, limit, final, line)
-    if reading is not None:
-        reading.closes = got
-        reading.past = (base + i, depth, line) if got is None else None
-    return got
+class _Told:
+    """The reading of whether a string open at a marker closes around its call, kept
+    between a stream's deltas (positions in the reply). Three steps:
+    - `first`: the string's first quote after the marker, where it closes a value
+      (`{"a": "the <tool_call> tag", "b": 1}`: a marker named, no call written);
+    - `end`: else the call's end: its format's end marker (`</tool_call>`, `<tool_call|>`,
+      a run of them), or, for a format with none (Mistral's `[TOOL_CALLS]`), where its
+      first bracket group holding a `{` or `(` closes (strings inside read whole). No
+      quote before it counts: they are the call's own (`"name"`, `It's`, `<|"|>`);
+    - `after`: from there, the string's close quote must come, a value's continuation
+      after it (_GO_ON). Blanks, words and quotes that are no close come between: an
+      apostrophe in a word (`don't`) and a quoted word (`(see "docs")`) are read past;
+      any other quote decides. A JSON or Python string ends at its line's end. A real
+      call after a string left open in prose (`"C:\\dir\\"} now <tool_call>…</tool_call>
+      for the 27", 32" screens`) is followed by no such close, and is read."""
 
+    __slots__ = ("quote", "kind", "step", "at", "depth", "grouped", "limit", "ends", "span", "after", "skipped", "lines", "marker")
 
-def _past(buf: str, i: int, depth: int, quote: str, end: int, limit: int, final: bool, line: bool = True) -> tuple:
-    """Whether a string whose first close quote opens a string of a call it quotes closes
-    as a value does, read from i (a bracket in it), `depth` brackets open: the strings
-    that open where a value begins inside those brackets are read whole, and the first
-    quote elsewhere is the string's close. (Its answer as _closes's, the place to read
-    on from and the depth there.)"""
-    n = len(quote)
-    line = line and n == 1  # (a JSON or Python string ends at its line's end, unless read on)
-    while i < end:
-        c = buf[i]
-        if c == quote[0] and n > 1 and end - i < n and quote.startswith(buf[i:end]) and end < limit and not final:
-            return None, i, depth  # (a close `<|"|>` the text so far cuts)
-        if c == quote[0] and buf.startswith(quote, i):
-            if depth > 0 and buf[_back(buf, 0, i)] in _BEFORE:
-                t = _BODIES[quote].match(buf, i + n, end)
+    def __init__(self, quote: str, kind: int, opens: int, after: int, ends: tuple, marker: str) -> None:
+        self.quote, self.kind, self.ends, self.marker = quote, kind, ends, marker
+        self.step = "first"
+        self.at = self.after = after  # (where to read on from, in the reply)
+        self.limit = opens + REACH  # (from the string's opening: what a stream holds at most)
+        self.depth, self.grouped = 0, False
+        self.span = after
+        self.skipped, self.lines = False, 0  # (_after: the blanks after the call read; line breaks since)
+
+    def read(self, buf: str, base: int, final: bool) -> bool | None:
+        end = min(len(buf), self.limit - base)
+        more = not final and end < self.limit - base  # (the text so far ends before the limit)
+        while True:
+            step = self.step
+            if step == "first":
+                got = self._first(buf, base, end, more)
+                if got is not False:
+                    return got
+                self.call_from(self.after)
+            elif step == "end":
+                got = self._end(buf, base, end, more)
+                if got is None:
+                    return None
+                if got:
+                    self.step = "after"
+                else:
+                    self.step, self.at = "brackets", self.after
+            elif step == "brackets":
+                got = self._brackets(buf, base, end, more)
+                if got is not True:
+                    return got
+                self.step = "after2"
+            else:
+                got = self._after(buf, base, end, more)
+                if got is not False or self.step != step:
+                    if self.step == step:
+                        return got
+                    continue  # (the marker again, after the call: its call read to its end)
+                if step == "after2":
+                    return False
+                # (An end marker the call may have left out, Granite's `<|tool_call|>[…]`:
+                # its brackets, where they follow the marker, are its end too.)
+                self.step, self.at, self.skipped = "brackets", self.after, False
+
+    def call_from(self, after: int) -> None:
+        """Read a call from `after` (the end of its marker, in the reply) to its end."""
+        self.step = "end" if self.ends else "brackets"
+        self.at = self.after = after
+        self.depth, self.grouped, self.skipped = 0, False, False
+
+    def _first(self, buf: str, base: int, end: int, more: bool) -> bool | None:
+        quote = self.quote
+        p = self.at - base
+        t = _BODIES[quote].match(buf, p, end)
+        if t.lastgroup is None:
+            stop = t.end()
+            if more and stop >= end - 1:
+                self.at = base + (stop if len(quote) == 1 else max(p, stop - len(quote) + 1))
+                return None  # (the text so far ends in it, or in its last escape `\`)
+            return False
+        c = t.start("c")
+        got = self._goes_on(buf, c + len(quote), end, more)
+        if got is None:
+            self.at = base + c  # (read again from its close)
+        elif got:
+            self.span = base + c + len(quote)
+        return got
+
+    def _goes_on(self, buf: str, p: int, end: int, more: bool) -> bool | None:
+        """Whether a value's continuation follows the close ending at p (None: the text
+        so far ends first); the reply's end is one (the call around it cut there)."""
+        m = _GO_ON[self.kind].match(buf, p, end, partial=more)
+        if m is None:
+            return not more and _forth(buf, p, end) >= len(buf)
+        return None if m.partial else True
+
+    def _end(self, buf: str, base: int, end: int, more: bool) -> bool | None:
+        """Whether the call's end marker comes (self.at then after it)."""
+        p = self.at - base
+        found = -1
+        for e in self.ends:
+            at = buf.find(e, p, end)
+            if at >= 0 and (found < 0 or at < found):
+                found, size = at, len(e)
+        if found < 0:
+            if more:
+                self.at = base + max(p, end - max(map(len, self.ends)) + 1)
+                return None
+            return False
+        self.at = base + found + size
+        return True
+
+    def _brackets(self, buf: str, base: int, end: int, more: bool) -> bool | None:
+        """Whether the call's first bracket group holding a `{` or `(` closes (self.at
+        then after it): `rm_rf[ARGS]{"p": "/"}`, `[{"name": …}]`, `[rm_rf(p='/')]`."""
+        p, depth, grouped = self.at - base, self.depth, self.grouped
+        if self.ends and self.at == self.after:
+            q = _forth(buf, p, end)
+            if q >= end:
+                return None if more else False
+            if buf[q] not in _OPEN:
+                return False  # (the call's end is its end marker only)
+        while p < end:
+            c = buf[p]
+            if c in _OPEN:
+                depth += 1
+                grouped = grouped or c != "["
+            elif c in "}])":
+                depth -= 1
+                if depth <= 0:
+                    depth = 0
+                    if grouped:
+                        self.at = base + p + 1
+                        return True
+            elif depth > 0 and (c == '"' or c == "'") and buf[_back(buf, 0, p)] in _BEFORE:
+                t = _BODIES[c].match(buf, p + 1, end)
                 if t.lastgroup is None:
-                    stop = t.end()
-                    if stop >= end - 1 and end < limit and not final:
-                        return None, i, depth
-                    return False, i, depth
-                i = t.end()
+                    if more and t.end() >= end - 1:
+                        break
+                    return False  # (a string its line's end broke: no call read here)
+                p = t.end()
                 continue
-            j = _forth(buf, i + n, end)
-            if j < end:
-                return buf[j] in _AFTER, i, depth
-            if end < limit and not final:
-                return None, i, depth
-            return True, i, depth
-        if c == "\n" and line:
-            return False, i, depth
-        if c in _OPEN:
-            depth += 1
-        elif c in "}])":
-            depth -= 1
-        elif c == "\\" and n == 1:
-            if i + 1 >= end:
-                break
-            i += 1
-        i += 1
-    if end < limit and not final:
-        return None, i, depth
-    return False, i, depth
+            elif depth > 0 and c == "<" and buf.startswith(_GEMMA_QUOTE, p):
+                t = _BODIES[_GEMMA_QUOTE].match(buf, p + len(_GEMMA_QUOTE), end)
+                if t.lastgroup is None:
+                    if more:
+                        break
+                    return False
+                p = t.end()
+                continue
+            p += 1
+        if more:
+            self.at, self.depth, self.grouped = base + p, depth, grouped
+            return None
+        return False
+
+    def _after(self, buf: str, base: int, end: int, more: bool) -> bool | None:
+        """Whether the string's close comes after the call's end (self.at), as a value's."""
+        quote, n, ends = self.quote, len(self.quote), self.ends
+        p = self.at - base
+        one_line = n == 1
+        if not self.skipped:
+            # (Blanks, and a run of end markers: `</function>\n</tool_call>`.)
+            while True:
+                q = _forth(buf, p, end)
+                for e in ends:
+                    if buf.startswith(e, q):
+                        p = q + len(e)
+                        break
+                else:
+                    break
+            if q >= end and more:
+                return None
+            self.skipped = True
+            self.lines = buf.count("\n", p, q) if one_line else 0
+            if self.lines > 1 and not buf.startswith(quote, q):
+                return False  # (a blank line after the call: the string's text ended before)
+            p = q
+        # (In a Python call, a string opened with one quote and closed with the other is
+        # still taken to close there: `content="<call>…')]` quotes the call, the safe way.)
+        other = ('"' if quote == "'" else "'") if self.kind == 1 else ""
+        while True:
+            self.at = base + p
+            k = buf.find(quote, p, end)
+            if other:
+                j = buf.find(other, p, end if k < 0 else k)
+                if j >= 0:
+                    k, quote = j, other
+                else:
+                    quote = self.quote
+            stop = buf.find("\n", p, end if k < 0 else k) if one_line else -1
+            again = buf.find(self.marker, p, stop if stop >= 0 else end if k < 0 else k)
+            if again >= 0:
+                # The marker again before the close: a string that quotes two calls, or
+                # a run of calls after a string left open. The one after tells.
+                self.call_from(base + again + len(self.marker))
+                return False
+            if stop >= 0:
+                # A JSON or Python string's text goes on to the line after the call's
+                # (`</tool_call>\nmore"}`, its line breaks unescaped), no further.
+                self.lines += 1
+                if self.lines > 1:
+                    return False
+                p = stop + 1
+                continue
+            if k < 0:
+                if more:
+                    self.at = base + max(p, end - max(n, len(self.marker)) + 1)
+                    return None
+                return False
+            before = buf[k - 1] if k > 0 else " "
+            next_at = k + n
+            if next_at >= end and more:
+                return None
+            follow = buf[next_at] if next_at < end else ""
+            if quote == "'" and before.isalnum() and follow.isalnum():
+                p = next_at  # (an apostrophe in a word: don't)
+                continue
+            if n == 1 and follow and (follow == quote or follow == other):
+                p = next_at  # (a quote written twice: `</function>""}`, the second closes)
+                continue
+            if not (before.isalnum() or before in "_.!?") and (follow.isalnum() or follow == "_"):
+                # A quoted word (`(see "docs")`): read past its close.
+                close = buf.find(quote, next_at, end)
+                if close < 0 or (one_line and "\n" in buf[next_at:close]):
+                    if close < 0 and more:
+                        return None
+                    return False
+                p = close + n
+                colon = _forth(buf, p, end)
+                if colon >= end and more:
+                    return None  # (read again from the quoted word's opening)
+                if colon < end and buf[colon] == ":":
+                    return False  # (a key, `"q": …`: a call's text after the call, not the string's)
+                continue
+            got = self._goes_on(buf, next_at, end, more)
+            if got:
+                self.span = base + next_at
+            return got
 
 
 def closes_on(buf: str, reading: Reading, base: int, final: bool) -> bool | None:
-    """_closes for the string in_string last answered None about (reading.string), read
-    on from where it stopped: a stream's marker waiting for it asks only this at each
-    delta (Scanner._in_string). False: in_string must be asked again (its other kinds)."""
-    return _closes(buf, reading.string[1] - base, reading, base, final)
+    """_closes for the string and marker in_string last answered None about
+    (reading.string), read on from where it stopped: a stream's marker waiting for it
+    asks only this at each delta (Scanner._in_string). False: in_string must be asked
+    again (its other kinds)."""
+    got = reading.told.read(buf, base, final)
+    reading.closes, reading.span = got, reading.told.span
+    return got
 
 
 _BEFORE = frozenset("([{,:=")  # (what a value follows)

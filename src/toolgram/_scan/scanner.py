@@ -109,6 +109,7 @@ class Scanner(MarkerSearch):
     # it to close or not (instring.in_string None): each delta asks only that string,
     # read on (instring.closes_on), not the search and the whole check again (-1: none).
     string_wait = -1
+    marker_ends: dict
     string_marker = ""
     # Where _after_object last declined a call object first on its line (in the
     # reply): the call on the line after it is declined too.
@@ -173,6 +174,7 @@ class Scanner(MarkerSearch):
         if not _frame.enabled or observer is not None:
             self.frames = Frames({})  # (the fast path builds no tree: an observer sees the general way's)
         self.pending: list[str] = []
+        self.marker_ends = {}  # marker -> its formats' end markers (ends_of)
         self.word_next: dict[str, int] = {}  # a word marker's next place in word_buf (-1: none)
         self.whole_keys: list = []  # what _whole_next looks for (set by finish)
         self.mf_found: dict = {}  # _markers_from's answers for mf_buf
@@ -691,7 +693,7 @@ class Scanner(MarkerSearch):
                 # backtick right after a word closes a code span: `ls`<tool_call>… is a call.)
                 self._flush(out, lo, after)
                 return True
-            quoted = self._in_string(out, buf, i, final) if marker not in line else False
+            quoted = self._in_string(out, buf, i, marker, final) if marker not in line else False
             if quoted is None:
                 # (A string open before it: whether it closes after it, the next delta tells.)
                 self.string_wait, self.string_marker = self.base + i, marker
@@ -700,8 +702,11 @@ class Scanner(MarkerSearch):
                 # Inside a string of a call no format read (`>>>send_email\n{"content":
                 # "<|tool_call>call:rm{…}<tool_call|>"}` with no tools): that call's text,
                 # prose as the call is (instring.py).
-                self._prose(out, i, after)
-                self.pos = after
+                # The whole of what the string quotes is (the call's markers on the
+                # lines after too: `"<tool_call>\n<function=rm_rf>…</tool_call>"}`).
+                span = max(after, self.reading.span - self.base)
+                self._prose(out, i, span)
+                self.pos = span
                 return True
             if marker in self.turn_ends and _BLANK_TO_END.match(buf, after) is not None:
                 # An end-of-turn token that ends the reply (blanks after it at most): the
@@ -851,7 +856,7 @@ class Scanner(MarkerSearch):
                 return False
             return True
 
-    def _in_string(self, out: list, buf: str, i: int, final: bool = True) -> bool | None:
+    def _in_string(self, out: list, buf: str, i: int, marker: str, final: bool = True) -> bool | None:
         """instring.in_string, reading back no further than the prose the marker at i is
         in: not into a call's or an error's text (`[f(a="Lis"bon")] … 'x <think>`).
         None: whether the string open before it closes, text to come tells."""
@@ -868,7 +873,17 @@ class Scanner(MarkerSearch):
             return False  # (the usual case, and a storm's: no string before the marker)
         if self.reading is None:
             self.reading = _instring.Reading()
-        return _instring.in_string(buf, i, floor, self.reading, self.base, final)
+        return _instring.in_string(buf, i, floor, self.reading, self.base, final, i + len(marker), self.ends_of(marker))
+
+    def ends_of(self, marker: str) -> tuple:
+        """The end markers of the formats `marker` opens (instring reads a call quoted in
+        a string to one of them), longest first."""
+        got = self.marker_ends.get(marker)
+        if got is None:
+            got = self.marker_ends[marker] = tuple(
+                sorted({e for fmt in self.by_marker.get(marker, ()) for e in fmt.ends if e}, key=len, reverse=True)
+            )
+        return got
 
     def _quote_before(self, buf: str, lo: int, i: int) -> bool:
         """Whether buf[lo:i] holds a quote (instring.QUOTE). The text is searched once:
