@@ -459,13 +459,12 @@ class _Told:
         other = ('"' if quote == "'" else "'") if self.kind == 1 else ""
         while True:
             self.at = base + p
+            quote = self.quote
             k = buf.find(quote, p, end)
             if other:
                 j = buf.find(other, p, end if k < 0 else k)
                 if j >= 0:
                     k, quote = j, other
-                else:
-                    quote = self.quote
             stop = buf.find("\n", p, end if k < 0 else k) if one_line else -1
             again = buf.find(self.marker, p, stop if stop >= 0 else end if k < 0 else k)
             if again >= 0:
