@@ -275,6 +275,7 @@ _GO_ON = (
     regex.compile(r"""[ \t\r\n]*+(?:[)\]}]|,[ \t\r\n]*+(?:[A-Za-z_]\w*+[ \t]*+=(?!=)|['"\d\[{(\-]|(?:True|False|None)\b))"""),
     regex.compile(r"[ \t\r\n]*+(?:\}|,[ \t\r\n]*+[A-Za-z_][\w.\-]*+:)"),
 )
+_SHUT = regex.compile(r"[ \t\r\n]*+[)\]}]")
 _KIND_OF = {"{": 0, "[": 1, "c": 2}  # (a kind's first characters' first: _KINDS' order)
 
 
@@ -364,10 +365,11 @@ class _Told:
             self.span = base + c + len(quote)
         return got
 
-    def _goes_on(self, buf: str, p: int, end: int, more: bool) -> bool | None:
+    def _goes_on(self, buf: str, p: int, end: int, more: bool, other: bool = False) -> bool | None:
         """Whether a value's continuation follows the close ending at p (None: the text
-        so far ends first); the reply's end is one (the call around it cut there)."""
-        m = _GO_ON[self.kind].match(buf, p, end, partial=more)
+        so far ends first); the reply's end is one (the call around it cut there). A
+        Python string's other quote (`other`) closes it only before `)` `]` `}`."""
+        m = (_SHUT if other else _GO_ON[self.kind]).match(buf, p, end, partial=more)
         if m is None:
             return not more and _forth(buf, p, end) >= len(buf)
         return None if m.partial else True
@@ -510,7 +512,7 @@ class _Told:
                 if colon < end and buf[colon] == ":":
                     return False  # (a key, `"q": …`: a call's text after the call, not the string's)
                 continue
-            got = self._goes_on(buf, next_at, end, more)
+            got = self._goes_on(buf, next_at, end, more, quote != self.quote)
             if got:
                 self.span = base + next_at
             return got

@@ -1,0 +1,86 @@
+"""A call quoted in a string of a call no format reads, and a real call after a string
+left open in prose (instring.py; QA16 G1, G2, G3): the quoted one is prose, whatever its
+own quotes, the text around it in the string, or its lines; the real one is read,
+whatever quotes come after it. A stream decides each as parse() does (deltas 1, 2, 3, 7)."""
+
+from __future__ import annotations
+
+import pytest
+
+from toolgram import StreamParser, parse, render_call
+
+TOOLS = ["search", "write_file", "rm_rf", "f", "w"]
+FORMATS = [
+    "hermes", "qwen3_coder_xml", "glm45_arg_kv", "seed_oss_xml", "minimax_m2_invoke", "deepseek_v32_dsml",
+    "deepseek_v31", "kimi_k2", "mistral", "gemma4_call", "lfm2", "dots_invoke", "minicpm5_function_param", "granite",
+]
+# A string of a call no format reads, around the quoted call (before, after).
+WRAPPERS = [
+    ('Here: {"note": "', '"}'),
+    ('{"name": "write_file", "parameters": {"content": "', '"}}'),
+    ("Sure. [write_file(content='", "')]"),
+    ('Sure. [write_file(content="', '")]'),
+    ('Let me write it: call:write_file{content:<|"|>', '<|"|>}'),
+]
+# Text in the string around the quoted call: none; words; closers before it and a quoted
+# word, an apostrophe after it.
+AROUND = [("", ""), ("x ", " y"), ("Steps: (1) run, 2) ", " (see docs) but don't")]
+# Prose that leaves a string open, then a real call, then prose with quotes.
+LEFT_OPEN = ['Saving {"path": "C:\\dir\\"} now ', "Try [f(q='", 'Try call:w{c:<|"|>']
+AFTER = ["", ' for the 27", 32" screens', "\nThe users', admins' files.", "\n\nThat is all. " + "More words here. " * 20]
+
+
+def _key(result) -> tuple:
+    return ([(c.name, c.arguments, c.repairs) for c in result.calls], result.errors, result.text, result.reasoning)
+
+
+def _streams_as_parse(raw: str) -> tuple:
+    want = _key(parse(raw, TOOLS))
+    for size in (1, 2, 3, 7):
+        stream = StreamParser(TOOLS)
+        for i in range(0, len(raw), size):
+            stream.feed(raw[i : i + size])
+        assert _key(stream.close()) == want, (size, raw)
+    return want
+
+
+# The formats with no canonical form (render_call cannot write them), one argument `p`.
+WRITTEN = {
+    "seed_oss_xml": "<seed:tool_call>\n<function={n}>\n<parameter={k}>{v}</parameter>\n</function>\n</seed:tool_call>",
+    "deepseek_v32_dsml": (
+        '<｜DSML｜function_calls>\n<｜DSML｜invoke name="{n}">\n<｜DSML｜parameter name="{k}" string="true">{v}'
+        "</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls>"
+    ),
+    "gemma4_call": '<|tool_call>call:{n}{{{k}:<|"|>{v}<|"|>}}<tool_call|>',
+    "dots_invoke": '<dots_function_call><invoke name="{n}"><parameter name="{k}">{v}</parameter></invoke></dots_function_call>',
+    "minicpm5_function_param": '<function name="{n}"><param name="{k}">{v}</param></function>',
+}
+
+
+def _call(fmt: str, name: str, args: dict) -> str:
+    if fmt in WRITTEN:
+        ((k, v),) = args.items()
+        return WRITTEN[fmt].format(n=name, k=k, v=v)
+    return render_call({"name": name, "arguments": args}, fmt)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_call_quoted_in_a_string_does_not_run(fmt: str) -> None:
+    quoted = _call(fmt, "rm_rf", {"p": "/"})
+    for before, after in WRAPPERS:
+        if "'" in before and "'" in quoted:
+            continue  # (a Python string quoting a call with its own apostrophes: not told)
+        for pre, post in AROUND:
+            raw = before + pre + quoted + post + after
+            calls, errors, text, _ = _streams_as_parse(raw)
+            assert not any(c[0] == "rm_rf" for c in calls), raw
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_call_after_a_string_left_open_in_prose_is_read(fmt: str) -> None:
+    real = _call(fmt, "search", {"q": "x"})
+    for prose in LEFT_OPEN:
+        for after in AFTER:
+            raw = prose + real + after
+            calls, errors, text, _ = _streams_as_parse(raw)
+            assert [c[:2] for c in calls] == [("search", {"q": "x"})], raw
