@@ -295,7 +295,7 @@ class _Told:
       call after a string left open in prose (`"C:\\dir\\"} now <tool_call>…</tool_call>
       for the 27", 32" screens`) is followed by no such close, and is read."""
 
-    __slots__ = ("quote", "kind", "step", "at", "depth", "grouped", "limit", "ends", "span", "after", "skipped", "lines", "marker")
+    __slots__ = ("quote", "kind", "step", "at", "depth", "grouped", "limit", "ends", "span", "after", "skipped", "lines", "marker", "seen")
 
     def __init__(self, quote: str, kind: int, opens: int, after: int, ends: tuple, marker: str) -> None:
         self.quote, self.kind, self.ends, self.marker = quote, kind, ends, marker
@@ -305,6 +305,7 @@ class _Told:
         self.depth, self.grouped = 0, False
         self.span = after
         self.skipped, self.lines = False, 0  # (_after: the blanks after the call read; line breaks since)
+        self.seen: dict = {}  # (_end: end marker -> its next place found and how far searched, in the reply)
 
     def read(self, buf: str, base: int, final: bool) -> bool | None:
         end = min(len(buf), self.limit - base)
@@ -378,8 +379,18 @@ class _Told:
         """Whether the call's end marker comes (self.at then after it)."""
         p = self.at - base
         found = -1
+        seen = self.seen
         for e in self.ends:
-            at = buf.find(e, p, end)
+            # (Each end marker's next place is kept: a run of calls in the string, each
+            # read to its end, does not search again for the one that never comes.)
+            at, to = seen.get(e, (-1, -1))
+            if at >= p + base:
+                at -= base
+            elif at < 0 and to >= base + end:
+                continue
+            else:
+                at = buf.find(e, p, end)
+                seen[e] = (base + at if at >= 0 else -1, base + end)
             if at >= 0 and (found < 0 or at < found):
                 found, size = at, len(e)
         if found < 0:
