@@ -63,6 +63,9 @@ HELD = {
     # A JSON object left open in prose before the call (`Set {"q": "x<tool_call>…`,
     # `{"path": "C:\\dir\\"} now <tool_call>…`): held as at main for the call on the next line.
     "hermes/call_on_the_line_of_a_windows_path_left_open",
+    # (the same opening, `Saving {"path": …`: one word, then a JSON object, as Mistral's
+    # NAME{…} with [TOOL_CALLS] left out; QA16 G4, as at main)
+    "hermes/call_after_a_windows_path_left_open_then_inch_marks",
     "qwen3_coder_xml/wrapper_after_a_json_string_left_open_is_the_calls",
     # A JSON call line at the reply's start whose string its line's end broke, then a
     # call on the next line: held to flush() as at main (the guard of QA15 F2's case).
