@@ -295,7 +295,7 @@ class _Told:
       call after a string left open in prose (`"C:\\dir\\"} now <tool_call>…</tool_call>
       for the 27", 32" screens`) is followed by no such close, and is read."""
 
-    __slots__ = ("quote", "kind", "step", "at", "depth", "grouped", "limit", "ends", "span", "after", "skipped", "lines", "marker", "seen")
+    __slots__ = ("quote", "kind", "step", "at", "depth", "grouped", "limit", "ends", "span", "after", "skipped", "lines", "marker", "seen", "close_at")
 
     def __init__(self, quote: str, kind: int, opens: int, after: int, ends: tuple, marker: str) -> None:
         self.quote, self.kind, self.ends, self.marker = quote, kind, ends, marker
@@ -305,6 +305,7 @@ class _Told:
         self.depth, self.grouped = 0, False
         self.span = after
         self.skipped, self.lines = False, 0  # (_after: the blanks after the call read; line breaks since)
+        self.close_at = -1  # (_after: where a close right after the call would be, in the reply)
         self.seen: dict = {}  # (_end: end marker -> its next place found and how far searched, in the reply)
 
     def read(self, buf: str, base: int, final: bool) -> bool | None:
@@ -366,13 +367,13 @@ class _Told:
             self.span = base + c + len(quote)
         return got
 
-    def _goes_on(self, buf: str, p: int, end: int, more: bool, other: bool = False) -> bool | None:
+    def _goes_on(self, buf: str, p: int, end: int, more: bool, other: bool = False, cut: bool = True) -> bool | None:
         """Whether a value's continuation follows the close ending at p (None: the text
         so far ends first); the reply's end is one (the call around it cut there). A
         Python string's other quote (`other`) closes it only before `)` `]` `}`."""
         m = (_SHUT if other else _GO_ON[self.kind]).match(buf, p, end, partial=more)
         if m is None:
-            return not more and _forth(buf, p, end) >= len(buf)
+            return cut and not more and _forth(buf, p, end) >= len(buf)
         return None if m.partial else True
 
     def _end(self, buf: str, base: int, end: int, more: bool) -> bool | None:
@@ -464,6 +465,10 @@ class _Told:
                 return None
             self.skipped = True
             self.lines = buf.count("\n", p, q) if one_line else 0
+            # (Where the reply ends right after a quote, that quote closes the string
+            # only if it follows the call's end on its line: `</tool_call>"` cut there;
+            # not `</tool_call>\nDone"`, prose after a real call.)
+            self.close_at = base + q if "\n" not in buf[p:q] else -1
             if self.lines > 1 and not buf.startswith(quote, q):
                 return False  # (a blank line after the call: the string's text ended before)
             p = q
@@ -523,7 +528,7 @@ class _Told:
                 if colon < end and buf[colon] == ":":
                     return False  # (a key, `"q": …`: a call's text after the call, not the string's)
                 continue
-            got = self._goes_on(buf, next_at, end, more, quote != self.quote)
+            got = self._goes_on(buf, next_at, end, more, quote != self.quote, base + k == self.close_at)
             if got:
                 self.span = base + next_at
             return got
