@@ -342,6 +342,7 @@ class Driver:
             stray = False
             # What may still grow, each judged from a delta alone; None: cannot tell.
             growers: list | None = []
+            refused = False  # (a JSON value the parser cannot take, still open: see _refused)
             for t in allowed:
                 if best_prio is not None and t.priority < best_prio:
                     break
@@ -399,10 +400,12 @@ class Driver:
                                 if growers is not None:
                                     self.hint = [*growers, _HOLD]
                                     self._settling(end)
-                                return WAIT
-                            if growers is not None:
+                            elif growers is not None:
                                 self.hint = [*growers, extent]
                                 self.recheck = n + max(16, (n - pos) // 4)  # (_cut looks again then)
+                            if self._refused(name, pos, n):
+                                refused = True  # (the other terminals tell whether that settles it)
+                                continue
                             return WAIT
                         end = n  # truncated: the decoder closes it
                 elif name == "PYVALUE":
@@ -563,6 +566,13 @@ class Driver:
                         continue  # (no value there: see above)
                 if end - pos > best_len:
                     best, best_len, best_prio = name, end - pos, t.priority
+            if refused:
+                if best is None and not grow:
+                    # Wherever the value ends, it is the token here, and the parser fails
+                    # on it (_run): the whole text's answer, given now, not at its end.
+                    self.pos = pos
+                    return "JSON", pos + 1
+                return WAIT  # (as the value's own wait would, its hint set above)
             if grow:
                 self.hint = growers or None
                 return WAIT
@@ -593,6 +603,17 @@ class Driver:
                     break
             if not skipped:
                 return None
+
+    def _refused(self, term: str, pos: int, n: int) -> bool:
+        """Whether a value at pos still open in a stream fails the parse wherever it ends:
+        the parser does not take it there (a name, then `{` where only `[ARGS]` may come:
+        mistral's call at the reply's start, in `Saving {"path": "C:\\dir\\"} now.`), and
+        the text runs far enough past pos for the whole reply to fail on it the same way
+        (no closer cut short there: cut_closer; and the characters the failure quotes).
+        Else the stream held the reply's text until its end, however long."""
+        if n - pos < max(self.c.longest_literal + _close.CUT_ROOM, _SNIPPET + 1):
+            return False
+        return not takes(self.c, self.stack, term)
 
     def _shifts_at(self, buf: str, pos: int, allowed) -> bool:
         """Whether the parser takes a token that the text at pos starts with, as the text
