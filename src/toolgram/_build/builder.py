@@ -537,7 +537,7 @@ class Builder:
                 args_at = (_extent(child) or (-1, -1))[0]
                 args_cut = cut_open and self._reaches(child)
             elif d in ("param", "typed_param") and (
-                self._cut_short(child) or (child is last_arg and (_unbegun(child) or self._cut_unwritten(child)))
+                self._cut_short(child) or (child is last_arg and (_unbegun(child) or self._cut_unwritten(child) or self._cut_tag(child)))
                 or _valueless(child)
             ):
                 # (The last one, where the end cut the call: a key with no value. Or one
@@ -546,6 +546,9 @@ class Builder:
                 _add(draft.repairs, ["dropped_partial_argument"])
                 if _valueless(child):
                     no_value.add(id(child.children[-1]))
+                unopened = _find(child, "unopened")
+                if unopened is not None:
+                    no_value.add(id(unopened))  # (its open tag was cut, not left out: _cut_tag)
                 if child is last_arg:
                     short = True
             elif d == "param" or d == "typed_param":
@@ -614,7 +617,7 @@ class Builder:
                     self._tail = Prose(tail)  # (see _walk)
             elif d == "unclosed" and id(child) not in no_value:
                 _add(draft.repairs, ["closed_tag"])
-            elif d == "unopened":
+            elif d == "unopened" and id(child) not in no_value:
                 _add(draft.repairs, ["opened_tag"])
         if not draft.name and code_text is not None:
             draft.name = getattr(self.fmt, "code_tool", "")
@@ -1162,6 +1165,22 @@ class Builder:
             return False
         value = _find(param, "value")
         return value is None or not _text(value, self.buf).strip()
+
+    def _cut_tag(self, param: Tree) -> bool:
+        """Whether the call's last parameter, its value written without its open tag
+        (`unopened`), has for its value only the start of one of the format's tags, which
+        the end of the reply cut (GLM's `<arg_key>content</arg_key>\n<arg_valu`): that
+        is the value's open tag, markup; the value never began, as where the end comes
+        right after the whole tag. (Two characters at least: `<` alone names no tag.)"""
+        if _find(param, "unopened") is None or self._spaced():
+            return False
+        value = _find(param, "value")
+        if value is None or not self._reaches(value):
+            return False
+        text = _text(value, self.buf).lstrip()
+        if len(text) < 2 or text[0] != "<":
+            return False
+        return any(t.literal is not None and len(t.literal) > len(text) and t.literal.startswith(text) for t in self.fmt.compiled.terminals.values())
 
     def _cut_short(self, node: Tree) -> bool:
         """A parameter whose value never began: no value text, and no key either

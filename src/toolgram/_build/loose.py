@@ -193,6 +193,14 @@ class _Reader:
             if not node.children:
                 node.text = ""
             return node
+        if self.cut and ch == "<" and _cut_delimiter(text[self.pos :]):
+            # (The end of the reply cut the delimiter that opens a string, `<|"` of
+            # `<|"|>`: markup, not the value; the string never began, as where the end
+            # comes right after the whole delimiter.)
+            self.note("closed_json")
+            self.short = True
+            self.pos = n
+            return Node(key=key, type="string", text="", exact=True)
         if ch == '"':
             m = _JSON_STRING.match(text, self.pos)
             if m is not None:
@@ -322,6 +330,12 @@ def _may_follow(text: str, pos: int, item: bool) -> bool:
         or text.startswith(",", _WS.match(text, at + 1).end())
         or _KEY_CUT.match(text, at + 1) is not None  # (a key the end of the text cut: `,li`)
     )  # fmt: skip
+
+
+def _cut_delimiter(rest: str) -> bool:
+    """Whether the rest of the text is only the start of a delimiter (`<|"`, `<esc`): two
+    characters at least (`<` alone may be a bare value's own)."""
+    return len(rest) >= 2 and any(len(d) > len(rest) and d.startswith(rest) for d in DELIMITERS)
 
 
 def _closes(text: str, pos: int) -> bool:
