@@ -823,6 +823,10 @@ class Builder:
                 after = raw[found + len(tag) :]
                 start = extent[0] + found + len(tag)
                 span = (start + len(after) - len(after.lstrip()), extent[0] + len(raw.rstrip()))
+                # (The prose is the reply's text in its span: `value` lost a misspelt
+                # close at its end (_param_value), which ends the prose here, not the
+                # value: `</function>s\n</paramel>` kept `s` alone, fuzz s7 #11534.)
+                rest = after
         return value[:at], Prose(rest.strip(), span)
 
     def _end_marker_last(self) -> bool:
