@@ -194,9 +194,11 @@ def read(sc: Any, out: list, key: tuple, start: int, final: bool = True) -> bool
         moved = _moved(items, start)
         out.extend(moved)
         sc.pos = start + end
-        sc.ended = sc.base + sc.pos
-        sc.region = None
-        sc.mode = "prose"
+        # (As the usual reading ends its region: where the last region ended, read_to,
+        # too. Left behind, _after_object read a `}` inside the remembered regions as
+        # the model's prose and parse() declined the call on the next line that a
+        # stream, which read that region itself, read: fuzz seed 7 #4436.)
+        sc._end_region()
         # (A region begun ends the watch for stray closers after the last call, as
         # Scanner._begin does for the usual reading: left armed, the prose after a
         # remembered outcome was searched where the usual reading's was not, and
