@@ -662,7 +662,7 @@ class Scanner(MarkerSearch):
                 if _stray.line_after(self.stray, buf, self.base, final) is False:
                     self.stray = None  # (the call ended its line: nothing to watch for)
             if self.stray is not None and self.stray.armed:
-                stray = _stray.find(self.stray, buf, pos, found[0] if found is not None else len(buf), final)
+                stray = _stray.find(self.stray, buf, pos, found[0] if found is not None else len(buf), final, self.base)
                 if type(stray) is tuple:  # (WAIT, where a close that may begin a run is)
                     self._flush(out, lo, max(pos, stray[1]))
                     return False

@@ -143,15 +143,22 @@ def _opens_closer(w: Watch, buf: str, j: int) -> bool:
     return any(t.startswith(buf[j : j + len(t)]) for t in (*w.holders, *w.tags))
 
 
-def find(w: Watch, buf: str, pos: int, stop: int, final: bool) -> Any:
+def find(w: Watch, buf: str, pos: int, stop: int, final: bool, base: int) -> Any:
     """The first stray run in buf[pos:stop] (see the module): a Failure for it; WAIT,
     with where the text is settled to, (WAIT, at), when the text so far cannot tell
     whether a value close at `at` begins one; None when there is none (then how far
     the text is settled is the caller's, but for a tag cut by the end: see hold)."""
     if w.fresh:
         got = _right_after(w, buf, pos, final)
-        if got is not None or not w.armed:
+        if got is not None:
             return got
+        # No run right after the call: its line tells now, on this text, as for a call
+        # with none (line_after). Left to the caller's next look, a stream had put out
+        # the prose up to there first (a delta later than parse()'s one look), and a
+        # close on the next line was text in it and an error in parse()'s:
+        # `</tool_call></param` then `\n</parameter></tool_call>`.
+        if not w.armed and line_after(w, buf, base, final) is not True:
+            return None
     at = pos
     while True:
         m = w.own.search(buf, at, stop)
