@@ -248,6 +248,11 @@ def _right_after(w: Watch, buf: str, pos: int, final: bool) -> Any:
     tell; None: none (and no more looked for here)."""
     n = len(buf)
     j = start = _BLANKS_AFTER.match(buf, pos).end()
+    if j >= n and not final:
+        # (Nothing but blanks after pos so far: a stream there, after a region that
+        # failed right after the call, told "no run" where parse() read one: cofl's
+        # `…</cofl:tool_calls></cofl:tool_call>`.)
+        return WAIT, pos
     holders = 0
     for _ in range(_RUN_BACK):
         tag = next((t for t in w.holders + w.tags if buf.startswith(t, j)), None)
