@@ -60,10 +60,9 @@ HELD = {
     "minimax_m2_invoke/value_closed_then_prose_then_next_call_on_its_line",
     "cohere_cofl_xml/closes_left_out_then_prose_then_next_call",
     "cohere_cofl_xml/value_names_its_own_close_then_prose_then_next_call",
-    # A JSON object left open in prose before the call (`Set {"q": "x<tool_call>…`): held
-    # as at main for the call on the next line. (`Saving {"path": "C:\\dir\\"} now
-    # <tool_call>…` no longer: Mistral's name then `{` fails at once, test_text_hold.py.)
-    "qwen3_coder_xml/wrapper_after_a_json_string_left_open_is_the_calls",
+    # (A JSON object left open in prose before the call, `Set {"q": "x<tool_call>…`,
+    # `Saving {"path": "C:\\dir\\"} now <tool_call>…`, is held no longer: Mistral's name
+    # then `{` fails at once, test_text_hold.py.)
     # A JSON call line at the reply's start whose string its line's end broke, then a
     # call on the next line: held to flush() as at main (the guard of QA15 F2's case).
     "llama3_json/string_left_open_at_its_line_end_then_a_real_call",
