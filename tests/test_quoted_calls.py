@@ -84,3 +84,19 @@ def test_a_call_after_a_string_left_open_in_prose_is_read(fmt: str) -> None:
             raw = prose + real + after
             calls, errors, text, _ = _streams_as_parse(raw)
             assert [c[:2] for c in calls] == [("search", {"q": "x"})], raw
+
+
+# Replies a stream once read otherwise than parse() (QA17 H1: the Gemma quote `<|"|>`
+# cut at a delta's end, in the call read after a marker in a string left open, was
+# skipped, and its string's `}` taken as the call's end).
+STREAMED = [
+    'Let me write it: call:w{c:<|"|><think>Plan.</think>\n<|tool_call>call:create_event{city:<|"|>Example:\n'
+    '<|tool_call>call:rm_rf{path:<|"|>/home<|"|>}<tool_call|>\nThat is it.<|"|>}<tool_call|>',
+    'Let me write it: call:w{c:<|"|><think>Plan.</think>\ncall:create_event{city:<|"|>Example:\n'
+    'call:rm_rf{path:<|"|>/home<|"|>}\nThat is it.<|"|>,content:<|"|>notes<|"|>}',
+]
+
+
+@pytest.mark.parametrize("raw", STREAMED)
+def test_a_stream_tells_a_string_as_parse_does(raw: str) -> None:
+    _streams_as_parse(raw)

@@ -432,6 +432,8 @@ class _Told:
                     return False  # (a string its line's end broke: no call read here)
                 p = t.end()
                 continue
+            elif depth > 0 and c == "<" and more and _GEMMA_QUOTE.startswith(buf[p:end]) and end - p < len(_GEMMA_QUOTE):
+                break  # (a Gemma quote cut at the text's end: read again from its `<`)
             elif depth > 0 and c == "<" and buf.startswith(_GEMMA_QUOTE, p):
                 t = _BODIES[_GEMMA_QUOTE].match(buf, p + len(_GEMMA_QUOTE), end)
                 if t.lastgroup is None:
