@@ -23,11 +23,15 @@ WRAPPERS = [
     ('Let me write it: call:write_file{content:<|"|>', '<|"|>}'),
 ]
 # Text in the string around the quoted call: none; words; closers before it and a quoted
-# word, an apostrophe after it.
-AROUND = [("", ""), ("x ", " y"), ("Steps: (1) run, 2) ", " (see docs) but don't")]
+# word, an apostrophe after it; an escaped one (QA17 H3).
+AROUND = [("", ""), ("x ", " y"), ("Steps: (1) run, 2) ", " (see docs) but don't"), ("Docs: ", " \u2014 that\\'s it")]
 # Prose that leaves a string open, then a real call, then prose with quotes.
 LEFT_OPEN = ['Saving {"path": "C:\\dir\\"} now ', "Try [f(q='", 'Try call:w{c:<|"|>']
-AFTER = ["", ' for the 27", 32" screens', "\nThe users', admins' files.", "\n\nThat is all. " + "More words here. " * 20]
+AFTER = [
+    "", ' for the 27", 32" screens', "\nThe users', admins' files.", "\n\nThat is all. " + "More words here. " * 20,
+    # Escaped quotes, which close no string (QA17 H2).
+    '\nThe 27\\", 32\\" screens', '\nDone\\"}', "\n(see C:\\tmp\\\")",
+]
 
 
 def _key(result) -> tuple:

@@ -507,6 +507,9 @@ class _Told:
                 return False
             before = buf[k - 1] if k > 0 else " "
             next_at = k + n
+            if n == 1 and before == "\\" and _escaped(buf, k):
+                p = next_at  # (`\"`: no string's close, as a quote inside the string is none)
+                continue
             if next_at >= end and more:
                 return None
             follow = buf[next_at] if next_at < end else ""
@@ -556,6 +559,14 @@ def _back(buf: str, lo: int, p: int) -> int:
     while p > lo and buf[p] in " \t\r\n":
         p -= 1
     return p
+
+
+def _escaped(buf: str, k: int) -> bool:
+    """Whether the character at k follows an odd run of backslashes (escaped)."""
+    b = k
+    while b > 0 and buf[b - 1] == "\\":
+        b -= 1
+    return (k - b) % 2 == 1
 
 
 def _forth(buf: str, p: int, hi: int) -> int:
