@@ -104,3 +104,18 @@ STREAMED = [
 @pytest.mark.parametrize("raw", STREAMED)
 def test_a_stream_tells_a_string_as_parse_does(raw: str) -> None:
     _streams_as_parse(raw)
+
+
+# A real call whose own value names its end marker, after a string left open in prose:
+# its end is where its reading ends, not that marker in its value (QA17 H2b).
+NAMES_ITS_END = [
+    'Saving {"path": "C:\\dir\\"} now <tool_call>\n{"name": "search", "arguments": {"q": "Use </tool_call> to end a call."}}\n</tool_call>',
+    "Try [f(q='<tool_call>{\"name\": \"search\", \"arguments\": {\"q\": \"Wrap calls in <tool_call></tool_call> tags.\"}}</tool_call>",
+    'Saving {"path": "C:\\dir\\"} now <|tool_call>call:search{q:<|"|>Line one.\nUse <tool_call|> to end"}<|"|>}<tool_call|>',
+]
+
+
+@pytest.mark.parametrize("raw", NAMES_ITS_END)
+def test_a_real_call_naming_its_end_marker_is_read(raw: str) -> None:
+    calls, errors, text, _ = _streams_as_parse(raw)
+    assert [c[0] for c in calls] == ["search"], raw

@@ -295,7 +295,7 @@ class _Told:
       call after a string left open in prose (`"C:\\dir\\"} now <tool_call>…</tool_call>
       for the 27", 32" screens`) is followed by no such close, and is read."""
 
-    __slots__ = ("quote", "kind", "step", "at", "depth", "grouped", "limit", "ends", "span", "after", "skipped", "lines", "marker", "seen", "close_at")
+    __slots__ = ("quote", "kind", "step", "at", "depth", "grouped", "limit", "ends", "span", "after", "skipped", "lines", "marker", "seen", "close_at", "strings")
 
     def __init__(self, quote: str, kind: int, opens: int, after: int, ends: tuple, marker: str) -> None:
         self.quote, self.kind, self.ends, self.marker = quote, kind, ends, marker
@@ -307,6 +307,7 @@ class _Told:
         self.skipped, self.lines = False, 0  # (_after: the blanks after the call read; line breaks since)
         self.close_at = -1  # (_after: where a close right after the call would be, in the reply)
         self.seen: dict = {}  # (_end: end marker -> its next place found and how far searched, in the reply)
+        self.strings: _Strings | None = None  # (_end: the call's strings, read from its marker)
 
     def read(self, buf: str, base: int, final: bool) -> bool | None:
         end = min(len(buf), self.limit - base)
@@ -348,6 +349,7 @@ class _Told:
         self.step = "end" if self.ends else "brackets"
         self.at = self.after = after
         self.depth, self.grouped, self.skipped = 0, False, False
+        self.strings = None
 
     def _first(self, buf: str, base: int, end: int, more: bool) -> bool | None:
         quote = self.quote
@@ -377,9 +379,32 @@ class _Told:
         return None if m.partial else True
 
     def _end(self, buf: str, base: int, end: int, more: bool) -> bool | None:
-        """Whether the call's end marker comes (self.at then after it)."""
+        """Whether the call's end marker comes (self.at then after it). One inside a
+        string of the call is its text (`"body": "Use </tool_call> to end a call."`),
+        as the call's reading takes it (_Strings)."""
         p = self.at - base
-        found = -1
+        strings = self.strings
+        if strings is None:
+            q = _forth(buf, p, end)
+            if q >= end and more:
+                return None
+            strings = self.strings = _Strings(buf, base, q, end)
+        while True:
+            found, size = self._next_end(buf, base, p, end)
+            if found < 0:
+                if more:
+                    self.at = base + max(p, end - max(map(len, self.ends)) + 1)
+                    return None
+                return False
+            if not strings.inside(buf, base, found):
+                break
+            p = found + 1
+        self.at = base + found + size
+        return True
+
+    def _next_end(self, buf: str, base: int, p: int, end: int) -> tuple:
+        """The first end marker's place from p (-1: none before end) and its size."""
+        found, size = -1, 0
         seen = self.seen
         for e in self.ends:
             # (Each end marker's next place is kept: a run of calls in the string, each
@@ -394,13 +419,7 @@ class _Told:
                 seen[e] = (base + at if at >= 0 else -1, base + end)
             if at >= 0 and (found < 0 or at < found):
                 found, size = at, len(e)
-        if found < 0:
-            if more:
-                self.at = base + max(p, end - max(map(len, self.ends)) + 1)
-                return None
-            return False
-        self.at = base + found + size
-        return True
+        return found, size
 
     def _brackets(self, buf: str, base: int, end: int, more: bool) -> bool | None:
         """Whether the call's first bracket group holding a `{` or `(` closes (self.at
@@ -537,6 +556,36 @@ class _Told:
             if got:
                 self.span = base + next_at
             return got
+
+
+class _Strings:
+    """The strings of a call whose body is JSON (`{`, `[`) or Gemma's (`call:`), read
+    from its start up to each end marker found, in order: whether that one is inside
+    a string (the call's text, not its end). Other bodies (XML tags) have no strings
+    that hold their end marker: none is inside."""
+
+    __slots__ = ("quote", "at", "open")
+
+    def __init__(self, buf: str, base: int, q: int, end: int) -> None:
+        c = buf[q] if q < end else ""
+        self.quote = '"' if c in ("{", "[") else _GEMMA_QUOTE if buf.startswith("call:", q) else ""
+        self.at, self.open = base + q, False  # (read up to `at`, in the reply; in a string there)
+
+    def inside(self, buf: str, base: int, k: int) -> bool:
+        quote = self.quote
+        if not quote:
+            return False
+        p, is_open = self.at - base, self.open
+        if k > p:
+            while True:
+                j = buf.find(quote, p, k)
+                if j < 0:
+                    break
+                if not (quote == '"' and _escaped(buf, j)):
+                    is_open = not is_open
+                p = j + len(quote)
+            self.at, self.open = base + max(p, k), is_open
+        return is_open
 
 
 def closes_on(buf: str, reading: Reading, base: int, final: bool) -> bool | None:
