@@ -119,3 +119,13 @@ NAMES_ITS_END = [
 def test_a_real_call_naming_its_end_marker_is_read(raw: str) -> None:
     calls, errors, text, _ = _streams_as_parse(raw)
     assert [c[0] for c in calls] == ["search"], raw
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_calls_after_gemma_strings_left_open_on_each_line_are_read(fmt: str) -> None:
+    # Each string left open in prose quotes nothing: the next one's opening, after its
+    # key, is no close of the one before (QA17 H4).
+    real, gemma = _call(fmt, "search", {"q": "x"}), _call("gemma4_call", "f", {"q": "y"})
+    raw = 'Try call:w{q:<|"|>l\n' + real + '\nTry call:w{q:<|"|>l\n' + gemma
+    calls, errors, text, _ = _streams_as_parse(raw)
+    assert [c[:2] for c in calls] == [("search", {"q": "x"}), ("f", {"q": "y"})], raw

@@ -526,6 +526,10 @@ class _Told:
                 return False
             before = buf[k - 1] if k > 0 else " "
             next_at = k + n
+            if n > 1 and buf[_back(buf, 0, k)] == ":":
+                # A Gemma string opened after a key (`Try call:w{q:<|"|>`, prose again):
+                # a value's opening, not this string's close, which none came before.
+                return False
             if n == 1 and before == "\\" and _escaped(buf, k):
                 p = next_at  # (`\"`: no string's close, as a quote inside the string is none)
                 continue
