@@ -23,8 +23,11 @@ WRAPPERS = [
     ('Let me write it: call:write_file{content:<|"|>', '<|"|>}'),
 ]
 # Text in the string around the quoted call: none; words; closers before it and a quoted
-# word, an apostrophe after it; an escaped one (QA17 H3).
-AROUND = [("", ""), ("x ", " y"), ("Steps: (1) run, 2) ", " (see docs) but don't"), ("Docs: ", " \u2014 that\\'s it")]
+# word, an apostrophe after it; an escaped one; a stray quote right before the close (QA17 H3).
+AROUND = [
+    ("", ""), ("x ", " y"), ("Steps: (1) run, 2) ", " (see docs) but don't"), ("Docs: ", " \u2014 that\\'s it"),
+    ("x ", '"'), ("x ", "'"),
+]
 # Prose that leaves a string open, then a real call, then prose with quotes.
 LEFT_OPEN = ['Saving {"path": "C:\\dir\\"} now ', "Try [f(q='", 'Try call:w{c:<|"|>']
 AFTER = [

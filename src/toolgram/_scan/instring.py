@@ -539,7 +539,7 @@ class _Told:
             if quote == "'" and before.isalnum() and follow.isalnum():
                 p = next_at  # (an apostrophe in a word: don't)
                 continue
-            if n == 1 and follow and (follow == quote or follow == other):
+            if n == 1 and follow and (follow == self.quote or follow == other):
                 p = next_at  # (a quote written twice: `</function>""}`, the second closes)
                 continue
             if not (before.isalnum() or before in "_.!?") and (follow.isalnum() or follow == "_"):
