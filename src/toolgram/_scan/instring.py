@@ -565,7 +565,8 @@ class _Told:
 class _Strings:
     """The strings of a call whose body is JSON (`{`, `[`) or Gemma's (`call:`), read
     from its start up to each end marker found, in order: whether that one is inside
-    a string (the call's text, not its end). Other bodies (XML tags) have no strings
+    a string (the call's text, not its end). A JSON string ends at its line's end (a
+    broken call's `"Par"is"}}` leaves none open on the next line). Other bodies (XML tags) have no strings
     that hold their end marker: none is inside."""
 
     __slots__ = ("quote", "at", "open")
@@ -580,6 +581,10 @@ class _Strings:
         if not quote:
             return False
         p, is_open = self.at - base, self.open
+        if quote == '"':
+            nl = buf.rfind("\n", p, k)
+            if nl >= 0:
+                p, is_open = nl + 1, False  # (a JSON string ends at its line's end: a broken one too)
         if k > p:
             while True:
                 j = buf.find(quote, p, k)
