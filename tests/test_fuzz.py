@@ -41,6 +41,22 @@ MAX_SIZE = 2048
 HANG_S = 5.0
 
 
+# Inputs that fail today, each a known defect: left out of the check below and asserted,
+# strictly, to fail still (a fix must take it off this list). An input of `mutate` is
+# made of corpus cases, so a new corpus case can bring a new one here.
+KNOWN = {
+    # stream != parse(): Qwen3-Coder closers after a call and a failed region, with
+    # closers in the prose before the call: the stream reports `</parameter></function>`
+    # as closing no call, parse() keeps it as text. Minimized: 'unction> and </tool_call>
+    # follow.\n</parameter>\n<parath\n</parametl_call>Saving the doc.\n<tool_call>\n
+    # <function=save_doc>\n<parameter=body>\nEvery value ends wimeter=title>\nTags\n
+    # </parameter>\n</function>\n</tooer>\non its own line, then </function> and
+    # </tool_call>\n</parameter></function>'. The same at bed2368 (issue 19); it came
+    # into this run with fz17's corpus cases.
+    ("mutate", 71),
+}
+
+
 @pytest.fixture(scope="module", autouse=True)
 def _warm() -> None:
     fuzz.warm_up()
@@ -58,6 +74,8 @@ def test_fuzz_inputs_pass_every_check(generator: str) -> None:
     failing = []
     hangs = 0
     for index in range(PER_GENERATOR):
+        if (generator, index) in KNOWN:
+            continue
         inp = fuzz.make_input(SEED, index, MAX_SIZE, generator=generator)
         out = fuzz.run_input(inp, limit_s=3600.0, hang_s=HANG_S)  # (no timing checks here)
         if any(c not in fuzz.TIMING_CHECKS for c in out.checks):
@@ -67,6 +85,15 @@ def test_fuzz_inputs_pass_every_check(generator: str) -> None:
             if hangs >= 2:
                 break  # (each costs HANG_S; two say enough)
     assert not failing, f"{len(failing)} failing inputs of {generator}:\n" + "\n".join(_describe(o) for o in failing[:8])
+
+
+@pytest.mark.xfail(strict=True, reason="a known defect (KNOWN): a fix makes this pass, then take it off the list")
+@pytest.mark.parametrize("key", sorted(KNOWN))
+def test_known_failing_inputs_still_fail(key: tuple) -> None:
+    generator, index = key
+    inp = fuzz.make_input(SEED, index, MAX_SIZE, generator=generator)
+    out = fuzz.run_input(inp, limit_s=3600.0, hang_s=HANG_S)
+    assert not [c for c in out.checks if c not in fuzz.TIMING_CHECKS], _describe(out)
 
 
 def test_generators_are_deterministic_and_cover_the_shapes() -> None:
