@@ -117,7 +117,17 @@ _TAKES = 4096
 
 def _peek_reach(c: Compiled, stack: list, term: str) -> tuple[bool, int]:
     """peek(c, stack, term), and the lowest index of `stack` it looked at: the answer
-    is the same for any stack whose states from there up are these."""
+    is the same for any stack whose states from there up are these (takes' memo)."""
+    return _walk(c, stack, term, None)
+
+
+def _walk(c: Compiled, stack: list, term: str, reduced: Any) -> tuple[bool, int]:
+    """step()'s answer on a copy of `stack`, without copying it, and the lowest index of
+    `stack` it looked at: the reductions pop into the stack below an index and push
+    onto a short list above it. A copy costs the depth of the stack, and the driver
+    asks this at each token: a value nested thousands of levels deep made each token
+    cost thousands of states (the square of the reply). With `reduced`, False at the
+    first reduction it refuses (it may also count them: _left_out_count)."""
     states = c.states
     end_state = c.end_state
     base = len(stack)
@@ -137,6 +147,8 @@ def _peek_reach(c: Compiled, stack: list, term: str) -> tuple[bool, int]:
         kind, arg = action
         if kind is Shift:
             return True, low
+        if reduced is not None and not reduced(arg):
+            return False, low
         size = len(arg.expansion)
         if size:
             mine = min(size, len(top))
@@ -211,34 +223,9 @@ def _under(c: Compiled, state: Any, steps: int) -> frozenset:
 
 
 def peek(c: Compiled, stack: list, term: str, reduced: Any = None) -> bool:
-    """step() on a copy of `stack`, without copying it: the reductions pop into the
-    stack below an index and push onto a short list above it. A copy costs the depth
-    of the stack, and the driver asks this at each token: a value nested thousands of
-    levels deep made each token cost thousands of states (the square of the reply)."""
-    states = c.states
-    end_state = c.end_state
-    base = len(stack)  # (stack[:base] is what is left of the real stack under `top`)
-    top: list = []
-    while True:
-        state = top[-1] if top else stack[base - 1]
-        if term == "$END" and state == end_state:
-            return True
-        action = states[state].get(term)
-        if action is None:
-            return False
-        kind, arg = action
-        if kind is Shift:
-            return True
-        if reduced is not None and not reduced(arg):
-            return False
-        size = len(arg.expansion)
-        if size:
-            mine = min(size, len(top))
-            if mine:
-                del top[-mine:]
-            base -= size - mine
-        under = top[-1] if top else stack[base - 1]
-        top.append(states[under][arg.origin.name][1])
+    """step()'s answer on a copy of `stack`, without its copy (see _walk); with
+    `reduced`, False at the first reduction it refuses."""
+    return _walk(c, stack, term, reduced)[0]
 
 
 def simulate(c: Compiled, stack: list, term: str) -> list | None:
@@ -361,31 +348,16 @@ def _left_out_count(c: Compiled, stack: list, term: str) -> int:
         left_out = c.derived["left_out_rules"] = frozenset(
             rule.origin.name for rule in c.callbacks if rule_name(rule.origin.name) in _LEFT_OUT
         )
-    states = c.states
-    end_state = c.end_state
-    base = len(stack)
-    top: list = []
     count = 0
-    while True:
-        state = top[-1] if top else stack[base - 1]
-        if term == "$END" and state == end_state:
-            return count
-        action = states[state].get(term)
-        if action is None:
-            return count
-        kind, arg = action
-        if kind is Shift:
-            return count
-        if arg.origin.name in left_out:
+
+    def counted(rule: Any) -> bool:
+        nonlocal count
+        if rule.origin.name in left_out:
             count += 1
-        size = len(arg.expansion)
-        if size:
-            mine = min(size, len(top))
-            if mine:
-                del top[-mine:]
-            base -= size - mine
-        under = top[-1] if top else stack[base - 1]
-        top.append(states[under][arg.origin.name][1])
+        return True
+
+    _walk(c, stack, term, counted)
+    return count
 
 
 def _closes(literal: str) -> bool:
