@@ -173,7 +173,7 @@ def quoted_end(text: str, pos: int, final: bool, markers: Any = None, call_end: 
         looked += 1
         if looked > _MAX_QUOTES:
             return None  # (a value with so many quotes inside is not told apart)
-        if not _escaped(text, at):
+        if not escaped(text, at):
             close = _settles(_VALUE_CLOSE, text, at + 1, final, quote)
             if close is not None:
                 if close:
@@ -204,7 +204,7 @@ def _settles(pattern: Any, text: str, at: int, final: bool, quote: str) -> Any:
     return False
 
 
-def _escaped(text: str, at: int) -> bool:
+def escaped(text: str, at: int) -> bool:
     """Whether the character at `at` follows an odd run of backslashes."""
     i = at
     while i > 0 and text[i - 1] == "\\":
@@ -219,7 +219,7 @@ def _inner_quotes(body: str, quote: str) -> list[int] | None:
     found = []
     at = body.find(quote)
     while at >= 0:
-        if not _escaped(body, at):
+        if not escaped(body, at):
             before = body[at - 1 : at]
             after = body[at + 1 : at + 2]
             if not (quote == "'" and before.isalnum() and after.isalnum()):  # (an apostrophe)
@@ -236,7 +236,7 @@ def unquoted_inside(text: str) -> str | None:
     own quotes inside it pair up as quoted words: its inside, escapes read; None when
     it is not such a value."""
     quote = text[:1]
-    if len(text) < 2 or quote not in _QUOTES or text[-1] != quote or _escaped(text, len(text) - 1):
+    if len(text) < 2 or quote not in _QUOTES or text[-1] != quote or escaped(text, len(text) - 1):
         return None
     body = text[1:-1]
     inner = _inner_quotes(body, quote)
@@ -264,7 +264,7 @@ def stray_quote(text: str) -> bool:
     at = text.find(quote)
     while at >= 0:
         apostrophe = quote == "'" and text[at - 1 : at].isalnum() and text[at + 1 : at + 2].isalnum()
-        if not apostrophe and not _escaped(text, at):
+        if not apostrophe and not escaped(text, at):
             count += 1
         at = text.find(quote, at + 1)
     return count % 2 == 1

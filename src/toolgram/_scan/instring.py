@@ -44,6 +44,8 @@ import re
 
 import regex
 
+from .._recover.repair import escaped as _escaped  # (a character after an odd run of backslashes)
+
 # How far back from a marker the call around it is looked for.
 LOOK = 2048
 # What any string of them holds (`<|"|>` holds a `"`): a prose without one is told at
@@ -617,14 +619,6 @@ def _back(buf: str, lo: int, p: int) -> int:
     while p > lo and buf[p] in " \t\r\n":
         p -= 1
     return p
-
-
-def _escaped(buf: str, k: int) -> bool:
-    """Whether the character at k follows an odd run of backslashes (escaped)."""
-    b = k
-    while b > 0 and buf[b - 1] == "\\":
-        b -= 1
-    return (k - b) % 2 == 1
 
 
 def _forth(buf: str, p: int, hi: int) -> int:
