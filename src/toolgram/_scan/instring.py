@@ -109,12 +109,41 @@ _KINDS = (_JSON, _PYTHON, _GEMMA)
 OPENING_WIDTH = max(len(kind[0]) for kind in _KINDS) - 1  # (an opening cut at a search's end)
 
 
-def first_opening(buf: str, lo: int, hi: int) -> int:
+# Where a JSON object may open that in_string reads back to: `{"`, and `{` then blanks and
+# line breaks before its first key (`{ "name"`, `{\n  "name"`, pretty-printed), which
+# _call_object reads back over to the `{`. A `{` elsewhere in prose (`{x}`, code) opens none.
+_OBJECT = regex.compile(r'\{[ \t\r\n]*+"')
+
+
+def first_opening(buf: str, lo: int, hi: int) -> tuple[int, int]:
     """Where the first place in buf[lo:hi] is that in_string may read back to (the first
-    characters of a call's opening), or -1: what a stream keeps of its prose (and the
-    character before it: whether a Gemma call is first on its line)."""
-    found = [at for at in (buf.find(kind[0], lo, hi) for kind in _KINDS) if at >= 0]
-    return min(found) if found else -1
+    characters of a call's opening), or -1: what a stream keeps of its prose, from
+    kept_from(it) on. And, where there is none, a `{` whose blanks after it run to the
+    buffer's end (its opening not told yet: kept, and looked at again), or -1."""
+    found = [at for at in (buf.find(kind[0], lo, hi) for kind in (_PYTHON, _GEMMA)) if at >= 0]
+    end = min(found) if found else hi
+    at = buf.find("{", lo, end)
+    while at >= 0:
+        m = _OBJECT.match(buf, at, partial=True)
+        if m is not None:
+            # (A partial match runs to the buffer's end: no other opening comes after it.)
+            return (-1, at) if m.partial else (at, -1)
+        at = buf.find("{", at + 1, end)
+    return (min(found) if found else -1), -1
+
+
+def kept_from(buf: str, lo: int, at: int) -> int:
+    """What a stream keeps before the opening at `at` (first_opening; `lo`: where the
+    look begins): the blanks before it on its line and the character before them, which
+    in_string reads too: whether a call object is first on its line (_call_object: `and
+    then {"name": …` is no Llama 3 call line, `\n  {"name": …` is), or a Gemma call. With
+    only the character before it kept, a stream that dropped `and then` read the object
+    after it as a call line, and the marker on its next line as quoted (fuzz seed 7
+    #3021203)."""
+    p = at - 1
+    while p >= lo and buf[p] in " \t":
+        p -= 1
+    return max(p, 0)
 
 
 class Reading:

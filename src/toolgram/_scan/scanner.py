@@ -501,22 +501,27 @@ class Scanner(MarkerSearch):
     def _string_look(self, pos: int) -> int:
         """The first place in the prose before pos (no further back than instring.LOOK,
         nor than prose_from) where a call may open that a marker's check (instring.py)
-        reads back to: the buffer keeps it. pos where there is none. Found once: the
-        prose is searched as it comes, and again from the look's start only once the
-        place found falls out of it."""
+        reads back to, and the blanks and the character before it on its line
+        (instring.kept_from): the buffer keeps them. pos where there is none. Found once:
+        the prose is searched as it comes, and again from the look's start only once the
+        place found falls out of it (or from a `{` whose first key has not come yet)."""
         base = self.base
         lo = max(pos - _instring.LOOK, self.prose_from - base, 0)
         if self.opening_at >= 0:
             at = self.opening_at - base
             if at >= lo:
-                return max(at - 1, 0)
+                return _instring.kept_from(self.buf, lo, at)
             scanned = lo  # (it fell out of the look: the next one is looked for)
         else:
             scanned = max(lo, self.opening_scan - base - _instring.OPENING_WIDTH)
-        at = _instring.first_opening(self.buf, scanned, pos)
+        at, pending = _instring.first_opening(self.buf, scanned, pos)
         self.opening_at = at + base if at >= 0 else -1
+        if pending >= 0:
+            # (A `{` that blanks follow to the text's end: kept, and looked at again.)
+            self.opening_scan = pending + base + _instring.OPENING_WIDTH
+            return _instring.kept_from(self.buf, lo, pending)
         self.opening_scan = pos + base
-        return max(at - 1, 0) if at >= 0 else pos  # (and the character before it)
+        return _instring.kept_from(self.buf, lo, at) if at >= 0 else pos  # (and the blanks and character before it)
 
     def _flush(self, out: list, lo: int, end: int) -> int:
         """_in_prose's prose from lo (markers in it that are prose too) put out, up to
