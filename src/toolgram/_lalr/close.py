@@ -522,7 +522,7 @@ def close(d: Any, buf: str, final: bool, at_marker) -> str:
         # Nothing of the frame is in the text (a marker-less format at the start of
         # the reply): there is no frame to close, whatever markers could complete it.
         # (Its reason quotes the text: wait for it, as run() does.)
-        if not final and (d.quotes or d.stray) and len(buf) - d.pos <= _SNIPPET:
+        if not final and (d.quotes or d.stray) and d.told(buf) - d.pos <= _SNIPPET:
             return WAIT
         return d._fail(f"unexpected {_snippet(buf, d.pos)}")
     pos = d.pos
@@ -544,7 +544,7 @@ def close(d: Any, buf: str, final: bool, at_marker) -> str:
         # if the missing markers can close the frame.
         if hit is None and not final and d._closing_plan() is not None:
             return WAIT
-        near = not final and (d.quotes or d.stray) and n - d.pos <= _SNIPPET  # see run()
+        near = not final and (d.quotes or d.stray) and d.told(buf) - d.pos <= _SNIPPET  # see run()
         if not hit:
             if near:
                 return WAIT

@@ -279,7 +279,7 @@ class Driver:
                     if status is WAIT_MORE:
                         continue
                     return status
-                if not final and (self.quotes or self.stray) and len(buf) - self.pos <= _SNIPPET:
+                if not final and (self.quotes or self.stray) and self.told(buf) - self.pos <= _SNIPPET:
                     return WAIT
                 if final and _close.cut_closer(self, buf, self.pos, allowed, 0):
                     # (The end cut a closer where a token read as text cannot go: M3's
@@ -403,7 +403,7 @@ class Driver:
                             elif growers is not None:
                                 self.hint = [*growers, extent]
                                 self.recheck = n + max(16, (n - pos) // 4)  # (_cut looks again then)
-                            if self._refused(name, pos, n):
+                            if self._refused(name, pos, n, buf):
                                 refused = True  # (the other terminals tell whether that settles it)
                                 continue
                             return WAIT
@@ -604,15 +604,20 @@ class Driver:
             if not skipped:
                 return None
 
-    def _refused(self, term: str, pos: int, n: int) -> bool:
+    def told(self, buf: str) -> int:
+        """A stream's text so far as far as it is surely this region's: see told_end."""
+        return told_end(self, buf)
+
+    def _refused(self, term: str, pos: int, n: int, buf: str) -> bool:
         """Whether a value at pos still open in a stream fails the parse wherever it ends:
         the parser does not take it there (a name, then `{` where only `[ARGS]` may come:
         mistral's call at the reply's start, in `Saving {"path": "C:\\dir\\"} now.`), and
         the text runs far enough past pos for the whole reply to fail on it the same way
         (no closer cut short there: cut_closer; and the characters the failure quotes).
         Else the stream held the reply's text until its end, however long."""
-        if n - pos < max(self.c.longest_literal + _close.CUT_ROOM, _SNIPPET + 1):
-            return False
+        room = max(self.c.longest_literal + _close.CUT_ROOM, _SNIPPET + 1)
+        if n - pos < room or self.told(buf) - pos < room:
+            return False  # (an end-of-turn token that may end the reply is not its text: told_end)
         return not takes(self.c, self.stack, term)
 
     def _shifts_at(self, buf: str, pos: int, allowed) -> bool:
@@ -1014,12 +1019,10 @@ def turn_end_at(buf: str, tokens: tuple, pos: int) -> int:
     return -1
 
 
-def _turn_end_next(buf: str, tokens: tuple, pos: int, d: Any = None) -> bool:
-    """Whether the text so far ends, at or after pos, with one of `tokens`, whole (blanks
-    after it at most) or its start (a stream's text may end inside it), with blanks
-    before it from pos, or (`d`: the driver) the start of one of its grammar's literals
-    or end markers (`<｜tool▁c` then `<｜end▁of▁sentence｜>`: a closer the end of the
-    reply cut, read so once the token is dropped: _close.cut_close)."""
+def turn_end_may(buf: str, tokens: tuple, pos: int) -> int:
+    """Where one of `tokens` (a format's end-of-turn tokens) that may end the reply
+    begins, at or after pos, in a stream's text so far: whole at its end (blanks after
+    it at most), or begun there (the text may end inside it); -1: none."""
     at = turn_end_at(buf, tokens, pos)
     if at < 0:
         n = len(buf)
@@ -1028,6 +1031,30 @@ def _turn_end_next(buf: str, tokens: tuple, pos: int, d: Any = None) -> bool:
             k = next((k for k in range(min(len(token) - 1, n - pos), 0, -1) if buf.endswith(token[:k])), 0)
             if k:
                 at = n - k if at < 0 else min(at, n - k)
+    return at
+
+
+def told_end(d: Any, buf: str) -> int:
+    """How far a stream's text so far (not final) is surely text of d's region as parse()
+    reads it: the text's end, or where an end-of-turn token of d's format that may end
+    the reply begins (turn_end_may), which a reply that ends there is read without
+    (_scan/region.py's _before_turn_end). A failure quotes the characters after its
+    place and marks with `…` that more follow (tokens._snippet): where they reach such
+    a token, only the end of the reply or more text tells what parse() quotes."""
+    n = len(buf)
+    if not d.fmt.end_of_turn or not hasattr(d, "c"):
+        return n
+    at = turn_end_may(buf, turn_tokens(d), d.pos)
+    return n if at < 0 else at
+
+
+def _turn_end_next(buf: str, tokens: tuple, pos: int, d: Any = None) -> bool:
+    """Whether the text so far ends, at or after pos, with one of `tokens`, whole (blanks
+    after it at most) or its start (a stream's text may end inside it), with blanks
+    before it from pos, or (`d`: the driver) the start of one of its grammar's literals
+    or end markers (`<｜tool▁c` then `<｜end▁of▁sentence｜>`: a closer the end of the
+    reply cut, read so once the token is dropped: _close.cut_close)."""
+    at = turn_end_may(buf, tokens, pos)
     if at < 0:
         return False
     before = buf[pos:at].lstrip()
