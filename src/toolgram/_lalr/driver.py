@@ -261,7 +261,7 @@ class Driver:
             if action is None or (action[0] is not Shift and not takes(self.c, self.stack, term)):
                 self.far = True
                 literal = self.c.terminals[term].literal
-                if action is not None and literal is None:
+                if action is not None and (literal is None or literal not in self.fmt.ends):
                     # Text the table offers here only through merged LALR lookaheads (a
                     # reduce the frame does not take: cofl's VALUE after a value's close
                     # at the call's level, where the element's rows are shared with a
@@ -271,6 +271,12 @@ class Driver:
                     # closes were left out). Asked only of a token already read and
                     # refused (that costs nothing more on the way), and told by the
                     # stack and the token alone, which a stream has as parse() does.
+                    # A literal so too, but the format's end markers (closed before,
+                    # below): DeepSeek V3's fence close "```" after the arguments of a
+                    # call with no fence, offered through the rows `args` shares with a
+                    # fenced call's. It failed the region, and the salvage then read the
+                    # end of the reply as one cut inside the call (a stream, not knowing
+                    # the end, read the call as prose).
                     names = refused[2] if refused is not None and refused[0] == self.pos and refused[1] == state else ()
                     refused = (self.pos, state, (*names, term))
                     continue
