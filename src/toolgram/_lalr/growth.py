@@ -52,13 +52,14 @@ class _LoopWait:
     """A regex terminal whose match runs to the end of the text, inside a loop of a
     negated class `[^E]*`: text with no character of E cannot end it (see _loop)."""
 
-    __slots__ = ("exits", "last", "resume", "width")
+    __slots__ = ("exits", "last", "resume", "token", "width")
 
     def __init__(self, exits: re.Pattern[str], width: int, last: int) -> None:
         self.exits = exits
         self.width = width
         self.last = last  # the last character of E in the match, or -1 (none near the end)
         self.resume: tuple | None = None  # (position, pattern to match from there, None: t's)
+        self.token = -1  # where the token starts, for a fast frame that reads it on (Frame._resumed)
 
     def absorbs(self, text: str, n: int) -> bool:
         if self.exits.search(text) is not None:

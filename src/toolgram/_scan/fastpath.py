@@ -47,8 +47,8 @@ from .._grammar import vocabulary
 from .._grammar.registry import Compiled, Format
 from .._grammar.vocabulary import rule_name
 from .._grammar.words import fast_source, lazy
-from .._lalr.driver import CALL_TAG_FIRST, TAG_FIRST
-from .._lalr.growth import _could_grow, _loop_wait
+from .._lalr.driver import _CALL_TAG_FIRST, _TAG_FIRST, CALL_TAG_FIRST, TAG_FIRST
+from .._lalr.growth import _could_grow, _loop_wait, _LoopWait
 from .._lalr.table import simulate, step
 from .._lalr.tokens import Tok
 from .._recover import repair as _repair
@@ -79,6 +79,7 @@ class Frame:
         "args_key",
         "empty",
         "ends",
+        "first",
         "fmt",
         "name",
         "offered_only",
@@ -114,6 +115,9 @@ class Frame:
             self.whole = whole
             self.whole_ascii, self.whole_any = fast_source(whole.pattern, lambda: whole)
         self._after: dict[tuple[str, bool, str], Any] = {}
+        # The payload's test that no tag comes first (a `re` pattern, as the driver
+        # tests it; None: it has none): _resumed asks it again, as the whole pattern does.
+        self.first: Any = None
 
     def after(self, marker: str, ascii: bool, stops: str = "") -> Any:
         """For run() below, in a whole text where `marker` (which this frame reads)
@@ -138,36 +142,87 @@ class Frame:
         self._after[key] = found
         return found
 
-    def read(self, buf: str, pos: int, final: bool, tools: Any) -> Any:
+    def read(self, buf: str, pos: int, final: bool, tools: Any, wait: Any = None) -> Any:
         """The call framed at pos (a ToolCall: a region holding just it, its span in
         buf's positions, no repairs); None (the general way must read it); or a wait:
-        WAIT, or a _LoopWait whose absorbs() tells which deltas change nothing."""
+        WAIT, or a _LoopWait whose absorbs() tells which deltas change nothing.
+        `wait`: what the last read of this frame at pos returned, in the same buffer
+        (a stream's text is only added to): a _LoopWait of the last token is read on
+        from where its match may resume, as the driver does (see _resumed)."""
         if final and self.whole is not None:
             m = (self.whole_ascii if buf.isascii() else self.whole_any).match(buf, pos)
             if m is None or (self.empty and "" in m.groups()):  # (the driver takes no empty token)
                 return None
             return self._call(m.group(self.payload), pos, m.end(), tools)
+        if not final and type(wait) is _LoopWait and wait.token >= 0:
+            return self._resumed(buf, pos, tools, wait)
         m = self.pattern.match(buf, pos, partial=not final)
         if m is None:
             return None
         if m.partial:
             return WAIT
+        n = len(buf)
         for i, t in enumerate(self.terms, 1):
             if m.start(i) == m.end(i):
                 return None  # the driver takes no empty token
             # The driver waits where more text could change a token, the engine having
-            # looked at the end of the text to settle it; so do we.
-            if not final and t.literal is None and _could_grow(t, buf, m.start(i)):
-                if m.end(i) == len(buf) and i == len(self.terms):
+            # looked at the end of the text to settle it; so do we. (A token whose match
+            # runs to the end of the text could: _could_grow's match of it, the same
+            # pattern from the same place, would run there too. The driver asks the same.)
+            if not final and t.literal is None and (m.end(i) == n or _could_grow(t, buf, m.start(i))):
+                if m.end(i) == n and i == len(self.terms):
                     # The last token runs to the end of the text (a payload whose close
                     # tag has not come yet): when its pattern tells from a delta alone
                     # whether it goes on (see Driver.absorbs), wait with that.
-                    return _loop_wait(t, buf, m.start(i), len(buf)) or WAIT
+                    got = _loop_wait(t, buf, m.start(i), n)
+                    if got is None:
+                        return WAIT
+                    if i == self.payload:
+                        got.token = m.start(i)  # (the next read resumes it: see _resumed)
+                    return got
                 return WAIT
         end = self._end(buf, m.end(), final)
         if end is None or end is WAIT:
             return end
         return self._call(m.group(self.payload), pos, end, tools)
+
+    def _resumed(self, buf: str, pos: int, tools: Any, wait: Any) -> Any:
+        """read() in a stream, where the last read found the payload (the last token, at
+        wait.token) running to the end of the text: the tokens before it were settled
+        then (none could grow), so they stand as the text grows; the payload's match
+        goes on from where it may resume (wait.resume: inside its loop, or at a character
+        that ends the loop's run, read for good), as Driver._lex reads on a long token
+        that it waited on (the same match, the same waits), rather than from pos."""
+        t = self.terms[-1]
+        start = wait.token
+        n = len(buf)
+        if self.first is not None and self.first.match(buf, start) is not None:
+            return None  # (a tag first after all: the whole pattern matches nothing)
+        if wait.resume is None:
+            at, pattern = start, t.pattern
+        else:
+            at, pattern = wait.resume
+            pattern = pattern or t.pattern
+        m = pattern.match(buf, at, partial=True)
+        if m is None:
+            return None
+        if m.partial:
+            return WAIT
+        stop = m.end()
+        if stop >= n:
+            got = _loop_wait(t, buf, at, n, start)
+            if got is None:
+                return WAIT
+            got.token = start
+            return got
+        if stop == start:
+            return None  # the driver takes no empty token
+        if _could_grow(t, buf, start):
+            return WAIT
+        end = self._end(buf, stop, False)
+        if end is None or end is WAIT:
+            return end
+        return self._call(buf[start:stop], pos, end, tools)
 
     def _call(
         self,
@@ -394,7 +449,10 @@ def _derive(fmt: Format) -> Frame | JsonFrame | None:
     if body.name in fmt.compiled.json_text:
         first = CALL_TAG_FIRST if body.name in fmt.compiled.call_text else TAG_FIRST
         bodies[payload] = f"(?!{first})" + bodies[payload]  # (no tag first: as the driver lexes)
-    return Frame(fmt, lazy(regex.compile, "".join(f"((?>{b}))" for b in bodies)), terms, payload + 1, ends)
+    frame = Frame(fmt, lazy(regex.compile, "".join(f"((?>{b}))" for b in bodies)), terms, payload + 1, ends)
+    if body.name in fmt.compiled.json_text:
+        frame.first = _CALL_TAG_FIRST if body.name in fmt.compiled.call_text else _TAG_FIRST
+    return frame
 
 
 def _walk(c: Compiled) -> tuple | None:

@@ -123,7 +123,7 @@ class RegionReader:
         False to wait for more text."""
         sc = self.sc
         if self.frame is not None:
-            got = self.frame.read(sc.buf, self.region_start, final, sc.tools)
+            got = self.frame.read(sc.buf, self.region_start, final, sc.tools, self.frame_wait)
             if type(got) is ToolCall:
                 out.append(got)
                 sc.pos = got.span[1]
