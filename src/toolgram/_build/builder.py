@@ -892,6 +892,21 @@ class Builder:
         m = _CALL_LIST_HEAD.match(text) if bracketed else None
         return m is not None and (self.tools is None or m.group(1) in self.tools)
 
+    def _object_broke(self, text: str) -> bool:
+        """A payload that opens as one call object naming an offered tool and giving
+        its arguments' object (`{"name": "get_weather", "arguments": {"city": Paris}}`),
+        that JSON cannot read: the model's call, which its arguments broke. Told
+        (Unreadable.called), as a broken item of a list of calls is (_list_broke), and
+        as the same object naming no tool is (Unknown tool): a call of an offered tool
+        is never lost as silent prose. With no tools given, nothing says it is a call.
+        Not where a string runs on past its line's end: whether the text after that is
+        the string's (a call it quotes) or a call of its own after a string left open is
+        the scanner's to read (_scan/instring.py), from the line on, as before."""
+        m = _CALL_OBJECT_HEAD.match(text)
+        if m is None or self.tools is None or m.group(1) not in self.tools:
+            return False
+        return not _string_at_line_end(text, m.end())
+
     def _object_args(self, value: Any, draft: Draft) -> Any:
         if isinstance(value, str):
             # Arguments encoded as a JSON string: decode once more. The string ends
@@ -966,7 +981,7 @@ class Builder:
                     # `{…"cats"}\n{…}`): the bracket scan ran on into the next.
                     several = _objects_by_line(text, start, cut, left_open)
                     if several is None:
-                        exc.called = exc.called or self._list_broke(text, bracketed)
+                        exc.called = exc.called or self._list_broke(text, bracketed) or self._object_broke(text)
                         # (A fenced format's payload is the list, as a JSON token is.)
                         listed = exc.called or (self.fenced and self._list_broke(text, True))
                         kept = _items_before_broken(text) if listed and not exc.deep else None
@@ -1559,6 +1574,22 @@ _NAMED = lazy(re.compile, r"\s*([A-Za-z_][\w.\-]*)[ \t]*(?:(?:\r\n?|\n)[ \t]*)?(
 _FENCE = lazy(re.compile, r"\s*```[\w+-]*[ \t]*(?:\r?\n|(?=[\[{]))")  # (a fence's opening line)
 # A list of call objects as it opens: the first one's name, then its arguments' key.
 _CALL_LIST_HEAD = lazy(re.compile, r'\s*\[\s*\{\s*"name"\s*:\s*"([^"\\]*)"\s*,\s*"(?:arguments|parameters)"\s*:')
+# One call object as it opens: its name, then its arguments' key and object's brace.
+_CALL_OBJECT_HEAD = lazy(re.compile, r'\s*\{\s*"name"\s*:\s*"([^"\\]*)"\s*,\s*"(?:arguments|parameters)"\s*:\s*\{')
+_QUOTE_OR_BREAK = lazy(re.compile, r'["\n]|\\.', re.S)
+
+
+def _string_at_line_end(text: str, pos: int) -> bool:
+    """Whether a string (its quotes paired as written, escapes skipped) is open in
+    text, from pos on, where a line ends. One look at each character."""
+    inside = False
+    for m in _QUOTE_OR_BREAK.finditer(text, pos):
+        c = m.group()
+        if c == '"':
+            inside = not inside
+        elif c == "\n" and inside:
+            return True
+    return False
 
 
 def _several_objects(text: str, offset: int):
