@@ -651,7 +651,13 @@ class Builder:
         if positional:
             names = list((schema or {}).get("properties", {}) or {})
             if len(names) < len(positional):
-                raise Unreadable(f'positional arguments for "{draft.name}" need parameter names')
+                unnamed = Unreadable(f'positional arguments for "{draft.name}" need parameter names')
+                # A call of an offered tool, read whole, that only its arguments break
+                # (`[get_weather("Paris")]`): told where a quiet format's failures are not
+                # (the whole reply a list, a ```python fence), as it is after a marker
+                # (lfm2's) or as a list's second call. A real call is never silent prose.
+                unnamed.called = self.tools is not None and draft.name in self.tools
+                raise unnamed
             draft.params[:0] = [(k, v, "python") for k, v in zip(names, positional)]
         if draft.params and isinstance(draft.arguments, dict):
             props = schema.get("properties") if schema is not None and isinstance(schema, Mapping) else None
