@@ -629,11 +629,12 @@ class Builder:
                 message = "Couldn't read a tool call: the reply ended before the call's name."
                 return Draft(name="", kind=kind, span=draft.span, error=message)
             raise Unreadable("the call has no name")
-        if cut_open and name_end >= 0 and name_end == self.cut_at and not self._sure_name(draft.name):
-            # The text ends with the name, its closing delimiter supplied: the name
+        if cut_open and name_end >= 0 and name_end == self.ended[0] and not self._sure_name(draft.name):
+            # The text ends with the name, its closing delimiter supplied (by the driver,
+            # or the grammar's `unclosed`: DeepSeek V3's `<｜tool▁sep｜>get_wea`): the name
             # itself may be cut (`<function=special_function` of special_function_with_opt).
             # Only an offered name that no other offered name extends is read (none
-            # without tools).
+            # without tools): told as a cut, not as an unknown tool.
             message = "Couldn't read a tool call: the reply ended inside the call's name."
             return Draft(name="", kind=kind, span=draft.span, error=message)
         if args_text is not None:
