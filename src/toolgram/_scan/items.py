@@ -22,7 +22,8 @@ class Region:
 
 class Piece(NamedTuple):
     """A slice of the reply: kind "text", "reasoning", "markup" (tags removed),
-    "turn_end" (an end-of-turn token that ends the reply, removed) or "closer" (a
+    "turn_end" (an end-of-turn token that ends the reply, or a turn boundary between
+    two calls, removed: Scanner._turn_between) or "closer" (a
     call's closer written again right after it, removed),
     `value` the text it contributes (a slice of the reply unless given). (A tuple:
     one is made per run of prose, and a tuple is made fastest; see _piece.)"""

@@ -66,6 +66,15 @@ _PROSE = ("text", "reasoning")  # (the kinds of Piece that are prose: see _told)
 
 # Blanks to the end of the text (after an end-of-turn token: see _in_prose).
 _BLANK_TO_END = regex.compile(r"\s*+\Z")
+# A chat template's turn boundary after its end-of-turn token, between two calls (see
+# Scanner._turn_between): blanks, the next turn's opener and role, blanks; each part
+# bounded, so that a stream reads it whole within _TURN_MOST characters of the token.
+_TURN_BOUNDARY = regex.compile(
+    r"[ \t]{0,8}+(?:\r?\n){0,2}+[ \t]{0,8}+"
+    r"(?:(?:<\|im_start\|>|<\|start_header_id\|>)[A-Za-z_]{1,32}+(?:<\|end_header_id\|>)?+[ \t]{0,8}+(?:\r?\n){0,2}+[ \t]{0,8}+)?+"
+)
+_BLANK_RUN = regex.compile(r"\s{0,64}+")
+_TURN_MOST = 112  # (the longest _TURN_BOUNDARY match: 108 characters)
 # A call object's head, as Llama 3 writes it (grammars/llama3_json.lark's _OBJECT_HEAD
 # up to the name's colon), and how far back from a line's `}` it is looked for
 # (Scanner._glued_call; a stream keeps that much: _trim).
@@ -759,6 +768,16 @@ class Scanner(MarkerSearch):
                 self.in_open_think = False
                 return True
             if marker in self.turn_ends:
+                between = self._turn_between(buf, i, after, final)
+                if between is None:
+                    return False  # (what follows it may be the next call: the next delta tells)
+                if between:
+                    # Right after a call, the template's turn boundary, then the next call
+                    # (`</tool_call><|im_end|>\n<|im_start|>assistant\n<tool_call>`: the
+                    # model ran on into a turn of its own): markup, as the calls' markers.
+                    out.append(Piece("turn_end", i, between, ""))
+                    self.pos = pos = lo = between
+                    continue
                 # In the middle of the reply: the text names the token (`</s>`).
                 pos = after  # (prose: see lo)
                 continue
@@ -1067,6 +1086,27 @@ class Scanner(MarkerSearch):
         self.mode = "prose"
         self.after_think = "prose"
         return True
+
+    def _turn_between(self, buf: str, i: int, after: int, final: bool) -> int | None:
+        """For an end-of-turn token at i (ending at `after`) in the middle of the reply:
+        where the turn boundary it begins ends, when it stands right after a call (blanks
+        between) and the next call's start marker, of a format that is not quiet, follows
+        it: the token, blanks, and the next turn's opener the template writes
+        (`<|im_start|>assistant`, `<|start_header_id|>assistant<|end_header_id|>`), if
+        any, then blanks (_TURN_BOUNDARY). 0: not so (the token is text). None: a stream's
+        text cannot tell yet; it waits until more characters follow the token than the
+        longest boundary and start marker (_TURN_MOST, max_prefix) or the reply ends, and
+        decides on the same text as parse() does."""
+        at = self.read_to - self.base
+        if not (0 <= at <= i and _BLANK_RUN.match(buf, at, i).end() == i):
+            return 0
+        if not final and len(buf) - after <= _TURN_MOST + self.max_prefix:
+            return None
+        end = _TURN_BOUNDARY.match(buf, after).end()
+        m = self.call_re.match(buf, end) if self.call_re is not None else None
+        if m is None or not any(not f.quiet for f in self.by_marker[m.group()]):
+            return 0
+        return end
 
     def _turn_end_at(self, buf: str) -> int:
         """Where an end-of-turn token that ends the text so far (blanks after it at most)
