@@ -652,6 +652,52 @@ def test_a_run_of_blanks_costs_linear_time(run: object) -> None:
     assert large <= 32 * small, (small, large)
 
 
+def _blanks_read_after_a_quoted_call(call: str, n: int, monkeypatch: pytest.MonkeyPatch) -> int:
+    """The blanks instring._forth steps over while a call quoted in a string, then n
+    blanks, then the string's close (`"}`) stream in a character a delta."""
+    from toolgram._scan import instring
+
+    count = [0]
+    forth = instring._forth
+
+    def counting(buf: str, p: int, hi: int) -> int:
+        q = forth(buf, p, hi)
+        count[0] += 1 + q - p
+        return q
+
+    raw = 'Here: {"note": "x ' + call + " " * n + '"}'
+    with monkeypatch.context() as m:
+        m.setattr(instring, "_forth", counting)
+        result = _streamed_by_character_result(raw, ["rm_rf"])
+    assert result == toolgram.parse(raw, ["rm_rf"], max_chars=None) and not result.calls
+    return count[0]
+
+
+def _streamed_by_character_result(raw: str, tools: list) -> Any:
+    sp = toolgram.StreamParser(tools, max_chars=None)
+    for ch in raw:
+        sp.feed(ch)
+    return sp.close()
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        '<tool_call>{"name": "rm_rf", "arguments": {"p": "/"}}</tool_call>',
+        "<|tool_calls_section_begin|><|tool_call_begin|>functions.rm_rf:0<|tool_call_argument_begin|>"
+        '{"p": "/"}<|tool_call_end|><|tool_calls_section_end|>',
+    ],
+    ids=["hermes", "kimi_k2"],
+)
+def test_blanks_after_a_quoted_call_are_read_once(call: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stream waits after a quoted call's end markers for the string's close; the blanks
+    it has read there are not read again at each delta (all of them, each delta: 300 ms
+    for 4,000 blanks)."""
+    small, large = (_blanks_read_after_a_quoted_call(call, n, monkeypatch) for n in (500, 2_000))
+    assert small > 0
+    assert large <= 6 * small, (small, large)
+
+
 _DEADLINE_CHILD = """
 import signal, toolgram
 class Deadline(Exception):

@@ -326,7 +326,7 @@ class _Told:
       call after a string left open in prose (`"C:\\dir\\"} now <tool_call>…</tool_call>
       for the 27", 32" screens`) is followed by no such close, and is read."""
 
-    __slots__ = ("quote", "kind", "step", "at", "depth", "grouped", "limit", "ends", "span", "after", "skipped", "lines", "marker", "seen", "close_at", "strings")
+    __slots__ = ("quote", "kind", "step", "at", "depth", "grouped", "limit", "ends", "span", "after", "skipped", "lines", "marker", "seen", "close_at", "strings", "blanks")
 
     def __init__(self, quote: str, kind: int, opens: int, after: int, ends: tuple, marker: str) -> None:
         self.quote, self.kind, self.ends, self.marker = quote, kind, ends, marker
@@ -336,6 +336,7 @@ class _Told:
         self.depth, self.grouped = 0, False
         self.span = after
         self.skipped, self.lines = False, 0  # (_after: the blanks after the call read; line breaks since)
+        self.blanks = -1  # (_after, while not skipped: how far the blanks after the call's end markers were read, in the reply)
         self.close_at = -1  # (_after: where a close right after the call would be, in the reply)
         self.seen: dict = {}  # (_end: end marker -> its next place found and how far searched, in the reply)
         self.strings: _Strings | None = None  # (_end: the call's strings, read from its marker)
@@ -373,13 +374,13 @@ class _Told:
                     return False
                 # (An end marker the call may have left out, Granite's `<|tool_call|>[…]`:
                 # its brackets, where they follow the marker, are its end too.)
-                self.step, self.at, self.skipped = "brackets", self.after, False
+                self.step, self.at, self.skipped, self.blanks = "brackets", self.after, False, -1
 
     def call_from(self, after: int) -> None:
         """Read a call from `after` (the end of its marker, in the reply) to its end."""
         self.step = "end" if self.ends else "brackets"
         self.at = self.after = after
-        self.depth, self.grouped, self.skipped = 0, False, False
+        self.depth, self.grouped, self.skipped, self.blanks = 0, False, False, -1
         self.strings = None
 
     def _first(self, buf: str, base: int, end: int, more: bool) -> bool | None:
@@ -506,14 +507,22 @@ class _Told:
         if not self.skipped:
             # (Blanks, and a run of end markers: `</function>\n</tool_call>`.)
             while True:
-                q = _forth(buf, p, end)
+                q = _forth(buf, max(p, self.blanks - base), end)
                 for e in ends:
                     if buf.startswith(e, q):
                         p = q + len(e)
                         break
                 else:
                     break
-            if q >= end and more:
+            if more and (q >= end or any(len(e) > end - q and e.startswith(buf[q:end]) for e in ends)):
+                # The text so far ends in the blanks, or in an end marker's first
+                # characters (`<|tool_call_end|><|tool_calls_sec`): read again from
+                # the call's end. Skipped as blanks-then-prose, the run's next marker
+                # was read as text after the call, no close right after it (close_at),
+                # where parse() reads the whole run and the quote after it (Q15).
+                # (From the last end marker read, its blanks not read again: a stream
+                # of a blank a delta after `</tool_call>` read them all at each.)
+                self.at, self.blanks = base + p, base + q
                 return None
             self.skipped = True
             self.lines = buf.count("\n", p, q) if one_line else 0
