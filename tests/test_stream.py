@@ -329,7 +329,18 @@ def check(
             if type(e) is CallDone:
                 done_at[e.index] = k
     limit = len(raw) if max_chars is None else min(len(raw), max_chars)
-    regions = [(s.start, s.end) for s in expected.segments if s.kind in ("call", "error")]
+    regions: list[tuple[int, int]] = []
+    last_kind = ""
+    for s in expected.segments:
+        if s.kind not in ("call", "error"):
+            continue
+        if regions and regions[-1][1] == s.start and (s.kind == "error" or last_kind == "error"):
+            # (A call refused in a region that gave one is an error segment of its
+            # own, between the region's call segments: one region still.)
+            regions[-1] = (regions[-1][0], s.end)
+        else:
+            regions.append((s.start, s.end))
+        last_kind = s.kind
     for i, call in enumerate(expected.calls):
         # The region holding the call (several calls may share one) ends at `end`.
         end = max([b for a, b in regions if a <= call.span[0] < b] or [call.span[1]])

@@ -403,6 +403,7 @@ class Assembler:
         elif isinstance(item, Region):
             called = refused = False
             refusals: list[tuple[int, int]] = []  # the spans of the calls refused
+            given: list[tuple[int, int]] = []  # the spans of the calls given
             own: list[tuple[str, int, int]] = []  # the region's text that is prose or reasoning
             self.prose.mark_cut()
             last = item.items[-1] if item.items else None
@@ -433,6 +434,7 @@ class Assembler:
                     self.calls.append(done)
                     produced.append(("call", done))
                     called = True
+                    given.append(done.span)
                 else:
                     self.errors.append(done)
                     produced.append(("error", done))
@@ -458,9 +460,13 @@ class Assembler:
             if at < item.end or at == item.start:
                 order.append(("", at, item.end))
             self.pending = ()  # (spent on the region's first call, or for none)
+            if called and refusals:
+                order = _split_refused(order, refusals, given)
             kinds = iter(_markup_kinds(kind, [(s, e) for k, s, e in order if not k], refusals))
             for part_kind, start, end in order:
-                if part_kind:
+                if part_kind == "!":
+                    self.segments.append(make_segment("error", start, end))
+                elif part_kind:
                     self.run(part_kind, start, end)
                 else:
                     self.segments.append(make_segment(next(kinds), start, end))
@@ -478,6 +484,34 @@ class Assembler:
         if self.lazy:
             return lazy_result(self.prose.text(), self.calls, self.errors, self.thought.text(), self.segments)
         return ParseResult(self.prose.text(), self.calls, self.errors, self.thought.text(), self.segments)
+
+
+def _split_refused(
+    order: list[tuple[str, int, int]], refusals: list[tuple[int, int]], given: list[tuple[int, int]]
+) -> list[tuple[str, int, int]]:
+    """A region that gave a call and refused another (`order`: its parts, as Assembler.add
+    lists them): the refused call's markup is an "error" segment of its own (kind "!"),
+    as it is where it is refused alone, not part of the "call" segment around the call
+    given (QA18 Q13: DeepSeek V3's `get_ti me` after a call, in no text and no error).
+    A refusal whose span holds a call given (a field around the calls) stays "call"."""
+    refusals = [(s, e) for s, e in refusals if s < e and not any(a < e and s < b for a, b in given)]
+    out: list[tuple[str, int, int]] = []
+    for part_kind, start, end in order:
+        if part_kind:
+            out.append((part_kind, start, end))
+            continue
+        at = start
+        for s, e in refusals:
+            s, e = max(s, at), min(e, end)
+            if s >= e:
+                continue
+            if s > at:
+                out.append(("", at, s))
+            out.append(("!", s, e))
+            at = e
+        if at < end:
+            out.append(("", at, end))
+    return out
 
 
 def _markup_kinds(kind: str, marks: list[tuple[int, int]], refusals: list[tuple[int, int]]) -> list[str]:
