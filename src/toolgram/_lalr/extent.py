@@ -3,7 +3,7 @@ that starts at a position ends, quotes respected, without parsing it.
 
 Three forms answer the same question, each for its caller's speed:
  - value_end / scalar_end: one scan of the text (the builder, the lenient pass);
- - BracketIndex (over _Trace): value_end for many starts in one text, shared by
+ - BracketIndex (over _Run): value_end for many starts in one text, shared by
    the drivers of a reply; and, by its StopIndex (over _StopTrace), scalar_end
    for a Python argument value (BracketIndex.argument_end);
  - _Extent: resumable, for a token that grows in a stream (Driver._lex).
@@ -87,18 +87,30 @@ class BracketIndex:
 
     A reply with many markers whose brackets never close (`<TOOLCALL>[@` again and
     again) asks where a value ends once per marker, each answer scanning to the end
-    of the text: quadratic. Here one scan, taken as far as a question needs, pairs
-    each opener with the closer that brings it back (a stack: closers are counted,
-    not matched, as in value_end). A later opener the scan passed as an opener gets
-    its answer from it: a scan started there would see the same strings and
-    brackets. One the scan saw inside a string, or never reached from its start,
-    starts a scan of its own (a few are kept)."""
+    of the text: quadratic. Here each token (a string, an opener, a closer) is read
+    once. A scan from a place (a _Run) notes each token it finds, by where it starts;
+    from a token on, every scan that meets it sees the same tokens (the token a scan
+    finds at a place does not depend on where the scan began), so a run that meets a
+    token another run noted stops there and goes on as that run (a link). A place a
+    run passed as an opener gets its answer from that run: a scan started there
+    would see the same strings and brackets. One no run reached as a token (inside
+    a string of every run that passed it, or never reached) starts a run of its own;
+    in a storm of calls quoted in string values (`"content": "… {\\"name\\": …"`), a
+    run from a quoted call's brace meets the outer run's tokens within a string or
+    two, where a scan of its own would read on to the end of the text.
 
-    _KEEP = 8
+    A run's tokens are told by height: openers minus closers before each, counted
+    from the run's start (closers are counted, not matched, as in value_end). The
+    opener at token i closes at the first closer after it that brings the height back
+    to its own, in its run or, past the link, in the run it links to (whose heights
+    differ from its own by the link's offset). A string that never closes is read
+    once: a later string of its quote (inside it, or it would have closed) never
+    closes either (see StopIndex)."""
 
     def __init__(self) -> None:
         self.text: str | None = None
-        self.traces: list[_Trace] = []
+        self.tokens: dict[int, tuple[_Run, int]] = {}  # a token's start -> its run and index there
+        self.unclosed: dict[str, int] = {}  # quote -> where a string of it that never closes starts
         self.arguments: StopIndex | None = None
 
     def argument_end(self, text: str, pos: int) -> int | None:
@@ -117,58 +129,99 @@ class BracketIndex:
 
     def end(self, text: str, pos: int) -> int | None:
         if text is not self.text:
-            self.text, self.traces = text, []
+            self.text, self.tokens, self.unclosed = text, {}, {}
         if not 0 <= pos < len(text) or text[pos] not in _OPENERS:
             return None
-        for trace in self.traces:
-            if trace.start <= pos:
-                found = trace.end(pos)
-                if found is not _UNKNOWN:
-                    return found
-        trace = _Trace(text, pos)
-        self.traces = [trace, *self.traces[: self._KEEP - 1]]
-        return trace.end(pos)
+        found = self.tokens.get(pos)
+        if found is None:
+            run = _Run(self, text, pos)
+            run.step()  # (the opener at pos: no run has noted it)
+            found = run, 0
+        run, i = found
+        level = run.heights[i] + 1  # (the closer that ends it comes at the height after it)
+        i += 1
+        while True:
+            closers = run.closers.get(level)
+            if closers is not None:
+                k = bisect_left(closers, i)
+                if k < len(closers):
+                    return run.starts[closers[k]] + 1
+            while run.link is None and not run.done:
+                if run.step() and run.heights[-1] == level:
+                    return run.starts[-1] + 1
+            if run.link is None:
+                return None  # (the end of the text, or a string that never closes)
+            run, i, offset = run.link
+            level -= offset
+
+
+_TOKEN_START = lazy(re.compile, r"""["'\[\]{}()]""")
+
+
+class _Run:
+    """One bracket scan of a text from `start` on, for BracketIndex, taken as far as
+    asked, up to the end of the text, a string that never closes, or a token another
+    run noted (then `link`: that run, the token's index there, and the offset from
+    that run's heights to this one's)."""
+
+    __slots__ = ("index", "text", "at", "height", "starts", "heights", "closers", "link", "done")
+
+    def __init__(self, index: BracketIndex, text: str, start: int) -> None:
+        self.index = index
+        self.text = text
+        self.at = start  # scanned up to here
+        self.height = 0
+        self.starts: list[int] = []  # each token's start
+        self.heights: list[int] = []  # the height before each token
+        self.closers: dict[int, list[int]] = {}  # height before a closer -> their token indexes
+        self.link: tuple[_Run, int, int] | None = None
+        self.done = False
+
+    def step(self) -> bool:
+        """Read the next token; whether it was a closer."""
+        index, text = self.index, self.text
+        m = _TOKEN_START.search(text, self.at)
+        if m is None:
+            self.done = True
+            self.at = len(text)
+            return False
+        at = m.start()
+        found = index.tokens.get(at)
+        if found is not None:  # (from here on, that run's tokens)
+            run, j = found
+            self.link = run, j, self.height - run.heights[j]
+            return False
+        ch = text[at]
+        end = at + 1
+        if ch in _QUOTES:
+            since = index.unclosed.get(ch, -1)
+            if 0 <= since <= at:
+                self.done = True
+                return False
+            string = _STRING_MATCH(text, at)
+            if string.lastindex is None:
+                index.unclosed[ch] = at
+                self.done = True
+                return False
+            end = string.end()
+        i = len(self.starts)
+        self.starts.append(at)
+        self.heights.append(self.height)
+        index.tokens[at] = self, i
+        self.at = end
+        if ch in _OPENERS:
+            self.height += 1
+        elif ch in _CLOSERS:
+            closers = self.closers.get(self.height)
+            if closers is None:
+                closers = self.closers[self.height] = []
+            closers.append(i)
+            self.height -= 1
+            return True
+        return False
 
 
 _UNKNOWN = object()
-
-
-class _Trace:
-    """One bracket scan of a text from `start` on, taken as far as asked."""
-
-    __slots__ = ("start", "tokens", "at", "stack", "close", "openers", "done")
-
-    def __init__(self, text: str, start: int) -> None:
-        self.start = start
-        self.tokens = _BRACKET_SCAN.finditer(text, start)
-        self.at = start  # scanned up to here
-        self.stack: list[int] = []  # the openers not closed yet
-        self.close: dict[int, int] = {}  # opener -> just past its closer
-        self.openers: set[int] = set()
-        self.done = False  # at the end of the text, or of a string that never closes
-
-    def end(self, pos: int) -> Any:
-        """Where the opener at pos ends; None; _UNKNOWN when the scan passed pos
-        other than at an opener."""
-        while not self.done and self.at <= pos:
-            self._step()
-        if pos not in self.openers:
-            return _UNKNOWN  # (inside a string here, or in one that never closes)
-        while pos not in self.close and not self.done:
-            self._step()
-        return self.close.get(pos)
-
-    def _step(self) -> None:
-        m = next(self.tokens, None)
-        if m is None or m.lastindex is None:  # (the end, or a string that never closes)
-            self.done = True
-            return
-        self.at = m.end()
-        if m.lastindex == 3:
-            self.stack.append(m.start())
-            self.openers.add(m.start())
-        elif m.lastindex == 4 and self.stack:
-            self.close[self.stack.pop()] = m.end()
 
 
 class StopIndex:
