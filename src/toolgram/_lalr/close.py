@@ -462,7 +462,8 @@ def cut(d: Any, buf: str, pos: int, stop: int, final: bool) -> Any:
             opened = getattr(exc, "pos", -1)
     except (StopIteration, RecursionError):
         pass
-    at = _repair.unreadable_in(buf, pos, stop)
+    spans = _spans(d)
+    at = _repair.unreadable_in(buf, pos, stop, spans)
     if at is None:
         if opened > pos:
             # A string left open to the end of the reply (`{"city": "Par<|tool_call_end|>…`):
@@ -471,7 +472,7 @@ def cut(d: Any, buf: str, pos: int, stop: int, final: bool) -> Any:
             # tags` in a Llama 3 value that the end of the reply cut: cut_value), as a
             # Hermes value reads it, whose pattern stops at Hermes's markers only.
             m = _own_marker(d, buf, opened + 1, stop)
-            if m >= 0 and _repair.breaks_at(buf[pos:m]) is None:
+            if m >= 0 and spans.breaks_at(buf, pos, buf[pos:m]) is None:
                 return m
         return None
     # (From the character the pass gave up at: a marker that starts there is what
@@ -482,10 +483,20 @@ def cut(d: Any, buf: str, pos: int, stop: int, final: bool) -> Any:
         return WAIT
     if m < 0:
         return None
-    broke = _repair.breaks_at(buf[pos:m])
+    broke = spans.breaks_at(buf, pos, buf[pos:m])
     if broke is not None and broke != at:
         return None  # (cut there, it would break elsewhere)
     return m  # (it breaks there still; or, read to the marker, it is only unfinished)
+
+
+def _spans(d: Any) -> Any:
+    """The _repair.Spans shared by the drivers of the text (on their BracketIndex)."""
+    index = d.brackets
+    if index is None:
+        return _repair.Spans()
+    if index.spans is None:
+        index.spans = _repair.Spans()
+    return index.spans
 
 
 def _own_marker(d: Any, buf: str, lo: int, hi: int) -> int:

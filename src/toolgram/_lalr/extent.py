@@ -112,6 +112,7 @@ class BracketIndex:
         self.tokens: dict[int, tuple[_Run, int]] = {}  # a token's start -> its run and index there
         self.unclosed: dict[str, int] = {}  # quote -> where a string of it that never closes starts
         self.arguments: StopIndex | None = None
+        self.spans: Any = None  # _repair.Spans, for the same drivers (see _lalr/close.py cut)
 
     def argument_end(self, text: str, pos: int) -> int | None:
         """Where a Python argument value at pos ends, scalar_end(text, pos, ",)"); None

@@ -812,20 +812,56 @@ def unreadable_at(text: str) -> int | None:
     took up to there stays as it was). Then loads() refuses every text that starts
     with this one, at the same place. None: it reads, or it breaks near the end
     (where more text could still be what was missing)."""
-    at = breaks_at(text)
+    return _for_good(text, breaks_at(text))
+
+
+def _for_good(text: str, at: int | None) -> int | None:
     return at if at is not None and at + _BREAK_MARGIN <= len(text.rstrip()) else None
 
 
-def unreadable_in(text: str, pos: int, stop: int) -> int | None:
+def unreadable_in(text: str, pos: int, stop: int, spans: Spans | None = None) -> int | None:
     """unreadable_at(text[pos:stop]), reading no more of it than it needs: prefixes of
-    growing length first (a prefix that breaks for good breaks the text there)."""
+    growing length first (a prefix that breaks for good breaks the text there).
+    `spans`: the text's Spans, which read each prefix's text once."""
     size = 256
     while True:
         end = min(stop, pos + size)
-        at = unreadable_at(text[pos:end])
+        span = text[pos:end]
+        at = _for_good(span, breaks_at(span) if spans is None else spans.breaks_at(text, pos, span))
         if at is not None or end >= stop:
             return at
         size *= 4
+
+
+class Spans:
+    """breaks_at() for spans of one text, each span's text read once. The drivers of a
+    region ask about the same spans (_lalr/close.py cut: a JSON value's, for each
+    candidate format), and a storm of calls asks about the same value again and again
+    (the same call at many places: each cut reads up to 256 characters, or more, of
+    it). A span's answer is kept under its length and hash with where it was seen,
+    which the text is compared at (nothing but places is kept). Made per text
+    (BracketIndex.spans: the drivers', with their text)."""
+
+    __slots__ = ("text", "seen")
+
+    def __init__(self) -> None:
+        self.text: str | None = None
+        self.seen: dict[tuple[int, int], list[tuple[int, int | None]]] = {}  # (length, hash) -> [(place, answer)]
+
+    def breaks_at(self, text: str, pos: int, span: str) -> int | None:
+        """breaks_at(span), where span is text[pos:pos + len(span)]."""
+        if text is not self.text:
+            self.text, self.seen = text, {}
+        key = len(span), hash(span)
+        seen = self.seen.get(key)
+        if seen is None:
+            seen = self.seen[key] = []
+        for at, found in seen:
+            if text.startswith(span, at):
+                return found
+        found = breaks_at(span)
+        seen.append((pos, found))
+        return found
 
 
 def breaks_at(text: str) -> int | None:
