@@ -338,18 +338,19 @@ def test_a_value_closed_past_a_stray_quote_is_not_cut_again_per_delta(
 
 def _read_for_a_cut(raw: str, tools: list | None, size: int, monkeypatch: pytest.MonkeyPatch) -> int:
     """The text the lenient pass reads to tell where a value breaks (_recover.repair.
-    breaks_at, which _lalr.close.cut asks), over a stream of `size`-character deltas."""
+    failure, which breaks_at and the Spans that _lalr.close.cut asks read with), over a
+    stream of `size`-character deltas."""
     from toolgram._recover import repair as _repair
 
     count = [0]
-    breaks_at = _repair.breaks_at
+    failure = _repair.failure
 
     def counting(text: str) -> object:
         count[0] += 1 + len(text)
-        return breaks_at(text)
+        return failure(text)
 
     with monkeypatch.context() as m:
-        m.setattr(_repair, "breaks_at", counting)
+        m.setattr(_repair, "failure", counting)
         sp = toolgram.StreamParser(tools, max_chars=None)
         for i in range(0, len(raw), size):
             sp.feed(raw[i : i + size])

@@ -319,6 +319,7 @@ class Builder:
     # closed by a tag inside it with prose after (_closed_inside), the call took the rest.
     goes_on = False
     _tail: Prose | None = None  # the prose after the call _call just read (_walk adds it after the call)
+    spans: Any = None  # the text's _repair.Spans (see _loads_leading), set by the scanner
 
     def __init__(self, fmt, tools, region: tuple[int, int], read_calls=None, buf: str | None = None) -> None:
         self.fmt = fmt
@@ -976,7 +977,8 @@ class Builder:
             left_open = []
             twice: list = []  # an object of calls' fields given twice (see _fields_twice)
             try:
-                value, repairs, tail = _loads_leading(text, leading=not bracketed, cut=cut, left_open=left_open)
+                spans = (self.spans, self.buf, start) if self.spans is not None and self.buf is not None else None
+                value, repairs, tail = _loads_leading(text, leading=not bracketed, cut=cut, left_open=left_open, spans=spans)
             except Unreadable as exc:
                 # An object of calls that gives one of its own fields twice: its calls are
                 # read, the field is an error (_envelope).
@@ -1449,20 +1451,34 @@ def _flat_arguments(obj: dict, declared) -> dict:
 
 
 def _loads_leading(
-    text: str, leading: bool = True, cut: bool = False, left_open: list | None = None
+    text: str, leading: bool = True, cut: bool = False, left_open: list | None = None, spans: tuple | None = None
 ) -> tuple[Any, tuple[str, ...], str]:
     """Decode a payload; when it fails and a complete JSON value leads it, decode
     that value and hand back the text after it (it becomes prose, not lost).
     `leading=False`: the payload is one bracketed value (a JSON token): no second try.
     `cut`, `left_open`: as _repair.loads takes them, for the whole payload (a value
-    that leads it has text after it: the end did not cut it)."""
-    try:
-        value, repairs = _repair.loads(text, cut, left_open)
-        return value, repairs, ""
-    except _repair.RepairError as exc:
-        first = exc
+    that leads it has text after it: the end did not cut it). `spans`: (the text's
+    _repair.Spans, the text, where the payload is in it), which tell a payload that
+    loads() refused before (another candidate's, the same call again in a storm, a
+    cut's reading) without reading it again."""
+    found = _repair._UNSEEN
+    if spans is not None and not cut:
+        found = spans[0].known(spans[1], spans[2], text)
+    if found is None or found is _repair._UNSEEN:
+        try:
+            value, repairs = _repair.loads(text, cut, left_open)
+        except _repair.RepairError as exc:
+            if found is _repair._UNSEEN and spans is not None and not cut:
+                spans[0].note(spans[1], spans[2], text, exc)
+            first = str(exc)
+        else:
+            if found is _repair._UNSEEN and spans is not None and not cut:
+                spans[0].note(spans[1], spans[2], text, None)
+            return value, repairs, ""
+    else:
+        first = found[0]
     if not leading:
-        raise Unreadable(str(first))
+        raise Unreadable(first)
     stripped = text.lstrip()
     offset = len(text) - len(stripped)
     if stripped[:1] in ("{", "["):
@@ -1474,7 +1490,7 @@ def _loads_leading(
                 pass
             else:
                 return value, repairs, text[end:]
-    raise Unreadable(str(first))
+    raise Unreadable(first)
 
 
 # Prose after a JSON value: a word (a letter first), not a stray bracket or comma of

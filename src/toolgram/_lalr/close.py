@@ -491,12 +491,7 @@ def cut(d: Any, buf: str, pos: int, stop: int, final: bool) -> Any:
 
 def _spans(d: Any) -> Any:
     """The _repair.Spans shared by the drivers of the text (on their BracketIndex)."""
-    index = d.brackets
-    if index is None:
-        return _repair.Spans()
-    if index.spans is None:
-        index.spans = _repair.Spans()
-    return index.spans
+    return _repair.Spans() if d.brackets is None else _repair.Spans.of(d.brackets)
 
 
 def _own_marker(d: Any, buf: str, lo: int, hi: int) -> int:

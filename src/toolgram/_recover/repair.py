@@ -834,43 +834,73 @@ def unreadable_in(text: str, pos: int, stop: int, spans: Spans | None = None) ->
 
 
 class Spans:
-    """breaks_at() for spans of one text, each span's text read once. The drivers of a
-    region ask about the same spans (_lalr/close.py cut: a JSON value's, for each
-    candidate format), and a storm of calls asks about the same value again and again
-    (the same call at many places: each cut reads up to 256 characters, or more, of
-    it). A span's answer is kept under its length and hash with where it was seen,
-    which the text is compared at (nothing but places is kept). Made per text
+    """What loads() says of spans of one text (failure(), breaks_at()), each span's
+    text read once. The drivers of a region ask where the same value breaks
+    (_lalr/close.py cut: for each candidate format), the builders of its candidates
+    read the same payload (_build/builder.py _loads_leading: llama3_json's, then
+    xlam's), and a storm of calls asks about the same text again and again (the same
+    broken call at many places: each cut reads 256 characters or more of it, each
+    builder all of it). A span's answer, None where loads() reads it, else (why, where
+    it broke: the RepairError's str and `at`), is kept under the span's length and hash
+    with where it was seen, which the text is compared at (nothing but places and
+    answers is kept; a place the span is not at, not even that). Made per text
     (BracketIndex.spans: the drivers', with their text)."""
 
     __slots__ = ("text", "seen")
 
     def __init__(self) -> None:
         self.text: str | None = None
-        self.seen: dict[tuple[int, int], list[tuple[int, int | None]]] = {}  # (length, hash) -> [(place, answer)]
+        self.seen: dict[tuple[int, int], list[tuple[int, tuple | None]]] = {}  # (length, hash) -> [(place, answer)]
 
-    def breaks_at(self, text: str, pos: int, span: str) -> int | None:
-        """breaks_at(span), where span is text[pos:pos + len(span)]."""
+    @staticmethod
+    def of(index: BracketIndex) -> Spans:
+        """The Spans kept on a BracketIndex (made the first time)."""
+        if index.spans is None:
+            index.spans = Spans()
+        return index.spans
+
+    def known(self, text: str, pos: int, span: str) -> Any:
+        """The answer for span, being text[pos:pos + len(span)]; _UNSEEN where not asked."""
         if text is not self.text:
             self.text, self.seen = text, {}
-        key = len(span), hash(span)
-        seen = self.seen.get(key)
-        if seen is None:
-            seen = self.seen[key] = []
-        for at, found in seen:
+        for at, found in self.seen.get((len(span), hash(span)), ()):
             if text.startswith(span, at):
                 return found
-        found = breaks_at(span)
-        seen.append((pos, found))
+        return _UNSEEN
+
+    def note(self, text: str, pos: int, span: str, exc: RepairError | None) -> tuple | None:
+        """Keep what loads(span) raised (None: it read); its answer."""
+        found = None if exc is None else (str(exc), getattr(exc, "at", None))
+        if text is self.text and text.startswith(span, pos):
+            self.seen.setdefault((len(span), hash(span)), []).append((pos, found))
         return found
+
+    def failure(self, text: str, pos: int, span: str) -> tuple | None:
+        found = self.known(text, pos, span)
+        return self.note(text, pos, span, failure(span)) if found is _UNSEEN else found
+
+    def breaks_at(self, text: str, pos: int, span: str) -> int | None:
+        """breaks_at(span), span being text[pos:pos + len(span)]."""
+        found = self.failure(text, pos, span)
+        return None if found is None else found[1]
+
+
+_UNSEEN = object()
 
 
 def breaks_at(text: str) -> int | None:
     """Where the lenient pass gives up on `text` (the end of the last token it read);
     None when loads() reads it."""
+    found = failure(text)
+    return None if found is None else getattr(found, "at", None)  # (set by the lenient pass where it gave up)
+
+
+def failure(text: str) -> RepairError | None:
+    """What loads(text) raises; None when it reads."""
     try:
         loads(text)
     except RepairError as exc:
-        return getattr(exc, "at", None)  # (set by the lenient pass where it gave up)
+        return exc
     return None
 
 

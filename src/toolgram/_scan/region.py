@@ -336,6 +336,8 @@ class RegionReader:
             if drv.closed_at >= 0:
                 builder.cut_at = drv.last_end
             builder.goes_on = getattr(drv, "goes_on", False)  # (an Earley parse is never salvaged)
+            if self.sc.brackets is not None:
+                builder.spans = _repair.Spans.of(self.sc.brackets)
             if drv.ended >= 0:
                 builder.ended = (drv.last_end, drv.ended, _closer(drv, buf), drv.closed_at >= 0)
             items = builder.build(drv.tree)
