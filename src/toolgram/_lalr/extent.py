@@ -135,8 +135,8 @@ class BracketIndex:
             return None
         found = self.tokens.get(pos)
         if found is None:
-            run = _Run(self, text, pos)
-            run.step()  # (the opener at pos: no run has noted it)
+            run = _Run(text, pos)
+            run.step(self)  # (the opener at pos: no run has noted it)
             found = run, 0
         run, i = found
         level = run.heights[i] + 1  # (the closer that ends it comes at the height after it)
@@ -148,7 +148,7 @@ class BracketIndex:
                 if k < len(closers):
                     return run.starts[closers[k]] + 1
             while run.link is None and not run.done:
-                if run.step() and run.heights[-1] == level:
+                if run.step(self) and run.heights[-1] == level:
                     return run.starts[-1] + 1
             if run.link is None:
                 return None  # (the end of the text, or a string that never closes)
@@ -165,10 +165,9 @@ class _Run:
     run noted (then `link`: that run, the token's index there, and the offset from
     that run's heights to this one's)."""
 
-    __slots__ = ("index", "text", "at", "height", "starts", "heights", "closers", "link", "done")
+    __slots__ = ("text", "at", "height", "starts", "heights", "closers", "link", "done")
 
-    def __init__(self, index: BracketIndex, text: str, start: int) -> None:
-        self.index = index
+    def __init__(self, text: str, start: int) -> None:
         self.text = text
         self.at = start  # scanned up to here
         self.height = 0
@@ -178,9 +177,10 @@ class _Run:
         self.link: tuple[_Run, int, int] | None = None
         self.done = False
 
-    def step(self) -> bool:
-        """Read the next token; whether it was a closer."""
-        index, text = self.index, self.text
+    def step(self, index: BracketIndex) -> bool:
+        """Read the next token (noted in index, which holds the runs: a run holds none of
+        it, so that no cycle waits for the collector); whether it was a closer."""
+        text = self.text
         m = _TOKEN_START.search(text, self.at)
         if m is None:
             self.done = True
