@@ -620,6 +620,10 @@ class Builder:
                 _add(draft.repairs, ["closed_tag"])
             elif d == "unopened" and id(child) not in no_value:
                 _add(draft.repairs, ["opened_tag"])
+            elif d == "stray":
+                # (Text between the call's values, or before its close: no value holds it,
+                # and it is no prose, the call going on after it. Dropped, and said.)
+                _add(draft.repairs, ["stray_text"])
         if not draft.name and code_text is not None:
             draft.name = getattr(self.fmt, "code_tool", "")
         if not draft.name:
@@ -1842,7 +1846,7 @@ _READ, _MISSING, _OTHER = "read", "missing", "other"
 # Every part Builder._call reads (the others it passes by).
 _CALL_PARTS = frozenset({
     "name", "id", "instructions", "args", "param", "typed_param", "kwarg", "posarg", "code", "element",
-    "loose_args", "unclosed", "unopened",
+    "loose_args", "unclosed", "unopened", "stray",
 })  # fmt: skip
 
 # A call's parts that hold its arguments (see _last_arg).

@@ -56,6 +56,9 @@ RULES: tuple[Rule, ...] = (
          "schema, the written type `list`/`array`, or no child has a `key`); text only, it is typed like a `param`. A "
          "call's top-level elements are typed together against the tool's schema",
          part=True, opaque=True, not_bare=True),
+    Rule("stray", "text inside a call outside any value, followed by the call's next value or its close (Cohere "
+         "cofl's `</cofl:value> or Lyon</cofl:tool_call>`): no argument's text, dropped with the repair `stray_text`",
+         part=True),
     Rule("code", "raw code inside a `call`: the arguments are `{\"code\": text}`; without a `name`, the call is "
          "named by the header's `code_tool`", part=True, not_bare=True),
     Rule("json_calls", 'JSON holding a call object, a list of them, or `{"tool_calls": […]}` (where `{` is the '

@@ -506,12 +506,12 @@ def _named_close(d: Any, t: Any, buf: str, pos: int, end: int, after: int, final
        </cofl:value></cofl:value>`); where the structure does not go on after any, at
        the last of them (`` `</cofl:value>` always.</cofl:value> Then: <cofl:tool_calls>…``:
        what follows is prose after a call whose closes were left out);
-     - a close of what holds the value, after text (`Paris</cofl:value> or
-       Lyon</cofl:tool_call>`): the value ends there, its own close left out, as a
-       pattern that reads a close with text after it as text reads it (MiniMax's).
     Else None: the value closed at `end`, and what follows is prose after a call whose
-    closes were left out (`v</cofl:value> Then: <cofl:tool_calls>…`); so is a close
-    written twice with no blank before it. (WAIT, None): a stream's text so far cannot
+    closes were left out (`v</cofl:value> Then: <cofl:tool_calls>…`), or, where the
+    call's next value or its close follows it (`Paris</cofl:value> or
+    Lyon</cofl:tool_call>`), the call's stray text, dropped (the grammar's `stray`: a
+    value's text it is not, as it was read here before, the value's own close taken
+    for its text and left out); so is a close written twice with no blank before it. (WAIT, None): a stream's text so far cannot
     tell. The look ends at the end of the close's next line and within _HORIZON, told
     by the text from `after` alone: a stream waits at most that far, and decides as
     parse() does. The table is asked only where the stack is short (_NAMED_STACK)."""
@@ -541,12 +541,10 @@ def _named_close(d: Any, t: Any, buf: str, pos: int, end: int, after: int, final
             return WAIT, None  # (a tag the end of a stream's text may still change)
         s = m.start()
         text = buf[x:s].strip()
-        if m.group() in nest.holders and text:
-            # (Text, then a close of what holds the value: `v</cofl:value> ok</cofl:tool_call>`,
-            # the value's text, its own close left out before the call's, as where the
-            # pattern reads on past such a close: the structure closes.)
-            return s
         if m.group() != tag:
+            # (Another tag of the format: the structure's. Text, then a close of what
+            # holds the value, `v</cofl:value> ok</cofl:tool_call>`, or the next value,
+            # is no value's text either: the grammar reads it as the call's stray text.)
             return None if last < 0 else last  # (another tag of the format: the structure's)
         if not text and x == after and not mention:
             return None  # (a close written twice)

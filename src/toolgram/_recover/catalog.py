@@ -39,6 +39,8 @@ REPAIRS: tuple[tuple[tuple[str, ...], str], ...] = (
      'encoded the arguments object as a JSON string. The string ends where the model stopped writing the arguments: a value cut short inside it (`"arguments": "{\\"ticker\\": \\"AA"`) is `cut_value` too, a brace left out only `closed_json`'),
     (('repeated_marker',),
      'wrote the call\'s opener twice before it (`<tool_call>\\n<tool_call>{…}`, `<\\|tool_call_start\\|><\\|tool_call_start\\|>[…]`, a section\'s begin twice): the first is markup, dropped, never prose. A closer written again right after its call (`</tool_call></tool_call>`, blanks between) is markup too, never prose; the call records no repair for it, as a stream has sent the call when it comes. So is an inner closer written twice (`</function>` or `</invoke>` twice in its block, a value\'s close twice on two lines, `1</parameter>\\n</parameter>`, the first ending an inline value or starting its line): the call is whole, no error ([formats](formats.md#markers-inside-values))'),
+    (('stray_text',),
+     "wrote text inside a call outside any argument's value, with the call going on after it (Cohere cofl's `Paris</cofl:value> or Lyon</cofl:tool_call>`, `</cofl:value>.\\n<cofl:value name=\"unit\" …>`): it is no value's text and no prose, so it is dropped; the values around it are read as written. Text after a value's close with no value or close of the call after it is prose after a call whose closes were left out (`closed_tag`)"),
     (('cut_by_max_chars',),
      '(not the model) the call ran past `max_chars` and was repaired as a cut-off call: its arguments are likely incomplete (a long `write_file` content); raise `max_chars` or pass `None` before acting on it'),
     (('escaped_underscores',),
