@@ -73,6 +73,38 @@ class Terminal:
     # the terminal (so it dies with its format: no global cache keyed by pattern).
 
     @cached_property
+    def looks_past(self) -> bool:
+        """Whether the pattern ends with a look-ahead group, `…(?=<\\/cofl:tool_call>)`: what
+        it matches depends on text after its end (a reply cut right after the token
+        reads that text otherwise: no salvage point, Driver._keep_mark)."""
+        if self.literal is not None:
+            return False
+        src = self.source
+        depth, opened, last, i, cls = 0, [], None, 0, False
+        while i < len(src):
+            ch = src[i]
+            if ch == "\\":
+                i += 2
+                continue
+            if cls:
+                cls = ch != "]"
+            elif ch == "[":
+                cls = True
+                if src.startswith("^]", i + 1) or src.startswith("]", i + 1):
+                    i += 2 if src[i + 1] == "]" else 3
+                    continue
+            elif ch == "(":
+                opened.append(i)
+                depth += 1
+            elif ch == ")" and opened:
+                start = opened.pop()
+                depth -= 1
+                if depth == 0:
+                    last = (start, i)
+            i += 1
+        return last is not None and last[1] == len(src) - 1 and src.startswith("(?=", last[0])
+
+    @cached_property
     def atomic(self) -> Any:
         """The pattern made atomic, `(?>P)` (the driver's _could_grow), or the pattern
         itself where it cannot be (e.g. global flags inside the group)."""

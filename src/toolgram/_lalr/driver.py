@@ -810,6 +810,12 @@ class Driver:
             if not prev[2] and prev[1] is not None and len(prev[1]) > _MARK_STACK:
                 prev[1] = None
         stack = self.stack
+        if self.c.terminals[self.last_term].looks_past:
+            # (A token told by the text after it, cofl's stray text by the tag that
+            # follows: the reply cut right after it reads it otherwise, so no point
+            # closes the frame there; the one before it does.)
+            marks.append([end, None, False])
+            return
         marks.append([end, list(stack) if len(stack) <= _MARK_STACK else _PENDING, False])
 
     def _checked(self, at: int, tok: Any) -> None:

@@ -646,6 +646,13 @@ def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
             if goes_on is None:
                 return WAIT, None  # (spaces up to the end of the text so far: not yet told)
             inline = run
+    if not takes(d.c, d.stack, t.name):
+        # (The parser does not take the value here: the table offers it only through
+        # merged LALR lookaheads, cofl's VALUE at a call's level, at the call's stray
+        # text. The driver refuses it wherever it ends and lexes the text again
+        # without it, so it is not read on: reading on to the reply's end at each
+        # stray text was the square of a call of many.)
+        return None
     # A close-tag run read as text looks for the value's own close tag this far on,
     # no further (each such run reading on to the end of the reply was the square of
     # a reply of calls closed on one line and followed there by prose).
