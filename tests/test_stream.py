@@ -424,11 +424,16 @@ def test_a_reply_cut_after_an_opener_streams_as_it_parses(raw: str, tools: Any) 
 
 
 # Streamed as parsed, but a call is done only at flush() with the reply going on (see
-# test_call_done_at's HELD). None now: a cofl call whose closes were left out, then prose
-# and the next call on the value's line (QA13 F6), was one while the prose, a value's
-# text the table does not take there, was read on to the reply's end before it was
-# refused (nest.through_nest now asks the table first).
-LATE_CALLS: set[str] = set()
+# test_call_done_at's HELD): a cofl block's first call, prose after it and the next call,
+# then the block's close at the reply's end. The calls of a block are done when the
+# block is (one region, settled a bounded look after its close: with more prose after
+# it, before flush()); the prose splits the block's segments, so the check below, which
+# finds a call's region by its segment, takes the first call's to end before that prose.
+# (A cofl call whose closes were left out, then prose and the next call on the value's
+# line, QA13 F6, is no longer held: the prose, a value's text the table does not take
+# there, was read on to the reply's end before it was refused; nest.through_nest now
+# asks the table first.)
+LATE_CALLS = {"cohere_cofl_xml/text_between_calls_in_a_block_is_prose"}
 
 
 def test_corpus_streams(corpus_case: Any) -> None:
