@@ -434,7 +434,8 @@ class Assembler:
                     self.calls.append(done)
                     produced.append(("call", done))
                     called = True
-                    given.append(done.span)
+                    if done.span:
+                        given.append(done.span)
                 else:
                     self.errors.append(done)
                     produced.append(("error", done))
@@ -462,7 +463,7 @@ class Assembler:
             self.pending = ()  # (spent on the region's first call, or for none)
             if called and refusals:
                 order = _split_refused(order, refusals, given)
-            kinds = iter(_markup_kinds(kind, [(s, e) for k, s, e in order if not k], refusals))
+            kinds = iter(_markup_kinds(kind, [(s, e) for k, s, e in order if not k], refusals, given))
             for part_kind, start, end in order:
                 if part_kind == "!":
                     self.segments.append(make_segment("error", start, end))
@@ -514,11 +515,17 @@ def _split_refused(
     return out
 
 
-def _markup_kinds(kind: str, marks: list[tuple[int, int]], refusals: list[tuple[int, int]]) -> list[str]:
+def _markup_kinds(
+    kind: str, marks: list[tuple[int, int]], refusals: list[tuple[int, int]], spans: list[tuple[int, int]] = ()
+) -> list[str]:
     """The segment kind of each piece of a region's markup (split by its prose): the
     region's kind; but where the region gave no call and refused one, only the pieces
     that hold a refused call are errors (one segment per error, as a UI shows them),
-    the rest markup (a block's tags around its prose); the last, where none is known."""
+    the rest markup (a block's tags around its prose); the last, where none is known.
+    Where it gave calls, a piece that holds none is markup (a block's close after its
+    prose: `…</cofl:tool_call> Done.</cofl:tool_calls>`)."""
+    if kind == "call" and len(marks) > 1 and spans:
+        return ["call" if any(s < end and start < e for s, e in spans) else "markup" for start, end in marks]
     if kind != "error" or len(marks) < 2:
         return [kind] * len(marks)
     kinds = ["error" if any(s < end and start < e for s, e in refusals) else "markup" for start, end in marks]
