@@ -24,7 +24,7 @@ from .._grammar.vocabulary import _RULE_NAMES
 from .._grammar.vocabulary import CALL_KINDS as _CALL_KINDS
 from .._lalr.table import ends_something
 from .._lalr.tokens import Tok
-from .._lalr.close import cut_marker
+from .._lalr.close import CUT_ROOM, cut_markup, cut_marker, value_closers
 from .loose import StrayDelimiter, decode_loose
 from .depth import VALUE_DEPTH, TooDeep, too_deep_message
 from .coerce import Node, coerce_param, repeated_item
@@ -575,9 +575,16 @@ class Builder:
                         if child is last_arg:
                             short = False  # (its own close ended it: the end cut no value)
                 if tail is None and cut_open and child is last_arg and self._reaches(_find(child, "value")):
-                    # (The end of the reply cut it: no close frames it, all of it is kept.)
-                    value = _param_value(child, self.buf, True)
-                    cut_param = len(draft.params)
+                    # (The end of the reply cut it: no close frames it, all of it is kept;
+                    # but for a close the end cut, `a\n</param`: markup, which closed the
+                    # value, framed so. Its repairs are those of the cut, as before.)
+                    raw = _text(_find(child, "value"), self.buf)
+                    at = self._cut_markup(raw)
+                    if at >= 0:
+                        value = raw[:at]
+                    else:
+                        value = _param_value(child, self.buf, True)
+                        cut_param = len(draft.params)
                 draft.params.append((key, value, typ))
             elif d == "kwarg":
                 key = _unescape_md(_text(_find(child, "key"), self.buf).strip(), draft.repairs)
@@ -596,7 +603,8 @@ class Builder:
             elif d == "code":
                 code_text = _text(child, self.buf)
             elif d == "element":
-                elements.append(_element(child, draft.repairs, self.buf))
+                cut = (self.ended[0], self._cut_markup) if cut_open and child is last_arg else None
+                elements.append(_element(child, draft.repairs, self.buf, cut=cut))
             elif d == "loose_args":
                 reaches = cut_open and self._reaches(child)
                 try:
@@ -1213,6 +1221,14 @@ class Builder:
         if len(text) < 2 or text[0] != "<":
             return False
         return any(t.literal is not None and len(t.literal) > len(text) and t.literal.startswith(text) for t in self.fmt.compiled.terminals.values())
+
+    def _cut_markup(self, text: str) -> int:
+        """Where the close the end of the reply cut begins at the end of a raw value's
+        text that runs to it (`</param` of `</parameter>`): close.cut_markup, with the
+        format's closers; -1 where there is none."""
+        c = self.fmt.compiled
+        literals, patterns = value_closers(c)
+        return cut_markup(text, literals, patterns, c.longest_literal + CUT_ROOM, c.nest)
 
     def _cut_short(self, node: Tree) -> bool:
         """A parameter whose value never began: no value text, and no key either
@@ -2091,12 +2107,17 @@ def _last_holder(tree: Any) -> Tree | None:
     return last
 
 
-def _element(node: Tree, repairs: list[str], buf: str | None = None, depth: int = 0, argument: str | None = None) -> Node:
+def _element(
+    node: Tree, repairs: list[str], buf: str | None = None, depth: int = 0, argument: str | None = None, cut: Any = None
+) -> Node:
     """An `element` subtree as a Node: its key, type, text and child elements.
     `depth`: how many elements hold it inside the argument (`argument`, the
     outermost one's key). A child element is one level more of the argument's
     value: past VALUE_DEPTH the call is unreadable, before this recursion (one
-    frame a level) or the typing after it would go that deep."""
+    frame a level) or the typing after it would go that deep. `cut`: (where the
+    last token read before the end of the reply ends, Builder._cut_markup), for the
+    call that end cut: a value's text that runs there without the close it cut
+    (cofl's `</cof`, M3's `]<]minimax`), markup."""
     out = Node()
     texts: list[str] = []
     stack = list(reversed(node.children))
@@ -2110,11 +2131,16 @@ def _element(node: Tree, repairs: list[str], buf: str | None = None, depth: int 
         elif r == "type":
             out.type = _text(c, buf).strip()
         elif r == "value":
-            texts.append(_text(c, buf))
+            text = _text(c, buf)
+            if cut is not None and (_extent(c) or (0, -1))[1] == cut[0]:
+                at = cut[1](text)
+                if at >= 0:
+                    text = text[:at]
+            texts.append(text)
         elif r == "element":
             if depth >= VALUE_DEPTH:
                 raise _too_deep(argument if depth else out.key)
-            out.children.append(_element(c, repairs, buf, depth + 1, argument if depth else out.key))
+            out.children.append(_element(c, repairs, buf, depth + 1, argument if depth else out.key, cut))
         elif r == "unclosed":
             _add(repairs, ["closed_tag"])
         elif r == "unopened":

@@ -28,7 +28,7 @@ import re
 from .coerce import Node
 from .depth import VALUE_DEPTH, TooDeep
 from .._grammar.words import lazy
-from .._lalr.close import TO_END, brace_closes, next_opener, quoted_close
+from .._lalr.close import TO_END, brace_closes, cut_markup, next_opener, quoted_close
 
 DELIMITERS = ('<|"|>', "<escape>")
 _DELIM = lazy(re.compile, r'<\|"\|>|<escape>')
@@ -178,6 +178,10 @@ class _Reader:
                         # (A marker ended it, not the reply: the whitespace before the
                         # marker is layout, as before a close left out.)
                         body = body.rstrip()
+                    elif (at := cut_markup(body, (d,))) >= 0:
+                        # (The end of the reply cut its closing delimiter, `<|"` of
+                        # `<|"|>`: markup, not the string's text, as for an opening one.)
+                        body = body[:at]
                 self.pos = n
                 return Node(key=key, type="string", text=body, exact=True)
             self.pos = end + len(d)

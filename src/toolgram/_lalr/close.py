@@ -704,3 +704,101 @@ def cut_marker(rest: str, markers: Any) -> bool:
     """Whether rest is one of the markers cut short at the end of the text: two
     characters of it at least (a lone "<" names no tag)."""
     return len(rest) >= 2 and any(len(rest) < len(m) and m.startswith(rest) for m in markers)
+
+
+def cut_markup(text: str, literals: Any, patterns: Any = (), room: int = 0, nest: Any = None) -> int:
+    """Where the markup that the end of the reply cut begins, at the end of a value's text
+    that runs to it (a raw XML-ish value, Gemma's delimited string): a closer cut short,
+    two characters of it at least and not all of it (`</param` of `</parameter>`, Kimi
+    K3's `<|close|>argument<|se`, Gemma's `<|"` of `<|"|>`), after the whole closers
+    written right before it, blanks between them (`</arg_value></tool_ca`; after one, a
+    `<` alone too). The model had begun to close the value: that is markup, not the
+    value's text. -1 where the text does not end so (a `<` alone names no tag, and may
+    be the value's own). `literals`: the closers written out; `patterns`: terminals
+    whose pattern reads a closer (`</(?:｜DSML｜)?parameter>`), looked for within `room`
+    characters of the end (see _cut_closer_at). `nest` (the grammar's Nest): a closer
+    of an element that the value's text opened, balanced there (a call quoted in the
+    value), is that text, as the driver reads it (_lalr/nest.py): the markup begins
+    after it, if at all. Work: the closers times their length, and one look at the
+    text for the tags it leaves open."""
+    run = _cut_run(text, literals, patterns, room)
+    if not run:
+        return -1
+    if nest is not None:
+        # (The elements the text before the run leaves open, by the closer each needs;
+        # each closer of the run closes one of them, or is markup, and all after it.)
+        open_: dict = {}
+        for m in nest.tags.finditer(text, 0, run[0][0]):
+            tag = m.group()
+            closer = nest.closer_of.get(tag)
+            if closer is not None:
+                open_[closer] = open_.get(closer, 0) + 1
+            elif open_.get(tag):
+                open_[tag] -= 1
+        for k, (start, end) in enumerate(run):
+            tag = text[start:end]
+            # (The last is cut short: any closer it begins.)
+            closes = [tag] if k < len(run) - 1 else [c for c in nest.closer_of if len(c) > len(tag) and c.startswith(tag)]
+            held = next((c for c in closes if open_.get(c)), None)
+            if held is None:
+                return start
+            open_[held] -= 1
+        return -1
+    return run[0][0]
+
+
+def _cut_run(text: str, literals: Any, patterns: Any, room: int) -> list[tuple[int, int]]:
+    """cut_markup: the closers at the end of the text, in order, (start, end) each, the
+    last one cut short; [] where the text does not end with one cut short."""
+    n = len(text)
+    at = -1
+    longest = max((len(lit) for lit in literals), default=0)
+    for i in range(max(0, n - max(longest, room if patterns else 0)), n - 1):
+        rest = text[i:]
+        if any(len(lit) > len(rest) and lit.startswith(rest) for lit in literals) or any(
+            (m := t.pattern.match(text, i, partial=True)) is not None and m.partial for t in patterns
+        ):
+            at = i
+            break
+    lone = at < 0
+    if lone:
+        # (One character, `<`, is markup only after a whole closer: `</arg_value><`.)
+        if n < 1 or not (any(lit.startswith(text[-1]) for lit in literals) or any(
+            (m := t.pattern.match(text, n - 1, partial=True)) is not None and m.partial for t in patterns
+        )):
+            return []
+        at = n - 1
+    run = [(at, n)]
+    while True:  # (the whole closers right before it)
+        k = len(text[:at].rstrip())
+        whole = next((k - len(lit) for lit in literals if lit and text.endswith(lit, 0, k)), -1)
+        if whole < 0 and patterns:
+            whole = next(
+                (s for s in range(max(0, k - room), k) for t in patterns if t.pattern.fullmatch(text, s, k) is not None), -1
+            )
+        if whole < 0:
+            return [] if lone else run[::-1]
+        run.append((whole, k))
+        at = whole
+        lone = False
+
+
+def value_closers(c: Any) -> tuple:
+    """The closers of a compiled grammar that cut_markup looks for at the end of a raw
+    value: (the literal ones, the terminals that read one with a pattern), each a token
+    that ends something (`</parameter>`, `<|close|>argument<|sep|>`, a terminal named
+    `_PARAM_CLOSE`: table.ends_something), not an opener that begins with a bracket (M3's
+    `]<]minimax[>[<`). Kept with the grammar (Compiled.derived)."""
+    got = c.derived.get("value_closers")
+    if got is None:
+        literals, patterns = [], []
+        for name, t in c.terminals.items():
+            ending = t.literal is not None and (t.literal.startswith("</") or "end" in t.literal.lower())
+            if not ending and _ENDING_NAME.search(name.rpartition("__")[2]) is None:
+                continue
+            if t.literal is not None:
+                literals.append(t.literal)
+            elif name not in ("JSON", "PYVALUE"):
+                patterns.append(t)
+        got = c.derived["value_closers"] = (tuple(literals), tuple(patterns))
+    return got
