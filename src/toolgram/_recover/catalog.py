@@ -54,7 +54,7 @@ REPAIRS: tuple[tuple[tuple[str, ...], str], ...] = (
     (('fenced_payload',),
      "wrapped the JSON between the call's markers in a markdown fence (`<tool_call>```json {…} ```</tool_call>`)"),
     (('unquoted_string',),
-     'wrote a bare word or an expression as a Python argument value (`unit=celsius`, `element=QName("a", "b")`): kept as its text (Python\'s own literals are read as Python reads them, with no repair: `"""…"""` and `\'\'\'…\'\'\'`, raw `r"\\d+"`, `"x" "y"` joined, `1_000`); text whose brackets do not pair (`city="Par"is")]`, a stray quote that ran over the call\'s closing brackets) is an error instead'),
+     'wrote a bare word or an expression as a Python argument value (`unit=celsius`, `element=QName("a", "b")`): kept as its text (Python\'s own literals are read as Python reads them, with no repair: `"""…"""` and `\'\'\'…\'\'\'`, raw `r"\\d+"`, `"x" "y"` joined, `1_000`, floats JSON refuses: `.5` is 0.5, `5.` is 5.0, in a list too); text whose brackets do not pair (`city="Par"is")]`, a stray quote that ran over the call\'s closing brackets) is an error instead'),
     (('apostrophe',),
      "wrote an apostrophe inside a single-quoted string (`text='It's fresh'`): a quote with a letter or digit right after it does not end the string"),
     (('unescaped_quotes',),

@@ -288,7 +288,7 @@ _TOKEN_BODY = r"""
       | '([^'\\]*(?:(?:\\.|'(?=[^\W_]))[^'\\]*)*)(')?  # 7 'body', 8 closing quote (see _STRING)
       | (-?(?:0|[1-9][0-9]*))(?![\w$.])             # 9 integer
       | (-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?)(?![\w$.])  # 10 float
-      | ([-0-9])                                    # 11 any other number-ish start
+      | ([-0-9]|\.(?=[0-9]))                         # 11 any other number-ish start (`.5`: Python's)
       | ((?:[^\W\d]|\$)[\w$.-]*)                    # 12 word: literal or unquoted key
       | (\S)                                        # 13 anything else
       | (\Z)                                        # 14 the end (after comments)
@@ -312,6 +312,8 @@ _RUN = lazy(re.compile, r"[\w$.+-]*")  # what a number or word token may run ove
 # number cut off by the end of the text (`1.`, `1e-`, `-`) can be trimmed back.
 _LOOSE_NUMBER = lazy(re.compile, r"-?[0-9]*\.?[0-9]*(?:[eE][-+]?[0-9]*)?")
 _JSON_NUMBER = lazy(re.compile, r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
+# A Python float literal with a point that JSON's grammar refuses (`5.`, `.5`): see numberish.
+_PY_FLOAT = lazy(re.compile, r"-?(?:[0-9]+\.[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
 
 # word -> (value, is a Python spelling). Order matters when completing a word
 # cut off at the end of the text: "N" becomes None rather than NaN.
@@ -622,6 +624,8 @@ class _Reader:
                     value = {} if ch == "{" else []
                     opened = True
                 elif kind == _NUMBERISH:
+                    if not self.python and m.group(kind) == ".":
+                        raise _unexpected(m)  # (`.5` is no JSON number)
                     value, pos = self.numberish(m.start(kind))
                     if value is _NOTHING:  # a lone "-" at the very end: keep nothing
                         continue
@@ -739,8 +743,22 @@ class _Reader:
         raw = text[pos:end]
         if end < self.end and (text[end].isalnum() or text[end] in "_$."):
             raise RepairError(f"bad number {_show(text[pos : end + 1])}")
+        if self.python and _PY_FLOAT.fullmatch(raw) is not None:
+            # A float Python reads and JSON does not (`5.`, `.5`, `-.5`, `5.e3`): read as
+            # Python reads it, as any Python literal is, with no repair (`5.` is 5.0, not
+            # a number cut short and completed). At the end of the text, the end of the
+            # reply may have cut it (cut_value: see read).
+            value = float(raw)
+            if value in (math.inf, -math.inf):
+                self.note("non_finite_number")
+                return None, end
+            return value, end
         m = _JSON_NUMBER.match(raw)
         good = m.group() if m else ""
+        if self.python:
+            m = _PY_FLOAT.match(raw)  # (`5.e` cut: Python's `5.`, 5.0)
+            if m is not None and len(m.group()) > len(good):
+                good = m.group()
         # Only a number cut off by the end of the text may be trimmed back,
         # and only by a tail that more digits would have completed.
         if end < self.end or len(good) == len(raw) or raw[len(good) :].strip(".eE+-"):
