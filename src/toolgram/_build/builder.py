@@ -1330,20 +1330,21 @@ class Builder:
         if both and native in ("arguments", "parameters") and not obj[native]:
             # (One of them empty: the other holds the arguments.)
             native = "parameters" if native == "arguments" else "arguments"
+        used = None  # (the key that holds the arguments)
         if native in obj:
-            args = obj[native]
+            args = obj[used := native]
             if native != self.fmt.args_key:
                 _add(draft.repairs, ["parameters_key" if native == "parameters" else "arguments_key"])
         elif "arguments" in obj:
-            args = obj["arguments"]
+            args = obj[used := "arguments"]
             _add(draft.repairs, ["arguments_key"])
         elif "parameters" in obj:
-            args = obj["parameters"]
+            args = obj[used := "parameters"]
             _add(draft.repairs, ["parameters_key"])
         else:
             alias = next((k for k in _ARGS_ALIASES if k in obj), None)
             if alias is not None:
-                args = obj[alias]
+                args = obj[used := alias]
                 _add(draft.repairs, ["arguments_key"])
             else:
                 # The arguments written flat beside the name ({"name": "f", "city":
@@ -1360,6 +1361,11 @@ class Builder:
                     _add(draft.repairs, ["flat_arguments"])
                 elif cut & _CUT_OPEN:
                     cut |= _CUT_VALUE
+        if used is not None and _dropped_keys(obj, used, args):
+            # Beside the arguments, a key that is neither the call's own nor its
+            # arguments (`{"name": "f", "arguments": {}, "extra": 1}`): no part of the
+            # call, dropped, and said so, never silently.
+            _add(draft.repairs, ["dropped_key"])
         draft.arguments = self._object_args(args, draft)
         if cut & _CUT_VALUE:
             _add(draft.repairs, ["cut_value"])
@@ -1453,6 +1459,27 @@ def _declared(schema: Any) -> frozenset[str] | tuple[()]:
     """The parameter names a tool's schema declares (none without a schema)."""
     props = schema.get("properties") if isinstance(schema, Mapping) else None
     return frozenset(props) if isinstance(props, Mapping) else ()
+
+
+def _dropped_keys(obj: dict, used: str, args: Any) -> bool:
+    """Whether a call object whose arguments `used` holds has a key beside them that says
+    something and is no part of the call: not the call's own (`name`, `id`, `function`,
+    a `type` that says what it is), not empty (`"content": null`, `""`, as an object of
+    calls' empty fields), not the arguments written again under another of their keys."""
+    for k, v in obj.items():
+        if k == used or (k in _CALL_KEYS and not (k == "type" and not _meta_type(v))):
+            continue
+        if v is None or (isinstance(v, (str, list, dict)) and not v):
+            continue
+        if (k in ("arguments", "parameters") or k in _ARGS_ALIASES) and v == args:
+            continue
+        return True
+    return False
+
+
+def _meta_type(v: Any) -> bool:
+    """Whether a call object's "type" says what it is (a call, a tool's), never an argument."""
+    return isinstance(v, str) and v.strip().lower() in _META_TYPES
 
 
 def _flat_arguments(obj: dict, declared) -> dict:

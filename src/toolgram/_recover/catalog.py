@@ -31,6 +31,8 @@ REPAIRS: tuple[tuple[tuple[str, ...], str], ...] = (
      'used `parameters` where the format says `arguments` (`parameters_key`), or `arguments` where it says `parameters`, or another key: `args`, `input`, `params`, `kwargs`, `tool_input`, `argument`, `tool_args` (`arguments_key`)'),
     (('flat_arguments',),
      'wrote the arguments beside the name, with no arguments key (`{"name": "f", "city": "Paris"}`): every key but the call\'s own (`name`, `id`, `call_id`, `type`, `function`, …) is an argument. A key the offered tool\'s schema declares as a parameter is an argument even so (`{"name": "get_order", "id": "A-17"}` for a `get_order(id)`: not the call\'s id), and so is a `type` that names no kind of call (`"type": "admin"`, not `function` or `tool_call`), schema or not. In a fence or as the whole reply, where no call marker says it is a call, only for an offered name or an object that says `"type": "tool_call"`: `{"name": "Alice", "age": 30}` there is data, and stays prose'),
+    (('dropped_key',),
+     'wrote a key in a call object beside its arguments that is neither the call\'s own (`name`, `id`, `call_id`, `function`, `index`, a `type` that says it is a call) nor the arguments (`{"name": "f", "arguments": {"a": 1}, "extra": 1}`): no part of the call, it is dropped, and said so; an empty one (`null`, `""`) says nothing and records nothing. With no arguments key, such keys are the arguments (`flat_arguments`)'),
     (('non_finite_number',),
      'wrote `NaN`, `Infinity` or a number too large for a float (`1e999`), which JSON cannot hold: it becomes `null`, so arguments are always JSON'),
     (('several_objects',),
