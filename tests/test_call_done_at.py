@@ -63,6 +63,20 @@ HELD = {
     # A JSON call line at the reply's start whose string its line's end broke, then a
     # call on the next line: held to flush() as at main (the guard of QA15 F2's case).
     "llama3_json/string_left_open_at_its_line_end_then_a_real_call",
+    # A Gemma call with no end marker after it (the bare shape has none; a <|tool_call>
+    # whose <tool_call|> was left out), then prose: its region runs to the next call or the
+    # end of the reply, which may still bring its end marker (then no closed_tag), so a
+    # stream completes it there (docs/repairs.md). Held so at main too; this test left
+    # them out while the call's span took in the prose after it, which TAIL then changed
+    # (QA18 Q10: the span now ends at its `}`).
+    "gemma4_bare/call_line_inside_a_string",
+    "gemma4_bare/keys_with_spaces",
+    "gemma4_bare/reference_shape",
+    "gemma4_bare/string_quotes_a_bare_call_on_its_own_line",
+    "gemma4_bare/two_calls_on_lines",
+    "gemma4_bare/typed_by_schema",
+    "gemma4_bare/whitespace_in_values",
+    "gemma4_call/body_without_markers_picked_by_name",
 } | {
     # Bounded: a call after prose that leaves a Gemma string open (`Try call:foo{a:<|"|>`),
     # held until the text tells whether that string closes around it (instring._closes):

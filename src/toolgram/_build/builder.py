@@ -607,8 +607,9 @@ class Builder:
                 elements.append(_element(child, draft.repairs, self.buf, cut=cut))
             elif d == "loose_args":
                 reaches = cut_open and self._reaches(child)
+                loose = _text(child, self.buf) + (self._spaced() if reaches else "")
                 try:
-                    root, repairs, tail = self._loose_args(_text(child, self.buf) + (self._spaced() if reaches else ""), reaches)
+                    root, repairs, tail = self._loose_args(loose, reaches)
                 except TooDeep as exc:
                     raise _too_deep(exc.key) from None
                 except StrayDelimiter as exc:
@@ -622,8 +623,17 @@ class Builder:
                 elements.extend(root.children)
                 if tail.strip() and not self._cut_end(tail):
                     # Prose after the arguments (the close marker left out): prose, in the
-                    # region, which runs to the next call or the end, as Hermes's does.
-                    self._tail = Prose(tail)  # (see _walk)
+                    # region, which runs to the next call or the end, as Hermes's does;
+                    # its place in the reply a text segment of its own, the call ending
+                    # with its `}` (each character in one segment: QA18 Q10).
+                    extent = _extent(child)
+                    span = None
+                    if extent is not None and self.buf is not None:
+                        at = extent[0] + len(loose) - len(tail)
+                        span = (at + len(tail) - len(tail.lstrip()), at + len(tail.rstrip()))
+                        if draft.span:
+                            draft.span = (draft.span[0], at)
+                    self._tail = Prose(tail, span)  # (see _walk)
             elif d == "unclosed" and id(child) not in no_value:
                 _add(draft.repairs, ["closed_tag"])
             elif d == "unopened" and id(child) not in no_value:
