@@ -170,3 +170,63 @@ def test_a_stray_quote_does_not_take_the_text_after_it_as_its_value(raw: str) ->
     assert result.calls == []
     assert len(result.errors) == 1 and "'city'" in result.errors[0]
     assert result.text == raw.strip()
+
+
+# A string closed with the other quote (`city='Paris")`), where what follows ends the
+# value and its call: read so, with a repair that says it (QA18 Q20, Q21). Python read
+# on past the quote: the next call or argument swallowed into the value (recorded as
+# "apostrophe"), or the closers and the format's end marker put into it.
+SLIPS = [
+    ("get_weather(city='Paris\"), search(q='cats')", [("get_weather", {"city": "Paris"}), ("search", {"q": "cats"})], "mismatched_quote"),
+    ('get_weather(city="Paris\'), search(q="cats")', [("get_weather", {"city": "Paris"}), ("search", {"q": "cats"})], "mismatched_quote"),
+    ("get_weather(city='Paris\", unit='c')", [("get_weather", {"city": "Paris", "unit": "c"})], "mismatched_quote"),
+    ('get_weather(city="Paris\', unit="c")', [("get_weather", {"city": "Paris", "unit": "c"})], "mismatched_quote"),
+    ("say(text='it's hi\")", [("say", {"text": "it's hi"})], ("mismatched_quote", "apostrophe")),
+    ("say(text='hi\")", [("say", {"text": "hi"})], "mismatched_quote"),
+    ("say(text='hi\" )", [("say", {"text": "hi"})], "mismatched_quote"),
+]
+
+
+@pytest.mark.parametrize("tools", [None, ["get_weather", "search", "say"]], ids=["no_tools", "tools"])
+@pytest.mark.parametrize(("written", "calls", "repair"), SLIPS, ids=[f"slip{i}" for i in range(len(SLIPS))])
+@pytest.mark.parametrize("fmt", [f for f in FORMATS if f != "bare_pythonic"])
+def test_a_quote_that_slipped_where_the_value_ends(fmt: str, written: str, calls: list, repair: str, tools: Any) -> None:
+    raw = FORMATS[fmt].format(written)
+    result = _same_everywhere(raw, tools)
+    assert result.errors == []
+    assert [(c.name, c.arguments) for c in result.calls] == calls
+    assert result.calls[0].repairs == (repair if type(repair) is tuple else (repair,))
+    assert all(c.repairs == () for c in result.calls[1:])
+    assert result.text == ""
+
+
+@pytest.mark.parametrize(
+    ("raw", "arguments", "repairs"),
+    [
+        # The other quote inside a string Python reads, or not where the value ends: text.
+        ("[say(text='Use f(\"x\") to call')]", {"text": 'Use f("x") to call'}, ()),
+        ("[say(text='a 27\" screen, it's big')]", {"text": "a 27\" screen, it's big"}, ("apostrophe",)),
+        ("[say(text='size 27\"), and it's big')]", {"text": "size 27\"), and it's big"}, ("apostrophe",)),
+        ('[say(text="it\'s 5\' tall")]', {"text": "it's 5' tall"}, ()),
+        ("[say(text='x\\\"), g(y=1)')]", {"text": 'x"), g(y=1)'}, ()),
+        ("[say(text='x\"), g(y=1)')]", {"text": 'x"), g(y=1)'}, ()),
+        ("[say(text='Paris\", unit=1')]", {"text": 'Paris", unit=1'}, ()),
+        ('[say(text="Paris\', unit=1")]', {"text": "Paris', unit=1"}, ()),
+        # Python's implicit concatenation.
+        ("[say(text='hi' 'there')]", {"text": "hithere"}, ()),
+        ("[say(text='hi' \", there\")]", {"text": "hi, there"}, ()),
+    ],
+)
+def test_quotes_that_slipped_nowhere(raw: str, arguments: dict, repairs: tuple) -> None:
+    result = _same_everywhere(raw, None)
+    assert result.errors == []
+    assert [c.arguments for c in result.calls] == [arguments]
+    assert result.calls[0].repairs == repairs
+
+
+def test_a_quote_that_slipped_at_the_end_of_the_reply_is_a_cut_value() -> None:
+    # (No `)` after it: the structure settles nothing, and the end of the reply cut the value.)
+    result = _same_everywhere("[say(text='hi\"", None)
+    assert [c.arguments for c in result.calls] == [{"text": 'hi"'}]
+    assert "cut_value" in result.calls[0].repairs and "mismatched_quote" not in result.calls[0].repairs
+

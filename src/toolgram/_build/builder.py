@@ -593,12 +593,16 @@ class Builder:
                 if cut_open and self._reaches(value):
                     short = _repair.cut_short(text + self._spaced())
                     text = self._cut_text(text, short)
+                else:
+                    text = self._slipped(value, text, draft.repairs)
                 draft.params.append((key, text, "python"))
             elif d == "posarg":
                 text = _text(child, self.buf)
                 if cut_open and self._reaches(child):
                     short = _repair.cut_short(text + self._spaced())
                     text = self._cut_text(text, short)
+                else:
+                    text = self._slipped(child, text, draft.repairs)
                 positional.append(text)
             elif d == "code":
                 code_text = _text(child, self.buf)
@@ -754,6 +758,8 @@ class Builder:
                 short = _repair.cut_short(text + self._spaced())
                 text = self._cut_text(text, short)
                 hi = max(hi, self.took_to)  # (the whitespace it holds)
+            else:
+                text = self._slipped(value, text, repairs)
             if len(children) == 2:
                 key = children[0].children[0]
                 draft.params.append((_unescape_md(_token_text(key, buf).strip(), repairs), text, "python"))
@@ -1185,6 +1191,22 @@ class Builder:
         number followed by some is complete; a string left open holds it: what the
         model wrote), else nothing."""
         return self.buf[self.ended[0] : self.ended[1]]
+
+    def _slipped(self, value: Any, text: str, repairs: list[str]) -> str:
+        """A Python value's text (`value`: its token, or a rule of that one token) where
+        the model closed its string with the other quote before what ends the value
+        (`city='Paris")`: the lexer ended it there, _repair.quoted_end): the string as Python reads it, its
+        repair noted (_repair.slipped_quote). Else the text as it is."""
+        if self.buf is None or text[-1:] not in ("'", '"'):
+            return text
+        tok = value if isinstance(value, Tok) else value.children[-1] if isinstance(value, Tree) and value.children else None
+        if not isinstance(tok, Tok) or tok.end_pos <= tok.start_pos:
+            return text
+        got = _repair.slipped_quote(self.buf, tok.start_pos, tok.end_pos)
+        if got is None:
+            return text
+        _add(repairs, [got[1]])
+        return got[0]
 
     def _cut_text(self, text: str, short: bool) -> str:
         """A Python value's text where the end of the reply cut it short: with the

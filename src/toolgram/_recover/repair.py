@@ -148,6 +148,9 @@ def quoted_end(text: str, pos: int, final: bool, markers: Any = None, call_end: 
     text so far cannot tell."""
     quote = text[pos]
     m = _PY_STRING[quote].match(text, pos)
+    slip = _other_close(text, pos, final, m, markers)
+    if slip is not None:
+        return slip if type(slip) is QuoteWait else (slip, MISMATCHED)
     if m.group(1) is None:
         # It never closes: the value runs on, as Python reads it (in a stream, OPEN: it
         # has not closed yet).
@@ -190,6 +193,87 @@ def quoted_end(text: str, pos: int, final: bool, markers: Any = None, call_end: 
                         return (at + 1, None) if _WORD_QUOTE.match(text, broke) else None
                 return at + 1, paired
         at += 1
+
+
+# --- A quote of the other kind where a quoted value ends --------------------------------
+#
+# `city='Paris")`, `city="Paris', unit="c")`: the model closed the string with the other
+# quote. Python reads on past it (to a quote of the string's own kind that ends no
+# value, or to the end of the reply), swallowing the next argument or call into the
+# value, or, where no quote of its kind follows, over the call's `)` and `]` and the
+# format's end marker. The structure of the call settles it where the
+# quote is followed by what ends a value and its call (_SLIP_CLOSE: `)` then the next
+# call, the list's `]`, a marker, the line's end or the end of the text; or `,` and the
+# next keyword): the other quote, the first of its kind in the string (neither escaped
+# nor an apostrophe), closes it (repair mismatched_quote), unless Python reads the value
+# (`'x"), g(y=1)'`: its string closes at its own quote, and a value's end follows).
+# Anywhere else a quote goes on as Python reads it.
+MISMATCHED = "mismatched"  # (quoted_end's second item: see above)
+_OTHER_QUOTE = {'"': "'", "'": '"'}
+# What follows a call's `)` (a quote before it ended its last value): the list's `]`,
+# a `;`, the line's end, a marker's `<`, the end of the text, or a `,` and the next call.
+_AFTER_CALL = r"(?:[ \t]*(?:[\]\r\n;<]|\Z)|\s*,\s*(?:(?:[A-Za-z_]|\\_)[\w.\-]*\s*\(|\[))"
+_SLIP_CLOSE = lazy(
+    regex.compile, words(r"\s*(?:(?:,\s*)?\)" + _AFTER_CALL + r"|,\s*(?:[A-Za-z_]|\\_)(?:\w|\\_)*\s*=(?!=))")
+)
+# The string Python itself reads at a quote (no apostrophes: `'It'` then `s`).
+_PY_STRICT = {'"': _PY_STRING['"'], "'": re.compile(r"'[^'\\]*(?:\\.[^'\\]*)*(')?", re.S)}
+
+
+def _other_close(text: str, pos: int, final: bool, m: re.Match[str], markers: Any) -> Any:
+    """Where the quoted value at text[pos] (Python's string at it: m) ends when the model
+    closed it with the other quote (see above): just past that quote; None where it did
+    not; a QuoteWait (not final) where the text so far cannot tell: what follows the
+    quote, or whether Python's own string, not closed yet, will close as a value (then
+    it is the value). Not past a marker (`markers`: see quoted_end): a string that runs
+    on over one is what it is."""
+    quote = text[pos]
+    other = _OTHER_QUOTE[quote]
+    stop = m.end() - 1 if m.group(1) is not None else m.end()  # (its closing quote, or the end)
+    at = text.find(other, pos + 1, stop)
+    while at >= 0:
+        if not escaped(text, at) and not (
+            other == "'" and text[at - 1].isalnum() and text[at + 1 : at + 2].isalnum()
+        ):  # (an apostrophe in a "double-quoted" value is its text: `"It's'`)
+            break
+        at = text.find(other, at + 1, stop)
+    if at < 0:
+        return None
+    close = _settles(_SLIP_CLOSE, text, at + 1, final, quote)
+    if close is None:
+        return None
+    # Where Python reads the value (its string closes at the first quote of its kind,
+    # and `)` or `,` and the next argument follows), it is that string: `'x"), g(y=1)'`.
+    strict = _PY_STRICT[quote].match(text, pos)
+    if strict.group(1) is not None:
+        stands = _settles(_STANDS, text, strict.end(), final, quote)
+        if stands is not None:
+            return stands or None
+    elif not final:
+        return QuoteWait(quote, False)  # (it may yet close so: only a quote of its kind tells)
+    if markers is not None:
+        # (Asked only here, where the quote would close it: the driver's search for the
+        # marker after Python's string goes on from where it stopped, for another place.)
+        mark = markers(pos + 1)
+        if 0 <= mark < at:
+            return None
+    return close or at + 1
+
+
+def slipped_quote(text: str, start: int, end: int) -> tuple[str, str] | None:
+    """For the Python argument value text[start:end] as the lexer took it (quoted_end,
+    on the whole text): where it is a string closed with the other quote
+    (see above), (the string as Python would read it, the repair);
+    None where it is not."""
+    if end - start < 2 or text[start] not in _QUOTES or text[end - 1] not in _QUOTES:
+        return None
+    got = quoted_end(text, start, True)
+    if type(got) is not tuple or got[0] != end:
+        return None
+    quote = text[start]
+    if got[1] is MISMATCHED:
+        return quote + text[start + 1 : end - 1] + quote, "mismatched_quote"
+    return None
 
 
 def _settles(pattern: Any, text: str, at: int, final: bool, quote: str) -> Any:

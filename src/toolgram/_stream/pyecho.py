@@ -41,7 +41,7 @@ __all__ = ["PyEcho"]
 # Escapes that Python and the builder's reader (_repair._SIMPLE_ESCAPES) read alike; any
 # other (\x41, \u00e9, \N{…}, an octal, a line continuation, an unknown one) stops the echo.
 _SIMPLE = {'"': '"', "'": "'", "\\": "\\", "n": "\n", "r": "\r", "t": "\t"}
-_PLAIN = {q: re.compile(rf"[^{q}\\\n\r]+") for q in "\"'"}  # a quoted value's plain run
+_PLAIN = re.compile(r"[^\"'\\\n\r]+")  # a quoted value's plain run (either quote stops it)
 _KEY_START = re.compile(r"[A-Za-z_]")  # (the grammar's KEY)
 _KEY_CHAR = re.compile(r"\w")
 _LETTER = re.compile(r"[^\W_]")  # after a quote in a 'single-quoted' value: an apostrophe
@@ -53,6 +53,7 @@ _KEY_MAX = 128
 # What the reader is in.
 _OPEN, _BETWEEN, _KEY, _BEFORE_EQ, _EQ, _VALUE = "open", "between", "key", "before_eq", "eq", "value"
 _QUOTED, _EMPTY, _AFTER_QUOTE, _RAW, _NEXT = "quoted", "empty", "after_quote", "raw", "next"
+_AFTER_OTHER = "after_other"  # (after the first quote of the other kind in a quoted value)
 
 
 def _quoted(text: str) -> str:
@@ -73,6 +74,8 @@ class PyEcho:
         self.opened = False  # its key and opening `"` sent
         self.escape = False
         self.first = True  # no quoted character read yet (`""`, `'''`: held)
+        self.other_seen = False  # a quote of the other kind read as the value's text
+        self.prev = ""  # the last character of the quoted value read (as written)
         self.held = ""  # after a closing quote (_AFTER_QUOTE), a value's text (_RAW)
         self.depth = 0  # _RAW: brackets open
         self.inner = ""  # _RAW: the quote of a string inside the value
@@ -98,6 +101,8 @@ class PyEcho:
                 i = self._quoted(text, i, out)
             elif state == _AFTER_QUOTE:
                 i = self._after_quote(text, i, out)
+            elif state == _AFTER_OTHER:
+                i = self._after_other(text, i, out)
             elif state == _RAW:
                 i = self._raw(text, i, out)
             elif state == _EMPTY:  # (`""`: an empty string, or a triple quote)
@@ -163,6 +168,7 @@ class PyEcho:
     def _value_start(self, ch: str) -> None:
         if ch == '"' or ch == "'":
             self.quote, self.opened, self.first, self.escape = ch, False, True, False
+            self.other_seen, self.prev = False, ""
             self.state = _QUOTED
             return
         if ch in ",)":
@@ -182,7 +188,7 @@ class PyEcho:
     def _quoted(self, text: str, i: int, out: list[str]) -> int:
         """Read on inside a quoted value; return where reading stopped."""
         quote, n = self.quote, len(text)
-        plain = _PLAIN[quote]
+        plain = _PLAIN
         while i < n:
             if self.first:
                 if text[i] == quote:
@@ -196,12 +202,14 @@ class PyEcho:
                     raise _Stop
                 out.append(_quoted(got))
                 self.escape = False
+                self.prev = text[i]
                 i += 1
                 continue
             m = plain.match(text, i)
             if m is not None:
                 out.append(_quoted(m.group()))
                 i = m.end()
+                self.prev = text[i - 1]
                 continue
             ch = text[i]
             if ch == "\\":
@@ -209,6 +217,14 @@ class PyEcho:
                 i += 1
             elif ch == quote:
                 self.state, self.held = _AFTER_QUOTE, ""
+                return i + 1
+            elif ch == "'" or ch == '"':
+                if self.other_seen:
+                    out.append(_quoted(ch))  # (the value's text: only the first may close it)
+                    self.prev = ch
+                    i += 1
+                    continue
+                self.state, self.held = _AFTER_OTHER, ""
                 return i + 1
             else:
                 raise _Stop  # (a line break: Python's string would not hold it)
@@ -236,6 +252,31 @@ class PyEcho:
         before, self.state, self.held = self.held, _NEXT, ""
         # (What followed the quote: blanks, `)` or `,` and the next key. What was held of
         # it holds no quote, so this reads no value.)
+        self._read(before, out)
+        return i
+
+    def _after_other(self, text: str, i: int, out: list[str]) -> int:
+        """After the first quote of the other kind in a quoted value (`'Paris"`): where
+        what follows ends the value and its call (_repair._SLIP_CLOSE), the builder reads
+        that quote as the string's close (repair mismatched_quote), and the echo stops;
+        where it cannot, the quote is the value's text (an apostrophe, `"It's`, is not
+        the first such quote: the next one may still close it)."""
+        held = self.held + text[i:]
+        m = _repair._SLIP_CLOSE.match(held, 0, partial=True)
+        if m is not None:
+            if m.partial or m.end() >= len(held):
+                if len(held) > _HOLD:
+                    raise _Stop
+                self.held = held
+                return len(text)
+            raise _Stop  # (the value ends with it: the builder decides)
+        other = "'" if self.quote == '"' else '"'
+        if not (other == "'" and self.prev.isalnum() and held[:1].isalnum()):
+            self.other_seen = True
+        out.append(_quoted(other))
+        self.prev = other
+        before, self.state, self.held = self.held, _QUOTED, ""
+        # (What followed the quote, held: read again as the value's text.)
         self._read(before, out)
         return i
 
