@@ -172,10 +172,11 @@ def test_a_stray_quote_does_not_take_the_text_after_it_as_its_value(raw: str) ->
     assert result.text == raw.strip()
 
 
-# A string closed with the other quote (`city='Paris")`), where what follows ends the
-# value and its call: read so, with a repair that says it (QA18 Q20, Q21). Python read
-# on past the quote: the next call or argument swallowed into the value (recorded as
-# "apostrophe"), or the closers and the format's end marker put into it.
+# A string closed with the other quote (`city='Paris")`), or a quote too many after its
+# close (`text='hi' ")`), where what follows ends the value and its call: read so, with
+# a repair that says it (QA18 Q20, Q21). Python read on past the quote: the next call
+# or argument swallowed into the value (recorded as "apostrophe"), or the closers and
+# the format's end marker put into it, or the whole argument dropped as cut.
 SLIPS = [
     ("get_weather(city='Paris\"), search(q='cats')", [("get_weather", {"city": "Paris"}), ("search", {"q": "cats"})], "mismatched_quote"),
     ('get_weather(city="Paris\'), search(q="cats")', [("get_weather", {"city": "Paris"}), ("search", {"q": "cats"})], "mismatched_quote"),
@@ -184,6 +185,10 @@ SLIPS = [
     ("say(text='it's hi\")", [("say", {"text": "it's hi"})], ("mismatched_quote", "apostrophe")),
     ("say(text='hi\")", [("say", {"text": "hi"})], "mismatched_quote"),
     ("say(text='hi\" )", [("say", {"text": "hi"})], "mismatched_quote"),
+    ("say(text='hi' \")", [("say", {"text": "hi"})], "stray_quote"),
+    ("say(text='hi'' )", [("say", {"text": "hi"})], "stray_quote"),
+    ('say(text="hi"")', [("say", {"text": "hi"})], "stray_quote"),
+    ("say(text=\"hi\"', n=1)", [("say", {"text": "hi", "n": 1})], "stray_quote"),
 ]
 
 
@@ -212,9 +217,11 @@ def test_a_quote_that_slipped_where_the_value_ends(fmt: str, written: str, calls
         ("[say(text='x\"), g(y=1)')]", {"text": 'x"), g(y=1)'}, ()),
         ("[say(text='Paris\", unit=1')]", {"text": 'Paris", unit=1'}, ()),
         ('[say(text="Paris\', unit=1")]', {"text": "Paris', unit=1"}, ()),
-        # Python's implicit concatenation.
+        # Python's implicit concatenation: no quote too many.
         ("[say(text='hi' 'there')]", {"text": "hithere"}, ()),
         ("[say(text='hi' \", there\")]", {"text": "hi, there"}, ()),
+        ("[say(text='hi' \"), g(y=1)\")]", {"text": "hi), g(y=1)"}, ()),
+        ('[say(text="hi" \'), g(y=1)\')]', {"text": "hi), g(y=1)"}, ()),
     ],
 )
 def test_quotes_that_slipped_nowhere(raw: str, arguments: dict, repairs: tuple) -> None:

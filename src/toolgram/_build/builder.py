@@ -1194,9 +1194,10 @@ class Builder:
 
     def _slipped(self, value: Any, text: str, repairs: list[str]) -> str:
         """A Python value's text (`value`: its token, or a rule of that one token) where
-        the model closed its string with the other quote before what ends the value
-        (`city='Paris")`: the lexer ended it there, _repair.quoted_end): the string as Python reads it, its
-        repair noted (_repair.slipped_quote). Else the text as it is."""
+        the model closed its string with the other quote, or wrote a quote too many after
+        its close, before what ends the value (`city='Paris")`, `text='hi' ")`: the
+        lexer ended it there, _repair.quoted_end): the string as Python reads it,
+        its repair noted (_repair.slipped_quote). Else the text as it is."""
         if self.buf is None or text[-1:] not in ("'", '"'):
             return text
         tok = value if isinstance(value, Tok) else value.children[-1] if isinstance(value, Tree) and value.children else None

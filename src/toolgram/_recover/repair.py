@@ -159,6 +159,22 @@ def quoted_end(text: str, pos: int, final: bool, markers: Any = None, call_end: 
     stands = _settles(_STANDS, text, at, final, quote)
     if stands is not None:
         return stands or None
+    stray = _STRAY_QUOTE.match(text, at)
+    if stray is not None:
+        close = _settles(_SLIP_CLOSE, text, stray.end(), final, quote)
+        if close is not None:
+            if close:
+                return close
+            # (Unless Python reads a string there, joined to the value: `'a' "), b"`.)
+            more = stray.end() - 1
+            joined = _PY_STRICT[text[more]].match(text, more)
+            if joined.group(1) is not None:
+                stands = _settles(_STANDS, text, joined.end(), final, text[more])
+                if stands is not None:
+                    return stands or None
+            elif not final:
+                return QuoteWait(text[more], False)  # (only a quote of its kind tells)
+            return stray.end(), STRAY
     stop = markers(at) if markers is not None else -1
     if stop < 0:
         stop = len(text)
@@ -195,20 +211,23 @@ def quoted_end(text: str, pos: int, final: bool, markers: Any = None, call_end: 
         at += 1
 
 
-# --- A quote of the other kind where a quoted value ends --------------------------------
+# --- A quote of the other kind, or one too many, where a quoted value ends ------------
 #
 # `city='Paris")`, `city="Paris', unit="c")`: the model closed the string with the other
 # quote. Python reads on past it (to a quote of the string's own kind that ends no
 # value, or to the end of the reply), swallowing the next argument or call into the
-# value, or, where no quote of its kind follows, over the call's `)` and `]` and the
-# format's end marker. The structure of the call settles it where the
+# value. `text='hi' ")`, `text="hi"")`: one quote too many after the string's close,
+# which Python reads as a string that never closes, running over the call's `)` and
+# `]` and the format's end marker. The structure of the call settles both where the
 # quote is followed by what ends a value and its call (_SLIP_CLOSE: `)` then the next
 # call, the list's `]`, a marker, the line's end or the end of the text; or `,` and the
 # next keyword): the other quote, the first of its kind in the string (neither escaped
 # nor an apostrophe), closes it (repair mismatched_quote), unless Python reads the value
-# (`'x"), g(y=1)'`: its string closes at its own quote, and a value's end follows).
-# Anywhere else a quote goes on as Python reads it.
+# (`'x"), g(y=1)'`: its string closes at its own quote, and a value's end follows); the
+# quote too many is read past (repair stray_quote). Anywhere else a quote goes on as
+# Python reads it.
 MISMATCHED = "mismatched"  # (quoted_end's second item: see above)
+STRAY = "stray"
 _OTHER_QUOTE = {'"': "'", "'": '"'}
 # What follows a call's `)` (a quote before it ended its last value): the list's `]`,
 # a `;`, the line's end, a marker's `<`, the end of the text, or a `,` and the next call.
@@ -216,6 +235,7 @@ _AFTER_CALL = r"(?:[ \t]*(?:[\]\r\n;<]|\Z)|\s*,\s*(?:(?:[A-Za-z_]|\\_)[\w.\-]*\s
 _SLIP_CLOSE = lazy(
     regex.compile, words(r"\s*(?:(?:,\s*)?\)" + _AFTER_CALL + r"|,\s*(?:[A-Za-z_]|\\_)(?:\w|\\_)*\s*=(?!=))")
 )
+_STRAY_QUOTE = lazy(re.compile, r"[ \t]*['\"]")
 # The string Python itself reads at a quote (no apostrophes: `'It'` then `s`).
 _PY_STRICT = {'"': _PY_STRING['"'], "'": re.compile(r"'[^'\\]*(?:\\.[^'\\]*)*(')?", re.S)}
 
@@ -262,8 +282,8 @@ def _other_close(text: str, pos: int, final: bool, m: re.Match[str], markers: An
 
 def slipped_quote(text: str, start: int, end: int) -> tuple[str, str] | None:
     """For the Python argument value text[start:end] as the lexer took it (quoted_end,
-    on the whole text): where it is a string closed with the other quote
-    (see above), (the string as Python would read it, the repair);
+    on the whole text): where it is a string closed with the other quote or followed
+    by a quote too many (see above), (the string as Python would read it, the repair);
     None where it is not."""
     if end - start < 2 or text[start] not in _QUOTES or text[end - 1] not in _QUOTES:
         return None
@@ -273,6 +293,8 @@ def slipped_quote(text: str, start: int, end: int) -> tuple[str, str] | None:
     quote = text[start]
     if got[1] is MISMATCHED:
         return quote + text[start + 1 : end - 1] + quote, "mismatched_quote"
+    if got[1] is STRAY:
+        return text[start : _PY_STRING[quote].match(text, start).end()], "stray_quote"
     return None
 
 
