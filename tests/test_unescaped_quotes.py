@@ -237,3 +237,33 @@ def test_a_quote_that_slipped_at_the_end_of_the_reply_is_a_cut_value() -> None:
     assert [c.arguments for c in result.calls] == [{"text": 'hi"'}]
     assert "cut_value" in result.calls[0].repairs and "mismatched_quote" not in result.calls[0].repairs
 
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        '<tool_call>{"name": "get_weather", "arguments": {"city": \'Paris", "unit": "c"}}</tool_call>',
+        '<tool_call>{"name": "get_weather", "arguments": {"city": "Paris\', "unit": "c"}}</tool_call>',
+        '<tool_call>{"name": "get_weather", "arguments": {"city": \'Paris", unit: "c"}}</tool_call> Done.',
+        '[TOOL_CALLS]get_weather[ARGS]{"city": \'Paris", "unit": "c"}',
+        '<|tool_call_start|>[{"name": "get_weather", "arguments": {"city": \'Paris", "unit": "c"}}]<|tool_call_end|>',
+    ],
+)
+def test_a_json_string_closed_with_the_other_quote(raw: str) -> None:
+    # (Not `{"city": "Paris\", \"unit\": \"c\"}}"}`: the next key and the braces in the value.)
+    result = _same_everywhere(raw, ["get_weather"])
+    assert result.errors == []
+    assert [(c.name, c.arguments) for c in result.calls] == [("get_weather", {"city": "Paris", "unit": "c"})]
+    assert "mismatched_quote" in result.calls[0].repairs
+
+
+@pytest.mark.parametrize(
+    ("raw", "arguments", "repairs"),
+    [
+        ('<tool_call>{"name": "f", "arguments": {"a": \'say "}" ok\'}}</tool_call>', {"a": 'say "}" ok'}, ("single_quotes",)),
+        ('<tool_call>{"name": "f", "arguments": {"a": "it\'s", "b": 1}}</tool_call>', {"a": "it's", "b": 1}, ()),
+        ('<tool_call>{"name": "f", "arguments": {"a": "5\' tall, it is"}}</tool_call>', {"a": "5' tall, it is"}, ()),
+    ],
+)
+def test_json_strings_with_the_other_quote_inside(raw: str, arguments: dict, repairs: tuple) -> None:
+    result = _same_everywhere(raw, None)
+    assert [(c.arguments, c.repairs) for c in result.calls] == [(arguments, repairs)]

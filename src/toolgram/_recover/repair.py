@@ -545,6 +545,10 @@ _AFTER = 2  # a comma or closing bracket after a value
 _CLOSER_OF = {"{": "}", "[": "]", "(": ")"}
 _COLON_AFTER_KEY = lazy(re.compile, r"\s*(:)?")
 _APOSTROPHE = lazy(re.compile, r"(?<!\\)'")  # a quote inside a 'single-quoted' string, not escaped
+# What follows a string value that stands; what follows a value in an object or a list
+# (`,` and a key with its `:`, or a closer), where a quote of the other kind closed it.
+_JSON_STANDS = lazy(re.compile, r"\s*(?:[,}\]]|\Z)")
+_JSON_SLIP = lazy(re.compile, r"""\s*(?:,\s*(?:"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|[A-Za-z_$][\w$]*)\s*:|[}\]])""")
 
 
 def _stripped_end(text: str) -> int:
@@ -705,7 +709,11 @@ class _Reader:
 
                 # state == _VALUE
                 opened = False
-                if kind == _DQ:  # the common case first: a closed "string"
+                slipped = self.slip(m) if _DQ_CUT <= kind <= _SQ else None
+                if slipped is not None:
+                    value, pos = slipped
+                    kind = _DQ  # (a string its quote closed)
+                elif kind == _DQ:  # the common case first: a closed "string"
                     value = m.group(5)
                     if "\\" in value:
                         value = self.unescape(value, '"')
@@ -784,6 +792,33 @@ class _Reader:
             # complete), or as far as numberish() read.
             exc.at = max(seen, self.looked, _RUN.match(text, began).end())
             raise
+
+    def slip(self, m: re.Match[str]) -> tuple[str, int] | None:
+        """The value of the string token m, a value, and where it ends, where the model
+        closed it with the other quote (`{"city": 'Paris", "unit": "c"}`): the first such
+        quote in it (neither escaped nor an apostrophe) followed by what follows a value
+        in an object or a list (_JSON_SLIP: `,` and a key with its `:`, or a closer),
+        where the string as read does not stand (it never closes, it needed an
+        apostrophe to run on, or something else follows it). Python's quotes, the same
+        (see quoted_end). None where it is not so."""
+        kind = m.lastindex
+        text = self.text
+        b = kind if kind % 2 else kind - 1  # (the group of its body)
+        start, stop = m.start(b), m.end(b)
+        quote = text[start - 1]
+        other = _OTHER_QUOTE[quote]
+        at = text.find(other, start, stop)
+        while at >= 0 and (escaped(text, at) or (other == "'" and text[at - 1].isalnum() and text[at + 1 : at + 2].isalnum())):
+            at = text.find(other, at + 1, stop)
+        if at < 0:
+            return None
+        if kind % 2 == 0 and _JSON_STANDS.match(text, m.end()) and not (quote == "'" and _APOSTROPHE.search(text, start, stop)):
+            return None  # (the string as read stands)
+        if _JSON_SLIP.match(text, at + 1) is None:
+            return None
+        self.note("mismatched_quote")
+        body = text[start:at]
+        return (self.unescape(body, quote) if "\\" in body else body), at + 1
 
     def string(self, m: re.Match[str]) -> tuple[str, int]:
         """The value of the string token m, and where it ends."""

@@ -19,6 +19,8 @@ from __future__ import annotations
 import json
 import re
 
+import regex
+
 from .._recover import repair as _repair
 from .._grammar.words import lazy
 
@@ -26,6 +28,10 @@ __all__ = ["JsonEcho"]
 
 _PLAIN = lazy(re.compile, r'[^"\\\x00-\x1f]+')  # string characters json.dumps writes as they are
 _SPACE = " \t\r\n"
+# What may follow a single quote that closed a "string" value in its place (the lenient
+# reader's _JSON_SLIP: `, "unit":`, a closer), matched as the text arrives.
+_SLIP = lazy(regex.compile, _repair._JSON_SLIP.pattern)
+_HOLD = 200  # what follows such a quote, held until it tells, at most
 _NUMBER = frozenset("+-0123456789.eE")
 _LITERALS = {"true": "true", "false": "false", "null": "null"}
 _ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
@@ -174,7 +180,7 @@ class JsonEcho:
         value = self.in_string == "value"
         sink = out if value else self.key_chars
         n = len(text)
-        plain = _plain_but(self.firsts) if value and self.firsts else _PLAIN
+        plain = _plain_but(self.firsts + "'") if value else _PLAIN
         while i < n:
             if self.escape:  # an escape, complete or not
                 self.escape += text[i]
@@ -189,6 +195,9 @@ class JsonEcho:
                 i = m.end()
                 continue
             ch = text[i]
+            if value and ch == "'":
+                i = self._quote(text, i, out)
+                continue
             if value and ch in self.firsts:
                 i = self._marker(text, i, out)
                 continue
@@ -214,6 +223,23 @@ class JsonEcho:
             return len(text)
         out.append(_quoted(text[i]))
         return i + 1
+
+    def _quote(self, text: str, i: int, out: list[str]) -> int:
+        """At a single quote in a string value: where what follows it may follow a value
+        (`, "unit":`, a closer), the model may have closed the string with it (repair
+        mismatched_quote: the reader decides), and the echo stops; the text from it is
+        held while what follows cannot tell yet (fed again with the next text, see
+        feed); else the quote is the string's text."""
+        m = _SLIP.match(text, i + 1, partial=True)
+        if m is None:
+            out.append("'")
+            return i + 1
+        if not m.partial:
+            raise _Stop
+        if len(text) - i > _HOLD:
+            raise _Stop
+        self.held = text[i:]
+        return len(text)
 
     def _escaped(self) -> str | None:
         """The character the escape held stands for, once it is certain; None."""
