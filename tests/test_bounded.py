@@ -1361,3 +1361,44 @@ def test_the_reading_up_to_the_last_opener_takes_up_where_the_first_stood(
     toolgram.parse(head + unit + tail)
     small, large = (_read_after_the_first(head + unit * n + tail, size, monkeypatch) for n in (100, 400))
     assert large <= small + 60, (small, large)  # (from the start: 708 and 2,808 for MiniMax)
+
+
+def _strings_read(raw: str, monkeypatch: pytest.MonkeyPatch) -> int:
+    """The text the Python string pattern of quoted_end and the lenient JSON pass's tokens
+    read over a parse, in characters."""
+    from toolgram._recover import repair as _repair
+
+    count = [0]
+
+    class Counting:
+        def __init__(self, pattern: Any) -> None:
+            self.pattern = pattern
+
+        def match(self, text: str, pos: int = 0, endpos: int | None = None) -> Any:
+            m = self.pattern.match(text, pos) if endpos is None else self.pattern.match(text, pos, endpos)
+            if m is not None:
+                count[0] += m.end() - pos
+            return m
+
+    with monkeypatch.context() as m:
+        m.setattr(_repair, "_PY_STRING", {q: Counting(p) for q, p in _repair._PY_STRING.items()})
+        m.setattr(_repair, "_TOKEN", Counting(_repair._TOKEN))
+        toolgram.parse(raw, None, max_chars=None)
+    return count[0]
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda n: "[" + ", ".join("f(a='x\")" for _ in range(n)) + "]",
+        lambda n: '<tool_call>{"name": "f", "arguments": {' + ", ".join(f"\"k{i}\": 'v\"" for i in range(n)) + "}}</tool_call>",
+    ],
+    ids=["python", "json"],
+)
+def test_strings_closed_with_the_other_quote_are_read_once(make: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Each value's string closed with the other quote (repair mismatched_quote): the string
+    # its own quote opens runs on (`'x` … `'x`: apostrophes) to the end of the text, and was
+    # read so for each value, to find that quote.
+    small, large = (_strings_read(make(n), monkeypatch) for n in (400, 1600))
+    assert small > 0
+    assert large <= 4.5 * small, (small, large)

@@ -147,10 +147,10 @@ def quoted_end(text: str, pos: int, final: bool, markers: Any = None, call_end: 
     (not final): OPEN while Python's string has not closed; a QuoteWait where the
     text so far cannot tell."""
     quote = text[pos]
-    m = _PY_STRING[quote].match(text, pos)
-    slip = _other_close(text, pos, final, m, markers)
+    slip = _other_close(text, pos, final, markers)
     if slip is not None:
         return slip if type(slip) is QuoteWait else (slip, MISMATCHED)
+    m = _PY_STRING[quote].match(text, pos)
     if m.group(1) is None:
         # It never closes: the value runs on, as Python reads it (in a stream, OPEN: it
         # has not closed yet).
@@ -236,27 +236,50 @@ _SLIP_CLOSE = lazy(
     regex.compile, words(r"\s*(?:(?:,\s*)?\)" + _AFTER_CALL + r"|,\s*(?:[A-Za-z_]|\\_)(?:\w|\\_)*\s*=(?!=))")
 )
 _STRAY_QUOTE = lazy(re.compile, r"[ \t]*['\"]")
+_ANY_QUOTE = lazy(re.compile, r"['\"]")
+_LETTER_AT = lazy(re.compile, r"[^\W_]")  # (after a single quote: an apostrophe, as _STRING reads it)
 # The string Python itself reads at a quote (no apostrophes: `'It'` then `s`).
 _PY_STRICT = {'"': _PY_STRING['"'], "'": re.compile(r"'[^'\\]*(?:\\.[^'\\]*)*(')?", re.S)}
 
 
-def _other_close(text: str, pos: int, final: bool, m: re.Match[str], markers: Any) -> Any:
-    """Where the quoted value at text[pos] (Python's string at it: m) ends when the model
+def first_other(text: str, pos: int) -> int:
+    """Where the first quote of the other kind is in the string that opens with the quote
+    at text[pos] (neither escaped nor an apostrophe, `"It's'`), before its own quote
+    closes it as Python reads it (_PY_STRING: an apostrophe, `'It's`, does not); -1:
+    none is. Read no further than the first of them (Python's string may run on to the
+    end of the text, over every later value: read for each, the square of it)."""
+    quote = text[pos]
+    other = _OTHER_QUOTE[quote]
+    search = _ANY_QUOTE.search
+    at = pos + 1
+    while True:
+        found = search(text, at)
+        if found is None:
+            return -1
+        at = found.start()
+        if escaped(text, at):
+            at += 1
+            continue
+        if text[at] == quote:
+            if quote == "'" and _LETTER_AT.match(text, at + 1) is not None:
+                at += 1  # (an apostrophe: see _STRING)
+                continue
+            return -1
+        if other == "'" and text[at - 1].isalnum() and text[at + 1 : at + 2].isalnum():
+            at += 1  # (an apostrophe in a "double-quoted" value is its text: `"It's'`)
+            continue
+        return at
+
+
+def _other_close(text: str, pos: int, final: bool, markers: Any) -> Any:
+    """Where the quoted value at text[pos] ends when the model
     closed it with the other quote (see above): just past that quote; None where it did
     not; a QuoteWait (not final) where the text so far cannot tell: what follows the
     quote, or whether Python's own string, not closed yet, will close as a value (then
     it is the value). Not past a marker (`markers`: see quoted_end): a string that runs
     on over one is what it is."""
     quote = text[pos]
-    other = _OTHER_QUOTE[quote]
-    stop = m.end() - 1 if m.group(1) is not None else m.end()  # (its closing quote, or the end)
-    at = text.find(other, pos + 1, stop)
-    while at >= 0:
-        if not escaped(text, at) and not (
-            other == "'" and text[at - 1].isalnum() and text[at + 1 : at + 2].isalnum()
-        ):  # (an apostrophe in a "double-quoted" value is its text: `"It's'`)
-            break
-        at = text.find(other, at + 1, stop)
+    at = first_other(text, pos)
     if at < 0:
         return None
     close = _settles(_SLIP_CLOSE, text, at + 1, final, quote)
@@ -548,6 +571,7 @@ _APOSTROPHE = lazy(re.compile, r"(?<!\\)'")  # a quote inside a 'single-quoted' 
 # What follows a string value that stands; what follows a value in an object or a list
 # (`,` and a key with its `:`, or a closer), where a quote of the other kind closed it.
 _JSON_STANDS = lazy(re.compile, r"\s*(?:[,}\]]|\Z)")
+_BLANKS = lazy(re.compile, r"\s*")
 _JSON_SLIP = lazy(re.compile, r"""\s*(?:,\s*(?:"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|[A-Za-z_$][\w$]*)\s*:|[}\]])""")
 
 
@@ -591,6 +615,7 @@ class _Reader:
         text = self.text
         end = self.end
         comments = "/" in text
+        slips = "'" in text and '"' in text and not comments  # (see slip)
         token = _TOKEN_COMMENTS.match if comments else _TOKEN.match
         colon = _COLON_AFTER_KEY.match
         note = self.note
@@ -612,7 +637,9 @@ class _Reader:
             pos = 0
             while True:
                 prev_end = pos
-                m = token(text, pos, end)
+                slipped = self.slip(pos) if state == _VALUE and slips else None
+                # (A string its other quote closed: its token, read up to that quote.)
+                m = token(text, pos, end if slipped is None else slipped[1] - 1)
                 if m is None:  # the end (no token starts with whitespace)
                     break
                 kind = m.lastindex
@@ -709,7 +736,6 @@ class _Reader:
 
                 # state == _VALUE
                 opened = False
-                slipped = self.slip(m) if _DQ_CUT <= kind <= _SQ else None
                 if slipped is not None:
                     value, pos = slipped
                     kind = _DQ  # (a string its quote closed)
@@ -793,31 +819,33 @@ class _Reader:
             exc.at = max(seen, self.looked, _RUN.match(text, began).end())
             raise
 
-    def slip(self, m: re.Match[str]) -> tuple[str, int] | None:
-        """The value of the string token m, a value, and where it ends, where the model
-        closed it with the other quote (`{"city": 'Paris", "unit": "c"}`): the first such
-        quote in it (neither escaped nor an apostrophe) followed by what follows a value
-        in an object or a list (_JSON_SLIP: `,` and a key with its `:`, or a closer),
-        where the string as read does not stand (it never closes, it needed an
-        apostrophe to run on, or something else follows it). Python's quotes, the same
-        (see quoted_end). None where it is not so."""
-        kind = m.lastindex
+    def slip(self, pos: int) -> tuple[str, int] | None:
+        """The value of the string that opens after the blanks at pos, and where it ends,
+        where the model closed it with the other quote (`{"city": 'Paris", "unit": "c"}`):
+        the first such quote in it (neither escaped nor an apostrophe) followed by what
+        follows a value in an object or a list (_JSON_SLIP: `,` and a key with its `:`,
+        or a closer), where the string as written does not stand (its own quote never
+        closes it, or is an apostrophe, or something else follows it). Python's quotes,
+        the same (see quoted_end). None where it is not so. Read up to that quote, and
+        to its own quote: the string as the tokens read it may run on to the end of the
+        text (an apostrophe), for each value."""
         text = self.text
-        b = kind if kind % 2 else kind - 1  # (the group of its body)
-        start, stop = m.start(b), m.end(b)
-        quote = text[start - 1]
-        other = _OTHER_QUOTE[quote]
-        at = text.find(other, start, stop)
-        while at >= 0 and (escaped(text, at) or (other == "'" and text[at - 1].isalnum() and text[at + 1 : at + 2].isalnum())):
-            at = text.find(other, at + 1, stop)
-        if at < 0:
+        start = _BLANKS.match(text, pos).end()
+        if start >= len(text) or text[start] not in _QUOTES:
             return None
-        if kind % 2 == 0 and _JSON_STANDS.match(text, m.end()) and not (quote == "'" and _APOSTROPHE.search(text, start, stop)):
-            return None  # (the string as read stands)
-        if _JSON_SLIP.match(text, at + 1) is None:
+        at = first_other(text, start)
+        if at < 0 or _JSON_SLIP.match(text, at + 1) is None:
             return None
+        quote = text[start]
+        strict = _PY_STRICT[quote].match(text, start)
+        if (
+            strict.group(1) is not None
+            and (quote == '"' or _LETTER_AT.match(text, strict.end()) is None)
+            and _JSON_STANDS.match(text, strict.end()) is not None
+        ):
+            return None  # (the string as written stands)
         self.note("mismatched_quote")
-        body = text[start:at]
+        body = text[start + 1 : at]
         return (self.unescape(body, quote) if "\\" in body else body), at + 1
 
     def string(self, m: re.Match[str]) -> tuple[str, int]:
