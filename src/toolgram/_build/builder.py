@@ -517,6 +517,10 @@ class Builder:
             parts = _parts(node)
             last_arg = _last_arg(node, parts) if cut_open else None
             short = None
+        # (The call's last part that holds arguments, whether or not the end cut it: asked
+        # of each parameter whose close is missing, found once. Each of a thousand such
+        # parameters looking again through all the call's parts made the call quadratic.)
+        final_arg = last_arg if last_arg is not None else _NOT_YET
         args_cut = False
         args_at = -1
         cut_param = -1  # (the index in draft.params of a raw value the end of the reply cut)
@@ -561,10 +565,10 @@ class Builder:
                 typ = _attr_text(_find(child, "type"), self.buf).strip() if d == "typed_param" else None
                 value = _param_value(child, self.buf)
                 tail = None
-                if (
-                    self._close_missing(child) and child is (last_arg or _last_arg(node, parts)) and _left_open(node)
-                    and not (self.goes_on and node is self._last)
-                ):
+                missing = self._close_missing(child)
+                if missing and final_arg is _NOT_YET:
+                    final_arg = _last_arg(node, parts)
+                if missing and child is final_arg and _left_open(node) and not (self.goes_on and node is self._last):
                     value, tail = self._closed_inside(child, value)
                     if tail is not None:
                         self._tail = tail  # (see _walk)
@@ -1926,6 +1930,7 @@ _CALL_PARTS = frozenset({
 })  # fmt: skip
 
 # A call's parts that hold its arguments (see _last_arg).
+_NOT_YET = object()  # (Builder._call: its last one not looked for yet)
 _ARG_PARTS = frozenset({"args", "param", "typed_param", "kwarg", "posarg", "code", "element", "loose_args"})
 
 
