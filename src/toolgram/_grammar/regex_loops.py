@@ -128,10 +128,10 @@ class Reads:
     """What a loop's P and X read, as item lists (for reads_to), and the static reaches
     reads_to falls back on, worked out once per place in them."""
 
-    __slots__ = ("seqs", "reach", "seen")
+    __slots__ = ("seqs", "reach", "seen", "floor")
 
     def __init__(self, seqs: list) -> None:
-        self.seqs = tuple(map(_plain, seqs))
+        self.seqs, self.floor = _shared(tuple(map(_plain, seqs)))
         self.reach: dict = {}  # (id of an item list, index, rest) -> _reach of what follows
         # The next _SEEN characters from a place -> (how far past it the looks read, the
         # text they read): markup repeats (a block's closers, each call's opener), and
@@ -144,6 +144,33 @@ class Reads:
         if far is None:
             far = self.reach[key] = _reach([*items[i:], *(item for r, j in rest for item in r[j:])])
         return far
+
+
+def _shared(seqs: tuple) -> tuple:
+    """seqs without one that reads only what the others do: a start P that is a choice
+    between one character and another's X (`(?:[^<]|<(?!…))` before `[^<]*(?:<(?!…)[^<]*)*`,
+    the raw values' shape), whose look is X's own, or one character (1: `floor`, how far
+    reads_to reads at the least). Reading that look twice at each `<` was half a stream's
+    cost of a value of tags whose closes were left out (Q11)."""
+    one = (_C.LITERAL, _C.NOT_LITERAL, _C.IN, _C.ANY)
+
+    def choices(seq: tuple) -> Any:
+        if len(seq) != 1:
+            return None
+        op, av = seq[0]
+        while op is _C.SUBPATTERN and not av[1] and not av[2] and len(av[-1]) == 1:
+            op, av = av[-1][0]  # (a group of one choice: as _seq_reads reads it)
+        return av[1] if op is _C.BRANCH else None
+
+    alts = [choices(seq) for seq in seqs]
+    plain = [seq for seq, a in zip(seqs, alts) if a is None]
+    kept, floor = [], 0
+    for seq, a in zip(seqs, alts):
+        if a is not None and all((len(c) == 1 and c[0][0] in one) or c in plain for c in a) and any(c in plain for c in a):
+            floor = max(floor, 1 if any(c not in plain for c in a) else 0)
+            continue
+        kept.append(seq)
+    return tuple(kept), floor
 
 
 def _plain(items: Any) -> tuple:
@@ -186,7 +213,9 @@ def reads_to(reads: Reads, buf: str, q: int) -> int:
                 # look before the end of its text, on a value of lines repeated, was
                 # followed anew at each delta: QA11 D7.)
                 return n + 1
-    end = max((_seq_reads(reads, seq, 0, buf, q, ()) for seq in reads.seqs), default=q)
+    end = max((_seq_reads(reads, seq, 0, buf, q, ()) for seq in reads.seqs), default=q + reads.floor)
+    if end < q + reads.floor:
+        end = q + reads.floor
     if len(key) == _SEEN and end < len(buf) and end - q <= _SEEN_TEXT and len(reads.seen) < _SEEN_KEPT:
         reads.seen[key] = (end - q, buf[q:end])
     return end

@@ -41,7 +41,7 @@ class Driver:
         "fmt", "c", "start", "pos", "stack", "values", "status", "end", "tree", "repairs", "reason", "prose_at",
         "hint", "extents", "quotes", "resume", "taken", "brackets", "cutter", "recheck", "marks",
         "closed_at", "last_end", "calls", "lines", "line_end", "stray", "deep", "quote_memo", "last_term", "last_start", "ended", "shut",
-        "loose_memo", "loose_quoted", "nest_memo", "nest_unsettled", "nest_open", "nest_loose", "goes_on", "decode_failed", "may_close", "pause", "py", "gem", "gem_at", "checkpoints",
+        "loose_memo", "loose_quoted", "nest_memo", "nest_unsettled", "nest_open", "nest_loose", "nest_chain", "goes_on", "decode_failed", "may_close", "pause", "py", "gem", "gem_at", "checkpoints",
         "spots", "spot_due", "relevant", "supplied", "halt", "text", "looks", "far", "back", "check", "checks",
         "firsts",
     )  # fmt: skip
@@ -148,6 +148,10 @@ class Driver:
         # its open tags, where they last all paired): set once the reading of declared
         # tags failed there.
         self.nest_loose: dict = {}
+        # Where a reading past a value's stop, at x, meets its next declared tag: x -> (the
+        # text that tells it, the tag's start, whether it is an opener that opens a part).
+        # See nest._openers_ahead.
+        self.nest_chain: dict = {}
         # Only in a salvage's replay up to a point inside the last call (_scan/salvage.py):
         # the reply goes on in that call past the text read (Builder.goes_on).
         self.goes_on = False

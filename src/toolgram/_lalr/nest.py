@@ -160,31 +160,48 @@ def _settled(d: Any, t: Any, buf: str, final: bool, x: int) -> int:
         return n
     loop = t.loop
     edge = max(0, n - max(_MARGIN if loop is None else loop[2] + 1, _SELF_CLOSING_READ + 16))
-    if loop is None or t.pattern.flags & regex.IGNORECASE:
+    derived = d.c.derived
+    known = derived.get(("settled", t.name))  # (what this asks of t and the format, each delta)
+    if known is None:
+        known = derived["settled", t.name] = (
+            loop is None or bool(t.pattern.flags & regex.IGNORECASE),
+            _starts(d, t) if loop is not None else None,
+            max(map(len, d.fmt.starts), default=0),  # (a tag is asked whether a call starts there)
+        )
+    unknown, starts, longest = known
+    if unknown:
         return edge  # (a pattern of another shape: where it may look is not known)
     nest = d.c.nest
-    starts = _starts(d, t)
     reads = loop[7]
-    seen = d.c.derived.get("tag_reads")
+    seen = derived.get("tag_reads")
     if seen is None:
-        seen = d.c.derived["tag_reads"] = {}
-    longest = max(map(len, d.fmt.starts), default=0)  # (a tag is asked whether a call starts there)
+        seen = derived["tag_reads"] = {}
     lo = max(x, edge)
     # (The looks found settled before are not looked at again; one found unsettled, once
     # a quarter more of what lies past it came: a stream that waits there costs a few
     # looks at each place, not one per delta.)
+    # (What is settled stays so as text comes: the range known settled keeps its start
+    # when a reading that began further on looks again. Kept from its own start only,
+    # each value of `<parameter=k>\nx\n` repeated, its close left out, looked at every
+    # place of the reading before it again: a stream cost ten times parse(), Q11.)
     was, hi, again = d.nest_unsettled.get(t.name, (0, 0, 0))
     q = lo - 1
     if was <= lo <= hi:
         if again and n < again:
             return hi
         q = hi - 1
+        lo = was
     while True:
         q = min((at for c in starts if (at := buf.find(c, q + 1)) >= 0), default=n)
         if q >= n:
             d.nest_unsettled[t.name] = (lo, n, 0)
             return n
-        if max(reads_to(reads, buf, q), _tag_reads_seen(seen, nest, buf, q), q + longest) >= n:
+        # (The cheapest look first: one that the text cannot settle yet costs no other,
+        # and is not looked at again before it can be.)
+        if q + longest >= n:
+            d.nest_unsettled[t.name] = (lo, q, max(n + max(8, (n - q) // 4), q + longest + 1))
+            return q
+        if _tag_reads_seen(seen, nest, buf, q) >= n or reads_to(reads, buf, q) >= n:
             d.nest_unsettled[t.name] = (lo, q, n + max(8, (n - q) // 4))
             return q
 
@@ -671,7 +688,21 @@ def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
     origin = None  # (where the match that found `stop` began, its pattern, the value's start)
     tags = nest.tags
     pattern = t.pattern
+    ahead = not inline
     while True:
+        if ahead and stack:
+            # (Openers only from x on, up to the one past _DEPTH: the reading pushes each
+            # and ends the value at its stop there. Told from where the reading of the
+            # value before this one found them: each value of a thousand parameters whose
+            # closes were left out read the next dozen tags again. Asked once a reading.)
+            ahead = False
+            k = max(1, _DEPTH - len(stack) + 1)
+            met = _openers_ahead(d, nest, buf, x, k, min(horizon, n if final else limit))
+            if len(met) == k:
+                return None
+            if met:
+                stack.extend(need for need, _ in met)
+                x = met[-1][1]
         m = tags.search(buf, x)
         p = n if m is None else m.start()
         if not stack:
@@ -812,6 +843,39 @@ def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
             if type(outer) is not int:
                 outer = True  # (a closer of what holds the value, read as its text)
         x = m.end()
+
+
+def _openers_ahead(d: Any, nest: Any, buf: str, x: int, k: int, bound: int) -> list:
+    """The declared tags from x on, up to k of them, while each is an opener that does
+    not close itself and begins before `bound`: for each, (the closer it needs, where
+    it ends), as through_nest's reading meets them (it pushes each, and past _DEPTH ends
+    the value at its stop). Each tag is found once per driver, kept with the text that
+    tells it (from where the search began up to what _SELF_CLOSING reads after it):
+    another value's reading finds it again where that text is the same, whatever came
+    after it (a stream's later text); one the text so far does not tell ends the list."""
+    chain = d.nest_chain
+    n = len(buf)
+    met: list = []
+    while len(met) < k:
+        got = chain.get(x)
+        if got is None or not buf.startswith(got[0], x):
+            m = nest.tags.search(buf, x)
+            if m is None:
+                break
+            e = m.end()
+            shut = _SHUT.search(buf, e, e + _SELF_CLOSING_READ - 1)
+            told = (e + _SELF_CLOSING_READ - 1 if shut is None else shut.start()) + 1
+            if told >= n:
+                break  # (what tells the tag, or that it closes itself, may still come)
+            need = nest.closer_of[m.group()]
+            if need is not None and _SELF_CLOSING.match(buf, e, e + _SELF_CLOSING_READ) is not None:
+                need = None  # (it closes itself: text, opening nothing)
+            got = chain[x] = (buf[x:told], m.start(), need, e)
+        if got[2] is None or got[1] >= bound:
+            break
+        x = got[3]
+        met.append((got[2], x))
+    return met
 
 
 def _quoted_then_text(buf: str, end: int, paired: int, p: int) -> bool:
