@@ -24,7 +24,9 @@ nested elements (minimax_m3_nested_xml, cohere_cofl_xml, bfcl_verbose_xml); a py
 call with a keyword repeated, cut by the end and closed (QA6 D10); a MiniMax M3 call of
 many elements, 1.5 times the size, so that max_chars cuts it at 32 KB; a MiniMax value of
 `<parameter name="a">x</parameter>` lines and a Kimi K3 call with prose after its argument's
-close then `</parameter>` lines (QA11 D7: streams); and pythonic lists repeated with their tools: "[calc_absolute_pressure(gauge_pressure=2.5,
+close then `</parameter>` lines (QA11 D7: streams); for each format whose header declares
+stream_param, a call of parameters whose closes are all left out (`<parameter=q>x\n`
+repeated: open parameters), then the call's closers, or cut there (Q11, Q12); and pythonic lists repeated with their tools: "[calc_absolute_pressure(gauge_pressure=2.5,
 atm_pressure=1.0)]\\n", and each tests/corpus/pythonic/*.txt (--quick: the hand-written
 ones, not smollm2_*).
 
@@ -179,6 +181,17 @@ def olmo_mix() -> tuple[str, list[str]]:
     return "".join(parts), names
 
 
+def open_parameters(fmt: Any) -> tuple[str, str, str]:
+    """A call of the format as its header's stream_call and stream_param write it: (its
+    start marker and call opener, one parameter opener and a short value, its closers)."""
+    call_open, call_close = fmt.stream_call
+    call_open = call_open.split(" | ")[0].replace("{call}", "").replace("{attrs}", "").replace("{name}", "search")
+    param = fmt.stream_param[0].replace("{key}", "q").replace("{type}", "string" if "type=" in fmt.stream_param[0] else "true")
+    start = fmt.starts[0] if fmt.starts and not call_open.startswith(fmt.starts[0]) else ""
+    end = fmt.ends[0] if fmt.ends and not call_close.endswith(fmt.ends[0]) else ""
+    return (start + "\n" if start else "") + call_open + "\n", param + "x\n", call_close + ("\n" + end if end else "")
+
+
 def build_shapes(formats: list[str] | None, quick: bool) -> list[Shape]:
     shapes: list[Shape] = []
     seen: dict[tuple, Shape] = {}
@@ -229,6 +242,17 @@ def build_shapes(formats: list[str] | None, quick: bool) -> list[Shape]:
             # each opener reads as a call, an opener alone, and the salvage read the region
             # again before each of them (issue 17: 16 KB took 13 s).
             add(f"{fmt} value of own openers one a line, then the closers", unit, ["write"], prefix, tail=tail)
+    for fmt in default_registry().select(None):
+        if (formats and fmt.name not in formats) or fmt.stream_param is None:
+            continue
+        # A call of parameters whose closes are all left out, each opener after a short
+        # value (`<parameter=q>\nx\n` repeated), then the call's closers, or none (the
+        # reply cut): each close left out was repaired by looking through the call's
+        # parts, and its value read the next dozen openers as its text (Q11: quadratic,
+        # 831 ms at 32 KB; Q12: 111 ms, a stream 5x).
+        prefix, unit, tail = open_parameters(fmt)
+        add(f"{fmt.name} open parameters, then the closers", unit, ["search"], prefix, tail=tail)
+        add(f"{fmt.name} open parameters, cut", unit, ["search"], prefix)
     if not formats or "minimax_m3_nested_xml" in formats:
         # One call of many elements, 1.5 times the size: past 32 KB max_chars cuts it,
         # at a close tag or the `]<]` of one (a salvage read it all again: ~100 ms).
