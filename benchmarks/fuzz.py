@@ -893,6 +893,7 @@ def _worker(conn: Any, opts: dict) -> None:
         except (ImportError, ValueError, OSError):
             pass
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles ^C
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # (the parent's handler is inherited)
     while True:
         try:
             index = conn.recv()
@@ -1162,6 +1163,13 @@ def main(argv: list[str] | None = None) -> int:
         "max_memory_mb": args.max_memory_mb, "stream_factor": STREAM_FACTOR, "stream_per_delta_s": STREAM_PER_DELTA_S,
     }  # fmt: skip
     t0 = time.monotonic()
+    # A run started in the background (`nohup … &`) ignores SIGINT, and `kill` sends
+    # SIGTERM: either stops the run as ^C does, with the report of the inputs run so far.
+    def _interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, _interrupt)
+    signal.signal(signal.SIGTERM, _interrupt)
     warm_up()  # (before the fork: the workers inherit the built grammars and the corpus)
     print(f"[fuzz] seed {args.seed}, {args.count} inputs, max size {args.max_size}, jobs {args.jobs}, "
           f"warm-up {time.monotonic() - t0:.1f} s", file=sys.stderr)  # fmt: skip
