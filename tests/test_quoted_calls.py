@@ -23,10 +23,11 @@ WRAPPERS = [
     ('Let me write it: call:write_file{content:<|"|>', '<|"|>}'),
 ]
 # Text in the string around the quoted call: none; words; closers before it and a quoted
-# word, an apostrophe after it; an escaped one; a stray quote right before the close (QA17 H3).
+# word, an apostrophe after it; an escaped one; a stray quote right before the close (QA17 H3),
+# or blanks between them (QA18 Q2).
 AROUND = [
     ("", ""), ("x ", " y"), ("Steps: (1) run, 2) ", " (see docs) but don't"), ("Docs: ", " \u2014 that\\'s it"),
-    ("x ", '"'), ("x ", "'"),
+    ("x ", '"'), ("x ", "'"), ("x ", '" '), ("x ", "' "),
 ]
 # Prose that leaves a string open, then a real call, then prose with quotes.
 LEFT_OPEN = ['Saving {"path": "C:\\dir\\"} now ', "Try [f(q='", 'Try call:w{c:<|"|>']

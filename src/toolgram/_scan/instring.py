@@ -20,7 +20,8 @@ the marker's call (_Told), as a value closes (its quote, then what goes on after
 value in that kind of call: `}` `]` or `,"` in JSON; `)` `]` or `, name=` in Python;
 `}` or `, key:` in Gemma): its first quote after the marker, or else its quote right
 after the call's END (its format's end marker; a format with none, where its brackets
-close), blanks, words, an apostrophe in a word and quoted words between, on that line
+close), blanks, words, an apostrophe in a word, quoted words and a stray quote right
+before the close (blanks after it too: `</tool_call>" "}`) between, on that line
 or the next for a JSON or Python string (whose line breaks the model may have left
 unescaped). No quote inside the call counts: a quoted call's own quotes
 (`"<tool_call>{"name": …}</tool_call>"}`, `<function name="rm_rf">`, `<|"|>`) and a
@@ -579,6 +580,17 @@ class _Told:
             if quote == "'" and before.isalnum() and follow.isalnum():
                 p = next_at  # (an apostrophe in a word: don't)
                 continue
+            if n == 1 and follow and follow in " \t":
+                # A stray quote, blanks, then a quote (`</tool_call>" "}`, `" ')]`): the
+                # second one tells, as where no blank comes between (QA18 Q2).
+                q = next_at
+                while q < end and buf[q] in " \t":
+                    q += 1
+                if q >= end and more:
+                    return None
+                if q < end and (buf[q] == self.quote or buf[q] == other):
+                    p = q
+                    continue
             if n == 1 and follow and (follow == self.quote or follow == other):
                 p = next_at  # (a quote written twice: `</function>""}`, the second closes)
                 continue
