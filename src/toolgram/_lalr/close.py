@@ -111,6 +111,11 @@ def _quoted_call(d: Any, t, buf: str, end: int, at: int, final: bool) -> Any:
         return WAIT, None
     if stop >= n:
         return None
+    if x == at and any(e and buf.find(e, end, at) >= 0 for e in d.fmt.ends):
+        # The JSON read through the quoted call's end marker too (in a string: outside
+        # one, a `<` breaks it at once), then broke after it (`…</tool_call>" "}}`, a
+        # stray quote): the string quoted that whole call, whatever follows (QA18 Q3).
+        return stop
     shut = next((e for e in d.fmt.ends if e and buf.startswith(e, stop)), None)
     if shut is None:
         return None
