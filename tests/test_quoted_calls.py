@@ -21,6 +21,9 @@ WRAPPERS = [
     ("Sure. [write_file(content='", "')]"),
     ('Sure. [write_file(content="', '")]'),
     ('Let me write it: call:write_file{content:<|"|>', '<|"|>}'),
+    # A Python call written without its list (QA18 Q1).
+    ('Sure: write_file(content="', '")'),
+    ("write_file(path='a', content='", "')"),
 ]
 # Text in the string around the quoted call: none; words; closers before it and a quoted
 # word, an apostrophe after it; an escaped one; a stray quote right before the close (QA17 H3),
@@ -30,7 +33,7 @@ AROUND = [
     ("x ", '"'), ("x ", "'"), ("x ", '" '), ("x ", "' "),
 ]
 # Prose that leaves a string open, then a real call, then prose with quotes.
-LEFT_OPEN = ['Saving {"path": "C:\\dir\\"} now ', "Try [f(q='", 'Try call:w{c:<|"|>']
+LEFT_OPEN = ['Saving {"path": "C:\\dir\\"} now ', "Try [f(q='", "Try f(q='", 'Try call:w{c:<|"|>']
 AFTER = [
     "", ' for the 27", 32" screens', "\nThe users', admins' files.", "\n\nThat is all. " + "More words here. " * 20,
     # Escaped quotes, which close no string (QA17 H2).

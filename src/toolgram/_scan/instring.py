@@ -9,9 +9,9 @@ markers (`{"content": "<|tool_call>call:rm{…}<tool_call|>"}`): read as a real 
 would run a call the model only wrote about, with the string's escapes in its
 arguments, and leave a hole in the prose. So a start marker found in prose is prose
 when, read back from it, it is inside a string of such a call: the last place before
-it within LOOK that opens one (`{"`, `[name(` then an argument, `call:name{`), its
-strings and brackets read up to the marker, leaves a string open there and the call's
-brackets not yet closed.
+it within LOOK that opens one (`{"`, `[name(` or `name(` then an argument,
+`call:name{`), its strings and brackets read up to the marker, leaves a string open
+there and the call's brackets not yet closed.
 
 A string opened in prose that never closes as a value does is no quote: a Windows
 path (`{"path": "C:\\dir\\"}.[TOOL_CALLS]…`), an apostrophe, prose naming Gemma's
@@ -79,6 +79,11 @@ _PYTHON = (
     regex.compile(r"""'[^'\\\n]*+(?:\\.[^'\\\n]*+)*+(?P<c>')?|"[^"\\\n]*+(?:\\.[^"\\\n]*+)*+(?P<d>")?|[\[\](){}]"""),
     True,
 )
+# A Python call written without its list (`write_file(content="…")`: bare_pythonic's
+# shape, a model's pythonic call after prose): a `(` glued to a name (a letter, digit,
+# `_` or `.` right before it: all a stream keeps of it, kept_from), then an argument as
+# above (QA18 Q1).
+_BARE = ("(", regex.compile(r"(?<=[\w.])\((?=[ \t]*(?:[A-Za-z_]\w*[ \t]*=|['\"]))"), _PYTHON[2], True)
 
 
 def _gemma_body(quote: str) -> str:
@@ -106,7 +111,7 @@ REACH = 2 * LOOK
 # not open one (`[1]`, `[see`) before the search gives up.
 _TRIES = 4
 _OPEN = frozenset("[({")
-_KINDS = (_JSON, _PYTHON, _GEMMA)
+_KINDS = (_JSON, _PYTHON, _BARE, _GEMMA)
 OPENING_WIDTH = max(len(kind[0]) for kind in _KINDS) - 1  # (an opening cut at a search's end)
 
 
@@ -121,7 +126,7 @@ def first_opening(buf: str, lo: int, hi: int) -> tuple[int, int]:
     characters of a call's opening), or -1: what a stream keeps of its prose, from
     kept_from(it) on. And, where there is none, a `{` whose blanks after it run to the
     buffer's end (its opening not told yet: kept, and looked at again), or -1."""
-    found = [at for at in (buf.find(kind[0], lo, hi) for kind in (_PYTHON, _GEMMA)) if at >= 0]
+    found = [at for at in (buf.find(kind[0], lo, hi) for kind in (_PYTHON, _BARE, _GEMMA)) if at >= 0]
     end = min(found) if found else hi
     at = buf.find("{", lo, end)
     while at >= 0:
@@ -308,7 +313,7 @@ _GO_ON = (
     regex.compile(r"[ \t\r\n]*+(?:\}|,[ \t\r\n]*+[A-Za-z_][\w.\-]*+:)"),
 )
 _SHUT = regex.compile(r"[ \t\r\n]*+[)\]}]")
-_KIND_OF = {"{": 0, "[": 1, "c": 2}  # (a kind's first characters' first: _KINDS' order)
+_KIND_OF = {"{": 0, "[": 1, "(": 1, "c": 2}  # (a kind's first characters' first: _KINDS' order)
 
 
 class _Told:
