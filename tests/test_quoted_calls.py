@@ -31,9 +31,11 @@ WRAPPERS = [
 AROUND = [
     ("", ""), ("x ", " y"), ("Steps: (1) run, 2) ", " (see docs) but don't"), ("Docs: ", " \u2014 that\\'s it"),
     ("x ", '"'), ("x ", "'"), ("x ", '" '), ("x ", "' "),
+    # The string's line breaks unescaped, before the call (QA18 Q4).
+    ("first\nsecond ", ""),
 ]
 # Prose that leaves a string open, then a real call, then prose with quotes.
-LEFT_OPEN = ['Saving {"path": "C:\\dir\\"} now ', "Try [f(q='", "Try f(q='", 'Try call:w{c:<|"|>']
+LEFT_OPEN = ['Saving {"path": "C:\\dir\\"} now ', 'Saving {"path": "C:\\dir\\"} now.\n', "Try [f(q='", "Try f(q='", 'Try call:w{c:<|"|>']
 AFTER = [
     "", ' for the 27", 32" screens', "\nThe users', admins' files.", "\n\nThat is all. " + "More words here. " * 20,
     # Escaped quotes, which close no string (QA17 H2).

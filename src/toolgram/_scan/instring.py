@@ -71,7 +71,8 @@ def quoted(buf: str, lo: int, hi: int) -> bool:
 # (A string's body is written as runs of plain characters between its escapes: a
 # character at a time, `(?:[^"\\]|\\.)*+`, the regex module took 90 ns each.)
 # A JSON or Python string ends at its line's end, so their call opens on the marker's
-# line; a Gemma string may hold new lines.
+# line, or on one before it whose string its line's end broke (in_string); a Gemma
+# string may hold new lines.
 _JSON = ('{"', regex.compile(r'\{"'), regex.compile(r'"[^"\\\n]*+(?:\\.[^"\\\n]*+)*+(?P<c>")?|[\[\]{}]'), True)
 _PYTHON = (
     "[",
@@ -194,16 +195,21 @@ def in_string(
     for first, opens, tokens, one_line in _KINDS:
         start = line if one_line else lo
         at = buf.rfind(first, start, i)
-        if at < 0 and opens is _JSON[1] and line > lo:
-            # None on the marker's line: a JSON call object first on a line before it
-            # (a Llama 3 call line, a fence's object, pretty-printed too) whose string its
-            # line's end broke, still open at the marker: the model wrote the line breaks
-            # and the quoted call's quotes unescaped (`{"name": "write_file", "parameters":
-            # {"content": "Docs:\n<tool_call>\n{"name": "rm_rf", …}}\n</tool_call>\nThat
-            # is all."}}`, QA15 F2: rm_rf ran and write_file was lost), as _open_string tells.
-            at = _call_object(buf, lo, line)
-            if at >= 0:
-                start, opens = lo, _CALL_OBJECT
+        if at < 0 and one_line and line > lo:
+            # None on the marker's line: one on a line before it whose string its line's
+            # end broke, still open at the marker, none of its quotes from there on (as
+            # _open_string tells): the model wrote the line breaks and the quoted call's
+            # quotes unescaped (`{"note": "Docs:\n<tool_call>…`, QA18 Q4; `{"name":
+            # "write_file", "parameters": {"content": "Docs:\n<tool_call>\n{"name": "rm_rf",
+            # …}}\n</tool_call>\nThat is all."}}`, QA15 F2: rm_rf ran and write_file was
+            # lost). For JSON, a call object first on its line too (a Llama 3 call line, a
+            # fence's object, pretty-printed: `{\n  "name": …`).
+            start = lo
+            at = buf.rfind(first, lo, line)
+            if opens is _JSON[1]:
+                b = _call_object(buf, lo, line)
+                if b > at:
+                    at, opens = b, _CALL_OBJECT
         if at >= 0:
             got = _open_string(buf, start, i, at, first, opens, tokens, reading, base, final, after, ends)
             if got is not False:
