@@ -40,6 +40,9 @@ AFTER = [
     "", ' for the 27", 32" screens', "\nThe users', admins' files.", "\n\nThat is all. " + "More words here. " * 20,
     # Escaped quotes, which close no string (QA17 H2).
     '\nThe 27\\", 32\\" screens', '\nDone\\"}', "\n(see C:\\tmp\\\")",
+    # A quote before a closer of prose's own bracket, or before `, 5` after a keyword
+    # argument's value (QA18 Q4's guards).
+    "\nDone (see the users').", "\nThe kids', 5 of them.",
 ]
 
 

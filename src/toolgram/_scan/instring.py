@@ -274,7 +274,10 @@ def _open_string(
             # which it then holds.)
             if t.end() < i and buf.find(s[0], t.end(), i) >= 0:
                 break
-            found = _closes(buf, t.start(), _KIND_OF[first[0]], i, max(marker_end, i), ends, reading, base, final)
+            kind = _KIND_OF[first[0]]
+            if kind == 1 and buf[_back(buf, at, t.start())] == "=":
+                kind = 3  # (a keyword argument's value: no positional one may follow it)
+            found = _closes(buf, t.start(), kind, i, max(marker_end, i), ends, reading, base, final)
             break
         after = _forth(buf, t.end(), i)
         if after < i and buf[after] not in _AFTER:
@@ -317,8 +320,13 @@ _GO_ON = (
     regex.compile(r'[ \t\r\n]*+(?:[}\]]|,[ \t\r\n]*+")'),
     regex.compile(r"""[ \t\r\n]*+(?:[)\]}]|,[ \t\r\n]*+(?:[A-Za-z_]\w*+[ \t]*+=(?!=)|['"\d\[{(\-]|(?:True|False|None)\b))"""),
     regex.compile(r"[ \t\r\n]*+(?:\}|,[ \t\r\n]*+[A-Za-z_][\w.\-]*+:)"),
+    # (Python, the string a keyword argument's value: Python reads no positional argument
+    # after one, `f(q='…', 5)`; prose does: `The kids', 5 of them.`)
+    regex.compile(r"""[ \t\r\n]*+(?:[)\]}]|,[ \t\r\n]*+[A-Za-z_]\w*+[ \t]*+=(?!=))"""),
 )
 _SHUT = regex.compile(r"[ \t\r\n]*+[)\]}]")
+_BRACKETS = "([{)]}"
+_BRACKET = re.compile(r"[()\[\]{}]")  # (_Told._left_open)
 _KIND_OF = {"{": 0, "[": 1, "(": 1, "c": 2}  # (a kind's first characters' first: _KINDS' order)
 
 
@@ -338,7 +346,7 @@ class _Told:
       call after a string left open in prose (`"C:\\dir\\"} now <tool_call>…</tool_call>
       for the 27", 32" screens`) is followed by no such close, and is read."""
 
-    __slots__ = ("quote", "kind", "step", "at", "depth", "grouped", "limit", "ends", "span", "after", "skipped", "lines", "marker", "seen", "close_at", "strings", "blanks")
+    __slots__ = ("quote", "kind", "step", "at", "depth", "grouped", "limit", "ends", "span", "after", "skipped", "lines", "marker", "seen", "close_at", "strings", "blanks", "counted", "opened")
 
     def __init__(self, quote: str, kind: int, opens: int, after: int, ends: tuple, marker: str) -> None:
         self.quote, self.kind, self.ends, self.marker = quote, kind, ends, marker
@@ -349,6 +357,7 @@ class _Told:
         self.span = after
         self.skipped, self.lines = False, 0  # (_after: the blanks after the call read; line breaks since)
         self.blanks = -1  # (_after, while not skipped: how far the blanks after the call's end markers were read, in the reply)
+        self.counted, self.opened = -1, [0, 0, 0]  # (_after: brackets the text after the call left open, up to `counted`)
         self.close_at = -1  # (_after: where a close right after the call would be, in the reply)
         self.seen: dict = {}  # (_end: end marker -> its next place found and how far searched, in the reply)
         self.strings: _Strings | None = None  # (_end: the call's strings, read from its marker)
@@ -542,12 +551,13 @@ class _Told:
             # only if it follows the call's end on its line: `</tool_call>"` cut there;
             # not `</tool_call>\nDone"`, prose after a real call.)
             self.close_at = base + q if "\n" not in buf[p:q] else -1
+            self.counted, self.opened = base + q, [0, 0, 0]
             if self.lines > 1 and not buf.startswith(quote, q):
                 return False  # (a blank line after the call: the string's text ended before)
             p = q
         # (In a Python call, a string opened with one quote and closed with the other is
         # still taken to close there: `content="<call>…')]` quotes the call, the safe way.)
-        other = ('"' if quote == "'" else "'") if self.kind == 1 else ""
+        other = ('"' if quote == "'" else "'") if self.kind in (1, 3) else ""
         while True:
             self.at = base + p
             quote = self.quote
@@ -619,10 +629,34 @@ class _Told:
                 if colon < end and buf[colon] == ":":
                     return False  # (a key, `"q": …`: a call's text after the call, not the string's)
                 continue
+            q = _forth(buf, next_at, end)
+            if q >= end and more:
+                return None
+            if q < end and buf[q] in ")]}" and self._left_open(buf, base, k, ")]}".index(buf[q])):
+                # A closer of a bracket the text after the call opened (`</tool_call>\nDone
+                # (see the users').`): prose's, not the call's around the string.
+                p = next_at
+                continue
             got = self._goes_on(buf, next_at, end, more, quote != self.quote, base + k == self.close_at)
             if got:
                 self.span = base + next_at
             return got
+
+
+    def _left_open(self, buf: str, base: int, k: int, kind: int) -> bool:
+        """Whether the text from the call's end to k leaves a bracket of `kind` (0: `(`,
+        1: `[`, 2: `{`) open; counted once, on from where the last ask stopped."""
+        lo = self.counted - base
+        if k > lo:
+            opened = self.opened
+            for m in _BRACKET.finditer(buf, lo, k):
+                x = _BRACKETS.index(m.group())
+                if x < 3:
+                    opened[x] += 1
+                elif opened[x - 3] > 0:
+                    opened[x - 3] -= 1  # (a closer of none opened there, `'x')`, counts none)
+            self.counted = base + k
+        return self.opened[kind] > 0
 
 
 class _Strings:
