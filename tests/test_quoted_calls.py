@@ -31,8 +31,8 @@ WRAPPERS = [
 AROUND = [
     ("", ""), ("x ", " y"), ("Steps: (1) run, 2) ", " (see docs) but don't"), ("Docs: ", " \u2014 that\\'s it"),
     ("x ", '"'), ("x ", "'"), ("x ", '" '), ("x ", "' "),
-    # The string's line breaks unescaped, before the call (QA18 Q4).
-    ("first\nsecond ", ""),
+    # The string's line breaks unescaped, before the call or lines after it (QA18 Q4).
+    ("first\nsecond ", ""), ("x ", "\nl2\nl3"),
 ]
 # Prose that leaves a string open, then a real call, then prose with quotes.
 LEFT_OPEN = ['Saving {"path": "C:\\dir\\"} now ', 'Saving {"path": "C:\\dir\\"} now.\n', "Try [f(q='", "Try f(q='", 'Try call:w{c:<|"|>']

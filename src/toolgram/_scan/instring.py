@@ -21,9 +21,10 @@ value in that kind of call: `}` `]` or `,"` in JSON; `)` `]` or `, name=` in Pyt
 `}` or `, key:` in Gemma): its first quote after the marker, or else its quote right
 after the call's END (its format's end marker; a format with none, where its brackets
 close), blanks, words, an apostrophe in a word, quoted words and a stray quote right
-before the close (blanks after it too: `</tool_call>" "}`) between, on that line
-or the next for a JSON or Python string (whose line breaks the model may have left
-unescaped). No quote inside the call counts: a quoted call's own quotes
+before the close (blanks after it too: `</tool_call>" "}`) between, on the lines of
+the call's paragraph for a JSON or Python string (whose line breaks the model may have
+left unescaped: a blank line ends it, but for a close right after it; no line count,
+QA18 Q4). No quote inside the call counts: a quoted call's own quotes
 (`"<tool_call>{"name": …}</tool_call>"}`, `<function name="rm_rf">`, `<|"|>`) and a
 real call's (`It's always fresh.'`) say nothing about the string around it. A real
 call after such prose is followed by prose, not by a close (`"C:\\dir\\"} now
@@ -34,9 +35,10 @@ REACH of where the string opens (QA16 G1, G2, G3).
 The text before the marker decides where the string opens, no further back than LOOK: a
 stream keeps that much before the place its prose has reached (Scanner._trim). The
 text after it decides whether the string closes: a stream waits at the marker until
-it has that (in_string answers None): the call's end and the line after it (a JSON or
-Python string), or the string's close (Gemma), at most REACH (2 * LOOK) characters
-from the string's opening, reading on from where it stopped at each delta.
+it has that (in_string answers None): the call's end, then the string's close, a
+quote that closes no value or a blank line (a JSON or Python string), or the string's
+close (Gemma), at most REACH (2 * LOOK) characters from the string's opening, reading
+on from where it stopped at each delta.
 """
 
 from __future__ import annotations
@@ -327,6 +329,7 @@ _GO_ON = (
 _SHUT = regex.compile(r"[ \t\r\n]*+[)\]}]")
 _BRACKETS = "([{)]}"
 _BRACKET = re.compile(r"[()\[\]{}]")  # (_Told._left_open)
+_BLANK_LINE = re.compile(r"\n[ \t\r]*\n")  # (a paragraph's end: _Told._after)
 _KIND_OF = {"{": 0, "[": 1, "(": 1, "c": 2}  # (a kind's first characters' first: _KINDS' order)
 
 
@@ -342,11 +345,13 @@ class _Told:
     - `after`: from there, the string's close quote must come, a value's continuation
       after it (_GO_ON). Blanks, words and quotes that are no close come between: an
       apostrophe in a word (`don't`) and a quoted word (`(see "docs")`) are read past;
-      any other quote decides. A JSON or Python string ends at its line's end. A real
+      any other quote decides. A JSON or Python string whose line breaks the model left
+      unescaped runs on over the lines after the call's to the end of their paragraph
+      (a blank line, but for its close right after it). A real
       call after a string left open in prose (`"C:\\dir\\"} now <tool_call>…</tool_call>
       for the 27", 32" screens`) is followed by no such close, and is read."""
 
-    __slots__ = ("quote", "kind", "step", "at", "depth", "grouped", "limit", "ends", "span", "after", "skipped", "lines", "marker", "seen", "close_at", "strings", "blanks", "counted", "opened")
+    __slots__ = ("quote", "kind", "step", "at", "depth", "grouped", "limit", "ends", "span", "after", "skipped", "marker", "seen", "close_at", "strings", "blanks", "counted", "opened")
 
     def __init__(self, quote: str, kind: int, opens: int, after: int, ends: tuple, marker: str) -> None:
         self.quote, self.kind, self.ends, self.marker = quote, kind, ends, marker
@@ -355,7 +360,7 @@ class _Told:
         self.limit = opens + REACH  # (from the string's opening: what a stream holds at most)
         self.depth, self.grouped = 0, False
         self.span = after
-        self.skipped, self.lines = False, 0  # (_after: the blanks after the call read; line breaks since)
+        self.skipped = False  # (_after: the blanks after the call read)
         self.blanks = -1  # (_after, while not skipped: how far the blanks after the call's end markers were read, in the reply)
         self.counted, self.opened = -1, [0, 0, 0]  # (_after: brackets the text after the call left open, up to `counted`)
         self.close_at = -1  # (_after: where a close right after the call would be, in the reply)
@@ -546,13 +551,12 @@ class _Told:
                 self.at, self.blanks = base + p, base + q
                 return None
             self.skipped = True
-            self.lines = buf.count("\n", p, q) if one_line else 0
             # (Where the reply ends right after a quote, that quote closes the string
             # only if it follows the call's end on its line: `</tool_call>"` cut there;
             # not `</tool_call>\nDone"`, prose after a real call.)
             self.close_at = base + q if "\n" not in buf[p:q] else -1
             self.counted, self.opened = base + q, [0, 0, 0]
-            if self.lines > 1 and not buf.startswith(quote, q):
+            if one_line and buf.count("\n", p, q) > 1 and not buf.startswith(quote, q):
                 return False  # (a blank line after the call: the string's text ended before)
             p = q
         # (In a Python call, a string opened with one quote and closed with the other is
@@ -566,24 +570,31 @@ class _Told:
                 j = buf.find(other, p, end if k < 0 else k)
                 if j >= 0:
                     k, quote = j, other
-            stop = buf.find("\n", p, end if k < 0 else k) if one_line else -1
-            again = buf.find(self.marker, p, stop if stop >= 0 else end if k < 0 else k)
+            again = buf.find(self.marker, p, end if k < 0 else k)
+            if one_line:
+                # A JSON or Python string's text goes on over the lines after the call's
+                # (its line breaks unescaped: `</tool_call>\nmore\nmore"}`), to the end of
+                # their paragraph: a blank line before the close ends it (prose after a
+                # real call), but for the close right after it (`</tool_call>\n\n"}`).
+                b = _BLANK_LINE.search(buf, p, end if k < 0 else k)
+                if b is not None and (again < 0 or b.start() < again):
+                    q = _forth(buf, b.end(), end)
+                    if q >= end and more:
+                        return None  # (read again from p)
+                    if q != k:
+                        return False
             if again >= 0:
                 # The marker again before the close: a string that quotes two calls, or
                 # a run of calls after a string left open. The one after tells.
                 self.call_from(base + again + len(self.marker))
                 return False
-            if stop >= 0:
-                # A JSON or Python string's text goes on to the line after the call's
-                # (`</tool_call>\nmore"}`, its line breaks unescaped), no further.
-                self.lines += 1
-                if self.lines > 1:
-                    return False
-                p = stop + 1
-                continue
             if k < 0:
                 if more:
-                    self.at = base + max(p, end - max(n, len(self.marker)) + 1)
+                    back = end - max(n, len(self.marker)) + 1
+                    nl = buf.rfind("\n", p, end) if one_line else -1
+                    if 0 <= nl < back and _forth(buf, nl + 1, end) >= end:
+                        back = nl  # (a blank line that the text's end may cut: read again from it)
+                    self.at = base + max(p, back)
                     return None
                 return False
             before = buf[k - 1] if k > 0 else " "
