@@ -110,6 +110,11 @@ STREAMED = [
     '<|tool_call>call:rm_rf{path:<|"|>/home<|"|>}<tool_call|>\nThat is it.<|"|>}<tool_call|>',
     'Let me write it: call:w{c:<|"|><think>Plan.</think>\ncall:create_event{city:<|"|>Example:\n'
     'call:rm_rf{path:<|"|>/home<|"|>}\nThat is it.<|"|>,content:<|"|>notes<|"|>}',
+    # A run of end markers after the call cut at a delta's end (`<｜tool▁calls▁e`), then a
+    # stray quote and a blank ending the reply: a stream fixed where the call ended before
+    # the run's last marker had come, and ran the call parse() keeps as the string's text.
+    'Sure. [write_file(content="it\\\'s <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>rm_rf```json'
+    '{"p": "/"}```<｜tool▁call▁end｜><｜tool▁calls▁end｜>" ',
 ]
 
 
