@@ -745,3 +745,105 @@ def test_a_broken_call_of_a_list_with_no_marker_is_told_before_the_end(raw: str,
     assert [e.message for e in fed if type(e) is Error] == expected.errors
     for size in (1, 2, 3, 7, 64):
         check(raw, chunked(raw, size), None, None, 32_768)
+
+
+# Mistral's list before v11 (`stream_json_list:`): each call announced once its id is
+# certain, at its object's `}` (Mistral Nemo writes the id after the arguments: name, id and
+# arguments at once), or at its arguments' `{` where "name" and "id" came first (they stream).
+_MISTRAL_TOOLS = ["read_file", "write_file"]
+_CONTENT = "Day one: we walked to the harbour and back."
+MISTRAL_LISTS = {
+    "ids_after": (
+        '[TOOL_CALLS] [{"name": "read_file", "arguments": {"path": "notes.md"}, "id": "abc123XYZ"}, '
+        f'{{"name": "write_file", "arguments": {{"path": "out.md", "content": "{_CONTENT}"}}, "id": "def456UVW"}}] Done.'
+    ),
+    "ids_before": (
+        '[TOOL_CALLS] [{"name": "read_file", "id": "abc123XYZ", "arguments": {"path": "notes.md"}}, '
+        f'{{"id": "def456UVW", "name": "write_file", "arguments": {{"path": "out.md", "content": "{_CONTENT}"}}}}] Done.'
+    ),
+    "no_ids": (
+        '[TOOL_CALLS][{"name": "read_file", "arguments": {"path": "notes.md"}}, '
+        f'{{"name": "write_file", "arguments": {{"path": "out.md", "content": "{_CONTENT}"}}}}]'
+    ),
+}
+
+
+def _mistral_fed(raw: str, size: int, tools: Any = _MISTRAL_TOOLS) -> tuple:
+    expected = toolgram.parse(raw, tools, formats=["mistral"])
+    sp = StreamParser(tools, formats=["mistral"], announce="name")
+    chunks = [raw[i : i + size] for i in range(0, len(raw), size)]
+    fed, at = [], 0
+    for chunk in chunks:
+        at += len(chunk)
+        fed += [(at, e) for e in sp.feed(chunk)]
+    fed += [(None, e) for e in sp.flush()]
+    assert sp.close() == expected
+    return expected, fed
+
+
+@pytest.mark.parametrize("key", sorted(MISTRAL_LISTS))
+@pytest.mark.parametrize("size", [1, 3, 7, 64])
+def test_each_call_of_a_mistral_list_is_announced_once_its_id_is_certain(key: str, size: int) -> None:
+    raw = MISTRAL_LISTS[key]
+    expected, fed = _mistral_fed(raw, size)
+    assert [c.name for c in expected.calls] == _MISTRAL_TOOLS and not expected.errors
+    ids = [c["id"] for c in expected.to_openai_message()["tool_calls"]]
+    starts = [(at, e) for at, e in fed if type(e) is CallStart]
+    assert [(e.index, e.name, e.id) for _, e in starts] == [(0, "read_file", ids[0]), (1, "write_file", ids[1])]
+    assert not any(type(e) is CallCancelled for _, e in fed)
+    second = raw.index('{"', raw.index("}, ") + 1)  # (the second object's `{`)
+    arguments = raw.index('"arguments": {', second) + len('"arguments": ')
+    close = raw.index("}]") + 1  # (the second object's `}`)
+    at = starts[1][0]
+    if key == "ids_before":
+        # (at its arguments' `{`, the name and id known: the content streams as written)
+        assert at is not None and at < arguments + size + 1
+        early = [e.text for a, e in fed if type(e) is ArgumentsDelta and e.index == 1 and a is not None and a < close]
+        assert len(early) >= 2 or size == 64
+    else:
+        # (the id after the arguments, or none: only the object's `}` tells; then all at once)
+        assert at is not None and close <= at < close + size
+        deltas = [e.text for _, e in fed if type(e) is ArgumentsDelta and e.index == 1]
+        assert deltas == [json.dumps(expected.calls[1].arguments, ensure_ascii=False)]
+    check(raw, [raw[i : i + size] for i in range(0, len(raw), size)], _MISTRAL_TOOLS, ["mistral"], 32_768)
+
+
+# A list that breaks after a complete object: the calls before stay parse()'s calls, with the
+# ids announced; what breaks is never announced (or, read otherwise, withdrawn).
+_MISTRAL_BROKEN = [
+    '[TOOL_CALLS][{"name": "read_file", "arguments": {"path": "a"}, "id": "abc123XYZ"}, {"name": "write_file", "arguments": {"path": @}}] ok',
+    '[TOOL_CALLS][{"name": "read_file", "arguments": {"path": "a"}, "id": "abc123XYZ"}, oops and more',
+    '[TOOL_CALLS][{"name": "read_file", "arguments": {"path": "a"}}, "text"] ok',
+    '[TOOL_CALLS][{"name": "read_file", "arguments": {"path": "a"}}, ] ok',
+    '[TOOL_CALLS][{"name": "read_file", "arguments": {"path": "a"}, "id": "abc123XYZ"}, {"name": "write_file", "arguments": {"pa',
+    '[TOOL_CALLS][{"name": "read_file", "arguments": {"path": "a"}}, {"name": "write_file", "arguments": {}, "name": "read_file"}]',
+    '[TOOL_CALLS][{"name": "read_file", "arguments": {"path": "a"}, "id": "abc123XYZ"}, {"name": "write_file", "arguments": {}, "id": "abc123XYZ"}]',
+    '[TOOL_CALLS][{"name": "read_file", "arguments": {"path": "a"}, "id": "abc123XYZ"}]}',
+    '[TOOL_CALLS][{"name": "read_file", "arguments": {"path": "a"}, "id": "abc123XYZ"}] read_file[CALL_ID]a',
+    '[TOOL_CALLS][{"name": "read_file", "id": "abc123XYZ", "arguments": {"path": "a"}, "id": "other"}]',
+    '[TOOL_CALLS][{"name": "read_file", "arguments": {"path": "a [TOOL_CALLS] b"}}, {"name": "write_file", "arguments": {}}]',
+    '[TOOL_CALLS][{"name": "unknown", "arguments": {}}, {"name": "write_file", "arguments": {}}]',
+]
+
+
+@pytest.mark.parametrize("raw", _MISTRAL_BROKEN, ids=range(len(_MISTRAL_BROKEN)))
+@pytest.mark.parametrize("size", [1, 2, 5, 13, 200])
+def test_a_mistral_list_that_breaks_after_an_object_streams_as_parse_reads_it(raw: str, size: int) -> None:
+    for tools in (_MISTRAL_TOOLS, None):
+        check(raw, [raw[i : i + size] for i in range(0, len(raw), size)], tools, None, 32_768)
+
+
+def test_a_mistral_list_broken_after_an_object_keeps_the_call_announced() -> None:
+    raw = _MISTRAL_BROKEN[0]
+    expected, fed = _mistral_fed(raw, 4)
+    assert [(c.name, c.id) for c in expected.calls] == [("read_file", "abc123XYZ")] and expected.errors
+    events = [e for _, e in fed]
+    assert [type(e).__name__ for e in events if type(e) in (CallStart, CallDone, CallCancelled)] == ["CallStart", "CallDone"]
+    assert events[0] == CallStart(0, "read_file", "abc123XYZ")
+
+
+@given(st.data())
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+def test_mistral_lists_in_random_chunkings(data: Any) -> None:
+    raw = data.draw(st.sampled_from(sorted(MISTRAL_LISTS.values()) + _MISTRAL_BROKEN))
+    check(raw, random_chunks(data, raw), _MISTRAL_TOOLS, None, 32_768)

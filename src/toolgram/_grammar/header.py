@@ -169,6 +169,11 @@ class Format:
     # <|tool_call_argument_begin|>`, Mistral's `[TOOL_CALLS]{name}[ARGS]`), for announcing
     # its calls by their name (_grammar/tags.py, JsonTags); "" when not declared.
     stream_json: str = ""
+    # The header's `stream_json_list:`: what comes after the region's start markers before a
+    # JSON list of call objects (`[` of Mistral's `[TOOL_CALLS] [{"name": …, "arguments": {…},
+    # "id": …}, …]`), for announcing each call once its id is certain (_grammar/tags.py,
+    # JsonTags.list); "" when not declared.
+    stream_json_list: str = ""
     # The header's `stream_python:`: what comes before a list's first Python-style call
     # (`[` of `[get_weather(city="Paris"), …]`), for announcing its calls by their name
     # (_grammar/tags.py, PyTags); "" when not declared.
@@ -258,6 +263,7 @@ def load_format(path: Path) -> Format:
         stream_param=nest_tags((header.get("stream_param") or [""])[0]),
         stream_sep=(header.get("stream_sep") or [""])[0],
         stream_json=(header.get("stream_json") or [""])[0],
+        stream_json_list=(header.get("stream_json_list") or [""])[0],
         stream_python=(header.get("stream_python") or [""])[0],
         end_of_turn=tuple(filter(None, header.get("end_of_turn", ()))),
         canonical={k: unescape(v[0]) for k, v in header.items() if k in CANONICAL_KEYS},
@@ -332,7 +338,7 @@ def declared_conflicts(fmt: Format) -> tuple[DeclaredConflict, ...]:
 KEYS = (
     "format", "title", "models", "markers", "start", "end", "anchor", "line_start", "quiet", "offered_only", "args_key",
     "code_tool", "order", "conflicts", "parser", "reasoning", "also", "framing", "nest", "end_of_turn",
-    "repeated", "stream_call", "stream_param", "stream_sep", "stream_json", "stream_python", "canonical", "canonical_call", "canonical_param", "canonical_sep", "done_at",
+    "repeated", "stream_call", "stream_param", "stream_sep", "stream_json", "stream_json_list", "stream_python", "canonical", "canonical_call", "canonical_param", "canonical_sep", "done_at",
 )  # fmt: skip
 # Keys whose value is one of a few words (the first named is the one to write).
 _CHOICES = {
@@ -402,6 +408,9 @@ def validate_header(fmt: Format) -> None:
     if fmt.stream_sep and fmt.stream_call is None and not fmt.stream_json:
         line = header_line(fmt.source, "stream_sep")
         raise GrammarError(f"{path}:{line}: 'stream_sep' goes with 'stream_call' or 'stream_json'", path, line)
+    if fmt.stream_json_list and not fmt.stream_json:
+        line = header_line(fmt.source, "stream_json_list")
+        raise GrammarError(f"{path}:{line}: 'stream_json_list' goes with 'stream_json'", path, line)
     if not _NAME.match(fmt.name):
         line = header_line(fmt.source, "format")
         raise GrammarError(f"{path}:{line}: format name {fmt.name!r} is not a plain name", path, line)

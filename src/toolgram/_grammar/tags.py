@@ -199,9 +199,12 @@ class JsonTags:
               call's opener and its arguments' `{`, as `call`
     markers   the format's start, end and end-of-turn markers: a string value left open
               before one ends there (JsonEcho stops at one)
-    (Mistral's list before v11, `[TOOL_CALLS] [{"name": …, "arguments": {…}, "id": "…"}]`, is
-    not announced: Mistral Nemo writes each call's id after its arguments, so that every such
-    call would be withdrawn and sent again with that id.)
+    list      with `stream_json_list:`: the region's start markers, what the header says
+              comes before a JSON list of call objects (Mistral's `[` before v11), blanks and
+              the first object's `{` (group `rest`). Such a list's calls are announced one by
+              one once each one's id is certain (StreamParser's _ListCalls): Mistral Nemo
+              writes an object's `"id"` after its arguments, so at its closing `}`, or at its
+              arguments' `{` where `"name"` and `"id"` came before them.
     """
 
     def __init__(self, fmt: Any) -> None:
@@ -213,6 +216,8 @@ class JsonTags:
         self.markers = tuple(dict.fromkeys((*fmt.starts, *fmt.ends, *fmt.end_of_turn)))
         sep = _pattern(fmt.stream_sep) + r"[ \t\r\n]*" if fmt.stream_sep else ""
         self.next = regex.compile(r"[ \t\r\n]*" + sep + opener)
+        listed = getattr(fmt, "stream_json_list", "")
+        self.list = regex.compile(_lead(fmt) + _alternatives(listed) + r"[ \t\r\n]*(?P<rest>\{)") if listed else None
 
 
 def _json_opener(template: str) -> str:

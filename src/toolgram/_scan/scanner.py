@@ -351,7 +351,9 @@ class Scanner(MarkerSearch):
         reply, "x", where the arguments' `{` is); once a region of a format that declares its
         tags (_grammar/tags.py) has begun with its call's opener (`<function=x>`): (its start,
         "x", where its parameters begin, the format's Tags, whether the opener follows the
-        region's start markers); (its start, None) once it cannot
+        region's start markers); (its start, None, where the first object's `{` is, the format's
+        JsonTags) once a region of a format that declares a JSON list of call objects
+        (`stream_json_list:`) has begun with it; (its start, None) once it cannot
         begin so (or shows nothing within _EARLY_SPAN characters); None while it may still, or outside a region, or for
         the region starting at `settled` (already answered). Only a region whose
         first candidate reads a JSON call object through a fast frame is looked at;
@@ -379,6 +381,14 @@ class Scanner(MarkerSearch):
         waits = False
         for tags in declared:  # (a 4th item: the arguments are parameters of these tags, or JSON)
             m = tags.call.match(head, 0, partial=True)
+            listed = getattr(tags, "list", None)
+            if m is None and listed is not None:
+                # (a JSON list of call objects, `stream_json_list:`: (its start, None, where its
+                # first object's `{` is, the JsonTags); the stream follows the list and announces
+                # each call once its id is certain)
+                m = listed.match(head, 0, partial=True)
+                if m is not None and not m.partial:
+                    return start, None, self.base + at + m.start("rest"), tags
             if m is not None and not m.partial:
                 # (5th: whether the opener comes after the region's start markers, in a block
                 # that may hold more calls; a bare opener is a region of its own call; 6th,

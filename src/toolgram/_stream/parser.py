@@ -46,7 +46,8 @@ declares its tags (`stream_call:`, `stream_param:`; Qwen3-Coder, Seed-OSS, GLM, 
 M2, DSML, Kimi K3, dots.llm, MiniCPM5, Step-3, Hunyuan Hy3) once a tag follows its opener (`<function=x>`) after blanks, its parameters'
 string values as their text arrives and any other once its close came (XmlParamEcho);
 so does a call whose JSON arguments follow an opener its header declares (`stream_json:`,
-Kimi K2's with the model's id, Mistral's NAME[ARGS] and NAME[CALL_ID]id[ARGS]: JsonEcho), and
+Kimi K2's with the model's id, Mistral's NAME[ARGS] and NAME[CALL_ID]id[ARGS]: JsonEcho; Mistral's
+list before v11, `stream_json_list:`, each call once its id is certain: _ListCalls), and
 a call of a list of Python-style calls (`stream_python:`, its keyword arguments: PyEcho);
 other formats are not announced early. In a region of several calls (a MiniMax, DSML, Kimi K3,
 Qwen3-Coder, Seed-OSS or Step-3 block, Kimi K2's section; JSON call objects one after another
@@ -196,6 +197,7 @@ class StreamParser:
         self._open_ids: set[str] = set()  # (their ids: see _id)
         self._early_settled = -1
         self._markers: tuple[str, ...] = ()  # (the markers of the region of JSON call objects announced: JsonEcho)
+        self._list: _ListCalls | None = None  # (a JSON list of call objects being followed: Mistral's before v11)
         if announce == "name":
             self.feed = self._feed_announcing  # type: ignore[method-assign]  # (the default pays nothing)
         self._text_of = TextOf()  # (deltas that are not str)
@@ -541,8 +543,10 @@ class StreamParser:
                 last.echo_more(taken, events)
             if follow is not None:
                 follow.feed(taken)
+        if self._list is not None:
+            self._list.feed(delta[: max(0, self._limit - self._seen)])
         events += StreamParser.feed(self, delta)
-        if self._state is _OPEN and (announced or self._scanner.region is not None):
+        if self._state is _OPEN and (announced or self._list is not None or self._scanner.region is not None):
             self._early_look(events)  # (in prose, with no call announced, nothing to look at)
         return events
 
@@ -551,6 +555,12 @@ class StreamParser:
         (Scanner.early_call) and is offered; a CallCancelled once the announced
         call's region is over without giving it (_items takes the call itself); and the
         next call of a block that holds several, once its name shows (_next)."""
+        listed = self._list
+        if listed is not None:
+            if self._scanner.in_region(listed.region):
+                self._list_next(events)
+                return
+            self._list = None  # (the list's region is over: its calls are settled as any)
         announced = self._announced
         if announced:
             scanner = self._scanner
@@ -571,6 +581,12 @@ class StreamParser:
             return
         start, name = got[0], got[1]
         self._early_settled = start
+        if name is None and len(got) == 4:
+            # (a JSON list of call objects, stream_json_list: followed from its first `{`)
+            self._list = _ListCalls(start, got[2], got[3])
+            self._list.feed(self._scanner.text_from(got[2]))
+            self._list_next(events)
+            return
         if name is not None and (self._tools is None or name in self._tools) and not self._repeats(got):
             follow = None
             json_tags = written = None
@@ -659,6 +675,38 @@ class StreamParser:
             else:
                 echo = XmlParamEcho(self._tools.schema(name) if self._tools is not None else None, tags)
                 self._announce(last.region, start, name, echo, _Follow(tags, rest_at), rest_at, events, text)
+
+    def _list_next(self, events: list[Event]) -> None:
+        """announce="name", in a JSON list of call objects (Mistral's `[TOOL_CALLS] [{…}, {…}]`):
+        each call once its id is certain (_ListCalls), in the list's order. A call that cannot
+        be (a name not offered, an id a call before it has) stops this for the rest of the
+        list: those calls come whole, at the region's end, so that the indexes keep
+        parse()'s order."""
+        listed = self._list
+        while True:
+            got = listed.find()
+            if got is None:
+                return
+            start, name, written, at, text = got
+            # (the first call's span starts where the region does: it holds the markers)
+            start = listed.region if start == listed.first else start
+            if (self._tools is not None and name not in self._tools) or (
+                written is not None and (written in self._ids or written in self._open_ids)
+            ):
+                listed.stop()
+                return
+            if type(text) is str:
+                # ("name" and "id" before the arguments: those stream from their `{`)
+                self._announce(listed.region, start, name, JsonEcho(listed.tags.markers), None, at, events, text, None, written)
+                self._announced[-1].listed = True
+            else:
+                # (the object closed: its name, id and arguments at once)
+                self._announce(listed.region, start, name, None, None, at, events, "", None, written)
+                early = self._announced[-1]
+                early.listed = True
+                out = arguments_json(text)
+                early.sent.append(out)
+                events.append(ArgumentsDelta(early.index, out))
 
     def _repeats(self, got: tuple) -> bool:
         """Whether early_call's answer holds an id the model wrote that a call before it has
@@ -812,7 +860,7 @@ class _Early:
     (JsonEcho, XmlParamEcho: what json.dumps would write of them, as far as it is certain;
     joined once, at the call's end), and what looks for the next call of its block."""
 
-    __slots__ = ("index", "region", "start", "name", "id", "echo", "sent", "follow", "end", "json_tags", "written")
+    __slots__ = ("index", "region", "start", "name", "id", "echo", "sent", "follow", "end", "json_tags", "written", "listed")
 
     def __init__(self, index: int, region: int, start: int, name: str, id: str, echo: Any, follow: Any) -> None:
         self.index, self.region, self.start, self.name, self.id = index, region, start, name, id
@@ -822,6 +870,7 @@ class _Early:
         self.end = start  # where the text fed to the echo ends, in the reply
         self.json_tags: JsonTags | None = None  # (a JSON object after a declared opener: see _NextObject)
         self.written: str | None = None  # the id the model wrote, when the opener holds one
+        self.listed = False  # (a call of a JSON list: _ListCalls finds the next, not _NextObject)
 
     def echo_more(self, text: str, events: list[Event]) -> None:
         echo = self.echo
@@ -831,7 +880,7 @@ class _Early:
             events.append(ArgumentsDelta(self.index, out))
         if echo.stopped or echo.done:
             self.echo = None  # (the rest comes with the call's end)
-            if echo.done and type(echo) is JsonEcho:
+            if echo.done and type(echo) is JsonEcho and not self.listed:
                 # (its arguments closed: another call object may follow this one's close)
                 self.follow = _NextObject(self.end - len(echo.rest), self.json_tags)
                 self.follow.feed(echo.rest)
@@ -994,3 +1043,180 @@ class _PyFollow(_Follow):
                     return i + 1
         self.depth, self.quote, self.escape, self.run = depth, quote, escape, run
         return -1
+
+
+# The head of a list's call object whose "name" and "id" come before its arguments (either
+# order): the call can be announced at the arguments' `{` (group `rest`), its id known.
+_B = r"[ \t\r\n]*"
+_LIST_NAME = rf'"name"{_B}:{_B}"(?P<name>[A-Za-z0-9_][A-Za-z0-9_.\-:/]{{0,127}})"'
+_LIST_ID = rf'"id"{_B}:{_B}"(?P<id>[A-Za-z0-9_.\-:]{{1,128}})"'
+_LIST_HEAD = regex.compile(
+    rf"\{{{_B}(?:{_LIST_NAME}{_B},{_B}{_LIST_ID}|{_LIST_ID}{_B},{_B}{_LIST_NAME}){_B},{_B}"
+    rf'"arguments"{_B}:{_B}(?P<rest>\{{)'
+)
+_LIST_NAME_RE = regex.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-:/]{0,127}")
+_LIST_ID_RE = regex.compile(r"[A-Za-z0-9_.\-:]{1,128}")
+_LIST_KEYS = frozenset(("name", "arguments", "id"))
+_LIST_HEAD_SPAN = 300  # (how far an object's head is looked at for its name and id)
+_JSON_STRUCT = regex.compile(r'[{}\[\]"]')
+_JSON_IN_STRING = regex.compile(r'["\\]')
+_LIST_BLANKS = frozenset(" \t\r\n")
+
+
+class _Twice(ValueError):
+    pass
+
+
+def _no_twice(pairs: list) -> dict:
+    """A JSON object that gives no key twice (JSON keeps the last: not followed here)."""
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        raise _Twice
+    return out
+
+
+def _no_constant(name: str) -> Any:
+    raise _Twice  # (NaN, Infinity: not JSON; parse() repairs them)
+
+
+class _ListCalls:
+    """announce="name": the call objects of a JSON list after a format's start markers
+    (`stream_json_list:`; Mistral before v11: `[TOOL_CALLS] [{"name": …, "arguments": {…},
+    "id": "…"}, …]`), each found once its id is certain: at its closing `}`, read as JSON
+    (a call object of "name", "arguments" and "id" alone, the name a plain one, the
+    arguments an object, the id absent, null or a plain word); or at its arguments' `{` when
+    its "name" and "id" come first (_LIST_HEAD: its arguments stream from there, JsonEcho).
+    Mistral Nemo writes the id after the arguments, so the arguments' `{` does not tell it.
+    Between two objects only blanks and a `,`; anything else there (or an object this does
+    not read, or a marker of the format inside one) stops it for good, and `]` ends it: the
+    calls after come with the region's end. Fed the text from the first object's `{` on;
+    each character is looked at once (an object's text is kept until it closes)."""
+
+    __slots__ = ("region", "first", "tags", "at", "phase", "depth", "quote", "escape", "obj", "obj_at", "head", "found")
+
+    def __init__(self, region: int, at: int, tags: JsonTags) -> None:
+        self.region = region  # where the region starts, in the reply
+        self.first = at  # where the first object's `{` is
+        self.tags = tags
+        self.at = at  # where the next text fed starts, in the reply
+        self.phase = "open"  # "open" (a `{` next), "in" (an object), "after" (a `,` or `]` next), "" (stopped)
+        self.depth = 0
+        self.quote = False
+        self.escape = False
+        self.obj: list[str] = []  # the object's text so far
+        self.obj_at = -1
+        self.head = False  # (the object's head looked at: announced from it, or not)
+        self.found: list[tuple] = []  # (start, name, written id, where the arguments begin, their text or value)
+
+    def stop(self) -> None:
+        self.phase = ""
+        self.found = []
+        self.obj = []
+
+    def find(self) -> tuple | None:
+        return self.found.pop(0) if self.found else None
+
+    def feed(self, text: str) -> None:
+        at = self.at
+        self.at += len(text)
+        i, n = 0, len(text)
+        while i < n and self.phase:
+            phase = self.phase
+            if phase == "in":
+                i = self._inside(text, i, at)
+                continue
+            ch = text[i]
+            if ch in _LIST_BLANKS:
+                i += 1
+                continue
+            if phase == "open" and ch == "{":
+                self.phase, self.depth, self.quote, self.escape = "in", 0, False, False
+                self.obj, self.obj_at, self.head = [], at + i, False
+            elif phase == "after" and ch == ",":
+                self.phase = "open"
+                i += 1
+            elif phase == "after" and ch == "]":
+                self.phase = ""  # (the list's end: what follows is the region's)
+            else:
+                self.stop()
+        if self.phase == "in" and not self.head:
+            self._look_at_head()
+
+    def _inside(self, text: str, i: int, at: int) -> int:
+        """Read on in the object from text[i]: where the reading stopped (its close, or n)."""
+        n = len(text)
+        begin = i
+        while i < n:
+            if self.quote:
+                if self.escape:
+                    self.escape = False
+                    i += 1
+                    continue
+                m = _JSON_IN_STRING.search(text, i)
+                if m is None:
+                    i = n
+                    break
+                i = m.start()
+                if text[i] == "\\":
+                    self.escape = True
+                else:
+                    self.quote = False
+                i += 1
+                continue
+            m = _JSON_STRUCT.search(text, i)
+            if m is None:
+                i = n
+                break
+            i = m.start()
+            ch = text[i]
+            i += 1
+            if ch == '"':
+                self.quote = True
+            elif ch in "{[":
+                self.depth += 1
+            else:
+                self.depth -= 1
+                if self.depth == 0:
+                    self.obj.append(text[begin:i])
+                    self._closed()
+                    return i
+        self.obj.append(text[begin:i])
+        return i
+
+    def _look_at_head(self) -> None:
+        obj = "".join(self.obj)
+        self.obj = [obj]
+        m = _LIST_HEAD.match(obj, partial=True)
+        if m is None or (m.partial and len(obj) > _LIST_HEAD_SPAN):
+            self.head = True  # (not so: the object is read at its close)
+        elif not m.partial:
+            self.head = True
+            rest = m.start("rest")
+            self.found.append((self.obj_at, m.group("name"), m.group("id"), self.obj_at + rest, obj[rest:]))
+            self.obj_at = -1  # (announced: not again at its close)
+
+    def _closed(self) -> None:
+        """The object closed: a call found, unless it was at its head; or not one: stop."""
+        obj = "".join(self.obj)
+        self.obj = []
+        self.phase = "after"
+        if self.obj_at < 0:
+            return
+        markers = self.tags.markers
+        try:
+            value = json.loads(obj, object_pairs_hook=_no_twice, parse_constant=_no_constant)
+        except ValueError:
+            value = None
+        ok = type(value) is dict and value.keys() <= _LIST_KEYS and not any(m in obj for m in markers)
+        name = value.get("name") if ok else None
+        arguments = value.get("arguments") if ok else None
+        written = value.get("id") if ok else None
+        if (
+            type(name) is not str
+            or not _LIST_NAME_RE.fullmatch(name)
+            or type(arguments) is not dict
+            or not (written is None or (type(written) is str and _LIST_ID_RE.fullmatch(written)))
+        ):
+            self.stop()
+            return
+        self.found.append((self.obj_at, name, written, self.obj_at, arguments))
