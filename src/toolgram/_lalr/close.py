@@ -9,7 +9,7 @@ import re
 from typing import Any
 
 from .growth import _HOLD, _JSON_SPACE, _SETTLED, _loop_wait
-from .table import _ENDING_NAME, _closes, _plan, ends_something, goes_on
+from .table import _ENDING_NAME, _PLAN_STACK, _PLANS, _UNKNOWN, _closes, _plan, ends_something, goes_on
 from .tokens import _SNIPPET, WAIT, WAIT_MORE, _snippet
 from .._recover import repair as _repair
 from .._grammar.words import lazy
@@ -686,16 +686,7 @@ def cut_closer(d: Any, buf: str, pos: int, allowed, taken: int) -> bool:
 def close_before(d: Any, end_marker: str) -> str:
     """The model wrote the end marker too soon (`[f(a=1)<|tool_call_end|>`):
     supply the brackets it skipped, then read on."""
-    end_term = next((t.name for t in d.c.terminals.values() if t.literal == end_marker), None)
-    if end_term is None:  # the grammar spells this end marker inside a pattern
-        return d._fail(f"unexpected {end_marker!r}")
-    ends = d.fmt.ends
-    plan = _plan(
-        d.c,
-        d.stack,
-        end_term,
-        lambda allowed: [t for t in allowed if t.literal is not None and t.literal not in ends and _closes(t.literal)],
-    )
+    plan = _plan_before(d, end_marker)
     if not plan:
         return d._fail(f"unexpected {end_marker!r}")
     for term in plan:
@@ -703,6 +694,40 @@ def close_before(d: Any, end_marker: str) -> str:
     if "closed_bracket" not in d.repairs:
         d.repairs.append("closed_bracket")
     return WAIT_MORE
+
+
+def _plan_before(d: Any, end_marker: str) -> tuple | None:
+    """close_before's plan: the closing brackets and tags to supply before the end marker
+    (its terminal: a literal of the grammar) is taken at d's stack; None: none does (or
+    the grammar spells that marker inside a pattern). The table's answer for the stack
+    and the format's ends, remembered per grammar as closing_plan's is, for a stack no
+    deeper than _PLAN_STACK: a fence opened and closed with nothing a grammar reads in
+    it (`` ```json``` ``, `` ``` ``` ``) asks it at the same stack at each fence, and
+    working it out simulates the table for each closer of each state on the way."""
+    c, stack, ends = d.c, d.stack, d.fmt.ends
+    key = (end_marker, ends, tuple(stack)) if len(stack) <= _PLAN_STACK else None
+    if key is not None:
+        memo = c.derived.get("plans_before")
+        if memo is None:
+            memo = c.derived["plans_before"] = {}
+        found = memo.get(key, _UNKNOWN)
+        if found is not _UNKNOWN:
+            return found
+    end_term = next((t.name for t in c.terminals.values() if t.literal == end_marker), None)
+    plan = None
+    if end_term is not None:
+        found = _plan(
+            c,
+            stack,
+            end_term,
+            lambda allowed: [t for t in allowed if t.literal is not None and t.literal not in ends and _closes(t.literal)],
+        )
+        plan = None if found is None else tuple(found)
+    if key is not None:
+        if len(memo) >= _PLANS:
+            memo.clear()  # (a bound: a grammar's frames are few, but replies are many)
+        memo[key] = plan
+    return plan
 
 
 def cut_marker(rest: str, markers: Any) -> bool:
