@@ -704,7 +704,12 @@ def _plan_before(d: Any, end_marker: str) -> tuple | None:
     deeper than _PLAN_STACK: a fence opened and closed with nothing a grammar reads in
     it (`` ```json``` ``, `` ``` ``` ``) asks it at the same stack at each fence, and
     working it out simulates the table for each closer of each state on the way."""
-    c, stack, ends = d.c, d.stack, d.fmt.ends
+    return plan_before(d.c, d.stack, d.fmt.ends, end_marker)
+
+
+def plan_before(c: Any, stack: list, ends: tuple, end_marker: str) -> tuple | None:
+    """_plan_before's answer for the table c at `stack`, of a format whose end markers
+    are `ends` (also asked by opening.fails_at_once's test)."""
     key = (end_marker, ends, tuple(stack)) if len(stack) <= _PLAN_STACK else None
     if key is not None:
         memo = c.derived.get("plans_before")

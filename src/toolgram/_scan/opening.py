@@ -13,6 +13,7 @@ import regex
 
 from .._guard import passes_through
 from . import fastpath as _frame
+from .._lalr.close import plan_before
 from .._lalr.table import closing_plan, simulate
 from .._lalr.tokens import Tok
 from .._grammar.registry import Format
@@ -83,7 +84,29 @@ def marker_opens(fmts: list[Format], buf: str, pos: int, final: bool, markers: f
     return None if told else False
 
 
-def _test(fmt: Format, firsts: frozenset, keep: frozenset | None = None, exact: bool = False) -> tuple[Any, Any, Any, Any]:
+def fails_at_once(fmt: Format, buf: str, pos: int, markers: frozenset) -> bool:
+    """Whether fmt's driver, started at pos of a whole text (a region's marker there),
+    is certain to fail before it takes a second token: no first token matches there,
+    or after the one that does (and the text its grammar ignores) neither a token its
+    grammar takes next begins, nor what lets the driver close the frame early (an end
+    marker, a call marker, the text's end: see _opening). The opening test, two tokens
+    deep, exact about the markers; told where the text does not end within reach of
+    those two tokens (the caller's: a closer cut short at the end is read otherwise).
+    False: it may read on (or no test is built). Switched off with the fast frames."""
+    if not _frame.enabled:
+        return False
+    pattern = _test(fmt, markers, starters(fmt, buf[pos : pos + 1]), exact=True, depth=2, as_close=True)[0]
+    return pattern is not None and pattern.match(buf, pos) is None
+
+
+def _test(
+    fmt: Format,
+    firsts: frozenset,
+    keep: frozenset | None = None,
+    exact: bool = False,
+    depth: int = 3,
+    as_close: bool = False,
+) -> tuple[Any, Any, Any, Any]:
     """fmt's opening test, built once: (the pattern, for a stream's partial matches
     and a whole text alike; that one as run on an ASCII text, and on any text: by
     `re` where it matches there as `regex` does, twice as fast: _words.fast), or
@@ -95,11 +118,13 @@ def _test(fmt: Format, firsts: frozenset, keep: frozenset | None = None, exact: 
     at a time, each time looking on for what follows a name, so one delta holding
     a 32 KB word cost ten times the whole parse's test."""
     key = (firsts, keep, True) if exact else (firsts, keep)
+    if depth != 3 or as_close:
+        key = (*key, depth, as_close)
     known = _derived(fmt, "openings")
     found = known.get(key)
     if found is None:
         try:
-            whole = _opening(fmt, firsts, keep, exact)
+            whole = _opening(fmt, firsts, keep, exact, depth, as_close)
         except Exception as exc:  # noqa: BLE001 - no test: the driver decides, as before
             if passes_through(exc):
                 raise
@@ -216,7 +241,9 @@ def openers(test: tuple, buf: str, pos: int, final: bool) -> list[Format]:
     return [f for f, t in zip(fmts, tests) if t[0] is None or t[0].match(buf, pos, partial=True) is not None]
 
 
-def _opening(fmt: Format, firsts: frozenset, keep: frozenset | None = None, exact: bool = False) -> Any:
+def _opening(
+    fmt: Format, firsts: frozenset, keep: frozenset | None = None, exact: bool = False, depth: int = 3, as_close: bool = False
+) -> Any:
     """fmt's opening test's source: each token's pattern an atomic group, taking what
     the driver's lexer takes there (its pattern's match) and no shorter part of it, so
     a prose word is not tried again, one character shorter at a time, as a name.
@@ -225,6 +252,7 @@ def _opening(fmt: Format, firsts: frozenset, keep: frozenset | None = None, exac
     the frame early is then a whole marker (or end marker) there, as the driver's
     at_marker tells, not any text that starts with one of their characters."""
     c = fmt.compiled
+    as_close = as_close and exact  # (its end markers are whole words: see below)
     first = c.allowed[c.start_state]
     if keep is not None:
         first = [t for t in first if t.name in keep]
@@ -251,9 +279,17 @@ def _opening(fmt: Format, firsts: frozenset, keep: frozenset | None = None, exac
         stops = f"[{regex.escape(stops)}]" if stops else ""
         ends = f"[{regex.escape(ends)}]" if ends else ""
 
+    # (as_close: the blanks before a closer as close() skips them, str.isspace, which
+    # holds four separators that `\s` does not; and an end marker only where what it
+    # lacks can be supplied before it, as close_before tells: else the driver fails.)
+    space = r"[\s\x1c-\x1f]" if as_close else r"\s"
+
     def closing(stack: list) -> str:
         if closing_plan(c, stack, fmt.ends) is not None:
-            return r"\s*(?:\Z" + (f"|{stops}" if stops else "") + ")"
+            return space + r"*(?:\Z" + (f"|{stops}" if stops else "") + ")"
+        if as_close:
+            able = {e for e in fmt.ends if e and plan_before(c, stack, fmt.ends, e)}
+            return space + "*" + lookahead(able) if able else "(?!)"
         return rf"\s*{ends}" if ends else "(?!)"
 
     def after(stack: list | None, depth: int) -> str:
@@ -281,9 +317,9 @@ def _opening(fmt: Format, firsts: frozenset, keep: frozenset | None = None, exac
             ways.append(closing(stack))
         return alt(ways)
 
-    # The first three tokens: a prose word is often a NAME, and the newline after
-    # it a separator some grammar allows (functionary's NAME\n{…}).
-    test = after([c.start_state], 3)
+    # The first `depth` tokens, three by default: a prose word is often a NAME, and the
+    # newline after it a separator some grammar allows (functionary's NAME\n{…}).
+    test = after([c.start_state], depth)
     if not test:
         return None
     # (The driver skips %ignore'd text where no token fits, the first one included;

@@ -23,7 +23,9 @@ from .mention import cut_inside as _cut_inside, cut_may_come as _cut_may_come, c
 from .salvage import salvage as _salvage, salvaged as _salvaged
 from .._build.builder import Builder, Draft, Unreadable
 from .._lalr.driver import DONE, FAIL, WAIT, Driver, turn_end_at, turn_tokens
-from .._lalr.tokens import PAUSE
+from .._lalr.tokens import _SNIPPET, PAUSE
+from .._lalr.close import CUT_ROOM as _CUT_ROOM
+from .opening import fails_at_once as _fails_at_once
 from .._lalr.earley import EarleyDriver
 from .._lalr.table import ends_something
 from .._result.model import ToolCall
@@ -61,6 +63,25 @@ def cut_failure(r: RegionReader, failure: Failure | None, whole: bool = False) -
         failure = Failure(r.region_start, len(buf), f"Couldn't read a tool call: the reply ended right after {marker!r}.")
     failure.start, failure.end, failure.prose = r.region_start, len(buf), False
     return failure
+
+
+def _after_ignored(c: Any, buf: str, pos: int) -> int:
+    """Where the blanks (str.isspace, as close() skips them) and the text its grammar
+    ignores (c.ignore, a whole token at a time, as the lexer skips it) that begin at
+    pos end."""
+    n = len(buf)
+    while pos < n:
+        if buf[pos].isspace():
+            pos += 1
+            continue
+        for t in c.ignore:
+            m = t.pattern.match(buf, pos)
+            if m and m.end() > pos:
+                pos = m.end()
+                break
+        else:
+            return pos
+    return pos
 
 
 def _before_turn_end(buf: str, drv: Driver) -> str:
@@ -194,6 +215,8 @@ class RegionReader:
                     sc._note_failure(drv, region)
             else:
                 sc._note_failure(drv, drv.reason)
+            if final and len(self.drivers) < len(self.candidates):
+                self._drop_failing(len(self.drivers))
             if len(self.drivers) < len(self.candidates):
                 self.drivers.append(self.driver(self.candidates[len(self.drivers)], self.region_start))
                 continue
@@ -268,6 +291,38 @@ class RegionReader:
                 sc.pos = end
             sc._end_region()
             return True
+
+    def _drop_failing(self, k: int) -> None:
+        """In a whole text, the candidates from the k-th on (never the first) that are
+        certain to fail before their second token, up to the first that may not, are
+        dropped, not given a driver each (opening.fails_at_once): a quiet format's
+        driver that fails there tells nothing (note_failure: no stray quote, no token
+        of a call read; salvage: no point before its marker; a quiet format is no loud
+        opener's: cut_opener), and the region goes on as after its failure. A fence of
+        anything but calls (`` ```json<function=f>…``` ``, `` ``` ``` ``) failed
+        fenced_python's driver at once at each fence, after fenced_json's reading: a
+        driver made, its marker lexed, its close tried, for nothing. Only where the text
+        runs on past what those two tokens may look at (at its end a closer cut short
+        is read otherwise: close.cut_close), and with nobody watching the drivers
+        (an observer: explain)."""
+        sc = self.sc
+        if k < 1 or not self.marker_len or sc.observer is not None or not _frame.enabled:
+            return
+        buf = sc.buf
+        start = self.region_start
+        candidates = self.candidates
+        while k < len(candidates):
+            fmt = candidates[k]
+            if not fmt.quiet or fmt.line_starts or fmt.anchor or fmt.parser == "earley" or fmt.end_of_turn:
+                return
+            c = fmt.compiled
+            if len(buf) - _after_ignored(c, buf, start + self.marker_len) < c.longest_literal + _CUT_ROOM + _SNIPPET:
+                return
+            if not _fails_at_once(fmt, buf, start, sc.call_markers):
+                return
+            if sc.brackets is None:
+                sc.brackets = _repair.BracketIndex()  # (as its driver would have made it)
+            del candidates[k]
 
     def _read(self, drv: Driver, final: bool) -> str:
         """drv.run, or for a region of plain Python call lists, their tokens read by
