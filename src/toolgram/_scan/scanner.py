@@ -1135,6 +1135,8 @@ class Scanner(MarkerSearch):
         text cannot tell yet; it waits until more characters follow the token than the
         longest boundary and start marker (_TURN_MOST, max_prefix) or the reply ends, and
         decides on the same text as parse() does."""
+        if self.read_to <= 0 or self.in_open_think:
+            return 0  # (no call before it; or reasoning, where no call is: the token is its text)
         at = self.read_to - self.base
         if not (0 <= at <= i and _BLANK_RUN.match(buf, at, i).end() == i):
             return 0
