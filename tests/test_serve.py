@@ -641,6 +641,57 @@ def test_a_broken_stream_reaches_the_client_as_an_error(client) -> None:
     assert raw.startswith("".join(content))  # (what came before the break, and nothing invented)
 
 
+def broken(client: Any, order: dict[str, Any], match: str = "broke off") -> dict[str, Any]:
+    """A stream that ends in an error event: what came before it, assembled as a client does."""
+    content, errors, calls = [], [], []
+    with pytest.raises(openai.APIError, match=match) as caught:
+        for chunk in ask(client, order, stream=True):
+            if not chunk.choices:
+                continue
+            assert chunk.choices[0].finish_reason is None  # (no finish: an error ends it)
+            delta = chunk.choices[0].delta
+            content.append(delta.content or "")
+            errors += ((delta.model_extra or {}).get("toolgram") or {}).get("errors", [])
+            calls += [(c.function.name, c.function.arguments) for c in delta.tool_calls or []]
+    body = caught.value.body if isinstance(caught.value.body, dict) else {}
+    return {"content": "".join(content), "errors": errors, "calls": calls, "error": body}
+
+
+def test_a_broken_stream_sends_what_came_before_the_break(client) -> None:
+    """Nothing the model wrote is lost: the text received is read as ending at the break,
+    its prose, its calls and a cut call's text (with its error) sent before the error event."""
+    raw = 'Hello there, checking now. <tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>'
+    got = broken(client, {"text": raw, "chunk": 10, "break_after": 5})
+    # (The blank between prose and a call is the call's, as parse() has it.)
+    assert got["content"] == raw[:26] + raw[27:50] and got["calls"] == []
+    assert got["errors"] and "name" in got["errors"][0]
+    got = broken(client, {"text": raw, "chunk": 10, "break_after": 9})  # (cut inside the arguments)
+    assert got["content"] == raw[:26] + raw[27:90] and got["calls"] == [] and "cut off" in got["errors"][0]
+    # (A GLM-4.7 reply of two complete calls, broken after its text, before the finish:
+    # the second call's end is known only at the reply's end, the break.)
+    glm = "".join(
+        f"<tool_call>get_weather<arg_key>city</arg_key><arg_value>{city}</arg_value></tool_call>" for city in ("Paris", "Rome")
+    )
+    for chunk in (len(glm) // 2, 7):
+        got = broken(client, {"text": glm, "chunk": chunk, "break_after": 10**6})
+        assert got["calls"] == [("get_weather", '{"city": "Paris"}'), ("get_weather", '{"city": "Rome"}')]
+        assert got["content"] == "" and got["errors"] == []
+    # (A line that is no JSON breaks it too; a Hermes call complete before it is sent.)
+    got = broken(client, {"text": raw, "chunk": 10, "garble_after": 10})
+    assert got["content"] == "Hello there, checking now." and got["calls"] == [("get_weather", '{"city": "Paris"}')]
+
+
+def test_a_broken_stream_withdraws_the_call_it_cut_with_stream_arguments(written) -> None:
+    raw = 'Checking. <tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>'
+    withdrawn, content = [], []
+    with pytest.raises(openai.APIError, match="broke off"):
+        for chunk in ask(written, {"text": raw, "chunk": 10, "break_after": 6}, stream=True):
+            delta = chunk.choices[0].delta
+            content.append(delta.content or "")
+            withdrawn += ((delta.model_extra or {}).get("toolgram") or {}).get("withdrawn", [])
+    assert [w["index"] for w in withdrawn] == [0] and "".join(content) == raw[:9] + raw[10:60]
+
+
 def test_prompt_writes_the_tools_into_the_system_prompt(backend) -> None:
     proc, url = serve(backend, "--prompt", "hermes", "--api-key", "sesame")
     try:

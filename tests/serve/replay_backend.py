@@ -6,7 +6,9 @@ The last user message says what to reply, as JSON:
     {"text": "..."}              that text
 and optionally "seed" (the chunking: pieces of 1-12 characters, as a server streams a few
 tokens at a time), "chunk" (pieces of that many characters instead), "delay" (seconds before the reply and between chunks), "break_after"
-(chunks sent before the stream breaks off, the connection dropped mid-body), "status"
+(chunks sent before the stream breaks off, the connection dropped mid-body; as many as
+there are or more: after the whole text, before the finish), "garble_after" (chunks sent
+before a line that is no JSON), "status"
 (an error status to answer with), "body" (a JSON body to answer with instead), "finish_reason",
 "reasoning" (reasoning_content of the backend's own), "tool_calls" (calls the backend read
 itself, as Ollama or vLLM with a tool parser give them; streamed: the name, then the
@@ -96,12 +98,17 @@ async def chat(request):
         yield chunk({"role": "assistant", "content": ""})
         if reasoning:
             yield chunk(reasoning)
-        for i, piece in enumerate(pieces(text, int(order.get("seed", 1)), order.get("chunk"))):
+        parts = pieces(text, int(order.get("seed", 1)), order.get("chunk"))
+        for i, piece in enumerate(parts):
             if order.get("break_after") is not None and i >= order["break_after"]:
                 raise RuntimeError("replay backend: breaking the stream on request")
+            if order.get("garble_after") is not None and i == order["garble_after"]:
+                yield "data: {this is no JSON\n\n"
             if delay:
                 await asyncio.sleep(delay)
             yield chunk({"content": piece})
+        if order.get("break_after") is not None and order["break_after"] >= len(parts):
+            raise RuntimeError("replay backend: breaking the stream before its finish, on request")
         for index, call in enumerate(calls):
             function = call["function"]
             yield chunk({"tool_calls": [{"index": index, "id": call.get("id"), "type": "function", "function": {"name": function["name"], "arguments": ""}}]})

@@ -513,7 +513,14 @@ class _Reading:
                 self.adapter.backend_calls(delta["tool_calls"])
 
     def _fail(self, out: list[bytes], message: str, kind: str) -> None:
-        out.append(_sse({"error": {"message": message, "type": kind}}))  # (the openai SDK raises it as APIError)
+        """The stream ends in an error event (the openai SDK raises it as APIError), after
+        what the text received so far settles: nothing the model wrote is lost. The reply is
+        read as ending where it broke (the parser flushed): its prose, its complete calls
+        as calls, and a call the break cut as its text with its error (not repaired into a
+        call: the network cut it, not the model)."""
+        if self.adapter is not None:
+            out.extend(map(_sse, self.adapter.broken()))
+        out.append(_sse({"error": {"message": message, "type": kind}}))
         self.finished = True
 
     def _close(self, out: list[bytes]) -> None:
@@ -543,9 +550,18 @@ class _Adapter:
         self._own_reasoning = False  # (reasoning read out of the content was sent)
         self._next = 0  # the index after the highest given to a call
         self._backend: dict[str, dict[str, Any]] = {}  # the backend's own calls, by its index
+        self._received: list[str] = []  # the content fed (see broken)
 
     def feed(self, text: str) -> list[dict[str, Any]]:
+        self._received.append(text)
         return self._indexes(self._apart(self._stream.feed(text)))
+
+    @property
+    def _text(self) -> str:
+        """The content received so far (joined when a broken stream needs it)."""
+        if len(self._received) > 1:
+            self._received[:] = ["".join(self._received)]
+        return self._received[0] if self._received else ""
 
     def backend_calls(self, deltas: Any) -> None:
         """A backend's own tool_calls deltas, put together by their index; sent whole at
@@ -598,6 +614,26 @@ class _Adapter:
         if error and chunks:  # (before the finish chunk, as the stream's own errors come)
             stream.result.errors.append(error)
             chunks.insert(len(chunks) - 1, stream._chunk({"toolgram": {"errors": [error]}}))
+        return chunks
+
+    def broken(self) -> list[dict[str, Any]]:
+        """The backend's stream broke off: the chunks of what the text received settles,
+        without a finish chunk (an error event follows). A call the break cut is an error,
+        as truncated="error" has it, and its text is sent as content before that error
+        (parse() keeps such text as the error's segment, which a chunk cannot carry)."""
+        stream = self._stream
+        if stream.result is not None:
+            return []
+        stream._parser._asm.truncated = "error"  # (only the end cuts a call: read at the flush)
+        chunks = self._indexes(self._apart(stream._chunks(stream._parser.flush())))
+        stream.result = result = stream._parser.close()
+        cut = [s for s in result.segments if s.kind == "error" and s.end == len(self._text) and s.end > s.start]
+        if cut:
+            text = self._text[cut[-1].start : cut[-1].end]
+            at = max((i for i, c in enumerate(chunks) if "errors" in c["choices"][0]["delta"].get("toolgram", {})), default=len(chunks))
+            chunks.insert(at, stream._chunk({"content": text}))
+        if stream._dropped:
+            chunks.append(stream._chunk({"toolgram": {"errors": [_dropped_message(stream._dropped)]}}))
         return chunks
 
     def _send_calls(self, calls: list[dict[str, Any]], chunks: list[dict[str, Any]]) -> None:
