@@ -616,6 +616,28 @@ def test_a_reply_that_is_no_chat_completion_is_a_502(client) -> None:
         assert caught.value.status_code == 502 and "not a chat completion" in caught.value.message
 
 
+def test_a_backend_that_answers_a_stream_request_with_one_json_is_streamed_out(client) -> None:
+    """A backend that ignores `stream` and answers one whole chat.completion: that is the
+    reply, streamed out as chunks as usual; a body that is no chat completion is a 502."""
+    raw = 'Sure.<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>'
+    body = {
+        "id": "x", "object": "chat.completion", "created": 1, "model": "m",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": raw}, "finish_reason": "stop"}],
+    }
+    got = streamed(client, {"body": body})
+    assert got == expected(raw, TOOLS, got, streamed=True) and got["tool_calls"][0]["function"]["name"] == "get_weather"
+    # (with the backend's own reasoning and calls, and a reply cut by the token limit)
+    own = [{"id": "call_own", "type": "function", "function": {"name": "search_web", "arguments": {"query": "x"}}}]
+    message = {"role": "assistant", "content": "Hm.", "reasoning_content": "Think.", "tool_calls": own}
+    got = streamed(client, {"body": {**body, "choices": [{"index": 0, "message": message, "finish_reason": "length"}]}})
+    assert (got["content"], got["reasoning"], got["finish_reason"]) == ("Hm.", "Think.", "length")
+    assert [(c["id"], c["function"]["arguments"]) for c in got["tool_calls"]] == [("call_own", '{"query": "x"}')]
+    for odd in ({"hello": 1}, {"choices": [{"message": {"content": ["a", "list"]}}]}, [1, 2]):
+        with pytest.raises(openai.APIStatusError) as caught:
+            ask(client, {"body": odd}, stream=True)
+        assert caught.value.status_code == 502 and "not a chat completion" in caught.value.message
+
+
 def test_a_slow_backend_is_waited_for_then_timed_out(client) -> None:
     raw = 'One moment.<tool_call>{"name": "get_weather", "arguments": {"city": "Oslo"}}</tool_call>'
     slow = {"text": raw, "delay": 0.02}  # (between chunks: well within the timeout)

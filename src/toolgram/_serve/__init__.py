@@ -421,12 +421,22 @@ async def _stream(client: httpx.AsyncClient, plan: _Plan) -> Response:
     batch the next events queue up, and are read together, in order."""
     try:
         reply = await _send(client, "POST", "/v1/chat/completions", plan.forward)
+        # A backend that ignores `stream` answers one whole JSON chat.completion: that is the
+        # whole reply, streamed out as one chunk of the backend's would be.
+        whole = None if _is_sse(reply) else _as_chunk(await _read(reply, client))
     except _BackendError as exc:
         return exc.response()
+    except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+        return error_response(502, "The backend's reply is not a chat completion.", "backend_error")
 
     async def events() -> Any:
         queue: asyncio.Queue[Any] = asyncio.Queue()
-        pump = asyncio.ensure_future(_pump(reply, queue))
+        if whole is None:
+            pump = asyncio.ensure_future(_pump(reply, queue))
+        else:
+            pump = asyncio.ensure_future(asyncio.sleep(0))
+            for item in (whole, "[DONE]"):
+                queue.put_nowait(item)
         reading = _Reading(plan)
         try:
             while not reading.finished:
@@ -446,6 +456,39 @@ async def _stream(client: httpx.AsyncClient, plan: _Plan) -> Response:
 
 
 _END = object()  # (the backend's body ended)
+
+
+def _is_sse(reply: httpx.Response) -> bool:
+    """Whether a reply to a streamed request is a stream (not one whole JSON body: a
+    backend that ignores `stream`). A reply that does not say its type is taken as a stream."""
+    kind = reply.headers.get("content-type", "").split(";")[0].strip().lower()
+    return not (kind == "application/json" or kind.endswith("+json"))
+
+
+def _as_chunk(raw: bytes) -> str:
+    """A whole chat.completion as the payload of one chunk of a stream (its message as the
+    delta); raises ValueError, KeyError, … for a body that is not a chat completion."""
+    data = json.loads(raw)
+    choice = data["choices"][0]
+    message = choice.get("message") or {}
+    content = message.get("content") or ""
+    if not isinstance(content, str):
+        raise TypeError("content is not text")
+    delta: dict[str, Any] = {"role": "assistant", "content": content}
+    if message.get("reasoning_content"):
+        delta["reasoning_content"] = message["reasoning_content"]
+    if message.get("tool_calls"):  # (calls the backend read itself, indexed as a stream's)
+        delta["tool_calls"] = [{"index": i, **c} for i, c in enumerate(message["tool_calls"]) if isinstance(c, dict)]
+    chunk = {
+        "id": data.get("id"),
+        "object": "chat.completion.chunk",
+        "created": data.get("created"),
+        "model": data.get("model"),
+        "choices": [{"index": 0, "delta": delta, "finish_reason": choice.get("finish_reason") or "stop"}],
+    }
+    if data.get("usage") is not None:
+        chunk["usage"] = data["usage"]
+    return json.dumps(chunk, ensure_ascii=False)
 
 
 async def _pump(reply: httpx.Response, queue: asyncio.Queue[Any]) -> None:
