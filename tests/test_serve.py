@@ -703,6 +703,30 @@ def test_a_broken_stream_sends_what_came_before_the_break(client) -> None:
     assert got["content"] == "Hello there, checking now." and got["calls"] == [("get_weather", '{"city": "Paris"}')]
 
 
+def test_errors_have_openais_shape_streamed_and_on_unknown_routes(client) -> None:
+    """A streamed error event, an unknown route and a method not allowed are OpenAI error
+    objects (message, type, param, code), as every other error of serve's."""
+    keys = {"message", "type", "param", "code"}
+    got = broken(client, {"text": "Hello there.", "chunk": 3, "break_after": 2})
+    assert set(got["error"]) == keys and got["content"] == "Hello"
+    base = str(client.base_url).rstrip("/")
+    for method, path, status in (("POST", "/completions", 404), ("GET", "/nowhere", 404), ("GET", "/chat/completions", 405)):
+        reply = httpx.request(method, base + path)
+        assert reply.status_code == status and set(reply.json()["error"]) == keys, reply.text
+        assert reply.json()["error"]["type"] == "invalid_request_error"
+    assert "POST" in httpx.get(base + "/chat/completions").headers["allow"]
+    with pytest.raises(openai.NotFoundError, match="Invalid URL"):
+        client.completions.create(model="replay", prompt="hi")
+
+
+def test_help_of_stream_arguments_names_the_formats_that_stream() -> None:
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    out = subprocess.run([sys.executable, "-m", "toolgram", "serve", "--help"], env=env, capture_output=True, text=True, check=True).stdout
+    text = " ".join(out.split())
+    for family in ("Hermes", "Kimi K2", "Mistral", "Llama 3 JSON", "pythonic", "Llama 4", "LFM2", "OLMo 3", "Qwen3-Coder", "GLM", "Hunyuan Hy3"):
+        assert family in text, family
+
+
 def test_a_broken_stream_withdraws_the_call_it_cut_with_stream_arguments(written) -> None:
     raw = 'Checking. <tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>'
     withdrawn, content = [], []

@@ -31,6 +31,7 @@ from typing import Any
 import httpx
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
@@ -200,7 +201,21 @@ def create_app(
         if "client" in state:
             await state.pop("client").aclose()
 
+    async def http_error(request: Request, exc: Exception) -> Response:
+        # (An unknown route or method in OpenAI's error shape, as the rest, not Starlette's plain text.)
+        status = getattr(exc, "status_code", 500)
+        if status == 404:
+            message = f"Invalid URL ({request.method} {request.url.path})."
+        elif status == 405:
+            message = f"Method {request.method} is not allowed for {request.url.path}."
+        else:
+            message = str(getattr(exc, "detail", "") or exc)
+        response = error_response(status, message, "invalid_request_error")
+        response.headers.update(getattr(exc, "headers", None) or {})  # (405's Allow)
+        return response
+
     return Starlette(
+        exception_handlers={HTTPException: http_error},
         routes=[
             Route("/health", health, methods=["GET"]),
             Route("/v1/models", models, methods=["GET"]),
@@ -563,7 +578,7 @@ class _Reading:
         call: the network cut it, not the model)."""
         if self.adapter is not None:
             out.extend(map(_sse, self.adapter.broken()))
-        out.append(_sse({"error": {"message": message, "type": kind}}))
+        out.append(_sse({"error": {"message": message, "type": kind, "param": None, "code": None}}))
         self.finished = True
 
     def _close(self, out: list[bytes]) -> None:
