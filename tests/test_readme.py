@@ -73,7 +73,8 @@ def test_streams_arguments_says_how_a_format_streams() -> None:
     assert rows["hermes"].endswith("| yes |")
     assert rows["minimax_m2_invoke"].endswith("| per parameter |") and rows["kimi_k3_open_close"].endswith("| per parameter |")
     assert rows["mistral"].endswith("| yes |") and rows["kimi_k2"].endswith("| yes |")
-    assert rows["pythonic"].endswith("| yes |") and rows["harmony"].endswith("|  |")
+    assert rows["pythonic"].endswith("| yes |") and rows["harmony"].endswith("| yes |")
+    assert rows["llama3_builtin"].endswith("|  |")
 
 
 def test_call_done_at_says_where_a_stream_completes_a_call() -> None:

@@ -446,6 +446,18 @@ TWO_CALL_BLOCKS = {
         '{"path": "out.md", "content": "Day one: we walked to the harbour and back."}}',
         "",
     ),
+    "harmony": (  # (a message per call, the recipient before the channel: stream_json)
+        '<|start|>assistant to=functions.read_file<|channel|>commentary <|constrain|>json<|message|>{"path": "notes.md"}<|call|>'
+        '<|start|>assistant to=functions.write_file<|channel|>commentary <|constrain|>json<|message|>'
+        '{"path": "out.md", "content": "Day one: we walked to the harbour and back."}<|call|>',
+        "<|call|>",
+    ),
+    "harmony_recipient_after_channel": (  # (the recipient after the channel; <|constrain|> left out)
+        '<|channel|>commentary to=functions.read_file json<|message|>{"path": "notes.md"}<|call|>'
+        '<|start|>assistant<|channel|>commentary to=functions.write_file<|message|>'
+        '{"path": "out.md", "content": "Day one: we walked to the harbour and back."}<|call|>',
+        "<|call|>",
+    ),
     "glm45_arg_kv": (  # (a block per call: the second is a region of its own)
         "<tool_call>read_file\n<arg_key>path</arg_key>\n<arg_value>notes.md</arg_value>\n</tool_call>\n"
         "<tool_call>write_file\n<arg_key>path</arg_key>\n<arg_value>out.md</arg_value>\n"
@@ -455,7 +467,7 @@ TWO_CALL_BLOCKS = {
 }
 
 
-_FORMAT_OF = {"mistral_token_once": "mistral", "mistral_call_id": "mistral", "step3_steptml_function_sep": "step3_steptml"}  # (rows of one format in another shape)
+_FORMAT_OF = {"mistral_token_once": "mistral", "mistral_call_id": "mistral", "step3_steptml_function_sep": "step3_steptml", "harmony_recipient_after_channel": "harmony"}  # (rows of one format in another shape)
 
 
 def _fed(sp: StreamParser, raw: str, size: int, end: int) -> tuple[list[Any], list[Any]]:
@@ -497,6 +509,37 @@ def test_the_second_call_of_a_block_streams_before_the_block_ends(fmt: str, size
         index = expected.calls.index(call)
         sent = "".join(e.text for e in events if type(e) is ArgumentsDelta and e.index == index)
         assert sent == json.dumps(call.arguments, ensure_ascii=False)
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        # (the python tool's body is raw code, not JSON arguments, braces in it too)
+        '<|start|>assistant to=python<|channel|>analysis code<|message|>print(6 * 7)<|call|>',
+        '<|start|>assistant to=python<|channel|>analysis<|message|>x = {"a": 1}\nprint(x["a"])<|call|>',
+        # (another recipient, a built-in tool: whole, as before)
+        '<|start|>assistant to=browser.search<|channel|>analysis<|message|>{"query": "Oslo"}<|call|>',
+        # (the analysis channel: whole)
+        '<|start|>assistant to=functions.read_file<|channel|>analysis<|message|>{"path": "a"}<|call|>',
+        # (stripped special tokens: where the call ends is not known)
+        'commentary to=functions.read_file json{"path": "a"}',
+    ],
+)
+def test_harmony_messages_that_are_no_declared_json_call_are_not_announced_early(raw: str) -> None:
+    end = raw.rindex("}") if raw.endswith("}") else raw.rindex("<|call|>")
+    for size in (1, 4):
+        sp = StreamParser(None, formats=["harmony"], announce="name")
+        _, before_end = _fed(sp, raw, size, end)
+        assert not any(type(e) is CallStart for e in before_end)
+        check(raw, [raw[i : i + size] for i in range(0, len(raw), size)], None, ["harmony"], 32_768)
+
+
+def test_a_harmony_function_named_like_the_content_type_is_announced_by_its_whole_name() -> None:
+    raw = '<|start|>assistant to=functions.to_json<|channel|>commentary<|message|>{"value": "Oslo"}<|call|>'
+    sp = StreamParser(None, formats=["harmony"], announce="name")
+    _, before_end = _fed(sp, raw, 3, raw.rindex("<|call|>"))
+    assert [e.name for e in before_end if type(e) is CallStart] == ["to_json"]
+    check(raw, [raw[i : i + 3] for i in range(0, len(raw), 3)], None, ["harmony"], 32_768)
 
 
 # A list of Python-style calls, per format that declares it (`stream_python:`): each call is
