@@ -470,13 +470,18 @@ def cut(d: Any, buf: str, pos: int, stop: int, final: bool) -> Any:
     spans = _spans(d)
     at = _repair.unreadable_in(buf, pos, stop, spans)
     if at is None:
-        if opened > pos:
-            # A string left open to the end of the reply (`{"city": "Par<|tool_call_end|>…`):
+        if opened >= pos:
+            # A string left open to the end of the reply (`{"city": "Par<|tool_call_end|>…`,
+            # or a Python value's, `text="hi<|tool_call_end|>`, which opens at pos):
             # it ends at the first marker of its own format in it, as if the reply had
             # been cut there. Another format's is the string's text (`"Use <tool_call>
             # tags` in a Llama 3 value that the end of the reply cut: cut_value), as a
-            # Hermes value reads it, whose pattern stops at Hermes's markers only.
+            # Hermes value reads it, whose pattern stops at Hermes's markers only. So is
+            # a start marker of its own in a Python value's (`text="Use <|tool_call_start|>
+            # tags`: whole, cut_value), as a JSON token reads it (through).
             m = _own_marker(d, buf, opened + 1, stop)
+            if m >= 0 and opened == pos and _starts_at(d, buf, m):
+                return None
             if m >= 0 and spans.breaks_at(buf, pos, buf[pos:m]) is None:
                 return m
         return None

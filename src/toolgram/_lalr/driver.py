@@ -465,7 +465,10 @@ class Driver:
                             end = extent.advance(buf, 0)
                         # (Cut as a JSON value is: `city="Par"is")]` must not run on.)
                         cut = self._cut(buf, pos, end, final) if self.cutter else None
+                    held = False  # (a string left open, ended at the format's marker: _close.cut)
                     if cut is not None and cut is not WAIT:
+                        # (Its whitespace before the marker is the string's, as in JSON.)
+                        held = final and buf[pos] in "'\"" and _repair.PY_STRING[buf[pos]].match(buf, pos, cut).group(1) is None
                         end = cut
                     elif end is None or cut is WAIT:
                         closed = end is not None
@@ -483,7 +486,7 @@ class Driver:
                             else:
                                 growers.append(extent)
                                 self.recheck = n + max(16, (n - pos) // 4)
-                    while end > pos and buf[end - 1].isspace():
+                    while end > pos and buf[end - 1].isspace() and not held:
                         end -= 1
                     if end == pos:
                         continue

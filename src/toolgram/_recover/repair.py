@@ -106,7 +106,7 @@ _WORD_QUOTE = lazy(regex.compile, r"\s*,\s*[A-Za-z_]\w*\s*['\"]")
 _MAX_QUOTES = 32
 # The string Python reads at a quote ('It's' is one string: see _STRING); group 1
 # set when it closes.
-_PY_STRING = {
+PY_STRING = _PY_STRING = {
     '"': re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*(")?', re.S),
     "'": re.compile(r"'[^'\\]*(?:(?:\\.|'(?=[^\W_]))[^'\\]*)*(')?", re.S),
 }
