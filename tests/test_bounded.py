@@ -545,6 +545,39 @@ def test_a_call_cut_inside_its_argument_repeated_is_read_once(monkeypatch: pytes
     assert made[0] <= 40, made[0]
 
 
+def test_a_cofl_call_cut_after_stray_text_is_not_replayed_to_find_its_last_point(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A cofl call of many values, each followed by stray text, cut after the last one:
+    # the run fails at the end (the text has no tag after it), and salvage replayed the
+    # whole call only to find the point after the last value's close, the failed run's
+    # own last token (qa19 R5: 175 ms at 25 KB where the closed call took 54). Now the
+    # call is read twice (the run, and the reading that closes it there), not three times.
+    from toolgram._lalr import driver as _driver
+
+    head = '<cofl:tool_calls><cofl:tool_call id="0" name="f">'
+    unit = '<cofl:value name="q" type="raw">x</cofl:value>junk'
+    fed = [0]
+    feed = _driver.Driver._feed
+
+    def counting(self: object, tok: object) -> None:
+        fed[0] += 1
+        feed(self, tok)  # type: ignore[arg-type]
+
+    def tokens(raw: str) -> tuple[int, object]:
+        fed[0] = 0
+        with monkeypatch.context() as m:
+            m.setattr(_driver.Driver, "_feed", counting)
+            result = toolgram.parse(raw)
+        return fed[0], result
+
+    toolgram.parse(head + unit)  # (the grammars are built outside the count)
+    closed, whole = tokens(head + unit * 200 + "</cofl:tool_call></cofl:tool_calls>")
+    cut, result = tokens(head + unit * 200)
+    assert whole.calls[0].repairs == ("stray_text",)  # type: ignore[attr-defined]
+    assert result.calls[0].repairs == ("closed_tag", "stray_text")  # type: ignore[attr-defined]
+    assert result.text == "junk"  # type: ignore[attr-defined]
+    assert cut <= 2.2 * closed, (closed, cut)
+
+
 # Replies of one marker run, whose cost a look-ahead or a pattern could make the square
 # of their length without feeding the drivers any more tokens: timed, as a ratio of two
 # sizes in one test (linear: 4; the square: 16).

@@ -12,7 +12,7 @@ from .tree import Tree
 # What a driver has read that a Checkpoint keeps, besides its parse stack and values
 # (the caches of where a token's scan got to are left behind: each is keyed by where
 # its token starts, and a driver without one scans again).
-_KEPT = ("pos", "taken", "last_end", "last_start", "last_term", "calls", "may_close", "stray", "deep",
+_KEPT = ("pos", "taken", "last_end", "last_start", "last_term", "calls", "may_close", "may_end", "stray", "deep",
          "closed_at", "prose_at", "shut", "line_end", "ended")  # fmt: skip
 
 

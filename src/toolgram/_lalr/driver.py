@@ -41,7 +41,7 @@ class Driver:
         "fmt", "c", "start", "pos", "stack", "values", "status", "end", "tree", "repairs", "reason", "prose_at",
         "hint", "extents", "quotes", "resume", "taken", "brackets", "cutter", "recheck", "marks",
         "closed_at", "last_end", "calls", "lines", "line_end", "stray", "deep", "quote_memo", "last_term", "last_start", "ended", "shut",
-        "loose_memo", "loose_quoted", "nest_memo", "nest_unsettled", "nest_open", "nest_loose", "nest_chain", "goes_on", "decode_failed", "may_close", "pause", "py", "gem", "gem_at", "checkpoints",
+        "loose_memo", "loose_quoted", "nest_memo", "nest_unsettled", "nest_open", "nest_loose", "nest_chain", "goes_on", "decode_failed", "may_close", "may_end", "end_asked", "pause", "py", "gem", "gem_at", "checkpoints",
         "spots", "spot_due", "relevant", "supplied", "halt", "text", "looks", "far", "back", "check", "checks",
         "firsts",
     )  # fmt: skip
@@ -113,6 +113,13 @@ class Driver:
         # token supplied, the finish). Without, with no call read, salvage_points tells
         # from this run alone that no point but the last can close the frame: no replay.
         self.may_close = False
+        # Narrower, for a reply cut inside its first call: whether a token left a stack
+        # short enough to keep a salvage point (_MARK_STACK) that takes $END as it is
+        # (table.takes, not by its top state alone as may_close: cofl's value close
+        # inside <cofl:tool_calls> has $END among its merged lookaheads), or may_close
+        # was set otherwise (a token supplied, the finish). See salvage_points.
+        self.may_end = False
+        self.end_asked: set | None = None
         # Whether the region ends at the end of a line where it could end (see _lex): a
         # line-anchored format's, where each line's start literal is a marker of its own
         # (the scanner's, with tools). Without tools only the reply's start opens one,
@@ -305,6 +312,8 @@ class Driver:
             self._feed(Tok(term, buf[self.pos : end], self.pos, end))
             if not self.may_close and (c.accepts_end[self.stack[-1]] or self.stack[-1] == c.end_state):
                 self.may_close = True
+            if not self.may_end and (c.accepts_end[self.stack[-1]] or self.stack[-1] == c.end_state):
+                self._may_end()
             self.last_start = self.pos
             self.pos = end
             self.last_end = end
@@ -862,15 +871,35 @@ class Driver:
         if marks and marks[-1][1] is _PENDING:
             marks[-1][1] = list(self.stack)
 
+    def _may_end(self) -> None:
+        """Set may_end where the stack takes $END as it is (see there). Asked after each
+        token whose state has $END among its lookaheads: a call's values one after
+        another leave the same few stacks each time, each asked once (`end_asked`, the
+        stacks that do not, up to _END_ASKED of them)."""
+        stack = self.stack
+        if stack[-1] == self.c.end_state:
+            self.may_end = True
+        elif len(stack) <= _MARK_STACK:
+            key = tuple(stack)
+            asked = self.end_asked
+            if asked is None:
+                asked = self.end_asked = set()
+            elif key in asked:
+                return
+            if takes(self.c, stack, "$END"):
+                self.may_end = True
+            elif len(asked) < _END_ASKED:
+                asked.add(key)
+
     def supply(self, term: str) -> None:
         """Feed `term` as a token the text left out (a close marker, a bracket): empty,
         at self.pos."""
-        self.may_close = True
+        self.may_close = self.may_end = True
         self.supplied = self.taken
         self._feed(Tok(term, "", self.pos, self.pos))
 
     def _finish(self, end: int) -> str:
-        self.may_close = True
+        self.may_close = self.may_end = True
         if self.marks:
             self.settle_mark()
         stack, values = self.stack, self.values
@@ -946,6 +975,7 @@ class Driver:
 # A state stack longer than this is deep inside a call (see _keep_mark): between calls
 # every grammar's stack holds a few states (the section, the list of calls).
 _MARK_STACK = 64
+_END_ASKED = 64  # (stacks Driver._may_end remembers not taking $END)
 _SPOT_TOKENS = 32  # (tokens read between two spots at least: see Driver.spots)
 _CHECKS = 16  # (tokens kept in Driver.checks at most: a salvage lexes each again)
 class _Firsts(dict):

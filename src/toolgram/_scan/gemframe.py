@@ -121,4 +121,4 @@ def _may_close(drv: Any) -> None:
     c = drv.c
     top = drv.stack[-1]
     if c.accepts_end[top] or top == c.end_state:
-        drv.may_close = True
+        drv.may_close = drv.may_end = True

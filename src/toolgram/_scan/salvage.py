@@ -592,6 +592,26 @@ def salvage_points(failed: Driver, buf: str, final: bool, at_marker) -> tuple[li
                 # inside its argument, repeated, was read twice each).
                 end = failed.last_end
                 return ([] if _opened(failed, buf, end, stack, plan, False, end) else [(end, False)]), False
+        if (
+            truncated
+            and not failed.calls
+            and not failed.may_end
+            and not failed.spots
+            and not failed.checkpoints
+            and not c.terminals[failed.last_term].looks_past
+            and _read_alike(failed, buf, final)
+        ):
+            # The end cut the frame's first call, and no token left a stack the frame
+            # may end at as it stands (may_end): where the last point, the failed run's
+            # last token's with its stack, has a plan to close the frame, a replay's
+            # points before it are all inside that call and passed by (_points). Told
+            # without a replay (a cofl call of many values, each followed by stray text,
+            # cut after the last: the call was read again only to find that point).
+            # Without a plan there, the points before it are looked into: the replay.
+            plan = closing_plan(c, stack, ends)
+            if plan is not None:
+                end = failed.last_end
+                return [(end, _opened(failed, buf, end, stack, plan, False, end))], truncated
     else:  # (read, but what it read is no call: only the end's cut is looked into)
         truncated = final and p >= n and "closed_tag" in failed.repairs
         if not truncated or failed.deep:
