@@ -146,3 +146,34 @@ def test_calls_after_gemma_strings_left_open_on_each_line_are_read(fmt: str) -> 
     raw = 'Try call:w{q:<|"|>l\n' + real + '\nTry call:w{q:<|"|>l\n' + gemma
     calls, errors, text, _ = _streams_as_parse(raw)
     assert [c[:2] for c in calls] == [("search", {"q": "x"}), ("f", {"q": "y"})], raw
+
+
+# A code string left open, then what ends it before the real call: a code fence's close
+# (the string is code inside the fence, QA19 R1), a blank line (its paragraph ended, as
+# its close must come within the call's, R2); or a `"` string that only prose's other
+# quote and a closer follow on a later line (R3). Each real call was read as quoted, and
+# lost silently, where a quote and a closer came after it.
+CODE_LEFT_OPEN = [
+    ('```python\nprint("hi\n```\n', '\nIt printed: hi")'),
+    ("```python\nprint('hi\n```\n", "\nThe kids') toys."),
+    ('~~~\nprint("hi\n~~~\n', '\n")]'),
+    ('print("hi\n\n', '\nIt printed: hi")'),
+    ('Fix: f(q="x\n\n', '\n")'),
+    ('Bug: print("hi\nFix below.\n\n', "\nIt printed: hi')]"),
+    ('Try f(q="dogs\n', "\nThat's it')"),
+    ('Try f(q="dogs\n', "\nThe kids') are fine."),
+]
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_call_after_a_code_string_that_ended_is_read(fmt: str) -> None:
+    real = _call(fmt, "search", {"q": "x"})
+    for before, after in CODE_LEFT_OPEN:
+        raw = before + real + after
+        calls, errors, text, _ = _streams_as_parse(raw)
+        if fmt == "lfm2" and errors and not calls:
+            # (LFM2's bare Python call body reads `print("hi` at a line's start as a call
+            # with a positional argument, run to `hi")`, and tells it: QA19 R10, as at
+            # 5a77358, before the changes these replies were lost by; told, not silent.)
+            continue
+        assert [c[:2] for c in calls] == [("search", {"q": "x"})], raw

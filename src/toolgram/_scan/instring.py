@@ -206,17 +206,48 @@ def in_string(
             # …}}\n</tool_call>\nThat is all."}}`, QA15 F2: rm_rf ran and write_file was
             # lost). For JSON, a call object first on its line too (a Llama 3 call line, a
             # fence's object, pretty-printed: `{\n  "name": …`).
-            start = lo
-            at = buf.rfind(first, lo, line)
+            # Not past a blank line or a code fence's line (``` or ~~~) before the
+            # marker's: a string opened before a blank line ended with its paragraph
+            # (as its close must come within the call's, _Told._after), and one opened
+            # inside a fenced block is code the fence's line ends (QA19 R1, R2: a real
+            # call after `print("hi` then a closed fence or a blank line was read as
+            # quoted, and lost, where a quote and a closer came after it).
+            # (A JSON call object first on its line, ffabbe7's, reads on past blank and
+            # fence lines as at 5a77358: a write_file's content of paragraphs and code
+            # fences, its line breaks left unescaped, quoting a call, QA15 F2.)
+            start = _paragraph(buf, lo, line)
+            at = buf.rfind(first, start, line)
             if opens is _JSON[1]:
                 b = _call_object(buf, lo, line)
                 if b > at:
-                    at, opens = b, _CALL_OBJECT
+                    at, opens, start = b, _CALL_OBJECT, lo
         if at >= 0:
             got = _open_string(buf, start, i, at, first, opens, tokens, reading, base, final, after, ends)
             if got is not False:
                 return got
     return False
+
+
+# The last blank line or code fence's line (``` or ~~~ first on it, blanks before)
+# before a marker's line: searched back from it, once (regex.REVERSE).
+_BREAK = regex.compile(r"\n[ \t\r]*(?:\n|```|~~~)", regex.REVERSE)
+_FENCE = regex.compile(r"[ \t]*+(?:```|~~~)")
+
+
+def _paragraph(buf: str, lo: int, line: int) -> int:
+    """Where the text in buf[lo:line] (line: the marker's line's start) begins that a
+    string open at the marker may have opened in: after the last blank line or fence
+    line in it (lo: none). A fence line's own text (```python) is not in it; nor is any
+    where the marker's line is a fence's (its ``` is a marker)."""
+    if _FENCE.match(buf, line) is not None:
+        return line  # (the marker's line is a fence's own: its ``` is no string's text)
+    m = _BREAK.search(buf, lo, line)
+    if m is None:
+        return lo
+    if buf[m.end() - 1] == "\n":
+        return m.end()
+    nl = buf.find("\n", m.end(), line)
+    return nl + 1 if nl >= 0 else line
 
 
 # A JSON call object's start, its first key "name" (see _call_object).
@@ -560,7 +591,9 @@ class _Told:
                 return False  # (a blank line after the call: the string's text ended before)
             p = q
         # (In a Python call, a string opened with one quote and closed with the other is
-        # still taken to close there: `content="<call>…')]` quotes the call, the safe way.)
+        # still taken to close there: `content="<call>…')]` quotes the call, the safe way;
+        # but only on the call's end line: on a line after it, the other quote is prose's
+        # after a real call (`Try f(q="dogs` … `That's it')`, QA19 R3: the call was lost).)
         other = ('"' if quote == "'" else "'") if self.kind in (1, 3) else ""
         while True:
             self.at = base + p
@@ -568,6 +601,8 @@ class _Told:
             k = buf.find(quote, p, end)
             if other:
                 j = buf.find(other, p, end if k < 0 else k)
+                if j >= 0 and (self.close_at < 0 or buf.find("\n", self.close_at - base, j) >= 0):
+                    j = -1  # (past the call's end line: only the string's own quote closes it)
                 if j >= 0:
                     k, quote = j, other
             again = buf.find(self.marker, p, end if k < 0 else k)
