@@ -32,6 +32,12 @@ call after such prose is followed by prose, not by a close (`"C:\\dir\\"} now
 the whole call is prose (its wrapper's inner markers on later lines too); all within
 REACH of where the string opens (QA16 G1, G2, G3).
 
+A JSON or Python string opened on a line before the marker's is open there only within
+its paragraph and fenced block (no blank line or fence line between, the marker's line no
+fence's; a JSON call object first on its line excepted), and a Python string's other quote
+closes it only on the call's end line: a real call after prose that left a code string
+open is read (QA19 R1, R2, R3).
+
 The text before the marker decides where the string opens, no further back than LOOK: a
 stream keeps that much before the place its prose has reached (Scanner._trim). The
 text after it decides whether the string closes: a stream waits at the marker until
