@@ -262,6 +262,11 @@ def test_a_json_string_closed_with_the_other_quote(raw: str) -> None:
         ('<tool_call>{"name": "f", "arguments": {"a": \'say "}" ok\'}}</tool_call>', {"a": 'say "}" ok'}, ("single_quotes",)),
         ('<tool_call>{"name": "f", "arguments": {"a": "it\'s", "b": 1}}</tool_call>', {"a": "it's", "b": 1}, ()),
         ('<tool_call>{"name": "f", "arguments": {"a": "5\' tall, it is"}}</tool_call>', {"a": "5' tall, it is"}, ()),
+        # (R4: its own quote closes it before the next key, a comma missing: no key "b" invented.)
+        ('<tool_call>{"name": "f", "arguments": {"a": "x\', \'b\': \'c" "n": 1}}</tool_call>', {"a": "x', 'b': 'c", "n": 1}, ("missing_comma",)),
+        ('<tool_call>{"name": "f", "arguments": {"": "\'}"}}</tool_call>', {"": "'}"}, ()),
+        # (The reply ends inside a "string" after the other quote: a cut, not a close.)
+        ('<tool_call>{"name": "f", "arguments": {"a": "x\', \'b\': \'', {"a": "x', 'b': '"}, ("closed_tag", "closed_json", "cut_value")),
     ],
 )
 def test_json_strings_with_the_other_quote_inside(raw: str, arguments: dict, repairs: tuple) -> None:

@@ -568,9 +568,11 @@ _AFTER = 2  # a comma or closing bracket after a value
 _CLOSER_OF = {"{": "}", "[": "]", "(": ")"}
 _COLON_AFTER_KEY = lazy(re.compile, r"\s*(:)?")
 _APOSTROPHE = lazy(re.compile, r"(?<!\\)'")  # a quote inside a 'single-quoted' string, not escaped
-# What follows a string value that stands; what follows a value in an object or a list
+# What follows a string value that stands (`,`, a closer, the end, or the next key after
+# a missing comma: `"a', 'b': 'c" "n": 1`); what follows a value in an object or a list
 # (`,` and a key with its `:`, or a closer), where a quote of the other kind closed it.
-_JSON_STANDS = lazy(re.compile, r"\s*(?:[,}\]]|\Z)")
+_JSON_KEY = r"""(?:"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|[A-Za-z_$][\w$]*)\s*:"""
+_JSON_STANDS = lazy(re.compile, r"\s*(?:[,}\]]|\Z|" + _JSON_KEY + ")")
 _BLANKS = lazy(re.compile, r"\s*")
 _JSON_SLIP = lazy(re.compile, r"""\s*(?:,\s*(?:"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|[A-Za-z_$][\w$]*)\s*:|[}\]])""")
 
@@ -834,10 +836,16 @@ class _Reader:
         if start >= len(text) or text[start] not in _QUOTES:
             return None
         at = first_other(text, start)
-        if at < 0 or _JSON_SLIP.match(text, at + 1) is None:
+        slip = _JSON_SLIP.match(text, at + 1) if at >= 0 else None
+        if slip is None:
             return None
         quote = text[start]
         strict = _PY_STRICT[quote].match(text, start)
+        if quote == '"' and strict.group(1) is None:
+            # (A "JSON string" whose own quote never closes: the text ends inside it, a
+            # well-formed string the end cut (`{"a": "it'}`, `{"a": "x', 'b': '`), and
+            # nothing after the other quote settles that it ended there: closed_json.)
+            return None
         if (
             strict.group(1) is not None
             and (quote == '"' or _LETTER_AT.match(text, strict.end()) is None)

@@ -31,6 +31,11 @@ _SPACE = " \t\r\n"
 # What may follow a single quote that closed a "string" value in its place (the lenient
 # reader's _JSON_SLIP: `, "unit":`, a closer), matched as the text arrives.
 _SLIP = lazy(regex.compile, _repair._JSON_SLIP.pattern)
+# The string's own close after such a quote (its text up to the next `"` not escaped), and
+# what follows a string value that stands (the reader's _JSON_STANDS, the end of the text
+# aside: more may come): then the quote was the string's text.
+_OWN_CLOSE = lazy(re.compile, r'(?:[^"\\]|\\.)*"', re.S)
+_STANDS = lazy(regex.compile, r"\s*(?:[,}\]]|" + _repair._JSON_KEY + ")")
 _HOLD = 200  # what follows such a quote, held until it tells, at most
 _NUMBER = frozenset("+-0123456789.eE")
 _LITERALS = {"true": "true", "false": "false", "null": "null"}
@@ -235,7 +240,16 @@ class JsonEcho:
             out.append("'")
             return i + 1
         if not m.partial:
-            raise _Stop
+            # The reader takes the quote as the close only where the string's own quote
+            # does not close it so that it stands (`{"": "'}"}`): wait for that to tell.
+            own = _OWN_CLOSE.match(text, i + 1)
+            if own is not None:
+                stands = _STANDS.match(text, own.end(), partial=True)
+                if stands is None:
+                    raise _Stop
+                if not stands.partial:
+                    out.append("'")
+                    return i + 1
         if len(text) - i > _HOLD:
             raise _Stop
         self.held = text[i:]
