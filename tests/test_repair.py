@@ -418,7 +418,10 @@ def test_every_prefix_of_an_object(value, indent):
         if got is None:
             assert cut == 0  # every other prefix of an object can be closed
             continue
-        if "closed_json" not in got[1]:
+        # (A prefix that ends in a string after its other quote and a closer, `{"a": "it'}`,
+        # read as no reply's end (cut=False), reads as that quote closing the string: a
+        # repair, said; where the reply ended there, it is a cut: test_unescaped_quotes.)
+        if "closed_json" not in got[1] and "mismatched_quote" not in got[1]:
             assert got == (json.loads(prefix), ())
     assert check_loads(text) == (value, ())
 

@@ -841,10 +841,12 @@ class _Reader:
             return None
         quote = text[start]
         strict = _PY_STRICT[quote].match(text, start)
-        if quote == '"' and strict.group(1) is None:
-            # (A "JSON string" whose own quote never closes: the text ends inside it, a
-            # well-formed string the end cut (`{"a": "it'}`, `{"a": "x', 'b': '`), and
-            # nothing after the other quote settles that it ended there: closed_json.)
+        if quote == '"' and strict.group(1) is None and self.cut:
+            # (A "JSON string" whose own quote never closes, where the reply ended: the
+            # text ends inside it, a well-formed string the end cut (`{"a": "it'}`,
+            # `{"a": "x', 'b': '`), and nothing after the other quote settles that it
+            # ended there: cut_value. Not so in a payload its end marker closed
+            # (`{"city": "Paris', 'unit': 'c'}}</tool_call>`): the other quote closes it.)
             return None
         if (
             strict.group(1) is not None
