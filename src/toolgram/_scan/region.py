@@ -116,6 +116,10 @@ class RegionReader:
         # begin: before it, none can, whatever comes next.)
         self.call_hint: tuple[int, int] | None = None
         self.salvaged: Any = None  # salvage's answer for the region (False: none), once asked
+        # The replay of a failed region whose reading the stream's text cannot tell yet
+        # (salvage_points: WAIT): the scanner waits on it (Scanner._settle), not re-asking
+        # salvage, a replay of the region, at every delta.
+        self.salvage_wait: Driver | None = None
         self.spaced: Any = None  # what salvage.spaced_call looks at, until it tells
         self.cut_look: Any = None  # where mention.cut_may_come's look stopped (False: no cut opener)
         self.cut_wait = False  # the drivers are done, and only the end or more text decides (cut_may_come)
@@ -233,7 +237,11 @@ class RegionReader:
                 return True
             if anchored:  # (its failures are never shown, but a stray quote's and a broken call's after calls kept)
                 if self.salvaged is None:
-                    self.salvaged = _salvage(self, final, True)
+                    got = _salvage(self, final, True)
+                    if got is WAIT:
+                        return False  # (asked again once the text has grown: salvage_wait)
+                    self.salvage_wait = None
+                    self.salvaged = got
                 salvaged = self.salvaged
                 if salvaged and salvaged[2]:
                     # (Calls kept, then one broken: settled as after a marker, see salvage.)

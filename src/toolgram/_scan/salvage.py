@@ -30,7 +30,11 @@ def salvaged(r: Any, out: list, final: bool) -> bool | None:
     tail's failure to settle); None: nothing is kept."""
     sc = r.sc
     if r.salvaged is None:
-        r.salvaged = salvage(r, final) or _spaced_first(r, final)
+        got = salvage(r, final)
+        if got is WAIT:
+            return False  # (asked again once the text has grown: RegionReader.salvage_wait)
+        r.salvage_wait = None
+        r.salvaged = got or _spaced_first(r, final)
     if not r.salvaged:
         return None
     if r.spaced is not None:
@@ -107,6 +111,8 @@ def salvage(r: Any, final: bool, quiet: bool = False):
                 why = "a value holds a stray quote"
             return None, Failure(r.region_start, len(buf), f"Couldn't read a tool call: {why}."), False
         got = salvage_one(r, drv, final, None if quiet or drv.fmt.quiet else broken)
+        if got is WAIT:
+            return WAIT  # (whether this candidate keeps calls is not told yet)
         if got:
             break
     else:
@@ -412,6 +418,9 @@ def salvage_one(r: Any, drv: Driver, final: bool, broken: list | None = None):
     sc = r.sc
     buf = sc.buf
     points, truncated = salvage_points(drv, buf, final, sc.at_marker)
+    if points is WAIT:
+        r.salvage_wait = truncated  # (the replay that waits: see salvage_points)
+        return WAIT
     points = list(points)
     while points:
         end, opened = points.pop(0)
@@ -642,7 +651,14 @@ def salvage_points(failed: Driver, buf: str, final: bool, at_marker) -> tuple[li
         drv.quotes = failed.quotes
         if same:
             drv.halt = failed.relevant
-        if drv.run(buf, final, at_marker) == PAUSE:  # (else it stops where the first run did)
+        status = drv.run(buf, final, at_marker)
+        if status == WAIT:
+            # A stream's text cannot tell the replay yet where the first run, fed by a
+            # frame's tokens, went on (a value whose cut waits on the text after it:
+            # `s=[.5,])][…`): no point is missing, the reading is not over. Wait, on
+            # what the replay waits on (RegionReader.salvage_wait), as parse() reads on.
+            return WAIT, drv
+        if status == PAUSE:  # (else it stops where the first run did)
             _skip_to_failure(failed, drv)
         else:
             drv.settle_mark()

@@ -436,6 +436,9 @@ class Scanner(MarkerSearch):
         drivers = r.drivers if r is not None else None
         if drivers:
             drv = drivers[-1]
+            if r.salvage_wait is not None and drv.status != WAIT:
+                # (No candidate read the region, and salvage's replay waits: on what it waits on.)
+                drv = r.salvage_wait
             if drv.status == WAIT:
                 if drv.hint:
                     self.waiting = drv
