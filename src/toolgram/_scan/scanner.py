@@ -108,6 +108,7 @@ class Scanner(MarkerSearch):
     # Where the last call, or the last region, ended (in the reply): text after it is
     # the model's prose (see _after_object).
     read_to = 0
+    call_to = -1  # where the last call read ends, in the reply (after_call; -1: none yet)
     # How far (in the reply) the prose was searched for a quote, and the last one found
     # (see _quote_before).
     quote_to = 0
@@ -853,7 +854,7 @@ class Scanner(MarkerSearch):
                         if stop < 0:
                             self.pos = len(buf)
                             return False  # (the rest was prose: the text is all read)
-                        self.read_to = stop  # (where its last call ends: see after_call)
+                        self.read_to = self.call_to = stop  # (where its last call ends: see after_call)
                         self.pos = pos = lo = stop
                         self.prose_from, self.told_n = stop, len(out)  # (calls went to the sink)
                         continue
@@ -1000,7 +1001,7 @@ class Scanner(MarkerSearch):
         may write again right after it (see _closer_again), and what the prose after it
         is searched for (stray.Watch)."""
         self.stray = _stray.watch_of(fmt, region, self.buf, end, self.base)
-        self.read_to = self.base + end
+        self.read_to = self.call_to = self.base + end
         if region is not None:
             for part in region.items:
                 if type(part) is Draft:
@@ -1138,8 +1139,11 @@ class Scanner(MarkerSearch):
         text cannot tell yet; it waits until more characters follow the token than the
         longest boundary and start marker (_TURN_MOST, max_prefix) or the reply ends, and
         decides on the same text as parse() does."""
-        if self.read_to <= 0 or self.in_open_think:
-            return 0  # (no call before it; or reasoning, where no call is: the token is its text)
+        if self.call_to < 0 or self.call_to < self.read_to or self.in_open_think:
+            # (No call right before it: none yet, a region or a think block that gave
+            # none read since (`<think></think><|im_end|><tool_call>`), or reasoning:
+            # the token is its text, as the fast path has it.)
+            return 0
         at = self.read_to - self.base
         if not (0 <= at <= i and _BLANK_RUN.match(buf, at, i).end() == i):
             return 0
