@@ -682,7 +682,7 @@ class _Adapter:
         stream = self._stream
         if stream.result is not None:
             return []
-        stream._parser._asm.truncated = "error"  # (only the end cuts a call: read at the flush)
+        stream._parser._cut_by_transport()  # (only the end cuts a call: read at the flush)
         chunks = self._indexes(self._apart(stream._chunks(stream._parser.flush())))
         stream.result = result = stream._parser.close()
         cut = [s for s in result.segments if s.kind == "error" and s.end == len(self._text) and s.end > s.start]

@@ -483,6 +483,12 @@ class StreamParser:
         self._state = state
         self._limit = self._lane_stop = -1
 
+    def _cut_by_transport(self) -> None:
+        """The reply's transport broke off (a backend's stream, not the model's end): a
+        call the end cuts is refused, as truncated="error" has it, at the flush that
+        follows (toolgram serve: a network cut is no cut value to repair)."""
+        self._asm.truncated = "error"
+
     def flush(self) -> list[Event]:
         """The reply is complete: return the last events. Idempotent."""
         self._refuse_if_interrupted()
