@@ -405,11 +405,15 @@ def expected(c: Compiled, stack: list) -> list[str]:
     return names
 
 
-def skip_ignored(c: Compiled, buf: str, pos: int) -> int:
+def skip_ignored(c: Compiled, buf: str, pos: int, blanks: bool = False) -> int:
     """Where the next token could start at `pos`: past the text the grammar
-    %ignores (whitespace, usually)."""
+    %ignores (whitespace, usually), a whole token at a time, as the lexer skips it.
+    `blanks`: past str.isspace characters too, one at a time, as close() skips them."""
     n = len(buf)
     while pos < n:
+        if blanks and buf[pos].isspace():
+            pos += 1
+            continue
         for t in c.ignore:
             m = t.pattern.match(buf, pos)
             if m and m.end() > pos:

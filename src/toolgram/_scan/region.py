@@ -27,7 +27,7 @@ from .._lalr.tokens import _SNIPPET, PAUSE
 from .._lalr.close import CUT_ROOM as _CUT_ROOM
 from .opening import fails_at_once as _fails_at_once
 from .._lalr.earley import EarleyDriver
-from .._lalr.table import ends_something
+from .._lalr.table import ends_something, skip_ignored
 from .._result.model import ToolCall
 from .._grammar.registry import Format
 
@@ -63,25 +63,6 @@ def cut_failure(r: RegionReader, failure: Failure | None, whole: bool = False) -
         failure = Failure(r.region_start, len(buf), f"Couldn't read a tool call: the reply ended right after {marker!r}.")
     failure.start, failure.end, failure.prose = r.region_start, len(buf), False
     return failure
-
-
-def _after_ignored(c: Any, buf: str, pos: int) -> int:
-    """Where the blanks (str.isspace, as close() skips them) and the text its grammar
-    ignores (c.ignore, a whole token at a time, as the lexer skips it) that begin at
-    pos end."""
-    n = len(buf)
-    while pos < n:
-        if buf[pos].isspace():
-            pos += 1
-            continue
-        for t in c.ignore:
-            m = t.pattern.match(buf, pos)
-            if m and m.end() > pos:
-                pos = m.end()
-                break
-        else:
-            return pos
-    return pos
 
 
 def _before_turn_end(buf: str, drv: Driver) -> str:
@@ -324,7 +305,7 @@ class RegionReader:
             if not fmt.quiet or fmt.line_starts or fmt.anchor or fmt.parser == "earley" or fmt.end_of_turn:
                 return
             c = fmt.compiled
-            if len(buf) - _after_ignored(c, buf, start + self.marker_len) < c.longest_literal + _CUT_ROOM + _SNIPPET:
+            if len(buf) - skip_ignored(c, buf, start + self.marker_len, blanks=True) < c.longest_literal + _CUT_ROOM + _SNIPPET:
                 return
             if not _fails_at_once(fmt, buf, start, sc.call_markers):
                 return
