@@ -661,3 +661,14 @@ def test_a_grammar_whose_call_trees_differ_is_fed_token_by_token(made: str, monk
 
     monkeypatch.setattr(pyframe, made, other)
     assert pyframe._checked_shortcut(c) is None
+
+
+def test_the_list_lexers_argument_groups_are_its_patterns_own() -> None:
+    # (pyframe compiles its patterns when a list is first read, and names _ARG's groups
+    # by number: those numbers are the pattern's groupindex.)
+    import re
+
+    from toolgram._scan import pyframe
+
+    index = re.compile(pyframe._ARG.pattern, re.ASCII).groupindex
+    assert (pyframe._KEY, pyframe._S1, pyframe._VALUE, pyframe._SEP) == tuple(index[g] for g in ("key", "s1", "value", "sep"))

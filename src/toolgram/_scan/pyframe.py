@@ -48,6 +48,7 @@ from .._lalr.extent import triple_quote
 from .._recover import repair as _repair
 from .._lalr.tokens import DONE, Tok
 from .._grammar.tables import Shift
+from .._grammar.words import lazy
 from .._lalr.tree import Meta, Tree
 
 # The formats whose grammar is the plain call list of pythonic.lark.
@@ -83,19 +84,22 @@ _ARG_SOURCE = (
     rf"(?P<value>(?>{_STR}|{_ATOM}|{_nested(2)}))(?P<s3>[ \t]*+)(?P<sep>[,)])"
 )
 _NAME_SOURCE = r"([A-Za-z_][A-Za-z0-9_.\-]*)([ \t]*)\("
+# (Each compiled when a pythonic list is first read, not at import: the argument's
+# patterns, nested brackets and all, cost tens of milliseconds to compile.)
 # (The blanks before it too: no argument starts with a `)`, which read_list then looks for.)
-_ARG = re.compile(rf"[ \t]*+(?:{_ARG_SOURCE})", re.ASCII)
-_NAME = re.compile(_NAME_SOURCE, re.ASCII)
+_ARG = lazy(re.compile, rf"[ \t]*+(?:{_ARG_SOURCE})", re.ASCII)
+_NAME = lazy(re.compile, _NAME_SOURCE, re.ASCII)
 # (The same, where a stream's text ends: does it end inside one? regex's partial match.)
-_ARG_BEGUN = regex.compile(_ARG_SOURCE, regex.ASCII | regex.V0)
-_NAME_BEGUN = regex.compile(_NAME_SOURCE, regex.ASCII | regex.V0)
-_KEY, _S1, _VALUE, _SEP = (_ARG.groupindex[g] for g in ("key", "s1", "value", "sep"))
-_BLANK = re.compile(r"[ \t]*")
-_WS = re.compile(r"[ \t\r\n\f]*")
+_ARG_BEGUN = lazy(regex.compile, _ARG_SOURCE, regex.ASCII | regex.V0)
+_NAME_BEGUN = lazy(regex.compile, _NAME_SOURCE, regex.ASCII | regex.V0)
+# (_ARG's groups, by number: its groupindex, which tests/test_frame.py checks.)
+_KEY, _S1, _VALUE, _SEP = 1, 2, 4, 6
+_BLANK = lazy(re.compile, r"[ \t]*")
+_WS = lazy(re.compile, r"[ \t\r\n\f]*")
 # An argument whose value opens with a quote (a keyword and `=` first, or none), up to
 # that quote; and what follows such a value (see _quoted_arg).
-_QUOTED_ARG = re.compile(r"(?:([A-Za-z_][A-Za-z0-9_]*)([ \t]*)=(?!=)[ \t]*)?(?=['\"])", re.ASCII)
-_VALUE_SEP = re.compile(r"[ \t]*+([,)])")
+_QUOTED_ARG = lazy(re.compile, r"(?:([A-Za-z_][A-Za-z0-9_]*)([ \t]*)=(?!=)[ \t]*)?(?=['\"])", re.ASCII)
+_VALUE_SEP = lazy(re.compile, r"[ \t]*+([,)])")
 
 # What a list's items are: a call (after `[` or a `,` between calls), its first
 # argument or `)` (after `(`), an argument (after a `,` in a call), `,` or `]` (after
