@@ -8,10 +8,8 @@ _HANDLERS); a call's parts are read by _call.
 
 from __future__ import annotations
 
-import difflib
 import json
 import re
-import textwrap
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -676,6 +674,8 @@ class Builder:
                 short = "cut_value" in draft.repairs
         elif code_text is not None:
             # Raw code (a python tool): the whitespace around it is dropped.
+            import textwrap  # (not at import: few replies hold raw code)
+
             draft.arguments = {"code": textwrap.dedent(code_text.strip("\r\n")).strip()}
         else:
             draft.arguments = {}
@@ -1132,6 +1132,8 @@ class Builder:
         if m is None:
             return tail
         tag = m.group(1).lower()
+        import difflib  # (not at import: a misspelt close tag is rare)
+
         for end in self.fmt.ends:
             if end.startswith("</") and tag != end and difflib.SequenceMatcher(None, tag, end).ratio() >= 0.85:
                 return tail[m.end() :]

@@ -51,7 +51,6 @@ The body is a Lark grammar (LALR unless `parser: earley`) for one call region (c
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass, field
 from pathlib import Path
 from collections.abc import Callable
@@ -352,6 +351,8 @@ _CHOICES = {
 
 def header_warnings(fmt: Format) -> list[str]:
     """A header line whose key is none of KEYS (`// titel: x`): its value is not used."""
+    import difflib  # (warnings only: not at import)
+
     out = []
     for key in read_header(fmt.source):
         if key not in KEYS:
@@ -422,6 +423,8 @@ def validate_header(fmt: Format) -> None:
         raise GrammarError(f"{path}:{line}: 'line_start' goes with '// anchor: reply'", path, line)
     if not fmt.starts and not fmt.anchor:
         # (A misspelt key is the likely cause: `// strat: <a>`.)
+        import difflib  # (an error only: not at import)
+
         misspelt = [k for k in header if k not in KEYS and difflib.get_close_matches(k, ("start", "anchor"), n=1, cutoff=0.7)]
         hint = f" ('{misspelt[0]}:' is no header key)" if misspelt else ""
         raise GrammarError(

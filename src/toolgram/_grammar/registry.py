@@ -9,7 +9,6 @@ re-exported here for the modules that import them from this one.
 
 from __future__ import annotations
 
-import difflib
 import os
 import warnings
 from collections.abc import Iterable
@@ -37,6 +36,8 @@ class UnknownFormat(KeyError):
     def __init__(self, name: str, known: Any = ()) -> None:
         super().__init__(name)
         self.name = name
+        import difflib  # (only for a name not known: not at import)
+
         close = difflib.get_close_matches(name, list(known), n=3, cutoff=0.75)
         hint = f"did you mean {' or '.join(close)}? " if close else ""
         self.message = f"unknown format {name!r} ({hint}'toolgram formats' lists all {len(known)})"

@@ -63,6 +63,7 @@ import regex
 
 from .growth import _loop_wait
 from .._grammar.regex_loops import reads_to
+from .._grammar.words import lazy
 from .table import simulate, takes
 from .tokens import WAIT, Tok
 
@@ -74,33 +75,33 @@ _MARGIN = 320
 # inside a value is 6).
 _DEPTH = 12
 # After a closer, what says the structure goes on: a tag, or the end of the reply.
-_GOES_ON = regex.compile(r"\s{0,32}(?:<|\Z)")
+_GOES_ON = lazy(regex.compile, r"\s{0,32}(?:<|\Z)")
 # How many closers in a row (`</parameter></function></tool_call>`) are looked through.
 _RUN = 8
 # How far after a close-tag run read as text the value's own close tag may come.
 _HORIZON = 320
-_TEXT = regex.compile(r"\S")
+_TEXT = lazy(regex.compile, r"\S")
 # How prose a model ended its turn with ends: a sentence's end, then closing quotes or
 # brackets at most, then blanks (the token limit cuts anywhere: `It would clear every`).
-_TURN_END = regex.compile(r"[.!?。！？][)\]\"'”’」*_`]{0,3}\s*\Z")
+_TURN_END = lazy(regex.compile, r"[.!?。！？][)\]\"'”’」*_`]{0,3}\s*\Z")
 _TURN_END_READ = 64  # (looked for in the reply's last characters only: each value asks)
 # What a call glued to a value's text follows, where a model that left the value's closes
 # out wrote it (`celsius<tool_call>`, `nice.<tool_call>`): a word's or a sentence's end. A
 # quoted call is written on a line of its own, or after a space, a `:`, a quote mark.
-_GLUED = regex.compile(r"[\w.!?。！？]")
-_TAG_NEXT = regex.compile(r"\s{0,32}<")
-_BLANKS_TO_END = regex.compile(r"[ \t]{0,32}\Z")  # (what _inline_run_then_text reads past a closer)
+_GLUED = lazy(regex.compile, r"[\w.!?。！？]")
+_TAG_NEXT = lazy(regex.compile, r"\s{0,32}<")
+_BLANKS_TO_END = lazy(regex.compile, r"[ \t]{0,32}\Z")  # (what _inline_run_then_text reads past a closer)
 _READ_ON = object()  # (past the look: the reading goes on; _past_declared, _past_look)
 # The rest of an opener that closes itself (`<parameter name="Title" class="x"/>` in a
 # JasperReports file): it opens nothing. Looked for this far (a stream's settled text
 # reaches further past a tag: the value patterns' look-aheads read 200 characters on).
-_SELF_CLOSING = regex.compile(r"[^<>\n]{0,160}/>")
+_SELF_CLOSING = lazy(regex.compile, r"[^<>\n]{0,160}/>")
 _SELF_CLOSING_READ = 162
-_SHUT = regex.compile(r"[<>\n]")
+_SHUT = lazy(regex.compile, r"[<>\n]")
 # The blanks a look after a tag reads through (a run of closers: _RUN of them, 32
 # blanks before each), and no more.
 _BLANKS_READ = 32 * (_RUN + 1)
-_BLANKS = regex.compile(r"\s{0,%d}" % (_BLANKS_READ + 1))
+_BLANKS = lazy(regex.compile, r"\s{0,%d}" % (_BLANKS_READ + 1))
 # A tag that the header does not declare, where a value's pattern stopped at it (another
 # format's `<minimax:tool_call>`, `<invoke name=…>` in a DSML value, `</function_calls>`):
 # whether it closes, and its name, which its closer repeats (DSML V4.1 writes a space
@@ -108,20 +109,20 @@ _BLANKS = regex.compile(r"\s{0,%d}" % (_BLANKS_READ + 1))
 # is no element: it opens nothing (a begin/end pair of them is _SPECIAL_PAIR's).
 # (Its name and blanks are bounded, so that a stream tells it as parse() does once
 # _TAG_READ characters past its `<` have come: _cut_tag.)
-_TAG = regex.compile(r"<(/?)((?:｜DSML｜ ?)?[^\s<>/=\"'|｜][^\s<>/=\"']{0,199})[ \t]{0,32}>?")
+_TAG = lazy(regex.compile, r"<(/?)((?:｜DSML｜ ?)?[^\s<>/=\"'|｜][^\s<>/=\"']{0,199})[ \t]{0,32}>?")
 _TAG_READ = 256
 # A close tag of any format (DSML V4.1 writes a space after `｜DSML｜`), and the blanks a
 # run of them may have between them (_foreign_run).
-_CLOSER = regex.compile(r"</(?:｜DSML｜ ?)?[^\s<>/=\"']+>")
-_RUN_BLANKS = regex.compile(r"\s{0,32}")
+_CLOSER = lazy(regex.compile, r"</(?:｜DSML｜ ?)?[^\s<>/=\"']+>")
+_RUN_BLANKS = lazy(regex.compile, r"\s{0,32}")
 # A special token that begins or ends a section or a call (Step-3's `<｜tool_calls_begin｜>`,
 # DeepSeek's `<｜tool▁call▁begin｜>`, Kimi K2's `<|tool_calls_section_begin|>`): its begin
 # opens what its end closes.
-_SPECIAL_PAIR = regex.compile(r"<([｜|])([^\s<>｜|]{1,48}?)([_▁])(begin|end)\1>")
+_SPECIAL_PAIR = lazy(regex.compile, r"<([｜|])([^\s<>｜|]{1,48}?)([_▁])(begin|end)\1>")
 # A special token (`<|close|>`), and a name and a token after it, which make it a
 # marker of the format (`<|close|>think<|sep|>`), not text.
-_TOKEN = regex.compile(r"(?P<token><([｜|])[^\s<>｜|]{1,48}\2>)(?P<marker>[A-Za-z_][\w\-]{0,31}<[｜|][^\s<>｜|]{1,48}[｜|]>)?")
-_MARKER = regex.compile(r"[A-Za-z_][\w\-]{0,31}<[｜|][^\s<>｜|]{1,48}[｜|]>")
+_TOKEN = lazy(regex.compile, r"(?P<token><([｜|])[^\s<>｜|]{1,48}\2>)(?P<marker>[A-Za-z_][\w\-]{0,31}<[｜|][^\s<>｜|]{1,48}[｜|]>)?")
+_MARKER = lazy(regex.compile, r"[A-Za-z_][\w\-]{0,31}<[｜|][^\s<>｜|]{1,48}[｜|]>")
 
 
 def _token_cut(buf: str, p: int) -> bool:
@@ -358,7 +359,7 @@ def _open_in_value(d: Any, nest: Any, buf: str, pos: int, end: int) -> tuple:
 
 # The head of a call from its start marker to the next tag: tags, each followed by at
 # most a name (GLM's `<tool_call>rm_rf`) and blanks.
-_CALL_HEAD = regex.compile(r"(?:<[^<>]{1,200}>[^\s<>]{0,64}\s{0,32}){1,%d}" % _DEPTH)
+_CALL_HEAD = lazy(regex.compile, r"(?:<[^<>]{1,200}>[^\s<>]{0,64}\s{0,32}){1,%d}" % _DEPTH)
 
 
 def _shows_call(d: Any, nest: Any, buf: str, pos: int, end: int, i: int) -> bool:
@@ -890,7 +891,7 @@ def _quoted_then_text(buf: str, end: int, paired: int, p: int) -> bool:
     return paired > end and _TEXT.search(buf, paired, p) is not None
 
 
-_LINE_END = regex.compile(r"[ \t]{0,32}(?:\r?\n|\Z)")
+_LINE_END = lazy(regex.compile, r"[ \t]{0,32}(?:\r?\n|\Z)")
 
 
 def _line_end(buf: str, pos: int) -> bool:
@@ -912,7 +913,7 @@ def _inline_past(m: Any, p: int, stack: list, bottom: int) -> Any:
 
 
 # A code fence's line (three backticks or tildes, at most three spaces before them).
-_FENCE = regex.compile(r"^[ \t]{0,3}(?:```|~~~)", regex.MULTILINE)
+_FENCE = lazy(regex.compile, r"^[ \t]{0,3}(?:```|~~~)", regex.MULTILINE)
 
 
 def _in_fence(buf: str, pos: int, run: int, p: int) -> bool:
@@ -940,7 +941,7 @@ def _in_open_fence(buf: str, pos: int, end: int) -> bool:
     return fences % 2 == 1
 
 
-_FENCE_AT = regex.compile(r"[ \t]{0,3}(?:```|~~~)")
+_FENCE_AT = lazy(regex.compile, r"[ \t]{0,3}(?:```|~~~)")
 
 
 def _past_declared(d: Any, nest: Any, buf: str, end: int, p: int, m: Any, stop: int, stack: list, bottom: int, paired: int) -> Any:

@@ -53,6 +53,7 @@ import re
 
 import regex
 
+from .._grammar.words import lazy
 from .._recover.repair import escaped as _escaped  # (a character after an odd run of backslashes)
 
 # How far back from a marker the call around it is looked for.
@@ -81,18 +82,18 @@ def quoted(buf: str, lo: int, hi: int) -> bool:
 # A JSON or Python string ends at its line's end, so their call opens on the marker's
 # line, or on one before it whose string its line's end broke (in_string); a Gemma
 # string may hold new lines.
-_JSON = ('{"', regex.compile(r'\{"'), regex.compile(r'"[^"\\\n]*+(?:\\.[^"\\\n]*+)*+(?P<c>")?|[\[\]{}]'), True)
+_JSON = ('{"', lazy(regex.compile, r'\{"'), lazy(regex.compile, r'"[^"\\\n]*+(?:\\.[^"\\\n]*+)*+(?P<c>")?|[\[\]{}]'), True)
 _PYTHON = (
     "[",
-    regex.compile(r"\[[ \t]*[A-Za-z_][\w.]*\((?=[ \t]*(?:[A-Za-z_]\w*[ \t]*=|['\"]))"),
-    regex.compile(r"""'[^'\\\n]*+(?:\\.[^'\\\n]*+)*+(?P<c>')?|"[^"\\\n]*+(?:\\.[^"\\\n]*+)*+(?P<d>")?|[\[\](){}]"""),
+    lazy(regex.compile, r"\[[ \t]*[A-Za-z_][\w.]*\((?=[ \t]*(?:[A-Za-z_]\w*[ \t]*=|['\"]))"),
+    lazy(regex.compile, r"""'[^'\\\n]*+(?:\\.[^'\\\n]*+)*+(?P<c>')?|"[^"\\\n]*+(?:\\.[^"\\\n]*+)*+(?P<d>")?|[\[\](){}]"""),
     True,
 )
 # A Python call written without its list (`write_file(content="…")`: bare_pythonic's
 # shape, a model's pythonic call after prose): a `(` glued to a name (a letter, digit,
 # `_` or `.` right before it: all a stream keeps of it, kept_from), then an argument as
 # above (QA18 Q1).
-_BARE = ("(", regex.compile(r"(?<=[\w.])\((?=[ \t]*(?:[A-Za-z_]\w*[ \t]*=|['\"]))"), _PYTHON[2], True)
+_BARE = ("(", lazy(regex.compile, r"(?<=[\w.])\((?=[ \t]*(?:[A-Za-z_]\w*[ \t]*=|['\"]))"), _PYTHON[2], True)
 
 
 def _gemma_body(quote: str) -> str:
@@ -105,14 +106,14 @@ _GEMMA_QUOTE, _ESCAPE = '<|"|>', "<escape>"
 _GEMMA_TOKENS = "|".join(
     (*(f"{regex.escape(q)}{_gemma_body(q)}(?P<{g}>{regex.escape(q)})?" for q, g in ((_GEMMA_QUOTE, "c"), (_ESCAPE, "d"))), r"[\[\]{}]")
 )
-_GEMMA = ("call:", regex.compile(r"call:[\w.\-]+\{"), regex.compile(_GEMMA_TOKENS), False)
+_GEMMA = ("call:", lazy(regex.compile, r"call:[\w.\-]+\{"), lazy(regex.compile, _GEMMA_TOKENS), False)
 # A string's body after its opening quote, then its close (group c) if it has one: read
 # on from where a stream's text ended (_closes). As the tokens above read them.
 _LINE_BODY = r'[^{q}\\\n]*+(?:\\.[^{q}\\\n]*+)*+(?P<c>{q})?'
 _BODIES = {
-    '"': regex.compile(_LINE_BODY.format(q='"')),
-    "'": regex.compile(_LINE_BODY.format(q="'")),
-    **{q: regex.compile(f"{_gemma_body(q)}(?P<c>{regex.escape(q)})?") for q in (_GEMMA_QUOTE, _ESCAPE)},
+    '"': lazy(regex.compile, _LINE_BODY.format(q='"')),
+    "'": lazy(regex.compile, _LINE_BODY.format(q="'")),
+    **{q: lazy(regex.compile, f"{_gemma_body(q)}(?P<c>{regex.escape(q)})?") for q in (_GEMMA_QUOTE, _ESCAPE)},
 }
 # How far from where it opens a string open at a marker must close (see the docstring).
 REACH = 2 * LOOK
@@ -127,7 +128,7 @@ OPENING_WIDTH = max(len(kind[0]) for kind in _KINDS) - 1  # (an opening cut at a
 # Where a JSON object may open that in_string reads back to: `{"`, and `{` then blanks and
 # line breaks before its first key (`{ "name"`, `{\n  "name"`, pretty-printed), which
 # _call_object reads back over to the `{`. A `{` elsewhere in prose (`{x}`, code) opens none.
-_OBJECT = regex.compile(r'\{[ \t\r\n]*+"')
+_OBJECT = lazy(regex.compile, r'\{[ \t\r\n]*+"')
 
 
 def first_opening(buf: str, lo: int, hi: int) -> tuple[int, int]:
@@ -236,8 +237,8 @@ def in_string(
 
 # The last blank line or code fence's line (``` or ~~~ first on it, blanks before)
 # before a marker's line: searched back from it, once (regex.REVERSE).
-_BREAK = regex.compile(r"\n[ \t\r]*(?:\n|```|~~~)", regex.REVERSE)
-_FENCE = regex.compile(r"[ \t]*+(?:```|~~~)")
+_BREAK = lazy(regex.compile, r"\n[ \t\r]*(?:\n|```|~~~)", regex.REVERSE)
+_FENCE = lazy(regex.compile, r"[ \t]*+(?:```|~~~)")
 
 
 def _paragraph(buf: str, lo: int, line: int) -> int:
@@ -257,7 +258,7 @@ def _paragraph(buf: str, lo: int, line: int) -> int:
 
 
 # A JSON call object's start, its first key "name" (see _call_object).
-_CALL_OBJECT = regex.compile(r'\{\s*"name"\s*:')
+_CALL_OBJECT = lazy(regex.compile, r'\{\s*"name"\s*:')
 
 
 def _call_object(buf: str, lo: int, hi: int) -> int:
@@ -356,14 +357,14 @@ def _closes(
 # or an argument comes; Gemma: the object closes, or a key comes). Partial matches
 # tell a stream that the text so far ends too soon.
 _GO_ON = (
-    regex.compile(r'[ \t\r\n]*+(?:[}\]]|,[ \t\r\n]*+")'),
-    regex.compile(r"""[ \t\r\n]*+(?:[)\]}]|,[ \t\r\n]*+(?:[A-Za-z_]\w*+[ \t]*+=(?!=)|['"\d\[{(\-]|(?:True|False|None)\b))"""),
-    regex.compile(r"[ \t\r\n]*+(?:\}|,[ \t\r\n]*+[A-Za-z_][\w.\-]*+:)"),
+    lazy(regex.compile, r'[ \t\r\n]*+(?:[}\]]|,[ \t\r\n]*+")'),
+    lazy(regex.compile, r"""[ \t\r\n]*+(?:[)\]}]|,[ \t\r\n]*+(?:[A-Za-z_]\w*+[ \t]*+=(?!=)|['"\d\[{(\-]|(?:True|False|None)\b))"""),
+    lazy(regex.compile, r"[ \t\r\n]*+(?:\}|,[ \t\r\n]*+[A-Za-z_][\w.\-]*+:)"),
     # (Python, the string a keyword argument's value: Python reads no positional argument
     # after one, `f(q='…', 5)`; prose does: `The kids', 5 of them.`)
-    regex.compile(r"""[ \t\r\n]*+(?:[)\]}]|,[ \t\r\n]*+[A-Za-z_]\w*+[ \t]*+=(?!=))"""),
+    lazy(regex.compile, r"""[ \t\r\n]*+(?:[)\]}]|,[ \t\r\n]*+[A-Za-z_]\w*+[ \t]*+=(?!=))"""),
 )
-_SHUT = regex.compile(r"[ \t\r\n]*+[)\]}]")
+_SHUT = lazy(regex.compile, r"[ \t\r\n]*+[)\]}]")
 _BRACKETS = "([{)]}"
 _BRACKET = re.compile(r"[()\[\]{}]")  # (_Told._left_open)
 _BLANK_LINE = re.compile(r"\n[ \t\r]*\n")  # (a paragraph's end: _Told._after)

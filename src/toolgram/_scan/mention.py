@@ -12,6 +12,7 @@ from typing import Any
 
 from .._build.builder import _extent, _rule
 from .._grammar import vocabulary
+from .._grammar.words import lazy
 import regex
 
 from .._lalr.driver import DONE, FAIL, WAIT, Driver
@@ -304,7 +305,7 @@ def cut_inside(r: Any, final: bool) -> bool:
 
 
 # A JSON list of call objects, as it opens: `[{"name":`.
-_CALL_LIST = regex.compile(r"\s*+\[\s*+\{\s*+\"name\"\s*+:")
+_CALL_LIST = lazy(regex.compile, r"\s*+\[\s*+\{\s*+\"name\"\s*+:")
 
 _ENDED = "the reply ended"  # (a driver's reason where the end of the reply failed it: close.py)
 
@@ -381,10 +382,10 @@ def settle_failure(r: Any, final: bool):
 
 # Words after a name, on its line, apart by spaces or tabs: what a name with spaces in it
 # leaves when its pattern took the first word only. (No markup, brackets or quotes.)
-_MORE_WORDS = regex.compile(r"(?:[ \t]+[^\s<>\[\]{}()|\"'=,;:]{1,64}){1,8}")
+_MORE_WORDS = lazy(regex.compile, r"(?:[ \t]+[^\s<>\[\]{}()|\"'=,;:]{1,64}){1,8}")
 # Whether the run of words goes on past that bound (then it is prose, not a name: the
 # look stays bounded, as a stream makes it again on each delta).
-_GOES_ON = regex.compile(r"[ \t]*([^\s<>\[\]{}()|\"'=,;:])?")
+_GOES_ON = lazy(regex.compile, r"[ \t]*([^\s<>\[\]{}()|\"'=,;:])?")
 
 
 def _held_name(r: Any, drv: Driver, final: bool):

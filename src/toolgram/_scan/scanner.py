@@ -41,6 +41,7 @@ from .._build.builder import Draft
 from .._result.model import ToolCall
 from .._grammar.registry import Format
 from .._grammar.tags import json_tags_of, py_tags_of, tags_of
+from .._grammar.words import lazy
 
 __all__ = ["THINK_CLOSE", "THINK_OPEN", "Failure", "Markers", "Piece", "Region", "Scanner", "markers_for"]
 
@@ -49,7 +50,7 @@ __all__ = ["THINK_CLOSE", "THINK_OPEN", "Failure", "Markers", "Piece", "Region",
 # characters: a call object whose first key is a plain name and whose second opens
 # the arguments as an object (the first of a list of them, too).
 _EARLY_SPAN = 300
-_EARLY_NAME = regex.compile(
+_EARLY_NAME = lazy(regex.compile, 
     r'[ \t\r\n]*(?:\[[ \t\r\n]*)?\{[ \t\r\n]*"name"[ \t\r\n]*:[ \t\r\n]*"([A-Za-z0-9_][A-Za-z0-9_.\-:/]{0,127})"'
     r'[ \t\r\n]*,[ \t\r\n]*"(?:arguments|parameters)"[ \t\r\n]*:[ \t\r\n]*\{'
 )
@@ -65,23 +66,23 @@ _UNREAD = object()
 _PROSE = ("text", "reasoning")  # (the kinds of Piece that are prose: see _told)
 
 # Blanks to the end of the text (after an end-of-turn token: see _in_prose).
-_BLANK_TO_END = regex.compile(r"\s*+\Z")
+_BLANK_TO_END = lazy(regex.compile, r"\s*+\Z")
 # A chat template's turn boundary after its end-of-turn token, between two calls (see
 # Scanner._turn_between): blanks, the next turn's opener and role, blanks; each part
 # bounded, so that a stream reads it whole within _TURN_MOST characters of the token.
-_TURN_BOUNDARY = regex.compile(
+_TURN_BOUNDARY = lazy(regex.compile, 
     r"[ \t]{0,8}+(?:\r?\n){0,2}+[ \t]{0,8}+"
     r"(?:(?:<\|im_start\|>|<\|start_header_id\|>)[A-Za-z_]{1,32}+(?:<\|end_header_id\|>)?+[ \t]{0,8}+(?:\r?\n){0,2}+[ \t]{0,8}+)?+"
 )
-_BLANK_RUN = regex.compile(r"\s{0,64}+")
+_BLANK_RUN = lazy(regex.compile, r"\s{0,64}+")
 _TURN_MOST = 112  # (the longest _TURN_BOUNDARY match: 108 characters)
 # A call object's head, as Llama 3 writes it (grammars/llama3_json.lark's _OBJECT_HEAD
 # up to the name's colon), and how far back from a line's `}` it is looked for
 # (Scanner._glued_call; a stream keeps that much: _trim).
-_CALL_HEAD = regex.compile(r"""\{\s*(?:["']type["']\s*:\s*["']function["']\s*,\s*)?["']name["']\s*:""")
+_CALL_HEAD = lazy(regex.compile, r"""\{\s*(?:["']type["']\s*:\s*["']function["']\s*,\s*)?["']name["']\s*:""")
 _OBJECT_LOOK = _instring.LOOK  # (as far as a marker's check in a string reads back: 2,048)
 # The name's value after _CALL_HEAD, a string (either quote, as _OBJECT_HEAD takes them).
-_NAME_VALUE = regex.compile(r"""\s*["']([^"'\\]*)["']""")
+_NAME_VALUE = lazy(regex.compile, r"""\s*["']([^"'\\]*)["']""")
 
 
 
