@@ -276,3 +276,37 @@ def test_compiled_tables_do_not_depend_on_the_process(tmp_path: Path) -> None:
     first = _fingerprints(tmp_path / "a", 0)
     assert len(first.splitlines()) == len(_TIED)
     assert _fingerprints(tmp_path / "b", 1) == first
+
+
+def test_importing_toolgram_compiles_no_pattern_a_hermes_reply_does_not_run() -> None:
+    # (The pythonic list's lexer took ~30 ms to compile at import, in every process.)
+    code = (
+        "import json, re, sys, toolgram\nfrom toolgram._scan import pyframe\n"
+        "before = type(pyframe._ARG).__name__\n"
+        "toolgram.parse('<tool_call>{\"name\": \"f\", \"arguments\": {}}</tool_call>')\n"
+        "hermes = type(pyframe._ARG).__name__\n"
+        "calls = [c.name for c in toolgram.parse('[f(a=1), g(b=\"x\")]').calls]\n"
+        "print(json.dumps([before, hermes, calls, type(pyframe._ARG) is re.Pattern, 'difflib' in sys.modules]))"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120, check=False)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == ["Lazy", "Lazy", ["f", "g"], True, False]
+
+
+def test_a_lazy_pattern_is_the_compiled_one_once_used() -> None:
+    import re
+
+    from toolgram._grammar import words
+
+    scope: dict = {"lazy": words.lazy, "re": re}
+    exec("P = lazy(re.compile, r'(?P<w>a+)b', re.I)\nKEPT = (P,)", scope)  # (a module's top level)
+    kept = scope["KEPT"][0]
+    assert type(kept) is words.Lazy and kept.pattern == "(?P<w>a+)b"
+    assert kept.match("AAb").group("w") == "AA"
+    # The module's name is now the compiled pattern; a reference kept elsewhere works as one.
+    assert type(scope["P"]) is re.Pattern and scope["P"].flags & re.I
+    assert type(kept) is not words.Lazy and not hasattr(type(kept), "__getattr__")
+    assert kept.groupindex == {"w": 1} and kept.search("xab").span() == (1, 3) and kept.pattern == "(?P<w>a+)b"
+    inner = words.lazy(re.compile, "x")  # (made in a function: nothing to rebind)
+    assert inner.fullmatch("x") and inner.groups == 0

@@ -25,6 +25,7 @@ So:
 from __future__ import annotations
 
 import re
+import sys
 import warnings
 from typing import Any
 
@@ -36,32 +37,63 @@ WORD = r"\p{Alphabetic}\p{M}\p{Nd}\p{Pc}"
 # `regex`'s \s (Unicode's White_Space), spelled out: `re` reads these alike.
 SPACE = r"\t-\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
 
-class Lazy:
-    """A pattern compiled when first used: `make()` compiles it. Its methods (match,
-    search, …) are the compiled pattern's, put on the instance at the first use, so
-    that later calls cost what the pattern's own do. `pattern` is its source from the
-    start. A cold start builds many patterns that a reply never runs (the searches of a
-    stream, the opening tests of a text that is not ASCII): each costs a compile only
-    when it runs."""
+class _Pattern:
+    """What Lazy and _Made share: the pattern's source, and how to compile it."""
 
-    _METHODS = ("match", "search", "fullmatch", "finditer", "findall", "sub", "split", "flags", "groups")
-
-    def __init__(self, make: Any, source: str) -> None:
+    def __init__(self, make: Any, source: str, scope: dict | None = None) -> None:
         self._make = make
         self.pattern = source
+        self._scope = scope
+
+    # (Shared, as a compiled pattern is by copy and deepcopy: not its module's globals.)
+    def __copy__(self) -> Any:
+        return self
+
+    def __deepcopy__(self, memo: dict) -> Any:
+        return self
+
+
+class Lazy(_Pattern):
+    """A pattern compiled when first used: `make()` compiles it. `pattern` is its
+    source from the start. A cold start builds many patterns that a reply never runs
+    (the searches of a stream, the opening tests of a text that is not ASCII, the
+    pythonic list's lexer in a Hermes reply): each costs a compile only when it runs.
+
+    At the first use, the module names bound to it (`scope`: the globals of the module
+    whose top level made it, see lazy()) are bound to the compiled pattern instead, so
+    that later calls through them cost what the pattern's own do; and the compiled
+    pattern's attributes (match, search, …, groupindex) are put on the instance, whose
+    class becomes _Made, with no __getattr__ (a class with one goes through a slower
+    attribute lookup on every access), for the references kept elsewhere (a tuple, a
+    frame's attribute, another module's import of the name)."""
 
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("__") or name in ("_make", "pattern"):
+        if name.startswith("__") or name in ("_make", "pattern", "_scope"):
             raise AttributeError(name)
         compiled = self._make()
-        for attr in self._METHODS:
-            self.__dict__[attr] = getattr(compiled, attr)
+        own = self.__dict__
+        for attr in dir(compiled):
+            if not attr.startswith("__"):
+                own.setdefault(attr, getattr(compiled, attr))
+        scope, self._scope = self._scope, None
+        if scope is not None:
+            for key in [key for key, value in scope.items() if value is self]:
+                scope[key] = compiled
+        self.__class__ = _Made
         return getattr(compiled, name)
 
 
+class _Made(_Pattern):
+    """A Lazy once compiled: its attributes are the compiled pattern's (see Lazy)."""
+
+
 def lazy(compile: Any, source: str, flags: int = 0) -> Lazy:
-    """`compile(source, flags)` (re.compile or regex.compile), when first used."""
-    return Lazy(lambda: compile(source, flags), source)
+    """`compile(source, flags)` (re.compile or regex.compile), when first used. Made at
+    a module's top level, the module's name for it is bound to the compiled pattern
+    then (see Lazy)."""
+    caller = sys._getframe(1)
+    scope = caller.f_globals if caller.f_code.co_name == "<module>" else None
+    return Lazy(lambda: compile(source, flags), source, scope)
 
 
 _KEEP = object()
