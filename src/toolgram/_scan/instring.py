@@ -34,7 +34,8 @@ REACH of where the string opens (QA16 G1, G2, G3).
 
 A JSON or Python string opened on a line before the marker's is open there only within
 its paragraph and fenced block (no blank line or fence line between, the marker's line no
-fence's; a JSON call object first on its line excepted), and a Python string's other quote
+fence's; a JSON call object first on its line excepted, and a JSON object member's value,
+`"key": "`, past blank lines, not fence lines: `{"note": "Docs:\n\n<tool_call>…`), and a Python string's other quote
 closes it only on the call's end line: a real call after prose that left a code string
 open is read (QA19 R1, R2, R3).
 
@@ -203,6 +204,7 @@ def in_string(
     line = buf.rfind("\n", lo, i) + 1 or lo
     for first, opens, tokens, one_line in _KINDS:
         start = line if one_line else lo
+        member = -1
         at = buf.rfind(first, start, i)
         if at < 0 and one_line and line > lo:
             # None on the marker's line: one on a line before it whose string its line's
@@ -228,8 +230,17 @@ def in_string(
                 b = _call_object(buf, lo, line)
                 if b > at:
                     at, opens, start = b, _CALL_OBJECT, lo
+                elif at < 0 and start > lo and buf[start - 1] == "\n":
+                    # None in the marker's paragraph: a JSON object's member value (`"key":
+                    # "`) opened in one before it, past its blank lines but no fence's line,
+                    # is open still (`{"note": "Docs:\n\n<tool_call>…</tool_call>\n"}`: a
+                    # note of paragraphs quoting a call, QA18 Q4). A key's colon before the
+                    # quote is JSON's own structure; code's strings (`print("hi`, `f(q="x`)
+                    # end with their paragraph (QA19 R2).
+                    member, start = start, _fenced(buf, lo, line)
+                    at = buf.rfind(first, start, member)
         if at >= 0:
-            got = _open_string(buf, start, i, at, first, opens, tokens, reading, base, final, after, ends)
+            got = _open_string(buf, start, i, at, first, opens, tokens, reading, base, final, after, ends, member)
             if got is not False:
                 return got
     return False
@@ -239,6 +250,25 @@ def in_string(
 # before a marker's line: searched back from it, once (regex.REVERSE).
 _BREAK = lazy(regex.compile, r"\n[ \t\r]*(?:\n|```|~~~)", regex.REVERSE)
 _FENCE = lazy(regex.compile, r"[ \t]*+(?:```|~~~)")
+
+
+_FENCE_LINE = regex.compile(r"\n[ \t\r]*(?:```|~~~)", regex.REVERSE)
+
+
+def _fenced(buf: str, lo: int, line: int) -> int:
+    """Where the text in buf[lo:line] begins after its last code fence's line (lo: none),
+    blank lines read past (_paragraph's, for a JSON member value)."""
+    if _FENCE.match(buf, line) is not None:
+        return line  # (the marker's line is a fence's own)
+    m = _FENCE_LINE.search(buf, lo, line)
+    if m is None:
+        if (lo > 0 and buf[lo - 1] != "\n") or _FENCE.match(buf, lo) is None:
+            return lo
+        at = lo  # (a fence's line at the look's start)
+    else:
+        at = m.end()
+    nl = buf.find("\n", at, line)
+    return nl + 1 if nl >= 0 else line
 
 
 def _paragraph(buf: str, lo: int, line: int) -> int:
@@ -277,6 +307,7 @@ def _call_object(buf: str, lo: int, hi: int) -> int:
 def _open_string(
     buf: str, lo: int, i: int, at: int, first: str, opens: regex.Pattern, tokens: regex.Pattern,
     reading: Reading | None = None, base: int = 0, final: bool = True, marker_end: int = -1, ends: tuple = (),
+    member: int = -1,
 ) -> bool | None:
     """Whether the last call opening (`opens`, whose `first` characters are found at `at`
     and before) in [lo, i) leaves a string open at i, its brackets still open, that
@@ -314,6 +345,8 @@ def _open_string(
             # which it then holds.)
             if t.end() < i and buf.find(s[0], t.end(), i) >= 0:
                 break
+            if t.start() < member and buf[_back(buf, at, t.start())] != ":":
+                break  # (opened before a blank line, not as an object member's value)
             kind = _KIND_OF[first[0]]
             if kind == 1 and buf[_back(buf, at, t.start())] == "=":
                 kind = 3  # (a keyword argument's value: no positional one may follow it)
