@@ -1435,3 +1435,44 @@ def test_strings_closed_with_the_other_quote_are_read_once(make: Any, monkeypatc
     small, large = (_strings_read(make(n), monkeypatch) for n in (400, 1600))
     assert small > 0
     assert large <= 4.5 * small, (small, large)
+
+
+def _quotes_read(raw: str, monkeypatch: pytest.MonkeyPatch) -> int:
+    """What the Python string pattern and first_other's quote search read over a parse
+    (characters), with the storm's own tools."""
+    from toolgram._recover import repair as _repair
+
+    count = [0]
+
+    class Counting:
+        def __init__(self, pattern: Any) -> None:
+            self.pattern = pattern
+
+        def match(self, text: str, pos: int = 0, endpos: int | None = None) -> Any:
+            m = self.pattern.match(text, pos) if endpos is None else self.pattern.match(text, pos, endpos)
+            count[0] += (m.end() if m is not None else pos) - pos
+            return m
+
+        def search(self, text: str, pos: int = 0) -> Any:
+            m = self.pattern.search(text, pos)
+            count[0] += (m.start() if m is not None else len(text)) - pos
+            return m
+
+    with monkeypatch.context() as m:
+        m.setattr(_repair, "_PY_STRING", {q: Counting(p) for q, p in _repair._PY_STRING.items()})
+        m.setattr(_repair, "_ANY_QUOTE", Counting(_repair._ANY_QUOTE))
+        got = toolgram.parse(raw, ["say"], max_chars=None)
+    assert len(got.calls) == raw.count("[say(")  # (each value ends at its call's end marker)
+    return count[0]
+
+
+@pytest.mark.parametrize("unit", ["<|tool_call_start|>[say(text='hi<|tool_call_end|>", "<|python_start|>[say(text='it's<|python_end|>"])
+def test_single_quoted_values_left_open_before_their_end_marker_are_read_once(unit: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Each value's single-quoted string runs on to the end of the reply as Python reads it
+    # (the next value's `'h` is an apostrophe), and ends at its format's end marker as a
+    # double-quoted one does: whether it runs on, and the first other quote in it, were
+    # read to the end for each value (issue 19: pyend19's double-quoted rule, kept from
+    # single quotes for that).
+    small, large = (_quotes_read(unit * n, monkeypatch) for n in (200, 800))
+    assert small > 0
+    assert large <= 4.5 * small, (small, large)

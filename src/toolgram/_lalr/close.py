@@ -468,6 +468,18 @@ def cut(d: Any, buf: str, pos: int, stop: int, final: bool) -> Any:
     except (StopIteration, RecursionError):
         pass
     spans = _spans(d)
+    if opened < 0 and final and stop >= len(buf) and buf[pos] == "'" and _repair.py_string_end(buf, pos) < 0:
+        # A single-quoted Python value left open to the end of the reply, as Python reads
+        # it (its apostrophes inside: `text='It's hi<|tool_call_end|>`), ends at its
+        # format's first marker as a double-quoted one does (below: where the text up to
+        # it reads, a `"` in it too). Told without reading the rest of the reply for each
+        # such value (a storm of them, each opened after the last one's marker:
+        # py_string_end, and first_other's walk, kept per text).
+        m = _own_marker(d, buf, pos + 1, stop)
+        if m >= 0:
+            if _starts_at(d, buf, m) or spans.breaks_at(buf, pos, buf[pos:m]) is not None:
+                return None
+            return m
     at = _repair.unreadable_in(buf, pos, stop, spans)
     if at is None:
         if opened >= pos:

@@ -112,6 +112,32 @@ PY_STRING = _PY_STRING = {
 }
 
 
+def py_string_end(text: str, pos: int) -> int:
+    """Where the string Python reads at the quote text[pos] ends (_PY_STRING), just past
+    its close; -1 where it runs on to the text's end. A single-quoted one read so is
+    kept per text (_OPEN_FROM): any later `'` not escaped opens one that runs on too
+    (inside the first it was an apostrophe, a quote that closed it would have ended
+    it, and from the next character both read the same text alike). So a text is read
+    through once, not once per value: a storm of values left open, each asked
+    (`[f(a='x<|tool_call_end|>` again and again), stays linear (test_bounded)."""
+    single = text[pos] == "'"
+    memo = _OPEN_FROM[0] if single else None
+    known = memo is not None and memo[0] is text
+    if known and memo[1] < pos and not escaped(text, pos):
+        return -1
+    m = _PY_STRING[text[pos]].match(text, pos)
+    if m.group(1) is not None:
+        return m.end()
+    if single and (not known or pos < memo[1]):
+        _OPEN_FROM[0] = (text, pos)
+    return -1
+
+
+# py_string_end's first single-quoted string found to run on to its text's end: (text,
+# its quote's place), one tuple replaced whole.
+_OPEN_FROM: list = [None]
+
+
 class QuoteWait:
     """quoted_end() cannot tell yet (a stream): `pending`, the text's last quote may
     yet be followed by what ends the value (any text may tell); else only text with
@@ -150,12 +176,11 @@ def quoted_end(text: str, pos: int, final: bool, markers: Any = None, call_end: 
     slip = _other_close(text, pos, final, markers)
     if slip is not None:
         return slip if type(slip) is QuoteWait else (slip, MISMATCHED)
-    m = _PY_STRING[quote].match(text, pos)
-    if m.group(1) is None:
+    at = py_string_end(text, pos)
+    if at < 0:
         # It never closes: the value runs on, as Python reads it (in a stream, OPEN: it
         # has not closed yet).
         return None if final else OPEN
-    at = m.end()
     stands = _settles(_STANDS, text, at, final, quote)
     if stands is not None:
         return stands or None
@@ -247,15 +272,24 @@ def first_other(text: str, pos: int) -> int:
     at text[pos] (neither escaped nor an apostrophe, `"It's'`), before its own quote
     closes it as Python reads it (_PY_STRING: an apostrophe, `'It's`, does not); -1:
     none is. Read no further than the first of them (Python's string may run on to the
-    end of the text, over every later value: read for each, the square of it)."""
+    end of the text, over every later value: read for each, the square of it). And a
+    single-quoted string's walk is kept per text (_FIRST_OTHER): a later `'` it read
+    past as an apostrophe, not escaped, opens a string whose walk is the same from
+    there on, with the same answer (a storm of `[f(a='x<|tool_call_end|>`, each value
+    left open to the end: read once, not once per value)."""
     quote = text[pos]
+    if quote == "'":
+        memo = _FIRST_OTHER[0]
+        if memo is not None and memo[0] is text and memo[1] < pos < memo[2] and not escaped(text, pos):
+            return memo[3]
     other = _OTHER_QUOTE[quote]
     search = _ANY_QUOTE.search
     at = pos + 1
     while True:
         found = search(text, at)
         if found is None:
-            return -1
+            got, stop = -1, len(text)
+            break
         at = found.start()
         if escaped(text, at):
             at += 1
@@ -264,11 +298,21 @@ def first_other(text: str, pos: int) -> int:
             if quote == "'" and _LETTER_AT.match(text, at + 1) is not None:
                 at += 1  # (an apostrophe: see _STRING)
                 continue
-            return -1
+            got, stop = -1, at
+            break
         if other == "'" and text[at - 1].isalnum() and text[at + 1 : at + 2].isalnum():
             at += 1  # (an apostrophe in a "double-quoted" value is its text: `"It's'`)
             continue
-        return at
+        got, stop = at, at
+        break
+    if quote == "'":
+        _FIRST_OTHER[0] = (text, pos, stop, got)
+    return got
+
+
+# first_other's last single-quoted walk: (text, its quote's place, where it stopped,
+# its answer), one tuple replaced whole.
+_FIRST_OTHER: list = [None]
 
 
 def _other_close(text: str, pos: int, final: bool, markers: Any) -> Any:
