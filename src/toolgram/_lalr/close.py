@@ -439,6 +439,44 @@ def _open_delimiter(buf: str, start: int, end: int) -> tuple[str | None, int]:
     return open_, at
 
 
+# A line beginning with a code fence's ``` (blanks before it): fence_cut's.
+_FENCE_CLOSE = re.compile(r"\n[ \t]*```")
+# _next_fence's last answer: (text, from, the line break before the first fence line
+# after it (the text's end: none), that fence's ``` (-1: none)), one tuple replaced whole.
+_NEXT_FENCE: list = [None]
+
+
+def _next_fence(buf: str, p: int) -> int:
+    """Where the ``` of the first line from p on that begins with one is (-1: none): kept
+    per text, any later place before it has the same answer (the values of a fence, each
+    asked, read the text once)."""
+    memo = _NEXT_FENCE[0]
+    if memo is not None and memo[0] is buf and memo[1] <= p <= memo[2]:
+        return memo[3]
+    m = _FENCE_CLOSE.search(buf, p)
+    found = m.end() - 3 if m is not None else -1
+    _NEXT_FENCE[0] = (buf, p, m.start() if m is not None else len(buf), found)
+    return found
+
+
+def fence_cut(d: Any, buf: str, pos: int) -> int:
+    """Where a Python string value at pos in a code fence's call (```python) ends at the
+    fence's close, or -1. A line beginning with the fence's ``` closes the fence (a
+    code block holds none), and the string, which Python cannot run over a line's end
+    (triple quotes aside), was left open before it (`print("hi` then ```): the value
+    ends there, as a string left open ends at its format's end marker. Read on, it ran
+    over what comes after the fence (a Hermes call, swallowed into `print`'s value, the
+    error naming print: QA19 R10). Asked only where the string crosses a line's end."""
+    if "```" not in d.fmt.ends or "PYVALUE" not in d.c.terminals or buf.startswith(buf[pos] * 3, pos):
+        return -1
+    close = _repair.py_string_end(buf, pos)
+    nl = buf.find("\n", pos + 1, close if close >= 0 else len(buf))
+    if nl < 0:
+        return -1  # (the string is on one line: the usual case)
+    fence = _next_fence(buf, nl)
+    return fence if fence >= 0 and (close < 0 or fence < close) else -1
+
+
 def cut(d: Any, buf: str, pos: int, stop: int, final: bool) -> Any:
     """Where the JSON value (or Python argument value) at pos, which runs to
     `stop` (where its brackets close, or the end of the text so far), is cut

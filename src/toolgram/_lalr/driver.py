@@ -448,7 +448,8 @@ class Driver:
                     extent = self._extent(pos, ",)")
                     # A quoted value with its own quotes inside, unescaped: where the
                     # call's structure says it ends (see _repair.quoted_end).
-                    quoted = self._quoted(buf, pos, final) if buf[pos] in "'\"" else None
+                    fenced = _close.fence_cut(self, buf, pos) if buf[pos] in "'\"" else -1
+                    quoted = self._quoted(buf, pos, final) if buf[pos] in "'\"" and fenced < 0 else None
                     if quoted is _repair.OPEN:
                         # (Python's string has not closed yet: the extent waits on it, and
                         # the value is looked at again with the recheck.)
@@ -459,7 +460,9 @@ class Driver:
                         if growers is not None:
                             growers += [extent, quoted]
                         continue
-                    if quoted is not None and quoted[1] is not False:
+                    if fenced >= 0:
+                        end, cut = fenced, None  # (a string left open at its fence's close: _close.fence_cut)
+                    elif quoted is not None and quoted[1] is not False:
                         # (Its quotes inside pair up: it is read whole. None: a stray quote
                         # in it, and Python's reading never ends the call: the value is
                         # what the call's structure ends, and cannot be read.)
