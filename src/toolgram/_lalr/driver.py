@@ -43,7 +43,7 @@ class Driver:
         "closed_at", "last_end", "calls", "lines", "line_end", "stray", "deep", "quote_memo", "last_term", "last_start", "ended", "shut",
         "loose_memo", "loose_quoted", "nest_memo", "nest_unsettled", "nest_open", "nest_loose", "nest_chain", "goes_on", "decode_failed", "may_close", "may_end", "end_asked", "pause", "py", "gem", "gem_at", "checkpoints",
         "spots", "spot_due", "relevant", "supplied", "halt", "text", "looks", "far", "back", "check", "checks",
-        "firsts",
+        "firsts", "inner", "inner_due",
     )  # fmt: skip
 
     def __init__(self, fmt: Format, start: int, brackets: Any = None, cutter: Any = None, lines: bool = False) -> None:
@@ -177,6 +177,13 @@ class Driver:
         # stack: spaced by its size, their cost stays a small part of the reading).
         self.spots: list = []
         self.spot_due = 0
+        # Before the first call ends, Checkpoints inside it, the last two kept (inner), as
+        # spaced as spots: a salvage's replay of a reply cut inside its first call whose
+        # last point cannot close the frame starts from one of them, not from the region's
+        # start (salvage_points: the points it looks for come after the last token that
+        # may close the frame, near the end).
+        self.inner: list = []
+        self.inner_due = _SPOT_TOKENS
         # Whether a token was read another way than by the lexer's tries that looks.py
         # bounds (a JSON value, a raw value read on past its tags, a close supplied):
         # then the reading looked who knows how far, and no point after is taken up by a
@@ -327,6 +334,8 @@ class Driver:
                     self._spot()
             elif len(self.stack) <= _MARK_STACK:
                 self.relevant = end
+                if self.taken >= self.inner_due and not self.calls and self.marks is None:
+                    self._inner()
             if self.marks is not None:
                 self._keep_mark(end)
                 if end > self.halt:
@@ -865,6 +874,17 @@ class Driver:
         back.append(spot)
         while len(back) > 1 and back[1].pos + looks.margin <= spot.pos:
             del back[0]
+
+    def _inner(self) -> None:
+        """Keep a Checkpoint here (see inner): the last two. Not after a token the text
+        after it tells (looks_past: the replay marks no point there, see _keep_mark)."""
+        self.inner_due = self.taken + _SPOT_TOKENS + len(self.stack)
+        if self.c.terminals[self.last_term].looks_past:
+            return
+        inner = self.inner
+        if len(inner) > 1:
+            del inner[0]
+        inner.append(Checkpoint(self))
 
     def settle_mark(self) -> None:
         """Give the last point its copy of the stack, if it waits for one: before the

@@ -435,7 +435,11 @@ def salvage_one(r: Any, drv: Driver, final: bool, broken: list | None = None):
         if opened:
             fresh.end = len(buf)
             fresh.goes_on = True
-            if _closing(drv, buf[end:].strip(), *_accepts(r, drv, end)):
+            rest = buf[end:].strip()
+            # (Asked first without the terminals taken there: where no close marker begins
+            # with the rest, none of those taken does, and the probe, a reading of the
+            # region up to the point, is not made: a cofl call cut inside an attribute.)
+            if _closing(drv, rest) and _closing(drv, rest, *_accepts(r, drv, end)):
                 fresh.ended = -1  # (the reply ended inside a close marker: the values before it are whole)
         else:
             fresh.ended = -1  # (between calls: the reply went on past this point)
@@ -579,6 +583,7 @@ def salvage_points(failed: Driver, buf: str, final: bool, at_marker) -> tuple[li
     to no call is looked into only where the end cut it."""
     c, ends = failed.c, failed.fmt.ends
     n = len(buf)
+    inner: list = []  # (see below: the first call's inner spots to replay from, latest first)
     if failed.taken < 2:  # (a marker and no more: no call was read before the failure)
         return [], False
     # Worth a replay only where the end cut the frame, or a call ended before the
@@ -616,11 +621,17 @@ def salvage_points(failed: Driver, buf: str, final: bool, at_marker) -> tuple[li
             # points before it are all inside that call and passed by (_points). Told
             # without a replay (a cofl call of many values, each followed by stray text,
             # cut after the last: the call was read again only to find that point).
-            # Without a plan there, the points before it are looked into: the replay.
+            # Without a plan there, the points before it are looked into: the replay,
+            # from the latest of the first run's spots inside that call (Driver.inner)
+            # after which a point is found, as the replay from the start would find it
+            # first: the points before it are inside the call, and none takes $END as it
+            # stands (may_end), so _points passes them by. (A cofl call cut inside an
+            # attribute was replayed whole to find the value's close a few tokens back.)
             plan = closing_plan(c, stack, ends)
             if plan is not None:
                 end = failed.last_end
                 return [(end, _opened(failed, buf, end, stack, plan, False, end))], truncated
+            inner = failed.inner[::-1]
     else:  # (read, but what it read is no call: only the end's cut is looked into)
         truncated = final and p >= n and "closed_tag" in failed.repairs
         if not truncated or failed.deep:
@@ -637,7 +648,7 @@ def salvage_points(failed: Driver, buf: str, final: bool, at_marker) -> tuple[li
         # (The first run read this very text so: its spots, after its last calls, are
         # where this replay would stand. A value of a thousand call openers one a line
         # was replayed whole, to find the point before the last of them.)
-        later = failed.spots[::-1]
+        later = inner or failed.spots[::-1]
     else:
         later = failed.checkpoints[-1:]
         if later and not later[0].between:
@@ -663,7 +674,7 @@ def salvage_points(failed: Driver, buf: str, final: bool, at_marker) -> tuple[li
         else:
             drv.settle_mark()
         points, between = _points(failed, drv, buf, truncated)
-        if between or point is None:
+        if between or point is None or (inner and points):
             return points, truncated
     return [], truncated  # (not reached: the region's start ends the loop)
 
