@@ -56,6 +56,7 @@ from .._lalr.close import cut_marker
 from .._result.model import CallRun, Segment, ToolCall
 from .instring import Reading, in_string, quoted
 from .items import Piece, Region, _piece
+from . import gemcall as _gemcall
 
 WAIT = "wait"
 _SCAN = _repair._JSON.scan_once  # (the decoder _repair.loads tries first)
@@ -418,9 +419,11 @@ class JsonFrame:
         return -1
 
 
-def _derive(fmt: Format) -> Frame | JsonFrame | None:
+def _derive(fmt: Format) -> Frame | JsonFrame | Any:
     if fmt.anchor or not fmt.starts:
         return None  # anchored formats are read where the reply starts, not here
+    if fmt.name in _gemcall.FORMATS:
+        return _gemcall.GemmaFrame(fmt) if _gemcall.fits(fmt) else None  # (Gemma 4's calls: gemcall.py)
     walk = _walk(fmt.compiled)
     if walk is None:
         return None
