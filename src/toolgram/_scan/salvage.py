@@ -631,7 +631,10 @@ def salvage_points(failed: Driver, buf: str, final: bool, at_marker) -> tuple[li
             if plan is not None:
                 end = failed.last_end
                 return [(end, _opened(failed, buf, end, stack, plan, False, end))], truncated
-            inner = failed.inner[::-1]
+            if len(stack) <= _MARK_STACK:
+                # (Where the failure is deep inside a value, its points keep no stack and the
+                # replay from a spot finds none: it reads from the start, as before.)
+                inner = failed.inner[::-1]
     else:  # (read, but what it read is no call: only the end's cut is looked into)
         truncated = final and p >= n and "closed_tag" in failed.repairs
         if not truncated or failed.deep:
