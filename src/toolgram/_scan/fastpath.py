@@ -620,6 +620,7 @@ def run(
             sink.extend(out)
             out.clear()
     frames, line, tools, frame_type = sc.frames, sc.line, sc.tools, Frame
+    gemma_type = _gemcall.GemmaFrame  # (its calls too, read one at a time: it has no `after`)
     pos = call.span[1]
     take(start, end, prose, call)
     keys = sc.whole_keys
@@ -721,14 +722,14 @@ def run(
         frame = frames[marker]
         # (What the loop does first, at a marker that is neither <think> tag nor in
         # `line`, has no backtick before it, and has a Frame: it reads the frame.)
-        if type(frame) is not frame_type or marker in line or (i > 0 and buf[i - 1] == "`") or (quote(buf, pos, i) and in_string(buf, i, pos, reading, 0, True, i + len(marker), sc.ends_of(marker))):
+        if (type(frame) is not frame_type and type(frame) is not gemma_type) or marker in line or (i > 0 and buf[i - 1] == "`") or (quote(buf, pos, i) and in_string(buf, i, pos, reading, 0, True, i + len(marker), sc.ends_of(marker))):
             return pos
         got = frame.read(buf, i, True, tools)
         if type(got) is not ToolCall:
             return pos  # (the loop reads it again, and takes the general way)
         take(pos, i, buf[pos:i], got)
         pos = got.span[1]
-        again = marker if stops and marker in unextended else None  # (not in line: see above)
+        again = marker if stops and marker in unextended and type(frame) is frame_type else None  # (not in line: see above)
         closer = closer_of(frame.fmt, buf, pos)
         if closer and again is not None and closer[0] not in stops:
             again = None
