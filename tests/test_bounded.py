@@ -1135,6 +1135,41 @@ def test_the_replay_of_a_value_of_openers_starts_after_its_last_calls(
     assert 0 < min(counts) and max(counts) <= 80, counts  # (from the start: 226 and 856 for MiniMax)
 
 
+def test_a_cofl_call_cut_inside_an_attribute_is_read_twice(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A long cofl call the end cut inside its next value's attribute (as max_chars cuts
+    # one): no point closes it after the last token, so the salvage looks for the one
+    # after the last whole value. It replayed the call from its start to find it, and
+    # read it again to see what the grammar takes at that point (salvage._accepts):
+    # four readings. Now the replay starts from the first reading's last spot inside
+    # the call (Driver.inner), and no close marker begins the text after the point, so
+    # nothing is asked of the grammar there: the reading, and the call's reading up to
+    # the point.
+    from toolgram._lalr import driver as _driver
+
+    def raw(n: int) -> str:
+        values = "".join(f'<cofl:value name="p{i}" type="raw">x y</cofl:value>' for i in range(n))
+        return '<cofl:tool_calls><cofl:tool_call id="0" name="f">' + values + '<cofl:value name="pa'
+
+    toolgram.parse(raw(3))
+    for n in (100, 400):
+        count = [0, 0]
+        lex = _driver.Driver._lex
+
+        def counting(self: Any, *args: object) -> object:
+            count[self.marks is None] += 1
+            return lex(self, *args)
+
+        with monkeypatch.context() as m:
+            m.setattr(_driver.Driver, "_lex", counting)
+            result = toolgram.parse(raw(n), max_chars=None)
+        assert [(c.name, len(c.arguments), c.repairs) for c in result.calls] == [
+            ("f", n, ("closed_tag", "dropped_partial_argument", "cut_value"))
+        ]
+        replayed, read = count
+        assert replayed <= 64, (n, count)  # (from the region's start: a reading's worth)
+        assert read <= 2 * 14 * n + 64, (n, count)  # (fourteen tokens a value, read twice)
+
+
 def test_the_replay_of_a_deep_value_left_open_reads_only_its_first_levels(monkeypatch: pytest.MonkeyPatch) -> None:
     # Nested thousands of levels deep and cut by the end: the points the replay marks
     # deep inside keep no stack (Driver._keep_mark), so it stops past the last that does

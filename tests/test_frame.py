@@ -549,6 +549,48 @@ def test_the_gemma_line_lexer_reads_plain_lines_as_the_general_way_does(raw: str
         assert summary(sp.close()) == summary(got[0]), size
 
 
+# Gemma 4's calls (_scan/gemcall.py): a plain `<|tool_call>call:NAME{…}<tool_call|>` read by
+# one regex and the builder's own decode_loose and coerce_param; anything else, the driver's.
+GEMMA_CALLS = [  # (raw, tools, calls the frame reads in parse())
+    ('<|tool_call>call:get_weather{city:<|"|>Paris<|"|>,n:3}<tool_call|>', None, 1),
+    ('Sure. <|tool_call>call:f{a:1.5,b:[1,2],c:true}<tool_call|>Okay. <|tool_call>call:g{}<tool_call|>', ["f", "g"], 2),
+    ('<|tool_call>call:f{a:<|"|>x<|"|>}<tool_call|><|tool_call>call:h{b:1}<tool_call|>', ["f"], 1),  # (h: refused)
+    ('<|tool_call>call:f{a:<|"|>x <tool_call|> y<|"|>}<tool_call|>', None, 0),  # (a marker in the string)
+    ('<|tool_call>call:f{a:1,a:2}<tool_call|>', None, 0),  # (a key given twice: the general way's error)
+    ('<|tool_call>call:f{a:[1,2}<tool_call|>', None, 0),  # (a repair)
+    ('<|tool_call>call:f{a:1} <tool_call|>', None, 0),  # (a blank before the close)
+    ('<|tool_call> call:f{a:1}<tool_call|>', None, 0),
+    ('<|tool_call>call:f{a:5}<tool_call|>', [{"type": "function", "function": {"name": "f", "parameters": {
+        "type": "object", "properties": {"a": {"type": "string"}}}}}], 1),  # (typed by the schema: "5")
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("raw, tools, calls", GEMMA_CALLS)
+def test_gemma_calls_read_by_the_frame_are_the_general_ways(raw: str, tools: Any, calls: int) -> None:
+    from toolgram._scan import gemcall
+
+    seen: list = []
+    read = gemcall.GemmaFrame.read
+
+    def spy(self: Any, *args: Any) -> Any:
+        got = read(self, *args)
+        seen.append(got)
+        return got
+
+    gemcall.GemmaFrame.read = spy  # type: ignore[method-assign]
+    try:
+        got = toolgram.parse(raw, tools)
+    finally:
+        gemcall.GemmaFrame.read = read  # type: ignore[method-assign]
+    assert sum(type(g) is toolgram.ToolCall for g in seen) == calls
+    assert summary(got) == summary(general(raw, tools, None, 32_768))
+    for size in (1, 7):
+        sp = StreamParser(tools)
+        for chunk in chunked(raw, size):
+            sp.feed(chunk)
+        assert summary(sp.close()) == summary(got), size
+
+
 def _driver_calls(method: str, run: Any) -> int:
     """How many times the drivers' `method` ran while `run()` ran."""
     from toolgram._lalr import driver as _driver
