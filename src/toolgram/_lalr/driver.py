@@ -877,10 +877,11 @@ class Driver:
 
     def _inner(self) -> None:
         """Keep a Checkpoint here (see inner): the last two. Not after a token the text
-        after it tells (looks_past: the replay marks no point there, see _keep_mark)."""
-        self.inner_due = self.taken + _SPOT_TOKENS + len(self.stack)
+        after it tells (looks_past: the replay marks no point there, see _keep_mark; the
+        next token is asked)."""
         if self.c.terminals[self.last_term].looks_past:
             return
+        self.inner_due = self.taken + _SPOT_TOKENS + len(self.stack)
         inner = self.inner
         if len(inner) > 1:
             del inner[0]
