@@ -996,6 +996,7 @@ class Builder:
         # (In a fence, the word after the backticks is its language, not a call's name.)
         named = _NAMED.match(text) if not bracketed and not self.fenced else None
         broke = ()
+        own: list = []  # (a list's elements' own repairs, see _repair.loads)
         if named is not None:
             # The name before the arguments' object, outside it (`get_weather\n{"city": …}`,
             # as functionary writes a call, between Hermes's tags): the object is the arguments.
@@ -1010,7 +1011,9 @@ class Builder:
             twice: list = []  # an object of calls' fields given twice (see _fields_twice)
             try:
                 spans = (self.spans, self.buf, start) if self.spans is not None and self.buf is not None else None
-                value, repairs, tail = _loads_leading(text, leading=not bracketed, cut=cut, left_open=left_open, spans=spans)
+                value, repairs, tail = _loads_leading(
+                    text, leading=not bracketed, cut=cut, left_open=left_open, spans=spans, owned=own
+                )
             except Unreadable as exc:
                 # An object of calls that gives one of its own fields twice: its calls are
                 # read, the field is an error (_envelope).
@@ -1059,6 +1062,9 @@ class Builder:
             self.leading_objects = fence is None and not text[: spans[0][0] - start].strip()
         else:
             spans = _element_spans(text, start, value)
+            if isinstance(value, list) and len(own) == len(value):
+                # (A list of calls: a repair is the call's whose text needed it, R9.)
+                owned = own
             # (a list right after the opener: a stream announces its calls as it does call
             # objects one after another, see build)
             self.leading_list = fence is None and isinstance(value, list) and _LEADING_LIST.match(text) is not None
@@ -1537,7 +1543,12 @@ def _flat_arguments(obj: dict, declared) -> dict:
 
 
 def _loads_leading(
-    text: str, leading: bool = True, cut: bool = False, left_open: list | None = None, spans: tuple | None = None
+    text: str,
+    leading: bool = True,
+    cut: bool = False,
+    left_open: list | None = None,
+    spans: tuple | None = None,
+    owned: list | None = None,
 ) -> tuple[Any, tuple[str, ...], str]:
     """Decode a payload; when it fails and a complete JSON value leads it, decode
     that value and hand back the text after it (it becomes prose, not lost).
@@ -1546,13 +1557,14 @@ def _loads_leading(
     that leads it has text after it: the end did not cut it). `spans`: (the text's
     _repair.Spans, the text, where the payload is in it), which tell a payload that
     loads() refused before (another candidate's, the same call again in a storm, a
-    cut's reading) without reading it again."""
+    cut's reading) without reading it again. `owned`: as _repair.loads takes it (each
+    element's own repairs, where the payload is a list)."""
     found = _repair._UNSEEN
     if spans is not None and not cut:
         found = spans[0].known(spans[1], spans[2], text)
     if found is None or found is _repair._UNSEEN:
         try:
-            value, repairs = _repair.loads(text, cut, left_open)
+            value, repairs = _repair.loads(text, cut, left_open, owned=owned)
         except _repair.RepairError as exc:
             if found is _repair._UNSEEN and spans is not None and not cut:
                 spans[0].note(spans[1], spans[2], text, exc)

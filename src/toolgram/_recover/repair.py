@@ -653,9 +653,25 @@ class _Reader:
         self.trimmed = False  # the last word or number read was completed or trimmed back: the end cut it
         self.starts: list[int] | None = None  # (element_starts: where each element of a top-level list begins)
         self.repeated: tuple | None = None  # (the first key an object gives twice, with two values: see loads)
+        # Where a list is the top-level value (a list of calls), which of its elements
+        # each repair was needed for (see loads' owned): repair -> the elements' indexes,
+        # -1 for none of them (the text outside the list). None: not asked for.
+        self.owners: dict[str, set[int]] | None = None
+        self.element = -1  # (the element being read, when owners is asked for)
 
     def note(self, repair: str) -> None:
         self.repairs.setdefault(repair, None)
+        if self.owners is not None:
+            self.owners.setdefault(repair, set()).add(self.element)
+
+    def _at_element(self, stack: list, state: int) -> int:
+        """The element of a top-level list that the token being read is in (or, between
+        two, that the one before ends: a comma left out, a trailing comma, are the
+        element's before them); -1 outside a list."""
+        if not stack or type(stack[0][0]) is not list:
+            return -1
+        n = len(stack[0][0])
+        return n if len(stack) == 1 and state == _VALUE else max(n - 1, 0)
 
     def read(self) -> tuple[Any, tuple[str, ...]]:
         text = self.text
@@ -683,6 +699,8 @@ class _Reader:
             pos = 0
             while True:
                 prev_end = pos
+                if self.owners is not None:
+                    self.element = self._at_element(stack, state)
                 slipped = self.slip(pos) if state == _VALUE and slips else None
                 # (A string its other quote closed: its token, read up to that quote.)
                 m = token(text, pos, end if slipped is None else slipped[1] - 1)
@@ -845,6 +863,8 @@ class _Reader:
 
             # The end of the text. Open containers are already attached, and a key
             # or comma left dangling was never added, so closing is just noting it.
+            if self.owners is not None:
+                self.element = self._at_element(stack, state)
             if stack:
                 note("closed_json")
             if result is _NOTHING:
@@ -1146,7 +1166,7 @@ def failure(text: str) -> RepairError | None:
 
 
 def loads(
-    text: str, cut: bool = False, left_open: list | None = None, python: bool = False
+    text: str, cut: bool = False, left_open: list | None = None, python: bool = False, owned: list | None = None
 ) -> tuple[Any, tuple[str, ...]]:
     """Decode the one JSON value that is the whole of text (surrounding whitespace allowed).
 
@@ -1161,7 +1181,12 @@ def loads(
     with nothing after it. Brackets closed around complete values are only
     closed_json. `left_open`, with cut: a list that gets the ids of the containers
     (dicts, lists) the end left open, outermost first. `python`: the text is a Python
-    value, whose strings' escapes are Python's (see _Reader.unescape).
+    value, whose strings' escapes are Python's (see _Reader.unescape). `owned`: a list
+    that, where the value is a list and the lenient pass read it, gets for each of its
+    elements the repairs its own text needed, and those of no element in particular
+    (outside the list: an extra bracket after it), as a tuple each: a list of calls
+    records a repair on the call that needed it (an element left out: the one before;
+    the end of the text: the last one).
     """
     if not isinstance(text, str):
         raise RepairError("payload is not text")
@@ -1181,16 +1206,26 @@ def loads(
             repairs = ("cut_value",)  # (a number or a literal alone, running to the end)
     except (ValueError, RecursionError):
         reader = _Reader(text, cut, python)
+        if owned is not None:
+            reader.owners = {}
         value, repairs = reader.read()
         if not python and "invalid_escape" in repairs and "python_literals" in repairs:
             # A Python value (its None, True, False read), whose "double-quoted" strings
             # are Python's too (repr writes a string holding a ' so): read again with
             # Python's escapes, which it used.
             reader = _Reader(text, cut, True)
+            if owned is not None:
+                reader.owners = {}
             value, repairs = reader.read()
         repeated = reader.repeated
         if left_open is not None:
             left_open.extend(reader.left_open)
+        if owned is not None and isinstance(value, list) and value and reader.owners:
+            last = len(value) - 1
+            owned.extend(
+                tuple(r for r, at in reader.owners.items() if -1 in at or any(min(k, last) == i for k in at))
+                for i in range(len(value))
+            )
     if _too_deep(text):
         raise RepairError(TOO_DEEP)
     if repeated is not None or (repairs == () and may_repeat(text, value)):
