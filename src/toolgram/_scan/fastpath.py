@@ -694,6 +694,12 @@ def run(
             # The call's closer written again: the loop takes it (Scanner._closer_again).
             sc.closed_at, sc.closer = pos, closer
             return pos
+        turn = turn_closer(frame.fmt, buf, pos) if frame.fmt.end_of_turn else ""
+        if turn and (not closer or closer == turn) and assistant_turn(buf, pos, True):
+            # The model's next turn opened after the call's end-of-turn token: the loop
+            # takes it (Scanner._closer_again).
+            sc.closed_at, sc.closer, sc.closer_turn = pos, turn, True
+            return pos
         # (_whole_next's search when the text holds one symbol character, inline)
         i = buf.find(one, pos) if one else -1
         if again is not None and i >= 0 and buf.startswith(again, i) and buf[i - 1] != "`":
@@ -743,6 +749,45 @@ def _written_again(buf: str, end: int, closer: str) -> bool:
     while j < stop and buf[j].isspace():
         j += 1
     return buf.startswith(closer, j)
+
+
+def turn_closer(fmt: Format, buf: str, end: int) -> str:
+    """The end-of-turn token of `fmt` (`// end_of_turn:`) that its call ending at `end`
+    ends with, its grammar reading it as the call's close (Llama 3's `<|eot_id|>`), a
+    quiet format's too; "" when it ends with none. What the template writes after it
+    is Scanner._closer_again's (assistant_turn)."""
+    for t in fmt.end_of_turn:
+        if buf.endswith(t, 0, end):
+            return t
+    return ""
+
+
+# A chat template's turn boundary after its end-of-turn token (Scanner._turn_between,
+# _closer_again): blanks, the next turn's opener and role, blanks; each part bounded, so
+# that a stream reads it whole within TURN_MOST characters of the token.
+TURN_BOUNDARY = regex.compile(
+    r"[ \t]{0,8}+(?:\r?\n){0,2}+[ \t]{0,8}+"
+    r"(?:(?:<\|im_start\|>|<\|start_header_id\|>)(?P<role>[A-Za-z_]{1,32}+)(?:<\|end_header_id\|>)?+[ \t]{0,8}+(?:\r?\n){0,2}+[ \t]{0,8}+)?+"
+)
+TURN_MOST = 112  # (the longest TURN_BOUNDARY match: 108 characters)
+_TURN_OPENERS = ("<|im_start|>", "<|start_header_id|>")
+
+
+def assistant_turn(buf: str, at: int, final: bool) -> int | None:
+    """Where the boundary ends that opens the model's own next turn at `at` (right after
+    an end-of-turn token: `\n<|im_start|>assistant\n`,
+    `<|start_header_id|>assistant<|end_header_id|>\n\n`), 0 where none opens there, None
+    while a stream's text cannot tell yet: the text after `at` may still become one (its
+    blanks, then an opener or the start of one) and is no longer than the longest."""
+    m = TURN_BOUNDARY.match(buf, at)
+    role = m.group("role")
+    if not final and len(buf) - at <= TURN_MOST:
+        if role is not None:
+            return None
+        rest = buf[m.end() :]
+        if any(o.startswith(rest) or rest.startswith(o) for o in _TURN_OPENERS):
+            return None
+    return m.end() if role == "assistant" else 0
 
 
 def closer_of(fmt: Format, buf: str, end: int) -> str:

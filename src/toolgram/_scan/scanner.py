@@ -67,15 +67,9 @@ _PROSE = ("text", "reasoning")  # (the kinds of Piece that are prose: see _told)
 
 # Blanks to the end of the text (after an end-of-turn token: see _in_prose).
 _BLANK_TO_END = lazy(regex.compile, r"\s*+\Z")
-# A chat template's turn boundary after its end-of-turn token, between two calls (see
-# Scanner._turn_between): blanks, the next turn's opener and role, blanks; each part
-# bounded, so that a stream reads it whole within _TURN_MOST characters of the token.
-_TURN_BOUNDARY = lazy(regex.compile, 
-    r"[ \t]{0,8}+(?:\r?\n){0,2}+[ \t]{0,8}+"
-    r"(?:(?:<\|im_start\|>|<\|start_header_id\|>)[A-Za-z_]{1,32}+(?:<\|end_header_id\|>)?+[ \t]{0,8}+(?:\r?\n){0,2}+[ \t]{0,8}+)?+"
-)
 _BLANK_RUN = lazy(regex.compile, r"\s{0,64}+")
-_TURN_MOST = 112  # (the longest _TURN_BOUNDARY match: 108 characters)
+# A chat template's turn boundary after its end-of-turn token (see Scanner._turn_between).
+_TURN_BOUNDARY, _TURN_MOST = _frame.TURN_BOUNDARY, _frame.TURN_MOST
 # A call object's head, as Llama 3 writes it (grammars/llama3_json.lark's _OBJECT_HEAD
 # up to the name's colon), and how far back from a line's `}` it is looked for
 # (Scanner._glued_call; a stream keeps that much: _trim).
@@ -106,6 +100,7 @@ class Scanner(MarkerSearch):
     # where it ends, in the reply (-1: not there), and that closer. See _closer_again.
     closed_at = -1
     closer = ""
+    closer_turn = False  # (the closer is its format's end-of-turn token: _closer_again)
     # Where the last call, or the last region, ended (in the reply): text after it is
     # the model's prose (see _after_object).
     read_to = 0
@@ -1012,9 +1007,11 @@ class Scanner(MarkerSearch):
         if fmt.line_starts:
             self.line_call_end = self.base + end
         c = _frame.closer_of(fmt, self.buf, end)
-        if c:
+        turn = _frame.turn_closer(fmt, self.buf, end) if fmt.end_of_turn and (not c or c in fmt.end_of_turn) else ""
+        if c or turn:
             self.closed_at = self.base + end
-            self.closer = c
+            self.closer = c or turn
+            self.closer_turn = bool(turn)
 
     def _closer_again(self, out: list, pos: int, kind: str, final: bool) -> bool | None:
         """In prose right after a call (closed_at): its closer written again, blanks
@@ -1028,6 +1025,19 @@ class Scanner(MarkerSearch):
             return False
         closer = self.closer
         buf = self.buf
+        if self.closer_turn:
+            # The call's closer is its format's end-of-turn token (Llama 3's `<|eot_id|>`):
+            # the model's next turn opened after it (`<|start_header_id|>assistant
+            # <|end_header_id|>\n\n`) is the template's markup, whatever follows, as after
+            # a token the scanner finds (_turn_between; QA19 R8).
+            turn = _frame.assistant_turn(buf, pos, final)
+            if turn is None:
+                return None
+            if turn:
+                self.closed_at = -1
+                out.append(Piece("turn_end", pos, turn, ""))
+                self.pos = turn
+                return True
         again = self._repeated(buf, pos, closer, final)
         if not again:
             if again is not None:
@@ -1150,7 +1160,15 @@ class Scanner(MarkerSearch):
             return 0
         if not final and len(buf) - after <= _TURN_MOST + self.max_prefix:
             return None
-        end = _TURN_BOUNDARY.match(buf, after).end()
+        boundary = _TURN_BOUNDARY.match(buf, after)
+        end = boundary.end()
+        if boundary.group("role") == "assistant":
+            # The next turn opened as the model's own (`</tool_call><|im_end|>\n<|im_start|>
+            # assistant\n`), whatever follows it: the reply's end, prose, reasoning or a
+            # call. The model ran on into a turn of its own; what it writes there is the
+            # reply's, the template's tokens around it markup (QA19 R8). (Another role's
+            # turn, `<|im_start|>user\n…`, is text but before the next call.)
+            return end
         m = self.call_re.match(buf, end) if self.call_re is not None else None
         if m is None or not any(not f.quiet for f in self.by_marker[m.group()]):
             return 0
