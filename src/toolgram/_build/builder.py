@@ -592,12 +592,13 @@ class Builder:
                 key = _unescape_md(_text(_find(child, "key"), self.buf).strip(), draft.repairs)
                 value = _find(child, "value")
                 text = _text(value, self.buf)
-                if cut_open and self._reaches(value):
+                reaches = cut_open and self._reaches(value)
+                if reaches:
                     short = _repair.cut_short(text + self._spaced())
                     text = self._cut_text(text, short)
                 else:
                     text = self._slipped(value, text, draft.repairs)
-                draft.params.append((key, text, "python"))
+                self._python_kwarg(draft, key, text, reaches)
             elif d == "posarg":
                 text = _text(child, self.buf)
                 if cut_open and self._reaches(child):
@@ -758,7 +759,8 @@ class Builder:
             children = child.children
             value = children[-1] if len(children) == 1 else children[1].children[0]  # (posarg; kwarg: key, value)
             text = _token_text(value, buf)
-            if cut_open and value.end_pos == self.ended[0]:  # (_reaches: its extent is its token's)
+            reaches = cut_open and value.end_pos == self.ended[0]  # (_reaches: its extent is its token's)
+            if reaches:
                 short = _repair.cut_short(text + self._spaced())
                 text = self._cut_text(text, short)
                 hi = max(hi, self.took_to)  # (the whitespace it holds)
@@ -766,7 +768,7 @@ class Builder:
                 text = self._slipped(value, text, repairs)
             if len(children) == 2:
                 key = children[0].children[0]
-                draft.params.append((_unescape_md(_token_text(key, buf).strip(), repairs), text, "python"))
+                self._python_kwarg(draft, _unescape_md(_token_text(key, buf).strip(), repairs), text, reaches)
                 lo, hi = min(lo, key.start_pos), max(hi, key.end_pos)
             else:
                 positional.append(text)
@@ -774,6 +776,25 @@ class Builder:
         end = getattr(getattr(node, "_meta", None), "end_pos", None)
         draft.span = (lo, end) if end is not None and end > hi else (lo, hi)
         return name.end_pos, short
+
+    def _python_kwarg(self, draft: Draft, key: str, text: str, cut: bool) -> None:
+        """A Python keyword argument, `key` and its value's text, into draft.params. A
+        whole value, then the next keyword argument with no comma before it (`text="ok"
+        n=1`, QA19 R11), is each its own argument (not the first value's text, an
+        unquoted_string), and the call records missing_comma. `cut`: the end of the reply
+        cut the text; a keyword with nothing after its `=` there (`"ok" n=`) is dropped
+        (dropped_partial_argument), as `f(a=1, n=` drops it."""
+        run_on = _kwargs_run_on(text, cut)
+        if run_on is not None:
+            _add(draft.repairs, ["missing_comma"])
+            for k, v in run_on:
+                draft.params.append((key, v, "python"))
+                key = _unescape_md(k, draft.repairs)
+            text = run_on.last
+            if not text:
+                _add(draft.repairs, ["dropped_partial_argument"])
+                return
+        draft.params.append((key, text, "python"))
 
     def _loose_args(self, text: str, cut: bool) -> tuple:
         """decode_loose(text, cut), once for the arguments a region's calls write the
@@ -1925,6 +1946,59 @@ def _plain_parts(node: Tree, _known=_RULE_NAMES) -> list | None:
         elif kind != "posarg" or len(inner) != 1 or type(inner[0]) is not Tok:
             return None
     return children
+
+
+# After a whole Python value: the next keyword argument's name and its `=` (not `==`),
+# with no comma before it (_kwargs_run_on).
+_KWARG_NEXT = lazy(re.compile, r"\s*((?:[A-Za-z_]|\\_)(?:\w|\\_)*)\s*=(?!=)\s*")
+# A number or a Python constant, then a blank (_kwargs_run_on).
+_PY_WORD = lazy(re.compile, r"(?:True|False|None|[-+]?(?:\d[\w.]*|\.\d[\w.]*)(?:[eE][-+]?\d+)?)(?=\s)")
+
+
+class _RunOn(list):
+    """_kwargs_run_on's answer: (the value, the next keyword) pairs, and `last`, the
+    last keyword's value."""
+
+    last = ""
+
+
+def _whole_value_end(text: str, pos: int) -> int | None:
+    """Where the Python value that starts at text[pos] ends, when it is one whole
+    value that something follows: a string whose quote closes it (not a triple-quoted
+    one), a bracketed value, a number or a constant before a blank; else None."""
+    c = text[pos : pos + 1]
+    if c == '"' or c == "'":
+        if text.startswith(c * 3, pos):
+            return None
+        m = _repair.PY_STRING[c].match(text, pos)
+        return m.end() if m.group(1) is not None else None
+    if c and c in "[{(":
+        return _repair.value_end(text, pos)
+    m = _PY_WORD.match(text, pos)
+    return m.end() if m is not None else None
+
+
+def _kwargs_run_on(text: str, cut: bool = False) -> _RunOn | None:
+    """A Python keyword argument's value text that is a whole value, then the next
+    keyword argument with no comma between (`"ok" n=1`, `[1, 2] n=1 m="x"`): what each
+    argument's value is; None unless the text reads so (Python reads none of it). A
+    value that is a bare word (`x n=1`) is not split: it may be the model's prose.
+    `cut`: the text ends where the reply did; the last keyword's value may be empty."""
+    end = _whole_value_end(text, 0)
+    m = _KWARG_NEXT.match(text, end) if end is not None and end < len(text) else None
+    if m is None:
+        return None
+    got = _RunOn()
+    value = text[:end]
+    while True:
+        key, pos = m.group(1), m.end()
+        got.append((key, value))
+        end = _whole_value_end(text, pos)
+        m = _KWARG_NEXT.match(text, end) if end is not None and end < len(text) else None
+        if m is None:
+            got.last = text[pos:].rstrip()
+            return got if got.last or cut else None
+        value = text[pos:end]
 
 
 def _token_text(tok: Tok, buf: str | None) -> str:
