@@ -440,6 +440,10 @@ LATE_CALLS = {
     # so the call is done at a blank line, a quote, 4,096 characters from the string's
     # opening, or the end.
     "qwen3_coder_xml/call_after_a_windows_path_left_open_on_an_earlier_line_then_lines_of_prose",
+    # A Python string left open, then another format's call: the string may still close
+    # after that call (then it quotes it), so the first call is done when the reply ends
+    # (QA19 R15).
+    "pythonic/string_left_open_then_another_formats_call_ends_it",
 }
 
 

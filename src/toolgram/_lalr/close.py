@@ -519,6 +519,15 @@ def cut(d: Any, buf: str, pos: int, stop: int, final: bool) -> Any:
                 return None
             return m
     at = _repair.unreadable_in(buf, pos, stop, spans)
+    if at is None and final and stop >= len(buf) and len(d.cutter) > 4:
+        # A Python value's string left open to the end of the reply (`f(q='a\n<tool_call>
+        # {…}</tool_call>`: the other quote never closes it): another format's call that
+        # reads whole in it is the model's next call, not the string's text; the string
+        # ends there, as if the reply had been cut there (QA19 R15). (A mention of a
+        # marker, `'Use <tool_call> tags`, stays its text: no call reads there.)
+        m = _call_in_open_string(d, buf, pos, stop)
+        if m >= 0:
+            return m
     if at is None:
         if opened >= pos:
             # A string left open to the end of the reply (`{"city": "Par<|tool_call_end|>…`,
@@ -552,6 +561,24 @@ def cut(d: Any, buf: str, pos: int, stop: int, final: bool) -> Any:
 def _spans(d: Any) -> Any:
     """The _repair.Spans shared by the drivers of the text (on their BracketIndex)."""
     return _repair.Spans() if d.brackets is None else _repair.Spans.of(d.brackets)
+
+
+def _call_in_open_string(d: Any, buf: str, pos: int, stop: int) -> int:
+    """Where, in the Python argument value at pos that is a string its quote never
+    closes (as Python reads it) and runs to `stop`, the end of the text, the first
+    marker starts at which another format's call reads whole (cutter[4]), or -1."""
+    quote = buf[pos]
+    if quote not in "'\"" or not d.fmt.stream_python and "PYVALUE" not in d.c.terminals:
+        return -1
+    if _repair.PY_STRING[quote].match(buf, pos).group(1) is not None:
+        return -1
+    reads = d.cutter[4]
+    m = d._first_marker(buf, pos + 1, stop)
+    while m >= 0:
+        if reads(buf, m, d.fmt):
+            return m
+        m = d._first_marker(buf, m + 1, stop)
+    return -1
 
 
 def _own_marker(d: Any, buf: str, lo: int, hi: int) -> int:

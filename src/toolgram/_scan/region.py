@@ -122,7 +122,7 @@ class RegionReader:
         )
         # (The scanner's find, not this reader's: a driver holding this reader through it would
         # make a cycle, and each parse's trees would wait for the collector's full pass.)
-        return Driver(fmt, start, sc.brackets, (sc._markers_from, room, sc.prefixes, sc.find), lines)
+        return Driver(fmt, start, sc.brackets, (sc._markers_from, room, sc.prefixes, sc.find, sc.call_reads_at), lines)
 
     def run(self, out: list, final: bool, anchored: bool) -> bool:
         """Scanner mode "region" (and an anchored region in mode "start"): read on;
