@@ -38,7 +38,8 @@ Without a schema (no tools given, an unknown tool or parameter, `{}`):
   - with no type either, a value that is exactly a JSON number, true, false,
     null, object or array is decoded; everything else stays the text as written
     (quoted text such as `"hi"` keeps its quotes; NaN and Infinity stay text; a
-    number that JSON writes back otherwise, `3.10`, `1e5`, stays text).
+    number that JSON writes back otherwise, `3.10`, `1e5`, stays text); a float
+    with no digit before or after its point (`.5`, `5.`, `-.5`) is that number.
 
 Nested elements (`Node` with children) become an object, or an array when the
 schema (or the model-written type list/array) says so, or when no child has a
@@ -258,6 +259,22 @@ def _writes_back(value: Any, text: str) -> bool:
     return json.dumps(value) == text.strip()
 
 
+# A float that Python and JavaScript read and JSON refuses only for the digit left out
+# before or after its point (`.5`, `5.`, `-.5`, `5.e3`): a number's spelling and nothing
+# else (QA19 R12), read as Python reads it, with no repair (as a Python value's is).
+_POINT_FLOAT = lazy(re.compile, r"-?(?:[0-9]+\.|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
+
+
+def _point_float(text: str, exponent: bool = True) -> tuple[bool, Any]:
+    """(ok, the float) for such a spelling; `exponent=False`: not one with an exponent
+    (with no schema to ask, `5.e3` stays the text, as `1e3` does: _writes_back)."""
+    s = text.strip()
+    if _POINT_FLOAT.fullmatch(s) is None or (not exponent and ("e" in s or "E" in s)):
+        return False, None
+    value = float(s)
+    return (True, value) if math.isfinite(value) else (False, None)
+
+
 def _word(text: str) -> tuple[bool, Any]:
     w = text.strip().lower()
     if w in ("true", "false"):
@@ -273,6 +290,9 @@ def _lenient(text: str) -> tuple[bool, Any, tuple[str, ...]]:
     if ok:
         return True, value, ()
     ok, value = _word(text)
+    if ok:
+        return True, value, ()
+    ok, value = _point_float(text)
     if ok:
         return True, value, ()
     s = text.strip()
@@ -349,6 +369,10 @@ def _scalar(text: str, hint: str | None, kinds: frozenset[str] | None) -> tuple[
             ok, value = _strict(text)
             if ok and not isinstance(value, str) and _writes_back(value, text):
                 return value, ()
+            if not ok:
+                ok, value = _point_float(text, exponent=False)
+                if ok:
+                    return value, ()
             return text, ()
         ok, value, repairs = _lenient(text)
         return (value, repairs) if ok else (text, ())
