@@ -316,6 +316,25 @@ def test_qwen3_coder_calls_read_without_error_are_never_withdrawn(case: Any) -> 
 @pytest.mark.parametrize(
     "raw",
     [
+        # The other quote before the list's `]`, the call's `)` left out (QA19 R14).
+        "<|tool_call_start|>[say(text='x\"]<|tool_call_end|>",
+        "<|tool_call_start|>[say(text='x\" ]<|tool_call_end|>",
+        # A string left open before the format's end marker: closed there, not its text.
+        '<|tool_call_start|>[say(text="hi<|tool_call_end|>',
+        '<|tool_call_start|>[say(text="hi )]<|tool_call_end|>',
+    ],
+)
+def test_a_python_call_read_whole_is_never_withdrawn(raw: str) -> None:
+    for size in (1, 2, 5):
+        events = check(raw, chunked(raw, size), None, None, 32_768)
+        assert not [e for e in events if type(e) is CallCancelled]
+        sent = "".join(e.text for e in events if type(e) is ArgumentsDelta)
+        assert "tool_call_end" not in sent
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
         '<tool_call>\n<function=write_file>\n<parameter=content>\nhé ✓\n</parameter>\n</function>\n</tool_call>',
         '<tool_call>{"name": "search", "arguments": {"q": "café ✓"}}</tool_call>',
     ],

@@ -600,7 +600,7 @@ class StreamParser:
                 # (a list of Python-style calls: announced by its name, its keyword arguments
                 # as they are written, PyEcho; the calls after it are followed from its `(`,
                 # see _PyFollow)
-                echo = PyEcho(self._tools.schema(name) if self._tools is not None else None)
+                echo = PyEcho(self._tools.schema(name) if self._tools is not None else None, self._scanner.region_markers())
                 follow = _PyFollow(got[3], got[2])
             elif len(got) > 3 and type(got[3]) is JsonTags:
                 # (a JSON object after an opener its header declares: Kimi K2's, Mistral's;
@@ -676,7 +676,7 @@ class StreamParser:
                 echo = JsonEcho(tags.markers if tags is not None else self._markers)
                 self._announce(last.region, start, name, echo, None, rest_at, events, text, tags, written)
             elif type(follow) is _PyFollow:  # (the next Python-style call of a list)
-                echo = PyEcho(self._tools.schema(name) if self._tools is not None else None)
+                echo = PyEcho(self._tools.schema(name) if self._tools is not None else None, self._scanner.region_markers())
                 self._announce(last.region, start, name, echo, _PyFollow(tags, rest_at), rest_at, events, text)
             else:
                 echo = XmlParamEcho(self._tools.schema(name) if self._tools is not None else None, tags)

@@ -30,6 +30,8 @@ from __future__ import annotations
 
 import json
 import re
+
+import regex
 from collections.abc import Mapping
 from typing import Any
 
@@ -54,6 +56,8 @@ _KEY_MAX = 128
 _OPEN, _BETWEEN, _KEY, _BEFORE_EQ, _EQ, _VALUE = "open", "between", "key", "before_eq", "eq", "value"
 _QUOTED, _EMPTY, _AFTER_QUOTE, _RAW, _NEXT = "quoted", "empty", "after_quote", "raw", "next"
 _AFTER_OTHER = "after_other"  # (after the first quote of the other kind in a quoted value)
+# After that quote: the list's `]` or a marker's `<`, blanks before it (_after_other).
+_BRACKET_AFTER = regex.compile(r"[ \t]*[\]<]")
 
 
 def _quoted(text: str) -> str:
@@ -61,7 +65,18 @@ def _quoted(text: str) -> str:
 
 
 class PyEcho:
-    def __init__(self, schema: Any = None) -> None:
+    def __init__(self, schema: Any = None, markers: tuple[str, ...] = ()) -> None:
+        # The region's markers (LFM2's `<|tool_call_end|>`…): one inside a quoted value may
+        # end the string there (a string left open before the end marker: the builder
+        # closes it, closed_json). A quoted value's text that may begin one is held until
+        # it shows whether it does; one that does stops the echo (the rest comes with the
+        # call's end), never sent as the value's text (QA19 R14).
+        self.markers = tuple(m for m in markers if m)
+        firsts = "".join(sorted({m[0] for m in self.markers} - {'"', "'", "\\", "\n", "\r"}))
+        self.firsts = frozenset(firsts)
+        self.longest = max(map(len, self.markers), default=0)
+        self.plain = re.compile("[^\"'\\\\\n\r" + re.escape(firsts) + "]+") if firsts else _PLAIN
+        self.mheld = ""  # a quoted value's text that may begin a marker
         self.stopped = False
         self.done = False  # the call's `)` came
         props = schema.get("properties") if isinstance(schema, Mapping) else None
@@ -87,6 +102,8 @@ class PyEcho:
         if self.stopped or self.done:
             return ""
         out: list[str] = []
+        if self.mheld:
+            text, self.mheld = self.mheld + text, ""
         try:
             self._read(text, out)
         except _Stop:
@@ -188,7 +205,7 @@ class PyEcho:
     def _quoted(self, text: str, i: int, out: list[str]) -> int:
         """Read on inside a quoted value; return where reading stopped."""
         quote, n = self.quote, len(text)
-        plain = _PLAIN
+        plain, firsts = self.plain, self.firsts
         while i < n:
             if self.first:
                 if text[i] == quote:
@@ -212,7 +229,17 @@ class PyEcho:
                 self.prev = text[i - 1]
                 continue
             ch = text[i]
-            if ch == "\\":
+            if ch in firsts:
+                window = text[i : i + self.longest]
+                if any(window.startswith(m) for m in self.markers):
+                    raise _Stop  # (a marker: the builder decides where the string ends)
+                if i + len(window) == n and any(m.startswith(window) for m in self.markers):
+                    self.mheld = window  # (fed again with the next text)
+                    return n
+                out.append(_quoted(ch))
+                self.prev = ch
+                i += 1
+            elif ch == "\\":
                 self.escape = True
                 i += 1
             elif ch == quote:
@@ -263,6 +290,11 @@ class PyEcho:
         the first such quote: the next one may still close it)."""
         held = self.held + text[i:]
         m = _repair._SLIP_CLOSE.match(held, 0, partial=True)
+        if m is None:
+            # (Or the list's `]`, or a marker, the call's `)` left out: `'x"]<|tool_call_end|>`,
+            # which the builder may read as the string's close too, closed_bracket. QA19 R14:
+            # sent as the value's text, it was withdrawn with the call when the end came.)
+            m = _BRACKET_AFTER.match(held, 0, partial=True)
         if m is not None:
             if m.partial or m.end() >= len(held):
                 if len(held) > _HOLD:
