@@ -518,7 +518,7 @@ def cut(d: Any, buf: str, pos: int, stop: int, final: bool) -> Any:
             if _starts_at(d, buf, m) or spans.breaks_at(buf, pos, buf[pos:m]) is not None:
                 return None
             return m
-    at = _repair.unreadable_in(buf, pos, stop, spans)
+    at = _repair.unreadable_in(buf, pos, stop, spans, final or stop < len(buf))
     if at is None and final and stop >= len(buf) and len(d.cutter) > 4:
         # A Python value's string left open to the end of the reply (`f(q='a\n<tool_call>
         # {…}</tool_call>`: the other quote never closes it): another format's call that

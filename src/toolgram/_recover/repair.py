@@ -658,6 +658,11 @@ class _Reader:
         # -1 for none of them (the text outside the list). None: not asked for.
         self.owners: dict[str, set[int]] | None = None
         self.element = -1  # (the element being read, when owners is asked for)
+        # A string read as closed by its other quote where its own quote is nowhere after
+        # it in the text (slip): text after this text may bring that quote, and the
+        # string then runs on to it. What was read after such a string is no reading
+        # that every longer text keeps (see unreadable_in).
+        self.open_slip = False
 
     def note(self, repair: str) -> None:
         self.repairs.setdefault(repair, None)
@@ -883,6 +888,7 @@ class _Reader:
             # and word characters it starts (`1.5e` was tried as a number that `9` would
             # complete), or as far as numberish() read.
             exc.at = max(seen, self.looked, _RUN.match(text, began).end())
+            exc.open_slip = self.open_slip
             raise
 
     def slip(self, pos: int) -> tuple[str, int] | None:
@@ -919,6 +925,8 @@ class _Reader:
         ):
             return None  # (the string as written stands)
         self.note("mismatched_quote")
+        if strict.group(1) is None:
+            self.open_slip = True  # (its own quote may yet come after this text: see __init__)
         body = text[start + 1 : at]
         return (self.unescape(body, quote) if "\\" in body else body), at + 1
 
@@ -1080,15 +1088,26 @@ def _for_good(text: str, at: int | None) -> int | None:
     return at if at is not None and at + _BREAK_MARGIN <= len(text.rstrip()) else None
 
 
-def unreadable_in(text: str, pos: int, stop: int, spans: Spans | None = None) -> int | None:
+def unreadable_in(text: str, pos: int, stop: int, spans: Spans | None = None, whole: bool = True) -> int | None:
     """unreadable_at(text[pos:stop]), reading no more of it than it needs: prefixes of
     growing length first (a prefix that breaks for good breaks the text there).
-    `spans`: the text's Spans, which read each prefix's text once."""
+    `spans`: the text's Spans, which read each prefix's text once. `whole`: text[pos:stop]
+    is all the value's text there will be (False: a stream's text so far, which more
+    text goes on). A break after a string its other quote closed where its own quote
+    is nowhere after it (_Reader.open_slip) is for good only in the value's whole text:
+    in a prefix, the text after it may hold that quote, the string then runs on to it,
+    and the break is elsewhere or none (fuzz seed 7 #7025501: `{"": "'}<tool_call>{"`
+    broke at `<` read up to the marker, and read whole, not there)."""
     size = 256
     while True:
         end = min(stop, pos + size)
         span = text[pos:end]
-        at = _for_good(span, breaks_at(span) if spans is None else spans.breaks_at(text, pos, span))
+        found = failure(span) if spans is None else spans.failure(text, pos, span)
+        if found is not None and not isinstance(found, tuple):
+            found = (str(found), getattr(found, "at", None), getattr(found, "open_slip", False))
+        at = None if found is None else _for_good(span, found[1])
+        if at is not None and found[2] and not (whole and end >= stop):
+            at = None  # (not settled by this text: see above)
         if at is not None or end >= stop:
             return at
         size *= 4
@@ -1131,7 +1150,7 @@ class Spans:
 
     def note(self, text: str, pos: int, span: str, exc: RepairError | None) -> tuple | None:
         """Keep what loads(span) raised (None: it read); its answer."""
-        found = None if exc is None else (str(exc), getattr(exc, "at", None))
+        found = None if exc is None else (str(exc), getattr(exc, "at", None), getattr(exc, "open_slip", False))
         if text is self.text and text.startswith(span, pos):
             self.seen.setdefault((len(span), hash(span)), []).append((pos, found))
         return found
