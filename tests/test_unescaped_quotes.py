@@ -245,6 +245,11 @@ def test_a_quote_that_slipped_at_the_end_of_the_reply_is_a_cut_value() -> None:
         '<tool_call>{"name": "get_weather", "arguments": {"city": "Paris\', "unit": "c"}}</tool_call>',
         '<tool_call>{"name": "get_weather", "arguments": {"city": \'Paris", unit: "c"}}</tool_call> Done.',
         '[TOOL_CALLS]get_weather[ARGS]{"city": \'Paris", "unit": "c"}',
+        # (A `/` elsewhere in the payload, a URL's or a comment's: the quote is told as
+        # without it. It turned the repair off for the whole payload, so a text read up to
+        # a marker and one read past it with a path in it broke apart: fuzz seed 7 #7025501.)
+        '<tool_call>{"name": "get_weather", "arguments": {"src": "http://x", "city": \'Paris", "unit": "c"}}</tool_call>',
+        '<tool_call>{"name": "get_weather", "arguments": {"city": \'Paris", "unit": "c"} // note\n}</tool_call>',
         '<|tool_call_start|>[{"name": "get_weather", "arguments": {"city": \'Paris", "unit": "c"}}]<|tool_call_end|>',
     ],
 )
@@ -252,7 +257,7 @@ def test_a_json_string_closed_with_the_other_quote(raw: str) -> None:
     # (Not `{"city": "Paris\", \"unit\": \"c\"}}"}`: the next key and the braces in the value.)
     result = _same_everywhere(raw, ["get_weather"])
     assert result.errors == []
-    assert [(c.name, c.arguments) for c in result.calls] == [("get_weather", {"city": "Paris", "unit": "c"})]
+    assert [(c.name, {k: v for k, v in c.arguments.items() if k != "src"}) for c in result.calls] == [("get_weather", {"city": "Paris", "unit": "c"})]
     assert "mismatched_quote" in result.calls[0].repairs
 
 

@@ -682,7 +682,7 @@ class _Reader:
         text = self.text
         end = self.end
         comments = "/" in text
-        slips = "'" in text and '"' in text and not comments  # (see slip)
+        slips = "'" in text and '"' in text  # (see slip)
         token = _TOKEN_COMMENTS.match if comments else _TOKEN.match
         colon = _COLON_AFTER_KEY.match
         note = self.note
