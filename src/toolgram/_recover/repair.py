@@ -619,6 +619,10 @@ _JSON_KEY = r"""(?:"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|[A-Za-z_$][\w$]*)\s*:
 _JSON_STANDS = lazy(re.compile, r"\s*(?:[,}\]]|\Z|" + _JSON_KEY + ")")
 _BLANKS = lazy(re.compile, r"\s*")
 _JSON_SLIP = lazy(re.compile, r"""\s*(?:,\s*(?:"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|[A-Za-z_$][\w$]*)\s*:|[}\]])""")
+# The same two, asked (partial=True) whether the end of a text cut a match of them short:
+# a slip told by what a longer text may change (see _Reader.unsettled).
+_JSON_STANDS_MAY = lazy(regex.compile, r"\s*(?:[,}\]]|" + _JSON_KEY + ")")
+_JSON_SLIP_MAY = lazy(regex.compile, r"""\s*(?:,\s*(?:"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|[A-Za-z_$][\w$]*)\s*:|[}\]])""")
 
 
 def _stripped_end(text: str) -> int:
@@ -658,11 +662,12 @@ class _Reader:
         # -1 for none of them (the text outside the list). None: not asked for.
         self.owners: dict[str, set[int]] | None = None
         self.element = -1  # (the element being read, when owners is asked for)
-        # A string read as closed by its other quote where its own quote is nowhere after
-        # it in the text (slip): text after this text may bring that quote, and the
-        # string then runs on to it. What was read after such a string is no reading
-        # that every longer text keeps (see unreadable_in).
-        self.open_slip = False
+        # Whether a string's other quote was told to close it or not (slip) by the end of
+        # the text: its own quote nowhere after it, or the text after either quote cut
+        # where a longer text may go on as what follows a value (`, key:`, a closer, the
+        # next key). A longer text may tell it the other way, and what was read after
+        # that string is then no reading that every longer text keeps (see unreadable_in).
+        self.unsettled = False
 
     def note(self, repair: str) -> None:
         self.repairs.setdefault(repair, None)
@@ -888,7 +893,7 @@ class _Reader:
             # and word characters it starts (`1.5e` was tried as a number that `9` would
             # complete), or as far as numberish() read.
             exc.at = max(seen, self.looked, _RUN.match(text, began).end())
-            exc.open_slip = self.open_slip
+            exc.unsettled = self.unsettled
             raise
 
     def slip(self, pos: int) -> tuple[str, int] | None:
@@ -908,6 +913,8 @@ class _Reader:
         at = first_other(text, start)
         slip = _JSON_SLIP.match(text, at + 1) if at >= 0 else None
         if slip is None:
+            if at >= 0 and _JSON_SLIP_MAY.match(text, at + 1, partial=True) is not None:
+                self.unsettled = True  # (the end cut what may follow a value: see __init__)
             return None
         quote = text[start]
         strict = _PY_STRICT[quote].match(text, start)
@@ -925,8 +932,8 @@ class _Reader:
         ):
             return None  # (the string as written stands)
         self.note("mismatched_quote")
-        if strict.group(1) is None:
-            self.open_slip = True  # (its own quote may yet come after this text: see __init__)
+        if strict.group(1) is None or _JSON_STANDS_MAY.match(text, strict.end(), partial=True) is not None:
+            self.unsettled = True  # (its own quote, or what follows it, may yet come: see __init__)
         body = text[start + 1 : at]
         return (self.unescape(body, quote) if "\\" in body else body), at + 1
 
@@ -1094,9 +1101,10 @@ def unreadable_in(text: str, pos: int, stop: int, spans: Spans | None = None, wh
     `spans`: the text's Spans, which read each prefix's text once. `whole`: text[pos:stop]
     is all the value's text there will be (False: a stream's text so far, which more
     text goes on). A break after a string its other quote closed where its own quote
-    is nowhere after it (_Reader.open_slip) is for good only in the value's whole text:
-    in a prefix, the text after it may hold that quote, the string then runs on to it,
-    and the break is elsewhere or none (fuzz seed 7 #7025501: `{"": "'}<tool_call>{"`
+    is nowhere after it, or whose quotes the end of the text told otherwise as a longer
+    text may (_Reader.unsettled), is for good only in the value's whole text: in a
+    prefix, the text after it may hold that quote, the string then runs on to it, and
+    the break is elsewhere or none (fuzz seed 7 #7025501: `{"": "'}<tool_call>{"`
     broke at `<` read up to the marker, and read whole, not there)."""
     size = 256
     while True:
@@ -1104,7 +1112,7 @@ def unreadable_in(text: str, pos: int, stop: int, spans: Spans | None = None, wh
         span = text[pos:end]
         found = failure(span) if spans is None else spans.failure(text, pos, span)
         if found is not None and not isinstance(found, tuple):
-            found = (str(found), getattr(found, "at", None), getattr(found, "open_slip", False))
+            found = (str(found), getattr(found, "at", None), getattr(found, "unsettled", False))
         at = None if found is None else _for_good(span, found[1])
         if at is not None and found[2] and not (whole and end >= stop):
             at = None  # (not settled by this text: see above)
@@ -1150,7 +1158,7 @@ class Spans:
 
     def note(self, text: str, pos: int, span: str, exc: RepairError | None) -> tuple | None:
         """Keep what loads(span) raised (None: it read); its answer."""
-        found = None if exc is None else (str(exc), getattr(exc, "at", None), getattr(exc, "open_slip", False))
+        found = None if exc is None else (str(exc), getattr(exc, "at", None), getattr(exc, "unsettled", False))
         if text is self.text and text.startswith(span, pos):
             self.seen.setdefault((len(span), hash(span)), []).append((pos, found))
         return found
