@@ -992,11 +992,16 @@ class Scanner(MarkerSearch):
             return False
         return None if marker.startswith(buf[j:]) else False
 
-    def after_call(self, end: int, fmt: Format, region: Region | None = None) -> None:
+    def after_call(self, end: int, fmt: Format, region: Region | None = None, known: tuple | None = None) -> None:
         """A call (or a region holding one) ends at `end`: note its closer, which the model
         may write again right after it (see _closer_again), and what the prose after it
-        is searched for (stray.Watch)."""
-        self.stray = _stray.watch_of(fmt, region, self.buf, end, self.base)
+        is searched for (stray.Watch). `known`: (stray.watch_args' arguments, the closer)
+        as found at a region of the same text before (a storm's memo: storm._noted)."""
+        if known is None:
+            self.stray = _stray.watch_of(fmt, region, self.buf, end, self.base)
+        else:
+            a = known[0]
+            self.stray = None if a is None else _stray.Watch(a[0], a[1], a[2], a[3], a[4], self.base + end, a[5], a[6])
         self.read_to = self.call_to = self.base + end
         if region is not None:
             for part in region.items:
@@ -1006,7 +1011,7 @@ class Scanner(MarkerSearch):
                 return  # (no call in it: a message's markers)
         if fmt.line_starts:
             self.line_call_end = self.base + end
-        c = _frame.closer_of(fmt, self.buf, end)
+        c = _frame.closer_of(fmt, self.buf, end) if known is None else known[1]
         turn = _frame.turn_closer(fmt, self.buf, end) if fmt.end_of_turn and (not c or c in fmt.end_of_turn) else ""
         if c or turn:
             self.closed_at = self.base + end

@@ -58,6 +58,7 @@ import copy
 from typing import Any
 
 from .items import Failure, Piece, Region, _rebase
+from . import fastpath as _frame, stray as _stray
 from .opening import _START_WAIT, openers
 from .._build.builder import Draft, Prose, Reasoning
 from .._lalr.close import _QUOTED_CALL
@@ -250,7 +251,7 @@ def _certify(sc: Any, out: list, key: tuple, start: int, memo: Memo, final: bool
     got = _relative(out[n:], start), sc.pos - start
     seen = _stream_reading(sc, window, back, marker, candidates)
     if seen is not None and repr(seen) == repr(got):
-        memo.known[key] = (*got, _to_note(sc, got[0], marker))
+        memo.known[key] = (_planned(got[0]), got[1], _to_note(sc, got[0], marker, start, back))
         return True
     memo.refused.add(key)
     if seen is None and len(window) - back - len(marker) < _AHEAD_LONG:
@@ -259,10 +260,13 @@ def _certify(sc: Any, out: list, key: tuple, start: int, memo: Memo, final: bool
     return True
 
 
-def _to_note(sc: Any, items: list, marker: str) -> tuple | None:
+def _to_note(sc: Any, items: list, marker: str, start: int, back: int) -> tuple | None:
     """What the reading of a call also notes, for an outcome moved into place (_noted):
-    (the index of its last call, or of the last region holding one, and that call's
-    format), or None. Found once, when the outcome is remembered."""
+    (the index of its last call, or of the last region holding one, that call's format,
+    and what Scanner.after_call finds in the text there: (stray.watch_args' arguments,
+    the closer of the call), or None where that reads back past the key's window, which
+    begins `back` before the marker at `start`), or None. Found once, when the outcome
+    is remembered."""
     for k in range(len(items) - 1, -1, -1):
         item = items[k]
         if type(item) is ToolCall:
@@ -273,7 +277,17 @@ def _to_note(sc: Any, items: list, marker: str) -> tuple | None:
             continue
         for fmt in sc.by_marker[marker]:
             if fmt.name == name:
-                return k, fmt
+                known = None
+                if type(item) is Region:
+                    end = start + item.end
+                    args, low = _stray.watch_args(fmt, item, sc.buf, end)  # (of its Drafts: names, keys)
+                    closers = [e for e in fmt.ends if len(e) >= 3]
+                    if fmt.stream_call is not None:
+                        closers.append(fmt.stream_call[1])
+                    low = min(low, end - max(map(len, closers), default=0))
+                    if low >= start - back:
+                        known = args, _frame.closer_of(fmt, sc.buf, end)
+                return k, fmt, known
         return None
     return None
 
@@ -281,13 +295,15 @@ def _to_note(sc: Any, items: list, marker: str) -> tuple | None:
 def _noted(sc: Any, moved: list, noted: tuple) -> None:
     """What the reading of a call also notes, noted for the outcome moved into place: the
     last call's closer, which the model may write again right after it (Scanner.after_call;
-    without it, from a storm's fourth call on, a closer written twice was text: QA7 D1)."""
-    k, fmt = noted
+    without it, from a storm's fourth call on, a closer written twice was text: QA7 D1),
+    and what the prose after it is searched for (stray.Watch), as found when the outcome
+    was remembered where that is the window's (the same text at each region of the key)."""
+    k, fmt, known = noted
     item = moved[k]
     if type(item) is ToolCall:
         sc.after_call(item.span[1], fmt)
     else:
-        sc.after_call(item.end, fmt, item)
+        sc.after_call(item.end, fmt, item, known)
 
 
 def _stream_reading(sc: Any, window: str, back: int, marker: str, candidates: list) -> tuple | None:
@@ -329,17 +345,91 @@ def _relative(items: list, start: int) -> list:
 
 
 def _moved(items: list, start: int, _new=tuple.__new__) -> list:
-    """A copy of the items, `start` further on (a Piece, most of a prose storm's: made
-    moved at once, not copied and then made again by _rebase)."""
+    """A copy of the items, `start` further on: a Piece, most of a prose storm's, made
+    moved at once, not copied and then made again by _rebase; a Region, most of a call
+    storm's, made from its plan (_planned: no walk of it); the rest copied and moved."""
     moved = []
     for item in items:
-        if type(item) is Piece:
+        t = type(item)
+        if t is Piece:
             moved.append(_new(Piece, (item[0], item[1] + start, item[2] + start, item[3])))
+        elif t is tuple:  # (a Region's plan)
+            moved.append(_region_from(item, start))
         else:
             one = [_copy(item)]
             _rebase(one, start)
             moved.append(one[0])
     return moved
+
+
+def _planned(items: list) -> list:
+    """The items of a remembered outcome, each Region as its plan: what _copy would copy
+    of it and of its Drafts (a list or dict of atoms and atom tuples: copied flat, which
+    is what _copy makes of it; anything else by _copy), found once, so that a memo hit,
+    of which a call storm has thousands, copies a Region in a third of _copy's time."""
+    out = []
+    for item in items:
+        if type(item) is not Region:
+            out.append(item)
+            continue
+        parts = []
+        for part in item.items:
+            parts.append((_record_plan(part), type(part)) if type(part) is Draft else part)
+        out.append((_record_plan(item, "items"), parts))
+    return out
+
+
+def _record_plan(record: Any, *skip: str) -> tuple:
+    """(its fields, the keys of those copied flat, the keys of those copied by _copy)."""
+    fields = dict(record.__dict__)
+    flat, deep = [], []
+    for k, v in fields.items():
+        tv = type(v)
+        if k in skip or tv in _ATOMS or (tv is tuple and _plain(v)):
+            continue
+        if (tv is list or tv is dict) and all(
+            type(x) in _ATOMS or (type(x) is tuple and _plain(x)) for x in (v.values() if tv is dict else v)
+        ):
+            flat.append(k)
+        else:
+            deep.append(k)
+    return fields, tuple(flat), tuple(deep)
+
+
+def _region_from(plan: tuple, start: int, _new=object.__new__) -> Region:
+    """A Region made from its plan (_planned), `start` further on: what _copy then
+    _rebase make of it (its Drafts' spans moved; any other item copied, a Prose's
+    span moved)."""
+    (fields, flat, deep), parts = plan
+    items = []
+    for part in parts:
+        if type(part) is tuple:
+            (copied, p_flat, p_deep), t = part
+            copied = copied.copy()
+            for k in p_flat:
+                copied[k] = copied[k].copy()
+            for k in p_deep:
+                copied[k] = _copy(copied[k])
+            span = copied["span"]
+            copied["span"] = (span[0] + start, span[1] + start)
+            new = _new(t)
+            new.__dict__ = copied
+        else:
+            new = _copy(part)
+            if isinstance(new, Prose) and new.span is not None:
+                new.span = (new.span[0] + start, new.span[1] + start)
+        items.append(new)
+    fields = fields.copy()
+    for k in flat:
+        fields[k] = fields[k].copy()
+    for k in deep:
+        fields[k] = _copy(fields[k])
+    fields["start"] += start
+    fields["end"] += start
+    fields["items"] = items
+    region = _new(Region)
+    region.__dict__ = fields
+    return region
 
 
 _ATOMS = frozenset((str, int, float, bool, type(None)))

@@ -61,14 +61,22 @@ def watch_of(fmt: Any, region: Any, buf: str, end: int, base: int) -> Watch | No
     """The Watch for the prose after `region` of `fmt`, which ends at buf[end] (base +
     end in the reply; None: nothing to watch for: no call in it, or a format whose
     values have no close tag)."""
+    a = watch_args(fmt, region, buf, end)[0]
+    return None if a is None else Watch(a[0], a[1], a[2], a[3], a[4], base + end, a[5], a[6])
+
+
+def watch_args(fmt: Any, region: Any, buf: str, end: int) -> tuple:
+    """(Watch's arguments but where it is: (own, tags, holders written, name, key,
+    firsts, longest), or None for no Watch; the least index of buf they read). A storm's
+    memo keeps them for a remembered outcome whose window holds what they read."""
     nest = fmt.compiled.nest
     if nest is None or not nest.own or not nest.holders or region is None:
-        return None
+        return None, end
     for last in reversed(region.items):  # (its last call: a loop, no generator made per call)
         if type(last) is Draft:
             break
     else:
-        return None
+        return None, end
     key = last.params[-1][0] if last.params else ""
     derived = fmt.compiled.derived
     found = derived.get("stray_closes")
@@ -76,25 +84,31 @@ def watch_of(fmt: Any, region: Any, buf: str, end: int, base: int) -> Watch | No
         tags = tuple(sorted(nest.own, key=len, reverse=True))
         holders = tuple(sorted(nest.holders, key=len, reverse=True))
         own = regex.compile("|".join(regex.escape(t) for t in tags))
-        found = derived["stray_closes"] = (own, tags, holders, holders + tags, frozenset(t[0] for t in tags), len(tags[0]))
-    own, tags, holders, closers, firsts, longest = found
-    return Watch(own, tags, _written(buf, end, closers, holders), last.name, key, base + end, firsts, longest)
+        closers = holders + tags
+        found = derived["stray_closes"] = (own, tags, holders, closers, frozenset(t[0] for t in tags), len(tags[0]),
+                                           max(map(len, closers)))
+    own, tags, holders, closers, firsts, longest, widest = found
+    written, low = _written(buf, end, closers, holders, widest)
+    return (own, tags, written, last.name, key, firsts, longest), low
 
 
-def _written(buf: str, end: int, closers: tuple, holders: tuple) -> tuple:
+def _written(buf: str, end: int, closers: tuple, holders: tuple, widest: int) -> tuple:
     """The closers of what holds a value that the call wrote in the run of closers it
     ended with (blanks between, at most _RUN_BACK of them), where it wrote any: the
     spelling of its format's calls. A grammar that reads several spellings (MiniMax's
     and dots' read MiniCPM5's `<function …>`/`</function>` too) declares their closers
     all, and prose after a MiniMax call naming Qwen's `</parameter></function>` is no
     closer of that call (QA11 D6). Else all the format's (a call whose closers were left
-    out tells no spelling)."""
+    out tells no spelling). And the least index of buf it read, at most (`widest`: the
+    longest closer's length)."""
     seen: list = []
     j = end
+    low = end
     for _ in range(_RUN_BACK):
         k = j
         while k > 0 and j - k < _BLANKS and buf[k - 1].isspace():
             k -= 1
+        low = k - widest - 1
         for tag in closers:  # (the holders' first, then the value's: `closers`)
             if buf.endswith(tag, 0, k):
                 break
@@ -103,7 +117,7 @@ def _written(buf: str, end: int, closers: tuple, holders: tuple) -> tuple:
         seen.append(tag)
         j = k - len(tag)
     written = tuple(t for t in holders if t in seen)
-    return written or holders
+    return written or holders, low
 
 
 def line_after(w: Watch, buf: str, base: int, final: bool) -> bool | None:
