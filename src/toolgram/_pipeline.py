@@ -401,6 +401,9 @@ class Assembler:
                 self.prose.mark_cut()
                 self.thought.mark_cut()
         elif isinstance(item, Region):
+            parts = item.items
+            if len(parts) == 1 and type(parts[0]) is Draft:
+                return self._one_call(item, parts[0])
             called = refused = False
             refusals: list[tuple[int, int]] = []  # the spans of the calls refused
             given: list[tuple[int, int]] = []  # the spans of the calls given
@@ -479,6 +482,23 @@ class Assembler:
             self.errors.append(item.message)
             produced.append(("error", item.message))
         return produced
+
+    def _one_call(self, region: Region, draft: Draft) -> list[tuple[str, Any]]:
+        """add() of a region that holds one call and nothing else (a storm's, thousands),
+        as the general way takes it, with none of its lists: its repairs, the call or the
+        error that replaces it, and one segment over the region, "call" or "error"."""
+        self.prose.mark_cut()
+        if self.pending:
+            draft.repairs = [*self.pending, *(r for r in draft.repairs if r not in self.pending)]
+            self.pending = ()
+        done = finish_call(draft, region.fmt, self.tools, region, self.validate, 0 <= self.cut <= region.end, self.truncated)
+        if type(done) is ToolCall:
+            self.calls.append(done)
+            self.segments.append(make_segment("call", region.start, region.end))
+            return [("call", done)]
+        self.errors.append(done)
+        self.segments.append(make_segment("error", region.start, region.end))
+        return [("error", done)]
 
     def result(self) -> ParseResult:
         """The result, once every item is in (its lists are the assembler's own)."""
