@@ -381,7 +381,7 @@ def _planned(items: list) -> list:
 
 def _record_plan(record: Any, *skip: str) -> tuple:
     """(its fields, the keys of those copied flat, the keys of those copied by _copy)."""
-    fields = dict(record.__dict__)
+    fields = record.__dict__.copy()  # (as _copy copies it: a dict sharing its class's keys, the smaller)
     flat, deep = [], []
     for k, v in fields.items():
         tv = type(v)
