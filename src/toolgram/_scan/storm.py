@@ -213,7 +213,7 @@ def read(sc: Any, out: list, key: tuple, start: int, final: bool = True) -> bool
         # the key, read as text: fuzz seed 7 #507206.)
         sc.stray = None
         if noted is not None:
-            _noted(sc, moved, noted)
+            _noted(sc, moved, noted, final)
         return True
     recent = memo.recent
     if key in recent and key not in memo.refused and len(memo.known) < _KEPT and len(memo.refused) < _KEPT:
@@ -251,7 +251,7 @@ def _certify(sc: Any, out: list, key: tuple, start: int, memo: Memo, final: bool
     got = _relative(out[n:], start), sc.pos - start
     seen = _stream_reading(sc, window, back, marker, candidates)
     if seen is not None and repr(seen) == repr(got):
-        memo.known[key] = (_planned(got[0]), got[1], _to_note(sc, got[0], marker, start, back))
+        memo.known[key] = (_planned(got[0]), got[1], _to_note(sc, got[0], marker, start, back, len(window), final))
         return True
     memo.refused.add(key)
     if seen is None and len(window) - back - len(marker) < _AHEAD_LONG:
@@ -260,13 +260,14 @@ def _certify(sc: Any, out: list, key: tuple, start: int, memo: Memo, final: bool
     return True
 
 
-def _to_note(sc: Any, items: list, marker: str, start: int, back: int) -> tuple | None:
+def _to_note(sc: Any, items: list, marker: str, start: int, back: int, width: int, final: bool) -> tuple | None:
     """What the reading of a call also notes, for an outcome moved into place (_noted):
     (the index of its last call, or of the last region holding one, that call's format,
     and what Scanner.after_call finds in the text there: (stray.watch_args' arguments,
-    the closer of the call), or None where that reads back past the key's window, which
-    begins `back` before the marker at `start`), or None. Found once, when the outcome
-    is remembered."""
+    the closer of the call, and, where `final`, what stray.line_after then tells of the
+    call's line: _line_told), or None where that reads outside the key's window, which
+    begins `back` before the marker at `start` and is `width` long), or None. Found once,
+    when the outcome is remembered."""
     for k in range(len(items) - 1, -1, -1):
         item = items[k]
         if type(item) is ToolCall:
@@ -286,24 +287,50 @@ def _to_note(sc: Any, items: list, marker: str, start: int, back: int) -> tuple 
                         closers.append(fmt.stream_call[1])
                     low = min(low, end - max(map(len, closers), default=0))
                     if low >= start - back:
-                        known = args, _frame.closer_of(fmt, sc.buf, end)
+                        told = _line_told(sc, args, end, start - back + width) if final and args is not None else None
+                        known = args, _frame.closer_of(fmt, sc.buf, end), told
                 return k, fmt, known
         return None
     return None
 
 
-def _noted(sc: Any, moved: list, noted: tuple) -> None:
+def _line_told(sc: Any, args: tuple, end: int, stop: int) -> tuple | None:
+    """What stray.line_after tells (final) of the line a call ends on, at `end`, where
+    what it reads lies before `stop` (the window's end): (armed, fresh) of the Watch
+    after it, or () where it ends the watch (False); None: it reads further."""
+    buf = sc.buf
+    widest = max(map(len, (*args[1], *args[2])))
+    # (What it reads: the blanks after the call, at most _AFTER, and a closer there; the
+    # blanks to the line's end or its next character.)
+    j = _stray._BLANKS_AFTER.match(buf, end).end()
+    if max(j + widest, _stray._LINE_BLANKS.match(buf, end).end() + 1) >= stop:
+        return None
+    w = _stray.Watch(args[0], args[1], args[2], args[3], args[4], sc.base + end, args[5], args[6])
+    if _stray.line_after(w, buf, sc.base, True) is False:
+        return ()
+    return w.armed, w.fresh
+
+
+def _noted(sc: Any, moved: list, noted: tuple, final: bool) -> None:
     """What the reading of a call also notes, noted for the outcome moved into place: the
     last call's closer, which the model may write again right after it (Scanner.after_call;
     without it, from a storm's fourth call on, a closer written twice was text: QA7 D1),
     and what the prose after it is searched for (stray.Watch), as found when the outcome
-    was remembered where that is the window's (the same text at each region of the key)."""
+    was remembered where that is the window's (the same text at each region of the key);
+    and (final: as a whole text reads it) what stray.line_after tells of the call's line,
+    which Scanner._in_prose asks first (the watch armed, or ended: not asked again)."""
     k, fmt, known = noted
     item = moved[k]
     if type(item) is ToolCall:
         sc.after_call(item.span[1], fmt)
-    else:
-        sc.after_call(item.end, fmt, item, known)
+        return
+    sc.after_call(item.end, fmt, item, known)
+    if final and known is not None and known[2] is not None:
+        told = known[2]
+        if not told:
+            sc.stray = None
+        else:
+            sc.stray.armed, sc.stray.fresh = told
 
 
 def _stream_reading(sc: Any, window: str, back: int, marker: str, candidates: list) -> tuple | None:
