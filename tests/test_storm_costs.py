@@ -210,3 +210,25 @@ def test_a_reply_of_kinds_of_block_in_turn_reads_the_same_remembered_or_not(monk
     assert read() == remembered
     monkeypatch.setattr(_storm, "enabled", False)
     assert read() == remembered
+
+
+@pytest.mark.parametrize("unit", ["<tool_call>x", "<function=x", "<function={", "<tool_call>x\n", "<tool_call>x then"])
+def test_a_remembered_outcome_takes_its_calls_line_as_found_once(monkeypatch: pytest.MonkeyPatch, unit: str) -> None:
+    # (A memo hit looked again, at each region, for its call's closers written before its
+    # end (stray.watch_args) and at the line after it (stray.line_after): the same text at
+    # each, the key's window. Found once, where the outcome is remembered; the same result
+    # as without the memo.)
+    looks = []
+    for name in ("watch_args", "line_after"):
+        original = getattr(_stray, name)
+        monkeypatch.setattr(_stray, name, lambda *a, _f=original, _n=name: looks.append(_n) or _f(*a))
+    raw = unit * 400
+    moved = []
+    original_moved = _storm._moved
+    monkeypatch.setattr(_storm, "_moved", lambda items, start: moved.append(start) or original_moved(items, start))
+    got = toolgram.parse(raw)
+    assert len(moved) > 300
+    assert len(looks) < 100, len(looks)
+    monkeypatch.setattr(_storm, "enabled", False)
+    want = toolgram.parse(raw)
+    assert (got, got.segments) == (want, want.segments)
