@@ -184,6 +184,9 @@ class Scanner(MarkerSearch):
         # frames, openers, object_look: how far back from a `}` _after_object reads
         # (0: no format has a line_start) (see Markers).
         self.__dict__.update(m.shared)
+        # (call_reads_at reads with the frames whether the fast path is on or not: what
+        # it tells changes what is read, so it must not depend on the fast path.)
+        self.whole_frames = self.frames
         if not _frame.enabled or observer is not None:
             self.frames = Frames({})  # (the fast path builds no tree: an observer sees the general way's)
         self.pending: list[str] = []
@@ -1030,7 +1033,7 @@ class Scanner(MarkerSearch):
             return False
         if fmt in fmts or all(f.quiet for f in fmts):
             return False
-        frame = self.frames[best]
+        frame = self.whole_frames[best]
         return frame is not None and type(frame.read(buf, at, True, self.tools)) is ToolCall
 
     def _closer_again(self, out: list, pos: int, kind: str, final: bool) -> bool | None:
