@@ -516,6 +516,7 @@ JSONISH = st.lists(
     st.sampled_from([
         "{", "}", "[", "]", '"', "'", ":", ",", " ", "\n", "a", "1", "9", "-", "+", ".", "e", "E", "(", ")",
         "true", "Tru", "None", '"k"', '"v"', "'s'", "12", "1.5", "-Inf", "x", "<tool_call>", "\\", "is",
+        "/", "</tool_call>",
     ]),
     max_size=24,
 ).map("".join)  # fmt: skip
@@ -538,6 +539,14 @@ def test_where_a_value_breaks() -> None:
     assert _repair.unreadable_at('{"city": "Par"is') is None  # (too near the end to tell)
     assert _repair.unreadable_at('{"a": 1, "b": "cut off') is None  # (it reads: closed_json)
     assert _repair.breaks_at('{"a": 1}') is None
+    # A string closed with the other quote breaks where it did whatever follows: a "/"
+    # after it (a path, a URL, a close tag) once turned that slip off for the whole text,
+    # which then read as one string left open (fuzz seed 7, input 7045754).
+    slipped = '{"text": "Hi\'}} now <tool_call>'
+    assert _repair.unreadable_at(slipped) == 19  # (after `now`)
+    assert _repair.breaks_at(slipped + "{} </tool_call>") == 19
+    # (And a string after a comment, found where its token is.)
+    assert _repair.loads('{"a": /* it\'s "x" */ "it\', "c": 1}') == ({"a": "it", "c": 1}, ("mismatched_quote", "comments"))
 
 
 # -- scan_json: the decoder's scan_once, at the cost of what it reads -------------------

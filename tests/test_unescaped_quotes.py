@@ -250,6 +250,8 @@ def test_a_quote_that_slipped_at_the_end_of_the_reply_is_a_cut_value() -> None:
         # a marker and one read past it with a path in it broke apart: fuzz seed 7 #7025501.)
         '<tool_call>{"name": "get_weather", "arguments": {"src": "http://x", "city": \'Paris", "unit": "c"}}</tool_call>',
         '<tool_call>{"name": "get_weather", "arguments": {"city": \'Paris", "unit": "c"} // note\n}</tool_call>',
+        # (And after a comment, where the string's token is: fuzz seed 7 #7045754's fix.)
+        '<tool_call>{"name": "get_weather", "arguments": {"city": /* where */ \'Paris", "unit": "c"}}</tool_call>',
         '<|tool_call_start|>[{"name": "get_weather", "arguments": {"city": \'Paris", "unit": "c"}}]<|tool_call_end|>',
     ],
 )

@@ -470,7 +470,9 @@ _TOKEN_BODY = r"""
 _TOKEN = lazy(re.compile, r"\s*" + _TOKEN_BODY, re.S | re.X)
 # The same, with JavaScript comments as whitespace (`{"q": 1 // note` then a newline,
 # `/* … */`): used only for a text with a "/" in it. A comment left open runs to the end.
-_TOKEN_COMMENTS = lazy(re.compile, r"(?:\s+|//[^\n]*(?![^\n])|/\*(?:[^*]|\*(?!/))*(?:\*/|\Z))*" + _TOKEN_BODY, re.S | re.X)
+_COMMENTS = r"(?:\s+|//[^\n]*(?![^\n])|/\*(?:[^*]|\*(?!/))*(?:\*/|\Z))*"
+_TOKEN_COMMENTS = lazy(re.compile, _COMMENTS + _TOKEN_BODY, re.S | re.X)
+_BLANKS_COMMENTS = lazy(re.compile, _COMMENTS, re.S)  # (what _TOKEN_COMMENTS skips before a token)
 _OPEN, _CLOSE, _COMMA = 1, 2, 3  # 4 is a colon, never wanted here
 _DQ_CUT, _DQ, _SQ_CUT, _SQ = 5, 6, 7, 8  # lastindex of a cut-off or closed string
 _INT, _FLOAT, _NUMBERISH, _WORD_TOKEN, _END = 9, 10, 11, 12, 14
@@ -687,7 +689,11 @@ class _Reader:
         text = self.text
         end = self.end
         comments = "/" in text
+        # (A slip is looked for in any text, a "/" in it too: a later "/", a path or a close
+        # tag, must not change how the text before it reads, as a stream decides on a
+        # prefix. Its string is found after comments too, where its token is.)
         slips = "'" in text and '"' in text  # (see slip)
+        skip = _BLANKS_COMMENTS.match if comments else _BLANKS.match
         token = _TOKEN_COMMENTS.match if comments else _TOKEN.match
         colon = _COLON_AFTER_KEY.match
         note = self.note
@@ -711,7 +717,7 @@ class _Reader:
                 prev_end = pos
                 if self.owners is not None:
                     self.element = self._at_element(stack, state)
-                slipped = self.slip(pos) if state == _VALUE and slips else None
+                slipped = self.slip(pos, skip) if state == _VALUE and slips else None
                 # (A string its other quote closed: its token, read up to that quote.)
                 m = token(text, pos, end if slipped is None else slipped[1] - 1)
                 if m is None:  # the end (no token starts with whitespace)
@@ -896,8 +902,9 @@ class _Reader:
             exc.unsettled = self.unsettled
             raise
 
-    def slip(self, pos: int) -> tuple[str, int] | None:
-        """The value of the string that opens after the blanks at pos, and where it ends,
+    def slip(self, pos: int, skip: Any = None) -> tuple[str, int] | None:
+        """The value of the string that opens after the blanks at pos (`skip`: a match of
+        what comes before a token, comments too), and where it ends,
         where the model closed it with the other quote (`{"city": 'Paris", "unit": "c"}`):
         the first such quote in it (neither escaped nor an apostrophe) followed by what
         follows a value in an object or a list (_JSON_SLIP: `,` and a key with its `:`,
@@ -907,7 +914,7 @@ class _Reader:
         to its own quote: the string as the tokens read it may run on to the end of the
         text (an apostrophe), for each value."""
         text = self.text
-        start = _BLANKS.match(text, pos).end()
+        start = (skip or _BLANKS.match)(text, pos).end()
         if start >= len(text) or text[start] not in _QUOTES:
             return None
         at = first_other(text, start)
