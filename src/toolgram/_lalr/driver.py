@@ -41,7 +41,7 @@ class Driver:
         "fmt", "c", "start", "pos", "stack", "values", "status", "end", "tree", "repairs", "reason", "prose_at",
         "hint", "extents", "quotes", "resume", "taken", "brackets", "cutter", "recheck", "marks",
         "closed_at", "last_end", "calls", "lines", "line_end", "stray", "deep", "quote_memo", "last_term", "last_start", "ended", "shut",
-        "loose_memo", "loose_quoted", "nest_memo", "nest_unsettled", "nest_open", "nest_loose", "nest_chain", "goes_on", "decode_failed", "may_close", "may_end", "end_asked", "pause", "py", "gem", "gem_at", "checkpoints",
+        "loose_memo", "loose_quoted", "nest_memo", "nest_unsettled", "nest_open", "nest_loose", "nest_chain", "nest_walk", "goes_on", "decode_failed", "may_close", "may_end", "end_asked", "pause", "py", "gem", "gem_at", "checkpoints",
         "spots", "spot_due", "relevant", "supplied", "halt", "text", "looks", "far", "back", "check", "checks",
         "firsts", "inner", "inner_due",
     )  # fmt: skip
@@ -159,6 +159,7 @@ class Driver:
         # text that tells it, the tag's start, whether it is an opener that opens a part).
         # See nest._openers_ahead.
         self.nest_chain: dict = {}
+        self.nest_walk: list | None = None  # (the openers nest._openers_ahead met one after another: see there)
         # Only in a salvage's replay up to a point inside the last call (_scan/salvage.py):
         # the reply goes on in that call past the text read (Builder.goes_on).
         self.goes_on = False
@@ -540,6 +541,11 @@ class Driver:
                     m = pattern.match(buf, at) if final else pattern.match(buf, at, partial=True)  # (regex: passing partial= costs more than a short match)
                     if m is None:
                         if name not in nest_text or at != pos:
+                            continue
+                        if buf[pos] != "<" and self.far and (final or not _nest.cut_tag(buf, pos)):
+                            # (No tag begins here: whether the parser takes one or not, the
+                            # value's reading below ends where it began, no value. Once the
+                            # reading is far, the checks it would note tell nothing.)
                             continue
                         if buf.startswith("</", pos):
                             self.check = True  # (foreign_run reads the run of close tags)

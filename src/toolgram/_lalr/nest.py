@@ -57,6 +57,7 @@ parse sees), so it reads as parse() does.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from typing import Any, Iterator
 
 import regex
@@ -336,6 +337,9 @@ def _open_in_value(d: Any, nest: Any, buf: str, pos: int, end: int) -> tuple:
     memo = d.nest_open
     if memo is not None and memo[0] == (pos, end):
         return memo[1]
+    if buf.find("<", pos, end) < 0:  # (every declared tag begins with `<`: none in a value without one)
+        d.nest_open = ((pos, end), (), (), -1)
+        return ()
     stack: list = []
     where: list = []  # (where each of them begins: _shows_call)
     closed = -1  # (where the value's own close first pairs with none of them: _shows_call)
@@ -603,6 +607,10 @@ def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
     n = len(buf)
     if not final and _cut_tag(buf, end):
         return WAIT, None
+    if buf[end] != "<":
+        # (No tag there, declared or not, nor a special token: every one begins with
+        # `<`. The value ends as its pattern says, as _loose answers at once.)
+        return None
     foreign = _foreign_run(d, buf, end, final)
     if foreign is not None:
         return foreign
@@ -612,6 +620,8 @@ def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
     tag = m.group()
     if end == pos and nest.closer_of[tag] is None:
         return None  # (no value before a closer: the value's pattern matched nothing)
+    if final and nest.closer_of[tag] is not None and _deep_run(d, t, nest, buf, pos, end, m.end()):
+        return None
     first_end = end
     still_open: tuple = ()  # (the openers of the value's text a reading on must close first)
     # The openers the value's text left open before an opener it stopped at (`Example:
@@ -846,6 +856,23 @@ def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
         x = m.end()
 
 
+def _deep_run(d: Any, t: Any, nest: Any, buf: str, pos: int, end: int, after: int) -> bool:
+    """Whether, in a whole text, the reading below, from the opener the value stopped at
+    (from `end` to `after`), pushes that opener and then _DEPTH - 1 more, one after
+    another (_openers_ahead): past _DEPTH it ends the value at its stop, whatever else
+    it would ask first (the openers the value's text left open, whether the parser takes
+    the value there: each answer leads to that end). No reading of this value was kept
+    (a stream's, d.nest_memo), and the opener does not close itself. A call of
+    parameters whose closes were all left out meets this at each value: told by the
+    run of openers after it alone."""
+    memo = d.nest_memo.get(t.name)
+    if memo is not None and memo[0] == (pos, end):
+        return False
+    if _SELF_CLOSING.match(buf, after, after + _SELF_CLOSING_READ) is not None:
+        return False
+    return len(_openers_ahead(d, nest, buf, after, _DEPTH, len(buf))) == _DEPTH
+
+
 def _openers_ahead(d: Any, nest: Any, buf: str, x: int, k: int, bound: int) -> list:
     """The declared tags from x on, up to k of them, while each is an opener that does
     not close itself and begins before `bound`: for each, (the closer it needs, where
@@ -853,10 +880,35 @@ def _openers_ahead(d: Any, nest: Any, buf: str, x: int, k: int, bound: int) -> l
     the value at its stop). Each tag is found once per driver, kept with the text that
     tells it (from where the search began up to what _SELF_CLOSING reads after it):
     another value's reading finds it again where that text is the same, whatever came
-    after it (a stream's later text); one the text so far does not tell ends the list."""
+    after it (a stream's later text); one the text so far does not tell ends the list.
+    The openers found one after another are kept in order too (d.nest_walk): the next
+    value's reading, which starts one tag further on, takes its list as a slice of
+    that, its text compared at once, not tag by tag (a thousand parameters whose closes
+    were left out asked the same dozen tags again at each value: half of their cost)."""
+    walk = d.nest_walk
+    met: list = []
+    i = walk[1].get(x) if walk is not None else None
+    if i is not None and i >= walk[5]:
+        ref, _, starts, mets, tolds, _ = walk
+        j = min(len(mets), i + k)
+        if ref is buf or buf.startswith(ref[x : tolds[j - 1]], x):
+            cut = bisect_left(starts, bound, i, j)
+            met = mets[i:cut]
+            if cut < j or j - i >= k or j < len(mets):
+                return met
+            # (The walk ends before k of them: read on from its end, as below.)
+            if ref is not buf:
+                walk[0], walk[5] = buf, i  # (its entries before i were not compared with this text)
+            x = mets[-1][1]
+        else:
+            walk = None
+    else:
+        walk = None
+    if walk is None:
+        walk = d.nest_walk = [buf, {}, [], [], [], 0]
+    index, starts, mets, tolds = walk[1], walk[2], walk[3], walk[4]
     chain = d.nest_chain
     n = len(buf)
-    met: list = []
     while len(met) < k:
         got = chain.get(x)
         if got is None or not buf.startswith(got[0], x):
@@ -874,6 +926,12 @@ def _openers_ahead(d: Any, nest: Any, buf: str, x: int, k: int, bound: int) -> l
             got = chain[x] = (buf[x:told], m.start(), need, e)
         if got[2] is None or got[1] >= bound:
             break
+        if not mets or mets[-1][1] == x:  # (the walk goes on from its last opener)
+            index[x] = len(mets)
+            starts.append(got[1])
+            mets.append((got[2], got[3]))
+            told = x + len(got[0])
+            tolds.append(told if not tolds or told > tolds[-1] else tolds[-1])
         x = got[3]
         met.append((got[2], x))
     return met
@@ -1445,3 +1503,6 @@ def _loose(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
         else:
             return None  # a closer of what holds the value: it ends there, as before
         x = p + 1
+
+
+cut_tag = _cut_tag  # (the driver asks it where a value's pattern matched nothing: see Driver._lex)
