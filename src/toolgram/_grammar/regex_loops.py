@@ -128,7 +128,7 @@ class Reads:
     """What a loop's P and X read, as item lists (for reads_to), and the static reaches
     reads_to falls back on, worked out once per place in them."""
 
-    __slots__ = ("seqs", "reach", "seen", "floor")
+    __slots__ = ("seqs", "reach", "seen", "floor", "last")
 
     def __init__(self, seqs: list) -> None:
         self.seqs, self.floor = _shared(tuple(map(_plain, seqs)))
@@ -137,6 +137,7 @@ class Reads:
         # text they read): markup repeats (a block's closers, each call's opener), and
         # where the same text follows, its looks are not followed again.
         self.seen: dict = {}
+        self.last: tuple | None = None  # (the answer of `seen` last stored or found: see reads_to)
 
     def static(self, items: Any, i: int, rest: tuple) -> int:
         key = (id(items), i, tuple((id(r), j) for r, j in rest))
@@ -204,6 +205,7 @@ def reads_to(reads: Reads, buf: str, q: int) -> int:
     if len(key) == _SEEN:
         got = reads.seen.get(key)
         if got is not None:
+            reads.last = got
             if buf.startswith(got[1], q):
                 return q + got[0]
             n = len(buf)
@@ -213,11 +215,23 @@ def reads_to(reads: Reads, buf: str, q: int) -> int:
                 # look before the end of its text, on a value of lines repeated, was
                 # followed anew at each delta: QA11 D7.)
                 return n + 1
+    else:
+        # (Fewer than _SEEN characters from q to the end of a stream's text: no key, but
+        # the last look's answer is asked as above. A value of tags whose closes were
+        # left out looked again, at each delta, at the tags near the end of the text.)
+        got = reads.last
+        if got is not None:
+            if buf.startswith(got[1], q):
+                return q + got[0]
+            if len(key) < got[0] and got[1].startswith(key):
+                return len(buf) + 1
     end = max((_seq_reads(reads, seq, 0, buf, q, ()) for seq in reads.seqs), default=q + reads.floor)
     if end < q + reads.floor:
         end = q + reads.floor
-    if len(key) == _SEEN and end < len(buf) and end - q <= _SEEN_TEXT and len(reads.seen) < _SEEN_KEPT:
-        reads.seen[key] = (end - q, buf[q:end])
+    if end < len(buf) and end - q <= _SEEN_TEXT:
+        got = reads.last = (end - q, buf[q:end])
+        if len(key) == _SEEN and len(reads.seen) < _SEEN_KEPT:
+            reads.seen[key] = got
     return end
 
 

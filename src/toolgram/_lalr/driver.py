@@ -542,7 +542,7 @@ class Driver:
                     if m is None:
                         if name not in nest_text or at != pos:
                             continue
-                        if buf[pos] != "<" and self.far and (final or not _nest.cut_tag(buf, pos)):
+                        if buf[pos] != "<" and self.far and name not in json_text and name not in loose_text and (final or not _nest.cut_tag(buf, pos)):
                             # (No tag begins here: whether the parser takes one or not, the
                             # value's reading below ends where it began, no value. Once the
                             # reading is far, the checks it would note tell nothing.)

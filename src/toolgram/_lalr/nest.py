@@ -889,24 +889,31 @@ def _openers_ahead(d: Any, nest: Any, buf: str, x: int, k: int, bound: int) -> l
     met: list = []
     i = walk[1].get(x) if walk is not None else None
     if i is not None and i >= walk[5]:
-        ref, _, starts, mets, tolds, _ = walk
+        ref, _, starts, mets, tolds, _, _ = walk
         j = min(len(mets), i + k)
         if ref is buf or buf.startswith(ref[x : tolds[j - 1]], x):
+            walk[6] = 0
             cut = bisect_left(starts, bound, i, j)
             met = mets[i:cut]
-            if cut < j or j - i >= k or j < len(mets):
+            if cut < j or j - i >= k:
                 return met
             # (The walk ends before k of them: read on from its end, as below.)
             if ref is not buf:
                 walk[0], walk[5] = buf, i  # (its entries before i were not compared with this text)
             x = mets[-1][1]
-        else:
+            i = -1
+    if i != -1:
+        # A new walk from x. Where readings begin elsewhere than where the last one's
+        # openers end (a stream's, read on from where its look stopped), the walks
+        # begun after the last that served one are fewer and fewer: 1, 2, 4, … misses.
+        missed = 1 if walk is None else walk[6] + 1
+        if missed & (missed - 1):
+            walk[6] = missed
             walk = None
-    else:
-        walk = None
-    if walk is None:
-        walk = d.nest_walk = [buf, {}, [], [], [], 0]
-    index, starts, mets, tolds = walk[1], walk[2], walk[3], walk[4]
+        else:
+            walk = d.nest_walk = [buf, {}, [], [], [], 0, missed]
+    if walk is not None:
+        index, starts, mets, tolds = walk[1], walk[2], walk[3], walk[4]
     chain = d.nest_chain
     n = len(buf)
     while len(met) < k:
@@ -926,7 +933,7 @@ def _openers_ahead(d: Any, nest: Any, buf: str, x: int, k: int, bound: int) -> l
             got = chain[x] = (buf[x:told], m.start(), need, e)
         if got[2] is None or got[1] >= bound:
             break
-        if not mets or mets[-1][1] == x:  # (the walk goes on from its last opener)
+        if walk is not None and (not mets or mets[-1][1] == x):  # (the walk goes on from its last opener)
             index[x] = len(mets)
             starts.append(got[1])
             mets.append((got[2], got[3]))
