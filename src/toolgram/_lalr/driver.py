@@ -41,7 +41,7 @@ class Driver:
         "fmt", "c", "start", "pos", "stack", "values", "status", "end", "tree", "repairs", "reason", "prose_at",
         "hint", "extents", "quotes", "resume", "taken", "brackets", "cutter", "recheck", "marks",
         "closed_at", "last_end", "calls", "lines", "line_end", "stray", "deep", "quote_memo", "last_term", "last_start", "ended", "shut",
-        "loose_memo", "loose_quoted", "nest_memo", "nest_unsettled", "nest_open", "nest_loose", "nest_chain", "nest_walk", "goes_on", "decode_failed", "may_close", "may_end", "end_asked", "pause", "py", "gem", "gem_at", "checkpoints",
+        "loose_memo", "loose_quoted", "nest_memo", "nest_unsettled", "nest_open", "nest_loose", "nest_chain", "nest_walk", "nest_found", "goes_on", "decode_failed", "may_close", "may_end", "end_asked", "pause", "py", "gem", "gem_at", "checkpoints",
         "spots", "spot_due", "relevant", "supplied", "halt", "text", "looks", "far", "back", "check", "checks",
         "firsts", "inner", "inner_due",
     )  # fmt: skip
@@ -160,6 +160,7 @@ class Driver:
         # See nest._openers_ahead.
         self.nest_chain: dict = {}
         self.nest_walk: list | None = None  # (the openers nest._openers_ahead met one after another: see there)
+        self.nest_found: tuple | None = None  # (the text, and the tags through_nest's readings met in it: see there)
         # Only in a salvage's replay up to a point inside the last call (_scan/salvage.py):
         # the reply goes on in that call past the text read (Builder.goes_on).
         self.goes_on = False

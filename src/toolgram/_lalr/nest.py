@@ -700,6 +700,12 @@ def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
     tags = nest.tags
     pattern = t.pattern
     ahead = not inline
+    # (The tags this reading meets, and whether each opener closes itself, as found by
+    # the readings before it in this text: the next value's reading meets the same ones.)
+    found = d.nest_found
+    if found is None or found[0] is not buf:
+        found = d.nest_found = (buf, {}, {})
+    _, after_x, shut_at = found
     while True:
         if ahead and stack:
             # (Openers only from x on, up to the one past _DEPTH: the reading pushes each
@@ -714,7 +720,11 @@ def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
             if met:
                 stack.extend(need for need, _ in met)
                 x = met[-1][1]
-        m = tags.search(buf, x)
+        m = after_x.get(x, found)
+        if m is found:
+            if len(after_x) >= _FOUND_KEPT:
+                after_x.clear()  # (the readings go on forward: those behind are not met again)
+            m = after_x[x] = tags.search(buf, x)
         p = n if m is None else m.start()
         if not stack:
             if stop < x:
@@ -790,7 +800,13 @@ def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
         tag = m.group()
         need = nest.closer_of[tag]
         if need is not None:
-            if _SELF_CLOSING.match(buf, m.end(), m.end() + _SELF_CLOSING_READ) is not None:
+            e = m.end()
+            closes = shut_at.get(e)
+            if closes is None:
+                if len(shut_at) >= _FOUND_KEPT:
+                    shut_at.clear()
+                closes = shut_at[e] = _SELF_CLOSING.match(buf, e, e + _SELF_CLOSING_READ) is not None
+            if closes:
                 pass  # (it closes itself: text, opening nothing)
             elif len(stack) >= _DEPTH:
                 return None
@@ -854,6 +870,11 @@ def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
             if type(outer) is not int:
                 outer = True  # (a closer of what holds the value, read as its text)
         x = m.end()
+
+
+# (How many of the tags through_nest's readings met are kept, and of the openers whether
+# each closes itself: a reading looks at most a few dozen tags on, past _DEPTH openers.)
+_FOUND_KEPT = 256
 
 
 def _deep_run(d: Any, t: Any, nest: Any, buf: str, pos: int, end: int, after: int) -> bool:
