@@ -204,13 +204,15 @@ def _under(c: Compiled, state: Any, steps: int) -> frozenset:
     from which that many shifts and gotos lead to `state` (remembered per grammar)."""
     memo = c.derived.get("under")
     if memo is None:
-        memo = c.derived["under"] = {}
         back: dict = {}
         for s, row in c.states.items():
             for kind, arg in row.values():
                 if kind is Shift:
                     back.setdefault(arg, set()).add(s)
+        # ("back" before "under": a thread that finds "under" reads "back" at once;
+        # published the other way round, one parsing beside this one met a KeyError.)
         c.derived["back"] = back
+        memo = c.derived["under"] = {}
     key = (state, steps)
     found = memo.get(key)
     if found is None:
