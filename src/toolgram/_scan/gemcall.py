@@ -82,6 +82,13 @@ class GemmaFrame:
         no repairs), or None: the general way reads it (always so in a stream)."""
         if not final:
             return None
+        return self.streamed(buf, pos, tools)
+
+    def streamed(self, buf: str, pos: int, tools: Any) -> Any:
+        """The call at pos as read() reads it, the text read so far (a stream's) or whole:
+        a call ends at its close marker, and what follows it changes nothing of it. Only
+        the Scanner asks it in a stream, where the general way would begin the call's
+        region (and so decide it on the same delta: see Scanner._in_prose)."""
         m = self.pattern.match(buf, pos)
         if m is None:
             return None

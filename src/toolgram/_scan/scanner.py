@@ -28,6 +28,7 @@ from typing import Any
 import regex
 
 from . import fastpath as _frame
+from .gemcall import GemmaFrame as _GemmaFrame
 from .items import INVISIBLE, Failure, Piece, Region, _piece, _rebase
 from .markers import THINK_CLOSE, THINK_OPEN, Frames, MarkerSearch, Markers, _CharWait, _trie, markers_for  # noqa: F401
 from .opening import _START_WAIT, line_opening, marker_opens, may_open, opening, openers
@@ -844,6 +845,22 @@ class Scanner(MarkerSearch):
                     continue
             if frame is not None:
                 lo = self._flush(out, lo, i)
+                if got is _UNREAD and not final and type(frame) is _GemmaFrame:
+                    # A stream, where the general way would begin this Gemma call's region
+                    # (no string open before it, the storm's hold over): a plain call whose
+                    # close marker is here is what that region's driver reads on this very
+                    # delta (it reads to the close, which ends it, and no more: gemcall.py),
+                    # so it is read here, and the region ended as its reading ends it. No
+                    # frame_call: the storm counts it as the general way's (its streaks and
+                    # holds, and so every later delta, as before). Else the general way.
+                    got = frame.streamed(buf, i, tools)
+                    if type(got) is ToolCall:
+                        out.append(got)
+                        self.pos = got.span[1]
+                        self.after_call(self.pos, frame.fmt)
+                        self._end_region()
+                        return True  # (as after a region: _in_prose again, which trims first)
+                    got = None
                 if got is _UNREAD:
                     got = frame.read(buf, i, final, tools)
                 if type(got) is ToolCall:
