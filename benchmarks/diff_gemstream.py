@@ -1,7 +1,7 @@
 """Stream events of Gemma 4 replies, per feed(), compared between two source trees (issue 17:
 gemcall's fast frame in a stream must announce each call at the same delta as the general way).
 
-    python benchmarks/diff_gemstream.py BASE_SRC NEW_SRC [FUZZ_N]
+    python benchmarks/diff_gemstream.py BASE_SRC NEW_SRC [FUZZ_N] [FUZZ_FROM]
 
 runs itself under each tree (PYTHONPATH=BASE_SRC, then NEW_SRC) as a worker that streams every
 case in deltas of 1, 7, 16, 64 and 256 characters and random ones (seeded per case), with
@@ -9,8 +9,8 @@ announce="done" and "name", and records the events each feed() returned (repr, i
 and close()'s result; then compares the two, case by case, and prints the first difference of
 each mismatch (at most 10). The cases: the corpus cases holding `<|tool_call>` (with their
 tools and options), replies of many Gemma calls (back to back, with prose, with tools, calls
-quoted in an unclosed Gemma string), and fuzz seed 7's inputs from index 7400000 that hold
-`<|tool_call>` (FUZZ_N indexes looked at; default 3000), each without tools and with the
+quoted in an unclosed Gemma string), and fuzz seed 7's inputs from index FUZZ_FROM (7400000) that
+hold `<|tool_call>` (FUZZ_N indexes looked at; default 3000), each without tools and with the
 names it calls as tools.
 """
 
@@ -28,6 +28,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 CORPUS = HERE.parent / "tests" / "corpus"
 SIZES = (1, 7, 16, 64, 256, 0)  # (0: random deltas, 1 to 80 characters)
+FUZZ_FROM = 7400000
 
 
 def gemma_many(n_chars, seed, prose=0.3):
@@ -118,7 +119,7 @@ def cases(fuzz_n):
         sys.path.insert(0, str(HERE))
         import fuzz
 
-        for i in range(7400000, 7400000 + fuzz_n):
+        for i in range(FUZZ_FROM, FUZZ_FROM + fuzz_n):
             inp = fuzz.make_input(7, i)
             if "<|tool_call>" not in inp.raw:
                 continue
@@ -170,7 +171,7 @@ def run(src, fuzz_n, only=None):
     fd, path = tempfile.mkstemp(suffix=".pkl")
     os.close(fd)
     env = dict(os.environ, PYTHONPATH=src)
-    args = [sys.executable, __file__, "--worker", str(fuzz_n), path]
+    args = [sys.executable, __file__, "--worker", str(fuzz_n), path, str(FUZZ_FROM)]
     if only is not None:
         args.append(json.dumps(sorted(only)))
     subprocess.run(args, env=env, check=True)
@@ -181,12 +182,15 @@ def run(src, fuzz_n, only=None):
 
 
 def main():
+    global FUZZ_FROM
     if sys.argv[1] == "--worker":
-        only = set(json.loads(sys.argv[4])) if len(sys.argv) > 4 else None
+        FUZZ_FROM = int(sys.argv[4])
+        only = set(json.loads(sys.argv[5])) if len(sys.argv) > 5 else None
         worker(int(sys.argv[2]), sys.argv[3], only)
         return 0
     base, new = sys.argv[1], sys.argv[2]
     fuzz_n = int(sys.argv[3]) if len(sys.argv) > 3 else 3000
+    FUZZ_FROM = int(sys.argv[4]) if len(sys.argv) > 4 else FUZZ_FROM
     a, b = run(base, fuzz_n), run(new, fuzz_n)
     bad = sorted(k for k in a if a[k] != b.get(k))
     names = {k[0] for k in a}

@@ -714,3 +714,54 @@ def test_the_list_lexers_argument_groups_are_its_patterns_own() -> None:
 
     index = re.compile(pyframe._ARG.pattern, re.ASCII).groupindex
     assert (pyframe._KEY, pyframe._S1, pyframe._VALUE, pyframe._SEP) == tuple(index[g] for g in ("key", "s1", "value", "sep"))
+
+
+def _feeds(raw: str, tools: Any, size: int, announce: str) -> list:
+    sp = StreamParser(tools, announce=announce)
+    got = [sp.feed(chunk) for chunk in chunked(raw, size)]
+    return got + [sp.close()]
+
+
+_QUOTED_CALLS = (Path(__file__).parent / "corpus" / "gemma4_call" / "quoted_calls_then_a_call_whose_end_is_past_the_look_streams_as_parsed.txt")
+GEMMA_STREAMS = [  # (raw, tools)
+    "".join("<|tool_call>call:f%d{a:%d}<tool_call|>" % (k % 7, k) for k in range(60)),  # (a storm: the regions held)
+    "".join('<|tool_call>call:get_weather{city:<|"|>Paris<|"|>,n:%d}<tool_call|>%s' % (k, ("Okay. ", "\n", "", "<turn|>")[k % 4]) for k in range(30)),
+    '<|tool_call>call:f{a:1}<tool_call|>He said "<|tool_call>call:g{b:2}<tool_call|>" and <|tool_call>call:h{}<tool_call|>',
+    '<|tool_call>call:w{c:<|"|>Two:\n<|tool_call>call:f{a:1}<tool_call|>\n<|tool_call>call:f{a:2}<tool_call|><|"|>}<tool_call|>'
+    + "<|tool_call>call:f{a:3}<tool_call|>" * 12,
+    _QUOTED_CALLS.read_bytes().decode("utf-8"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("raw", GEMMA_STREAMS, ids=range(len(GEMMA_STREAMS)))
+@pytest.mark.parametrize("tools", [None, ["f", "f1", "f2", "get_weather", "g", "rm_rf"]])
+def test_a_stream_reads_gemma_calls_by_the_frame_at_the_general_ways_deltas(raw: str, tools: Any) -> None:
+    # A stream reads a plain Gemma call by the frame where the general way would begin its
+    # region (Scanner._in_prose): every feed() gives what it gives with the frame's stream
+    # reading off (each call the driver's), the events and the delta of each the same.
+    from toolgram._scan import gemcall
+
+    streamed = gemcall.GemmaFrame.streamed
+    seen = [0]
+
+    def spy(self: Any, *args: Any) -> Any:
+        got = streamed(self, *args)
+        seen[0] += type(got) is toolgram.ToolCall
+        return got
+
+    for size in (1, 7, 16, 64, 256):
+        for announce in ("done", "name"):
+            gemcall.GemmaFrame.streamed = spy  # type: ignore[method-assign]
+            try:
+                fast = _feeds(raw, tools, size, announce)
+            finally:
+                gemcall.GemmaFrame.streamed = streamed  # type: ignore[method-assign]
+            # (The general way's stream: the frame reads no call, nor at the end, where the
+            # general way reads what it reads: test_fast_path_reads_what_the_general_way_reads.)
+            gemcall.GemmaFrame.streamed = lambda self, buf, pos, tools: None  # type: ignore[method-assign]
+            try:
+                general_feeds = _feeds(raw, tools, size, announce)
+            finally:
+                gemcall.GemmaFrame.streamed = streamed  # type: ignore[method-assign]
+            assert [repr(f) for f in fast] == [repr(f) for f in general_feeds], (size, announce)
+    assert seen[0] > 0  # (the frame read calls in the streams)
