@@ -63,6 +63,10 @@ HELD = {
     # A JSON call line at the reply's start whose string its line's end broke, then a
     # call on the next line: held to flush() as at main (the guard of QA15 F2's case).
     "llama3_json/string_left_open_at_its_line_end_then_a_real_call",
+    # A Python value's string left open, then another format's call (QA19 R15): the string
+    # may still close after that call and quote it, so the first call is done when the
+    # reply ends (as test_stream's LATE_CALLS says; d581de3 listed it there, not here).
+    "pythonic/string_left_open_then_another_formats_call_ends_it",
     # A Gemma call with no end marker after it (the bare shape has none; a <|tool_call>
     # whose <tool_call|> was left out), then prose: its region runs to the next call or the
     # end of the reply, which may still bring its end marker (then no closed_tag), so a
