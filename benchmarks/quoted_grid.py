@@ -3,14 +3,15 @@ a call no format reads that RUNS (an invented call), and a real call after prose
 a string open that is LOST (read as quoted). A change to the rule should lower one count
 without raising the other.
 
-    python benchmarks/quoted_grid.py [--show 5] [--stream] [--by] [--src DIR]
+    python benchmarks/quoted_grid.py [--show 5] [--stream] [--by] [--shown] [--src DIR]
 
 Quoted: 14 marker formats x the string wrappers x text around the call in the string
 (tests/test_quoted_calls.py's, plus line breaks and blank lines before and after the call,
 fenced blocks); `rm_rf` must not run. Real: the same formats x prose leaving a string open
 (JSON, Python, Gemma; in code fences, before blank lines) x prose after the call; `search`
 must be read. --stream also feeds each reply in 7-character deltas and counts those that
-differ from parse().
+differ from parse(). --shown also counts calls the prose shows (QA18 Q14: quoted in a
+sentence, in a ```text block) that run, and real calls beside those shapes that are lost.
 """
 
 from __future__ import annotations
@@ -42,6 +43,22 @@ MORE_LEFT_OPEN = [
 # (Those closing the string as a value, `"}`, `")`, `')`: the text is then the quoted
 # shape's; counted apart.)
 MORE_AFTER = ['\nDone"}', '\n\n"}', '\n")', "\nThat's it')", '\nSee "docs", "faq".']
+# A call the prose shows (QA18 Q14, counted apart: --shown): quoted in a sentence, the
+# quotes right around it on its line, or in a fenced block of text.
+SHOWN = [
+    ('The syntax is "', '". I will not run it.'), ("The syntax is \u201c", "\u201d. I will not run it."),
+    ("The syntax is '", "'. I will not run it."), ("Write \u2018", "\u2019 to call."), ("(\u00ab", "\u00bb)"),
+    ('"', '"'), ("For example:\n```text\n", "\n```\nI will not run it."), ("```md\n", "\n```"),
+    ("Ex:\n````markdown\nSee:\n\n", "\n\nok\n````\n"), ("```plaintext\n```json\n", "\n```\n"),
+]
+# Real calls beside those shapes, which must stay calls: a quote not right before the
+# marker, or not right after the call, an apostrophe glued to a word, other fences, and
+# after a closed text block.
+SHOWN_GUARDS = [
+    ('"Calling: ', '"'), ("Here's the call:", ""), ('She said "ok"', ' "fine"'), ('"', ' now"'), ('"', ''),
+    ("```\n", "\n```"), ("~~~\n", "\n~~~"), ("```python\n", "\n```"), ("```text\nfoo\n```\n", ""),
+    ("It's:'", "'"), ("x'", "'"), ('A\n```text\nB\n```\n\n', '\n"done"'),
+]
 
 
 def _key(result) -> tuple:
@@ -61,6 +78,7 @@ def main() -> int:
     ap.add_argument("--stream", action="store_true")
     ap.add_argument("--by", action="store_true", help="counts by shape (formats summed)")
     ap.add_argument("--src", help="the src directory to import toolgram from (default: this tree's)")
+    ap.add_argument("--shown", action="store_true", help="also count calls the prose shows (QA18 Q14) and their guards")
     args = ap.parse_args()
     ran, lost, differ, total = Counter(), Counter(), 0, Counter()
     shown: list = []
@@ -94,6 +112,34 @@ def main() -> int:
             if args.stream and _key(_stream(raw)) != _key(r):
                 differ += 1
                 shown.append(("differ", raw))
+        if args.shown:
+            for before, after in SHOWN:
+                raw = before + quoted + after
+                r = parse(raw, TOOLS)
+                total["shown"] += 1
+                if any(c.name == "rm_rf" for c in r.calls):
+                    ran[("shown", before, after)] += 1
+                    shown.append(("shown ran", raw))
+                if args.stream and _key(_stream(raw)) != _key(r):
+                    differ += 1
+                    shown.append(("differ", raw))
+            for before, after in SHOWN_GUARDS:
+                raw = before + real + after
+                r = parse(raw, TOOLS)
+                total["guards"] += 1
+                if not any(c.name == "search" and c.arguments == {"q": "x"} for c in r.calls):
+                    lost[(before, after, "guard lost")] += 1
+                    shown.append(("guard lost", raw))
+                if args.stream and _key(_stream(raw)) != _key(r):
+                    differ += 1
+                    shown.append(("differ", raw))
+    if args.shown:
+        print(f"shown calls run: {sum(n for k, n in ran.items() if k[0] == 'shown')} of {total['shown']}; "
+              f"guards lost: {sum(n for k, n in lost.items() if k[2] == 'guard lost')} of {total['guards']}")
+        for k in [k for k in ran if k[0] == "shown"]:
+            del ran[k]
+        for k in [k for k in lost if k[2] == "guard lost"]:
+            del lost[k]
     print(f"quoted calls run: {sum(ran.values())} of {total['quoted']}")
     if args.by:
         for k, n in sorted(ran.items(), key=str):

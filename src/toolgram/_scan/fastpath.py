@@ -55,6 +55,7 @@ from .._recover import repair as _repair
 from .._lalr.close import cut_marker
 from .._result.model import CallRun, Segment, ToolCall
 from .instring import Reading, in_string, quoted
+from .quotation import OPENS as _OPENS
 from .items import Piece, Region, _piece
 from . import gemcall as _gemcall
 
@@ -661,8 +662,8 @@ def run(
                 if m is None:
                     break
                 i = m.start(1)
-                if i > pos and quote(buf, pos, i) and in_string(buf, i, pos, reading, 0, True, i + len(again), sc.ends_of(again)):
-                    break  # (inside a string of a call no format read: the loop tells it)
+                if i > pos and (_shown(buf, pos, i) or quote(buf, pos, i) and in_string(buf, i, pos, reading, 0, True, i + len(again), sc.ends_of(again))):
+                    break  # (inside a string of a call no format read, or shown: the loop tells it)
                 got = read(m.group(payload), i, m.end(), tools)
                 if got is None:
                     break  # (the loop below reads it again, and takes the general way)
@@ -702,7 +703,7 @@ def run(
             return pos
         # (_whole_next's search when the text holds one symbol character, inline)
         i = buf.find(one, pos) if one else -1
-        if again is not None and i >= 0 and buf.startswith(again, i) and buf[i - 1] != "`":
+        if again is not None and i >= 0 and buf.startswith(again, i) and buf[i - 1] != "`" and not _shown(buf, pos, i):
             if quote(buf, pos, i) and in_string(buf, i, pos, reading, 0, True, i + len(again), sc.ends_of(again)):
                 return pos  # (the loop tells it: Scanner._in_string)
             got = frame.read(buf, i, True, tools)
@@ -728,7 +729,7 @@ def run(
         frame = frames[marker]
         # (What the loop does first, at a marker that is neither <think> tag nor in
         # `line`, has no backtick before it, and has a Frame: it reads the frame.)
-        if (type(frame) is not frame_type and type(frame) is not gemma_type) or marker in line or (i > 0 and buf[i - 1] == "`") or (quote(buf, pos, i) and in_string(buf, i, pos, reading, 0, True, i + len(marker), sc.ends_of(marker))):
+        if (type(frame) is not frame_type and type(frame) is not gemma_type) or marker in line or (i > 0 and buf[i - 1] == "`") or _shown(buf, pos, i) or (quote(buf, pos, i) and in_string(buf, i, pos, reading, 0, True, i + len(marker), sc.ends_of(marker))):
             return pos
         got = frame.read(buf, i, True, tools)
         if type(got) is not ToolCall:
@@ -739,6 +740,13 @@ def run(
         closer = closer_of(frame.fmt, buf, pos)
         if closer and again is not None and closer[0] not in stops:
             again = None
+
+
+def _shown(buf: str, pos: int, i: int) -> bool:
+    """Whether the marker at i, the prose before it from pos on (the last call's end),
+    may be a call the prose shows (quotation.py): an opening quote right before it, or a
+    code fence in that prose. The loop tells it (Scanner._in_string, _in_sample)."""
+    return (i > 0 and buf[i - 1] in _OPENS) or buf.find("```", pos, i) >= 0 or buf.find("~~~", pos, i) >= 0
 
 
 def _written_again(buf: str, end: int, closer: str) -> bool:

@@ -35,6 +35,7 @@ from .opening import _START_WAIT, line_opening, marker_opens, may_open, opening,
 from .region import RegionReader
 from . import storm as _storm
 from . import instring as _instring
+from . import quotation as _quotation
 from . import stray as _stray
 from .mention import note_failure
 from .._lalr.driver import DONE, WAIT, Driver
@@ -116,6 +117,11 @@ class Scanner(MarkerSearch):
     # it to close or not (instring.in_string None): each delta asks only that string,
     # read on (instring.closes_on), not the search and the whole check again (-1: none).
     string_wait = -1
+    # The quotation (quotation.Quotation) that marker waits on instead, or None.
+    quoting: Any = None
+    # The fenced blocks of the prose read so far (quotation.Fences: a call in a code
+    # sample is prose), made at the first marker.
+    fences: Any = None
     marker_ends: dict
     # An end-of-turn token a stream's text ends after, in blanks only (_blanks_to_end):
     # where it is and which, and how far the blanks after it were read (in the reply;
@@ -507,6 +513,12 @@ class Scanner(MarkerSearch):
             return 0  # too little to gain: keep it all
         # (And what instring.py reads back from a marker: a stream decides as parse() does.)
         keep = min(keep, self._string_look(pos))
+        fences = self.fences
+        if fences is not None:
+            # (And the line the fenced blocks are read from: quotation.Fences, read up to
+            # pos first; a line that is no fence's is read past.)
+            fences.read(buf, self.base, self.prose_from, pos)
+            keep = min(keep, fences.to - self.base)
         stray = self.stray
         if stray is not None and not stray.armed:
             # (And the call's line, from its end, while the watch for stray closers after
@@ -743,7 +755,7 @@ class Scanner(MarkerSearch):
                 # backtick right after a word closes a code span: `ls`<tool_call>… is a call.)
                 self._flush(out, lo, after)
                 return True
-            quoted = self._in_string(out, buf, i, marker, final) if marker not in line else False
+            quoted = self._in_string(out, buf, i, marker, final) if marker not in line else self._in_sample(out, buf, i, marker)
             if quoted is None:
                 # (A string open before it: whether it closes after it, the next delta tells.)
                 self.string_wait, self.string_marker = self.base + i, marker
@@ -755,6 +767,7 @@ class Scanner(MarkerSearch):
                 # The whole of what the string quotes is (the call's markers on the
                 # lines after too: `"<tool_call>\n<function=rm_rf>…</tool_call>"}`).
                 span = max(after, self.reading.span - self.base)
+                self._flush(out, lo, i)  # (a line's marker's prose before it: see lo)
                 self._prose(out, i, span)
                 self.pos = span
                 return True
@@ -952,20 +965,71 @@ class Scanner(MarkerSearch):
         """instring.in_string, reading back no further than the prose the marker at i is
         in: not into a call's or an error's text (`[f(a="Lis"bon")] … 'x <think>`).
         None: whether the string open before it closes, text to come tells."""
+        ask = True  # (whether a quotation or a code sample is asked about: once a marker)
         if self.string_wait >= 0:
             waited, self.string_wait = self.string_wait, -1
             if waited == self.base + i:
-                got = _instring.closes_on(buf, self.reading, self.base, final)
-                if got is not False:
-                    return got  # (still waiting, or the string closes around it)
-                # (It does not: the other kinds of call around it are read, once.)
+                ask = False
+                q = self.quoting
+                if q is not None:
+                    got = q.read(buf, self.base, final)
+                    if got is None:
+                        return None  # (the text so far ends before the call's end, or right after it)
+                    self.quoting = None
+                    if got:
+                        return self._shown(q.span)
+                    # (No quotation: whether a string is open around it, asked now.)
+                else:
+                    got = _instring.closes_on(buf, self.reading, self.base, final)
+                    if got is not False:
+                        return got  # (still waiting, or the string closes around it)
+                    # (It does not: the other kinds of call around it are read, once.)
         self._told(out)
+        if ask and marker in self.by_marker:
+            # A call the prose shows, in a code sample or a quotation (quotation.py):
+            # prose, as in inline code.
+            if self._in_sample(out, buf, i, marker):
+                return True
+            close = _quotation.opening(buf, i, self.base)
+            if close:
+                q = _quotation.Quotation(self.base + i, close, self.base + i + len(marker), self.ends_of(marker), marker)
+                got = q.read(buf, self.base, final)
+                if got is None:
+                    self.quoting = q
+                    return None
+                if got:
+                    return self._shown(q.span)
         floor = self.prose_from - self.base
         if not self._quote_before(buf, max(0, floor, i - _instring.LOOK), i):
             return False  # (the usual case, and a storm's: no string before the marker)
         if self.reading is None:
             self.reading = _instring.Reading()
         return _instring.in_string(buf, i, floor, self.reading, self.base, final, i + len(marker), self.ends_of(marker))
+
+    def _in_sample(self, out: list, buf: str, i: int, marker: str) -> bool:
+        """Whether the marker at i is in a fenced block of the prose that shows text
+        (```` ```text ````, ```` ```md ````: quotation.Fences), the call a code sample;
+        its place then what the scanner puts out as prose (its marker: the text after it
+        is scanned as prose, the block's markers each asked this too)."""
+        if marker not in self.by_marker:
+            return False
+        self._told(out)
+        fences = self.fences
+        if fences is None:
+            fences = self.fences = _quotation.Fences()
+        fences.read(buf, self.base, self.prose_from, i)
+        if not fences.sample():
+            return False
+        return self._shown(self.base + i + len(marker))
+
+    def _shown(self, span: int) -> bool:
+        """A call the prose shows, up to `span` (in the reply): prose as a quoted call
+        is (the scanner reads reading.span). True."""
+        if self.reading is None:
+            self.reading = _instring.Reading()
+        self.reading.span = span
+        self.reading.string = None  # (no string's reading kept: it was not asked)
+        return True
 
     def ends_of(self, marker: str) -> tuple:
         """The end markers of the formats `marker` opens (instring reads a call quoted in
