@@ -11,7 +11,8 @@ fenced blocks); `rm_rf` must not run. Real: the same formats x prose leaving a s
 (JSON, Python, Gemma; in code fences, before blank lines) x prose after the call; `search`
 must be read. --stream also feeds each reply in 7-character deltas and counts those that
 differ from parse(). --shown also counts calls the prose shows (QA18 Q14: quoted in a
-sentence, in a ```text block) that run, and real calls beside those shapes that are lost.
+sentence, in a ```text block; test_quoted_calls.SHOWN) that run, and real calls beside
+those shapes (SHOWN_GUARDS) that are lost.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ _SRC = sys.argv[sys.argv.index("--src") + 1] if "--src" in sys.argv else str(Pat
 sys.path.insert(0, _SRC)
 sys.path.insert(1, str(Path(__file__).resolve().parent.parent / "tests"))
 
-from test_quoted_calls import AFTER, AROUND, CODE_LEFT_OPEN, FORMATS, LEFT_OPEN, TOOLS, WRAPPERS, _call  # noqa: E402
+from test_quoted_calls import AFTER, AROUND, CODE_LEFT_OPEN, FORMATS, LEFT_OPEN, SHOWN, SHOWN_GUARDS, TOOLS, WRAPPERS, _call  # noqa: E402
 
 from toolgram import StreamParser, parse  # noqa: E402
 
@@ -43,23 +44,6 @@ MORE_LEFT_OPEN = [
 # (Those closing the string as a value, `"}`, `")`, `')`: the text is then the quoted
 # shape's; counted apart.)
 MORE_AFTER = ['\nDone"}', '\n\n"}', '\n")', "\nThat's it')", '\nSee "docs", "faq".']
-# A call the prose shows (QA18 Q14, counted apart: --shown): quoted in a sentence, the
-# quotes right around it on its line, or in a fenced block of text.
-SHOWN = [
-    ('The syntax is "', '". I will not run it.'), ("The syntax is \u201c", "\u201d. I will not run it."),
-    ("The syntax is '", "'. I will not run it."), ("Write \u2018", "\u2019 to call."), ("(\u00ab", "\u00bb)"),
-    ('"', '"'), ("For example:\n```text\n", "\n```\nI will not run it."), ("```md\n", "\n```"),
-    ("Ex:\n````markdown\nSee:\n\n", "\n\nok\n````\n"), ("```plaintext\n```json\n", "\n```\n"),
-]
-# Real calls beside those shapes, which must stay calls: a quote not right before the
-# marker, or not right after the call, an apostrophe glued to a word, other fences, and
-# after a closed text block.
-SHOWN_GUARDS = [
-    ('"Calling: ', '"'), ("Here's the call:", ""), ('She said "ok"', ' "fine"'), ('"', ' now"'), ('"', ''),
-    ("```\n", "\n```"), ("~~~\n", "\n~~~"), ("```python\n", "\n```"), ("```text\nfoo\n```\n", ""),
-    ("It's:'", "'"), ("x'", "'"), ('A\n```text\nB\n```\n\n', '\n"done"'),
-]
-
 
 def _key(result) -> tuple:
     return ([(c.name, c.arguments, c.repairs) for c in result.calls], result.errors, result.text)

@@ -177,3 +177,48 @@ def test_a_call_after_a_code_string_that_ended_is_read(fmt: str) -> None:
             # 5a77358, before the changes these replies were lost by; told, not silent.)
             continue
         assert [c[:2] for c in calls] == [("search", {"q": "x"})], raw
+
+
+# A call the prose shows (QA18 Q14; _scan/quotation.py): quoted in a sentence, its start
+# marker right after an opening quote and its end right before the matching close, on one
+# line; or in a fenced block of text (```text, ```md, ...). Prose, no call, no error.
+SHOWN = [
+    ('The syntax is "', '". I will not run it.'), ("The syntax is \u201c", "\u201d. I will not run it."),
+    ("The syntax is '", "'. I will not run it."), ("Write \u2018", "\u2019 to call."), ("(\u00ab", "\u00bb)"),
+    ('"', '"'), ("For example:\n```text\n", "\n```\nI will not run it."), ("```md\n", "\n```"),
+    ("Ex:\n````markdown\nSee:\n\n", "\n\nok\n````\n"), ("```plaintext\n```json\n", "\n```\n"),
+]
+# Real calls beside those shapes, which stay calls: a quote not right before the marker,
+# or not right after the call, a quote glued to a word, other fences, a closed text block.
+SHOWN_GUARDS = [
+    ('"Calling: ', '"'), ("Here's the call:", ""), ('She said "ok"', ' "fine"'), ('"', ' now"'), ('"', ''),
+    ("```\n", "\n```"), ("~~~\n", "\n~~~"), ("```python\n", "\n```"), ("```text\nfoo\n```\n", ""),
+    ("It's:'", "'"), ("x'", "'"), ('A\n```text\nB\n```\n\n', '\n"done"'),
+]
+# (The formats whose calls are written on one line: a quotation is on one line.)
+ONE_LINE = [f for f in FORMATS if "\n" not in _call(f, "rm_rf", {"p": "/"})]
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_call_the_prose_shows_does_not_run(fmt: str) -> None:
+    quoted = _call(fmt, "rm_rf", {"p": "/"})
+    for before, after in SHOWN:
+        if "\n" in quoted and "\n" not in before:
+            continue  # (a quotation is on one line: a call on its lines is not one)
+        raw = before + quoted + after
+        calls, errors, text, _ = _streams_as_parse(raw)
+        assert not calls and not errors, raw
+        assert text == raw.strip(), raw  # (all of it prose: the reply's own text)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_call_beside_a_quote_or_fence_that_does_not_show_it_runs(fmt: str) -> None:
+    real = _call(fmt, "search", {"q": "x"})
+    for before, after in SHOWN_GUARDS:
+        raw = before + real + after
+        calls, errors, text, _ = _streams_as_parse(raw)
+        assert [c[:2] for c in calls] == [("search", {"q": "x"})], raw
+
+
+def test_one_line_formats_are_most_of_the_grid() -> None:
+    assert len(ONE_LINE) >= 8, ONE_LINE
