@@ -222,3 +222,22 @@ def test_a_call_beside_a_quote_or_fence_that_does_not_show_it_runs(fmt: str) -> 
 
 def test_one_line_formats_are_most_of_the_grid() -> None:
     assert len(ONE_LINE) >= 8, ONE_LINE
+
+
+@pytest.mark.parametrize("formats", [None, ["hermes"]])
+def test_a_stream_keeps_a_text_fence_that_opened_long_before_the_call(formats) -> None:
+    # The block's opener thousands of characters back, and no marker between (with only
+    # Hermes, ``` is none): a stream that dropped the opener's line before reading it ran
+    # the call that parse() keeps as a code sample.
+    quoted = _call("hermes", "rm_rf", {"p": "/"})
+    for raw in (
+        "Intro.\n```text\n" + "Lorem ipsum dolor sit amet. " * 200 + "\n" + quoted + "\n```\nok",
+        "```md\n" + "line of text\n" * 300 + quoted + "\n```",
+    ):
+        want = parse(raw, TOOLS, formats=formats)
+        assert not want.calls and not want.errors, raw
+        for size in (1, 8, 64):
+            stream = StreamParser(TOOLS, formats=formats)
+            for i in range(0, len(raw), size):
+                stream.feed(raw[i : i + size])
+            assert _key(stream.close()) == _key(want), (size, raw)

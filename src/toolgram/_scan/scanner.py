@@ -120,7 +120,7 @@ class Scanner(MarkerSearch):
     # The quotation (quotation.Quotation) that marker waits on instead, or None.
     quoting: Any = None
     # The fenced blocks of the prose read so far (quotation.Fences: a call in a code
-    # sample is prose), made at the first marker.
+    # sample is prose).
     fences: Any = None
     marker_ends: dict
     # An end-of-turn token a stream's text ends after, in blanks only (_blanks_to_end):
@@ -197,6 +197,8 @@ class Scanner(MarkerSearch):
         if not _frame.enabled or observer is not None:
             self.frames = Frames({})  # (the fast path builds no tree: an observer sees the general way's)
         self.pending: list[str] = []
+        # (Made at once: a stream's _trim keeps the lines it has not read, from the start.)
+        self.fences = _quotation.Fences()
         self.marker_ends = {}  # marker -> its formats' end markers (ends_of)
         self.word_next: dict[str, int] = {}  # a word marker's next place in word_buf (-1: none)
         self.whole_keys: list = []  # what _whole_next looks for (set by finish)
@@ -513,12 +515,11 @@ class Scanner(MarkerSearch):
             return 0  # too little to gain: keep it all
         # (And what instring.py reads back from a marker: a stream decides as parse() does.)
         keep = min(keep, self._string_look(pos))
+        # (And the line the fenced blocks are read from: quotation.Fences, read up to pos
+        # first; a line that is no fence's is read past.)
         fences = self.fences
-        if fences is not None:
-            # (And the line the fenced blocks are read from: quotation.Fences, read up to
-            # pos first; a line that is no fence's is read past.)
-            fences.read(buf, self.base, self.prose_from, pos)
-            keep = min(keep, fences.to - self.base)
+        fences.read(buf, self.base, self.prose_from, pos)
+        keep = min(keep, fences.to - self.base)
         stray = self.stray
         if stray is not None and not stray.armed:
             # (And the call's line, from its end, while the watch for stray closers after
@@ -988,9 +989,9 @@ class Scanner(MarkerSearch):
         if ask and marker in self.by_marker:
             # A call the prose shows, in a code sample or a quotation (quotation.py):
             # prose, as in inline code.
-            if self._in_sample(out, buf, i, marker):
+            if self._in_sample(out, buf, i, marker, False):
                 return True
-            close = _quotation.opening(buf, i, self.base)
+            close = _quotation.opening(buf, i, self.base) if i and buf[i - 1] in _quotation.OPENS else ""
             if close:
                 q = _quotation.Quotation(self.base + i, close, self.base + i + len(marker), self.ends_of(marker), marker)
                 got = q.read(buf, self.base, final)
@@ -1006,17 +1007,16 @@ class Scanner(MarkerSearch):
             self.reading = _instring.Reading()
         return _instring.in_string(buf, i, floor, self.reading, self.base, final, i + len(marker), self.ends_of(marker))
 
-    def _in_sample(self, out: list, buf: str, i: int, marker: str) -> bool:
+    def _in_sample(self, out: list, buf: str, i: int, marker: str, tell: bool = True) -> bool:
         """Whether the marker at i is in a fenced block of the prose that shows text
         (```` ```text ````, ```` ```md ````: quotation.Fences), the call a code sample;
         its place then what the scanner puts out as prose (its marker: the text after it
         is scanned as prose, the block's markers each asked this too)."""
         if marker not in self.by_marker:
             return False
-        self._told(out)
+        if tell:
+            self._told(out)  # (prose_from: _in_string has told it)
         fences = self.fences
-        if fences is None:
-            fences = self.fences = _quotation.Fences()
         fences.read(buf, self.base, self.prose_from, i)
         if not fences.sample():
             return False
