@@ -28,6 +28,7 @@ from .._grammar.words import fast_source, lazy
 from . import close as _close
 from . import looks as _looks
 from . import nest as _nest
+from . import tagread as _tagread
 from .._recover import repair as _repair
 from .checkpoint import Checkpoint
 from .extent import TripleWait, _Extent, triple_end, triple_quote
@@ -41,7 +42,7 @@ class Driver:
         "fmt", "c", "start", "pos", "stack", "values", "status", "end", "tree", "repairs", "reason", "prose_at",
         "hint", "extents", "quotes", "resume", "taken", "brackets", "cutter", "recheck", "marks",
         "closed_at", "last_end", "calls", "lines", "line_end", "stray", "deep", "quote_memo", "last_term", "last_start", "ended", "shut",
-        "loose_memo", "loose_quoted", "nest_memo", "nest_unsettled", "nest_open", "nest_loose", "nest_chain", "nest_walk", "nest_found", "goes_on", "decode_failed", "may_close", "may_end", "end_asked", "pause", "py", "gem", "gem_at", "checkpoints",
+        "loose_memo", "loose_quoted", "nest_memo", "nest_unsettled", "nest_open", "nest_loose", "nest_chain", "nest_walk", "nest_found", "goes_on", "decode_failed", "may_close", "may_end", "end_asked", "pause", "py", "gem", "gem_at", "tags", "fastpath", "checkpoints",
         "spots", "spot_due", "relevant", "supplied", "halt", "text", "looks", "far", "back", "check", "checks",
         "firsts", "inner", "inner_due",
     )  # fmt: skip
@@ -170,6 +171,8 @@ class Driver:
         self.py: Any = None  # (_scan/pyframe.py's, for this region: see there)
         self.gem: Any = None  # (_scan/gemframe.py's line pattern, False: none; see there)
         self.gem_at = -1  # (the line start gemframe.py last looked at)
+        self.tags: Any = None  # (tagread.py's reader for this grammar, False: none; see _tag_tokens)
+        self.fastpath: Any = None
         # Where pyframe.py handed the region over to this driver's own lexer in the
         # middle of a list, in order (a salvage reads on from there: pyframe.Checkpoint).
         self.checkpoints: list = []
@@ -247,6 +250,8 @@ class Driver:
             at = self.pos
             if refused is not None and refused[0] == at and refused[1] == state:
                 allowed = [t for t in allowed if t.name not in refused[2]]
+            if refused is None and buf.startswith("<", at) and self.tags is not False and self._tag_tokens(buf, final):
+                continue  # (a plain parameter tag's tokens, each fed as below: tagread.py)
             tok = self._lex(buf, final, allowed)
             if self.check and tok is not WAIT:  # (a stream's wait: checked when it is read)
                 self._checked(at, tok)
@@ -645,6 +650,90 @@ class Driver:
             if not skipped:
                 return None
 
+    def _tag_tokens(self, buf: str, final: bool) -> bool:
+        """Read the tokens of a plain parameter tag at self.pos, each as the loop in
+        _run would lex and feed it (see tagread.py); False when none was read."""
+        got = self.tags
+        if got is None:
+            from .._scan import fastpath as _fastpath  # (its switch: see tagread.py)
+
+            self.fastpath = _fastpath
+            got = self.tags = _tagread.reader(self.c)
+            if got is False:
+                return False
+        if not self.fastpath.enabled or self.marks is not None or self.pause is not None or self.lines or self.check:
+            return False
+        pattern, plan, by_literal = got
+        pos = self.pos
+        n = len(buf)
+        m = pattern.match(buf, pos)
+        if m is None:
+            return False
+        c = self.c
+        firsts = self.firsts
+        plains = firsts.plains
+        if n - m.end() < firsts.c.longest_literal + _close.CUT_ROOM:
+            return False  # (near the end of the text: _lex's)
+        states, allowed_of, accepts_end, end_state = c.states, c.allowed, c.accepts_end, c.end_state
+        stack = self.stack
+        resume = self.resume
+        verdicts = firsts.verdicts
+        read = False
+        for group, term in plan:
+            s, e = m.span(group)
+            if s < 0:
+                continue  # (an optional part the tag does not have)
+            state = stack[-1]
+            allowed = allowed_of[state]
+            if not allowed and accepts_end[state]:
+                break  # (_run finishes there)
+            if term == "kind":
+                term = by_literal[buf[s:e]]
+            key = (id(allowed), buf[s], term)
+            verdict = verdicts.get(key)
+            if verdict is None:
+                per = plains.get(id(allowed))
+                if per is None:
+                    per = plains[id(allowed)] = _Plain(allowed, firsts)
+                verdict = verdicts[key] = _tagread.verdict(per[buf[s]], term, c)
+            if verdict is False:
+                break
+            if verdict:
+                # (Literals that begin with this character too: the lexer takes the
+                # longest, a literal before a pattern of its length. None may match.)
+                if any(buf.startswith(lit, s) for lit in verdict):
+                    break
+            if term is None:
+                continue  # (blanks that no terminal of the state begins: _lex skips them)
+            if resume and (r := resume.get(term)) is not None and r[0] == s:
+                break  # (a match to go on with: _lex's)
+            action = states[state].get(term)
+            if action is None or (action[0] is not Shift and not takes(c, stack, term)):
+                break  # (refused: _run's)
+            # (What _run does with a token _lex read.)
+            calls = self.calls
+            self._feed(Tok(term, buf[s:e], s, e))
+            top = stack[-1]
+            if not self.may_close and (accepts_end[top] or top == end_state):
+                self.may_close = True
+            if not self.may_end and (accepts_end[top] or top == end_state):
+                self._may_end()
+            self.last_start = s
+            self.pos = e
+            self.last_end = e
+            self.last_term = term
+            self.taken += 1
+            if self.calls != calls:
+                self.relevant = e
+                if self.taken >= self.spot_due:
+                    self._spot()
+            elif len(stack) <= _MARK_STACK:
+                self.relevant = e
+                if self.taken >= self.inner_due and not self.calls and self.marks is None:
+                    self._inner()
+            read = True
+        return read
+
     def told(self, buf: str) -> int:
         """A stream's text so far as far as it is surely this region's: see told_end."""
         return told_end(self, buf)
@@ -1021,6 +1110,8 @@ class _Firsts(dict):
     def __init__(self, c: Compiled) -> None:
         super().__init__()
         self.c = c
+        self.plains: dict = {}  # (id of a state's allowed -> its _Plain: see Driver._tag_tokens)
+        self.verdicts: dict = {}  # ((id of allowed, character, terminal) -> tagread.verdict)
         self.skip = {*c.json_text, *c.loose_text, *(c.nest.terminals if c.nest is not None else ()), *SPECIAL_TERMINALS}
 
     def __missing__(self, name: str) -> Any:
@@ -1031,6 +1122,37 @@ class _Firsts(dict):
             found = _FirstChars(t.first or _ANY)  # (t.first: compiled on first use)
         self[name] = found
         return found
+
+
+class _Plain(dict):
+    """Per character, the terminals of a state's `allowed` (in its order) whose match
+    may begin with it, when each is a literal or a plain terminal (_Firsts); None when
+    one that is neither may (its reading is _lex's). Remembered for the first few
+    hundred characters asked."""
+
+    def __init__(self, allowed: tuple, firsts: _Firsts) -> None:
+        super().__init__()
+        self.allowed = allowed
+        self.firsts = firsts
+
+    def __missing__(self, ch: str) -> Any:
+        found: list | None = []
+        firsts = self.firsts
+        for t in self.allowed:
+            if t.literal:
+                if t.literal.startswith(ch):
+                    found.append(t)
+                continue
+            first = None if t.literal is not None else firsts[t.name]  # (an empty literal: _lex's)
+            if first is None:
+                found = None
+                break
+            if first[ch]:
+                found.append(t)
+        got = None if found is None else tuple(found)
+        if len(self) < 512:
+            self[ch] = got
+        return got
 
 
 class _FirstChars(dict):

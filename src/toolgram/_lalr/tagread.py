@@ -1,0 +1,144 @@
+"""A fast reader for the plain parameter tags of the XML-ish invoke formats
+(`<param name="q">`, `<parameter name="q">`, `<｜DSML｜parameter name="q" string="true">`):
+one regex finds a whole tag, and its tokens go to the driver's parse table one after
+another, with the driver's own upkeep after each (Driver._tag_tokens), where the loop
+would have lexed each alone (a MiniCPM5 reply of parameters whose closes were left out
+spent about a third of its parse lexing their tags).
+
+The regex only proposes: each token it finds is taken only where the driver's lexer
+would take it, told by the same rules. At a token's first character, the terminals of
+the state that may begin there (Driver's _Plain: each a literal or a plain pattern;
+none else may) must be this token's alone, and then its match is the token (its group
+is the terminal's own pattern, atomic, as the lexer matches it alone); or, where
+others may begin there too, they are tried as the lexer tries them and this token
+must win. Blanks between tokens are skipped where no terminal of the state may begin
+with them, as the lexer skips %ignore'd text. Far from the end of the text only (a
+closer cut short, a stream's token that may still grow: the lexer's), in no replay
+and no paused reading; the first token the reader cannot vouch for stops it, and the
+driver's loop lexes it. So the tokens, the tree and the driver's state after each are
+the general way's own; tests/test_frame.py compares the two ways (fastpath.enabled
+switches this reader off with the frames).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import regex
+
+# The terminals of shared/invoke.lark as compiled (the format's own names), and the
+# sources the reasons below are told from: a grammar whose terminals of these names
+# read otherwise has no reader.
+_PARAM = "_invoke__PARAM"
+_QUOTE = "_invoke__QUOTE"
+_ATTR = "ATTR"
+_SOURCES = {
+    _PARAM: "<(?:steptml:|｜DSML｜ ?)?param(?:eter)?(?=[\\s>])",
+    _QUOTE: "[\"']",
+    _ATTR: "[^\\s\"'<>=]+",
+    "_invoke__NO_NAME": "\"[ \t]*\"|'[ \t]*'",
+    "ATTR_NAME": "[A-Za-z_][\\p{Alphabetic}\\p{M}\\p{Nd}\\p{Pc}\\-]*",
+    "INVOKE": "<(?:steptml:|｜DSML｜ ?)?(?:invoke|function)(?=[\\s>])",
+    "INVOKE_CLOSE": "<\\/(?:steptml:|｜DSML｜ ?)?(?:invoke|function)>",
+    "_invoke__PARAM_CLOSE": "<\\/(?:steptml:|｜DSML｜ ?)?param(?:eter)?>",
+}
+_WS = "(?:[ \t\x0c\r\n])+"
+
+# The patterns that may begin where a token of the tag does and yet, in the tag as the
+# pattern reads it, never beat it (the lexer takes the longest match, the first of
+# the state's terminals on a tie: literals before patterns): a quote followed by a key
+# (no blank, no quote) or by blanks then a word or `>` is no _NO_NAME (`"`, blanks, `"`);
+# `name`, `string`, `type` followed by `=` is a match of ATTR_NAME just as long (its
+# characters hold no `=`), and the literal comes first; `<param…` is no `<invoke`, no
+# `<function` and no close tag (`</`). And none of them, nor the tag's own patterns,
+# runs into the end of the text from a token that ends this far before it (each stops
+# at a character of the tag, or looks one past it): no stream waits on one.
+_BEATEN = {
+    _QUOTE: ("_invoke__NO_NAME",),
+    "name": ("ATTR_NAME",),
+    "string": ("ATTR_NAME",),
+    "type": ("ATTR_NAME",),
+    _PARAM: ("INVOKE", "INVOKE_CLOSE", "_invoke__PARAM_CLOSE"),
+}
+
+
+def verdict(cands: Any, term: Any, c: Any) -> Any:
+    """Whether a token of `term` (None: ignored blanks) that the tag's pattern found is
+    the lexer's, where `cands` (a state's _Plain at its first character) may begin:
+    False: not told (the loop lexes it); else the literals that begin with that
+    character too, which must not match there (the rest cannot beat it)."""
+    if cands is None:
+        return False
+    if term is None:
+        return () if not cands else False
+    names = [t.name for t in cands]
+    if term not in names:
+        return False
+    lit = c.terminals[term].literal
+    beaten = _BEATEN.get(lit if lit is not None else term, ())
+    literals = []
+    for i, t in enumerate(cands):
+        if t.name == term:
+            continue
+        if t.literal is not None:
+            literals.append(t.literal)
+        elif t.name not in beaten or (lit is not None and i < names.index(term)):
+            return False
+    return tuple(literals)
+
+
+def reader(c: Any) -> Any:
+    """(the tag pattern, its plan: per token, its group and terminal name, None for
+    ignored blanks; the terminal per literal text) for c, or False: c has not the
+    terminals (kept in c.derived)."""
+    found = c.derived.get("tagread")
+    if found is None:
+        found = c.derived["tagread"] = _build(c)
+    return found
+
+
+def _build(c: Any) -> Any:
+    terms = c.terminals
+    by_literal = {t.literal: name for name, t in terms.items() if t.literal is not None}
+    need = (_PARAM, _QUOTE, _ATTR)
+    if any(name not in terms or terms[name].literal is not None for name in need):
+        return False
+    if any(lit not in by_literal for lit in ("name", "=", ">")) or len(c.ignore) != 1 or c.ignore[0].source != _WS:
+        return False
+    if any(name in terms and terms[name].source != source for name, source in _SOURCES.items()):
+        return False
+    flags = {terms[name].pattern.flags for name in need} | {c.ignore[0].pattern.flags}
+    if len(flags) != 1 or any(regex.match(r"\(\?[aiLmsuxV0-9]+\)", terms[name].source) for name in need):
+        return False  # (a pattern with flags of its own: not set inside a larger one)
+    ws = f"(?>{c.ignore[0].source})"
+    param, quote, attr = (f"(?>{terms[name].source})" for name in need)
+    kinds = [lit for lit in ("string", "type") if lit in by_literal]
+    plan: list = []
+    parts: list = []
+
+    def group(source: str, term: Any) -> None:
+        parts.append(f"({source})")
+        plan.append((len(plan) + 1, term))
+
+    group(param, _PARAM)
+    group(ws, None)
+    group("name", by_literal["name"])
+    group("=", by_literal["="])
+    group(quote, _QUOTE)
+    group(attr, _ATTR)
+    group(quote, _QUOTE)
+    head = "".join(parts)
+    parts.clear()
+    if kinds:
+        group(ws, None)
+        group("|".join(kinds), "kind")
+        group("=", by_literal["="])
+        group(quote, _QUOTE)
+        group(attr, _ATTR)
+        group(quote, _QUOTE)
+        head += "(?:" + "".join(parts) + ")?"
+        parts.clear()
+    group(">", by_literal[">"])
+    head += "".join(parts)
+    pattern = regex.compile(head, next(iter(flags)))
+    return pattern, tuple(plan), by_literal
