@@ -705,8 +705,8 @@ class Driver:
                     break
             if term is None:
                 continue  # (blanks that no terminal of the state begins: _lex skips them)
-            if resume and (r := resume.get(term)) is not None and r[0] == s:
-                break  # (a match to go on with: _lex's)
+            if resume and any(r[0] == s for r in resume.values()):
+                break  # (a match to go on with, this token's or another's that may begin here: _lex's)
             action = states[state].get(term)
             if action is None or (action[0] is not Shift and not takes(c, stack, term)):
                 break  # (refused: _run's)

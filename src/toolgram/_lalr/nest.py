@@ -186,26 +186,58 @@ def _settled(d: Any, t: Any, buf: str, final: bool, x: int) -> int:
     # when a reading that began further on looks again. Kept from its own start only,
     # each value of `<parameter=k>\nx\n` repeated, its close left out, looked at every
     # place of the reading before it again: a stream cost ten times parse(), Q11.)
-    was, hi, again = d.nest_unsettled.get(t.name, (0, 0, 0))
+    was, hi, again, shut = d.nest_unsettled.get(t.name, _NO_LOOK)
     q = lo - 1
     if was <= lo <= hi:
-        if again and n < again:
+        if again and n < again and (shut < 0 or _SHUT.search(buf, shut, n) is None):
             return hi
         q = hi - 1
         lo = was
     while True:
         q = min((at for c in starts if (at := buf.find(c, q + 1)) >= 0), default=n)
         if q >= n:
-            d.nest_unsettled[t.name] = (lo, n, 0)
+            d.nest_unsettled[t.name] = (lo, n, 0, -1)
             return n
         # (The cheapest look first: one that the text cannot settle yet costs no other,
         # and is not looked at again before it can be.)
         if q + longest >= n:
-            d.nest_unsettled[t.name] = (lo, q, max(n + max(8, (n - q) // 4), q + longest + 1))
+            d.nest_unsettled[t.name] = (lo, q, max(n + max(8, (n - q) // 4), q + longest + 1), -1)
             return q
         if _tag_reads_seen(seen, nest, buf, q) >= n or reads_to(reads, buf, q) >= n:
-            d.nest_unsettled[t.name] = (lo, q, n + max(8, (n - q) // 4))
+            shut = _shut_wait(nest, buf, q)
+            if shut is not None:
+                # (The tag's look runs on to its `>`, a line's end or the next `<`: not
+                # settled before one comes, or the text runs that far. A DSML parameter
+                # tag is forty characters long: looked at again each eighth of them, a
+                # stream of them lexed each value five times over.)
+                d.nest_unsettled[t.name] = (lo, q, shut + _SELF_CLOSING_READ, shut)
+            else:
+                d.nest_unsettled[t.name] = (lo, q, n + max(8, (n - q) // 4), -1)
             return q
+
+
+_NO_LOOK = (0, 0, 0, -1)
+
+
+def _shut_wait(nest: Any, buf: str, q: int) -> int | None:
+    """Where the look at the tag at q (_tag_reads) waits for a `<`, `>` or line break
+    from, when that is what it waits on (the tag read, none of them in the
+    _SELF_CLOSING_READ characters after it so far): until one comes or the text
+    reaches that far, it runs past the end of the text whatever comes (its first
+    steps, as _tag_reads takes them). None: it waits on something else."""
+    n = len(buf)
+    if _token_cut(buf, q):
+        return None
+    e = q + 1
+    for rx in (nest.tags, _SPECIAL_PAIR, _TAG, _TOKEN):
+        m = rx.match(buf, q, partial=True)
+        if m is not None:
+            if m.partial or m.end() >= n:
+                return None
+            e = max(e, m.end())
+    if _SHUT.search(buf, e, e + _SELF_CLOSING_READ) is None and e + _SELF_CLOSING_READ > n:
+        return e
+    return None
 
 
 def _starts(d: Any, t: Any) -> frozenset:
@@ -236,8 +268,13 @@ def _unsettled(d: Any, t: Any, limit: int) -> _Quiet | None:
     delta changes it before the text reaches the length at which that look is looked at
     again (not a quarter of a long value later: a stream's wait on a token that cannot
     tell what may change it)."""
-    _, hi, again = d.nest_unsettled.get(t.name, (0, 0, 0))
-    return _Quiet(frozenset(), again) if hi == limit and again else None
+    _, hi, again, shut = d.nest_unsettled.get(t.name, _NO_LOOK)
+    if hi != limit or not again:
+        return None
+    return _Quiet(_SHUT_CHARS if shut >= 0 else frozenset(), again)
+
+
+_SHUT_CHARS = frozenset("<>\n")  # (what _SHUT finds)
 
 
 def _tag_reads_seen(seen: dict, nest: Any, buf: str, q: int) -> int:
