@@ -204,7 +204,9 @@ def _settled(d: Any, t: Any, buf: str, final: bool, x: int) -> int:
             d.nest_unsettled[t.name] = (lo, q, max(n + max(8, (n - q) // 4), q + longest + 1), -1)
             return q
         if _tag_reads_seen(seen, nest, buf, q) >= n or reads_to(reads, buf, q) >= n:
-            shut = _shut_wait(nest, buf, q)
+            # (Asked of a long tag only, with none of them after its `<` yet: a short one
+            # is looked at again once or twice, and the asking cost more.)
+            shut = _shut_wait(nest, buf, q) if n - q >= _SHUT_WAIT_FROM and _SHUT.search(buf, q + 1, n) is None else None
             if shut is not None:
                 # (The tag's look runs on to its `>`, a line's end or the next `<`: not
                 # settled before one comes, or the text runs that far. A DSML parameter
@@ -217,6 +219,7 @@ def _settled(d: Any, t: Any, buf: str, final: bool, x: int) -> int:
 
 
 _NO_LOOK = (0, 0, 0, -1)
+_SHUT_WAIT_FROM = 16
 
 
 def _shut_wait(nest: Any, buf: str, q: int) -> int | None:
