@@ -128,3 +128,32 @@ def _forget() -> None:
     for fmt in default_registry().select(None):
         fmt.compiled.derived.pop("firsts", None)
         fmt.compiled.derived.pop("sure_takes", None)
+
+
+# Open parameters of the invoke formats (benchmarks/bench_pathological.py's "open
+# parameters"): each plain tag's tokens are read by _lalr/tagread.py, not lexed one by one.
+OPEN_PARAMETERS = {
+    "minicpm5_function_param": ('<function name="search">\n', '<param name="q">x\n'),
+    "dots_invoke": ('<dots_function_call>\n<invoke name="search">\n', '<parameter name="q" type="str">x\n'),
+    "deepseek_v41_dsml": ('<｜DSML｜ calls>\n<｜DSML｜ invoke name="search">\n', '<｜DSML｜ parameter name="q" string="true">x\n'),
+    "step3_steptml": ('<｜tool_calls_begin｜>\n<｜tool_call_begin｜><steptml:invoke name="search">\n', "<steptml:parameter name='q'>x\n"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(OPEN_PARAMETERS))
+def test_plain_parameter_tags_are_read_whole_and_alike(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    head, param = OPEN_PARAMETERS[name]
+    raw = head + param * 200
+    lexed = []
+    lex = _driver.Driver._lex
+    monkeypatch.setattr(_driver.Driver, "_lex", lambda d, buf, final, allowed: lexed.append(d.pos) or lex(d, buf, final, allowed))
+    fast = toolgram.parse(raw, formats=[name])
+    assert len(lexed) < 2 * 200 + 40, len(lexed)  # (each value, and the tags near the end)
+    streamed = toolgram.StreamParser(formats=[name])
+    for i in range(0, len(raw), 8):
+        streamed.feed(raw[i : i + 8])
+    fast_stream = streamed.close()
+    monkeypatch.setattr(_driver.Driver, "_tag_tokens", lambda d, buf, final: False)
+    slow = toolgram.parse(raw, formats=[name])
+    assert repr(fast) + repr(list(fast.segments)) == repr(slow) + repr(list(slow.segments))
+    assert repr(fast_stream) == repr(slow)
