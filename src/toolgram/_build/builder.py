@@ -1108,6 +1108,7 @@ class Builder:
             spans = _element_spans(text[at:], start + at, value["tool_calls"]) if at >= 0 else None
             self._envelope(value, whole or self.region, fields, twice)
         calls = list(_flatten_calls(value, spans))
+        count = _owners(owned)
         # What the end of the reply cut is the last call's, not every call's of the payload.
         cut_value, repairs = _take_cut(repairs)
         read: list = []
@@ -1123,13 +1124,13 @@ class Builder:
                     read.append(Draft(name="", span=span or whole, error=message))
                     continue
             if i and i == len(calls) - 1 and "closed_json" in repairs:
-                mine = _mine(repairs, owned, i)
+                mine = _mine(repairs, owned, i, count)
                 read.append(
                     self._cut_call(lambda: self._json_call(obj, span or whole, mine, opened), span or whole)
                 )
                 continue
             try:
-                read.append(self._json_call(obj, span or whole, _mine(repairs, owned, i), opened))
+                read.append(self._json_call(obj, span or whole, _mine(repairs, owned, i, count), opened))
             except Unreadable as exc:
                 # An element of a list of calls that is no call (`{"type": "x"}`, `5`): an
                 # error for the model, in its place; the list's other calls stand.
@@ -1664,14 +1665,28 @@ def _python_calls(text: str, start: int, read_calls, cut: bool = False) -> list[
 _CUT_VALUE, _CUT_OPEN = 1, 2
 
 
-def _mine(repairs: tuple, owned: list | None, i: int) -> tuple:
+def _owners(owned: list | None) -> dict | None:
+    """For _mine: how many of the call objects' `owned` repairs hold each repair,
+    counted once for the payload (asked per object, the others' would be gathered
+    again for each: a list whose every object needs a repair, the square of it)."""
+    if owned is None:
+        return None
+    count: dict = {}
+    for own in owned:
+        for r in set(own):
+            count[r] = count.get(r, 0) + 1
+    return count
+
+
+def _mine(repairs: tuple, owned: list | None, i: int, count: dict | None) -> tuple:
     """The repairs of the i-th of several call objects: those its own reading needed
     (`owned[i]`: closed_json for the one left open, QA13 F4) and those of the payload
-    (several_objects), not those another object's reading needed."""
-    if owned is None or i >= len(owned):
+    (several_objects), not those another object's reading needed (`count`, _owners:
+    a repair of none, or of this one only, is not another's)."""
+    if owned is None or count is None or i >= len(owned):
         return repairs
-    others = {r for k, own in enumerate(owned) if k != i for r in own}
-    return tuple(r for r in repairs if r in owned[i] or r not in others)
+    own = owned[i]
+    return tuple(r for r in repairs if r in own or not count.get(r))
 
 
 def _take_cut(repairs: tuple) -> tuple[bool, tuple]:

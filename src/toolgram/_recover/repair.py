@@ -1255,16 +1255,30 @@ def loads(
         if left_open is not None:
             left_open.extend(reader.left_open)
         if owned is not None and isinstance(value, list) and value and reader.owners:
-            last = len(value) - 1
-            owned.extend(
-                tuple(r for r, at in reader.owners.items() if -1 in at or any(min(k, last) == i for k in at))
-                for i in range(len(value))
-            )
+            owned.extend(_owned_by_element(reader.owners, len(value)))
     if _too_deep(text):
         raise RepairError(TOO_DEEP)
     if repeated is not None or (repairs == () and may_repeat(text, value)):
         _no_repeats(text, repeated)
     return value, repairs
+
+
+def _owned_by_element(owners: dict, n: int) -> list[tuple]:
+    """For each of a list's n elements, the repairs (in `owners`' order) its own text
+    needed: a repair owned by -1 (no element in particular) is every element's, and one
+    owned past the last element (the end of the text) the last one's. Each owner is
+    visited once (a list whose every element needs the same repair, a trailing comma
+    in each, has n owners of it: asked again per element, the square of it)."""
+    last = n - 1
+    names = tuple(owners)
+    every = {r for r in names if -1 in owners[r]}
+    own: list[set] = [set() for _ in range(n)]
+    for r, at in owners.items():
+        if -1 in at:
+            continue
+        for k in at:
+            own[min(k, last)].add(r)
+    return [tuple(r for r in names if r in mine or r in every) for mine in own]
 
 
 # --- A key written twice ----------------------------------------------------------
