@@ -225,6 +225,10 @@ CALLS = [
     # A Python argument value that never ends (its quote closed by the next call's): each
     # value's scan for its end ran on to the end of the reply, once per call.
     ('<|python_tag|>brave_search.call(query="weather in Men\n', ["brave_search"]),
+    # A bare pythonic list's single-quoted value left open before another format's call
+    # (R15): each value walked every marker to the end of the reply for one of its own
+    # format's, and a bare list has none to stop at (QA22 D3: 16 KB 1 -> 156 ms).
+    ("[f(a='x\n<tool_call>{\"name\": \"f\", \"arguments\": {\"a\": 1}}</tool_call>\n", ["f"]),
 ]
 
 

@@ -584,15 +584,31 @@ def _call_in_open_string(d: Any, buf: str, pos: int, stop: int) -> int:
 def _own_marker(d: Any, buf: str, lo: int, hi: int) -> int:
     """Where the first marker in [lo, hi) that is the driver's format's own starts (a
     start or end marker, or a literal of its grammar: Mistral's `[ARGS]`), or -1.
-    (Each marker of the string is found once: linear in its length.)"""
+    (Each marker of the string is found once: linear in its length.) The last walk is
+    kept per text (_OWN_MARKER): from any place between where it began and what it
+    found (the end, where it found none) the answer is the same, with no marker of
+    the format's own before it. So a storm of values left open, each asked to the end
+    of the text (a bare pythonic list has no marker of its own to stop at: `[f(a='x
+    <tool_call>…` again and again), reads the text once, not once per value."""
     own = d.c.derived.get("own_markers")
     if own is None:
         literals = (t.literal for t in d.c.terminals.values() if t.literal and len(t.literal) >= 3)
         own = d.c.derived["own_markers"] = tuple({*d.fmt.starts, *d.fmt.ends, *literals})
+    find = d.cutter[0]  # (the scanner's markers: the same scanner, the same markers)
+    memo = _OWN_MARKER[0]
+    if memo is not None and memo[0] is buf and memo[1] is own and memo[2] == find and memo[3] == hi:
+        if memo[4] <= lo and (lo <= memo[5] if memo[5] >= 0 else lo < hi):
+            return memo[5]
     m = d._first_marker(buf, lo, hi)
     while m >= 0 and not any(buf.startswith(x, m) for x in own):
         m = d._first_marker(buf, m + 1, hi)
+    _OWN_MARKER[0] = (buf, own, find, hi, lo, m)
     return m
+
+
+# _own_marker's last walk: (text, the format's own markers, the scanner's marker search,
+# the walk's end, where it began, what it found), one tuple replaced whole.
+_OWN_MARKER: list = [None]
 
 
 def may_start(d: Any, buf: str, lo: int, hi: int) -> bool:
