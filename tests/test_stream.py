@@ -444,6 +444,9 @@ LATE_CALLS = {
     # after that call (then it quotes it), so the first call is done when the reply ends
     # (QA19 R15).
     "pythonic/string_left_open_then_another_formats_call_ends_it",
+    # The same twice in LFM2 blocks: the first string runs on over the next block's start
+    # marker, so the calls are done when the reply ends too (QA22 D8).
+    "lfm2/single_quoted_string_left_open_before_another_formats_call_twice",
 }
 
 

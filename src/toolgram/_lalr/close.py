@@ -515,7 +515,19 @@ def cut(d: Any, buf: str, pos: int, stop: int, final: bool) -> Any:
         # py_string_end, and first_other's walk, kept per text).
         m = _own_marker(d, buf, pos + 1, stop)
         if m >= 0:
-            if _starts_at(d, buf, m) or spans.breaks_at(buf, pos, buf[pos:m]) is not None:
+            if _starts_at(d, buf, m):
+                # Its own start marker in it (a mention, `'Use <|tool_call_start|> tags`:
+                # whole, cut_value), unless another format's call reads whole before it:
+                # that is the model's next call, as in a string with no marker of its own
+                # after it (below, QA19 R15), and the string ends there; the start marker
+                # is its next call's (QA22 D8: `[f(a='x<newline><tool_call>{…}</tool_call>`
+                # twice was one call holding the three others).
+                if len(d.cutter) > 4 and (d.fmt.stream_python or "PYVALUE" in d.c.terminals):
+                    c = _call_between(d, buf, pos + 1, m)
+                    if c >= 0:
+                        return c
+                return None
+            if spans.breaks_at(buf, pos, buf[pos:m]) is not None:
                 return None
             return m
     at = _repair.unreadable_in(buf, pos, stop, spans, final or stop < len(buf))
@@ -572,12 +584,18 @@ def _call_in_open_string(d: Any, buf: str, pos: int, stop: int) -> int:
         return -1
     if _repair.PY_STRING[quote].match(buf, pos).group(1) is not None:
         return -1
+    return _call_between(d, buf, pos + 1, stop)
+
+
+def _call_between(d: Any, buf: str, lo: int, hi: int) -> int:
+    """Where the first marker in [lo, hi) starts at which another format's call reads
+    whole (cutter[4]), or -1."""
     reads = d.cutter[4]
-    m = d._first_marker(buf, pos + 1, stop)
+    m = d._first_marker(buf, lo, hi)
     while m >= 0:
         if reads(buf, m, d.fmt):
             return m
-        m = d._first_marker(buf, m + 1, stop)
+        m = d._first_marker(buf, m + 1, hi)
     return -1
 
 
