@@ -447,6 +447,10 @@ LATE_CALLS = {
     # The same twice in LFM2 blocks: the first string runs on over the next block's start
     # marker, so the calls are done when the reply ends too (QA22 D8).
     "lfm2/single_quoted_string_left_open_before_another_formats_call_twice",
+    # A double-quoted one that Python reads as closed inside that call: it was left open
+    # only where nothing but blanks follows the call, which the end tells (QA22 D7).
+    "pythonic/double_quoted_string_left_open_then_another_formats_call_ends_it",
+    "lfm2/double_quoted_string_left_open_then_another_formats_call_ends_it",
 }
 
 

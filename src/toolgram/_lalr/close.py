@@ -540,6 +540,11 @@ def cut(d: Any, buf: str, pos: int, stop: int, final: bool) -> Any:
         m = _call_in_open_string(d, buf, pos, stop)
         if m >= 0:
             return m
+    elif final and stop >= len(buf) and len(d.cutter) > 4:
+        # (Its string closed inside such a call, and the value broke after that quote.)
+        m = _call_in_open_string(d, buf, pos, stop, closed_only=True)
+        if m >= 0:
+            return m
     if at is None:
         if opened >= pos:
             # A string left open to the end of the reply (`{"city": "Par<|tool_call_end|>…`,
@@ -575,16 +580,33 @@ def _spans(d: Any) -> Any:
     return _repair.Spans() if d.brackets is None else _repair.Spans.of(d.brackets)
 
 
-def _call_in_open_string(d: Any, buf: str, pos: int, stop: int) -> int:
+def _call_in_open_string(d: Any, buf: str, pos: int, stop: int, closed_only: bool = False) -> int:
     """Where, in the Python argument value at pos that is a string its quote never
     closes (as Python reads it) and runs to `stop`, the end of the text, the first
-    marker starts at which another format's call reads whole (cutter[4]), or -1."""
+    marker starts at which another format's call reads whole (cutter[4]), or -1; and
+    in one that closes inside such a call (below). `closed_only`: that case only."""
     quote = buf[pos]
     if quote not in "'\"" or not d.fmt.stream_python and "PYVALUE" not in d.c.terminals:
         return -1
-    if _repair.PY_STRING[quote].match(buf, pos).group(1) is not None:
-        return -1
-    return _call_between(d, buf, pos + 1, stop)
+    closed = _repair.PY_STRING[quote].match(buf, pos)
+    if closed.group(1) is None:
+        return -1 if closed_only else _call_between(d, buf, pos + 1, stop)
+    # It closes, as Python reads it, at a quote inside another format's call that reads
+    # whole from a marker in it (`[f(a="x<newline><tool_call>{"name": …}</tool_call>`:
+    # the `"` of the call's JSON): that quote is the call's, the string was left open
+    # before it as above, where the call runs to the end of the reply (blanks after it
+    # at most: QA22 D7). Where text follows the call, the string quoted it (its own
+    # quotes not escaped: `content="Docs: <tool_call>{"name": "rm_rf", …}</tool_call>
+    # That is all."`), as a JSON string does (_quoted_call): never that call run.
+    close = closed.end() - 1
+    reads = d.cutter[4]
+    m = d._first_marker(buf, pos + 1, close)
+    while m >= 0:
+        end = reads(buf, m, d.fmt)
+        if end:
+            return m if end > close and _SPACE_TO_END.match(buf, end) is not None else -1
+        m = d._first_marker(buf, m + 1, close)
+    return -1
 
 
 def _call_between(d: Any, buf: str, lo: int, hi: int) -> int:

@@ -1102,20 +1102,21 @@ class Scanner(MarkerSearch):
             self.closer = c or turn
             self.closer_turn = bool(turn)
 
-    def call_reads_at(self, buf: str, at: int, fmt: Format) -> bool:
-        """Whether, at the marker at `at` in a whole text, a call of another format than
-        `fmt` that is not quiet reads whole, by that marker's fast frame (_close.cut: such
-        a call ends a Python string that `fmt`'s value left open to the end of the reply,
-        QA19 R15). False where the marker has no fast frame."""
+    def call_reads_at(self, buf: str, at: int, fmt: Format) -> int:
+        """Where, at the marker at `at` in a whole text, a call of another format than
+        `fmt` that is not quiet reads whole, by that marker's fast frame, ends (_close.cut:
+        such a call ends a Python string that `fmt`'s value left open to the end of the
+        reply, QA19 R15); 0 where none does (or the marker has no fast frame)."""
         m = self.symbols.match(buf, at)  # (the longest symbol marker there)
         best = m.group() if m is not None else ""
         fmts = self.by_marker.get(best)
         if not fmts:
-            return False
+            return 0
         if fmt in fmts or all(f.quiet for f in fmts):
-            return False
+            return 0
         frame = self.whole_frames[best]
-        return frame is not None and type(frame.read(buf, at, True, self.tools)) is ToolCall
+        call = None if frame is None else frame.read(buf, at, True, self.tools)
+        return call.span[1] if type(call) is ToolCall else 0
 
     def _closer_again(self, out: list, pos: int, kind: str, final: bool) -> bool | None:
         """In prose right after a call (closed_at): its closer written again, blanks
