@@ -1553,3 +1553,46 @@ def test_a_list_of_calls_each_needing_a_repair_gives_each_its_own_once() -> None
         _lines_run(lambda n=n: toolgram.parse(raw(n), None, max_chars=None), ("builder.py", "repair.py")) for n in (100, 400)
     )
     assert large <= 4.5 * small, (small, large)
+
+
+def _read_for_open_strings(raw: str, tools: list, monkeypatch: pytest.MonkeyPatch) -> int:
+    """What a parse reads (characters) to tell where values break (Spans.failure, the
+    lenient pass over a value's text) and where Python strings close (the string
+    pattern, under both its names)."""
+    from toolgram._recover import repair as _repair
+
+    count = [0]
+    failure = _repair.Spans.failure
+
+    def counting_failure(self: Any, text: str, pos: int, span: str) -> Any:
+        count[0] += len(span)
+        return failure(self, text, pos, span)
+
+    class Counting:
+        def __init__(self, pattern: Any) -> None:
+            self.pattern = pattern
+
+        def match(self, text: str, pos: int = 0, endpos: int | None = None) -> Any:
+            m = self.pattern.match(text, pos) if endpos is None else self.pattern.match(text, pos, endpos)
+            count[0] += (m.end() if m is not None else pos) - pos
+            return m
+
+    strings = {q: Counting(p) for q, p in _repair._PY_STRING.items()}
+    with monkeypatch.context() as m:
+        m.setattr(_repair.Spans, "failure", counting_failure)
+        m.setattr(_repair, "_PY_STRING", strings)
+        m.setattr(_repair, "PY_STRING", strings)
+        got = toolgram.parse(raw, tools, max_chars=None)
+    assert len(got.calls) == 2 * raw.count("[f(")  # (each value ends at the Hermes call after it)
+    return count[0]
+
+
+def test_single_quoted_values_left_open_before_another_formats_call_are_read_to_it_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A bare pythonic list's single-quoted value left open, then a Hermes call, again and
+    # again (R15): each value has no marker of its own after it, and was read for a break
+    # to the end of the reply (the lenient pass over ever longer prefixes, and the string
+    # pattern in _call_in_open_string) before the call ended it (QA22 D3).
+    unit = "[f(a='x\n<tool_call>{\"name\": \"f\", \"arguments\": {\"a\": 1}}</tool_call>\n"
+    small, large = (_read_for_open_strings(unit * n, ["f"], monkeypatch) for n in (100, 400))
+    assert small > 0
+    assert large <= 4.5 * small, (small, large)

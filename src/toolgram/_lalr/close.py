@@ -530,6 +530,14 @@ def cut(d: Any, buf: str, pos: int, stop: int, final: bool) -> Any:
             if spans.breaks_at(buf, pos, buf[pos:m]) is not None:
                 return None
             return m
+        if len(d.cutter) > 4 and (d.fmt.stream_python or "PYVALUE" in d.c.terminals):
+            # No marker of its own after it (a bare pythonic list has none): another
+            # format's call that reads whole in it ends it (below, QA19 R15), told as at
+            # its own marker, by the text up to that call (read to the end of the reply
+            # for each value of a storm, the square of it: QA22 D3).
+            c = _call_between(d, buf, pos + 1, stop)
+            if c >= 0 and spans.breaks_at(buf, pos, buf[pos:c]) is None:
+                return c
     at = _repair.unreadable_in(buf, pos, stop, spans, final or stop < len(buf))
     if at is None and final and stop >= len(buf) and len(d.cutter) > 4:
         # A Python value's string left open to the end of the reply (`f(q='a\n<tool_call>
@@ -588,8 +596,8 @@ def _call_in_open_string(d: Any, buf: str, pos: int, stop: int, closed_only: boo
     quote = buf[pos]
     if quote not in "'\"" or not d.fmt.stream_python and "PYVALUE" not in d.c.terminals:
         return -1
-    closed = _repair.PY_STRING[quote].match(buf, pos)
-    if closed.group(1) is None:
+    end = _repair.py_string_end(buf, pos)  # (a single-quoted one's kept per text)
+    if end < 0:
         return -1 if closed_only else _call_between(d, buf, pos + 1, stop)
     # It closes, as Python reads it, at a quote inside another format's call that reads
     # whole from a marker in it (`[f(a="x<newline><tool_call>{"name": …}</tool_call>`:
@@ -598,13 +606,13 @@ def _call_in_open_string(d: Any, buf: str, pos: int, stop: int, closed_only: boo
     # at most: QA22 D7). Where text follows the call, the string quoted it (its own
     # quotes not escaped: `content="Docs: <tool_call>{"name": "rm_rf", …}</tool_call>
     # That is all."`), as a JSON string does (_quoted_call): never that call run.
-    close = closed.end() - 1
+    close = end - 1
     reads = d.cutter[4]
     m = d._first_marker(buf, pos + 1, close)
     while m >= 0:
-        end = reads(buf, m, d.fmt)
-        if end:
-            return m if end > close and _SPACE_TO_END.match(buf, end) is not None else -1
+        e = reads(buf, m, d.fmt)
+        if e:
+            return m if e > close and _SPACE_TO_END.match(buf, e) is not None else -1
         m = d._first_marker(buf, m + 1, close)
     return -1
 
