@@ -67,6 +67,7 @@ HELD = {
     # may still close after that call and quote it, so the first call is done when the
     # reply ends (as test_stream's LATE_CALLS says; d581de3 listed it there, not here).
     "pythonic/string_left_open_then_another_formats_call_ends_it",
+    "lfm2/single_quoted_string_left_open_before_another_formats_call_twice",  # (QA22 D8: the same)
     # A Gemma call with no end marker after it (the bare shape has none; a <|tool_call>
     # whose <tool_call|> was left out), then prose: its region runs to the next call or the
     # end of the reply, which may still bring its end marker (then no closed_tag), so a
