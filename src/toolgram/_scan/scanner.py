@@ -171,6 +171,16 @@ class Scanner(MarkerSearch):
     # Where the last region read ended, in the reply (a storm's streak goes on over regions
     # each read right after the one before: storm.region).
     ended = -1
+    # The code fences first on their lines in the prose since prose_from, as _in_prose
+    # meets them (_fence_closes): the prose_from they are counted from (-1: none yet), the
+    # last one met (in the reply; -1: none), what was decided there (its backticks' end in
+    # the reply where it closes a fence, 0 where not), how far the blanks after it were
+    # read (a stream's wait), and the backticks of the fence the prose holds open (0: none).
+    fence_prose = -1
+    fence_at = -1
+    fence_took = 0
+    fence_blanks = -1
+    fence_open = 0
     # (The marker searches' own state: see MarkerSearch.)
 
     def __init__(
@@ -477,6 +487,11 @@ class Scanner(MarkerSearch):
                 return
             if self.closed_at >= 0 and self.mode == "prose":
                 return  # (right after a call: the next delta goes to _closer_again)
+            if self.fence_blanks >= 0 and self.fence_at == self.base + self.pos:
+                # (Blanks after a fence's ``` that may close a code block, to the text's
+                # end: only a delta with more than blanks tells: see _fence_closes.)
+                self.waiting = _BLANK_WAIT
+                return
             buf = self.buf
             if self.mode == "think" and len(buf) - self.pos > self.max_prefix:
                 # In a reasoning block, held from a call marker on: only its closers matter now.
@@ -751,6 +766,14 @@ class Scanner(MarkerSearch):
             if not final and len(buf) - i <= self.max_prefix and buf[i:] in self.prefixes:
                 self._flush(out, lo, i)
                 return False  # a longer marker may start here ("```" of "```json"): wait
+            if marker[0] == "`" and marker.startswith("```"):
+                closes = self._fence_closes(out, buf, i, final)
+                if closes is None:
+                    self._flush(out, lo, i)
+                    return False  # (blanks after a fence's ``` to the text's end: the line's end tells)
+                if closes:
+                    pos = closes  # (prose, a code block's close: see lo)
+                    continue
             if i > 0 and buf[i - 1] == "`" and (i < 2 or not (buf[i - 2].isalnum() or buf[i - 2] in ")]}")) and not _fence_close(buf, i):
                 # `<tool_call>` (or `<think>`) in inline code names the tag; it opens nothing. (A
                 # backtick right after a word closes a code span: `ls`<tool_call>… is a call.)
@@ -1030,6 +1053,63 @@ class Scanner(MarkerSearch):
         self.reading.span = span
         self.reading.string = None  # (no string's reading kept: it was not asked)
         return True
+
+    def _fence_closes(self, out: list, buf: str, i: int, final: bool) -> int | bool | None:
+        """Whether the fence marker at i (```, ```python, …) is a code fence's line that
+        closes a fence the prose opened before it (CommonMark's rule: ``` first on its
+        line, blanks before it, nothing but blanks after its backticks, at least as many
+        backticks as the opening fence had): then it opens no region, its backticks'
+        end is returned (the prose goes on there). A fenced format's region there read
+        a call after a code block as if the block's close opened its fence
+        (`` ```python\nprint(1)\n```\n[get_weather(…)] ``: its close taken into the
+        call, a closed_tag repair the model never needed; QA22 D1). False where it
+        opens, or is none of a fence's lines; None while a stream's text ends in blanks
+        after it (the line's end tells).
+
+        The fence lines are counted as _in_prose meets them, each once, in the prose
+        since the last call, region, error or markup (prose_from): a fence line first
+        on its line is always such a marker's, and the prose's markers are met in order.
+        What is kept is the fence left open (its backticks) and the last line met: one
+        look per fence, whatever the text's length."""
+        j = i
+        while j > 0 and buf[j - 1] in " \t":
+            j -= 1
+        if j > 0 and buf[j - 1] != "\n":
+            return False  # (inline: ``` after text on its line)
+        self._told(out)
+        base = self.base
+        at = base + i
+        if self.fence_prose != self.prose_from or at < self.fence_at:
+            self.fence_prose, self.fence_open, self.fence_at = self.prose_from, 0, -1
+        elif at == self.fence_at:
+            if self.fence_blanks < 0:
+                return self.fence_took - base if self.fence_took else False  # (met again)
+        n = len(buf)
+        k = i + 3
+        while k < n and buf[k] == "`":
+            k += 1
+        run = k - i
+        opened = self.fence_open
+        if not opened or run < opened:
+            # A fence's opening line (or, with fewer backticks than the open fence's, a
+            # line of its code): it opens as before.
+            self.fence_at, self.fence_took, self.fence_blanks = at, 0, -1
+            if not opened:
+                self.fence_open = run
+            return False
+        # (A fence is open: this line closes it if nothing but blanks follow its backticks.)
+        e = max(k, self.fence_blanks - base) if at == self.fence_at else k
+        while e < n and buf[e] in " \t\r":
+            e += 1
+        if e == n and not final:
+            self.fence_at, self.fence_took, self.fence_blanks = at, 0, base + e
+            return None
+        self.fence_at, self.fence_blanks = at, -1
+        if e < n and buf[e] != "\n":
+            self.fence_took = 0  # (```python in an open block: a line of its code, that may open)
+            return False
+        self.fence_open, self.fence_took = 0, base + k
+        return k
 
     def ends_of(self, marker: str) -> tuple:
         """The end markers of the formats `marker` opens (instring reads a call quoted in
@@ -1476,6 +1556,19 @@ _REGROW = 64
 # How much a stream's buffer grows after a _trim that dropped nothing before the next
 # is tried (each try looks back over the prose for where a call may open).
 _TRIM_AGAIN = 256
+
+
+class _BlankWait:
+    """The scanner's wait on the blanks after a fence's ``` (Scanner._fence_closes):
+    deltas of blanks only are put aside."""
+
+    __slots__ = ()
+
+    def absorbs(self, text: str, n: int) -> bool:
+        return not text.strip(" \t\r")
+
+
+_BLANK_WAIT = _BlankWait()
 
 
 class _GrowWait:
