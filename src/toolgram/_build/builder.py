@@ -1603,6 +1603,11 @@ def _loads_leading(
     offset = len(text) - len(stripped)
     if stripped[:1] in ("{", "["):
         end = _repair.value_end(text, offset)
+        if end is None:
+            # (Its brackets never close as written: a string the model closed with the
+            # other quote, then the value's closers and prose: `{"a": "it'}} Then "x".`,
+            # as a JSON token reads it, QA22 D9.)
+            end = _repair.slipped_end(text, offset)
         if end is not None and text[end:].strip():
             try:
                 value, repairs = _repair.loads(text[offset:end])

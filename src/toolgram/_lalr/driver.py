@@ -420,6 +420,20 @@ class Driver:
                     else:
                         extent = self._extent(pos, None)
                         end = extent.advance(buf, 0)
+                    slipped = self._slipped(buf, pos, end, final)
+                    if slipped is not None:
+                        if slipped >= 0:
+                            end = slipped
+                        else:
+                            # (Whether the other quote closed a string in it, more text
+                            # tells: looked at again once the text has grown by a quarter.)
+                            if growers is not None:
+                                self.hint = [*growers, _HOLD]
+                                self.recheck = n + max(16, (n - pos) // 4)
+                            if self._refused(name, pos, n, buf):
+                                refused = True
+                                continue
+                            return WAIT
                     # A value broken for good before a marker ends there: the region
                     # does not swallow the calls after it (see _cut).
                     cut = self._cut(buf, pos, end, final) if self.cutter else None
@@ -827,6 +841,27 @@ class Driver:
             return n if end is None else end
 
         return _repair.quoted_end(buf, pos, final, markers if self.cutter else None, call_end)
+
+    def _slipped(self, buf: str, pos: int, end: int | None, final: bool) -> int | None:
+        """Where the JSON value at pos, whose brackets close at `end` (None: not in the
+        text so far), ends when the model closed a string in it with the other quote and
+        its brackets close after that, prose after them (_repair.slipped_end: -1 while the
+        text so far cannot tell); None where it does not (JSON reads it, or no string in
+        it holds both quotes' kinds). `{"a": "x'} Then it's fine.` ends at its `}` as
+        one its end marker closed reads (QA22 D9): not with the prose in the string (its
+        brackets never close) nor, where its brackets close later (a `"` in the prose),
+        with the prose in the value as an error. A stream decides as parse() does: the
+        lenient pass tells a slip only where no longer text reads it otherwise."""
+        stop = len(buf) if end is None else end
+        if buf.find("'", pos, stop) < 0 or buf.find('"', pos, stop) < 0:
+            return None  # (the usual case: one kind of quote, no slip)
+        if end is not None:
+            try:
+                if _repair.scan_json(buf, pos)[1] == end:
+                    return None  # (JSON reads it)
+            except (StopIteration, ValueError, RecursionError):
+                pass
+        return _repair.slipped_end(buf, pos, final)
 
     def _cut(self, buf: str, pos: int, end: int | None, final: bool) -> Any:
         """_close.cut for the value at pos that closes at `end` (None: it runs on to the

@@ -670,6 +670,9 @@ class _Reader:
         # next key). A longer text may tell it the other way, and what was read after
         # that string is then no reading that every longer text keeps (see unreadable_in).
         self.unsettled = False
+        # (slipped_end: stop once the top-level value's brackets close, where `stopped` is.)
+        self.stop_at_close = False
+        self.stopped = -1
 
     def note(self, repair: str) -> None:
         self.repairs.setdefault(repair, None)
@@ -756,6 +759,9 @@ class _Reader:
                         in_object = type(top) is dict
                     else:
                         top, closer, in_object = None, "", False
+                        if self.stop_at_close:
+                            self.stopped = pos
+                            return result, tuple(self.repairs)
                     state = _AFTER
                     continue
 
@@ -1351,6 +1357,34 @@ def _pairs(pairs: list) -> dict:
 
 
 _JSON_PAIRS = json.JSONDecoder(strict=False, parse_float=_finite_float, parse_constant=_no_constant, object_pairs_hook=_pairs)
+
+
+def slipped_end(text: str, pos: int, final: bool = True) -> int | None:
+    """Where the JSON object or list at pos ends when the model closed a string in it
+    with the other quote (`{"a": "x'} Then it's fine.`: repair mismatched_quote, as
+    _Reader.slip tells it) and its brackets close after that: past its last closer,
+    with more than blanks after it. None where the lenient pass, reading it so, breaks,
+    never closes it, needs no such quote, or only blanks follow its close (the end of
+    the reply may have cut the string there: cut_value). -1 (not final) where the
+    text so far cannot tell: what follows the other quote or the string's own quote
+    may go on otherwise (_Reader.unsettled), or only blanks follow the close yet.
+    A payload with no end marker (Mistral's `[ARGS]{…}`) ends there, as one its end
+    marker closed reads (QA22 D9), not with the prose after it taken into the string.
+    Reads the value once, up to where it closes or breaks."""
+    reader = _Reader(text[pos:])
+    reader.stop_at_close = True
+    try:
+        reader.read()
+    except (RepairError, RecursionError):
+        return None
+    if reader.stopped < 0 or "mismatched_quote" not in reader.repairs:
+        return None
+    end = pos + reader.stopped
+    if not final and reader.unsettled:
+        return -1
+    if _BLANKS.match(text, end).end() == len(text):
+        return None if final else -1
+    return end
 
 
 def decode_at(text: str, pos: int) -> tuple[Any, int]:
