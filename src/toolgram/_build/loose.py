@@ -98,6 +98,8 @@ class _Reader:
                     self.short = True
                 return
             if text[self.pos] == closer:
+                if comma and node.children:
+                    self.note("trailing_comma")  # (`[1,2,]`, `{i:1,}`: as JSON's lenient pass)
                 self.pos += 1
                 return
             if closer == "}":
@@ -364,4 +366,15 @@ def decode_loose(text: str, cut: bool = False) -> tuple[Node, list[str], str]:
         reader.obj(root, "}", 0)
     if cut and reader.short:
         reader.note("cut_value")
+    # A closer too many after the object's own (`{i:1}}`): markup of the call, dropped,
+    # as JSON's lenient pass drops it (extra_bracket), not prose inside the call's markers.
+    m = _EXTRA_CLOSERS.match(text, reader.pos)
+    if m is not None:
+        reader.note("extra_bracket")
+        reader.pos = m.end()
     return root, reader.repairs, text[reader.pos :]
+
+
+# Closers after the arguments' own `}` (blanks between), up to the blanks before what
+# follows them.
+_EXTRA_CLOSERS = lazy(re.compile, r"\s*[}\]](?:\s*[}\]])*")

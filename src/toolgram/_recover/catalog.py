@@ -26,7 +26,7 @@ REPAIRS: tuple[tuple[tuple[str, ...], str], ...] = (
     (('missing_bracket',),
      'left a bracket open inside the JSON: a list\'s next object starts (`[{"name": "a", "arguments": {…}, {"name": "b", …}]`), or a bracket further out closes (`[{"name": "a", "arguments": {…}]`)'),
     (('trailing_comma', 'single_quotes', 'python_literals', 'unquoted_keys', 'missing_comma', 'extra_bracket', 'comments'),
-     'one lenient pass over JSON that `json.loads` refused (`comments`: `// …` and `/* … */` outside strings). `missing_comma` also where a list of Python calls has no comma between two calls (a line break, a space or a `;`: `[f(a=1)\\ng(b=2)]`): both are read, the first records it'),
+     'one lenient pass over JSON that `json.loads` refused (`comments`: `// …` and `/* … */` outside strings). `missing_comma` also where a list of Python calls has no comma between two calls (a line break, a space or a `;`: `[f(a=1)\\ng(b=2)]`): both are read, the first records it. Gemma 4 arguments record `trailing_comma` and `extra_bracket` the same way (`{tags:[1,2,]}`, `{i:1,}`; `call:f{i:1}}<tool_call|>`: the closer too many is dropped, not prose)'),
     (('parameters_key', 'arguments_key'),
      'used `parameters` where the format says `arguments` (`parameters_key`), or `arguments` where it says `parameters`, or another key: `args`, `input`, `params`, `kwargs`, `tool_input`, `argument`, `tool_args` (`arguments_key`)'),
     (('flat_arguments',),
