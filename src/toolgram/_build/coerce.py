@@ -40,6 +40,8 @@ Without a schema (no tools given, an unknown tool or parameter, `{}`):
     (quoted text such as `"hi"` keeps its quotes; NaN and Infinity stay text; a
     number that JSON writes back otherwise, `3.10`, `1e5`, stays text); a float
     with no digit before or after its point (`.5`, `5.`, `-.5`) is that number.
+    (A Gemma bare value spelled as a number is typed "number" by its reader,
+    loose.py: `1.50`, `1e5` are numbers there, its strings being delimited.)
 
 Nested elements (`Node` with children) become an object, or an array when the
 schema (or the model-written type list/array) says so, or when no child has a

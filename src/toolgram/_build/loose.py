@@ -23,6 +23,7 @@ Models break this notation in a few known ways, which are read as meant:
 from __future__ import annotations
 
 import json
+import math
 import re
 
 from .coerce import Node
@@ -306,7 +307,18 @@ class _Reader:
             if i >= n:
                 self.short = True
             return Node(key=key, type="string", text=m.group(1), exact=True)
+        if _NUMBER.fullmatch(value) is not None and math.isfinite(float(value)):
+            # A number as Python and JavaScript write it (`1.50`, `0.10`, `1e5`, `2.`,
+            # `.5`): in Gemma's notation a bare value, not a delimited string, so a
+            # number with no schema to ask too, as a JSON payload's `1.50` is; not
+            # kept as its text because JSON would write it back otherwise (QA22 D4).
+            # (`007`, `0x10`, `1_000` stay the text: no JSON number.)
+            return Node(key=key, type="number", text=value, exact=True)
         return Node(key=key, text=value, exact=True)
+
+
+# A decimal number (JSON's, and the point floats Python and JavaScript read: `5.`, `.5`).
+_NUMBER = lazy(re.compile, r"-?(?:(?:0|[1-9][0-9]*)(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
 
 
 # How many delimiters after one that cannot end a string are looked at for the one that does.
