@@ -1596,3 +1596,27 @@ def test_single_quoted_values_left_open_before_another_formats_call_are_read_to_
     small, large = (_read_for_open_strings(unit * n, ["f"], monkeypatch) for n in (100, 400))
     assert small > 0
     assert large <= 4.5 * small, (small, large)
+
+
+def test_a_storm_of_markers_with_no_blank_line_searches_back_for_a_paragraph_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # instring._paragraph: each marker in prose after a string's opening looks back for
+    # the last blank or fence line, up to LOOK characters; with none in the text, every
+    # marker read LOOK characters (a 32 KB storm of cut MiniMax calls, 240 ms). The
+    # search now reads on from the last marker's line: about the text's length in all.
+    from toolgram._scan import instring
+
+    unit = '<minimax:tool_call>\n<invoke name="rm_rf">\n<\n'
+    toolgram.parse(unit * 3)  # (_BREAK compiled: its module name is the pattern now)
+    real = instring._BREAK
+    read: list[int] = []
+
+    class Spy:
+        def search(self, buf: str, lo: int, hi: int) -> Any:
+            read.append(hi - lo)
+            return real.search(buf, lo, hi)
+
+    monkeypatch.setattr(instring, "_BREAK", Spy())
+    raw = unit * 600
+    toolgram.parse(raw)
+    assert read, "the storm no longer asks _paragraph: find another shape"
+    assert sum(read) < 2 * len(raw), (sum(read), len(raw))

@@ -276,6 +276,36 @@ def _fenced(buf: str, lo: int, line: int) -> int:
     return nl + 1 if nl >= 0 else line
 
 
+# The last _BREAK search of a text: (buf, lo, line, the break's start and end, -1 for
+# none). The markers of a text are asked in order, each searching back from its line up
+# to LOOK characters: a line of markers with no blank line read LOOK characters for
+# each (a 32 KB storm of cut MiniMax calls: 240 ms). The next marker's search reads on
+# from the last one's line only (see _last_break).
+_BREAKS: tuple = (None, 0, 0, -1, -1)
+
+
+def _last_break(buf: str, lo: int, line: int) -> tuple[int, int]:
+    """The start and end of the last _BREAK match in buf[lo:line] ((-1, -1): none), as
+    _BREAK.search(buf, lo, line) finds it. Where the last search was of the same text,
+    from no later a `lo`, up to a line start no later than `line`, only the text from
+    that line's `\n` on is searched: a match that ends past that line starts at that
+    `\n` or after it (a break holds no line break but its first and last characters);
+    one that ends before it is the last search's, if it starts at `lo` or after."""
+    global _BREAKS
+    last, lo1, line1, s1, e1 = _BREAKS
+    if last is buf and lo1 <= lo and line1 <= line and line1 > lo1 and buf[line1 - 1] == "\n":
+        m = _BREAK.search(buf, max(lo, line1 - 1), line)
+        if m is not None:
+            s1, e1 = m.span()
+        elif s1 < lo:
+            s1 = e1 = -1
+    else:
+        m = _BREAK.search(buf, lo, line)
+        s1, e1 = m.span() if m is not None else (-1, -1)
+    _BREAKS = (buf, lo, line, s1, e1)
+    return s1, e1
+
+
 def _paragraph(buf: str, lo: int, line: int) -> int:
     """Where the text in buf[lo:line] (line: the marker's line's start) begins that a
     string open at the marker may have opened in: after the last blank line or fence
@@ -283,12 +313,12 @@ def _paragraph(buf: str, lo: int, line: int) -> int:
     where the marker's line is a fence's (its ``` is a marker)."""
     if _FENCE.match(buf, line) is not None:
         return line  # (the marker's line is a fence's own: its ``` is no string's text)
-    m = _BREAK.search(buf, lo, line)
-    if m is None:
+    end = _last_break(buf, lo, line)[1]
+    if end < 0:
         return lo
-    if buf[m.end() - 1] == "\n":
-        return m.end()
-    nl = buf.find("\n", m.end(), line)
+    if buf[end - 1] == "\n":
+        return end
+    nl = buf.find("\n", end, line)
     return nl + 1 if nl >= 0 else line
 
 
