@@ -106,6 +106,7 @@ def _gemma_body(quote: str) -> str:
 
 
 _GEMMA_QUOTE, _ESCAPE = '<|"|>', "<escape>"
+_GEMMA_BODY = "call:"  # (what a Gemma call's body begins with after its marker: _Strings)
 _GEMMA_TOKENS = "|".join(
     (*(f"{regex.escape(q)}{_gemma_body(q)}(?P<{g}>{regex.escape(q)})?" for q, g in ((_GEMMA_QUOTE, "c"), (_ESCAPE, "d"))), r"[\[\]{}]")
 )
@@ -554,7 +555,11 @@ class _Told:
         strings = self.strings
         if strings is None:
             q = _forth(buf, p, end)
-            if q >= end and more:
+            if more and (q >= end or (end - q < len(_GEMMA_BODY) and _GEMMA_BODY.startswith(buf[q:end]))):
+                # (The text so far ends before the call's body tells its kind, or in its
+                # `call:`: _Strings read `ca` as a body with no strings, and a stream took
+                # an end marker inside a Gemma string of the call for its end, where parse()
+                # read the string whole: the marker before it quoted, no call, no error.)
                 return None
             strings = self.strings = _Strings(buf, base, q, end)
         while True:
@@ -795,7 +800,7 @@ class _Strings:
 
     def __init__(self, buf: str, base: int, q: int, end: int) -> None:
         c = buf[q] if q < end else ""
-        self.quote = '"' if c in ("{", "[") else _GEMMA_QUOTE if buf.startswith("call:", q) else ""
+        self.quote = '"' if c in ("{", "[") else _GEMMA_QUOTE if buf.startswith(_GEMMA_BODY, q, end) else ""
         self.at, self.open = base + q, False  # (read up to `at`, in the reply; in a string there)
 
     def inside(self, buf: str, base: int, k: int) -> bool:
