@@ -457,6 +457,14 @@ LATE_CALLS = {
     # only where nothing but blanks follows the call, which the end tells (QA22 D7).
     "pythonic/double_quoted_string_left_open_then_another_formats_call_ends_it",
     "lfm2/double_quoted_string_left_open_then_another_formats_call_ends_it",
+    # A Gemma string left open in prose, then a call, then a call cut before its close
+    # marker whose only `<tool_call|>` is inside its own string: the prose's string may
+    # close as a value after that second call's end (then it quotes both), and that end
+    # never comes, so the first call is done at the end (or REACH characters from the
+    # string's opening). A stream that read the second call's body from `ca` took the
+    # marker in its string for its end and the close after it for the prose string's:
+    # both calls prose (fuzz seed 7 #7625498).
+    "gemma4_call/string_open_in_prose_then_a_call_then_a_cut_one_whose_string_holds_the_close_marker",
 }
 
 
