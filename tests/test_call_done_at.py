@@ -90,6 +90,8 @@ HELD = {
     f"{fmt}/{case}"
     for fmt, case in (
         ("hermes", "call_after_prose_naming_a_gemma_quote_left_open"),
+        # (its string's close is told by the next call's end, which never comes: fz7625)
+        ("gemma4_call", "string_open_in_prose_then_a_call_then_a_cut_one_whose_string_holds_the_close_marker"),
         ("hermes", "second_call_after_prose_naming_a_gemma_quote_left_open"),
         ("hermes", "call_after_a_gemma_quote_left_open_in_brackets"),
         ("hermes", "call_after_a_glued_gemma_quote_left_open"),
