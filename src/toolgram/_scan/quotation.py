@@ -30,7 +30,9 @@ marker: the fences are in the lines before it.
 
 from __future__ import annotations
 
-from .instring import _Told
+import re
+
+from .instring import _BEFORE as _VALUE_AFTER, _BODIES, _OPEN, _GEMMA_QUOTE, _Told, _back, _forth
 
 # An opening quote and its close.
 OPENS = {'"': '"', "\u201c": "\u201d", "'": "'", "\u2018": "\u2019", "\u00ab": "\u00bb"}
@@ -62,10 +64,11 @@ class Quotation:
     the marker's line right before `close` (read): read on from where it stopped, a
     stream's text only growing. `span`: where the call ends (True)."""
 
-    __slots__ = ("at", "close", "told", "line", "span")
+    __slots__ = ("at", "close", "told", "line", "span", "walks")
 
-    def __init__(self, at: int, close: str, after: int, ends: tuple, marker: str) -> None:
+    def __init__(self, at: int, close: str, after: int, ends: tuple, marker: str, walks: "Walks | None" = None) -> None:
         self.at, self.close = at, close
+        self.walks = walks
         told = self.told = _Told(close, 0, at, after, ends, marker)
         told.call_from(after)  # (its end marker, or else its brackets: instring's steps)
         self.line = after  # (how far the line's end was looked for, in the reply)
@@ -93,7 +96,8 @@ class Quotation:
                     # they follow the marker, as instring reads a call with none.)
                     t.step, t.at = "brackets", t.after
             elif t.step == "brackets":
-                got = t._brackets(buf, base, end, more)
+                w = self.walks
+                got = t._brackets(buf, base, end, more) if more or w is None else w.brackets(t, buf, base, end)
                 if not got:
                     return got
                 t.step = "close"
@@ -119,6 +123,103 @@ class Quotation:
         if buf.startswith(self.close, p, end):
             self.span = base + p
             return True
+        return False
+
+
+_OPENER = re.compile(r"[\[({]")
+
+
+class Walks:
+    """What the bracket walks (instring._Told._brackets) of the quotations on one line
+    read, kept for the next marker's on that line (QA22b R1: a storm of quoted markers
+    with no end on their line, each walking the rest of the line, was quadratic). A
+    bracket group's reading is its text's alone (strings inside read whole, from its
+    opener on, depth above 0): where it closes and whether it holds a `{` or `(` is the
+    same for every walk that reaches its opener, and one that does not close before the
+    line's end (or holds a string the line's end broke) makes every such walk False. So
+    each opener is walked once, and the plain text before a walk's first opener is
+    searched once (`scan`). Kept for one line's end (`end`, in the reply) and a whole
+    line only (a stream's text cut in the line walks as before: one walk at a time)."""
+
+    __slots__ = ("end", "closed", "dead", "scan")
+
+    def __init__(self) -> None:
+        self.end = -1
+        self.closed: dict = {}  # (opener's place -> its closer's place, grouped; in the reply)
+        self.dead: set = set()  # (openers whose walk is False)
+        self.scan = (-1, -1)  # (searched from, the next opener's place or the line's end; in the reply)
+
+    def brackets(self, t: _Told, buf: str, base: int, end: int) -> bool:
+        """t._brackets(buf, base, end, False), reading each group once a line."""
+        if base + end != self.end:
+            self.end = base + end
+            self.closed, self.dead, self.scan = {}, set(), (-1, -1)
+        closed, dead = self.closed, self.dead
+        p, depth, grouped = t.at - base, t.depth, t.grouped
+        if t.ends and t.at == t.after:
+            q = _forth(buf, p, end)
+            if q >= end or buf[q] not in _OPEN:
+                return False
+        stack: list = []  # ([opener's place, grouped] of the groups opened in this walk)
+        while p < end:
+            if depth == 0:
+                # (Plain text: only an opener tells; closers and quotes are text.)
+                lo, found = self.scan
+                if not (base + lo <= base + p <= found):
+                    m = _OPENER.search(buf, p, end)
+                    found = base + (m.start() if m else end)
+                    self.scan = (base + p, found)
+                p = found - base
+                if p >= end:
+                    break
+            c = buf[p]
+            if c in _OPEN:
+                at = base + p
+                if at in dead:
+                    for o, _ in stack:
+                        dead.add(o)
+                    return False
+                got = closed.get(at)
+                if got is not None:
+                    stack.append([at, got[1]])
+                    depth += 1
+                    p = got[0] - base  # (its closer, read below)
+                    continue
+                depth += 1
+                grouped = grouped or c != "["
+                stack.append([at, c != "["])
+            elif c in "}])":
+                depth -= 1
+                if stack:
+                    o, g = stack.pop()
+                    closed[o] = (base + p, g)
+                    grouped = grouped or g
+                    if stack:
+                        stack[-1][1] = stack[-1][1] or g
+                if depth <= 0:
+                    depth = 0
+                    if grouped:
+                        t.at = base + p + 1
+                        return True
+            elif depth > 0 and (c == '"' or c == "'") and buf[_back(buf, 0, p)] in _VALUE_AFTER:
+                m = _BODIES[c].match(buf, p + 1, end)
+                if m.lastgroup is None:
+                    for o, _ in stack:
+                        dead.add(o)
+                    return False  # (a string its line's end broke: no call read here)
+                p = m.end()
+                continue
+            elif depth > 0 and c == "<" and buf.startswith(_GEMMA_QUOTE, p):
+                m = _BODIES[_GEMMA_QUOTE].match(buf, p + len(_GEMMA_QUOTE), end)
+                if m.lastgroup is None:
+                    for o, _ in stack:
+                        dead.add(o)
+                    return False
+                p = m.end()
+                continue
+            p += 1
+        for o, _ in stack:
+            dead.add(o)
         return False
 
 

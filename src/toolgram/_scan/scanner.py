@@ -119,6 +119,8 @@ class Scanner(MarkerSearch):
     string_wait = -1
     # The quotation (quotation.Quotation) that marker waits on instead, or None.
     quoting: Any = None
+    # What the quotations' bracket walks read on the line (quotation.Walks), made at the first.
+    walks: Any = None
     # The fenced blocks of the prose read so far (quotation.Fences: a call in a code
     # sample is prose).
     fences: Any = None
@@ -1016,7 +1018,10 @@ class Scanner(MarkerSearch):
                 return True
             close = _quotation.opening(buf, i, self.base) if i and buf[i - 1] in _quotation.OPENS else ""
             if close:
-                q = _quotation.Quotation(self.base + i, close, self.base + i + len(marker), self.ends_of(marker), marker)
+                walks = self.walks
+                if walks is None:
+                    walks = self.walks = _quotation.Walks()
+                q = _quotation.Quotation(self.base + i, close, self.base + i + len(marker), self.ends_of(marker), marker, walks)
                 got = q.read(buf, self.base, final)
                 if got is None:
                     self.quoting = q
