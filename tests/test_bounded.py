@@ -242,6 +242,32 @@ def test_calls_grow_linearly(unit: str, tools: list | None) -> None:
     assert large <= 4.5 * small, (small, large)
 
 
+# Markers right after an opening quote, many on one line, none with its end on the line
+# (QA22b R1): whether each is a quotation (quotation.py) walked its call's brackets to
+# the line's end, once per marker (32 KB: 2.4 s). Each group is walked once a line.
+QUOTED = [
+    ('"<|tool_call_start|>[f(a="x ', None),
+    ('"<tool_call>{"name": "f", "arguments": {"a": "xxxxxxxx ', None),
+    (' "[TOOL_CALLS]f[ARGS]{"a": [', ["f"]),
+]
+
+
+def _streamed16(raw: str, tools: list | None) -> None:
+    sp = toolgram.StreamParser(tools=tools, max_chars=None)
+    for i in range(0, len(raw), 16):
+        sp.feed(raw[i : i + 16])
+    sp.close()
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["parse", "stream"])
+@pytest.mark.parametrize("unit,tools", QUOTED, ids=[repr(u[:24]) for u, _ in QUOTED])
+def test_quoted_markers_on_one_line_are_walked_once(unit: str, tools: list | None, stream: bool) -> None:
+    toolgram.parse(unit, tools)  # (the grammars are built outside the count)
+    run = _streamed16 if stream else (lambda raw, tools: toolgram.parse(raw, tools, max_chars=None))
+    small, large = (_calls(lambda raw=unit * (size // len(unit)): run(raw, tools)) for size in (4_000, 16_000))
+    assert large <= 4.5 * small, (small, large)
+
+
 def _unbounded(t: object) -> bool:
     from re import _parser as _sre  # (the `re` module's pattern parser)
 
