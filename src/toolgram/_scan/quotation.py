@@ -138,23 +138,37 @@ class Walks:
     same for every walk that reaches its opener, and one that does not close before the
     line's end (or holds a string the line's end broke) makes every such walk False. So
     each opener is walked once, and the plain text before a walk's first opener is
-    searched once (`scan`). Kept for one line's end (`end`, in the reply) and a whole
+    searched once (`scan`), and a walk at depth 0 that meets an opener another met there
+    takes its answer (`zero`). Kept for one line's end (`end`, in the reply) and a whole
     line only (a stream's text cut in the line walks as before: one walk at a time)."""
 
-    __slots__ = ("end", "closed", "dead", "scan")
+    __slots__ = ("end", "closed", "dead", "scan", "zero", "met")
 
     def __init__(self) -> None:
         self.end = -1
         self.closed: dict = {}  # (opener's place -> its closer's place, grouped; in the reply)
         self.dead: set = set()  # (openers whose walk is False)
         self.scan = (-1, -1)  # (searched from, the next opener's place or the line's end; in the reply)
+        # (An opener met at depth 0, nothing grouped: the walk's answer from there, its
+        # text's alone too, -1 for False, else where the call ends; in the reply: a run
+        # of `[…]` groups that hold no `{` or `(` is walked once, not once a marker.)
+        self.zero: dict = {}
+        self.met: list = []
 
     def brackets(self, t: _Told, buf: str, base: int, end: int) -> bool:
         """t._brackets(buf, base, end, False), reading each group once a line."""
         if base + end != self.end:
             self.end = base + end
-            self.closed, self.dead, self.scan = {}, set(), (-1, -1)
-        closed, dead = self.closed, self.dead
+            self.closed, self.dead, self.scan, self.zero = {}, set(), (-1, -1), {}
+        closed, dead, zero = self.closed, self.dead, self.zero
+        got = self._walk(t, buf, base, end, closed, dead, zero)
+        answer = t.at if got else -1
+        for o in self.met:
+            zero[o] = answer
+        return got
+
+    def _walk(self, t: _Told, buf: str, base: int, end: int, closed: dict, dead: set, zero: dict) -> bool:
+        met = self.met = []  # (the openers met at depth 0, nothing grouped)
         p, depth, grouped = t.at - base, t.depth, t.grouped
         if t.ends and t.at == t.after:
             q = _forth(buf, p, end)
@@ -165,7 +179,7 @@ class Walks:
             if depth == 0:
                 # (Plain text: only an opener tells; closers and quotes are text.)
                 lo, found = self.scan
-                if not (base + lo <= base + p <= found):
+                if not (lo <= base + p <= found):
                     m = _OPENER.search(buf, p, end)
                     found = base + (m.start() if m else end)
                     self.scan = (base + p, found)
@@ -175,6 +189,14 @@ class Walks:
             c = buf[p]
             if c in _OPEN:
                 at = base + p
+                if depth == 0 and not grouped:
+                    known = zero.get(at)
+                    if known is not None:
+                        if known < 0:
+                            return False
+                        t.at = known
+                        return True
+                    met.append(at)
                 if at in dead:
                     for o, _ in stack:
                         dead.add(o)
