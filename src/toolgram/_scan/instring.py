@@ -29,9 +29,8 @@ QA18 Q4). No quote inside the call counts: a quoted call's own quotes
 real call's (`It's always fresh.'`) say nothing about the string around it. A real
 call after such prose is followed by prose, not by a close (`"C:\\dir\\"} now
 <tool_call>…</tool_call> for the 27", 32" screens`). Where the string quotes the call,
-the whole call is prose (its wrapper's inner markers on later lines too); a Gemma
-string's close within REACH of where it opens (QA16 G1, G2, G3), a JSON or Python
-string's anywhere in the call's paragraph (QA19 R13).
+the whole call is prose (its wrapper's inner markers on later lines too); all within
+REACH of where the string opens (QA16 G1, G2, G3).
 
 A JSON or Python string opened on a line before the marker's is open there only within
 its paragraph and fenced block (no blank line or fence line between, the marker's line no
@@ -44,10 +43,9 @@ The text before the marker decides where the string opens, no further back than 
 stream keeps that much before the place its prose has reached (Scanner._trim). The
 text after it decides whether the string closes: a stream waits at the marker until
 it has that (in_string answers None): the call's end, then the string's close, a
-quote that closes no value or a blank line (a JSON or Python string, however far: no
-bound changes where its paragraph ends, QA19 R13), or the string's close (Gemma, at
-most REACH (2 * LOOK) characters from the string's opening), reading on from where it
-stopped at each delta.
+quote that closes no value or a blank line (a JSON or Python string), or the string's
+close (Gemma), at most REACH (2 * LOOK) characters from the string's opening, reading
+on from where it stopped at each delta.
 """
 
 from __future__ import annotations
@@ -119,11 +117,8 @@ _BODIES = {
     "'": lazy(regex.compile, _LINE_BODY.format(q="'")),
     **{q: lazy(regex.compile, f"{_gemma_body(q)}(?P<c>{regex.escape(q)})?") for q in (_GEMMA_QUOTE, _ESCAPE)},
 }
-# How far from where it opens a Gemma string open at a marker must close (see the
-# docstring); a JSON or Python string's close is looked for in the call's paragraph,
-# however long (_NO_LIMIT).
+# How far from where it opens a string open at a marker must close (see the docstring).
 REACH = 2 * LOOK
-_NO_LIMIT = 1 << 62
 # How many places a call's first characters are found at, back from the marker, that do
 # not open one (`[1]`, `[see`) before the search gives up.
 _TRIES = 4
@@ -464,11 +459,7 @@ class _Told:
         self.quote, self.kind, self.ends, self.marker = quote, kind, ends, marker
         self.step = "first"
         self.at = self.after = after  # (where to read on from, in the reply)
-        # (What a stream holds at most, from the string's opening: a Gemma string, which
-        # may hold new lines, REACH; a JSON or Python one no bound, its reading ends with
-        # the call's paragraph or a quote that tells, read on from where it stopped at
-        # each delta: a close further than REACH quoted a call there and ran it, QA19 R13.)
-        self.limit = opens + REACH if len(quote) > 1 else _NO_LIMIT
+        self.limit = opens + REACH  # (from the string's opening: what a stream holds at most)
         self.depth, self.grouped = 0, False
         self.span = after
         self.skipped = False  # (_after: the blanks after the call read)
