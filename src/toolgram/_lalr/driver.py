@@ -42,7 +42,7 @@ class Driver:
         "fmt", "c", "start", "pos", "stack", "values", "status", "end", "tree", "repairs", "reason", "prose_at",
         "hint", "extents", "quotes", "resume", "taken", "brackets", "cutter", "recheck", "marks",
         "closed_at", "last_end", "calls", "lines", "line_end", "stray", "deep", "quote_memo", "last_term", "last_start", "ended", "shut",
-        "loose_memo", "loose_quoted", "nest_memo", "nest_unsettled", "nest_open", "nest_loose", "nest_chain", "nest_walk", "nest_found", "goes_on", "decode_failed", "may_close", "may_end", "end_asked", "pause", "py", "gem", "gem_at", "tags", "fastpath", "checkpoints",
+        "loose_memo", "loose_quoted", "nest_memo", "nest_unsettled", "nest_open", "nest_loose", "nest_chain", "nest_walk", "nest_found", "goes_on", "decode_failed", "may_close", "may_end", "end_asked", "pause", "py", "gem", "gem_at", "tags", "checkpoints",
         "spots", "spot_due", "relevant", "supplied", "halt", "text", "looks", "far", "back", "check", "checks",
         "firsts", "inner", "inner_due",
     )  # fmt: skip
@@ -172,7 +172,6 @@ class Driver:
         self.gem: Any = None  # (_scan/gemframe.py's line pattern, False: none; see there)
         self.gem_at = -1  # (the line start gemframe.py last looked at)
         self.tags: Any = None  # (tagread.py's reader for this grammar, False: none; see _tag_tokens)
-        self.fastpath: Any = None
         # Where pyframe.py handed the region over to this driver's own lexer in the
         # middle of a list, in order (a salvage reads on from there: pyframe.Checkpoint).
         self.checkpoints: list = []
@@ -669,13 +668,10 @@ class Driver:
         _run would lex and feed it (see tagread.py); False when none was read."""
         got = self.tags
         if got is None:
-            from .._scan import fastpath as _fastpath  # (its switch: see tagread.py)
-
-            self.fastpath = _fastpath
             got = self.tags = _tagread.reader(self.c)
             if got is False:
                 return False
-        if not self.fastpath.enabled or self.marks is not None or self.pause is not None or self.lines or self.check:
+        if not _tagread.on() or self.marks is not None or self.pause is not None or self.lines or self.check:
             return False
         pattern, plan, by_literal = got
         pos = self.pos

@@ -44,6 +44,14 @@ _SOURCES = {
 }
 _WS = "(?:[ \t\x0c\r\n])+"
 
+
+# Whether the reader runs: the fast path's switch (_scan/fastpath.py's `enabled`, which
+# tests turn off to compare with the general way). The parse layer cannot import the scan
+# layer, so fastpath hands it down at its import: a function that reads its switch.
+def on() -> bool:
+    return True
+
+
 # The patterns that may begin where a token of the tag does and yet, in the tag as the
 # pattern reads it, never beat it (the lexer takes the longest match, the first of
 # the state's terminals on a tie: literals before patterns): a quote followed by a key

@@ -53,6 +53,7 @@ from .._lalr.table import simulate, step
 from .._lalr.tokens import Tok
 from .._recover import repair as _repair
 from .._lalr.close import cut_marker
+from .._lalr import tagread as _tagread
 from .._result.model import CallRun, Segment, ToolCall
 from .instring import Reading, in_string, quoted
 from .quotation import OPENS as _OPENS
@@ -69,8 +70,10 @@ _HALF_DEPTH = _repair.MAX_DEPTH // 2
 # the builder walks through without reading (Lark's `__start_…` helpers, `_inlined`).
 
 # Switched off (frames and opening tests both) by the tests that compare the
-# fast path with the general way.
+# fast path with the general way; the invoke formats' tag reader too (_lalr/tagread.py:
+# it asks this switch through tagread.on).
 enabled = True
+_tagread.on = lambda: enabled
 
 
 class Frame:
