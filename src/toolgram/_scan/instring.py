@@ -174,7 +174,7 @@ class Reading:
     blank run to the marker). In a string opened in prose and then 30 KB of markers,
     each read back to the opening, that was 2,048 characters a marker."""
 
-    __slots__ = ("key", "resume", "depth", "upto", "string", "closes", "told", "span")
+    __slots__ = ("key", "resume", "depth", "upto", "string", "closes", "told", "span", "groups")
 
     def __init__(self) -> None:
         self.key: tuple | None = None
@@ -186,6 +186,7 @@ class Reading:
         self.closes: bool | None = False
         self.told: _Told | None = None
         self.span = 0
+        self.groups = Groups()  # (the bracket groups _Told's walks read: kept for the next marker's)
 
 
 def in_string(
@@ -409,6 +410,8 @@ def _closes(
         told = reading.told
     else:
         told = _Told(quote, kind, base + s, base + after, ends, buf[i:after])
+        if reading is not None:
+            told.groups = reading.groups
     got = told.read(buf, base, final)
     if reading is not None:
         reading.string, reading.closes, reading.told = key, got, told
@@ -453,7 +456,7 @@ class _Told:
       call after a string left open in prose (`"C:\\dir\\"} now <tool_call>…</tool_call>
       for the 27", 32" screens`) is followed by no such close, and is read."""
 
-    __slots__ = ("quote", "kind", "step", "at", "depth", "grouped", "limit", "ends", "span", "after", "skipped", "marker", "seen", "close_at", "strings", "blanks", "counted", "opened")
+    __slots__ = ("quote", "kind", "step", "at", "depth", "grouped", "limit", "ends", "span", "after", "skipped", "marker", "seen", "close_at", "strings", "blanks", "counted", "opened", "groups")
 
     def __init__(self, quote: str, kind: int, opens: int, after: int, ends: tuple, marker: str) -> None:
         self.quote, self.kind, self.ends, self.marker = quote, kind, ends, marker
@@ -468,6 +471,7 @@ class _Told:
         self.close_at = -1  # (_after: where a close right after the call would be, in the reply)
         self.seen: dict = {}  # (_end: end marker -> its next place found and how far searched, in the reply)
         self.strings: _Strings | None = None  # (_end: the call's strings, read from its marker)
+        self.groups: Groups | None = None  # (_brackets' groups read by the walks before, where kept)
 
     def read(self, buf: str, base: int, final: bool) -> bool | None:
         end = min(len(buf), self.limit - base)
@@ -488,7 +492,8 @@ class _Told:
                 else:
                     self.step, self.at = "brackets", self.after
             elif step == "brackets":
-                got = self._brackets(buf, base, end, more)
+                g = self.groups
+                got = self._brackets(buf, base, end, more) if more or g is None else g.brackets(self, buf, base, end)
                 if got is not True:
                     return got
                 self.step = "after2"
@@ -778,6 +783,91 @@ class _Told:
                     opened[x - 3] -= 1  # (a closer of none opened there, `'x')`, counts none)
             self.counted = base + k
         return self.opened[kind] > 0
+
+
+class Groups:
+    """What _Told's bracket walks (_brackets, the text read whole: parse(), or a stream's
+    up to the string's REACH) read of the reply's bracket groups, kept for the next
+    marker's walk (issue 17: `"<|tool_call_start|>[f(a=1, ` repeated on one line, each
+    marker's walk read REACH characters of nested groups that never close, 460 ms at 32
+    KB). A group's reading is its text's alone (strings inside read whole, from its
+    opener on, depth above 0), as quotation.Walks': where it closes (`closed`, and
+    whether it holds a `{` or `(`) is the same for every walk that reaches its opener; a
+    walk that ends (its `end`) with it open tells only that it does not close before
+    there (`reach`). So a walk reads a group on past its own end, up to REACH further (no
+    further than the text), and the next walks whose end comes no later take its
+    answer: False, as the walk that reads it to its end would give."""
+
+    __slots__ = ("closed", "reach")
+
+    def __init__(self) -> None:
+        self.closed: dict = {}  # (opener's place -> its closer's place, grouped; in the reply)
+        self.reach: dict = {}  # (opener's place -> a place it does not close before, in the reply)
+
+    def brackets(self, t: _Told, buf: str, base: int, end: int) -> bool:
+        """t._brackets(buf, base, end, False), each group read once as far as asked."""
+        p, depth, grouped = t.at - base, t.depth, t.grouped
+        if t.ends and t.at == t.after:
+            q = _forth(buf, p, end)
+            if q >= end or buf[q] not in _OPEN:
+                return False
+        bound = min(len(buf), end + REACH)  # (how far the groups this walk opens are read)
+        limit = base + end
+        closed, reach = self.closed, self.reach
+        stack: list = []  # ([opener's place, grouped] of the groups opened in this walk)
+        while True:
+            hi = bound if stack else end
+            if p >= hi:
+                break
+            c = buf[p]
+            if c in _OPEN:
+                at = base + p
+                got = closed.get(at)
+                if got is not None:
+                    stack.append([at, got[1]])
+                    depth += 1
+                    p = got[0] - base  # (its closer, read below)
+                    continue
+                r = reach.get(at, -1)
+                if r >= limit:
+                    for o, _ in stack:
+                        reach[o] = max(reach.get(o, -1), r)
+                    return False  # (it does not close before this walk's end)
+                depth += 1
+                grouped = grouped or c != "["
+                stack.append([at, c != "["])
+            elif c in "}])":
+                depth -= 1
+                if stack:
+                    o, g = stack.pop()
+                    closed[o] = (base + p, g)
+                    reach.pop(o, None)
+                    grouped = grouped or g
+                    if stack:
+                        stack[-1][1] = stack[-1][1] or g
+                if depth <= 0:
+                    depth = 0
+                    if grouped:
+                        if p >= end:
+                            return False  # (read on past the walk's end: it closes after it)
+                        t.at = base + p + 1
+                        return True
+            elif depth > 0 and (c == '"' or c == "'") and buf[_back(buf, 0, p)] in _BEFORE:
+                m = _BODIES[c].match(buf, p + 1, hi)
+                if m.lastgroup is None:
+                    break  # (a string its line's end broke, or not closed before hi)
+                p = m.end()
+                continue
+            elif depth > 0 and c == "<" and buf.startswith(_GEMMA_QUOTE, p):
+                m = _BODIES[_GEMMA_QUOTE].match(buf, p + len(_GEMMA_QUOTE), hi)
+                if m.lastgroup is None:
+                    break
+                p = m.end()
+                continue
+            p += 1
+        for o, _ in stack:
+            reach[o] = max(reach.get(o, -1), base + hi)
+        return False
 
 
 class _Strings:
