@@ -69,6 +69,8 @@ class Markers:
         self.think_ends = tuple(ends)
         self.think_closes = frozenset(c for c in ends if c not in self.by_marker)
         self.think_width = max(map(len, (*ends, *opens)))
+        # (The tags a block that never closes reads as units: Scanner._tag_over.)
+        self.think_tags = tuple(t for t in dict.fromkeys((*opens, *ends)) if len(t) > 1)
         self.think_firsts = frozenset(o[0] for o in opens if o)
         thinking = {*opens, *self.think_closes}
         # End-of-turn tokens (`// end_of_turn:`): markup where they end the reply, text
@@ -172,7 +174,7 @@ class Markers:
             "cut_keys": ("", *(w for w in self.words if w not in self.turn_ends)), "turn_ends": self.turn_ends,
             "frames": self.frames, "openers": self.openers, "line_openers": self.line_openers, "stutters": self.stutters,
             "think_opens": self.think_opens, "think_ends": self.think_ends, "think_closes": self.think_closes,
-            "think_width": self.think_width, "think_firsts": self.think_firsts,
+            "think_width": self.think_width, "think_firsts": self.think_firsts, "think_tags": self.think_tags,
             "object_look": _OBJECT_LOOK if self.line_started else 0,
         }  # fmt: skip
 

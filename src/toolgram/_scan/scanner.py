@@ -1320,7 +1320,7 @@ class Scanner(MarkerSearch):
         if not final:
             # Show reasoning up to a possible call marker or marker prefix; hold the rest.
             end = call.start() if call is not None else len(buf) - self._held(buf, self.pos)
-            end = min(end, untold, self._turn_end_at(buf))
+            end = min(self._tag_over(buf, end), untold, self._turn_end_at(buf))
             self._reason(out, self.pos, end)
             self.pos = max(self.pos, end)
             return False
@@ -1329,6 +1329,20 @@ class Scanner(MarkerSearch):
         self.mode = "prose"
         self.after_think = "prose"
         return True
+
+    def _tag_over(self, buf: str, c: int) -> int:
+        """Where the reasoning a stream shows ends, for c, its first call marker or the
+        marker prefix it holds: at the start of a reasoning tag that holds c: an opener
+        (`<think>>>>f`, where `>>>` starts at the opener's `>`) or another block's
+        closer (`[THINK]…</think>>>>f`), else c. A block that never closes is read from
+        there on as prose, and that reading takes the tag first and the marker after
+        it, as parse() does from the block's start; from c it would take `>>>>f`."""
+        end = c
+        for tag in self.think_tags:
+            j = buf.find(tag, max(self.pos, c - len(tag) + 1), c + len(tag) - 1)
+            if 0 <= j < end:
+                end = j
+        return end
 
     def _turn_between(self, buf: str, i: int, after: int, final: bool) -> int | None:
         """For an end-of-turn token at i (ending at `after`) in the middle of the reply:
