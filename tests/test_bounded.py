@@ -264,17 +264,21 @@ def _streamed16(raw: str, tools: list | None) -> None:
     sp.close()
 
 
-def _lines(fn: object) -> int:
-    """The lines of Python fn() runs: work counted in a loop that calls nothing (a
-    bracket walk's characters) as well."""
+def _lines(fn: object, files: tuple = ("",)) -> int:
+    """The lines of Python fn() runs in the modules whose file names end with one of
+    `files` (all of them by default): work counted in a loop that calls nothing (a
+    bracket walk's characters, a comprehension's loop, a set's test) as well."""
     count = [0]
 
-    def local(frame: object, event: str, arg: object) -> object:
+    def local(frame: Any, event: str, arg: object) -> Any:
         if event == "line":
             count[0] += 1
         return local
 
-    sys.settrace(lambda frame, event, arg: local)
+    def start(frame: Any, event: str, arg: object) -> Any:
+        return local if frame.f_code.co_filename.endswith(files) else None
+
+    sys.settrace(start)
     try:
         fn()  # type: ignore[operator]
     finally:
@@ -1566,28 +1570,6 @@ def test_single_quoted_values_left_open_before_their_end_marker_are_read_once(un
     assert large <= 4.5 * small, (small, large)
 
 
-def _lines_run(fn: object, files: tuple) -> int:
-    """The lines fn() runs (each loop's turn too) in the modules whose file names end
-    with one of `files`: work counted where no call is made for it (a comprehension's
-    loop, a set's test)."""
-    count = [0]
-
-    def local(frame: Any, event: str, arg: object) -> Any:
-        if event == "line":
-            count[0] += 1
-        return local
-
-    def start(frame: Any, event: str, arg: object) -> Any:
-        return local if frame.f_code.co_filename.endswith(files) else None
-
-    sys.settrace(start)
-    try:
-        fn()  # type: ignore[operator]
-    finally:
-        sys.settrace(None)
-    return count[0]
-
-
 def test_a_list_of_calls_each_needing_a_repair_gives_each_its_own_once() -> None:
     # Every call object of the list needs a repair (a trailing comma in each): which call
     # a repair is (R9) was told by going over every element's repairs for each element,
@@ -1599,7 +1581,7 @@ def test_a_list_of_calls_each_needing_a_repair_gives_each_its_own_once() -> None
     got = toolgram.parse(raw(3), None)
     assert [c.repairs for c in got.calls] == [("trailing_comma",)] * 3
     small, large = (
-        _lines_run(lambda n=n: toolgram.parse(raw(n), None, max_chars=None), ("builder.py", "repair.py")) for n in (100, 400)
+        _lines(lambda n=n: toolgram.parse(raw(n), None, max_chars=None), ("builder.py", "repair.py")) for n in (100, 400)
     )
     assert large <= 4.5 * small, (small, large)
 
