@@ -180,6 +180,22 @@ def test_inputs_a_long_run_found_pass_every_check(seed: int, index: int) -> None
     assert not [c for c in out.checks if c not in fuzz.TIMING_CHECKS], _describe(out)
 
 
+# Inputs of `mutate` a long run found failing, minimized (`fuzz.py --replay F --minimize`)
+# and kept as text: a `mutate` input is made of corpus cases, so a new case changes what
+# its (seed, index) rebuilds. Each passes every check now.
+FOUND_TEXTS = {
+    # (7, 8111859) xlam: a refused call whose span held its own "thought" was split by that
+    # reasoning into two error segments, for one error
+    "xlam_refused_call_around_its_thought": '{"thought":".""tool_calls":[{"":"""g":{"":""}}]}{"thought":".""tool_calls":[{"name":"',
+}
+
+
+@pytest.mark.parametrize("name", list(FOUND_TEXTS))
+def test_minimized_inputs_a_long_run_found_pass_every_check(name: str) -> None:
+    out = fuzz.run_input(fuzz.Input(0, 0, "inline", FOUND_TEXTS[name]), limit_s=3600.0, hang_s=60.0)
+    assert not [c for c in out.checks if c not in fuzz.TIMING_CHECKS], _describe(out)
+
+
 def _load_xmlish() -> Any:
     name = "toolgram_benchmarks_fuzz_xmlish"
     if name not in sys.modules:

@@ -514,41 +514,66 @@ def _split_refused(
     lists them): the refused call's markup is an "error" segment of its own (kind "!"),
     as it is where it is refused alone, not part of the "call" segment around the call
     given (QA18 Q13: DeepSeek V3's `get_ti me` after a call, in no text and no error).
-    A refusal whose span holds a call given (a field around the calls) stays "call"."""
+    A refusal whose span holds a call given (a field around the calls) stays "call".
+    A refused call split by the region's prose or reasoning (xLAM's "thought" inside the
+    object refused) is one error segment all the same, in one piece (_error_pieces); its
+    other pieces are markup."""
     refusals = [(s, e) for s, e in refusals if s < e and not any(a < e and s < b for a, b in given)]
+    picks = _error_pieces([(s, e) for k, s, e in order if not k], refusals)
     out: list[tuple[str, int, int]] = []
+    mark = -1
     for part_kind, start, end in order:
         if part_kind:
             out.append((part_kind, start, end))
             continue
+        mark += 1
         at = start
-        for s, e in refusals:
+        for (s, e), pick in zip(refusals, picks):
             s, e = max(s, at), min(e, end)
             if s >= e:
                 continue
             if s > at:
                 out.append(("", at, s))
-            out.append(("!", s, e))
+            out.append(("!" if pick == mark else "", s, e))  # (a piece of it not its error: markup)
             at = e
         if at < end:
             out.append(("", at, end))
     return out
 
 
+def _error_pieces(marks: list[tuple[int, int]], refusals: list[tuple[int, int]]) -> list[int]:
+    """For each refused call, the piece of its region's markup (`marks`, split by the
+    region's prose and reasoning) that is its error segment: the one that holds most of
+    it (the first of equals; -1: none holds any). One piece per refusal, so a region
+    never has more error segments than errors, wherever its prose splits a refused call
+    (`{"thought": "…", "tool_calls": [{…no name…}]}` read as one refused call: the
+    `{"thought": "` before the reasoning is markup, the rest the error)."""
+    picks = []
+    for s, e in refusals:
+        best, pick = 0, -1
+        for i, (start, end) in enumerate(marks):
+            held = min(e, end) - max(s, start)
+            if held > best:
+                best, pick = held, i
+        picks.append(pick)
+    return picks
+
+
 def _markup_kinds(
     kind: str, marks: list[tuple[int, int]], refusals: list[tuple[int, int]], spans: list[tuple[int, int]] = ()
 ) -> list[str]:
     """The segment kind of each piece of a region's markup (split by its prose): the
-    region's kind; but where the region gave no call and refused one, only the pieces
-    that hold a refused call are errors (one segment per error, as a UI shows them),
-    the rest markup (a block's tags around its prose); the last, where none is known.
-    Where it gave calls, a piece that holds none is markup (a block's close after its
-    prose: `…</cofl:tool_call> Done.</cofl:tool_calls>`)."""
+    region's kind; but where the region gave no call and refused one, only the piece
+    that holds a refused call (most of it: _error_pieces) is an error (one segment per
+    error, as a UI shows them), the rest markup (a block's tags around its prose); the
+    last, where none is known. Where it gave calls, a piece that holds none is markup (a
+    block's close after its prose: `…</cofl:tool_call> Done.</cofl:tool_calls>`)."""
     if kind == "call" and len(marks) > 1 and spans:
         return ["call" if any(s < end and start < e for s, e in spans) else "markup" for start, end in marks]
     if kind != "error" or len(marks) < 2:
         return [kind] * len(marks)
-    kinds = ["error" if any(s < end and start < e for s, e in refusals) else "markup" for start, end in marks]
+    picks = set(_error_pieces(marks, refusals))
+    kinds = ["error" if i in picks else "markup" for i in range(len(marks))]
     if "error" not in kinds:
         kinds[-1] = "error"
     return kinds
