@@ -255,3 +255,24 @@ def test_a_storm_of_regions_longer_than_the_window_streams_through_the_memo(case
         monkeypatch.setattr(storm, "_moved", moved)
         assert repr(result) + repr(result.segments) == repr(whole) + repr(whole.segments), n
         assert fed > raw.count(unit) * 0.4, (n, fed)
+
+
+def test_a_broken_line_right_after_a_line_of_calls_reads_the_same_with_the_memo():
+    """Llama 3's `{` with tools: a line the grammar takes and cannot read is told when it
+    comes right after a line of calls (mention._next_line_call, which reads where the last
+    one ended: Scanner.line_call_end), prose after prose. The memo's key holds where that
+    line ended when the look-behind does (storm.key_of): a broken line after a call took
+    the outcome remembered for the same window after prose, untold, and a stream that read
+    it told it (fuzz seed 7 #8136182: 48 errors in parse(), 47 in a stream of 64)."""
+    tail = '\nThat is the whole format: one object a line, nothing around it."}}'
+    broken = '{"name": "write_file", "parameters": {"content": "Docs:\n{"name": "get_weather"}' + tail
+    call = '{"name": "write_file", "parameters": {"content": "Docs: see below.' + tail
+    raw = "Here is the file.\n\n" + "\n\n".join([broken] * 4 + [call] + [broken] * 3)
+    tools = ["get_weather", "write_file"]
+    a, b = _both(raw, tools)
+    assert a == b
+    whole = toolgram.parse(raw, tools)
+    assert len(whole.calls) == 1 and len(whole.errors) == 1
+    for n in (1, 7, 64):
+        result, _ = _stream(raw, n, tools)
+        assert repr(result) + repr(result.segments) == repr(whole) + repr(whole.segments), n

@@ -6,7 +6,8 @@ parse() (a whole reply) and a stream ask it at each region a marker begins
 (Scanner._in_prose, through region()):
 
  - its key is the marker, the scanner state a region reads that changes along a reply
-   (in_open_think: whether its prose is reasoning), and a window of the text: from the
+   (in_open_think: whether its prose is reasoning; where the last line of calls ended,
+   when within the look-behind: key_of), and a window of the text: from the
    look-behind a stream keeps when it drops text at the marker (Scanner._trim) to
    _AHEAD characters after the marker. A region whose window runs past the end of the
    text is read the usual way (its reading may ask about the reply's end).
@@ -168,7 +169,18 @@ def key_of(sc: Any, start: int, marker: str) -> tuple | None:
     keep -= sc.think_width - 1
     if keep < 0 or sc.base + keep <= 0:
         return None
-    return (marker, start - keep, sc.in_open_think, buf[keep : start + len(marker) + ahead])
+    # Where the last line of calls ended (Scanner.line_call_end), back from the marker,
+    # when in the look-behind: a region right after such a line reads it (mention.
+    # _next_line_call: its object broken, the model's next call, told), so two regions
+    # of the same window, one after a line of calls and one after prose, are two keys
+    # (-1: none so near; before the look-behind, which is think_width or more, no
+    # reading asks about it). Without it, a llama3_json storm took the outcome of a
+    # region after prose, its broken object prose untold, for one right after a call's
+    # line, whose object a stream, reading it, told (fuzz seed 7 #8136182).
+    line_call = start - (sc.line_call_end - sc.base)
+    if not 0 <= line_call <= start - keep:
+        line_call = -1
+    return (marker, start - keep, sc.in_open_think, buf[keep : start + len(marker) + ahead], line_call)
 
 
 def _closed_within(memo: Memo, sc: Any, buf: str, start: int, marker: str) -> int:
@@ -229,7 +241,7 @@ def _certify(sc: Any, out: list, key: tuple, start: int, memo: Memo, final: bool
     """Read the region the usual way, and remember its outcome if a stream's reading of
     the key's window decides it the same (False: the usual way is left to read it:
     a call the fast frame reads, or, in a stream, may still read)."""
-    marker, back, _, window = key
+    marker, back, _, window, line_call = key
     candidates = sc.by_marker[marker]
     frame = None if marker in sc.line else sc.frames[marker]
     if frame is not None and frame.read(sc.buf, start, final, sc.tools) is not None:
@@ -249,7 +261,7 @@ def _certify(sc: Any, out: list, key: tuple, start: int, memo: Memo, final: bool
             memo.ahead[marker] = _AHEAD_LONG
         return True
     got = _relative(out[n:], start), sc.pos - start
-    seen = _stream_reading(sc, window, back, marker, candidates)
+    seen = _stream_reading(sc, window, back, marker, candidates, line_call)
     if seen is not None and repr(seen) == repr(got):
         memo.known[key] = (_planned(got[0]), got[1], _to_note(sc, got[0], marker, start, back, len(window), final))
         return True
@@ -333,7 +345,7 @@ def _noted(sc: Any, moved: list, noted: tuple, final: bool) -> None:
             sc.stray.armed, sc.stray.fresh = told
 
 
-def _stream_reading(sc: Any, window: str, back: int, marker: str, candidates: list) -> tuple | None:
+def _stream_reading(sc: Any, window: str, back: int, marker: str, candidates: list, line_call: int = -1) -> tuple | None:
     """What a stream's reading (final=False) of the region at `back` in `window` decides,
     as Scanner._in_prose begins it (the fast frame, or a line-anchored marker's opening
     test, first): (its items relative to the marker, its end relative to it); None when
@@ -343,6 +355,8 @@ def _stream_reading(sc: Any, window: str, back: int, marker: str, candidates: li
     # Nothing of the reply's text, nor the answers about it, is the copy's (they are
     # kept per buffer, in objects the scanner shares with its copy: fresh ones here).
     o.buf, o.pos, o.base, o.mode, o.region = window, back, 0, "region", None
+    # (Where the last line of calls ended, as the key has it: in the window, or none.)
+    o.line_call_end = back - line_call if line_call >= 0 else -1
     o.reply_end = -1
     o.finds = o.brackets = o.sink = o.waiting = o.start_test = o.plain = o.observer = None
     o.mf_buf, o.mf_found, o.mf_first, o.mf_kept = None, {}, (-1, -1), None
