@@ -1651,3 +1651,24 @@ def test_a_storm_of_markers_with_no_blank_line_searches_back_for_a_paragraph_onc
     toolgram.parse(raw)
     assert read, "the storm no longer asks _paragraph: find another shape"
     assert sum(read) < 2 * len(raw), (sum(read), len(raw))
+
+
+def test_the_regions_of_a_reply_that_ends_in_a_turn_token_share_one_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Each region of a reply ending in `<|eot_id|>` was read in a new copy of the reply
+    # without it, and the drivers' BracketIndex, kept for one text, began anew at each:
+    # calls whose braces never close scanned their brackets to the end once per call
+    # (fuzz s7 i8069280, 450 such calls: 275 ms at 32 KB, 92 with one text).
+    from toolgram._lalr import extent
+
+    asked, anew = [0], [0]
+    end = extent.BracketIndex.end
+
+    def counting(self: Any, text: str, pos: int) -> Any:
+        asked[0] += 1
+        anew[0] += self.text is not None and text is not self.text
+        return end(self, text, pos)
+
+    monkeypatch.setattr(extent.BracketIndex, "end", counting)
+    toolgram.parse('<function=get_weather>{"city": "Par<|eot_id|>\n' * 5, formats=["functionary_v31"])
+    assert asked[0] >= 5  # (each call's region asks)
+    assert anew[0] == 0
