@@ -526,11 +526,16 @@ def cut(d: Any, buf: str, pos: int, stop: int, final: bool) -> Any:
                     c = _call_between(d, buf, pos + 1, m)
                     if c >= 0:
                         return c
-                return None
-            if spans.breaks_at(buf, pos, buf[pos:m]) is not None:
-                return None
-            return m
-        if len(d.cutter) > 4 and (d.fmt.stream_python or "PYVALUE" in d.c.terminals):
+            # Where the value does not read up to that marker, it is a value broken
+            # before it, not a string left open: it is read on below, as a stream reads
+            # its text so far (which may have cut it at a marker after its break already;
+            # the end of the reply tells nothing else). Taken as the string's text, the
+            # marker made `t='"]|<|tool_call_end|>'a f` (Python's string never closes:
+            # `'a` is an apostrophe) an empty call y, dropped_partial_argument, where a
+            # stream cut it at the marker: an error naming t, as before 4359011 (issue 17).
+            if spans.breaks_at(buf, pos, buf[pos:m]) is None:
+                return None if _starts_at(d, buf, m) else m
+        elif len(d.cutter) > 4 and (d.fmt.stream_python or "PYVALUE" in d.c.terminals):
             # No marker of its own after it (a bare pythonic list has none): another
             # format's call that reads whole in it ends it (below, QA19 R15), told as at
             # its own marker, by the text up to that call (read to the end of the reply
