@@ -477,7 +477,7 @@ def fence_cut(d: Any, buf: str, pos: int) -> int:
     return fence if fence >= 0 and (close < 0 or fence < close) else -1
 
 
-def cut(d: Any, buf: str, pos: int, stop: int, final: bool) -> Any:
+def cut(d: Any, buf: str, pos: int, stop: int, final: bool, open_to: bool = False) -> Any:
     """Where the JSON value (or Python argument value) at pos, which runs to
     `stop` (where its brackets close, or the end of the text so far), is cut
     short: at the first marker (a call's, <think>'s, or this format's end) that
@@ -491,7 +491,11 @@ def cut(d: Any, buf: str, pos: int, stop: int, final: bool) -> Any:
     cut. One broken before the marker still cannot be read: only how much text
     its failure takes changes. One left unfinished just before the marker (a
     brace left out before the call's end marker), or a string left open to the
-    end of the reply, is closed there by the repair, as at the end of a reply."""
+    end of the reply, is closed there by the repair, as at the end of a reply.
+    `open_to`: text[pos:stop] is a Python value's string up to the quote that closes it,
+    read as a stream reads it while that quote has not come (its text so far ending at
+    `stop`): a break that the end of the text told (_Reader.unsettled) is none (see
+    open_cut)."""
     room = d.cutter[1]
     settled = final or stop + room <= len(buf)  # (every marker that starts before stop is whole)
     if settled and d._first_marker(buf, pos + 1, stop) < 0:
@@ -543,7 +547,7 @@ def cut(d: Any, buf: str, pos: int, stop: int, final: bool) -> Any:
             c = _call_between(d, buf, pos + 1, stop)
             if c >= 0 and spans.breaks_at(buf, pos, buf[pos:c]) is None:
                 return c
-    at = _repair.unreadable_in(buf, pos, stop, spans, final or stop < len(buf))
+    at = _repair.unreadable_in(buf, pos, stop, spans, not open_to and (final or stop < len(buf)))
     if at is None and final and stop >= len(buf) and len(d.cutter) > 4:
         # A Python value's string left open to the end of the reply (`f(q='a\n<tool_call>
         # {…}</tool_call>`: the other quote never closes it): another format's call that
@@ -586,6 +590,26 @@ def cut(d: Any, buf: str, pos: int, stop: int, final: bool) -> Any:
     if broke is not None and broke != at:
         return None  # (cut there, it would break elsewhere)
     return m  # (it breaks there still; or, read to the marker, it is only unfinished)
+
+
+def open_cut(d: Any, buf: str, pos: int, final: bool) -> Any:
+    """Where the quoted Python value at pos, which quoted_end ends past its string's close
+    as Python reads it ((end, paired): a quote too many after that close, or a later
+    quote of its kind that ends the value), is cut all the same: at a marker inside
+    Python's string after a break for good (cut), told by the string's text before its
+    closing quote, not by what follows that quote. A stream reads that text before the
+    quote comes, while the string is open (quoted_end's OPEN), and cuts the value there:
+    `y(t='x"]='x<|tool_call_start|>'')]` was cut at the marker by a stream that looked
+    then (7-character deltas), where parse() read the string on to `''`, a stray quote,
+    the marker (and any call after it) in a value that cannot be read (fuzz seed 7
+    #8128411, #8138410). Now parse() and every stream cut it there, whenever the stream
+    looked. None: not cut (no marker in the string, the usual case, or no break for good
+    before one); WAIT: the text so far cannot tell (a marker may still begin right
+    before the quote)."""
+    close = _repair.py_string_end(buf, pos) - 1
+    if close <= pos or d._first_marker(buf, pos + 1, close) < 0:
+        return None
+    return cut(d, buf, pos, close, final, open_to=True)
 
 
 def _spans(d: Any) -> Any:

@@ -497,6 +497,12 @@ class Driver:
                         # what the call's structure ends, and cannot be read.)
                         end = quoted[0]
                         cut = None
+                        if self.cutter and quoted[1] is not _repair.MISMATCHED:
+                            # (Unless a marker in Python's string cuts it, as a stream cut it
+                            # before that string's close came: _close.open_cut.)
+                            cut = _close.open_cut(self, buf, pos, final)
+                            if cut is not None and cut is not WAIT:
+                                quoted = None
                     else:
                         if final and self.brackets is not None:
                             # A whole text: one index for all its values, as for JSON (a scan of
