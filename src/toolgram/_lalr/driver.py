@@ -514,8 +514,10 @@ class Driver:
                         cut = self._cut(buf, pos, end, final) if self.cutter else None
                     held = False  # (a string left open, ended at the format's marker: _close.cut)
                     if cut is not None and cut is not WAIT:
-                        # (Its whitespace before the marker is the string's, as in JSON.)
-                        held = final and buf[pos] in "'\"" and _repair.PY_STRING[buf[pos]].match(buf, pos, cut).group(1) is None
+                        # (Its whitespace before the marker is the string's, as in JSON; in a
+                        # stream too, which may cut it before the end: told by the text up to
+                        # the marker, as parse() tells it.)
+                        held = buf[pos] in "'\"" and _repair.PY_STRING[buf[pos]].match(buf, pos, cut).group(1) is None
                         end = cut
                     elif end is None or cut is WAIT:
                         closed = end is not None
