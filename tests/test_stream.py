@@ -429,6 +429,29 @@ def test_a_reply_cut_after_an_opener_streams_as_it_parses(raw: str, tools: Any) 
         check(raw, chunked(raw, size), tools)
 
 
+# A single-quoted Python value broken before a marker that its string, as Python reads
+# it, runs over: whether a stream cut it there hung on the text it had when it looked
+# (fuzz seed 7 #8029655, #8128411, #8138410, minimized): the string never closing (its
+# `'a` an apostrophe), parse() took the end marker for the string's text, an empty call
+# (4359011); closing after the marker with a quote too many, parse() read it on as the
+# stray quote's, where a stream that looked before that close cut it at the marker; cut at
+# another format's marker, the blank before it was the string's in parse() alone.
+# Every delta size, so every place a look can fall.
+OPEN_STRING_CUTS = [
+    "<|tool_call_start|>y(t='\"]|<|tool_call_end|>'a f",
+    "<|tool_call_start|>y(t='\"]='x<|tool_call_start|>",
+    "<|tool_call_start|>y(t='x\"]='x<|tool_call_start|>'')]",
+    "<|tool_call_start|>y(t='\"] <tool_call>'/')|",
+]
+
+
+@pytest.mark.parametrize("raw", OPEN_STRING_CUTS)
+@pytest.mark.parametrize("tools", [None, ["f"]])
+def test_a_value_cut_inside_its_open_string_streams_as_it_parses(raw: str, tools: Any) -> None:
+    for size in range(1, len(raw) + 1):
+        check(raw, chunked(raw, size), tools)
+
+
 # Streamed as parsed, but a call is done only at flush() with the reply going on (see
 # test_call_done_at's HELD): a cofl block's first call, prose after it and the next call,
 # then the block's close at the reply's end. The calls of a block are done when the
