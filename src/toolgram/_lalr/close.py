@@ -538,7 +538,17 @@ def cut(d: Any, buf: str, pos: int, stop: int, final: bool, open_to: bool = Fals
             # `'a` is an apostrophe) an empty call y, dropped_partial_argument, where a
             # stream cut it at the marker: an error naming t, as before 4359011 (issue 17).
             if spans.breaks_at(buf, pos, buf[pos:m]) is None:
-                return None if _starts_at(d, buf, m) else m
+                if not _starts_at(d, buf, m):
+                    return m
+                # Its own start marker, a mention, leaves it whole only where it breaks
+                # nowhere after it either: one that does (`c='<|tool_call_start|>'x"]
+                # <|tool_call_end|>`, the `'x` an apostrophe) is a value broken before a
+                # later marker, cut there below, as a stream cuts it while the reply goes
+                # on (told by the text so far, the break already in it). Taken whole, it
+                # was an empty call that held every call after it to the reply's end
+                # (dropped_partial_argument, cut_value; fuzz seed 7 #9065238).
+                if _repair.unreadable_in(buf, pos, stop, spans) is None:
+                    return None
         elif len(d.cutter) > 4 and (d.fmt.stream_python or "PYVALUE" in d.c.terminals):
             # No marker of its own after it (a bare pythonic list has none): another
             # format's call that reads whole in it ends it (below, QA19 R15), told as at
