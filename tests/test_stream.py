@@ -435,13 +435,18 @@ def test_a_reply_cut_after_an_opener_streams_as_it_parses(raw: str, tools: Any) 
 # `'a` an apostrophe), parse() took the end marker for the string's text, an empty call
 # (4359011); closing after the marker with a quote too many, parse() read it on as the
 # stray quote's, where a stream that looked before that close cut it at the marker; cut at
-# another format's marker, the blank before it was the string's in parse() alone.
+# another format's marker, the blank before it was the string's in parse() alone; its
+# own start marker first in it, then a break before its end marker (`'x` an apostrophe,
+# fuzz seed 7 #9065238), parse() took the start marker for a mention, the value whole to
+# the reply's end (an empty call holding the calls after it), where a stream that looked
+# before the end cut it at the end marker.
 # Every delta size, so every place a look can fall.
 OPEN_STRING_CUTS = [
     "<|tool_call_start|>y(t='\"]|<|tool_call_end|>'a f",
     "<|tool_call_start|>y(t='\"]='x<|tool_call_start|>",
     "<|tool_call_start|>y(t='x\"]='x<|tool_call_start|>'')]",
     "<|tool_call_start|>y(t='\"] <tool_call>'/')|",
+    "<|tool_call_start|>e(c='<|tool_call_start|>'x\"]<|tool_call_end|>",
 ]
 
 
