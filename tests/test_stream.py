@@ -447,6 +447,13 @@ OPEN_STRING_CUTS = [
     "<|tool_call_start|>y(t='x\"]='x<|tool_call_start|>'')]",
     "<|tool_call_start|>y(t='\"] <tool_call>'/')|",
     "<|tool_call_start|>e(c='<|tool_call_start|>'x\"]<|tool_call_end|>",
+    # Read up to its own marker, then broken for good before a later one (#9067311,
+    # #9071606): cut at that later marker as a stream cuts it while the reply goes on,
+    # where parse() took it whole at its start marker (an empty call) or cut it at its
+    # end marker, told by the end of the reply.
+    "<|tool_call_start|>[e(nt='\n\n<|tool_call_start|>[sat='x\"]o<|tool_call_start|>[",
+    "<|tool_call_start|>y(t='.<|tool_call_start|>[say='x\"]<|tool_call_end|>",
+    "<|tool_call_start|>y(t='<|tool_call_end|>'x\"]<tool_call>",
 ]
 
 

@@ -538,17 +538,22 @@ def cut(d: Any, buf: str, pos: int, stop: int, final: bool, open_to: bool = Fals
             # `'a` is an apostrophe) an empty call y, dropped_partial_argument, where a
             # stream cut it at the marker: an error naming t, as before 4359011 (issue 17).
             if spans.breaks_at(buf, pos, buf[pos:m]) is None:
-                if not _starts_at(d, buf, m):
-                    return m
-                # Its own start marker, a mention, leaves it whole only where it breaks
-                # nowhere after it either: one that does (`c='<|tool_call_start|>'x"]
-                # <|tool_call_end|>`, the `'x` an apostrophe) is a value broken before a
-                # later marker, cut there below, as a stream cuts it while the reply goes
-                # on (told by the text so far, the break already in it). Taken whole, it
-                # was an empty call that held every call after it to the reply's end
-                # (dropped_partial_argument, cut_value; fuzz seed 7 #9065238).
-                if _repair.unreadable_in(buf, pos, stop, spans) is None:
-                    return None
+                # Read up to that marker, it is a string left open there (or a mention of
+                # its own start marker, whole) only where it does not break for good after
+                # that marker before a later one: one that does (`t='<|tool_call_end|>'x"]
+                # <tool_call>`, Python's `'x` an apostrophe where the lenient reading closed
+                # the string) is a value broken before that later marker, cut there as a
+                # stream cuts it while the reply goes on (told by the text so far, the break
+                # and the marker in it; not by the end of the reply, which a stream cannot
+                # know then). Taken as a string left open, it was cut at its own end marker
+                # in parse() alone (fuzz seed 7 #9071606); taken whole at its own start
+                # marker, it could not be read: an empty call, dropped_partial_argument,
+                # where a stream gave the value and the calls after it (#9067311, issue 17).
+                at = _repair.unreadable_in(buf, pos, stop, spans)
+                late = -1 if at is None else _after_break(d, buf, pos, at, stop, spans)
+                if late >= 0:
+                    return late
+                return None if _starts_at(d, buf, m) else m
         elif len(d.cutter) > 4 and (d.fmt.stream_python or "PYVALUE" in d.c.terminals):
             # No marker of its own after it (a bare pythonic list has none): another
             # format's call that reads whole in it ends it (below, QA19 R15), told as at
@@ -600,6 +605,19 @@ def cut(d: Any, buf: str, pos: int, stop: int, final: bool, open_to: bool = Fals
     if broke is not None and broke != at:
         return None  # (cut there, it would break elsewhere)
     return m  # (it breaks there still; or, read to the marker, it is only unfinished)
+
+
+def _after_break(d: Any, buf: str, pos: int, at: int, stop: int, spans: Any) -> int:
+    """Where the value at pos, which runs to `stop` and breaks for good at `at` (relative
+    to pos: _repair.unreadable_in), is cut: at the first marker after that break, as
+    cut() cuts it below (and a stream, which looks before the end of the reply, once the
+    text has run on past that marker); -1 where no marker follows the break, or the
+    value cut there would break elsewhere."""
+    m = d._first_marker(buf, pos + max(at - 1, 1), stop)
+    if m < 0:
+        return -1
+    broke = spans.breaks_at(buf, pos, buf[pos:m])
+    return -1 if broke is not None and broke != at else m
 
 
 def open_cut(d: Any, buf: str, pos: int, final: bool) -> Any:
