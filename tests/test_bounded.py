@@ -1629,6 +1629,36 @@ def test_single_quoted_values_left_open_before_another_formats_call_are_read_to_
     assert large <= 4.5 * small, (small, large)
 
 
+def _lenient_read(raw: str, monkeypatch: pytest.MonkeyPatch) -> int:
+    """What a parse reads (characters) to tell where values break (Spans.failure)."""
+    from toolgram._recover import repair as _repair
+
+    count = [0]
+    failure = _repair.Spans.failure
+
+    def counting_failure(self: Any, text: str, pos: int, span: str) -> Any:
+        count[0] += len(span)
+        return failure(self, text, pos, span)
+
+    monkeypatch.setattr(_repair.Spans, "failure", counting_failure)
+    got = toolgram.parse(raw, ["f"], max_chars=None)
+    monkeypatch.undo()
+    assert len(got.calls) == raw.count("[f(")  # (each value ends at its call's end marker)
+    return count[0]
+
+
+def test_single_quoted_values_left_open_past_their_end_marker_are_read_for_a_break_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Each value's string runs on to the end of the reply, as Python reads it and as the
+    # lenient pass does (the next value's `'x` an apostrophe): whether it breaks for good
+    # after its own end marker, before a later marker (close._late_cut: where a stream cuts
+    # it), was read to the end of the reply for each value (the square of it), where the
+    # answer is the same for every value that the same first other quote follows.
+    unit = "<|tool_call_start|>[f(a='x<|tool_call_end|>"
+    small, large = (_lenient_read(unit * n, monkeypatch) for n in (100, 400))
+    assert small > 0
+    assert large <= 4.5 * small, (small, large)
+
+
 def test_a_storm_of_markers_with_no_blank_line_searches_back_for_a_paragraph_once(monkeypatch: pytest.MonkeyPatch) -> None:
     # instring._paragraph: each marker in prose after a string's opening looks back for
     # the last blank or fence line, up to LOOK characters; with none in the text, every

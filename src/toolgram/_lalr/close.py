@@ -549,8 +549,7 @@ def cut(d: Any, buf: str, pos: int, stop: int, final: bool, open_to: bool = Fals
                 # in parse() alone (fuzz seed 7 #9071606); taken whole at its own start
                 # marker, it could not be read: an empty call, dropped_partial_argument,
                 # where a stream gave the value and the calls after it (#9067311, issue 17).
-                at = _repair.unreadable_in(buf, pos, stop, spans)
-                late = -1 if at is None else _after_break(d, buf, pos, at, stop, spans)
+                late = _late_cut(d, buf, pos, stop, spans)
                 if late >= 0:
                     return late
                 return None if _starts_at(d, buf, m) else m
@@ -605,6 +604,34 @@ def cut(d: Any, buf: str, pos: int, stop: int, final: bool, open_to: bool = Fals
     if broke is not None and broke != at:
         return None  # (cut there, it would break elsewhere)
     return m  # (it breaks there still; or, read to the marker, it is only unfinished)
+
+
+def _late_cut(d: Any, buf: str, pos: int, stop: int, spans: Any) -> int:
+    """For the single-quoted Python value at pos whose string, as Python reads it, runs on
+    to `stop`, the end of the reply: where it is cut at the first marker after where it
+    breaks for good (_after_break), or -1. Its lenient reading is one string token that
+    Python's apostrophes do not close (_repair's _TOKEN reads them as _PY_STRING does),
+    unless the first quote of the other kind in it (first_other) closes it (the pass's
+    slip, told by what follows that quote alone: its own quote, an apostrophe, never
+    stands); from there on the reading is that of any such value that quote is the first
+    in. So the answer is kept per text and that quote (_LATE_CUT, its place absolute): a
+    storm of values left open (`[f(a='x<|tool_call_end|>` again and again, each reading
+    on over all the later ones to the end of the reply) is read once, not once per
+    value (test_bounded)."""
+    other = _repair.first_other(buf, pos)
+    key = (other, stop, d.cutter[0], d.fmt.ends)
+    memo = _LATE_CUT[0]
+    if memo is not None and memo[0] is buf and memo[1] == key:
+        return memo[2]
+    at = _repair.unreadable_in(buf, pos, stop, spans)
+    late = -1 if at is None else _after_break(d, buf, pos, at, stop, spans)
+    _LATE_CUT[0] = (buf, key, late)
+    return late
+
+
+# _late_cut's last answer: (text, (the first other quote, the end, the driver's marker
+# search, its format's end markers), where the value is cut or -1), one tuple replaced whole.
+_LATE_CUT: list = [None]
 
 
 def _after_break(d: Any, buf: str, pos: int, at: int, stop: int, spans: Any) -> int:
