@@ -68,6 +68,11 @@ HELD = {
     # reply ends (as test_stream's LATE_CALLS says; d581de3 listed it there, not here).
     "pythonic/string_left_open_then_another_formats_call_ends_it",
     "lfm2/single_quoted_string_left_open_before_another_formats_call_twice",  # (QA22 D8: the same)
+    # A broken value cut at its own start marker, which begins a call (the broken call
+    # prose): its string `'x…` is left open, and a quote after the call may still close it
+    # around that call (`That's it.')]`), so the call is done when the reply ends (so on
+    # 25fa10a too; the case guards the rule, QA23 R1).
+    "lfm2/single_quoted_value_broken_before_its_own_start_marker_that_begins_a_call_is_prose",
     # A Gemma call with no end marker after it (the bare shape has none; a <|tool_call>
     # whose <tool_call|> was left out), then prose: its region runs to the next call or the
     # end of the reply, which may still bring its end marker (then no closed_tag), so a

@@ -439,7 +439,10 @@ def test_a_reply_cut_after_an_opener_streams_as_it_parses(raw: str, tools: Any) 
 # own start marker first in it, then a break before its end marker (`'x` an apostrophe,
 # fuzz seed 7 #9065238), parse() took the start marker for a mention, the value whole to
 # the reply's end (an empty call holding the calls after it), where a stream that looked
-# before the end cut it at the end marker.
+# before the end cut it at the end marker. Cut at a start marker that begins no call
+# (another format's, then nothing a call reads; its own, then ` )]`), the broken call is
+# told, an error, as parse() tells it once that marker's region is read (QA23 R1, R2): a
+# stream waits for that reading.
 # Every delta size, so every place a look can fall.
 OPEN_STRING_CUTS = [
     "<|tool_call_start|>y(t='\"]|<|tool_call_end|>'a f",
@@ -454,6 +457,12 @@ OPEN_STRING_CUTS = [
     "<|tool_call_start|>[e(nt='\n\n<|tool_call_start|>[sat='x\"]o<|tool_call_start|>[",
     "<|tool_call_start|>y(t='.<|tool_call_start|>[say='x\"]<|tool_call_end|>",
     "<|tool_call_start|>y(t='<|tool_call_end|>'x\"]<tool_call>",
+    "<|tool_call_start|>[f(a=1, b='\"]|<tool_call><|tool_call_end|>",
+    "<|tool_call_start|>[r(y='\"]=[TOOL_CALLS]<|tool_call_end|>",
+    "<|tool_call_start|>[say(text='x\"]|<|tool_call_start|> )]",
+    "<|tool_call_start|>[say(text='x\"]|<|tool_call_start|>",
+    "<|tool_call_start|>[y(t='\"]='y<tool_call>'')]",
+    "<|tool_call_start|>[say(text='x\"]|<|tool_call_start|>[g(b=1)]<|tool_call_end|>",
 ]
 
 

@@ -44,7 +44,7 @@ class Driver:
         "closed_at", "last_end", "calls", "lines", "line_end", "stray", "deep", "quote_memo", "last_term", "last_start", "ended", "shut",
         "loose_memo", "loose_quoted", "nest_memo", "nest_unsettled", "nest_open", "nest_loose", "nest_chain", "nest_walk", "nest_found", "goes_on", "decode_failed", "may_close", "may_end", "end_asked", "pause", "py", "gem", "gem_at", "tags", "checkpoints",
         "spots", "spot_due", "relevant", "supplied", "halt", "text", "looks", "far", "back", "check", "checks",
-        "firsts", "inner", "inner_due",
+        "firsts", "inner", "inner_due", "cut_at",
     )  # fmt: skip
 
     def __init__(self, fmt: Format, start: int, brackets: Any = None, cutter: Any = None, lines: bool = False) -> None:
@@ -100,6 +100,10 @@ class Driver:
         # read from the text ended: what the builder needs to tell what the end cut.
         self.closed_at = -1
         self.last_end = start
+        # Where the last value broken for good before a marker was cut, at that marker
+        # (_close.cut, open_cut); -1: none was. (The scanner asks what that marker begins:
+        # RegionReader.begins_call.)
+        self.cut_at = -1
         # The terminal of that last token (None: none read), and where the text ends when
         # the region ended because the text did (-1: it did not): a whole text (final),
         # nothing but whitespace after the last token read. Then what that end cut is
@@ -503,6 +507,7 @@ class Driver:
                             cut = _close.open_cut(self, buf, pos, final)
                             if cut is not None and cut is not WAIT:
                                 quoted = None
+                                self.cut_at = cut
                     else:
                         if final and self.brackets is not None:
                             # A whole text: one index for all its values, as for JSON (a scan of
@@ -876,7 +881,10 @@ class Driver:
             # WAIT, which the caller takes alike for a value that is open; it would read
             # the value from its start to tell them apart, at each recheck.)
             return None
-        return _close.cut(self, buf, pos, n if end is None else end, final)
+        cut = _close.cut(self, buf, pos, n if end is None else end, final)
+        if cut is not None and cut is not WAIT:
+            self.cut_at = cut
+        return cut
 
 
 

@@ -80,6 +80,13 @@ def note_failure(r: Any, drv: Driver, reason: str) -> None:
         and _CALL_LIST.match(r.sc.buf, r.region_start + r.marker_len) is not None
     )  # fmt: skip
     told = drv.stray or drv.deep or listed or _cut_after_marker(r, drv, reason) or _next_line_call(r, drv)
+    if reason and not drv.fmt.quiet and "closed_tag" in drv.repairs and not drv.deep:
+        # A call its close was left out of is not told (a mention before the call that
+        # cut it), unless its value was cut at a call marker (_close.cut) that begins no
+        # call, and no other reading of the region is told (RegionReader.begins_call).
+        if r.cut_broken is None and _cut_at_marker(r, drv):
+            r.cut_broken = Failure(r.region_start, drv.cut_at, f"Couldn't read a tool call: {reason}.")
+        return
     if (drv.fmt.quiet and not told) or not reason or ("closed_tag" in drv.repairs and not drv.deep):
         return
     if r.mentioned:
@@ -102,6 +109,26 @@ def note_failure(r: Any, drv: Driver, reason: str) -> None:
         # marker follows (before the next call); _settle_failure decides.
         r.failed_frame = drv if drv.status == FAIL else None
         r.fail_scan = end
+
+
+def _cut_at_marker(r: Any, drv: Driver) -> bool:
+    """Whether the region drv read ends where a broken value of its call was cut, at a
+    call marker of markup (blanks before it at most), `[f(a=1, b='"]|<tool_call>`, with
+    no call marker between its own and that one: where there is one (Kimi K2's call
+    marker after its section's), the scanner reads its region next, which tells the
+    broken call (its text prose up to that marker, as now)."""
+    at = getattr(drv, "cut_at", -1)  # (an Earley parse cuts nothing)
+    if at < drv.end:
+        return False
+    sc = r.sc
+    buf = sc.buf
+    if buf[drv.end : at].strip() or sc.call_re is None:
+        return False
+    m = sc.call_re.match(buf, at)
+    if m is None or len(m.group()) < 3:
+        return False
+    inner = sc.call_re.search(buf, r.region_start + r.marker_len, at)
+    return inner is None
 
 
 def _next_line_call(r: Any, drv: Driver) -> bool:

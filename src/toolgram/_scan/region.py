@@ -116,6 +116,12 @@ class RegionReader:
         self.spaced: Any = None  # what salvage.spaced_call looks at, until it tells
         self.cut_look: Any = None  # where mention.cut_may_come's look stopped (False: no cut opener)
         self.cut_wait = False  # the drivers are done, and only the end or more text decides (cut_may_come)
+        # A call its close was left out of, whose value was cut at a call marker, that
+        # cannot be built: its failure, told where no other is and that marker begins
+        # no call (note_failure, begins_call); the reading of that marker's region so
+        # far (a RegionReader), or whether it read a call there (True, False).
+        self.cut_broken: Failure | None = None
+        self.ahead: Any = None
         self.frame: _frame.Frame | None = frame  # the first candidate's fast frame, until given up
         self.frame_wait: Any = None  # what Frame.read waits with (a _LoopWait: see Scanner._settle)
         self.drivers: list[Driver] = [] if frame is not None else [self.driver(self.candidates[0], start)]
@@ -267,6 +273,12 @@ class RegionReader:
             failure = _settle_failure(self, final)
             if failure is WAIT:
                 return False
+            if failure is None and self.cut_broken is not None and not self.mentioned:
+                follows = self.begins_call(self.cut_broken.end, final)
+                if follows is WAIT:
+                    return False
+                if not follows:
+                    failure = self.cut_broken
             if _cut_opener(self, self.region_start, final):
                 # The reply ended right after the opener: an error, and no prose.
                 failure = cut_failure(self, failure)
@@ -292,6 +304,51 @@ class RegionReader:
                 sc.pos = end
             sc._end_region()
             return True
+
+    def begins_call(self, at: int, final: bool) -> Any:
+        """Whether the call marker at `at`, where a broken value of this region's call
+        was cut (_close.cut) and its close left out (closed_tag), begins a call, read as
+        that marker's region reads one (True; WAIT while the text so far cannot tell).
+        Then the broken call before it is prose, a mention before the call the model went
+        on to write: its failure is not told (note_failure). Where the marker begins none
+        (`f(a=1, b='"]|<tool_call><|tool_call_end|>`: another format's marker, then
+        nothing a call reads; its own marker, then ` )]`), the call cut there is the only
+        one the model wrote there, and it is told (self.cut_broken), as where no marker
+        cut it (`b='"]|<|im_end|><|tool_call_end|>`): an error, its text prose, not a
+        reply silently all text, its markers in it (QA23 R1, R2). A stream waits for that
+        region's reading, as parse() reads it. The region after is read once more here
+        (each region at most twice: linear); its reading is kept."""
+        ahead = self.ahead
+        if ahead is None:
+            sc = self.sc
+            m = sc.call_re.match(sc.buf, at) if sc.call_re is not None else None
+            marker = m.group() if m is not None else ""
+            if not sc.by_marker.get(marker):
+                self.ahead = True  # (note_failure found one there: never so)
+                return True
+            ahead = self.ahead = RegionReader(sc, sc.by_marker[marker], at, len(marker))
+        if type(ahead) is bool:
+            return ahead
+        while True:
+            d = ahead.drivers[-1]
+            status = ahead._read(d, final)
+            d = ahead.drivers[-1]
+            if status == WAIT:
+                return WAIT
+            if status == DONE:
+                said = _mention(ahead, d, final)
+                if said is WAIT:
+                    return WAIT
+                if not said:
+                    got = ahead.decode(d)
+                    if isinstance(got, Region) and got.items:
+                        self.ahead = True
+                        return True
+            if len(ahead.drivers) < len(ahead.candidates):
+                ahead.drivers.append(ahead.driver(ahead.candidates[len(ahead.drivers)], ahead.region_start))
+                continue
+            self.ahead = False
+            return False
 
     def _drop_failing(self, k: int) -> None:
         """In a whole text, the candidates from the k-th on (never the first) that are
