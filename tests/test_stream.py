@@ -442,7 +442,7 @@ def test_a_reply_cut_after_an_opener_streams_as_it_parses(raw: str, tools: Any) 
 # before the end cut it at the end marker. Cut at a start marker that begins no call
 # (another format's, then nothing a call reads; its own, then ` )]`), the broken call is
 # told, an error, as parse() tells it once that marker's region is read (QA23 R1, R2): a
-# stream waits for that reading.
+# stream waits for that reading (a call salvage keeps there is a call, the broken one prose).
 # Every delta size, so every place a look can fall.
 OPEN_STRING_CUTS = [
     "<|tool_call_start|>y(t='\"]|<|tool_call_end|>'a f",
@@ -463,6 +463,7 @@ OPEN_STRING_CUTS = [
     "<|tool_call_start|>[say(text='x\"]|<|tool_call_start|>",
     "<|tool_call_start|>[y(t='\"]='y<tool_call>'')]",
     "<|tool_call_start|>[say(text='x\"]|<|tool_call_start|>[g(b=1)]<|tool_call_end|>",
+    "<|tool_call_start|>[f(a=1, b=\"x\"]|<|tool_call_start|>[g(b=1)]\")]",
 ]
 
 

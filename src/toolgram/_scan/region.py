@@ -316,8 +316,9 @@ class RegionReader:
         one the model wrote there, and it is told (self.cut_broken), as where no marker
         cut it (`b='"]|<|im_end|><|tool_call_end|>`): an error, its text prose, not a
         reply silently all text, its markers in it (QA23 R1, R2). A stream waits for that
-        region's reading, as parse() reads it. The region after is read once more here
-        (each region at most twice: linear); its reading is kept."""
+        region's reading, as parse() reads it (Scanner._settle waits on its driver). The
+        region after is read once more here (each region at most twice: linear); its
+        reading is kept."""
         ahead = self.ahead
         if ahead is None:
             sc = self.sc
@@ -347,8 +348,14 @@ class RegionReader:
             if len(ahead.drivers) < len(ahead.candidates):
                 ahead.drivers.append(ahead.driver(ahead.candidates[len(ahead.drivers)], ahead.region_start))
                 continue
-            self.ahead = False
-            return False
+            # (No candidate read it whole: the calls salvage keeps before its failure are
+            # calls all the same, `<|tool_call_start|>[g(b=1)]")]`.)
+            got = _salvage(ahead, final)
+            if got is WAIT:
+                return WAIT  # (asked again once the text has grown: Scanner._settle)
+            ahead.salvage_wait = None
+            self.ahead = bool(got) and got[0] is not None
+            return self.ahead
 
     def _drop_failing(self, k: int) -> None:
         """In a whole text, the candidates from the k-th on (never the first) that are

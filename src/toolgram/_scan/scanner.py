@@ -461,6 +461,11 @@ class Scanner(MarkerSearch):
             if r.salvage_wait is not None and drv.status != WAIT:
                 # (No candidate read the region, and salvage's replay waits: on what it waits on.)
                 drv = r.salvage_wait
+            ahead = r.ahead
+            if drv.status != WAIT and ahead is not None and type(ahead) is not bool:
+                # (The region waits on the reading of the region after it: RegionReader.begins_call.)
+                r, drivers = ahead, ahead.drivers
+                drv = r.salvage_wait if r.salvage_wait is not None else drivers[-1]
             if drv.status == WAIT:
                 if drv.hint:
                     self.waiting = drv
