@@ -51,6 +51,7 @@ on from where it stopped at each delta.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 
 import regex
 
@@ -493,7 +494,10 @@ class _Told:
                     self.step, self.at = "brackets", self.after
             elif step == "brackets":
                 g = self.groups
-                got = self._brackets(buf, base, end, more) if more or g is None else g.brackets(self, buf, base, end)
+                if g is None or self.depth or self.grouped:
+                    got = self._brackets(buf, base, end, more)
+                else:
+                    got = g.brackets(self, buf, base, end, more, final)
                 if got is not True:
                     return got
                 self.step = "after2"
@@ -786,88 +790,188 @@ class _Told:
 
 
 class Groups:
-    """What _Told's bracket walks (_brackets, the text read whole: parse(), or a stream's
-    up to the string's REACH) read of the reply's bracket groups, kept for the next
-    marker's walk (issue 17: `"<|tool_call_start|>[f(a=1, ` repeated on one line, each
-    marker's walk read REACH characters of nested groups that never close, 460 ms at 32
-    KB). A group's reading is its text's alone (strings inside read whole, from its
-    opener on, depth above 0), as quotation.Walks': where it closes (`closed`, and
-    whether it holds a `{` or `(`) is the same for every walk that reaches its opener; a
-    walk that ends (its `end`) with it open tells only that it does not close before
-    there (`reach`). So a walk reads a group on past its own end, up to REACH further (no
-    further than the text), and the next walks whose end comes no later take its
-    answer: False, as the walk that reads it to its end would give."""
+    """The tokens _Told's bracket walks (_brackets) read, each read once a text and kept
+    for every later marker's walk (issue 17). A walk reads plain text up to the first
+    opener, then that opener's group up to its closer (strings inside read whole), and on
+    from there if the group holds no `{` or `(`. From a token read inside a group (an
+    opener, a closer, a string after a value-opening character, _BEFORE, or a Gemma
+    quote), the tokens after it are the text's alone, wherever the walk began. So the
+    tokens are read in runs (_GroupRun, as extent.BracketIndex's for JSON): a run that
+    comes to a token another run noted goes on as that run (a link, its heights offset).
+    Each walk's question, where its opener's group closes and whether it holds a `{` or
+    `(`, is answered from the runs' closers by height: at a 32 KB storm of
+    `<function=f>{"city": "Par<|eot_id|> `, each `{` inside a string of every walk before
+    it, the walks were REACH characters each, 250 ms; now each token is read once.
+    A string's close is read to the text's end, not the walk's: one that closes past the
+    walk's end (where it was a break) puts the group's closer past it too, False either
+    way. A stream's text is read as far as it is settled (a string cut by the text's end,
+    a Gemma quote's first characters: read again when more comes)."""
 
-    __slots__ = ("closed", "reach")
+    __slots__ = ("tokens",)
 
     def __init__(self) -> None:
-        self.closed: dict = {}  # (opener's place -> its closer's place, grouped; in the reply)
-        self.reach: dict = {}  # (opener's place -> a place it does not close before, in the reply)
+        self.tokens: dict = {}  # (a token's place in the reply -> its run and index there)
 
-    def brackets(self, t: _Told, buf: str, base: int, end: int) -> bool:
-        """t._brackets(buf, base, end, False), each group read once as far as asked."""
-        p, depth, grouped = t.at - base, t.depth, t.grouped
+    def brackets(self, t: _Told, buf: str, base: int, end: int, more: bool, final: bool) -> bool | None:
+        """t._brackets(buf, base, end, more) for a walk at depth 0, nothing grouped: where
+        the text so far cannot tell (more), t.at is left at the opener to read again."""
+        p = t.at - base
         if t.ends and t.at == t.after:
             q = _forth(buf, p, end)
-            if q >= end or buf[q] not in _OPEN:
-                return False
-        bound = min(len(buf), end + REACH)  # (how far the groups this walk opens are read)
-        limit = base + end
-        closed, reach = self.closed, self.reach
-        stack: list = []  # ([opener's place, grouped] of the groups opened in this walk)
+            if q >= end:
+                return None if more else False
+            if buf[q] not in _OPEN:
+                return False  # (the call's end is its end marker only)
         while True:
-            hi = bound if stack else end
-            if p >= hi:
-                break
-            c = buf[p]
-            if c in _OPEN:
-                at = base + p
-                got = closed.get(at)
-                if got is not None:
-                    stack.append([at, got[1]])
-                    depth += 1
-                    p = got[0] - base  # (its closer, read below)
+            m = _OPENER.search(buf, p, end)
+            if m is None:
+                if more:
+                    t.at = base + end
+                    return None
+                return False
+            o = m.start()
+            got = self._group(buf, base, o, end, final)
+            if got is _BEYOND:
+                if more:
+                    t.at = base + o
+                    return None
+                return False
+            if got is _BROKEN:
+                return False
+            close, grouped = got
+            if grouped:
+                t.at = base + close + 1
+                return True
+            p = close + 1
+
+    def _group(self, buf: str, base: int, o: int, end: int, final: bool) -> object:
+        """Where the group opened at o (local) closes, before end, and whether it holds a
+        `{` or `(`; _BROKEN: a string in it that never closes (its line's end, the text's);
+        _BEYOND: not before end (or the text so far does not tell)."""
+        found = self.tokens.get(base + o)
+        if found is None:
+            run = _GroupRun(base + o)
+            self._step(run, buf, base, end, final)  # (the opener at o: no run noted it)
+            found = run, 0
+        run, i = found
+        level = run.heights[i] + 1  # (the closer that ends it comes at the height after it)
+        grouped = False
+        limit = base + end
+        while True:
+            closers = run.closers.get(level)
+            if closers is not None:
+                k = bisect_right(closers, i)
+                if k < len(closers):
+                    c = closers[k]
+                    if run.starts[c] >= limit:
+                        return _BEYOND
+                    return run.starts[c] - base, grouped or run.grouping[c] > run.grouping[i]
+            n = len(run.starts)
+            grouped = grouped or run.grouping[n] > run.grouping[i]
+            if run.link is None and not run.broken:
+                while True:
+                    got = self._step(run, buf, base, end, final)
+                    if got is not _READ:
+                        break
+                    if run.heights[-1] == level and buf[run.starts[-1] - base] in "}])":
+                        return run.starts[-1] - base, grouped or run.grouping[-2] > run.grouping[i]
+                if got is _BROKEN or got is _BEYOND:
+                    return got
+                n = len(run.starts)
+                grouped = grouped or run.grouping[n] > run.grouping[i]
+            if run.broken:
+                return _BROKEN
+            run, i, offset = run.link
+            level -= offset
+
+    def _step(self, run: _GroupRun, buf: str, base: int, end: int, final: bool) -> object:
+        """Read run's next token, where it begins before end: _READ, _LINKED (a token
+        another run noted), _BROKEN (a string that never closes) or _BEYOND (none before
+        end, or the text so far does not tell what it is)."""
+        size = len(buf)
+        q = run.next - base
+        if q < 0:
+            p = run.at - base
+            cut = size
+            if not final:
+                # (A Gemma quote's first characters at the text's end: not read past.)
+                lt = buf.find("<", max(p, size - len(_GEMMA_QUOTE) + 1))
+                while lt >= 0:
+                    if _GEMMA_QUOTE.startswith(buf[lt:]):
+                        cut = lt
+                        break
+                    lt = buf.find("<", lt + 1)
+            while True:
+                m = _TOKEN.search(buf, p, cut)
+                if m is None:
+                    run.at = base + cut
+                    return _BEYOND
+                q = m.start()
+                c = buf[q]
+                if (c == '"' or c == "'") and buf[_back(buf, 0, q)] not in _BEFORE:
+                    p = q + 1  # (a quote that opens no string: text)
                     continue
-                r = reach.get(at, -1)
-                if r >= limit:
-                    for o, _ in stack:
-                        reach[o] = max(reach.get(o, -1), r)
-                    return False  # (it does not close before this walk's end)
-                depth += 1
-                grouped = grouped or c != "["
-                stack.append([at, c != "["])
-            elif c in "}])":
-                depth -= 1
-                if stack:
-                    o, g = stack.pop()
-                    closed[o] = (base + p, g)
-                    reach.pop(o, None)
-                    grouped = grouped or g
-                    if stack:
-                        stack[-1][1] = stack[-1][1] or g
-                if depth <= 0:
-                    depth = 0
-                    if grouped:
-                        if p >= end:
-                            return False  # (read on past the walk's end: it closes after it)
-                        t.at = base + p + 1
-                        return True
-            elif depth > 0 and (c == '"' or c == "'") and buf[_back(buf, 0, p)] in _BEFORE:
-                m = _BODIES[c].match(buf, p + 1, hi)
-                if m.lastgroup is None:
-                    break  # (a string its line's end broke, or not closed before hi)
-                p = m.end()
-                continue
-            elif depth > 0 and c == "<" and buf.startswith(_GEMMA_QUOTE, p):
-                m = _BODIES[_GEMMA_QUOTE].match(buf, p + len(_GEMMA_QUOTE), hi)
-                if m.lastgroup is None:
-                    break
-                p = m.end()
-                continue
-            p += 1
-        for o, _ in stack:
-            reach[o] = max(reach.get(o, -1), base + hi)
-        return False
+                break
+            run.next = base + q
+        if q >= end:
+            return _BEYOND
+        at = base + q
+        other = self.tokens.get(at)
+        if other is not None:
+            o, j = other
+            run.link = o, j, run.height - o.heights[j]
+            return _LINKED
+        c = buf[q]
+        to = q + 1
+        if c == '"' or c == "'" or c == "<":
+            body = _BODIES[c] if c != "<" else _BODIES[_GEMMA_QUOTE]
+            m = body.match(buf, q + (1 if c != "<" else len(_GEMMA_QUOTE)))
+            if m.lastgroup is None:
+                if not final and (c == "<" or m.end() >= size - 1):
+                    return _BEYOND  # (the text so far ends in it: read again when more comes)
+                run.broken = True
+            to = m.end()
+        self.tokens[at] = run, len(run.starts)
+        run.starts.append(at)
+        run.heights.append(run.height)
+        g = run.grouping[-1]
+        if c in _OPEN:
+            run.height += 1
+            if c != "[":
+                g += 1
+        elif c in "}])":
+            run.closers.setdefault(run.height, []).append(len(run.starts) - 1)
+            run.height -= 1
+        run.grouping.append(g)
+        run.at, run.next = base + to, -1
+        return _BROKEN if run.broken else _READ
+
+
+class _GroupRun:
+    """One reading of Groups' tokens from an opener on: each token's place, the height
+    before it (openers minus closers from the run's start), the closers by height, how
+    many `{` or `(` openers come before each token (`grouping`, one longer); read up to
+    `at` (the next token's place, where found, `next`), up to a string that never closes
+    (`broken`, its last token) or a token another run noted (`link`: that run, the
+    token's index there, the offset from that run's heights to this one's)."""
+
+    __slots__ = ("at", "next", "height", "starts", "heights", "closers", "grouping", "link", "broken")
+
+    def __init__(self, at: int) -> None:
+        self.at, self.next = at, -1
+        self.height = 0
+        self.starts: list = []
+        self.heights: list = []
+        self.closers: dict = {}
+        self.grouping: list = [0]
+        self.link: tuple | None = None
+        self.broken = False
+
+
+_READ, _LINKED, _BROKEN, _BEYOND = object(), object(), object(), object()
+# What Groups reads: brackets, quotes (a string where a value opens, _BEFORE) and Gemma's.
+_TOKEN = re.compile(r"""[\[\](){}"']|<\|"\|>""")
+_OPENER = re.compile(r"[\[({]")
 
 
 class _Strings:
