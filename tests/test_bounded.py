@@ -295,6 +295,31 @@ def test_quoted_markers_on_one_line_are_walked_once(unit: str, tools: list | Non
     assert large <= 4.5 * small, (small, large)
 
 
+# Issue 17: each `<function=` inside a string of the call before it (instring), whose
+# walk from its call's `{` meets none of the other walks' groups: each `{` after it sits
+# inside a string of that walk (the strings pair up otherwise from each call's `{`). Each
+# walk read REACH characters: parse 250 ms, an 8-character stream 200 ms at 32 KB.
+STRING_STORM = ('<function=get_weather>{"city": "Par<|eot_id|> ', ["functionary_v31"])
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["parse", "stream"])
+def test_markers_each_in_a_string_of_the_call_before_read_its_tokens_once(stream: bool) -> None:
+    unit, formats = STRING_STORM
+
+    def run(raw: str) -> None:
+        if stream:
+            sp = toolgram.StreamParser(formats=formats, max_chars=None)
+            for i in range(0, len(raw), 16):
+                sp.feed(raw[i : i + 16])
+            sp.close()
+        else:
+            toolgram.parse(raw, formats=formats, max_chars=None)
+
+    run(unit * (2_000 // len(unit)))  # (the grammars and what the first reply builds, outside the count)
+    small, large = (_lines(lambda raw=unit * (size // len(unit)): run(raw)) for size in (2_000, 16_000))
+    assert large <= 9 * small, (small, large)
+
+
 def _unbounded(t: object) -> bool:
     from re import _parser as _sre  # (the `re` module's pattern parser)
 
