@@ -830,7 +830,7 @@ class Groups:
                     return None
                 return False
             o = m.start()
-            got = self._group(buf, base, o, end, final)
+            got = self.group(buf, base, o, end, final)
             if got is _BEYOND:
                 if more:
                     t.at = base + o
@@ -844,7 +844,7 @@ class Groups:
                 return True
             p = close + 1
 
-    def _group(self, buf: str, base: int, o: int, end: int, final: bool) -> object:
+    def group(self, buf: str, base: int, o: int, end: int, final: bool) -> object:
         """Where the group opened at o (local) closes, before end, and whether it holds a
         `{` or `(`; _BROKEN: a string in it that never closes (its line's end, the text's);
         _BEYOND: not before end (or the text so far does not tell)."""

@@ -30,9 +30,7 @@ marker: the fences are in the lines before it.
 
 from __future__ import annotations
 
-import re
-
-from .instring import _BEFORE as _VALUE_AFTER, _BODIES, _OPEN, _GEMMA_QUOTE, _Told, _back, _forth
+from .instring import _OPEN, _OPENER, Groups, _Told, _forth
 
 # An opening quote and its close.
 OPENS = {'"': '"', "\u201c": "\u201d", "'": "'", "\u2018": "\u2019", "\u00ab": "\u00bb"}
@@ -97,7 +95,12 @@ class Quotation:
                     t.step, t.at = "brackets", t.after
             elif t.step == "brackets":
                 w = self.walks
-                got = t._brackets(buf, base, end, more) if more or w is None else w.brackets(t, buf, base, end)
+                if w is None or t.depth or t.grouped:
+                    got = t._brackets(buf, base, end, more)
+                elif more:
+                    got = w.groups.brackets(t, buf, base, end, True, final)
+                else:
+                    got = w.brackets(t, buf, base, end, final)
                 if not got:
                     return got
                 t.step = "close"
@@ -126,28 +129,22 @@ class Quotation:
         return False
 
 
-_OPENER = re.compile(r"[\[({]")
-
-
 class Walks:
     """What the bracket walks (instring._Told._brackets) of the quotations on one line
     read, kept for the next marker's on that line (QA22b R1: a storm of quoted markers
     with no end on their line, each walking the rest of the line, was quadratic). A
-    bracket group's reading is its text's alone (strings inside read whole, from its
-    opener on, depth above 0): where it closes and whether it holds a `{` or `(` is the
-    same for every walk that reaches its opener, and one that does not close before the
-    line's end (or holds a string the line's end broke) makes every such walk False. So
-    each opener is walked once, and the plain text before a walk's first opener is
-    searched once (`scan`), and a walk at depth 0 that meets an opener another met there
-    takes its answer (`zero`). Kept for one line's end (`end`, in the reply) and a whole
-    line only (a stream's text cut in the line walks as before: one walk at a time)."""
+    bracket group's reading (where it closes, whether it holds a `{` or `(`) is
+    instring.Groups', shared with instring's walks (its tokens read once a text); here,
+    the plain text before a walk's first opener is searched once (`scan`), and a walk at
+    depth 0 that meets an opener another met there takes its answer (`zero`). Kept for
+    one line's end (`end`, in the reply) and a whole line only (a stream's text cut in
+    the line walks as Groups.brackets does: its groups read once all the same)."""
 
-    __slots__ = ("end", "closed", "dead", "scan", "zero", "met")
+    __slots__ = ("end", "scan", "zero", "met", "groups")
 
-    def __init__(self) -> None:
+    def __init__(self, groups: Groups | None = None) -> None:
         self.end = -1
-        self.closed: dict = {}  # (opener's place -> its closer's place, grouped; in the reply)
-        self.dead: set = set()  # (openers whose walk is False)
+        self.groups = groups if groups is not None else Groups()
         self.scan = (-1, -1)  # (searched from, the next opener's place or the line's end; in the reply)
         # (An opener met at depth 0, nothing grouped: the walk's answer from there, its
         # text's alone too, -1 for False, else where the call ends; in the reply: a run
@@ -155,93 +152,52 @@ class Walks:
         self.zero: dict = {}
         self.met: list = []
 
-    def brackets(self, t: _Told, buf: str, base: int, end: int) -> bool:
-        """t._brackets(buf, base, end, False), reading each group once a line."""
+    def brackets(self, t: _Told, buf: str, base: int, end: int, final: bool = True) -> bool:
+        """t._brackets(buf, base, end, False), for a walk at depth 0, nothing grouped."""
         if base + end != self.end:
             self.end = base + end
-            self.closed, self.dead, self.scan, self.zero = {}, set(), (-1, -1), {}
-        closed, dead, zero = self.closed, self.dead, self.zero
-        got = self._walk(t, buf, base, end, closed, dead, zero)
+            self.scan, self.zero = (-1, -1), {}
+        zero = self.zero
+        got = self._walk(t, buf, base, end, zero, final)
         answer = t.at if got else -1
         for o in self.met:
             zero[o] = answer
         return got
 
-    def _walk(self, t: _Told, buf: str, base: int, end: int, closed: dict, dead: set, zero: dict) -> bool:
+    def _walk(self, t: _Told, buf: str, base: int, end: int, zero: dict, final: bool) -> bool:
         met = self.met = []  # (the openers met at depth 0, nothing grouped)
-        p, depth, grouped = t.at - base, t.depth, t.grouped
+        p = t.at - base
         if t.ends and t.at == t.after:
             q = _forth(buf, p, end)
             if q >= end or buf[q] not in _OPEN:
                 return False
-        stack: list = []  # ([opener's place, grouped] of the groups opened in this walk)
+        group = self.groups.group
         while p < end:
-            if depth == 0:
-                # (Plain text: only an opener tells; closers and quotes are text.)
-                lo, found = self.scan
-                if not (lo <= base + p <= found):
-                    m = _OPENER.search(buf, p, end)
-                    found = base + (m.start() if m else end)
-                    self.scan = (base + p, found)
-                p = found - base
-                if p >= end:
-                    break
-            c = buf[p]
-            if c in _OPEN:
-                at = base + p
-                if depth == 0 and not grouped:
-                    known = zero.get(at)
-                    if known is not None:
-                        if known < 0:
-                            return False
-                        t.at = known
-                        return True
-                    met.append(at)
-                if at in dead:
-                    for o, _ in stack:
-                        dead.add(o)
+            # (Plain text: only an opener tells; closers and quotes are text.)
+            lo, found = self.scan
+            if not (lo <= base + p <= found):
+                m = _OPENER.search(buf, p, end)
+                found = base + (m.start() if m else end)
+                self.scan = (base + p, found)
+            p = found - base
+            if p >= end:
+                break
+            at = base + p
+            known = zero.get(at)
+            if known is not None:
+                if known < 0:
                     return False
-                got = closed.get(at)
-                if got is not None:
-                    stack.append([at, got[1]])
-                    depth += 1
-                    p = got[0] - base  # (its closer, read below)
-                    continue
-                depth += 1
-                grouped = grouped or c != "["
-                stack.append([at, c != "["])
-            elif c in "}])":
-                depth -= 1
-                if stack:
-                    o, g = stack.pop()
-                    closed[o] = (base + p, g)
-                    grouped = grouped or g
-                    if stack:
-                        stack[-1][1] = stack[-1][1] or g
-                if depth <= 0:
-                    depth = 0
-                    if grouped:
-                        t.at = base + p + 1
-                        return True
-            elif depth > 0 and (c == '"' or c == "'") and buf[_back(buf, 0, p)] in _VALUE_AFTER:
-                m = _BODIES[c].match(buf, p + 1, end)
-                if m.lastgroup is None:
-                    for o, _ in stack:
-                        dead.add(o)
-                    return False  # (a string its line's end broke: no call read here)
-                p = m.end()
-                continue
-            elif depth > 0 and c == "<" and buf.startswith(_GEMMA_QUOTE, p):
-                m = _BODIES[_GEMMA_QUOTE].match(buf, p + len(_GEMMA_QUOTE), end)
-                if m.lastgroup is None:
-                    for o, _ in stack:
-                        dead.add(o)
-                    return False
-                p = m.end()
-                continue
-            p += 1
-        for o, _ in stack:
-            dead.add(o)
+                t.at = known
+                return True
+            met.append(at)
+            got = group(buf, base, p, end, final)
+            if type(got) is not tuple:
+                return False  # (not closed on the line, or a string in it its line's end broke)
+            close, grouped = got
+            if grouped:
+                t.at = base + close + 1
+                return True
+            p = close + 1
         return False
 
 

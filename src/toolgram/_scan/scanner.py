@@ -1026,7 +1026,9 @@ class Scanner(MarkerSearch):
             if close:
                 walks = self.walks
                 if walks is None:
-                    walks = self.walks = _quotation.Walks()
+                    if self.reading is None:
+                        self.reading = _instring.Reading()
+                    walks = self.walks = _quotation.Walks(self.reading.groups)  # (one reading of the groups for both)
                 q = _quotation.Quotation(self.base + i, close, self.base + i + len(marker), self.ends_of(marker), marker, walks)
                 got = q.read(buf, self.base, final)
                 if got is None:
