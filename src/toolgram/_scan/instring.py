@@ -51,7 +51,7 @@ on from where it stopped at each delta.
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
+from bisect import bisect_left
 
 import regex
 
@@ -860,7 +860,7 @@ class Groups:
         while True:
             closers = run.closers.get(level)
             if closers is not None:
-                k = bisect_right(closers, i)
+                k = bisect_left(closers, i)  # (a link's token may be the closer itself)
                 if k < len(closers):
                     c = closers[k]
                     if run.starts[c] >= limit:
