@@ -851,7 +851,7 @@ class Groups:
         found = self.tokens.get(base + o)
         if found is None:
             run = _GroupRun(base + o)
-            self._step(run, buf, base, end, final)  # (the opener at o: no run noted it)
+            self._read(run, buf, base, o + 1, final, 0)  # (the opener at o: no run noted it)
             found = run, 0
         run, i = found
         level = run.heights[i] + 1  # (the closer that ends it comes at the height after it)
@@ -866,85 +866,93 @@ class Groups:
                     if run.starts[c] >= limit:
                         return _BEYOND
                     return run.starts[c] - base, grouped or run.grouping[c] > run.grouping[i]
-            n = len(run.starts)
-            grouped = grouped or run.grouping[n] > run.grouping[i]
             if run.link is None and not run.broken:
-                while True:
-                    got = self._step(run, buf, base, end, final)
-                    if got is not _READ:
-                        break
-                    if run.heights[-1] == level and buf[run.starts[-1] - base] in "}])":
-                        return run.starts[-1] - base, grouped or run.grouping[-2] > run.grouping[i]
-                if got is _BROKEN or got is _BEYOND:
+                got = self._read(run, buf, base, end, final, level)
+                if type(got) is int:
+                    return run.starts[got] - base, grouped or run.grouping[got] > run.grouping[i]
+                if got is not _LINKED:
                     return got
-                n = len(run.starts)
-                grouped = grouped or run.grouping[n] > run.grouping[i]
+            grouped = grouped or run.grouping[-1] > run.grouping[i]
             if run.broken:
                 return _BROKEN
             run, i, offset = run.link
             level -= offset
 
-    def _step(self, run: _GroupRun, buf: str, base: int, end: int, final: bool) -> object:
-        """Read run's next token, where it begins before end: _READ, _LINKED (a token
-        another run noted), _BROKEN (a string that never closes) or _BEYOND (none before
-        end, or the text so far does not tell what it is)."""
+    def _read(self, run: _GroupRun, buf: str, base: int, end: int, final: bool, level: int) -> object:
+        """Read run's tokens on, each where it begins before end, up to a closer that
+        ends at `level` (its index), a token another run noted (_LINKED), a string that
+        never closes (_BROKEN), or end, or where the text so far does not tell what comes
+        (_BEYOND: read on from there when asked again)."""
+        tokens, starts, heights, grouping = self.tokens, run.starts, run.heights, run.grouping
+        height, g = run.height, grouping[-1]
         size = len(buf)
-        q = run.next - base
-        if q < 0:
-            p = run.at - base
-            cut = size
-            if not final:
-                # (A Gemma quote's first characters at the text's end: not read past.)
-                lt = buf.find("<", max(p, size - len(_GEMMA_QUOTE) + 1))
-                while lt >= 0:
-                    if _GEMMA_QUOTE.startswith(buf[lt:]):
-                        cut = lt
+        p, q = run.at - base, run.next - base if run.next >= 0 else -1
+        search = _TOKEN.search
+        got: object = _BEYOND
+        while True:
+            if q < 0:
+                while True:
+                    m = search(buf, p)
+                    q = m.start() if m is not None else size
+                    if not final and q > size - len(_GEMMA_QUOTE):
+                        # (A Gemma quote's first characters at the text's end: not read past.)
+                        lt = buf.find("<", max(p, size - len(_GEMMA_QUOTE) + 1), q)
+                        while lt >= 0 and not _GEMMA_QUOTE.startswith(buf[lt:]):
+                            lt = buf.find("<", lt + 1, q)
+                        if lt >= 0:
+                            p, q = lt, -1
+                            break
+                    if m is None:
+                        p, q = size, -1
                         break
-                    lt = buf.find("<", lt + 1)
-            while True:
-                m = _TOKEN.search(buf, p, cut)
-                if m is None:
-                    run.at = base + cut
-                    return _BEYOND
-                q = m.start()
-                c = buf[q]
-                if (c == '"' or c == "'") and buf[_back(buf, 0, q)] not in _BEFORE:
-                    p = q + 1  # (a quote that opens no string: text)
-                    continue
+                    c = buf[q]
+                    if (c == '"' or c == "'") and buf[_back(buf, 0, q)] not in _BEFORE:
+                        p = q + 1  # (a quote that opens no string: text)
+                        continue
+                    break
+                if q < 0:
+                    break  # (_BEYOND)
+            if q >= end:
+                break  # (_BEYOND, the next token found)
+            at = base + q
+            other = tokens.get(at)
+            if other is not None:
+                r, j = other
+                run.link = r, j, height - r.heights[j]
+                got = _LINKED
                 break
-            run.next = base + q
-        if q >= end:
-            return _BEYOND
-        at = base + q
-        other = self.tokens.get(at)
-        if other is not None:
-            o, j = other
-            run.link = o, j, run.height - o.heights[j]
-            return _LINKED
-        c = buf[q]
-        to = q + 1
-        if c == '"' or c == "'" or c == "<":
-            body = _BODIES[c] if c != "<" else _BODIES[_GEMMA_QUOTE]
-            m = body.match(buf, q + (1 if c != "<" else len(_GEMMA_QUOTE)))
-            if m.lastgroup is None:
-                if not final and (c == "<" or m.end() >= size - 1):
-                    return _BEYOND  # (the text so far ends in it: read again when more comes)
-                run.broken = True
-            to = m.end()
-        self.tokens[at] = run, len(run.starts)
-        run.starts.append(at)
-        run.heights.append(run.height)
-        g = run.grouping[-1]
-        if c in _OPEN:
-            run.height += 1
-            if c != "[":
-                g += 1
-        elif c in "}])":
-            run.closers.setdefault(run.height, []).append(len(run.starts) - 1)
-            run.height -= 1
-        run.grouping.append(g)
-        run.at, run.next = base + to, -1
-        return _BROKEN if run.broken else _READ
+            c = buf[q]
+            to = q + 1
+            if c == '"' or c == "'" or c == "<":
+                m = (_BODIES[c].match(buf, to) if c != "<" else _BODIES[_GEMMA_QUOTE].match(buf, q + len(_GEMMA_QUOTE)))
+                if m.lastgroup is None:
+                    if not final and (c == "<" or m.end() >= size - 1):
+                        break  # (_BEYOND: the text so far ends in it, read again when more comes)
+                    run.broken = True
+                to = m.end()
+            k = len(starts)
+            tokens[at] = run, k
+            starts.append(at)
+            heights.append(height)
+            hit = False
+            if c in _OPEN:
+                height += 1
+                if c != "[":
+                    g += 1
+            elif c in "}])":
+                run.closers.setdefault(height, []).append(k)
+                hit = height == level
+                height -= 1
+            grouping.append(g)
+            p, q = to, -1
+            if run.broken:
+                got = _BROKEN
+                break
+            if hit:
+                got = k
+                break
+        run.at, run.next, run.height = base + p, (base + q if q >= 0 else -1), height
+        return got
 
 
 class _GroupRun:
@@ -968,7 +976,7 @@ class _GroupRun:
         self.broken = False
 
 
-_READ, _LINKED, _BROKEN, _BEYOND = object(), object(), object(), object()
+_LINKED, _BROKEN, _BEYOND = object(), object(), object()
 # What Groups reads: brackets, quotes (a string where a value opens, _BEFORE) and Gemma's.
 _TOKEN = re.compile(r"""[\[\](){}"']|<\|"\|>""")
 _OPENER = re.compile(r"[\[({]")
