@@ -89,3 +89,20 @@ def test_quotation_walks_answer_as_the_plain_walk(seed: int) -> None:
             want, got = _told(at, ends), _told(at, ends)
             a, b = want._brackets(buf, 0, end, False), walks.brackets(got, buf, 0, end, True)
             assert (a, want.at if a else None) == (b, got.at if b else None), (buf, at, end)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_end_marker_searches_shared_between_readings_find_what_str_find_does(seed: int) -> None:
+    rng = random.Random(3000 + seed)
+    for _ in range(30):
+        buf = "".join(rng.choice(["x", "</a>", "</", "a>", "<e|>", "|>", " "]) for _ in range(rng.randint(0, 60)))
+        seen: dict = {}
+        for _ in range(12):
+            ends = rng.choice([("</a>",), ("<e|>",), ("</a>", "<e|>")])
+            t = _told(0, ends)
+            t.seen = seen
+            p = rng.randint(0, len(buf))
+            end = rng.randint(p, len(buf))
+            places = [(buf.find(e, p, end), len(e)) for e in ends]
+            places = [x for x in places if x[0] >= 0]
+            assert t._next_end(buf, 0, p, end) == (min(places) if places else (-1, 0)), (buf, ends, p, end)

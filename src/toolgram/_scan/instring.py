@@ -175,7 +175,7 @@ class Reading:
     blank run to the marker). In a string opened in prose and then 30 KB of markers,
     each read back to the opening, that was 2,048 characters a marker."""
 
-    __slots__ = ("key", "resume", "depth", "upto", "string", "closes", "told", "span", "groups")
+    __slots__ = ("key", "resume", "depth", "upto", "string", "closes", "told", "span", "groups", "seen")
 
     def __init__(self) -> None:
         self.key: tuple | None = None
@@ -188,6 +188,7 @@ class Reading:
         self.told: _Told | None = None
         self.span = 0
         self.groups = Groups()  # (the bracket groups _Told's walks read: kept for the next marker's)
+        self.seen: dict = {}  # (_Told._next_end's searches for end markers: kept for the next marker's)
 
 
 def in_string(
@@ -412,7 +413,7 @@ def _closes(
     else:
         told = _Told(quote, kind, base + s, base + after, ends, buf[i:after])
         if reading is not None:
-            told.groups = reading.groups
+            told.groups, told.seen = reading.groups, reading.seen
     got = told.read(buf, base, final)
     if reading is not None:
         reading.string, reading.closes, reading.told = key, got, told
@@ -579,19 +580,30 @@ class _Told:
         """The first end marker's place from p (-1: none before end) and its size."""
         found, size = -1, 0
         seen = self.seen
+        start, stop = base + p, base + end
         for e in self.ends:
-            # (Each end marker's next place is kept: a run of calls in the string, each
-            # read to its end, does not search again for the one that never comes.)
-            at, to = seen.get(e, (-1, -1))
-            if at >= p + base:
-                at -= base
-            elif at < 0 and to >= base + end:
-                continue
+            # (Each end marker's next place is kept, with where its search began and how
+            # far it went: a run of calls in the string, each read to its end, does not
+            # search again for the one that never comes; nor does the next marker's
+            # reading, where the scanner's Reading shares them (issue 17: a storm of
+            # quoted `[f(a=1, ` calls, each marker's search read REACH characters).)
+            since, at, to = seen.get(e, (-1, -1, -1))
+            n = len(e)
+            if 0 <= since <= start and (at >= start or (at < 0 and to >= start)):
+                if at >= 0:
+                    if at + n > stop:
+                        continue  # (the first from here ends past end: none before it)
+                    at -= base
+                elif to >= stop:
+                    continue
+                else:
+                    at = buf.find(e, max(start, to - n + 1) - base, end)
+                    seen[e] = (since, base + at if at >= 0 else -1, stop)
             else:
                 at = buf.find(e, p, end)
-                seen[e] = (base + at if at >= 0 else -1, base + end)
+                seen[e] = (start, base + at if at >= 0 else -1, stop)
             if at >= 0 and (found < 0 or at < found):
-                found, size = at, len(e)
+                found, size = at, n
         return found, size
 
     def _brackets(self, buf: str, base: int, end: int, more: bool) -> bool | None:

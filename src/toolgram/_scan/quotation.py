@@ -68,6 +68,8 @@ class Quotation:
         self.at, self.close = at, close
         self.walks = walks
         told = self.told = _Told(close, 0, at, after, ends, marker)
+        if walks is not None:
+            told.seen = walks.seen  # (the end markers' searches, shared: see _Told._next_end)
         told.call_from(after)  # (its end marker, or else its brackets: instring's steps)
         self.line = after  # (how far the line's end was looked for, in the reply)
         self.span = after
@@ -140,11 +142,12 @@ class Walks:
     one line's end (`end`, in the reply) and a whole line only (a stream's text cut in
     the line walks as Groups.brackets does: its groups read once all the same)."""
 
-    __slots__ = ("end", "scan", "zero", "met", "groups")
+    __slots__ = ("end", "scan", "zero", "met", "groups", "seen")
 
-    def __init__(self, groups: Groups | None = None) -> None:
+    def __init__(self, groups: Groups | None = None, seen: dict | None = None) -> None:
         self.end = -1
         self.groups = groups if groups is not None else Groups()
+        self.seen = seen if seen is not None else {}  # (_Told._next_end's, the scanner's Reading's)
         self.scan = (-1, -1)  # (searched from, the next opener's place or the line's end; in the reply)
         # (An opener met at depth 0, nothing grouped: the walk's answer from there, its
         # text's alone too, -1 for False, else where the call ends; in the reply: a run

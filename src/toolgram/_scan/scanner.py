@@ -1028,7 +1028,7 @@ class Scanner(MarkerSearch):
                 if walks is None:
                     if self.reading is None:
                         self.reading = _instring.Reading()
-                    walks = self.walks = _quotation.Walks(self.reading.groups)  # (one reading of the groups for both)
+                    walks = self.walks = _quotation.Walks(self.reading.groups, self.reading.seen)  # (read once for both)
                 q = _quotation.Quotation(self.base + i, close, self.base + i + len(marker), self.ends_of(marker), marker, walks)
                 got = q.read(buf, self.base, final)
                 if got is None:
