@@ -838,7 +838,7 @@ class Groups:
             m = _OPENER.search(buf, p, end)
             if m is None:
                 if more:
-                    t.at = base + end
+                    t.at = base + max(p, end)
                     return None
                 return False
             o = m.start()
