@@ -524,6 +524,10 @@ JSONISH = st.lists(
 
 @settings(max_examples=600, deadline=None)
 @given(JSONISH, JSONISH)
+# (A break after a string its other quote closed, where its own quote is nowhere after
+# it: the text that follows holds that quote, the string runs on to it, and the break
+# is elsewhere. Not for good (_Reader.unsettled); it was taken as such.)
+@example("(\"}'}'None</tool_call>/{}None", "(\"}'}'None</tool_call>/{}None")
 def test_a_break_for_good_stays_whatever_follows(text: str, more: str) -> None:
     at = _repair.unreadable_at(text)
     if at is None:
@@ -543,8 +547,19 @@ def test_where_a_value_breaks() -> None:
     # after it (a path, a URL, a close tag) once turned that slip off for the whole text,
     # which then read as one string left open (fuzz seed 7, input 7045754).
     slipped = '{"text": "Hi\'}} now <tool_call>'
-    assert _repair.unreadable_at(slipped) == 19  # (after `now`)
+    assert _repair.breaks_at(slipped) == 19  # (after `now`)
     assert _repair.breaks_at(slipped + "{} </tool_call>") == 19
+    # That break is for good in the value's whole text only: its own quote is nowhere
+    # after the string, and a longer text may hold it (`", "b": 1}` after it reads).
+    assert _repair.unreadable_in(slipped, 0, len(slipped)) == 19
+    assert _repair.unreadable_at(slipped) is None
+    assert _repair.loads(slipped + '", "b": 1}')[0] == {"text": "Hi'}} now <tool_call>", "b": 1}
+    # (So too a slip its own quote closes later on: `"}'` broke at the `}` after it, but
+    # with the text again after it, the string as written runs on to the second `"`.)
+    unsettled = "(\"}'}'None</tool_call>/{}None"
+    assert _repair.breaks_at(unsettled) == 5
+    assert _repair.unreadable_at(unsettled) is None
+    assert _repair.breaks_at(unsettled + unsettled) == 32
     # (And a string after a comment, found where its token is.)
     assert _repair.loads('{"a": /* it\'s "x" */ "it\', "c": 1}') == ({"a": "it", "c": 1}, ("mismatched_quote", "comments"))
 

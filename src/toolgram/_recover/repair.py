@@ -1100,8 +1100,16 @@ def unreadable_at(text: str) -> int | None:
     follows cannot change it (the pass reads left to right, and what it
     took up to there stays as it was). Then loads() refuses every text that starts
     with this one, at the same place. None: it reads, or it breaks near the end
-    (where more text could still be what was missing)."""
-    return _for_good(text, breaks_at(text))
+    (where more text could still be what was missing), or it breaks after a string
+    whose other quote was told to close it, or not, by the end of the text
+    (_Reader.unsettled: its own quote nowhere after it, or what follows either quote
+    cut short), as unreadable_in tells a prefix: the text that follows may hold that
+    quote, and the break is then elsewhere or none (`("}'}'xx` broke at the `}` after
+    the slip `"}'`; with `"` after it, the string as written closes and it reads)."""
+    found = failure(text)
+    if found is None or getattr(found, "unsettled", False):
+        return None
+    return _for_good(text, getattr(found, "at", None))
 
 
 def _for_good(text: str, at: int | None) -> int | None:
