@@ -528,6 +528,9 @@ JSONISH = st.lists(
 # it: the text that follows holds that quote, the string runs on to it, and the break
 # is elsewhere. Not for good (_Reader.unsettled); it was taken as such.)
 @example("(\"}'}'None</tool_call>/{}None", "(\"}'}'None</tool_call>/{}None")
+# (A text of comments alone ends before any value: no break for good, `{}` may follow.)
+@example("//", "\n{")
+@example("//", "\n}")
 def test_a_break_for_good_stays_whatever_follows(text: str, more: str) -> None:
     at = _repair.unreadable_at(text)
     if at is None:
@@ -560,6 +563,10 @@ def test_where_a_value_breaks() -> None:
     assert _repair.breaks_at(unsettled) == 5
     assert _repair.unreadable_at(unsettled) is None
     assert _repair.breaks_at(unsettled + unsettled) == 32
+    # A text of comments alone gives up at its end, not for good: a value may follow.
+    assert _repair.breaks_at("//") == 2
+    assert _repair.unreadable_at("// note") is None
+    assert _repair.loads("// note\n{}") == ({}, ("comments",))
     # (And a string after a comment, found where its token is.)
     assert _repair.loads('{"a": /* it\'s "x" */ "it\', "c": 1}') == ({"a": "it", "c": 1}, ("mismatched_quote", "comments"))
 

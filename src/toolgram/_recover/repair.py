@@ -890,6 +890,10 @@ class _Reader:
             if stack:
                 note("closed_json")
             if result is _NOTHING:
+                # (Nothing but blanks and comments: the pass gave up at the end of the
+                # text, not after a token, and more text may be the value: `//` then
+                # a line with `{}` reads.)
+                seen = len(text)
                 raise RepairError("unexpected end of text")
             if self.cut:
                 # The reply ended here: a value was cut short unless the last one read is
