@@ -11,6 +11,7 @@ import json
 import signal
 import subprocess
 import sys
+import tracemalloc
 from typing import Any
 
 import pytest
@@ -1727,3 +1728,26 @@ def test_the_regions_of_a_reply_that_ends_in_a_turn_token_share_one_text(monkeyp
     toolgram.parse('<function=get_weather>{"city": "Par<|eot_id|>\n' * 5, formats=["functionary_v31"])
     assert asked[0] >= 5  # (each call's region asks)
     assert anew[0] == 0
+
+
+def test_a_long_streams_bracket_walks_keep_no_more_than_a_window() -> None:
+    # The bracket walks' tokens (instring.Groups, read once a text since grp23) were kept
+    # for the stream's whole life: a megabyte of prose with quoted calls that never close
+    # held 27 MB more (QA23b M1). They begin anew as the stream's text is trimmed.
+    unit = 'Prose "[TOOL_CALLS]f[ARGS]{"a": [ and more words with a quote " here\n'
+
+    def peak(size: int) -> int:
+        raw = (unit * (size // len(unit) + 1))[:size]
+        toolgram.parse(raw[:2000], max_chars=None)  # (the grammars are built outside the count)
+        tracemalloc.start()
+        try:
+            sp = toolgram.StreamParser(None, max_chars=None)
+            for i in range(0, len(raw), 64):
+                sp.feed(raw[i : i + 64])
+            sp.close()
+            return tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+
+    small, large = peak(100_000), peak(400_000)
+    assert large < 2 * small, (small, large)

@@ -558,6 +558,14 @@ class Scanner(MarkerSearch):
         self.buf = buf[keep:]
         self.trim_at = 0
         self.base += keep
+        reading = self.reading
+        if reading is not None and len(reading.groups.tokens) > _GROUPS_KEPT:
+            # The bracket walks' tokens (instring.Groups) and end-marker searches are a
+            # memo of the text read so far: a long stream's grew with it (a megabyte of
+            # prose with quoted calls held 27 MB more). Begun anew, the walks read again
+            # only what they still reach; the answers are the same.
+            reading.groups, reading.seen = _instring.Groups(), {}
+            self.walks = None
         self.pos = pos - keep
         self.think_from = max(0, self.think_from - keep)
         self.think_scan = max(0, self.think_scan - keep)
@@ -1583,6 +1591,8 @@ _REGROW = 64
 # How much a stream's buffer grows after a _trim that dropped nothing before the next
 # is tried (each try looks back over the prose for where a call may open).
 _TRIM_AGAIN = 256
+# How many tokens the bracket walks may keep for a stream before they begin anew (_trim).
+_GROUPS_KEPT = 1 << 13
 
 
 class _BlankWait:
