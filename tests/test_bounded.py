@@ -1751,3 +1751,26 @@ def test_a_long_streams_bracket_walks_keep_no_more_than_a_window() -> None:
 
     small, large = peak(100_000), peak(400_000)
     assert large < 2 * small, (small, large)
+
+
+def test_a_regions_drivers_reading_two_texts_keep_each_ones_brackets(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A reply that ends in one format's end-of-turn token (Llama 3's `<|eom_id|>`): that
+    # format's driver reads the reply without it, another format's the reply, in turns at
+    # each region; the BracketIndex began anew at each turn, and calls whose braces never
+    # close scanned their brackets to the end once per call (fuzz s7 i9329795: 214 ms at
+    # 32 KB, 81 now). Each text keeps its tokens.
+    from toolgram._lalr import extent
+
+    asked, anew = [0], [0]
+    end = extent.BracketIndex.end
+
+    def counting(self: Any, text: str, pos: int) -> Any:
+        asked[0] += 1
+        kept = self.kept
+        anew[0] += self.text is not None and text is not self.text and not (kept is not None and kept[0] is text)
+        return end(self, text, pos)
+
+    monkeypatch.setattr(extent.BracketIndex, "end", counting)
+    toolgram.parse('<function=write_file>{"content": "Dear team, the build  \n\n' * 6 + "<|eom_id|>")
+    assert asked[0] >= 6  # (each call's region asks)
+    assert anew[0] <= 1  # (the second text, once)

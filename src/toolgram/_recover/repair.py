@@ -1159,11 +1159,12 @@ class Spans:
     answers is kept; a place the span is not at, not even that). Made per text
     (BracketIndex.spans: the drivers', with their text)."""
 
-    __slots__ = ("text", "seen")
+    __slots__ = ("text", "seen", "kept")
 
     def __init__(self) -> None:
         self.text: str | None = None
         self.seen: dict[tuple[int, int], list[tuple[int, tuple | None]]] = {}  # (length, hash) -> [(place, answer)]
+        self.kept: tuple | None = None  # (the other text's: see extent.BracketIndex.kept)
 
     @staticmethod
     def of(index: BracketIndex) -> Spans:
@@ -1175,7 +1176,8 @@ class Spans:
     def known(self, text: str, pos: int, span: str) -> Any:
         """The answer for span, being text[pos:pos + len(span)]; _UNSEEN where not asked."""
         if text is not self.text:
-            self.text, self.seen = text, {}
+            kept, self.kept = self.kept, (self.text, self.seen)
+            self.text, self.seen = kept if kept is not None and kept[0] is text else (text, {})
         for at, found in self.seen.get((len(span), hash(span)), ()):
             if text.startswith(span, at):
                 return found
