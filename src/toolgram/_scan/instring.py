@@ -606,16 +606,25 @@ class _Told:
                 found, size = at, n
         return found, size
 
+    def group_follows(self, buf: str, base: int, end: int, more: bool) -> bool | None:
+        """What every bracket walk asks first where it starts right after the call's
+        marker, of a format with an end marker: whether a bracket group follows there
+        (True, as where the walk starts elsewhere); False where none does (the call's end
+        is its end marker only); None where a stream's text so far ends in blanks."""
+        if not (self.ends and self.at == self.after):
+            return True
+        q = _forth(buf, self.at - base, end)
+        if q >= end:
+            return None if more else False
+        return buf[q] in _OPEN
+
     def _brackets(self, buf: str, base: int, end: int, more: bool) -> bool | None:
         """Whether the call's first bracket group holding a `{` or `(` closes (self.at
         then after it): `rm_rf[ARGS]{"p": "/"}`, `[{"name": …}]`, `[rm_rf(p='/')]`."""
         p, depth, grouped = self.at - base, self.depth, self.grouped
-        if self.ends and self.at == self.after:
-            q = _forth(buf, p, end)
-            if q >= end:
-                return None if more else False
-            if buf[q] not in _OPEN:
-                return False  # (the call's end is its end marker only)
+        follows = self.group_follows(buf, base, end, more)
+        if follows is not True:
+            return follows
         while p < end:
             c = buf[p]
             if c in _OPEN:
@@ -828,12 +837,9 @@ class Groups:
         """t._brackets(buf, base, end, more) for a walk at depth 0, nothing grouped: where
         the text so far cannot tell (more), t.at is left at the opener to read again."""
         p = t.at - base
-        if t.ends and t.at == t.after:
-            q = _forth(buf, p, end)
-            if q >= end:
-                return None if more else False
-            if buf[q] not in _OPEN:
-                return False  # (the call's end is its end marker only)
+        follows = t.group_follows(buf, base, end, more)
+        if follows is not True:
+            return follows
         while True:
             m = _OPENER.search(buf, p, end)
             if m is None:

@@ -30,7 +30,7 @@ marker: the fences are in the lines before it.
 
 from __future__ import annotations
 
-from .instring import _OPEN, _OPENER, Groups, _Told, _forth
+from .instring import _OPENER, Groups, _Told
 
 # An opening quote and its close.
 OPENS = {'"': '"', "\u201c": "\u201d", "'": "'", "\u2018": "\u2019", "\u00ab": "\u00bb"}
@@ -170,10 +170,8 @@ class Walks:
     def _walk(self, t: _Told, buf: str, base: int, end: int, zero: dict, final: bool) -> bool:
         met = self.met = []  # (the openers met at depth 0, nothing grouped)
         p = t.at - base
-        if t.ends and t.at == t.after:
-            q = _forth(buf, p, end)
-            if q >= end or buf[q] not in _OPEN:
-                return False
+        if not t.group_follows(buf, base, end, False):
+            return False
         group = self.groups.group
         while p < end:
             # (Plain text: only an opener tells; closers and quotes are text.)
