@@ -1514,26 +1514,34 @@ def test_the_reading_up_to_the_last_opener_takes_up_where_the_first_stood(
     assert large <= small + 60, (small, large)  # (from the start: 708 and 2,808 for MiniMax)
 
 
+class _Reading:
+    """A compiled pattern that adds to count[0] the characters each match reads (none
+    where it fails) and each search passes over (to the text's end where it finds
+    nothing)."""
+
+    def __init__(self, pattern: Any, count: list) -> None:
+        self.pattern, self.count = pattern, count
+
+    def match(self, text: str, pos: int = 0, endpos: int | None = None) -> Any:
+        m = self.pattern.match(text, pos) if endpos is None else self.pattern.match(text, pos, endpos)
+        self.count[0] += (m.end() if m is not None else pos) - pos
+        return m
+
+    def search(self, text: str, pos: int = 0) -> Any:
+        m = self.pattern.search(text, pos)
+        self.count[0] += (m.start() if m is not None else len(text)) - pos
+        return m
+
+
 def _strings_read(raw: str, monkeypatch: pytest.MonkeyPatch) -> int:
     """The text the Python string pattern of quoted_end and the lenient JSON pass's tokens
     read over a parse, in characters."""
     from toolgram._recover import repair as _repair
 
     count = [0]
-
-    class Counting:
-        def __init__(self, pattern: Any) -> None:
-            self.pattern = pattern
-
-        def match(self, text: str, pos: int = 0, endpos: int | None = None) -> Any:
-            m = self.pattern.match(text, pos) if endpos is None else self.pattern.match(text, pos, endpos)
-            if m is not None:
-                count[0] += m.end() - pos
-            return m
-
     with monkeypatch.context() as m:
-        m.setattr(_repair, "_PY_STRING", {q: Counting(p) for q, p in _repair._PY_STRING.items()})
-        m.setattr(_repair, "_TOKEN", Counting(_repair._TOKEN))
+        m.setattr(_repair, "_PY_STRING", {q: _Reading(p, count) for q, p in _repair._PY_STRING.items()})
+        m.setattr(_repair, "_TOKEN", _Reading(_repair._TOKEN, count))
         toolgram.parse(raw, None, max_chars=None)
     return count[0]
 
@@ -1561,24 +1569,9 @@ def _quotes_read(raw: str, monkeypatch: pytest.MonkeyPatch) -> int:
     from toolgram._recover import repair as _repair
 
     count = [0]
-
-    class Counting:
-        def __init__(self, pattern: Any) -> None:
-            self.pattern = pattern
-
-        def match(self, text: str, pos: int = 0, endpos: int | None = None) -> Any:
-            m = self.pattern.match(text, pos) if endpos is None else self.pattern.match(text, pos, endpos)
-            count[0] += (m.end() if m is not None else pos) - pos
-            return m
-
-        def search(self, text: str, pos: int = 0) -> Any:
-            m = self.pattern.search(text, pos)
-            count[0] += (m.start() if m is not None else len(text)) - pos
-            return m
-
     with monkeypatch.context() as m:
-        m.setattr(_repair, "_PY_STRING", {q: Counting(p) for q, p in _repair._PY_STRING.items()})
-        m.setattr(_repair, "_ANY_QUOTE", Counting(_repair._ANY_QUOTE))
+        m.setattr(_repair, "_PY_STRING", {q: _Reading(p, count) for q, p in _repair._PY_STRING.items()})
+        m.setattr(_repair, "_ANY_QUOTE", _Reading(_repair._ANY_QUOTE, count))
         got = toolgram.parse(raw, ["say"], max_chars=None)
     assert len(got.calls) == raw.count("[say(")  # (each value ends at its call's end marker)
     return count[0]
@@ -1625,16 +1618,7 @@ def _read_for_open_strings(raw: str, tools: list, monkeypatch: pytest.MonkeyPatc
         count[0] += len(span)
         return failure(self, text, pos, span)
 
-    class Counting:
-        def __init__(self, pattern: Any) -> None:
-            self.pattern = pattern
-
-        def match(self, text: str, pos: int = 0, endpos: int | None = None) -> Any:
-            m = self.pattern.match(text, pos) if endpos is None else self.pattern.match(text, pos, endpos)
-            count[0] += (m.end() if m is not None else pos) - pos
-            return m
-
-    strings = {q: Counting(p) for q, p in _repair._PY_STRING.items()}
+    strings = {q: _Reading(p, count) for q, p in _repair._PY_STRING.items()}
     with monkeypatch.context() as m:
         m.setattr(_repair.Spans, "failure", counting_failure)
         m.setattr(_repair, "_PY_STRING", strings)
