@@ -88,6 +88,11 @@ def test_corpus_invariants(corpus_case: Any) -> None:
     # characters (but whitespace) are, in order, those of the reasoning segments.
     assert [s.start for s in result.segments[1:]] == [s.end for s in result.segments[:-1]]
     assert (result.segments[0].start, result.segments[-1].end) == (0, len(raw)) if raw else not result.segments
+    # Each call's span lies inside one call segment: a call never spans the reply's
+    # own prose or reasoning (xLAM's "thought" after the calls it holds).
+    calls = [(s.start, s.end) for s in result.segments if s.kind == "call"]
+    for n, call in enumerate(result.calls):
+        assert any(a <= call.span[0] and call.span[1] <= b for a, b in calls), f"call {n}: span {call.span!r} in no call segment {calls!r}"
     shown = "".join(raw[s.start : s.end] for s in result.segments if s.kind == "reasoning")
     assert _in_order(re.sub(r"\s+", "", result.reasoning), re.sub(r"\s+", "", shown)), "reasoning outside its segments"
 

@@ -1106,7 +1106,10 @@ class Builder:
                 key = text.find('"tool_calls"')
                 at = text.find("[", key) if key >= 0 else -1
             spans = _element_spans(text[at:], start + at, value["tool_calls"]) if at >= 0 else None
+            envelope = len(self.items)  # (where the object's other fields begin in items)
             self._envelope(value, whole or self.region, fields, twice)
+        else:
+            envelope = None
         calls = list(_flatten_calls(value, spans))
         count = _owners(owned)
         # What the end of the reply cut is the last call's, not every call's of the payload.
@@ -1140,6 +1143,14 @@ class Builder:
             raise broken  # (no element is a call: the region is none)
         read.extend(broke)
         self.items.extend(read)
+        if envelope is not None:
+            # The object's fields in the order the model wrote them, the calls among them
+            # (`{"tool_calls": […], "thought": "…"}`): build() tells the text before and
+            # after a lone call by this order, and the call's span must not take the
+            # reasoning written after it (fuzz accounting: a call span over no call segment).
+            mine = self.items[envelope:]
+            if all(i.span is not None for i in mine):
+                self.items[envelope:] = sorted(mine, key=lambda i: i.span[0])
         if tail and not self._cut_end(tail):
             at = start + len(text) - len(tail)  # (tail: the end of the payload's text)
             prose = self._misspelt_end(tail)
