@@ -167,10 +167,9 @@ def cut_opener(r: Any, start: int, final: bool) -> bool:
     if not final:
         return False
     sc = r.sc
-    loud = [f for f in r.candidates if not f.quiet]
+    loud, markers = _loud(r)
     if not loud:
         return False
-    markers = _loud_markers(loud)
     if not _openers_to_end(sc, start, markers):
         return _opener_then_head(sc, start, markers, loud)
     # More than one opener: only those the region's drivers all read on through, waiting
@@ -198,8 +197,7 @@ def cut_may_come(r: Any, start: int) -> bool:
         return False
     buf = r.sc.buf
     if look is None:
-        loud = [f for f in r.candidates if not f.quiet]
-        markers = _loud_markers(loud)
+        loud, markers = _loud(r)
         m = next((m for m in markers if buf.startswith(m, start)), None)
         if m is None or buf[start + len(m) : start + len(m) + 1] in (" ", "\t"):
             r.cut_look = False
@@ -219,6 +217,21 @@ def cut_may_come(r: Any, start: int) -> bool:
         i += 1
     r.cut_look = (i, lo, hi, markers, loud)
     return lo < 0 or _is_head(buf[lo : hi if hi >= 0 else n], markers, loud)
+
+
+def _loud(r: Any) -> tuple[list, tuple]:
+    """The region's candidates that are not quiet, and their markers (_loud_markers):
+    worked out once per list of candidates a reply's regions begin with (sc.loud), not at
+    each region that asks (a storm of one marker asked it at each of its regions)."""
+    given = r.given
+    memo = r.sc.loud
+    if memo is None:
+        memo = r.sc.loud = {}
+    kept = memo.get(id(given))
+    if kept is None or kept[0] is not given:
+        loud = [f for f in given if not f.quiet]
+        kept = memo[id(given)] = (given, loud, _loud_markers(loud))
+    return kept[1], kept[2]
 
 
 def _loud_markers(loud: list) -> tuple:

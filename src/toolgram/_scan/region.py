@@ -19,7 +19,7 @@ from . import pyframe as _pyframe
 from . import storm as _storm
 from .items import Failure, Region
 from .._recover import repair as _repair
-from .mention import cut_inside as _cut_inside, cut_may_come as _cut_may_come, cut_opener as _cut_opener, mention as _mention, settle_failure as _settle_failure
+from .mention import _ENDED, cut_inside as _cut_inside, cut_may_come as _cut_may_come, cut_opener as _cut_opener, mention as _mention, settle_failure as _settle_failure
 from .salvage import salvage as _salvage, salvaged as _salvaged
 from .._build.builder import Builder, Draft, Unreadable
 from .._lalr.driver import DONE, FAIL, WAIT, Driver, turn_end_at, turn_tokens
@@ -95,7 +95,8 @@ class RegionReader:
         """Start reading a region: by its first candidate's fast frame when given
         (it waits for more text), else by the candidates' drivers, in order."""
         self.sc = sc  # the Scanner: its buffer, tools, marker searches
-        self.candidates = list(candidates)
+        self.candidates = list(candidates)  # (those not yet tried, some dropped: _drop_failing)
+        self.given = candidates  # (all of them: cut_opener's loud formats)
         self.region_start = start
         self.marker_len = marker_len
         self.first_failure: Failure | None = None
@@ -369,7 +370,13 @@ class RegionReader:
         driver made, its marker lexed, its close tried, for nothing. Only where the text
         runs on past what those two tokens may look at (at its end a closer cut short
         is read otherwise: close.cut_close), and with nobody watching the drivers
-        (an observer: explain)."""
+        (an observer: explain). A loud format's too, where its failure would change
+        nothing (_failure_stands: a failure of more tokens is told already, or the
+        region is a mention; cut_opener counts the candidates given, not those left),
+        and where its driver reads the reply itself, no end-of-turn token of its format
+        ending it (_before_turn_end). A `<tool_call>` storm of payloads of other formats
+        (`<tool_call>[f(a=1)]<|/tool_call|>`, fuzz seed 7 #8091806) ran five drivers a
+        region, three of them failing at their second token after hermes's failure."""
         sc = self.sc
         if k < 1 or not self.marker_len or sc.observer is not None or not _frame.enabled:
             return
@@ -378,8 +385,12 @@ class RegionReader:
         candidates = self.candidates
         while k < len(candidates):
             fmt = candidates[k]
-            if not fmt.quiet or fmt.line_starts or fmt.anchor or fmt.parser == "earley" or fmt.end_of_turn:
+            if fmt.line_starts or fmt.anchor or fmt.parser == "earley":
                 return
+            if not fmt.quiet and not self._failure_stands():
+                return
+            if fmt.end_of_turn and turn_end_at(buf, fmt.end_of_turn, start) >= 0:
+                return  # (its driver would read the reply without that token: _before_turn_end)
             c = fmt.compiled
             if len(buf) - skip_ignored(c, buf, start + self.marker_len, blanks=True) < c.longest_literal + _CUT_ROOM + _SNIPPET:
                 return
@@ -388,6 +399,17 @@ class RegionReader:
             if sc.brackets is None:
                 sc.brackets = _repair.BracketIndex()  # (as its driver would have made it)
             del candidates[k]
+
+    def _failure_stands(self) -> bool:
+        """Whether a loud candidate's driver that fails before its second token would
+        change nothing of the region's reading: a failure is told already, of a driver
+        that read a token at least (note_failure tells the one that read the most
+        tokens, the first on a tie), or the region was read as a mention (no failed
+        driver's failure is told then); and a driver read already stopped before the
+        end of the reply or not for it (cut_opener asks whether all of them did)."""
+        if not (self.mentioned or (self.first_failure is not None and self.failure_taken >= 1)):
+            return False
+        return any(d.status != FAIL or not (d.reason or "").startswith(_ENDED) for d in self.drivers)
 
     def _read(self, drv: Driver, final: bool) -> str:
         """drv.run, or for a region of plain Python call lists, their tokens read by
