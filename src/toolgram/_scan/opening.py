@@ -95,8 +95,9 @@ def fails_at_once(fmt: Format, buf: str, pos: int, markers: frozenset) -> bool:
     False: it may read on (or no test is built). Switched off with the fast frames."""
     if not _frame.enabled:
         return False
-    pattern = _test(fmt, markers, starters(fmt, buf[pos : pos + 1]), exact=True, depth=2, as_close=True)[0]
-    return pattern is not None and pattern.match(buf, pos) is None
+    pattern, _, for_ascii, for_any = _test(fmt, markers, starters(fmt, buf[pos : pos + 1]), exact=True, depth=2, as_close=True)
+    # (A whole text's: by `re` where it reads the test as `regex` does, as opens() runs it.)
+    return pattern is not None and (for_ascii if buf.isascii() else for_any).match(buf, pos) is None
 
 
 def _test(
