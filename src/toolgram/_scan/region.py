@@ -77,7 +77,10 @@ def _before_turn_end(sc: Any, drv: Driver) -> str:
     brackets anew: 275 ms at 32 KB)."""
     buf = sc.buf
     tokens = turn_tokens(drv) if drv.fmt.end_of_turn and hasattr(drv, "c") else ()
-    at = turn_end_at(buf, tokens, drv.pos) if tokens else -1
+    if not tokens:
+        return buf
+    pos = drv.pos
+    at = next((a for a in _turn_hits(sc, tokens) if a >= pos), -1)
     if at < 0:
         return buf
     kept = sc.turn_cut
@@ -86,6 +89,22 @@ def _before_turn_end(sc: Any, drv: Driver) -> str:
     cut = buf[:at]
     sc.turn_cut = (buf, at, cut)
     return cut
+
+
+def _turn_hits(sc: Any, tokens: tuple) -> tuple:
+    """Where those of `tokens` (end-of-turn tokens) that end the scanner's text (blanks
+    after at most) begin, in their order: turn_end_at(buf, tokens, pos) is the first of
+    them at pos or after. Worked out once per text and set of tokens (sc.turn_hits), not
+    by each driver that reads the text whole (_before_turn_end) nor each candidate asked
+    about (RegionReader._drop_failing)."""
+    buf = sc.buf
+    ends = sc.turn_hits
+    if ends is None or ends[0] is not buf:
+        ends = sc.turn_hits = (buf, {})
+    hits = ends[1].get(tokens)
+    if hits is None:
+        hits = ends[1][tokens] = tuple(a for a in (turn_end_at(buf, (t,), 0) for t in tokens) if a >= 0)
+    return hits
 
 
 class RegionReader:
@@ -389,7 +408,7 @@ class RegionReader:
                 return
             if not fmt.quiet and not self._failure_stands():
                 return
-            if fmt.end_of_turn and turn_end_at(buf, fmt.end_of_turn, start) >= 0:
+            if fmt.end_of_turn and any(a >= start for a in _turn_hits(sc, fmt.end_of_turn)):
                 return  # (its driver would read the reply without that token: _before_turn_end)
             c = fmt.compiled
             if len(buf) - skip_ignored(c, buf, start + self.marker_len, blanks=True) < c.longest_literal + _CUT_ROOM + _SNIPPET:

@@ -170,6 +170,7 @@ class Scanner(MarkerSearch):
     finds: Any = None  # find's answers: (the buffer, {text: (since, at)}), for two buffers
     brackets: Any = None  # the drivers' _repair.BracketIndex (made with the first driver)
     turn_cut: Any = None  # (the text, where its end-of-turn token is, the text before it): region.py
+    turn_hits: Any = None  # (the text, {end-of-turn tokens: where those that end it begin}): region.py
     sink: Any = None  # read()'s Assembler (see fastpath.run)
     storm: Any = None  # the memo of region outcomes (storm.Memo), once a region asks
     hold = -1  # a stream holds a storm's region until the reply is this long (storm.region)
