@@ -232,3 +232,60 @@ def test_a_remembered_outcome_takes_its_calls_line_as_found_once(monkeypatch: py
     monkeypatch.setattr(_storm, "enabled", False)
     want = toolgram.parse(raw)
     assert (got, got.segments) == (want, want.segments)
+
+
+# A `<tool_call>` storm whose payloads are other formats' calls and fragments (the fuzz's
+# marker storms: seed 7 #8091806), each region read by hermes (its payload runs to the
+# next marker, and does not build) and then by the formats `<tool_call>` also begins.
+_FOREIGN = (
+    "[f(a=1)]<|/tool_call|>", "f(a=1, b='x')<|/tool_call|>", '{"a": [1, 2]}<|/tool_call|>',
+    '"arguments": {<|/tool_call|>', "call:f{a:<escape>x<escape>}<|/tool_call|>", "a=1",
+    "```json\n<|/tool_call|>", "to=functions.f", '{"type": "tool_call", ',
+)
+
+
+def _foreign_storm(n: int) -> str:
+    rng = random.Random(17)
+    return "".join("<tool_call>" + rng.choice(_FOREIGN) + rng.choice((" ", "\n", "\t", "\r\n")) for _ in range(n))
+
+
+def test_a_storm_of_foreign_payloads_gives_few_drivers_a_region(monkeypatch: pytest.MonkeyPatch) -> None:
+    # (Each region made a driver for each of the five formats `<tool_call>` begins, three
+    # of which failed at their second token after hermes's failure, telling nothing:
+    # RegionReader._drop_failing gives them none.)
+    from toolgram._scan import region as _region
+
+    made, begun = [], []
+    driver, init = _region.RegionReader.driver, _region.RegionReader.__init__
+    monkeypatch.setattr(_region.RegionReader, "driver", lambda self, *a: made.append(1) or driver(self, *a))
+    monkeypatch.setattr(_region.RegionReader, "__init__", lambda self, *a, **k: begun.append(1) or init(self, *a, **k))
+    toolgram.parse(_foreign_storm(300))
+    assert len(made) <= 3 * len(begun), (len(made), len(begun))  # (4 a region before)
+
+
+def test_a_storm_of_foreign_payloads_reads_the_same_with_every_driver(monkeypatch: pytest.MonkeyPatch) -> None:
+    from toolgram._scan import region as _region
+    from toolgram._scan import scanner as _scanner
+
+    raw = _foreign_storm(200)
+
+    def read() -> tuple:
+        result = toolgram.parse(raw)
+        return repr(result), list(result.segments)
+
+    dropped = read()
+    monkeypatch.setattr(_region.RegionReader, "_failure_stands", lambda self: False)  # (no loud candidate dropped)
+    monkeypatch.setattr(_scanner, "_CALLS_HELD", 0)  # (no payload's calls remembered)
+    assert read() == dropped
+
+
+def test_python_calls_in_payloads_are_read_once_per_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    # (Builder._python_calls parses a payload of Python-style calls on its own: hermes's
+    # build and granite's of each region of the storm parsed the same few texts again.)
+    from toolgram import _pipeline
+
+    read = []
+    calls = _pipeline.read_calls
+    monkeypatch.setattr(_pipeline, "read_calls", lambda text, listed: read.append(text) or calls(text, listed))
+    toolgram.parse(_foreign_storm(300))
+    assert read and len(read) == len(set(read)), (len(read), len(set(read)))
