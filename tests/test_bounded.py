@@ -1693,6 +1693,33 @@ def test_a_storm_of_markers_with_no_blank_line_searches_back_for_a_paragraph_onc
     assert sum(read) < 2 * len(raw), (sum(read), len(raw))
 
 
+def test_a_streamed_storm_of_markers_with_no_blank_line_searches_back_for_a_paragraph_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The same search in a stream: its text is a new str at each delta, and the last
+    # search was kept for one str, so each delta's marker read LOOK characters back again
+    # (bench_pathological's `<minimax:tool_call>\n<invoke name="rm_rf">\n<` repeated, 8-
+    # character deltas: 149 ms at 32 KB, 1.2x its budget). The stream's Reading keeps it,
+    # in the reply's places: about the text's length in all, as parse() reads.
+    from toolgram._scan import instring
+
+    unit = '<minimax:tool_call>\n<invoke name="rm_rf">\n<\n'
+    toolgram.parse(unit * 3)  # (_BREAK compiled: its module name is the pattern now)
+    real = instring._BREAK
+    read: list[int] = []
+
+    class Spy:
+        def search(self, buf: str, lo: int, hi: int) -> Any:
+            read.append(hi - lo)
+            return real.search(buf, lo, hi)
+
+    monkeypatch.setattr(instring, "_BREAK", Spy())
+    raw = unit * 600
+    got = streamed(raw, 8)
+    assert read, "the storm no longer asks _paragraph: find another shape"
+    assert sum(read) < 2 * len(raw), (sum(read), len(raw))
+    monkeypatch.undo()
+    assert result_key(got) == result_key(toolgram.parse(raw))
+
+
 def test_the_regions_of_a_reply_that_ends_in_a_turn_token_share_one_text(monkeypatch: pytest.MonkeyPatch) -> None:
     # Each region of a reply ending in `<|eot_id|>` was read in a new copy of the reply
     # without it, and the drivers' BracketIndex, kept for one text, began anew at each:

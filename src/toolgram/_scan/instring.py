@@ -175,7 +175,7 @@ class Reading:
     blank run to the marker). In a string opened in prose and then 30 KB of markers,
     each read back to the opening, that was 2,048 characters a marker."""
 
-    __slots__ = ("key", "resume", "depth", "upto", "string", "closes", "told", "span", "groups", "seen")
+    __slots__ = ("key", "resume", "depth", "upto", "string", "closes", "told", "span", "groups", "seen", "breaks")
 
     def __init__(self) -> None:
         self.key: tuple | None = None
@@ -189,6 +189,7 @@ class Reading:
         self.span = 0
         self.groups = Groups()  # (the bracket groups _Told's walks read: kept for the next marker's)
         self.seen: dict = {}  # (_Told._next_end's searches for end markers: kept for the next marker's)
+        self.breaks: tuple | None = None  # (_last_break's last search, in the reply: kept for the next delta's)
 
 
 def in_string(
@@ -228,7 +229,7 @@ def in_string(
             # (A JSON call object first on its line, ffabbe7's, reads on past blank and
             # fence lines as at 5a77358: a write_file's content of paragraphs and code
             # fences, its line breaks left unescaped, quoting a call, QA15 F2.)
-            start = _paragraph(buf, lo, line)
+            start = _paragraph(buf, lo, line, reading, base)
             at = buf.rfind(first, start, line)
             if opens is _JSON[1]:
                 b = _call_object(buf, lo, line)
@@ -279,19 +280,32 @@ def _fenced(buf: str, lo: int, line: int) -> int:
 # none). The markers of a text are asked in order, each searching back from its line up
 # to LOOK characters: a line of markers with no blank line read LOOK characters for
 # each (a 32 KB storm of cut MiniMax calls: 240 ms). The next marker's search reads on
-# from the last one's line only (see _last_break).
+# from the last one's line only (see _last_break). A text read with a Reading keeps it
+# there instead, in the reply's places: a stream's text is a new str at each delta, and
+# only added to, so its markers read on from the last search of the delta before too.
 _BREAKS: tuple = (None, 0, 0, -1, -1)
 
 
-def _last_break(buf: str, lo: int, line: int) -> tuple[int, int]:
+def _last_break(buf: str, lo: int, line: int, reading: Reading | None = None, base: int = 0) -> tuple[int, int]:
     """The start and end of the last _BREAK match in buf[lo:line] ((-1, -1): none), as
     _BREAK.search(buf, lo, line) finds it. Where the last search was of the same text,
     from no later a `lo`, up to a line start no later than `line`, only the text from
     that line's `\n` on is searched: a match that ends past that line starts at that
     `\n` or after it (a break holds no line break but its first and last characters);
-    one that ends before it is the last search's, if it starts at `lo` or after."""
+    one that ends before it is the last search's, if it starts at `lo` or after. The
+    same text: the same str, or with `reading`, the same reply (buf begins at `base` in
+    it: a stream's text before its end does not change; see Reading)."""
     global _BREAKS
-    last, lo1, line1, s1, e1 = _BREAKS
+    if reading is not None:
+        memo = reading.breaks
+        if memo is None or memo[1] - base <= lo:
+            memo = (None, 0, 0, -1, -1)  # (none, or none that saves a search: from lo on)
+        else:
+            # (In the reply's places: back to buf's.)
+            memo = (buf, memo[0] - base, memo[1] - base, memo[2] - base if memo[2] >= 0 else -1, memo[3] - base)
+    else:
+        memo = _BREAKS
+    last, lo1, line1, s1, e1 = memo
     if last is buf and lo1 <= lo and line1 <= line and line1 > lo1 and buf[line1 - 1] == "\n":
         m = _BREAK.search(buf, max(lo, line1 - 1), line)
         if m is not None:
@@ -301,18 +315,22 @@ def _last_break(buf: str, lo: int, line: int) -> tuple[int, int]:
     else:
         m = _BREAK.search(buf, lo, line)
         s1, e1 = m.span() if m is not None else (-1, -1)
-    _BREAKS = (buf, lo, line, s1, e1)
+    if reading is not None:
+        reading.breaks = (lo + base, line + base, s1 + base if s1 >= 0 else -1, e1 + base if e1 >= 0 else -1)
+    else:
+        _BREAKS = (buf, lo, line, s1, e1)
     return s1, e1
 
 
-def _paragraph(buf: str, lo: int, line: int) -> int:
+def _paragraph(buf: str, lo: int, line: int, reading: Reading | None = None, base: int = 0) -> int:
     """Where the text in buf[lo:line] (line: the marker's line's start) begins that a
     string open at the marker may have opened in: after the last blank line or fence
     line in it (lo: none). A fence line's own text (```python) is not in it; nor is any
-    where the marker's line is a fence's (its ``` is a marker)."""
+    where the marker's line is a fence's (its ``` is a marker). (reading, base: see
+    _last_break.)"""
     if _FENCE.match(buf, line) is not None:
         return line  # (the marker's line is a fence's own: its ``` is no string's text)
-    end = _last_break(buf, lo, line)[1]
+    end = _last_break(buf, lo, line, reading, base)[1]
     if end < 0:
         return lo
     if buf[end - 1] == "\n":
