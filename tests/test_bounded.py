@@ -1693,6 +1693,32 @@ def test_a_storm_of_markers_with_no_blank_line_searches_back_for_a_paragraph_onc
     assert sum(read) < 2 * len(raw), (sum(read), len(raw))
 
 
+def test_a_streamed_value_left_open_looks_at_its_quotes_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # _repair.quoted_end looks among the quotes after a quoted Python value's break for
+    # the one its call's structure ends it at; a stream asks again at each delta, and
+    # each time looked at them all from the first (`city="Paris` left open before a
+    # JSON call of many quotes: bench_pathological's pythonic case*k [double_quoted_
+    # string_left_open_then_another_formats_call_ends_it], 1.4x its budget). A quote
+    # nothing after it ended a value at ends none whatever comes: the look reads on
+    # from where it stopped (9,507 looks for 2,540 characters in 1-character deltas).
+    from toolgram._recover import repair
+
+    real = repair._settles
+    looked = [0]
+
+    def counting(*args: Any) -> Any:
+        looked[0] += 1
+        return real(*args)
+
+    monkeypatch.setattr(repair, "_settles", counting)
+    unit = '[get_weather(city="Paris\n<tool_call>\n{"name": "search", "arguments": {"q": "cats", "a": "b", "c": "d", "e": "f"}}\n</tool_call>\n'
+    raw = unit * 20
+    got = streamed(raw, 1, ["get_weather", "search"])
+    assert looked[0] < len(raw), (looked[0], len(raw))
+    monkeypatch.undo()
+    assert result_key(got) == result_key(toolgram.parse(raw, ["get_weather", "search"]))
+
+
 def test_a_streamed_storm_of_markers_with_no_blank_line_searches_back_for_a_paragraph_once(monkeypatch: pytest.MonkeyPatch) -> None:
     # The same search in a stream: its text is a new str at each delta, and the last
     # search was kept for one str, so each delta's marker read LOOK characters back again

@@ -831,7 +831,7 @@ class Driver:
         from where they stopped (the text before does not change)."""
         memo = self.quote_memo
         if memo is None or memo[0] != pos:
-            memo = self.quote_memo = [pos, -1, -1, -1, None]  # (pos, break, marker, scanned to, `)` scan)
+            memo = self.quote_memo = [pos, -1, -1, -1, None, []]  # (pos, break, marker, scanned to, `)` scan, quotes looked at)
         n = len(buf)
 
         def markers(at: int) -> int:
@@ -849,7 +849,7 @@ class Driver:
             end = extent.advance(buf, 0)
             return n if end is None else end
 
-        return _repair.quoted_end(buf, pos, final, markers if self.cutter else None, call_end)
+        return _repair.quoted_end(buf, pos, final, markers if self.cutter else None, call_end, memo[5])
 
     def _slipped(self, buf: str, pos: int, end: int | None, final: bool) -> int | None:
         """Where the JSON value at pos, whose brackets close at `end` (None: not in the

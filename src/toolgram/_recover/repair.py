@@ -156,7 +156,7 @@ class QuoteWait:
 OPEN = "open"  # (see quoted_end)
 
 
-def quoted_end(text: str, pos: int, final: bool, markers: Any = None, call_end: Any = None) -> Any:
+def quoted_end(text: str, pos: int, final: bool, markers: Any = None, call_end: Any = None, resume: list | None = None) -> Any:
     """For the Python argument value that opens with the quote at text[pos]: None
     where the string Python reads is the value (`)`, or `,` and the next argument,
     follows it; or it never closes), or no quote before the first marker after its
@@ -171,7 +171,11 @@ def quoted_end(text: str, pos: int, final: bool, markers: Any = None, call_end: 
     (`call_end(i)`: scalar_end(text, i, ")"), which a stream may find by a scan that
     resumes). The end is looked for among the next _MAX_QUOTES quotes. In a stream
     (not final): OPEN while Python's string has not closed; a QuoteWait where the
-    text so far cannot tell."""
+    text so far cannot tell. `resume` (a stream's, not final: a list kept for the value
+    at pos, in a text only added to): where the look among the quotes stopped the last
+    time, read on from there: a quote that nothing after it ended a value at (no match,
+    not even a partial one) ends none whatever text comes, and a stream asks again at
+    each delta (a value left open before a JSON call: its quotes read again and again)."""
     quote = text[pos]
     slip = _other_close(text, pos, final, markers)
     if slip is not None:
@@ -210,6 +214,13 @@ def quoted_end(text: str, pos: int, final: bool, markers: Any = None, call_end: 
         # to the end the value would have: the same answer, with no scan to the end.)
         stop = min(stop, call_end(at) if call_end is not None else scalar_end(text, at, ")"))
     looked = 0
+    if final:
+        resume = None
+    elif resume is not None:
+        if resume and resume[0] == broke:
+            at, looked = resume[1], resume[2]  # (the quotes before: none ends the value)
+        else:
+            resume[:] = [broke, at, 0]
     while True:
         at = text.find(quote, at, stop)
         if at < 0:
@@ -234,6 +245,8 @@ def quoted_end(text: str, pos: int, final: bool, markers: Any = None, call_end: 
                         return (at + 1, None) if _WORD_QUOTE.match(text, broke) else None
                 return at + 1, paired
         at += 1
+        if resume is not None:
+            resume[1], resume[2] = at, looked
 
 
 # --- A quote of the other kind, or one too many, where a quoted value ends ------------
