@@ -1693,6 +1693,35 @@ def test_a_storm_of_markers_with_no_blank_line_searches_back_for_a_paragraph_onc
     assert sum(read) < 2 * len(raw), (sum(read), len(raw))
 
 
+def test_a_delta_of_many_python_values_cut_at_a_marker_scans_each_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A stream's Python argument value, at its first look, was scanned for its end by
+    # its own _Extent, to the end of the text so far: a delta that holds many calls, each
+    # value running on past the marker that cuts it (`city="Paris` then a JSON call),
+    # scanned the rest of the delta once a call (bench_pathological's pythonic case*k
+    # [double_quoted_string_left_open_then_another_formats_call_ends_it] fed in one
+    # delta: 338 ms at 32 KB, 8x its parse, growing 3x a doubling; 1,946,021 characters
+    # scanned for 19,400). The text's BracketIndex answers that first look, as a whole
+    # text's does; the extent scans on only where the value waits.
+    from toolgram._lalr import extent
+
+    real = extent._Extent.advance
+    read = [0]
+
+    def counting(self: Any, s: str, base: int) -> Any:
+        at = self.at
+        got = real(self, s, base)
+        read[0] += max(0, self.at - at)
+        return got
+
+    monkeypatch.setattr(extent._Extent, "advance", counting)
+    unit = '[get_weather(city="Paris\n<tool_call>\n{"name": "search", "arguments": {"q": "cats"}}\n</tool_call>\n'
+    raw = unit * 200
+    got = streamed(raw, len(raw), ["get_weather", "search"])
+    assert read[0] < 2 * len(raw), (read[0], len(raw))
+    monkeypatch.undo()
+    assert result_key(got) == result_key(toolgram.parse(raw, ["get_weather", "search"]))
+
+
 def test_a_streamed_value_left_open_looks_at_its_quotes_once(monkeypatch: pytest.MonkeyPatch) -> None:
     # _repair.quoted_end looks among the quotes after a quoted Python value's break for
     # the one its call's structure ends it at; a stream asks again at each delta, and

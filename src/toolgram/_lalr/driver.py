@@ -509,10 +509,16 @@ class Driver:
                                 quoted = None
                                 self.cut_at = cut
                     else:
-                        if final and self.brackets is not None:
+                        if self.brackets is not None and (final or (extent.at == pos and extent.end is None)):
                             # A whole text: one index for all its values, as for JSON (a scan of
                             # each value that never ends ran to the end of the text: once a call).
+                            # A stream's too, at a value's first look: its text so far is one
+                            # text for all the values met in it (a delta of many calls, each
+                            # value cut at a marker, scanned to its end once a call, the square
+                            # of it); the extent scans on from the end only where it waits.
                             end = self.brackets.argument_end(buf, pos)
+                            if end is not None:
+                                extent.end = end  # (the same answer: a later delta's look takes it)
                         else:
                             end = extent.advance(buf, 0)
                         # (Cut as a JSON value is: `city="Par"is")]` must not run on.)
@@ -528,6 +534,8 @@ class Driver:
                         closed = end is not None
                         if end is None:
                             end = n
+                            if not final:
+                                extent.advance(buf, 0)  # (scanned to the end: it grows from there)
                         if not final:
                             grow = True
                             if growers is None:
