@@ -924,8 +924,23 @@ class Builder:
             if cut:
                 _add(draft.repairs, ["cut_value"])  # (the arguments never began)
             return {}
+        # (A text loads() refused before, at this place or another, is not read again:
+        # the same value read by the driver that cut it, _lalr/close.py cut, another
+        # candidate's build of the region, the same call again in a storm. Spans, as
+        # _loads_leading asks it; nothing it knows under cut, which loads reads otherwise.)
+        spans = self.spans if not cut and at >= 0 and self.buf is not None else None
+        known = _repair._UNSEEN if spans is None else spans.known(self.buf, at, text)
         try:
-            value, repairs = _repair.loads(text, cut)
+            if known is not None and known is not _repair._UNSEEN:
+                raise _repair.RepairError(known[0])
+            try:
+                value, repairs = _repair.loads(text, cut)
+            except _repair.RepairError as exc:
+                if spans is not None:
+                    spans.note(self.buf, at, text, exc)
+                raise
+            if spans is not None and known is _repair._UNSEEN:
+                spans.note(self.buf, at, text, None)
         except _repair.RepairError as exc:
             split = _value_then_prose(text)
             if split is None:
