@@ -525,8 +525,12 @@ class MarkerSearch:
             # Two texts are remembered, as by RegionReader.find: the scanner's own, kept while
             # a salvage replay asks about the text it reads (cut short). Forgotten, the next
             # region's markers were looked for again to the end of the text, after each replay.
+            # And the other text while the scanner's own is asked about: a region's drivers
+            # read the reply and the reply without the end-of-turn token that ends it in
+            # turns (region._before_turn_end), and the latter's answers began anew at each
+            # region (fuzz seed 7 #9329795).
             kept = self.mf_kept
-            if self.mf_buf is self.buf:
+            if self.mf_buf is self.buf or kept is None or kept[0] is buf or kept[0] is not self.buf:
                 self.mf_kept = (self.mf_buf, self.mf_found, self.mf_first)
             if kept is not None and kept[0] is buf:
                 self.mf_buf, self.mf_found, self.mf_first = kept
