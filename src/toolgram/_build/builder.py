@@ -1651,13 +1651,25 @@ _PROSE_AFTER = lazy(re.compile, r"\s*([^\W\d_].*?)\s*\Z", re.S)
 
 def _value_then_prose(text: str) -> tuple[int, int, int] | None:
     """(where a complete JSON value that leads text ends, where the prose after it
-    starts and ends), when a sentence follows the value; None otherwise."""
+    starts and ends), when a sentence follows the value; None otherwise. The last
+    answer is kept with its text (_VALUE_THEN_PROSE): the candidates of a region that
+    read the same arguments and fail to build them ask it of the same text in turn
+    (functionary_v31, then qwen3_coder_xml: fuzz seed 7 #9329795)."""
+    memo = _VALUE_THEN_PROSE[0]
+    if memo is not None and memo[0] == text:
+        return memo[1]
     stripped = text.lstrip()
     if stripped[:1] not in ("{", "["):
         return None
     end = _repair.value_end(text, len(text) - len(stripped))
     m = _PROSE_AFTER.match(text, end) if end is not None else None
-    return (end, m.start(1), m.end(1)) if m else None
+    found = (end, m.start(1), m.end(1)) if m else None
+    _VALUE_THEN_PROSE[0] = (text, found)
+    return found
+
+
+# _value_then_prose's last answer: (text, answer), one tuple replaced whole.
+_VALUE_THEN_PROSE: list = [None]
 
 
 _SEPARATOR = lazy(re.compile, r"\s*[;,]?\s*")
