@@ -1824,19 +1824,34 @@ def test_a_regions_drivers_reading_two_texts_keep_each_ones_brackets(monkeypatch
     # format's driver reads the reply without it, another format's the reply, in turns at
     # each region; the BracketIndex began anew at each turn, and calls whose braces never
     # close scanned their brackets to the end once per call (fuzz s7 i9329795: 214 ms at
-    # 32 KB, 81 now). Each text keeps its tokens.
+    # 32 KB, 81 now). Each text keeps its tokens; and the two, the one the other and a
+    # tail with no token in it, share them (BracketIndex._same_as): each token is read
+    # once (3,844 reads for 1,922 tokens in #9329795 before).
     from toolgram._lalr import extent
 
-    asked, anew = [0], [0]
+    asked, anew, steps = [0], [0], [0]
     end = extent.BracketIndex.end
+    step = extent._Run.step
 
     def counting(self: Any, text: str, pos: int) -> Any:
         asked[0] += 1
-        kept = self.kept
-        anew[0] += self.text is not None and text is not self.text and not (kept is not None and kept[0] is text)
+        kept, alias = self.kept, getattr(self, "alias", None)
+        anew[0] += (
+            self.text is not None
+            and text is not self.text
+            and not (kept is not None and kept[0] is text)
+            and not (alias is not None and alias[0] is text)
+        )
         return end(self, text, pos)
 
+    def stepping(self: Any, index: Any) -> Any:
+        steps[0] += 1
+        return step(self, index)
+
     monkeypatch.setattr(extent.BracketIndex, "end", counting)
-    toolgram.parse('<function=write_file>{"content": "Dear team, the build  \n\n' * 6 + "<|eom_id|>")
+    monkeypatch.setattr(extent._Run, "step", stepping)
+    raw = '<function=write_file>{"content": "Dear team, the build  \n\n' * 6 + "<|eom_id|>"
+    toolgram.parse(raw)
     assert asked[0] >= 6  # (each call's region asks)
     assert anew[0] <= 1  # (the second text, once)
+    assert steps[0] <= sum(raw.count(c) for c in "{}\"") + 1  # (each token once; the end once)
