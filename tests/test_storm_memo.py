@@ -46,11 +46,21 @@ def test_a_storm_reads_the_same_with_the_memo(start):
 
 
 def _remembered(raw, monkeypatch):
-    """How many of raw's regions took a remembered outcome (storm._moved makes each), the
+    """How many of raw's regions took a remembered outcome (storm._moved makes each, or,
+    for one that is prose, parse() joins it to the prose around it: storm.prose_end), the
     memo's reading being the same as the reading without it."""
     taken = []
     moved = storm._moved
     monkeypatch.setattr(storm, "_moved", lambda items, start: taken.append(start) or moved(items, start))
+    prose_end = storm.prose_end
+
+    def prose(sc, start, *a):
+        got = prose_end(sc, start, *a)
+        if got[0]:
+            taken.append(start)
+        return got
+
+    monkeypatch.setattr(storm, "prose_end", prose)
     a, b = _both(raw)
     assert a == b
     return len(taken)
@@ -92,8 +102,8 @@ def test_parse_asks_no_memo_about_a_region_a_fast_frame_reads(monkeypatch):
     key and bookkeeping were a tenth of a small reply's parse); once a region no frame
     reads has asked it (a storm), it is asked first. The results are as without it."""
     asked = []
-    region = storm.region
-    monkeypatch.setattr(storm, "region", lambda sc, out, start, *a: asked.append(start) or region(sc, out, start, *a))
+    key_of = storm.key_of  # (what region() and, parse()'s, prose_end() ask first)
+    monkeypatch.setattr(storm, "key_of", lambda sc, start, *a: asked.append(start) or key_of(sc, start, *a))
     call = '<tool_call>\n{"name": "f", "arguments": {"a": %d}}\n</tool_call>\n'
     raw = "".join(f"Step {i}.\n" + call % i for i in range(5))
     assert len(toolgram.parse(raw).calls) == 5 and asked == []

@@ -156,6 +156,9 @@ class Markers:
         # markers' own (no reasoning opener, turn end, closer or stutter): the prose before
         # one is put out once it is known to open something (see _in_prose).
         line_plain = frozenset(line) - set(opens) - self.turn_ends - self.think_closes - self.stutters
+        # Of a whole text (parse: no delta to wait for), the markers that take none of those
+        # branches either, line-anchored or not: the prose before one waits as well.
+        prose_plain = frozenset(self.by_marker) - set(opens) - self.turn_ends - self.think_closes - self.stutters
         self.openers: dict[str, tuple] = {}  # opening.opening() of each first character (Scanner._start)
         self.line_openers: dict[str, tuple | None] = {}  # opening.line_opening() of each marker in `line`
         # Whether a marker opens a format at a line's start (Llama 3's `{`, with tools): then
@@ -167,7 +170,7 @@ class Markers:
             "cap_re": self.cap_re, "cap_width": self.cap_width,
             "any_re": self.any_re, "prefixes": self.prefixes, "max_prefix": self.max_prefix,
             "quick": quick, "risky_ends": risky_ends, "firsts": firsts, "literals": literals, "lane_search": lane,
-            "first_set": first_set, "end_pairs": end_pairs, "line": self.line, "object_markers": object_markers, "line_plain": line_plain,
+            "first_set": first_set, "end_pairs": end_pairs, "line": self.line, "object_markers": object_markers, "line_plain": line_plain, "prose_plain": prose_plain,
             "symbols": self.symbols, "symbol_firsts": self.symbol_firsts, "words": self.words, "unextended": self.unextended,
             "symbol_chars": self.symbol_chars, "literal_keys": self.literal_keys, "key_guards": self.key_guards,
             "cut_symbols": self.cut_symbols, "cut_firsts": self.cut_firsts,

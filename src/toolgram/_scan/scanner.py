@@ -733,7 +733,8 @@ class Scanner(MarkerSearch):
         # with its segment and join (a third of a stream's cost of such a reply).
         pos = lo = self.pos
         kind = "reasoning" if self.in_open_think else "text"
-        frames, line, line_plain, tools = self.frames, self.line, self.line_plain, self.tools
+        frames, line, tools = self.frames, self.line, self.tools
+        plain = self.prose_plain if final else self.line_plain
         whole = self.whole_next if final else None
         while True:  # (a run of calls the fast path reads is taken here, in one go)
             if self.closed_at >= 0:
@@ -779,10 +780,12 @@ class Scanner(MarkerSearch):
                 return False
             i, marker = found
             after = i + len(marker)
-            if marker not in line_plain:
+            if marker not in plain:
                 lo = self._flush(out, lo, i)
             # (Else the prose before it waits until the marker is known not to be prose
-            # itself: of the branches below, only those it may take flush it first.)
+            # itself: of the branches below, only those it may take flush it first. A
+            # whole text's, any marker's that takes none of the branches of reasoning,
+            # turn ends and stutters: prose_plain.)
             pos = i
             if not final and len(buf) - i <= self.max_prefix and buf[i:] in self.prefixes:
                 self._flush(out, lo, i)
@@ -803,6 +806,7 @@ class Scanner(MarkerSearch):
             quoted = self._in_string(out, buf, i, marker, final) if marker not in line else self._in_sample(out, buf, i, marker)
             if quoted is None:
                 # (A string open before it: whether it closes after it, the next delta tells.)
+                self._flush(out, lo, i)
                 self.string_wait, self.string_marker = self.base + i, marker
                 return False
             if quoted:
@@ -888,8 +892,20 @@ class Scanner(MarkerSearch):
             # needs no frame tried.
             got = frame.read(buf, i, True, tools) if final and frame is not None and self.storm is None else _UNREAD
             if (got is None or got is _UNREAD) and marker not in line and _storm.enabled and self.observer is None:
-                lo = self._flush(out, lo, i)  # (the prose before goes out before the region's pieces)
-                took = _storm.region(self, out, i, marker, final)
+                if final:
+                    # (A whole text: a region the memo remembers as prose of this kind,
+                    # its marker's text and no more, joins the prose around it, as a
+                    # marker that is prose does (see lo): one piece for a storm of them,
+                    # not two a marker, each made, moved, joined and segmented.)
+                    end, key = _storm.prose_end(self, i, marker, kind)
+                    if end:
+                        pos = i + end  # (prose: see lo)
+                        continue
+                    lo = self._flush(out, lo, i)  # (the prose before goes out before the region's pieces)
+                    took = key is not None and _storm.read(self, out, key, i, final)
+                else:
+                    lo = self._flush(out, lo, i)
+                    took = _storm.region(self, out, i, marker, final)
                 if took is None:
                     return False  # (a storm's region, held until its window is here)
                 if took:

@@ -141,6 +141,34 @@ def region(sc: Any, out: list, start: int, marker: str, final: bool) -> bool | N
     return key is not None and read(sc, out, key, start, final)
 
 
+def prose_end(sc: Any, start: int, marker: str, kind: str) -> tuple:
+    """A whole text's region of `marker` at `start` (parse: region() with final), asked
+    before the prose before it goes out: (its end, relative to the marker, where the memo
+    remembers its outcome as one piece of prose of `kind` (the marker's text and what
+    the region read of the text after it) and no call: the scanner set as read() sets
+    it, the piece left to the prose around it, which Scanner._in_prose puts out as one;
+    else 0), and the region's key, for read() (None: the memo does not apply)."""
+    memo = sc.storm
+    if memo is None:
+        memo = sc.storm = Memo()
+    key = key_of(sc, start, marker)
+    if key is None:
+        return 0, None
+    known = memo.known.get(key)
+    if known is None:
+        return 0, key
+    items, end, noted = known
+    if noted is not None or len(items) != 1:
+        return 0, key
+    item = items[0]
+    if type(item) is not Piece or item[0] != kind or item[1] != 0 or item[2] != end:
+        return 0, key
+    sc.pos = start + end
+    sc._end_region()  # (and the rest as read() does)
+    sc.stray = None
+    return end, key
+
+
 def frame_call(sc: Any) -> None:
     """A fast frame read a call (a stream's): no storm is going on (see region())."""
     if sc.storm is not None:
