@@ -105,7 +105,7 @@ _BATCH = 64
 class Memo:
     """One reply's memo (Scanner.storm)."""
 
-    __slots__ = ("recent", "known", "refused", "ahead", "streak", "ends", "run")
+    __slots__ = ("recent", "known", "refused", "ahead", "streak", "ends", "run", "last")
 
     def __init__(self) -> None:
         self.ahead: dict = {}  # marker -> its window's length after it, when not _AHEAD
@@ -119,6 +119,9 @@ class Memo:
         # A stream's: where the run of regions the last one is in began, each read at most
         # _AHEAD after the end of the one before (see region()).
         self.run = 0
+        # parse()'s: the last key prose_end found, where it began and how memo.ahead had
+        # the marker then (see prose_end).
+        self.last: tuple | None = None
 
 
 def region(sc: Any, out: list, start: int, marker: str, final: bool) -> bool | None:
@@ -156,9 +159,28 @@ def prose_end(sc: Any, start: int, marker: str, kind: str) -> tuple:
     memo = sc.storm
     if memo is None:
         memo = sc.storm = Memo()
-    key = key_of(sc, start, marker)
+    ahead = memo.ahead.get(marker)
+    last = memo.last
+    key = None
+    if last is not None and last[1] < start and last[2] == ahead:
+        # The key of the last marker, where this one's window holds the same text (a
+        # storm's, each marker's): key_of finds it so (the blanks back from the marker, and
+        # the first end marker after it, are that text's; its start is further on), but
+        # for what the scanner's state gives it; not found anew at each marker.
+        k = last[0]
+        if k[0] == marker:
+            back, window = k[1], k[3]
+            lo = start - back
+            if sc.buf.startswith(window, lo):
+                line_call = start - (sc.line_call_end - sc.base)
+                if not 0 <= line_call <= back:
+                    line_call = -1
+                key = (marker, back, sc.in_open_think, window, line_call)
     if key is None:
-        return 0, None
+        key = key_of(sc, start, marker)
+        if key is None:
+            return 0, None
+    memo.last = (key, start, ahead)
     known = memo.known.get(key)
     if known is None:
         return 0, key
