@@ -298,3 +298,41 @@ def test_python_calls_in_payloads_are_read_once_per_text(monkeypatch: pytest.Mon
     monkeypatch.setattr(_pipeline, "read_calls", lambda text, listed: read.append(text) or calls(text, listed))
     toolgram.parse(_foreign_storm(300))
     assert read and len(read) == len(set(read)), (len(read), len(set(read)))
+
+
+@pytest.mark.parametrize("unit", ["```x", "```{", "```x\n"])
+def test_a_storm_of_prose_regions_is_one_piece_of_prose(monkeypatch: pytest.MonkeyPatch, unit: str) -> None:
+    # (parse(): each region the memo remembers as prose, ``` and nothing more, was a piece,
+    # and the prose before the next marker another: two a marker, each made, moved,
+    # joined and segmented. Joined to the prose around it: a few pieces for the storm.)
+    from toolgram._pipeline import read_calls, registry_for
+    from toolgram._scan.scanner import Scanner
+
+    raw = unit * 2000
+    items = Scanner(registry_for(None).select(None), None, False, read_calls).read(raw)
+    assert len(items) < 40, len(items)
+    got = toolgram.parse(raw)
+    monkeypatch.setattr(_storm, "enabled", False)
+    want = toolgram.parse(raw)
+    assert (got, got.segments) == (want, want.segments)
+
+
+def test_a_streamed_storm_reads_its_held_regions_in_batches(monkeypatch: pytest.MonkeyPatch) -> None:
+    # (A stream holds a storm's region until the text holds its window: it held each for
+    # the next delta, whose work (scan, join, report) then read a marker or two. Held
+    # _BATCH characters more, the deltas between are put aside unlooked at.)
+    from toolgram._scan.scanner import Scanner
+    from toolgram._stream.parser import StreamParser
+
+    advances = []
+    advance = Scanner._advance
+    monkeypatch.setattr(Scanner, "_advance", lambda self, final: advances.append(final) or advance(self, final))
+    raw = "```x" * 2000
+    sp = StreamParser()
+    for k in range(0, len(raw), 8):
+        sp.feed(raw[k : k + 8])
+    sp.flush()
+    got = sp.close()
+    assert len(advances) < 300, len(advances)  # (1,000 deltas; one a delta before)
+    want = toolgram.parse(raw)
+    assert (got, got.segments) == (want, want.segments)

@@ -3,7 +3,8 @@ around it, again and again (`<tool_call>{` repeated to 32 KB: thousands of regio
 each trying its candidates' drivers, repairs and mention checks, all to the same end).
 
 parse() (a whole reply) and a stream ask it at each region a marker begins
-(Scanner._in_prose, through region()):
+(Scanner._in_prose, through region(); parse() through prose_end() then read(): a
+remembered outcome that is prose alone joins the prose around it, one piece):
 
  - its key is the marker, the scanner state a region reads that changes along a reply
    (in_open_think: whether its prose is reasoning; where the last line of calls ended,
@@ -37,7 +38,7 @@ one before (regions longer than _AHEAD, one right after another: Kimi K2 values 
 the next section's marker), and none read by a fast frame as a call (a reply of ordinary
 calls is never held), it holds the region, unread (Scanner.hold: a wait that takes deltas unlooked at),
 until the text holds the region's window, at most _AHEAD_LONG characters after its
-marker. Then the key is known, and the region goes as in parse(): a remembered outcome
+marker, and _BATCH more (the regions after it are read on the same delta). Then the key is known, and the region goes as in parse(): a remembered outcome
 moved into place, or the certification, whose usual reading is the stream's own
 (final=False, on the text so far, which holds the window: when it does not decide the
 region yet, the key is refused and the region read on the usual way). Why that is
@@ -97,8 +98,8 @@ _KEPT = 16
 _STREAK = 3
 # How much text past a held region's window the hold waits for too: the regions after it
 # whose windows that holds are read with it, on one delta's work (a storm of prose regions
-# in 8-character deltas was each delta's scan, join and report: ```x repeated, 152 ms at
-# 32 KB, 4x parse()). Holding decides nothing (see above); the regions wait that much more.
+# in 8-character deltas was each delta's scan, join and report: ```x repeated, 152-161 ms
+# at 32 KB, 4x parse()). Holding decides nothing (see above); the regions wait that much more.
 _BATCH = 64
 
 
