@@ -474,6 +474,36 @@ def test_a_value_cut_inside_its_open_string_streams_as_it_parses(raw: str, tools
         check(raw, chunked(raw, size), tools)
 
 
+# A list of Python calls whose last call's `)` was left out before the list's `]`, prose
+# after it: the value ran on over the `]` to the end of the reply, and parse() read an
+# empty call (dropped_partial_argument, cut_value) that swallowed the prose (issue 17).
+# Now the call up to the `]`, as the list alone reads it, and the prose after it (or,
+# where that reading is no whole call, an error naming the value); a stream waits on the
+# value to the end of the reply, as parse() reads it. Every delta size.
+LIST_CLOSED_BEFORE_PROSE = [
+    '[get_weather(city="Paris"] Let me check.',
+    '[get_weather(city="Paris"]\nLet me check.',
+    '[y(t="x"] Done.',
+    '[y(t="x"]=s Done.',
+    '[get_weather(city="Paris"]\n[get_weather(city="Rome")]',
+    '[get_weather(city=Paris] Let me check.',
+    'Sure.\n[get_weather(city="Paris", unit="c"] Let me check.',
+    '[get_weather(city="Paris"), y(t="x"] Done.',
+    '<|tool_call_start|>[y(t="x"] Done.',
+]
+
+
+@pytest.mark.parametrize("raw", LIST_CLOSED_BEFORE_PROSE)
+@pytest.mark.parametrize("tools", [None, ["get_weather", "y"]])
+def test_a_list_closed_before_its_call_then_prose_streams_as_it_parses(raw: str, tools: Any) -> None:
+    for size in range(1, len(raw) + 1):
+        check(raw, chunked(raw, size), tools)
+    # (The reply went on past the `]`: nothing in it was cut, and no call is empty.)
+    result = toolgram.parse(raw, tools)
+    assert all(not {"cut_value", "dropped_partial_argument"} & set(c.repairs) for c in result.calls), result.calls
+    assert all(c.arguments for c in result.calls), result.calls
+
+
 # Streamed as parsed, but a call is done only at flush() with the reply going on (see
 # test_call_done_at's HELD): a cofl block's first call, prose after it and the next call,
 # then the block's close at the reply's end. The calls of a block are done when the

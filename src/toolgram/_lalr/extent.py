@@ -112,6 +112,7 @@ class BracketIndex:
         self.tokens: dict[int, tuple[_Run, int]] = {}  # a token's start -> its run and index there
         self.unclosed: dict[str, int] = {}  # quote -> where a string of it that never closes starts
         self.arguments: StopIndex | None = None
+        self.list_closes: StopIndex | None = None  # (list_close's)
         self.spans: Any = None  # _repair.Spans, for the same drivers (see _lalr/close.py cut)
         # The other text's (text, tokens, unclosed): a region's drivers may read the reply
         # and the reply without the end-of-turn token that ends it (region._before_turn_end)
@@ -154,6 +155,16 @@ class BracketIndex:
         if self.arguments is None:
             self.arguments = StopIndex(",)")
         end = self.arguments.end(text, pos)
+        return end if end < len(text) else None
+
+    def list_close(self, text: str, pos: int) -> int | None:
+        """Where the first `]` at bracket depth 0 outside strings is after pos,
+        scalar_end(text, pos, "]"); None where none is. After a Python argument value
+        whose call never closes, it is the list's `]` with the call's `)` left out
+        (salvage.list_closed); asked of a region at most once, by one index for all."""
+        if self.list_closes is None:
+            self.list_closes = StopIndex("]")
+        end = self.list_closes.end(text, pos)
         return end if end < len(text) else None
 
     def end(self, text: str, pos: int) -> int | None:

@@ -93,12 +93,18 @@ def salvage(r: Any, final: bool, quiet: bool = False):
     stays prose, where no call is kept or prose follows the calls kept; after calls,
     what broke is a call (settle)."""
     buf = r.sc.buf
+    unbroken = False  # (the last value went on past the list's `]`: see _list_closed)
     broken: list = []  # (where a whole call read before the failure ends, and why it cannot be built)
     for drv in r.drivers:  # (the candidates in order: the first that keeps calls)
         if drv.fmt.anchor == "whole":
             continue  # (its region is the whole reply or nothing)
         if drv.fmt.parser == "earley":
             continue  # (its region is parsed whole, once: there are no points to replay to)
+        closed = _list_closed(r, drv, buf, final)
+        if closed is not None:
+            if closed is not False:
+                return closed, None, False
+            unbroken = True
         if drv.stray and drv.status == DONE and _cut_at_end(drv, buf, final):
             # A call its arguments broke (a stray quote, a key given twice), read whole up
             # to where the end of the reply cut it: it fails whatever the point it is
@@ -124,7 +130,7 @@ def salvage(r: Any, final: bool, quiet: bool = False):
             return None, Failure(r.region_start, end, f"Couldn't read a tool call: {why}.", False), False
         return False
     region, drafts, end, opened, truncated = got
-    if opened and drv.stray:
+    if opened and (drv.stray or unbroken):
         # What ran on to the end is a value with a stray quote (`city="Par"is")]`,
         # _repair.quoted_end): the call is broken, not cut short, and is no call
         # without that argument. It fails, named, and its text stays prose; the
@@ -400,6 +406,42 @@ def _masked(buf: str, spaced: list, lo: int, hi: int) -> str:
         at = words_end
     parts.append(buf[at:hi])
     return "".join(parts)
+
+
+def _list_closed(r: Any, drv: Driver, buf: str, final: bool) -> Any:
+    """A list of Python calls whose last call's `)` was left out before the list's `]`,
+    prose after it (`[get_weather(city="Paris"] Let me check.`): the value's extent
+    (which ends only at a `,` or `)`) ran on over the `]` and the prose to the end of
+    the reply, and the frame was closed there (closed_tag), as if the end had cut the
+    value. It did not: the reply went on. The region is read again up to that `]` (the
+    first at the value's depth 0, outside strings), as a reply that ends there reads it
+    (`[get_weather(city="Paris"]`: the call, closed_tag and extra_bracket), and the text
+    after it is prose. None: not so; False: so, but that reading is no call whose
+    values were read whole (`city=Paris]`, a word that ran to its end: cut_value), and
+    the value is broken, not cut (an error that names it, as for a stray quote: never
+    an empty call, dropped_partial_argument). Told at the end of the text only, where
+    the value ran to it: a stream waits there too (its value never closed)."""
+    if not final or drv.status != DONE or drv.last_term != "PYVALUE" or not _cut_at_end(drv, buf, final):
+        return None
+    brackets = drv.brackets if drv.brackets is not None else r.sc.brackets
+    if brackets is None:
+        return None
+    close = brackets.list_close(buf, drv.last_start)
+    if close is None or _NONBLANK.search(buf, close + 1) is None:
+        return None  # (nothing after the `]`: the reading of the region as it stands)
+    end = close + 1
+    fresh = _again(drv, r.region_start, None, end, buf)
+    fresh.quotes = False
+    if fresh.run(buf[:end], True, r.sc.at_marker) != DONE:
+        return False
+    fresh.ended = -1  # (the reply went on past this point: its values are whole)
+    region = r.sc._decode(fresh)
+    if not isinstance(region, Region):
+        return False
+    drafts = [i for i in region.items if isinstance(i, Draft)]
+    if not drafts or any("cut_value" in d.repairs or "dropped_partial_argument" in d.repairs for d in drafts):
+        return False
+    return region
 
 
 def _cut_at_end(drv: Driver, buf: str, final: bool) -> bool:
