@@ -489,6 +489,7 @@ LIST_CLOSED_BEFORE_PROSE = [
     '[get_weather(city=Paris] Let me check.',
     'Sure.\n[get_weather(city="Paris", unit="c"] Let me check.',
     '[get_weather(city="Paris"), y(t="x"] Done.',
+    '[search_web(q="x"), get_weather(city="Paris"] Then I answer.',
     '<|tool_call_start|>[y(t="x"] Done.',
 ]
 

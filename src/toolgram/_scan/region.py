@@ -20,7 +20,7 @@ from . import storm as _storm
 from .items import Failure, Region
 from .._recover import repair as _repair
 from .mention import _ENDED, cut_inside as _cut_inside, cut_may_come as _cut_may_come, cut_opener as _cut_opener, mention as _mention, settle_failure as _settle_failure
-from .salvage import salvage as _salvage, salvaged as _salvaged
+from .salvage import list_closed as _list_closed, salvage as _salvage, salvaged as _salvaged
 from .._build.builder import Builder, Draft, Unreadable
 from .._lalr.driver import DONE, FAIL, WAIT, Driver, turn_end_at, turn_tokens
 from .._lalr.tokens import _SNIPPET, PAUSE
@@ -222,6 +222,12 @@ class RegionReader:
                             self.first_failure = self.failed_frame = None
                 if status == DONE:
                     region = sc._decode(drv)
+                    if final and (not isinstance(region, Region) or (region.items and getattr(region.items[-1], "error", None))):
+                        # (Its last call's value ran on over the list's `]` and prose to the
+                        # end of the reply, the call's `)` left out: read up to that `]`.)
+                        closed = _list_closed(self, drv, sc.buf, final)
+                        if closed:
+                            region = closed
                     if isinstance(region, Region) and not region.items and "closed_tag" in region.repairs:
                         # A marker closed with nothing in it does not hide the calls an
                         # earlier candidate read before its own failure (see salvage.py).

@@ -21,7 +21,8 @@ from .._lalr.tokens import DONE, FAIL, PAUSE, WAIT
 from .items import Failure, Region
 from .._grammar.words import lazy
 
-_NONBLANK = lazy(re.compile, r"\S")  # (what str.strip() keeps)
+_NONBLANK = lazy(re.compile, r"\S")
+_FAILED = "Couldn't read a tool call: "  # (what str.strip() keeps)
 _OWN_LEXERS = pyframe.FORMATS | gemframe.FORMATS  # (formats whose tokens a frame may feed)
 
 
@@ -93,14 +94,14 @@ def salvage(r: Any, final: bool, quiet: bool = False):
     stays prose, where no call is kept or prose follows the calls kept; after calls,
     what broke is a call (settle)."""
     buf = r.sc.buf
-    unbroken = False  # (the last value went on past the list's `]`: see _list_closed)
+    unbroken = False  # (the last value went on past the list's `]`: see list_closed)
     broken: list = []  # (where a whole call read before the failure ends, and why it cannot be built)
     for drv in r.drivers:  # (the candidates in order: the first that keeps calls)
         if drv.fmt.anchor == "whole":
             continue  # (its region is the whole reply or nothing)
         if drv.fmt.parser == "earley":
             continue  # (its region is parsed whole, once: there are no points to replay to)
-        closed = _list_closed(r, drv, buf, final)
+        closed = list_closed(r, drv, buf, final)
         if closed is not None:
             if closed is not False:
                 return closed, None, False
@@ -137,8 +138,13 @@ def salvage(r: Any, final: bool, quiet: bool = False):
         # calls before it are kept (with none, nor is the region: None).
         last = drafts[-1]
         why = drv.reason if drv.status == FAIL else r.sc._decode(drv)
+        if unbroken and isinstance(why, Region):
+            # (Its calls before are read, one of them not offered: the broken one's own
+            # error, `cannot read the value of 'city'`, is why.)
+            told = next((i.error for i in reversed(why.items) if isinstance(i, Draft) and i.error), None)
+            why = told[len(_FAILED) : -1] if told and told.startswith(_FAILED) and told.endswith(".") else None
         if not why or not isinstance(why, str):
-            why = "a value holds a stray quote"
+            why = "a value holds a stray quote" if not unbroken else "the list's `]` comes before the call's `)`, and text follows it"
         at = region.items.index(last)
         start = last.span[0] if at else region.start  # (the region's own markers too)
         del region.items[at:]
@@ -408,7 +414,7 @@ def _masked(buf: str, spaced: list, lo: int, hi: int) -> str:
     return "".join(parts)
 
 
-def _list_closed(r: Any, drv: Driver, buf: str, final: bool) -> Any:
+def list_closed(r: Any, drv: Driver, buf: str, final: bool) -> Any:
     """A list of Python calls whose last call's `)` was left out before the list's `]`,
     prose after it (`[get_weather(city="Paris"] Let me check.`): the value's extent
     (which ends only at a `,` or `)`) ran on over the `]` and the prose to the end of
