@@ -487,6 +487,7 @@ LIST_CLOSED_BEFORE_PROSE = [
     '[y(t="x"]=s Done.',
     '[get_weather(city="Paris"]\n[get_weather(city="Rome")]',
     '[get_weather(city=Paris] Let me check.',
+    '[get_weather(city=Paris] Let me check.\n[get_weather(city="Rome")]',
     'Sure.\n[get_weather(city="Paris", unit="c"] Let me check.',
     '[get_weather(city="Paris"), y(t="x"] Done.',
     '[search_web(q="x"), get_weather(city="Paris"] Then I answer.',

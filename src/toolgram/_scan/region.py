@@ -226,7 +226,7 @@ class RegionReader:
                         # (Its last call's value ran on over the list's `]` and prose to the
                         # end of the reply, the call's `)` left out: read up to that `]`.)
                         closed = _list_closed(self, drv, sc.buf, final)
-                        if closed:
+                        if isinstance(closed, Region):
                             region = closed
                     if isinstance(region, Region) and not region.items and "closed_tag" in region.repairs:
                         # A marker closed with nothing in it does not hide the calls an

@@ -94,7 +94,7 @@ def salvage(r: Any, final: bool, quiet: bool = False):
     stays prose, where no call is kept or prose follows the calls kept; after calls,
     what broke is a call (settle)."""
     buf = r.sc.buf
-    unbroken = False  # (the last value went on past the list's `]`: see list_closed)
+    unbroken = 0  # (the last value went on past the list's `]`, the end of that: see list_closed)
     broken: list = []  # (where a whole call read before the failure ends, and why it cannot be built)
     for drv in r.drivers:  # (the candidates in order: the first that keeps calls)
         if drv.fmt.anchor == "whole":
@@ -103,9 +103,9 @@ def salvage(r: Any, final: bool, quiet: bool = False):
             continue  # (its region is parsed whole, once: there are no points to replay to)
         closed = list_closed(r, drv, buf, final)
         if closed is not None:
-            if closed is not False:
+            if type(closed) is not int:
                 return closed, None, False
-            unbroken = True
+            unbroken = closed
         if drv.stray and drv.status == DONE and _cut_at_end(drv, buf, final):
             # A call its arguments broke (a stray quote, a key given twice), read whole up
             # to where the end of the reply cut it: it fails whatever the point it is
@@ -149,7 +149,8 @@ def salvage(r: Any, final: bool, quiet: bool = False):
         start = last.span[0] if at else region.start  # (the region's own markers too)
         del region.items[at:]
         region.end = start
-        return (region if at else None), Failure(start, len(buf), f"Couldn't read a tool call: {why}."), False
+        # (Past the list's `]` the text is read as any text is: see list_closed.)
+        return (region if at else None), Failure(start, unbroken or len(buf), f"Couldn't read a tool call: {why}."), False
     if opened:
         # The reply ended inside its last call: it takes the rest of the reply, and
         # what was begun after the point (a parameter's name) is dropped; the
@@ -422,10 +423,11 @@ def list_closed(r: Any, drv: Driver, buf: str, final: bool) -> Any:
     value. It did not: the reply went on. The region is read again up to that `]` (the
     first at the value's depth 0, outside strings), as a reply that ends there reads it
     (`[get_weather(city="Paris"]`: the call, closed_tag and extra_bracket), and the text
-    after it is prose. None: not so; False: so, but that reading is no call whose
-    values were read whole (`city=Paris]`, a word that ran to its end: cut_value), and
-    the value is broken, not cut (an error that names it, as for a stray quote: never
-    an empty call, dropped_partial_argument). Told at the end of the text only, where
+    after it is prose. None: not so; an int, the end of that `]`: so, but that reading
+    is no call whose values were read whole (`city=Paris]`, a word that ran to its end:
+    cut_value), and the value is broken, not cut (an error that names it, up to the `]`,
+    as for a stray quote: never an empty call, dropped_partial_argument; the text after
+    the `]` is read as any text is). Told at the end of the text only, where
     the value ran to it: a stream waits there too (its value never closed)."""
     if not final or drv.status != DONE or drv.last_term != "PYVALUE" or not _cut_at_end(drv, buf, final):
         return None
@@ -439,14 +441,14 @@ def list_closed(r: Any, drv: Driver, buf: str, final: bool) -> Any:
     fresh = _again(drv, r.region_start, None, end, buf)
     fresh.quotes = False
     if fresh.run(buf[:end], True, r.sc.at_marker) != DONE:
-        return False
+        return end
     fresh.ended = -1  # (the reply went on past this point: its values are whole)
     region = r.sc._decode(fresh)
     if not isinstance(region, Region):
-        return False
+        return end
     drafts = [i for i in region.items if isinstance(i, Draft)]
     if not drafts or any("cut_value" in d.repairs or "dropped_partial_argument" in d.repairs for d in drafts):
-        return False
+        return end
     return region
 
 
