@@ -73,11 +73,6 @@ HELD = {
     # around that call (`That's it.')]`), so the call is done when the reply ends (so on
     # 25fa10a too; the case guards the rule, QA23 R1).
     "lfm2/single_quoted_value_broken_before_its_own_start_marker_that_begins_a_call_is_prose",
-    # A list whose last call's `)` was left out before its `]` and a bare word value, prose
-    # after it: the value runs on (a `,` or `)` ends it) over the next line's list to the
-    # end of the reply, which alone tells it went on past the `]` (salvage.list_closed);
-    # the next list's call is done then. At main the empty call took it, at flush too.
-    "pythonic/list_closed_before_a_bare_word_value_then_the_next_list_is_read",
     # A Gemma call with no end marker after it (the bare shape has none; a <|tool_call>
     # whose <tool_call|> was left out), then prose: its region runs to the next call or the
     # end of the reply, which may still bring its end marker (then no closed_tag), so a
@@ -92,6 +87,11 @@ HELD = {
     "gemma4_bare/typed_by_schema",
     "gemma4_bare/whitespace_in_values",
     "gemma4_call/body_without_markers_picked_by_name",
+    # A list whose last call's `)` was left out before its `]` and a bare word value, prose
+    # after it: the value runs on (a `,` or `)` ends it) over the next line's list to the
+    # end of the reply, which alone tells it went on past the `]` (salvage.list_closed);
+    # the next list's call is done then. At main the empty call took it, at flush too.
+    "pythonic/list_closed_before_a_bare_word_value_then_the_next_list_is_read",
 } | {
     # Bounded: a call after prose that leaves a Gemma string open (`Try call:foo{a:<|"|>`),
     # held until the text tells whether that string closes around it (instring._closes):
