@@ -230,7 +230,26 @@ CALLS = [
     # (R15): each value walked every marker to the end of the reply for one of its own
     # format's, and a bare list has none to stop at (QA22 D3: 16 KB 1 -> 156 ms).
     ("[f(a='x\n<tool_call>{\"name\": \"f\", \"arguments\": {\"a\": 1}}</tool_call>\n", ["f"]),
+    # Issue 17: a Python call list whose call's `)` was left out before the list's `]`,
+    # prose after it, one a line: each is read to the end of the reply (its value ends
+    # only at a `,` or `)`), then again up to its `]` (salvage.list_closed), one region
+    # a line. Calls 4 -> 16 KB: 3.8x (the characters its tokens take: see below).
+    ('[f(a="x"] ok\n', ["f"]),
 ]
+
+
+@pytest.mark.xfail(strict=True, reason="each list's first reading takes its value to the end of the reply")
+def test_lists_closed_before_their_call_take_linear_work(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The storm of CALLS' issue 17 list (`[f(a="x"] ok`, one a line): each region's
+    # first reading lexes its value on to the end of the reply (a token of the rest of
+    # it), before salvage.list_closed reads the region again up to the list's `]`. The
+    # characters the drivers take grow with the square of the reply (4 -> 16 KB:
+    # 622,002 -> 9,871,385), though their time does not show it at 32 KB (a copy of
+    # the rest per call; 8/16/32 KB: 417/412/415 us a call). Strict: a fix flips it.
+    unit = '[f(a="x"] ok\n'
+    small, large = (_work(unit * (size // len(unit)), ["f"], monkeypatch) for size in (4_000, 16_000))
+    assert small > 0
+    assert large <= 4.5 * small, (small, large)
 
 
 @pytest.mark.parametrize("unit,tools", CALLS, ids=[repr(u[:24]) for u, _ in CALLS])
