@@ -238,14 +238,13 @@ CALLS = [
 ]
 
 
-@pytest.mark.xfail(strict=True, reason="each list's first reading takes its value to the end of the reply")
 def test_lists_closed_before_their_call_take_linear_work(monkeypatch: pytest.MonkeyPatch) -> None:
     # The storm of CALLS' issue 17 list (`[f(a="x"] ok`, one a line): each region's
-    # first reading lexes its value on to the end of the reply (a token of the rest of
-    # it), before salvage.list_closed reads the region again up to the list's `]`. The
-    # characters the drivers take grow with the square of the reply (4 -> 16 KB:
-    # 622,002 -> 9,871,385), though their time does not show it at 32 KB (a copy of
-    # the rest per call; 8/16/32 KB: 417/412/415 us a call). Strict: a fix flips it.
+    # first reading lexed its value on to the end of the reply (a token of the rest of
+    # it), before salvage.list_closed read the region again up to the list's `]`: the
+    # characters the drivers took grew with the square of the reply (4 -> 16 KB:
+    # 622,002 -> 9,871,385). The driver now reads on as a reply that ends at that `]`
+    # where the value ran on over it (Driver.listed): each list is read up to its `]`.
     unit = '[f(a="x"] ok\n'
     small, large = (_work(unit * (size // len(unit)), ["f"], monkeypatch) for size in (4_000, 16_000))
     assert small > 0

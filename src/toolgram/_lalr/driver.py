@@ -44,7 +44,7 @@ class Driver:
         "closed_at", "last_end", "calls", "lines", "line_end", "stray", "deep", "quote_memo", "last_term", "last_start", "ended", "shut",
         "loose_memo", "loose_quoted", "nest_memo", "nest_unsettled", "nest_open", "nest_loose", "nest_chain", "nest_walk", "nest_found", "goes_on", "decode_failed", "may_close", "may_end", "end_asked", "pause", "py", "gem", "gem_at", "tags", "checkpoints",
         "spots", "spot_due", "relevant", "supplied", "halt", "text", "looks", "far", "back", "check", "checks",
-        "firsts", "inner", "inner_due", "cut_at",
+        "firsts", "inner", "inner_due", "cut_at", "listed",
     )  # fmt: skip
 
     def __init__(self, fmt: Format, start: int, brackets: Any = None, cutter: Any = None, lines: bool = False) -> None:
@@ -104,6 +104,15 @@ class Driver:
         # (_close.cut, open_cut); -1: none was. (The scanner asks what that marker begins:
         # RegionReader.begins_call.)
         self.cut_at = -1
+        # A list of Python calls whose last call's `)` was left out before the list's `]`,
+        # text after it (`[get_weather(city="Paris"] Let me check.`): a value that runs on
+        # to the end of a whole text (a `,` or `)` ends it) over a `]` at its depth 0 with
+        # text after it. Read on as a reply that ends at that `]` (run), the end of which
+        # this is, where the value was (_lex): not on to the end of the reply for every
+        # such list, the text after it read again by the next region (quadratic: issue 17).
+        # -1: the driver looks for it; None: it does not (a replay, or the region's reading
+        # of the value to the end of the reply: _scan/region.py, salvage.list_closed).
+        self.listed: int | None = None
         # The terminal of that last token (None: none read), and where the text ends when
         # the region ended because the text did (-1: it did not): a whole text (final),
         # nothing but whitespace after the last token read. Then what that end cut is
@@ -226,7 +235,17 @@ class Driver:
         if self.status != WAIT:
             return self.status
         self.text = (len(buf), final)
-        return self.after_run(buf, final, self._run(buf, final, at_marker))
+        status = self._run(buf, final, at_marker)
+        if status is LISTED:
+            # (The value ran on over the list's `]` to the end of the text: the text read
+            # on ends at that `]`. Its own values are read by their own scans, not by the
+            # index of the whole text, which a text of its own would send back to its start.)
+            buf = buf[: self.listed]
+            self.text = (len(buf), final)
+            brackets, self.brackets = self.brackets, None
+            status = self._run(buf, final, at_marker)
+            self.brackets = brackets
+        return self.after_run(buf, final, status)
 
     def after_run(self, buf: str, final: bool, status: str) -> str:
         """run()'s last step, after the loop (_scan/pyframe.py reads a list without it)."""
@@ -256,6 +275,8 @@ class Driver:
             if refused is None and buf.startswith("<", at) and self.tags is not False and self._tag_tokens(buf, final):
                 continue  # (a plain parameter tag's tokens, each fed as below: tagread.py)
             tok = self._lex(buf, final, allowed)
+            if tok is LISTED:
+                return LISTED  # (see run)
             if self.check and tok is not WAIT:  # (a stream's wait: checked when it is read)
                 self._checked(at, tok)
             if tok is WAIT:
@@ -523,6 +544,13 @@ class Driver:
                             end = extent.advance(buf, 0)
                         # (Cut as a JSON value is: `city="Par"is")]` must not run on.)
                         cut = self._cut(buf, pos, end, final) if self.cutter else None
+                        if end is None and cut is None and final and self.listed == -1 and self.brackets is not None:
+                            # (It runs on to the end of the text: over a list's `]` with text
+                            # after it? Told by one index for the text's values: see listed.)
+                            close = self.brackets.list_close(buf, pos)
+                            if close is not None and _SPACE_TO_END.match(buf, close + 1) is None:
+                                self.listed = close + 1
+                                return LISTED
                     held = False  # (a string left open, ended at the format's marker: _close.cut)
                     if cut is not None and cut is not WAIT:
                         # (Its whitespace before the marker is the string's, as in JSON; in a
@@ -1237,6 +1265,7 @@ def _firsts(c: Compiled) -> _Firsts:
 
 
 _NEVER = float("inf")
+LISTED = "listed"  # (run's status, once: the value ran on over a list's `]`; see Driver.listed)
 _PENDING = object()  # (a deep point's copy of the stack, not made yet: see _keep_mark)
 _SPACE_TO_END = lazy(regex.compile, r"\s*\Z")  # (whitespace to the end of the text; matched from a point)
 

@@ -36,7 +36,7 @@ class EarleyDriver:
     __slots__ = (
         "fmt", "c", "start", "pos", "status", "end", "tree", "repairs", "reason", "prose_at", "hint", "quotes",
         "taken", "brackets", "cutter", "marks", "closed_at", "last_end", "calls", "lines", "stray", "deep",
-        "body", "call_re", "firsts", "width", "scanned", "last", "last_term", "ended", "decode_failed",
+        "body", "call_re", "firsts", "width", "scanned", "last", "last_term", "ended", "decode_failed", "listed",
     )  # fmt: skip
 
     def __init__(self, fmt: Format, start: int, marker_len: int, call_re: Any, firsts: frozenset, width: int) -> None:
@@ -57,6 +57,7 @@ class EarleyDriver:
         self.taken = 0
         self.brackets = None
         self.cutter = None
+        self.listed = None  # (its region is parsed whole: never read up to a list's `]`)
         self.marks = None
         self.lines = False
         self.stray = False

@@ -438,6 +438,8 @@ def list_closed(r: Any, drv: Driver, buf: str, final: bool) -> Any:
     if close is None or _NONBLANK.search(buf, close + 1) is None:
         return None  # (nothing after the `]`: the reading of the region as it stands)
     end = close + 1
+    if getattr(r, "list_broken", -1) == end:
+        return end  # (the region's driver read it so, and it was no whole call: see listed)
     fresh = _again(drv, r.region_start, None, end, buf)
     fresh.quotes = False
     if fresh.run(buf[:end], True, r.sc.at_marker) != DONE:
@@ -449,6 +451,22 @@ def list_closed(r: Any, drv: Driver, buf: str, final: bool) -> Any:
     drafts = [i for i in region.items if isinstance(i, Draft)]
     if not drafts or any("cut_value" in d.repairs or "dropped_partial_argument" in d.repairs for d in drafts):
         return end
+    return region
+
+
+def listed(r: Any, drv: Driver, status: str) -> Region | None:
+    """The region drv read as a reply that ends at a list's `]` its last value ran on
+    over (Driver.listed: list_closed's reading, read once), where that reading is calls
+    whose values were read whole; None where it is not (see list_closed)."""
+    if status != DONE:
+        return None
+    drv.ended = -1  # (the reply went on past this point: its values are whole)
+    region = r.sc._decode(drv)
+    if not isinstance(region, Region):
+        return None
+    drafts = [i for i in region.items if isinstance(i, Draft)]
+    if not drafts or any("cut_value" in d.repairs or "dropped_partial_argument" in d.repairs for d in drafts):
+        return None
     return region
 
 
