@@ -492,6 +492,7 @@ LIST_CLOSED_BEFORE_PROSE = [
     '[get_weather(city="Paris"), y(t="x"] Done.',
     '[search_web(q="x"), get_weather(city="Paris"] Then I answer.',
     '<|tool_call_start|>[y(t="x"] Done.',
+    '[y(t="x"]=<|im_end|>\'s Done.',  # (QA: an end-of-turn token inside the prose after it)
 ]
 
 
