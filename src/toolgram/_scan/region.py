@@ -144,11 +144,6 @@ class RegionReader:
         self.ahead: Any = None
         self.frame: _frame.Frame | None = frame  # the first candidate's fast frame, until given up
         self.frame_wait: Any = None  # what Frame.read waits with (a _LoopWait: see Scanner._settle)
-        # A candidate's reading up to a list's `]` its last value ran on over (Driver.listed)
-        # was no whole call: the region's drivers read their values on to the end of the
-        # reply, which the salvage tells broken (salvage.list_closed).
-        self.list_whole = False
-        self.list_broken = -1  # (the end of that `]`: salvage.list_closed's answer, known)
         self.drivers: list[Driver] = [] if frame is not None else [self.driver(self.candidates[0], start)]
 
     def driver(self, fmt: Format, start: int) -> Driver:
@@ -166,7 +161,7 @@ class RegionReader:
         # (The scanner's find, not this reader's: a driver holding this reader through it would
         # make a cycle, and each parse's trees would wait for the collector's full pass.)
         drv = Driver(fmt, start, sc.brackets, (sc._markers_from, room, sc.prefixes, sc.find, sc.call_reads_at), lines)
-        drv.listed = None if self.list_whole else -1  # (see run)
+        drv.listed = -1  # (see run)
         return drv
 
     def run(self, out: list, final: bool, anchored: bool) -> bool:
@@ -198,20 +193,11 @@ class RegionReader:
             drv = self.drivers[-1]
             status = self._read(drv, final)
             drv = self.drivers[-1]
-            listed = None
-            if drv.listed is not None and drv.listed > 0:
-                # Its last call's value ran on over the list's `]` and text after it to the
-                # end of the reply, the call's `)` left out: read as a reply that ends at
-                # that `]` (Driver.listed), the call up to it. Where that is no whole call,
-                # the value is read on to the end of the reply, as any value is, and the
-                # salvage tells it broken up to that `]` (salvage.list_closed).
-                listed = _listed(self, drv, status)
-                if listed is None:
-                    self.list_whole = True
-                    self.list_broken = drv.listed
-                    drv = self.drivers[-1] = self.driver(drv.fmt, self.region_start)
-                    status = self._read(drv, final)
-                    drv = self.drivers[-1]
+            # Its last call's value ran on over the list's `]` and text after it to the end
+            # of the reply, the call's `)` left out: read as a reply that ends at that `]`
+            # (Driver.listed), the call up to it. Where that is no whole call, the salvage
+            # tells the value broken, up to that `]` (salvage.list_closed).
+            listed = _listed(self, drv, status) if drv.listed is not None and drv.listed > 0 else None
             if status == WAIT:
                 return False
             if status == DONE:

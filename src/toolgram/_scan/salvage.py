@@ -94,7 +94,7 @@ def salvage(r: Any, final: bool, quiet: bool = False):
     stays prose, where no call is kept or prose follows the calls kept; after calls,
     what broke is a call (settle)."""
     buf = r.sc.buf
-    unbroken = 0  # (the last value went on past the list's `]`, the end of that: see list_closed)
+    unbroken, listed_drv = 0, None  # (the last value went on past the list's `]`, the end of that: see list_closed)
     broken: list = []  # (where a whole call read before the failure ends, and why it cannot be built)
     for drv in r.drivers:  # (the candidates in order: the first that keeps calls)
         if drv.fmt.anchor == "whole":
@@ -105,7 +105,8 @@ def salvage(r: Any, final: bool, quiet: bool = False):
         if closed is not None:
             if type(closed) is not int:
                 return closed, None, False
-            unbroken = closed
+            if not unbroken:
+                unbroken, listed_drv = closed, drv
         if drv.stray and drv.status == DONE and _cut_at_end(drv, buf, final):
             # A call its arguments broke (a stray quote, a key given twice), read whole up
             # to where the end of the reply cut it: it fails whatever the point it is
@@ -123,6 +124,10 @@ def salvage(r: Any, final: bool, quiet: bool = False):
         if got:
             break
     else:
+        if unbroken:
+            # (No call before it is kept: the region up to the list's `]` is the error.)
+            why = _listed_why(r, listed_drv)
+            return None, Failure(r.region_start, unbroken, f"Couldn't read a tool call: {why}."), False
         if broken:
             # No call is kept, but the grammar read a whole call before the failure that
             # cannot be built (a bare `<invoke>` whose parameter has no name, then the
@@ -137,14 +142,12 @@ def salvage(r: Any, final: bool, quiet: bool = False):
         # without that argument. It fails, named, and its text stays prose; the
         # calls before it are kept (with none, nor is the region: None).
         last = drafts[-1]
-        why = drv.reason if drv.status == FAIL else r.sc._decode(drv)
-        if unbroken and isinstance(why, Region):
-            # (Its calls before are read, one of them not offered: the broken one's own
-            # error, `cannot read the value of 'city'`, is why.)
-            told = next((i.error for i in reversed(why.items) if isinstance(i, Draft) and i.error), None)
-            why = told[len(_FAILED) : -1] if told and told.startswith(_FAILED) and told.endswith(".") else None
-        if not why or not isinstance(why, str):
-            why = "a value holds a stray quote" if not unbroken else "the list's `]` comes before the call's `)`, and text follows it"
+        if unbroken:
+            why = _listed_why(r, drv)
+        else:
+            why = drv.reason if drv.status == FAIL else r.sc._decode(drv)
+            if not why or not isinstance(why, str):
+                why = "a value holds a stray quote"
         at = region.items.index(last)
         start = last.span[0] if at else region.start  # (the region's own markers too)
         del region.items[at:]
@@ -429,6 +432,8 @@ def list_closed(r: Any, drv: Driver, buf: str, final: bool) -> Any:
     as for a stray quote: never an empty call, dropped_partial_argument; the text after
     the `]` is read as any text is). Told at the end of the text only, where
     the value ran to it: a stream waits there too (its value never closed)."""
+    if drv.listed is not None and drv.listed > 0:
+        return drv.listed
     if not final or drv.status != DONE or drv.last_term != "PYVALUE" or not _cut_at_end(drv, buf, final):
         return None
     brackets = drv.brackets if drv.brackets is not None else r.sc.brackets
@@ -438,8 +443,6 @@ def list_closed(r: Any, drv: Driver, buf: str, final: bool) -> Any:
     if close is None or _NONBLANK.search(buf, close + 1) is None:
         return None  # (nothing after the `]`: the reading of the region as it stands)
     end = close + 1
-    if getattr(r, "list_broken", -1) == end:
-        return end  # (the region's driver read it so, and it was no whole call: see listed)
     fresh = _again(drv, r.region_start, None, end, buf)
     fresh.quotes = False
     if fresh.run(buf[:end], True, r.sc.at_marker) != DONE:
@@ -452,6 +455,17 @@ def list_closed(r: Any, drv: Driver, buf: str, final: bool) -> Any:
     if not drafts or any("cut_value" in d.repairs or "dropped_partial_argument" in d.repairs for d in drafts):
         return end
     return region
+
+
+def _listed_why(r: Any, drv: Driver) -> str:
+    """Why the call whose value ran on over the list's `]` cannot be read (list_closed)."""
+    why = drv.reason if drv.status == FAIL else r.sc._decode(drv)
+    if isinstance(why, Region):
+        # (Its calls before are read, one of them not offered: the broken one's own
+        # error, `cannot read the value of 'city'`, is why.)
+        told = next((i.error for i in reversed(why.items) if isinstance(i, Draft) and i.error), None)
+        why = told[len(_FAILED) : -1] if told and told.startswith(_FAILED) and told.endswith(".") else None
+    return why if why and isinstance(why, str) else "the list's `]` comes before the call's `)`, and text follows it"
 
 
 def listed(r: Any, drv: Driver, status: str) -> Region | None:
