@@ -113,6 +113,7 @@ class BracketIndex:
         self.unclosed: dict[str, int] = {}  # quote -> where a string of it that never closes starts
         self.arguments: StopIndex | None = None
         self.list_closes: StopIndex | None = None  # (list_close's)
+        self.last_bracket: tuple | None = None  # (list_close's: a text, where its last `]` is)
         self.spans: Any = None  # _repair.Spans, for the same drivers (see _lalr/close.py cut)
         # The other text's (text, tokens, unclosed): a region's drivers may read the reply
         # and the reply without the end-of-turn token that ends it (region._before_turn_end)
@@ -162,6 +163,11 @@ class BracketIndex:
         scalar_end(text, pos, "]"); None where none is. After a Python argument value
         whose call never closes, it is the list's `]` with the call's `)` left out
         (salvage.list_closed); asked of a region at most once, by one index for all."""
+        last = self.last_bracket
+        if last is None or last[0] is not text:
+            last = self.last_bracket = (text, text.rfind("]"))
+        if last[1] < pos:
+            return None  # (no `]` after pos at all: no scan of the brackets to the end)
         if self.list_closes is None:
             self.list_closes = StopIndex("]")
         end = self.list_closes.end(text, pos)
