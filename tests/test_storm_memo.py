@@ -286,3 +286,38 @@ def test_a_broken_line_right_after_a_line_of_calls_reads_the_same_with_the_memo(
     for n in (1, 7, 64):
         result, _ = _stream(raw, n, tools)
         assert repr(result) + repr(result.segments) == repr(whole) + repr(whole.segments), n
+
+
+@pytest.mark.parametrize("unit", ['[f(a="x"] ok\n', "[f(a=x] ok\n", '[f(a="x", b=2] ok\n'])
+def test_a_storm_of_lists_closed_before_their_call_is_read_through_the_memo(unit, monkeypatch):
+    """Issue 17: a list whose call's `)` was left out before its `]`, prose after it, one a
+    line. The value runs on to the end of the reply (no `,` or `)` at its depth ends it),
+    and the whole text's reading reads it up to that `]` (Driver.listed); a stream's
+    reading of the window waited on it, so no key was certified and every region was
+    read (705 ms at 32 KB). Told what the whole text's reading read so (Driver.
+    listed_hint), the window's reading reads it as that did, and the memo checks, at each
+    region it gives the outcome to, that its value runs on so there too (_listed_hold)."""
+    taken = []
+    moved = storm._moved
+    monkeypatch.setattr(storm, "_moved", lambda items, start: taken.append(start) or moved(items, start))
+    raw = unit * (8192 // len(unit))
+    a, b = _both(raw, ["f"])  # (without tools, `[f(` begins no region of its own a line)
+    assert a == b
+    assert len(taken) > raw.count("\n") * 0.8
+
+
+@pytest.mark.parametrize(
+    "tail",
+    [")", ")" * 50, ")" * 500, "), g(b=1)]", "\n<tool_call>\n", '"', "\n```\n", "]", '\n[f(a="y")]'],
+)
+def test_a_list_closed_storm_whose_end_tells_otherwise_reads_the_same_with_the_memo(tail):
+    """The text after the window tells whether the value runs on to the end of the reply:
+    a `)` or `,` there ends it, a marker may cut it. Each region the memo gives the
+    outcome to is checked for that (_listed_hold): the same reading with and without
+    (without that check, fifty `)` at the end, which end the values of the last fifty
+    lines' calls, read otherwise: the key was certified hundreds of lines before)."""
+    for unit in ('[f(a="x"] ok\n', "[f(a=x] ok\n"):
+        for n in (40, 400):
+            raw = unit * n + tail
+            a, b = _both(raw, ["f"])
+            assert a == b, (unit, n, tail)

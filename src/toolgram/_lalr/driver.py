@@ -31,7 +31,7 @@ from . import nest as _nest
 from . import tagread as _tagread
 from .._recover import repair as _repair
 from .checkpoint import Checkpoint
-from .extent import TripleWait, _Extent, triple_end, triple_quote
+from .extent import TripleWait, _Extent, scalar_end, triple_end, triple_quote
 from .growth import _HOLD, _could_grow, _loop_wait
 from .table import _ENDING_NAME, _reduces_call, closing_plan, expected, peek, simulate, takes
 from .tokens import _SNIPPET, DONE, FAIL, PAUSE, WAIT, WAIT_MORE, Tok, _snippet
@@ -44,7 +44,7 @@ class Driver:
         "closed_at", "last_end", "calls", "lines", "line_end", "stray", "deep", "quote_memo", "last_term", "last_start", "ended", "shut",
         "loose_memo", "loose_quoted", "nest_memo", "nest_unsettled", "nest_open", "nest_loose", "nest_chain", "nest_walk", "nest_found", "goes_on", "decode_failed", "may_close", "may_end", "end_asked", "pause", "py", "gem", "gem_at", "tags", "checkpoints",
         "spots", "spot_due", "relevant", "supplied", "halt", "text", "looks", "far", "back", "check", "checks",
-        "firsts", "inner", "inner_due", "cut_at", "listed",
+        "firsts", "inner", "inner_due", "cut_at", "listed", "listed_log", "listed_hint",
     )  # fmt: skip
 
     def __init__(self, fmt: Format, start: int, brackets: Any = None, cutter: Any = None, lines: bool = False) -> None:
@@ -113,6 +113,17 @@ class Driver:
         # -1: the driver looks for it; None: it does not (a replay, or the region's reading
         # of the value to the end of the reply: _scan/region.py, salvage.list_closed).
         self.listed: int | None = None
+        # The storm memo's (_scan/storm.py _certify): a list the values read so (Driver.
+        # listed) are noted in, (the format's name, the value's place), by a whole text's
+        # reading; and, for a stream's reading of the key's window, the values that whole
+        # reading read so (a set of the same, their places in the window). Such a value runs
+        # on to the end of the window, and only the text after it tells whether it ends
+        # (a `,` or `)` at its depth) or a marker cuts it: the memo checks both in the reply
+        # of each region it gives the outcome to (storm._listed_hold), so the stream's
+        # reading reads it as the whole text did, up to the list's `]`, once the window
+        # holds that `]` and text after it.
+        self.listed_log: list | None = None
+        self.listed_hint: Any = None
         # The terminal of that last token (None: none read), and where the text ends when
         # the region ended because the text did (-1: it did not): a whole text (final),
         # nothing but whitespace after the last token read. Then what that end cut is
@@ -241,6 +252,7 @@ class Driver:
             # on ends at that `]`. Its own values are read by their own scans, not by the
             # index of the whole text, which a text of its own would send back to its start.)
             buf = buf[: self.listed]
+            final = True  # (a reply that ends at that `]`; a stream's reading, so hinted: see listed_hint)
             self.text = (len(buf), final)
             brackets, self.brackets = self.brackets, None
             status = self._run(buf, final, at_marker)
@@ -549,6 +561,16 @@ class Driver:
                             # after it? Told by one index for the text's values: see listed.)
                             close = self.brackets.list_close(buf, pos)
                             if close is not None and _SPACE_TO_END.match(buf, close + 1) is None:
+                                self.listed = close + 1
+                                if self.listed_log is not None:
+                                    self.listed_log.append((self.fmt.name, pos))
+                                return LISTED
+                        elif end is None and (cut is None or cut is WAIT) and not final and self.listed == -1 and self.listed_hint is not None and (self.fmt.name, pos) in self.listed_hint:
+                            # (A stream's reading of a storm memo's window, told that the whole
+                            # text's reading read this value so: read up to the list's `]`, as
+                            # that reading did, once the window holds it and text after it.)
+                            close = scalar_end(buf, pos, "]")
+                            if close < n and _SPACE_TO_END.match(buf, close + 1) is None:
                                 self.listed = close + 1
                                 return LISTED
                     held = False  # (a string left open, ended at the format's marker: _close.cut)

@@ -162,6 +162,7 @@ class RegionReader:
         # make a cycle, and each parse's trees would wait for the collector's full pass.)
         drv = Driver(fmt, start, sc.brackets, (sc._markers_from, room, sc.prefixes, sc.find, sc.call_reads_at), lines)
         drv.listed = -1  # (see run)
+        drv.listed_log, drv.listed_hint = sc.listed_log, sc.listed_hint  # (the storm memo's: see Driver.listed_log)
         return drv
 
     def run(self, out: list, final: bool, anchored: bool) -> bool:

@@ -173,6 +173,8 @@ class Scanner(MarkerSearch):
     turn_hits: Any = None  # (the text, {end-of-turn tokens: where those that end it begin}): region.py
     sink: Any = None  # read()'s Assembler (see fastpath.run)
     storm: Any = None  # the memo of region outcomes (storm.Memo), once a region asks
+    listed_log: Any = None  # (the storm memo's certification: see Driver.listed_log)
+    listed_hint: Any = None
     hold = -1  # a stream holds a storm's region until the reply is this long (storm.region)
     # Where the last region read ended, in the reply (a storm's streak goes on over regions
     # each read right after the one before: storm.region).

@@ -31,6 +31,23 @@ searches, the buffer's). The rest is the usual reading's own, deterministic: the
 window and state give the same decision, which the certification saw equal the
 usual one.
 
+One reading of a whole text reads past the window, and a stream's reading of the window
+alone waits on it: a Python list whose call's `)` was left out before the list's `]`,
+text after it (`[f(a="x"] ok`, issue 17). Its value ends only at a `,` or `)` at its
+depth, and where none comes to the end of the reply (nor a marker cuts it, nor a code
+fence's close ends it), the whole text's reading reads it up to that `]` (Driver.
+listed); a stream waits, since any later text may end it. A storm of such lines, one a
+line, had no key certified, and each region was read (705 ms at 32 KB). So the
+certification notes the values the usual reading read so (Driver.listed_log: the
+format, the place from the marker), and tells the window's reading to read them so
+too (Driver.listed_hint), once the window holds the list's `]` and text after it (what
+the whole reading read there is the window's); the outcome is remembered with them.
+It is given to a region of the key only where each such value of it reads so in that
+reply too: runs on to its end, uncut (_listed_hold, told by the reply's one index of
+Python values' ends, and a driver of the format's cut). The rest of the reading is the
+window's, as above; a whole text only (a stream's own reading never reads a value so,
+and takes no such outcome).
+
 A stream (final=False) uses its own memo the same way, in a storm only: from the
 _STREAK-th region in a row of a marker, each begun within _AHEAD characters of the one
 before, or with no more than _AHEAD characters of text outside regions between it and the
@@ -63,7 +80,9 @@ from .items import Failure, Piece, Region, _rebase
 from . import fastpath as _frame, stray as _stray
 from .opening import _START_WAIT, openers
 from .._build.builder import Draft, Prose, Reasoning
-from .._lalr.close import _QUOTED_CALL
+from .._lalr.close import _QUOTED_CALL, fence_cut as _fence_cut
+from .._lalr.driver import Driver
+from .._lalr.extent import StopIndex
 from .._result.model import ToolCall
 
 enabled = True
@@ -106,13 +125,13 @@ _BATCH = 64
 class Memo:
     """One reply's memo (Scanner.storm)."""
 
-    __slots__ = ("recent", "known", "refused", "ahead", "streak", "ends", "run", "last")
+    __slots__ = ("recent", "known", "refused", "ahead", "streak", "ends", "run", "last", "probes")
 
     def __init__(self) -> None:
         self.ahead: dict = {}  # marker -> its window's length after it, when not _AHEAD
         self.ends: dict = {}  # marker -> the end markers of the formats it begins (_closed_within)
         self.recent: dict = {}  # the keys of the last regions read (in order)
-        self.known: dict = {}  # key -> (items relative to the marker, end relative to it)
+        self.known: dict = {}  # key -> (items relative to the marker, end relative to it, _to_note's, _listed_hold's)
         self.refused: set = set()  # keys whose certification failed (read the usual way)
         # A stream's: marker -> (where its last region began, in the reply; how many of
         # its regions in a row followed the one before). See region().
@@ -123,6 +142,9 @@ class Memo:
         # parse()'s: the last key prose_end found, where it began and how memo.ahead had
         # the marker then (see prose_end).
         self.last: tuple | None = None
+        # format name -> a driver of it on this reply, whose _cut tells whether a marker
+        # cuts a value read up to a list's `]` (_listed_hold).
+        self.probes: dict = {}
 
 
 def region(sc: Any, out: list, start: int, marker: str, final: bool) -> bool | None:
@@ -185,8 +207,8 @@ def prose_end(sc: Any, start: int, marker: str, kind: str) -> tuple:
     known = memo.known.get(key)
     if known is None:
         return 0, key
-    items, end, noted = known
-    if noted is not None or len(items) != 1:
+    items, end, noted, listed = known
+    if noted is not None or listed or len(items) != 1:
         return 0, key
     item = items[0]
     if type(item) is not Piece or item[0] != kind or item[1] != 0 or item[2] != end:
@@ -264,8 +286,8 @@ def read(sc: Any, out: list, key: tuple, start: int, final: bool = True) -> bool
     read it the usual way."""
     memo = sc.storm
     known = memo.known.get(key)
-    if known is not None:
-        items, end, noted = known
+    if known is not None and (not known[3] or _listed_hold(sc, memo, marker_of(key), known[3], start, final)):
+        items, end, noted, _ = known
         moved = _moved(items, start)
         out.extend(moved)
         sc.pos = start + end
@@ -283,6 +305,8 @@ def read(sc: Any, out: list, key: tuple, start: int, final: bool = True) -> bool
         if noted is not None:
             _noted(sc, moved, noted, final)
         return True
+    if known is not None:
+        return False  # (its values read up to a list's `]` do not hold here: read the usual way)
     recent = memo.recent
     if key in recent and key not in memo.refused and len(memo.known) < _KEPT and len(memo.refused) < _KEPT:
         return _certify(sc, out, key, start, memo, final)
@@ -305,8 +329,13 @@ def _certify(sc: Any, out: list, key: tuple, start: int, memo: Memo, final: bool
         memo.refused.add(key)
         return False
     n = len(out)
+    # (The values its drivers read up to a list's `]`, a whole text's: Driver.listed_log.)
+    log = sc.listed_log = [] if final else None
     sc._begin(candidates, start, len(marker), None)
-    sc.region.run(out, final, False)
+    try:
+        sc.region.run(out, final, False)
+    finally:
+        sc.listed_log = None
     if sc.region is not None or sc.mode != "prose":
         # (Not decided on the text so far, a stream's: its region reads on, as usual.
         # Its window, shorter, would not decide it either: the marker's next keys see
@@ -317,9 +346,10 @@ def _certify(sc: Any, out: list, key: tuple, start: int, memo: Memo, final: bool
             memo.ahead[marker] = _AHEAD_LONG
         return True
     got = _relative(out[n:], start), sc.pos - start
-    seen = _stream_reading(sc, window, back, marker, candidates, line_call)
+    listed = tuple(sorted({(name, at - start) for name, at in log})) if log else ()
+    seen = _stream_reading(sc, window, back, marker, candidates, line_call, listed)
     if seen is not None and repr(seen) == repr(got):
-        memo.known[key] = (_planned(got[0]), got[1], _to_note(sc, got[0], marker, start, back, len(window), final))
+        memo.known[key] = (_planned(got[0]), got[1], _to_note(sc, got[0], marker, start, back, len(window), final), listed)
         return True
     memo.refused.add(key)
     if seen is None and len(window) - back - len(marker) < _AHEAD_LONG:
@@ -401,7 +431,48 @@ def _noted(sc: Any, moved: list, noted: tuple, final: bool) -> None:
             sc.stray.armed, sc.stray.fresh = told
 
 
-def _stream_reading(sc: Any, window: str, back: int, marker: str, candidates: list, line_call: int = -1) -> tuple | None:
+def marker_of(key: tuple) -> str:
+    return key[0]
+
+
+def _listed_hold(sc: Any, memo: Memo, marker: str, listed: tuple, start: int, final: bool) -> bool:
+    """Whether the values the certified region's drivers read up to a list's `]`, which
+    ran on to the end of its window (Driver.listed_log: (format, place from the marker)),
+    are read so in the region at `start` too: each runs on to the end of this reply (no
+    `,` or `)` at its depth ends it), no marker cuts it, and no code fence's close ends
+    it, as the whole text's reading asks before it reads the value so (Driver._lex). The
+    rest of that reading is the window's (the list's `]`, text after it), which the key
+    holds. A whole text only (a stream's own reading never reads a value so)."""
+    brackets = sc.brackets
+    if not final or brackets is None:
+        return False
+    buf = sc.buf
+    if brackets.arguments is None:
+        brackets.arguments = StopIndex(",)")
+    for name, rel in listed:
+        at = start + rel
+        # (argument_end's answer; not its look at the next characters first, which
+        # finds no end in such a value: only the index's, to the end of the text.)
+        if brackets.arguments.end(buf, at) < len(buf):
+            return False
+        probe = memo.probes.get(name)
+        if probe is None:
+            fmt = next((f for f in sc.by_marker[marker] if f.name == name), None)
+            if fmt is None:
+                return False
+            if fmt.parser == "earley":
+                return False
+            # (As RegionReader.driver makes the region's: its cutter is the scanner's.)
+            room = max(sc.max_prefix + 1, *map(len, fmt.ends)) if fmt.ends else sc.max_prefix + 1
+            probe = memo.probes[name] = Driver(fmt, start, brackets, (sc._markers_from, room, sc.prefixes, sc.find, sc.call_reads_at), False)
+        if probe.brackets is not brackets:
+            return False
+        if _fence_cut(probe, buf, at) >= 0 or probe._cut(buf, at, None, True) is not None:
+            return False
+    return True
+
+
+def _stream_reading(sc: Any, window: str, back: int, marker: str, candidates: list, line_call: int = -1, listed: tuple = ()) -> tuple | None:
     """What a stream's reading (final=False) of the region at `back` in `window` decides,
     as Scanner._in_prose begins it (the fast frame, or a line-anchored marker's opening
     test, first): (its items relative to the marker, its end relative to it); None when
@@ -421,6 +492,9 @@ def _stream_reading(sc: Any, window: str, back: int, marker: str, candidates: li
     o.opener_runs = {}
     o.pending, o.pending_n, o.held = [], 0, ""
     o.storm = None
+    # (Told that the whole text's reading read these values up to a list's `]`, which
+    # the memo checks at each region it gives the outcome to: _listed_hold.)
+    o.listed_log, o.listed_hint = None, frozenset((name, back + rel) for name, rel in listed) if listed else None
     frame = o.frames[marker]
     if frame is not None and frame.read(window, back, False, o.tools) is not None:
         return None
