@@ -496,6 +496,18 @@ def test_argument_end_is_where_a_drivers_scan_ends(text, pad, at):
 
 
 @SETTINGS
+@given(st.text(alphabet="[]{}()\"'\\ab ,\n", max_size=40) | jsonish_text, st.integers(0, 300), st.integers(0, 40))
+def test_list_close_is_where_a_scan_for_the_lists_bracket_ends(text, pad, at):
+    # A list's `]` after a value (salvage.list_closed), found in the next characters or
+    # by the index: where a scan of the whole text finds it (None: nowhere before its end).
+    text = text[:at] + "a" * pad + text[at:]
+    index = BracketIndex()
+    for pos in range(len(text)):
+        end = scalar_end(text, pos, "]")
+        assert index.list_close(text, pos) == (end if end < len(text) else None), (text, pos)
+
+
+@SETTINGS
 @given(st.text(alphabet=" \t\n\r\x0b\x1c\x85\xa0\u2028\u3000ab{", max_size=40), st.integers(0, 200))
 def test_stripped_end_is_the_length_of_rstrip(text, pad):
     for t in (text, text + " " * pad, "x" * pad + text, text + "\n" * pad + text):

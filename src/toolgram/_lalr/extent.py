@@ -168,6 +168,13 @@ class BracketIndex:
             last = self.last_bracket = (text, text.rfind("]"))
         if last[1] < pos:
             return None  # (no `]` after pos at all: no scan of the brackets to the end)
+        # Most lists close soon: a scan of the next characters finds where, as a scan of
+        # the whole text would (as argument_end's), and the index's one trace is not taken
+        # on from where it was to pos (a storm's last regions, read past the memo's).
+        window = text[pos : pos + 256]
+        end = scalar_end(window, 0, "]")
+        if end < len(window):
+            return pos + end
         if self.list_closes is None:
             self.list_closes = StopIndex("]")
         end = self.list_closes.end(text, pos)
