@@ -1875,3 +1875,22 @@ def test_a_regions_drivers_reading_two_texts_keep_each_ones_brackets(monkeypatch
     assert asked[0] >= 6  # (each call's region asks)
     assert anew[0] <= 1  # (the second text, once)
     assert steps[0] <= sum(raw.count(c) for c in "{}\"") + 1  # (each token once; the end once)
+
+
+@pytest.mark.parametrize("head", ["", "```\n", "Code:\n```json\n"])
+def test_a_fence_of_backticks_to_the_text_end_is_counted_once(head: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A line of backticks that runs on to the end of a stream's text: how many the fence
+    # has decides whether it closes the block open before it, and each 1-character delta
+    # counted the run again from its first backtick (`` ```\n`` then 16,000 backticks: 5 s).
+    calls = [0]
+    fence_closes = _scan.Scanner._fence_closes
+
+    def counted(self: Any, out: list, buf: str, i: int, final: bool) -> Any:
+        if i == 0 or buf[i - 1] == "\n":  # (a fence line's: its backticks are counted)
+            calls[0] += 1
+        return fence_closes(self, out, buf, i, final)
+
+    monkeypatch.setattr(_scan.Scanner, "_fence_closes", counted)
+    raw = head + "`" * 4_000 + '\n{"name": "f", "arguments": {}}\n```'
+    assert result_key(streamed(raw, 1)) == result_key(toolgram.parse(raw))
+    assert calls[0] <= 40, calls[0]

@@ -189,6 +189,7 @@ class Scanner(MarkerSearch):
     fence_took = 0
     fence_blanks = -1
     fence_open = 0
+    fence_ticks = -1  # (where a run of backticks to a stream's text's end began: _TICK_WAIT)
     # (The marker searches' own state: see MarkerSearch.)
 
     def __init__(
@@ -506,6 +507,9 @@ class Scanner(MarkerSearch):
                 # (Blanks after a fence's ``` that may close a code block, to the text's
                 # end: only a delta with more than blanks tells: see _fence_closes.)
                 self.waiting = _BLANK_WAIT
+                return
+            if self.fence_ticks >= 0 and self.fence_ticks == self.base + self.pos:
+                self.waiting = _TICK_WAIT  # (a fence's backticks to the text's end: see _fence_closes)
                 return
             buf = self.buf
             if self.mode == "think" and len(buf) - self.pos > self.max_prefix:
@@ -1132,6 +1136,13 @@ class Scanner(MarkerSearch):
         k = i + 3
         while k < n and buf[k] == "`":
             k += 1
+        if k == n and not final:
+            # (Backticks to the text's end: how many the fence has, which decides whether
+            # it closes the open one, the first other character tells. Until then deltas
+            # of backticks are put aside, _TICK_WAIT: one count of the run, not one a delta.)
+            self.fence_ticks = at
+            return None
+        self.fence_ticks = -1
         run = k - i
         opened = self.fence_open
         if not opened or run < opened:
@@ -1629,6 +1640,19 @@ class _BlankWait:
 
 
 _BLANK_WAIT = _BlankWait()
+
+
+class _TickWait:
+    """The scanner's wait on a fence's backticks that run to the text's end (Scanner.
+    _fence_closes): deltas of backticks only are put aside."""
+
+    __slots__ = ()
+
+    def absorbs(self, text: str, n: int) -> bool:
+        return not text.strip("`")
+
+
+_TICK_WAIT = _TickWait()
 
 
 class _GrowWait:
