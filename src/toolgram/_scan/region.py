@@ -198,7 +198,7 @@ class RegionReader:
             # of the reply, the call's `)` left out: read as a reply that ends at that `]`
             # (Driver.listed), the call up to it. Where that is no whole call, the salvage
             # tells the value broken, up to that `]` (salvage.list_closed).
-            listed = _listed(self, drv, status) if drv.listed is not None and drv.listed > 0 else None
+            listed = _listed(self, drv, status, final) if drv.listed is not None and drv.listed > 0 else None
             if status == WAIT:
                 return False
             if status == DONE:

@@ -454,7 +454,7 @@ def list_closed(r: Any, drv: Driver, buf: str, final: bool) -> Any:
     drafts = [i for i in region.items if isinstance(i, Draft)]
     if not drafts or any("cut_value" in d.repairs or "dropped_partial_argument" in d.repairs for d in drafts):
         return end
-    return region
+    return _with_cut_end(region, buf, drv.fmt, final)
 
 
 def _listed_why(r: Any, drv: Driver) -> str:
@@ -468,7 +468,19 @@ def _listed_why(r: Any, drv: Driver) -> str:
     return why if why and isinstance(why, str) else "the list's `]` comes before the call's `)`, and text follows it"
 
 
-def listed(r: Any, drv: Driver, status: str) -> Region | None:
+def _with_cut_end(region: Region, buf: str, fmt: Any, final: bool) -> Region:
+    """The region read up to a list's `]` (list_closed, listed), taking the piece of the
+    format's own end marker that the end of the reply cut right after it, if that is all
+    that follows (`<|tool_call_start|>[f(a="x"]<|tool_c`): that piece is the region's
+    markup, as after a call read whole, not prose (QA24c R3)."""
+    if final:
+        rest = buf[region.end :].strip()
+        if rest and buf.endswith(rest) and any(e.startswith(rest) and e != rest for e in fmt.ends if e):
+            region.end = len(buf)
+    return region
+
+
+def listed(r: Any, drv: Driver, status: str, final: bool = False) -> Region | None:
     """The region drv read as a reply that ends at a list's `]` its last value ran on
     over (Driver.listed: list_closed's reading, read once), where that reading is calls
     whose values were read whole; None where it is not (see list_closed)."""
@@ -481,7 +493,7 @@ def listed(r: Any, drv: Driver, status: str) -> Region | None:
     drafts = [i for i in region.items if isinstance(i, Draft)]
     if not drafts or any("cut_value" in d.repairs or "dropped_partial_argument" in d.repairs for d in drafts):
         return None
-    return region
+    return _with_cut_end(region, r.sc.buf, drv.fmt, final)
 
 
 def _cut_at_end(drv: Driver, buf: str, final: bool) -> bool:
