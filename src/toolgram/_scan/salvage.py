@@ -445,16 +445,8 @@ def list_closed(r: Any, drv: Driver, buf: str, final: bool) -> Any:
     end = close + 1
     fresh = _again(drv, r.region_start, None, end, buf)
     fresh.quotes = False
-    if fresh.run(buf[:end], True, r.sc.at_marker) != DONE:
-        return end
-    fresh.ended = -1  # (the reply went on past this point: its values are whole)
-    region = r.sc._decode(fresh)
-    if not isinstance(region, Region):
-        return end
-    drafts = [i for i in region.items if isinstance(i, Draft)]
-    if not drafts or any("cut_value" in d.repairs or "dropped_partial_argument" in d.repairs for d in drafts):
-        return end
-    return _with_cut_end(region, buf, drv.fmt, final)
+    region = listed(r, fresh, fresh.run(buf[:end], True, r.sc.at_marker), final)
+    return end if region is None else region
 
 
 def _listed_why(r: Any, drv: Driver) -> str:
