@@ -1689,11 +1689,16 @@ def test_single_quoted_values_left_open_past_their_end_marker_are_read_for_a_bre
     assert large <= 4.5 * small, (small, large)
 
 
-def test_a_storm_of_markers_with_no_blank_line_searches_back_for_a_paragraph_once(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("stream", [False, True], ids=["parse", "stream"])
+def test_a_storm_of_markers_with_no_blank_line_searches_back_for_a_paragraph_once(stream: bool, monkeypatch: pytest.MonkeyPatch) -> None:
     # instring._paragraph: each marker in prose after a string's opening looks back for
     # the last blank or fence line, up to LOOK characters; with none in the text, every
     # marker read LOOK characters (a 32 KB storm of cut MiniMax calls, 240 ms). The
     # search now reads on from the last marker's line: about the text's length in all.
+    # In a stream too: its text is a new str at each delta, and the last search was kept
+    # for one str, so each delta's marker read LOOK characters back again (8-character
+    # deltas: 149 ms at 32 KB, 1.2x its budget); the stream's Reading keeps it, in the
+    # reply's places.
     from toolgram._scan import instring
 
     unit = '<minimax:tool_call>\n<invoke name="rm_rf">\n<\n'
@@ -1708,9 +1713,11 @@ def test_a_storm_of_markers_with_no_blank_line_searches_back_for_a_paragraph_onc
 
     monkeypatch.setattr(instring, "_BREAK", Spy())
     raw = unit * 600
-    toolgram.parse(raw)
+    got = streamed(raw, 8) if stream else toolgram.parse(raw)
     assert read, "the storm no longer asks _paragraph: find another shape"
     assert sum(read) < 2 * len(raw), (sum(read), len(raw))
+    monkeypatch.undo()
+    assert result_key(got) == result_key(toolgram.parse(raw))
 
 
 def test_a_delta_of_many_python_values_cut_at_a_marker_scans_each_once(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -1766,33 +1773,6 @@ def test_a_streamed_value_left_open_looks_at_its_quotes_once(monkeypatch: pytest
     assert looked[0] < len(raw), (looked[0], len(raw))
     monkeypatch.undo()
     assert result_key(got) == result_key(toolgram.parse(raw, ["get_weather", "search"]))
-
-
-def test_a_streamed_storm_of_markers_with_no_blank_line_searches_back_for_a_paragraph_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    # The same search in a stream: its text is a new str at each delta, and the last
-    # search was kept for one str, so each delta's marker read LOOK characters back again
-    # (bench_pathological's `<minimax:tool_call>\n<invoke name="rm_rf">\n<` repeated, 8-
-    # character deltas: 149 ms at 32 KB, 1.2x its budget). The stream's Reading keeps it,
-    # in the reply's places: about the text's length in all, as parse() reads.
-    from toolgram._scan import instring
-
-    unit = '<minimax:tool_call>\n<invoke name="rm_rf">\n<\n'
-    toolgram.parse(unit * 3)  # (_BREAK compiled: its module name is the pattern now)
-    real = instring._BREAK
-    read: list[int] = []
-
-    class Spy:
-        def search(self, buf: str, lo: int, hi: int) -> Any:
-            read.append(hi - lo)
-            return real.search(buf, lo, hi)
-
-    monkeypatch.setattr(instring, "_BREAK", Spy())
-    raw = unit * 600
-    got = streamed(raw, 8)
-    assert read, "the storm no longer asks _paragraph: find another shape"
-    assert sum(read) < 2 * len(raw), (sum(read), len(raw))
-    monkeypatch.undo()
-    assert result_key(got) == result_key(toolgram.parse(raw))
 
 
 def test_the_regions_of_a_reply_that_ends_in_a_turn_token_share_one_text(monkeypatch: pytest.MonkeyPatch) -> None:
