@@ -195,10 +195,7 @@ def prose_end(sc: Any, start: int, marker: str, kind: str) -> tuple:
             back, window = k[1], k[3]
             lo = start - back
             if sc.buf.startswith(window, lo):
-                line_call = start - (sc.line_call_end - sc.base)
-                if not 0 <= line_call <= back:
-                    line_call = -1
-                key = (marker, back, sc.in_open_think, window, line_call)
+                key = _key(sc, marker, start, back, window)
     if key is None:
         key = key_of(sc, start, marker)
         if key is None:
@@ -255,10 +252,17 @@ def key_of(sc: Any, start: int, marker: str) -> tuple | None:
     # reading asks about it). Without it, a llama3_json storm took the outcome of a
     # region after prose, its broken object prose untold, for one right after a call's
     # line, whose object a stream, reading it, told (fuzz seed 7 #8136182).
+    return _key(sc, marker, start, start - keep, buf[keep : start + len(marker) + ahead])
+
+
+def _key(sc: Any, marker: str, start: int, back: int, window: str) -> tuple:
+    """The memo key of the region of `marker` at `start` whose window (from `back`
+    characters before the marker) is `window`: those, and the scanner's state the
+    region reads (key_of; prose_end's reuse of the last marker's window)."""
     line_call = start - (sc.line_call_end - sc.base)
-    if not 0 <= line_call <= start - keep:
+    if not 0 <= line_call <= back:
         line_call = -1
-    return (marker, start - keep, sc.in_open_think, buf[keep : start + len(marker) + ahead], line_call)
+    return (marker, back, sc.in_open_think, window, line_call)
 
 
 def _closed_within(memo: Memo, sc: Any, buf: str, start: int, marker: str) -> int:
