@@ -156,13 +156,25 @@ def test_memory_and_timeout_errors_pass_through(exc: type, monkeypatch: pytest.M
         sp.close()
 
 
-def test_a_bug_of_ours_is_an_error_result(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_bug_of_ours_is_an_error_result(monkeypatch: pytest.MonkeyPatch, bugs_as_results: None) -> None:
     # The mode called with the wrong arguments: a TypeError raised in toolgram's code.
     monkeypatch.setitem(_scan._MODES, "prose", functools.partial(_scan._trie, None))
     result = toolgram.parse("Hello <tool_call> there")
     assert result.calls == []
     assert result.text == "Hello <tool_call> there"
     assert result.errors == ["Couldn't read a tool call: internal error (TypeError)."]
+
+
+def test_the_suite_sees_a_bug_of_ours_raise(monkeypatch: pytest.MonkeyPatch) -> None:
+    # In the tests (conftest sets toolgram._guard.raise_bugs) the same bug raises, in
+    # parse() and in the stream, so that no test passes on an internal-error result.
+    monkeypatch.setitem(_scan._MODES, "prose", functools.partial(_scan._trie, None))
+    with pytest.raises(TypeError):
+        toolgram.parse("Hello <tool_call> there")
+    sp = toolgram.StreamParser()
+    with pytest.raises(TypeError):
+        sp.feed("Hello <tool_call> there")
+        sp.close()
 
 
 # -- work grows linearly with the reply ----------------------------------------------

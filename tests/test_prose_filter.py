@@ -107,7 +107,7 @@ def test_push_after_flush_raises_and_none_is_empty() -> None:
         f.push("x")
 
 
-def test_internal_error_shows_the_rest(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_internal_error_shows_the_rest(monkeypatch: pytest.MonkeyPatch, bugs_as_results: None) -> None:
     f = ProseFilter(formats=["hermes"])
     assert f.push("a <tool") == "a "
 

@@ -893,7 +893,7 @@ def test_negative_max_chars_is_refused() -> None:
         StreamParser(max_chars=-1)
 
 
-def test_internal_error_keeps_the_rest_as_prose(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_internal_error_keeps_the_rest_as_prose(monkeypatch: pytest.MonkeyPatch, bugs_as_results: None) -> None:
     sp = StreamParser()
     assert [e.text for e in sp.feed("Hello, there ")] == ["Hello, there"]
 

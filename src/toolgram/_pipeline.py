@@ -6,7 +6,7 @@ from typing import Any
 
 from ._build.builder import Draft, Prose, Reasoning
 from ._build.depth import too_deep_argument, too_deep_message
-from ._guard import passes_through
+from ._guard import escapes
 from ._result.model import ParseResult, Segment, TextOf, ToolCall, lazy_result, make_call, make_segment
 from ._grammar.registry import Format, registry_for
 from ._scan.items import strip_leading
@@ -688,7 +688,7 @@ def parse(
     try:
         asm.extend(scanner.read(head, asm))
     except Exception as exc:  # noqa: BLE001 - the promise is "never raises"
-        if passes_through(exc):
+        if escapes(exc):
             raise
         # A bug of ours must not cost the user the reply: keep it all as prose.
         asm = Assembler(toolset, validate, whole=True, truncated=truncated)

@@ -86,7 +86,7 @@ from typing import Any
 import regex
 
 from ..events import ArgumentsDelta, CallCancelled, CallDone, CallStart, Error, Event, Reasoning, Text
-from .._guard import passes_through
+from .._guard import escapes
 from .jsonecho import JsonEcho
 from .pyecho import PyEcho
 from .xmlecho import XmlParamEcho
@@ -428,7 +428,7 @@ class StreamParser:
         """Whether exc must reach the caller (see _guard): an exception that is not
         toolgram's (a deadline, MemoryError, Ctrl-C). It stopped the stream inside a
         delta, half done, so the stream reads nothing more."""
-        if isinstance(exc, Exception) and not passes_through(exc):
+        if isinstance(exc, Exception) and not escapes(exc):
             return False
         self._stop(_INTERRUPTED)
         return True

@@ -25,7 +25,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._build.builder import Prose
-from .._guard import passes_through
+from .._guard import escapes
 from .._result.model import TextOf
 from .._pipeline import read_calls, select_formats
 from .._scan.scanner import Piece, Region, Scanner
@@ -62,7 +62,7 @@ class ProseFilter:
         try:
             plain = self._scanner.take_plain(delta)
         except Exception as exc:  # noqa: BLE001 - the slow way reports it
-            if passes_through(exc):
+            if escapes(exc):
                 raise
             plain = None
         if plain is not None:
@@ -86,7 +86,7 @@ class ProseFilter:
         try:
             items = scanner.finish() if final else scanner.feed(delta, False)
         except Exception as exc:  # noqa: BLE001 - never raise: show the rest as it is
-            if passes_through(exc):
+            if escapes(exc):
                 raise
             self._broken = True
             return scanner.unread()
