@@ -474,6 +474,40 @@ def test_a_value_cut_inside_its_open_string_streams_as_it_parses(raw: str, tools
         check(raw, chunked(raw, size), tools)
 
 
+# A double-quoted Python value left open before another format's call, which Python reads
+# as closed by the first `"` of that call's JSON: parse() ends the string at the call's
+# marker where the call runs to the end of the reply (blanks after it at most), and reads
+# the call; a stream cut the value at a marker after its break instead, one inside that
+# call's JSON (a name or a value holding ``` , ```json or another format's marker), sent
+# the pythonic call with the quoted call's head as its value and left the rest, the call's
+# close tag too, in the text, no error, in every chunking (fuzz seed 7 #12170362, issue 17).
+# Now a stream waits until the end of the reply, or text after that call, tells, as parse()
+# reads it; where text follows, both cut at that later marker alike.
+STRING_OPEN_BEFORE_A_CALL = [
+    '[e(y="<tool_call>{"name":"```","arguments":{"":""}}</tool_call>',
+    '[e(y="<tool_call>{"name":"```json","arguments":{"a":"b"}}</tool_call>\n',
+    '[e(y="<tool_call>{"name":"get","arguments":{"a":"```"}}</tool_call>',
+    '[e(y="x <tool_call>{"name":"get","arguments":{"a":"<|tool_call_start|>"}}</tool_call>',
+    '[e(y="x <tool_call>{"name":"get","arguments":{"a":"[TOOL_CALLS]"}}</tool_call>',
+    '[e(y="x <tool_call>{"name":"get","arguments":{"a":"<function=f>"}}</tool_call>',
+    '[e(y="<tool_call>\n{"name": "get", "arguments": {"a": "```"}}\n</tool_call>  \n ',
+    'Sure.\n[e(y="<tool_call>{"name":"```","arguments":{}}</tool_call>',
+    '<|tool_call_start|>[e(y="<tool_call>{"name":"```","arguments":{}}</tool_call>',
+    # (Text after the call: the string quoted it; cut at the later marker, in both.)
+    '[e(y="<tool_call>{"name":"```","arguments":{}}</tool_call> Done.',
+    '[e(y="<tool_call>{"name":"```","arguments":{}}</tool_call>\n<tool_call>{"name":"get","arguments":{}}</tool_call>',
+    '[e(y="<tool_call>{"name":"```","arguments":{@}}</tool_call>',
+]
+
+
+@pytest.mark.parametrize("raw", STRING_OPEN_BEFORE_A_CALL)
+@pytest.mark.parametrize("tools", [None, ["e", "get", "```"]])
+def test_a_string_left_open_before_a_call_holding_a_marker_streams_as_it_parses(raw: str, tools: Any) -> None:
+    # (The first call is done when the reply ends, as for LATE_CALLS' such cases.)
+    for size in range(1, len(raw) + 1):
+        check(raw, chunked(raw, size), tools, timely=False)
+
+
 # A list of Python calls whose last call's `)` was left out before the list's `]`, prose
 # after it: the value ran on over the `]` to the end of the reply, and parse() read an
 # empty call (dropped_partial_argument, cut_value) that swallowed the prose (issue 17).
@@ -538,6 +572,9 @@ LATE_CALLS = {
     # only where nothing but blanks follows the call, which the end tells (QA22 D7).
     "pythonic/double_quoted_string_left_open_then_another_formats_call_ends_it",
     "lfm2/double_quoted_string_left_open_then_another_formats_call_ends_it",
+    # The same, the call's JSON holding a code fence: a stream cut the value at its ```
+    # (fuzz seed 7 #12170362).
+    "pythonic/double_quoted_string_left_open_then_another_formats_call_whose_json_holds_a_code_fence",
     # A Gemma string left open in prose, then a call, then a call cut before its close
     # marker whose only `<tool_call|>` is inside its own string: the prose's string may
     # close as a value after that second call's end (then it quotes both), and that end

@@ -576,6 +576,11 @@ def cut(d: Any, buf: str, pos: int, stop: int, final: bool, open_to: bool = Fals
         m = _call_in_open_string(d, buf, pos, stop, closed_only=True)
         if m >= 0:
             return m
+    elif stop >= len(buf) and len(d.cutter) > 4 and _open_call_waits(d, buf, pos):
+        # A stream's text so far, the value running on to its end: the end of the reply
+        # may still cut it at that call's marker (above), which is before any marker after
+        # its break (below): wait until it cannot (issue 17).
+        return WAIT
     if at is None:
         if opened >= pos:
             # A string left open to the end of the reply (`{"city": "Par<|tool_call_end|>…`,
@@ -699,6 +704,38 @@ def _call_in_open_string(d: Any, buf: str, pos: int, stop: int, closed_only: boo
             return m if e > close and _SPACE_TO_END.match(buf, e) is not None else -1
         m = d._first_marker(buf, m + 1, close)
     return -1
+
+
+def _open_call_waits(d: Any, buf: str, pos: int) -> bool:
+    """In a stream's text so far, whether the end of the reply may yet cut the Python
+    value at pos, which runs on to the text's end, as _call_in_open_string(closed_only=True)
+    cuts it in the whole text: its string, as Python reads it, closed at a quote inside
+    another format's call that begins at a marker in it, and that call may still read
+    whole and run to the end of the reply (`[f(a="<tool_call>{"name": "x", …` while
+    `}}</tool_call>` has not come, or blanks alone have followed it). Only the end of the
+    reply tells that; until then a marker after the value's break (a ``` or another
+    format's marker inside that call's JSON: `{"name": "```", …`) must not cut it, as a
+    stream cut it where parse() cut it at the call's marker, the call read (issue 17).
+    The markers are those _call_in_open_string walks, each call read by its frame as
+    the stream's text so far reads it (call_reads_at: WAIT while it may still read).
+    False once the call cannot read whole there, ends inside the string, or text
+    follows it: then the whole text's reading cuts it as the text so far does."""
+    if buf[pos] not in "'\"" or not d.fmt.stream_python and "PYVALUE" not in d.c.terminals:
+        return False
+    end = _repair.py_string_end(buf, pos)
+    if end < 0:
+        return False
+    close = end - 1
+    reads = d.cutter[4]
+    m = d._first_marker(buf, pos + 1, close)
+    while m >= 0:
+        e = reads(buf, m, d.fmt, False)
+        if e == WAIT:
+            return True
+        if e:
+            return e > close and _SPACE_TO_END.match(buf, e) is not None
+        m = d._first_marker(buf, m + 1, close)
+    return False
 
 
 def _call_between(d: Any, buf: str, lo: int, hi: int) -> int:

@@ -1237,11 +1237,13 @@ class Scanner(MarkerSearch):
             self.closer = c or turn
             self.closer_turn = bool(turn)
 
-    def call_reads_at(self, buf: str, at: int, fmt: Format) -> int:
+    def call_reads_at(self, buf: str, at: int, fmt: Format, final: bool = True) -> Any:
         """Where, at the marker at `at` in a whole text, a call of another format than
         `fmt` that is not quiet reads whole, by that marker's fast frame, ends (_close.cut:
         such a call ends a Python string that `fmt`'s value left open to the end of the
-        reply, QA19 R15); 0 where none does (or the marker has no fast frame)."""
+        reply, QA19 R15); 0 where none does (or the marker has no fast frame). With
+        final=False, in a stream's text so far: WAIT where more text may still make it
+        read (the frame waits: its call is not over yet; _close.open_call_waits)."""
         m = self.symbols.match(buf, at)  # (the longest symbol marker there)
         best = m.group() if m is not None else ""
         fmts = self.by_marker.get(best)
@@ -1250,8 +1252,10 @@ class Scanner(MarkerSearch):
         if fmt in fmts or all(f.quiet for f in fmts):
             return 0
         frame = self.whole_frames[best]
-        call = None if frame is None else frame.read(buf, at, True, self.tools)
-        return call.span[1] if type(call) is ToolCall else 0
+        call = None if frame is None else frame.read(buf, at, final, self.tools)
+        if type(call) is ToolCall:
+            return call.span[1]
+        return WAIT if call is not None else 0
 
     def _closer_again(self, out: list, pos: int, kind: str, final: bool) -> bool | None:
         """In prose right after a call (closed_at): its closer written again, blanks
