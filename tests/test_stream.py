@@ -482,7 +482,9 @@ def test_a_value_cut_inside_its_open_string_streams_as_it_parses(raw: str, tools
 # the pythonic call with the quoted call's head as its value and left the rest, the call's
 # close tag too, in the text, no error, in every chunking (fuzz seed 7 #12170362, issue 17).
 # Now a stream waits until the end of the reply, or text after that call, tells, as parse()
-# reads it; where text follows, both cut at that later marker alike.
+# reads it. Where text follows, the string quoted that call (docs/repairs.md): a marker in
+# the call is its text, and cuts the value in neither (both cut it there, the call's close
+# tag left in the prose with no error).
 STRING_OPEN_BEFORE_A_CALL = [
     '[e(y="<tool_call>{"name":"```","arguments":{"":""}}</tool_call>',
     '[e(y="<tool_call>{"name":"```json","arguments":{"a":"b"}}</tool_call>\n',
@@ -497,6 +499,7 @@ STRING_OPEN_BEFORE_A_CALL = [
     '[e(y="<tool_call>{"name":"```","arguments":{}}</tool_call> Done.',
     '[e(y="<tool_call>{"name":"```","arguments":{}}</tool_call>\n<tool_call>{"name":"get","arguments":{}}</tool_call>',
     '[e(y="<tool_call>{"name":"```","arguments":{@}}</tool_call>',
+    '[e(y="Docs:\n<tool_call>{"name":"get","arguments":{"a":"<|tool_call_start|>"}}</tool_call>\nThat is all.")]',
 ]
 
 
@@ -506,6 +509,9 @@ def test_a_string_left_open_before_a_call_holding_a_marker_streams_as_it_parses(
     # (The first call is done when the reply ends, as for LATE_CALLS' such cases.)
     for size in range(1, len(raw) + 1):
         check(raw, chunked(raw, size), tools, timely=False)
+    if "@" not in raw:
+        # (The quoted call's markup is a call's text, never prose.)
+        assert "</tool_call>" not in toolgram.parse(raw, tools).text
 
 
 # A list of Python calls whose last call's `)` was left out before the list's `]`, prose

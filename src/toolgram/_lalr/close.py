@@ -576,7 +576,8 @@ def cut(d: Any, buf: str, pos: int, stop: int, final: bool, open_to: bool = Fals
         m = _call_in_open_string(d, buf, pos, stop, closed_only=True)
         if m >= 0:
             return m
-    elif stop >= len(buf) and len(d.cutter) > 4 and _open_call_waits(d, buf, pos):
+    quoted = _quoted_call_end(d, buf, pos, final) if at is not None and len(d.cutter) > 4 else -1
+    if quoted == WAIT or (not final and quoted > 0 and stop >= len(buf) and _SPACE_TO_END.match(buf, quoted) is not None):
         # A stream's text so far, the value running on to its end: the end of the reply
         # may still cut it at that call's marker (above), which is before any marker after
         # its break (below): wait until it cannot (issue 17).
@@ -600,6 +601,8 @@ def cut(d: Any, buf: str, pos: int, stop: int, final: bool, open_to: bool = Fals
     # (From the character the pass gave up at: a marker that starts there is what
     # broke the value.)
     lo = pos + max(at - 1, 1)
+    if quoted > lo:
+        lo = quoted  # (the markers in that call are its text: _quoted_call_end)
     m = d._first_marker(buf, lo, stop)
     if not settled and (m < 0 or may_start(d, buf, lo, m)):
         return WAIT
@@ -706,36 +709,36 @@ def _call_in_open_string(d: Any, buf: str, pos: int, stop: int, closed_only: boo
     return -1
 
 
-def _open_call_waits(d: Any, buf: str, pos: int) -> bool:
-    """In a stream's text so far, whether the end of the reply may yet cut the Python
-    value at pos, which runs on to the text's end, as _call_in_open_string(closed_only=True)
-    cuts it in the whole text: its string, as Python reads it, closed at a quote inside
-    another format's call that begins at a marker in it, and that call may still read
-    whole and run to the end of the reply (`[f(a="<tool_call>{"name": "x", …` while
-    `}}</tool_call>` has not come, or blanks alone have followed it). Only the end of the
-    reply tells that; until then a marker after the value's break (a ``` or another
-    format's marker inside that call's JSON: `{"name": "```", …`) must not cut it, as a
-    stream cut it where parse() cut it at the call's marker, the call read (issue 17).
-    The markers are those _call_in_open_string walks, each call read by its frame as
-    the stream's text so far reads it (call_reads_at: WAIT while it may still read).
-    False once the call cannot read whole there, ends inside the string, or text
-    follows it: then the whole text's reading cuts it as the text so far does."""
+def _quoted_call_end(d: Any, buf: str, pos: int, final: bool) -> Any:
+    """Where the call ends that the Python value at pos, a string whose close (as Python
+    reads it) is a quote inside another format's call beginning at a marker in it,
+    quotes: the first marker in that string at which such a call reads whole, by its
+    frame (call_reads_at), where that call runs on past the string's close (`[f(a="
+    <tool_call>{"name": "```", …}}</tool_call>`: its `"` after `{` is the call's), or -1;
+    WAIT where a stream's text so far cannot tell yet (the call may still read whole).
+    That call is either the model's next one (where it runs to the end of the reply:
+    _call_in_open_string) or the string's text, unescaped quotes and all: a marker
+    inside it (a ``` or another format's marker in its JSON) is its text, never where
+    the value breaks and is cut; a marker after it is where the value may be cut. A
+    stream that cut it at such a marker before the call's end came sent the call with
+    the quoted call's head for its value, the rest of it prose, its close tag too,
+    where parse() read the call (fuzz seed 7 #12170362, issue 17)."""
     if buf[pos] not in "'\"" or not d.fmt.stream_python and "PYVALUE" not in d.c.terminals:
-        return False
+        return -1
     end = _repair.py_string_end(buf, pos)
     if end < 0:
-        return False
+        return -1
     close = end - 1
     reads = d.cutter[4]
     m = d._first_marker(buf, pos + 1, close)
     while m >= 0:
-        e = reads(buf, m, d.fmt, False)
+        e = reads(buf, m, d.fmt, final)
         if e == WAIT:
-            return True
+            return WAIT
         if e:
-            return e > close and _SPACE_TO_END.match(buf, e) is not None
+            return e if e > close else -1
         m = d._first_marker(buf, m + 1, close)
-    return False
+    return -1
 
 
 def _call_between(d: Any, buf: str, lo: int, hi: int) -> int:
