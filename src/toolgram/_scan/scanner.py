@@ -1243,7 +1243,7 @@ class Scanner(MarkerSearch):
         such a call ends a Python string that `fmt`'s value left open to the end of the
         reply, QA19 R15); 0 where none does (or the marker has no fast frame). With
         final=False, in a stream's text so far: WAIT where more text may still make it
-        read (the frame waits: its call is not over yet; _close.open_call_waits)."""
+        read (the frame waits: its call is not over yet; _close._quoted_call_end)."""
         m = self.symbols.match(buf, at)  # (the longest symbol marker there)
         best = m.group() if m is not None else ""
         fmts = self.by_marker.get(best)
