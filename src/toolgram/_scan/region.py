@@ -19,12 +19,13 @@ from . import pyframe as _pyframe
 from . import storm as _storm
 from .items import Failure, Region
 from .._recover import repair as _repair
-from .mention import _ENDED, cut_inside as _cut_inside, cut_may_come as _cut_may_come, cut_opener as _cut_opener, mention as _mention, settle_failure as _settle_failure
+from .mention import _ENDED, _cut_at_marker, cut_inside as _cut_inside, cut_may_come as _cut_may_come, cut_opener as _cut_opener, mention as _mention, settle_failure as _settle_failure
 from .salvage import list_closed as _list_closed, listed as _listed, salvage as _salvage, salvaged as _salvaged
 from .._build.builder import Builder, Draft, Unreadable
 from .._lalr.driver import DONE, FAIL, WAIT, Driver, turn_end_at, turn_tokens
 from .._lalr.tokens import _SNIPPET, PAUSE
 from .._lalr.close import CUT_ROOM as _CUT_ROOM
+from .._lalr.extent import scalar_end
 from .opening import fails_at_once as _fails_at_once
 from .._lalr.earley import EarleyDriver
 from .._lalr.table import ends_something, skip_ignored
@@ -38,6 +39,29 @@ _FRAME_WAIT = 512
 
 # At most this much of a region cut by the end of the reply is quoted in its error.
 _QUOTED = 80
+
+
+def _whole_before_list_close(buf: str, drv: Any) -> bool:
+    """Whether the last value drv read, cut at a call marker (Driver.cut_at), is whole
+    before a `]` that blanks at most separate from that marker (`b='x']<tool_call>`):
+    the list closed there, the call's `)` left out, and the cut took nothing of the value
+    (`b='x"]<tool_call>'s`: Python's string runs on over that `]`: it did)."""
+    pos, at = drv.last_start, drv.cut_at
+    if drv.last_term != "PYVALUE" or not 0 <= pos < at:
+        return False
+    close = pos + scalar_end(buf[pos:at], 0, "]")
+    return close < at and not buf[close + 1 : at].strip()
+
+
+def _cut_unread(sc: Any, drv: Any, region: Region) -> str:
+    """Why the call drv read, its value cut at a call marker that begins no call
+    (RegionReader.run), is no call: the value is named (the last argument read, the one
+    the cut ended), with the marker it ran on over."""
+    marker = sc.call_re.match(sc.buf, drv.cut_at).group()  # (one there: _cut_at_marker)
+    last = region.items[-1]
+    keys = list(last.arguments) if isinstance(last, Draft) and isinstance(last.arguments, dict) else []
+    what = f"the value of {keys[-1]!r}" if keys else "a value"
+    return f"cannot read {what} (it runs on over {marker!r}, which begins no call)"
 
 
 def _closer(drv: Any, buf: str) -> bool | None:
@@ -236,6 +260,25 @@ class RegionReader:
                         closed = _list_closed(self, drv, sc.buf, final)
                         if isinstance(closed, Region):
                             region = closed
+                    if isinstance(region, Region) and region.items and listed is None and not drv.fmt.quiet and _cut_at_marker(self, drv) and not self.mentioned and (self.cut_broken is None or self.cut_broken.end == drv.cut_at) and not _whole_before_list_close(sc.buf, drv):
+                        # Its value was cut at a call marker (_close.cut), the close left out
+                        # (closed_tag), and read up to there it is a call: only where that
+                        # marker begins a call (the model went on to write it) is the cut
+                        # the value's end. Where it begins none (`b='x"]<tool_call>'s all.
+                        # <|tool_call_end|>`: another format's marker in the value, its own
+                        # end marker after), the value runs on past it and cannot be read:
+                        # an error naming it, the text prose, as where no marker is there
+                        # (`b='x"] ok<|tool_call_end|>`), never the value cut silently and
+                        # the region's own end marker left in the text (QA23 P4). (Not a value
+                        # read whole before the list's `]`, the call's `)` left out: that is the
+                        # list closed before the marker, read as salvage.list_closed reads it.
+                        # begins_call keeps one reading, of one marker: another driver's cut
+                        # at another one is told as before.)
+                        follows = self.begins_call(drv.cut_at, final)
+                        if follows is WAIT:
+                            return False
+                        if not follows:
+                            region = _cut_unread(sc, drv, region)
                     if isinstance(region, Region) and not region.items and "closed_tag" in region.repairs:
                         # A marker closed with nothing in it does not hide the calls an
                         # earlier candidate read before its own failure (see salvage.py).
