@@ -136,7 +136,8 @@ def salvage(r: Any, final: bool, quiet: bool = False):
             return None, Failure(r.region_start, end, f"Couldn't read a tool call: {why}.", False), False
         return False
     region, drafts, end, opened, truncated = got
-    if opened and (drv.stray or unbroken):
+    begun = _value_begun(drv, buf, end) if opened and not (drv.stray or unbroken) else None
+    if opened and (drv.stray or unbroken or begun):
         # What ran on to the end is a value with a stray quote (`city="Par"is")]`,
         # _repair.quoted_end): the call is broken, not cut short, and is no call
         # without that argument. It fails, named, and its text stays prose; the
@@ -146,6 +147,8 @@ def salvage(r: Any, final: bool, quiet: bool = False):
             why = _listed_why(r, drv)
         else:
             why = drv.reason if drv.status == FAIL else r.sc._decode(drv)
+            if begun and not (why and isinstance(why, str) and f"{begun!r}" in why):
+                why = f"cannot read the value of {begun!r}"
             if not why or not isinstance(why, str):
                 why = "a value holds a stray quote"
         at = region.items.index(last)
@@ -447,6 +450,24 @@ def list_closed(r: Any, drv: Driver, buf: str, final: bool) -> Any:
     fresh.quotes = False
     region = listed(r, fresh, fresh.run(buf[:end], True, r.sc.at_marker), final)
     return end if region is None else region
+
+
+def _value_begun(drv: Driver, buf: str, end: int) -> str | None:
+    """The name of the Python argument whose value was begun after `end`, the last point
+    the region can be closed at before the end of the reply (salvage_one's `opened`), or
+    None. Read to that point, the call drops it (dropped_partial_argument): right where a
+    name alone was cut (`n=`), or a value the end of the reply cut that a shorter reading
+    never mends. But a value that runs on to the end of the reply and that a reading cut
+    there cannot read either (`b='x"] ok`: the lenient pass closes `'x"`, then `] ok`) is
+    broken, not cut: a cut one reads, its text so far kept (`b='x"`: cut_value). So it is
+    named in an error, never an empty or partial call whose value was dropped."""
+    if "PYVALUE" not in drv.c.terminals:
+        return None
+    m = _BEGUN.match(buf, end)
+    return m.group(1) if m is not None else None
+
+
+_BEGUN = lazy(regex.compile, r"[\s,]*+([A-Za-z_]\w*+)[ \t]*+=[ \t]*+(?=\S)")
 
 
 def _listed_why(r: Any, drv: Driver) -> str:
