@@ -97,6 +97,7 @@ def salvage(r: Any, final: bool, quiet: bool = False):
     unbroken, listed_drv = 0, None  # (the last value went on past the list's `]`, the end of that: see list_closed)
     broken: list = []  # (where a whole call read before the failure ends, and why it cannot be built)
     for drv in r.drivers:  # (the candidates in order: the first that keeps calls)
+        buf = _read_text(r, drv, final)
         if drv.fmt.anchor == "whole":
             continue  # (its region is the whole reply or nothing)
         if drv.fmt.parser == "earley":
@@ -118,7 +119,7 @@ def salvage(r: Any, final: bool, quiet: bool = False):
             if not why or not isinstance(why, str):
                 why = "a value holds a stray quote"
             return None, Failure(r.region_start, len(buf), f"Couldn't read a tool call: {why}."), False
-        got = salvage_one(r, drv, final, None if quiet or drv.fmt.quiet else broken)
+        got = salvage_one(r, drv, final, None if quiet or drv.fmt.quiet else broken, buf)
         if got is WAIT:
             return WAIT  # (whether this candidate keeps calls is not told yet)
         if got:
@@ -199,6 +200,19 @@ def salvage(r: Any, final: bool, quiet: bool = False):
     r.failed_frame = drv
     r.fail_scan = fail_end
     return region, None, True
+
+def _read_text(r: Any, drv: Driver, final: bool) -> str:
+    """The text drv read (RegionReader._read): in a whole text, without an end-of-turn
+    token of its format that ends the reply (region._before_turn_end). The salvage
+    looks at that text, so the token is the end of the reply for it as for the driver
+    (`f(text='x"]'s all.<|im_end|>` is salvaged, and told, as the same reply without the
+    token is: not silent prose where that one is an error)."""
+    if not final:
+        return r.sc.buf
+    from .region import _before_turn_end  # (region imports this module)
+
+    return _before_turn_end(r.sc, drv)
+
 
 def _spaced_first(r: Any, final: bool):
     """Where no call is kept, the block's first call may be one whose name has a space
@@ -518,12 +532,14 @@ def _cut_at_end(drv: Driver, buf: str, final: bool) -> bool:
     return final and p >= n and "closed_tag" in drv.repairs
 
 
-def salvage_one(r: Any, drv: Driver, final: bool, broken: list | None = None):
+def salvage_one(r: Any, drv: Driver, final: bool, broken: list | None = None, buf: str | None = None):
     """(region, its drafts, end, opened, truncated) for one candidate's driver
     (see salvage), or None. `broken` is told each point between calls whose calls
-    were read whole and cannot be built: (the point, why)."""
+    were read whole and cannot be built: (the point, why). `buf`: the text drv read
+    (_read_text), the scanner's by default."""
     sc = r.sc
-    buf = sc.buf
+    if buf is None:
+        buf = sc.buf
     points, truncated = salvage_points(drv, buf, final, sc.at_marker)
     if points is WAIT:
         r.salvage_wait = truncated  # (the replay that waits: see salvage_points)
