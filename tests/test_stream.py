@@ -464,6 +464,20 @@ OPEN_STRING_CUTS = [
     "<|tool_call_start|>[y(t='\"]='y<tool_call>'')]",
     "<|tool_call_start|>[say(text='x\"]|<|tool_call_start|>[g(b=1)]<|tool_call_end|>",
     "<|tool_call_start|>[f(a=1, b=\"x\"]|<|tool_call_start|>[g(b=1)]\")]",
+    # Read up to such a marker, the value cut there is a call, but the marker begins no
+    # call: an error naming the value, told once that marker's region is read (QA23 P4).
+    # A value whole before the list's `]` right before the marker is the list closed (the
+    # call, then prose). (Where the marker begins a call, `…'x"]<tool_call>{…}</tool_call>`,
+    # the cut stands: both calls, held to flush() by a stream, as before.)
+    "<|tool_call_start|>[f(a=1, b='x\"]<tool_call>'s all.<|tool_call_end|>",
+    "<|tool_call_start|>[f(a=1, b='x']<tool_call>'s all.<|tool_call_end|>",
+    # A value begun that runs to the end of the reply and no reading cut there reads: an
+    # error naming it, never an empty or partial call (QA23 P2); the same before an
+    # end-of-turn token.
+    "<|tool_call_start|>[f(a=1, b='x\"] ok",
+    "[say(text='x\"]|<|tool_call_end|>' '",
+    "<|tool_call_start|>[say(text='|</tool_call>, text=\"]\")]<|tool_call_end|>",
+    "<|tool_call_start|>f(text='x\"]'s all.<|im_end|>",
 ]
 
 
