@@ -487,12 +487,17 @@ class RegionReader:
             return False
         return any(d.status != FAIL or not (d.reason or "").startswith(_ENDED) for d in self.drivers)
 
+    def text_of(self, drv: Driver, final: bool) -> str:
+        """The text drv reads (_read), and the salvage looks at: in a whole text, the
+        reply without an end-of-turn token of its format that ends it (_before_turn_end)."""
+        return _before_turn_end(self.sc, drv) if final else self.sc.buf
+
     def _read(self, drv: Driver, final: bool) -> str:
         """drv.run, or for a region of plain Python call lists, their tokens read by
         pyframe.py, and the driver's own reading where they are not plain (from
         which it comes back after each list's `]`)."""
         sc = self.sc
-        buf = _before_turn_end(sc, drv) if final else sc.buf
+        buf = self.text_of(drv, final)
         if not _frame.enabled or sc.observer is not None:
             return drv.run(buf, final, sc.at_marker)
         if _gemframe.applies(drv):

@@ -207,11 +207,7 @@ def _read_text(r: Any, drv: Driver, final: bool) -> str:
     looks at that text, so the token is the end of the reply for it as for the driver
     (`f(text='x"]'s all.<|im_end|>` is salvaged, and told, as the same reply without the
     token is: not silent prose where that one is an error)."""
-    if not final:
-        return r.sc.buf
-    from .region import _before_turn_end  # (region imports this module)
-
-    return _before_turn_end(r.sc, drv)
+    return r.text_of(drv, final)
 
 
 def _spaced_first(r: Any, final: bool):
