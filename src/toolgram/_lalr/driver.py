@@ -889,7 +889,13 @@ class Driver:
         from where they stopped (the text before does not change)."""
         memo = self.quote_memo
         if memo is None or memo[0] != pos:
-            memo = self.quote_memo = [pos, -1, -1, -1, None, []]  # (pos, break, marker, scanned to, `)` scan, quotes looked at)
+            # (pos, break, marker, scanned to, `)` scan, quotes looked at, a whole text's answer)
+            memo = self.quote_memo = [pos, -1, -1, -1, None, [], None]
+        elif final and memo[6] is not None and memo[6][0] is buf:
+            # (A whole text's answer for this value, asked again: pyframe's reading of a
+            # list asks first, and where the value is no plain one the driver's lexer asks
+            # the same of the same text. Told by the text and the place alone.)
+            return memo[6][1]
         n = len(buf)
 
         def markers(at: int) -> int:
@@ -907,7 +913,10 @@ class Driver:
             end = extent.advance(buf, 0)
             return n if end is None else end
 
-        return _repair.quoted_end(buf, pos, final, markers if self.cutter else None, call_end, memo[5])
+        got = _repair.quoted_end(buf, pos, final, markers if self.cutter else None, call_end, memo[5])
+        if final:
+            memo[6] = (buf, got)
+        return got
 
     def _slipped(self, buf: str, pos: int, end: int | None, final: bool) -> int | None:
         """Where the JSON value at pos, whose brackets close at `end` (None: not in the

@@ -251,6 +251,8 @@ def read_list(buf: str, start: int, final: bool, begun: Begun | None = None, quo
 
 
 _UNDECIDED = "undecided"
+# How far _short looks for a line's end after an item that did not match.
+_LINE_LOOK = 256
 
 
 def _quoted_arg(buf: str, pos: int, quoted: Any, add: Any) -> tuple | str | None:
@@ -294,11 +296,18 @@ def _quoted_arg(buf: str, pos: int, quoted: Any, add: Any) -> tuple | str | None
 def _short(begun: Any, buf: str, pos: int, final: bool, toks: list, at: int, item: str) -> Begun | None:
     """Where an item's pattern did not match at pos: a Begun when a stream's text ends
     inside what may still be one, else the Part before it (not plain)."""
+    # (No character an item's pattern matches is a line's end: with one soon after pos,
+    # the text cannot end inside an item begun there, and the partial match, which costs
+    # more than the rest of a list's reading, is not tried. Looked for so far only: a
+    # reply of one long line is not searched to its end at each item.)
+    ends_inside = buf.find("\n", pos, pos + _LINE_LOOK) < 0
     if final:
         # (The end of the text inside an argument: what was begun may still be one.)
-        m = begun.match(buf, pos, partial=True) if item is not _CALL and pos < len(buf) else None
+        m = begun.match(buf, pos, partial=True) if item is not _CALL and pos < len(buf) and ends_inside else None
         return _part(toks, item is not _CALL and (pos >= len(buf) or (m is not None and m.partial)))
     if pos < len(buf):
+        if not ends_inside:
+            return _part(toks)
         m = begun.match(buf, pos, partial=True)
         if m is None or not m.partial:
             return _part(toks)

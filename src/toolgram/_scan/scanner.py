@@ -198,6 +198,9 @@ class Scanner(MarkerSearch):
         self.tools = tools
         # (For the Builder: see Builder.read_calls; each payload text read once per reply.)
         self.read_calls = None if read_calls is None else ReadCallsMemo(read_calls)
+        # The call call_reads_at read last: (the text, its marker's place, the frame, the
+        # ToolCall), for the scanner's own frame read of that marker (_framed).
+        self.read_at: tuple | None = None
         # An observer (toolgram explain's) is told of each region begun, read, or a
         # candidate's failure: region_begins(candidates, start, marker_len),
         # region_read(driver, region), candidate_failed(driver, reason, told) (told:
@@ -896,7 +899,7 @@ class Scanner(MarkerSearch):
             # memo is made (a storm: `<tool_call>` repeated), it is asked first, as a
             # stream always asks it (its streaks and holds): a remembered outcome
             # needs no frame tried.
-            got = frame.read(buf, i, True, tools) if final and frame is not None and self.storm is None else _UNREAD
+            got = self._framed(frame, buf, i, True, tools) if final and frame is not None and self.storm is None else _UNREAD
             if (got is None or got is _UNREAD) and marker not in line and _storm.enabled and self.observer is None:
                 if final:
                     # (A whole text: a region the memo remembers as prose of this kind,
@@ -942,7 +945,7 @@ class Scanner(MarkerSearch):
                         return True  # (as after a region: _in_prose again, which trims first)
                     got = None
                 if got is _UNREAD:
-                    got = frame.read(buf, i, final, tools)
+                    got = self._framed(frame, buf, i, final, tools)
                 if type(got) is ToolCall:
                     self.stray = None  # (a call of another format: see after_call)
                     if final and self.sink is not None and kind == "text" and not self.base:
@@ -1254,8 +1257,22 @@ class Scanner(MarkerSearch):
         frame = self.whole_frames[best]
         call = None if frame is None else frame.read(buf, at, final, self.tools)
         if type(call) is ToolCall:
+            if final:
+                self.read_at = (buf, at, frame, call)  # (see _framed)
             return call.span[1]
         return WAIT if call is not None else 0
+
+    def _framed(self, frame: Any, buf: str, i: int, final: bool, tools: Any) -> Any:
+        """frame.read(buf, i, final, tools); in a whole text, the call call_reads_at read
+        there, with the same frame, in the same text, where it is that one (a Python
+        value left open before another format's call: the call read to cut the value,
+        then by the scanner when it reaches the marker; a storm of them read each twice)."""
+        known = self.read_at
+        if known is not None and final:
+            self.read_at = None
+            if known[0] is buf and known[1] == i and known[2] is frame:
+                return known[3]
+        return frame.read(buf, i, final, tools)
 
     def _closer_again(self, out: list, pos: int, kind: str, final: bool) -> bool | None:
         """In prose right after a call (closed_at): its closer written again, blanks
