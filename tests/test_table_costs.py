@@ -107,18 +107,21 @@ def test_a_plan_counts_left_out_tags_without_naming_each_rule_again(monkeypatch:
 
 
 def test_left_out_counts_are_peeks_counts(monkeypatch: pytest.MonkeyPatch) -> None:
-    count = _table._left_out_count
+    # (_left_out_counts walks the terminals whose actions agree together: each count is
+    # still the one peek's walk of that terminal alone makes, and _left_out_count's.)
+    counts = _table._left_out_counts
     asked = [0]
 
-    def checked(c, stack, term):
-        found: list = []
-        _table.peek(c, stack, term, lambda rule: found.append(rule_name(rule.origin.name) in _table._LEFT_OUT) or True)
-        got = count(c, stack, term)
-        assert got == sum(found)
-        asked[0] += 1
+    def checked(c, stack, terms):
+        got = counts(c, stack, terms)
+        for term in terms:
+            found: list = []
+            _table.peek(c, stack, term, lambda rule: found.append(rule_name(rule.origin.name) in _table._LEFT_OUT) or True)
+            assert got[term] == sum(found) == _table._left_out_count(c, stack, term)
+            asked[0] += 1
         return got
 
-    monkeypatch.setattr(_table, "_left_out_count", checked)
+    monkeypatch.setattr(_table, "_left_out_counts", checked)
     monkeypatch.setattr(_table, "_PLAN_STACK", -1)  # (no plan remembered: each worked out)
     for raw in [*_deep(30), '<tool_call>{"name": "f", "arguments": {"a": [1, {"b": "x"', "<function=f>\n<parameter=a>\n1\n" * 4]:
         toolgram.parse(raw, ["run", "f"])
