@@ -549,7 +549,7 @@ class Driver:
                             # text for all the values met in it (a delta of many calls, each
                             # value cut at a marker, scanned to its end once a call, the square
                             # of it); the extent scans on from the end only where it waits.
-                            end = self.brackets.argument_end(buf, pos)
+                            end = None if _repair.open_known(buf, pos) else self.brackets.argument_end(buf, pos)
                             if end is not None:
                                 extent.end = end  # (the same answer: a later delta's look takes it)
                         else:

@@ -138,6 +138,16 @@ def py_string_end(text: str, pos: int) -> int:
 _OPEN_FROM: list = [None]
 
 
+def open_known(text: str, pos: int) -> bool:
+    """Whether the single-quoted string Python reads at text[pos] is known to run on to
+    the text's end without reading it: py_string_end's memo holds an earlier one of the
+    text that does (False: not known, either way). Then no `,` or `)` ends the value it
+    opens (scalar_end reads the same string first, and stops at none after it): a storm
+    of values left open is not scanned a window each (Driver._lex's argument_end)."""
+    memo = _OPEN_FROM[0]
+    return memo is not None and memo[0] is text and memo[1] < pos and text[pos] == "'" and not escaped(text, pos)
+
+
 class QuoteWait:
     """quoted_end() cannot tell yet (a stream): `pending`, the text's last quote may
     yet be followed by what ends the value (any text may tell); else only text with
