@@ -92,6 +92,16 @@ HELD = {
     # end of the reply, which alone tells it went on past the `]` (salvage.list_closed);
     # the next list's call is done then. At main the empty call took it, at flush too.
     "pythonic/list_closed_before_a_bare_word_value_then_the_next_list_is_read",
+    # The same list after a whole call (`[get_time(tz="CET"), get_weather(city="Paris"]
+    # Then…`): that call is done with the list, at flush, since only the reply's end tells
+    # the value after it went on past the `]`. Held so at main too; this test left it out
+    # while the whole call took the region's closed_tag, now only the broken call's (QA24c R1).
+    "pythonic/list_closed_before_its_second_call_then_prose",
+    # And the list after it (on its line, or the next), read as after a list written whole
+    # (QA24c R1): its calls are the same region's, done with it at flush.
+    "pythonic/list_closed_before_its_call_then_a_list_on_its_line",
+    "pythonic/list_closed_before_its_call_then_a_list_on_the_next_line_without_tools",
+    "pythonic/list_closed_before_its_second_call_then_a_list_on_its_line_without_tools",
 } | {
     # Bounded: a call after prose that leaves a Gemma string open (`Try call:foo{a:<|"|>`),
     # held until the text tells whether that string closes around it (instring._closes):

@@ -547,6 +547,12 @@ LIST_CLOSED_BEFORE_PROSE = [
     '[search_web(q="x"), get_weather(city="Paris"] Then I answer.',
     '<|tool_call_start|>[y(t="x"] Done.',
     '[y(t="x"]=<|im_end|>\'s Done.',  # (QA: an end-of-turn token inside the prose after it)
+    # (QA24c R1: a list after it on its line, or right after it, is read as after a list
+    # written whole.)
+    '[get_weather(city="Paris"] [y(t="x")]',
+    '[get_weather(city="Paris"][y(t="x")]',
+    '[y(t="x"), get_weather(city="Paris"] [y(t="z")] Done.',
+    '[get_weather(city="Paris"] [y(t="x"] ok',
 ]
 
 

@@ -44,7 +44,7 @@ class Driver:
         "closed_at", "last_end", "calls", "lines", "line_end", "stray", "deep", "quote_memo", "last_term", "last_start", "ended", "shut",
         "loose_memo", "loose_quoted", "nest_memo", "nest_unsettled", "nest_open", "nest_loose", "nest_chain", "nest_walk", "nest_found", "goes_on", "decode_failed", "may_close", "may_end", "end_asked", "pause", "py", "gem", "gem_at", "tags", "checkpoints",
         "spots", "spot_due", "relevant", "supplied", "halt", "text", "looks", "far", "back", "check", "checks",
-        "firsts", "inner", "inner_due", "cut_at", "listed", "listed_log", "listed_hint",
+        "firsts", "inner", "inner_due", "cut_at", "listed", "listed_log", "listed_hint", "listing", "listed_ends",
     )  # fmt: skip
 
     def __init__(self, fmt: Format, start: int, brackets: Any = None, cutter: Any = None, lines: bool = False) -> None:
@@ -124,6 +124,13 @@ class Driver:
         # holds that `]` and text after it.
         self.listed_log: list | None = None
         self.listed_hint: Any = None
+        # Such a list's reading up to its `]` under way (run): the end of that `]`; 0: none.
+        # Its value read, the list's `]` (which the value took, its extra_bracket) is
+        # closed there, the call's `)` supplied before it (closed_tag), and the region
+        # reads on past it, as after a list written whole (QA24c R1: `[f(a="x"] [g(b=1)]`
+        # is both calls, not f and the next list as prose).
+        self.listing = 0
+        self.listed_ends: list | None = None  # (where each list so closed ends: its call's closed_tag)
         # The terminal of that last token (None: none read), and where the text ends when
         # the region ended because the text did (-1: it did not): a whole text (final),
         # nothing but whitespace after the last token read. Then what that end cut is
@@ -247,17 +254,55 @@ class Driver:
             return self.status
         self.text = (len(buf), final)
         status = self._run(buf, final, at_marker)
-        if status is LISTED:
-            # (The value ran on over the list's `]` to the end of the text: the text read
-            # on ends at that `]`. Its own values are read by their own scans, not by the
-            # index of the whole text, which a text of its own would send back to its start.)
-            buf = buf[: self.listed]
-            final = True  # (a reply that ends at that `]`; a stream's reading, so hinted: see listed_hint)
-            self.text = (len(buf), final)
+        while status is LISTED:
+            # (The value ran on over the list's `]` to the end of the text: it is read as
+            # the text up to that `]` reads it, a reply that ends there (a stream's reading
+            # too, so hinted: see listed_hint). Its own values are read by their own scans,
+            # not by the index of the whole text, which a text of its own would send back
+            # to its start. Then the list is closed at that `]` and the whole text is read
+            # on from there: RESUMED; or that reading is the region, ending there.)
+            cut = self.listing
+            self.text = (cut, True)
             brackets, self.brackets = self.brackets, None
-            status = self._run(buf, final, at_marker)
+            self.quote_memo = None  # (what it found in the whole text is not this text's)
+            status = self._run(buf[:cut], True, at_marker)
             self.brackets = brackets
+            self.listing = 0
+            self.quote_memo = None
+            if status is RESUMED:
+                self.text = (len(buf), final)
+                status = self._run(buf, final, at_marker)
+            else:
+                buf, final = buf[:cut], True
         return self.after_run(buf, final, status)
+
+    def _close_list(self, buf: str) -> str | None:
+        """run's reading up to a list's `]` that the last value took: at the end of that
+        text, the value read, the `]` closed (the brackets before it, the call's `)`,
+        supplied: closed_tag), and RESUMED; None where the grammar closes no list there."""
+        if self.pos != len(buf) or self.last_term != "PYVALUE" or self.last_end != len(buf):
+            return None
+        plan = _close.plan_before(self.c, self.stack, self.fmt.ends, "]")
+        if not plan:
+            return None
+        close = next((t.name for t in self.c.terminals.values() if t.literal == "]"), None)
+        for term in (*plan, close):
+            self.supply(term)
+        # (The call's own repair, not the region's: the calls after the list are whole.)
+        if self.listed_ends is None:
+            self.listed_ends = []
+        self.listed_ends.append(self.pos)
+        # (The last token read from the text is that `]`, as after a list written whole:
+        # what comes after it is told so, prose after a whole call.)
+        self.last_term, self.last_start = close, self.pos - 1
+        marks = self.marks
+        if marks is not None:
+            # (A replay's point there is between calls, its stack the list's closed: a
+            # salvage closes the frame there, prose or a broken call after it.)
+            if marks and marks[-1][0] == self.pos:
+                marks.pop()
+            marks.append([self.pos, list(self.stack), True])
+        return RESUMED
 
     def after_run(self, buf: str, final: bool, status: str) -> str:
         """run()'s last step, after the loop (_scan/pyframe.py reads a list without it)."""
@@ -295,6 +340,10 @@ class Driver:
                 return WAIT
             if tok is None:
                 self.far = True  # (what follows looks at the end of the text, or supplies a close)
+                if self.listing:
+                    status = self._close_list(buf)
+                    if status is not None:
+                        return status
                 if not final and self.fmt.end_of_turn and _turn_end_next(buf, turn_tokens(self), self.pos, self):
                     # (The format's end-of-turn token, or its start, ends the text so
                     # far: if the reply ends there, it is no text of this region, which
@@ -556,22 +605,26 @@ class Driver:
                             end = extent.advance(buf, 0)
                         # (Cut as a JSON value is: `city="Par"is")]` must not run on.)
                         cut = self._cut(buf, pos, end, final) if self.cutter else None
-                        if end is None and cut is None and final and self.listed == -1 and self.brackets is not None:
+                        if end is None and cut is None and final and self.listed is not None and not self.listing and self.brackets is not None:
                             # (It runs on to the end of the text: over a list's `]` with text
                             # after it? Told by one index for the text's values: see listed.)
                             close = self.brackets.list_close(buf, pos)
                             if close is not None and _SPACE_TO_END.match(buf, close + 1) is None:
-                                self.listed = close + 1
+                                self.listing = close + 1
+                                if self.listed == -1:
+                                    self.listed = close + 1
                                 if self.listed_log is not None:
                                     self.listed_log.append((self.fmt.name, pos))
                                 return LISTED
-                        elif end is None and (cut is None or cut is WAIT) and not final and self.listed == -1 and self.listed_hint is not None and (self.fmt.name, pos) in self.listed_hint:
+                        elif end is None and (cut is None or cut is WAIT) and not final and self.listed is not None and not self.listing and self.listed_hint is not None and (self.fmt.name, pos) in self.listed_hint:
                             # (A stream's reading of a storm memo's window, told that the whole
                             # text's reading read this value so: read up to the list's `]`, as
                             # that reading did, once the window holds it and text after it.)
                             close = scalar_end(buf, pos, "]")
                             if close < n and _SPACE_TO_END.match(buf, close + 1) is None:
-                                self.listed = close + 1
+                                self.listing = close + 1
+                                if self.listed == -1:
+                                    self.listed = close + 1
                                 return LISTED
                     held = False  # (a string left open, ended at the format's marker: _close.cut)
                     if cut is not None and cut is not WAIT:
@@ -1296,7 +1349,8 @@ def _firsts(c: Compiled) -> _Firsts:
 
 
 _NEVER = float("inf")
-LISTED = "listed"  # (run's status, once: the value ran on over a list's `]`; see Driver.listed)
+LISTED = "listed"  # (run's status: the value ran on over a list's `]`; see Driver.listed)
+RESUMED = "resumed"  # (the reading up to that `]` closed the list there: see Driver._close_list)
 _PENDING = object()  # (a deep point's copy of the stack, not made yet: see _keep_mark)
 _SPACE_TO_END = lazy(regex.compile, r"\s*\Z")  # (whitespace to the end of the text; matched from a point)
 

@@ -81,3 +81,14 @@ def _rebase(out: list, base: int) -> None:
             for part in item.items:
                 if type(part) is Draft or (isinstance(part, Prose) and part.span is not None):
                     part.span = (part.span[0] + base, part.span[1] + base)
+
+
+def listed_closed(items: list, ends: list) -> None:
+    """The calls whose list a driver closed at its `]`, the call's `)` left out before it
+    (Driver._close_list, at `ends`): each records closed_tag, first, as where the region
+    ends there (its close supplied at the end of the text read). The region's other calls
+    are whole, and so is the region: the repair is not the region's."""
+    ends = set(ends)
+    for item in items:
+        if type(item) is Draft and item.span is not None and item.span[1] in ends and "closed_tag" not in item.repairs:
+            item.repairs.insert(0, "closed_tag")

@@ -17,7 +17,7 @@ from . import fastpath as _frame
 from . import gemframe as _gemframe
 from . import pyframe as _pyframe
 from . import storm as _storm
-from .items import Failure, Region
+from .items import Failure, Region, listed_closed as _listed_closed
 from .._recover import repair as _repair
 from .mention import _ENDED, _cut_at_marker, cut_inside as _cut_inside, cut_may_come as _cut_may_come, cut_opener as _cut_opener, mention as _mention, settle_failure as _settle_failure
 from .salvage import list_closed as _list_closed, listed as _listed, salvage as _salvage, salvaged as _salvaged
@@ -564,6 +564,8 @@ class RegionReader:
             if drv.ended >= 0:
                 builder.ended = (drv.last_end, drv.ended, _closer(drv, buf), drv.closed_at >= 0)
             items = builder.build(drv.tree)
+            if getattr(drv, "listed_ends", None):
+                _listed_closed(items, drv.listed_ends)
         except Unreadable as exc:
             if exc.called:
                 drv.stray = True  # (a call, broken: told as a stray quote's failure is)

@@ -18,7 +18,7 @@ from .._lalr.driver import _MARK_STACK, Driver
 from .._lalr.looks import of as looks_of
 from .._lalr.table import _left_open, _reduces_call, closing_plan, ends_something, goes_on, takes
 from .._lalr.tokens import DONE, FAIL, PAUSE, WAIT
-from .items import Failure, Region
+from .items import Failure, Region, listed_closed as _listed_closed
 from .._grammar.words import lazy
 
 _NONBLANK = lazy(re.compile, r"\S")
@@ -509,7 +509,8 @@ def listed(r: Any, drv: Driver, status: str, final: bool = False) -> Region | No
     whose values were read whole; None where it is not (see list_closed)."""
     if status != DONE:
         return None
-    drv.ended = -1  # (the reply went on past this point: its values are whole)
+    if drv.text[0] < len(r.sc.buf):
+        drv.ended = -1  # (the reply went on past this point: its values are whole)
     region = r.sc._decode(drv)
     if not isinstance(region, Region):
         return None
@@ -563,6 +564,13 @@ def salvage_one(r: Any, drv: Driver, final: bool, broken: list | None = None, bu
         else:
             fresh.ended = -1  # (between calls: the reply went on past this point)
         region = sc._decode(fresh)
+        if not opened and drv.listed_ends and end in drv.listed_ends and isinstance(region, Region) and "closed_tag" in region.repairs:
+            # (The point is a list's `]` that drv closed, its last call's `)` left out
+            # (Driver._close_list): that call's closed_tag, as in drv's own reading, not
+            # the region's, whose list is whole there: what fails after it is told as
+            # after a list written whole.)
+            region.repairs.remove("closed_tag")
+            _listed_closed(region.items, [end])
         if opened and fresh.deep:
             # The call the end cut holds an argument nested too deeply: no shorter
             # reading mends it, and that is its failure (not what its cut text broke).
@@ -777,6 +785,8 @@ def salvage_points(failed: Driver, buf: str, final: bool, at_marker) -> tuple[li
             later += [p for p in failed.checkpoints[::-1] if p.between][:1]
     for point in [*later, None]:
         drv = Driver(failed.fmt, failed.start, failed.brackets, failed.cutter, failed.lines)
+        if failed.listed is not None:
+            drv.listed = -1  # (it reads a list closed before its call's `)` as failed did)
         drv.marks = []
         if point is not None:
             point.resume(drv)
