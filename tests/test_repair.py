@@ -19,7 +19,7 @@ except ImportError:  # running from a checkout that is not installed
     from toolgram._recover import repair as _repair
 
 from toolgram._lalr import jsonscan as _jsonscan
-from toolgram._lalr.extent import StopIndex
+from toolgram._lalr.extent import StopIndex, twin_close
 
 from toolgram._recover.repair import MAX_DEPTH, BracketIndex, RepairError, loads, scalar_end, value_end
 
@@ -499,12 +499,20 @@ def test_argument_end_is_where_a_drivers_scan_ends(text, pad, at):
 @given(st.text(alphabet="[]{}()\"'\\ab ,\n", max_size=40) | jsonish_text, st.integers(0, 300), st.integers(0, 40))
 def test_list_close_is_where_a_scan_for_the_lists_bracket_ends(text, pad, at):
     # A list's `]` after a value (salvage.list_closed), found in the next characters or
-    # by the index: where a scan of the whole text finds it (None: nowhere before its end).
+    # by the index: where a scan of the whole text finds it (None: nowhere before its end),
+    # the second of `]]` there (twin_close).
     text = text[:at] + "a" * pad + text[at:]
     index = BracketIndex()
     for pos in range(len(text)):
         end = scalar_end(text, pos, "]")
-        assert index.list_close(text, pos) == (end if end < len(text) else None), (text, pos)
+        assert index.list_close(text, pos) == (twin_close(text, end) if end < len(text) else None), (text, pos)
+
+
+def test_twin_close_is_the_second_bracket_of_two() -> None:
+    # (QA24c R2: `]]` right after a value whose call never closed is its `)`, then the list's `]`.)
+    assert twin_close('[f(a="x"]] ok', 8) == 9
+    assert twin_close('[f(a="x"] ] ok', 8) == 8
+    assert twin_close('[f(a="x"]]]', 8) == 9
 
 
 @SETTINGS

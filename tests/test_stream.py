@@ -548,11 +548,13 @@ LIST_CLOSED_BEFORE_PROSE = [
     '<|tool_call_start|>[y(t="x"] Done.',
     '[y(t="x"]=<|im_end|>\'s Done.',  # (QA: an end-of-turn token inside the prose after it)
     # (QA24c R1: a list after it on its line, or right after it, is read as after a list
-    # written whole.)
+    # written whole; R2: its `]]` is the call's `)` and the list's `]`.)
     '[get_weather(city="Paris"] [y(t="x")]',
     '[get_weather(city="Paris"][y(t="x")]',
     '[y(t="x"), get_weather(city="Paris"] [y(t="z")] Done.',
     '[get_weather(city="Paris"] [y(t="x"] ok',
+    '[get_weather(city="Paris"]] Let me check.',
+    '<|tool_call_start|>[y(t="x"]]',
 ]
 
 

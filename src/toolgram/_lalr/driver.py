@@ -31,7 +31,7 @@ from . import nest as _nest
 from . import tagread as _tagread
 from .._recover import repair as _repair
 from .checkpoint import Checkpoint
-from .extent import TripleWait, _Extent, scalar_end, triple_end, triple_quote
+from .extent import TripleWait, _Extent, scalar_end, triple_end, triple_quote, twin_close
 from .growth import _HOLD, _could_grow, _loop_wait
 from .table import _ENDING_NAME, _reduces_call, closing_plan, expected, peek, simulate, takes
 from .tokens import _SNIPPET, DONE, FAIL, PAUSE, WAIT, WAIT_MORE, Tok, _snippet
@@ -621,6 +621,7 @@ class Driver:
                             # text's reading read this value so: read up to the list's `]`, as
                             # that reading did, once the window holds it and text after it.)
                             close = scalar_end(buf, pos, "]")
+                            close = twin_close(buf, close) if close < n else close
                             if close < n and _SPACE_TO_END.match(buf, close + 1) is None:
                                 self.listing = close + 1
                                 if self.listed == -1:

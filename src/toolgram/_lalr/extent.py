@@ -82,6 +82,15 @@ def value_end(text: str, pos: int) -> int | None:
     return None
 
 
+def twin_close(text: str, close: int) -> int:
+    """The list's `]` after a Python value whose call never closed, where the value's
+    scan found a `]` at `close`: the next character where it is a `]` too. `]]` right
+    after a value is the call's `)` written as a `]`, then the list's own (QA24c R2:
+    `[f(a="x"]]` is the call, its `]]` markup, as `[f(a="x")]` is), not a list closed
+    and a `]` of prose after it."""
+    return close + 1 if text.startswith("]", close + 1) else close
+
+
 class BracketIndex:
     """value_end() for many places in one text, in linear time overall.
 
@@ -160,9 +169,10 @@ class BracketIndex:
 
     def list_close(self, text: str, pos: int) -> int | None:
         """Where the first `]` at bracket depth 0 outside strings is after pos,
-        scalar_end(text, pos, "]"); None where none is. After a Python argument value
-        whose call never closes, it is the list's `]` with the call's `)` left out
-        (salvage.list_closed); asked of a region at most once, by one index for all."""
+        scalar_end(text, pos, "]"), the second of `]]` there (twin_close); None where
+        none is. After a Python argument value whose call never closes, it is the list's
+        `]` with the call's `)` left out (salvage.list_closed, Driver.listed); asked of
+        each such value once, by one index for all."""
         last = self.last_bracket
         if last is None or last[0] is not text:
             last = self.last_bracket = (text, text.rfind("]"))
@@ -174,11 +184,11 @@ class BracketIndex:
         window = text[pos : pos + 256]
         end = scalar_end(window, 0, "]")
         if end < len(window):
-            return pos + end
+            return twin_close(text, pos + end)
         if self.list_closes is None:
             self.list_closes = StopIndex("]")
         end = self.list_closes.end(text, pos)
-        return end if end < len(text) else None
+        return twin_close(text, end) if end < len(text) else None
 
     def end(self, text: str, pos: int) -> int | None:
         if text is not self.text:
