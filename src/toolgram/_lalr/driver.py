@@ -271,7 +271,10 @@ class Driver:
             self.quote_memo = None
             if status is RESUMED:
                 self.text = (len(buf), final)
-                status = self._run(buf, final, at_marker)
+                if self.pause is not None and self.pause == self.last_term:
+                    status = PAUSE  # (after a list's `]`, as the loop pauses: pyframe reads on)
+                else:
+                    status = self._run(buf, final, at_marker)
             else:
                 buf, final = buf[:cut], True
         return self.after_run(buf, final, status)
