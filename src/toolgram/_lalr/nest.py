@@ -929,9 +929,25 @@ def _deep_run(d: Any, t: Any, nest: Any, buf: str, pos: int, end: int, after: in
     memo = d.nest_memo.get(t.name)
     if memo is not None and memo[0] == (pos, end):
         return False
-    if _SELF_CLOSING.match(buf, after, after + _SELF_CLOSING_READ) is not None:
-        return False
-    return len(_openers_ahead(d, nest, buf, after, _DEPTH, len(buf))) == _DEPTH
+    got = _step(d, nest, buf, end)
+    if got is None or got[2] is None:
+        return False  # (it closes itself, or the text does not tell)
+    if got[1] > end:
+        # The opener's closer follows it at once (`<arg_key>q</arg_key>`, _step): the
+        # reading pushes and pops it, and at the empty stack after it asks where the
+        # value's pattern stops (at the next tag, or it ends the value there, _loose);
+        # the next tag, an opener, then begins the run. One such pair only.
+        x = nest.tags.search(buf, after).end()
+        if nest.tags.search(buf, x).start() != got[1]:
+            return False
+        s = t.pattern.match(buf, end)
+        stop = end if s is None else s.end()
+        if stop < x:
+            s = t.pattern.match(buf, x)
+            stop = x if s is None else s.end()
+        if stop < got[1]:
+            return False
+    return len(_openers_ahead(d, nest, buf, got[3], _DEPTH, len(buf))) == _DEPTH
 
 
 def _openers_ahead(d: Any, nest: Any, buf: str, x: int, k: int, bound: int) -> list:
@@ -964,6 +980,9 @@ def _openers_ahead(d: Any, nest: Any, buf: str, x: int, k: int, bound: int) -> l
             x = mets[-1][1]
             i = -1
     if i != -1:
+        got = _step(d, nest, buf, x)
+        if got is None or got[2] is None or got[1] >= bound:
+            return met  # (no opener there: no walk begun, and none missed)
         # A new walk from x. Where readings begin elsewhere than where the last one's
         # openers end (a stream's, read on from where its look stopped), the walks
         # begun after the last that served one are fewer and fewer: 1, 2, 4, … misses.
@@ -975,23 +994,10 @@ def _openers_ahead(d: Any, nest: Any, buf: str, x: int, k: int, bound: int) -> l
             walk = d.nest_walk = [buf, {}, [], [], [], 0, missed]
     if walk is not None:
         index, starts, mets, tolds = walk[1], walk[2], walk[3], walk[4]
-    chain = d.nest_chain
-    n = len(buf)
     while len(met) < k:
-        got = chain.get(x)
-        if got is None or not buf.startswith(got[0], x):
-            m = nest.tags.search(buf, x)
-            if m is None:
-                break
-            e = m.end()
-            shut = _SHUT.search(buf, e, e + _SELF_CLOSING_READ - 1)
-            told = (e + _SELF_CLOSING_READ - 1 if shut is None else shut.start()) + 1
-            if told >= n:
-                break  # (what tells the tag, or that it closes itself, may still come)
-            need = nest.closer_of[m.group()]
-            if need is not None and _SELF_CLOSING.match(buf, e, e + _SELF_CLOSING_READ) is not None:
-                need = None  # (it closes itself: text, opening nothing)
-            got = chain[x] = (buf[x:told], m.start(), need, e)
+        got = _step(d, nest, buf, x)
+        if got is None:
+            break
         if got[2] is None or got[1] >= bound:
             break
         if walk is not None and (not mets or mets[-1][1] == x):  # (the walk goes on from its last opener)
@@ -1003,6 +1009,49 @@ def _openers_ahead(d: Any, nest: Any, buf: str, x: int, k: int, bound: int) -> l
         x = got[3]
         met.append((got[2], x))
     return met
+
+
+def _step(d: Any, nest: Any, buf: str, x: int) -> Any:
+    """The next tag from x on that through_nest's reading, its stack not empty, does
+    more at than push and pop: (the text that tells it, from x, its start, the closer
+    it needs, None where it is a closer or closes itself, its end), or None where the
+    text does not tell (no tag; the end of a stream's text may still change it). An
+    opener whose closer is the next tag (`<arg_key>q</arg_key>`), neither closing itself
+    nor the value's own, is pushed and popped at once: passed over (a call of GLM
+    parameters whose closes were left out pairs one between each value's opener). Kept
+    per driver with the text that tells it (d.nest_chain): another value's reading finds
+    it again where that text is the same, whatever came after it (a stream's later text)."""
+    chain = d.nest_chain
+    got = chain.get(x)
+    if got is not None and buf.startswith(got[0], x):
+        return got
+    n = len(buf)
+    tags = nest.tags
+    at = far = x
+    while True:
+        m = tags.search(buf, at)
+        if m is None:
+            return None
+        e = m.end()
+        shut = _SHUT.search(buf, e, e + _SELF_CLOSING_READ - 1)
+        told = (e + _SELF_CLOSING_READ - 1 if shut is None else shut.start()) + 1
+        if told >= n:
+            return None  # (what tells the tag, or that it closes itself, may still come)
+        far = max(far, told)
+        need = nest.closer_of[m.group()]
+        if need is not None and _SELF_CLOSING.match(buf, e, e + _SELF_CLOSING_READ) is not None:
+            need = None  # (it closes itself: text, opening nothing)
+        if need is None or need in nest.own:
+            break
+        after = tags.search(buf, e)
+        if after is None or after.end() >= n:
+            return None  # (whether its closer follows at once, the text does not tell yet)
+        far = max(far, after.end() + 1)
+        if after.group() != need:
+            break
+        at = after.end()
+    got = chain[x] = (buf[x:far], m.start(), need, e)
+    return got
 
 
 def _quoted_then_text(buf: str, end: int, paired: int, p: int) -> bool:
