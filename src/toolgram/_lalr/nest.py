@@ -853,6 +853,7 @@ def through_nest(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
             else:
                 if not stack:
                     bottom = p  # (a quoted block begins)
+                    ahead = not inline  # (the openers it begins a run of: told at once, above)
                 stack.append(need)
         elif stack:
             if stack[-1] != tag:
