@@ -930,17 +930,18 @@ def _deep_run(d: Any, t: Any, nest: Any, buf: str, pos: int, end: int, after: in
     memo = d.nest_memo.get(t.name)
     if memo is not None and memo[0] == (pos, end):
         return False
-    got = _step(d, nest, buf, end)
-    if got is None or got[2] is None:
-        return False  # (it closes itself, or the text does not tell)
-    if got[1] > end:
-        # The opener's closer follows it at once (`<arg_key>q</arg_key>`, _step): the
+    if _SELF_CLOSING.match(buf, after, after + _SELF_CLOSING_READ) is not None:
+        return False
+    got = _step(d, nest, buf, after)
+    if got is not None and got[2] is None and buf[got[1] : got[3]] == nest.closer_of[buf[end:after]] not in nest.own:
+        # The opener's closer is the next tag but pairs (`<arg_key>q</arg_key>`): the
         # reading pushes and pops it, and at the empty stack after it asks where the
         # value's pattern stops (at the next tag, or it ends the value there, _loose);
-        # the next tag, an opener, then begins the run. One such pair only.
-        x = nest.tags.search(buf, after).end()
-        if nest.tags.search(buf, x).start() != got[1]:
-            return False
+        # the next tag, an opener, then begins the run.
+        x = got[3]
+        got = _step(d, nest, buf, x)
+        if got is None or got[2] is None or nest.tags.search(buf, x).start() != got[1]:
+            return False  # (not an opener, or one that pairs at the empty stack too)
         s = t.pattern.match(buf, end)
         stop = end if s is None else s.end()
         if stop < x:
@@ -948,7 +949,8 @@ def _deep_run(d: Any, t: Any, nest: Any, buf: str, pos: int, end: int, after: in
             stop = x if s is None else s.end()
         if stop < got[1]:
             return False
-    return len(_openers_ahead(d, nest, buf, got[3], _DEPTH, len(buf))) == _DEPTH
+        after = got[3]
+    return len(_openers_ahead(d, nest, buf, after, _DEPTH, len(buf))) == _DEPTH
 
 
 def _openers_ahead(d: Any, nest: Any, buf: str, x: int, k: int, bound: int) -> list:
