@@ -956,11 +956,12 @@ def _deep_run(d: Any, t: Any, nest: Any, buf: str, pos: int, end: int, after: in
 def _openers_ahead(d: Any, nest: Any, buf: str, x: int, k: int, bound: int) -> list:
     """The declared tags from x on, up to k of them, while each is an opener that does
     not close itself and begins before `bound`: for each, (the closer it needs, where
-    it ends), as through_nest's reading meets them (it pushes each, and past _DEPTH ends
-    the value at its stop). Each tag is found once per driver, kept with the text that
-    tells it (from where the search began up to what _SELF_CLOSING reads after it):
-    another value's reading finds it again where that text is the same, whatever came
-    after it (a stream's later text); one the text so far does not tell ends the list.
+    it ends), as through_nest's reading, its stack not empty, meets them (it pushes
+    each, and past _DEPTH ends the value at its stop). An opener its closer pairs with
+    at once is passed over (_step: pushed and popped, where the reading is below _DEPTH;
+    at _DEPTH, the next opener's count ends the value at its stop as well). Each step is
+    found once per driver, kept with the text that tells it (_step): one the text so far
+    does not tell ends the list.
     The openers found one after another are kept in order too (d.nest_walk): the next
     value's reading, which starts one tag further on, takes its list as a slice of
     that, its text compared at once, not tag by tag (a thousand parameters whose closes
