@@ -347,6 +347,9 @@ class Builder:
         # (text, cut) -> decode_loose's answer, for arguments written the same in another
         # call of the region (Gemma's `call:f{a:1}` lines): only read, never changed.
         self._loose: dict = {}
+        # (The call _call began last and its _call_extent: a call it cannot read is
+        # spanned so, and the walk of its whole tree is not made again.)
+        self._spanned: tuple = (None, None)
 
     # -- entry --------------------------------------------------------------
     def build(self, tree: Any) -> list[Draft | Prose]:
@@ -419,7 +422,7 @@ class Builder:
                 # out the close marker and wrote on (Gemma's `}` then a sentence).
                 self.items.append(self._tail)
         except Unreadable as exc:
-            self._unreadable(exc, _call_extent(n), kind)
+            self._unreadable(exc, self._spanned[1] if self._spanned[0] is n else _call_extent(n), kind)
 
     _on_agent_call = _on_memory_call = _on_call
 
@@ -494,7 +497,9 @@ class Builder:
     # -- one call from grammar parts ------------------------------------------
     def _call(self, node: Tree, kind: str) -> Draft:
         plain = _plain_parts(node)
-        draft = Draft(name="", kind=kind, span=self.region if plain is not None else _call_extent(node) or self.region)
+        if plain is None:
+            self._spanned = (node, _call_extent(node))
+        draft = Draft(name="", kind=kind, span=self.region if plain is not None else self._spanned[1] or self.region)
         name_end = -1
         positional: list[str] = []
         args_text = None
