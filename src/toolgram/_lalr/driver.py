@@ -33,7 +33,7 @@ from .._recover import repair as _repair
 from .checkpoint import Checkpoint
 from .extent import TripleWait, _Extent, scalar_end, triple_end, triple_quote, twin_close
 from .growth import _HOLD, _could_grow, _loop_wait
-from .table import _ENDING_NAME, _reduces_call, closing_plan, expected, peek, simulate, takes
+from .table import _ENDING_NAME, _reduces_call, closing_plan, expected, shifts_plain, simulate, takes
 from .tokens import _SNIPPET, DONE, FAIL, PAUSE, WAIT, WAIT_MORE, Tok, _snippet
 
 
@@ -903,7 +903,7 @@ class Driver:
                 looks = _looks.of(self.c, _close.CUT_ROOM + self.c.longest_literal)
                 if looks is not None and u.name in looks.loops:
                     self.check = True
-            if peek(self.c, self.stack, u.name, _not_empty):
+            if shifts_plain(self.c, self.stack, u.name):
                 return True
         return False
 
@@ -1445,10 +1445,6 @@ TAG_FIRST = r"\s*<"
 CALL_TAG_FIRST = r"""\s*(?:[^\s<>{}\[\]()"',=`]{1,256}\s*)?<"""
 _TAG_FIRST = fast_source(TAG_FIRST)[1]  # (by `re`: see _words.fast)
 _CALL_TAG_FIRST = fast_source(CALL_TAG_FIRST)[1]
-
-
-def _not_empty(rule: Any) -> bool:
-    return bool(rule.expansion)
 
 
 def _close_extent(tree: Any, children: list) -> None:

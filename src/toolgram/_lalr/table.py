@@ -115,6 +115,39 @@ def takes(c: Compiled, stack: list, term: str) -> bool:
 _TAKES = 4096
 
 
+def shifts_plain(c: Compiled, stack: list, term: str) -> bool:
+    """peek(c, stack, term) reducing no empty rule (no left-out tag supplied): the
+    driver asks it where a raw value's pattern matches nothing at a tag, at each value
+    of a call whose closes were left out. Remembered per grammar as takes' answers are
+    (by the states the walk looked at, from the top down)."""
+    memo = c.derived.get("shifts_plain")
+    if memo is None:
+        memo = c.derived["shifts_plain"] = ({}, {})
+    depths, answers = memo
+    n = len(stack)
+    reach = depths.get((term, stack[-1]))
+    if reach is not None:
+        for d in reach:
+            if d <= n:
+                found = answers.get((term, *stack[n - d :]))
+                if found is not None:
+                    return found
+    found, low = _walk(c, stack, term, _not_empty)
+    if len(answers) >= _TAKES:
+        depths.clear()
+        answers.clear()
+    d = n - low
+    reach = depths.setdefault((term, stack[-1]), [])
+    if d not in reach:
+        reach.append(d)
+    answers[(term, *stack[low:])] = found
+    return found
+
+
+def _not_empty(rule: Any) -> bool:
+    return bool(rule.expansion)
+
+
 def _peek_reach(c: Compiled, stack: list, term: str) -> tuple[bool, int]:
     """peek(c, stack, term), and the lowest index of `stack` it looked at: the answer
     is the same for any stack whose states from there up are these (takes' memo)."""
