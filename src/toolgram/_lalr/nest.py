@@ -932,8 +932,9 @@ def _deep_run(d: Any, t: Any, nest: Any, buf: str, pos: int, end: int, after: in
         return False
     if _SELF_CLOSING.match(buf, after, after + _SELF_CLOSING_READ) is not None:
         return False
-    got = _step(d, nest, buf, after)
-    if got is not None and got[2] is None and buf[got[1] : got[3]] == nest.closer_of[buf[end:after]] not in nest.own:
+    need = nest.closer_of[buf[end:after]]
+    got = _step(d, nest, buf, after) if need not in nest.own else None
+    if got is not None and got[2] is None and buf[got[1] : got[3]] == need:
         # The opener's closer is the next tag but pairs (`<arg_key>q</arg_key>`): the
         # reading pushes and pops it, and at the empty stack after it asks where the
         # value's pattern stops (at the next tag, or it ends the value there, _loose);
@@ -1041,7 +1042,8 @@ def _step(d: Any, nest: Any, buf: str, x: int) -> Any:
         told = (e + _SELF_CLOSING_READ - 1 if shut is None else shut.start()) + 1
         if told >= n:
             return None  # (what tells the tag, or that it closes itself, may still come)
-        far = max(far, told)
+        if told > far:
+            far = told
         need = nest.closer_of[m.group()]
         if need is not None and _SELF_CLOSING.match(buf, e, e + _SELF_CLOSING_READ) is not None:
             need = None  # (it closes itself: text, opening nothing)
@@ -1050,10 +1052,11 @@ def _step(d: Any, nest: Any, buf: str, x: int) -> Any:
         after = tags.search(buf, e)
         if after is None or after.end() >= n:
             return None  # (whether its closer follows at once, the text does not tell yet)
-        far = max(far, after.end() + 1)
+        at = after.end()
+        if at + 1 > far:
+            far = at + 1
         if after.group() != need:
             break
-        at = after.end()
     got = chain[x] = (buf[x:far], m.start(), need, e)
     return got
 
