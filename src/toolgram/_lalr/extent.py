@@ -158,6 +158,14 @@ class BracketIndex:
         where no stop follows (the end of the text), as a scan that runs there says."""
         # Most values end soon: a scan of the next characters finds where, as a scan of
         # the whole text would (a stop it finds follows tokens that all end before it).
+        # But where the index's trace has already passed pos, it tells at once: a storm
+        # of values that never end (`[f(a="x"] [g(b=1)]`, one a line: each line's
+        # brackets a level deeper) scanned a window each, to find no stop in it.
+        index = self.arguments
+        if index is not None:
+            end = index.passed(text, pos)
+            if end is not None:
+                return end if end < len(text) else None
         window = text[pos : pos + 256]
         end = scalar_end(window, 0, ",)")
         if end < len(window):
@@ -326,6 +334,19 @@ class StopIndex:
         self.traces: list[_StopTrace] = []
         self.unclosed: dict[str, int] = {}  # quote -> where a string of it that never closes starts
         self.kept: tuple | None = None  # (the other text's: see BracketIndex.kept)
+
+    def passed(self, text: str, pos: int) -> int | None:
+        """end(text, pos) where a trace of this text has already passed pos outside a
+        string (the answer then costs a look-up, and the trace's scan on from where it
+        stopped, which it would take anyway); None: no trace tells at once."""
+        if text is not self.text:
+            return None
+        for trace in self.traces:
+            if trace.start <= pos < trace.at:
+                found = trace.end(pos)
+                if found is not _UNKNOWN:
+                    return found
+        return None
 
     def end(self, text: str, pos: int) -> int:
         if text is not self.text:

@@ -231,16 +231,37 @@ def quoted_end(text: str, pos: int, final: bool, markers: Any = None, call_end: 
             at, looked = resume[1], resume[2]  # (the quotes before: none ends the value)
         else:
             resume[:] = [broke, at, 0]
+    lo = -1  # (a whole text's: where its run of quotes no value's end follows began)
+    if final:
+        # (The quotes of its kind that no value's end follows, read for an earlier value
+        # of the text: passed over again with a count, the same as looking at each.)
+        lo = at
+        for passed in _PASSED.get(quote, ()):
+            if passed[0] is text and passed[1] <= at <= passed[2]:
+                if stop <= passed[2]:
+                    return None  # (none before stop ends the value)
+                looked = text.count(quote, at, passed[2])
+                if looked > _MAX_QUOTES:
+                    return None
+                lo, at = passed[1], passed[2]
+                break
     while True:
-        at = text.find(quote, at, stop)
-        if at < 0:
+        found = text.find(quote, at, stop)
+        if found < 0:
+            if lo >= 0:
+                _passed(quote, text, lo, stop)
             return None if final or stop < len(text) else QuoteWait(quote, False)
+        at = found
         looked += 1
         if looked > _MAX_QUOTES:
+            if lo >= 0:
+                _passed(quote, text, lo, at)
             return None  # (a value with so many quotes inside is not told apart)
         if not escaped(text, at):
             close = _settles(_VALUE_CLOSE, text, at + 1, final, quote)
             if close is not None:
+                if lo >= 0:
+                    _passed(quote, text, lo, at)
                 if close:
                     return close
                 paired = unquoted_inside(text[pos : at + 1]) is not None
@@ -257,6 +278,24 @@ def quoted_end(text: str, pos: int, final: bool, markers: Any = None, call_end: 
         at += 1
         if resume is not None:
             resume[1], resume[2] = at, looked
+
+
+# quoted_end's, a whole text's: quote -> ((text, lo, hi), the one before, of another
+# text), replaced whole: no quote of that kind in text[lo:hi], escaped or not, is one a
+# value's end follows (_VALUE_CLOSE). A storm of values, each looking on among the next
+# _MAX_QUOTES quotes of the text, read each quote once for each value before it
+# (`[f(a="x"] [g(b=1)]`, one a line: 32 looks a value). Two texts: the driver reads a
+# list closed before its call's `)` up to its `]` alone (Driver.run), a text of its own,
+# between the whole text's values.
+_PASSED: dict = {}
+
+
+def _passed(quote: str, text: str, lo: int, hi: int) -> None:
+    kept = _PASSED.get(quote, ())
+    if kept and kept[0][0] is not text:
+        _PASSED[quote] = ((text, lo, hi), kept[0])
+    else:
+        _PASSED[quote] = ((text, lo, hi), *kept[1:])
 
 
 # --- A quote of the other kind, or one too many, where a quoted value ends ------------
