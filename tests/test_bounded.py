@@ -1886,3 +1886,36 @@ def test_a_fence_of_backticks_to_the_text_end_is_counted_once(head: str, monkeyp
     raw = head + "`" * 4_000 + '\n{"name": "f", "arguments": {}}\n```'
     assert result_key(streamed(raw, 1)) == result_key(toolgram.parse(raw))
     assert calls[0] <= 40, calls[0]
+
+
+@pytest.mark.parametrize("unit", ['[f(a="x"] [g(b=1)]\n', '[f(a="x"]]\n'])
+def test_values_closed_by_no_quote_nor_stop_are_not_looked_past_each(unit: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Lists closed before their call's `)`, one a line, no tools (one region, each list the
+    # driver's): each value looked on among the next 32 quotes of the reply for one a
+    # value's end follows (_repair.quoted_end: 32 _settles a value), and scanned a
+    # 256-character window for a `,` or `)` that the rising bracket depth never let come
+    # (BracketIndex.argument_end). A quote passed over, and a window the index's trace
+    # has passed, are not looked at again for the next value.
+    from toolgram._lalr import extent
+    from toolgram._recover import repair
+
+    settles, windows = [0], [0]
+    settle, scalar_end = repair._settles, extent.scalar_end
+
+    def settling(*args: Any) -> Any:
+        settles[0] += 1
+        return settle(*args)
+
+    def scanning(text: str, pos: int, stops: str) -> int:
+        end = scalar_end(text, pos, stops)
+        if len(text) == 256 and end == 256:  # (a window with no stop in it)
+            windows[0] += 1
+        return end
+
+    monkeypatch.setattr(repair, "_settles", settling)
+    monkeypatch.setattr(extent, "scalar_end", scanning)
+    raw = unit * (16_000 // len(unit))
+    lists = raw.count("[f(")
+    assert len(toolgram.parse(raw).calls) >= lists
+    assert settles[0] <= 6 * lists, (settles[0], lists)  # (about 4: before, 34)
+    assert windows[0] <= 2, windows[0]
