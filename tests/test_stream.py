@@ -471,6 +471,14 @@ OPEN_STRING_CUTS = [
     # the cut stands: both calls, held to flush() by a stream, as before.)
     "<|tool_call_start|>[f(a=1, b='x\"]<tool_call>'s all.<|tool_call_end|>",
     "<|tool_call_start|>[f(a=1, b='x']<tool_call>'s all.<|tool_call_end|>",
+    # Nor a value whole before `]]` (the call's `)` written as a `]`, then the list's) or
+    # other closers, then the marker: the calls, the marker prose (QA26 R1).
+    '<|tool_call_start|>[f(a="x"]] <function= ok',
+    '<|tool_call_start|>[g(b="y"),f(a="x"]] <function=',
+    "<|python_start|>[f(a=\"x\"]] <tool_call>not json",
+    '<|tool_call_start|>[f(a="x"]] [TOOL_CALLS]',
+    '<|tool_call_start|>[f(a="x"]]\n```\nprose',
+    '<|tool_call_start|>[f(a="x"]) ] <function= ok',
     # A value begun that runs to the end of the reply and no reading cut there reads: an
     # error naming it, never an empty or partial call (QA23 P2); the same before an
     # end-of-turn token.

@@ -45,12 +45,16 @@ def _whole_before_list_close(buf: str, drv: Any) -> bool:
     """Whether the last value drv read, cut at a call marker (Driver.cut_at), is whole
     before a `]` that blanks at most separate from that marker (`b='x']<tool_call>`):
     the list closed there, the call's `)` left out, and the cut took nothing of the value
-    (`b='x"]<tool_call>'s`: Python's string runs on over that `]`: it did)."""
+    (`b='x"]<tool_call>'s`: Python's string runs on over that `]`: it did). More closers
+    may stand between that `]` and the marker (`a="x"]] <function=`: the call's `)` written
+    as a `]`, then the list's, extent.twin_close; `a="x"]) ]`): the value closed before
+    them all, so the marker cut nothing of it (QA26 R1: an error "runs on over
+    '<function='" and the call lost)."""
     pos, at = drv.last_start, drv.cut_at
     if drv.last_term != "PYVALUE" or not 0 <= pos < at:
         return False
     close = pos + scalar_end(buf[pos:at], 0, "]")
-    return close < at and not buf[close + 1 : at].strip()
+    return close < at and not buf[close + 1 : at].replace("]", "").replace(")", "").strip()
 
 
 def _cut_unread(sc: Any, drv: Any, region: Region) -> str:
