@@ -102,6 +102,9 @@ HELD = {
     "pythonic/list_closed_before_its_call_then_a_list_on_its_line",
     "pythonic/list_closed_before_its_call_then_a_list_on_the_next_line_without_tools",
     "pythonic/list_closed_before_its_second_call_then_a_list_on_its_line_without_tools",
+    # And then a list the reply's end cuts (QA26 R2): the calls kept by the salvage at
+    # the reply's end, done then, the cut list's text prose.
+    "pythonic/list_closed_before_its_call_then_a_list_then_one_the_reply_end_cuts_without_tools",
 } | {
     # Bounded: a call after prose that leaves a Gemma string open (`Try call:foo{a:<|"|>`),
     # held until the text tells whether that string closes around it (instring._closes):

@@ -391,6 +391,7 @@ TRUNCATED = [
     '<tool_call>{"name": "get_time"',
     '<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"',
     '[get_weather(city="Lyon"), get_time(',
+    '[get_weather(city="Lyon"] [get_time(tz="UTC")] [get_time(tz="Eu',  # (QA26 R2: a list closed before its `)` first)
     "<tool_call>\n<function=run_shell>\n<parameter=command>\nrm -rf /",
     "<tool_call>get_weather\n<arg_key>city</arg_key><arg_value>Paris</arg_value><arg_key>unit</arg_key>",
     "<|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json",
@@ -563,6 +564,10 @@ LIST_CLOSED_BEFORE_PROSE = [
     '[get_weather(city="Paris"] [y(t="x"] ok',
     '[get_weather(city="Paris"]] Let me check.',
     '<|tool_call_start|>[y(t="x"]]',
+    # (QA26 R2: then a list the reply's end cuts, as after lists written whole: the calls
+    # kept, the cut list's text prose; tests TRUNCATED has one cut inside its call.)
+    '[get_weather(city="Paris"] [y(t="x")] [y',
+    '[get_weather(city="Paris"] [y(t="x")]\n[y',
 ]
 
 

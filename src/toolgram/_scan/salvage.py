@@ -15,6 +15,7 @@ from .mention import cut_opener, mention, settle_failure
 from .._build.builder import Draft
 from .._lalr.close import CUT_ROOM, last_closes
 from .._lalr.driver import _MARK_STACK, Driver
+from .._lalr.extent import BracketIndex
 from .._lalr.looks import of as looks_of
 from .._lalr.table import _left_open, _reduces_call, closing_plan, ends_something, goes_on, takes
 from .._lalr.tokens import DONE, FAIL, PAUSE, WAIT
@@ -446,7 +447,12 @@ def list_closed(r: Any, drv: Driver, buf: str, final: bool) -> Any:
     the `]` is read as any text is). Told at the end of the text only, where
     the value ran to it: a stream waits there too (its value never closed)."""
     if drv.listed is not None and drv.listed > 0:
-        return drv.listed
+        if not drv.listed_ends or drv.listed not in drv.listed_ends or drv.last_end <= drv.listed:
+            return drv.listed
+        # (That list was closed at its `]` and the region read on past it (Driver.
+        # _close_list), tokens after it: what failed there is no value that ran on over
+        # it, and is told as after a list written whole (QA26 R2: `[f(a="x"] [g(b=1)] [g`,
+        # whose calls were all lost to one error up to the first `]`).)
     if not final or drv.status != DONE or drv.last_term != "PYVALUE" or not _cut_at_end(drv, buf, final):
         return None
     brackets = drv.brackets if drv.brackets is not None else r.sc.brackets
@@ -548,6 +554,12 @@ def salvage_one(r: Any, drv: Driver, final: bool, broken: list | None = None, bu
         # are supplied): the table cannot be rolled back, its tree callbacks share lists.
         fresh = _again(drv, r.region_start, None, end, buf)
         fresh.quotes = False
+        if drv.listed is not None and drv.listed_ends:
+            # (drv closed a list at its `]`, its call's `)` left out (Driver._close_list),
+            # and read on past it: the replay up to a point after that `]` reads it so too,
+            # or the value runs on over it and the calls after it are lost (QA26 R2:
+            # `[f(a="x"] [g(b=1)] [g`). Its own index: the text read is cut at the point.)
+            fresh.listed, fresh.brackets = -1, BracketIndex()
         if fresh.run(buf[:end], True, sc.at_marker) != DONE:
             continue
         if not opened and mention(r, fresh, True) is True:
