@@ -397,6 +397,7 @@ class MarkerSearch:
     mf_buf: str | None = None  # the text mf_found is about (see _markers_from)
     mf_first = (-1, -1)  # (the start it is about, the first marker at or after it)
     mf_kept: tuple | None = None  # (mf_buf, mf_found, mf_first) of the scanner's own text, while another's are
+    mf_spare: tuple | None = None  # (the same of a third text, a replay's: see _markers_from)
     # (Per instance, set in Scanner.__init__: whole_keys, what _whole_next looks for;
     # word_next; mf_found.)
 
@@ -532,11 +533,19 @@ class MarkerSearch:
             # read the reply and the reply without the end-of-turn token that ends it in
             # turns (region._before_turn_end), and the latter's answers began anew at each
             # region (fuzz seed 7 #9329795).
-            kept = self.mf_kept
+            # And a third, a replay's own text while the scanner's is kept: a salvage's replay
+            # reads its text (cut short) and, in turns, that text cut at each list's `]` its
+            # reading closes (Driver.run, LISTED); begun anew at each list, the next list's
+            # markers were looked for again to the end of the text (quadratic: QA26 R2's storm).
+            kept, spare = self.mf_kept, self.mf_spare
             if self.mf_buf is self.buf or kept is None or kept[0] is buf or kept[0] is not self.buf:
                 self.mf_kept = (self.mf_buf, self.mf_found, self.mf_first)
+            else:
+                self.mf_spare = (self.mf_buf, self.mf_found, self.mf_first)
             if kept is not None and kept[0] is buf:
                 self.mf_buf, self.mf_found, self.mf_first = kept
+            elif spare is not None and spare[0] is buf:
+                self.mf_buf, self.mf_found, self.mf_first = spare
             else:
                 self.mf_buf, self.mf_found, self.mf_first = buf, {}, (-1, -1)
         # (The first of them all, kept the same way: most questions end here.)

@@ -490,7 +490,7 @@ def _stream_reading(sc: Any, window: str, back: int, marker: str, candidates: li
     o.line_call_end = back - line_call if line_call >= 0 else -1
     o.reply_end = -1
     o.finds = o.brackets = o.sink = o.waiting = o.start_test = o.plain = o.observer = None
-    o.mf_buf, o.mf_found, o.mf_first, o.mf_kept = None, {}, (-1, -1), None
+    o.mf_buf, o.mf_found, o.mf_first, o.mf_kept, o.mf_spare = None, {}, (-1, -1), None, None
     o.word_buf, o.word_next, o.word_first, o.symbol_next = None, {}, None, None
     o.whole_next, o.whole_keys = None, []
     o.opener_runs = {}
