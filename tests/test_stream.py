@@ -523,6 +523,12 @@ STRING_OPEN_BEFORE_A_CALL = [
     '[e(y="<tool_call>{"name":"```","arguments":{}}</tool_call>\n<tool_call>{"name":"get","arguments":{}}</tool_call>',
     '[e(y="<tool_call>{"name":"```","arguments":{@}}</tool_call>',
     '[e(y="Docs:\n<tool_call>{"name":"get","arguments":{"a":"<|tool_call_start|>"}}</tool_call>\nThat is all.")]',
+    # (Text after the call the model's next list, on a line of its own: with tools, the
+    # value is cut before that list, not at a marker in it, nor run on over it (QA26 S1,
+    # S2); the same shape again and again reads each time as the first.)
+    '[e(y="x <tool_call>{"name":"get","arguments":{"a":"z"}}</tool_call>\n[e(y="x <tool_call>{"name":"get","arguments":{"a":"z"}}</tool_call>\n',
+    '[e(y="x <tool_call>{"name":"get","arguments":{"a":"z"}}</tool_call>\n[e(y="x <tool_call>{"name":"get","arguments":{"a":"z"}}</tool_call>\n[e(y="x <tool_call>{"name":"get","arguments":{}}</tool_call> ',
+    '[e(y="x\n<tool_call>{"name":"get","arguments":{}}</tool_call>\n[get(a=1)]\nDone.',
 ]
 
 
@@ -613,6 +619,9 @@ LATE_CALLS = {
     # only where nothing but blanks follows the call, which the end tells (QA22 D7).
     "pythonic/double_quoted_string_left_open_then_another_formats_call_ends_it",
     "lfm2/double_quoted_string_left_open_then_another_formats_call_ends_it",
+    # The same after a line whose string quoted such a call (QA26 S1): that line's call is
+    # done when the next list begins; the last line's, when the reply ends.
+    "pythonic/double_quoted_string_quoting_another_formats_call_then_the_next_list_is_its_own_call",
     # The same, the call's JSON holding a code fence: a stream cut the value at its ```
     # (fuzz seed 7 #12170362).
     "pythonic/double_quoted_string_left_open_then_another_formats_call_whose_json_holds_a_code_fence",

@@ -601,9 +601,13 @@ def cut(d: Any, buf: str, pos: int, stop: int, final: bool, open_to: bool = Fals
     # (From the character the pass gave up at: a marker that starts there is what
     # broke the value.)
     lo = pos + max(at - 1, 1)
+    line = -1
     if quoted > lo:
         lo = quoted  # (the markers in that call are its text: _quoted_call_end)
-    m = d._first_marker(buf, lo, stop)
+        line = _next_list_line(d, buf, lo, stop)
+    m = d._first_marker(buf, lo, stop if line < 0 else line)
+    if m < 0:
+        m = line  # (the model's next list, on a line after that call: _next_list_line)
     if not settled and (m < 0 or may_start(d, buf, lo, m)):
         return WAIT
     if m < 0:
@@ -612,6 +616,25 @@ def cut(d: Any, buf: str, pos: int, stop: int, final: bool, open_to: bool = Fals
     if broke is not None and broke != at:
         return None  # (cut there, it would break elsewhere)
     return m  # (it breaks there still; or, read to the marker, it is only unfinished)
+
+
+def _next_list_line(d: Any, buf: str, lo: int, stop: int) -> int:
+    """Where, in [lo, stop), the first line begins with a call list of the driver's
+    format (`[name(`), where each line's list is a region of its own (Driver.lines:
+    pythonic with tools; it has no marker of its own), or -1. After a call that a broken
+    Python string quoted (_quoted_call_end), that list is the model's next one: the
+    value, which cannot be read, is cut before it (the line's break), as at another
+    format's marker after that call, not run on over the list (QA26 S2) to a marker in
+    it (QA26 S1: the region failed there, untold, its quoted call run). Without tools
+    the lists in a row are one region, which a cut there does not end."""
+    if not d.lines or "[" not in d.fmt.starts:
+        return -1
+    m = _LIST_LINE.search(buf, lo, stop)
+    return -1 if m is None else m.start()
+
+
+# A line that begins a Python call list (blanks before it): _next_list_line's.
+_LIST_LINE = lazy(re.compile, r"(?<=\n)[ \t]*\[[ \t]*[A-Za-z_][\w.\-]*[ \t]*\(")
 
 
 def _late_cut(d: Any, buf: str, pos: int, stop: int, spans: Any) -> int:
