@@ -574,6 +574,12 @@ LIST_CLOSED_BEFORE_PROSE = [
     # kept, the cut list's text prose; tests TRUNCATED has one cut inside its call.)
     '[get_weather(city="Paris"] [y(t="x")] [y',
     '[get_weather(city="Paris"] [y(t="x")]\n[y',
+    # (QA26 S3: `]]` then a `,`, which ended the value after it: the list closed there all
+    # the same, what follows prose, as after `[y(t="x")]`.)
+    '[y(t="x"]],h()',
+    '[get_weather(city="Paris"]] , then y(t="z")',
+    '[y(t="z"), get_weather(city="Paris"]],h()\n[y(t="x")]',
+    '<|tool_call_start|>[y(t="x"]],h()',
 ]
 
 

@@ -31,7 +31,7 @@ from . import nest as _nest
 from . import tagread as _tagread
 from .._recover import repair as _repair
 from .checkpoint import Checkpoint
-from .extent import TripleWait, _Extent, scalar_end, triple_end, triple_quote, twin_close
+from .extent import TripleWait, _Extent, scalar_end, triple_end, triple_quote, twin_before, twin_close
 from .growth import _HOLD, _could_grow, _loop_wait
 from .table import _ENDING_NAME, _reduces_call, closing_plan, expected, shifts_plain, simulate, takes
 from .tokens import _SNIPPET, DONE, FAIL, PAUSE, WAIT, WAIT_MORE, Tok, _snippet
@@ -618,6 +618,20 @@ class Driver:
                                     self.listed = close + 1
                                 if self.listed_log is not None:
                                     self.listed_log.append((self.fmt.name, pos))
+                                return LISTED
+                        elif end is not None and cut is None and self.listed is not None and not self.listing:
+                            # (A `,` or `)` ends it, but after `]]` at its depth: the call's `)`
+                            # written as a `]`, then the list's (twin_close), read as the list
+                            # closed there, whatever follows (QA26 S3: `[f(a="x"]],h()` read
+                            # `,h()` as more arguments, dropped; `[f(a="x")],h()` is the call,
+                            # then prose). Told by the text up to that stop: a stream, once it
+                            # has come, as parse().)
+                            close = twin_before(buf, pos, end)
+                            if close >= 0:
+                                self.extents.pop(",)", None)  # (its end is past the text read up to that `]`)
+                                self.listing = close + 1
+                                if self.listed == -1:
+                                    self.listed = close + 1
                                 return LISTED
                         elif end is None and (cut is None or cut is WAIT) and not final and self.listed is not None and not self.listing and self.listed_hint is not None and (self.fmt.name, pos) in self.listed_hint:
                             # (A stream's reading of a storm memo's window, told that the whole

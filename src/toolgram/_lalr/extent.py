@@ -91,6 +91,18 @@ def twin_close(text: str, close: int) -> int:
     return close + 1 if text.startswith("]", close + 1) else close
 
 
+def twin_before(text: str, pos: int, end: int) -> int:
+    """Where the second `]` of `]]` is, that pair's first `]` the first closer at depth 0
+    of the Python argument value at pos, before `end`, where a `,` or `)` ends it
+    (scalar_end): the call's `)` written as a `]`, then the list's (twin_close); -1
+    where there is none. Only the first `]]` in it is looked at, and the text up to it:
+    the value's own, read once."""
+    j = text.find("]]", pos, end)
+    if j < 0 or scalar_end(text[pos : j + 1], 0, "]") != j - pos:
+        return -1
+    return j + 1
+
+
 class BracketIndex:
     """value_end() for many places in one text, in linear time overall.
 
