@@ -1919,3 +1919,22 @@ def test_values_closed_by_no_quote_nor_stop_are_not_looked_past_each(unit: str, 
     assert len(toolgram.parse(raw).calls) >= lists
     assert settles[0] <= 6 * lists, (settles[0], lists)  # (about 4: before, 34)
     assert windows[0] <= 2, windows[0]
+
+
+@pytest.mark.parametrize("unit", ['[f(a="x")] [g(b=1)]\n', '[f(a="x"] [g(b=1)]\n'])
+@pytest.mark.parametrize("tail", ["[g", "[", "\n[g", "[g(b="])
+def test_plain_lists_before_a_list_the_end_cuts_are_not_read_again(
+    unit: str, tail: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Issue 17: without tools a reply of bare call lists is one region; a last list the
+    # end cuts right after its `[` (or inside its name) fails its reading, and the
+    # salvage replayed the region from its start through the driver's own lexer, to
+    # find the point after the last whole list and to read up to it again: the lists
+    # pyframe.py had read were read three times more, ~6x the region's cost (32 KB:
+    # 70 -> 460 ms; 200 lists: 2,412 characters fed -> 15,204). pyframe keeps a
+    # Checkpoint where it hands the region to the driver after a list's `]`, and the
+    # salvage replays from there.
+    whole = _work(unit * 200, None, monkeypatch)
+    cut = _work(unit * 200 + tail, None, monkeypatch)
+    assert whole > 0
+    assert cut <= 1.1 * whole, (whole, cut)

@@ -26,7 +26,7 @@ class Checkpoint:
     points (_scan/salvage.py): from the region's start, a list of two thousand plain
     calls whose last one is broken was read three times by the driver's own lexer."""
 
-    __slots__ = ("stack", "values", "kept", "repairs")
+    __slots__ = ("stack", "values", "kept", "repairs", "listed_ends")
 
     def __init__(self, drv: Any) -> None:
         self.stack = list(drv.stack)
@@ -36,6 +36,11 @@ class Checkpoint:
         self.values = [(v, len(v.children)) if type(v) is Tree else (v, -1) for v in drv.values]
         self.kept = [getattr(drv, name) for name in _KEPT]
         self.repairs = list(drv.repairs)
+        # (The lists closed before their call's `)` so far (Driver._close_list): each such
+        # call's closed_tag, which the region's decode gives it, as a reading from the
+        # start would have noted them.)
+        ends = getattr(drv, "listed_ends", None)
+        self.listed_ends = list(ends) if ends else None
 
     @property
     def pos(self) -> int:
@@ -53,3 +58,5 @@ class Checkpoint:
         for name, value in zip(_KEPT, self.kept):
             setattr(drv, name, value)
         drv.repairs = list(self.repairs)
+        if self.listed_ends is not None:
+            drv.listed_ends = list(self.listed_ends)

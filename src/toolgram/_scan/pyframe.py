@@ -402,7 +402,7 @@ def advance(drv: Any, buf: str, final: bool) -> str | None:
                     return None
                 return DONE
         if not buf.startswith("[", at):
-            return None
+            return _handed(drv, end)
         begun = drv.py if type(drv.py) is Begun and drv.py.toks[0][1] == at else None
         got = read_list(buf, at, final, begun, lambda p: drv._quoted(buf, p, final))
         if type(got) is Begun:
@@ -413,7 +413,7 @@ def advance(drv: Any, buf: str, final: bool) -> str | None:
             return _hold(drv, _IN_LIST, got.pos)
         drv.py = True
         if got is None:
-            return None
+            return _handed(drv, end)
         if type(got) is Part:
             # The driver reads on from the `)` of the list's last whole call, or the `,`
             # after the last whole argument of a call the end cut; a salvage of what it
@@ -431,6 +431,18 @@ def advance(drv: Any, buf: str, final: bool) -> str | None:
         toks, end = got
         if not _fed(drv, buf, toks):
             return None
+
+
+def _handed(drv: Any, end: int) -> None:
+    """None (the driver reads on from where drv is), after a list's `]` (end >= 0) a
+    Checkpoint kept there first: a salvage of what the driver then fails to read
+    replays the region from that point between lists (salvage_points, _again), not
+    from its start through the driver's own lexer. (A region of two thousand plain
+    lists whose last one the reply's end cuts right after its `[` was read three
+    times more by the driver, for the calls the lists before had already given.)"""
+    if end >= 0 and not (drv.checkpoints and drv.checkpoints[-1].pos >= drv.pos):
+        drv.checkpoints.append(Checkpoint(drv))
+    return None
 
 
 def _fed(drv: Any, buf: str, toks: list) -> bool:
