@@ -105,6 +105,9 @@ HELD = {
     # And then a list the reply's end cuts (QA26 R2): the calls kept by the salvage at
     # the reply's end, done then, the cut list's text prose.
     "pythonic/list_closed_before_its_call_then_a_list_then_one_the_reply_end_cuts_without_tools",
+    # (So too where the second list ends in a trailing comma: pyframe's Part, whose
+    # checkpoint the salvage's replay resumes from.)
+    "pythonic/list_closed_before_its_call_then_a_list_with_a_trailing_comma_then_one_the_reply_end_cuts",
 } | {
     # Bounded: a call after prose that leaves a Gemma string open (`Try call:foo{a:<|"|>`),
     # held until the text tells whether that string closes around it (instring._closes):
