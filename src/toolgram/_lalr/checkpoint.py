@@ -38,9 +38,10 @@ class Checkpoint:
         self.repairs = list(drv.repairs)
         # (The lists closed before their call's `)` so far (Driver._close_list): each such
         # call's closed_tag, which the region's decode gives it, as a reading from the
-        # start would have noted them.)
+        # start would have noted them. The driver's list, which it only appends to, and
+        # its length then: a copy at each of a thousand lists was the square of them.)
         ends = getattr(drv, "listed_ends", None)
-        self.listed_ends = list(ends) if ends else None
+        self.listed_ends = (ends, len(ends)) if ends else None
 
     @property
     def pos(self) -> int:
@@ -59,4 +60,5 @@ class Checkpoint:
             setattr(drv, name, value)
         drv.repairs = list(self.repairs)
         if self.listed_ends is not None:
-            drv.listed_ends = list(self.listed_ends)
+            ends, n = self.listed_ends
+            drv.listed_ends = ends[:n]
