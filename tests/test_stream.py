@@ -543,6 +543,33 @@ def test_a_string_left_open_before_a_call_holding_a_marker_streams_as_it_parses(
         assert "</tool_call>" not in toolgram.parse(raw, tools).text
 
 
+# A Hermes JSON string left open before its format's next call: where only blanks follow
+# that call's end marker, the end of the reply, the string's close was left out and the
+# call is the model's next (close._quoted_call); where text follows, the string quoted it.
+# An end-of-turn token that ends the reply is no text (region._before_turn_end: parse()
+# reads the reply without it), but a stream that saw the token after the end marker took
+# it for text and read the string as quoting the call: one call, its value holding the
+# marker, where parse() read two calls, or the error and the prose of a quoted call that
+# reads as none (fuzz seed 7 #50015594, issue 17). Now a stream waits at such a token for
+# the end of the reply or more text (so the first call is done at the end). Every delta size.
+TURN_END_AFTER_A_CALL_IN_AN_OPEN_STRING = [
+    '<tool_call>{"name":"g","":"<tool_call>"</tool_call><|endoftext|>',
+    '<tool_call>{"name":"g","a":"x<tool_call>"</tool_call>\n<|endoftext|> ',
+    '<tool_call>{"name":"g","a":"<tool_call>\n{"name":"h","arguments":{}}\n</tool_call><|endoftext|>',
+    # (Text after the token: the string quoted the call, in both.)
+    '<tool_call>{"name":"g","a":"<tool_call>"</tool_call><|endoftext|>x',
+    '<tool_call>{"name":"g","a":"<tool_call>\n{"name":"h","arguments":{}}\n</tool_call><|endoftext|> Done.',
+]
+
+
+@pytest.mark.parametrize("raw", TURN_END_AFTER_A_CALL_IN_AN_OPEN_STRING)
+@pytest.mark.parametrize("tools", [None, ["g", "h"]])
+def test_a_call_in_an_open_string_then_an_end_of_turn_token_streams_as_it_parses(raw: str, tools: Any) -> None:
+    # (The first call is done when the reply ends, as for LATE_CALLS' such cases.)
+    for size in range(1, len(raw) + 1):
+        check(raw, chunked(raw, size), tools, timely=False)
+
+
 # A list of Python calls whose last call's `)` was left out before the list's `]`, prose
 # after it: the value ran on over the `]` to the end of the reply, and parse() read an
 # empty call (dropped_partial_argument, cut_value) that swallowed the prose (issue 17).
@@ -639,6 +666,11 @@ LATE_CALLS = {
     # marker in its string for its end and the close after it for the prose string's:
     # both calls prose (fuzz seed 7 #7625498).
     "gemma4_call/string_open_in_prose_then_a_call_then_a_cut_one_whose_string_holds_the_close_marker",
+    # A Hermes JSON string left open before the next call, then an end-of-turn token: the
+    # string's close was left out only if the reply ends there (the token is no text), so
+    # the first call is done when the reply ends (fuzz seed 7 #50015594). (Not held in
+    # test_call_done_at.py: with its prose after the token, no end of the reply is there.)
+    "hermes/string_left_open_before_the_next_call_then_an_end_of_turn_token",
 }
 
 

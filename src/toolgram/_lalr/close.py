@@ -122,6 +122,13 @@ def _quoted_call(d: Any, t, buf: str, end: int, at: int, final: bool) -> Any:
     after = _SPACE_TO_END.match(buf, stop + len(shut))
     if after is not None:
         return None if final else (WAIT, None)
+    if not final:
+        # An end-of-turn token of the format that may end the reply, only blanks before
+        # it: the reply read whole is read without it (region._before_turn_end), where
+        # only blanks follow that end marker. Wait for the end of the reply or more text.
+        told = d.told(buf)
+        if stop + len(shut) <= told < n and not buf[stop + len(shut) : told].strip():
+            return WAIT, None
     return stop
 
 
