@@ -607,6 +607,10 @@ LIST_CLOSED_BEFORE_PROSE = [
     '[get_weather(city="Paris"]] , then y(t="z")',
     '[y(t="z"), get_weather(city="Paris"]],h()\n[y(t="x")]',
     '<|tool_call_start|>[y(t="x"]],h()',
+    # (QA26b: `]]` then the call's own `)`: the `]]` stray, the call closed by its `)`, the
+    # list read on: no prose, as the reading of the whole text has it.)
+    '[y(t="x"]]), get_weather(city="Paris")] ok',
+    '<|python_start|>[y(t="x"]])]<|python_end|> ok',
 ]
 
 

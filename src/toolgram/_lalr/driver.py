@@ -619,13 +619,14 @@ class Driver:
                                 if self.listed_log is not None:
                                     self.listed_log.append((self.fmt.name, pos))
                                 return LISTED
-                        elif end is not None and cut is None and self.listed is not None and not self.listing:
-                            # (A `,` or `)` ends it, but after `]]` at its depth: the call's `)`
-                            # written as a `]`, then the list's (twin_close), read as the list
-                            # closed there, whatever follows (QA26 S3: `[f(a="x"]],h()` read
-                            # `,h()` as more arguments, dropped; `[f(a="x")],h()` is the call,
-                            # then prose). Told by the text up to that stop: a stream, once it
-                            # has come, as parse().)
+                        elif end is not None and cut is None and self.listed is not None and not self.listing and buf.startswith(",", end):
+                            # (A `,` ends it, but after `]]` at its depth: the call's `)` written
+                            # as a `]`, then the list's (twin_close), read as the list closed
+                            # there, whatever follows (QA26 S3: `[f(a="x"]],h()` read `,h()` as
+                            # more arguments, dropped; `[f(a="x")],h()` is the call, then prose).
+                            # Not a `)`: there the call closes, the `]]` before it stray
+                            # (`[f(a="x"]]), g(b=1)]`: f and g, QA26b). Told by the text up to
+                            # that stop: a stream, once it has come, as parse().)
                             close = twin_before(buf, pos, end)
                             if close >= 0:
                                 self.extents.pop(",)", None)  # (its end is past the text read up to that `]`)
