@@ -529,6 +529,9 @@ STRING_OPEN_BEFORE_A_CALL = [
     '[e(y="x <tool_call>{"name":"get","arguments":{"a":"z"}}</tool_call>\n[e(y="x <tool_call>{"name":"get","arguments":{"a":"z"}}</tool_call>\n',
     '[e(y="x <tool_call>{"name":"get","arguments":{"a":"z"}}</tool_call>\n[e(y="x <tool_call>{"name":"get","arguments":{"a":"z"}}</tool_call>\n[e(y="x <tool_call>{"name":"get","arguments":{}}</tool_call> ',
     '[e(y="x\n<tool_call>{"name":"get","arguments":{}}</tool_call>\n[get(a=1)]\nDone.',
+    # (Without tools too, where the lists in a row are one region: the list is closed at
+    # that line and the region reads on, not failed untold, its calls prose (issue 19).)
+    '[e(y="x <tool_call>{"name":"get","arguments":{"a":"z"}}</tool_call>\n' * 3 + 'ok',
 ]
 
 
@@ -659,6 +662,9 @@ LATE_CALLS = {
     # The same after a line whose string quoted such a call (QA26 S1): that line's call is
     # done when the next list begins; the last line's, when the reply ends.
     "pythonic/double_quoted_string_quoting_another_formats_call_then_the_next_list_is_its_own_call",
+    # Without tools the lists in a row are one region, the list closed at that line and
+    # read on (issue 19): its calls are done when the region ends, at the reply's end.
+    "pythonic/double_quoted_string_quoting_another_formats_call_line_after_line_without_tools_reads_each_list",
     # The same, the call's JSON holding a code fence: a stream cut the value at its ```
     # (fuzz seed 7 #12170362).
     "pythonic/double_quoted_string_left_open_then_another_formats_call_whose_json_holds_a_code_fence",
