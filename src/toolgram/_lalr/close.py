@@ -641,18 +641,16 @@ def _next_list_line(d: Any, buf: str, lo: int, stop: int) -> int:
 
 
 def _list_cut(d: Any, buf: str, pos: int) -> bool:
-    """close(): a Python value cut at `pos`, the line after a call that its broken string
-    quoted, where the model's next list begins (_next_list_line), in a region without
-    tools, whose lists in a row are one region (no line of its own ends it: Driver.lines).
-    The call and its list are closed there (their `)` and `]` supplied: the call's
-    closed_tag, as at a list's `]` its value ran over: Driver._close_list), and the region
-    reads on, the next list its own: not the region failed there untold, its calls prose
-    (QA26 S1, issue 19). False where the grammar closes no list there."""
-    m = _LIST_LINE.match(buf, pos) if pos > 0 and buf[pos - 1] == "\n" else None
-    if m is None:
-        m = _LIST_LINE.search(buf, d.pos, pos + 1)
-        if m is None or m.start() != pos:
-            return False
+    """close(): a Python value cut at `pos` (blanks up to the frame's next text), the
+    line after a call that its broken string quoted, where the model's next list begins
+    (_next_list_line), in a region without tools, whose lists in a row are one region
+    (no line of its own ends it: Driver.lines). The call and its list are closed there
+    (their `)` and `]` supplied: the call's closed_tag, as at a list's `]` its value ran
+    over: Driver._close_list), and the region reads on, the next list its own, as with
+    tools: not the region failed there untold, its calls prose (QA26 S1, issue 19).
+    False where the grammar closes no list there."""
+    if _LIST_LINE.match(buf, pos) is None:  # (its look-behind: a line's start)
+        return False
     plan = plan_before(d.c, d.stack, d.fmt.ends, "]")
     if not plan:
         return False
@@ -884,7 +882,7 @@ def close(d: Any, buf: str, final: bool, at_marker) -> str:
         if hit is None and not final and d._closing_plan() is not None:
             return WAIT
         near = not final and (d.quotes or d.stray) and d.told(buf) - d.pos <= _SNIPPET  # see run()
-        if not hit and pos == d.cut_at and not d.lines and _list_cut(d, buf, pos):
+        if not hit and d.pos <= d.cut_at <= pos and not d.lines and _list_cut(d, buf, d.cut_at):
             return WAIT_MORE  # (the list closed at the line its next list begins: _list_cut)
         if not hit:
             if near:
