@@ -627,13 +627,14 @@ def cut(d: Any, buf: str, pos: int, stop: int, final: bool, open_to: bool = Fals
 
 def _next_list_line(d: Any, buf: str, lo: int, stop: int) -> int:
     """Where, in [lo, stop), the first line begins with a call list of the driver's
-    format (`[name(`), where each line's list is a region of its own (Driver.lines:
-    pythonic with tools; it has no marker of its own), or -1. After a call that a broken
+    format (`[name(`; pythonic, which has no marker of its own), or -1. After a call that a broken
     Python string quoted (_quoted_call_end), that list is the model's next one: the
     value, which cannot be read, is cut before it (the line's break), as at another
     format's marker after that call, not run on over the list (QA26 S2) to a marker in
-    it (QA26 S1: the region failed there, untold, its quoted call run). Without tools
-    the lists in a row are one region, which a cut there does not end."""
+    it (QA26 S1: the region failed there, untold, its quoted call run). With tools each
+    line's list is a region of its own (Driver.lines), which the cut ends; without, the
+    lists in a row are one region, and close() closes the list there and reads on
+    (_list_cut: issue 19)."""
     if "[" not in d.fmt.starts:
         return -1
     m = _LIST_LINE.search(buf, lo, stop)
