@@ -652,19 +652,7 @@ def _list_cut(d: Any, buf: str, pos: int) -> bool:
     False where the grammar closes no list there."""
     if _LIST_LINE.match(buf, pos) is None:  # (its look-behind: a line's start)
         return False
-    plan = plan_before(d.c, d.stack, d.fmt.ends, "]")
-    if not plan:
-        return False
-    close = next((t.name for t in d.c.terminals.values() if t.literal == "]"), None)
-    if close is None:
-        return False
-    for term in (*plan, close):
-        d.supply(term)
-    if d.listed_ends is None:
-        d.listed_ends = []
-    d.listed_ends.append(d.pos)
-    d.last_term, d.last_start = close, d.pos - 1
-    return True
+    return d.supply_list_close()
 
 
 # A line that begins a Python call list (blanks before it): _next_list_line's.

@@ -285,10 +285,28 @@ class Driver:
         supplied: closed_tag), and RESUMED; None where the grammar closes no list there."""
         if self.pos != len(buf) or self.last_term != "PYVALUE" or self.last_end != len(buf):
             return None
+        if not self.supply_list_close():
+            return None
+        marks = self.marks
+        if marks is not None:
+            # (A replay's point there is between calls, its stack the list's closed: a
+            # salvage closes the frame there, prose or a broken call after it.)
+            if marks and marks[-1][0] == self.pos:
+                marks.pop()
+            marks.append([self.pos, list(self.stack), True])
+        return RESUMED
+
+    def supply_list_close(self) -> bool:
+        """The call and its list closed where the reading stands, their `)` and `]`
+        supplied (the brackets before them too): the call's closed_tag (listed_ends). For
+        a value that ran over a list's `]` (_close_list) and a value cut where the next
+        line's list begins (_close._list_cut). False where the grammar closes no list."""
         plan = _close.plan_before(self.c, self.stack, self.fmt.ends, "]")
         if not plan:
-            return None
+            return False
         close = next((t.name for t in self.c.terminals.values() if t.literal == "]"), None)
+        if close is None:
+            return False
         for term in (*plan, close):
             self.supply(term)
         # (The call's own repair, not the region's: the calls after the list are whole.)
@@ -298,14 +316,7 @@ class Driver:
         # (The last token read from the text is that `]`, as after a list written whole:
         # what comes after it is told so, prose after a whole call.)
         self.last_term, self.last_start = close, self.pos - 1
-        marks = self.marks
-        if marks is not None:
-            # (A replay's point there is between calls, its stack the list's closed: a
-            # salvage closes the frame there, prose or a broken call after it.)
-            if marks and marks[-1][0] == self.pos:
-                marks.pop()
-            marks.append([self.pos, list(self.stack), True])
-        return RESUMED
+        return True
 
     def after_run(self, buf: str, final: bool, status: str) -> str:
         """run()'s last step, after the loop (_scan/pyframe.py reads a list without it)."""
