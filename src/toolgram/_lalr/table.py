@@ -406,14 +406,7 @@ def _left_out_counts(c: Compiled, stack: list, terms: list) -> dict:
                 else:
                     # (The whole group takes this reduction, as at most levels of a deep
                     # stack: taken in place.)
-                    size = len(rule.expansion)
-                    if size:
-                        mine = min(size, len(top))
-                        if mine:
-                            del top[-mine:]
-                        base -= size - mine
-                    name = rule.origin.name
-                    top.append(states[top[-1] if top else stack[base - 1]][name][1])
+                    base, name = _reduce_in(states, stack, top, base, rule)
                     if name in left_out:
                         count += 1
                     continue
@@ -429,22 +422,29 @@ def _left_out_counts(c: Compiled, stack: list, terms: list) -> dict:
             last = len(ways) - 1
             for k, (rule, same) in enumerate(ways.values()):
                 # (The last way goes on in this loop, on this copy; the others from copies.)
-                t, b = (top, base) if k == last else (list(top), base)
-                size = len(rule.expansion)
-                if size:
-                    mine = min(size, len(t))
-                    if mine:
-                        del t[-mine:]
-                    b -= size - mine
-                name = rule.origin.name
-                under = t[-1] if t else stack[b - 1]
-                t.append(states[under][name][1])
+                t = top if k == last else list(top)
+                b, name = _reduce_in(states, stack, t, base, rule)
                 more = count + (name in left_out)
                 if k == last:
                     group, top, base, count = same, t, b, more
                 else:
                     work.append((same, t, b, more))
     return counts
+
+
+def _reduce_in(states: Any, stack: list, top: list, base: int, rule: Any) -> tuple[int, str]:
+    """_left_out_counts' reduce by rule: its states popped from top (the walk's own
+    states), then from the parser's stack below base, without copying it; the goto
+    pushed on top. The new base, and the rule's name."""
+    size = len(rule.expansion)
+    if size:
+        mine = min(size, len(top))
+        if mine:
+            del top[-mine:]
+        base -= size - mine
+    name = rule.origin.name
+    top.append(states[top[-1] if top else stack[base - 1]][name][1])
+    return base, name
 
 
 def _left_out_count(c: Compiled, stack: list, term: str) -> int:
