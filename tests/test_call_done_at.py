@@ -68,6 +68,10 @@ HELD = {
     # reply ends (as test_stream's LATE_CALLS says; d581de3 listed it there, not here).
     "pythonic/string_left_open_then_another_formats_call_ends_it",
     "lfm2/single_quoted_string_left_open_before_another_formats_call_twice",  # (QA22 D8: the same)
+    # A single-quoted one whose next lines' `'x` are apostrophes, each line quoting such a
+    # call (issue 19): the string runs on to the reply's end, cut where each next list
+    # begins, its last line's call ended by that call; all done when the reply ends.
+    "pythonic/single_quoted_string_quoting_another_formats_call_line_after_line_without_tools_reads_each_list",
     # A broken value cut at its own start marker, which begins a call (the broken call
     # prose): its string `'x…` is left open, and a quote after the call may still close it
     # around that call (`That's it.')]`), so the call is done when the reply ends (so on

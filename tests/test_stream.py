@@ -532,6 +532,10 @@ STRING_OPEN_BEFORE_A_CALL = [
     # (Without tools too, where the lists in a row are one region: the list is closed at
     # that line and the region reads on, not failed untold, its calls prose (issue 19).)
     '[e(y="x <tool_call>{"name":"get","arguments":{"a":"z"}}</tool_call>\n' * 3 + 'ok',
+    # (A single-quoted one, whose next lines' `'x` Python reads as apostrophes: the string
+    # runs on to the reply's end, and is cut where the next list begins all the same.)
+    "[e(y='x <tool_call>{\"name\":\"get\",\"arguments\":{\"a\":\"z\"}}</tool_call>\n" * 3 + 'ok',
+    "[e(y='x <tool_call>{\"name\":\"get\",\"arguments\":{\"a\":\"z\"}}</tool_call>\n" * 3,
 ]
 
 
@@ -665,6 +669,7 @@ LATE_CALLS = {
     # Without tools the lists in a row are one region, the list closed at that line and
     # read on (issue 19): its calls are done when the region ends, at the reply's end.
     "pythonic/double_quoted_string_quoting_another_formats_call_line_after_line_without_tools_reads_each_list",
+    "pythonic/single_quoted_string_quoting_another_formats_call_line_after_line_without_tools_reads_each_list",
     # The same, the call's JSON holding a code fence: a stream cut the value at its ```
     # (fuzz seed 7 #12170362).
     "pythonic/double_quoted_string_left_open_then_another_formats_call_whose_json_holds_a_code_fence",

@@ -567,7 +567,8 @@ def cut(d: Any, buf: str, pos: int, stop: int, final: bool, open_to: bool = Fals
             # for each value of a storm, the square of it: QA22 D3).
             c = _call_between(d, buf, pos + 1, stop)
             if c >= 0 and spans.breaks_at(buf, pos, buf[pos:c]) is None:
-                return c
+                line = _quoted_before_list(d, buf, c, stop)
+                return c if line < 0 else line
     at = _repair.unreadable_in(buf, pos, stop, spans, not open_to and (final or stop < len(buf)))
     if at is None and final and stop >= len(buf) and len(d.cutter) > 4:
         # A Python value's string left open to the end of the reply (`f(q='a\n<tool_call>
@@ -653,6 +654,28 @@ def _list_cut(d: Any, buf: str, pos: int) -> bool:
     if _LIST_LINE.match(buf, pos) is None:  # (its look-behind: a line's start)
         return False
     return d.supply_list_close()
+
+
+def _quoted_before_list(d: Any, buf: str, c: int, stop: int) -> int:
+    """cut: where a single-quoted Python value left open to the end of the reply (its
+    later `'x` apostrophes, as Python reads them), whose string holds another format's
+    call that reads whole at `c`, is cut instead of at that call: at the line after it
+    where the model's next list begins (_next_list_line), no marker between. Then text
+    follows the call, and the string quoted it, as a double-quoted one that Python
+    closes inside that call does (_quoted_call_end); in a region without tools, whose
+    lists in a row are one region, close() closes the list there and reads on
+    (_list_cut), not the region ended at that call, each later line's list prose
+    with no error (issue 19). -1: cut at the call, as before (with tools each line's
+    list is a region of its own, which begins after the call read)."""
+    if d.lines:
+        return -1
+    e = d.cutter[4](buf, c, d.fmt)
+    if not e:
+        return -1
+    line = _next_list_line(d, buf, e, stop)
+    if line < 0 or d._first_marker(buf, e, line) >= 0:
+        return -1
+    return line
 
 
 # A line that begins a Python call list (blanks before it): _next_list_line's.
