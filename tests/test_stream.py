@@ -536,6 +536,10 @@ STRING_OPEN_BEFORE_A_CALL = [
     # runs on to the reply's end, and is cut where the next list begins all the same.)
     "[e(y='x <tool_call>{\"name\":\"get\",\"arguments\":{\"a\":\"z\"}}</tool_call>\n" * 3 + 'ok',
     "[e(y='x <tool_call>{\"name\":\"get\",\"arguments\":{\"a\":\"z\"}}</tool_call>\n" * 3,
+    # (And one that a later quote closes, after the next list's `'y`, an apostrophe as the
+    # lenient reading takes it: cut before that list too, not run on over it.)
+    "[e(y='x <tool_call>{\"name\":\"get\",\"arguments\":{}}</tool_call>\n[get(a='y')]\nDone.",
+    "[e(y='x <tool_call>{\"name\":\"get\",\"arguments\":{}}</tool_call>\n<tool_call>{\"name\":\"get\",\"arguments\":{}}</tool_call>\n[get(a='y')]",
 ]
 
 

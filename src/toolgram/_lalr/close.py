@@ -567,7 +567,7 @@ def cut(d: Any, buf: str, pos: int, stop: int, final: bool, open_to: bool = Fals
             # for each value of a storm, the square of it: QA22 D3).
             c = _call_between(d, buf, pos + 1, stop)
             if c >= 0 and spans.breaks_at(buf, pos, buf[pos:c]) is None:
-                line = _quoted_before_list(d, buf, c, stop)
+                line = _quoted_before_list(d, buf, pos, c, stop)
                 return c if line < 0 else line
     at = _repair.unreadable_in(buf, pos, stop, spans, not open_to and (final or stop < len(buf)))
     if at is None and final and stop >= len(buf) and len(d.cutter) > 4:
@@ -591,6 +591,10 @@ def cut(d: Any, buf: str, pos: int, stop: int, final: bool, open_to: bool = Fals
         # its break (below): wait until it cannot (issue 17).
         return WAIT
     if at is None:
+        if buf[pos] == "'" and len(d.cutter) > 4 and (d.fmt.stream_python or "PYVALUE" in d.c.terminals):
+            line = _apostrophes_over_list(d, buf, pos, stop)
+            if line >= 0:
+                return line
         if opened >= pos:
             # A string left open to the end of the reply (`{"city": "Par<|tool_call_end|>…`,
             # or a Python value's, `text="hi<|tool_call_end|>`, which opens at pos):
@@ -656,26 +660,60 @@ def _list_cut(d: Any, buf: str, pos: int) -> bool:
     return d.supply_list_close()
 
 
-def _quoted_before_list(d: Any, buf: str, c: int, stop: int) -> int:
-    """cut: where a single-quoted Python value left open to the end of the reply (its
-    later `'x` apostrophes, as Python reads them), whose string holds another format's
-    call that reads whole at `c`, is cut instead of at that call: at the line after it
-    where the model's next list begins (_next_list_line), no marker between. Then text
-    follows the call, and the string quoted it, as a double-quoted one that Python
-    closes inside that call does (_quoted_call_end); in a region without tools, whose
-    lists in a row are one region, close() closes the list there and reads on
-    (_list_cut), not the region ended at that call, each later line's list prose
-    with no error (issue 19). -1: cut at the call, as before (with tools each line's
-    list is a region of its own, which begins after the call read)."""
+def _quoted_before_list(d: Any, buf: str, pos: int, c: int, stop: int) -> int:
+    """cut: where a single-quoted Python value at pos left open to the end of the reply
+    (its later `'x` apostrophes, as Python reads them), whose string holds another
+    format's call that reads whole at `c`, is cut instead of at that call: at the line
+    after it where the model's next list begins, no marker between (_list_after_call).
+    Then text follows the call, and the string quoted it, as a double-quoted one that
+    Python closes inside that call does (_quoted_call_end); in a region without tools,
+    whose lists in a row are one region, close() closes the list there and reads on
+    (_list_cut), not the region ended at that call, each later line's list prose with
+    no error (issue 19). -1: cut at the call, as before (with tools each line's list is
+    a region of its own, which begins after the call read)."""
     if d.lines:
         return -1
+    line, m = _list_after_call(d, buf, pos, c, stop)
+    return line if m < 0 else -1
+
+
+def _apostrophes_over_list(d: Any, buf: str, pos: int, stop: int) -> int:
+    """cut: where the single-quoted Python value at pos, which reads (up to `stop`), is
+    cut all the same: its string, closed only by a quote after an apostrophe that the
+    lenient reading took (`'x <tool_call>{…}</tool_call>\n[g(c='y')]`: `'y` read as one),
+    holds another format's call that reads whole, then, on a line after it, the model's
+    next list (_list_after_call), with tools or without. Python's string cannot run over
+    a line's end; read so, it swallowed that list, a call in it, and the quoted call,
+    told only as an apostrophe. Cut before that list (or at a marker before it, as cut()
+    cuts a double-quoted one's there), the string quoted the call, as a double-quoted
+    one's does, and the list is read. -1: not cut."""
+    end = _repair.py_string_end(buf, pos)
+    if end < 0:
+        return -1  # (left open to the end: cut() reads it above, at its first call)
+    close = min(end, stop)
+    if buf.find("\n", pos, close) < 0:
+        return -1  # (the usual case: a string on one line)
+    c = _call_between(d, buf, pos + 1, close)
+    if c < 0:
+        return -1
+    line, m = _list_after_call(d, buf, pos, c, close)
+    return line if m < 0 else m
+
+
+def _list_after_call(d: Any, buf: str, pos: int, c: int, stop: int) -> tuple[int, int]:
+    """For the Python string at pos that holds another format's call reading whole at
+    `c`: where, in [that call's end, stop), the first line begins with a call list of
+    the driver's format (_next_list_line), and the first marker between that call's end
+    and it (-1 where none is); (-1, -1) where no such line is, or one begins before the
+    call (the string ran over the model's next list before it quoted any call: not
+    this shape)."""
     e = d.cutter[4](buf, c, d.fmt)
-    if not e:
-        return -1
+    if not e or _next_list_line(d, buf, pos, c) >= 0:
+        return -1, -1
     line = _next_list_line(d, buf, e, stop)
-    if line < 0 or d._first_marker(buf, e, line) >= 0:
-        return -1
-    return line
+    if line < 0:
+        return -1, -1
+    return line, d._first_marker(buf, e, line)
 
 
 # A line that begins a Python call list (blanks before it): _next_list_line's.
