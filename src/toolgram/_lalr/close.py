@@ -10,7 +10,7 @@ from typing import Any
 
 from .growth import _HOLD, _JSON_SPACE, _SETTLED, _loop_wait
 from .table import _ENDING_NAME, _PLAN_STACK, _PLANS, _UNKNOWN, _closes, _plan, ends_something, goes_on
-from .tokens import _SNIPPET, WAIT, WAIT_MORE, _snippet
+from .tokens import _SNIPPET, WAIT, WAIT_MORE, Unbounded, _snippet
 from .._recover import repair as _repair
 from .._grammar.words import lazy
 
@@ -474,7 +474,11 @@ def fence_cut(d: Any, buf: str, pos: int) -> int:
     ends there, as a string left open ends at its format's end marker. Read on, it ran
     over what comes after the fence (a Hermes call, swallowed into `print`'s value, the
     error naming print: QA19 R10). Asked only where the string crosses a line's end."""
-    if "```" not in d.fmt.ends or "PYVALUE" not in d.c.terminals or buf.startswith(buf[pos] * 3, pos):
+    if "```" not in d.fmt.ends or "PYVALUE" not in d.c.terminals:
+        return -1
+    if d.stop is not None:
+        raise Unbounded  # (the text ends there: see Driver.stop)
+    if buf.startswith(buf[pos] * 3, pos):
         return -1
     close = _repair.py_string_end(buf, pos)
     nl = buf.find("\n", pos + 1, close if close >= 0 else len(buf))

@@ -34,7 +34,7 @@ from .checkpoint import Checkpoint
 from .extent import TripleWait, _Extent, scalar_end, triple_end, triple_quote, twin_before, twin_close
 from .growth import _HOLD, _could_grow, _loop_wait
 from .table import _ENDING_NAME, _reduces_call, closing_plan, expected, shifts_plain, simulate, takes
-from .tokens import _SNIPPET, DONE, FAIL, PAUSE, WAIT, WAIT_MORE, Tok, _snippet
+from .tokens import _SNIPPET, DONE, FAIL, PAUSE, WAIT, WAIT_MORE, Tok, Unbounded, _snippet
 
 
 class Driver:
@@ -44,7 +44,7 @@ class Driver:
         "closed_at", "last_end", "calls", "lines", "line_end", "stray", "deep", "quote_memo", "last_term", "last_start", "ended", "shut",
         "loose_memo", "loose_quoted", "nest_memo", "nest_unsettled", "nest_open", "nest_loose", "nest_chain", "nest_walk", "nest_found", "goes_on", "decode_failed", "may_close", "may_end", "end_asked", "pause", "py", "gem", "gem_at", "tags", "checkpoints",
         "spots", "spot_due", "relevant", "supplied", "halt", "text", "looks", "far", "back", "check", "checks",
-        "firsts", "inner", "inner_due", "cut_at", "listed", "listed_log", "listed_hint", "listing", "listed_ends",
+        "firsts", "inner", "inner_due", "cut_at", "listed", "listed_log", "listed_hint", "listing", "listed_ends", "stop",
     )  # fmt: skip
 
     def __init__(self, fmt: Format, start: int, brackets: Any = None, cutter: Any = None, lines: bool = False) -> None:
@@ -131,6 +131,11 @@ class Driver:
         # is both calls, not f and the next list as prose).
         self.listing = 0
         self.listed_ends: list | None = None  # (where each list so closed ends: its call's closed_tag)
+        # Where the text ends for that reading up to a list's `]` (run): it reads the whole
+        # text, bounded there, as the text cut there reads (a copy of it for each list was
+        # the square of the text: issue 17); None: at its end. A step that reads no such
+        # bound reads on in the text cut there (tokens.Unbounded, caught by _run).
+        self.stop: int | None = None
         # The terminal of that last token (None: none read), and where the text ends when
         # the region ended because the text did (-1: it did not): a whole text (final),
         # nothing but whitespace after the last token read. Then what that end cut is
@@ -265,7 +270,11 @@ class Driver:
             self.text = (cut, True)
             brackets, self.brackets = self.brackets, None
             self.quote_memo = None  # (what it found in the whole text is not this text's)
-            status = self._run(buf[:cut], True, at_marker)
+            self.stop = cut  # (the whole text read as if cut there: see stop)
+            try:
+                status = self._run(buf, True, at_marker)
+            finally:
+                self.stop = None
             self.brackets = brackets
             self.listing = 0
             self.quote_memo = None
@@ -283,7 +292,8 @@ class Driver:
         """run's reading up to a list's `]` that the last value took: at the end of that
         text, the value read, the `]` closed (the brackets before it, the call's `)`,
         supplied: closed_tag), and RESUMED; None where the grammar closes no list there."""
-        if self.pos != len(buf) or self.last_term != "PYVALUE" or self.last_end != len(buf):
+        n = len(buf) if self.stop is None else self.stop
+        if self.pos != n or self.last_term != "PYVALUE" or self.last_end != n:
             return None
         if not self.supply_list_close():
             return None
@@ -343,9 +353,21 @@ class Driver:
             at = self.pos
             if refused is not None and refused[0] == at and refused[1] == state:
                 allowed = [t for t in allowed if t.name not in refused[2]]
-            if refused is None and buf.startswith("<", at) and self.tags is not False and self._tag_tokens(buf, final):
-                continue  # (a plain parameter tag's tokens, each fed as below: tagread.py)
-            tok = self._lex(buf, final, allowed)
+            if refused is None and buf.startswith("<", at) and self.tags is not False:
+                if self.stop is not None and at < self.stop:
+                    buf = self._unbound(buf)
+                if self.stop is None and self._tag_tokens(buf, final):
+                    continue  # (a plain parameter tag's tokens, each fed as below: tagread.py)
+            if self.stop is None:
+                tok = self._lex(buf, final, allowed)
+            else:
+                try:
+                    tok = self._lex(buf, final, allowed)
+                except Unbounded:
+                    # (What it did up to that step, it did as in the text cut at stop: the
+                    # caches it filled hold that text's answers, and it goes on from them.)
+                    buf = self._unbound(buf)
+                    tok = self._lex(buf, final, allowed)
             if tok is LISTED:
                 return LISTED  # (see run)
             if self.check and tok is not WAIT:  # (a stream's wait: checked when it is read)
@@ -358,6 +380,8 @@ class Driver:
                     status = self._close_list(buf)
                     if status is not None:
                         return status
+                if self.stop is not None:
+                    buf = self._unbound(buf)
                 if not final and self.fmt.end_of_turn and _turn_end_next(buf, turn_tokens(self), self.pos, self):
                     # (The format's end-of-turn token, or its start, ends the text so
                     # far: if the reply ends there, it is no text of this region, which
@@ -384,6 +408,8 @@ class Driver:
             action = self.c.states[self.stack[-1]].get(term)
             if action is None or (action[0] is not Shift and not takes(self.c, self.stack, term)):
                 self.far = True
+                if self.stop is not None:
+                    buf = self._unbound(buf)
                 literal = self.c.terminals[term].literal
                 if action is not None and (literal is None or literal not in self.fmt.ends):
                     # Text the table offers here only through merged LALR lookaheads (a
@@ -449,14 +475,21 @@ class Driver:
             if term == self.pause:
                 return PAUSE
 
+    def _unbound(self, buf: str) -> str:
+        """The text cut at stop, which a step that reads no such bound reads on (see stop)."""
+        buf = buf[: self.stop]
+        self.stop = None
+        return buf
+
     # -- lexing -----------------------------------------------------------
     def _lex(self, buf: str, final: bool, allowed):
-        """The best token at self.pos: (terminal name, end), None, or WAIT."""
-        n = len(buf)
+        """The best token at self.pos: (terminal name, end), None, or WAIT. (The text
+        ends at stop where set: a step that reads no such bound raises Unbounded.)"""
+        n = len(buf) if self.stop is None else self.stop
         pos = self.pos
         if len(allowed) == 1:
             lit = allowed[0].literal
-            if lit and buf.startswith(lit, pos) and not (final and len(lit) < n - pos < self.c.longest_literal + _close.CUT_ROOM):
+            if lit and buf.startswith(lit, pos) and pos + len(lit) <= n and not (final and len(lit) < n - pos < self.c.longest_literal + _close.CUT_ROOM):
                 # (The one terminal the state takes, a literal, written there: the loop
                 # below takes it alone, as it stands (`=` after an attribute's name, at
                 # each level of a value nested deep), and nothing else is looked at.)
@@ -483,7 +516,7 @@ class Driver:
                 name = t.name
                 if t.literal is not None:
                     lit = t.literal
-                    if buf.startswith(lit, pos):
+                    if buf.startswith(lit, pos) and pos + len(lit) <= n:  # (n: see stop)
                         end = pos + len(lit)
                     else:
                         if not final and n - pos < len(lit) and lit.startswith(buf[pos:]):
@@ -495,7 +528,7 @@ class Driver:
                 elif first is not None and quick:
                     # A plain terminal (see _Firsts), the whole text at hand, no match of it
                     # to go on with: its match is the token, as the general way below finds.
-                    m = t.pattern.match(buf, pos)
+                    m = t.pattern.match(buf, pos, n)
                     if m is None:
                         continue
                     end = m.end()
@@ -504,6 +537,8 @@ class Driver:
                 elif name == "JSON":
                     if buf[pos] not in "{[":
                         continue
+                    if self.stop is not None:
+                        raise Unbounded
                     self.far = True
                     # The pattern must match where the value starts (it may say more than
                     # its first character: `/\[\s*\{/` is a list of objects).
@@ -560,8 +595,10 @@ class Driver:
                     if buf[pos].isspace() or buf[pos] in ",)]":
                         continue
                     self.far = True
-                    triple = triple_quote(buf, pos) if buf[pos] in _TRIPLE_FIRST else None
+                    triple = triple_quote(buf, pos, n) if buf[pos] in _TRIPLE_FIRST else None
                     if triple is not None:
+                        if self.stop is not None:
+                            raise Unbounded
                         # (A triple-quoted string: its quotes inside are its text.)
                         end, waits_on = self._triple(buf, pos, triple, final)
                         if end is None:
@@ -600,6 +637,8 @@ class Driver:
                         if self.cutter and quoted[1] is not _repair.MISMATCHED:
                             # (Unless a marker in Python's string cuts it, as a stream cut it
                             # before that string's close came: _close.open_cut.)
+                            if self.stop is not None:
+                                raise Unbounded
                             cut = _close.open_cut(self, buf, pos, final)
                             if cut is not None and cut is not WAIT:
                                 quoted = None
@@ -616,7 +655,7 @@ class Driver:
                             if end is not None:
                                 extent.end = end  # (the same answer: a later delta's look takes it)
                         else:
-                            end = extent.advance(buf, 0)
+                            end = extent.advance(buf, 0, self.stop)
                         # (Cut as a JSON value is: `city="Par"is")]` must not run on.)
                         cut = self._cut(buf, pos, end, final) if self.cutter else None
                         if end is None and cut is None and final and self.listed is not None and not self.listing and self.brackets is not None:
@@ -691,6 +730,8 @@ class Driver:
                     # (_scan/salvage.py).
                     stray = quoted is not None and not quoted[1]
                 else:
+                    if self.stop is not None and (name in json_text or name in loose_text or name in nest_text or name in self.resume):
+                        raise Unbounded
                     if name in json_text or name in loose_text:
                         self.far = True
                     if name in json_text and (
@@ -711,7 +752,7 @@ class Driver:
                             self.far = looks is None or name not in looks.loops
                         at = resume[1]
                         pattern = resume[2] or pattern
-                    m = pattern.match(buf, at) if final else pattern.match(buf, at, partial=True)  # (regex: passing partial= costs more than a short match)
+                    m = pattern.match(buf, at, n) if final else pattern.match(buf, at, partial=True)  # (regex: passing partial= costs more than a short match)
                     if m is None:
                         if name not in nest_text or at != pos:
                             continue
@@ -789,8 +830,11 @@ class Driver:
             if grow:
                 self.hint = growers or None
                 return WAIT
-            if best is not None and final and best_len < n - pos < self.c.longest_literal + _close.CUT_ROOM and _close.cut_closer(self, buf, pos, allowed, best_len):
-                return None  # (a closer cut short: _run's cut_close reads it)
+            if best is not None and final and best_len < n - pos < self.c.longest_literal + _close.CUT_ROOM:
+                if self.stop is not None:
+                    raise Unbounded
+                if _close.cut_closer(self, buf, pos, allowed, best_len):
+                    return None  # (a closer cut short: _run's cut_close reads it)
             if best is not None:
                 self.pos = pos
                 if stray and best == "PYVALUE":
@@ -799,7 +843,7 @@ class Driver:
             # Nothing fits: skip %ignore'd text, but the region never ends inside it.
             skipped = False
             for t in self.c.ignore:
-                m = t.pattern.match(buf, pos)
+                m = t.pattern.match(buf, pos, n)
                 if m and m.end() > pos:
                     if self.lines and pos > self.start and "\n" in buf[pos : m.end()] and self._ends_here():
                         # A line-anchored region (a call list) that could end here ends at
@@ -979,7 +1023,8 @@ class Driver:
             # list asks first, and where the value is no plain one the driver's lexer asks
             # the same of the same text. Told by the text and the place alone.)
             return memo[6][1]
-        n = len(buf)
+        stop = self.stop  # (the text ends there: its answers are kept for this reading alone, see run)
+        n = len(buf) if stop is None else stop
 
         def markers(at: int) -> int:
             if memo[1] != at:
@@ -993,10 +1038,10 @@ class Driver:
             extent = memo[4]
             if extent is None or extent.start != at:
                 extent = memo[4] = _Extent(at, ")")
-            end = extent.advance(buf, 0)
+            end = extent.advance(buf, 0, stop)
             return n if end is None else end
 
-        got = _repair.quoted_end(buf, pos, final, markers if self.cutter else None, call_end, memo[5])
+        got = _repair.quoted_end(buf, pos, final, markers if self.cutter else None, call_end, memo[5], stop)
         if final:
             memo[6] = (buf, got)
         return got
@@ -1025,12 +1070,17 @@ class Driver:
     def _cut(self, buf: str, pos: int, end: int | None, final: bool) -> Any:
         """_close.cut for the value at pos that closes at `end` (None: it runs on to the
         end of the text)."""
-        n = len(buf)
+        n = len(buf) if self.stop is None else self.stop
         if end is None and not final and self._first_marker(buf, pos + 1, n) < 0:
             # Open, with no marker in it yet: nowhere to cut it. (cut would say None or
             # WAIT, which the caller takes alike for a value that is open; it would read
             # the value from its start to tell them apart, at each recheck.)
             return None
+        if self.stop is not None:
+            # (A whole text's, final: _close.cut's first look, which most values end at.)
+            if final and self._first_marker(buf, pos + 1, n if end is None else end) < 0:
+                return None
+            raise Unbounded
         cut = _close.cut(self, buf, pos, n if end is None else end, final)
         if cut is not None and cut is not WAIT:
             self.cut_at = cut
@@ -1054,8 +1104,13 @@ class Driver:
         format's end), or -1."""
         best = self.cutter[0](buf, start, stop)
         find = self.cutter[3]  # (the scanner's, remembered: see RegionReader.find)
+        cut = self.stop  # (the text ends there: a marker is one whole before it)
+        if cut is not None and best >= 0 and best + self.cutter[1] > cut:
+            raise Unbounded  # (it may run past the cut: the scanner's search, whole, is not bounded so)
         for e in self.fmt.ends:
             i = find(e, start, buf)
+            if cut is not None and i + len(e) > cut:
+                i = -1
             if 0 <= i < stop and (best < 0 or i < best):
                 best = i
         return best

@@ -552,13 +552,16 @@ class _Extent:
         self.closing = False  # it ended with a single quote: an apostrophe if a letter follows
         self.end = None
 
-    def advance(self, s: str, base: int) -> int | None:
+    def advance(self, s: str, base: int, stop: int | None = None) -> int | None:
         """Scan on through s, whose s[i] is at position base + i (s holds the text from
-        self.at on). Returns where the value ends, or None: not yet."""
+        self.at on). Returns where the value ends, or None: not yet. `stop`: the text
+        ends at that position (Driver.stop), as if cut there."""
         if self.end is not None:
             return self.end
         i = self.at - base
-        n = len(s)
+        n = len(s) if stop is None else stop - base
+        if i > n:
+            i = n  # (scanned past stop before, in the whole text: read on from stop, as re clamps a pos past a text cut there)
         stops = self.stops
         search = self.search
         depth = self.depth
@@ -577,7 +580,7 @@ class _Extent:
                         break
                     i += 1
                     self.escape = False
-                j = _STRING_BODY[quote].match(s, i).end()
+                j = _STRING_BODY[quote].match(s, i, n).end()
                 if j >= n:
                     i = n
                     break
@@ -597,7 +600,7 @@ class _Extent:
                 self.escape = True
                 i = n
                 break
-            m = search(s, i)
+            m = search(s, i, n)
             if m is None:
                 i = n
                 break
@@ -639,9 +642,10 @@ _TRIPLE_BODY = {
 }
 
 
-def triple_quote(text: str, pos: int) -> str | None:
-    """The triple quote a value at pos opens with (after a prefix r or u), or None."""
-    m = _TRIPLE_OPEN.match(text, pos)
+def triple_quote(text: str, pos: int, endpos: int | None = None) -> str | None:
+    """The triple quote a value at pos opens with (after a prefix r or u), or None. (The
+    text ends at endpos: see Driver.stop.)"""
+    m = _TRIPLE_OPEN.match(text, pos) if endpos is None else _TRIPLE_OPEN.match(text, pos, endpos)
     return m.group(1) if m is not None else None
 
 

@@ -33,3 +33,9 @@ def _snippet(buf: str, pos: int) -> str:
         return "end of reply"
     piece = buf[pos : pos + _SNIPPET]
     return repr(piece + ("…" if len(buf) > pos + _SNIPPET else ""))
+
+
+class Unbounded(Exception):
+    """A driver's reading of the text up to a list's `]` (Driver.stop, run's LISTED) met a
+    step that reads no bound but the text's end: caught by Driver._run, which reads on
+    from that step in the text cut there (a copy), as it did in every step before."""

@@ -112,20 +112,21 @@ PY_STRING = _PY_STRING = {
 }
 
 
-def py_string_end(text: str, pos: int) -> int:
+def py_string_end(text: str, pos: int, endpos: int | None = None) -> int:
     """Where the string Python reads at the quote text[pos] ends (_PY_STRING), just past
     its close; -1 where it runs on to the text's end. A single-quoted one read so is
     kept per text (_OPEN_FROM): any later `'` not escaped opens one that runs on too
     (inside the first it was an apostrophe, a quote that closed it would have ended
     it, and from the next character both read the same text alike). So a text is read
     through once, not once per value: a storm of values left open, each asked
-    (`[f(a='x<|tool_call_end|>` again and again), stays linear (test_bounded)."""
-    single = text[pos] == "'"
+    (`[f(a='x<|tool_call_end|>` again and again), stays linear (test_bounded). `endpos`: the text ends
+    there (Driver.stop: a reading of no text of its own, not kept)."""
+    single = text[pos] == "'" and endpos is None
     memo = _OPEN_FROM[0] if single else None
     known = memo is not None and memo[0] is text
     if known and memo[1] < pos and not escaped(text, pos):
         return -1
-    m = _PY_STRING[text[pos]].match(text, pos)
+    m = _PY_STRING[text[pos]].match(text, pos) if endpos is None else _PY_STRING[text[pos]].match(text, pos, endpos)
     if m.group(1) is not None:
         return m.end()
     if single and (not known or pos < memo[1]):
@@ -166,7 +167,9 @@ class QuoteWait:
 OPEN = "open"  # (see quoted_end)
 
 
-def quoted_end(text: str, pos: int, final: bool, markers: Any = None, call_end: Any = None, resume: list | None = None) -> Any:
+def quoted_end(
+    text: str, pos: int, final: bool, markers: Any = None, call_end: Any = None, resume: list | None = None, endpos: int | None = None
+) -> Any:
     """For the Python argument value that opens with the quote at text[pos]: None
     where the string Python reads is the value (`)`, or `,` and the next argument,
     follows it; or it never closes), or no quote before the first marker after its
@@ -185,30 +188,33 @@ def quoted_end(text: str, pos: int, final: bool, markers: Any = None, call_end: 
     at pos, in a text only added to): where the look among the quotes stopped the last
     time, read on from there: a quote that nothing after it ended a value at (no match,
     not even a partial one) ends none whatever text comes, and a stream asks again at
-    each delta (a value left open before a JSON call: its quotes read again and again)."""
+    each delta (a value left open before a JSON call: its quotes read again and again).
+    `endpos`: the text ends there, as if cut (Driver.stop: a whole text's, final; what
+    that reading finds is kept for no text, whose own answers may differ)."""
     quote = text[pos]
-    slip = _other_close(text, pos, final, markers)
+    n = len(text) if endpos is None else endpos
+    slip = _other_close(text, pos, final, markers, n)
     if slip is not None:
         return slip if type(slip) is QuoteWait else (slip, MISMATCHED)
-    at = py_string_end(text, pos)
+    at = py_string_end(text, pos, endpos)
     if at < 0:
         # It never closes: the value runs on, as Python reads it (in a stream, OPEN: it
         # has not closed yet).
         return None if final else OPEN
-    stands = _settles(_STANDS, text, at, final, quote)
+    stands = _settles(_STANDS, text, at, final, quote, n)
     if stands is not None:
         return stands or None
-    stray = _STRAY_QUOTE.match(text, at)
+    stray = _STRAY_QUOTE.match(text, at, n)
     if stray is not None:
-        close = _settles(_SLIP_CLOSE, text, stray.end(), final, quote)
+        close = _settles(_SLIP_CLOSE, text, stray.end(), final, quote, n)
         if close is not None:
             if close:
                 return close
             # (Unless Python reads a string there, joined to the value: `'a' "), b"`.)
             more = stray.end() - 1
-            joined = _PY_STRICT[text[more]].match(text, more)
+            joined = _PY_STRICT[text[more]].match(text, more, n)
             if joined.group(1) is not None:
-                stands = _settles(_STANDS, text, joined.end(), final, text[more])
+                stands = _settles(_STANDS, text, joined.end(), final, text[more], n)
                 if stands is not None:
                     return stands or None
             elif not final:
@@ -216,8 +222,8 @@ def quoted_end(text: str, pos: int, final: bool, markers: Any = None, call_end: 
             return stray.end(), STRAY
     stop = markers(at) if markers is not None else -1
     if stop < 0:
-        stop = len(text)
-    positional = _STOP_AFTER.match(text, at) is not None  # (a `,` and a bare word)
+        stop = n
+    positional = _STOP_AFTER.match(text, at, n) is not None  # (a `,` and a bare word)
     broke = at
     if positional and not final:
         # (A stream looks for the call's `)` as the text arrives; a whole text only up
@@ -232,7 +238,7 @@ def quoted_end(text: str, pos: int, final: bool, markers: Any = None, call_end: 
         else:
             resume[:] = [broke, at, 0]
     lo = -1  # (a whole text's: where its run of quotes no value's end follows began)
-    if final:
+    if final and endpos is None:
         # (The quotes of its kind that no value's end follows, read for an earlier value
         # of the text: passed over again with a count, the same as looking at each.)
         lo = at
@@ -250,7 +256,7 @@ def quoted_end(text: str, pos: int, final: bool, markers: Any = None, call_end: 
         if found < 0:
             if lo >= 0:
                 _passed(quote, text, lo, stop)
-            return None if final or stop < len(text) else QuoteWait(quote, False)
+            return None if final or stop < n else QuoteWait(quote, False)
         at = found
         looked += 1
         if looked > _MAX_QUOTES:
@@ -258,7 +264,7 @@ def quoted_end(text: str, pos: int, final: bool, markers: Any = None, call_end: 
                 _passed(quote, text, lo, at)
             return None  # (a value with so many quotes inside is not told apart)
         if not escaped(text, at):
-            close = _settles(_VALUE_CLOSE, text, at + 1, final, quote)
+            close = _settles(_VALUE_CLOSE, text, at + 1, final, quote, n)
             if close is not None:
                 if lo >= 0:
                     _passed(quote, text, lo, at)
@@ -273,7 +279,7 @@ def quoted_end(text: str, pos: int, final: bool, markers: Any = None, call_end: 
                         # bare word runs into a quote (`'a', b', limit=3)`): no Python
                         # reads that, and taking it cut the value at its first quote and
                         # dropped the arguments after it. The value is a stray quote's.
-                        return (at + 1, None) if _WORD_QUOTE.match(text, broke) else None
+                        return (at + 1, None) if _WORD_QUOTE.match(text, broke, n) else None
                 return at + 1, paired
         at += 1
         if resume is not None:
@@ -285,8 +291,9 @@ def quoted_end(text: str, pos: int, final: bool, markers: Any = None, call_end: 
 # value's end follows (_VALUE_CLOSE). A storm of values, each looking on among the next
 # _MAX_QUOTES quotes of the text, read each quote once for each value before it
 # (`[f(a="x"] [g(b=1)]`, one a line: 32 looks a value). Two texts: the driver reads a
-# list closed before its call's `)` up to its `]` alone (Driver.run), a text of its own,
-# between the whole text's values.
+# list closed before its call's `)` up to its `]` alone (Driver.run), the whole text
+# bounded there (endpos: kept for no text) or, from a step that reads no bound on, that
+# text cut there, a text of its own, between the whole text's values.
 _PASSED: dict = {}
 
 
@@ -329,7 +336,7 @@ _LETTER_AT = lazy(re.compile, r"[^\W_]")  # (after a single quote: an apostrophe
 _PY_STRICT = {'"': _PY_STRING['"'], "'": re.compile(r"'[^'\\]*(?:\\.[^'\\]*)*(')?", re.S)}
 
 
-def first_other(text: str, pos: int) -> int:
+def first_other(text: str, pos: int, endpos: int | None = None) -> int:
     """Where the first quote of the other kind is in the string that opens with the quote
     at text[pos] (neither escaped nor an apostrophe, `"It's'`), before its own quote
     closes it as Python reads it (_PY_STRING: an apostrophe, `'It's`, does not); -1:
@@ -338,9 +345,12 @@ def first_other(text: str, pos: int) -> int:
     single-quoted string's walk is kept per text (_FIRST_OTHER): a later `'` it read
     past as an apostrophe, not escaped, opens a string whose walk is the same from
     there on, with the same answer (a storm of `[f(a='x<|tool_call_end|>`, each value
-    left open to the end: read once, not once per value)."""
+    left open to the end: read once, not once per value). `endpos`: the text ends there
+    (see quoted_end; not kept)."""
     quote = text[pos]
-    if quote == "'":
+    n = len(text) if endpos is None else endpos
+    keep = quote == "'" and endpos is None
+    if keep:
         memo = _FIRST_OTHER[0]
         if memo is not None and memo[0] is text and memo[1] < pos < memo[2] and not escaped(text, pos):
             return memo[3]
@@ -348,9 +358,9 @@ def first_other(text: str, pos: int) -> int:
     search = _ANY_QUOTE.search
     at = pos + 1
     while True:
-        found = search(text, at)
+        found = search(text, at, n)
         if found is None:
-            got, stop = -1, len(text)
+            got, stop = -1, n
             break
         at = found.start()
         if escaped(text, at):
@@ -362,12 +372,12 @@ def first_other(text: str, pos: int) -> int:
                 continue
             got, stop = -1, at
             break
-        if other == "'" and text[at - 1].isalnum() and text[at + 1 : at + 2].isalnum():
+        if other == "'" and text[at - 1].isalnum() and at + 1 < n and text[at + 1].isalnum():
             at += 1  # (an apostrophe in a "double-quoted" value is its text: `"It's'`)
             continue
         got, stop = at, at
         break
-    if quote == "'":
+    if keep:
         _FIRST_OTHER[0] = (text, pos, stop, got)
     return got
 
@@ -377,25 +387,25 @@ def first_other(text: str, pos: int) -> int:
 _FIRST_OTHER: list = [None]
 
 
-def _other_close(text: str, pos: int, final: bool, markers: Any) -> Any:
+def _other_close(text: str, pos: int, final: bool, markers: Any, n: int) -> Any:
     """Where the quoted value at text[pos] ends when the model
     closed it with the other quote (see above): just past that quote; None where it did
     not; a QuoteWait (not final) where the text so far cannot tell: what follows the
     quote, or whether Python's own string, not closed yet, will close as a value (then
     it is the value). Not past a marker (`markers`: see quoted_end): a string that runs
-    on over one is what it is."""
+    on over one is what it is. (The text ends at n: see quoted_end's endpos.)"""
     quote = text[pos]
-    at = first_other(text, pos)
+    at = first_other(text, pos, None if n == len(text) else n)
     if at < 0:
         return None
-    close = _settles(_SLIP_CLOSE, text, at + 1, final, quote)
+    close = _settles(_SLIP_CLOSE, text, at + 1, final, quote, n)
     if close is None:
         return None
     # Where Python reads the value (its string closes at the first quote of its kind,
     # and `)` or `,` and the next argument follows), it is that string: `'x"), g(y=1)'`.
-    strict = _PY_STRICT[quote].match(text, pos)
+    strict = _PY_STRICT[quote].match(text, pos, n)
     if strict.group(1) is not None:
-        stands = _settles(_STANDS, text, strict.end(), final, quote)
+        stands = _settles(_STANDS, text, strict.end(), final, quote, n)
         if stands is not None:
             return stands or None
     elif not final:
@@ -427,14 +437,15 @@ def slipped_quote(text: str, start: int, end: int) -> tuple[str, str] | None:
     return None
 
 
-def _settles(pattern: Any, text: str, at: int, final: bool, quote: str) -> Any:
+def _settles(pattern: Any, text: str, at: int, final: bool, quote: str, n: int) -> Any:
     """Whether `pattern` matches at `at`: None (no), False (yes), or, where more text
     could still change that (not final), a pending QuoteWait: a partial match, or one
-    that reaches the end of the text, where its lookahead (`=(?!=)`) saw nothing."""
-    m = pattern.match(text, at, partial=not final)
+    that reaches the end of the text, where its lookahead (`=(?!=)`) saw nothing. The
+    text ends at n (see quoted_end's endpos)."""
+    m = pattern.match(text, at, n, partial=not final)
     if m is None:
         return None
-    if not final and (m.partial or m.end() >= len(text)):
+    if not final and (m.partial or m.end() >= n):
         return QuoteWait(quote, True)
     return False
 
