@@ -984,6 +984,27 @@ def _openers_ahead(d: Any, nest: Any, buf: str, x: int, k: int, bound: int) -> l
                 walk[0], walk[5] = buf, i  # (its entries before i were not compared with this text)
             x = mets[-1][1]
             i = -1
+    if i is None and walk is not None and walk[3] and walk[3][-1][1] < x:
+        # A reading that begins at the tag the walk's next step finds (a stream's, read
+        # on from where its look stopped, at that tag's `<`): no tag between the walk's
+        # end and x, the step from either finds the same one, so the walk goes on from
+        # its end, as a reading that met its end does (below). Each delta of a thousand
+        # parameters whose closes were left out began no walk there (the misses), and
+        # the reading begun at the next value stepped a dozen tags again.
+        ref, _, _, mets, tolds, first, _ = walk
+        frontier = mets[-1][1]
+        got = _step(d, nest, buf, frontier)
+        if got is not None and got[1] == x:
+            if ref is not buf:
+                # (The walk's last _DEPTH entries, compared with this text, stay of use to
+                # the readings that begin behind this one; those before them no more.)
+                v = max(first, len(mets) - _DEPTH, 1)
+                if not buf.startswith(ref[mets[v - 1][1] : tolds[-1]], mets[v - 1][1]):
+                    v = len(mets)
+                walk[0], walk[5] = buf, v
+            walk[6] = 0
+            x = frontier
+            i = -1
     if i != -1:
         got = _step(d, nest, buf, x)
         if got is None or got[2] is None or got[1] >= bound:
