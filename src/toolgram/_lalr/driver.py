@@ -499,6 +499,43 @@ class Driver:
         nest_text = self.c.nest.terminals if self.c.nest is not None else ()
         firsts = self.firsts
         quick = final and not self.resume  # (a plain terminal's match is its token: see below)
+        # (The state's own list, not one a refusal filtered: its terminals that may begin
+        # with each character, kept per list: see _Starting.)
+        starting = None
+        if self.c.allowed.get(self.stack[-1]) is allowed:
+            starting = firsts.starting.get(id(allowed))
+            if starting is None:
+                starting = firsts.starting[id(allowed)] = _Starting(allowed, firsts)
+            if quick and pos < n and n - pos >= self.c.longest_literal + _close.CUT_ROOM:
+                cands, plain = starting[buf[pos]]
+                if plain:
+                    # (Each terminal that may begin here a literal or a plain one, the
+                    # whole text at hand, far from its end: the loop below takes each as
+                    # here, and nothing else; what it finds, it returns as here. A tag's
+                    # tokens, a key, at each of a thousand parameters: its upkeep was
+                    # most of their lexing.)
+                    best = None
+                    best_len = -1
+                    best_prio = None
+                    for t in cands:
+                        if best_prio is not None and t.priority < best_prio:
+                            break
+                        lit = t.literal
+                        if lit is not None:
+                            if not buf.startswith(lit, pos):
+                                continue
+                            end = pos + len(lit)
+                        else:
+                            m = t.pattern.match(buf, pos)
+                            if m is None:
+                                continue
+                            end = m.end()
+                            if end == pos:
+                                continue
+                        if end - pos > best_len:
+                            best, best_len, best_prio = t.name, end - pos, t.priority
+                    if best is not None:
+                        return best, pos + best_len
         while True:
             if pos >= n:
                 return None if final else WAIT
@@ -510,7 +547,7 @@ class Driver:
             # What may still grow, each judged from a delta alone; None: cannot tell.
             growers: list | None = []
             refused = False  # (a JSON value the parser cannot take, still open: see _refused)
-            for t in allowed:
+            for t in allowed if starting is None else starting[buf[pos]][0]:
                 if best_prio is not None and t.priority < best_prio:
                     break
                 name = t.name
@@ -909,7 +946,7 @@ class Driver:
             if verdict:
                 # (Literals that begin with this character too: the lexer takes the
                 # longest, a literal before a pattern of its length. None may match.)
-                if any(buf.startswith(lit, s) for lit in verdict):
+                if buf.startswith(verdict, s):  # (verdict: a tuple of literals, any of which)
                     break
             if term is None:
                 continue  # (blanks that no terminal of the state begins: _lex skips them)
@@ -1135,12 +1172,18 @@ class Driver:
         if self.marks:
             self.settle_mark()  # (a supplied token: the next real one has settled it in _mark)
         stack, values = self.stack, self.values
-        states, callbacks, call_rules = self.c.states, self.c.callbacks, self.c.call_rules
+        c = self.c
+        states = c.states
+        try:
+            action, arg = states[stack[-1]][token.type]
+        except KeyError:
+            return False
+        if action is Shift:  # (the commonest: told before the reductions' tables are looked up)
+            stack.append(arg)
+            values.append(token)
+            return True
+        callbacks, call_rules = c.callbacks, c.call_rules
         while True:
-            try:
-                action, arg = states[stack[-1]][token.type]
-            except KeyError:
-                return False
             if action is Shift:
                 stack.append(arg)
                 values.append(token)
@@ -1158,6 +1201,10 @@ class Driver:
                 self.calls += 1
                 _close_extent(values[-1], children)
             stack.append(states[stack[-1]][name][1])
+            try:
+                action, arg = states[stack[-1]][token.type]
+            except KeyError:
+                return False
 
     def _mark(self, term: str) -> None:
         """Before `term` is read, in a replay: does it finish a call (its lookahead
@@ -1363,6 +1410,7 @@ class _Firsts(dict):
         super().__init__()
         self.c = c
         self.plains: dict = {}  # (id of a state's allowed -> its _Plain: see Driver._tag_tokens)
+        self.starting: dict = {}  # (id of a state's allowed -> its _Starting: see Driver._lex)
         self.verdicts: dict = {}  # ((id of allowed, character, terminal) -> tagread.verdict)
         self.skip = {*c.json_text, *c.loose_text, *(c.nest.terminals if c.nest is not None else ()), *SPECIAL_TERMINALS}
 
@@ -1374,6 +1422,43 @@ class _Firsts(dict):
             found = _FirstChars(t.first or _ANY)  # (t.first: compiled on first use)
         self[name] = found
         return found
+
+
+class _Starting(dict):
+    """Per character, (the terminals of a state's `allowed` (in its order) that _lex's
+    loop may take or wait on at a place that character begins: a literal that begins
+    with it (or an empty one), a plain terminal whose match may (_Firsts), any other
+    pattern. The loop passes over each of the rest at once (no literal it does not begin
+    matches there, or grows into a stream's text; no match of the plain terminal begins
+    there), and none of them changes what it found: asked once per state and character,
+    not at each token of a run of them (the tags and values of a thousand parameters
+    whose closes were left out); whether each of them is a literal or a plain terminal).
+    Remembered for the first few hundred characters."""
+
+    def __init__(self, allowed: Any, firsts: _Firsts) -> None:
+        super().__init__()
+        self.allowed = allowed  # (held: its id keys this in _Firsts.starting)
+        self.firsts = firsts
+
+    def __missing__(self, ch: str) -> tuple:
+        firsts = self.firsts
+        found = []
+        plain = True  # (each a literal, not empty, or a plain terminal: see _lex)
+        for t in self.allowed:
+            lit = t.literal
+            if lit is not None:
+                if not lit or lit[0] == ch:
+                    found.append(t)
+                    plain = plain and bool(lit)
+            else:
+                first = firsts[t.name]
+                if first is None or first[ch]:
+                    found.append(t)
+                    plain = plain and first is not None
+        got = (tuple(found), plain)
+        if len(self) < 512:
+            self[ch] = got
+        return got
 
 
 class _Plain(dict):
