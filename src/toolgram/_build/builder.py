@@ -2391,8 +2391,9 @@ def _find(node: Tree, name: str, _known=_RULE_NAMES) -> Any:
             found = _known.get(c.data)
             if (found if found is not None else rule_name(c.data)) == name:
                 return c
-            if any(type(g) is not Tok for g in c.children):
-                break
+            kids = c.children
+            if kids and (type(kids[0]) is not Tok if len(kids) == 1 else any(type(g) is not Tok for g in kids)):
+                break  # (a rule of one token, the commonest, told without a generator)
         elif type(c) is not Tok:
             break
     else:

@@ -29,6 +29,7 @@ import os
 import sys
 import threading
 import zlib
+from functools import partial
 from operator import itemgetter
 from pathlib import Path
 from typing import Any
@@ -206,10 +207,9 @@ def _callback(rule: Rule) -> Any:
     take its place; the list is reused, not copied, as Lark's), then the tree, or its
     one child for a `?rule`."""
     name = rule.tree_name
-
-    def tree(children: list, _name=name, _tree=Tree) -> Any:
-        return _tree(_name, children)
-
+    # (Tree(name, children), made without a function of ours around it: a reduction
+    # at each token of a reply of a thousand parameters.)
+    tree = partial(Tree, name)
     build = tree
     if rule.expand1:
 
