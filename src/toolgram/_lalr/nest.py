@@ -193,8 +193,14 @@ def _settled(d: Any, t: Any, buf: str, final: bool, x: int) -> int:
             return hi
         q = hi - 1
         lo = was
+    only = next(iter(starts)) if len(starts) == 1 else None  # (`<` alone, the commonest: one find)
     while True:
-        q = min((at for c in starts if (at := buf.find(c, q + 1)) >= 0), default=n)
+        if only is not None:
+            q = buf.find(only, q + 1)
+            if q < 0:
+                q = n
+        else:
+            q = min((at for c in starts if (at := buf.find(c, q + 1)) >= 0), default=n)
         if q >= n:
             d.nest_unsettled[t.name] = (lo, n, 0, -1)
             return n
