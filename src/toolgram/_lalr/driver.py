@@ -526,7 +526,7 @@ class Driver:
                                 continue
                             end = pos + len(lit)
                         else:
-                            m = t.pattern.match(buf, pos)
+                            m = t.pattern.match(buf, pos, n)  # (n: see stop)
                             if m is None:
                                 continue
                             end = m.end()
