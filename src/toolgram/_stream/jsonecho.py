@@ -239,17 +239,18 @@ class JsonEcho:
         if m is None:
             out.append("'")
             return i + 1
-        if not m.partial:
-            # The reader takes the quote as the close only where the string's own quote
-            # does not close it so that it stands (`{"": "'}"}`): wait for that to tell.
-            own = _OWN_CLOSE.match(text, i + 1)
-            if own is not None:
-                stands = _STANDS.match(text, own.end(), partial=True)
-                if stands is None:
-                    raise _Stop
-                if not stands.partial:
-                    out.append("'")
-                    return i + 1
+        # The reader takes the quote as the close only where the string's own quote
+        # does not close it so that it stands (`{"": "'}"}`): wait for that to tell. Once
+        # it stands the quote is text, whatever may follow (`{"": "',"}` at the text's
+        # end: the `"}` after `,` may yet begin a key, but the string stood before it).
+        own = _OWN_CLOSE.match(text, i + 1)
+        if own is not None:
+            stands = _STANDS.match(text, own.end(), partial=True)
+            if stands is not None and not stands.partial:
+                out.append("'")
+                return i + 1
+            if stands is None and not m.partial:
+                raise _Stop
         if len(text) - i > _HOLD:
             raise _Stop
         self.held = text[i:]
