@@ -45,6 +45,7 @@ class Driver:
         "loose_memo", "loose_quoted", "nest_memo", "nest_unsettled", "nest_open", "nest_loose", "nest_chain", "nest_walk", "nest_found", "goes_on", "decode_failed", "may_close", "may_end", "end_asked", "pause", "py", "gem", "gem_at", "tags", "checkpoints",
         "spots", "spot_due", "relevant", "supplied", "halt", "text", "looks", "far", "back", "check", "checks",
         "firsts", "inner", "inner_due", "cut_at", "listed", "listed_log", "listed_hint", "listing", "listed_ends", "stop",
+        "listed_read",
     )  # fmt: skip
 
     def __init__(self, fmt: Format, start: int, brackets: Any = None, cutter: Any = None, lines: bool = False) -> None:
@@ -130,6 +131,9 @@ class Driver:
         # reads on past it, as after a list written whole (QA24c R1: `[f(a="x"] [g(b=1)]`
         # is both calls, not f and the next list as prose).
         self.listing = 0
+        # The value of that list read already, as the text up to its `]` reads it (_lex:
+        # _listed_whole), and taken: run() closes the list there without reading it again.
+        self.listed_read = False
         self.listed_ends: list | None = None  # (where each list so closed ends: its call's closed_tag)
         # Where the text ends for that reading up to a list's `]` (run): it reads the whole
         # text, bounded there, as the text cut there reads (a copy of it for each list was
@@ -270,11 +274,18 @@ class Driver:
             self.text = (cut, True)
             brackets, self.brackets = self.brackets, None
             self.quote_memo = None  # (what it found in the whole text is not this text's)
-            self.stop = cut  # (the whole text read as if cut there: see stop)
-            try:
-                status = self._run(buf, True, at_marker)
-            finally:
-                self.stop = None
+            status = None
+            if self.listed_read:
+                # (The value was read so already, and taken: what that text's reading
+                # does at its end, which holds nothing more, where it closes the list.)
+                self.listed_read = False
+                status = self._listed_end(cut)
+            if status is None:
+                self.stop = cut  # (the whole text read as if cut there: see stop)
+                try:
+                    status = self._run(buf, True, at_marker)
+                finally:
+                    self.stop = None
             self.brackets = brackets
             self.listing = 0
             self.quote_memo = None
@@ -287,6 +298,38 @@ class Driver:
             else:
                 buf, final = buf[:cut], True
         return self.after_run(buf, final, status)
+
+    def _listed_whole(self, buf: str, pos: int, cut: int, allowed: Any, extent: _Extent) -> bool:
+        """Whether the Python value at pos, which runs on over a list's `]` (cut: just
+        past it) in the whole text, is one token up to that `]` in the text cut there, as
+        run()'s reading of that text lexes it (the text bounded there, Driver.stop: its
+        own lexer, brackets, quotes and markers): so that it is taken now, not read again. Told where that reading
+        goes the plain way: the grammar's terminals are pythonic.lark's (pyframe._fits:
+        at pos the others each match there as in the whole text, and none did), PYVALUE
+        the last the state takes; no marker starts in it (close.cut cuts it nowhere: a
+        marker whole in the shorter text is in the whole one, in the same place); its
+        scan (the _Extent run() would take on, over the same characters) finds no `,` or
+        `)` at its depth; and a quoted value is a string Python closes before that `]`,
+        no other quote in it, only blanks and `]` after it (quoted_end reads no value end
+        there: None, as for the whole text's reading that led here). The table shifts it
+        (_run takes it as it stands). A replay's marks, a stream's checks, a tag at pos:
+        the general way."""
+        if self.marks is not None or self.check or self.c.derived.get("pyframe") is not True:
+            return False
+        if allowed is not self.c.allowed[self.stack[-1]] or allowed[-1].name != "PYVALUE" or buf.startswith("<", self.pos):
+            return False
+        action = self.c.states[self.stack[-1]].get("PYVALUE")
+        if action is None or action[0] is not Shift or self.pause == "PYVALUE":
+            return False  # (_run takes it as it stands: no refusal, whose message quotes the text)
+        if self.cutter and self._first_marker(buf, pos + 1, cut) >= 0:
+            return False
+        if buf[pos] in "'\"":
+            if "```" in self.fmt.ends:
+                return False  # (close.fence_cut reads that text)
+            close = _repair.py_string_end(buf, pos)
+            if close < 0 or _LISTED_TAIL.fullmatch(buf, close, cut) is None or _repair.first_other(buf, pos) >= 0:
+                return False
+        return extent.at == pos and extent.end is None and extent.advance(buf[pos:cut], pos) is None
 
     def _close_list(self, buf: str) -> str | None:
         """run's reading up to a list's `]` that the last value took: at the end of that
@@ -314,7 +357,9 @@ class Driver:
         plan = _close.plan_before(self.c, self.stack, self.fmt.ends, "]")
         if not plan:
             return False
-        close = next((t.name for t in self.c.terminals.values() if t.literal == "]"), None)
+        close = self.c.derived.get("list_close", False)
+        if close is False:  # (the grammar's `]` terminal, looked up once a grammar)
+            close = self.c.derived["list_close"] = next((t.name for t in self.c.terminals.values() if t.literal == "]"), None)
         if close is None:
             return False
         for term in (*plan, close):
@@ -474,6 +519,24 @@ class Driver:
                     return PAUSE
             if term == self.pause:
                 return PAUSE
+            if self.listed_read:
+                return LISTED  # (its value read as the text up to the list's `]` reads it: run)
+
+    def _listed_end(self, cut: int) -> str | None:
+        """The reading of the text up to a list's `]` (run: LISTED), its value read and
+        taken (_listed_whole), at the end of that text: as _run's loop goes on there (the
+        table takes no $END here, nothing is lexed at the end of a whole text, and the
+        list is closed: _close_list), RESUMED; None where that loop would do anything
+        else (it is run on that text, the general way)."""
+        state = self.stack[-1]
+        if self.pos != cut or (not self.c.allowed[state] and self.c.accepts_end[state]):
+            return None
+        self.hint = None
+        self.recheck = 0
+        self.far = True
+        if self.last_term != "PYVALUE" or self.last_end != cut or not self.supply_list_close():
+            return None
+        return RESUMED
 
     def _unbound(self, buf: str) -> str:
         """The text cut at stop, which a step that reads no such bound reads on (see stop)."""
@@ -705,6 +768,11 @@ class Driver:
                                     self.listed = close + 1
                                 if self.listed_log is not None:
                                     self.listed_log.append((self.fmt.name, pos))
+                                if best is None and self._listed_whole(buf, pos, close + 1, allowed, extent):
+                                    # (Read so in that text: taken now, not read again there.)
+                                    self.listed_read = True
+                                    self.pos = pos
+                                    return name, close + 1
                                 return LISTED
                         elif end is not None and cut is None and self.listed is not None and not self.listing and buf.startswith(",", end):
                             # (A `,` ends it, but after `]]` at its depth: the call's `)` written
@@ -1519,6 +1587,9 @@ def _firsts(c: Compiled) -> _Firsts:
 
 
 _NEVER = float("inf")
+# (What may follow a quoted value's string up to its list's `]`, read up to there: see
+# Driver._listed_whole.)
+_LISTED_TAIL = lazy(regex.compile, r"[\s\]]*")
 LISTED = "listed"  # (run's status: the value ran on over a list's `]`; see Driver.listed)
 RESUMED = "resumed"  # (the reading up to that `]` closed the list there: see Driver._close_list)
 _PENDING = object()  # (a deep point's copy of the stack, not made yet: see _keep_mark)

@@ -442,7 +442,8 @@ def _settles(pattern: Any, text: str, at: int, final: bool, quote: str, n: int) 
     could still change that (not final), a pending QuoteWait: a partial match, or one
     that reaches the end of the text, where its lookahead (`=(?!=)`) saw nothing. The
     text ends at n (see quoted_end's endpos)."""
-    m = pattern.match(text, at, n, partial=not final)
+    # (regex: passing partial= costs more than the match itself; a whole text's is plain.)
+    m = pattern.match(text, at, n) if final else pattern.match(text, at, n, partial=True)
     if m is None:
         return None
     if not final and (m.partial or m.end() >= n):
