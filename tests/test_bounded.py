@@ -312,6 +312,38 @@ def test_lists_closed_before_their_call_copy_no_text_each(unit: str, monkeypatch
     assert large <= 4.5 * small + 16_000, (small, large)
 
 
+def _values_lexed(raw: str, monkeypatch: pytest.MonkeyPatch) -> tuple[int, int]:
+    """How many times the drivers lexed a Python argument value (a lexing where PYVALUE
+    is the only terminal the state takes), and at how many places."""
+    from toolgram._lalr import driver as _driver
+
+    places: list[int] = []
+    lex = _driver.Driver._lex
+
+    def counting(self: object, buf: str, final: bool, allowed: list) -> object:
+        if [t.name for t in allowed] == ["PYVALUE"]:
+            places.append(self.pos)  # type: ignore[attr-defined]
+        return lex(self, buf, final, allowed)
+
+    with monkeypatch.context() as m:
+        m.setattr(_driver.Driver, "_lex", counting)
+        toolgram.parse(raw, max_chars=None)
+    return len(places), len(set(places))
+
+
+@pytest.mark.parametrize("unit", ['[f(a="x"]]\n', '[f(a="x"] [g(b=1)]\n', "[f(a=1]\n", "[f(a='x', b=[1, 2]]\n"])
+def test_a_list_closed_before_its_call_reads_its_value_once(unit: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Issue 17, no tools: each list's call `)` left out, its value running on over the
+    # list's `]` (Driver.listed). The driver lexed that value in the whole text, then
+    # again in the text up to that `]` (run: LISTED), for the same token: a second
+    # reading of each broken list, 4x a well-formed one's cost. Read once now where the
+    # text up to that `]` reads it the same (Driver._listed_whole).
+    raw = unit * (4_000 // len(unit))
+    lexed, places = _values_lexed(raw, monkeypatch)
+    assert places >= raw.count("\n")  # (each list's broken value is the driver's)
+    assert lexed == places, (lexed, places)
+
+
 @pytest.mark.parametrize("unit,tools", CALLS, ids=[repr(u[:24]) for u, _ in CALLS])
 def test_calls_grow_linearly(unit: str, tools: list | None) -> None:
     toolgram.parse(unit, tools)  # (the grammars are built outside the count)

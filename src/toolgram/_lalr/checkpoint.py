@@ -5,6 +5,7 @@ Python list read by _scan/pyframe.py, and after the calls the driver reads itsel
 
 from __future__ import annotations
 
+from operator import attrgetter
 from typing import Any
 
 from .tree import Tree
@@ -14,6 +15,7 @@ from .tree import Tree
 # its token starts, and a driver without one scans again).
 _KEPT = ("pos", "taken", "last_end", "last_start", "last_term", "calls", "may_close", "may_end", "stray", "deep",
          "closed_at", "prose_at", "shut", "line_end", "ended")  # fmt: skip
+_KEEP = attrgetter(*_KEPT)  # (a driver's _KEPT, read at once: a checkpoint a pyframe list hands over)
 
 
 class Checkpoint:
@@ -34,7 +36,7 @@ class Checkpoint:
         # and extends it in place, as Lark's tree builder does: each tree is kept with
         # the length of its children then, which later reduces only add to.)
         self.values = [(v, len(v.children)) if type(v) is Tree else (v, -1) for v in drv.values]
-        self.kept = [getattr(drv, name) for name in _KEPT]
+        self.kept = _KEEP(drv)
         self.repairs = list(drv.repairs)
         # (The lists closed before their call's `)` so far (Driver._close_list): each such
         # call's closed_tag, which the region's decode gives it, as a reading from the
