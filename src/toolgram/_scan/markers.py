@@ -164,6 +164,24 @@ class Markers:
         # Whether a marker opens a format at a line's start (Llama 3's `{`, with tools): then
         # the scanner keeps the text _after_object reads back over (see Scanner.object_look).
         self.line_started = any(m in f.line_starts for m, fs in self.by_marker.items() for f in fs)
+        # The end markers a call region of each format closes with, where the model left
+        # its end marker out and prose followed (`<|tool_call_start|>[f(a=1)] junk<|tool_call_end|>`):
+        # the first of them in that prose, before any marker, is the region's end, markup
+        # (Scanner.after_call, _in_prose). A quiet format (the bare list `[f(a=1)]`) takes
+        # those of the formats whose `also:` names it (LFM2's and Llama 4's markers, which
+        # the model left out around that list). Only markers of three characters or more
+        # that nothing else searched for in prose begins with or is (a fence's ``` is no
+        # region's end written in prose).
+        searched = {*self.by_marker, *thinking}
+        open_ends: dict[str, tuple[str, ...]] = {}
+        for fmt in formats:
+            donors = [fmt] if not fmt.quiet else [f for f in formats if fmt.name in f.also and not f.quiet]
+            ends = tuple(dict.fromkeys(
+                e for f in donors for e in f.ends
+                if len(e) >= 3 and not e.startswith("`") and not any(m.startswith(e) or e.startswith(m) for m in searched if m)
+            ))  # fmt: skip
+            if ends:
+                open_ends[fmt.name] = ends
         quick, risky_ends, firsts, literals, first_set, end_pairs, lane = self.quick
         self.shared = {
             "by_marker": self.by_marker, "call_markers": frozenset(self.by_marker), "anchored": self.anchored, "call_re": self.call_re,
@@ -178,7 +196,7 @@ class Markers:
             "frames": self.frames, "openers": self.openers, "line_openers": self.line_openers, "stutters": self.stutters,
             "think_opens": self.think_opens, "think_ends": self.think_ends, "think_closes": self.think_closes,
             "think_width": self.think_width, "think_firsts": self.think_firsts, "think_tags": self.think_tags,
-            "object_look": _OBJECT_LOOK if self.line_started else 0,
+            "object_look": _OBJECT_LOOK if self.line_started else 0, "open_ends": open_ends,
         }  # fmt: skip
 
 

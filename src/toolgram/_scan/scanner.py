@@ -104,6 +104,10 @@ class Scanner(MarkerSearch):
     # where it ends, in the reply (-1: not there), and that closer. See _closer_again.
     closed_at = -1
     closer = ""
+    # After a call region whose end marker the model left out, prose after it: that end
+    # marker (any of these: Markers' open_ends), the first in the prose before any other
+    # marker, is the region's, markup, not prose (None: none watched for). See after_call.
+    end_watch: tuple | None = None
     closer_turn = False  # (the closer is its format's end-of-turn token: _closer_again)
     # Where the last call, or the last region, ended (in the reply): text after it is
     # the model's prose (see _after_object).
@@ -298,6 +302,11 @@ class Scanner(MarkerSearch):
         held = self.held
         value = held + text if held else text
         hold = 0
+        watch = self.end_watch
+        if watch is not None:
+            for e in watch:
+                if e[0] in value:
+                    return None  # (a call's end marker may be here: see _open_end)
         if self.stray is not None:
             # (After a call, a close of its value first on a line: see _in_prose.)
             hold = _stray.plain_hold(self.stray, self.buf, self.pos, value) if self.stray.armed else None
@@ -336,7 +345,7 @@ class Scanner(MarkerSearch):
         hand them over, joined, with extend_plain() (saying how much is held) before
         anything else."""
         stray = self.stray
-        if self.plain is None or self.held or (stray is not None and (stray.fresh or not (stray.armed and stray.firsts <= self.first_set))):
+        if self.plain is None or self.held or self.end_watch is not None or (stray is not None and (stray.fresh or not (stray.armed and stray.firsts <= self.first_set))):
             return None  # (a watch for stray closers whose first character the lane may not stop at)
         return self.plain, self.lane_search.search
 
@@ -745,6 +754,7 @@ class Scanner(MarkerSearch):
         frames, line, tools = self.frames, self.line, self.tools
         plain = self.prose_plain if final else self.line_plain
         whole = self.whole_next if final else None
+        kept = None
         while True:  # (a run of calls the fast path reads is taken here, in one go)
             if self.closed_at >= 0:
                 lo = self._flush(out, lo, pos)  # (nothing: a call alone sets closed_at)
@@ -756,7 +766,9 @@ class Scanner(MarkerSearch):
                     continue
             # Every marker is found as plain text first (the stdlib search is much
             # faster); the full search, with its line-start conditions, starts there.
-            if self.string_wait == self.base + pos:
+            if kept is not None:
+                found, kept = kept, None  # (the marker found before a call's end marker: see below)
+            elif self.string_wait == self.base + pos:
                 found = (pos, self.string_marker)  # (the marker waiting on a string: _in_string)
             elif self.turn_wait == self.base + pos:
                 # (The end-of-turn token waiting on blanks: _blanks_to_end. The markers
@@ -767,6 +779,17 @@ class Scanner(MarkerSearch):
                 found = self._whole_next(buf, pos, whole) if whole is not None else self._next_literal(buf, pos)
             if found is not None and found[1] in line:
                 found = self._line_next(buf, found)
+            watch_hold = 0
+            if self.end_watch is not None:
+                got = self._open_end(buf, pos, found, final)
+                if got is not None and got[0] is WAIT:
+                    watch_hold = len(buf) - got[1]
+                elif got is not None:
+                    self._flush(out, lo, got[0])
+                    out.append(Piece("closer", got[0], got[1], ""))  # (markup)
+                    self.pos = pos = lo = got[1]
+                    kept = found  # (the next marker is still that one: not searched for again)
+                    continue
             if self.stray is not None and not self.stray.armed:
                 if _stray.line_after(self.stray, buf, self.base, final) is False:
                     self.stray = None  # (the call ended its line: nothing to watch for)
@@ -785,6 +808,8 @@ class Scanner(MarkerSearch):
                 end = len(buf) if final else len(buf) - self._held(buf, pos)
                 if self.stray is not None and self.stray.armed and not final:
                     end = min(end, len(buf) - _stray.hold(self.stray, buf, pos))
+                if watch_hold:
+                    end = min(end, len(buf) - watch_hold)
                 self._flush(out, lo, max(end, pos))
                 return False
             i, marker = found
@@ -1225,6 +1250,7 @@ class Scanner(MarkerSearch):
             a = known[0]
             self.stray = None if a is None else _stray.Watch(a[0], a[1], a[2], a[3], a[4], self.base + end, a[5], a[6])
         self.read_to = self.call_to = self.base + end
+        self.end_watch = None
         if region is not None:
             for part in region.items:
                 if type(part) is Draft:
@@ -1239,6 +1265,11 @@ class Scanner(MarkerSearch):
             self.closed_at = self.base + end
             self.closer = c or turn
             self.closer_turn = bool(turn)
+        if not c and not turn:
+            # (Its end marker left out, and no end-of-turn token closed it: see end_watch.
+            # Told by the format and the text the call ends with, as the closer is: a
+            # storm's memo replays it alike.)
+            self.end_watch = self.open_ends.get(fmt.name)
 
     def call_reads_at(self, buf: str, at: int, fmt: Format, final: bool = True) -> Any:
         """Where, at the marker at `at` in a whole text, a call of another format than
@@ -1311,6 +1342,32 @@ class Scanner(MarkerSearch):
         out.append(Piece("closer", j, end, ""))
         self.closed_at = self.base + end  # (and a third time)
         return True
+
+    def _open_end(self, buf: str, pos: int, found: Any, final: bool) -> tuple | None:
+        """In prose after a call whose region's end marker was left out (end_watch):
+        (start, end) of that end marker, the first in buf[pos:] before the next marker
+        `found` (then no more is watched for); (WAIT, where a piece of one the text so far
+        ends with begins) in a stream; None: none (and none watched for past `found`).
+        The region's own end marker, written after prose the model put inside it
+        (`<|tool_call_start|>[f(a=1)] junk<|tool_call_end|>`): markup, as the end marker
+        after a remark in a Hermes tag is, and as any format's markers are."""
+        stop = found[0] if found is not None else len(buf)
+        best = None
+        for e in self.end_watch:
+            k = buf.find(e, pos, stop + len(e) - 1)
+            if 0 <= k < stop and (best is None or k < best[0]):
+                best = (k, k + len(e))
+        if best is not None or found is not None:
+            self.end_watch = None
+            return best
+        if final:
+            return None
+        n = len(buf)
+        for e in self.end_watch:
+            for i in range(max(pos, n - len(e) + 1), n):
+                if e.startswith(buf[i:]):
+                    return WAIT, i
+        return None
 
     def _opener_at(self, buf: str, p: int) -> str | None:
         """The longest reasoning opener at p, or None."""
@@ -1516,6 +1573,7 @@ class Scanner(MarkerSearch):
         if self.observer is not None:
             self.observer.region_begins(candidates, start, marker_len)
         self.stray = None
+        self.end_watch = None
         self.region = RegionReader(self, candidates, start, marker_len, frame)
 
     def _region(self, out: list, final: bool) -> bool:
