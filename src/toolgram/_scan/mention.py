@@ -80,14 +80,16 @@ def note_failure(r: Any, drv: Driver, reason: str) -> None:
         and _CALL_LIST.match(r.sc.buf, r.region_start + r.marker_len) is not None
     )  # fmt: skip
     told = drv.stray or drv.deep or listed or _cut_after_marker(r, drv, reason) or _next_line_call(r, drv)
-    if reason and not drv.fmt.quiet and "closed_tag" in drv.repairs and not drv.deep:
+    whole = bool(reason) and _whole_before_marker(r, drv)
+    told = told or whole
+    if reason and not drv.fmt.quiet and "closed_tag" in drv.repairs and not drv.deep and not whole:
         # A call its close was left out of is not told (a mention before the call that
         # cut it), unless its value was cut at a call marker (_close.cut) that begins no
         # call, and no other reading of the region is told (RegionReader.begins_call).
         if r.cut_broken is None and _cut_at_marker(r, drv):
             r.cut_broken = Failure(r.region_start, drv.cut_at, f"Couldn't read a tool call: {reason}.")
         return
-    if (drv.fmt.quiet and not told) or not reason or ("closed_tag" in drv.repairs and not drv.deep):
+    if (drv.fmt.quiet and not told) or not reason or ("closed_tag" in drv.repairs and not drv.deep and not whole):
         return
     if r.mentioned:
         # A later format that read its frame whole, further than the mention, and could
@@ -104,11 +106,38 @@ def note_failure(r: Any, drv: Driver, reason: str) -> None:
         r.failure_taken = drv.taken
         end = max(drv.end, drv.pos, r.region_start + r.marker_len)
         r.first_failure = Failure(r.region_start, end, f"Couldn't read a tool call: {reason}.")
-        r.failure_stray = drv.stray
+        r.failure_stray = drv.stray or whole  # (an anchored region's failure shown: see RegionReader.run)
         # A broken frame counts as a call attempt only if the format's end
         # marker follows (before the next call); _settle_failure decides.
         r.failed_frame = drv if drv.status == FAIL else None
         r.fail_scan = end
+
+
+def _whole_before_marker(r: Any, drv: Driver) -> bool:
+    """Whether drv read its region whole up to the close of its last call (the last
+    token it read ends something: a call's `)`, a list's `]`, an object's `}`), and only
+    the region's own end was left out, supplied where another call marker begins
+    (blanks between): `[y(t=1, t="x")<tool_call> )]`, `<|tool_call_start|>[f(a=1, a=2)]<tool_call>{…}`.
+    Then a call that cannot be built (a key given twice) is a call the model wrote,
+    broken, and told: not a mention before the marker, as a frame left open there may
+    be, and not prose with its start marker in the text."""
+    if drv.status != DONE or "closed_tag" not in drv.repairs or drv.deep:
+        return False
+    sc = r.sc
+    buf = sc.buf
+    if sc.call_re is None or not drv.taken:
+        return False
+    term = drv.last_term
+    if term is None or not ends_something(drv.c.terminals.get(term), buf[drv.last_start : drv.last_end], drv.fmt.ends):
+        return False
+    if buf[drv.last_end : drv.end].strip():
+        return False
+    at = drv.end
+    n = len(buf)
+    while at < n and buf[at].isspace():
+        at += 1
+    m = sc.call_re.match(buf, at)
+    return m is not None and len(m.group()) >= 3
 
 
 def _cut_at_marker(r: Any, drv: Driver) -> bool:
