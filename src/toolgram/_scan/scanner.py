@@ -304,14 +304,22 @@ class Scanner(MarkerSearch):
         hold = 0
         watch = self.end_watch
         if watch is not None:
+            # (A call's end marker (see _open_end) in it: the slow way; the start of one
+            # at its end: held back, as the start of a marker is.)
             for e in watch:
                 if e[0] in value:
-                    return None  # (a call's end marker may be here: see _open_end)
+                    if e in value:
+                        return None
+                    for i in range(max(0, len(value) - len(e) + 1), len(value)):
+                        if e.startswith(value[i:]):
+                            hold = max(hold, len(value) - i)
+                            break
         if self.stray is not None:
             # (After a call, a close of its value first on a line: see _in_prose.)
-            hold = _stray.plain_hold(self.stray, self.buf, self.pos, value) if self.stray.armed else None
-            if hold is None:
+            got = _stray.plain_hold(self.stray, self.buf, self.pos, value) if self.stray.armed else None
+            if got is None:
                 return None
+            hold = max(hold, got)
         q = self.quick.search(value)
         ends = self.risky_ends
         if q is not None or value[-1:] in ends or value[-2:] in ends or value[-3:] in ends:
@@ -345,7 +353,10 @@ class Scanner(MarkerSearch):
         hand them over, joined, with extend_plain() (saying how much is held) before
         anything else."""
         stray = self.stray
-        if self.plain is None or self.held or self.end_watch is not None or (stray is not None and (stray.fresh or not (stray.armed and stray.firsts <= self.first_set))):
+        watch = self.end_watch
+        if watch is not None and not all(e[0] in self.first_set and not e[0].isalnum() for e in watch):
+            return None  # (a call's end marker whose first character the lane may not stop at: see _open_end)
+        if self.plain is None or self.held or (stray is not None and (stray.fresh or not (stray.armed and stray.firsts <= self.first_set))):
             return None  # (a watch for stray closers whose first character the lane may not stop at)
         return self.plain, self.lane_search.search
 
