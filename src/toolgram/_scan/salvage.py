@@ -97,6 +97,7 @@ def salvage(r: Any, final: bool, quiet: bool = False):
     buf = r.sc.buf
     unbroken, listed_drv = 0, None  # (the last value went on past the list's `]`, the end of that: see list_closed)
     broken: list = []  # (where a whole call read before the failure ends, and why it cannot be built)
+    told: list = []  # (the same, of a quiet format's or an anchored region's: its text stays prose)
     for drv in r.drivers:  # (the candidates in order: the first that keeps calls)
         buf = _read_text(r, drv, final)
         if drv.fmt.anchor == "whole":
@@ -120,7 +121,7 @@ def salvage(r: Any, final: bool, quiet: bool = False):
             if not why or not isinstance(why, str):
                 why = "a value holds a stray quote"
             return None, Failure(r.region_start, len(buf), f"Couldn't read a tool call: {why}."), False
-        got = salvage_one(r, drv, final, None if quiet or drv.fmt.quiet else broken, buf)
+        got = salvage_one(r, drv, final, told if quiet or drv.fmt.quiet else broken, buf)
         if got is WAIT:
             return WAIT  # (whether this candidate keeps calls is not told yet)
         if got:
@@ -136,6 +137,13 @@ def salvage(r: Any, final: bool, quiet: bool = False):
             # next invoke): an error, its text markup, not a call dropped as prose.
             end, why = broken[0]
             return None, Failure(r.region_start, end, f"Couldn't read a tool call: {why}.", False), False
+        if told:
+            # (A quiet format's, or an anchored region's, the same: a whole call that
+            # cannot be built, then what broke the frame (`[y(t=1, t="x") )]`). Its text
+            # stays prose, as any failure of such a region, but the model is told: it was
+            # silent prose, the call dropped (issue 19).)
+            end, why = told[0]
+            return None, Failure(r.region_start, end, f"Couldn't read a tool call: {why}."), False
         return False
     region, drafts, end, opened, truncated = got
     begun = _value_begun(drv, buf, end) if opened and not (drv.stray or unbroken) else None
