@@ -8,6 +8,7 @@ means (the policy of _scan/region.py's RegionReader).
 
 from __future__ import annotations
 
+import ast as _ast
 from typing import Any
 
 from .._build.builder import _extent, _rule
@@ -120,7 +121,10 @@ def _whole_before_marker(r: Any, drv: Driver) -> bool:
     (blanks between): `[y(t=1, t="x")<tool_call> )]`, `<|tool_call_start|>[f(a=1, a=2)]<tool_call>{…}`.
     Then a call that cannot be built (a key given twice) is a call the model wrote,
     broken, and told: not a mention before the marker, as a frame left open there may
-    be, and not prose with its start marker in the text."""
+    be, and not prose with its start marker in the text. So too where only the call's
+    `)` was left out after a whole Python value (`[f(a=1, a=2<tool_call>{…}`): not a
+    value cut at the marker (`'x"]|<|tool_call_start|>`, whose call the marker's region
+    reads: prose, see RegionReader.begins_call)."""
     if drv.status != DONE or "closed_tag" not in drv.repairs or drv.deep:
         return False
     sc = r.sc
@@ -128,7 +132,11 @@ def _whole_before_marker(r: Any, drv: Driver) -> bool:
     if sc.call_re is None or not drv.taken:
         return False
     term = drv.last_term
-    if term is None or not ends_something(drv.c.terminals.get(term), buf[drv.last_start : drv.last_end], drv.fmt.ends):
+    if term is None:
+        return False
+    if not ends_something(drv.c.terminals.get(term), buf[drv.last_start : drv.last_end], drv.fmt.ends) and not (
+        term == "PYVALUE" and _whole_literal(buf[drv.last_start : drv.last_end])
+    ):
         return False
     if buf[drv.last_end : drv.end].strip():
         return False
@@ -138,6 +146,21 @@ def _whole_before_marker(r: Any, drv: Driver) -> bool:
         at += 1
     m = sc.call_re.match(buf, at)
     return m is not None and len(m.group()) >= 3
+
+
+def _whole_literal(text: str) -> bool:
+    """Whether `text`, a Python call's argument value, is a whole Python literal (a number,
+    a string closed by its own quote, a list whose brackets close): the model wrote it
+    whole, and only the call's `)` (and what holds the call) was left out before the
+    marker that follows; not a value cut there (`'x"]|`)."""
+    text = text.strip()
+    if not text or len(text) > 4096:
+        return False
+    try:
+        _ast.literal_eval(text)
+    except Exception:  # noqa: BLE001 - whatever Python's reader says, the answer is no
+        return False
+    return True
 
 
 def _cut_at_marker(r: Any, drv: Driver) -> bool:
