@@ -140,6 +140,12 @@ def _whole_before_marker(r: Any, drv: Driver) -> bool:
         return False
     if buf[drv.last_end : drv.end].strip():
         return False
+    if sc.call_re.search(buf, r.region_start + r.marker_len, drv.end) is not None:
+        # (A call marker inside what it read, a string's quote closed far off by a later
+        # one: `[f(a='x)]<tool_call>{…}</tool_call>][f(a='+)<|tool_call_start|>`. Told
+        # whole, that call of another format would be lost in its text; as a mention,
+        # the scanner reads it.)
+        return False
     at = drv.end
     n = len(buf)
     while at < n and buf[at].isspace():
