@@ -621,6 +621,20 @@ def cut(d: Any, buf: str, pos: int, stop: int, final: bool, open_to: bool = Fals
     if quoted > lo:
         lo = quoted  # (the markers in that call are its text: _quoted_call_end)
         line = _next_list_line(d, buf, lo, stop)
+        if line >= 0 and d.lines and not buf[quoted:line].strip():
+            # Only blanks between that call's end and the model's next list: the string
+            # was left open before that call, which is the model's next one, as where it
+            # runs to the end of the reply (_call_in_open_string, QA19 R15), not the
+            # string's text run on to the list (QA26 S2: `[f(a="x` then a Hermes call on
+            # the next line, then `[h()]`: one f holding the call, no error). The value
+            # ends at that call's marker. Where each line's list is a region of its own
+            # (Driver.lines: pythonic with tools): without tools the lists in a row are
+            # one region, and a list after that call, no longer at the reply's start,
+            # would be prose (its calls lost untold); there the value runs on to the list
+            # and the region reads on (_list_cut), as before.
+            start = _quoted_call_start(d, buf, pos)
+            if start > pos:
+                return start
     m = d._first_marker(buf, lo, stop if line < 0 else line)
     if m < 0:
         m = line  # (the model's next list, on a line after that call: _next_list_line)
@@ -847,6 +861,23 @@ def _quoted_call_end(d: Any, buf: str, pos: int, final: bool) -> Any:
             return WAIT
         if e:
             return e if e > close else -1
+        m = d._first_marker(buf, m + 1, close)
+    return -1
+
+
+def _quoted_call_start(d: Any, buf: str, pos: int) -> int:
+    """Where the call begins whose end _quoted_call_end found (in a whole text, or in a
+    stream's text that told it): its marker, or -1."""
+    end = _repair.py_string_end(buf, pos)
+    if end < 0:
+        return -1
+    close = end - 1
+    reads = d.cutter[4]
+    m = d._first_marker(buf, pos + 1, close)
+    while m >= 0:
+        e = reads(buf, m, d.fmt, True)
+        if e and e != WAIT:
+            return m if e > close else -1
         m = d._first_marker(buf, m + 1, close)
     return -1
 
