@@ -203,7 +203,7 @@ class RegionReader:
                 out.append(got)
                 sc.pos = got.span[1]
                 sc.after_call(sc.pos, self.frame.fmt)
-                _storm.frame_call(sc)
+                _storm.frame_call(sc, sc.buf[self.region_start : self.region_start + self.marker_len], self.region_start)
                 sc._end_region()
                 return True
             if got is not None and len(sc.buf) - self.region_start < _FRAME_WAIT:

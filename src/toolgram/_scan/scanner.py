@@ -996,13 +996,13 @@ class Scanner(MarkerSearch):
                     out.append(got)
                     self.pos = pos = lo = got.span[1]
                     self.after_call(pos, frame.fmt)
-                    _storm.frame_call(self)
+                    _storm.frame_call(self, marker, i)
                     continue
                 if type(got) is Region:  # (a JsonFrame's, read as the general way would)
                     out.append(got)
                     self.pos = pos = lo = got.end
                     self.after_call(pos, frame.fmt, got)
-                    _storm.frame_call(self)
+                    _storm.frame_call(self, marker, i)
                     continue
                 if got is None:
                     frame = None
