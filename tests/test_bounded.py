@@ -584,6 +584,38 @@ def test_a_stream_of_regions_drops_what_it_has_read(unit: str) -> None:
     assert large <= 4.5 * small, (small, large)
 
 
+@pytest.mark.parametrize("blank", ["\n", " "], ids=["newline", "space"])
+def test_regions_each_cut_by_another_formats_call_are_read_through_the_storm_memo(
+    blank: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `[f(a="x` left open before a Hermes call, the next list on the line after, again and
+    # again (QA26 S2): each list's value ends at that call's marker, which the fast frame
+    # reads; that call ended the run of `[` regions, so none was held for the storm memo,
+    # and each was read again at every delta until its next line told where its value
+    # ends (9 reads a region; 8-character deltas of 32 KB, 193 ms against parse's 29).
+    from toolgram._scan import region as _region
+
+    unit = '[f(a="x' + blank + '<tool_call>{"name": "g", "arguments": {"c": "z"}}</tool_call>\n'
+    raw = unit * (16_000 // len(unit))
+    tools = ["f", "g", "h"]
+    reads = [0]
+    read = _region.RegionReader._read
+
+    def counting(self: Any, drv: Any, final: bool) -> Any:
+        reads[0] += 1
+        return read(self, drv, final)
+
+    with monkeypatch.context() as m:
+        m.setattr(_region.RegionReader, "_read", counting)
+        sp = toolgram.StreamParser(tools, max_chars=None)
+        for i in range(0, len(raw), 8):
+            sp.feed(raw[i : i + 8])
+        got = sp.close()
+    assert got == toolgram.parse(raw, tools, max_chars=None)
+    assert len(got.calls) == 2 * (len(raw) // len(unit))
+    assert reads[0] <= len(raw) // len(unit) // 4, reads[0]
+
+
 def _looked_at_for_a_cut_close(raw: str, monkeypatch: pytest.MonkeyPatch) -> int:
     """The text handed to cut_marker (is the rest of the reply a close marker cut short?)
     over a parse, in characters: each piece is a copy."""
