@@ -1023,9 +1023,14 @@ class Driver:
             action = states[state].get(term)
             if action is None or (action[0] is not Shift and not takes(c, stack, term)):
                 break  # (refused: _run's)
-            # (What _run does with a token _lex read.)
+            # (What _run does with a token _lex read; a shift, the commonest, as _feed
+            # takes it: no marks here.)
             calls = self.calls
-            self._feed(Tok(term, buf[s:e], s, e))
+            if action[0] is Shift:
+                stack.append(action[1])
+                self.values.append(Tok(term, buf[s:e], s, e))
+            else:
+                self._feed(Tok(term, buf[s:e], s, e))
             top = stack[-1]
             if not self.may_close and (accepts_end[top] or top == end_state):
                 self.may_close = True

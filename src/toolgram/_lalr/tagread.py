@@ -1,5 +1,6 @@
 """A fast reader for the plain parameter tags of the XML-ish invoke formats
-(`<param name="q">`, `<parameter name="q">`, `<｜DSML｜parameter name="q" string="true">`):
+(`<param name="q">`, `<parameter name="q">`, `<｜DSML｜parameter name="q" string="true">`)
+and of Qwen3-Coder's (`<parameter=q>`: shared/function_param.lark):
 one regex finds a whole tag, and its tokens go to the driver's parse table one after
 another, with the driver's own upkeep after each (Driver._tag_tokens), where the loop
 would have lexed each alone (a MiniCPM5 reply of parameters whose closes were left out
@@ -43,6 +44,13 @@ _SOURCES = {
     "_invoke__PARAM_CLOSE": "<\\/(?:steptml:|｜DSML｜ ?)?param(?:eter)?>",
 }
 _WS = "(?:[ \t\x0c\r\n])+"
+# (shared/function_param.lark's, as compiled: `<parameter=`, its key, `>`.)
+_FP_PARAM = "_function_param__PARAMETER"
+_FP_SOURCES = {
+    _FP_PARAM: "<parameter(?:=| (?=name=))",
+    "KEY": "[^<>\n]+",
+    "FUNCTION": "<function(?:=| (?=name=))",
+}
 
 
 # Whether the reader runs: the fast path's switch (_scan/fastpath.py's `enabled`, which
@@ -67,6 +75,8 @@ _BEATEN = {
     "string": ("ATTR_NAME",),
     "type": ("ATTR_NAME",),
     _PARAM: ("INVOKE", "INVOKE_CLOSE", "_invoke__PARAM_CLOSE"),
+    # (`<parameter=` or `<parameter ` before `name=` is no `<function=`, `<function `.)
+    _FP_PARAM: ("FUNCTION",),
 }
 
 
@@ -106,6 +116,28 @@ def reader(c: Any) -> Any:
 
 
 def _build(c: Any) -> Any:
+    found = _build_invoke(c)
+    return found if found is not False else _build_function_param(c)
+
+
+def _build_function_param(c: Any) -> Any:
+    """Qwen3-Coder's tag, `<parameter=KEY>`: its tokens one after another, no blanks
+    between them (KEY reads any but a line's break; a tag that breaks its line before
+    its `>` is the loop's)."""
+    terms = c.terminals
+    by_literal = {t.literal: name for name, t in terms.items() if t.literal is not None}
+    if ">" not in by_literal or any(name not in terms or terms[name].source != source for name, source in _FP_SOURCES.items()):
+        return False
+    need = (_FP_PARAM, "KEY")
+    flags = {terms[name].pattern.flags for name in need}
+    if len(flags) != 1:
+        return False
+    param, key = (f"(?>{terms[name].source})" for name in need)
+    pattern = regex.compile(f"({param})({key})(>)", next(iter(flags)))
+    return pattern, ((1, _FP_PARAM), (2, "KEY"), (3, by_literal[">"])), by_literal
+
+
+def _build_invoke(c: Any) -> Any:
     terms = c.terminals
     by_literal = {t.literal: name for name, t in terms.items() if t.literal is not None}
     need = (_PARAM, _QUOTE, _ATTR)
