@@ -259,15 +259,19 @@ def _call_name(name: str, repairs: list[str]) -> str:
     return _param_key(name, repairs)
 
 
-def _param_value(param: Tree, buf: str | None, cut: bool = False) -> str:
+_NOT_FOUND = object()  # (_param_value: the `unclosed` not looked for yet)
+
+
+def _param_value(param: Tree, buf: str | None, cut: bool = False, text: str | None = None, unclosed: Any = _NOT_FOUND) -> str:
     """The text of a parameter's value. `cut`: the end of the reply cut it (it runs to
     the last token read): no close came, so the one space between its tag and a value
     on the tag's line is layout, as where the close was left out; but it has no end to
-    frame, and all the rest is what the model wrote, its trailing whitespace too."""
-    value = _text(_find(param, "value"), buf)
+    frame, and all the rest is what the model wrote, its trailing whitespace too.
+    (text, unclosed: the value's text and the parameter's `unclosed`, found already.)"""
+    value = _text(_find(param, "value"), buf) if text is None else text
     if cut:
         return _after_head_space(value)
-    if _find(param, "unclosed") is not None:
+    if (_find(param, "unclosed") if unclosed is _NOT_FOUND else unclosed) is not None:
         # The close tag was left out (repair closed_tag): the model left the template's
         # layout, and the whitespace before the next tag is layout (`Madrid\n<parameter=unit>`),
         # as is one space between the tag and a value on its line.
@@ -277,6 +281,33 @@ def _param_value(param: Tree, buf: str | None, cut: bool = False) -> str:
                 value = value[:at]
         return _after_head_space(value.rstrip())  # (\s: what rstrip() strips)
     return value
+
+
+def _simple_param(param: Tree, buf: str | None) -> Any:
+    """(the parameter's parts by rule, the first of each, as _find finds it; its value's
+    text) where each of its children is a token or a rule of tokens (or none: `unclosed`)
+    and its value is written, not blank (so it is no part _cut_short or _valueless
+    drops); None for any other (its parts are found one by one). A call of a thousand
+    parameters asked each for its value four times, its key, its `unclosed`."""
+    found: dict = {}
+    for c in param.children:
+        if type(c) is not Tree:
+            if type(c) is Tok:
+                continue
+            return None
+        kids = c.children
+        if kids and (type(kids[0]) is not Tok if len(kids) == 1 else any(type(g) is not Tok for g in kids)):
+            return None
+        name = _rule(c)
+        if name not in found:
+            found[name] = c
+    value = found.get("value")
+    if value is None:
+        return None
+    text = _text(value, buf)
+    if not text.strip():
+        return None
+    return found, text
 
 
 def _after_head_space(value: str) -> str:
@@ -544,7 +575,7 @@ class Builder:
                 args_text = _text(child, self.buf)
                 args_at = (_extent(child) or (-1, -1))[0]
                 args_cut = cut_open and self._reaches(child)
-            elif d in ("param", "typed_param") and (
+            elif (d == "param" or d == "typed_param") and (simple := (None if child is last_arg else _simple_param(child, self.buf))) is None and (
                 self._cut_short(child) or (child is last_arg and (_unbegun(child) or self._cut_unwritten(child) or self._cut_tag(child)))
                 or _valueless(child)
             ):
@@ -560,13 +591,22 @@ class Builder:
                 if child is last_arg:
                     short = True
             elif d == "param" or d == "typed_param":
-                key = _param_key(_attr_text(_find(child, "key"), self.buf), draft.repairs)
+                # (simple: its parts, each found once, where each is a rule of tokens, its
+                # value written: _simple_param. Else each is found as it is asked.)
+                found = simple[0] if simple is not None else None
+                key = _param_key(_attr_text(found.get("key") if found is not None else _find(child, "key"), self.buf), draft.repairs)
                 if not key:
                     # A parameter tag with no name (`<parameter>`, `<parameter e=>`): no
                     # argument can be made of it, and none named "" is made silently.
                     raise Unreadable("a parameter has no name")
-                typ = _attr_text(_find(child, "type"), self.buf).strip() if d == "typed_param" else None
-                value = _param_value(child, self.buf)
+                if d == "typed_param":
+                    typ = _attr_text(found.get("type") if found is not None else _find(child, "type"), self.buf).strip()
+                else:
+                    typ = None
+                if simple is not None:
+                    value = _param_value(child, self.buf, text=simple[1], unclosed=found.get("unclosed"))
+                else:
+                    value = _param_value(child, self.buf)
                 tail = None
                 missing = self._close_missing(child)
                 if missing and final_arg is _NOT_YET:
