@@ -1255,24 +1255,68 @@ class Driver:
             stack.append(arg)
             values.append(token)
             return True
+        # The reductions this token makes, then its shift, as made before from the same
+        # states at the top of the stack, as deep as they looked (_Firsts.chains): each
+        # tree made as then, the states they leave put back at once, not looked up in the
+        # table one by one (a parameter's close left out: five reductions at the next
+        # tag, at each of a thousand parameters). None that finishes a call. (Kept per
+        # grammar: pyframe's probes feed through here too.)
+        key = (stack[-1], token.type)
+        chains = c.derived.get("feed_chains")
+        if chains is None:
+            chains = c.derived["feed_chains"] = {}
+        known = chains.get(key)
+        if known is not None:
+            for depth, seen, popped, made, tail in known:
+                if stack[-depth:] == seen:
+                    for size, build in made:
+                        if size:
+                            children = values[-size:]
+                            del values[-size:]
+                        else:
+                            children = []
+                        values.append(build(children))
+                    values.append(token)
+                    if popped:
+                        del stack[-popped:]
+                    stack.extend(tail)
+                    return True
         callbacks, call_rules = c.callbacks, c.call_rules
+        top = len(stack)
+        base = top  # (stack[:base]: the states it had, none popped yet)
+        low = top - 1  # (the deepest of them looked at)
+        gone: list = []  # (its states from base on, popped)
+        made: list | None = []  # (each reduction: its size and its tree's maker; None: not kept)
         while True:
             if action is Shift:
                 stack.append(arg)
                 values.append(token)
+                if made is not None and (known is None or len(known) < 8):
+                    entry = (top - low, stack[low:base] + gone, top - base, tuple(made), stack[base:])
+                    chains[key] = (*known, entry) if known is not None else (entry,)
                 return True
             size = len(arg.expansion)
             if size:
                 children = values[-size:]
+                at = len(stack) - size
+                if at < base:
+                    gone[:0] = stack[at:base]
+                    base = at
                 del stack[-size:]
                 del values[-size:]
             else:
                 children = []
-            values.append(callbacks[arg](children))
+            build = callbacks[arg]
+            values.append(build(children))
             name = arg.origin.name
             if name in call_rules:
                 self.calls += 1
                 _close_extent(values[-1], children)
+                made = None
+            elif made is not None:
+                made.append((size, build))
+            if len(stack) - 1 < low:
+                low = len(stack) - 1
             stack.append(states[stack[-1]][name][1])
             try:
                 action, arg = states[stack[-1]][token.type]
