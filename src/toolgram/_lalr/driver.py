@@ -1256,7 +1256,7 @@ class Driver:
             values.append(token)
             return True
         # The reductions this token makes, then its shift, as made before from the same
-        # states at the top of the stack, as deep as they looked (_Firsts.chains): each
+        # states at the top of the stack, as deep as they looked (the grammar's feed_chains): each
         # tree made as then, the states they leave put back at once, not looked up in the
         # table one by one (a parameter's close left out: five reductions at the next
         # tag, at each of a thousand parameters). None that finishes a call. (Kept per
@@ -1266,6 +1266,31 @@ class Driver:
         if chains is None:
             chains = c.derived["feed_chains"] = {}
         known = chains.get(key)
+        callbacks, call_rules = c.callbacks, c.call_rules
+        if known is _UNKEPT:
+            # (Where a call ended before: read the table's way, noting nothing.)
+            while True:
+                if action is Shift:
+                    stack.append(arg)
+                    values.append(token)
+                    return True
+                size = len(arg.expansion)
+                if size:
+                    children = values[-size:]
+                    del stack[-size:]
+                    del values[-size:]
+                else:
+                    children = []
+                values.append(callbacks[arg](children))
+                name = arg.origin.name
+                if name in call_rules:
+                    self.calls += 1
+                    _close_extent(values[-1], children)
+                stack.append(states[stack[-1]][name][1])
+                try:
+                    action, arg = states[stack[-1]][token.type]
+                except KeyError:
+                    return False
         if known is not None:
             for depth, seen, popped, made, tail in known:
                 if stack[-depth:] == seen:
@@ -1281,7 +1306,6 @@ class Driver:
                         del stack[-popped:]
                     stack.extend(tail)
                     return True
-        callbacks, call_rules = c.callbacks, c.call_rules
         top = len(stack)
         base = top  # (stack[:base]: the states it had, none popped yet)
         low = top - 1  # (the deepest of them looked at)
@@ -1291,7 +1315,10 @@ class Driver:
             if action is Shift:
                 stack.append(arg)
                 values.append(token)
-                if made is not None and (known is None or len(known) < 8):
+                if made is None:
+                    if known is None:
+                        chains[key] = _UNKEPT  # (a call ends here: see above)
+                elif known is None or len(known) < 8:
                     entry = (top - low, stack[low:base] + gone, top - base, tuple(made), stack[base:])
                     chains[key] = (*known, entry) if known is not None else (entry,)
                 return True
@@ -1636,6 +1663,7 @@ def _firsts(c: Compiled) -> _Firsts:
 
 
 _NEVER = float("inf")
+_UNKEPT = object()  # (Driver._feed: a token whose reductions finished a call there; none kept)
 # (What may follow a quoted value's string up to its list's `]`, read up to there: see
 # Driver._listed_whole.)
 _LISTED_TAIL = lazy(regex.compile, r"[\s\]]*")
