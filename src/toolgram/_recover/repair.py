@@ -426,10 +426,18 @@ def slipped_quote(text: str, start: int, end: int) -> tuple[str, str] | None:
     None where it is not."""
     if end - start < 2 or text[start] not in _QUOTES or text[end - 1] not in _QUOTES:
         return None
+    quote = text[start]
+    if text[end - 1] == quote:
+        # (The string Python reads closes right at `end`, with its own quote: neither
+        # closed with the other quote (that one would end it) nor followed by a quote
+        # too many (the value would end past it). The common case, told without
+        # quoted_end's look at what follows, which the lexer has made already.)
+        m = _PY_STRING[quote].match(text, start, end)
+        if m.group(1) is not None and m.end() == end:
+            return None
     got = quoted_end(text, start, True)
     if type(got) is not tuple or got[0] != end:
         return None
-    quote = text[start]
     if got[1] is MISMATCHED:
         return quote + text[start + 1 : end - 1] + quote, "mismatched_quote"
     if got[1] is STRAY:
