@@ -45,7 +45,7 @@ class Driver:
         "loose_memo", "loose_quoted", "nest_memo", "nest_unsettled", "nest_open", "nest_loose", "nest_chain", "nest_walk", "nest_found", "goes_on", "decode_failed", "may_close", "may_end", "end_asked", "pause", "py", "gem", "gem_at", "tags", "checkpoints",
         "spots", "spot_due", "relevant", "supplied", "halt", "text", "looks", "far", "back", "check", "checks",
         "firsts", "inner", "inner_due", "cut_at", "listed", "listed_log", "listed_hint", "listing", "listed_ends", "stop",
-        "listed_read",
+        "listed_read", "paren_due",
     )  # fmt: skip
 
     def __init__(self, fmt: Format, start: int, brackets: Any = None, cutter: Any = None, lines: bool = False) -> None:
@@ -134,6 +134,10 @@ class Driver:
         # The value of that list read already, as the text up to its `]` reads it (_lex:
         # _listed_whole), and taken: run() closes the list there without reading it again.
         self.listed_read = False
+        # Where the value _lex just read ends at a `]` written for its call's `)`, a call
+        # after it in the list (`[f(a="x"], g(b=1)]`): _run supplies that `)` once the
+        # value is taken (-1: none).
+        self.paren_due = -1
         self.listed_ends: list | None = None  # (where each list so closed ends: its call's closed_tag)
         # Where the text ends for that reading up to a list's `]` (run): it reads the whole
         # text, bounded there, as the text cut there reads (a copy of it for each list was
@@ -373,6 +377,79 @@ class Driver:
         self.last_term, self.last_start = close, self.pos - 1
         return True
 
+    def _bracket_for_paren(self, buf: str, pos: int, end: int, final: bool) -> Any:
+        """Where the Python value at pos, which a `,` at `end` ends, ends with a lone `]`
+        right before that `,`, the first closer at its depth, and a call follows the `,`
+        (`[f(a="x"], g(b=1)]`): that `]` is its call's `)`, and the list goes on (QA27 S3:
+        the next call was read as a positional argument and lost, or dropped as a value
+        cut). Past that `]` (the value's text, its extra_bracket; the `)` is supplied:
+        closed_tag), as `[f(a="x"]]` reads. -1: not so (a keyword argument after the `,`:
+        `[f(a="x"], b=2)]`, a stray `]` in the value); WAIT: a stream's text ends before
+        it tells."""
+        j = buf.find("]", pos, end)
+        if j < 0 or buf[j + 1 : end].strip() or scalar_end(buf[pos : j + 1], 0, "]") != j - pos:
+            return -1
+        if self.stop is not None:
+            raise Unbounded  # (what follows the `,` tells, past the bound)
+        m = _CALL_AFTER.match(buf, end + 1, partial=not final)
+        if m is None:
+            return -1
+        if m.partial:
+            return WAIT
+        return j + 1
+
+    def _paren_for_bracket(self) -> None:
+        """The call's `)` that a `]` stood for (_bracket_for_paren), supplied after its
+        value: the call's closed_tag, as for a list closed early (listed_ends)."""
+        paren = next((t.name for t in self.c.terminals.values() if t.literal == ")"), None)
+        if paren is None or not takes(self.c, self.stack, paren):
+            return
+        self.supply(paren)
+        if self.listed_ends is None:
+            self.listed_ends = []
+        self.listed_ends.append(self.pos)
+
+    def _comma_list_close(self, buf: str, final: bool) -> Any:
+        """A Python call's arguments ended by a `,`, then the list's `]` (`[f(a="x",] ok`):
+        the call's `)` left out after a trailing comma, as after a value (supply_list_close:
+        the list closed early), read as the well-formed `[f(a="x",)]` reads, its `)`
+        supplied (closed_tag). It was all prose, and no error. Told by the stack and that
+        `]` alone, which a stream has as parse() does. False where the grammar closes no
+        call there, or would close more than the call's `)`. Where a `,` and a call follow
+        that `]` (`[f(a="x",], g(b=1)]`), it stood for the call's `)` and the list goes on,
+        as _bracket_for_paren reads it after a value: the `)` supplied there, the `]` its
+        markup (the next call was prose, untold); WAIT while a stream's text cannot tell."""
+        if self.last_term is None or "PYVALUE" not in self.c.terminals:
+            return False
+        at = _SPACE.match(buf, self.pos).end()
+        if not buf.startswith("]", at):
+            return False
+        comma = self.c.terminals.get(self.last_term)
+        if comma is None or comma.literal != ",":
+            return False
+        plan = _close.plan_before(self.c, self.stack, self.fmt.ends, "]")
+        if not plan or any(self.c.terminals[t].literal != ")" for t in plan):
+            return False
+        after = _COMMA_CALL.match(buf, at + 1, partial=not final)
+        if after is not None and after.partial:
+            return WAIT
+        if self.listed_ends is None:
+            self.listed_ends = []
+        if after is not None:
+            self.pos = at
+            for term in plan:
+                self.supply(term)
+            self.pos = self.last_end = at + 1  # (past the `]`: the call's markup)
+            self.last_term, self.last_start = plan[-1], at
+            self.listed_ends += (at, at + 1)
+            return True
+        for term in plan:
+            self.supply(term)
+        # (The call's closed_tag, not the region's: its span ends at the `)` supplied, or
+        # past that `]`, the list's, where the call is the list's only one.)
+        self.listed_ends += (self.pos, at, at + 1)
+        return True
+
     def after_run(self, buf: str, final: bool, status: str) -> str:
         """run()'s last step, after the loop (_scan/pyframe.py reads a list without it)."""
         if final and status == DONE and _SPACE_TO_END.match(buf, self.last_end) is not None:
@@ -427,6 +504,11 @@ class Driver:
                         return status
                 if self.stop is not None:
                     buf = self._unbound(buf)
+                closed = self._comma_list_close(buf, final)
+                if closed is WAIT:
+                    return WAIT
+                if closed:
+                    continue  # (the `]` is lexed next, the list's: see _comma_list_close)
                 if not final and self.fmt.end_of_turn and _turn_end_next(buf, turn_tokens(self), self.pos, self):
                     # (The format's end-of-turn token, or its start, ends the text so
                     # far: if the reply ends there, it is no text of this region, which
@@ -493,6 +575,7 @@ class Driver:
             if self.marks is not None:
                 self._mark(term)
             calls = self.calls
+            due, self.paren_due = self.paren_due, -1
             self._feed(Tok(term, buf[self.pos : end], self.pos, end))
             if not self.may_close and (c.accepts_end[self.stack[-1]] or self.stack[-1] == c.end_state):
                 self.may_close = True
@@ -519,6 +602,8 @@ class Driver:
                     return PAUSE
             if term == self.pause:
                 return PAUSE
+            if due == end and term == "PYVALUE":
+                self._paren_for_bracket()
             if self.listed_read:
                 return LISTED  # (its value read as the text up to the list's `]` reads it: run)
 
@@ -757,12 +842,30 @@ class Driver:
                         else:
                             end = extent.advance(buf, 0, self.stop)
                         # (Cut as a JSON value is: `city="Par"is")]` must not run on.)
+                        cut_at = self.cut_at
                         cut = self._cut(buf, pos, end, final) if self.cutter else None
-                        if end is None and cut is None and final and self.listed is not None and not self.listing and self.brackets is not None:
-                            # (It runs on to the end of the text: over a list's `]` with text
-                            # after it? Told by one index for the text's values: see listed.)
+                        if end is None and not final and self.listed is not None and not self.listing and self.brackets is not None and self._cut_past_list(buf, cut):
+                            # (A stream's: a value cut at a marker after a list's `]` it ran
+                            # on over is read up to that `]` at the end of the reply, as
+                            # parse() reads it (below); until then it is open, as where no
+                            # marker came.)
                             close = self.brackets.list_close(buf, pos)
+                            if close is not None and close < cut:
+                                self.cut_at = cut_at
+                                cut = WAIT
+                        if end is None and final and self.listed is not None and not self.listing and self.brackets is not None and (cut is None or self._cut_past_list(buf, cut)):
+                            # (It runs on to the end of the text: over a list's `]` with text
+                            # after it? Told by one index for the text's values: see listed.
+                            # So too where it was cut at a call marker after that `]`: the
+                            # list closed before the marker, which the text up to that `]`
+                            # does not hold (`[f(a="x <tool_call>"] ok` twice: the first
+                            # value ran on to the second's marker, and the first list was
+                            # prose, silently; `[f(a=1] ok <tool_call>{…}`: f lost).)
+                            close = self.brackets.list_close(buf, pos)
+                            if close is not None and cut is not None and close >= cut:
+                                close = None
                             if close is not None and _SPACE_TO_END.match(buf, close + 1) is None:
+                                self.cut_at = cut_at  # (not cut there: read up to the `]`)
                                 self.listing = close + 1
                                 if self.listed == -1:
                                     self.listed = close + 1
@@ -783,6 +886,14 @@ class Driver:
                             # (`[f(a="x"]]), g(b=1)]`: f and g, QA26b). Told by the text up to
                             # that stop: a stream, once it has come, as parse().)
                             close = twin_before(buf, pos, end)
+                            lone = self._bracket_for_paren(buf, pos, end, final) if close < 0 else -1
+                            if lone is WAIT:
+                                grow = True
+                                growers = None  # (the text after the `,` tells: each delta)
+                                continue
+                            if lone >= 0:
+                                end = lone  # (the value and that `]`, its extra_bracket: _run supplies the `)`)
+                                self.paren_due = lone
                             if close >= 0:
                                 self.extents.pop(",)", None)  # (its end is past the text read up to that `]`)
                                 self.listing = close + 1
@@ -1197,6 +1308,15 @@ class Driver:
         return cut
 
 
+
+    def _cut_past_list(self, buf: str, cut: Any) -> bool:
+        """Whether a value's cut (_cut) is at a call marker that is not this format's own
+        end (at its own end, `<|tool_call_start|>[f(a="x"] ok<|tool_call_end|>`, the value
+        runs on to the region's end and cannot be read: QA23), so that a list's `]`
+        before it may close the list (see _lex's LISTED)."""
+        if cut is None or cut is WAIT:
+            return False
+        return not any(e and buf.startswith(e, cut) for e in self.fmt.ends)
 
     def _settling(self, stop: int) -> None:
         """_cut waited on a value that closes at `stop` (a marker may still start before
@@ -1671,6 +1791,9 @@ LISTED = "listed"  # (run's status: the value ran on over a list's `]`; see Driv
 RESUMED = "resumed"  # (the reading up to that `]` closed the list there: see Driver._close_list)
 _PENDING = object()  # (a deep point's copy of the stack, not made yet: see _keep_mark)
 _SPACE_TO_END = lazy(regex.compile, r"\s*\Z")  # (whitespace to the end of the text; matched from a point)
+_SPACE = lazy(regex.compile, r"\s*")  # (blanks from a point: _comma_list_close)
+_COMMA_CALL = lazy(regex.compile, r"\s*+,\s*+[A-Za-z_][\w.]*+\s*+\(")  # (_comma_list_close)
+_CALL_AFTER = lazy(regex.compile, r"\s*+[A-Za-z_][\w.]*+\s*+\(")  # (a call's name and `(` after a `,`: _bracket_for_paren)
 
 
 _TURN_TOKENS: dict = {}

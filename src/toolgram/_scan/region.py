@@ -569,7 +569,13 @@ class RegionReader:
                 builder.ended = (drv.last_end, drv.ended, _closer(drv, buf), drv.closed_at >= 0)
             items = builder.build(drv.tree)
             if getattr(drv, "listed_ends", None):
-                _listed_closed(items, drv.listed_ends)
+                ends = drv.listed_ends
+                drafts = [i for i in items if type(i) is Draft and i.span is not None]
+                if len(drafts) == 1:
+                    # (The region's one call is the one so closed, its span the region's,
+                    # markers and all: `<|tool_call_start|>[f(a="x",]<|tool_call_end|>`.)
+                    ends = [*ends, drafts[0].span[1]]
+                _listed_closed(items, ends)
         except Unreadable as exc:
             if exc.called:
                 drv.stray = True  # (a call, broken: told as a stray quote's failure is)

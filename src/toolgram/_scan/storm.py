@@ -485,8 +485,11 @@ def _listed_hold(sc: Any, memo: Memo, marker: str, listed: tuple, start: int, fi
             probe = memo.probes[name] = Driver(fmt, start, brackets, (sc._markers_from, room, sc.prefixes, sc.find, sc.call_reads_at), False)
         if probe.brackets is not brackets:
             return False
-        if _fence_cut(probe, buf, at) >= 0 or probe._cut(buf, at, None, True) is not None:
+        if _fence_cut(probe, buf, at) >= 0:
             return False
+        cut = probe._cut(buf, at, None, True)
+        if cut is not None and not (probe._cut_past_list(buf, cut) and (brackets.list_close(buf, at) or cut) < cut):
+            return False  # (a marker cuts it, not one after the list's `]`: see Driver._lex)
     return True
 
 
