@@ -779,6 +779,12 @@ class Driver:
                 elif name == "PYVALUE":
                     if buf[pos].isspace() or buf[pos] in ",)]":
                         continue
+                    if buf[pos] == "<" and self.cutter and self._marker_at(buf, pos, n):
+                        # (A bare value cannot begin with a call's marker, `b=<tool_call>{…}`:
+                        # no value there; the marker's call is read, and this call, cut
+                        # there, told (mention._broken_at_marker): QA27b S2. A stream sees it
+                        # once the marker is whole, as the value's scan looks again.)
+                        continue
                     self.far = True
                     triple = triple_quote(buf, pos, n) if buf[pos] in _TRIPLE_FIRST else None
                     if triple is not None:
@@ -1328,6 +1334,14 @@ class Driver:
         at = stop + self.cutter[1]
         if not self.recheck or at < self.recheck:
             self.recheck = at
+
+    def _marker_at(self, buf: str, pos: int, end: int) -> bool:
+        """Whether a call marker of markup (the scanner's, three characters or more)
+        starts at pos and lies whole before `end`, the end of the value read there."""
+        if self.stop is not None and pos + self.cutter[1] > self.stop:
+            raise Unbounded  # (one may run past the cut: as _first_marker)
+        m = self.cutter[0](buf, pos, pos + 1)
+        return m == pos and pos + 3 <= end
 
     def _first_marker(self, buf: str, start: int, stop: int) -> int:
         """Where the first marker in [start, stop) starts (the scanner's, or this

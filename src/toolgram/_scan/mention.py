@@ -81,7 +81,13 @@ def note_failure(r: Any, drv: Driver, reason: str) -> None:
         and _CALL_LIST.match(r.sc.buf, r.region_start + r.marker_len) is not None
     )  # fmt: skip
     told = drv.stray or drv.deep or listed or _cut_after_marker(r, drv, reason) or _next_line_call(r, drv)
-    whole = bool(reason) and _whole_before_marker(r, drv)
+    cut = bool(reason) and _broken_at_marker(r, drv)
+    whole = bool(reason) and (cut or _whole_before_marker(r, drv))
+    if cut and drv.last_term == "EQUAL":
+        # (Named: the value the marker cut, as a stream cut it there.)
+        key = _KEY_BEFORE.search(r.sc.buf, max(r.region_start, drv.last_start - 256), drv.last_end)
+        if key is not None:
+            reason = f'the value of "{key.group(1)}" is cut off by the next call\'s marker'
     told = told or whole
     if reason and not drv.fmt.quiet and "closed_tag" in drv.repairs and not drv.deep and not whole:
         # A call its close was left out of is not told (a mention before the call that
@@ -110,7 +116,8 @@ def note_failure(r: Any, drv: Driver, reason: str) -> None:
         r.failure_stray = drv.stray or whole  # (an anchored region's failure shown: see RegionReader.run)
         # A broken frame counts as a call attempt only if the format's end
         # marker follows (before the next call); _settle_failure decides.
-        r.failed_frame = drv if drv.status == FAIL else None
+        # (Not one broken at the next call's marker: that call shows it was one.)
+        r.failed_frame = drv if drv.status == FAIL and not whole else None
         r.fail_scan = end
 
 
@@ -135,8 +142,10 @@ def _whole_before_marker(r: Any, drv: Driver) -> bool:
     if term is None:
         return False
     if not ends_something(drv.c.terminals.get(term), buf[drv.last_start : drv.last_end], drv.fmt.ends) and not (
-        term == "PYVALUE" and _whole_literal(buf[drv.last_start : drv.last_end])
-    ):
+        term == "PYVALUE" and _whole_literal(buf[drv.last_start : drv.last_end], True)
+    ) and not (term == "COMMA" and "PYVALUE" in drv.c.terminals):
+        # (A Python call's `,` follows a whole argument, its value's brackets closed by
+        # the scan that ended it there: `[f(a=1, a=2, <tool_call>{…}`, QA27b S1.)
         return False
     if buf[drv.last_end : drv.end].strip():
         return False
@@ -154,17 +163,40 @@ def _whole_before_marker(r: Any, drv: Driver) -> bool:
     return m is not None and len(m.group()) >= 3
 
 
-def _whole_literal(text: str) -> bool:
+def _broken_at_marker(r: Any, drv: Driver) -> bool:
+    """Whether drv's reading of a Python call's arguments broke where another call's
+    marker begins (blanks before it), none inside what it read: `[f(a=1, b=<tool_call>
+    {…}`, a bare value that cannot begin with a marker (Driver: the value ends there,
+    empty). The model wrote that call, and the next one cut it: told, as a call read
+    whole before the marker (_whole_before_marker), not prose with its start marker in
+    the text (QA27b S2)."""
+    if drv.status != FAIL or drv.deep or drv.last_term not in _PY_ARG_OPEN or "PYVALUE" not in drv.c.terminals:
+        return False
+    sc = r.sc
+    buf = sc.buf
+    if sc.call_re is None or buf[drv.last_end : drv.pos].strip():
+        return False
+    m = sc.call_re.match(buf, drv.pos)
+    if m is None or len(m.group()) < 3:
+        return False
+    return sc.call_re.search(buf, r.region_start + r.marker_len, drv.pos) is None
+
+
+def _whole_literal(text: str, listed: bool = False) -> bool:
     """Whether `text`, a Python call's argument value, is a whole Python literal (a number,
     a string closed by its own quote, a list whose brackets close): the model wrote it
     whole, and only the call's `)` (and what holds the call) was left out before the
-    marker that follows; not a value cut there (`'x"]|`)."""
+    marker that follows; not a value cut there (`'x"]|`). `listed`: or such a literal
+    then the list's `]` (the value's scan ran over it, the call's `)` left out before
+    it: `[f(a=1, a=2]<tool_call>{…}`, QA27b S1)."""
     text = text.strip()
     if not text or len(text) > 4096:
         return False
     try:
         _ast.literal_eval(text)
     except Exception:  # noqa: BLE001 - whatever Python's reader says, the answer is no
+        if listed and text.endswith("]"):
+            return _whole_literal(text[:-1])
         return False
     return True
 
@@ -406,6 +438,10 @@ def cut_inside(r: Any, final: bool) -> bool:
 _CALL_LIST = lazy(regex.compile, r"\s*+\[\s*+\{\s*+\"name\"\s*+:")
 
 _ENDED = "the reply ended"  # (a driver's reason where the end of the reply failed it: close.py)
+# (The tokens of a Python call after which an argument, or its value, comes: _broken_at_marker.)
+_PY_ARG_OPEN = frozenset(("EQUAL", "COMMA", "LPAR"))
+# A Python call's keyword and its `=`, at the end of what was read.
+_KEY_BEFORE = lazy(regex.compile, r"((?:[A-Za-z_]|\\_)\w*+)\s*+=\s*+$")
 
 
 def settle_failure(r: Any, final: bool):
