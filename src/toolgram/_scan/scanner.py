@@ -108,6 +108,10 @@ class Scanner(MarkerSearch):
     # marker (any of these: Markers' open_ends), the first in the prose before any other
     # marker, is the region's, markup, not prose (None: none watched for). See after_call.
     end_watch: tuple | None = None
+    # That region was of a reply-anchored format (a list of Python calls opening the reply,
+    # no tools): after its end marker, the next line opens lists in a row again (_start).
+    watch_anchored = False
+    line_restart = False  # (_start: the reply goes on after such an end marker; see there)
     closer_turn = False  # (the closer is its format's end-of-turn token: _closer_again)
     # Where the last call, or the last region, ended (in the reply): text after it is
     # the model's prose (see _after_object).
@@ -677,6 +681,15 @@ class Scanner(MarkerSearch):
         while p < n and (buf[p].isspace() or buf[p] in INVISIBLE):
             p += 1
         self.blank_to = p  # (whitespace is not scanned again)
+        if self.line_restart:
+            # (After a reply-opening region's end marker: only a list on a line of its own
+            # opens again; blanks so far, or the end of the reply: prose goes on.)
+            if p >= n and not final:
+                return False
+            self.line_restart = False
+            if p >= n or "\n" not in buf[self.pos : p]:
+                self.mode = "prose"
+                return True
         if self.think_opened:
             # The prompt opened a reasoning block (in_think): the reply starts inside it,
             # unless the model writes an opener itself. Any closer of the formats ends it
@@ -799,6 +812,17 @@ class Scanner(MarkerSearch):
                     self._flush(out, lo, got[0])
                     out.append(Piece("closer", got[0], got[1], ""))  # (markup)
                     self.pos = pos = lo = got[1]
+                    if self.watch_anchored:
+                        # The end marker of a region that opened the reply (`[f(a="x")]
+                        # Checking now.<|tool_call_end|>`, no tools): the remark was inside
+                        # that region, which ends there. A list on the next line follows a
+                        # region of calls, as lists in a row that open the reply do (one
+                        # a line, each with its remark and end marker: QA27b S3), not prose
+                        # (pythonic.lark): read as at the reply's start (_start).
+                        self.watch_anchored = False
+                        self.line_restart = True
+                        self.mode = "start"
+                        return True
                     kept = found  # (the next marker is still that one: not searched for again)
                     continue
             if self.stray is not None and not self.stray.armed:
@@ -1262,6 +1286,7 @@ class Scanner(MarkerSearch):
             self.stray = None if a is None else _stray.Watch(a[0], a[1], a[2], a[3], a[4], self.base + end, a[5], a[6])
         self.read_to = self.call_to = self.base + end
         self.end_watch = None
+        self.watch_anchored = False
         if region is not None:
             for part in region.items:
                 if type(part) is Draft:
@@ -1281,6 +1306,7 @@ class Scanner(MarkerSearch):
             # Told by the format and the text the call ends with, as the closer is: a
             # storm's memo replays it alike.)
             self.end_watch = self.open_ends.get(fmt.name)
+            self.watch_anchored = self.end_watch is not None and fmt in self.anchored
 
     def call_reads_at(self, buf: str, at: int, fmt: Format, final: bool = True) -> Any:
         """Where, at the marker at `at` in a whole text, a call of another format than
