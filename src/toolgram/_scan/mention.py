@@ -86,8 +86,9 @@ def note_failure(r: Any, drv: Driver, reason: str) -> None:
     if cut and drv.last_term == "EQUAL":
         # (Named: the value the marker cut, as a stream cut it there.)
         key = _KEY_BEFORE.search(r.sc.buf, max(r.region_start, drv.last_start - 256), drv.last_end)
-        if key is not None:
-            reason = f'the value of "{key.group(1)}" is cut off by the next call\'s marker'
+        mark = r.sc.call_re.match(r.sc.buf, drv.pos)
+        if key is not None and mark is not None:
+            reason = f'the value of "{key.group(1)}" is cut off by the call marker {mark.group()}'
     told = told or whole
     if reason and not drv.fmt.quiet and "closed_tag" in drv.repairs and not drv.deep and not whole:
         # A call its close was left out of is not told (a mention before the call that
