@@ -729,7 +729,13 @@ class Builder:
         if positional:
             names = list((schema or {}).get("properties", {}) or {})
             if len(names) < len(positional):
-                unnamed = Unreadable(f'positional arguments for "{draft.name}" need parameter names')
+                if any(typ == "python" and _closes_list(raw) for _, raw, typ in draft.params):
+                    # A keyword's value ran on over the list's `]` (`[f(a=1],<|tool_call_end|>`):
+                    # what follows the `]` was read as arguments, and the call has none
+                    # positional. Why it fails is that `]`, as salvage.list_closed tells it.
+                    unnamed = Unreadable(LIST_CLOSED_EARLY)
+                else:
+                    unnamed = Unreadable(f'positional arguments for "{draft.name}" need parameter names')
                 # A call of an offered tool, read whole, that only its arguments break
                 # (`[get_weather("Paris")]`): told where a quiet format's failures are not
                 # (the whole reply a list, a ```python fence), as it is after a marker
@@ -2588,3 +2594,31 @@ def _element_spans(text: str, offset: int, value: Any) -> list[tuple[int, int]] 
 
 # A list of JSON objects right at a payload's start (as Scanner.early_call finds its first call)
 _LEADING_LIST = re.compile(r"[ \t\r\n]*\[[ \t\r\n]*\{")
+
+
+LIST_CLOSED_EARLY = "the list's `]` comes before the call's `)`, and text follows it"
+
+
+def _closes_list(text: str) -> bool:
+    """Whether a Python value's text holds a `]` outside its strings that no `[` of its
+    own opened: the list's close, the value having run on over it (`1]`, `"x"]`)."""
+    depth = 0
+    quote = ""
+    i = 0
+    while i < len(text):
+        c = text[i]
+        if quote:
+            if c == "\\":
+                i += 1
+            elif c == quote:
+                quote = ""
+        elif c in "\"'":
+            quote = c
+        elif c in "([{":
+            depth += 1
+        elif c in ")]}":
+            if depth == 0:
+                return c == "]"
+            depth -= 1
+        i += 1
+    return False

@@ -12,7 +12,7 @@ import regex
 
 from . import gemframe, pyframe
 from .mention import cut_opener, mention, settle_failure
-from .._build.builder import Draft
+from .._build.builder import LIST_CLOSED_EARLY, Draft
 from .._lalr.close import CUT_ROOM, last_closes
 from .._lalr.driver import _MARK_STACK, Driver
 from .._lalr.extent import BracketIndex
@@ -502,7 +502,7 @@ def _listed_why(r: Any, drv: Driver) -> str:
         # error, `cannot read the value of 'city'`, is why.)
         told = next((i.error for i in reversed(why.items) if isinstance(i, Draft) and i.error), None)
         why = told[len(_FAILED) : -1] if told and told.startswith(_FAILED) and told.endswith(".") else None
-    return why if why and isinstance(why, str) else "the list's `]` comes before the call's `)`, and text follows it"
+    return why if why and isinstance(why, str) else LIST_CLOSED_EARLY
 
 
 def _with_cut_end(region: Region, buf: str, fmt: Any, final: bool) -> Region:
