@@ -143,7 +143,11 @@ def _whole_before_marker(r: Any, drv: Driver) -> bool:
     if term is None:
         return False
     if not ends_something(drv.c.terminals.get(term), buf[drv.last_start : drv.last_end], drv.fmt.ends) and not (
-        term == "PYVALUE" and _whole_literal(buf[drv.last_start : drv.last_end], True)
+        term == "PYVALUE"
+        and (
+            _whole_literal(buf[drv.last_start : drv.last_end], True)
+            or not drv.fmt.quiet and _ends_before_marker(buf[drv.last_start : drv.last_end])
+        )
     ) and not (term == "COMMA" and "PYVALUE" in drv.c.terminals):
         # (A Python call's `,` follows a whole argument, its value's brackets closed by
         # the scan that ended it there: `[f(a=1, a=2, <tool_call>{…}`, QA27b S1.)
@@ -181,6 +185,36 @@ def _broken_at_marker(r: Any, drv: Driver) -> bool:
     if m is None or len(m.group()) < 3:
         return False
     return sc.call_re.search(buf, r.region_start + r.marker_len, drv.pos) is None
+
+
+def _ends_before_marker(text: str) -> bool:
+    """Whether `text`, a Python call's argument value read up to a call marker, was written
+    whole before it: a bare name (`f(a="", b<tool_call>`: a positional word, or a keyword
+    whose `=` never came), or a value that ends with the list's `]`, no string left open
+    (`[f(a="x"], g(b=1)]<tool_call>`: the list closed before the call's `)`). No value the
+    model began runs into the marker (`'x"]|<|tool_call_start|>`, `"x"]|`: cut there, a
+    mention, see RegionReader.begins_call); the call is broken before it, and told, as
+    after a whole literal. (Asked of a loud format's region only, opened by its own
+    marker: a quiet format's bare list left open before another format's marker may be
+    prose, `[f(a=None] ok <function=g>`.)"""
+    text = text.strip()
+    if text.isidentifier():
+        return True
+    if not text.endswith("]"):
+        return False
+    quote = ""
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if quote:
+            if c == "\\":
+                i += 1
+            elif c == quote:
+                quote = ""
+        elif c == '"' or c == "'":
+            quote = c
+        i += 1
+    return not quote
 
 
 def _whole_literal(text: str, listed: bool = False) -> bool:
