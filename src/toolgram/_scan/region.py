@@ -403,6 +403,12 @@ class RegionReader:
         ahead = self.ahead
         if ahead is None:
             sc = self.sc
+            if not final and sc.buf[at:] in sc.prefixes:
+                # (What the text holds there may yet grow into a longer marker, of other
+                # formats: `` ``` `` then `` ```json ``. Read with the formats of the
+                # shorter one, the call a whole text reads there was not found, and the
+                # broken call before it was told where parse() keeps it a mention.)
+                return WAIT
             m = sc.call_re.match(sc.buf, at) if sc.call_re is not None else None
             marker = m.group() if m is not None else ""
             if not sc.by_marker.get(marker):
