@@ -77,6 +77,11 @@ HELD = {
     # around that call (`That's it.')]`), so the call is done when the reply ends (so on
     # 25fa10a too; the case guards the rule, QA23 R1).
     "lfm2/single_quoted_value_broken_before_its_own_start_marker_that_begins_a_call_is_prose",
+    # A call whose list's `]` came before its `)`, then another format's call glued to it:
+    # a value cut at a marker past such a `]` is read up to the `]` only when the reply's
+    # end tells nothing after that marker reopens the value (mks28), so the region, and the
+    # call after it, wait for that end in a stream (parse() alike: an error, then the call).
+    "lfm2/broken_call_closed_by_its_lists_bracket_right_before_another_formats_call_is_an_error",
     # A Gemma call with no end marker after it (the bare shape has none; a <|tool_call>
     # whose <tool_call|> was left out), then prose: its region runs to the next call or the
     # end of the reply, which may still bring its end marker (then no closed_tag), so a
