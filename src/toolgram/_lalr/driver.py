@@ -856,7 +856,7 @@ class Driver:
                             # parse() reads it (below); until then it is open, as where no
                             # marker came.)
                             close = self.brackets.list_close(buf, pos)
-                            if close is not None and close < cut:
+                            if close is not None and close < cut and not self._call_before_close(buf, pos, close):
                                 self.cut_at = cut_at
                                 cut = WAIT
                         if end is None and final and self.listed is not None and not self.listing and self.brackets is not None and (cut is None or self._cut_past_list(buf, cut)):
@@ -868,7 +868,7 @@ class Driver:
                             # value ran on to the second's marker, and the first list was
                             # prose, silently; `[f(a=1] ok <tool_call>{…}`: f lost).)
                             close = self.brackets.list_close(buf, pos)
-                            if close is not None and cut is not None and close >= cut:
+                            if close is not None and cut is not None and (close >= cut or self._call_before_close(buf, pos, close)):
                                 close = None
                             if close is not None and _SPACE_TO_END.match(buf, close + 1) is None:
                                 self.cut_at = cut_at  # (not cut there: read up to the `]`)
@@ -1323,6 +1323,16 @@ class Driver:
         if cut is None or cut is WAIT:
             return False
         return not any(e and buf.startswith(e, cut) for e in self.fmt.ends)
+
+    def _call_before_close(self, buf: str, pos: int, close: int) -> bool:
+        """Whether another format's call that reads whole lies between the value at pos
+        and the list's `]` at close (its string closed by a quote inside that call:
+        `[f(a="x] <tool_call>{"name": "g", …}</tool_call>\nHe said "hi] <tool_call>…`).
+        That `]` is no list's close the value was written up to: the value is cut at the
+        first marker, as before, and that call is read (QA27d R1: it was lost in the
+        error's prose). A marker in a string that closes before the `]`, `"x <tool_call>"]`,
+        begins no whole call."""
+        return _close._call_between(self, buf, pos + 1, close) >= 0
 
     def _settling(self, stop: int) -> None:
         """_cut waited on a value that closes at `stop` (a marker may still start before
