@@ -530,6 +530,21 @@ def test_a_value_closed_past_a_stray_quote_is_not_cut_again_per_delta(
 
 
 
+@pytest.mark.parametrize("prose", ["Some prose. ", "Some prose with <b>tags</b>. "], ids=["plain", "tags"])
+def test_a_value_waiting_on_the_call_its_string_quotes_is_not_cut_again_per_delta(
+    prose: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `b='"]<tool_call>'s'`: Python's string closes inside the Hermes call it quotes,
+    # whose payload never closes, so the cut waits on that call (_close._quoted_call_end)
+    # to the end of the reply. Each delta cut the value again from its start (and read
+    # the call's payload to the end of the text): one cut a character of the prose after
+    # it (fuzz fzX_91002190, a 1-character stream three times its budget, issue 17). Now
+    # it waits with the call's frame's wait, read on from there.
+    head = "<|tool_call_start|>f(b='\"]<tool_call>'s')"
+    small, large = (_cut_over(head + prose * (size // len(prose)), None, monkeypatch) for size in (2_000, 8_000))
+    assert 0 < large <= small <= 10 * len(head)
+
+
 def _read_for_a_cut(raw: str, tools: list | None, size: int, monkeypatch: pytest.MonkeyPatch) -> int:
     """The text the lenient pass reads to tell where a value breaks (_recover.repair.
     failure, which breaks_at and the Spans that _lalr.close.cut asks read with), over a

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .growth import _HOLD, _JSON_SPACE, _SETTLED, _loop_wait
+from .growth import _HOLD, _JSON_SPACE, _SETTLED, _LoopWait, _loop_wait
 from .table import _ENDING_NAME, _PLAN_STACK, _PLANS, _UNKNOWN, _closes, _plan, ends_something, goes_on
 from .tokens import _SNIPPET, WAIT, WAIT_MORE, Unbounded, _snippet
 from .._recover import repair as _repair
@@ -588,11 +588,13 @@ def cut(d: Any, buf: str, pos: int, stop: int, final: bool, open_to: bool = Fals
         m = _call_in_open_string(d, buf, pos, stop, closed_only=True)
         if m >= 0:
             return m
+    d.quote_wait = None
     quoted = _quoted_call_end(d, buf, pos, final) if at is not None and len(d.cutter) > 4 else -1
     if quoted == WAIT or (not final and quoted > 0 and stop >= len(buf) and _SPACE_TO_END.match(buf, quoted) is not None):
         # A stream's text so far, the value running on to its end: the end of the reply
         # may still cut it at that call's marker (above), which is before any marker after
         # its break (below): wait until it cannot (issue 17).
+        _quoted_wait(d, buf, pos, stop, settled and quoted == WAIT and stop < len(buf))
         return WAIT
     if at is None:
         if buf[pos] == "'" and len(d.cutter) > 4 and (d.fmt.stream_python or "PYVALUE" in d.c.terminals):
@@ -855,14 +857,47 @@ def _quoted_call_end(d: Any, buf: str, pos: int, final: bool) -> Any:
     close = end - 1
     reads = d.cutter[4]
     m = d._first_marker(buf, pos + 1, close)
+    first = m
     while m >= 0:
         e = reads(buf, m, d.fmt, final)
+        if type(e) is _LoopWait:
+            # (The call's frame waits on its payload, which runs to the end of the text:
+            # see _quoted_wait. Only that call's own reading is kept, at the string's first marker.)
+            d.quote_wait = (m, e) if m == first else None
+            return WAIT
         if e == WAIT:
             return WAIT
         if e:
             return e if e > close else -1
         m = d._first_marker(buf, m + 1, close)
     return -1
+
+
+def _quoted_wait(d: Any, buf: str, pos: int, stop: int, settled: bool) -> None:
+    """cut waits on the call that the value's string quotes (_quoted_call_end), whose
+    frame waits on its payload running to the end of the text (`[f(b='"]<tool_call>'s')`
+    then prose: the Hermes call never closes). Where that call's reading is all that more
+    text can change (the value closed, and settled: text a marker's length past its
+    end; that call at the string's first marker, and no other format's marker after it
+    in the value, whose call _call_between may yet read whole), d.quote_wait keeps the
+    frame's wait, (pos, stop, its marker, the wait): the driver waits with it
+    (Driver._closed_wait), and a delta it absorbs is not looked at, as where no value
+    waits; one it does not is read by that frame alone, on from its wait (Driver._cut).
+    Each delta cut the value again from its start, and read that call's payload to the
+    end of the text: 80 µs a delta, a 1-character stream of 15,000 three times its
+    budget (issue 17). Else None."""
+    got = d.quote_wait
+    d.quote_wait = None
+    if got is None or not settled:
+        return
+    m, wait = got
+    own = _own_markers(d)
+    x = d._first_marker(buf, m + 1, stop)
+    while x >= 0:
+        if not any(buf.startswith(o, x) for o in own):
+            return
+        x = d._first_marker(buf, x + 1, stop)
+    d.quote_wait = (pos, stop, m, wait)
 
 
 def _quoted_call_start(d: Any, buf: str, pos: int) -> int:
@@ -903,10 +938,7 @@ def _own_marker(d: Any, buf: str, lo: int, hi: int) -> int:
     the format's own before it. So a storm of values left open, each asked to the end
     of the text (a bare pythonic list has no marker of its own to stop at: `[f(a='x
     <tool_call>…` again and again), reads the text once, not once per value."""
-    own = d.c.derived.get("own_markers")
-    if own is None:
-        literals = (t.literal for t in d.c.terminals.values() if t.literal and len(t.literal) >= 3)
-        own = d.c.derived["own_markers"] = tuple({*d.fmt.starts, *d.fmt.ends, *literals})
+    own = _own_markers(d)
     find = d.cutter[0]  # (the scanner's markers: the same scanner, the same markers)
     memo = _OWN_MARKER[0]
     if memo is not None and memo[0] is buf and memo[1] is own and memo[2] == find and memo[3] == hi:
@@ -917,6 +949,15 @@ def _own_marker(d: Any, buf: str, lo: int, hi: int) -> int:
         m = d._first_marker(buf, m + 1, hi)
     _OWN_MARKER[0] = (buf, own, find, hi, lo, m)
     return m
+
+
+def _own_markers(d: Any) -> tuple:
+    """The driver's format's own markers (_own_marker), kept per grammar."""
+    own = d.c.derived.get("own_markers")
+    if own is None:
+        literals = (t.literal for t in d.c.terminals.values() if t.literal and len(t.literal) >= 3)
+        own = d.c.derived["own_markers"] = tuple({*d.fmt.starts, *d.fmt.ends, *literals})
+    return own
 
 
 # _own_marker's last walk: (text, the format's own markers, the scanner's marker search,

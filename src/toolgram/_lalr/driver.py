@@ -32,7 +32,7 @@ from . import tagread as _tagread
 from .._recover import repair as _repair
 from .checkpoint import Checkpoint
 from .extent import TripleWait, _Extent, scalar_end, triple_end, triple_quote, twin_before, twin_close
-from .growth import _HOLD, _could_grow, _loop_wait
+from .growth import _HOLD, _LoopWait, _could_grow, _loop_wait
 from .table import _ENDING_NAME, _reduces_call, closing_plan, expected, shifts_plain, simulate, takes
 from .tokens import _SNIPPET, DONE, FAIL, PAUSE, WAIT, WAIT_MORE, Tok, Unbounded, _snippet
 
@@ -45,7 +45,7 @@ class Driver:
         "loose_memo", "loose_quoted", "nest_memo", "nest_unsettled", "nest_open", "nest_loose", "nest_chain", "nest_walk", "nest_found", "goes_on", "decode_failed", "may_close", "may_end", "end_asked", "pause", "py", "gem", "gem_at", "tags", "checkpoints",
         "spots", "spot_due", "relevant", "supplied", "halt", "text", "looks", "far", "back", "check", "checks",
         "firsts", "inner", "inner_due", "cut_at", "listed", "listed_log", "listed_hint", "listing", "listed_ends", "stop",
-        "listed_read", "paren_due",
+        "listed_read", "paren_due", "quote_wait",
     )  # fmt: skip
 
     def __init__(self, fmt: Format, start: int, brackets: Any = None, cutter: Any = None, lines: bool = False) -> None:
@@ -56,6 +56,7 @@ class Driver:
         # str.find (see _cut); None: never.
         self.cutter = cutter
         self.recheck = 0  # waiting on such a value: the text's length to look again at
+        self.quote_wait = None  # (_close.cut's: see _closed_wait)
         # Where a JSON value ends, once the whole text is at hand: the scanner's
         # _repair.BracketIndex, shared by the drivers of one text (see there).
         self.brackets = brackets
@@ -766,8 +767,7 @@ class Driver:
                                 # Closed, but a marker may still start before its end: _cut
                                 # tells once the text runs `room` past the end (see _settling).
                                 if growers is not None:
-                                    self.hint = [*growers, _HOLD]
-                                    self._settling(end)
+                                    self.hint = [*growers, self._closed_wait(end)]
                             elif growers is not None:
                                 self.hint = [*growers, extent]
                                 self.recheck = n + max(16, (n - pos) // 4)  # (_cut looks again then)
@@ -937,8 +937,7 @@ class Driver:
                             elif closed:
                                 # (Python's reading closed it; _cut waits on a marker that may
                                 # still start before that end: see _settling.)
-                                growers.append(_HOLD)
-                                self._settling(end)
+                                growers.append(self._closed_wait(end))
                             else:
                                 growers.append(extent)
                                 self.recheck = n + max(16, (n - pos) // 4)
@@ -1308,10 +1307,28 @@ class Driver:
             if final and self._first_marker(buf, pos + 1, n if end is None else end) < 0:
                 return None
             raise Unbounded
+        known = self.quote_wait
+        if known is not None and not final and end is not None and known[0] == pos and known[1] == end:
+            # (Waiting on the call its string quotes, alone: read on by its frame. _close._quoted_wait)
+            got = self.cutter[4](buf, known[2], self.fmt, False, known[3])
+            if type(got) is _LoopWait:
+                self.quote_wait = (pos, end, known[2], got)
+                return WAIT
+        self.quote_wait = None
         cut = _close.cut(self, buf, pos, n if end is None else end, final)
         if cut is not None and cut is not WAIT:
             self.cut_at = cut
         return cut
+
+    def _closed_wait(self, end: int) -> Any:
+        """What the driver waits with (its hint) where _cut waited on a value closed at
+        `end`: the wait of the call its string quotes, which alone more text can change
+        (_close._quoted_wait); else _HOLD, looked at again once settled (_settling)."""
+        wait = self.quote_wait
+        if wait is not None:
+            return wait[3]
+        self._settling(end)
+        return _HOLD
 
 
 

@@ -41,6 +41,7 @@ from . import quotation as _quotation
 from . import stray as _stray
 from .mention import note_failure
 from .._lalr.driver import DONE, WAIT, Driver
+from .._lalr.growth import _LoopWait
 from .._build.builder import Draft
 from .._result.model import ToolCall
 from .._grammar.registry import Format
@@ -1308,13 +1309,15 @@ class Scanner(MarkerSearch):
             self.end_watch = self.open_ends.get(fmt.name)
             self.watch_anchored = self.end_watch is not None and fmt in self.anchored
 
-    def call_reads_at(self, buf: str, at: int, fmt: Format, final: bool = True) -> Any:
+    def call_reads_at(self, buf: str, at: int, fmt: Format, final: bool = True, wait: Any = None) -> Any:
         """Where, at the marker at `at` in a whole text, a call of another format than
         `fmt` that is not quiet reads whole, by that marker's fast frame, ends (_close.cut:
         such a call ends a Python string that `fmt`'s value left open to the end of the
         reply, QA19 R15); 0 where none does (or the marker has no fast frame). With
         final=False, in a stream's text so far: WAIT where more text may still make it
-        read (the frame waits: its call is not over yet; _close._quoted_call_end)."""
+        read (the frame waits: its call is not over yet; _close._quoted_call_end), or
+        the frame's _LoopWait, a wait that tells which deltas leave it waiting (`wait`:
+        the one it returned for the same marker in this text, shorter: read on from it)."""
         m = self.symbols.match(buf, at)  # (the longest symbol marker there)
         best = m.group() if m is not None else ""
         fmts = self.by_marker.get(best)
@@ -1323,11 +1326,13 @@ class Scanner(MarkerSearch):
         if fmt in fmts or all(f.quiet for f in fmts):
             return 0
         frame = self.whole_frames[best]
-        call = None if frame is None else frame.read(buf, at, final, self.tools)
+        call = None if frame is None else frame.read(buf, at, final, self.tools, wait)
         if type(call) is ToolCall:
             if final:
                 self.read_at = (buf, at, frame, call)  # (see _framed)
             return call.span[1]
+        if type(call) is _LoopWait:
+            return call  # (a WAIT whose absorbs() tells the deltas that change nothing)
         return WAIT if call is not None else 0
 
     def _framed(self, frame: Any, buf: str, i: int, final: bool, tools: Any) -> Any:
