@@ -176,6 +176,11 @@ class Markers:
         open_ends: dict[str, tuple[str, ...]] = {}
         for fmt in formats:
             donors = [fmt] if not fmt.quiet else [f for f in formats if fmt.name in f.also and not f.quiet]
+            # (Python call lists only, whose list's `]` ends the call the end marker was
+            # left out after: a Hermes call's `</tool_call>` after prose has its own rules,
+            # and watched here a stream took it where parse() read it as text after a turn
+            # token, `{…}<|im_start|></tool_call>`.)
+            donors = [f for f in donors if f.stream_python]
             ends = tuple(dict.fromkeys(
                 e for f in donors for e in f.ends
                 if len(e) >= 3 and not e.startswith("`") and not any(m.startswith(e) or e.startswith(m) for m in searched if m)

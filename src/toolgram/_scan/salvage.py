@@ -25,6 +25,7 @@ from .._grammar.words import lazy
 _NONBLANK = lazy(re.compile, r"\S")
 _FAILED = "Couldn't read a tool call: "  # (what str.strip() keeps)
 _OWN_LEXERS = pyframe.FORMATS | gemframe.FORMATS  # (formats whose tokens a frame may feed)
+_POSITIONAL = "positional arguments for "  # (Builder's reason for a call with unnamed arguments)
 
 
 def salvaged(r: Any, out: list, final: bool) -> bool | None:
@@ -137,6 +138,10 @@ def salvage(r: Any, final: bool, quiet: bool = False):
             # next invoke): an error, its text markup, not a call dropped as prose.
             end, why = broken[0]
             return None, Failure(r.region_start, end, f"Couldn't read a tool call: {why}.", False), False
+        # (Not a call of positional arguments alone: `[len(x) for x in rows]` in prose is
+        # Python, no call the model meant; a quiet format's such call is told only where
+        # its tool is offered, as Builder says.)
+        told = [t for t in told if not t[1].startswith(_POSITIONAL)]
         if told:
             # (A quiet format's, or an anchored region's, the same: a whole call that
             # cannot be built, then what broke the frame (`[y(t=1, t="x") )]`). Its text
