@@ -362,7 +362,9 @@ class JsonFrame:
 
     _end = Frame._end  # (it reads only self.ends)
 
-    def read(self, buf: str, pos: int, final: bool, tools: Any) -> Any:
+    def read(self, buf: str, pos: int, final: bool, tools: Any, wait: Any = None) -> Any:
+        # (`wait`: Frame.read's resume point, which this frame never gives: it reads only a
+        # whole text, Scanner.call_reads_at passes it to every frame alike.)
         if not final:
             return None
         n = len(buf)
