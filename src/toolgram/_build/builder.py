@@ -2599,10 +2599,10 @@ _LEADING_LIST = re.compile(r"[ \t\r\n]*\[[ \t\r\n]*\{")
 LIST_CLOSED_EARLY = "the list's `]` comes before the call's `)`, and text follows it"
 
 
-def _closes_list(text: str) -> bool:
-    """Whether a Python value's text holds a `]` outside its strings that no `[` of its
-    own opened: the list's close, the value having run on over it (`1]`, `"x"]`)."""
-    depth = 0
+def outside_strings(text: str):
+    """(index, character) of each character of a Python value's text outside its
+    strings (a quote opens one, its own quote closes it, a backslash in it escapes
+    the next character)."""
     quote = ""
     i = 0
     while i < len(text):
@@ -2614,11 +2614,20 @@ def _closes_list(text: str) -> bool:
                 quote = ""
         elif c in "\"'":
             quote = c
-        elif c in "([{":
+        else:
+            yield i, c
+        i += 1
+
+
+def _closes_list(text: str) -> bool:
+    """Whether a Python value's text holds a `]` outside its strings that no `[` of its
+    own opened: the list's close, the value having run on over it (`1]`, `"x"]`)."""
+    depth = 0
+    for _, c in outside_strings(text):
+        if c in "([{":
             depth += 1
         elif c in ")]}":
             if depth == 0:
                 return c == "]"
             depth -= 1
-        i += 1
     return False

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast as _ast
 from typing import Any
 
-from .._build.builder import _extent, _rule
+from .._build.builder import _extent, _rule, outside_strings
 from .._grammar import vocabulary
 from .._grammar.words import lazy
 import regex
@@ -202,19 +202,10 @@ def _ends_before_marker(text: str) -> bool:
         return True
     if not text.endswith("]"):
         return False
-    quote = ""
-    i, n = 0, len(text)
-    while i < n:
-        c = text[i]
-        if quote:
-            if c == "\\":
-                i += 1
-            elif c == quote:
-                quote = ""
-        elif c == '"' or c == "'":
-            quote = c
-        i += 1
-    return not quote
+    last = -1
+    for last, _ in outside_strings(text):
+        pass
+    return last == len(text) - 1  # (that `]` outside every string: none left open)
 
 
 def _whole_literal(text: str, listed: bool = False) -> bool:
