@@ -535,7 +535,7 @@ def test_a_value_waiting_on_the_call_its_string_quotes_is_not_cut_again_per_delt
     prose: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # `b='"]<tool_call>'s'`: Python's string closes inside the Hermes call it quotes,
-    # whose payload never closes, so the cut waits on that call (_close._quoted_call_end)
+    # whose payload never closes, so the cut waits on that call (_close._quoted_call_span)
     # to the end of the reply. Each delta cut the value again from its start (and read
     # the call's payload to the end of the text): one cut a character of the prose after
     # it (fuzz fzX_91002190, a 1-character stream three times its budget, issue 17). Now
@@ -997,14 +997,17 @@ signal.signal(signal.SIGALRM, on_alarm)
 reply = "<|im_start|>{" * 3000
 passed = swallowed = 0
 for i in range(20):
-    signal.setitimer(signal.ITIMER_REAL, 0.001 + 0.001 * i)
+    # (The outer try: the alarm may also ring after parse() returned, before the inner
+    # finally stops the timer; that is the caller's code, not toolgram's.)
     try:
-        result = toolgram.parse(reply)
-        swallowed += any("Deadline" in e for e in result.errors)
+        signal.setitimer(signal.ITIMER_REAL, 0.001 + 0.001 * i)
+        try:
+            result = toolgram.parse(reply)
+            swallowed += any("Deadline" in e for e in result.errors)
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
     except Deadline:
         passed += 1
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
 print(passed, swallowed)
 """
 
