@@ -589,7 +589,7 @@ def cut(d: Any, buf: str, pos: int, stop: int, final: bool, open_to: bool = Fals
         if m >= 0:
             return m
     d.quote_wait = None
-    quoted = _quoted_call_end(d, buf, pos, final) if at is not None and len(d.cutter) > 4 else -1
+    start, quoted = _quoted_call_span(d, buf, pos, final) if at is not None and len(d.cutter) > 4 else (-1, -1)
     if quoted == WAIT or (not final and quoted > 0 and stop >= len(buf) and _SPACE_TO_END.match(buf, quoted) is not None):
         # A stream's text so far, the value running on to its end: the end of the reply
         # may still cut it at that call's marker (above), which is before any marker after
@@ -621,7 +621,7 @@ def cut(d: Any, buf: str, pos: int, stop: int, final: bool, open_to: bool = Fals
     lo = pos + max(at - 1, 1)
     line = -1
     if quoted > lo:
-        lo = quoted  # (the markers in that call are its text: _quoted_call_end)
+        lo = quoted  # (the markers in that call are its text: _quoted_call_span)
         line = _next_list_line(d, buf, lo, stop)
         if line >= 0 and d.lines and not buf[quoted:line].strip():
             # Only blanks between that call's end and the model's next list: the string
@@ -634,7 +634,6 @@ def cut(d: Any, buf: str, pos: int, stop: int, final: bool, open_to: bool = Fals
             # one region, and a list after that call, no longer at the reply's start,
             # would be prose (its calls lost untold); there the value runs on to the list
             # and the region reads on (_list_cut), as before.
-            start = _quoted_call_start(d, buf, pos)
             if start > pos:
                 return start
     m = d._first_marker(buf, lo, stop if line < 0 else line)
@@ -653,7 +652,7 @@ def cut(d: Any, buf: str, pos: int, stop: int, final: bool, open_to: bool = Fals
 def _next_list_line(d: Any, buf: str, lo: int, stop: int) -> int:
     """Where, in [lo, stop), the first line begins with a call list of the driver's
     format (`[name(`; pythonic, which has no marker of its own), or -1. After a call that a broken
-    Python string quoted (_quoted_call_end), that list is the model's next one: the
+    Python string quoted (_quoted_call_span), that list is the model's next one: the
     value, which cannot be read, is cut before it (the line's break), as at another
     format's marker after that call, not run on over the list (QA26 S2) to a marker in
     it (QA26 S1: the region failed there, untold, its quoted call run). With tools each
@@ -686,7 +685,7 @@ def _quoted_before_list(d: Any, buf: str, pos: int, c: int, stop: int) -> int:
     format's call that reads whole at `c`, is cut instead of at that call: at the line
     after it where the model's next list begins, no marker between (_list_after_call).
     Then text follows the call, and the string quoted it, as a double-quoted one that
-    Python closes inside that call does (_quoted_call_end); in a region without tools,
+    Python closes inside that call does (_quoted_call_span); in a region without tools,
     whose lists in a row are one region, close() closes the list there and reads on
     (_list_cut), not the region ended at that call, each later line's list prose with
     no error (issue 19). -1: cut at the call, as before (with tools each line's list is
@@ -835,13 +834,15 @@ def _call_in_open_string(d: Any, buf: str, pos: int, stop: int, closed_only: boo
     return -1
 
 
-def _quoted_call_end(d: Any, buf: str, pos: int, final: bool) -> Any:
-    """Where the call ends that the Python value at pos, a string whose close (as Python
-    reads it) is a quote inside another format's call beginning at a marker in it,
-    quotes: the first marker in that string at which such a call reads whole, by its
-    frame (call_reads_at), where that call runs on past the string's close (`[f(a="
-    <tool_call>{"name": "```", …}}</tool_call>`: its `"` after `{` is the call's), or -1;
-    WAIT where a stream's text so far cannot tell yet (the call may still read whole).
+def _quoted_call_span(d: Any, buf: str, pos: int, final: bool) -> Any:
+    """Where the call begins and ends, (its marker, its end), that the Python value at
+    pos, a string whose close (as Python reads it) is a quote inside another format's
+    call beginning at a marker in it, quotes: the first marker in that string at which
+    such a call reads whole, by its frame (call_reads_at), where that call runs on past
+    the string's close (`[f(a="<tool_call>{"name": "```", …}}</tool_call>`: its `"`
+    after `{` is the call's), or (-1, -1); (-1, WAIT) where a stream's text so far
+    cannot tell yet (the call may still read whole). cut takes the start from here
+    rather than walking the string's markers again.
     That call is either the model's next one (where it runs to the end of the reply:
     _call_in_open_string) or the string's text, unescaped quotes and all: a marker
     inside it (a ``` or another format's marker in its JSON) is its text, never where
@@ -850,10 +851,10 @@ def _quoted_call_end(d: Any, buf: str, pos: int, final: bool) -> Any:
     the quoted call's head for its value, the rest of it prose, its close tag too,
     where parse() read the call (fuzz seed 7 #12170362, issue 17)."""
     if buf[pos] not in "'\"" or not d.fmt.stream_python and "PYVALUE" not in d.c.terminals:
-        return -1
+        return -1, -1
     end = _repair.py_string_end(buf, pos)
     if end < 0:
-        return -1
+        return -1, -1
     close = end - 1
     reads = d.cutter[4]
     m = d._first_marker(buf, pos + 1, close)
@@ -864,17 +865,17 @@ def _quoted_call_end(d: Any, buf: str, pos: int, final: bool) -> Any:
             # (The call's frame waits on its payload, which runs to the end of the text:
             # see _quoted_wait. Only that call's own reading is kept, at the string's first marker.)
             d.quote_wait = (m, e) if m == first else None
-            return WAIT
+            return -1, WAIT
         if e == WAIT:
-            return WAIT
+            return -1, WAIT
         if e:
-            return e if e > close else -1
+            return (m, e) if e > close else (-1, -1)
         m = d._first_marker(buf, m + 1, close)
-    return -1
+    return -1, -1
 
 
 def _quoted_wait(d: Any, buf: str, pos: int, stop: int, settled: bool) -> None:
-    """cut waits on the call that the value's string quotes (_quoted_call_end), whose
+    """cut waits on the call that the value's string quotes (_quoted_call_span), whose
     frame waits on its payload running to the end of the text (`[f(b='"]<tool_call>'s')`
     then prose: the Hermes call never closes). Where that call's reading is all that more
     text can change (the value closed, and settled: text a marker's length past its
@@ -898,23 +899,6 @@ def _quoted_wait(d: Any, buf: str, pos: int, stop: int, settled: bool) -> None:
             return
         x = d._first_marker(buf, x + 1, stop)
     d.quote_wait = (pos, stop, m, wait)
-
-
-def _quoted_call_start(d: Any, buf: str, pos: int) -> int:
-    """Where the call begins whose end _quoted_call_end found (in a whole text, or in a
-    stream's text that told it): its marker, or -1."""
-    end = _repair.py_string_end(buf, pos)
-    if end < 0:
-        return -1
-    close = end - 1
-    reads = d.cutter[4]
-    m = d._first_marker(buf, pos + 1, close)
-    while m >= 0:
-        e = reads(buf, m, d.fmt, True)
-        if e and e != WAIT:
-            return m if e > close else -1
-        m = d._first_marker(buf, m + 1, close)
-    return -1
 
 
 def _call_between(d: Any, buf: str, lo: int, hi: int) -> int:

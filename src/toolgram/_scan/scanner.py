@@ -1315,7 +1315,7 @@ class Scanner(MarkerSearch):
         such a call ends a Python string that `fmt`'s value left open to the end of the
         reply, QA19 R15); 0 where none does (or the marker has no fast frame). With
         final=False, in a stream's text so far: WAIT where more text may still make it
-        read (the frame waits: its call is not over yet; _close._quoted_call_end), or
+        read (the frame waits: its call is not over yet; _close._quoted_call_span), or
         the frame's _LoopWait, a wait that tells which deltas leave it waiting (`wait`:
         the one it returned for the same marker in this text, shorter: read on from it)."""
         m = self.symbols.match(buf, at)  # (the longest symbol marker there)
