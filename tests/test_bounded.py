@@ -962,6 +962,39 @@ def _blanks_read_after_a_quoted_call(call: str, n: int, monkeypatch: pytest.Monk
     return count[0]
 
 
+def _bare_call_reads(k: int, monkeypatch: pytest.MonkeyPatch) -> tuple[int, int]:
+    """A Gemma string quoting a bare call whose code holds `[x]` k times, streamed a
+    character a delta: how many times close._bare_end looks at the quoted call, and how
+    many characters its token loop goes over in all."""
+    from toolgram._lalr import close
+
+    close._BARE_TOKEN.pattern  # (bind the lazy pattern before wrapping it)
+    pattern = close._BARE_TOKEN
+    looks, chars = [0], [0]
+
+    class Counting:
+        def finditer(self, buf: str, lo: int, hi: int) -> Any:
+            looks[0] += 1
+            chars[0] += max(0, hi - lo)
+            return pattern.finditer(buf, lo, hi)
+
+    raw = 'call:write_file{content:<|"|>See:\ncall:write_file{content:<|"|>def wrap(x):\n' + "    return [x]\n" * k
+    with monkeypatch.context() as m:
+        m.setattr(close, "_BARE_TOKEN", Counting())
+        result = _streamed_by_character_result(raw, [])
+    assert result == toolgram.parse(raw, [], max_chars=None)
+    return looks[0], chars[0]
+
+
+def test_a_gemma_string_quoting_a_bare_call_is_not_read_again_per_delta(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Its wait refused each delta while a `]` was in its last 64 characters, and each
+    # look read the call from its brace (fuzz seed 7 #94011104: 1-character stream 5x
+    # its budget): now a look per `]`, each going on from the last.
+    looks, chars = _bare_call_reads(80, monkeypatch)
+    assert looks <= 2 * 80 + 10, looks
+    assert chars <= 4 * 1300, chars
+
+
 def _streamed_by_character_result(raw: str, tools: list) -> Any:
     sp = toolgram.StreamParser(tools, max_chars=None)
     for ch in raw:

@@ -244,8 +244,10 @@ def _quoted_close(d: Any, buf: str, end: int, delim: str, final: bool) -> Any:
     """quoted_close for a driver: the reading goes on from the end of the last quoted
     call a stream's earlier look passed (d.loose_quoted), not from the marker."""
     memo = d.loose_quoted
-    close, x = quoted_close(buf, end, delim, final, memo[1] if memo is not None and memo[0] == end else end)
-    d.loose_quoted = (end, x)
+    if memo is None or memo[0] != end:
+        memo = d.loose_quoted = (end, end, [])
+    close, x = quoted_close(buf, end, delim, final, memo[1], memo[2])
+    d.loose_quoted = (end, x, memo[2])
     return close
 
 
@@ -264,13 +266,22 @@ def next_opener(buf: str, lo: int, hi: int) -> tuple[int, str]:
     return opened, shut
 
 
-def _bare_end(buf: str, brace: int, limit: int) -> int | None:
+def _bare_end(buf: str, brace: int, limit: int, scan: list | None = None) -> int | None:
     """Where a bare call whose `{` is at `brace` ends (past its matching `}`), its strings'
     delimiters read in pairs (inside one everything is text); -1 when it does not end
     whole before `limit` (a string of it, or a bracket, left open), None when the text
-    so far ends first."""
-    depth, quote = 0, None
-    for m in _BARE_TOKEN.finditer(buf, brace, min(len(buf), limit)):
+    so far ends first. `scan` (a stream's, per driver) keeps, for the last call that
+    ended None, [brace, where its last token ended, depth, quote]: a stream's next look
+    goes on from there. Each delta read the call again from its brace, up to 2,048
+    characters of Python-level token loop a delta: a Gemma value quoting a bare call
+    whose code holds `[x]` (each `]` a delta its wait does not absorb) streamed at 60 µs
+    a character, five times its budget (fuzz seed 7 #94011104, issue 17)."""
+    depth, quote, at = 0, None, brace
+    if scan and scan[0] == brace and scan[1] <= len(buf):
+        at, depth, quote = scan[1], scan[2], scan[3]
+    last = at
+    for m in _BARE_TOKEN.finditer(buf, at, min(len(buf), limit)):
+        last = m.end()
         s = m.group()
         if quote is not None:
             if s == quote:
@@ -283,10 +294,14 @@ def _bare_end(buf: str, brace: int, limit: int) -> int | None:
             depth -= 1
             if depth == 0:
                 return m.end()
-    return None if len(buf) < limit else -1
+    if len(buf) >= limit:
+        return -1
+    if scan is not None:
+        scan[:] = (brace, last, depth, quote)
+    return None
 
 
-def quoted_close(buf: str, at: int, delim: str, final: bool, x: int) -> tuple[Any, int]:
+def quoted_close(buf: str, at: int, delim: str, final: bool, x: int, scan: list | None = None) -> tuple[Any, int]:
     """Where a delimited string open at `at`, a call's opener, closes when that opener
     begins a whole call that the string quotes (`{content:<|"|>Docs:
     <|tool_call>call:rm{path:<|"|>/home<|"|>}<tool_call|> That is all.<|"|>}`, or the bare
@@ -299,7 +314,7 @@ def quoted_close(buf: str, at: int, delim: str, final: bool, x: int) -> tuple[An
     where the first is glued to the string's last word and that text ends as a turn
     does, as nest._quoted_to_end reads a raw value's). -1 when the string quotes no
     whole call so; (WAIT, wait) when the text so far cannot tell. With where the reading
-    got to (x: where it goes on from; `at` at first)."""
+    got to (x: where it goes on from; `at` at first). `scan`: _bare_end's, a stream's."""
     n = len(buf)
     while True:
         # The next call quoted whole, or the string's close, within the gap after x (the
@@ -330,7 +345,7 @@ def quoted_close(buf: str, at: int, delim: str, final: bool, x: int) -> tuple[An
             after = e + len(shut) if e >= 0 else None
             needles: tuple = (shut,)
         else:
-            after = e = _bare_end(buf, buf.index("{", opened), opened + _QUOTED_CALL)
+            after = e = _bare_end(buf, buf.index("{", opened), opened + _QUOTED_CALL, scan)
             needles = ("}", "]")
         if after is None or after < 0:
             if after is None and final and n < opened + _QUOTED_CALL and x > at and _gap_text(buf, at, opened):
@@ -385,7 +400,11 @@ def _gap_text(buf: str, at: int, hi: int) -> bool:
 class _QuotedWait:
     """A wait for what tells _quoted_close's reading: a delta that brings none of the
     needles (with the end of the text before it), with the text still short of the
-    limit, changes nothing."""
+    limit, changes nothing. The tail is text the reading has seen: a needle wholly in it
+    was read (a `]` of the code a quoted bare call holds); only one that the delta
+    completes, or a bare opener the tail ends in (`call:name`, whose `{` may come), is
+    news. Each needle in the last 64 characters refused every delta: a 1-character
+    stream of such code re-read the call at each one (fuzz seed 7 #94011104, issue 17)."""
 
     __slots__ = ("needles", "tail", "limit")
 
@@ -395,11 +414,21 @@ class _QuotedWait:
         self.limit = limit
 
     def absorbs(self, text: str, n: int) -> bool:
-        seen = self.tail + text
-        if n + len(text) >= self.limit or any(s in seen for s in self.needles):
+        tail = self.tail
+        seen = tail + text
+        if n + len(text) >= self.limit:
+            return False
+        for s in self.needles:
+            if seen.find(s, max(0, len(tail) - len(s) + 1)) >= 0:
+                return False
+        if _BARE_GROWING.search(tail) is not None:
             return False
         self.tail = seen[-64:]
         return True
+
+
+# A bare opener the text ends in, its name still growing (`call:get_wea`): its `{` may come.
+_BARE_GROWING = lazy(re.compile, r"call:[\w.\-]{0,64}\Z")
 
 
 class _DelimiterWait:

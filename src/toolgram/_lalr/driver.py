@@ -183,8 +183,9 @@ class Driver:
         # (marker, searched to): how far the search for the delimiter that closes a Gemma
         # string open at that marker went (close.through_loose).
         self.loose_memo: tuple | None = None
-        # (marker, where the reading goes on): the end of the last whole call of the
-        # format that a Gemma string open at that marker quotes (close._quoted_close).
+        # (marker, where the reading goes on, _bare_end's scan): the end of the last whole
+        # call of the format that a Gemma string open at that marker quotes, and how far
+        # the look at the bare call after it went (close._quoted_close).
         self.loose_quoted: tuple | None = None
         # Per raw value terminal (VALUE, INLINE_VALUE: both are tried at a place, each
         # with its own pattern), ((token start, stop), where the reading got to, its open
