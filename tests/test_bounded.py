@@ -1109,6 +1109,31 @@ def test_a_short_reply_streamed_whole_starts_no_more_drivers_than_parse(raw: str
     assert made[0] <= by_parse, (made[0], by_parse)
 
 
+@pytest.mark.parametrize("raw", ["Sure\nHere is the answer you asked for, in full.", "the\nhello\nworld\nagain and more"])
+def test_a_failure_waiting_only_for_the_text_it_quotes_is_not_run_again_per_delta(raw: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A reply that opens with a word and a line break begins a reply-anchored region
+    (Mistral's `NAME[ARGS]`) that fails at the next line; its reason quotes the text
+    after that place, which a stream waits for. The failure is settled: the deltas
+    until the quote is whole are put aside, not each a run of the driver again (a
+    1-character stream of such a reply ran it twenty times)."""
+    from toolgram._lalr import driver as _driver
+
+    runs = [0]
+    run = _driver.Driver.run
+
+    def counting(self: object, *args: object) -> object:
+        runs[0] += 1
+        return run(self, *args)
+
+    expected = toolgram.parse(raw)
+    monkeypatch.setattr(_driver.Driver, "run", counting)
+    sp = toolgram.StreamParser()
+    for ch in raw:
+        sp.feed(ch)
+    assert sp.close() == expected
+    assert runs[0] <= 6, runs[0]
+
+
 # A line-anchored marker (`[`) followed by less text than the opening test needs: the
 # stream waits at it, with no driver started, until the test can tell (each line here
 # is prose: a name with a zero-width joiner in it, a reference, a list of numbers).

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .growth import _HOLD, _JSON_SPACE, _SETTLED, _LoopWait, _loop_wait
+from .growth import _HOLD, _JSON_SPACE, _SETTLED, _LoopWait, _QuoteWait, _loop_wait
 from .table import _ENDING_NAME, _PLAN_STACK, _PLANS, _UNKNOWN, _closes, _plan, ends_something, goes_on
 from .tokens import _SNIPPET, WAIT, WAIT_MORE, Unbounded, _snippet
 from .._recover import repair as _repair
@@ -1025,6 +1025,8 @@ def close(d: Any, buf: str, final: bool, at_marker) -> str:
             return WAIT_MORE  # (the list closed at the line its next list begins: _list_cut)
         if not hit:
             if near:
+                if hit is False:  # (nothing more text can change here but the quote: _QuoteWait)
+                    d.hint = [_QuoteWait(d.pos + _SNIPPET)]
                 return WAIT
             if buf[pos] not in d.c.literal_firsts:
                 d.prose_at = pos

@@ -32,7 +32,7 @@ from . import tagread as _tagread
 from .._recover import repair as _repair
 from .checkpoint import Checkpoint
 from .extent import TripleWait, _Extent, scalar_end, triple_end, triple_quote, twin_before, twin_close
-from .growth import _HOLD, _LoopWait, _could_grow, _loop_wait
+from .growth import _HOLD, _LoopWait, _QuoteWait, _could_grow, _loop_wait
 from .table import _ENDING_NAME, _reduces_call, closing_plan, expected, shifts_plain, simulate, takes
 from .tokens import _SNIPPET, DONE, FAIL, PAUSE, WAIT, WAIT_MORE, Tok, Unbounded, _snippet
 
@@ -565,6 +565,7 @@ class Driver:
                         continue
                     return status
                 if not final and (self.quotes or self.stray) and self.told(buf) - self.pos <= _SNIPPET:
+                    self.hint = [_QuoteWait(self.pos + _SNIPPET)]  # (the token is read: only the quote waits)
                     return WAIT
                 if final and _close.cut_closer(self, buf, self.pos, allowed, 0):
                     # (The end cut a closer where a token read as text cannot go: M3's

@@ -42,6 +42,23 @@ class _Hold:
 
 
 _HOLD = _Hold()
+
+
+class _QuoteWait:
+    """A failure settled but for the text its reason quotes (tokens._SNIPPET characters
+    after its place: Driver.told): a delta that leaves the text no longer than `upto`
+    changes nothing. Each delta ran the driver again to find the same failure: a reply
+    that opens with a word and a line break (`Sure\nHere…`) is a reply-anchored format's
+    name (Mistral's `NAME[ARGS]`) that fails at the next line, and twenty 1-character
+    deltas each cost a driver run (issue 17: 25 µs a delta, the budget 10)."""
+
+    __slots__ = ("upto",)
+
+    def __init__(self, upto: int) -> None:
+        self.upto = upto
+
+    def absorbs(self, text: str, n: int) -> bool:
+        return n + len(text) <= self.upto
 _JSON_SPACE = lazy(re.compile, r"[ \t\n\r]*")
 # A JSON decoding error this far before the end of the text is one more text cannot
 # undo (the decoder looks at most a few characters past where it stops).
