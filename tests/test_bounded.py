@@ -1134,6 +1134,36 @@ def test_a_failure_waiting_only_for_the_text_it_quotes_is_not_run_again_per_delt
     assert runs[0] <= 6, runs[0]
 
 
+@pytest.mark.parametrize(
+    "raw",
+    [
+        '<minimax:tool_call>\n<invoke name="get weather">\n<parameter name="city">' + "Paris and more " * 40,
+        '<tool_call>\n<function=get weather>\n<parameter=city>\n' + "Paris and more " * 40,
+    ],
+)
+def test_a_name_with_words_in_it_is_read_on_not_again_per_delta(raw: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A frame that broke on words after its name (`get weather`) is read with those
+    words as blanks to tell whether the model meant a call (mention._held_name). A
+    stream's reading of it goes on at each delta from where it waited; a fresh driver
+    read the whole region again at each one (fuzz seed 7 #94002338: 6x its budget)."""
+    from toolgram._lalr import driver as _driver
+
+    lexed = [0]
+    lex = _driver.Driver._lex
+
+    def counting(self: object, *args: object) -> object:
+        lexed[0] += 1
+        return lex(self, *args)
+
+    expected = toolgram.parse(raw)
+    monkeypatch.setattr(_driver.Driver, "_lex", counting)
+    sp = toolgram.StreamParser()
+    for ch in raw:
+        sp.feed(ch)
+    assert sp.close() == expected
+    assert lexed[0] <= 2 * len(raw), (lexed[0], len(raw))
+
+
 # A line-anchored marker (`[`) followed by less text than the opening test needs: the
 # stream waits at it, with no driver started, until the test can tell (each line here
 # is prose: a name with a zero-width joiner in it, a reference, a list of numbers).

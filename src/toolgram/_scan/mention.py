@@ -568,10 +568,24 @@ def _held_name(r: Any, drv: Driver, final: bool):
         return WAIT
     if after.group(1) is not None:
         return None  # (more than eight words, or a word of over 64 characters: prose)
-    masked = buf[: m.start()] + " " * (m.end() - m.start()) + buf[m.end() :]
-    fresh = Driver(drv.fmt, r.region_start, None, drv.cutter, drv.lines)
-    fresh.quotes = False
-    status = fresh.run(masked, final, r.sc.at_marker)
+    key = (drv, m.start(), m.end())
+    held = r.held_read
+    if held is not None and held[0] == key:
+        # (A stream's reading of it: where it waited at the last delta, it reads on from
+        # there, the masked text the same but longer; where it ended, that is settled (a
+        # driver ends only where more text changes nothing), and run() says so at once.
+        # A fresh driver read the whole region again at each delta: a call whose name ran
+        # into `parameter name=` streamed at 70 µs a character, six times its budget:
+        # fuzz seed 7 #94002338, issue 17.)
+        fresh = held[1]
+    else:
+        fresh = Driver(drv.fmt, r.region_start, None, drv.cutter, drv.lines)
+        fresh.quotes = False
+        r.held_read = (key, fresh)
+    status = fresh.status
+    if status == WAIT:
+        masked = buf[: m.start()] + " " * (m.end() - m.start()) + buf[m.end() :]
+        status = fresh.run(masked, final, r.sc.at_marker)
     if status == WAIT:
         return WAIT
     if status != DONE or fresh.pos <= m.end() or "closed_tag" in fresh.repairs:
