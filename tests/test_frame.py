@@ -469,6 +469,56 @@ def test_a_list_after_a_less_plain_one_is_read_by_the_lexer() -> None:
     assert summary(toolgram.parse(raw)) == summary(general(raw, None, None, 32_768))
 
 
+# Lists the lexer hands over to the driver in a row, none plain (closed before their
+# call's `)`): the driver reads the next ones on its own, more the longer the row, and the
+# lexer looks again after them (region._PY_BACK at most). A storm of them was looked at by
+# the lexer, a checkpoint kept, at each (issue 17). What is read is the same either way:
+# with that look at every list (_PY_BACK 0, as before), and the general way's, whole and
+# streamed.
+HANDED_IN_A_ROW = [
+    ('[f(a="x"]]\n' * 40, None, 0, True),
+    ('[f(a="x"]]\n' * 40 + '[g(b=1)]\n' * 40, None, 20, True),
+    ('[f(a="x"], g(b=1)]\n' * 30 + '[g(b=1)]\n[f(a="x"]]\n' * 10 + "[g(b=2)]\n" * 10, None, 5, True),
+    ('[g(b=1), f(a="x", ]\n' * 25 + "[g(b=1)] [g(b=2)]\nok\n" + '[f(a=1]\n' * 25, None, 1, True),
+    ('[f(a="x"]]\n' * 30 + '[f(a="x', None, 0, True),
+    # (With tools, each line is a region of its own, read by a driver of its own.)
+    ('[f(a="x"], g(b=1)]\n' * 20 + "[g(b=2)]\n" * 10, ["f", "g"], 0, False),
+    ('[get_weather(city="Paris"]\n[get_time(tz="UTC")]\n' * 20, ["get_weather", "get_time"], 0, False),
+]
+
+
+@pytest.mark.parametrize("raw, tools, plain, fewer", HANDED_IN_A_ROW)
+def test_lists_handed_over_in_a_row_are_read_on_by_the_driver(
+    raw: str, tools: Any, plain: int, fewer: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from toolgram._scan import pyframe, region
+
+    looks: list = []
+    read = pyframe.read_list
+
+    def spy(buf: str, start: int, final: bool, *args: Any) -> Any:
+        got = read(buf, start, final, *args)
+        if final:  # (not a storm memo's reading of a window, as a stream's)
+            looks.append(got)
+        return got
+
+    monkeypatch.setattr(pyframe, "read_list", spy)
+    expected = summary(general(raw, tools, None, 32_768))
+    got = summary(toolgram.parse(raw, tools))
+    assert got == expected
+    assert sum(type(g) is tuple for g in looks) >= plain  # (the lexer reads plain lists again)
+    if fewer:
+        assert len(looks) < raw.count("[") * 3 // 4  # (not a look at each list)
+    monkeypatch.setattr(region, "_PY_BACK", 0)
+    assert summary(toolgram.parse(raw, tools)) == got
+    monkeypatch.undo()
+    for size in (1, 2, 3, 7, 64):
+        sp = StreamParser(tools)
+        for chunk in chunked(raw, size):
+            sp.feed(chunk)
+        assert summary(sp.close()) == expected, size
+
+
 # Values with quotes of their kind inside that pair up as quoted words (`"echo "hi"
 # there"`): where one ends is the driver's reading (_repair.quoted_end), asked of the
 # driver, and the list lexer reads the list with it, whole and streamed; the driver's

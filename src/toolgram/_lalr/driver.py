@@ -45,7 +45,7 @@ class Driver:
         "loose_memo", "loose_quoted", "nest_memo", "nest_unsettled", "nest_open", "nest_loose", "nest_chain", "nest_walk", "nest_found", "goes_on", "decode_failed", "may_close", "may_end", "end_asked", "pause", "py", "gem", "gem_at", "tags", "checkpoints",
         "spots", "spot_due", "relevant", "supplied", "halt", "text", "looks", "far", "back", "check", "checks",
         "firsts", "inner", "inner_due", "cut_at", "listed", "listed_log", "listed_hint", "listing", "listed_ends", "stop",
-        "listed_read", "paren_due", "quote_wait",
+        "listed_read", "paren_due", "quote_wait", "py_back",
     )  # fmt: skip
 
     def __init__(self, fmt: Format, start: int, brackets: Any = None, cutter: Any = None, lines: bool = False) -> None:
@@ -215,6 +215,10 @@ class Driver:
         # looks at what follows: _scan/pyframe.py, after each list's `]`); None: never.
         self.pause: str | None = None
         self.py: Any = None  # (_scan/pyframe.py's, for this region: see there)
+        # (region._read's: the lists in a row pyframe handed over, each the driver read
+        # itself; how many more the driver reads before pyframe looks again; the last
+        # list's end so counted.)
+        self.py_back = (0, 0, -1)
         self.gem: Any = None  # (_scan/gemframe.py's line pattern, False: none; see there)
         self.gem_at = -1  # (the line start gemframe.py last looked at)
         self.tags: Any = None  # (tagread.py's reader for this grammar, False: none; see _tag_tokens)

@@ -135,6 +135,11 @@ def _turn_hits(sc: Any, tokens: tuple) -> tuple:
     return hits
 
 
+# (region._read: how many lists at most the driver reads on its own after lists pyframe
+# handed over, before pyframe looks again.)
+_PY_BACK = 64
+
+
 class RegionReader:
     """The state of the region being read, from its start marker on."""
 
@@ -518,15 +523,34 @@ class RegionReader:
         if not _pyframe.applies(drv):
             return drv.run(buf, final, sc.at_marker)
         while True:
-            got = _pyframe.advance(drv, buf, final)
-            if got == DONE:
-                return DONE
-            if got == _pyframe.HOLD:
-                return WAIT
-            if drv.status == "spoilt":  # (a token the table refused: read afresh, the general way)
-                drv = self.drivers[-1] = self.driver(drv.fmt, self.region_start)
-                drv.py = False
-                return drv.run(buf, final, sc.at_marker)
+            # (After a list's `]` (a boundary, at drv.pos): pyframe looks at what follows,
+            # unless the lists before were each handed over to the driver, none plain, in a
+            # row: then the driver reads the next ones on its own, more the longer the row
+            # (at most _PY_BACK), as it reads a list pyframe's look hands over. Each
+            # boundary counted once, a stream's text ending there or not. A storm of lists
+            # closed before their call's `)` was looked at, and a checkpoint kept, at each.)
+            handed, skip, seen = drv.py_back
+            boundary = drv.last_term == "RSQB" and drv.pos != seen
+            if skip and boundary:
+                drv.py_back = (handed, skip - 1, drv.pos)
+            elif skip and drv.last_term == "RSQB":
+                pass  # (that boundary's, again: a stream's text ended there)
+            else:
+                at = drv.pos
+                got = _pyframe.advance(drv, buf, final)
+                if got == DONE:
+                    return DONE
+                if got == _pyframe.HOLD:
+                    return WAIT
+                if drv.status == "spoilt":  # (a token the table refused: read afresh, the general way)
+                    drv = self.drivers[-1] = self.driver(drv.fmt, self.region_start)
+                    drv.py = False
+                    return drv.run(buf, final, sc.at_marker)
+                if boundary:
+                    if drv.pos == at:  # (handed over: no plain list there)
+                        drv.py_back = (handed + 1, min(handed, _PY_BACK), at)
+                    else:
+                        drv.py_back = (0, 0, at)
             drv.pause = "RSQB"
             status = drv.run(buf, final, sc.at_marker)
             drv.pause = None
