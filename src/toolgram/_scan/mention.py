@@ -115,6 +115,9 @@ def note_failure(r: Any, drv: Driver, reason: str) -> None:
         end = max(drv.end, drv.pos, r.region_start + r.marker_len)
         r.first_failure = Failure(r.region_start, end, f"Couldn't read a tool call: {reason}.")
         r.failure_stray = drv.stray or whole  # (an anchored region's failure shown: see RegionReader.run)
+        # (Broken at the next call's marker: where that marker begins, for the region's
+        # end marker the model may write after that call: Scanner.outer_watch.)
+        r.failure_marker = _marker_after(r, drv) if whole else -1
         # A broken frame counts as a call attempt only if the format's end
         # marker follows (before the next call); _settle_failure decides.
         # (Not one broken at the next call's marker: that call shows it was one.)
@@ -166,6 +169,18 @@ def _whole_before_marker(r: Any, drv: Driver) -> bool:
         at += 1
     m = sc.call_re.match(buf, at)
     return m is not None and len(m.group()) >= 3
+
+
+def _marker_after(r: Any, drv: Driver) -> int:
+    """Where the call marker begins that a region told broken before it (note_failure's
+    `whole`) stops at: the first after what drv read, blanks before it; -1 where none."""
+    buf = r.sc.buf
+    at = max(drv.end, drv.pos)
+    n = len(buf)
+    while at < n and buf[at].isspace():
+        at += 1
+    m = r.sc.call_re.match(buf, at) if r.sc.call_re is not None else None
+    return at if m is not None and len(m.group()) >= 3 else -1
 
 
 def _broken_at_marker(r: Any, drv: Driver) -> bool:

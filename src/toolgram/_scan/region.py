@@ -154,6 +154,7 @@ class RegionReader:
         self.first_failure: Failure | None = None
         self.failure_taken = 0  # how many tokens the driver of first_failure read
         self.failure_stray = False  # first_failure is a call a stray quote broke (see note_failure)
+        self.failure_marker = -1  # first_failure broke at the call marker that begins here (note_failure)
         self.failed_frame: Driver | None = None
         self.mentioned = False  # a format read the region as a mention of its tag (mention)
         self.mention_end = -1  # (where that format's reading of the mention ended)
@@ -210,7 +211,7 @@ class RegionReader:
             if type(got) is ToolCall:
                 out.append(got)
                 sc.pos = got.span[1]
-                sc.after_call(sc.pos, self.frame.fmt)
+                sc.after_call(sc.pos, self.frame.fmt, start=got.span[0])
                 _storm.frame_call(sc, sc.buf[self.region_start : self.region_start + self.marker_len], self.region_start)
                 sc._end_region()
                 return True
@@ -301,7 +302,7 @@ class RegionReader:
                         sc._prose(out, sc.pos, region.start)  # whitespace before an anchored region
                         out.append(region)
                         sc.pos = region.end
-                        sc.after_call(region.end, drv.fmt, region)
+                        sc.after_call(region.end, drv.fmt, region, start=region.start)
                         sc._end_region()
                         return True
                     sc._note_failure(drv, region)
@@ -353,6 +354,7 @@ class RegionReader:
                     sc._prose(out, sc.pos, failure.end)
                     out.append(failure)
                     sc.pos = failure.end
+                    self._watch_after(failure)
                 sc._end_region()
                 sc.mode = "prose"
                 return True
@@ -387,12 +389,25 @@ class RegionReader:
                 sc._prose(out, failure.start, failure.end)
                 out.append(failure)
                 sc.pos = failure.end
+                self._watch_after(failure)
             else:
                 end = self.region_start + self.marker_len
                 sc._prose(out, self.region_start, end)
                 sc.pos = end
             sc._end_region()
             return True
+
+    def _watch_after(self, failure: Any) -> None:
+        """A Python call region told broken at the next call's marker (`[f(a=<tool_call>{…}
+        </tool_call>)]<|tool_call_end|>`): its end marker, the first in the prose after that
+        call, is the region's, markup (Scanner.outer_watch, after_call)."""
+        at = self.failure_marker
+        if at < 0 or failure is not self.first_failure or self.failed_frame is not None:
+            return
+        sc = self.sc
+        drv = next((d for d in self.drivers if d.fmt.name in sc.open_ends), None)
+        if drv is not None:
+            sc.outer_watch = (sc.open_ends[drv.fmt.name], sc.base + at)
 
     def begins_call(self, at: int, final: bool) -> Any:
         """Whether the call marker at `at`, where a broken value of this region's call

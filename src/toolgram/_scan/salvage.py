@@ -65,7 +65,7 @@ def salvaged(r: Any, out: list, final: bool) -> bool | None:
         sc.pos = region.end
         for fmt in r.candidates:
             if fmt.name == region.fmt:
-                sc.after_call(region.end, fmt, region)  # (its closer may come again)
+                sc.after_call(region.end, fmt, region, start=region.start)  # (its closer may come again)
                 break
     if tail is not None and _NONBLANK.search(sc.buf, max(sc.pos, tail.start), tail.end) is None:
         # What broke the frame begins after the blanks that end the calls kept (the next

@@ -109,6 +109,11 @@ class Scanner(MarkerSearch):
     # marker (any of these: Markers' open_ends), the first in the prose before any other
     # marker, is the region's, markup, not prose (None: none watched for). See after_call.
     end_watch: tuple | None = None
+    # That watch, and where (in the reply) the call marker that ended the prose it was
+    # watched in begins, blanks alone before it (or a Python region broken right at such a
+    # marker): a call of another format read there, whose own format watches for none,
+    # watches for it after that call (the region left open around it). See after_call.
+    outer_watch: tuple | None = None
     # That region was of a reply-anchored format (a list of Python calls opening the reply,
     # no tools): after its end marker, the next line opens lists in a row again (_start).
     watch_anchored = False
@@ -1001,7 +1006,7 @@ class Scanner(MarkerSearch):
                     if type(got) is ToolCall:
                         out.append(got)
                         self.pos = got.span[1]
-                        self.after_call(self.pos, frame.fmt)
+                        self.after_call(self.pos, frame.fmt, start=got.span[0])
                         self._end_region()
                         return True  # (as after a region: _in_prose again, which trims first)
                     got = None
@@ -1009,7 +1014,7 @@ class Scanner(MarkerSearch):
                     got = self._framed(frame, buf, i, final, tools)
                 if type(got) is ToolCall:
                     self.stray = None  # (a call of another format: see after_call)
-                    if final and self.sink is not None and kind == "text" and not self.base:
+                    if final and self.sink is not None and kind == "text" and not self.base and self.outer_watch is None:
                         stop = _frame.run(self, out, buf, got, whole, marker, frame)
                         if stop < 0:
                             self.pos = len(buf)
@@ -1020,13 +1025,13 @@ class Scanner(MarkerSearch):
                         continue
                     out.append(got)
                     self.pos = pos = lo = got.span[1]
-                    self.after_call(pos, frame.fmt)
+                    self.after_call(pos, frame.fmt, start=got.span[0])
                     _storm.frame_call(self, marker, i)
                     continue
                 if type(got) is Region:  # (a JsonFrame's, read as the general way would)
                     out.append(got)
                     self.pos = pos = lo = got.end
-                    self.after_call(pos, frame.fmt, got)
+                    self.after_call(pos, frame.fmt, got, start=got.start)
                     _storm.frame_call(self, marker, i)
                     continue
                 if got is None:
@@ -1275,11 +1280,26 @@ class Scanner(MarkerSearch):
             return False
         return None if marker.startswith(buf[j:]) else False
 
-    def after_call(self, end: int, fmt: Format, region: Region | None = None, known: tuple | None = None) -> None:
+    def after_call(self, end: int, fmt: Format, region: Region | None = None, known: tuple | None = None, start: int = -1) -> None:
         """A call (or a region holding one) ends at `end`: note its closer, which the model
         may write again right after it (see _closer_again), and what the prose after it
         is searched for (stray.Watch). `known`: (stray.watch_args' arguments, the closer)
-        as found at a region of the same text before (a storm's memo: storm._noted)."""
+        as found at a region of the same text before (a storm's memo: storm._noted).
+        `start`: where the call (or region) begins, where known (outer_watch)."""
+        outer = self.outer_watch
+        self.outer_watch = None
+        called = self._after_call(end, fmt, region, known)
+        if outer is not None and called and self.end_watch is None and start >= 0 and self.base + start == outer[1]:
+            # A Python call region whose end marker the model left out (or that broke at
+            # this call's marker), then this call of another format right after it: that
+            # region's end marker, the first in the prose after this call before any other
+            # marker, is the region's, written around this call: markup, not text
+            # (`<|tool_call_start|>[f(a=1)]<tool_call>{…}</tool_call><|tool_call_end|>`).
+            self.end_watch = outer[0]
+            self.watch_anchored = False
+
+    def _after_call(self, end: int, fmt: Format, region: Region | None = None, known: tuple | None = None) -> bool:
+        """after_call's work; False for a region with no call in it."""
         if known is None:
             self.stray = _stray.watch_of(fmt, region, self.buf, end, self.base)
         else:
@@ -1293,7 +1313,7 @@ class Scanner(MarkerSearch):
                 if type(part) is Draft:
                     break
             else:
-                return  # (no call in it: a message's markers)
+                return False  # (no call in it: a message's markers)
         if fmt.line_starts:
             self.line_call_end = self.base + end
         c = _frame.closer_of(fmt, self.buf, end) if known is None else known[1]
@@ -1308,6 +1328,7 @@ class Scanner(MarkerSearch):
             # storm's memo replays it alike.)
             self.end_watch = self.open_ends.get(fmt.name)
             self.watch_anchored = self.end_watch is not None and fmt in self.anchored
+        return True
 
     def call_reads_at(self, buf: str, at: int, fmt: Format, final: bool = True, wait: Any = None) -> Any:
         """Where, at the marker at `at` in a whole text, a call of another format than
@@ -1400,6 +1421,8 @@ class Scanner(MarkerSearch):
             if 0 <= k < stop and (best is None or k < best[0]):
                 best = (k, k + len(e))
         if best is not None or found is not None:
+            if best is None:
+                self.outer_watch = (self.end_watch, self.base + found[0])  # (see after_call)
             self.end_watch = None
             return best
         if final:

@@ -438,9 +438,9 @@ def _noted(sc: Any, moved: list, noted: tuple, final: bool) -> None:
     k, fmt, known = noted
     item = moved[k]
     if type(item) is ToolCall:
-        sc.after_call(item.span[1], fmt)
+        sc.after_call(item.span[1], fmt, start=item.span[0])
         return
-    sc.after_call(item.end, fmt, item, known)
+    sc.after_call(item.end, fmt, item, known, item.start)
     if final and known is not None and known[2] is not None:
         told = known[2]
         if not told:
