@@ -537,6 +537,8 @@ def settle_failure(r: Any, final: bool):
         if nxt is None or i <= nxt.start():
             failure.end = i + len(e)
             return failure
+    if nxt is not None and _flush_before_call(r, drv, failure, nxt.start()):
+        return failure
     if nxt is not None or final:
         if not drv.fmt.ends:
             # No end marker can show that a call was meant; the format's other markers
@@ -553,6 +555,39 @@ def settle_failure(r: Any, final: bool):
     r.fail_scan = max(r.fail_scan, len(buf) - max(sc.max_prefix, longest))
     r.call_hint = (r.fail_scan, maybe)
     return WAIT
+
+
+def _flush_before_call(r: Any, drv: Driver, failure: Failure, at: int) -> bool:
+    """Whether a loud format's region, flush against its own marker, that broke on a run
+    of text with no blank in it right before the next call's marker at `at` (`<|tool_call_start|>
+    b=<tool_call>{…}`: a bare value never begins with a call marker), is a call the model
+    began there, cut by that call: told (the failure made to end at that marker, and
+    worded so), not a mention with its marker in the text, as a Python call broken at that
+    marker is (_broken_at_marker). Not after a blank (prose writes about the opener), nor
+    where the broken text is long, holds a marker's first character (a reasoning close,
+    `<|close|>think<|sep|>`, is markup of its own) or no token was read after the marker."""
+    if drv.fmt.quiet or drv.deep or drv.taken < 2 or not r.marker_len:
+        return False
+    sc = r.sc
+    buf = sc.buf
+    lo = r.region_start + r.marker_len
+    if buf[lo : lo + 1] in (" ", "\t") or not failure.end <= drv.pos < at or at - drv.pos > 64:
+        return False
+    gap = buf[drv.pos : at]
+    if any(c.isspace() or c in sc.first_set for c in gap) or sc.call_re.search(buf, lo, at) is not None:
+        return False  # (no blank, and no marker's first character: `<|close|>think<|sep|>` is markup)
+    m = sc.call_re.match(buf, at)
+    if m is None or len(m.group()) < 3:
+        return False
+    mark = m.group()
+    key = _KEY_BEFORE.search(buf, max(lo, drv.last_start - 256), at) if gap.rstrip() == "=" else None
+    if key is not None and key.start(1) == drv.last_start:
+        failure.message = f'Couldn\'t read a tool call: the value of "{key.group(1)}" is cut off by the call marker {mark}.'
+    else:
+        failure.message = f"Couldn't read a tool call: unexpected {gap!r} right before the call marker {mark}."
+    failure.end = at
+    r.failure_marker = at
+    return True
 
 
 # Words after a name, on its line, apart by spaces or tabs: what a name with spaces in it

@@ -402,7 +402,7 @@ class RegionReader:
         </tool_call>)]<|tool_call_end|>`): its end marker, the first in the prose after that
         call, is the region's, markup (Scanner.outer_watch, after_call)."""
         at = self.failure_marker
-        if at < 0 or failure is not self.first_failure or self.failed_frame is not None:
+        if at < 0 or failure is not self.first_failure:
             return
         sc = self.sc
         drv = next((d for d in self.drivers if d.fmt.name in sc.open_ends), None)
