@@ -405,9 +405,12 @@ class RegionReader:
         if at < 0 or failure is not self.first_failure:
             return
         sc = self.sc
-        drv = next((d for d in self.drivers if d.fmt.name in sc.open_ends), None)
-        if drv is not None:
-            sc.outer_watch = (sc.open_ends[drv.fmt.name], sc.base + at)
+        # (Every candidate's: which of them read the region furthest differs between
+        # parse()'s fast path and the general way, and any of their end markers there is
+        # the model's close of the region it left open.)
+        ends = tuple(dict.fromkeys(e for d in self.drivers for e in sc.open_ends.get(d.fmt.name, ())))
+        if ends:
+            sc.outer_watch = (ends, sc.base + at)
 
     def begins_call(self, at: int, final: bool) -> Any:
         """Whether the call marker at `at`, where a broken value of this region's call
