@@ -785,11 +785,16 @@ class Driver:
                 elif name == "PYVALUE":
                     if buf[pos].isspace() or buf[pos] in ",)]":
                         continue
-                    if buf[pos] == "<" and self.cutter and self._marker_at(buf, pos, n):
-                        # (A bare value cannot begin with a call's marker, `b=<tool_call>{…}`:
-                        # no value there; the marker's call is read, and this call, cut
-                        # there, told (mention._broken_at_marker): QA27b S2. A stream sees it
-                        # once the marker is whole, as the value's scan looks again.)
+                    if self.cutter and buf[pos] in self.cutter[2] and not buf[pos].isalnum() and self._marker_at(buf, pos, n):
+                        # (A bare value cannot begin with a call's marker, `b=<tool_call>{…}`,
+                        # `b=[TOOL_CALLS][{…}]`, `b=```json`: no value there; the marker's call
+                        # is read, and this call, cut there, told (mention._broken_at_marker):
+                        # QA27b S2. The markers are the scanner's (cutter: its cut search, and
+                        # the prefixes of its markers for a first look), each format's start
+                        # markers of three characters or more, but those that begin with a
+                        # letter or digit: `functools`, `Action:` are words, and a bare value
+                        # is words too (`a=functools.partial`). A stream sees it once the
+                        # marker is whole, as the value's scan looks again.)
                         continue
                     self.far = True
                     triple = triple_quote(buf, pos, n) if buf[pos] in _TRIPLE_FIRST else None
