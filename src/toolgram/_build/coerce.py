@@ -491,6 +491,15 @@ def coerce_param(
             found = _python_literal(text)
             if found is not None:
                 return found, ()
+            bare = text.rstrip("}]) \t\r\n")
+            if len(bare) < len(text):
+                # A literal only Python reads (`"""x"""`, `r"x"`, `"x" "y"`, `1_000`), then
+                # closers: the list's `]` written before the call's `)`. Read as the lenient
+                # reader reads any other value so closed (`"x"]`): the value, the closers
+                # after it extra (extra_bracket), not the literal misread as `""` then text.
+                found = _python_literal(bare)
+                if found is not None:
+                    return found, ("extra_bracket",)
             found = _python_literal(_closed_triple(text))
             if found is not None:
                 return found, ("closed_json",)  # (a triple-quoted string the end cut: closed)

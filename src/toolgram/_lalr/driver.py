@@ -808,6 +808,21 @@ class Driver:
                             if growers is not None:
                                 growers.append(waits_on)
                             continue
+                        if end >= n and final and self.listed is not None and not self.listing and self.brackets is not None:
+                            # (Its string closed, and nothing ends the value after it: over a
+                            # list's `]` with text after it, read up to that `]`, as any other
+                            # value is (`[f(a="""x"""] [g()]` reads as `[f(a="x"] [g()]`: f,
+                            # then g; below). The `]` looked for after the string's close: its
+                            # quotes inside are its text.)
+                            close = triple_end(buf, pos, triple)
+                            close = self.brackets.list_close(buf, close) if close is not None else None
+                            if close is not None and _SPACE_TO_END.match(buf, close + 1) is None and not self._call_before_close(buf, pos, close):
+                                self.listing = close + 1
+                                if self.listed == -1:
+                                    self.listed = close + 1
+                                if self.listed_log is not None:
+                                    self.listed_log.append((self.fmt.name, pos))
+                                return LISTED
                         while end > pos and buf[end - 1].isspace():
                             end -= 1
                         if end - pos > best_len:
