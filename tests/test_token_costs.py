@@ -157,3 +157,26 @@ def test_plain_parameter_tags_are_read_whole_and_alike(name: str, monkeypatch: p
     slow = toolgram.parse(raw, formats=[name])
     assert repr(fast) + repr(list(fast.segments)) == repr(slow) + repr(list(slow.segments))
     assert repr(fast_stream) == repr(slow)
+
+
+# A value of an invoke format's own call openers one a line (OPENER_LINES): each opener,
+# `<invoke name="f">`, after its line's break, is a call of its own, and its tokens are read
+# by _lalr/tagread.py with the blanks before it, not lexed one by one (1,664 lexer calls
+# for 200 lines, 110 now).
+@pytest.mark.parametrize("name", ["minimax_m2_invoke", "dots_invoke"])
+def test_invoke_opener_lines_are_read_whole_and_alike(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    head, unit, tail = OPENER_LINES[name]
+    raw = head + unit * 200 + tail
+    lexed = []
+    lex = _driver.Driver._lex
+    monkeypatch.setattr(_driver.Driver, "_lex", lambda d, buf, final, allowed: lexed.append(d.pos) or lex(d, buf, final, allowed))
+    fast = toolgram.parse(raw, ["write"], formats=[name])
+    assert len(lexed) < 200, len(lexed)  # (the call around them, its value, the tags near the end)
+    streamed = toolgram.StreamParser(["write"], formats=[name])
+    for i in range(0, len(raw), 8):
+        streamed.feed(raw[i : i + 8])
+    fast_stream = streamed.close()
+    monkeypatch.setattr(_driver.Driver, "_tag_tokens", lambda d, buf, final: False)
+    slow = toolgram.parse(raw, ["write"], formats=[name])
+    assert repr(fast) + repr(list(fast.segments)) == repr(slow) + repr(list(slow.segments))
+    assert repr(fast_stream) == repr(slow)

@@ -481,8 +481,8 @@ class Driver:
             at = self.pos
             if refused is not None and refused[0] == at and refused[1] == state:
                 allowed = [t for t in allowed if t.name not in refused[2]]
-            if refused is None and buf.startswith("<", at) and self.tags is not False:
-                if self.stop is not None and at < self.stop:
+            if refused is None and buf.startswith(_tagread.LEADS, at) and self.tags is not False:
+                if self.stop is not None and at < self.stop and buf.startswith("<", at):
                     buf = self._unbound(buf)
                 if self.stop is None and self._tag_tokens(buf, final):
                     continue  # (a plain parameter tag's tokens, each fed as below: tagread.py)
@@ -1130,7 +1130,7 @@ class Driver:
         if n - m.end() < firsts.c.longest_literal + _close.CUT_ROOM:
             return False  # (near the end of the text: _lex's)
         states, allowed_of, accepts_end, end_state = c.states, c.allowed, c.accepts_end, c.end_state
-        stack = self.stack
+        stack, values = self.stack, self.values
         resume = self.resume
         verdicts = firsts.verdicts
         read = False
@@ -1166,30 +1166,32 @@ class Driver:
             if action is None or (action[0] is not Shift and not takes(c, stack, term)):
                 break  # (refused: _run's)
             # (What _run does with a token _lex read; a shift, the commonest, as _feed
-            # takes it: no marks here.)
-            calls = self.calls
+            # takes it: no marks here. Only a reduction changes the calls read.)
             if action[0] is Shift:
                 stack.append(action[1])
-                self.values.append(Tok(term, buf[s:e], s, e))
+                values.append(Tok(term, buf[s:e], s, e))
+                more = False
             else:
+                calls = self.calls
                 self._feed(Tok(term, buf[s:e], s, e))
+                more = self.calls != calls
             top = stack[-1]
-            if not self.may_close and (accepts_end[top] or top == end_state):
-                self.may_close = True
-            if not self.may_end and (accepts_end[top] or top == end_state):
-                self._may_end()
+            if accepts_end[top] or top == end_state:
+                if not self.may_close:
+                    self.may_close = True
+                if not self.may_end:
+                    self._may_end()
             self.last_start = s
-            self.pos = e
-            self.last_end = e
+            self.pos = self.last_end = e
             self.last_term = term
-            self.taken += 1
-            if self.calls != calls:
+            taken = self.taken = self.taken + 1
+            if more:
                 self.relevant = e
-                if self.taken >= self.spot_due:
+                if taken >= self.spot_due:
                     self._spot()
             elif len(stack) <= _MARK_STACK:
                 self.relevant = e
-                if self.taken >= self.inner_due and not self.calls and self.marks is None:
+                if taken >= self.inner_due and not self.calls and self.marks is None:
                     self._inner()
             read = True
         return read

@@ -53,6 +53,11 @@ _FP_SOURCES = {
 }
 
 
+# Where a tag the reader reads may begin: its `<`, or the ignored blanks before an
+# invoke format's tag (Driver._run asks the reader only there).
+LEADS = ("<", "\n", " ", "\t", "\r", "\x0c")
+
+
 # Whether the reader runs: the fast path's switch (_scan/fastpath.py's `enabled`, which
 # tests turn off to compare with the general way). The parse layer cannot import the scan
 # layer, so fastpath hands it down at its import: a function that reads its switch.
@@ -75,6 +80,8 @@ _BEATEN = {
     "string": ("ATTR_NAME",),
     "type": ("ATTR_NAME",),
     _PARAM: ("INVOKE", "INVOKE_CLOSE", "_invoke__PARAM_CLOSE"),
+    # (`<invoke…`, `<function…` is no `<param…` and no close tag.)
+    "INVOKE": (_PARAM, "INVOKE_CLOSE", "_invoke__PARAM_CLOSE"),
     # (`<parameter=` or `<parameter ` before `name=` is no `<function=`, `<function `.)
     _FP_PARAM: ("FUNCTION",),
 }
@@ -160,7 +167,26 @@ def _build_invoke(c: Any) -> Any:
         parts.append(f"({source})")
         plan.append((len(plan) + 1, term))
 
-    group(param, _PARAM)
+    # The blanks before the tag, if any (an optional part): skipped where no terminal of
+    # the state begins with them, as the lexer skips them (a tag on a line of its own
+    # comes after a line's break, which the driver's loop met before the tag's `<`).
+    parts.append("(?:")
+    group(ws, None)
+    parts.append(")?")
+    if "INVOKE" in terms:
+        # (A call's opener, `<invoke name="f">`, `<function name="f">`, is read so too: a
+        # value of a thousand of them, one a line, each a call of its own, lexed each tag's
+        # tokens one by one. One of the two groups matches; the other's part is passed
+        # over, as an optional one.)
+        if terms["INVOKE"].pattern.flags not in flags or regex.match(r"\(\?[aiLmsuxV0-9]+\)", terms["INVOKE"].source):
+            return False
+        parts.append("(?:")
+        group(param, _PARAM)
+        parts.append("|")
+        group(f"(?>{terms['INVOKE'].source})", "INVOKE")
+        parts.append(")")
+    else:
+        group(param, _PARAM)
     group(ws, None)
     group("name", by_literal["name"])
     group("=", by_literal["="])
