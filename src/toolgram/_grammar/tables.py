@@ -243,10 +243,19 @@ def _callback(rule: Rule) -> Any:
     if include[0][1] and not any(inline for _, inline in include[1:]):
         # (A left-recursive list, `_args: _args "," arg`: the inlined child's own list
         # extended, as below.)
-        def extended(children: list, _first=include[0][0], _rest=tuple(i for i, _ in include[1:]), _make=build) -> Any:
-            out = children[_first].children
+        # The list's tree itself, where it is this rule's (`_args`'s first child is an
+        # `_args`) and plain, not a `?rule`'s: its children extended in place, as they are
+        # anyway, and no new tree made around them (a tree a list item, thrown away at
+        # once: a call of a thousand parameters made a thousand).
+        same = build is tree
+
+        def extended(children: list, _first=include[0][0], _rest=tuple(i for i, _ in include[1:]), _make=build, _name=name, _same=same) -> Any:
+            first = children[_first]
+            out = first.children
             for i in _rest:
                 out.append(children[i])
+            if _same and type(first) is Tree and first.data == _name and first._meta is None:
+                return first
             return _make(out)
 
         return extended
