@@ -127,9 +127,10 @@ def _extent(node: Any) -> tuple[int, int] | None:
     pop, push = stack.pop, stack.extend  # (a call's whole tree: thousands of nodes)
     while stack:
         n = pop()
-        if isinstance(n, Tree):
+        kind = type(n)  # (told by type first: the isinstance of each of its nodes was a third of the walk)
+        if kind is Tree or (kind is not Tok and isinstance(n, Tree)):
             push(n.children)
-        elif isinstance(n, Tok):
+        elif kind is Tok or isinstance(n, Tok):
             start = n.start_pos
             if start is not None:
                 if lo is None or start < lo:
@@ -298,7 +299,7 @@ def _simple_param(param: Tree, buf: str | None) -> Any:
         kids = c.children
         if kids and (type(kids[0]) is not Tok if len(kids) == 1 else any(type(g) is not Tok for g in kids)):
             return None
-        name = _rule(c)
+        name = _RULE_NAMES.get(c.data) or _rule(c)  # (_rule, its lookup written out: per part of each parameter)
         if name not in found:
             found[name] = c
     value = found.get("value")
@@ -559,8 +560,9 @@ class Builder:
         args_at = -1
         cut_param = -1  # (the index in draft.params of a raw value the end of the reply cut)
         no_value: set[int] = set()  # (the `unclosed` of parameters whose value never began)
+        known = _RULE_NAMES
         for child in parts if plain is None else ():
-            d = _rule(child)
+            d = known.get(child.data) or _rule(child)  # (_rule, its lookup written out: a call of a thousand parameters has eight thousand parts)
             if d not in _CALL_PARTS:
                 continue  # (a part's own parts, a kwarg's key and value: read with it)
             if d == "name":
@@ -2135,8 +2137,9 @@ def _last_arg(node: Tree, parts: list | None = None) -> Tree | None:
     """The call's last part that holds arguments, or None (none began). (parts: the
     call's _parts, when read already.)"""
     last = None
+    known = _RULE_NAMES
     for child in _parts(node) if parts is None else parts:
-        if child is not node and _rule(child) in _ARG_PARTS:
+        if child is not node and (known.get(child.data) or _rule(child)) in _ARG_PARTS:  # (_rule's lookup written out)
             last = child
     return last
 
