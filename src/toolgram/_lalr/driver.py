@@ -1126,33 +1126,33 @@ class Driver:
             return False
         c = self.c
         firsts = self.firsts
-        plains = firsts.plains
         if n - m.end() < firsts.c.longest_literal + _close.CUT_ROOM:
             return False  # (near the end of the text: _lex's)
-        states, allowed_of, accepts_end, end_state = c.states, c.allowed, c.accepts_end, c.end_state
+        accepts_end, end_state = c.accepts_end, c.end_state
         stack, values = self.stack, self.values
         resume = self.resume
-        verdicts = firsts.verdicts
+        steps = firsts.tag_steps
+        # (Where the last token taken ends, and the rest of _run's upkeep after it: kept
+        # here, written to the driver once, after the tag, or before a checkpoint reads it.)
         read = False
+        taken, inner_due, relevant = self.taken, self.inner_due, self.relevant
+        last_start = last_end = -1
+        last_term = None
+        spans = m.regs  # (each group's span, read at once: a tag's pattern has a dozen groups, most of them absent)
         for group, term in plan:
-            s, e = m.span(group)
+            s, e = spans[group]
             if s < 0:
                 continue  # (an optional part the tag does not have)
             state = stack[-1]
-            allowed = allowed_of[state]
-            if not allowed and accepts_end[state]:
-                break  # (_run finishes there)
             if term == "kind":
                 term = by_literal[buf[s:e]]
-            key = (id(allowed), buf[s], term)
-            verdict = verdicts.get(key)
-            if verdict is None:
-                per = plains.get(id(allowed))
-                if per is None:
-                    per = plains[id(allowed)] = _Plain(allowed, firsts)
-                verdict = verdicts[key] = _tagread.verdict(per[buf[s]], term, c)
-            if verdict is False:
-                break
+            key = (state, buf[s], term)
+            step = steps.get(key)
+            if step is None:
+                step = steps[key] = self._tag_step(state, buf[s], term)
+            if step is False:
+                break  # (_run finishes there; or the lexer's token is not told so; or refused)
+            verdict, action = step
             if verdict:
                 # (Literals that begin with this character too: the lexer takes the
                 # longest, a literal before a pattern of its length. None may match.)
@@ -1162,8 +1162,7 @@ class Driver:
                 continue  # (blanks that no terminal of the state begins: _lex skips them)
             if resume and any(r[0] == s for r in resume.values()):
                 break  # (a match to go on with, this token's or another's that may begin here: _lex's)
-            action = states[state].get(term)
-            if action is None or (action[0] is not Shift and not takes(c, stack, term)):
+            if action[0] is not Shift and not takes(c, stack, term):
                 break  # (refused: _run's)
             # (What _run does with a token _lex read; a shift, the commonest, as _feed
             # takes it: no marks here. Only a reduction changes the calls read.)
@@ -1181,20 +1180,45 @@ class Driver:
                     self.may_close = True
                 if not self.may_end:
                     self._may_end()
-            self.last_start = s
-            self.pos = self.last_end = e
-            self.last_term = term
-            taken = self.taken = self.taken + 1
+            last_start, last_end, last_term = s, e, term
+            taken += 1
+            read = True
             if more:
-                self.relevant = e
+                relevant = e
                 if taken >= self.spot_due:
+                    self.last_start, self.pos, self.last_end, self.last_term, self.taken, self.relevant = s, e, e, term, taken, e
                     self._spot()
             elif len(stack) <= _MARK_STACK:
-                self.relevant = e
-                if taken >= self.inner_due and not self.calls and self.marks is None:
+                relevant = e
+                if taken >= inner_due and not self.calls and self.marks is None:
+                    self.last_start, self.pos, self.last_end, self.last_term, self.taken, self.relevant = s, e, e, term, taken, e
                     self._inner()
-            read = True
+                    inner_due = self.inner_due
+        if read:
+            self.last_start, self.pos, self.last_end, self.last_term, self.taken, self.relevant = last_start, last_end, last_end, last_term, taken, relevant
         return read
+
+    def _tag_step(self, state: int, ch: str, term: Any) -> Any:
+        """What _tag_tokens does with a token of `term` (None: ignored blanks) that begins
+        with `ch`, at `state` (told by these alone, kept per grammar: firsts.tag_steps):
+        False where it stops there (_run finishes at the state; the lexer's token is not
+        told so, tagread.verdict; the table has no action for it); else (the literals
+        that must not match there, the table's action: None for blanks)."""
+        c = self.c
+        allowed = c.allowed[state]
+        if not allowed and c.accepts_end[state]:
+            return False
+        firsts = self.firsts
+        per = firsts.plains.get(id(allowed))
+        if per is None:
+            per = firsts.plains[id(allowed)] = _Plain(allowed, firsts)
+        verdict = _tagread.verdict(per[ch], term, c)
+        if verdict is False:
+            return False
+        if term is None:
+            return verdict, None
+        action = c.states[state].get(term)
+        return (verdict, action) if action is not None else False
 
     def told(self, buf: str) -> int:
         """A stream's text so far as far as it is surely this region's: see told_end."""
@@ -1744,7 +1768,7 @@ class _Firsts(dict):
         self.c = c
         self.plains: dict = {}  # (id of a state's allowed -> its _Plain: see Driver._tag_tokens)
         self.starting: dict = {}  # (id of a state's allowed -> its _Starting: see Driver._lex)
-        self.verdicts: dict = {}  # ((id of allowed, character, terminal) -> tagread.verdict)
+        self.tag_steps: dict = {}  # ((state, character, terminal) -> Driver._tag_step's answer)
         self.skip = {*c.json_text, *c.loose_text, *(c.nest.terminals if c.nest is not None else ()), *SPECIAL_TERMINALS}
 
     def __missing__(self, name: str) -> Any:
