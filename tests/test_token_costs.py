@@ -180,3 +180,35 @@ def test_invoke_opener_lines_are_read_whole_and_alike(name: str, monkeypatch: py
     slow = toolgram.parse(raw, ["write"], formats=[name])
     assert repr(fast) + repr(list(fast.segments)) == repr(slow) + repr(list(slow.segments))
     assert repr(fast_stream) == repr(slow)
+
+
+def test_last_argument_is_found_from_the_end(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A call of parameters whose closes were left out, cut by the end of the reply: the
+    # builder asks for the call's last part that holds arguments (builder._last_arg) once,
+    # at the first missing close; it looked through every part of the call for it (each
+    # parameter's key, value and `unclosed`: 2,000 rule names asked), and now from the end.
+    import sys
+
+    from toolgram._build import builder as _builder
+
+    asked = []
+
+    class Counting(dict):
+        def get(self, key, default=None):
+            if sys._getframe(1).f_code.co_name == "_last_arg":
+                asked.append(key)
+            return super().get(key, default)
+
+    monkeypatch.setattr(_builder, "_RULE_NAMES", Counting(_builder._RULE_NAMES))
+    rule = _builder._rule
+
+    def counted_rule(node, *args):
+        if sys._getframe(1).f_code.co_name == "_last_arg":
+            asked.append(node.data)
+        return rule(node, *args)
+
+    monkeypatch.setattr(_builder, "_rule", counted_rule)
+    raw = "<tool_call>\n<function=search>\n" + "<parameter=q>x\n" * 500
+    result = toolgram.parse(raw, ["search"], formats=["qwen3_coder_xml"])
+    assert result.errors  # ("q" given twice)
+    assert 0 < len(asked) < 20, len(asked)

@@ -2135,13 +2135,14 @@ _ARG_PARTS = frozenset({"args", "param", "typed_param", "kwarg", "posarg", "code
 
 def _last_arg(node: Tree, parts: list | None = None) -> Tree | None:
     """The call's last part that holds arguments, or None (none began). (parts: the
-    call's _parts, when read already.)"""
-    last = None
+    call's _parts, when read already.) Looked for from the end: the parts before it are
+    not asked (a call of a thousand parameters whose closes were left out asked each of
+    its eight thousand parts, once the first missing close was met)."""
     known = _RULE_NAMES
-    for child in _parts(node) if parts is None else parts:
+    for child in reversed(_parts(node) if parts is None else parts):
         if child is not node and (known.get(child.data) or _rule(child)) in _ARG_PARTS:  # (_rule's lookup written out)
-            last = child
-    return last
+            return child
+    return None
 
 
 def _unbegun(param: Tree) -> bool:
