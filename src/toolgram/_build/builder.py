@@ -149,6 +149,8 @@ def _shallow_extent(children: list, deeper: bool = True) -> Any:
     for c in children:
         if type(c) is Tree:
             inner = c.children
+            if not inner:
+                continue  # (a rule of nothing, no token in it: a close tag left out, `unclosed`)
             if len(inner) != 1 or type(inner[0]) is not Tok:
                 if not deeper:
                     return False
