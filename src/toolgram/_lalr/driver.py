@@ -481,7 +481,8 @@ class Driver:
             at = self.pos
             if refused is not None and refused[0] == at and refused[1] == state:
                 allowed = [t for t in allowed if t.name not in refused[2]]
-            if refused is None and buf.startswith(_tagread.LEADS, at) and self.tags is not False:
+            tags = self.tags
+            if refused is None and tags is not False and buf.startswith(_tagread.LEADS if tags is None else tags[3], at):
                 if self.stop is not None and at < self.stop and buf.startswith("<", at):
                     buf = self._unbound(buf)
                 if self.stop is None and self._tag_tokens(buf, final):
@@ -1118,7 +1119,7 @@ class Driver:
                 return False
         if not _tagread.on() or self.marks is not None or self.pause is not None or self.lines or self.check:
             return False
-        pattern, plan, by_literal = got
+        pattern, plan, by_literal, _ = got
         pos = self.pos
         n = len(buf)
         m = pattern.match(buf, pos)

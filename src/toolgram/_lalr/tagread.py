@@ -54,7 +54,8 @@ _FP_SOURCES = {
 
 
 # Where a tag the reader reads may begin: its `<`, or the ignored blanks before an
-# invoke format's tag (Driver._run asks the reader only there).
+# invoke format's tag (Driver._run asks the reader only at these; at those of its own
+# reader, once it has one).
 LEADS = ("<", "\n", " ", "\t", "\r", "\x0c")
 
 
@@ -114,8 +115,8 @@ def verdict(cands: Any, term: Any, c: Any) -> Any:
 
 def reader(c: Any) -> Any:
     """(the tag pattern, its plan: per token, its group and terminal name, None for
-    ignored blanks; the terminal per literal text) for c, or False: c has not the
-    terminals (kept in c.derived)."""
+    ignored blanks; the terminal per literal text; the characters a tag it reads may
+    begin with, of LEADS) for c, or False: c has not the terminals (kept in c.derived)."""
     found = c.derived.get("tagread")
     if found is None:
         found = c.derived["tagread"] = _build(c)
@@ -141,7 +142,7 @@ def _build_function_param(c: Any) -> Any:
         return False
     param, key = (f"(?>{terms[name].source})" for name in need)
     pattern = regex.compile(f"({param})({key})(>)", next(iter(flags)))
-    return pattern, ((1, _FP_PARAM), (2, "KEY"), (3, by_literal[">"])), by_literal
+    return pattern, ((1, _FP_PARAM), (2, "KEY"), (3, by_literal[">"])), by_literal, ("<",)
 
 
 def _build_invoke(c: Any) -> Any:
@@ -207,4 +208,4 @@ def _build_invoke(c: Any) -> Any:
     group(">", by_literal[">"])
     head += "".join(parts)
     pattern = regex.compile(head, next(iter(flags)))
-    return pattern, tuple(plan), by_literal
+    return pattern, tuple(plan), by_literal, LEADS
