@@ -67,6 +67,16 @@ def test_make_call_builds_the_same_tool_call_as_the_constructor() -> None:
         made.name = "b"  # type: ignore[misc]
 
 
+def test_a_draft_made_whole_is_what_the_constructor_makes() -> None:
+    # (Builder._call makes its Draft with _draft, its __dict__ given whole: every field,
+    # in the class's order, each list its own.)
+    from toolgram._build.builder import Draft, _draft
+
+    made, built = _draft("agent", (3, 9)), Draft(name="", kind="agent", span=(3, 9))
+    assert made == built and list(vars(made)) == list(vars(built)) and vars(made) == vars(built)
+    assert made.repairs is not _draft("tool", (0, 0)).repairs and made.params is not _draft("tool", (0, 0)).params
+
+
 def test_a_moved_call_is_what_dataclasses_replace_makes() -> None:
     import dataclasses
 

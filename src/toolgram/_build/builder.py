@@ -60,6 +60,22 @@ class Reasoning(Prose):
     subclass so that code unaware of it still keeps the text; check it first."""
 
 
+def _draft(kind: str, span: tuple[int, int], _new=object.__new__) -> Draft:
+    """Draft(name="", kind=kind, span=span) without the dataclass's __init__ (its
+    defaults each set in turn, a factory called for each list): the record given its
+    __dict__ whole, as _result.model.make_call makes a ToolCall; Builder._call makes
+    one per call. Every field, in the class's order (tests/test_public_api.py checks it)."""
+    draft = _new(Draft)
+    draft.__dict__ = {
+        "name": "", "arguments": None, "id": None, "kind": kind, "span": span, "repairs": [], "error": None,
+        "instructions": None, "params": [],
+    }  # fmt: skip
+    return draft
+
+
+_NONE: frozenset = frozenset()  # (Builder._call's no_value, for a plain call: none)
+
+
 class Unreadable(Exception):
     """The region is not a call we can read; str() says why. `called`: the grammar read
     it whole as a call, which only its arguments break (`f(a=1, a=2)`): its failure is
@@ -381,6 +397,8 @@ class Builder:
         # (text, cut) -> decode_loose's answer, for arguments written the same in another
         # call of the region (Gemma's `call:f{a:1}` lines): only read, never changed.
         self._loose: dict = {}
+        # (text, whether a call's name) -> (the name, its repairs): see _named.
+        self._names: dict = {}
         # (The call _call began last and its _call_extent: a call it cannot read is
         # spanned so, and the walk of its whole tree is not made again.)
         self._spanned: tuple = (None, None)
@@ -530,10 +548,12 @@ class Builder:
 
     # -- one call from grammar parts ------------------------------------------
     def _call(self, node: Tree, kind: str) -> Draft:
-        plain = _plain_parts(node)
+        meta = node._meta
+        # (A call pyframe put on the stack whole is plain by its making: see Meta.plain.)
+        plain = node.children if meta is not None and meta.plain else _plain_parts(node)
         if plain is None:
             self._spanned = (node, _call_extent(node))
-        draft = Draft(name="", kind=kind, span=self.region if plain is not None else self._spanned[1] or self.region)
+        draft = _draft(kind, self.region if plain is not None else self._spanned[1] or self.region)
         name_end = -1
         positional: list[str] = []
         args_text = None
@@ -561,15 +581,14 @@ class Builder:
         args_cut = False
         args_at = -1
         cut_param = -1  # (the index in draft.params of a raw value the end of the reply cut)
-        no_value: set[int] = set()  # (the `unclosed` of parameters whose value never began)
+        no_value: set[int] = set() if plain is None else _NONE  # (the `unclosed` of parameters whose value never began)
         known = _RULE_NAMES
         for child in parts if plain is None else ():
             d = known.get(child.data) or _rule(child)  # (_rule, its lookup written out: a call of a thousand parameters has eight thousand parts)
             if d not in _CALL_PARTS:
                 continue  # (a part's own parts, a kwarg's key and value: read with it)
             if d == "name":
-                name = _call_name(_attr_text(child, self.buf), draft.repairs)
-                draft.name = _unescape_md(name, draft.repairs)
+                draft.name = self._named(_attr_text(child, self.buf), draft.repairs, True)
                 name_end = (_extent(child) or (0, 0))[1]
             elif d == "id":
                 draft.id = _text(child, self.buf).strip()
@@ -638,7 +657,7 @@ class Builder:
                         cut_param = len(draft.params)
                 draft.params.append((key, value, typ))
             elif d == "kwarg":
-                key = _unescape_md(_text(_find(child, "key"), self.buf).strip(), draft.repairs)
+                key = self._named(_text(_find(child, "key"), self.buf), draft.repairs, False)
                 value = _find(child, "value")
                 text = _text(value, self.buf)
                 reaches = cut_open and self._reaches(value)
@@ -749,10 +768,12 @@ class Builder:
             draft.params[:0] = [(k, v, "python") for k, v in zip(names, positional)]
         if draft.params and isinstance(draft.arguments, dict):
             props = schema.get("properties") if schema is not None and isinstance(schema, Mapping) else None
+            if props is not None and not isinstance(props, Mapping):
+                props = None  # (no schema of any parameter: asked once, not of each)
             given: set[str] = set()
             collect = self._collected(draft.params, props, schema)
             for i, (key, raw, typ) in enumerate(draft.params):
-                prop = props.get(key) if props is not None and isinstance(props, Mapping) else None
+                prop = props.get(key) if props is not None else None
                 if key in collect:
                     prop = collect[key]
                 try:
@@ -807,7 +828,7 @@ class Builder:
         end of the reply cut a value short (None: no value reaches it)."""
         buf, repairs = self.buf, draft.repairs
         name = parts[0].children[0]
-        draft.name = _unescape_md(_call_name(_attr_text(parts[0], buf), repairs), repairs)
+        draft.name = self._named(_attr_text(parts[0], buf), repairs, True)
         lo, hi = name.start_pos, name.end_pos
         short = None
         for child in parts[1:]:
@@ -823,7 +844,7 @@ class Builder:
                 text = self._slipped(value, text, repairs)
             if len(children) == 2:
                 key = children[0].children[0]
-                self._python_kwarg(draft, _unescape_md(_token_text(key, buf).strip(), repairs), text, reaches)
+                self._python_kwarg(draft, self._named(_token_text(key, buf), repairs, False), text, reaches)
                 lo, hi = min(lo, key.start_pos), max(hi, key.end_pos)
             else:
                 positional.append(text)
@@ -831,6 +852,20 @@ class Builder:
         end = getattr(getattr(node, "_meta", None), "end_pos", None)
         draft.span = (lo, end) if end is not None and end > hi else (lo, hi)
         return name.end_pos, short
+
+    def _named(self, text: str, repairs: list[str], call: bool) -> str:
+        """A plain call's name (`call`) or keyword as written, as _call reads it (a
+        call's: _call_name, then _unescape_md; a keyword's: stripped, then _unescape_md),
+        its repairs added; read once for each name written the same in the region (a
+        list of calls names a few tools and keywords, each many times)."""
+        got = self._names.get((text, call))
+        if got is None:
+            added: list[str] = []
+            name = _unescape_md(_call_name(text, added) if call else text.strip(), added)
+            got = self._names[text, call] = (name, tuple(added))
+        if got[1]:
+            _add(repairs, got[1])
+        return got[0]
 
     def _python_kwarg(self, draft: Draft, key: str, text: str, cut: bool) -> None:
         """A Python keyword argument, `key` and its value's text, into draft.params. A
@@ -878,6 +913,8 @@ class Builder:
     def _collected(self, params: list, props: Any, schema: Any) -> dict[str, Any]:
         """The parameters written more than once whose values collect into a list (see
         repeated_item), each with the schema of its items."""
+        if len(params) < 2:
+            return {}  # (no key written twice)
         seen: set[str] = set()
         twice: set[str] = set()
         for key, _, _ in params:
@@ -2097,6 +2134,8 @@ def _kwargs_run_on(text: str, cut: bool = False) -> _RunOn | None:
     argument's value is; None unless the text reads so (Python reads none of it). A
     value that is a bare word (`x n=1`) is not split: it may be the model's prose.
     `cut`: the text ends where the reply did; the last keyword's value may be empty."""
+    if "=" not in text:
+        return None  # (no keyword can follow: the commonest value, told without a match)
     end = _whole_value_end(text, 0)
     m = _KWARG_NEXT.match(text, end) if end is not None and end < len(text) else None
     if m is None:

@@ -14,7 +14,11 @@ from typing import Any
 
 
 class Meta:
-    """What a tree notes about its place (`end_pos`, `last`: see driver._close_extent)."""
+    """What a tree notes about its place (`end_pos`, `last`: see driver._close_extent).
+    `plain`: a call of a name and one-token arguments only, as builder._plain_parts
+    reads one, made so (pyframe._call): not looked through again."""
+
+    plain = False
 
     def __init__(self) -> None:
         self.empty = True

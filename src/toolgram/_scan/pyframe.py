@@ -383,6 +383,8 @@ def advance(drv: Any, buf: str, final: bool) -> str | None:
     else:
         return None
     n = len(buf)
+    quoted = lambda p: drv._quoted(buf, p, final)  # noqa: E731
+    feed, arg = drv._feed, _shortcut(drv.c)  # (once a region, not once a list)
     while True:
         if end < 0:
             at = drv.start
@@ -404,7 +406,7 @@ def advance(drv: Any, buf: str, final: bool) -> str | None:
         if not buf.startswith("[", at):
             return _handed(drv, end)
         begun = drv.py if type(drv.py) is Begun and drv.py.toks[0][1] == at else None
-        got = read_list(buf, at, final, begun, lambda p: drv._quoted(buf, p, final))
+        got = read_list(buf, at, final, begun, quoted)
         if type(got) is Begun:
             drv.py = True
             if n - got.pos > _HOLD_MAX:
@@ -424,12 +426,12 @@ def advance(drv: Any, buf: str, final: bool) -> str | None:
             while whole > 0 and toks[whole - 1][0] != "RPAR":
                 whole -= 1
             for part in (toks[:whole], toks[whole:]) if 0 < whole < len(toks) else (toks,):
-                if not _fed(drv, buf, part):
+                if not _fed(drv, buf, part, feed, arg):
                     return None
                 drv.checkpoints.append(Checkpoint(drv))
             return None
         toks, end = got
-        if not _fed(drv, buf, toks):
+        if not _fed(drv, buf, toks, feed, arg):
             return None
 
 
@@ -445,10 +447,10 @@ def _handed(drv: Any, end: int) -> None:
     return None
 
 
-def _fed(drv: Any, buf: str, toks: list) -> bool:
-    """Feed drv the tokens, as its own reading would have taken them; False: the
-    table refused one (drv spoilt)."""
-    if not _put(drv, drv._feed, buf, toks, _shortcut(drv.c)):
+def _fed(drv: Any, buf: str, toks: list, feed: Any, arg: tuple | None) -> bool:
+    """Feed drv the tokens, as its own reading would have taken them (feed: drv._feed;
+    arg: _shortcut's); False: the table refused one (drv spoilt)."""
+    if not _put(drv, feed, buf, toks, arg):
         drv.status = "spoilt"
         return False
     drv.taken += len(toks)
@@ -517,6 +519,7 @@ def _call(drv: Any, buf: str, toks: list, i: int, n: int) -> int:
     meta = Meta()
     meta.last = Tok("RPAR", buf[s:e], s, e)
     meta.end_pos = e
+    meta.plain = True  # (what builder._plain_parts would find of it)
     stack.append(goto[1])
     drv.values.append(Tree("call", parts, meta))
     drv.calls += 1
