@@ -410,30 +410,30 @@ class Assembler:
             own: list[tuple[str, int, int]] = []  # the region's text that is prose or reasoning
             self.prose.mark_cut()
             last = item.items[-1] if item.items else None
+            cut = 0 <= self.cut <= item.end
             for part in item.items:
-                if isinstance(part, Prose) and part.span is not None:
-                    own.append(("reasoning" if isinstance(part, Reasoning) else "text", *part.span))
-                if isinstance(part, Reasoning):  # a grammar's reasoning (gpt-oss analysis, …)
-                    self.thought.mark_cut()
-                    added = self.thought.add(part.text)
-                    if added:
-                        produced.append(("reasoning", added))
-                    self.thought.mark_cut()
-                    continue
-                if isinstance(part, Prose):
-                    added = self.prose.add(part.text)
-                    if added:
-                        produced.append(("text", added))
-                    if part is not last or not self._runs_on(item):
-                        self.prose.mark_cut()
-                    continue
+                if type(part) is not Draft:  # (the commonest part, a call, passes the rest by)
+                    if isinstance(part, Prose) and part.span is not None:
+                        own.append(("reasoning" if isinstance(part, Reasoning) else "text", *part.span))
+                    if isinstance(part, Reasoning):  # a grammar's reasoning (gpt-oss analysis, …)
+                        self.thought.mark_cut()
+                        added = self.thought.add(part.text)
+                        if added:
+                            produced.append(("reasoning", added))
+                        self.thought.mark_cut()
+                        continue
+                    if isinstance(part, Prose):
+                        added = self.prose.add(part.text)
+                        if added:
+                            produced.append(("text", added))
+                        if part is not last or not self._runs_on(item):
+                            self.prose.mark_cut()
+                        continue
                 if self.pending and isinstance(part, Draft):
                     part.repairs = [*self.pending, *(r for r in part.repairs if r not in self.pending)]
                     self.pending = ()
-                done = finish_call(
-                    part, item.fmt, self.tools, item, self.validate, 0 <= self.cut <= item.end, self.truncated
-                )
-                if isinstance(done, ToolCall):
+                done = finish_call(part, item.fmt, self.tools, item, self.validate, cut, self.truncated)
+                if type(done) is ToolCall:
                     self.calls.append(done)
                     produced.append(("call", done))
                     called = True
