@@ -1095,7 +1095,14 @@ class Scanner(MarkerSearch):
                 if took is None:
                     return False  # (a storm's region, held until its window is here)
                 if took:
-                    return True  # (a storm's region, read through the memo: see storm.py)
+                    # (A storm's region, read through the memo: see storm.py. A whole text
+                    # reads on here, as for a marker not of a line above: a list a line,
+                    # each through the memo, is thousands of them.)
+                    if not final or self.mode != "prose":
+                        return True
+                    pos = lo = self.pos
+                    kind = "reasoning" if self.in_open_think else "text"
+                    continue
             self._begin(candidates, i, len(marker), frame)
             self.mode = "region"
             if frame is not None:  # the frame waits for more text

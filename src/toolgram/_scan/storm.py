@@ -169,7 +169,7 @@ def region(sc: Any, out: list, start: int, marker: str, final: bool) -> bool | N
         if need > len(sc.buf):
             sc.hold = sc.base + need + _BATCH
             return None
-    key = key_of(sc, start, marker)
+    key = key_of(sc, start, marker) if not final else _key_at(sc, memo, start, marker)
     return key is not None and read(sc, out, key, start, final)
 
 
@@ -183,25 +183,9 @@ def prose_end(sc: Any, start: int, marker: str, kind: str) -> tuple:
     memo = sc.storm
     if memo is None:
         memo = sc.storm = Memo()
-    ahead = memo.ahead.get(marker)
-    last = memo.last
-    key = None
-    if last is not None and last[1] < start and last[2] == ahead:
-        # The key of the last marker, where this one's window holds the same text (a
-        # storm's, each marker's): key_of finds it so (the blanks back from the marker, and
-        # the first end marker after it, are that text's; its start is further on), but
-        # for what the scanner's state gives it; not found anew at each marker.
-        k = last[0]
-        if k[0] == marker:
-            back, window = k[1], k[3]
-            lo = start - back
-            if sc.buf.startswith(window, lo):
-                key = _key(sc, marker, start, back, window)
+    key = _key_at(sc, memo, start, marker)
     if key is None:
-        key = key_of(sc, start, marker)
-        if key is None:
-            return 0, None
-    memo.last = (key, start, ahead)
+        return 0, None
     known = memo.known.get(key)
     if known is None:
         return 0, key
@@ -215,6 +199,30 @@ def prose_end(sc: Any, start: int, marker: str, kind: str) -> tuple:
     sc._end_region()  # (and the rest as read() does)
     sc.stray = None
     return end, key
+
+
+def _key_at(sc: Any, memo: Memo, start: int, marker: str) -> tuple | None:
+    """key_of, for a whole text's region (prose_end, region() with final): where this
+    marker's window holds the same text as the last one's (a storm's, each marker's),
+    that key, for what the scanner's state gives it, not found anew at each marker."""
+    ahead = memo.ahead.get(marker)
+    last = memo.last
+    key = None
+    if last is not None and last[1] < start and last[2] == ahead:
+        # (key_of finds it so: the blanks back from the marker, and the first end marker
+        # after it, are that text's; its start is further on.)
+        k = last[0]
+        if k[0] == marker:
+            back, window = k[1], k[3]
+            lo = start - back
+            if sc.buf.startswith(window, lo):
+                key = _key(sc, marker, start, back, window)
+    if key is None:
+        key = key_of(sc, start, marker)
+        if key is None:
+            return None
+    memo.last = (key, start, ahead)
+    return key
 
 
 def frame_call(sc: Any, marker: str, start: int) -> None:
