@@ -2395,23 +2395,25 @@ def _last_holder(tree: Any) -> Tree | None:
     """The region's last call, or payload of calls, in the order of the text (as _walk
     meets them); None when prose, reasoning or a list element that is no call comes
     after it (the reply did not end inside it)."""
-    last = None
+    # (Walked from the end, right to left: the first part that tells is the last of
+    # _walk's order. A walk of the whole tree, from its start, made a region of
+    # thousands of calls read them all twice.)
     stack = [tree]
     while stack:
         n = stack.pop()
         if not isinstance(n, Tree):
             continue
         r = _rule(n)
-        if r in CALL_HOLDERS or r in ("prose", "reasoning", "not_call"):
-            if r in CALL_HOLDERS:
-                last = n
-            elif n.children:  # (an empty `prose:` only removes a marker)
-                last = None
+        if r in CALL_HOLDERS:
+            return n
+        if r in ("prose", "reasoning", "not_call"):
+            if n.children:  # (an empty `prose:` only removes a marker)
+                return None
             continue
         if r in _HANDLERS:
             continue
-        stack.extend(reversed(n.children))
-    return last
+        stack.extend(n.children)
+    return None
 
 
 def _element(
