@@ -44,15 +44,20 @@ def counted_arg(*args):
     return got
 
 
-def counted_parts(node):
-    got = _plain_parts(node)
-    taken[2] += got is not None
-    return got
+_plain = builder.Builder._plain
+
+
+def counted_plain(*args):
+    # (Counted here, not in _plain_parts: a call pyframe._call made is plain by its
+    # making, Meta.plain, and not asked of _plain_parts.)
+    taken[2] += 1
+    return _plain(*args)
 
 
 def shortcuts(on: bool) -> None:
     pyframe._call, pyframe._arg = counted_call, counted_arg
-    builder._plain_parts = counted_parts if on else lambda node: None
+    builder._plain_parts = _plain_parts if on else lambda node: None
+    builder.Builder._plain = counted_plain
     pyframe._shortcut = _shortcut if on else lambda c: None
     builder.Builder._loose_args = _loose_args if on else lambda self, text, cut: builder.decode_loose(text, cut)
 
