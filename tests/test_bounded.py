@@ -545,6 +545,53 @@ def test_a_value_waiting_on_the_call_its_string_quotes_is_not_cut_again_per_delt
     assert 0 < large <= small <= 10 * len(head)
 
 
+def _resumed_over(raw: str, tools: list | None, monkeypatch: pytest.MonkeyPatch) -> tuple[int, int]:
+    """The reads of a fast frame's payload that a stream resumes (fastpath.Frame._resumed)
+    over a stream of one character a delta: how many, and the characters they read again,
+    from where each resumed to the end of the text."""
+    from toolgram._scan import fastpath as _fastpath
+
+    count = [0, 0]
+    resumed = _fastpath.Frame._resumed
+
+    def counting(self: object, buf: str, pos: int, tools: object, wait: object) -> object:
+        at = wait.resume[0] if wait.resume is not None else wait.token  # type: ignore[attr-defined]
+        count[0] += 1
+        count[1] += len(buf) - at
+        return resumed(self, buf, pos, tools, wait)  # type: ignore[arg-type]
+
+    with monkeypatch.context() as m:
+        m.setattr(_fastpath.Frame, "_resumed", counting)
+        sp = toolgram.StreamParser(tools, max_chars=None)
+        for ch in raw:
+            sp.feed(ch)
+        assert sp.close() == toolgram.parse(raw, tools, max_chars=None)
+    return count[0], count[1]
+
+
+# A Hermes call quoted in a Python value, its payload never closed, then prose with `<`
+# in it: the frame's wait is read on (see the test above) from where its match may resume.
+QUOTED_CALL_HEADS = [
+    "<|tool_call_start|>f(b='\"]<tool_call>'s')",  # LFM2's wrapper
+    "[f(b='\"]<tool_call>'s')",  # a bare list
+]
+
+
+@pytest.mark.parametrize("head", QUOTED_CALL_HEADS, ids=["lfm2", "list"])
+@pytest.mark.parametrize("tools", [None, ["f", "g"]], ids=["no_tools", "tools"])
+def test_a_quoted_calls_payload_is_read_on_from_where_it_stopped(head: str, tools: list | None, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Where no `<` lay far enough from the end past the place a read resumed from, the
+    # read gave no place to resume from, and the next went back to the payload's start:
+    # every other delta read the whole prose again (`<b>` every 29 characters; 16 KB
+    # streamed a character a delta in 567 ms against a 176 ms budget, issue 17). The
+    # place kept, each read goes over the last few dozen characters only.
+    prose = "Some prose with <b>tags</b>. "
+    raw = head + prose * (8_000 // len(prose))
+    reads, chars = _resumed_over(raw, tools, monkeypatch)
+    assert reads > 0
+    assert chars <= 60 * len(raw), (reads, chars)
+
+
 def _read_for_a_cut(raw: str, tools: list | None, size: int, monkeypatch: pytest.MonkeyPatch) -> int:
     """The text the lenient pass reads to tell where a value breaks (_recover.repair.
     failure, which breaks_at and the Spans that _lalr.close.cut asks read with), over a

@@ -219,6 +219,13 @@ class Frame:
             if got is None:
                 return WAIT
             got.token = start
+            if got.resume is None:
+                # No later place to resume from (no character of E far enough from the
+                # end past `at`): the one this read resumed from stands, as the text only
+                # grows (as Driver._lex keeps its resume). Dropped, the next read went
+                # back to the token's start: a payload of prose dense with `<` was read
+                # from its start at every other delta (issue 17).
+                got.resume = wait.resume
             return got
         if stop == start:
             return None  # the driver takes no empty token
