@@ -592,6 +592,20 @@ def test_a_quoted_calls_payload_is_read_on_from_where_it_stopped(head: str, tool
     assert chars <= 60 * len(raw), (reads, chars)
 
 
+@pytest.mark.parametrize("head", QUOTED_CALL_HEADS, ids=["lfm2", "list"])
+def test_a_quoted_calls_payload_waits_out_the_deltas_its_looks_have_settled(head: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The payload's wait let pass only deltas a `<` was not within the loop's width
+    # (12) of, its look (`<(?!/?tool_call>|…)`) not known settled: with `<b>` and `</b>`
+    # every 29 characters, two deltas in three were read (_resumed) again. Now the wait
+    # follows how far each `<`'s look reads (growth._looks_settled, as a driver's token's
+    # wait does), and that look reads `/?` as the choice it is (regex_loops._seq_reads):
+    # a `</b>` is settled at its `b`. Those left: the `<` and the few after each.
+    prose = "Some prose with <b>tags</b>. "
+    raw = head + prose * (8_000 // len(prose))
+    reads, _ = _resumed_over(raw, None, monkeypatch)
+    assert 0 < reads <= 0.3 * len(raw), (reads, len(raw))
+
+
 def _read_for_a_cut(raw: str, tools: list | None, size: int, monkeypatch: pytest.MonkeyPatch) -> int:
     """The text the lenient pass reads to tell where a value breaks (_recover.repair.
     failure, which breaks_at and the Spans that _lalr.close.cut asks read with), over a

@@ -266,6 +266,11 @@ def _seq_reads(reads: Reads, items: Any, i: int, buf: str, pos: int, rest: tuple
         elif op is _C.BRANCH:
             after = ((items, i + 1), *rest)
             return max(_seq_reads(reads, alt, 0, buf, pos, after) for alt in av[1])
+        elif (op is _C.MAX_REPEAT or op is _C.MIN_REPEAT) and av[0] == 0 and av[1] == 1:
+            # `Y?`: Y then the rest, or the rest alone (`<(?!/?tool_call>)`: a `</b>` is
+            # told no call's close at its `b`, not the width of the whole look past it).
+            after = ((items, i + 1), *rest)
+            return max(_seq_reads(reads, av[2], 0, buf, pos, after), _seq_reads(reads, items, i + 1, buf, pos, rest))
         elif (op is _C.ASSERT or op is _C.ASSERT_NOT) and av[0] == 1:
             # A look-ahead reads on from here; what follows it too, where it lets it.
             return max(_seq_reads(reads, av[1], 0, buf, pos, ()), _seq_reads(reads, items, i + 1, buf, pos, rest))

@@ -69,7 +69,7 @@ class _LoopWait:
     """A regex terminal whose match runs to the end of the text, inside a loop of a
     negated class `[^E]*`: text with no character of E cannot end it (see _loop)."""
 
-    __slots__ = ("exits", "last", "resume", "token", "width")
+    __slots__ = ("exits", "last", "looks", "resume", "token", "width")
 
     def __init__(self, exits: re.Pattern[str], width: int, last: int) -> None:
         self.exits = exits
@@ -77,6 +77,7 @@ class _LoopWait:
         self.last = last  # the last character of E in the match, or -1 (none near the end)
         self.resume: tuple | None = None  # (position, pattern to match from there, None: t's)
         self.token = -1  # where the token starts, for a fast frame that reads it on (Frame._resumed)
+        self.looks: dict | None = None  # (a fast frame's record of settled looks, as a driver's: see _looks_settled)
 
     def absorbs(self, text: str, n: int) -> bool:
         if self.exits.search(text) is not None:

@@ -179,11 +179,13 @@ class Frame:
                     # The last token runs to the end of the text (a payload whose close
                     # tag has not come yet): when its pattern tells from a delta alone
                     # whether it goes on (see Driver.absorbs), wait with that.
-                    got = _loop_wait(t, buf, m.start(i), n)
+                    looks: dict = {}
+                    got = _loop_wait(t, buf, m.start(i), n, None, looks)
                     if got is None:
                         return WAIT
                     if i == self.payload:
                         got.token = m.start(i)  # (the next read resumes it: see _resumed)
+                        got.looks = looks
                     return got
                 return WAIT
         end = self._end(buf, m.end(), final)
@@ -215,10 +217,12 @@ class Frame:
             return WAIT
         stop = m.end()
         if stop >= n:
-            got = _loop_wait(t, buf, at, n, start)
+            looks = wait.looks if wait.looks is not None else {}
+            got = _loop_wait(t, buf, at, n, start, looks)
             if got is None:
                 return WAIT
             got.token = start
+            got.looks = looks
             if got.resume is None:
                 # No later place to resume from (no character of E far enough from the
                 # end past `at`): the one this read resumed from stands, as the text only
