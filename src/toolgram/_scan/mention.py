@@ -628,20 +628,46 @@ def _held_name(r: Any, drv: Driver, final: bool):
         # A fresh driver read the whole region again at each delta: a call whose name ran
         # into `parameter name=` streamed at 70 µs a character, six times its budget:
         # fuzz seed 7 #94002338, issue 17.)
-        fresh = held[1]
+        fresh, seen = held[1], held[2]
+        if not final and fresh.status == WAIT and fresh.hint and seen[0] <= len(buf):
+            # (Nor is it handed a delta its wait absorbs: Driver.absorbs, asked of the text
+            # since it last read, as the scanner asks it of each delta.)
+            if fresh.absorbs(buf[seen[0] :], seen[0]):
+                seen[0] = seen[1] = len(buf)
+                return WAIT
     else:
         fresh = Driver(drv.fmt, r.region_start, None, drv.cutter, drv.lines)
         fresh.quotes = False
-        r.held_read = (key, fresh)
+        seen = [0, -1]  # (the text's length when it last read; when it last answered WAIT)
+        r.held_read = (key, fresh, seen)
     status = fresh.status
     if status == WAIT:
         masked = buf[: m.start()] + " " * (m.end() - m.start()) + buf[m.end() :]
         status = fresh.run(masked, final, r.sc.at_marker)
+        seen[0] = len(buf)
     if status == WAIT:
+        seen[1] = len(buf)  # (Scanner._settle waits on it: see held_wait)
         return WAIT
     if status != DONE or fresh.pos <= m.end() or "closed_tag" in fresh.repairs:
         return None
     return fresh.end, buf[drv.last_start : m.end()]
+
+
+def held_wait(r: Any, n: int) -> Any:
+    """The reading of _held_name that the region's broken frame waits on, where that is
+    all a delta can change (Scanner._settle waits with its Driver.absorbs): its answer to
+    the text so far (n characters) was WAIT, its driver waits with a hint, and nothing
+    that the region's run asks before it can change (no salvage or spaced call pending, no
+    cut opener looked for, no replay waiting). None otherwise."""
+    held = r.held_read
+    if held is None or held[0][0] is not r.failed_frame or held[2][1] != n:
+        return None
+    fresh = held[1]
+    if fresh.status != WAIT or not fresh.hint:
+        return None
+    if r.salvaged is None or r.spaced is not None or r.cut_look is not False or r.cut_wait or r.salvage_wait is not None:
+        return None
+    return fresh
 
 
 def _name_terminals(drv: Driver) -> frozenset:

@@ -164,7 +164,8 @@ class RegionReader:
         # begin: before it, none can, whatever comes next.)
         self.call_hint: tuple[int, int] | None = None
         # ((the failed driver, the words' start and end), the driver reading the region
-        # with them as blanks): mention._held_name's, resumed at each delta of a stream.
+        # with them as blanks, [the text's length when it last read, when it last answered
+        # WAIT]): mention._held_name's, resumed at each delta of a stream.
         self.held_read: tuple | None = None
         self.salvaged: Any = None  # salvage's answer for the region (False: none), once asked
         # The replay of a failed region whose reading the stream's text cannot tell yet

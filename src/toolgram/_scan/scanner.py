@@ -39,7 +39,7 @@ from . import storm as _storm
 from . import instring as _instring
 from . import quotation as _quotation
 from . import stray as _stray
-from .mention import note_failure
+from .mention import held_wait as _held_wait, note_failure
 from .._lalr.driver import DONE, WAIT, Driver
 from .._lalr.growth import _LoopWait
 from .._build.builder import Draft
@@ -527,6 +527,14 @@ class Scanner(MarkerSearch):
                     # later; what it decides does not change.
                     self.waiting = _GrowWait(len(self.buf) + (len(self.buf) - drv.pos) // 4)
             elif self.mode == "region" and r.failed_frame is not None and len(drivers) == len(r.candidates):
+                held = _held_wait(r, len(self.buf))
+                if held is not None:
+                    # (It waits on the reading of its frame with the words after its name
+                    # blanked: only that reading can tell it more, settle_failure says WAIT
+                    # until then, whatever markers come. A `<` near the end let no delta
+                    # pass the wait below.)
+                    self.waiting = held
+                    return
                 # A broken frame waits for its end marker (settle_failure): only that,
                 # or a call marker, decides it.
                 ends = r.failed_frame.fmt.ends
