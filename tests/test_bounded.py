@@ -2294,3 +2294,42 @@ def test_plain_lists_before_a_list_the_end_cuts_are_not_read_again(
     cut = _work(unit * 200 + tail, None, monkeypatch)
     assert whole > 0
     assert cut <= 1.1 * whole, (whole, cut)
+
+
+def test_a_storm_of_tag_mentions_in_prose_runs_no_json_pass_on_their_words(monkeypatch: pytest.MonkeyPatch) -> None:
+    # `<tool_call> gamma0 and <tool_call> beta1 and …` (issue 17, fzs30's mention storm):
+    # at each marker Hermes's grammar reads the words up to the next one as a payload,
+    # its close supplied, and the builder asks repair.loads for it. A payload whose first
+    # token is a word that is no literal fails there whatever follows ("unexpected word
+    # 'gamma0'", never told: a call its close was left out of), and loads says so before
+    # the JSON decoder and the lenient pass run: each cost 50 us a marker, 1,309 of both
+    # at 32 KB. The reading stays: prose, no error.
+    from toolgram._recover import repair
+
+    passes = {"decode": 0, "lenient": 0}
+    real_reader, real_json = repair._Reader, repair._JSON
+
+    class CountingReader(real_reader):  # type: ignore[misc, valid-type]
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            passes["lenient"] += 1
+            super().__init__(*args, **kwargs)
+
+    class CountingDecoder:
+        def decode(self, text: str) -> Any:
+            passes["decode"] += 1
+            return real_json.decode(text)
+
+    monkeypatch.setattr(repair, "_Reader", CountingReader)
+    monkeypatch.setattr(repair, "_JSON", CountingDecoder())
+    words = ("gamma", "beta", "omega", "theta", "sigma", "delta", "alpha", "kappa")
+    raw = "".join(f"<tool_call> {words[i % 8]}{i} and " for i in range(200))
+    r = toolgram.parse(raw)
+    assert (r.text, r.calls, r.errors) == (raw.strip(), [], [])
+    assert passes == {"decode": 0, "lenient": 0}  # (200 of each before)
+    # A payload the decoder or the lenient pass reads is read as before.
+    r = toolgram.parse('<tool_call> true and <tool_call>{"name": "f", "arguments": {}}</tool_call>')
+    assert [c.name for c in r.calls] == ["f"]
+    assert passes["decode"] >= 1
+    monkeypatch.undo()
+    r = toolgram.parse("<tool_call> gamma0 and</tool_call>")
+    assert r.errors == ["Couldn't read a tool call: unexpected word 'gamma0'."]

@@ -564,6 +564,9 @@ _VALUE_START = _KEY_START | {_OPEN, _INT, _FLOAT, _NUMBERISH}
 
 _WORD = lazy(re.compile, r"(?:[^\W\d]|\$)[\w$.-]*")
 _RUN = lazy(re.compile, r"[\w$.+-]*")  # what a number or word token may run over
+# A text whose first token is a word (_TOKEN_BODY's group 12, after blanks: no comment
+# opens before a letter), and that word (see loads).
+_LEAD_WORD = lazy(re.compile, r"\s*((?:[^\W\d]|\$)[\w$.-]*)")
 
 # Anything number-shaped; checked against JSON's own grammar afterwards, so a
 # number cut off by the end of the text (`1.`, `1e-`, `-`) can be trimmed back.
@@ -1338,6 +1341,20 @@ def loads(
         raise RepairError("payload is not text")
     if not text or text.isspace():
         raise RepairError("empty payload")
+    lead = _LEAD_WORD.match(text)
+    if lead is not None:
+        word = lead.group(1)
+        if not any(name.startswith(word) for name in _LITERALS):
+            # A word first that is no literal, nor one the end cut short (`tru`): the
+            # decoder reads a whole literal only, and the lenient pass stops at its first
+            # token, unexpected (_Reader.literal), where it looked to the run of word and
+            # number characters it starts. Told so without either pass: a reply that
+            # mentions `<tool_call>` in prose a thousand times hands over a payload of
+            # words at each, and read by both passes each cost 50 us (issue 17).
+            exc = RepairError(f"unexpected word {_show(word)}")
+            exc.at = max(lead.end(), _RUN.match(text, lead.start(1)).end())
+            exc.unsettled = False
+            raise exc
     # Deeper than MAX_DEPTH is refused, valid or not. The decoder goes first, then
     # the lenient pass, which counts its own depth and stops at the first thing it
     # cannot read: a reply full of markers whose brackets never close hands over a
