@@ -588,6 +588,8 @@ _LITERALS: dict[str, tuple[Any, bool]] = {
     "Infinity": (math.inf, False),
     "-Infinity": (-math.inf, False),
 }
+# Every literal, and every start of one (a literal the end of the text cut: `tru`).
+_LITERAL_STARTS = frozenset(name[:i] for name in _LITERALS for i in range(1, len(name) + 1))
 
 # Escapes with a payload. A \uXXXX pair that spells a surrogate pair is one
 # character, as in json.loads; a lone surrogate is kept as json.loads keeps it.
@@ -1344,7 +1346,7 @@ def loads(
     lead = _LEAD_WORD.match(text)
     if lead is not None:
         word = lead.group(1)
-        if not any(name.startswith(word) for name in _LITERALS):
+        if word not in _LITERAL_STARTS:
             # A word first that is no literal, nor one the end cut short (`tru`): the
             # decoder reads a whole literal only, and the lenient pass stops at its first
             # token, unexpected (_Reader.literal), where it looked to the run of word and
