@@ -658,6 +658,18 @@ def _unescape(m: re.Match[str]) -> str:
     return _SIMPLE_ESCAPES.get(char, m.group())
 
 
+def _unexpected_word(word: str, at: int) -> RepairError:
+    """loads' failure at a first word that is no literal, as the lenient pass tells it
+    (_Reader.literal, read's `at`). Made here, not in loads: an exception a local of the
+    frame it is raised from holds is a cycle with that frame's traceback, kept until the
+    collector runs (measured in one process, loads' saving showed in parse()'s time only
+    once the exception was made here; why, beyond the cycle, was not found)."""
+    exc = RepairError(f"unexpected word {_show(word)}")
+    exc.at = at
+    exc.unsettled = False
+    return exc
+
+
 def _show(word: str) -> str:
     return repr(word if len(word) <= 24 else word[:24] + "...")
 
@@ -1353,10 +1365,7 @@ def loads(
             # number characters it starts. Told so without either pass: a reply that
             # mentions `<tool_call>` in prose a thousand times hands over a payload of
             # words at each, and read by both passes each cost 50 us (issue 17).
-            exc = RepairError(f"unexpected word {_show(word)}")
-            exc.at = max(lead.end(), _RUN.match(text, lead.start(1)).end())
-            exc.unsettled = False
-            raise exc
+            raise _unexpected_word(word, max(lead.end(), _RUN.match(text, lead.start(1)).end()))
     # Deeper than MAX_DEPTH is refused, valid or not. The decoder goes first, then
     # the lenient pass, which counts its own depth and stops at the first thing it
     # cannot read: a reply full of markers whose brackets never close hands over a
