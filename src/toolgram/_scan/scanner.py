@@ -118,11 +118,6 @@ class Scanner(MarkerSearch):
     # no tools): after its end marker, the next line opens lists in a row again (_start).
     watch_anchored = False
     line_restart = False  # (_start: the reply goes on after such an end marker; see there)
-    # After a list of Python calls that opened the reply was told broken (RegionReader.run):
-    # the next line break in the prose after it opens lists in a row again (_start,
-    # line_restart), as after such a region's end marker. Markers before that break are
-    # read as ever (the one that cut the broken call: its call, or a mention).
-    relist = False
     closer_turn = False  # (the closer is its format's end-of-turn token: _closer_again)
     # Where the last call, or the last region, ended (in the reply): text after it is
     # the model's prose (see _after_object).
@@ -316,8 +311,6 @@ class Scanner(MarkerSearch):
             return None
         held = self.held
         value = held + text if held else text
-        if self.relist and "\n" in value:
-            return None  # (a line break the next line's lists open after: the slow way, _in_prose)
         hold = 0
         watch = self.end_watch
         if watch is not None:
@@ -371,8 +364,6 @@ class Scanner(MarkerSearch):
         anything else."""
         stray = self.stray
         watch = self.end_watch
-        if self.relist:
-            return None  # (a line break in a delta opens lists again: see relist)
         if watch is not None and not all(e[0] in self.first_set and not e[0].isalnum() for e in watch):
             return None  # (a call's end marker whose first character the lane may not stop at: see _open_end)
         if self.plain is None or self.held or (stray is not None and (stray.fresh or not (stray.armed and stray.firsts <= self.first_set))):
@@ -826,17 +817,6 @@ class Scanner(MarkerSearch):
                 found = self._whole_next(buf, pos, whole) if whole is not None else self._next_literal(buf, pos)
             if found is not None and found[1] in line:
                 found = self._line_next(buf, found)
-            if self.relist:
-                # (The first line break after the broken list, before the next marker: the
-                # prose up to it goes out, and the next line is read as at the reply's start.)
-                nl = buf.find("\n", pos, found[0] if found is not None else len(buf))
-                if nl >= 0:
-                    self._flush(out, lo, nl)
-                    self.pos = nl
-                    self.relist = False
-                    self.line_restart = True
-                    self.mode = "start"
-                    return True
             watch_hold = 0
             if self.end_watch is not None:
                 got = self._open_end(buf, pos, found, final)
@@ -1042,9 +1022,7 @@ class Scanner(MarkerSearch):
                     got = self._framed(frame, buf, i, final, tools)
                 if type(got) is ToolCall:
                     self.stray = None  # (a call of another format: see after_call)
-                    if final and self.sink is not None and kind == "text" and not self.base and self.outer_watch is None and not self.relist:
-                        # (Not while a line break opens lists again: see relist, which the
-                        # batch's reading of the prose after its calls does not look for.)
+                    if final and self.sink is not None and kind == "text" and not self.base and self.outer_watch is None:
                         stop = _frame.run(self, out, buf, got, whole, marker, frame)
                         if stop < 0:
                             self.pos = len(buf)
