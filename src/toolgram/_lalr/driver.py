@@ -516,7 +516,7 @@ class Driver:
                     return WAIT
                 if closed:
                     continue  # (the `]` is lexed next, the list's: see _comma_list_close)
-                if not final and self.fmt.end_of_turn and _turn_end_next(buf, turn_tokens(self), self.pos, self):
+                if not final and (self.fmt.end_of_turn or self.cutter is not None and len(self.cutter) > 5 and self.cutter[5] and "PYVALUE" in self.c.terminals) and _turn_end_next(buf, turn_tokens(self), self.pos, self):
                     # (The format's end-of-turn token, or its start, ends the text so
                     # far: if the reply ends there, it is no text of this region, which
                     # the whole reply is read without: _scan/region.py.)
@@ -1896,20 +1896,35 @@ _TURN_TOKENS: dict = {}
 def turn_tokens(drv: Driver) -> tuple:
     """The end-of-turn tokens of drv's format that its grammar does not read itself (GLM's
     `<|observation|>` is a terminal of its own, which ends a call): those a reply that
-    ends with one is read without (_scan/region.py)."""
+    ends with one is read without (_scan/region.py). A format of Python calls (a bare
+    value, PYVALUE, reads any word) takes every end-of-turn token the scanner knows
+    (cutter[5]) too: `[g(<|eot_id|>` is the call `[g(` that the end of the turn cut (Llama
+    3's token after a bare pythonic list), not `<|eot_id|>` read as its positional
+    argument (issue 19)."""
     key = id(drv.c)
     found = _TURN_TOKENS.get(key)
     if found is None or found[0] is not drv.c:
-        read: set = set()
-        for name, term in drv.c.terminals.items():
-            literal = getattr(term, "literal", None)
-            if literal is not None:
-                read.add(literal)
-            elif _ENDING_NAME.search(name.rpartition("__")[2]) is not None:
-                read.update(t for t in drv.fmt.end_of_turn if term.pattern.fullmatch(t) is not None)
-        tokens = tuple(t for t in drv.fmt.end_of_turn if t not in read and t not in drv.fmt.ends)
-        found = _TURN_TOKENS[key] = (drv.c, tokens)
-    return found[1]
+        found = _TURN_TOKENS[key] = (drv.c, _unread(drv, drv.fmt.end_of_turn), "PYVALUE" in drv.c.terminals, {})
+    cutter = drv.cutter
+    if not found[2] or cutter is None or len(cutter) < 6 or not cutter[5]:
+        return found[1]
+    more = cutter[5]
+    tokens = found[3].get(more)
+    if tokens is None:
+        tokens = found[3][more] = tuple(dict.fromkeys((*found[1], *_unread(drv, more))))
+    return tokens
+
+
+def _unread(drv: Driver, tokens: tuple) -> tuple:
+    """Those of `tokens` that drv's grammar does not read itself, nor ends a call with."""
+    read: set = set()
+    for name, term in drv.c.terminals.items():
+        literal = getattr(term, "literal", None)
+        if literal is not None:
+            read.add(literal)
+        elif _ENDING_NAME.search(name.rpartition("__")[2]) is not None:
+            read.update(t for t in tokens if term.pattern.fullmatch(t) is not None)
+    return tuple(t for t in tokens if t not in read and t not in drv.fmt.ends)
 
 
 def turn_end_at(buf: str, tokens: tuple, pos: int) -> int:
@@ -1948,9 +1963,10 @@ def told_end(d: Any, buf: str) -> int:
     place and marks with `…` that more follow (tokens._snippet): where they reach such
     a token, only the end of the reply or more text tells what parse() quotes."""
     n = len(buf)
-    if not d.fmt.end_of_turn or not hasattr(d, "c"):
+    tokens = turn_tokens(d) if hasattr(d, "c") else ()
+    if not tokens:
         return n
-    at = turn_end_may(buf, turn_tokens(d), d.pos)
+    at = turn_end_may(buf, tokens, d.pos)
     return n if at < 0 else at
 
 

@@ -197,7 +197,7 @@ class Markers:
             "symbols": self.symbols, "symbol_firsts": self.symbol_firsts, "words": self.words, "unextended": self.unextended,
             "symbol_chars": self.symbol_chars, "literal_keys": self.literal_keys, "key_guards": self.key_guards,
             "cut_symbols": self.cut_symbols, "cut_firsts": self.cut_firsts,
-            "cut_keys": ("", *(w for w in self.words if w not in self.turn_ends)), "turn_ends": self.turn_ends,
+            "cut_keys": ("", *(w for w in self.words if w not in self.turn_ends)), "turn_ends": self.turn_ends, "turn_list": tuple(sorted(self.turn_ends, key=lambda t: (-len(t), t))),
             "frames": self.frames, "openers": self.openers, "line_openers": self.line_openers, "stutters": self.stutters,
             "think_opens": self.think_opens, "think_ends": self.think_ends, "think_closes": self.think_closes,
             "think_width": self.think_width, "think_firsts": self.think_firsts, "think_tags": self.think_tags,

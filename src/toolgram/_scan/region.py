@@ -104,7 +104,7 @@ def _before_turn_end(sc: Any, drv: Driver) -> str:
     calls whose braces never close, ending in `<|eot_id|>`, scanned each call's
     brackets anew: 275 ms at 32 KB)."""
     buf = sc.buf
-    tokens = turn_tokens(drv) if drv.fmt.end_of_turn and hasattr(drv, "c") else ()
+    tokens = turn_tokens(drv) if hasattr(drv, "c") else ()
     if not tokens:
         return buf
     pos = drv.pos
@@ -198,7 +198,7 @@ class RegionReader:
         )
         # (The scanner's find, not this reader's: a driver holding this reader through it would
         # make a cycle, and each parse's trees would wait for the collector's full pass.)
-        drv = Driver(fmt, start, sc.brackets, (sc._markers_from, room, sc.prefixes, sc.find, sc.call_reads_at), lines)
+        drv = Driver(fmt, start, sc.brackets, (sc._markers_from, room, sc.prefixes, sc.find, sc.call_reads_at, sc.turn_list), lines)
         drv.listed = -1  # (see run)
         drv.listed_log, drv.listed_hint = sc.listed_log, sc.listed_hint  # (the storm memo's: see Driver.listed_log)
         return drv
@@ -241,14 +241,19 @@ class RegionReader:
                 return False
             if status == DONE:
                 if anchored and drv.fmt.anchor == "whole":
-                    rest = sc.buf[drv.end :]
+                    # (The reply as the driver read it: without an end-of-turn token that
+                    # ends it, which is markup, not text after the call: a bare call the
+                    # turn's end cut, `write_file(content='Dear team<|eot_id|>`, or closed,
+                    # `…')<|eot_id|>`, is the reply's call, as without the token.)
+                    whole = _before_turn_end(sc, drv) if final else sc.buf
+                    rest = whole[drv.end :]
                     if rest.strip():
                         status = drv.status = FAIL
                         drv.reason = "text follows the reply's JSON"
                     elif not final:
                         return False
                     else:
-                        drv.end = len(sc.buf)
+                        drv.end = len(whole)
                 if status == DONE and not anchored:
                     mention = _mention(self, drv, final)
                     if mention is WAIT:
@@ -504,6 +509,8 @@ class RegionReader:
                 return
             if fmt.end_of_turn and any(a >= start for a in _turn_hits(sc, fmt.end_of_turn)):
                 return  # (its driver would read the reply without that token: _before_turn_end)
+            if sc.turn_list and "PYVALUE" in fmt.compiled.terminals and any(a >= start for a in _turn_hits(sc, sc.turn_list)):
+                return  # (so too any end-of-turn token, for a Python call's: turn_tokens)
             c = fmt.compiled
             if len(buf) - skip_ignored(c, buf, start + self.marker_len, blanks=True) < c.longest_literal + _CUT_ROOM + _SNIPPET:
                 return
