@@ -1248,6 +1248,27 @@ def test_a_short_reply_streamed_whole_starts_no_more_drivers_than_parse(raw: str
     assert made[0] <= by_parse, (made[0], by_parse)
 
 
+def _driver_calls_streaming_by_character(raw: str, method: str, monkeypatch: pytest.MonkeyPatch) -> int:
+    """How many times Driver.<method> runs while raw streams in a character a delta (no
+    tools), the stream's result checked against parse()'s."""
+    from toolgram._lalr import driver as _driver
+
+    calls = [0]
+    original = getattr(_driver.Driver, method)
+
+    def counting(self: object, *args: object) -> object:
+        calls[0] += 1
+        return original(self, *args)
+
+    expected = toolgram.parse(raw)
+    monkeypatch.setattr(_driver.Driver, method, counting)
+    sp = toolgram.StreamParser()
+    for ch in raw:
+        sp.feed(ch)
+    assert sp.close() == expected
+    return calls[0]
+
+
 @pytest.mark.parametrize("raw", ["Sure\nHere is the answer you asked for, in full.", "the\nhello\nworld\nagain and more"])
 def test_a_failure_waiting_only_for_the_text_it_quotes_is_not_run_again_per_delta(raw: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """A reply that opens with a word and a line break begins a reply-anchored region
@@ -1255,22 +1276,8 @@ def test_a_failure_waiting_only_for_the_text_it_quotes_is_not_run_again_per_delt
     after that place, which a stream waits for. The failure is settled: the deltas
     until the quote is whole are put aside, not each a run of the driver again (a
     1-character stream of such a reply ran it twenty times)."""
-    from toolgram._lalr import driver as _driver
-
-    runs = [0]
-    run = _driver.Driver.run
-
-    def counting(self: object, *args: object) -> object:
-        runs[0] += 1
-        return run(self, *args)
-
-    expected = toolgram.parse(raw)
-    monkeypatch.setattr(_driver.Driver, "run", counting)
-    sp = toolgram.StreamParser()
-    for ch in raw:
-        sp.feed(ch)
-    assert sp.close() == expected
-    assert runs[0] <= 6, runs[0]
+    runs = _driver_calls_streaming_by_character(raw, "run", monkeypatch)
+    assert runs <= 6, runs
 
 
 @pytest.mark.parametrize(
@@ -1285,22 +1292,8 @@ def test_a_name_with_words_in_it_is_read_on_not_again_per_delta(raw: str, monkey
     words as blanks to tell whether the model meant a call (mention._held_name). A
     stream's reading of it goes on at each delta from where it waited; a fresh driver
     read the whole region again at each one (fuzz seed 7 #94002338: 6x its budget)."""
-    from toolgram._lalr import driver as _driver
-
-    lexed = [0]
-    lex = _driver.Driver._lex
-
-    def counting(self: object, *args: object) -> object:
-        lexed[0] += 1
-        return lex(self, *args)
-
-    expected = toolgram.parse(raw)
-    monkeypatch.setattr(_driver.Driver, "_lex", counting)
-    sp = toolgram.StreamParser()
-    for ch in raw:
-        sp.feed(ch)
-    assert sp.close() == expected
-    assert lexed[0] <= 2 * len(raw), (lexed[0], len(raw))
+    lexed = _driver_calls_streaming_by_character(raw, "_lex", monkeypatch)
+    assert lexed <= 2 * len(raw), (lexed, len(raw))
 
 
 # A line-anchored marker (`[`) followed by less text than the opening test needs: the
