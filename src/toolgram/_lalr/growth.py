@@ -59,6 +59,8 @@ class _QuoteWait:
 
     def absorbs(self, text: str, n: int) -> bool:
         return n + len(text) <= self.upto
+
+
 _JSON_SPACE = lazy(re.compile, r"[ \t\n\r]*")
 # A JSON decoding error this far before the end of the text is one more text cannot
 # undo (the decoder looks at most a few characters past where it stops).
