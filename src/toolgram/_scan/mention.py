@@ -88,7 +88,7 @@ def note_failure(r: Any, drv: Driver, reason: str) -> None:
         key = _KEY_BEFORE.search(r.sc.buf, max(r.region_start, drv.last_start - 256), drv.last_end)
         mark = r.sc.call_re.match(r.sc.buf, drv.pos)
         if key is not None and mark is not None:
-            reason = f'the value of "{key.group(1)}" is cut off by the call marker {mark.group()}'
+            reason = _value_cut(key.group(1), mark.group())
     told = told or whole
     if reason and not drv.fmt.quiet and "closed_tag" in drv.repairs and not drv.deep and not whole:
         # A call its close was left out of is not told (a mention before the call that
@@ -557,6 +557,12 @@ def settle_failure(r: Any, final: bool):
     return WAIT
 
 
+def _value_cut(key: str, mark: str) -> str:
+    """The reason told for a Python call whose value of `key` a call marker cut (note_failure,
+    _flush_before_call: one wording)."""
+    return f'the value of "{key}" is cut off by the call marker {mark}'
+
+
 def _flush_before_call(r: Any, drv: Driver, failure: Failure, at: int) -> bool:
     """Whether a loud format's region, flush against its own marker, that broke on a run
     of text with no blank in it right before the next call's marker at `at` (`<|tool_call_start|>
@@ -582,7 +588,7 @@ def _flush_before_call(r: Any, drv: Driver, failure: Failure, at: int) -> bool:
     mark = m.group()
     key = _KEY_BEFORE.search(buf, max(lo, drv.last_start - 256), at) if gap.rstrip() == "=" else None
     if key is not None and key.start(1) == drv.last_start:
-        failure.message = f'Couldn\'t read a tool call: the value of "{key.group(1)}" is cut off by the call marker {mark}.'
+        failure.message = f"Couldn't read a tool call: {_value_cut(key.group(1), mark)}."
     else:
         failure.message = f"Couldn't read a tool call: unexpected {gap!r} right before the call marker {mark}."
     failure.end = at
