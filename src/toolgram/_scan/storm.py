@@ -132,7 +132,7 @@ class Memo:
         self.ahead: dict = {}  # marker -> its window's length after it, when not _AHEAD
         self.ends: dict = {}  # marker -> the end markers of the formats it begins (_closed_within)
         self.recent: dict = {}  # the keys of the last regions read (in order)
-        self.known: dict = {}  # key -> (items relative to the marker, end relative to it, _to_note's, _listed_hold's)
+        self.known: dict = {}  # key -> (items relative to the marker, end relative to it, _to_note's, _listed_hold's, the region's outer_watch relative to it)
         self.refused: set = set()  # keys whose certification failed (read the usual way)
         # A stream's: marker -> (where its last region began, in the reply; how many of
         # its regions in a row followed the one before). See region().
@@ -189,8 +189,8 @@ def prose_end(sc: Any, start: int, marker: str, kind: str) -> tuple:
     known = memo.known.get(key)
     if known is None:
         return 0, key
-    items, end, noted, listed = known
-    if noted is not None or listed or len(items) != 1:
+    items, end, noted, listed, watch = known
+    if noted is not None or listed or watch is not None or len(items) != 1:
         return 0, key
     item = items[0]
     if type(item) is not Piece or item[0] != kind or item[1] != 0 or item[2] != end:
@@ -313,7 +313,7 @@ def read(sc: Any, out: list, key: tuple, start: int, final: bool = True) -> bool
     memo = sc.storm
     known = memo.known.get(key)
     if known is not None and (not known[3] or _listed_hold(sc, memo, marker_of(key), known[3], start, final)):
-        items, end, noted, _ = known
+        items, end, noted, _, watch = known
         moved = _moved(items, start)
         out.extend(moved)
         sc.pos = start + end
@@ -328,6 +328,13 @@ def read(sc: Any, out: list, key: tuple, start: int, final: bool = True) -> bool
         # parse() told closers in a fence as an error that a stream, which had not
         # the key, read as text: fuzz seed 7 #507206.)
         sc.stray = None
+        if watch is not None:
+            # (The end markers of a Python region broken at the next call's marker, which
+            # the prose after that call takes as the region's markup: RegionReader.
+            # _watch_after, Scanner.after_call. Left unset, parse() kept the
+            # `<|tool_call_end|>` after a remembered region's call as text where a stream,
+            # which read that region itself, made it markup: fuzz seed 7 #95016453.)
+            sc.outer_watch = (watch[0], sc.base + start + watch[1])
         if noted is not None:
             _noted(sc, moved, noted, final)
         return True
@@ -357,6 +364,7 @@ def _certify(sc: Any, out: list, key: tuple, start: int, memo: Memo, final: bool
     n = len(out)
     # (The values its drivers read up to a list's `]`, a whole text's: Driver.listed_log.)
     log = sc.listed_log = [] if final else None
+    outer = sc.outer_watch
     sc._begin(candidates, start, len(marker), None)
     try:
         sc.region.run(out, final, False)
@@ -375,7 +383,11 @@ def _certify(sc: Any, out: list, key: tuple, start: int, memo: Memo, final: bool
     listed = tuple(sorted({(name, at - start) for name, at in log})) if log else ()
     seen = _stream_reading(sc, window, back, marker, candidates, line_call, listed)
     if seen is not None and repr(seen) == repr(got):
-        memo.known[key] = (_planned(got[0]), got[1], _to_note(sc, got[0], marker, start, back, len(window), final), listed)
+        # (The watch the reading armed for the region's end marker, at the marker that
+        # broke it, relative to the region: read() arms it as the reading did.)
+        watch = sc.outer_watch
+        watch = None if watch is None or watch is outer else (watch[0], watch[1] - sc.base - start)
+        memo.known[key] = (_planned(got[0]), got[1], _to_note(sc, got[0], marker, start, back, len(window), final), listed, watch)
         return True
     memo.refused.add(key)
     if seen is None and len(window) - back - len(marker) < _AHEAD_LONG:
