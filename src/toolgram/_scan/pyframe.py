@@ -383,8 +383,24 @@ def advance(drv: Any, buf: str, final: bool) -> str | None:
     else:
         return None
     n = len(buf)
-    quoted = lambda p: drv._quoted(buf, p, final)  # noqa: E731
+    asked = [0]  # (how many values _quoted_arg asked the driver about: see `last` below)
+
+    def quoted(p: int) -> Any:
+        asked[0] += 1
+        return drv._quoted(buf, p, final)
+
     feed, arg = drv._feed, _shortcut(drv.c)  # (once a region, not once a list)
+    # The last whole list read here, as (its text, its tokens' places from its `[`; made
+    # once a list follows it: till then (None, where it starts, ends, its tokens)): a
+    # list written the same again (a reply of one call repeated, thousands) has the same
+    # tokens, at their places from its own `[` (read_list looks at no text past its `]`),
+    # and is not read again. Not a list with a value _quoted_arg read: where that ends,
+    # the driver's _quoted tells from the text after it.
+    last: tuple | None = None
+    # (A list of one call after one the same, that the table read from the same stack to
+    # the same stack, the call before folded into the tree of the lists before it: what
+    # it makes of the next one the same, from that stack, is that again: _again.)
+    twin: list | None = None
     while True:
         if end < 0:
             at = drv.start
@@ -406,6 +422,21 @@ def advance(drv: Any, buf: str, final: bool) -> str | None:
         if not buf.startswith("[", at):
             return _handed(drv, end)
         begun = drv.py if type(drv.py) is Begun and drv.py.toks[0][1] == at else None
+        if last is not None and begun is None and len(last) == 4:
+            p, q, toks = last[1], last[2], last[3]  # (its text and places, made once a list follows it)
+            last = (buf[p:q], [(t, s - p, e - p) for t, s, e in toks])
+        if last is not None and begun is None and buf.startswith(last[0], at):
+            drv.py = True
+            toks = last[1]
+            end = at + len(last[0])
+            if twin is not None and _again(drv, buf, toks, at, twin):
+                continue
+            seen = _before(drv) if arg is not None else None
+            if not _fed(drv, buf, toks, feed, arg, at):
+                return None
+            twin = _twin(drv, seen, toks, at) if seen is not None else None
+            continue
+        before = asked[0]
         got = read_list(buf, at, final, begun, quoted)
         if type(got) is Begun:
             drv.py = True
@@ -433,6 +464,7 @@ def advance(drv: Any, buf: str, final: bool) -> str | None:
         toks, end = got
         if not _fed(drv, buf, toks, feed, arg):
             return None
+        last = (None, at, end, toks) if asked[0] == before and begun is None else None
 
 
 def _handed(drv: Any, end: int) -> None:
@@ -447,46 +479,49 @@ def _handed(drv: Any, end: int) -> None:
     return None
 
 
-def _fed(drv: Any, buf: str, toks: list, feed: Any, arg: tuple | None) -> bool:
+def _fed(drv: Any, buf: str, toks: list, feed: Any, arg: tuple | None, off: int = 0) -> bool:
     """Feed drv the tokens, as its own reading would have taken them (feed: drv._feed;
-    arg: _shortcut's); False: the table refused one (drv spoilt)."""
-    if not _put(drv, feed, buf, toks, arg):
+    arg: _shortcut's; off: where their places count from); False: the table refused
+    one (drv spoilt)."""
+    if not _put(drv, feed, buf, toks, arg, off):
         drv.status = "spoilt"
         return False
     drv.taken += len(toks)
     term, start, end = toks[-1]
-    drv.pos = drv.last_end = end
-    drv.last_start = start
+    drv.pos = drv.last_end = end + off
+    drv.last_start = start + off
     drv.last_term = term
     return True
 
 
-def _put(drv: Any, feed: Any, buf: str, toks: list, arg: tuple | None) -> bool:
-    """Feed drv the tokens (feed: its _feed); False where the table refused one. A
-    call followed by a token (its `,` or `]`) is put on the stack whole (_call), and
-    an argument followed by one (its `,` or `)`) in a call that is not (_arg); the
-    other tokens are fed one by one. arg: the rule of an argument (see _shortcut);
-    None: every token fed."""
+def _put(drv: Any, feed: Any, buf: str, toks: list, arg: tuple | None, off: int = 0) -> bool:
+    """Feed drv the tokens (feed: its _feed; their places counted from off); False
+    where the table refused one. A call followed by a token (its `,` or `]`) is put
+    on the stack whole (_call), and an argument followed by one (its `,` or `)`) in a
+    call that is not (_arg); the other tokens are fed one by one. arg: the rule of an
+    argument (see _shortcut); None: every token fed."""
     i, n = 0, len(toks)
     while i < n:
         term, s, e = toks[i]
         if arg is not None:
             if term == "NAME":
-                got = _call(drv, buf, toks, i, n)
+                got = _call(drv, buf, toks, i, n, off)
             elif term == "KEY" or term == "PYVALUE":  # (a kwarg's PYVALUE goes with its KEY)
-                got = _arg(drv, buf, toks, i, n, arg)
+                got = _arg(drv, buf, toks, i, n, arg, off)
             else:
                 got = -1
             if got >= 0:
                 i = got
                 continue
+        s += off
+        e += off
         if not feed(Tok(term, buf[s:e], s, e)):
             return False
         i += 1
     return True
 
 
-def _call(drv: Any, buf: str, toks: list, i: int, n: int) -> int:
+def _call(drv: Any, buf: str, toks: list, i: int, n: int, off: int = 0) -> int:
     """Put the call whose NAME is toks[i] on drv's stack whole, its tree made here, as
     the table would have made it (see _shortcut), where a token of the list follows
     its `)` (which reduces it: a call the list ends with stays open on the stack, as
@@ -503,12 +538,28 @@ def _call(drv: Any, buf: str, toks: list, i: int, n: int) -> int:
         end += 1
     if end + 1 >= n:
         return -1  # (the list's last token, or the call the text cut)
-    parts = [Tree("name", [Tok("NAME", buf[toks[i][1] : toks[i][2]], toks[i][1], toks[i][2])])]
+    stack.append(goto[1])
+    drv.values.append(_call_tree(buf, toks, i, end, off))
+    drv.calls += 1
+    return end + 1
+
+
+def _call_tree(buf: str, toks: list, i: int, end: int, off: int) -> Tree:
+    """The tree of the call whose NAME is toks[i] and `)` toks[end], as the table makes it
+    (see _call)."""
+    _, s, e = toks[i]
+    s += off
+    e += off
+    parts = [Tree("name", [Tok("NAME", buf[s:e], s, e)])]
     k = i + 2  # (past NAME and `(`)
     while k < end:  # (each argument KEY EQUAL PYVALUE, or PYVALUE; COMMA between)
         term, s, e = toks[k]
+        s += off
+        e += off
         if term == "KEY":
             _, vs, ve = toks[k + 2]
+            vs += off
+            ve += off
             key = Tree("key", [Tok("KEY", buf[s:e], s, e)])
             parts.append(Tree("kwarg", [key, Tree("value", [Tok("PYVALUE", buf[vs:ve], vs, ve)])]))
             k += 4
@@ -516,21 +567,96 @@ def _call(drv: Any, buf: str, toks: list, i: int, n: int) -> int:
             parts.append(Tree("posarg", [Tok("PYVALUE", buf[s:e], s, e)]))
             k += 2
     _, s, e = toks[end]
+    s += off
+    e += off
     meta = Meta()
     meta.last = Tok("RPAR", buf[s:e], s, e)
     meta.end_pos = e
     meta.plain = True  # (what builder._plain_parts would find of it)
-    stack.append(goto[1])
-    drv.values.append(Tree("call", parts, meta))
-    drv.calls += 1
-    return end + 1
+    return Tree("call", parts, meta)
 
 
-def _arg(drv: Any, buf: str, toks: list, i: int, n: int, arg: tuple) -> int:
+def _before(drv: Any) -> tuple | None:
+    """What _twin compares a list's feeding with: drv's stack and values before it, and
+    the number of children of the tree of the lists before (values[-4]); None where
+    drv is not between two lists so (its values end with a list's `[`, its items' tree,
+    its `]`)."""
+    values = drv.values
+    if drv.marks or len(values) < 4 or type(values[-4]) is not Tree or type(values[-2]) is not Tree:
+        return None
+    return list(drv.stack), list(values), len(values[-4].children), drv.calls
+
+
+def _twin(drv: Any, seen: tuple, toks: list, off: int) -> list | None:
+    """After a list of one plain call was fed (seen: _before it): [the stack, the tree of
+    the lists before, the name of a list's items' tree] where the table read it from
+    that stack back to that stack, folding the items of the list before into that tree
+    (its children extended with them), and making the new list's items' tree of its
+    call alone, no call reduced but that one (_again makes the same of the next list
+    written the same); else None."""
+    stack, values, n, calls = seen
+    now = drv.values
+    if drv.marks or drv.calls != calls + 1 or drv.stack != stack or len(now) != len(values):
+        return None
+    if toks[1][0] != "NAME" or toks[-2][0] != "RPAR" or any(a is not b for a, b in zip(values[:-4], now[:-4])):
+        return None
+    tree, items, fresh, old = now[-4], values[-2], now[-2], values[-4]
+    # (The tree of the lists before: the same, or one made anew around its children, the
+    # same list, extended.)
+    if type(tree) is not Tree or tree.children is not old.children or tree.data != old.data or tree._meta is not None or old._meta is not None:
+        return None
+    if len(tree.children) != n + len(items.children) or any(a is not b for a, b in zip(tree.children[n:], items.children)):
+        return None
+    if type(fresh) is not Tree or fresh._meta is not None or len(fresh.children) != 1:
+        return None
+    call = fresh.children[0]
+    if type(call) is not Tree or call._meta is None or not call._meta.plain or call._meta.end_pos != toks[-2][2] + off:
+        return None
+    first, last = now[-3], now[-1]
+    if type(first) is not Tok or type(last) is not Tok or (first.type, last.type) != (toks[0][0], toks[-1][0]):
+        return None
+    return [stack, tree.children, fresh.data, drv.calls, tree is not old]
+
+
+def _again(drv: Any, buf: str, toks: list, off: int, twin: list) -> bool:
+    """Put the list whose tokens are toks (from off) on drv as the table would, the list
+    before it written the same and fed from the same stack as twin notes (_twin):
+    the call of that list folded into the tree of the lists before, this one's call
+    made the list's items. False (nothing done): drv is not as twin found it."""
+    stack, children, name, calls, anew = twin
+    values = drv.values
+    if drv.marks or drv.calls != calls or drv.stack != stack:
+        return False
+    tree = values[-4]
+    if type(tree) is not Tree or tree.children is not children or tree._meta is not None:
+        return False
+    n = len(toks)
+    children.extend(values[-2].children)
+    if anew:
+        values[-4] = Tree(tree.data, children)
+    term, s, e = toks[0]
+    s += off
+    e += off
+    first = Tok(term, buf[s:e], s, e)
+    term, s, e = toks[-1]
+    s += off
+    e += off
+    values[-3:] = [first, Tree(name, [_call_tree(buf, toks, 1, n - 2, off)]), Tok(term, buf[s:e], s, e)]
+    drv.calls = twin[3] = calls + 1
+    drv.taken += n
+    drv.pos = drv.last_end = e
+    drv.last_start = s
+    drv.last_term = term
+    return True
+
+
+def _arg(drv: Any, buf: str, toks: list, i: int, n: int, arg: tuple, off: int = 0) -> int:
     """Put the argument that starts at toks[i] (KEY EQUAL PYVALUE, or PYVALUE) on drv's
     stack whole, as _call puts a call, where a token follows it (its `,` or `)`,
     which reduces it): the index of that token; else -1."""
     term, s, e = toks[i]
+    s += off
+    e += off
     size = 3 if term == "KEY" else 1
     if i + size >= n:
         return -1
@@ -540,6 +666,8 @@ def _arg(drv: Any, buf: str, toks: list, i: int, n: int, arg: tuple) -> int:
         return -1
     if size == 3:
         _, vs, ve = toks[i + 2]
+        vs += off
+        ve += off
         key = Tree("key", [Tok("KEY", buf[s:e], s, e)])
         part = Tree("kwarg", [key, Tree("value", [Tok("PYVALUE", buf[vs:ve], vs, ve)])])
     else:
