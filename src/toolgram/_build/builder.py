@@ -60,15 +60,19 @@ class Reasoning(Prose):
     subclass so that code unaware of it still keeps the text; check it first."""
 
 
-def _draft(kind: str, span: tuple[int, int], _new=object.__new__) -> Draft:
-    """Draft(name="", kind=kind, span=span) without the dataclass's __init__ (its
-    defaults each set in turn, a factory called for each list): the record given its
-    __dict__ whole, as _result.model.make_call makes a ToolCall; Builder._call makes
-    one per call. Every field, in the class's order (tests/test_public_api.py checks it)."""
+def _draft(
+    kind: str, span: tuple[int, int], name: str = "", arguments: Any = None, repairs: list | None = None, params: list | None = None, _new=object.__new__
+) -> Draft:
+    """Draft(name="", kind=kind, span=span) (or with the name, arguments, repairs and
+    params given) without the dataclass's __init__ (its defaults each set in turn, a
+    factory called for each list): the record given its __dict__ whole, as
+    _result.model.make_call makes a ToolCall; Builder._call makes one per call. Every
+    field, in the class's order (tests/test_public_api.py checks it)."""
     draft = _new(Draft)
     draft.__dict__ = {
-        "name": "", "arguments": None, "id": None, "kind": kind, "span": span, "repairs": [], "error": None,
-        "instructions": None, "params": [],
+        "name": name, "arguments": arguments, "id": None, "kind": kind, "span": span,
+        "repairs": [] if repairs is None else repairs, "error": None, "instructions": None,
+        "params": [] if params is None else params,
     }  # fmt: skip
     return draft
 
@@ -399,6 +403,13 @@ class Builder:
         self._loose: dict = {}
         # (text, whether a call's name) -> (the name, its repairs): see _named.
         self._names: dict = {}
+        # _plain_key -> (name, arguments, repairs, params) of a plain call the end of the
+        # reply did not cut, read whole: another written the same (a list of one call
+        # repeated, thousands) is read as it, its span its own. Its arguments are scalars
+        # (each call given a copy of the dict) and no value of it looked at the text
+        # around it (repair.slip_told): what it reads to is its key's. None until the
+        # region's first plain call is read (a region of one call keys none).
+        self._plain_memo: dict | None = None
         # (The call _call began last and its _call_extent: a call it cannot read is
         # spanned so, and the walk of its whole tree is not made again.)
         self._spanned: tuple = (None, None)
@@ -551,6 +562,17 @@ class Builder:
         meta = node._meta
         # (A call pyframe put on the stack whole is plain by its making: see Meta.plain.)
         plain = node.children if meta is not None and meta.plain else _plain_parts(node)
+        memo = None
+        if plain is not None and self._plain_memo is not None and self.buf is not None and (self.ended is None or node is not self._last):
+            # (A plain call written as one before it in the region, name, keywords and
+            # values, the end of the reply not in it: what it reads to but for its span,
+            # that call's; see _plain_memo.)
+            memo = _plain_key(kind, plain, self.buf)
+            got = self._plain_memo.get(memo) if memo is not None else None
+            if got is not None:
+                # (A call pyframe made ends with its `)`, past its other tokens.)
+                span = (plain[0].children[0].start_pos, meta.end_pos) if meta is not None and meta.plain else _plain_span(node, plain)
+                return _draft(kind, span, got[0], dict(got[1]), list(got[2]), list(got[3]))
         if plain is None:
             self._spanned = (node, _call_extent(node))
         draft = _draft(kind, self.region if plain is not None else self._spanned[1] or self.region)
@@ -819,6 +841,10 @@ class Builder:
                 short = self._cut_unread(end, last_arg)
             if short:
                 _add(draft.repairs, ["cut_value"])
+        if memo is not None and type(draft.arguments) is dict and all(type(v) in _SCALARS for v in draft.arguments.values()):
+            self._plain_memo[memo] = (draft.name, dict(draft.arguments), tuple(draft.repairs), tuple(draft.params))
+        elif plain is not None and self._plain_memo is None:
+            self._plain_memo = {}  # (from the region's second plain call on: see _plain_memo)
         return draft
 
     def _plain(self, node: Tree, parts: list, draft: Draft, positional: list, cut_open: bool) -> tuple[int, bool | None]:
@@ -2055,6 +2081,53 @@ def _parts(node: Tree, _opaque: dict = {}) -> list:  # (_opaque: whether a tree 
             for c in reversed(n.children):
                 if isinstance(c, Tree):
                     push(c)
+    return out
+
+
+def _plain_key(kind: str, parts: list, buf: str) -> tuple | None:
+    """What Builder._call reads a plain call (its parts: _plain_parts) from, but for its
+    places: its kind, its name's token and text, each argument's keyword (None: a
+    positional one) and value; None where a value's reading may look at the text after
+    it (repair.slip_told)."""
+    name = parts[0].children[0]
+    key: list = [kind, name.type, buf[name.start_pos : name.end_pos] if name.end_pos > name.start_pos else ""]
+    told = _repair.slip_told
+    for child in parts[1:]:
+        children = child.children
+        if len(children) == 1:
+            value = children[0]
+            key.append(None)
+        else:
+            value = children[1].children[0]
+            k = children[0].children[0]
+            key.append(buf[k.start_pos : k.end_pos] if k.end_pos > k.start_pos else "")
+        text = buf[value.start_pos : value.end_pos] if value.end_pos > value.start_pos else ""
+        if not told(text):
+            return None
+        key.append(text)
+    return tuple(key)
+
+
+def _plain_span(node: Tree, parts: list) -> tuple[int, int]:
+    """Builder._plain's span of a plain call the end of the reply did not cut: from its
+    name to its last token, or to where its tree ends (its `)`) past that."""
+    name = parts[0].children[0]
+    lo = hi = name.start_pos
+    for tok in _plain_tokens(parts):
+        lo, hi = min(lo, tok.start_pos), max(hi, tok.end_pos)
+    end = getattr(getattr(node, "_meta", None), "end_pos", None)
+    return (lo, end) if end is not None and end > hi else (lo, hi)
+
+
+def _plain_tokens(parts: list) -> list:
+    out = [parts[0].children[0]]
+    for child in parts[1:]:
+        children = child.children
+        if len(children) == 1:
+            out.append(children[0])
+        else:
+            out.append(children[0].children[0])
+            out.append(children[1].children[0])
     return out
 
 

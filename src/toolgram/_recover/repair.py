@@ -419,6 +419,19 @@ def _other_close(text: str, pos: int, final: bool, markers: Any, n: int) -> Any:
     return close or at + 1
 
 
+def slip_told(value: str) -> bool:
+    """Whether slipped_quote of a value whose text is `value` is None wherever the value
+    stands (the common case it tells from the value alone, below); False: it may look
+    at the text after it."""
+    if len(value) < 2 or value[0] not in _QUOTES or value[-1] not in _QUOTES:
+        return True
+    quote = value[0]
+    if value[-1] != quote:
+        return False
+    m = _PY_STRING[quote].match(value)
+    return m.group(1) is not None and m.end() == len(value)
+
+
 def slipped_quote(text: str, start: int, end: int) -> tuple[str, str] | None:
     """For the Python argument value text[start:end] as the lexer took it (quoted_end,
     on the whole text): where it is a string closed with the other quote or followed
