@@ -2326,3 +2326,56 @@ def test_a_storm_of_tag_mentions_in_prose_runs_no_json_pass_on_their_words(monke
     monkeypatch.undo()
     r = toolgram.parse("<tool_call> gamma0 and</tool_call>")
     assert r.errors == ["Couldn't read a tool call: unexpected word 'gamma0'."]
+
+
+def _work_per_plain_call(raw: str, monkeypatch: pytest.MonkeyPatch) -> tuple[dict, int]:
+    """What parse() of raw does, counted: the plain lists pyframe reads (read_list), the
+    tokens the driver's table is fed one by one (Driver._feed), the calls the builder
+    reads part by part (Builder._plain), the drivers made and their runs (Driver.run),
+    and the trees made (Tree objects); and the calls read."""
+    from toolgram._build import builder as _builder
+    from toolgram._lalr import driver as _driver
+    from toolgram._lalr import tree as _tree
+    from toolgram._scan import pyframe as _pyframe
+
+    toolgram.parse(raw)  # (the grammar's table and pyframe's checks of it, made once a process, not counted)
+    counts = {"read_list": 0, "feed": 0, "plain": 0, "drivers": 0, "run": 0, "trees": 0}
+
+    def counted(name: str, fn: Any) -> Any:
+        def counting(*args: Any, **kwargs: Any) -> Any:
+            counts[name] += 1
+            return fn(*args, **kwargs)
+
+        return counting
+
+    monkeypatch.setattr(_pyframe, "read_list", counted("read_list", _pyframe.read_list))
+    monkeypatch.setattr(_driver.Driver, "_feed", counted("feed", _driver.Driver._feed))
+    monkeypatch.setattr(_builder.Builder, "_plain", counted("plain", _builder.Builder._plain))
+    monkeypatch.setattr(_driver.Driver, "__init__", counted("drivers", _driver.Driver.__init__))
+    monkeypatch.setattr(_driver.Driver, "run", counted("run", _driver.Driver.run))
+    monkeypatch.setattr(_tree.Tree, "__init__", counted("trees", _tree.Tree.__init__))
+    r = toolgram.parse(raw)
+    monkeypatch.undo()
+    assert r == toolgram.parse(raw)  # (the counting changed nothing)
+    return counts, len(r.calls)
+
+
+@pytest.mark.parametrize("unit,trees", [('[f(a="x")]\n', 7), ("[f()]\n", 4), ("[get_weather(city='Paris', unit=\"c\")]", 10)])
+def test_a_run_of_plain_calls_written_the_same_is_read_once(unit: str, trees: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Issues 17 and 20: a reply of one plain Python call list repeated (`[f(a="x")]\n`
+    # * 2978 is 32 KB) cost ~22 µs a call: each list read by pyframe's patterns again,
+    # its `[` and `]` fed to the table one by one, each call read by the builder part by
+    # part. A list written as the one before it now takes that one's tokens at its own
+    # places (pyframe's `last`), is put on the stack as the one before was (_again: no
+    # token fed), and its call is read as the one before (Builder._plain_memo): each
+    # done a few times a reply, not once a call. The trees a call needs are still made
+    # (its own, its name's and its arguments', the list's items', and the tree of the
+    # lists before, made anew around its children as the table makes it): no more.
+    raw = unit * 400
+    counts, calls = _work_per_plain_call(raw, monkeypatch)
+    assert calls == 400
+    assert counts["read_list"] <= 2, counts  # (400 before)
+    assert counts["feed"] <= 12, counts  # (at least 800 before: each list's `[` and `]`)
+    assert counts["plain"] <= 3, counts  # (400 before; the last, which the reply's end may cut, read so)
+    assert counts["drivers"] + counts["run"] <= 2, counts
+    assert counts["trees"] <= trees * calls + 20, counts
