@@ -567,7 +567,12 @@ class Builder:
             # (A plain call written as one before it in the region, name, keywords and
             # values, the end of the reply not in it: what it reads to but for its span,
             # that call's; see _plain_memo.)
-            memo = _plain_key(kind, plain, self.buf)
+            twin = meta.twin if meta is not None else None
+            memo = twin._meta.key if twin is not None else None  # (written the same: pyframe._again)
+            if memo is None or memo[0] != kind:
+                memo = _plain_key(kind, plain, self.buf)
+                if meta is not None and meta.plain:
+                    meta.key = memo
             got = self._plain_memo.get(memo) if memo is not None else None
             if got is not None:
                 # (A call pyframe made ends with its `)`, past its other tokens.)

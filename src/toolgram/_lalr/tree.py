@@ -16,9 +16,13 @@ from typing import Any
 class Meta:
     """What a tree notes about its place (`end_pos`, `last`: see driver._close_extent).
     `plain`: a call of a name and one-token arguments only, as builder._plain_parts
-    reads one, made so (pyframe._call): not looked through again."""
+    reads one, made so (pyframe._call): not looked through again. `twin`: the call of
+    the list before, written the same (pyframe._again); `key`: the builder's
+    _plain_key of the call, once asked (a twin's is its own)."""
 
     plain = False
+    twin = None
+    key = None
 
     def __init__(self) -> None:
         self.empty = True

@@ -569,11 +569,12 @@ def _call_tree(buf: str, toks: list, i: int, end: int, off: int) -> Tree:
     _, s, e = toks[end]
     s += off
     e += off
-    meta = Meta()
-    meta.last = Tok("RPAR", buf[s:e], s, e)
-    meta.end_pos = e
-    meta.plain = True  # (what builder._plain_parts would find of it)
+    meta = _new(Meta)  # (Meta() and its fields set, at once)
+    meta.__dict__ = {"empty": True, "last": Tok("RPAR", buf[s:e], s, e), "end_pos": e, "plain": True}  # (plain: what builder._plain_parts would find of it)
     return Tree("call", parts, meta)
+
+
+_new = object.__new__
 
 
 def _before(drv: Any) -> tuple | None:
@@ -631,7 +632,8 @@ def _again(drv: Any, buf: str, toks: list, off: int, twin: list) -> bool:
     if type(tree) is not Tree or tree.children is not children or tree._meta is not None:
         return False
     n = len(toks)
-    children.extend(values[-2].children)
+    items = values[-2].children
+    children.extend(items)
     if anew:
         values[-4] = Tree(tree.data, children)
     term, s, e = toks[0]
@@ -641,7 +643,11 @@ def _again(drv: Any, buf: str, toks: list, off: int, twin: list) -> bool:
     term, s, e = toks[-1]
     s += off
     e += off
-    values[-3:] = [first, Tree(name, [_call_tree(buf, toks, 1, n - 2, off)]), Tok(term, buf[s:e], s, e)]
+    call = _call_tree(buf, toks, 1, n - 2, off)
+    before = items[0] if len(items) == 1 else None
+    if type(before) is Tree and before._meta is not None and before._meta.plain:
+        call._meta.twin = before  # (the call of the list before, written the same)
+    values[-3:] = [first, Tree(name, [call]), Tok(term, buf[s:e], s, e)]
     drv.calls = twin[3] = calls + 1
     drv.taken += n
     drv.pos = drv.last_end = e
