@@ -503,6 +503,23 @@ def test_lists_handed_over_in_a_row_are_read_on_by_the_driver(
         return got
 
     monkeypatch.setattr(pyframe, "read_list", spy)
+    # (A list written as the one before it is taken with that one's tokens, not read
+    # again: pyframe.advance's `last`, fed at its own place or put as that one, _again.)
+    fed, again = pyframe._fed, pyframe._again
+
+    def fed_spy(drv: Any, buf: str, toks: list, feed: Any, arg: Any, off: int = 0) -> bool:
+        if off:
+            looks.append((toks, off))
+        return fed(drv, buf, toks, feed, arg, off)
+
+    def again_spy(*args: Any) -> bool:
+        done = again(*args)
+        if done:
+            looks.append(args[2:4])
+        return done
+
+    monkeypatch.setattr(pyframe, "_fed", fed_spy)
+    monkeypatch.setattr(pyframe, "_again", again_spy)
     expected = summary(general(raw, tools, None, 32_768))
     got = summary(toolgram.parse(raw, tools))
     assert got == expected
