@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import tracemalloc
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -2379,3 +2380,47 @@ def test_a_run_of_plain_calls_written_the_same_is_read_once(unit: str, trees: in
     assert counts["plain"] <= 3, counts  # (400 before; the last, which the reply's end may cut, read so)
     assert counts["drivers"] + counts["run"] <= 2, counts
     assert counts["trees"] <= trees * calls + 20, counts
+
+
+# Issue 17: `[f(a='x)]<tool_call>…</tool_call>][f(a='+)<|tool_call_start|>[g()]` repeated
+# (tests/corpus/pythonic/string_quoted_to_a_later_lists_quote_over_another_formats_call_
+# keeps_that_call): each `<|tool_call_start|>` is asked whether the string `'+)` opens
+# before it quotes it, and each reading, finding the marker again after each call (a run
+# of calls after a string left open: the one after tells), read every later call within
+# REACH of its string's opening, 40 a marker (_Told._after's steps: 6,567 at 16 KB, about
+# 40 a line). Each step from a call to the next marker's is kept (_Told._hop), and the
+# next marker's reading takes up from the last one it reaches: a few steps a line.
+def _quote_steps(stream: bool, size: int) -> tuple[int, int]:
+    from toolgram._scan import instring
+
+    name = "string_quoted_to_a_later_lists_quote_over_another_formats_call_keeps_that_call"
+    folder = Path(__file__).parent / "corpus" / "pythonic"
+    unit = (folder / f"{name}.txt").read_bytes().decode("utf-8") + "\n"
+    tools = json.loads((folder / f"{name}.tools.json").read_bytes().decode("utf-8"))
+    raw = unit * (size // len(unit))
+    toolgram.parse(unit, tools)  # (the grammars are built outside the count)
+    steps = [0]
+    after = instring._Told._after
+
+    def counted(self: Any, *args: Any) -> Any:
+        steps[0] += 1
+        return after(self, *args)
+
+    instring._Told._after = counted  # type: ignore[method-assign]
+    try:
+        if stream:
+            sp = toolgram.StreamParser(tools=tools, max_chars=None)
+            for i in range(0, len(raw), 8):
+                sp.feed(raw[i : i + 8])
+            sp.close()
+        else:
+            toolgram.parse(raw, tools, max_chars=None)
+    finally:
+        instring._Told._after = after  # type: ignore[method-assign]
+    return steps[0], raw.count("\n")
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["parse", "stream"])
+def test_a_run_of_calls_after_a_string_left_open_is_read_once_for_all_its_markers(stream: bool) -> None:
+    steps, lines = _quote_steps(stream, 16_000)
+    assert steps <= 6 * lines, (steps, lines)

@@ -175,7 +175,7 @@ class Reading:
     blank run to the marker). In a string opened in prose and then 30 KB of markers,
     each read back to the opening, that was 2,048 characters a marker."""
 
-    __slots__ = ("key", "resume", "depth", "upto", "string", "closes", "told", "span", "groups", "seen", "breaks")
+    __slots__ = ("key", "resume", "depth", "upto", "string", "closes", "told", "span", "groups", "seen", "breaks", "hops")
 
     def __init__(self) -> None:
         self.key: tuple | None = None
@@ -189,6 +189,7 @@ class Reading:
         self.span = 0
         self.groups = Groups()  # (the bracket groups _Told's walks read: kept for the next marker's)
         self.seen: dict = {}  # (_Told._next_end's searches for end markers: kept for the next marker's)
+        self.hops: dict = {}  # (_Told._hop's steps from a call to the next marker's: kept for the next marker's)
         self.breaks: tuple | None = None  # (_last_break's last search, in the reply: kept for the next delta's)
 
 
@@ -431,7 +432,7 @@ def _closes(
     else:
         told = _Told(quote, kind, base + s, base + after, ends, buf[i:after])
         if reading is not None:
-            told.groups, told.seen = reading.groups, reading.seen
+            told.groups, told.seen, told.hops = reading.groups, reading.seen, reading.hops
     got = told.read(buf, base, final)
     if reading is not None:
         reading.string, reading.closes, reading.told = key, got, told
@@ -476,7 +477,7 @@ class _Told:
       call after a string left open in prose (`"C:\\dir\\"} now <tool_call>…</tool_call>
       for the 27", 32" screens`) is followed by no such close, and is read."""
 
-    __slots__ = ("quote", "kind", "step", "at", "depth", "grouped", "limit", "ends", "span", "after", "skipped", "marker", "seen", "close_at", "strings", "blanks", "counted", "opened", "groups")
+    __slots__ = ("quote", "kind", "step", "at", "depth", "grouped", "limit", "ends", "span", "after", "skipped", "marker", "seen", "close_at", "strings", "blanks", "counted", "opened", "groups", "hops", "ended")
 
     def __init__(self, quote: str, kind: int, opens: int, after: int, ends: tuple, marker: str) -> None:
         self.quote, self.kind, self.ends, self.marker = quote, kind, ends, marker
@@ -492,12 +493,20 @@ class _Told:
         self.seen: dict = {}  # (_end: end marker -> its next place found and how far searched, in the reply)
         self.strings: _Strings | None = None  # (_end: the call's strings, read from its marker)
         self.groups: Groups | None = None  # (_brackets' groups read by the walks before, where kept)
+        self.hops: dict | None = None  # (_hop's steps from a call to the next marker's, where kept)
+        self.ended = -1  # (_after: where it last looked for an end marker after the call's, in the reply)
 
     def read(self, buf: str, base: int, final: bool) -> bool | None:
         end = min(len(buf), self.limit - base)
         more = not final and end < self.limit - base  # (the text so far ends before the limit)
+        hops = self.hops
+        hop = -1  # (where the call being read begins, its reading fresh: see _hop)
         while True:
             step = self.step
+            if hops is not None and (step == "end" and self.strings is None or step == "brackets" and not self.ends) and self.at == self.after and not (self.depth or self.grouped or self.skipped):
+                hop = self.after
+                if not more and self._hop(buf, base, end):
+                    continue
             if step == "first":
                 got = self._first(buf, base, end, more)
                 if got is not False:
@@ -525,12 +534,73 @@ class _Told:
                 if got is not False or self.step != step:
                     if self.step == step:
                         return got
+                    if hops is not None and step == "after2" and hop >= 0 and self._kept(buf, base, end, final, hop):
+                        hops[(self.quote, self.kind, self.ends, self.marker, hop)] = (self.after, base + end)
+                    hop = -1
                     continue  # (the marker again, after the call: its call read to its end)
                 if step == "after2":
                     return False
                 # (An end marker the call may have left out, Granite's `<|tool_call|>[…]`:
                 # its brackets, where they follow the marker, are its end too.)
                 self.step, self.at, self.skipped, self.blanks = "brackets", self.after, False, -1
+
+    def _hop(self, buf: str, base: int, end: int) -> bool:
+        """Where the reading of the call from self.after (fresh: as call_from left it) is
+        one a reading before took to the marker again (_after's `again`: a run of calls
+        after a string left open, each read to its end, then on to the next marker):
+        read on from the last such marker it reaches, as that reading did (True), not
+        the calls again. A storm of lines `[f(a='+)<|tool_call_start|>[g()]` read, for
+        each marker, every later one within REACH of its string's opening: 40 calls a
+        marker, one reading apart from the next (issue 17).
+        Why the same: from a fresh call_from state, what the reading does is a function
+        of the call's place, the quote, its kind, the end markers, the marker, `end`
+        and the text before it. A step to the next marker (the end step finding no end
+        marker, the brackets' group closing, then _after finding the marker before the
+        string's close) is taken only on what the text holds before that marker (each
+        search the first place after a point; a search the text's end bounded is
+        passed over only where nothing of what it looks for comes before `end`, and
+        then the marker is not found either). So it is taken again wherever `end` is
+        no earlier (hops: the next call's place and the `end` it was read with, in the
+        reply) and nothing else decides: the text is whole up to `end` (not `more`: a
+        stream's end step would wait), and no end marker comes from here to `end` (the
+        end step, which the format's end markers make, finds none at each call after
+        here too; told by _next_end's own memo). Only steps through end (none found),
+        brackets and after2 are kept; a call whose end marker came, the general way."""
+        hops = self.hops
+        key = (self.quote, self.kind, self.ends, self.marker)
+        x = self.after
+        got = hops.get((*key, x))
+        limit = base + end
+        if got is None or got[1] > limit:
+            return False
+        if self.ends and self._next_end(buf, base, x - base, end)[0] >= 0:
+            return False
+        path = [x]
+        z = got[0]
+        while True:
+            nxt = hops.get((*key, z))
+            if nxt is None or nxt[1] > limit:
+                break
+            path.append(z)
+            z = nxt[0]
+        # (Each place on the path then leads to z, with the latest `end` of the steps after it.)
+        latest = -1
+        for p in reversed(path):
+            latest = max(latest, hops[(*key, p)][1])
+            hops[(*key, p)] = (z, latest)
+        self.call_from(z)
+        return True
+
+    def _kept(self, buf: str, base: int, end: int, final: bool, hop: int) -> bool:
+        """Whether the step from the call at `hop` to the marker again, just read, is one
+        _hop may take again: the end step found no end marker there (none up to `end`),
+        and where _after looked for one after the call's group (`ended`), the text held
+        its length (a stream's, whose next characters may complete one: not kept)."""
+        if not self.ends:
+            return True
+        if not final and len(buf) < self.ended - base + max(map(len, self.ends)):
+            return False
+        return self._next_end(buf, base, hop - base, end)[0] < 0
 
     def call_from(self, after: int) -> None:
         """Read a call from `after` (the end of its marker, in the reply) to its end."""
@@ -705,6 +775,7 @@ class _Told:
                 self.at, self.blanks = base + p, base + q
                 return None
             self.skipped = True
+            self.ended = base + q  # (where the end markers were looked for last: _kept)
             # (Where the reply ends right after a quote, that quote closes the string
             # only if it follows the call's end on its line: `</tool_call>"` cut there;
             # not `</tool_call>\nDone"`, prose after a real call.)

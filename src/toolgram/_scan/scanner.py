@@ -616,7 +616,7 @@ class Scanner(MarkerSearch):
             # memo of the text read so far: a long stream's grew with it (a megabyte of
             # prose with quoted calls held 27 MB more). Begun anew, the walks read again
             # only what they still reach; the answers are the same.
-            reading.groups, reading.seen = _instring.Groups(), {}
+            reading.groups, reading.seen, reading.hops = _instring.Groups(), {}, {}
             self.walks = None
         self.pos = pos - keep
         self.think_from = max(0, self.think_from - keep)
