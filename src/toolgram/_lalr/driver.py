@@ -1948,10 +1948,16 @@ def turn_end_may(buf: str, tokens: tuple, pos: int) -> int:
     if at < 0:
         n = len(buf)
         for token in tokens:
-            # (begun: the text's last characters, a start of the token)
-            k = next((k for k in range(min(len(token) - 1, n - pos), 0, -1) if buf.endswith(token[:k])), 0)
-            if k:
-                at = n - k if at < 0 else min(at, n - k)
+            # (begun: the text's last characters, a start of the token, the longest such
+            # start at or after pos: tried only where the token's first character is, not
+            # at each length in turn, a str.endswith each: a stream of markers asked this
+            # of a format's dozens of tokens at each delta, 200 ends looked at a time.)
+            lo = n - min(len(token) - 1, n - pos)
+            j = buf.find(token[0], lo) if lo < n else -1
+            while j >= 0 and not token.startswith(buf[j:]):
+                j = buf.find(token[0], j + 1)
+            if j >= 0:
+                at = j if at < 0 else min(at, j)
     return at
 
 
