@@ -171,6 +171,28 @@ def _whole_before_marker(r: Any, drv: Driver) -> bool:
     return m is not None and len(m.group()) >= 3
 
 
+def marker_pending(r: Any, drv: Driver) -> bool:
+    """Whether a stream's text so far ends inside what may be a call marker after what
+    drv read whole (blanks between: `[f(a=1, a=2)]\n[TOOL_CAL`), the close of its
+    region left out: whether that marker comes tells whether a call that cannot be
+    built is told (_whole_before_marker), so the region waits for it, as parse() sees
+    the whole marker (issue 19). At most the longest marker's characters are held."""
+    if drv.status != DONE or "closed_tag" not in drv.repairs or drv.deep:
+        return False
+    sc = r.sc
+    if sc.call_re is None:
+        return False
+    buf = sc.buf
+    at = drv.end
+    n = len(buf)
+    while at < n and buf[at].isspace():
+        at += 1
+    if at >= n or n - at > sc.max_prefix:
+        return False
+    m = sc.call_re.match(buf, at)
+    return (m is None or len(m.group()) < 3) and buf[at:] in sc.prefixes
+
+
 def _marker_after(r: Any, drv: Driver) -> int:
     """Where the call marker begins that a region told broken before it (note_failure's
     `whole`) stops at: the first after what drv read, blanks before it; -1 where none."""

@@ -19,7 +19,7 @@ from . import pyframe as _pyframe
 from . import storm as _storm
 from .items import Failure, Region, listed_closed as _listed_closed
 from .._recover import repair as _repair
-from .mention import _ENDED, _cut_at_marker, cut_inside as _cut_inside, cut_may_come as _cut_may_come, cut_opener as _cut_opener, mention as _mention, settle_failure as _settle_failure
+from .mention import _ENDED, _cut_at_marker, cut_inside as _cut_inside, marker_pending as _marker_pending, cut_may_come as _cut_may_come, cut_opener as _cut_opener, mention as _mention, settle_failure as _settle_failure
 from .salvage import list_closed as _list_closed, listed as _listed, salvage as _salvage, salvaged as _salvaged
 from .._build.builder import Builder, Draft, Unreadable
 from .._lalr.driver import DONE, FAIL, WAIT, Driver, turn_end_at, turn_tokens
@@ -311,6 +311,8 @@ class RegionReader:
                         sc.after_call(region.end, drv.fmt, region, start=region.start)
                         sc._end_region()
                         return True
+                    if not final and _marker_pending(self, drv):
+                        return False  # (whether a marker follows tells whether its failure is told)
                     sc._note_failure(drv, region)
             else:
                 sc._note_failure(drv, drv.reason)
