@@ -28,7 +28,7 @@ class Checkpoint:
     points (_scan/salvage.py): from the region's start, a list of two thousand plain
     calls whose last one is broken was read three times by the driver's own lexer."""
 
-    __slots__ = ("stack", "values", "kept", "repairs", "listed_ends")
+    __slots__ = ("stack", "values", "kept", "repairs", "listed_ends", "paren_ends")
 
     def __init__(self, drv: Any) -> None:
         self.stack = list(drv.stack)
@@ -44,6 +44,8 @@ class Checkpoint:
         # its length then: a copy at each of a thousand lists was the square of them.)
         ends = getattr(drv, "listed_ends", None)
         self.listed_ends = (ends, len(ends)) if ends else None
+        ends = getattr(drv, "paren_ends", None)  # (of those, the `]`s written for a call's `)`)
+        self.paren_ends = (ends, len(ends)) if ends else None
 
     @property
     def pos(self) -> int:
@@ -64,3 +66,6 @@ class Checkpoint:
         if self.listed_ends is not None:
             ends, n = self.listed_ends
             drv.listed_ends = ends[:n]
+        if self.paren_ends is not None:
+            ends, n = self.paren_ends
+            drv.paren_ends = ends[:n]

@@ -45,7 +45,7 @@ class Driver:
         "loose_memo", "loose_quoted", "nest_memo", "nest_unsettled", "nest_open", "nest_loose", "nest_chain", "nest_walk", "nest_found", "goes_on", "decode_failed", "may_close", "may_end", "end_asked", "pause", "py", "gem", "gem_at", "tags", "checkpoints",
         "spots", "spot_due", "relevant", "supplied", "halt", "text", "looks", "far", "back", "check", "checks",
         "firsts", "inner", "inner_due", "cut_at", "listed", "listed_log", "listed_hint", "listing", "listed_ends", "stop",
-        "listed_read", "paren_due", "quote_wait", "py_back",
+        "listed_read", "paren_due", "paren_ends", "quote_wait", "py_back",
     )  # fmt: skip
 
     def __init__(self, fmt: Format, start: int, brackets: Any = None, cutter: Any = None, lines: bool = False) -> None:
@@ -140,6 +140,10 @@ class Driver:
         # value is taken (-1: none).
         self.paren_due = -1
         self.listed_ends: list | None = None  # (where each list so closed ends: its call's closed_tag)
+        # Of those, where a `]` stood for its call's `)` and the list went on (`[f(a="x"],
+        # g(b=1)]`): no list closes there, and what breaks after it is a call of the list
+        # (a salvage's point there: _scan/salvage.py salvage_one).
+        self.paren_ends: list | None = None
         # Where the text ends for that reading up to a list's `]` (run): it reads the whole
         # text, bounded there, as the text cut there reads (a copy of it for each list was
         # the square of the text: issue 17); None: at its end. A step that reads no such
@@ -414,6 +418,14 @@ class Driver:
         if self.listed_ends is None:
             self.listed_ends = []
         self.listed_ends.append(self.pos)
+        self._list_goes_on(self.pos)
+
+    def _list_goes_on(self, *ends: int) -> None:
+        """Note `ends` (of listed_ends) as a `]` written for its call's `)`, the list
+        going on after it (paren_ends)."""
+        if self.paren_ends is None:
+            self.paren_ends = []
+        self.paren_ends += ends
 
     def _comma_list_close(self, buf: str, final: bool) -> Any:
         """A Python call's arguments ended by a `,`, then the list's `]` (`[f(a="x",] ok`):
@@ -448,6 +460,7 @@ class Driver:
             self.pos = self.last_end = at + 1  # (past the `]`: the call's markup)
             self.last_term, self.last_start = plan[-1], at
             self.listed_ends += (at, at + 1)
+            self._list_goes_on(at, at + 1)
             return True
         for term in plan:
             self.supply(term)

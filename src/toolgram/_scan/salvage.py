@@ -589,11 +589,14 @@ def salvage_one(r: Any, drv: Driver, final: bool, broken: list | None = None, bu
         else:
             fresh.ended = -1  # (between calls: the reply went on past this point)
         region = sc._decode(fresh)
-        if not opened and drv.listed_ends and end in drv.listed_ends and isinstance(region, Region) and "closed_tag" in region.repairs:
+        if not opened and drv.listed_ends and end in drv.listed_ends and isinstance(region, Region) and "closed_tag" in region.repairs and not (drv.paren_ends and end in drv.paren_ends):
             # (The point is a list's `]` that drv closed, its last call's `)` left out
             # (Driver._close_list): that call's closed_tag, as in drv's own reading, not
             # the region's, whose list is whole there: what fails after it is told as
-            # after a list written whole.)
+            # after a list written whole. Not a `]` that stood for the call's `)`, the
+            # list going on after it (paren_ends): a call after it that breaks is a call
+            # of that list, told as in `[g(q='x'), h(b=)]`, not prose after a list
+            # (`[g(q='x'], h(b=)]` was silent: issue 19).)
             region.repairs.remove("closed_tag")
             _listed_closed(region.items, [end])
         if opened and fresh.deep:
