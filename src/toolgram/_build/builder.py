@@ -174,14 +174,24 @@ def _shallow_extent(children: list, deeper: bool = True) -> Any:
             if len(inner) != 1 or type(inner[0]) is not Tok:
                 if not deeper:
                     return False
-                got = _shallow_extent(inner, False)
-                if got is False:
-                    return False
-                if got is not None:
-                    if lo is None or got[0] < lo:
-                        lo = got[0]
-                    if hi is None or got[1] > hi:
-                        hi = got[1]
+                # (_shallow_extent(inner, False), written out: asked of each parameter of
+                # a call of a thousand.)
+                for g in inner:
+                    if type(g) is Tree:
+                        kids = g.children
+                        if not kids:
+                            continue
+                        if len(kids) != 1 or type(kids[0]) is not Tok:
+                            return False
+                        g = kids[0]
+                    elif type(g) is not Tok:
+                        return False
+                    start = g.start_pos
+                    if start is not None:
+                        if lo is None or start < lo:
+                            lo = start
+                        if hi is None or g.end_pos > hi:
+                            hi = g.end_pos
                 continue
             c = inner[0]
         elif type(c) is not Tok:
@@ -614,6 +624,12 @@ class Builder:
             d = known.get(child.data) or _rule(child)  # (_rule, its lookup written out: a call of a thousand parameters has eight thousand parts)
             if d not in _CALL_PARTS:
                 continue  # (a part's own parts, a kwarg's key and value: read with it)
+            if d == "unclosed":
+                # (Each of a thousand parameters whose closes were left out has one: told
+                # first, as the last branch below told it.)
+                if id(child) not in no_value and "closed_tag" not in draft.repairs:
+                    draft.repairs.append("closed_tag")
+                continue
             if d == "name":
                 draft.name = self._named(_attr_text(child, self.buf), draft.repairs, True)
                 name_end = (_extent(child) or (0, 0))[1]
@@ -658,7 +674,11 @@ class Builder:
                 else:
                     value = _param_value(child, self.buf)
                 tail = None
-                missing = self._close_missing(child)
+                last = child.children[-1] if child.children else None
+                if type(last) is Tree and known.get(last.data) == "unclosed":
+                    missing = True  # (_close_missing's first answer, asked of each parameter whose close was left out)
+                else:
+                    missing = self._close_missing(child)
                 if missing and final_arg is _NOT_YET:
                     final_arg = _last_arg(node, parts)
                 if missing and child is final_arg and _left_open(node) and not (self.goes_on and node is self._last):
@@ -736,8 +756,6 @@ class Builder:
                         if draft.span:
                             draft.span = (draft.span[0], at)
                     self._tail = Prose(tail, span)  # (see _walk)
-            elif d == "unclosed" and id(child) not in no_value:
-                _add(draft.repairs, ["closed_tag"])
             elif d == "unopened" and id(child) not in no_value:
                 _add(draft.repairs, ["opened_tag"])
             elif d == "stray":
