@@ -972,6 +972,15 @@ def _deep_run(d: Any, t: Any, nest: Any, buf: str, pos: int, end: int, after: in
         if stop < got[1]:
             return False
         after = got[3]
+    walk = d.nest_walk
+    if walk is not None and walk[0] is buf:
+        # (_openers_ahead's first answer, where the walk it keeps holds _DEPTH openers
+        # from `after` on, each before the end of the text: asked at each value of a call
+        # of parameters whose closes were left out, the walk read ahead in batches.)
+        i = walk[1].get(after)
+        if i is not None and i >= walk[5] and len(walk[3]) - i >= _DEPTH and walk[2][i + _DEPTH - 1] < len(buf):
+            walk[6] = 0
+            return True
     return len(_openers_ahead(d, nest, buf, after, _DEPTH, len(buf))) == _DEPTH
 
 
@@ -1055,6 +1064,22 @@ def _openers_ahead(d: Any, nest: Any, buf: str, x: int, k: int, bound: int) -> l
             tolds.append(told if not tolds or told > tolds[-1] else tolds[-1])
         x = got[3]
         met.append((got[2], x))
+    if walk is not None and len(met) == k and mets and mets[-1][1] == x:
+        # The walk read on by as many openers again, for the readings to come (each
+        # value of a call of parameters whose closes were left out begins one tag further
+        # on: a walk one opener ahead was read on at each, a walk k ahead at one in k).
+        # The steps as the loop above takes them, kept as it keeps them; no reading's
+        # answer is told by them but the walk's (see above).
+        for _ in range(k):
+            got = _step(d, nest, buf, x)
+            if got is None or got[2] is None:
+                break
+            index[x] = len(mets)
+            starts.append(got[1])
+            mets.append((got[2], got[3]))
+            told = x + len(got[0])
+            tolds.append(told if told > tolds[-1] else tolds[-1])
+            x = got[3]
     return met
 
 
