@@ -33,7 +33,7 @@ from .._recover import repair as _repair
 from .checkpoint import Checkpoint
 from .extent import TripleWait, _Extent, scalar_end, triple_end, triple_quote, twin_before, twin_close
 from .growth import _HOLD, _LoopWait, _QuoteWait, _could_grow, _loop_wait
-from .table import _ENDING_NAME, _reduces_call, closing_plan, expected, shifts_plain, simulate, takes
+from .table import _ENDING_NAME, _reduces_call, _sure, closing_plan, expected, shifts_plain, simulate, takes
 from .tokens import _SNIPPET, DONE, FAIL, PAUSE, WAIT, WAIT_MORE, Tok, Unbounded, _snippet
 
 _JSON_START = lazy(regex.compile, r"[ \t\n\r]*")  # (the blanks before a payload's JSON value)
@@ -1175,7 +1175,7 @@ class Driver:
                 step = steps[key] = self._tag_step(state, buf[s], term)
             if step is False:
                 break  # (_run finishes there; or the lexer's token is not told so; or refused)
-            verdict, action = step
+            verdict, action, sure = step
             if verdict:
                 # (Literals that begin with this character too: the lexer takes the
                 # longest, a literal before a pattern of its length. None may match.)
@@ -1185,7 +1185,7 @@ class Driver:
                 continue  # (blanks that no terminal of the state begins: _lex skips them)
             if resume and any(r[0] == s for r in resume.values()):
                 break  # (a match to go on with, this token's or another's that may begin here: _lex's)
-            if action[0] is not Shift and not takes(c, stack, term):
+            if not sure and not takes(c, stack, term):
                 break  # (refused: _run's)
             # (What _run does with a token _lex read; a shift, the commonest, as _feed
             # takes it: no marks here. Only a reduction changes the calls read.)
@@ -1239,9 +1239,16 @@ class Driver:
         if verdict is False:
             return False
         if term is None:
-            return verdict, None
+            return verdict, None, True
         action = c.states[state].get(term)
-        return (verdict, action) if action is not None else False
+        if action is None:
+            return False
+        # (Whether the table takes it whatever the stack under `state`: a shift, or a
+        # reduction takes' first answer tells sure, as takes would at each such tag.)
+        sure = c.derived.get("sure_takes")
+        if sure is None:
+            sure = c.derived["sure_takes"] = {}
+        return verdict, action, action[0] is Shift or _sure(c, state, term, sure, set())
 
     def told(self, buf: str) -> int:
         """A stream's text so far as far as it is surely this region's: see told_end."""
