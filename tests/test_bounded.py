@@ -19,6 +19,7 @@ import pytest
 
 import toolgram
 from conftest import result_key, streamed
+from toolgram._grammar.registry import default_registry
 from toolgram._scan import scanner as _scan
 
 # Each of these sent the Gemma-style argument reader into an endless loop (an array
@@ -2424,3 +2425,72 @@ def _quote_steps(stream: bool, size: int) -> tuple[int, int]:
 def test_a_run_of_calls_after_a_string_left_open_is_read_once_for_all_its_markers(stream: bool) -> None:
     steps, lines = _quote_steps(stream, 16_000)
     assert steps <= 6 * lines, (steps, lines)
+
+
+def _open_parameters(fmt: Any, k: int, closed: bool) -> str:
+    """A call of the format, as its header's stream_call and stream_param write it, of k
+    parameters whose closes are all left out (`<parameter=q>x\n` repeated), then its
+    closers (closed) or none (the reply cut): benchmarks/bench_pathological.py's
+    "open parameters" shapes."""
+    call_open, call_close = fmt.stream_call
+    call_open = call_open.split(" | ")[0].replace("{call}", "").replace("{attrs}", "").replace("{name}", "search")
+    param = fmt.stream_param[0].replace("{key}", "q").replace("{type}", "string" if "type=" in fmt.stream_param[0] else "true")
+    start = fmt.starts[0] if fmt.starts and not call_open.startswith(fmt.starts[0]) else ""
+    end = fmt.ends[0] if fmt.ends and not call_close.endswith(fmt.ends[0]) else ""
+    tail = call_close + ("\n" + end if end else "") if closed else ""
+    return (start + "\n" if start else "") + call_open + "\n" + (param + "x\n") * k + tail
+
+
+def _work_per_parameter(fmt: Any, closed: bool, monkeypatch: pytest.MonkeyPatch) -> dict[str, float]:
+    """Per parameter of a call of parameters whose closes were left out (what 400 cost
+    more than 200): the driver's lexings, takes' simulations, the nesting check's
+    readings of the openers ahead (nest._openers_ahead) and the tags it stepped over
+    (nest._step, each read once per driver: d.nest_chain)."""
+    from toolgram._lalr import driver as _driver
+    from toolgram._lalr import nest as _nest
+
+    counts: dict[str, int] = {}
+
+    def counted(name: str, fn: Any) -> Any:
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            counts[name] = counts.get(name, 0) + 1
+            return fn(*args, **kwargs)
+
+        return wrapper
+
+    got = []
+    with monkeypatch.context() as m:
+        m.setattr(_driver.Driver, "_lex", counted("lex", _driver.Driver._lex))
+        m.setattr(_driver, "takes", counted("takes", _driver.takes))
+        m.setattr(_nest, "_openers_ahead", counted("openers_ahead", _nest._openers_ahead))
+        m.setattr(_nest, "_step", counted("step", _nest._step))
+        for k in (200, 400):
+            counts.clear()
+            toolgram.parse(_open_parameters(fmt, k, closed), ["search"])
+            got.append(dict(counts))
+    return {name: (got[1].get(name, 0) - got[0].get(name, 0)) / 200 for name in ("lex", "takes", "openers_ahead", "step")}
+
+
+@pytest.mark.parametrize("closed", [False, True], ids=["cut", "closed"])
+@pytest.mark.parametrize("name", sorted(n for n, f in default_registry().formats.items() if f.stream_param is not None))
+def test_open_parameters_do_bounded_work_each(name: str, closed: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Issue 17: a call of parameters whose closes were all left out (the bench's "open
+    # parameters" shapes) was just over 50 ms at 32 KB; the work per parameter is counted
+    # here, not timed. Each value's nesting check (_deep_run) asked _openers_ahead for the
+    # dozen openers after it, which read its walk on by one tag each time: now the walk
+    # is read on in batches and answers at once, about one reading in k = 13 values.
+    # The tag reader asked takes at each reduction of a tag's tokens (2 to 5 a tag):
+    # now told once per grammar (the tag step's `sure`). The lexer reads each value once
+    # (the tag reader its tag; GLM/Hunyuan/Kimi's tags are the lexer's), and _step reads
+    # each tag once.
+    from toolgram._lalr import tagread as _tagread
+
+    fmt = default_registry().formats[name]
+    work = _work_per_parameter(fmt, closed, monkeypatch)
+    assert work["openers_ahead"] <= 0.2, work
+    assert work["step"] <= 3.1, work  # (GLM's: three tags a parameter)
+    if _tagread.reader(fmt.compiled) is not False:
+        assert work["lex"] <= 1.15, work
+        assert work["takes"] <= 0.1, work
+    else:
+        assert work["lex"] <= {"kimi_k3_open_close": 13.1}.get(name, 5.1), work  # (GLM's five tokens a parameter; Kimi K3's thirteen)
