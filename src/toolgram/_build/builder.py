@@ -2087,23 +2087,53 @@ def _string_left_open(piece: str) -> bool:
 # Rules whose inside the call builder does not look into: they are read whole.
 
 
-def _parts(node: Tree, _opaque: dict = {}) -> list:  # (_opaque: whether a tree name is an opaque rule, cached)
-    """The subtrees of a call, top-down, left to right, without the inside of opaque rules (vocabulary.OPAQUE)."""
+def _parts(node: Tree, _kinds: dict = {}) -> list:  # (_kinds: per tree name, whether it is an opaque rule and a call part, cached)
+    """The call and those of its subtrees that are call parts (_CALL_PARTS), top-down,
+    left to right, without the inside of opaque rules (vocabulary.OPAQUE). (The
+    subtrees that are no call part, a parameter's key and value, are all its readers,
+    _call's loop and _last_arg, pass over: not listed, a call of a thousand parameters
+    had thousands of them.)"""
     # (A list, not a generator: a call of a thousand arguments has thousands of parts,
     # each a resumption; the builder changes no tree while it reads them.)
-    out: list = []
+    out: list = [node]
     stack = [node]
     pop, push, put = stack.pop, stack.append, out.append
+    first = True
     while stack:
         n = pop()
-        put(n)
-        shut = _opaque.get(n.data)
-        if shut is None:
-            shut = _opaque[n.data] = (_RULE_NAMES.get(n.data) or rule_name(n.data)) in OPAQUE  # (_rule, inline)
-        if n is node or not shut:
-            for c in reversed(n.children):
+        kind = _kinds.get(n.data)
+        if kind is None:
+            name = _RULE_NAMES.get(n.data) or rule_name(n.data)  # (_rule, inline)
+            kind = _kinds[n.data] = (name in OPAQUE, name in _CALL_PARTS)
+        if first:
+            first = False  # (the call itself: listed first, its inside read whatever it is)
+        else:
+            if kind[1]:
+                put(n)
+            if kind[0]:
+                continue
+        children = n.children
+        for i, c in enumerate(children):
+            if type(c) is not Tree and not isinstance(c, Tree):
+                continue
+            for g in c.children:
+                if isinstance(g, Tree):
+                    break
+            else:
+                # (A rule of tokens, or of nothing, before any rule that holds rules: its
+                # turn is now, and nothing under it is listed; a parameter's key, value,
+                # `unclosed`. Listed here, not put on the stack and taken off again.)
+                kind = _kinds.get(c.data)
+                if kind is None:
+                    name = _RULE_NAMES.get(c.data) or rule_name(c.data)
+                    kind = _kinds[c.data] = (name in OPAQUE, name in _CALL_PARTS)
+                if kind[1]:
+                    put(c)
+                continue
+            for c in reversed(children[i:]):
                 if isinstance(c, Tree):
                     push(c)
+            break
     return out
 
 
