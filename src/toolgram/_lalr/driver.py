@@ -1141,7 +1141,7 @@ class Driver:
                 return False
         if not _tagread.on() or self.marks is not None or self.pause is not None or self.lines or self.check:
             return False
-        pattern, plan, by_literal, _ = got
+        pattern, plan, by_literal = got[0], got[1], got[2]
         pos = self.pos
         n = len(buf)
         m = pattern.match(buf, pos)
@@ -1162,10 +1162,13 @@ class Driver:
         last_start = last_end = -1
         last_term = None
         spans = m.regs  # (each group's span, read at once: a tag's pattern has a dozen groups, most of them absent)
+        if len(got) > 4:
+            # (The plan of the groups this match has, told by its optional parts: see
+            # tagread._build_invoke's `plans`.)
+            (lead, opener, kind), plans = got[4]
+            plan = plans[spans[lead][0] >= 0, spans[opener][0] >= 0, kind is not None and spans[kind][0] >= 0]
         for group, term in plan:
             s, e = spans[group]
-            if s < 0:
-                continue  # (an optional part the tag does not have)
             state = stack[-1]
             if term == "kind":
                 term = by_literal[buf[s:e]]

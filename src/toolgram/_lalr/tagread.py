@@ -174,6 +174,7 @@ def _build_invoke(c: Any) -> Any:
     parts.append("(?:")
     group(ws, None)
     parts.append(")?")
+    lead = len(plan)  # (the optional parts' groups, told apart below: `plans`)
     if "INVOKE" in terms:
         # (A call's opener, `<invoke name="f">`, `<function name="f">`, is read so too: a
         # value of a thousand of them, one a line, each a call of its own, lexed each tag's
@@ -186,8 +187,11 @@ def _build_invoke(c: Any) -> Any:
         parts.append("|")
         group(f"(?>{terms['INVOKE'].source})", "INVOKE")
         parts.append(")")
+        invoke = len(plan)
     else:
         group(param, _PARAM)
+        invoke = None
+    opener = lead + 1
     group(ws, None)
     group("name", by_literal["name"])
     group("=", by_literal["="])
@@ -196,7 +200,9 @@ def _build_invoke(c: Any) -> Any:
     group(quote, _QUOTE)
     head = "".join(parts)
     parts.clear()
+    kind_groups: tuple = ()
     if kinds:
+        first_kind = len(plan) + 1
         group(ws, None)
         group("|".join(kinds), "kind")
         group("=", by_literal["="])
@@ -205,7 +211,24 @@ def _build_invoke(c: Any) -> Any:
         group(quote, _QUOTE)
         head += "(?:" + "".join(parts) + ")?"
         parts.clear()
+        kind_groups = tuple(range(first_kind, len(plan) + 1))
     group(">", by_literal[">"])
     head += "".join(parts)
     pattern = regex.compile(head, next(iter(flags)))
-    return pattern, tuple(plan), by_literal, LEADS
+    # The plan's groups that a match has, told by its optional parts: the blanks before
+    # the tag, the opener (`<param…` or the call's `<invoke…`), the `string=`/`type=`
+    # attribute. Keyed by whether each of the three has its group (the first of the
+    # attribute's), each plan lists only groups the match then has: the reader passes
+    # over no absent group one by one (half of an invoke tag's fifteen).
+    plans = {}
+    for has_lead in (False, True):
+        for has_param in (False, True) if invoke is not None else (True,):
+            for has_kind in (False, True) if kind_groups else (False,):
+                absent = set() if has_lead else {lead}
+                if invoke is not None:
+                    absent.add(invoke if has_param else opener)
+                if not has_kind:
+                    absent.update(kind_groups)
+                plans[has_lead, has_param, has_kind] = tuple(entry for entry in plan if entry[0] not in absent)
+    probes = (lead, opener, kind_groups[0] if kind_groups else None)
+    return pattern, tuple(plan), by_literal, LEADS, (probes, plans)
