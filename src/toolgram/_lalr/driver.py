@@ -488,6 +488,7 @@ class Driver:
         # (token start, state, the text terminals the table offered there only through
         # merged lookaheads, found not taken: lexed again without them; see below).
         refused: tuple | None = None
+        sure = c.derived.setdefault("sure_takes", {})  # (takes' first answers: see below)
         while True:
             state = self.stack[-1]
             allowed = c.allowed[state]
@@ -554,8 +555,11 @@ class Driver:
             # reductions the token caused. Only where the failure can be shown.
             # A shift is always taken; only a reduce may fail further on (merged
             # LALR lookaheads), so only then is the parse simulated first.
-            action = self.c.states[self.stack[-1]].get(term)
-            if action is None or (action[0] is not Shift and not takes(self.c, self.stack, term)):
+            stack = self.stack  # (the driver's own list, changed in place by _feed: not put anew in this loop)
+            action = c.states[stack[-1]].get(term)
+            if action is None or (action[0] is not Shift and not sure.get((stack[-1], term)) and not takes(c, stack, term)):
+                # (sure: takes' first answer, told without its call where it was found
+                # before; a reduction at each tag token of a value nested deep.)
                 self.far = True
                 if self.stop is not None:
                     buf = self._unbound(buf)
@@ -599,12 +603,15 @@ class Driver:
                 self._mark(term)
             calls = self.calls
             due, self.paren_due = self.paren_due, -1
-            self._feed(Tok(term, buf[self.pos : end], self.pos, end))
-            if not self.may_close and (c.accepts_end[self.stack[-1]] or self.stack[-1] == c.end_state):
-                self.may_close = True
-            if not self.may_end and (c.accepts_end[self.stack[-1]] or self.stack[-1] == c.end_state):
-                self._may_end()
-            self.last_start = self.pos
+            at = self.pos
+            self._feed(Tok(term, buf[at:end], at, end))
+            top = stack[-1]
+            if c.accepts_end[top] or top == c.end_state:
+                if not self.may_close:
+                    self.may_close = True
+                if not self.may_end:
+                    self._may_end()
+            self.last_start = at
             self.pos = end
             self.last_end = end
             self.last_term = term
@@ -665,19 +672,17 @@ class Driver:
                 # below takes it alone, as it stands (`=` after an attribute's name, at
                 # each level of a value nested deep), and nothing else is looked at.)
                 return allowed[0].name, pos + len(lit)
-        json_text = self.c.json_text
-        loose_text = self.c.loose_text
-        nest_text = self.c.nest.terminals if self.c.nest is not None else ()
+        c = self.c
         firsts = self.firsts
         quick = final and not self.resume  # (a plain terminal's match is its token: see below)
         # (The state's own list, not one a refusal filtered: its terminals that may begin
         # with each character, kept per list: see _Starting.)
         starting = None
-        if self.c.allowed.get(self.stack[-1]) is allowed:
+        if c.allowed.get(self.stack[-1]) is allowed:
             starting = firsts.starting.get(id(allowed))
             if starting is None:
                 starting = firsts.starting[id(allowed)] = _Starting(allowed, firsts)
-            if quick and pos < n and n - pos >= self.c.longest_literal + _close.CUT_ROOM:
+            if quick and pos < n and n - pos >= c.longest_literal + _close.CUT_ROOM:
                 cands, plain = starting[buf[pos]]
                 if plain:
                     # (Each terminal that may begin here a literal or a plain one, the
@@ -707,6 +712,9 @@ class Driver:
                             best, best_len, best_prio = t.name, end - pos, t.priority
                     if best is not None:
                         return best, pos + best_len
+        json_text = c.json_text
+        loose_text = c.loose_text
+        nest_text = c.nest.terminals if c.nest is not None else ()
         while True:
             if pos >= n:
                 return None if final else WAIT
@@ -993,6 +1001,38 @@ class Driver:
                     # (_scan/salvage.py).
                     stray = quoted is not None and not quoted[1]
                 else:
+                    if quick and name in nest_text and self.stop is None and name not in json_text and name not in loose_text:
+                        # (A value of an XML-ish format, the whole text at hand, no match to
+                        # go on with: what the general way below does with it, told at once,
+                        # where its match is the token or none begins here. A value at each
+                        # of a thousand parameters went through each of its questions. The
+                        # rest, a value that begins at a tag, is the general way's.)
+                        m = t.pattern.match(buf, pos, n)
+                        if m is None:
+                            if buf[pos] != "<" and self.far:
+                                continue  # (no tag here, the reading far: no value, as below)
+                        else:
+                            end = m.end()
+                            if end == pos:
+                                continue
+                            if end < n:
+                                self.check = True  # (it reads on past the tags: see looks.py)
+                                through = _nest.through_nest(self, t, buf, pos, end, final)
+                                if through is not None:
+                                    if type(through) is int:
+                                        end = through
+                                    else:  # (WAIT, with what to wait on, or None: cannot tell)
+                                        grow = True
+                                        if growers is not None and through[1] is not None:
+                                            growers.append(through[1])
+                                        else:
+                                            growers = None
+                                        continue
+                                if end == pos:
+                                    continue
+                            if end - pos > best_len:
+                                best, best_len, best_prio = name, end - pos, t.priority
+                            continue
                     if self.stop is not None and (name in json_text or name in loose_text or name in nest_text or name in self.resume):
                         raise Unbounded
                     if name in json_text or name in loose_text:
