@@ -61,18 +61,8 @@ def watch_of(fmt: Any, region: Any, buf: str, end: int, base: int) -> Watch | No
     """The Watch for the prose after `region` of `fmt`, which ends at buf[end] (base +
     end in the reply; None: nothing to watch for: no call in it, or a format whose
     values have no close tag)."""
-    return of_args(watch_args(fmt, region, buf, end)[0], buf, end, base)
-
-
-def of_args(a: Any, buf: str, end: int, base: int) -> Watch | None:
-    """The Watch of watch_args' arguments `a` for a call that ends at buf[end]; None where
-    there are none, or where the text after a Python call list tells already that there
-    is nothing to watch for: its line ends right there and the next begins with no
-    closer and no blank (`[f(a=1)]\n[g(b=2)]`; _right_after and line_after would say so
-    at their first look: a Watch made for each of a storm's lines cost 5% of its read)."""
-    if a is None or a[1] is PY_TAGS and buf[end + 1 : end + 2] not in PY_NOT_AFTER and buf[end : end + 1] == "\n":
-        return None  # (Scanner._after_call asks the same, inline: a storm's line each)
-    return Watch(a[0], a[1], a[2], a[3], a[4], base + end, a[5], a[6])
+    a = watch_args(fmt, region, buf, end)[0]
+    return None if a is None else Watch(a[0], a[1], a[2], a[3], a[4], base + end, a[5], a[6])
 
 
 def watch_args(fmt: Any, region: Any, buf: str, end: int) -> tuple:
@@ -80,23 +70,13 @@ def watch_args(fmt: Any, region: Any, buf: str, end: int) -> tuple:
     firsts, longest), or None for no Watch; the least index of buf they read). A storm's
     memo keeps them for a remembered outcome whose window holds what they read."""
     nest = fmt.compiled.nest
-    if region is None:
-        return None, end
-    python = nest is None and bool(fmt.stream_python)
-    if not python and (nest is None or not nest.own or not nest.holders):
+    if nest is None or not nest.own or not nest.holders or region is None:
         return None, end
     for last in reversed(region.items):  # (its last call: a loop, no generator made per call)
         if type(last) is Draft:
             break
     else:
         return None, end
-    if python:
-        # A Python call list's closers: a call's `)` (its values' holder, as a value's is
-        # in a list), and the list's `]` (issue 19: `[f(a=1)])]`, `[f(a=1)]\n)]` were
-        # prose with no error, where an XML-ish format's run of closers after its call is
-        # one). The same rules: right after the call, a run that ends its line; in the
-        # prose after a call whose line goes on, a `)` first on its line, then one more.
-        return (_PY_OWN, PY_TAGS, _PY_HOLDERS, last.name, "", _PY_FIRSTS, 1), end
     key = last.params[-1][0] if last.params else ""
     derived = fmt.compiled.derived
     found = derived.get("stray_closes")
@@ -110,15 +90,6 @@ def watch_args(fmt: Any, region: Any, buf: str, end: int) -> tuple:
     own, tags, holders, closers, firsts, longest, widest = found
     written, low = _written(buf, end, closers, holders, widest)
     return (own, tags, written, last.name, key, firsts, longest), low
-
-
-# (watch_args' for a Python call list: see there.)
-_PY_OWN = regex.compile(r"\)")
-PY_TAGS = (")",)
-_PY_HOLDERS = (")", "]")
-# (What may begin a run after the line break, or blanks before one; "": the text so far ends there.)
-PY_NOT_AFTER = frozenset((*")] \t\r\n\f\v", ""))
-_PY_FIRSTS = frozenset(")")
 
 
 def _written(buf: str, end: int, closers: tuple, holders: tuple, widest: int) -> tuple:
@@ -308,8 +279,8 @@ def _right_after(w: Watch, buf: str, pos: int, final: bool) -> Any:
         j = _RUN_BLANKS.match(buf, end).end()
         if j >= n and not final:
             return WAIT, pos  # (blanks up to the end so far: the run may go on)
-        if j >= n or buf[j] not in w.firsts and all(h[0] != buf[j] for h in w.holders):
-            break  # (no closer's first character: an XML-ish format's `<`, a Python list's `)` or `]`)
+        if j >= n or buf[j] != "<":
+            break
     if j > start:
         j = end  # (where the run's last closer ends)
     eol = _LINE_END.match(buf, j)
@@ -332,7 +303,7 @@ _LINE_END = regex.compile(r"[ \t]{0,32}(?:\r?\n|\Z)")
 
 def _message(w: Watch, run: str) -> str:
     tags = "".join(run.split())
-    where = f' at close tags written inside its "{w.key}" value' if w.key else ""  # (a Python list's: none)
+    where = f' at close tags written inside its "{w.key}" value' if w.key else ""
     return (
         f"Couldn't read a tool call: `{tags}` closes no call here. The call \"{w.name}\" before it may have "
         f"ended early{where}; if so, write that call again."
