@@ -712,9 +712,11 @@ def run(
             sc.closed_at, sc.closer = pos, closer
             return pos
         turn = turn_closer(frame.fmt, buf, pos) if frame.fmt.end_of_turn else ""
-        if turn and (not closer or closer == turn) and assistant_turn(buf, pos, True):
-            # The model's next turn opened after the call's end-of-turn token: the loop
-            # takes it (Scanner._closer_again).
+        if turn and (not closer or closer == turn) and (assistant_turn(buf, pos, True) or _written_again(buf, pos, turn)):
+            # The model's next turn opened after the call's end-of-turn token, or that
+            # token written again (`<|im_end|><|im_end|>`): the loop takes it (Scanner.
+            # _closer_again; a stream, which reads the call the general way, made the
+            # second token markup where parse() left it in the text: QA32 P1).
             sc.closed_at, sc.closer, sc.closer_turn = pos, turn, True
             return pos
         # (_whole_next's search when the text holds one symbol character, inline)
