@@ -356,6 +356,13 @@ def check(
             # region, still open, holds the prose (Hermes's remark after the JSON) until
             # the end tells that no close comes.
             continue
+        if "closed_tag" in call.repairs and call.format == "hermes" and "<" not in later:
+            # A Hermes call whose close was left out, then prose and a call of another
+            # format read from its payload's tail (issue 19: `{…}\nAnd the time:\n
+            # [TOOL_CALLS]…`): the payload token runs to the next `<` or the end of the
+            # reply, and only its end tells whether `</tool_call>` closes it after that
+            # text (then the text is the call's remark, as before): held as before.
+            continue
         if "mismatched_quote" in call.repairs and '"' not in raw[call.span[1] : limit]:
             # A JSON string closed with the other quote, its own quote nowhere after it
             # (`{"a": "x'} Then it's fine.` with no end marker): a later `"` could still

@@ -36,6 +36,8 @@ from .growth import _HOLD, _LoopWait, _QuoteWait, _could_grow, _loop_wait
 from .table import _ENDING_NAME, _reduces_call, _sure, closing_plan, expected, shifts_plain, simulate, takes
 from .tokens import _SNIPPET, DONE, FAIL, PAUSE, WAIT, WAIT_MORE, Tok, Unbounded, _snippet
 
+_JSON_START = lazy(regex.compile, r"[ \t\n\r]*")  # (the blanks before a payload's JSON value)
+
 
 class Driver:
     __slots__ = (
@@ -1119,6 +1121,10 @@ class Driver:
                             continue
                     if end == pos:
                         continue  # (no value there: see above)
+                    if name in json_text and self.cutter is not None and len(self.cutter) > 6:
+                        call = self._call_after_json(buf, pos, end)
+                        if call > pos:
+                            end = call
                 if end - pos > best_len:
                     best, best_len, best_prio = name, end - pos, t.priority
             if refused:
@@ -1477,6 +1483,36 @@ class Driver:
         at = stop + self.cutter[1]
         if not self.recheck or at < self.recheck:
             self.recheck = at
+
+    def _call_after_json(self, buf: str, pos: int, end: int) -> int:
+        """Where a call begins, as the scanner finds one in prose (its call_re, the line
+        conditions of its markers and all: cutter[6]), in the text after the JSON value
+        of a payload token at pos that ran to `end`, the format's end marker not written
+        there (`<tool_call>{…}\n[f(a=1)]` with tools offered, `{…}\n[TOOL_CALLS]g[ARGS]{}`):
+        the token ends there, the close left out (closed_tag), and the scanner reads that
+        call, as after a call closed (issue 19: it was the payload's prose, the call lost
+        with no error). -1: none. What follows the value is prose either way: read so, a
+        mention of a marker in it is what it is after any call. Text before the end marker
+        (`{…}\n[1] Source</tool_call>`, or an end-of-turn token that closes the call) is
+        the call's remark, as before: a stream knows
+        where the token ends only once it does, at a `<` or at the end of the reply, and
+        completes the call then, as before."""
+        call_re = self.cutter[6]
+        if call_re is None or any(e and buf.startswith(e, end) for e in (*self.fmt.ends, *self.fmt.end_of_turn)):
+            return -1  # (closed there, by its end marker or the turn's end: the text is the call's remark)
+        m = call_re.search(buf, pos + 1, end)
+        if m is None:
+            return -1
+        text = buf[pos:end]  # (the builder reads this copy too: the value's scan costs what it reads)
+        j = _JSON_START.match(text).end()
+        close = _repair.value_end(text, j)
+        if close is None:
+            return -1
+        if m.start() < pos + close:
+            m = call_re.search(buf, pos + close, end)
+            if m is None:
+                return -1
+        return m.start()
 
     def _marker_at(self, buf: str, pos: int, end: int) -> bool:
         """Whether a call marker of markup (the scanner's, three characters or more)
