@@ -1089,7 +1089,8 @@ class Driver:
                     # A match may still change when more text arrives: it touches the
                     # end, or the engine tried a way that ran into the end first
                     # (`match` gives "```" for /```(?:json)?/ on "```j", not a partial).
-                    if m is not None and not final and (end >= n or _could_grow(t, buf, pos)):
+                    growing = m is not None and not final and (end >= n or _could_grow(t, buf, pos))
+                    if growing:
                         grow = True
                         if growers is not None:
                             loop = _loop_wait(t, buf, at, n, pos, self.looks) if end >= n else None
@@ -1121,7 +1122,9 @@ class Driver:
                             continue
                     if end == pos:
                         continue  # (no value there: see above)
-                    if name in json_text and self.cutter is not None and len(self.cutter) > 6:
+                    if not growing and name in json_text and self.cutter is not None and len(self.cutter) > 6:
+                        # (Once the token is settled: asked at each delta while it may grow,
+                        # the search over its text cost the square of its length.)
                         call = self._call_after_json(buf, pos, end)
                         if call > pos:
                             end = call
