@@ -37,6 +37,7 @@ from .table import _ENDING_NAME, _reduces_call, _sure, closing_plan, expected, s
 from .tokens import _SNIPPET, DONE, FAIL, PAUSE, WAIT, WAIT_MORE, Tok, Unbounded, _snippet
 
 _JSON_START = lazy(regex.compile, r"[ \t\n\r]*")  # (the blanks before a payload's JSON value)
+_PY_CALL = lazy(regex.compile, r"\[[ \t]*[A-Za-z_][\w.\-]*[ \t]*\(")  # (a Python call list's start: `[f(`)
 
 
 class Driver:
@@ -1511,11 +1512,26 @@ class Driver:
         close = _repair.value_end(text, j)
         if close is None:
             return -1
-        if m.start() < pos + close:
-            m = call_re.search(buf, pos + close, end)
+        listed = text[j] == "["  # (the payload a Python list: `<tool_call>[f(a="x")]`)
+        at = pos + close
+        while True:
+            m = call_re.search(buf, at, end)
             if m is None:
                 return -1
-        return m.start()
+            mark = m.group()
+            if mark not in ("{", "["):
+                return m.start()  # (another format's marker: `[TOOL_CALLS]`)
+            # A bracket first on its line (a quiet format's marker: a JSON object line,
+            # a Python list): JSON after the payload's JSON is the payload's (several
+            # objects, one nameless or cut, as with `</tool_call>` after them: QA32 R1),
+            # and so is a list after a list payload (an unknown tool in it gets its
+            # error). Only a Python call list after a JSON payload is a call of its own.
+            if mark == "[" and not listed and _PY_CALL.match(buf, m.start(), end):
+                return m.start()
+            after = _repair.value_end(text, m.start() - pos)
+            if after is None:
+                return -1  # (cut by the end: the payload's, as before)
+            at = pos + after
 
     def _marker_at(self, buf: str, pos: int, end: int) -> bool:
         """Whether a call marker of markup (the scanner's, three characters or more)
