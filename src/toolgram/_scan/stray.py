@@ -70,13 +70,23 @@ def watch_args(fmt: Any, region: Any, buf: str, end: int) -> tuple:
     firsts, longest), or None for no Watch; the least index of buf they read). A storm's
     memo keeps them for a remembered outcome whose window holds what they read."""
     nest = fmt.compiled.nest
-    if nest is None or not nest.own or not nest.holders or region is None:
+    if region is None:
+        return None, end
+    python = nest is None and bool(fmt.stream_python)
+    if not python and (nest is None or not nest.own or not nest.holders):
         return None, end
     for last in reversed(region.items):  # (its last call: a loop, no generator made per call)
         if type(last) is Draft:
             break
     else:
         return None, end
+    if python:
+        # A Python call list's closers: a call's `)` (its values' holder, as a value's is
+        # in a list), and the list's `]` (issue 19: `[f(a=1)])]`, `[f(a=1)]\n)]` were
+        # prose with no error, where an XML-ish format's run of closers after its call is
+        # one). The same rules: right after the call, a run that ends its line; in the
+        # prose after a call whose line goes on, a `)` first on its line, then one more.
+        return (_PY_OWN, (")",), _PY_HOLDERS, last.name, "", _PY_FIRSTS, 1), end
     key = last.params[-1][0] if last.params else ""
     derived = fmt.compiled.derived
     found = derived.get("stray_closes")
@@ -90,6 +100,12 @@ def watch_args(fmt: Any, region: Any, buf: str, end: int) -> tuple:
     own, tags, holders, closers, firsts, longest, widest = found
     written, low = _written(buf, end, closers, holders, widest)
     return (own, tags, written, last.name, key, firsts, longest), low
+
+
+# (watch_args' for a Python call list: see there.)
+_PY_OWN = regex.compile(r"\)")
+_PY_HOLDERS = (")", "]")
+_PY_FIRSTS = frozenset(")")
 
 
 def _written(buf: str, end: int, closers: tuple, holders: tuple, widest: int) -> tuple:
@@ -279,8 +295,8 @@ def _right_after(w: Watch, buf: str, pos: int, final: bool) -> Any:
         j = _RUN_BLANKS.match(buf, end).end()
         if j >= n and not final:
             return WAIT, pos  # (blanks up to the end so far: the run may go on)
-        if j >= n or buf[j] != "<":
-            break
+        if j >= n or buf[j] not in w.firsts and all(h[0] != buf[j] for h in w.holders):
+            break  # (no closer's first character: an XML-ish format's `<`, a Python list's `)` or `]`)
     if j > start:
         j = end  # (where the run's last closer ends)
     eol = _LINE_END.match(buf, j)
@@ -303,7 +319,7 @@ _LINE_END = regex.compile(r"[ \t]{0,32}(?:\r?\n|\Z)")
 
 def _message(w: Watch, run: str) -> str:
     tags = "".join(run.split())
-    where = f' at close tags written inside its "{w.key}" value' if w.key else ""
+    where = f' at close tags written inside its "{w.key}" value' if w.key else ""  # (a Python list's: none)
     return (
         f"Couldn't read a tool call: `{tags}` closes no call here. The call \"{w.name}\" before it may have "
         f"ended early{where}; if so, write that call again."
