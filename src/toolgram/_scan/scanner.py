@@ -40,6 +40,7 @@ from . import instring as _instring
 from . import quotation as _quotation
 from . import stray as _stray
 from .mention import held_wait as _held_wait, note_failure
+from .stray import PY_NOT_AFTER as _PY_NOT_AFTER, PY_TAGS as _PY_TAGS
 from .._lalr.driver import DONE, WAIT, Driver
 from .._lalr.growth import _LoopWait
 from .._build.builder import Draft
@@ -1319,7 +1320,11 @@ class Scanner(MarkerSearch):
             self.stray = _stray.watch_of(fmt, region, self.buf, end, self.base)
         else:
             a = known[0]
-            self.stray = None if a is None else _stray.Watch(a[0], a[1], a[2], a[3], a[4], self.base + end, a[5], a[6])
+            buf = self.buf
+            if a is None or a[1] is _PY_TAGS and buf[end + 1 : end + 2] not in _PY_NOT_AFTER and buf[end : end + 1] == "\n":
+                self.stray = None  # (a Python call list's line ended, the next begun with no closer: stray.of_args)
+            else:
+                self.stray = _stray.Watch(a[0], a[1], a[2], a[3], a[4], self.base + end, a[5], a[6])
         self.read_to = self.call_to = self.base + end
         self.end_watch = None
         self.watch_anchored = False

@@ -61,8 +61,18 @@ def watch_of(fmt: Any, region: Any, buf: str, end: int, base: int) -> Watch | No
     """The Watch for the prose after `region` of `fmt`, which ends at buf[end] (base +
     end in the reply; None: nothing to watch for: no call in it, or a format whose
     values have no close tag)."""
-    a = watch_args(fmt, region, buf, end)[0]
-    return None if a is None else Watch(a[0], a[1], a[2], a[3], a[4], base + end, a[5], a[6])
+    return of_args(watch_args(fmt, region, buf, end)[0], buf, end, base)
+
+
+def of_args(a: Any, buf: str, end: int, base: int) -> Watch | None:
+    """The Watch of watch_args' arguments `a` for a call that ends at buf[end]; None where
+    there are none, or where the text after a Python call list tells already that there
+    is nothing to watch for: its line ends right there and the next begins with no
+    closer and no blank (`[f(a=1)]\n[g(b=2)]`; _right_after and line_after would say so
+    at their first look: a Watch made for each of a storm's lines cost 5% of its read)."""
+    if a is None or a[1] is PY_TAGS and buf[end + 1 : end + 2] not in PY_NOT_AFTER and buf[end : end + 1] == "\n":
+        return None  # (Scanner._after_call asks the same, inline: a storm's line each)
+    return Watch(a[0], a[1], a[2], a[3], a[4], base + end, a[5], a[6])
 
 
 def watch_args(fmt: Any, region: Any, buf: str, end: int) -> tuple:
@@ -86,7 +96,7 @@ def watch_args(fmt: Any, region: Any, buf: str, end: int) -> tuple:
         # prose with no error, where an XML-ish format's run of closers after its call is
         # one). The same rules: right after the call, a run that ends its line; in the
         # prose after a call whose line goes on, a `)` first on its line, then one more.
-        return (_PY_OWN, (")",), _PY_HOLDERS, last.name, "", _PY_FIRSTS, 1), end
+        return (_PY_OWN, PY_TAGS, _PY_HOLDERS, last.name, "", _PY_FIRSTS, 1), end
     key = last.params[-1][0] if last.params else ""
     derived = fmt.compiled.derived
     found = derived.get("stray_closes")
@@ -104,7 +114,10 @@ def watch_args(fmt: Any, region: Any, buf: str, end: int) -> tuple:
 
 # (watch_args' for a Python call list: see there.)
 _PY_OWN = regex.compile(r"\)")
+PY_TAGS = (")",)
 _PY_HOLDERS = (")", "]")
+# (What may begin a run after the line break, or blanks before one; "": the text so far ends there.)
+PY_NOT_AFTER = frozenset((*")] \t\r\n\f\v", ""))
 _PY_FIRSTS = frozenset(")")
 
 
