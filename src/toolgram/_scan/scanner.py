@@ -820,9 +820,19 @@ class Scanner(MarkerSearch):
                 found = self._line_next(buf, found)
             watch_hold = 0
             if self.end_watch is not None:
+                ends = self.end_watch
                 got = self._open_end(buf, pos, found, final)
                 if got is not None and got[0] is WAIT:
                     watch_hold = len(buf) - got[1]
+                elif got is not None and self.stray is not None and self._stray_before(out, buf, pos, lo, got[0], final, ends):
+                    # (A run of stray closers before the region's end marker: told first, as a
+                    # stream, which has the prose before the marker comes, tells it. The marker
+                    # is found again from after the run.)
+                    self.end_watch = ends
+                    if self.stray is not None:
+                        return False  # (WAIT: _stray_before flushed what is settled)
+                    pos = lo = self.pos
+                    continue
                 elif got is not None:
                     self._flush(out, lo, got[0])
                     out.append(Piece("closer", got[0], got[1], ""))  # (markup)
@@ -844,7 +854,7 @@ class Scanner(MarkerSearch):
                 if _stray.line_after(self.stray, buf, self.base, final) is False:
                     self.stray = None  # (the call ended its line: nothing to watch for)
             if self.stray is not None and self.stray.armed:
-                stray = _stray.find(self.stray, buf, pos, found[0] if found is not None else len(buf), final, self.base)
+                stray = _stray.find(self.stray, buf, pos, found[0] if found is not None else len(buf), final, self.base, self.turn_ends, self.end_watch)
                 if type(stray) is tuple:  # (WAIT, where a close that may begin a run is)
                     self._flush(out, lo, max(pos, stray[1]))
                     return False
@@ -1424,6 +1434,32 @@ class Scanner(MarkerSearch):
         self.pos = end = j + len(closer)
         out.append(Piece("closer", j, end, ""))
         self.closed_at = self.base + end  # (and a third time)
+        return True
+
+    def _stray_before(self, out: list, buf: str, pos: int, lo: int, stop: int, final: bool, ends: Any) -> bool:
+        """_in_prose's look for stray closers (stray.find), in buf[pos:stop], before a
+        region's end marker at `stop` that end_watch found: whether it found a run (put
+        out, with the prose before it: self.pos after it, self.stray None) or the text so
+        far cannot tell (the prose flushed up to there: self.stray kept). Else nothing
+        is put out. `ends`: end_watch's markers, which _open_end let go. (`[f(a=1)])]\n<|python_end|>`:
+        parse() put the run out as prose with the marker, where a stream, which reads
+        the run before the marker comes, made it the error: QA32 R2.)"""
+        stray = self.stray
+        if not stray.armed and _stray.line_after(stray, buf, self.base, final) is False:
+            self.stray = None
+            return False
+        if not stray.armed:
+            return False
+        got = _stray.find(stray, buf, pos, stop, final, self.base, self.turn_ends, ends)
+        if got is None:
+            return False
+        if type(got) is tuple:
+            self._flush(out, lo, max(pos, got[1]))
+            return True
+        self._flush(out, lo, max(pos, got.start))
+        out.append(got)
+        self.pos = got.end
+        self.stray = None
         return True
 
     def _open_end(self, buf: str, pos: int, found: Any, final: bool) -> tuple | None:

@@ -186,13 +186,16 @@ def _opens_closer(w: Watch, buf: str, j: int) -> bool:
     return any(t.startswith(buf[j : j + len(t)]) for t in (*w.holders, *w.tags))
 
 
-def find(w: Watch, buf: str, pos: int, stop: int, final: bool, base: int) -> Any:
+def find(w: Watch, buf: str, pos: int, stop: int, final: bool, base: int, ends: Any = (), more: Any = None) -> Any:
     """The first stray run in buf[pos:stop] (see the module): a Failure for it; WAIT,
     with where the text is settled to, (WAIT, at), when the text so far cannot tell
     whether a value close at `at` begins one; None when there is none (then how far
-    the text is settled is the caller's, but for a tag cut by the end: see hold)."""
+    the text is settled is the caller's, but for a tag cut by the end: see hold).
+    `ends`: the end-of-turn tokens, and `more` (None: none) the end markers of the call's
+    region where it left them out (Scanner.end_watch), which end a run's line as a line
+    break does."""
     if w.fresh:
-        got = _right_after(w, buf, pos, final)
+        got = _right_after(w, buf, pos, final, ends if more is None else (*ends, *more))
         if got is not None:
             return got
         # No run right after the call: its line tells now, on this text, as for a call
@@ -280,15 +283,18 @@ def _holders_after(w: Watch, buf: str, at: int, final: bool) -> tuple:
         at = j + len(tag)
 
 
-def _right_after(w: Watch, buf: str, pos: int, final: bool) -> Any:
+def _right_after(w: Watch, buf: str, pos: int, final: bool, ends: Any = ()) -> Any:
     """Right after a call (pos, blanks between): a run of its format's closers, the
     closes of values and of what holds one (blanks between, at most _RUN_BACK), one of
     the latter at least, that ends its line (`…</minimax:tool_call>\n</parameter>\n</invoke>\n</minimax:tool_call>`,
     `…</minimax:tool_call></invoke></minimax:tool_call>` then the next line): they close
     nothing, and are one error, as a run after prose is (QA13 F7: the first two were
     prose and the last dropped as markup). A run with text after it on its line is
-    written about, and prose. The Failure; (WAIT, pos) while the text so far cannot
-    tell; None: none (and no more looked for here)."""
+    written about, and prose. An end-of-turn token (`ends`), or the region's end marker
+    left out till there, right after the run ends its line as a line break does
+    (`[f(a=1)])]<|im_end|>` as `[f(a=1)])]`: QA32 G1). The
+    Failure; (WAIT, pos) while the text so far cannot tell; None: none (and no more
+    looked for here)."""
     n = len(buf)
     j = start = _BLANKS_AFTER.match(buf, pos).end()
     if j >= n and not final:
@@ -313,6 +319,15 @@ def _right_after(w: Watch, buf: str, pos: int, final: bool) -> Any:
     if j > start:
         j = end  # (where the run's last closer ends)
     eol = _LINE_END.match(buf, j)
+    if eol is None and holders and ends:
+        k = _TAB_BLANKS.match(buf, j).end()
+        for e in ends:
+            got = buf[k : k + len(e)]
+            if got == e:
+                eol = _TAB_BLANKS.match(buf, j)  # (the token ends the run's line)
+                break
+            if not final and len(got) < len(e) and k + len(got) >= n and e.startswith(got):
+                return WAIT, pos  # (a token cut by the end so far)
     if holders and eol is not None and not final and eol.end() >= n and not buf[j : eol.end()].endswith("\n"):
         return WAIT, pos  # (blanks after the run up to the end so far: its line not told yet)
     w.fresh = False
@@ -328,6 +343,7 @@ _AFTER = 64
 _BLANKS_AFTER = regex.compile(r"\s{0,%d}" % _AFTER)
 _RUN_BLANKS = regex.compile(r"\s{0,%d}" % _BLANKS)
 _LINE_END = regex.compile(r"[ \t]{0,32}(?:\r?\n|\Z)")
+_TAB_BLANKS = regex.compile(r"[ \t]{0,32}")
 
 
 def _message(w: Watch, run: str) -> str:
