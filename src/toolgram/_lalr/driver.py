@@ -48,7 +48,7 @@ class Driver:
         "loose_memo", "loose_quoted", "nest_memo", "nest_unsettled", "nest_open", "nest_loose", "nest_chain", "nest_walk", "nest_found", "goes_on", "decode_failed", "may_close", "may_end", "end_asked", "pause", "py", "gem", "gem_at", "tags", "checkpoints",
         "spots", "spot_due", "relevant", "supplied", "halt", "text", "looks", "far", "back", "check", "checks",
         "firsts", "inner", "inner_due", "cut_at", "listed", "listed_log", "listed_hint", "listing", "listed_ends", "stop",
-        "listed_read", "paren_due", "paren_ends", "quote_wait", "py_back",
+        "listed_read", "paren_due", "paren_ends", "quote_wait", "py_back", "cut_close",
     )  # fmt: skip
 
     def __init__(self, fmt: Format, start: int, brackets: Any = None, cutter: Any = None, lines: bool = False) -> None:
@@ -109,6 +109,12 @@ class Driver:
         # (_close.cut, open_cut); -1: none was. (The scanner asks what that marker begins:
         # RegionReader.begins_call.)
         self.cut_at = -1
+        # Where a payload token closed by the format's end marker (or an end-of-turn token)
+        # was cut at a call after its JSON (_call_after_json): (where that call begins, the
+        # marker that closed the token, where that marker begins); None: it was not. The
+        # scanner takes that marker after the call for the region's close, markup
+        # (RegionReader.run).
+        self.cut_close: tuple | None = None
         # A list of Python calls whose last call's `)` was left out before the list's `]`,
         # text after it (`[get_weather(city="Paris"] Let me check.`): a value that runs on
         # to the end of a whole text (a `,` or `)` ends it) over a `]` at its depth 0 with
@@ -1491,19 +1497,34 @@ class Driver:
     def _call_after_json(self, buf: str, pos: int, end: int) -> int:
         """Where a call begins, as the scanner finds one in prose (its call_re, the line
         conditions of its markers and all: cutter[6]), in the text after the JSON value
-        of a payload token at pos that ran to `end`, the format's end marker not written
-        there (`<tool_call>{…}\n[f(a=1)]` with tools offered, `{…}\n[TOOL_CALLS]g[ARGS]{}`):
-        the token ends there, the close left out (closed_tag), and the scanner reads that
-        call, as after a call closed (issue 19: it was the payload's prose, the call lost
-        with no error). -1: none. What follows the value is prose either way: read so, a
-        mention of a marker in it is what it is after any call. Text before the end marker
-        (`{…}\n[1] Source</tool_call>`, or an end-of-turn token that closes the call) is
-        the call's remark, as before: a stream knows
-        where the token ends only once it does, at a `<` or at the end of the reply, and
-        completes the call then, as before."""
+        of a payload token at pos that ran to `end` (`<tool_call>{…}\n[f(a=1)]` with tools
+        offered, `{…}\n[TOOL_CALLS]g[ARGS]{}`): the token ends there, its close supplied
+        (closed_tag), and the scanner reads that call, as after a call closed (issue 19:
+        it was the payload's prose, the call lost with no error). -1: none. What follows
+        the value is prose either way: read so, a mention of a marker in it is what it is
+        after any call. So too where the format's end marker closed the token
+        (`{…}\n[TOOL_CALLS]g[ARGS]{}</tool_call>`) or an end-of-turn token did: the call
+        is read as where the close was left out, and that end marker, written after it,
+        is the region's close, markup (cut_close; issue 19: the call was the payload's
+        remark, markup left in the text). Text with no such call in it before the end
+        marker (`{…}\n[1] Source</tool_call>`) is the call's remark, as before. A fence's
+        close (```) keeps what it closes whole, as before. A stream knows where the token
+        ends only once it does, at a `<` or at the end of the reply, and completes the
+        call then, as before."""
+        self.cut_close = None
         call_re = self.cutter[6]
-        if call_re is None or any(e and buf.startswith(e, end) for e in (*self.fmt.ends, *self.fmt.end_of_turn)):
-            return -1  # (closed there, by its end marker or the turn's end: the text is the call's remark)
+        if call_re is None:
+            return -1
+        closer = next((e for e in (*self.fmt.ends, *self.fmt.end_of_turn) if e and buf.startswith(e, end)), None)
+        if closer is not None and closer.startswith("`"):
+            return -1  # (a fence's close: the text before it is the fence's, as before)
+        call = self._call_in_tail(buf, pos, end, call_re)
+        if call > pos and closer is not None:
+            self.cut_close = (call, closer, end)
+        return call
+
+    def _call_in_tail(self, buf: str, pos: int, end: int, call_re: Any) -> int:
+        """_call_after_json's search: where in buf[pos:end] the call after the JSON value begins; -1: none."""
         m = call_re.search(buf, pos + 1, end)
         if m is None:
             return -1

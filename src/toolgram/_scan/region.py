@@ -309,6 +309,13 @@ class RegionReader:
                         out.append(region)
                         sc.pos = region.end
                         sc.after_call(region.end, drv.fmt, region, start=region.start)
+                        cut = drv.cut_close
+                        if cut is not None and cut[0] >= region.end:
+                            # (Its payload, closed by its end marker, cut at a call after its
+                            # JSON: that end marker, the first in the prose after that call,
+                            # is this region's close, written around the call: markup, as a
+                            # Python region's left-out end marker is. Scanner.after_call.)
+                            sc.outer_watch = ((cut[1],), sc.base + cut[0])
                         sc._end_region()
                         return True
                     if not final and _marker_pending(self, drv):

@@ -848,7 +848,14 @@ class Scanner(MarkerSearch):
                         self.line_restart = True
                         self.mode = "start"
                         return True
-                    kept = found  # (the next marker is still that one: not searched for again)
+                    if found is None or found[0] >= got[1]:
+                        kept = found  # (the next marker is still that one: not searched for again)
+                    elif found[1] in self.turn_ends:
+                        # (That marker was the end marker, an end-of-turn token that closed a
+                        # Hermes payload (see _open_end): as after a call that token closed,
+                        # the model's own turn opened after it is the template's markup, and
+                        # the token written again is markup too: _closer_again.)
+                        self.closed_at, self.closer, self.closer_turn = self.base + got[1], found[1], True
                     continue
             if self.stray is not None and not self.stray.armed:
                 if _stray.line_after(self.stray, buf, self.base, final) is False:
@@ -1315,14 +1322,21 @@ class Scanner(MarkerSearch):
         outer = self.outer_watch
         self.outer_watch = None
         called = self._after_call(end, fmt, region, known)
-        if outer is not None and called and self.end_watch is None and start >= 0 and self.base + start == outer[1]:
+        if outer is not None and called and start >= 0 and self.base + start == outer[1]:
             # A Python call region whose end marker the model left out (or that broke at
             # this call's marker), then this call of another format right after it: that
             # region's end marker, the first in the prose after this call before any other
             # marker, is the region's, written around this call: markup, not text
             # (`<|tool_call_start|>[f(a=1)]<tool_call>{…}</tool_call><|tool_call_end|>`).
-            self.end_watch = outer[0]
-            self.watch_anchored = False
+            # So too a Hermes payload closed by its `</tool_call>`, cut at this call after
+            # its JSON (RegionReader.run: `<tool_call>{…}\n[f(a=1)]</tool_call>`). A call
+            # whose own format watches for its end markers (a bare list's: LFM2's, Llama
+            # 4's) watches for both; the first of them is markup.
+            if self.end_watch is None:
+                self.end_watch = outer[0]
+                self.watch_anchored = False
+            else:
+                self.end_watch = tuple(dict.fromkeys((*self.end_watch, *outer[0])))
 
     def _after_call(self, end: int, fmt: Format, region: Region | None = None, known: tuple | None = None) -> bool:
         """after_call's work; False for a region with no call in it."""
@@ -1474,7 +1488,13 @@ class Scanner(MarkerSearch):
         best = None
         for e in self.end_watch:
             k = buf.find(e, pos, stop + len(e) - 1)
-            if 0 <= k < stop and (best is None or k < best[0]):
+            if k < 0 and found is not None and found[1] == e and buf.startswith(e, stop):
+                # (The next marker is that end marker itself: an end-of-turn token that
+                # closed a Hermes payload, cut at a call after its JSON (RegionReader.run:
+                # `{…}\n[TOOL_CALLS]g[ARGS]{}<|im_end|>`), written after that call: the
+                # region's close, markup, not a token in the middle of the reply.)
+                k = stop
+            if 0 <= k <= stop and (best is None or k < best[0]):
                 best = (k, k + len(e))
         if best is not None or found is not None:
             if best is None:

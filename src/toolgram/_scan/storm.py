@@ -328,15 +328,18 @@ def read(sc: Any, out: list, key: tuple, start: int, final: bool = True) -> bool
         # parse() told closers in a fence as an error that a stream, which had not
         # the key, read as text: fuzz seed 7 #507206.)
         sc.stray = None
+        if noted is not None:
+            _noted(sc, moved, noted, final)
         if watch is not None:
             # (The end markers of a Python region broken at the next call's marker, which
             # the prose after that call takes as the region's markup: RegionReader.
             # _watch_after, Scanner.after_call. Left unset, parse() kept the
             # `<|tool_call_end|>` after a remembered region's call as text where a stream,
-            # which read that region itself, made it markup: fuzz seed 7 #95016453.)
+            # which read that region itself, made it markup: fuzz seed 7 #95016453. Set
+            # after the last call's note, as the reading sets it after that call's
+            # after_call, which drops any watch: a Hermes payload closed by its
+            # `</tool_call>`, cut at a call after its JSON, RegionReader.run.)
             sc.outer_watch = (watch[0], sc.base + start + watch[1])
-        if noted is not None:
-            _noted(sc, moved, noted, final)
         return True
     if known is not None:
         return False  # (its values read up to a list's `]` do not hold here: read the usual way)
