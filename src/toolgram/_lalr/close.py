@@ -1028,7 +1028,7 @@ def close(d: Any, buf: str, final: bool, at_marker) -> str:
                 if hit is False:  # (nothing more text can change here but the quote: _QuoteWait)
                     d.hint = [_QuoteWait(d.pos + _SNIPPET)]
                 return WAIT
-            if buf[pos] not in d.c.literal_firsts:
+            if buf[pos] not in d.c.literal_firsts or _stray_closer(d, buf, pos):
                 d.prose_at = pos
             return d._fail(f"unexpected {_snippet(buf, d.pos)}")
     plan = d._closing_plan()
@@ -1045,6 +1045,24 @@ def close(d: Any, buf: str, final: bool, at_marker) -> str:
     if near:
         return WAIT
     return d._fail(f"unexpected {_snippet(buf, d.pos)}")
+
+
+def _stray_closer(d: Any, buf: str, pos: int) -> bool:
+    """Whether the text at pos, where nothing more fits, is a closer of a Python call list
+    (`)`, `]`: stray.watch_args' Python closers) right after a whole list or call, the
+    frame wanting nothing but the region's end marker (`<|tool_call_start|>[f(a=1)])]
+    <|tool_call_end|>`): prose after the region, its end marker left out there, as prose
+    of another first character is, so that stray.Watch tells a run of them, as after a
+    list whose end marker the grammar makes optional (`<|python_start|>[f(a=1)])]<|python_end|>`:
+    the run is markup and one error, the end marker markup; text after it on its line,
+    prose). It was "unexpected `)]<|tool_call_end|>`", all of it left as prose (issue 19)."""
+    if buf[pos] not in ")]" or not d.fmt.stream_python or d.c.nest is not None:
+        return False  # (the formats stray.watch_args watches as a Python call list's)
+    plan = d._closing_plan()
+    if not plan:
+        return False
+    ends, terminals = d.fmt.ends, d.c.terminals
+    return all(getattr(terminals.get(t), "literal", None) in ends for t in plan)
 
 
 def cut_close(d: Any, buf: str, allowed) -> str | None:
