@@ -81,6 +81,12 @@ class Markers:
             t for fmt in formats if not (fmt.needs_tools and not tools_given) for t in fmt.end_of_turn
         ) - self.by_marker.keys() - set(opens)
         thinking |= self.turn_ends
+        # The markers of the prose that are no call's (reasoning tags, end-of-turn tokens):
+        # a stream's reasoning block that may never close shows its text up to such a
+        # one that a string open before it may quote (Scanner._quoted_tag).
+        tags = sorted((t for t in thinking if t and t not in self.by_marker), key=len, reverse=True)
+        self.tag_re = lazy(regex.compile, "|".join(map(regex.escape, tags))) if tags else None
+        self.tag_width = len(tags[0]) if tags else 0
         markers = sorted(self.by_marker, key=len, reverse=True)
         # A literal that only line-anchored formats start with counts only first on a line.
         line = {m for m in markers if all(f.anchor == "line" or m in f.line_starts for f in self.by_marker[m])}
@@ -200,7 +206,7 @@ class Markers:
             "cut_keys": ("", *(w for w in self.words if w not in self.turn_ends)), "turn_ends": self.turn_ends, "turn_list": tuple(sorted(self.turn_ends, key=lambda t: (-len(t), t))),
             "frames": self.frames, "openers": self.openers, "line_openers": self.line_openers, "stutters": self.stutters,
             "think_opens": self.think_opens, "think_ends": self.think_ends, "think_closes": self.think_closes,
-            "think_width": self.think_width, "think_firsts": self.think_firsts, "think_tags": self.think_tags,
+            "think_width": self.think_width, "think_firsts": self.think_firsts, "think_tags": self.think_tags, "tag_re": self.tag_re, "tag_width": self.tag_width,
             "object_look": _OBJECT_LOOK if self.line_started else 0, "open_ends": open_ends,
         }  # fmt: skip
 

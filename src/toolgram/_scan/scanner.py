@@ -96,6 +96,7 @@ class Scanner(MarkerSearch):
     think_opened = False  # the reply starts inside a <think> block (in_think), until seen
     think_from = 0  # where the current <think> content starts
     think_scan = 0  # how far the block's closers have been searched for
+    tag_to = 0  # how far (in the reply) a stream's reasoning was told free of quoted tags (_quoted_tag)
     think_closers = (THINK_CLOSE,)  # what ends the current reasoning block (see Markers.think_opens)
     after_think = "prose"  # the mode to return to after </think>
     region: RegionReader | None = None  # the region being read (see _begin), else None
@@ -1590,6 +1591,7 @@ class Scanner(MarkerSearch):
             # Show reasoning up to a possible call marker or marker prefix; hold the rest.
             end = call.start() if call is not None else len(buf) - self._held(buf, self.pos)
             end = min(self._tag_over(buf, end), untold, self._turn_end_at(buf))
+            end = self._quoted_tag(out, buf, end)
             self._reason(out, self.pos, end)
             self.pos = max(self.pos, end)
             return False
@@ -1611,6 +1613,50 @@ class Scanner(MarkerSearch):
             j = buf.find(tag, max(self.pos, c - len(tag) + 1), c + len(tag) - 1)
             if 0 <= j < end:
                 end = j
+        return end
+
+    def _quoted_tag(self, out: list, buf: str, end: int) -> int:
+        """Where the reasoning a stream shows ends, for `end` (its first call marker, or
+        what it holds), in a block not closed so far: at a reasoning tag or end-of-turn
+        token before it (tag_re) that a string open before it may quote, else end.
+        A block that never closes is read as prose from its start (parse()), and that
+        reading asks at each such tag, before any call marker after it, whether a string
+        quotes it (_in_prose, instring.py): where one does, the string's text is
+        reasoning, up to where it closes or the end of the reply, call markers in it too.
+        A stream that showed the tag read on from its first call marker, asked there with
+        that marker's end markers, and took what parse() read as quoted for a call, or
+        an error (`<think>f("<|channel>commentary to=|<tool_call>{…}'`: fuzz seed 7
+        #99048630). So it holds the tag, and reads from it as parse() does, until the
+        string is told not to quote it, or to quote it up to a place before `end`; tags
+        told are not asked again (tag_to)."""
+        tags = self.tag_re
+        if tags is None:
+            return end
+        base = self.base
+        p = max(self.pos, self.tag_to - base)
+        stop = end + self.tag_width - 1  # (a tag that begins before end: the text after end is not searched)
+        while p < end:
+            m = tags.search(buf, p, stop)
+            if m is None or m.start() >= end:
+                p = end
+                break
+            j, after = m.span()
+            if j > 0 and buf[j - 1] == "`" and (j < 2 or not (buf[j - 2].isalnum() or buf[j - 2] in ")]}")) and not _fence_close(buf, j):
+                p = after  # (in inline code: its text, the prose reading asks nothing there)
+                continue
+            self._told(out)
+            floor = self.prose_from - base
+            if self._quote_before(buf, max(0, floor, j - _instring.LOOK), j):
+                if self.reading is None:
+                    self.reading = _instring.Reading()
+                got = _instring.in_string(buf, j, floor, self.reading, base, False, after, ())
+                if got is None or (got and self.reading.span - base > end):
+                    self.tag_to = base + j
+                    return j
+                if got:
+                    after = max(after, self.reading.span - base)  # (quoted: reasoning, up to there)
+            p = after
+        self.tag_to = base + p
         return end
 
     def _turn_between(self, buf: str, i: int, after: int, final: bool) -> int | None:
