@@ -97,6 +97,7 @@ class Scanner(MarkerSearch):
     think_from = 0  # where the current <think> content starts
     think_scan = 0  # how far the block's closers have been searched for
     tag_to = 0  # how far (in the reply) a stream's reasoning was told free of quoted tags (_quoted_tag)
+    call_scan = 0  # how far (in the reply) _think searched a block's text for a call marker and found none
     think_closers = (THINK_CLOSE,)  # what ends the current reasoning block (see Markers.think_opens)
     after_think = "prose"  # the mode to return to after </think>
     region: RegionReader | None = None  # the region being read (see _begin), else None
@@ -1574,8 +1575,6 @@ class Scanner(MarkerSearch):
                 close, closer = at, c
         if close > untold:
             close = -1
-        stop = close if close >= 0 else len(buf)
-        call = self.call_re.search(buf, self.pos, stop) if self.call_re is not None else None
         if close >= 0:
             self._reason(out, self.pos, close)
             if closer in self.think_closes:
@@ -1589,6 +1588,13 @@ class Scanner(MarkerSearch):
         self.think_scan = untold
         if not final:
             # Show reasoning up to a possible call marker or marker prefix; hold the rest.
+            # (The text a search found no marker in is not searched again, but for a
+            # marker's length at its end: the reasoning held at a tag, _quoted_tag, is.)
+            call = None
+            if self.call_re is not None:
+                call = self.call_re.search(buf, max(self.pos, self.call_scan - self.base - self.max_prefix))
+                if call is None:
+                    self.call_scan = self.base + len(buf)
             end = call.start() if call is not None else len(buf) - self._held(buf, self.pos)
             end = min(self._tag_over(buf, end), untold, self._turn_end_at(buf))
             end = self._quoted_tag(out, buf, end)
