@@ -176,7 +176,10 @@ def marker_pending(r: Any, drv: Driver) -> bool:
     drv read whole (blanks between: `[f(a=1, a=2)]\n[TOOL_CAL`), the close of its
     region left out: whether that marker comes tells whether a call that cannot be
     built is told (_whole_before_marker), so the region waits for it, as parse() sees
-    the whole marker (issue 19). At most the longest marker's characters are held."""
+    the whole marker (issue 19). At most the longest marker's characters are held.
+    So too where a Python call's arguments broke (_break_pending)."""
+    if drv.status == FAIL:
+        return _break_pending(r, drv)
     if drv.status != DONE or "closed_tag" not in drv.repairs or drv.deep:
         return False
     sc = r.sc
@@ -191,6 +194,27 @@ def marker_pending(r: Any, drv: Driver) -> bool:
         return False
     m = sc.call_re.match(buf, at)
     return (m is None or len(m.group()) < 3) and buf[at:] in sc.prefixes
+
+
+def _break_pending(r: Any, drv: Driver) -> bool:
+    """Whether a stream's text so far ends inside what may be a call marker where drv's
+    reading of a Python call's arguments broke (_broken_at_marker's place: `her(city=
+    ]<]minimax[>[<tool_call`, the `>` to come): whether a whole marker begins there, and
+    which (a whole one that may yet grow into a longer one, `<cofl:tool_call` of
+    `<cofl:tool_calls>`), tells whether the call is told cut by it and the marker named
+    (note_failure), so the region waits for it, as parse() sees the whole marker. The
+    failure was noted at once, untold, and a stream gave no error where parse() told the
+    value cut (fuzz seed 7 #99116701). At most the longest marker's characters are held."""
+    if drv.deep or drv.last_term not in _PY_ARG_OPEN or "PYVALUE" not in drv.c.terminals:
+        return False
+    sc = r.sc
+    if sc.call_re is None:
+        return False
+    buf = sc.buf
+    n = len(buf)
+    if n - drv.pos > sc.max_prefix or buf[drv.last_end : drv.pos].strip():
+        return False
+    return buf[drv.pos :] in sc.prefixes
 
 
 def _marker_after(r: Any, drv: Driver) -> int:

@@ -322,6 +322,8 @@ class RegionReader:
                         return False  # (whether a marker follows tells whether its failure is told)
                     sc._note_failure(drv, region)
             else:
+                if not final and _marker_pending(self, drv):
+                    return False  # (whether a marker begins where it broke tells whether its failure is told)
                 sc._note_failure(drv, drv.reason)
             if final and len(self.drivers) < len(self.candidates):
                 self._drop_failing(len(self.drivers))
