@@ -2724,12 +2724,17 @@ def _flatten_calls(value: Any, spans):
 
 
 def _element_spans(text: str, offset: int, value: Any) -> list[tuple[int, int]] | None:
-    """Where each top-level element of a JSON array lies, for per-call spans."""
+    """Where each top-level element of a JSON array lies, for per-call spans. (The
+    lenient pass reads a Python tuple as a list, `({…}, {…})`: its `(` opens the list,
+    `)` closes it, and each element is a call of its own, with its own span, as a
+    list's: never the whole payload's span each, calls that overlap.)"""
     if not isinstance(value, list):
         return None
-    i = text.find("[")
+    lead = len(text) - len(text.lstrip())
+    i = lead if text.startswith("(", lead) else text.find("[")
     if i < 0:
         return None
+    close = ")" if text[i] == "(" else "]"
     spans = []
     pos = i + 1
     n = len(text)
@@ -2741,7 +2746,7 @@ def _element_spans(text: str, offset: int, value: Any) -> list[tuple[int, int]] 
                 break  # (its brackets do not pair up: the repair mended them, see below)
             spans.append((offset + pos, offset + end))
             pos = end
-        elif ch == "]":
+        elif ch == close:
             break
         else:
             pos += 1
@@ -2760,7 +2765,7 @@ def _element_spans(text: str, offset: int, value: Any) -> list[tuple[int, int]] 
             e -= 1
         ends.append(e)
     last = len(text.rstrip())
-    ends.append(last - 1 if text.endswith("]", 0, last) else last)
+    ends.append(last - 1 if text.endswith(close, 0, last) else last)
     return [(offset + s, offset + max(e, s + 1)) for s, e in zip(starts, ends)]
 
 
