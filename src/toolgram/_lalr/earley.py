@@ -37,6 +37,7 @@ class EarleyDriver:
         "fmt", "c", "start", "pos", "status", "end", "tree", "repairs", "reason", "prose_at", "hint", "quotes",
         "taken", "brackets", "cutter", "marks", "closed_at", "last_end", "calls", "lines", "stray", "deep",
         "body", "call_re", "firsts", "width", "scanned", "last", "last_term", "ended", "decode_failed", "listed",
+        "cut_close",
     )  # fmt: skip
 
     def __init__(self, fmt: Format, start: int, marker_len: int, call_re: Any, firsts: frozenset, width: int) -> None:
@@ -58,6 +59,7 @@ class EarleyDriver:
         self.brackets = None
         self.cutter = None
         self.listed = None  # (its region is parsed whole: never read up to a list's `]`)
+        self.cut_close = None  # (no payload token cut at a call after its JSON: Driver.cut_close)
         self.marks = None
         self.lines = False
         self.stray = False
