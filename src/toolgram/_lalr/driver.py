@@ -54,9 +54,10 @@ class Driver:
     def __init__(self, fmt: Format, start: int, brackets: Any = None, cutter: Any = None, lines: bool = False) -> None:
         self.fmt = fmt
         # Where a JSON value broken for good is cut short: (markers_from, room, prefixes,
-        # find), the scanner's search for the first marker in a span of the text, the
+        # find, ...), the scanner's search for the first marker in a span of the text, the
         # longest marker's length, the markers' proper prefixes, and its remembered
-        # str.find (see _cut); None: never.
+        # str.find (see _cut); then its call_reads_at, turn_list, call_re and
+        # call_before (RegionReader.driver); None: never.
         self.cutter = cutter
         self.recheck = 0  # waiting on such a value: the text's length to look again at
         self.quote_wait = None  # (_close.cut's: see _closed_wait)
@@ -1518,13 +1519,22 @@ class Driver:
         closer = next((e for e in (*self.fmt.ends, *self.fmt.end_of_turn) if e and buf.startswith(e, end)), None)
         if closer is not None and closer.startswith("`"):
             return -1  # (a fence's close: the text before it is the fence's, as before)
-        call = self._call_in_tail(buf, pos, end, call_re)
+        call = self._call_in_tail(buf, pos, end, call_re, closer is not None and len(self.cutter) > 7)
         if call > pos and closer is not None:
             self.cut_close = (call, closer, end)
         return call
 
-    def _call_in_tail(self, buf: str, pos: int, end: int, call_re: Any) -> int:
-        """_call_after_json's search: where in buf[pos:end] the call after the JSON value begins; -1: none."""
+    def _call_in_tail(self, buf: str, pos: int, end: int, call_re: Any, closed: bool = False) -> int:
+        """_call_after_json's search: where in buf[pos:end] the call after the JSON value
+        begins; -1: none. `closed`: the model closed the token at `end` (the format's end
+        marker, or an end-of-turn token): there only a marker at which a call reads
+        whole before `end` counts (cutter[7], Scanner.call_before). A marker a remark
+        names (`Use `[TOOL_CALLS]` next time.`, `The [TOOL_CALLS] marker is Mistral's.`,
+        a fence's ```json, a list that calls no tool offered) is the remark's text, as
+        it was before calls after a closed payload were read (rv34: the remark was cut
+        there, its call given closed_tag, and the close it was written with left in the
+        text). The first such marker decides: one that begins no call ends the search
+        (each marker of a remark read at most once: linear)."""
         m = call_re.search(buf, pos + 1, end)
         if m is None:
             return -1
@@ -1541,6 +1551,8 @@ class Driver:
                 return -1
             mark = m.group()
             if mark not in ("{", "["):
+                if closed and not self.cutter[7](buf, m.start(), mark, end, self.fmt):
+                    return -1  # (a remark naming the marker: the call's, as before)
                 return m.start()  # (another format's marker: `[TOOL_CALLS]`)
             # A bracket first on its line (a quiet format's marker: a JSON object line,
             # a Python list): JSON after the payload's JSON is the payload's (several
@@ -1548,6 +1560,8 @@ class Driver:
             # and so is a list after a list payload (an unknown tool in it gets its
             # error). Only a Python call list after a JSON payload is a call of its own.
             if mark == "[" and not listed and _PY_CALL.match(buf, m.start(), end):
+                if closed and not self.cutter[7](buf, m.start(), mark, end, self.fmt):
+                    return -1  # (a list that calls no tool offered, or not whole: the remark's)
                 return m.start()
             after = _repair.value_end(text, m.start() - pos)
             if after is None:

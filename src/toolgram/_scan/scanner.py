@@ -43,6 +43,7 @@ from .mention import held_wait as _held_wait, note_failure
 from .stray import PY_NOT_AFTER as _PY_NOT_AFTER, PY_TAGS as _PY_TAGS
 from .._lalr.driver import DONE, WAIT, Driver
 from .._lalr.growth import _LoopWait
+from .._lalr.extent import value_end as _value_end
 from .._build.builder import Draft
 from .._result.model import ToolCall
 from .._grammar.registry import Format
@@ -83,6 +84,8 @@ _CALL_HEAD = lazy(regex.compile, r"""\{\s*(?:["']type["']\s*:\s*["']function["']
 _OBJECT_LOOK = _instring.LOOK  # (as far as a marker's check in a string reads back: 2,048)
 # The name's value after _CALL_HEAD, a string (either quote, as _OBJECT_HEAD takes them).
 _NAME_VALUE = lazy(regex.compile, r"""\s*["']([^"'\\]*)["']""")
+# A Python call list's start, `[f(`, its name group 1 (call_before).
+_LIST_CALL = lazy(regex.compile, r"\[[ \t]*([A-Za-z_][\w.\-]*)[ \t]*\(")
 
 
 
@@ -1401,6 +1404,40 @@ class Scanner(MarkerSearch):
         if type(call) is _LoopWait:
             return call  # (a WAIT whose absorbs() tells the deltas that change nothing)
         return WAIT if call is not None else 0
+
+    def call_before(self, buf: str, i: int, mark: str, end: int, fmt: Format) -> bool:
+        """Whether at the call marker `mark` at i, in the text after the JSON value of a
+        payload of `fmt` that the model closed at `end` (its end marker, or an
+        end-of-turn token: Driver._call_in_tail), a call reads whole before `end`: then
+        the payload is cut there, the call read after it, the close its markup. By that
+        marker's fast frame (call_reads_at), else by a driver of each of its formats
+        that is not quiet, over the text from i to `end` alone (DONE past the marker, no
+        repair but its own end marker left out, as the close supplies it); a Python call
+        list (`[f(`, a quiet format's marker: tools offered) whole before `end` that
+        calls a tool offered. Not a marker right after a backtick (inline code names
+        it, as _in_prose reads it). A stream asks once the token's closer is whole, with
+        the text up to it at hand: what parse() asks, the same answer."""
+        if i > 0 and buf[i - 1] == "`" and (i < 2 or not (buf[i - 2].isalnum() or buf[i - 2] in ")]}")) and not _fence_close(buf, i):
+            return False
+        if mark == "[":
+            m = _LIST_CALL.match(buf, i, end)
+            if m is None or self.tools is None or m.group(1) not in self.tools:
+                return False
+            return _value_end(buf[i:end], 0) is not None
+        fmts = self.by_marker.get(mark)
+        if not fmts or all(f.quiet for f in fmts):
+            return False
+        e = self.call_reads_at(buf, i, fmt)
+        if type(e) is int and e:
+            return e <= end
+        text = buf[i:end]  # (the text up to the close, as a reply that ends there)
+        for f in fmts:
+            if f.quiet or f.parser == "earley":
+                continue
+            d = Driver(f, 0)
+            if d.run(text, True, self.at_marker) == DONE and d.end > len(mark) and all(r == "closed_tag" for r in d.repairs):
+                return True
+        return False
 
     def _framed(self, frame: Any, buf: str, i: int, final: bool, tools: Any) -> Any:
         """frame.read(buf, i, final, tools); in a whole text, the call call_reads_at read

@@ -505,7 +505,7 @@ def _listed_hold(sc: Any, memo: Memo, marker: str, listed: tuple, start: int, fi
                 return False
             # (As RegionReader.driver makes the region's: its cutter is the scanner's.)
             room = max(sc.max_prefix + 1, *map(len, fmt.ends)) if fmt.ends else sc.max_prefix + 1
-            probe = memo.probes[name] = Driver(fmt, start, brackets, (sc._markers_from, room, sc.prefixes, sc.find, sc.call_reads_at, sc.turn_list, sc.call_re), False)
+            probe = memo.probes[name] = Driver(fmt, start, brackets, (sc._markers_from, room, sc.prefixes, sc.find, sc.call_reads_at, sc.turn_list, sc.call_re, sc.call_before), False)
         if probe.brackets is not brackets:
             return False
         if _fence_cut(probe, buf, at) >= 0:
