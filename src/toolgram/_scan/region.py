@@ -315,7 +315,7 @@ class RegionReader:
                             # JSON: that end marker, the first in the prose after that call,
                             # is this region's close, written around the call: markup, as a
                             # Python region's left-out end marker is. Scanner.after_call.)
-                            sc.outer_watch = ((cut[1],), sc.base + cut[0])
+                            sc.outer_watch = ((cut[1],), sc.base + cut[0], True)
                         sc._end_region()
                         return True
                     if not final and _marker_pending(self, drv):

@@ -119,6 +119,9 @@ class Scanner(MarkerSearch):
     # watched in begins, blanks alone before it (or a Python region broken right at such a
     # marker): a call of another format read there, whose own format watches for none,
     # watches for it after that call (the region left open around it). See after_call.
+    # (A third item, True: the close of a Hermes payload the model wrote, cut at that
+    # call (RegionReader.run, cut_close): watched for even by a call whose format watches
+    # for its own end markers.)
     outer_watch: tuple | None = None
     # That region was of a reply-anchored format (a list of Python calls opening the reply,
     # no tools): after its end marker, the next line opens lists in a row again (_start).
@@ -1334,13 +1337,16 @@ class Scanner(MarkerSearch):
             # marker, is the region's, written around this call: markup, not text
             # (`<|tool_call_start|>[f(a=1)]<tool_call>{…}</tool_call><|tool_call_end|>`).
             # So too a Hermes payload closed by its `</tool_call>`, cut at this call after
-            # its JSON (RegionReader.run: `<tool_call>{…}\n[f(a=1)]</tool_call>`). A call
-            # whose own format watches for its end markers (a bare list's: LFM2's, Llama
-            # 4's) watches for both; the first of them is markup.
+            # its JSON (RegionReader.run: `<tool_call>{…}\n[f(a=1)]</tool_call>`). There a
+            # call whose own format watches for its end markers (a bare list's: LFM2's,
+            # Llama 4's) watches for both, the first of them markup: that close was
+            # written. (Not a Python region's left-out end marker after such a call,
+            # `<|tool_call_start|>[f()]<|python_start|>[g()]\nok<|tool_call_end|>`: the
+            # call's own end marker alone is watched for, the other text, as before: rv34.)
             if self.end_watch is None:
                 self.end_watch = outer[0]
                 self.watch_anchored = False
-            else:
+            elif len(outer) > 2:
                 self.end_watch = tuple(dict.fromkeys((*self.end_watch, *outer[0])))
 
     def _after_call(self, end: int, fmt: Format, region: Region | None = None, known: tuple | None = None) -> bool:

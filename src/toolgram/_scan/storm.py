@@ -339,7 +339,7 @@ def read(sc: Any, out: list, key: tuple, start: int, final: bool = True) -> bool
             # after the last call's note, as the reading sets it after that call's
             # after_call, which drops any watch: a Hermes payload closed by its
             # `</tool_call>`, cut at a call after its JSON, RegionReader.run.)
-            sc.outer_watch = (watch[0], sc.base + start + watch[1])
+            sc.outer_watch = (watch[0], sc.base + start + watch[1], *watch[2:])
         return True
     if known is not None:
         return False  # (its values read up to a list's `]` do not hold here: read the usual way)
@@ -389,7 +389,7 @@ def _certify(sc: Any, out: list, key: tuple, start: int, memo: Memo, final: bool
         # (The watch the reading armed for the region's end marker, at the marker that
         # broke it, relative to the region: read() arms it as the reading did.)
         watch = sc.outer_watch
-        watch = None if watch is None or watch is outer else (watch[0], watch[1] - sc.base - start)
+        watch = None if watch is None or watch is outer else (watch[0], watch[1] - sc.base - start, *watch[2:])
         memo.known[key] = (_planned(got[0]), got[1], _to_note(sc, got[0], marker, start, back, len(window), final), listed, watch)
         return True
     memo.refused.add(key)
