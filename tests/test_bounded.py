@@ -2494,3 +2494,37 @@ def test_open_parameters_do_bounded_work_each(name: str, closed: bool, monkeypat
         assert work["takes"] <= 0.1, work
     else:
         assert work["lex"] <= {"kimi_k3_open_close": 13.1}.get(name, 5.1), work  # (GLM's five tokens a parameter; Kimi K3's thirteen)
+
+
+def test_a_held_reasoning_block_searches_for_its_call_marker_from_that_marker() -> None:
+    # A stream's reasoning block not closed so far, held at a reasoning tag that a string
+    # open before it may quote (Scanner._quoted_tag), its first call marker already in the
+    # text: each wake (a delta with a closer's first character) searched the text from the
+    # tag to that marker again (rv34: 600,000 characters for 300 deltas after 2,000). The
+    # first marker is still that one: found again from a marker's length before it
+    # (Scanner.call_scan).
+    from toolgram._stream.parser import StreamParser
+
+    class Counting:
+        def __init__(self, rx: Any) -> None:
+            self.rx, self.chars = rx, 0
+
+        def search(self, buf: str, pos: int = 0, *rest: int) -> Any:
+            m = self.rx.search(buf, pos, *rest)
+            self.chars += (m.start() if m is not None else rest[0] if rest else len(buf)) - pos
+            return m
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self.rx, name)
+
+    head = '<think>Let me call f("<|im_end|> ' + "y " * 1000
+    head += '<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>'
+    deltas = [head] + [" <b>x"] * 300
+    sp = StreamParser(None)
+    sc = sp._scanner
+    sc.call_re = counting = Counting(sc.call_re)
+    for delta in deltas:
+        sp.feed(delta)
+    sp.flush()
+    assert result_key(sp.close()) == result_key(toolgram.parse("".join(deltas)))
+    assert counting.chars <= len(head) + 100 * len(deltas), counting.chars

@@ -1632,12 +1632,14 @@ class Scanner(MarkerSearch):
         if not final:
             # Show reasoning up to a possible call marker or marker prefix; hold the rest.
             # (The text a search found no marker in is not searched again, but for a
-            # marker's length at its end: the reasoning held at a tag, _quoted_tag, is.)
+            # marker's length at its end: the reasoning held at a tag, _quoted_tag, is.
+            # Nor the text before the marker one found: the first marker is still that
+            # one, found again from a marker's length before it, not from a held tag on
+            # at each wake: rv34.)
             call = None
             if self.call_re is not None:
                 call = self.call_re.search(buf, max(self.pos, self.call_scan - self.base - self.max_prefix))
-                if call is None:
-                    self.call_scan = self.base + len(buf)
+                self.call_scan = self.base + (len(buf) if call is None else call.start())
             end = call.start() if call is not None else len(buf) - self._held(buf, self.pos)
             end = min(self._tag_over(buf, end), untold, self._turn_end_at(buf))
             end = self._quoted_tag(out, buf, end)
