@@ -856,6 +856,12 @@ class Scanner(MarkerSearch):
                         self.line_restart = True
                         self.mode = "start"
                         return True
+                    # (A marker found that begins inside the end marker's own characters is
+                    # searched for again from its end, not kept: _open_end takes an end marker
+                    # that runs past `found`, as in `<|python_end|>>> Done.` with tools, where
+                    # Functionary's `>>>` begins at that marker's last `>`. Kept, the text after
+                    # it began inside the markup: a segment over it, a `>` more in the text;
+                    # fuzz seed 7 #99314848 on 7886ed42.)
                     if found is None or found[0] >= got[1]:
                         kept = found  # (the next marker is still that one: not searched for again)
                     elif found[1] in self.turn_ends:
