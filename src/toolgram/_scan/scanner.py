@@ -913,7 +913,7 @@ class Scanner(MarkerSearch):
                 if closes:
                     pos = closes  # (prose, a code block's close: see lo)
                     continue
-            if i > 0 and buf[i - 1] == "`" and (i < 2 or not (buf[i - 2].isalnum() or buf[i - 2] in ")]}")) and not _fence_close(buf, i):
+            if _in_inline_code(buf, i):
                 # `<tool_call>` (or `<think>`) in inline code names the tag; it opens nothing. (A
                 # backtick right after a word closes a code span: `ls`<tool_call>… is a call.)
                 self._flush(out, lo, after)
@@ -1429,7 +1429,7 @@ class Scanner(MarkerSearch):
         calls a tool offered. Not a marker right after a backtick (inline code names
         it, as _in_prose reads it). A stream asks once the token's closer is whole, with
         the text up to it at hand: what parse() asks, the same answer."""
-        if i > 0 and buf[i - 1] == "`" and (i < 2 or not (buf[i - 2].isalnum() or buf[i - 2] in ")]}")) and not _fence_close(buf, i):
+        if _in_inline_code(buf, i):
             return False
         if mark == "[":
             m = _LIST_CALL.match(buf, i, end)
@@ -1698,7 +1698,7 @@ class Scanner(MarkerSearch):
                 p = end
                 break
             j, after = m.span()
-            if j > 0 and buf[j - 1] == "`" and (j < 2 or not (buf[j - 2].isalnum() or buf[j - 2] in ")]}")) and not _fence_close(buf, j):
+            if _in_inline_code(buf, j):
                 p = after  # (in inline code: its text, the prose reading asks nothing there)
                 continue
             self._told(out)
@@ -1925,6 +1925,14 @@ def _object_open(buf: str, start: int, close: int) -> int:
             quote = c
         i += 1
     return opens[-1] if opens and not quote else -1
+
+
+def _in_inline_code(buf: str, i: int) -> bool:
+    """Whether the marker at i is written in inline code (`` `<tool_call>` ``): right
+    after a backtick that opens a code span, which names the tag and opens nothing. A
+    backtick right after a word or a closing bracket closes a span (`ls`<tool_call>…
+    is a call), and a fence's close is no span (_fence_close)."""
+    return i > 0 and buf[i - 1] == "`" and (i < 2 or not (buf[i - 2].isalnum() or buf[i - 2] in ")]}")) and not _fence_close(buf, i)
 
 
 def _fence_close(buf: str, i: int) -> bool:
