@@ -2528,3 +2528,23 @@ def test_a_held_reasoning_block_searches_for_its_call_marker_from_that_marker() 
     sp.flush()
     assert result_key(sp.close()) == result_key(toolgram.parse("".join(deltas)))
     assert counting.chars <= len(head) + 100 * len(deltas), counting.chars
+
+
+def _parse_at(depth: int, raw: str, tools: Any) -> Any:
+    """parse(raw, tools) called from `depth` frames further down the stack."""
+    return _parse_at(depth - 1, raw, tools) if depth else toolgram.parse(raw, tools)
+
+
+@pytest.mark.parametrize("tools", [["f", "unrelated_tool", "calc"], None])
+@pytest.mark.parametrize("pairs", [300, 485])
+def test_a_reading_does_not_depend_on_the_callers_stack(pairs: int, tools: Any) -> None:
+    # The C JSON decoder counts each container it opens against the recursion limit
+    # Python's frames share: a cut value ~970 containers deep (fuzz seed 7 #99647569)
+    # was decoded, then refused as too deep, when parse() was called near the top of
+    # the stack, and raised RecursionError (read otherwise: no error) when called 50
+    # frames down; a stream, further down, disagreed with parse(). No value deeper than
+    # jsonscan.DECODER_DEPTH reaches the decoder now: the same reading from anywhere.
+    raw = '{"name": "f", "arguments": {"a": ' + '[{"a": ' * pairs + "[]"
+    results = [result_key(_parse_at(depth, raw, tools)) for depth in (0, 50, 200, 400)]
+    assert all(result == results[0] for result in results)
+    assert result_key(streamed(raw, 64, tools)) == results[0]

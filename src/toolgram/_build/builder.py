@@ -2668,7 +2668,9 @@ def _object_fields(text: str, decode: Any) -> tuple[list, int]:
             if text[pos] != ",":
                 break
             pos = ws.match(text, pos + 1).end()
-    except (ValueError, IndexError):
+    except (ValueError, IndexError, RecursionError):
+        # (RecursionError: a value nested deeper than the decoder reads, jsonscan.
+        # DECODER_DEPTH, at any stack depth: the object is not well-formed as read.)
         pass
     return fields, -1
 
@@ -2682,7 +2684,7 @@ def _field_spans(text: str, offset: int) -> dict[str, tuple[int, int, int]]:
     return {key: (offset + at, offset + start, offset + end) for key, at, start, _, end in fields}
 
 
-_JSON_DECODER = json.JSONDecoder()
+_JSON_DECODER = _repair._Bounded()  # (no C read past jsonscan.DECODER_DEPTH: issue 17)
 
 
 def _fields_twice(text: str, twice: list) -> dict | None:

@@ -238,7 +238,7 @@ def _no_constant(name: str) -> Any:
 
 
 # (One decoder for every value: json.loads with options makes a new one each call.)
-_STRICT = json.JSONDecoder(parse_constant=_no_constant, parse_float=_repair._finite_float)
+_STRICT = _repair._Bounded(parse_constant=_no_constant, parse_float=_repair._finite_float)
 
 
 def _strict(text: str) -> tuple[bool, Any]:

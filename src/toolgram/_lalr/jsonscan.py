@@ -27,7 +27,48 @@ def _no_constant(word: str) -> Any:
 # are refused, so that decoded arguments are always JSON that json.dumps can
 # write with allow_nan=False (a client's JSON.parse throws on NaN): the lenient
 # pass reads them as null (repair non_finite_number).
-_JSON = json.JSONDecoder(strict=False, parse_float=_finite_float, parse_constant=_no_constant)
+# The C decoder counts each container it opens against the recursion limit it shares
+# with Python's frames: whether a deep value is read or raises RecursionError would
+# depend on where parse() was called from (issue 17: fuzz seed 7 #99647569, a cut value
+# ~965 containers deep, read at one stack depth and refused at another). So no value
+# that may nest deeper than DECODER_DEPTH reaches it: RecursionError is raised for it
+# here, before the decoder starts, at any stack depth, and every caller takes its
+# RecursionError path (the lenient pass, or a refusal) for it.
+DECODER_DEPTH = 512  # (repair.MAX_DEPTH: deeper is refused anyway)
+_DEPTH_STEP = {"[": 1, "{": 1, "(": 1, "]": -1, "}": -1, ")": -1}
+
+
+def _deeper(text: str, pos: int) -> bool:
+    """Whether the decoder could open more than DECODER_DEPTH containers reading the
+    value at text[pos]: never where the text after pos has no more openers than that
+    (the usual case, counted in C); else its brackets outside strings, summed."""
+    if text.count("[", pos) + text.count("{", pos) <= DECODER_DEPTH:
+        return False
+    from itertools import accumulate
+
+    from .extent import _NOT_BRACKET
+
+    brackets = _NOT_BRACKET.sub("", text[pos:])
+    return max(accumulate(map(_DEPTH_STEP.__getitem__, brackets)), default=0) > DECODER_DEPTH
+
+
+class _Bounded(json.JSONDecoder):
+    """json.JSONDecoder whose scan_once (used by decode and raw_decode too) refuses a
+    value deeper than DECODER_DEPTH with RecursionError before the C scanner reads it."""
+
+    def __init__(self, **kw: Any) -> None:  # noqa: D107
+        super().__init__(**kw)
+        scan = self.scan_once
+
+        def scan_once(text: str, pos: int) -> tuple[Any, int]:
+            if _deeper(text, pos):
+                raise RecursionError("nested too deeply")
+            return scan(text, pos)
+
+        self.scan_once = scan_once
+
+
+_JSON = _Bounded(strict=False, parse_float=_finite_float, parse_constant=_no_constant)
 
 
 class _Broken(json.JSONDecodeError):

@@ -56,7 +56,7 @@ from .._lalr.extent import (  # noqa: F401 (value_end, scalar_end, BracketIndex:
     scalar_end,
     value_end,
 )
-from .._lalr.jsonscan import _JSON, _finite_float, _no_constant, scan_json  # noqa: F401 (re-exported: the decoder and its number rules)
+from .._lalr.jsonscan import _JSON, _Bounded, _finite_float, _no_constant, scan_json  # noqa: F401 (re-exported: the decoder and its number rules)
 
 
 def _too_deep(text: str) -> bool:
@@ -1503,7 +1503,7 @@ def _pairs(pairs: list) -> dict:
     return found
 
 
-_JSON_PAIRS = json.JSONDecoder(strict=False, parse_float=_finite_float, parse_constant=_no_constant, object_pairs_hook=_pairs)
+_JSON_PAIRS = _Bounded(strict=False, parse_float=_finite_float, parse_constant=_no_constant, object_pairs_hook=_pairs)
 
 
 def slipped_end(text: str, pos: int, final: bool = True) -> int | None:
