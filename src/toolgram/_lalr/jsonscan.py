@@ -35,21 +35,33 @@ def _no_constant(word: str) -> Any:
 # here, before the decoder starts, at any stack depth, and every caller takes its
 # RecursionError path (the lenient pass, or a refusal) for it.
 DECODER_DEPTH = 512  # (repair.MAX_DEPTH: deeper is refused anyway)
-_DEPTH_STEP = {"[": 1, "{": 1, "(": 1, "]": -1, "}": -1, ")": -1}
 
 
 def _deeper(text: str, pos: int) -> bool:
     """Whether the decoder could open more than DECODER_DEPTH containers reading the
-    value at text[pos]: never where the text after pos has no more openers than that
-    (the usual case, counted in C); else its brackets outside strings, summed."""
-    if text.count("[", pos) + text.count("{", pos) <= DECODER_DEPTH:
+    value at text[pos]: never where it is no container, or the text after pos has no
+    more openers than that (the usual case, counted in C); else the value's own
+    brackets outside strings are counted, up to where it closes (or the decoder
+    would stop: a string that never closes, a paren), so a text of many values is not
+    scanned to its end for each."""
+    if text[pos : pos + 1] not in ("[", "{") or text.count("[", pos) + text.count("{", pos) <= DECODER_DEPTH:
         return False
-    from itertools import accumulate
+    from .extent import _BRACKET_SCAN
 
-    from .extent import _NOT_BRACKET
-
-    brackets = _NOT_BRACKET.sub("", text[pos:])
-    return max(accumulate(map(_DEPTH_STEP.__getitem__, brackets)), default=0) > DECODER_DEPTH
+    depth = 0
+    for m in _BRACKET_SCAN.finditer(text, pos):
+        kind = m.lastindex
+        if kind is None or m.group() in "()":
+            return False  # (where the decoder stops: a string that never closes, a paren)
+        if kind == 3:
+            depth += 1
+            if depth > DECODER_DEPTH:
+                return True
+        elif kind == 4:
+            depth -= 1
+            if depth <= 0:
+                return False
+    return False
 
 
 class _Bounded(json.JSONDecoder):
