@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import math
+import re
+from bisect import bisect_left
 from typing import Any
 
 
@@ -21,12 +23,6 @@ def _no_constant(word: str) -> Any:
     raise ValueError("not finite")  # NaN, Infinity: the lenient pass makes them null
 
 
-# json.loads(text, strict=False) without building a decoder per call. Not
-# strict: raw control characters (real newlines) inside strings are common in
-# model output and harmless. NaN, Infinity and numbers too large for a float
-# are refused, so that decoded arguments are always JSON that json.dumps can
-# write with allow_nan=False (a client's JSON.parse throws on NaN): the lenient
-# pass reads them as null (repair non_finite_number).
 # The C decoder counts each container it opens against the recursion limit it shares
 # with Python's frames: whether a deep value is read or raises RecursionError would
 # depend on where parse() was called from (issue 17: fuzz seed 7 #99647569, a cut value
@@ -37,6 +33,27 @@ def _no_constant(word: str) -> Any:
 DECODER_DEPTH = 512  # (repair.MAX_DEPTH: deeper is refused anyway)
 
 
+_OPENER = re.compile(r"[\[{]")
+_LONG = 8192
+_openers: tuple = (None, None)  # (the last long text asked about, where its openers are)
+
+
+def _openers_after(text: str, pos: int) -> int:
+    """How many `[` and `{` text has from pos on. Counted in C; for a long text asked
+    about again, from a list of where they are, made once for the last one (a payload's
+    fields are each decoded where they start: counting to the end for each would take
+    time in the product of the two)."""
+    memo, places = _openers
+    if len(text) - pos <= _LONG or memo is not text:
+        if len(text) - pos > _LONG:
+            globals()["_openers"] = (text, None)  # (the list is made if it is asked again)
+        return text.count("[", pos) + text.count("{", pos)
+    if places is None:
+        places = [m.start() for m in _OPENER.finditer(text)]
+        globals()["_openers"] = (text, places)
+    return len(places) - bisect_left(places, pos)
+
+
 def _deeper(text: str, pos: int) -> bool:
     """Whether the decoder could open more than DECODER_DEPTH containers reading the
     value at text[pos]: never where it is no container, or the text after pos has no
@@ -44,7 +61,7 @@ def _deeper(text: str, pos: int) -> bool:
     brackets outside strings are counted, up to where it closes (or the decoder
     would stop: a string that never closes, a paren), so a text of many values is not
     scanned to its end for each."""
-    if text[pos : pos + 1] not in ("[", "{") or text.count("[", pos) + text.count("{", pos) <= DECODER_DEPTH:
+    if text[pos : pos + 1] not in ("[", "{") or _openers_after(text, pos) <= DECODER_DEPTH:
         return False
     from .extent import _BRACKET_SCAN
 
@@ -80,6 +97,12 @@ class _Bounded(json.JSONDecoder):
         self.scan_once = scan_once
 
 
+# json.loads(text, strict=False) without building a decoder per call. Not
+# strict: raw control characters (real newlines) inside strings are common in
+# model output and harmless. NaN, Infinity and numbers too large for a float
+# are refused, so that decoded arguments are always JSON that json.dumps can
+# write with allow_nan=False (a client's JSON.parse throws on NaN): the lenient
+# pass reads them as null (repair non_finite_number).
 _JSON = _Bounded(strict=False, parse_float=_finite_float, parse_constant=_no_constant)
 
 
