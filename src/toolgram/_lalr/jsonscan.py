@@ -54,27 +54,32 @@ def _openers_after(text: str, pos: int) -> int:
     return len(places) - bisect_left(places, pos)
 
 
+# What the decoder reads of a value's nesting: a "string" (group 1 where it closes),
+# an opener (2), a closer (3); anything else matched (a string that never closes, a
+# quote or paren JSON has no place for) is where the decoder stops. (Its own pattern,
+# not extent's brackets: those read 'single-quoted' strings, which JSON has not.)
+_NESTING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*(")?|([\[{])|([\]}])|[()\']', re.S)
+
+
 def _deeper(text: str, pos: int) -> bool:
     """Whether the decoder could open more than DECODER_DEPTH containers reading the
-    value at text[pos]: never where it is no container, or the text after pos has no
-    more openers than that (the usual case, counted in C); else the value's own
-    brackets outside strings are counted, up to where it closes (or the decoder
-    would stop: a string that never closes, a paren), so a text of many values is not
-    scanned to its end for each."""
-    if text[pos : pos + 1] not in ("[", "{") or _openers_after(text, pos) <= DECODER_DEPTH:
+    value at text[pos]. Never where fewer characters than that follow pos (almost every
+    value: one subtraction), nor where the text after pos has no more openers than that
+    (counted in C); else the value's own brackets outside strings are counted, up to
+    where it closes or the decoder would stop, so a text of many values is not scanned
+    to its end for each."""
+    if len(text) - pos <= DECODER_DEPTH or text[pos] not in "[{" or _openers_after(text, pos) <= DECODER_DEPTH:
         return False
-    from .extent import _BRACKET_SCAN
-
     depth = 0
-    for m in _BRACKET_SCAN.finditer(text, pos):
+    for m in _NESTING.finditer(text, pos):
         kind = m.lastindex
-        if kind is None or m.group() in "()":
-            return False  # (where the decoder stops: a string that never closes, a paren)
-        if kind == 3:
+        if kind is None:
+            return False  # (where the decoder stops)
+        if kind == 2:
             depth += 1
             if depth > DECODER_DEPTH:
                 return True
-        elif kind == 4:
+        elif kind == 3:
             depth -= 1
             if depth <= 0:
                 return False
@@ -88,6 +93,7 @@ class _Bounded(json.JSONDecoder):
     def __init__(self, **kw: Any) -> None:  # noqa: D107
         super().__init__(**kw)
         scan = self.scan_once
+        self.unguarded_scan = scan  # (for a caller that has bounded the openers itself)
 
         def scan_once(text: str, pos: int) -> tuple[Any, int]:
             if _deeper(text, pos):

@@ -61,7 +61,9 @@ from .items import Piece, Region, _piece
 from . import gemcall as _gemcall
 
 WAIT = "wait"
-_SCAN = _repair._JSON.scan_once  # (the decoder _repair.loads tries first)
+# (The decoder _repair.loads tries first, without its depth guard: _call refuses a
+# payload of more than _HALF_DEPTH openers before it reads, so none nests deeper.)
+_SCAN = _repair._JSON.unguarded_scan
 _JSON_SPACE = " \t\n\r"
 _SPACE = lazy(re.compile, r"\s*")  # (what str.lstrip() strips)
 _HALF_DEPTH = _repair.MAX_DEPTH // 2
