@@ -468,6 +468,19 @@ def test_bracket_index_answers_as_value_end(text, order):
         assert index.end(text, pos) == value_end(text, pos), (text, pos)
 
 
+@pytest.mark.parametrize(
+    ("tail", "end"),
+    [("", None), ("]" * 600, 1200), ("]" * 599, None), ("]" * 599 + "}", 1200), ('"]" ' * 600, None), ("'", None), ("]" * 601, 1200)],
+)
+def test_a_value_nested_past_the_decoders_depth_ends_where_its_brackets_say(tail, end):
+    # 600 openers: the decoder refuses it (RecursionError), and where no closer follows
+    # at all the answer is at once; where some do, the scan counts them as for any value.
+    text = "[" * 600 + tail
+    assert value_end(text, 0) == end
+    assert BracketIndex().end(text, 0) == end
+    assert BracketIndex().end("x" + text, 1) == (None if end is None else end + 1)
+
+
 @SETTINGS
 @given(
     st.text(alphabet="[]{}()\"'\\ab ,\n", max_size=40) | jsonish_text,

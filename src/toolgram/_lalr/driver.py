@@ -31,7 +31,7 @@ from . import nest as _nest
 from . import tagread as _tagread
 from .._recover import repair as _repair
 from .checkpoint import Checkpoint
-from .extent import TripleWait, _Extent, scalar_end, triple_end, triple_quote, twin_before, twin_close
+from .extent import TripleWait, _Extent, _last_closer, scalar_end, triple_end, triple_quote, twin_before, twin_close
 from .growth import _HOLD, _LoopWait, _QuoteWait, _could_grow, _loop_wait
 from .table import _ENDING_NAME, _reduces_call, _sure, closing_plan, expected, shifts_plain, simulate, takes
 from .tokens import _SNIPPET, DONE, FAIL, PAUSE, WAIT, WAIT_MORE, Tok, Unbounded, _snippet
@@ -1535,6 +1535,9 @@ class Driver:
         there, its call given closed_tag, and the close it was written with left in the
         text). The first such marker decides: one that begins no call ends the search
         (each marker of a remark read at most once: linear)."""
+        if _last_closer(buf, pos, end) < 0:
+            return -1  # (the value never closes: no call after it. At once, where a search of
+            # every marker over 32 KB of `[` took 15 ms, a `[` at each place.)
         m = call_re.search(buf, pos + 1, end)
         if m is None:
             return -1

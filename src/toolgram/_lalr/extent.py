@@ -64,8 +64,13 @@ def value_end(text: str, pos: int) -> int | None:
     # skips the same strings); it is many times faster than the scan below.
     try:
         return scan_json(text, pos)[1]
-    except (StopIteration, ValueError, RecursionError):
+    except (StopIteration, ValueError):
         pass
+    except RecursionError:
+        # (Nested deeper than the decoder reads. Where no closer follows at all, nothing
+        # closes it: the scan below would read every opener to the end to say so.)
+        if _last_closer(text, pos, len(text)) < 0:
+            return None
     depth = 0
     for m in _BRACKET_SCAN.finditer(text, pos):
         kind = m.lastindex
@@ -80,6 +85,12 @@ def value_end(text: str, pos: int) -> int | None:
             # (`{"a": it's}`) opens one of those too; either way, no end.
             return None
     return None
+
+
+def _last_closer(text: str, start: int, end: int) -> int:
+    """Where the last `]`, `}` or `)` in text[start:end] is, -1: none (three searches
+    from the end, in C: each stops at its last closer)."""
+    return max(text.rfind("]", start, end), text.rfind("}", start, end), text.rfind(")", start, end))
 
 
 def twin_close(text: str, close: int) -> int:
@@ -135,6 +146,7 @@ class BracketIndex:
         self.arguments: StopIndex | None = None
         self.list_closes: StopIndex | None = None  # (list_close's)
         self.last_bracket: tuple | None = None  # (list_close's: a text, where its last `]` is)
+        self.last_closer: tuple | None = None  # (end's: a text, where its last closer is)
         self.spans: Any = None  # _repair.Spans, for the same drivers (see _lalr/close.py cut)
         # The other text's (text, tokens, unclosed): a region's drivers may read the reply
         # and the reply without the end-of-turn token that ends it (region._before_turn_end)
@@ -221,6 +233,13 @@ class BracketIndex:
                 self.text, self.tokens, self.unclosed = text, {}, {}
         if not 0 <= pos < len(text) or text[pos] not in _OPENERS:
             return None
+        last = self.last_closer
+        if last is None or last[0] is not text:
+            last = self.last_closer = (text, _last_closer(text, 0, len(text)))
+        if last[1] < pos:
+            # (No closer after pos at all: nothing closes it. A run would read every token
+            # to the end to say so: 32 KB of `[` after a marker, a token each, took 45 ms.)
+            return None
         found = self.tokens.get(pos)
         if found is None:
             run = _Run(text, pos)
@@ -235,9 +254,8 @@ class BracketIndex:
                 k = bisect_left(closers, i)
                 if k < len(closers):
                     return run.starts[closers[k]] + 1
-            while run.link is None and not run.done:
-                if run.step(self) and run.heights[-1] == level:
-                    return run.starts[-1] + 1
+            if run.link is None and not run.done and run.scan_to(self, level):
+                return run.starts[-1] + 1
             if run.link is None:
                 return None  # (the end of the text, or a string that never closes)
             run, i, offset = run.link
@@ -310,6 +328,51 @@ class _Run:
             self.height -= 1
             return True
         return False
+
+
+    def scan_to(self, index: BracketIndex, level: int) -> bool:
+        """step() until a closer read at height `level` (True: it is the run's last token),
+        a link, or the run's end (False). One loop over the tokens the regex engine finds,
+        its state in locals: a call of step() a token cost ~1.4 µs, and a value nested
+        32 KB deep is 32,000 tokens. (A string is read by step().)"""
+        text, tokens, starts, heights = self.text, index.tokens, self.starts, self.heights
+        height, at = self.height, self.at
+        while True:
+            for m in _TOKEN_START.finditer(text, at):
+                at = m.start()
+                found = tokens.get(at)
+                if found is not None:  # (from here on, that run's tokens)
+                    run, j = found
+                    self.link = run, j, height - run.heights[j]
+                    self.height = height
+                    return False
+                ch = m.group()
+                if ch in _QUOTES:
+                    break
+                tokens[at] = self, len(starts)
+                starts.append(at)
+                heights.append(height)
+                at += 1
+                if ch in _OPENERS:
+                    height += 1
+                    continue
+                closers = self.closers.get(height)
+                if closers is None:
+                    closers = self.closers[height] = []
+                closers.append(len(starts) - 1)
+                height -= 1
+                if height + 1 == level:
+                    self.height, self.at = height, at
+                    return True
+            else:
+                self.done = True
+                self.height, self.at = height, len(text)
+                return False
+            self.height, self.at = height, at
+            self.step(index)  # (the string at `at`: read whole, or the run's end)
+            if self.link is not None or self.done:
+                return False
+            height, at = self.height, self.at
 
 
 _UNKNOWN = object()
