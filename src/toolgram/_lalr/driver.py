@@ -38,6 +38,10 @@ from .tokens import _SNIPPET, DONE, FAIL, PAUSE, WAIT, WAIT_MORE, Tok, Unbounded
 
 _JSON_START = lazy(regex.compile, r"[ \t\n\r]*")  # (the blanks before a payload's JSON value)
 _PY_CALL = lazy(regex.compile, r"\[[ \t]*[A-Za-z_][\w.\-]*[ \t]*\(")  # (a Python call list's start: `[f(`)
+# (_call_in_tail's first search, the last one made: (buf, pos, end, call_re, its match).
+# Each candidate format of a region asks it over the same text, a search of every
+# marker over the whole payload: 15 ms each over 32 KB of `[`.)
+_tail_search: tuple = (None, -1, -1, None, None)
 
 
 class Driver:
@@ -1538,7 +1542,13 @@ class Driver:
         if _last_closer(buf, pos, end) < 0:
             return -1  # (the value never closes: no call after it. At once, where a search of
             # every marker over 32 KB of `[` took 15 ms, a `[` at each place.)
-        m = call_re.search(buf, pos + 1, end)
+        global _tail_search
+        key = _tail_search
+        if key[0] is buf and key[1] == pos and key[2] == end and key[3] is call_re:
+            m = key[4]  # (the region's other candidate asked the same: `<tool_call>` is several formats')
+        else:
+            m = call_re.search(buf, pos + 1, end)
+            _tail_search = (buf, pos, end, call_re, m)
         if m is None:
             return -1
         text = buf[pos:end]  # (the builder reads this copy too: the value's scan costs what it reads)

@@ -332,30 +332,43 @@ class _Run:
 
     def scan_to(self, index: BracketIndex, level: int) -> bool:
         """step() until a closer read at height `level` (True: it is the run's last token),
-        a link, or the run's end (False). One loop over the tokens the regex engine finds,
-        its state in locals: a call of step() a token cost ~1.4 µs, and a value nested
-        32 KB deep is 32,000 tokens. (A string is read by step().)"""
-        text, tokens, starts, heights = self.text, index.tokens, self.starts, self.heights
+        a link, or the run's end (False). One loop, its state in locals: a call of step()
+        a token cost ~1.4 µs, and a value nested 32 KB deep is 32,000 tokens."""
+        text, tokens, starts, heights, unclosed = self.text, index.tokens, self.starts, self.heights, index.unclosed
+        search = _TOKEN_START.search
         height, at = self.height, self.at
         while True:
-            for m in _TOKEN_START.finditer(text, at):
-                at = m.start()
-                found = tokens.get(at)
-                if found is not None:  # (from here on, that run's tokens)
-                    run, j = found
-                    self.link = run, j, height - run.heights[j]
-                    self.height = height
+            m = search(text, at)
+            if m is None:
+                self.done = True
+                self.height, self.at = height, len(text)
+                return False
+            tok = m.start()
+            found = tokens.get(tok)
+            if found is not None:  # (from here on, that run's tokens)
+                run, j = found
+                self.link = run, j, height - run.heights[j]
+                self.height, self.at = height, at
+                return False
+            ch = m.group()
+            end = tok + 1
+            if ch in _QUOTES:
+                since = unclosed.get(ch, -1)
+                string = None if 0 <= since <= tok else _STRING_MATCH(text, tok)
+                if string is None or string.lastindex is None:
+                    if string is not None:
+                        unclosed[ch] = tok
+                    self.done = True
+                    self.height, self.at = height, at
                     return False
-                ch = m.group()
-                if ch in _QUOTES:
-                    break
-                tokens[at] = self, len(starts)
-                starts.append(at)
-                heights.append(height)
-                at += 1
-                if ch in _OPENERS:
-                    height += 1
-                    continue
+                end = string.end()
+            tokens[tok] = self, len(starts)
+            starts.append(tok)
+            heights.append(height)
+            at = end
+            if ch in _OPENERS:
+                height += 1
+            elif ch in _CLOSERS:
                 closers = self.closers.get(height)
                 if closers is None:
                     closers = self.closers[height] = []
@@ -364,15 +377,6 @@ class _Run:
                 if height + 1 == level:
                     self.height, self.at = height, at
                     return True
-            else:
-                self.done = True
-                self.height, self.at = height, len(text)
-                return False
-            self.height, self.at = height, at
-            self.step(index)  # (the string at `at`: read whole, or the run's end)
-            if self.link is not None or self.done:
-                return False
-            height, at = self.height, self.at
 
 
 _UNKNOWN = object()
@@ -471,8 +475,8 @@ class _StopTrace:
 
     def end(self, pos: int) -> Any:
         """scalar_end from pos; _UNKNOWN where the trace passed pos inside a string."""
-        while not self.done and self.at <= pos:
-            self._step()
+        if not self.done and self.at <= pos:
+            self._steps(pos, -1)
         starts = self.starts
         i = bisect_left(starts, pos)  # (the first token from pos on)
         if i and pos < self.ends[i - 1]:
@@ -486,8 +490,9 @@ class _StopTrace:
             seen.append(pos)
             # The first stop at this depth from pos on, or the closer that ends the level.
             level = self.levels.get(depth)
-            while not self.done and (level is None or level[0][-1] < pos):
-                self._step()
+            if not self.done and (level is None or level[0][-1] < pos):
+                # (The trace is past pos: what it notes at this depth now comes after pos.)
+                self._steps(pos, depth)
                 level = self.levels.get(depth)
             k = bisect_left(level[0], pos) if level is not None else 0
             if level is None or k == len(level[0]):
@@ -501,6 +506,57 @@ class _StopTrace:
         for p in seen:
             self.memo[p] = found
         return found
+
+    def _steps(self, pos: int, want: int) -> None:
+        """_step() while the trace is at or before pos (want -1), or until it notes a stop
+        or closer at depth `want`, or to its end. One loop, its state in locals: a call of
+        _step() a token took ~1 µs, and a value nested 32 KB deep is 32,000 tokens, each
+        asked about."""
+        text, index, starts, ends, depths, levels = self.text, self.index, self.starts, self.ends, self.depths, self.levels
+        stops, search, unclosed = index.stops, index.search, index.unclosed
+        depth, at = self.depth, self.at
+        n = len(text)
+        while want >= 0 or at <= pos:
+            m = search(text, at)
+            if m is None:
+                self.done = True
+                at = n
+                break
+            tok = m.start()
+            ch = m.group()
+            starts.append(tok)
+            depths.append(depth)
+            if ch in _QUOTES:
+                since = unclosed.get(ch, -1)
+                if not 0 <= since <= tok:
+                    string = _STRING_MATCH(text, tok)
+                    if string.lastindex is not None:
+                        at = string.end()
+                        ends.append(at)
+                        continue
+                    unclosed[ch] = tok
+                # (A string that never closes: it runs to the end.)
+                ends.append(n + 1)
+                self.done = True
+                at = n
+                break
+            ends.append(tok + 1)
+            at = tok + 1
+            noted = False
+            if ch in stops or (depth and ch in _CLOSERS):
+                level = levels.get(depth)
+                if level is None:
+                    level = levels[depth] = ([], [])
+                level[0].append(tok)
+                level[1].append(ch in stops)
+                noted = depth == want
+            if ch in _OPENERS:
+                depth += 1
+            elif depth and ch in _CLOSERS:
+                depth -= 1
+            if noted:
+                break
+        self.depth, self.at = depth, at
 
     def _step(self) -> None:
         text = self.text
