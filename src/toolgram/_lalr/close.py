@@ -592,7 +592,7 @@ def cut(d: Any, buf: str, pos: int, stop: int, final: bool, open_to: bool = Fals
                 late = _late_cut(d, buf, pos, stop, spans)
                 if late >= 0:
                     return late
-                return None if _starts_at(d, buf, m) else m
+                return None if _starts_at(d, buf, m) and not _own_call_at(d, buf, m) else m
         elif len(d.cutter) > 4 and (d.fmt.stream_python or "PYVALUE" in d.c.terminals):
             # No marker of its own after it (a bare pythonic list has none): another
             # format's call that reads whole in it ends it (below, QA19 R15), told as at
@@ -640,7 +640,7 @@ def cut(d: Any, buf: str, pos: int, stop: int, final: bool, open_to: bool = Fals
             # a start marker of its own in a Python value's (`text="Use <|tool_call_start|>
             # tags`: whole, cut_value), as a JSON token reads it (through).
             m = _own_marker(d, buf, opened + 1, stop)
-            if m >= 0 and opened == pos and _starts_at(d, buf, m):
+            if m >= 0 and opened == pos and _starts_at(d, buf, m) and not _own_call_at(d, buf, m):
                 return None
             if m >= 0 and spans.breaks_at(buf, pos, buf[pos:m]) is None:
                 return m
@@ -928,6 +928,19 @@ def _quoted_wait(d: Any, buf: str, pos: int, stop: int, settled: bool) -> None:
             return
         x = d._first_marker(buf, x + 1, stop)
     d.quote_wait = (pos, stop, m, wait)
+
+
+def _own_call_at(d: Any, buf: str, m: int) -> bool:
+    """Whether, at the start marker of the driver's own format at m, in a Python value's
+    string left open to the end of the reply (a whole text), a call reads whole, by that
+    marker's frame (cutter[4], own=True): the model's next call, written after the string
+    it never closed (`[f(a='+)<|tool_call_start|>[g()]`), and the string ends there, as
+    at another format's call (_call_between). Not a mention of the marker (`'Use
+    <|tool_call_start|> tags`: no call reads there), which is the string's text, whole."""
+    if len(d.cutter) <= 4 or not (d.fmt.stream_python or "PYVALUE" in d.c.terminals):
+        return False
+    e = d.cutter[4](buf, m, d.fmt, True, None, True)
+    return bool(e) and e is not WAIT
 
 
 def _call_between(d: Any, buf: str, lo: int, hi: int) -> int:

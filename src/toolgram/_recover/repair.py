@@ -387,6 +387,22 @@ def first_other(text: str, pos: int, endpos: int | None = None) -> int:
 _FIRST_OTHER: list = [None]
 
 
+class kept_walks:
+    """`with kept_walks():` a reading of another text (a stretch of the text read on its
+    own: Scanner._own_reads_at) leaves the walks kept per text as they were (_OPEN_FROM,
+    _FIRST_OTHER, _PASSED): those of the text being read, whose values the stretch lies
+    among. Replaced by the stretch's, the next value of that text walked again to its
+    end: a storm of such values, the square of the reply."""
+
+    def __enter__(self) -> None:
+        self.kept = (_OPEN_FROM[0], _FIRST_OTHER[0], dict(_PASSED))
+
+    def __exit__(self, *exc: Any) -> None:
+        _OPEN_FROM[0], _FIRST_OTHER[0], passed = self.kept
+        _PASSED.clear()
+        _PASSED.update(passed)
+
+
 def _other_close(text: str, pos: int, final: bool, markers: Any, n: int) -> Any:
     """Where the quoted value at text[pos] ends when the model
     closed it with the other quote (see above): just past that quote; None where it did

@@ -42,6 +42,7 @@ from . import stray as _stray
 from .mention import held_wait as _held_wait, note_failure
 from .stray import PY_NOT_AFTER as _PY_NOT_AFTER, PY_TAGS as _PY_TAGS
 from .._lalr.driver import DONE, WAIT, Driver
+from .._recover import repair as _repair
 from .._lalr.growth import _LoopWait
 from .._lalr.extent import value_end as _value_end
 from .._build.builder import Draft
@@ -1391,11 +1392,12 @@ class Scanner(MarkerSearch):
             self.watch_anchored = self.end_watch is not None and fmt in self.anchored
         return True
 
-    def call_reads_at(self, buf: str, at: int, fmt: Format, final: bool = True, wait: Any = None) -> Any:
+    def call_reads_at(self, buf: str, at: int, fmt: Format, final: bool = True, wait: Any = None, own: bool = False) -> Any:
         """Where, at the marker at `at` in a whole text, a call of another format than
         `fmt` that is not quiet reads whole, by that marker's fast frame, ends (_close.cut:
         such a call ends a Python string that `fmt`'s value left open to the end of the
-        reply, QA19 R15); 0 where none does (or the marker has no fast frame). With
+        reply, QA19 R15); 0 where none does (or the marker has no fast frame). `own`: a
+        call of any format, `fmt`'s own too (its own start marker in such a string: cut). With
         final=False, in a stream's text so far: WAIT where more text may still make it
         read (the frame waits: its call is not over yet; _close._quoted_call_span), or
         the frame's _LoopWait, a wait that tells which deltas leave it waiting (`wait`:
@@ -1405,9 +1407,11 @@ class Scanner(MarkerSearch):
         fmts = self.by_marker.get(best)
         if not fmts:
             return 0
-        if fmt in fmts or all(f.quiet for f in fmts):
+        if not own and (fmt in fmts or all(f.quiet for f in fmts)):
             return 0
         frame = self.whole_frames[best]
+        if frame is None and own and fmt in fmts:
+            return self._own_reads_at(buf, at, fmt) if final else 0
         call = None if frame is None else frame.read(buf, at, final, self.tools, wait)
         if type(call) is ToolCall:
             if final:
@@ -1450,6 +1454,27 @@ class Scanner(MarkerSearch):
             if d.run(text, True, self.at_marker) == DONE and d.end > len(mark) and all(r == "closed_tag" for r in d.repairs):
                 return True
         return False
+
+    def _own_reads_at(self, buf: str, at: int, fmt: Format) -> int:
+        """call_reads_at(own=True) where the marker has no fast frame: where a call of
+        `fmt`, begun at its own start marker at `at`, ends as `fmt`'s grammar reads it in
+        the text up to that format's next start marker (or the end of the whole text),
+        its end marker supplied if left out; 0 where it reads no call there (a mention of
+        the marker: `'Use <|tool_call_start|> tags`). The reading stops at that next
+        marker: a storm of values left open, each holding the next one's marker, reads
+        each stretch once, not on to the end of the reply from each. (No cuts: a value
+        left open in it runs to that bound, as at the end of a reply.)"""
+        stop = len(buf)
+        for s in fmt.starts:
+            i = buf.find(s, at + 1, stop)
+            if i >= 0:
+                stop = i
+        # (Read as a text of its own, that stretch: a copy of the text up to it, for each
+        # value of a storm, was the square of the reply.)
+        drv = Driver(fmt, 0, None, None, False)
+        with _repair.kept_walks():
+            status = drv.run(buf[at:stop], True, self.at_marker)
+        return at + drv.end if status == DONE and drv.calls else 0
 
     def _framed(self, frame: Any, buf: str, i: int, final: bool, tools: Any) -> Any:
         """frame.read(buf, i, final, tools); in a whole text, the call call_reads_at read
