@@ -772,6 +772,55 @@ def test_regions_each_cut_by_another_formats_call_are_read_through_the_storm_mem
     assert reads[0] <= len(raw) // len(unit) // 4, reads[0]
 
 
+@pytest.mark.parametrize("tools", [None, ["f"]], ids=["no_tools", "tools"])
+@pytest.mark.parametrize("unit", ["<|tool_call_start|>[f(a='x ", "<|tool_call_start|>[f(a='x\n"], ids=["space", "newline"])
+def test_strings_left_open_each_cut_at_the_next_call_are_read_through_the_storm_memo(
+    unit: str, tools: list | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `[f(a='x ` left open, then the next LFM2 region's start marker, again and again
+    # (issue 19 P1): each value's string stays open to the end of the reply, so only there
+    # is it cut at the next marker, where a call reads (_close._own_call_at). The storm
+    # memo refused such a region (a stream's reading of its window waits: the string may
+    # yet close), and each was read the general way, twice (its own reading and
+    # begins_call's of the region after), and each call at a marker twice (Scanner.
+    # _own_reads_at): 2 region readings and 2 stretch readings a region, 425 ms at 32 KB.
+    # Now the memo notes the cut (_close._own_noted), its window's reading takes it, and
+    # each region it gives the outcome to checks it (storm._own_hold): the readings are
+    # the certification's, however long the reply.
+    from toolgram._recover import repair as _repair
+    from toolgram._scan import region as _region
+    from toolgram._scan import storm as _storm
+
+    counts = [0, 0]
+    read = _region.RegionReader._read
+    enter = _repair.kept_walks.__enter__
+
+    def counting(self: Any, drv: Any, final: bool) -> Any:
+        counts[0] += 1
+        return read(self, drv, final)
+
+    def stretch(self: Any) -> Any:
+        counts[1] += 1  # (a call read at a marker: Scanner._own_reads_at)
+        return enter(self)
+
+    def run(size: int) -> tuple:
+        raw = unit * (size // len(unit))
+        counts[:] = [0, 0]
+        with monkeypatch.context() as m:
+            m.setattr(_region.RegionReader, "_read", counting)
+            m.setattr(_repair.kept_walks, "__enter__", stretch)
+            got = toolgram.parse(raw, tools, max_chars=None)
+        assert len(got.calls) == raw.count("<|tool_call_start|>")  # (each value cut at the next call)
+        return got, tuple(counts)
+
+    small, small_counts = run(4_000)
+    _, large_counts = run(16_000)
+    assert large_counts[0] <= 64 and large_counts == small_counts, (small_counts, large_counts)
+    with monkeypatch.context() as m:
+        m.setattr(_storm, "enabled", False)
+        assert small == toolgram.parse(unit * (4_000 // len(unit)), tools, max_chars=None)  # (the memo's outcome is the reading's)
+
+
 def _looked_at_for_a_cut_close(raw: str, monkeypatch: pytest.MonkeyPatch) -> int:
     """The text handed to cut_marker (is the rest of the reply a close marker cut short?)
     over a parse, in characters: each piece is a copy."""

@@ -592,7 +592,11 @@ def cut(d: Any, buf: str, pos: int, stop: int, final: bool, open_to: bool = Fals
                 late = _late_cut(d, buf, pos, stop, spans)
                 if late >= 0:
                     return late
-                return None if _starts_at(d, buf, m) and not _own_call_at(d, buf, m) else m
+                if _starts_at(d, buf, m):
+                    if not _own_call_at(d, buf, m):
+                        return None
+                    _own_noted(d, pos, m)
+                return m
         elif len(d.cutter) > 4 and (d.fmt.stream_python or "PYVALUE" in d.c.terminals):
             # No marker of its own after it (a bare pythonic list has none): another
             # format's call that reads whole in it ends it (below, QA19 R15), told as at
@@ -640,9 +644,12 @@ def cut(d: Any, buf: str, pos: int, stop: int, final: bool, open_to: bool = Fals
             # a start marker of its own in a Python value's (`text="Use <|tool_call_start|>
             # tags`: whole, cut_value), as a JSON token reads it (through).
             m = _own_marker(d, buf, opened + 1, stop)
-            if m >= 0 and opened == pos and _starts_at(d, buf, m) and not _own_call_at(d, buf, m):
+            own = m >= 0 and opened == pos and _starts_at(d, buf, m)
+            if own and not _own_call_at(d, buf, m):
                 return None
             if m >= 0 and spans.breaks_at(buf, pos, buf[pos:m]) is None:
+                if own:
+                    _own_noted(d, pos, m)
                 return m
         return None
     # (From the character the pass gave up at: a marker that starts there is what
@@ -941,6 +948,16 @@ def _own_call_at(d: Any, buf: str, m: int) -> bool:
         return False
     e = d.cutter[4](buf, m, d.fmt, True, None, True)
     return bool(e) and e is not WAIT
+
+
+def _own_noted(d: Any, pos: int, m: int) -> None:
+    """A whole text's cut of the value at pos at m, its own start marker, where a call
+    reads (_own_call_at), noted for the storm memo (Driver.own_hint): in the log of the
+    scanner whose call_reads_at told it (cutter[4]), so that every driver of its reading
+    notes it, a salvage's or a mention's too, which are given no log of their own."""
+    log = getattr(d.cutter[4], "__self__", d).listed_log
+    if log is not None:
+        log.append((d.fmt.name, pos, m))
 
 
 def _call_between(d: Any, buf: str, lo: int, hi: int) -> int:

@@ -51,7 +51,7 @@ class Driver:
         "closed_at", "last_end", "calls", "lines", "line_end", "stray", "deep", "quote_memo", "last_term", "last_start", "ended", "shut",
         "loose_memo", "loose_quoted", "nest_memo", "nest_unsettled", "nest_open", "nest_loose", "nest_chain", "nest_walk", "nest_found", "goes_on", "decode_failed", "may_close", "may_end", "end_asked", "pause", "py", "gem", "gem_at", "tags", "checkpoints",
         "spots", "spot_due", "relevant", "supplied", "halt", "text", "looks", "far", "back", "check", "checks",
-        "firsts", "inner", "inner_due", "cut_at", "listed", "listed_log", "listed_hint", "listing", "listed_ends", "stop",
+        "firsts", "inner", "inner_due", "cut_at", "listed", "listed_log", "listed_hint", "own_hint", "listing", "listed_ends", "stop",
         "listed_read", "paren_due", "paren_ends", "quote_wait", "py_back", "cut_close",
     )  # fmt: skip
 
@@ -140,6 +140,14 @@ class Driver:
         # holds that `]` and text after it.
         self.listed_log: list | None = None
         self.listed_hint: Any = None
+        # So too a Python value's string left open to the end of a whole text, cut at its
+        # own format's start marker where a call reads there (_close.cut: _own_call_at):
+        # noted in listed_log as (the format's name, the value's place, the marker's); and,
+        # for a stream's reading of the key's window, {(name, the value's place): the
+        # marker's}, the cut that reading takes as the whole text's did (a stream waits
+        # there: the string may yet close). The memo checks that cut, and the call read at
+        # the marker, in the reply of each region it gives the outcome to (storm._own_hold).
+        self.own_hint: Any = None
         # Such a list's reading up to its `]` under way (run): the end of that `]`; 0: none.
         # Its value read, the list's `]` (which the value took, its extra_bracket) is
         # closed there, the call's `)` supplied before it (closed_tag), and the region
@@ -1434,6 +1442,11 @@ class Driver:
         """_close.cut for the value at pos that closes at `end` (None: it runs on to the
         end of the text)."""
         n = len(buf) if self.stop is None else self.stop
+        if end is None and not final and self.own_hint is not None:
+            m = self.own_hint.get((self.fmt.name, pos))
+            if m is not None:
+                self.cut_at = m  # (as the whole text's reading cut it: see own_hint)
+                return m
         if end is None and not final and self._first_marker(buf, pos + 1, n) < 0:
             # Open, with no marker in it yet: nowhere to cut it. (cut would say None or
             # WAIT, which the caller takes alike for a value that is open; it would read

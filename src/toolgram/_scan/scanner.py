@@ -199,6 +199,9 @@ class Scanner(MarkerSearch):
     storm: Any = None  # the memo of region outcomes (storm.Memo), once a region asks
     listed_log: Any = None  # (the storm memo's certification: see Driver.listed_log)
     listed_hint: Any = None
+    own_hint: Any = None  # (the storm memo's: see Driver.own_hint)
+    # _own_reads_at's answers for one text: (the text, the format, {place: answer}).
+    own_reads: Any = None
     hold = -1  # a stream holds a storm's region until the reply is this long (storm.region)
     # Where the last region read ended, in the reply (a storm's streak goes on over regions
     # each read right after the one before: storm.region).
@@ -1464,6 +1467,16 @@ class Scanner(MarkerSearch):
         marker: a storm of values left open, each holding the next one's marker, reads
         each stretch once, not on to the end of the reply from each. (No cuts: a value
         left open in it runs to that bound, as at the end of a reply.)"""
+        # (Kept per text: the answer is the stretch's alone, and a value cut at the marker
+        # asks it, then the reading of the region that marker begins (RegionReader.
+        # begins_call), then that region's own reading: a storm of such values read each
+        # stretch twice. The storm memo puts in the answer it certified: storm._own_hold.)
+        kept = self.own_reads
+        if kept is None or kept[0] is not buf or kept[1] is not fmt:
+            kept = self.own_reads = (buf, fmt, {})
+        got = kept[2].get(at)
+        if got is not None:
+            return got
         stop = len(buf)
         for s in fmt.starts:
             i = buf.find(s, at + 1, stop)
@@ -1474,7 +1487,8 @@ class Scanner(MarkerSearch):
         drv = Driver(fmt, 0, None, None, False)
         with _repair.kept_walks():
             status = drv.run(buf[at:stop], True, self.at_marker)
-        return at + drv.end if status == DONE and drv.calls else 0
+        got = kept[2][at] = at + drv.end if status == DONE and drv.calls else 0
+        return got
 
     def _framed(self, frame: Any, buf: str, i: int, final: bool, tools: Any) -> Any:
         """frame.read(buf, i, final, tools); in a whole text, the call call_reads_at read

@@ -48,6 +48,19 @@ Python values' ends, and a driver of the format's cut). The rest of the reading 
 window's, as above; a whole text only (a stream's own reading never reads a value so,
 and takes no such outcome).
 
+So too a Python string left open to the end of the reply, cut at its own format's start
+marker where a call of that format reads (issue 19 P1: `[f(a='x ` before each LFM2
+marker, again and again; _close._own_call_at): only the end of the reply tells that the
+string never closes, and a stream's reading of the window waits there. Each region was
+read the general way, with the region after (begins_call), 425 ms at 32 KB. The
+certification notes the cut (_close._own_noted: the format, the value's place, the
+marker's) with where the call read at the marker ends (Scanner._own_reads_at, which reads
+it up to the format's next start marker: the certification is refused where that is not
+in the window, so that the call is the window's), and tells the window's reading to cut
+there too (Driver.own_hint). It is given to a region of the key only where the value is
+cut so in that reply too (_own_hold: the driver's questions before its cut, then _close.cut
+itself, the call at the marker put in as the window's answer, not read again).
+
 A stream (final=False) uses its own memo the same way, in a storm only: from the
 _STREAK-th region in a row of a marker, each begun within _AHEAD characters of the one
 before, or with no more than _AHEAD characters of text outside regions between it and the
@@ -84,6 +97,7 @@ from .._build.builder import Draft, Prose, Reasoning
 from .._lalr.close import _QUOTED_CALL, fence_cut as _fence_cut
 from .._lalr.driver import Driver
 from .._lalr.extent import StopIndex
+from .._recover import repair as _repair
 from .._result.model import ToolCall
 
 enabled = True
@@ -126,7 +140,7 @@ _BATCH = 64
 class Memo:
     """One reply's memo (Scanner.storm)."""
 
-    __slots__ = ("recent", "known", "refused", "ahead", "streak", "ends", "run", "last", "probes")
+    __slots__ = ("recent", "known", "refused", "ahead", "streak", "ends", "run", "last", "probes", "owned")
 
     def __init__(self) -> None:
         self.ahead: dict = {}  # marker -> its window's length after it, when not _AHEAD
@@ -146,6 +160,9 @@ class Memo:
         # format name -> a driver of it on this reply, whose _cut tells whether a marker
         # cuts a value read up to a list's `]` (_listed_hold).
         self.probes: dict = {}
+        # (the text, the cuts _own_hold found to hold in it: (format, value's place, marker's)).
+        # Each is a region's and, the value of the region its marker begins, the one before's.
+        self.owned: tuple | None = None
 
 
 def region(sc: Any, out: list, start: int, marker: str, final: bool) -> bool | None:
@@ -383,7 +400,10 @@ def _certify(sc: Any, out: list, key: tuple, start: int, memo: Memo, final: bool
             memo.ahead[marker] = _AHEAD_LONG
         return True
     got = _relative(out[n:], start), sc.pos - start
-    listed = tuple(sorted({(name, at - start) for name, at in log})) if log else ()
+    listed = _logged(sc, log, start, start - back + len(window)) if log else ()
+    if listed is None:
+        memo.refused.add(key)  # (a call read at a value's cut reads past the window: see _logged)
+        return True
     seen = _stream_reading(sc, window, back, marker, candidates, line_call, listed)
     if seen is not None and repr(seen) == repr(got):
         # (The watch the reading armed for the region's end marker, at the marker that
@@ -476,6 +496,94 @@ def marker_of(key: tuple) -> str:
     return key[0]
 
 
+def _logged(sc: Any, log: list, start: int, stop: int) -> tuple | None:
+    """The certification's log (Driver.listed_log), relative to the marker at `start`:
+    (format, place) of each value read up to a list's `]`; (format, place, the marker
+    it was cut at, where the call read there ends) of each string left open cut at its
+    own start marker (_close._own_noted). None where such a call is not the window's,
+    which ends at `stop`: Scanner._own_reads_at reads it up to the format's next start
+    marker, which must come before that end (then the same stretch, the window's, is
+    read at each region of the key, and gives the same call: _own_hold)."""
+    out = set()
+    buf = sc.buf
+    for entry in log:
+        if len(entry) == 2:
+            out.add((entry[0], entry[1] - start))
+            continue
+        name, at, m = entry
+        fmt = _named(sc, name)
+        kept = sc.own_reads
+        if fmt is None or kept is None or kept[0] is not buf or kept[1] is not fmt or not kept[2].get(m):
+            return None  # (not read so: a fast frame's call, which the memo does not check)
+        if not any(0 <= buf.find(s, m + 1, stop) for s in fmt.starts):
+            return None
+        end = kept[2][m]
+        out.add((name, at - start, m - start, end - start))
+    return tuple(sorted(out))
+
+
+def _named(sc: Any, name: str) -> Any:
+    """The format named `name` of those the scanner reads."""
+    for fmts in sc.by_marker.values():
+        for fmt in fmts:
+            if fmt.name == name:
+                return fmt
+    return None
+
+
+def _probe(sc: Any, memo: Memo, name: str, start: int) -> Any:
+    """A driver of the format named `name` on this reply, made as RegionReader.driver
+    makes a region's (its cutter the scanner's), whose _cut tells how a value of the
+    format at a place is cut (_listed_hold, _own_hold); None for an Earley format."""
+    probe = memo.probes.get(name)
+    if probe is None:
+        fmt = _named(sc, name)
+        if fmt is None or fmt.parser == "earley":
+            return None
+        room = max(sc.max_prefix + 1, *map(len, fmt.ends)) if fmt.ends else sc.max_prefix + 1
+        probe = memo.probes[name] = Driver(fmt, start, sc.brackets, (sc._markers_from, room, sc.prefixes, sc.find, sc.call_reads_at, sc.turn_list, sc.call_re), False)
+    return probe
+
+
+def _own_hold(sc: Any, memo: Memo, entry: tuple, start: int) -> bool:
+    """Whether the value the certified region's reading cut at its own format's start
+    marker, a call read there (_close._own_noted: (format, place, marker, the call's
+    end), from the marker at `start`), is cut so in this reply too: read as the whole
+    text's driver reads it (Driver._lex: no code fence's close ends it, Python's reading
+    of its string does not close it, and _close.cut cuts it at that marker: its string
+    open to the end of this reply, nothing breaking it before). The call at the marker is
+    the one the certification read there: the stretch Scanner._own_reads_at reads, up to
+    the format's next start marker, is the window's (_logged), the same text, which
+    gives the same answer; it is put in as that reading's, not read again."""
+    name, rel, mrel, erel = entry
+    buf = sc.buf
+    at, m = start + rel, start + mrel
+    owned = memo.owned
+    if owned is None or owned[0] is not buf:
+        owned = memo.owned = (buf, set())
+    if (name, at, m) in owned[1]:
+        return True  # (told at the region before: told by the text and the places alone)
+    probe = _probe(sc, memo, name, start)
+    brackets = sc.brackets
+    if probe is None or probe.brackets is not brackets:
+        return False
+    kept = sc.own_reads
+    if kept is None or kept[0] is not buf or kept[1] is not probe.fmt:
+        kept = sc.own_reads = (buf, probe.fmt, {})
+    kept[2][m] = start + erel
+    if _fence_cut(probe, buf, at) >= 0:
+        return False
+    if buf[at] in "'\"":
+        quoted = probe._quoted(buf, at, True)
+        if quoted is not None and quoted is not _repair.OPEN and (type(quoted) is _repair.QuoteWait or quoted[1] is not False):
+            return False
+    end = None if _repair.open_known(buf, at) else brackets.argument_end(buf, at)
+    if probe._cut(buf, at, end, True) != m:
+        return False
+    owned[1].add((name, at, m))
+    return True
+
+
 def _listed_hold(sc: Any, memo: Memo, marker: str, listed: tuple, start: int, final: bool) -> bool:
     """Whether the values the certified region's drivers read up to a list's `]`, which
     ran on to the end of its window (Driver.listed_log: (format, place from the marker)),
@@ -490,7 +598,12 @@ def _listed_hold(sc: Any, memo: Memo, marker: str, listed: tuple, start: int, fi
     buf = sc.buf
     if brackets.arguments is None:
         brackets.arguments = StopIndex(",)")
-    for name, rel in listed:
+    for entry in listed:
+        if len(entry) == 4:
+            if not _own_hold(sc, memo, entry, start):
+                return False
+            continue
+        name, rel = entry
         at = start + rel
         # (argument_end's answer; not its look at the next characters first, which
         # finds no end in such a value: only the index's, to the end of the text.)
@@ -538,7 +651,9 @@ def _stream_reading(sc: Any, window: str, back: int, marker: str, candidates: li
     o.storm = None
     # (Told that the whole text's reading read these values up to a list's `]`, which
     # the memo checks at each region it gives the outcome to: _listed_hold.)
-    o.listed_log, o.listed_hint = None, frozenset((name, back + rel) for name, rel in listed) if listed else None
+    o.listed_log, o.listed_hint = None, frozenset((e[0], back + e[1]) for e in listed if len(e) == 2) or None
+    o.own_hint = {(e[0], back + e[1]): back + e[2] for e in listed if len(e) == 4} or None
+    o.own_reads = None
     frame = o.frames[marker]
     if frame is not None and frame.read(window, back, False, o.tools) is not None:
         return None
