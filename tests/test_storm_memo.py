@@ -356,3 +356,17 @@ def test_a_storm_of_strings_cut_at_their_own_start_marker_whose_end_tells_otherw
         raw = unit * 40 + tail
         a, b = _both(raw)
         assert a == b, (unit, tail)
+
+
+@pytest.mark.parametrize("alt", ["word " * 12 + "wor) " + "word " * 4, "word " * 16 + "wo\n\n", "word " * 12 + "<|tool_call_end|>", "word " * 12 + "wor' " + "word " * 4])
+def test_a_storm_of_long_strings_cut_at_their_own_start_marker_checks_the_call_after_the_window(alt):
+    """The call read at a cut's marker (Scanner._own_reads_at) runs to the format's next
+    start marker, past the key's window where the values are long: the memo gives the
+    outcome only where that text is the certification's (_own_hold), else the region is
+    read the usual way. One value unlike the others in a storm of them (its text past
+    the window of the region two before it): the same reading with and without."""
+    unit = "<|tool_call_start|>[f(a='" + "word " * 17
+    raw = unit * 30 + "<|tool_call_start|>[f(a='" + alt + unit * 30
+    for tools in (None, ["f"]):
+        a, b = _both(raw, tools)
+        assert a == b, (alt, tools)

@@ -1444,7 +1444,7 @@ class Driver:
         n = len(buf) if self.stop is None else self.stop
         if end is None and not final and self.own_hint is not None:
             m = self.own_hint.get((self.fmt.name, pos))
-            if m is not None:
+            if m is not None and m < n:  # (past the window's end: it waits, as a stream does)
                 self.cut_at = m  # (as the whole text's reading cut it: see own_hint)
                 return m
         if end is None and not final and self._first_marker(buf, pos + 1, n) < 0:

@@ -54,12 +54,12 @@ marker, again and again; _close._own_call_at): only the end of the reply tells t
 string never closes, and a stream's reading of the window waits there. Each region was
 read the general way, with the region after (begins_call), 425 ms at 32 KB. The
 certification notes the cut (_close._own_noted: the format, the value's place, the
-marker's) with where the call read at the marker ends (Scanner._own_reads_at, which reads
-it up to the format's next start marker: the certification is refused where that is not
-in the window, so that the call is the window's), and tells the window's reading to cut
-there too (Driver.own_hint). It is given to a region of the key only where the value is
-cut so in that reply too (_own_hold: the driver's questions before its cut, then _close.cut
-itself, the call at the marker put in as the window's answer, not read again).
+marker's) with the call read at the marker (Scanner._own_reads_at, which reads it up to
+the format's next start marker: its end, and that text), and tells the window's reading
+to cut there too (Driver.own_hint). It is given to a region of the key only where the
+value is cut so in that reply too (_own_hold: the driver's questions before its cut, then
+_close.cut itself, the call at the marker, where its text is the same, put in as the
+certification's answer, not read again).
 
 A stream (final=False) uses its own memo the same way, in a storm only: from the
 _STREAK-th region in a row of a marker, each begun within _AHEAD characters of the one
@@ -400,9 +400,9 @@ def _certify(sc: Any, out: list, key: tuple, start: int, memo: Memo, final: bool
             memo.ahead[marker] = _AHEAD_LONG
         return True
     got = _relative(out[n:], start), sc.pos - start
-    listed = _logged(sc, log, start, start - back + len(window)) if log else ()
+    listed = _logged(sc, log, start) if log else ()
     if listed is None:
-        memo.refused.add(key)  # (a call read at a value's cut reads past the window: see _logged)
+        memo.refused.add(key)  # (a call read at a value's cut that the memo cannot check: see _logged)
         return True
     seen = _stream_reading(sc, window, back, marker, candidates, line_call, listed)
     if seen is not None and repr(seen) == repr(got):
@@ -496,14 +496,17 @@ def marker_of(key: tuple) -> str:
     return key[0]
 
 
-def _logged(sc: Any, log: list, start: int, stop: int) -> tuple | None:
+def _logged(sc: Any, log: list, start: int) -> tuple | None:
     """The certification's log (Driver.listed_log), relative to the marker at `start`:
     (format, place) of each value read up to a list's `]`; (format, place, the marker
-    it was cut at, where the call read there ends) of each string left open cut at its
-    own start marker (_close._own_noted). None where such a call is not the window's,
-    which ends at `stop`: Scanner._own_reads_at reads it up to the format's next start
-    marker, which must come before that end (then the same stretch, the window's, is
-    read at each region of the key, and gives the same call: _own_hold)."""
+    it was cut at, where the call read there ends from that marker, the text that call
+    was read in) of each string left open cut at its own start marker (_close.
+    _own_noted). That text is what Scanner._own_reads_at reads, the stretch from the
+    marker up to the format's next start marker, and that start marker: the same text
+    at another marker (_own_hold) is the same stretch, read to the same end. None where
+    it is not so told: a format of more than one start marker (which of them ends the
+    stretch is told by the order they are looked for in), a stretch to the end of the
+    text (no next marker), or a call a fast frame read (which the memo does not check)."""
     out = set()
     buf = sc.buf
     for entry in log:
@@ -513,12 +516,13 @@ def _logged(sc: Any, log: list, start: int, stop: int) -> tuple | None:
         name, at, m = entry
         fmt = _named(sc, name)
         kept = sc.own_reads
-        if fmt is None or kept is None or kept[0] is not buf or kept[1] is not fmt or not kept[2].get(m):
-            return None  # (not read so: a fast frame's call, which the memo does not check)
-        if not any(0 <= buf.find(s, m + 1, stop) for s in fmt.starts):
+        if fmt is None or len(fmt.starts) != 1 or kept is None or kept[0] is not buf or kept[1] is not fmt or not kept[2].get(m):
             return None
-        end = kept[2][m]
-        out.add((name, at - start, m - start, end - start))
+        own = fmt.starts[0]
+        stop = buf.find(own, m + 1)
+        if stop < 0:
+            return None
+        out.add((name, at - start, m - start, kept[2][m] - m, buf[m : stop + len(own)]))
     return tuple(sorted(out))
 
 
@@ -552,10 +556,11 @@ def _own_hold(sc: Any, memo: Memo, entry: tuple, start: int) -> bool:
     text's driver reads it (Driver._lex: no code fence's close ends it, Python's reading
     of its string does not close it, and _close.cut cuts it at that marker: its string
     open to the end of this reply, nothing breaking it before). The call at the marker is
-    the one the certification read there: the stretch Scanner._own_reads_at reads, up to
-    the format's next start marker, is the window's (_logged), the same text, which
-    gives the same answer; it is put in as that reading's, not read again."""
-    name, rel, mrel, erel = entry
+    the one the certification read there where the stretch Scanner._own_reads_at reads,
+    up to the format's next start marker, and that marker, are the text the certification
+    read it in (_logged): the same text gives the same answer, put in as that reading's,
+    not read again."""
+    name, rel, mrel, erel, stretch = entry
     buf = sc.buf
     at, m = start + rel, start + mrel
     owned = memo.owned
@@ -563,6 +568,8 @@ def _own_hold(sc: Any, memo: Memo, entry: tuple, start: int) -> bool:
         owned = memo.owned = (buf, set())
     if (name, at, m) in owned[1]:
         return True  # (told at the region before: told by the text and the places alone)
+    if not buf.startswith(stretch, m):
+        return False  # (another call at the marker, or none: read the usual way)
     probe = _probe(sc, memo, name, start)
     brackets = sc.brackets
     if probe is None or probe.brackets is not brackets:
@@ -570,7 +577,7 @@ def _own_hold(sc: Any, memo: Memo, entry: tuple, start: int) -> bool:
     kept = sc.own_reads
     if kept is None or kept[0] is not buf or kept[1] is not probe.fmt:
         kept = sc.own_reads = (buf, probe.fmt, {})
-    kept[2][m] = start + erel
+    kept[2][m] = m + erel  # (the stretch's: see _logged)
     if _fence_cut(probe, buf, at) >= 0:
         return False
     if buf[at] in "'\"":
@@ -599,7 +606,7 @@ def _listed_hold(sc: Any, memo: Memo, marker: str, listed: tuple, start: int, fi
     if brackets.arguments is None:
         brackets.arguments = StopIndex(",)")
     for entry in listed:
-        if len(entry) == 4:
+        if len(entry) == 5:
             if not _own_hold(sc, memo, entry, start):
                 return False
             continue
@@ -652,7 +659,7 @@ def _stream_reading(sc: Any, window: str, back: int, marker: str, candidates: li
     # (Told that the whole text's reading read these values up to a list's `]`, which
     # the memo checks at each region it gives the outcome to: _listed_hold.)
     o.listed_log, o.listed_hint = None, frozenset((e[0], back + e[1]) for e in listed if len(e) == 2) or None
-    o.own_hint = {(e[0], back + e[1]): back + e[2] for e in listed if len(e) == 4} or None
+    o.own_hint = {(e[0], back + e[1]): back + e[2] for e in listed if len(e) == 5} or None
     o.own_reads = None
     frame = o.frames[marker]
     if frame is not None and frame.read(window, back, False, o.tools) is not None:
