@@ -545,7 +545,7 @@ def _probe(sc: Any, memo: Memo, name: str, start: int) -> Any:
         if fmt is None or fmt.parser == "earley":
             return None
         room = max(sc.max_prefix + 1, *map(len, fmt.ends)) if fmt.ends else sc.max_prefix + 1
-        probe = memo.probes[name] = Driver(fmt, start, sc.brackets, (sc._markers_from, room, sc.prefixes, sc.find, sc.call_reads_at, sc.turn_list, sc.call_re), False)
+        probe = memo.probes[name] = Driver(fmt, start, sc.brackets, (sc._markers_from, room, sc.prefixes, sc.find, sc.call_reads_at, sc.turn_list, sc.call_re, sc.call_before), False)
     return probe
 
 
@@ -616,17 +616,8 @@ def _listed_hold(sc: Any, memo: Memo, marker: str, listed: tuple, start: int, fi
         # finds no end in such a value: only the index's, to the end of the text.)
         if brackets.arguments.end(buf, at) < len(buf):
             return False
-        probe = memo.probes.get(name)
-        if probe is None:
-            fmt = next((f for f in sc.by_marker[marker] if f.name == name), None)
-            if fmt is None:
-                return False
-            if fmt.parser == "earley":
-                return False
-            # (As RegionReader.driver makes the region's: its cutter is the scanner's.)
-            room = max(sc.max_prefix + 1, *map(len, fmt.ends)) if fmt.ends else sc.max_prefix + 1
-            probe = memo.probes[name] = Driver(fmt, start, brackets, (sc._markers_from, room, sc.prefixes, sc.find, sc.call_reads_at, sc.turn_list, sc.call_re, sc.call_before), False)
-        if probe.brackets is not brackets:
+        probe = _probe(sc, memo, name, start)
+        if probe is None or probe.brackets is not brackets:
             return False
         if _fence_cut(probe, buf, at) >= 0:
             return False
