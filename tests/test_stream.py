@@ -670,6 +670,11 @@ LATE_CALLS = {
     # The same twice in LFM2 blocks: the first string runs on over the next block's start
     # marker, so the calls are done when the reply ends too (QA22 D8).
     "lfm2/single_quoted_string_left_open_before_another_formats_call_twice",
+    # The same at its own format's start marker where a call of it reads (issue 19 P1),
+    # prose after that call: the string may still close after the prose (then it quotes
+    # both), so the first call is done when the reply ends.
+    "lfm2/string_left_open_then_its_own_start_marker_and_a_call_then_prose",
+    "lfm2/string_left_open_then_its_own_start_marker_and_a_call_with_prose_before_the_next_one",
     # A double-quoted one that Python reads as closed inside that call: it was left open
     # only where nothing but blanks follows the call, which the end tells (QA22 D7).
     "pythonic/double_quoted_string_left_open_then_another_formats_call_ends_it",

@@ -1485,9 +1485,18 @@ class Scanner(MarkerSearch):
         # (Read as a text of its own, that stretch: a copy of the text up to it, for each
         # value of a storm, was the square of the reply.)
         drv = Driver(fmt, 0, None, None, False)
+        text = buf[at:stop]
         with _repair.kept_walks():
-            status = drv.run(buf[at:stop], True, self.at_marker)
-        got = kept[2][at] = at + drv.end if status == DONE and drv.calls else 0
+            status = drv.run(text, True, self.at_marker)
+        # Prose right after the calls, the end marker left out (`[g()]\nDone.`, LFM2's
+        # `START (...) END`, which fails there): the region ends after them, its calls
+        # whole, and the prose is prose, as the salvage reads it (salvaged: prose_at). A
+        # call reads there as where the reply ends after it, or its end marker follows.
+        if status == DONE or (drv.calls and drv.prose_at >= drv.end and not text[drv.end : drv.prose_at].strip()):
+            got = at + drv.end if drv.calls else 0
+        else:
+            got = 0
+        kept[2][at] = got
         return got
 
     def _framed(self, frame: Any, buf: str, i: int, final: bool, tools: Any) -> Any:
