@@ -2597,3 +2597,66 @@ def test_a_reading_does_not_depend_on_the_callers_stack(pairs: int, tools: Any) 
     results = [result_key(_parse_at(depth, raw, tools)) for depth in (0, 50, 200, 400)]
     assert all(result == results[0] for result in results)
     assert result_key(streamed(raw, 64, tools)) == results[0]
+
+
+def _nested_call(family: str, n: int, closed: bool) -> str:
+    """A call of f whose argument `a` nests n containers deep, in `family`'s notation;
+    closed, or cut by the end of the reply inside the innermost container."""
+    lists = "[" * n + "1" + ("]" * n if closed else "")
+    loose = "{a:" * n + "1" + ("}" * n if closed else "")
+    mm3 = "]<]minimax[>["
+    shapes = {
+        "gemma4_call": ("<|tool_call>call:f{a:", loose, "}<tool_call|>"),
+        "functiongemma_call": ("<start_function_call>call:f{a:", loose, "}<end_function_call>"),
+        "qwen3_coder_xml": ("<tool_call>\n<function=f>\n<parameter=a>\n", lists, "\n</parameter>\n</function>\n</tool_call>"),
+        "glm45_arg_kv": ("<tool_call>f\n<arg_key>a</arg_key>\n<arg_value>", lists, "</arg_value>\n</tool_call>"),
+        "minimax_m2_invoke": ('<minimax:tool_call>\n<invoke name="f">\n<parameter name="a">', lists, "</parameter>\n</invoke>\n</minimax:tool_call>"),
+        "minimax_m3_nested_xml": (
+            f'{mm3}<tool_call>\n{mm3}<invoke name="f">' + f"{mm3}<a>" * n + "1",
+            "",
+            f"{mm3}</a>" * n + f"{mm3}</invoke>\n{mm3}</tool_call>",
+        ),
+        "minimax_m3_json_leaf": (  # (elements half the depth, a JSON list in the innermost the rest)
+            f'{mm3}<tool_call>\n{mm3}<invoke name="f">' + f"{mm3}<a>" * (n // 2),
+            "[" * (n - n // 2) + "1" + ("]" * (n - n // 2) if closed else ""),
+            f"{mm3}</a>" * (n // 2) + f"{mm3}</invoke>\n{mm3}</tool_call>",
+        ),
+        "hermes": ('<tool_call>{"name": "f", "arguments": {"a": ', lists, "}}</tool_call>"),
+        "mistral": ('[TOOL_CALLS]f[ARGS]{"a": ', lists, "}"),
+        "pythonic": ("[f(a=", lists, ")]"),
+        "kimi_k2": (
+            "<|tool_calls_section_begin|><|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{\"a\": ",
+            lists,
+            "}<|tool_call_end|><|tool_calls_section_end|>",
+        ),
+    }
+    head, value, tail = shapes[family]
+    return head + value + (tail if closed else "")
+
+
+@pytest.mark.parametrize("closed", [True, False], ids=["closed", "cut"])
+@pytest.mark.parametrize("n", [100, 255, 257, 400, 600])
+@pytest.mark.parametrize(
+    "family",
+    ["gemma4_call", "functiongemma_call", "qwen3_coder_xml", "glm45_arg_kv", "minimax_m2_invoke",
+     "minimax_m3_nested_xml", "minimax_m3_json_leaf", "hermes", "mistral", "pythonic", "kimi_k2"],
+)  # fmt: skip
+def test_no_reading_depends_on_the_stack(family: str, n: int, closed: bool) -> None:
+    # Issue 17: a reader's own depth limit (VALUE_DEPTH, 256; the JSON decoder's guard,
+    # jsonscan.DECODER_DEPTH) trips before the interpreter's, for a caller up to 600
+    # frames down, so what parse() reads is a function of the text alone there. Before:
+    # Gemma's loose values recursed two frames a level (a call with the argument dropped,
+    # no error, from 300 frames down, where the top refused it as nested too deeply), and
+    # an XML parameter's JSON value 257-512 deep, refused at the top, was read as a
+    # string from 650 frames down (the C decoder's RecursionError), and a nested
+    # element's JSON value as deep as the elements' recursion left the decoder room for.
+    raw = _nested_call(family, n, closed)
+    results = [result_key(_parse_at(depth, raw, ["f"])) for depth in (0, 300, 600)]
+    assert results[1] == results[0]
+    assert results[2] == results[0]
+    assert result_key(_stream_at(600, raw, ["f"])) == results[0]
+
+
+def _stream_at(depth: int, raw: str, tools: Any) -> Any:
+    """streamed(raw, 64, tools) called from `depth` frames further down the stack."""
+    return _stream_at(depth - 1, raw, tools) if depth else streamed(raw, 64, tools)

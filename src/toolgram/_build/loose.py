@@ -48,6 +48,7 @@ _QUOTED_TO_DELIM = lazy(re.compile, r"""(['"])(.*)\1?\s*(?:<\|"\|>|<escape>)""",
 _OPEN_DELIM = lazy(re.compile, r"""(?:<\|"\|>|<escape>)(.*)""", re.S)
 _DELIMS = ('<|"|>', "<escape>")  # (what _QUOTED_TO_DELIM ends with)
 _MAX_DEPTH = VALUE_DEPTH  # (an argument's value: the arguments' own braces are not counted)
+_CONTAINER_TYPES = ("object", "array")  # (the Nodes value() opens and obj() fills)
 
 
 class _Reader:
@@ -124,6 +125,11 @@ class _Reader:
                 # was left open; the object's reading goes on at that closer.
                 self.note("closed_json")
                 return
+            if child.type in _CONTAINER_TYPES:
+                # (A container value was only opened: its members are read here, one frame
+                # a level, so that TooDeep, at _MAX_DEPTH levels, comes long before the
+                # interpreter's recursion limit, wherever parse() was called from.)
+                self.obj(child, "}" if child.type == "object" else "]", depth + 1)
             node.children.append(child)
 
     def key(self) -> str | None:
@@ -195,11 +201,7 @@ class _Reader:
                 # them left as prose after a call that seemed whole.)
                 raise TooDeep(self.argument)
             self.pos += 1
-            node = Node(key=key, type="object" if ch == "{" else "array")
-            self.obj(node, "}" if ch == "{" else "]", depth + 1)
-            if not node.children:
-                node.text = ""
-            return node
+            return Node(key=key, type="object" if ch == "{" else "array")  # (obj reads its members)
         if self.cut and ch == "<" and _cut_delimiter(text[self.pos :]):
             # (The end of the reply cut the delimiter that opens a string, `<|"` of
             # `<|"|>`: markup, not the value; the string never began, as where the end
