@@ -852,6 +852,8 @@ class Builder:
                     Node(type="object", children=elements), None, schema, schema, self.fmt.framing, self.fmt.repeated
                 )
             except _repair.RepairError as exc:
+                if str(exc) == _repair.TOO_DEEP:
+                    raise _too_deep(None) from None  # (a value too deep for the decoder: coerce._strict)
                 twice = Unreadable(str(exc))  # (a name given twice: see coerce_node)
                 twice.called = True
                 raise twice from None

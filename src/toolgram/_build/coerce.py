@@ -61,6 +61,7 @@ from typing import Any
 from .._recover import repair as _repair
 from .._grammar.words import lazy
 from .._lalr import extent as _extent
+from .._lalr.jsonscan import DECODER_DEPTH, Deeper, deeper, one_nest
 
 _NATIVE_PY = frozenset({"single_quotes", "python_literals"})
 
@@ -241,13 +242,25 @@ def _no_constant(name: str) -> Any:
 _STRICT = _repair._Bounded(parse_constant=_no_constant, parse_float=_repair._finite_float)
 
 
-def _strict(text: str) -> tuple[bool, Any]:
+def _strict(text: str, depth: int = 0) -> tuple[bool, Any]:
+    """(True, the JSON value text holds) or (False, None). `depth`: how many containers
+    deep coerce_node found the text, frames of its recursion, which leave the decoder
+    that many levels fewer (a value that deep in all is nested too deeply anyway)."""
     s = text.strip()
     if not s or s[0] == "\ufeff":  # (json.loads refuses a BOM; the decoder does not look)
         return False, None
     try:
+        if depth and deeper(s, 0, DECODER_DEPTH - depth):
+            raise Deeper(_repair.TOO_DEEP)
         # (1e999 too: a float too large is infinite, which JSON cannot write)
         return True, _STRICT.decode(s)
+    except Deeper:
+        # (Brackets too deep for the decoder: a value closed at its end is one nested too
+        # deeply, refused as the decoder's reading of it would be, at any stack depth;
+        # else no JSON, as where the decoder fails.)
+        if one_nest(s):
+            raise _repair.RepairError(_repair.TOO_DEEP) from None
+        return False, None
     except (ValueError, RecursionError):
         return False, None
 
@@ -286,9 +299,10 @@ def _word(text: str) -> tuple[bool, Any]:
     return False, None
 
 
-def _lenient(text: str) -> tuple[bool, Any, tuple[str, ...]]:
-    """Decode text as JSON, forgiving the usual slips. (ok, value, repairs)."""
-    ok, value = _strict(text)
+def _lenient(text: str, depth: int = 0) -> tuple[bool, Any, tuple[str, ...]]:
+    """Decode text as JSON, forgiving the usual slips. (ok, value, repairs). (`depth`:
+    see _strict.)"""
+    ok, value = _strict(text, depth)
     if ok:
         return True, value, ()
     ok, value = _word(text)
@@ -363,12 +377,12 @@ _UNKNOWN = object()
 _HINT_OF = {t: _hint_of(t) for t in (*KINDS, *_ALIASES, *_JSON_HINTS, *_STRING_HINTS)}
 
 
-def _scalar(text: str, hint: str | None, kinds: frozenset[str] | None) -> tuple[Any, tuple[str, ...]]:
+def _scalar(text: str, hint: str | None, kinds: frozenset[str] | None, depth: int = 0) -> tuple[Any, tuple[str, ...]]:
     if kinds is None:
         if hint == "string":
             return text, ()
         if hint is None:
-            ok, value = _strict(text)
+            ok, value = _strict(text, depth)
             if ok and not isinstance(value, str) and _writes_back(value, text):
                 return value, ()
             if not ok:
@@ -376,12 +390,12 @@ def _scalar(text: str, hint: str | None, kinds: frozenset[str] | None) -> tuple[
                 if ok:
                     return value, ()
             return text, ()
-        ok, value, repairs = _lenient(text)
+        ok, value, repairs = _lenient(text, depth)
         return (value, repairs) if ok else (text, ())
     if "string" in kinds:
         if hint == "string":
             return text, ()
-        ok, value = _strict(text)
+        ok, value = _strict(text, depth)
         if ok:
             if isinstance(value, str):
                 # A JSON string literal: the model quoted it only if it said "JSON".
@@ -396,13 +410,13 @@ def _scalar(text: str, hint: str | None, kinds: frozenset[str] | None) -> tuple[
                 if fits:
                     return value, ()
         return text, ()
-    ok, value, repairs = _lenient(text)
+    ok, value, repairs = _lenient(text, depth)
     if ok:
         fits, value = _fit(value, kinds)
         if fits:
             return value, repairs
         if isinstance(value, str):  # "5" for an integer: read inside the quotes once
-            ok, inner, more = _lenient(value)
+            ok, inner, more = _lenient(value, depth)
             if ok:
                 fits, inner = _fit(inner, kinds)
                 if fits:
@@ -548,12 +562,14 @@ def coerce_node(
     repairs: list[str] | None = None,
     framing: str = "none",
     repeated: str = "error",
+    depth: int = 0,
 ) -> Any:
     """The value of a Node, typed by the schema `prop` (see the module docstring).
     `repeated`: what a name its element's children give twice is, where the schema
     does not say it is an array: "list", the values collect into one (MiniMax M3's
     elements); "error", where the values differ, a RepairError (a key of `{cmd: "ls", cmd: "rm"}`, a parameter written
-    twice: which one the model meant, nothing tells), as a JSON key given twice is."""
+    twice: which one the model meant, nothing tells), as a JSON key given twice is.
+    `depth`: the Node's, under the one coerce_param was given (see _strict)."""
     if repairs is None:
         repairs = []
     hint = _hint(node.type)
@@ -566,7 +582,7 @@ def coerce_node(
             want = _empty_container(kinds, hint)
             if want is not None:
                 return want
-        value, more = _scalar(text, hint, kinds)
+        value, more = _scalar(text, hint, kinds, depth)
         for r in more:
             if r not in repairs:
                 repairs.append(r)
@@ -580,7 +596,7 @@ def coerce_node(
             sub = items[i] if isinstance(items, (list, tuple)) and i < len(items) else items
             if isinstance(items, (list, tuple)) and i >= len(items):
                 sub = None
-            out.append(coerce_node(child, sub, root, repairs, framing, repeated))
+            out.append(coerce_node(child, sub, root, repairs, framing, repeated, depth + 1))
         return out
     props = schema.get("properties") if schema is not None else None
     extra = schema.get("additionalProperties") if schema is not None else None
@@ -593,17 +609,17 @@ def coerce_node(
         if sub is None or not isinstance(sub, Mapping):
             sub = None
         if len(group) == 1:
-            result[key] = coerce_node(group[0], sub, root, repairs, framing, repeated)
+            result[key] = coerce_node(group[0], sub, root, repairs, framing, repeated, depth + 1)
             continue
         collect, item = repeated_item(sub, root, "list" if key == "item" else repeated)
         if not collect:
-            values = [coerce_node(c, sub, root, repairs, framing, repeated) for c in group]
+            values = [coerce_node(c, sub, root, repairs, framing, repeated, depth + 1) for c in group]
             for other in values[1:]:
                 if other != values[0]:
                     raise _repair.RepairError(_repair.given_twice(key, values[0], other))
             result[key] = values[0]
             continue
-        result[key] = [coerce_node(c, item, root, repairs, framing, repeated) for c in group]
+        result[key] = [coerce_node(c, item, root, repairs, framing, repeated, depth + 1) for c in group]
     text = node.text if node.exact else node.text.strip()
     if text.strip():
         field_name = "$text"

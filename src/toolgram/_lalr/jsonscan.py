@@ -27,10 +27,20 @@ def _no_constant(word: str) -> Any:
 # with Python's frames: whether a deep value is read or raises RecursionError would
 # depend on where parse() was called from (issue 17: fuzz seed 7 #99647569, a cut value
 # ~965 containers deep, read at one stack depth and refused at another). So no value
-# that may nest deeper than DECODER_DEPTH reaches it: RecursionError is raised for it
-# here, before the decoder starts, at any stack depth, and every caller takes its
-# RecursionError path (the lenient pass, or a refusal) for it.
-DECODER_DEPTH = 512  # (repair.MAX_DEPTH: deeper is refused anyway)
+# that may nest deeper than DECODER_DEPTH reaches it: Deeper (a RecursionError) is
+# raised for it here, before the decoder starts, at any stack depth, and every caller
+# takes its RecursionError path (the lenient pass, or a refusal) for it. DECODER_DEPTH
+# is what a call's deepest readable argument needs (VALUE_DEPTH, 256, with a call
+# object, its arguments and a list around them: 259) and a little more, no more: the
+# decoder's levels and parse()'s own frames (~30) must fit below the recursion limit
+# (1000) with the caller's frames, up to 600 of them, the same reading wherever
+# parse() is called from up to there (test_bounded.py::test_no_reading_depends_on_the_stack).
+DECODER_DEPTH = 272
+
+
+class Deeper(RecursionError):
+    """The guard's refusal of a value that may nest deeper than DECODER_DEPTH (not the
+    interpreter's own RecursionError: that one no text should reach)."""
 
 
 _OPENER = re.compile(r"[\[{]")
@@ -61,14 +71,14 @@ def _openers_after(text: str, pos: int) -> int:
 _NESTING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*(")?|([\[{])|([\]}])|[()\']', re.S)
 
 
-def _deeper(text: str, pos: int) -> bool:
-    """Whether the decoder could open more than DECODER_DEPTH containers reading the
+def deeper(text: str, pos: int, limit: int = DECODER_DEPTH) -> bool:
+    """Whether the decoder could open more than `limit` containers reading the
     value at text[pos]. Never where fewer characters than that follow pos (almost every
     value: one subtraction), nor where the text after pos has no more openers than that
     (counted in C); else the value's own brackets outside strings are counted, up to
     where it closes or the decoder would stop, so a text of many values is not scanned
     to its end for each."""
-    if len(text) - pos <= DECODER_DEPTH or text[pos] not in "[{" or _openers_after(text, pos) <= DECODER_DEPTH:
+    if len(text) - pos <= limit or text[pos] not in "[{" or _openers_after(text, pos) <= limit:
         return False
     depth = 0
     for m in _NESTING.finditer(text, pos):
@@ -77,12 +87,33 @@ def _deeper(text: str, pos: int) -> bool:
             return False  # (where the decoder stops)
         if kind == 2:
             depth += 1
-            if depth > DECODER_DEPTH:
+            if depth > limit:
                 return True
         elif kind == 3:
             depth -= 1
             if depth <= 0:
                 return False
+    return False
+
+
+def one_nest(text: str) -> bool:
+    """Whether all of text is one bracketed value as the decoder reads its nesting: its
+    first opener's brackets (outside strings) close at its very end, no string left
+    open. (What Deeper refused is so a well-formed value too deep, not a text that
+    only begins with brackets.)"""
+    if not text.startswith(("[", "{")):
+        return False
+    depth = 0
+    for m in _NESTING.finditer(text):
+        kind = m.lastindex
+        if kind is None:
+            return False
+        if kind == 2:
+            depth += 1
+        elif kind == 3:
+            depth -= 1
+            if depth == 0:
+                return m.end() == len(text)
     return False
 
 
@@ -96,8 +127,8 @@ class _Bounded(json.JSONDecoder):
         self.unguarded_scan = scan  # (for a caller that has bounded the openers itself)
 
         def scan_once(text: str, pos: int) -> tuple[Any, int]:
-            if _deeper(text, pos):
-                raise RecursionError("nested too deeply")
+            if deeper(text, pos):
+                raise Deeper("nested too deeply")
             return scan(text, pos)
 
         self.scan_once = scan_once
