@@ -853,7 +853,7 @@ class Builder:
                 )
             except _repair.RepairError as exc:
                 if str(exc) == _repair.TOO_DEEP:
-                    raise _too_deep(None) from None  # (a value too deep for the decoder: coerce._strict)
+                    raise _too_deep(getattr(exc, "key", None)) from None  # (a value too deep for the decoder: coerce._strict)
                 twice = Unreadable(str(exc))  # (a name given twice: see coerce_node)
                 twice.called = True
                 raise twice from None

@@ -605,21 +605,26 @@ def coerce_node(
         groups.setdefault(child.key if child.key is not None else "item", []).append(child)
     result: dict[str, Any] = {}
     for key, group in groups.items():
-        sub = props.get(key) if props is not None and isinstance(props, Mapping) and key in props else extra
-        if sub is None or not isinstance(sub, Mapping):
-            sub = None
-        if len(group) == 1:
-            result[key] = coerce_node(group[0], sub, root, repairs, framing, repeated, depth + 1)
-            continue
-        collect, item = repeated_item(sub, root, "list" if key == "item" else repeated)
-        if not collect:
-            values = [coerce_node(c, sub, root, repairs, framing, repeated, depth + 1) for c in group]
-            for other in values[1:]:
-                if other != values[0]:
-                    raise _repair.RepairError(_repair.given_twice(key, values[0], other))
-            result[key] = values[0]
-            continue
-        result[key] = [coerce_node(c, item, root, repairs, framing, repeated, depth + 1) for c in group]
+        try:
+            sub = props.get(key) if props is not None and isinstance(props, Mapping) and key in props else extra
+            if sub is None or not isinstance(sub, Mapping):
+                sub = None
+            if len(group) == 1:
+                result[key] = coerce_node(group[0], sub, root, repairs, framing, repeated, depth + 1)
+                continue
+            collect, item = repeated_item(sub, root, "list" if key == "item" else repeated)
+            if not collect:
+                values = [coerce_node(c, sub, root, repairs, framing, repeated, depth + 1) for c in group]
+                for other in values[1:]:
+                    if other != values[0]:
+                        raise _repair.RepairError(_repair.given_twice(key, values[0], other))
+                result[key] = values[0]
+                continue
+            result[key] = [coerce_node(c, item, root, repairs, framing, repeated, depth + 1) for c in group]
+        except _repair.RepairError as exc:
+            if depth == 0 and str(exc) == _repair.TOO_DEEP:
+                exc.key = key  # (the argument a value too deep for the decoder is in: see _strict)
+            raise
     text = node.text if node.exact else node.text.strip()
     if text.strip():
         field_name = "$text"
