@@ -2660,3 +2660,31 @@ def test_no_reading_depends_on_the_stack(family: str, n: int, closed: bool) -> N
 def _stream_at(depth: int, raw: str, tools: Any) -> Any:
     """streamed(raw, 64, tools) called from `depth` frames further down the stack."""
     return _stream_at(depth - 1, raw, tools) if depth else streamed(raw, 64, tools)
+
+
+def _frames() -> int:
+    """How many frames the stack holds here."""
+    frame, n = sys._getframe(), 0
+    while frame is not None:
+        frame, n = frame.f_back, n + 1
+    return n
+
+
+@pytest.mark.parametrize("closed", [True, False], ids=["closed", "cut"])
+@pytest.mark.parametrize("n", [50, 255])
+@pytest.mark.parametrize(
+    "family",
+    ["gemma4_call", "functiongemma_call", "qwen3_coder_xml", "glm45_arg_kv", "minimax_m2_invoke",
+     "minimax_m3_nested_xml", "hermes", "mistral", "pythonic", "kimi_k2"],
+)  # fmt: skip
+def test_a_caller_deeper_still_gets_the_reading_or_an_error(family: str, n: int, closed: bool) -> None:
+    # Past what test_no_reading_depends_on_the_stack covers (a caller within ~150
+    # frames of the recursion limit), a value deep enough to reach the limit is no
+    # reading of the text: the call is refused ('nested too deeply'), never read
+    # otherwise. Before: a Gemma value cut by the end of the reply was salvaged to
+    # f({}) with dropped_partial_argument, an XML parameter's JSON list read as a string.
+    raw = _nested_call(family, n, closed)
+    top = result_key(toolgram.parse(raw, ["f"]))
+    for room in (150, 100, 70):
+        result = _parse_at(sys.getrecursionlimit() - _frames() - room, raw, ["f"])
+        assert result_key(result) == top or (not result.calls and result.errors), room

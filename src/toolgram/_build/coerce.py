@@ -261,7 +261,14 @@ def _strict(text: str, depth: int = 0) -> tuple[bool, Any]:
         if one_nest(s):
             raise _repair.RepairError(_repair.TOO_DEEP) from None
         return False, None
-    except (ValueError, RecursionError):
+    except ValueError:
+        return False, None
+    except RecursionError:
+        # (The interpreter's own, a caller deep in the stack. Brackets that never close
+        # are no JSON, as the decoder would have found; else it is no reading of the text,
+        # not taken as "no JSON", a string: it goes on up, and region.py refuses the call.)
+        if one_nest(s):
+            raise
         return False, None
 
 

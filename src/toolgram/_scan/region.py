@@ -653,6 +653,9 @@ class RegionReader:
                 drv.deep = True
             return str(exc)
         except RecursionError:
+            # (The interpreter's limit, the caller deep in the stack: refused as a value
+            # too deep is, never salvaged to a shorter reading, a call with less in it.)
+            drv.deep = True
             return "nested too deeply"
         # A region the grammar read with no call in it (an empty list `[]`) says
         # "no calls": it is consumed, silently. Not so one that only the missing

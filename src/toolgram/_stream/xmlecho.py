@@ -216,7 +216,7 @@ class XmlParamEcho:
             prop = self.props.get(key) if self.props is not None else None
             try:
                 value, _ = coerce_param(self.cut + s[:j], self.type, prop, self.schema, tags.framing)
-            except RepairError:
+            except (RepairError, RecursionError):
                 return self._stop()  # (the call cannot be read: it fails at its end)
             try:
                 text = json.dumps(value, ensure_ascii=False, allow_nan=False)
