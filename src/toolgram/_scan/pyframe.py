@@ -44,7 +44,8 @@ from typing import Any
 import regex
 
 from .._lalr.checkpoint import Checkpoint
-from .._lalr.extent import triple_quote
+from .._lalr.close import CUT_ROOM
+from .._lalr.extent import triple_quote, twin_before
 from .._recover import repair as _repair
 from .._lalr.tokens import DONE, Tok
 from .._grammar.tables import Shift
@@ -100,6 +101,10 @@ _WS = lazy(re.compile, r"[ \t\r\n\f]*")
 # that quote; and what follows such a value (see _quoted_arg).
 _QUOTED_ARG = lazy(re.compile, r"(?:([A-Za-z_][A-Za-z0-9_]*)([ \t]*)=(?!=)[ \t]*)?(?=['\"])", re.ASCII)
 _VALUE_SEP = lazy(re.compile, r"[ \t]*+([,)])")
+# An argument whose plain string value a `]` follows, written for its call's `)` (see
+# Paren); and the driver's own first characters of a triple-quoted value.
+_PAREN_ARG = lazy(re.compile, rf"(?:([A-Za-z_][A-Za-z0-9_]*)([ \t]*)=(?!=)[ \t]*)?({_STR})[ \t]*\]", re.ASCII)
+_TRIPLE_FIRST = frozenset("rRuU\"'")
 
 # What a list's items are: a call (after `[` or a `,` between calls), its first
 # argument or `)` (after `(`), an argument (after a `,` in a call), `,` or `]` (after
@@ -155,6 +160,37 @@ class Part:
     def __init__(self, toks: list, end: int) -> None:
         self.toks = toks
         self.end = end
+
+
+class Shut:
+    """A plain list but for its last call, whose `)` was left out after a trailing comma
+    before the list's `]` (`[g(b=1), f(a="x", ]`): its tokens through that comma, and
+    where the `]` is (after blanks). A whole text's only (read_list's `final`, asked by
+    advance: `quoted`); advance reads it as the driver does (_shut), or hands it over."""
+
+    __slots__ = ("toks", "close")
+
+    def __init__(self, toks: list, close: int) -> None:
+        self.toks = toks
+        self.close = close
+
+
+class Paren:
+    """A plain list up to an argument whose plain string value a `]` follows (`[f(a="x"],
+    g(b=1)]`), which the driver may read as written for the call's `)`, the list going on
+    (Driver._bracket_for_paren): its tokens before that argument, where it begins (`pos`,
+    blanks passed; `at`, `item`: as _short takes them, the reading's own where it is not
+    read so: read_list's answer then), and its match (_PAREN_ARG). A whole text's only
+    (read_list's `final`, asked by advance: `quoted`); advance reads it (_paren)."""
+
+    __slots__ = ("toks", "pos", "at", "item", "m")
+
+    def __init__(self, toks: list, pos: int, at: int, item: str, m: Any) -> None:
+        self.toks = toks
+        self.pos = pos
+        self.at = at
+        self.item = item
+        self.m = m
 
 
 def _part(toks: list, cut: bool = False) -> Part | None:
@@ -240,6 +276,8 @@ def read_list(buf: str, start: int, final: bool, begun: Begun | None = None, quo
             continue
         if item is _NEXT and buf.startswith(")", pos):
             return _part(toks)  # (a trailing comma: the general way)
+        if item is _NEXT and final and quoted is not None and buf.startswith("]", pos):
+            return Shut(toks, pos)  # (a trailing comma, then the list's `]`: see Shut)
         if quoted is not None:
             got = _quoted_arg(buf, pos, quoted, add)
             if got is _UNDECIDED:  # (a stream's: a whole text always tells)
@@ -247,6 +285,10 @@ def read_list(buf: str, start: int, final: bool, begun: Begun | None = None, quo
             if got is not None:
                 pos, item = got
                 continue
+            if final:
+                m = _PAREN_ARG.match(buf, pos)
+                if m is not None:
+                    return Paren(toks, pos, at, item, m)  # (a `]` for the call's `)`? see Paren)
         return _short(_ARG_BEGUN, buf, pos, final, toks, at, item)  # (no argument here)
 
 
@@ -447,6 +489,39 @@ def advance(drv: Any, buf: str, final: bool) -> str | None:
         drv.py = True
         if got is None:
             return _handed(drv, end)
+        if type(got) is Paren:
+            parts = _paren(drv, buf, got, final, quoted)
+            if parts is not None:
+                for toks, stray in parts[:-1]:
+                    if not _fed(drv, buf, toks, feed, arg):
+                        return None
+                    if stray:
+                        drv.stray = True  # (as its lexer notes, a stray quote after the value)
+                    drv.far = True  # (as the driver's lexer notes at a value it reads)
+                    if drv.cutter:
+                        drv.quote_wait = None  # (as Driver._cut notes)
+                    told = len(drv.listed_ends or ())
+                    drv._paren_for_bracket()  # (the call's `)`, supplied: closed_tag)
+                    if len(drv.listed_ends or ()) == told:
+                        return None  # (the table took no `)` there: the driver reads on, as it would)
+                toks, end = parts[-1]
+                if not _fed(drv, buf, toks, feed, arg):
+                    return None
+                last = twin = None
+                continue
+            got = _short(_ARG_BEGUN, buf, got.pos, final, got.toks, got.at, got.item)  # (read_list's answer)
+            if got is None:
+                return _handed(drv, end)
+        if type(got) is Shut:
+            shut = _shut(drv, buf, got, feed, arg, quoted, final)
+            if shut is None:
+                return None
+            if shut:
+                end, last, twin = got.close + 1, None, None
+                continue
+            got = _part(got.toks)  # (not read so here: the driver reads the call, as before)
+            if got is None:
+                return _handed(drv, end)
         if type(got) is Part:
             # The driver reads on from the `)` of the list's last whole call, or the `,`
             # after the last whole argument of a call the end cut; a salvage of what it
@@ -465,6 +540,143 @@ def advance(drv: Any, buf: str, final: bool) -> str | None:
         if not _fed(drv, buf, toks, feed, arg):
             return None
         last = (None, at, end, toks) if asked[0] == before and begun is None else None
+
+
+def _shut(drv: Any, buf: str, got: Shut, feed: Any, arg: tuple | None, quoted: Any, final: bool) -> bool | None:
+    """Read the list got notes (Shut) as the driver's own reading of it does: its tokens
+    through the trailing comma, the call's `)` supplied there (Driver._comma_list_close:
+    closed_tag, the call's own), then the list's `]`; True. False: not read so here,
+    nothing fed (a quoted value of that call that Driver._quoted reads otherwise than
+    as the plain string it ends at, or a call after the `]`: the list goes on). None:
+    drv spoilt, or handed over after that comma (the driver reads on from there).
+
+    Why these are the driver's tokens: the calls before the last one are whole (Part's
+    reasoning); in the last one, each value ends at its `,` where the driver's lexer ends
+    it too: an unquoted one where the argument's scan stops (the `,`, as in a whole call),
+    a quoted one where Driver._quoted, asked as its lexer asks it, finds Python's string
+    to be the value (None: its end is then the scan's too). At the `]` after the comma no
+    token fits (PYVALUE begins with none of `,)]`; blanks are skipped), and _run, the
+    reading far, asks _comma_list_close, which supplies the `)` at the comma's end; the
+    `]` is then the next token, the list's. Only blanks between: a line's end there is
+    the driver's to read (Driver.lines). The checkpoint after the `]` (a point between
+    lists) is where a salvage replays from, as after a list the driver read."""
+    toks, close = got.toks, got.close
+    if "```" in drv.fmt.ends or _comma_call().match(buf, close + 1) is not None:
+        return False  # (close.fence_cut reads a quoted value; a call after the `]`: the list goes on)
+    k = len(toks) - 1
+    while toks[k][0] != "NAME":
+        k -= 1
+    stray = False
+    for term, s, _ in toks[k:]:
+        if term == "PYVALUE" and buf[s] in "'\"":
+            told = _told(quoted, s)
+            if told is None:
+                return False
+            stray = stray or told
+    if not _fed(drv, buf, toks, feed, arg):
+        return None
+    if stray:
+        drv.stray = True  # (as its lexer notes, a stray quote after a value)
+    drv.far = True  # (as _run notes where its lexer found no token)
+    if drv._comma_list_close(buf, final) is not True:
+        drv.checkpoints.append(Checkpoint(drv))  # (handed over after the comma, as a Part of a cut call is)
+        return None
+    if not _fed(drv, buf, [("RSQB", close, close + 1)], feed, arg):
+        return None
+    drv.checkpoints.append(Checkpoint(drv))
+    return True
+
+
+def _paren(drv: Any, buf: str, got: Paren, final: bool, quoted: Any) -> list | None:
+    """The tokens of the list got begins (Paren), where the driver's own reading of it
+    reads each such argument's `]` as written for its call's `)` (_lone) and the rest of
+    the list is plain: [the tokens up to each such value, the value and its `]` last (the
+    `)` to supply after it), ..., (the tokens after the last, through the list's `]`, where
+    it ends)]. None: not so (nothing asked of the driver changed what it reads).
+
+    Why these are the driver's tokens: those before the call of such an argument are a
+    plain list's (read_list); in that call, a quoted value before it ends where
+    Driver._quoted finds Python's string to be the value (asked, as its lexer asks), an
+    unquoted one where the argument's scan stops, at its `,`; the argument's key and `=`
+    are the lexer's own (its patterns, at that text alone); the value is the driver's
+    PYVALUE through the `]` (_lone: each question its lexer asks there, asked and
+    answered so); after the `)` the driver supplies there, the list reads on as a plain
+    one does, from that `)` (read_list), each call whole."""
+    parts: list = []
+    while True:
+        m = got.m
+        toks = got.toks
+        k = len(toks) - 1
+        while k >= 0 and toks[k][0] != "NAME":
+            k -= 1
+        if k < 0:
+            return None
+        for term, s, _ in toks[k:]:
+            if term == "PYVALUE" and buf[s] in "'\"" and _told(quoted, s) is not False:
+                return None
+        value = m.start(3)
+        if _lone(drv, buf, value, final, quoted) != m.end():
+            return None
+        toks = list(toks)
+        if m.start(1) >= 0:
+            toks.append(("KEY", m.start(1), m.end(1)))
+            eq = m.end(2)
+            toks.append(("EQUAL", eq, eq + 1))
+        toks.append(("PYVALUE", value, m.end()))
+        parts.append((toks, _told(quoted, value)))  # (its stray quote: the driver notes it)
+        got = read_list(buf, m.end(), final, Begun([], m.end(), _AFTER), quoted)
+        if type(got) is tuple:
+            parts.append(got)
+            return parts
+        if type(got) is not Paren:
+            return None
+
+
+def _told(quoted: Any, pos: int) -> bool | None:
+    """What the driver's lexer makes of the quoted value at pos (Driver._quoted, asked as
+    it asks): False, Python's string is the value (its end then the argument's scan's);
+    True, so too, a quote after it that pairs with none (it notes Driver.stray); None,
+    not so (it reads the value another way)."""
+    got = quoted(pos)
+    if got is None:
+        return False
+    return True if type(got) is tuple and got[1] is False else None
+
+
+def _lone(drv: Any, buf: str, pos: int, final: bool, quoted: Any) -> int:
+    """Where the driver's lexer, at the quoted value at pos (a plain string, blanks and a
+    `]` after it), ends its PYVALUE at a `]` written for the call's `)`, a `,` and a call
+    after it (Driver._lex, _bracket_for_paren: it then supplies that `)`); -1: not so, or
+    not told here (a question of its reading answered otherwise, or not asked here: a
+    value near the end of the text, a stream's)."""
+    if not final or drv.listed is None or drv.listing or drv.stop is not None or drv.brackets is None or "```" in drv.fmt.ends:
+        return -1
+    n = len(buf)
+    if n - pos < drv.c.longest_literal + CUT_ROOM:
+        return -1  # (a closer cut short? the lexer asks close.cut_closer there)
+    if buf[pos] in _TRIPLE_FIRST and triple_quote(buf, pos, n) is not None:
+        return -1
+    cutter = drv.cutter
+    if cutter and buf[pos] in cutter[2]:
+        return -1  # (a marker at the value's start? the lexer asks)
+    if _told(quoted, pos) is None:
+        return -1  # (its quotes' reading is the driver's: Python's string is not the value)
+    end = None if _repair.open_known(buf, pos) else drv.brackets.argument_end(buf, pos)
+    if end is None or not buf.startswith(",", end):
+        return -1
+    if cutter and drv._first_marker(buf, pos + 1, end) >= 0:
+        return -1  # (a marker inside: close.cut's reading; none: it cuts nothing)
+    if twin_before(buf, pos, end) >= 0:
+        return -1
+    lone = drv._bracket_for_paren(buf, pos, end, final)
+    return lone if type(lone) is int else -1
+
+
+def _comma_call() -> Any:
+    """The driver's own pattern of a call after a `,` (Driver._comma_list_close)."""
+    from .._lalr import driver  # (the driver imports the scan package)
+
+    return driver._COMMA_CALL
 
 
 def _handed(drv: Any, end: int) -> None:
