@@ -2432,6 +2432,57 @@ def test_a_run_of_plain_calls_written_the_same_is_read_once(unit: str, trees: in
     assert counts["trees"] <= trees * calls + 20, counts
 
 
+def _lexed_by_pythonic_drivers(raw: str, tools: list | None, monkeypatch: pytest.MonkeyPatch) -> tuple[int, Any]:
+    """How many tokens the pythonic format's drivers looked for with their own lexer
+    (Driver._lex) in parse() of raw, and the result."""
+    from toolgram._lalr import driver as _driver
+
+    count = [0]
+    lex = _driver.Driver._lex
+
+    def counting(self: Any, buf: str, final: bool, allowed: list) -> object:
+        count[0] += self.fmt.name == "pythonic"
+        return lex(self, buf, final, allowed)
+
+    with monkeypatch.context() as m:
+        m.setattr(_driver.Driver, "_lex", counting)
+        got = toolgram.parse(raw, tools, max_chars=None)
+    return count[0], got
+
+
+@pytest.mark.parametrize("unit", ['[g(b=1), f(a="x", ]\n', '[f(a="x"], g(b=1)]\n\n', "[f(a='x'], g(b=\"y\")]\n"])
+@pytest.mark.parametrize("tools", [None, ["f", "g"]])
+def test_lists_closed_before_a_calls_paren_are_read_by_the_list_lexer(
+    unit: str, tools: list | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Issue 17: a Python call list whose last call's `)` was left out after a trailing
+    # comma (`[g(b=1), f(a="x", ]`), or written as a `]` before the next call
+    # (`[f(a="x"], g(b=1)]`), was read by the driver's own lexer from its last whole
+    # call's `)` (or its `[`), 70-100 us a list: the slowest 32 KB replies left
+    # (bench_pathological `pythonic case*k`, 156-173 ms on a loaded machine). pyframe.py
+    # reads such a list now (Shut, Paren), asking the driver only the questions its lexer
+    # would ask there (Driver._quoted, _comma_list_close, _bracket_for_paren...): the
+    # driver lexes no token of it but near the end of the reply (Paren: within its
+    # cut_closer room). Tokens lexed by the pythonic drivers, 20 -> 200 lists, before:
+    # 180 -> 1,800 and 281 -> 2,801 without tools; 180 -> 180 (the storm memo's), 280 ->
+    # 1,722 and 280 -> 1,638 with; now 0 -> 0 and 43 -> 43 without, 27 -> 27 and 42 -> 56
+    # with. The readings are the general way's.
+    from toolgram._scan import fastpath as _fastpath
+
+    toolgram.parse(unit * 4, tools)  # (the grammars and pyframe's checks of them, outside the count)
+    (small, _), (large, got) = (_lexed_by_pythonic_drivers(unit * n, tools, monkeypatch) for n in (20, 200))
+    # (With tools, the storm memo's certification of a line's window, a stream's reading
+    # of it, the driver's own, runs once more at 200 lists: 42 -> 56, then no more.)
+    assert large <= small + 30, (small, large)
+    assert len(got.calls) == 400
+    _fastpath.enabled = False
+    try:
+        general = toolgram.parse(unit * 200, tools, max_chars=None)
+    finally:
+        _fastpath.enabled = True
+    assert (got, got.segments) == (general, general.segments)
+
+
 # Issue 17: `[f(a='x)]<tool_call>…</tool_call>][f(a='+)<|tool_call_start|>[g()]` repeated
 # (tests/corpus/pythonic/string_quoted_to_a_later_lists_quote_over_another_formats_call_
 # keeps_that_call): each `<|tool_call_start|>` is asked whether the string `'+)` opens
