@@ -8,7 +8,8 @@ give parse()'s (the stream holds a list back until it has closed: see pyframe.py
     python benchmarks/diff_pyframe.py [N] [SEED]
 
 Prints the inputs, how many the fast tokens read (in parse(); lists read whole in a
-stream), and the mismatches (each kept as /tmp/pyframe-badK.pkl: (raw, tools, options)).
+stream; lists closed before a call's `)` that pyframe reads: Shut, Paren; N/4 inputs
+are such lists, closed_early), and the mismatches (each kept as /tmp/pyframe-badK.pkl: (raw, tools, options)).
 """
 
 import json
@@ -25,8 +26,8 @@ CORPUS = Path(__file__).resolve().parent.parent / "tests" / "corpus"
 N = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
 SEED = int(sys.argv[2]) if len(sys.argv) > 2 else 1
 
-hits = [0, 0]  # (lists read whole; lists read in part: their calls before one that is not plain)
-_orig = pyframe.read_list
+hits = [0, 0, 0]  # (lists read whole; read in part: their calls before one that is not plain; closed early, read whole)
+_orig, _orig_shut, _orig_paren = pyframe.read_list, pyframe._shut, pyframe._paren
 
 
 def counting(buf, start, final, begun=None, quoted=None):
@@ -36,7 +37,21 @@ def counting(buf, start, final, begun=None, quoted=None):
     return got
 
 
+def counting_shut(*args):
+    got = _orig_shut(*args)
+    hits[2] += got is True
+    return got
+
+
+def counting_paren(*args):
+    got = _orig_paren(*args)
+    hits[2] += got is not None
+    return got
+
+
 pyframe.read_list = counting
+pyframe._shut = counting_shut
+pyframe._paren = counting_paren
 
 NAMES = ["f", "get_weather", "math.factorial", "geo.distance", "a-b", "x1", "_p", "calc_absolute_pressure"]
 KEYS = ["a", "b", "city", "unit", "n", "exact", "x_1", "_k"]
@@ -98,6 +113,33 @@ def generated(rng):
     text = mutate(rng, text)
     r = rng.random()
     tools = None if r < 0.4 else NAMES if r < 0.8 else ["f", "other"]
+    return text, tools, {}
+
+
+PLAIN = ["1", "'x'", '"x"', '"a b"', "2.5", "''", '"x [y]"', "True", "[1, 2]"]
+
+
+def closed_early(rng):
+    """Lists whose calls' `)` were left out before a `]` (the list's, after a trailing
+    comma: pyframe.Shut; or one written for the `)`, then the next call: pyframe.Paren),
+    repeated, and text after them long enough that pyframe reads them (not within the
+    end's cut_closer room)."""
+
+    def call():
+        args = [(rng.choice(KEYS) + rng.choice(("=", " = ")) if rng.random() < 0.85 else "") + rng.choice(PLAIN if rng.random() < 0.9 else VALUES) for _ in range(rng.choice((1, 1, 2, 3)))]
+        end = rng.choice((")", ")", "]", "]", " ]", "] ", ", ]", ",]", "]\n")) if rng.random() < 0.95 else rng.choice((",", "", "]]"))
+        return rng.choice(NAMES) + "(" + rng.choice(SEPS).join(args) + end
+
+    def one():
+        return "[" + rng.choice(SEPS).join(call() for _ in range(rng.choice((1, 2, 2, 3, 4)))) + rng.choice(("]", "]", "]", "", ",]"))
+
+    text = rng.choice(PRE) + one()
+    for _ in range(rng.choice((0, 1, 2, 4))):
+        text += rng.choice(("\n", " ", "\n\n", " ok\n")) + one()
+    text += rng.choice(("\nSome prose after it. " * 5, "\n" + "[g(a=2)]\n" * 8, " " + "x" * 70, ""))
+    if rng.random() < 0.2:
+        text = (text + "\n") * rng.choice((2, 5))
+    tools = None if rng.random() < 0.4 else NAMES
     return text, tools, {}
 
 
@@ -170,9 +212,9 @@ def mismatches(cases: list, rng: random.Random, name: str, same=fast_is_general)
 
 def main() -> int:
     rng = random.Random(SEED)
-    cases = list(corpus()) + [generated(rng) for _ in range(N)]
+    cases = list(corpus()) + [generated(rng) for _ in range(N)] + [closed_early(rng) for _ in range(N // 4)]
     bad = mismatches(cases, rng, "pyframe")
-    print(f"{len(cases)} inputs, {hits[0]} read by the fast tokens ({hits[1]} more in part), {bad} mismatches")
+    print(f"{len(cases)} inputs, {hits[0]} read by the fast tokens ({hits[1]} more in part, {hits[2]} closed early), {bad} mismatches")
     return 1 if bad else 0
 
 
