@@ -29,6 +29,15 @@ whole argument (a match made never changes with more text: each ends at a `,` or
 it is not plain, or where an item left open runs past _HOLD_MAX characters. So a
 stream decides nothing a whole parse does not (stream == parse(), in any chunking).
 
+Two lists closed before a call's `)` are read here too, in a whole text (issue 17: the
+driver took 70-100 us a list, token by token): a trailing comma then the list's `]`
+(`[g(b=1), f(a="x", ]`: Shut) and a plain string value then a `]` written for the
+call's `)`, then the next call (`[f(a="x"], g(b=1)]`: Paren). What is not plain there
+(the `)` supplied, a value that takes the `]`) is decided by asking the driver itself
+each question its own reading asks at that place (Driver._quoted, _comma_list_close,
+argument_end, _bracket_for_paren, ...), and done by its own methods; where an answer is
+not the one that reading then follows, read_list's answer is taken, as before.
+
 Only for the grammar `pythonic` (its terminals are checked: see _fits), and only
 where the driver's lexer would take exactly these tokens: each alternative below
 is one it reads the same way (a keyword, which outranks a value; a value that
@@ -674,9 +683,14 @@ def _lone(drv: Any, buf: str, pos: int, final: bool, quoted: Any) -> int:
 
 def _comma_call() -> Any:
     """The driver's own pattern of a call after a `,` (Driver._comma_list_close)."""
-    from .._lalr import driver  # (the driver imports the scan package)
+    if not _COMMA_CALL:
+        from .._lalr import driver  # (the driver imports the scan package: looked up once, here)
 
-    return driver._COMMA_CALL
+        _COMMA_CALL.append(driver._COMMA_CALL)
+    return _COMMA_CALL[0]
+
+
+_COMMA_CALL: list = []
 
 
 def _handed(drv: Any, end: int) -> None:
