@@ -478,7 +478,10 @@ def test_a_list_after_a_less_plain_one_is_read_by_the_lexer() -> None:
 HANDED_IN_A_ROW = [
     ('[f(a="x"]]\n' * 40, None, 0, True),
     ('[f(a="x"]]\n' * 40 + '[g(b=1)]\n' * 40, None, 20, True),
-    ('[f(a="x"], g(b=1)]\n' * 30 + '[g(b=1)]\n[f(a="x"]]\n' * 10 + "[g(b=2)]\n" * 10, None, 5, True),
+    ('[f(a=1], g(b=1)]\n' * 30 + '[g(b=1)]\n[f(a="x"]]\n' * 10 + "[g(b=2)]\n" * 10, None, 5, True),
+    # (A plain string value's `]` written for its call's `)`, the list going on, is read by
+    # the lexer itself, each list of the row: pyframe.Paren; it was handed over.)
+    ('[f(a="x"], g(b=1)]\n' * 30 + '[g(b=1)]\n[f(a="x"]]\n' * 10 + "[g(b=2)]\n" * 10, None, 30, False),
     ('[g(b=1), f(a="x", ]\n' * 25 + "[g(b=1)] [g(b=2)]\nok\n" + '[f(a=1]\n' * 25, None, 1, True),
     ('[f(a="x"]]\n' * 30 + '[f(a="x', None, 0, True),
     # (With tools, each line is a region of its own, read by a driver of its own.)
