@@ -2483,6 +2483,55 @@ def test_lists_closed_before_a_calls_paren_are_read_by_the_list_lexer(
     assert (got, got.segments) == (general, general.segments)
 
 
+TRIPLE_CLOSED_EARLY = [
+    '[f(a="""x"""]\n',
+    "[get_weather(city=\"\"\"Paris\"\"\"]\n[get_time(tz='''UTC''']\n",
+    '[g(b=1), f(a=r"""x\\y""" ]\n',
+    '[f(a="""it "is" x, y)"""]\n',
+    '[f(a="""x <tool_call>"""] [g(b=2)]\n',
+    '[f(a="""x""", b="""y"""]\n\n',
+]
+
+
+@pytest.mark.parametrize("unit", TRIPLE_CLOSED_EARLY)
+@pytest.mark.parametrize("tools", [None, ["f", "g", "get_weather", "get_time"]])
+def test_a_triple_quoted_value_over_a_lists_bracket_is_read_once(unit: str, tools: list | None, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Issue 17: a list closed before its call's `)` after a triple-quoted value
+    # (`[f(a="""x"""]`, then text) was read to its `]`, then read again from a copy of
+    # the text cut there (Driver.run's LISTED: the value's Unbounded, the text up to that
+    # `]` copied, the list lexed anew), each list: 126-157 ms at 32 KB (bench_pathological
+    # `pythonic case*k [triple_quoted_string_then_the_list_closed_early]`). The value is
+    # now taken as that reading takes it, where it is one token up to that `]` there
+    # (Driver._triple_listed_whole, as _listed_whole for other values): no text is cut
+    # for it (before: one cut a list, 200 at 200 lists), and the reading is the one that
+    # cut text gives (the check refused: the reading it spares), whole and streamed.
+    from toolgram._lalr import driver as _driver
+
+    cuts = [0]
+    unbound = _driver.Driver._unbound
+
+    def counting(self: Any, buf: str) -> str:
+        cuts[0] += 1
+        return unbound(self, buf)
+
+    raw = unit * 200
+    with monkeypatch.context() as m:
+        m.setattr(_driver.Driver, "_unbound", counting)
+        got = toolgram.parse(raw, tools, max_chars=None)
+    assert cuts[0] <= 2, cuts[0]  # (the last list's, near the end of the reply, aside)
+    assert len(got.calls) >= 200
+    with monkeypatch.context() as m:
+        m.setattr(_driver.Driver, "_triple_listed_whole", lambda *args: False)
+        cut = toolgram.parse(raw, tools, max_chars=None)
+    assert (got, got.segments) == (cut, cut.segments)
+    for size in (7, 64):
+        sp = toolgram.StreamParser(tools, max_chars=None)
+        for i in range(0, len(raw), size):
+            sp.feed(raw[i : i + size])
+        streamed = sp.close()
+        assert (streamed, streamed.segments) == (got, got.segments), size
+
+
 # Issue 17: `[f(a='x)]<tool_call>…</tool_call>][f(a='+)<|tool_call_start|>[g()]` repeated
 # (tests/corpus/pythonic/string_quoted_to_a_later_lists_quote_over_another_formats_call_
 # keeps_that_call): each `<|tool_call_start|>` is asked whether the string `'+)` opens

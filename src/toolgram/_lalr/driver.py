@@ -367,6 +367,28 @@ class Driver:
                 return False
         return extent.at == pos and extent.end is None and extent.advance(buf[pos:cut], pos) is None
 
+    def _triple_listed_whole(self, buf: str, pos: int, shut: int, cut: int, allowed: Any) -> bool:
+        """Whether the triple-quoted value at pos, whose string closes at `shut` and which
+        runs on over a list's `]` (cut: just past it) in the whole text, is one token up
+        to that `]` in the text cut there, as run()'s reading of that text lexes it (see
+        _listed_whole, whose first conditions are these): the grammar's terminals are
+        pythonic.lark's, PYVALUE the last the state takes and shifted as it stands, no
+        other terminal taken at pos (best: none), a replay's marks or a stream's checks
+        none; and the value's scan from the string's close (the _Extent that reading's
+        _triple takes on, over the same characters) finds no `,` or `)` at its depth
+        before the cut, where the value then ends (no blank before it: the `]`). Its
+        string's quotes inside are its text in either reading, and no marker is looked
+        for in a closed one (_triple). That reading read each such list a second time,
+        from a copy of the text up to its `]` (issue 17: a storm of `[f(a=\"\"\"x\"\"\"]`)."""
+        if self.marks is not None or self.check or self.c.derived.get("pyframe") is not True:
+            return False
+        if allowed is not self.c.allowed[self.stack[-1]] or allowed[-1].name != "PYVALUE":
+            return False
+        action = self.c.states[self.stack[-1]].get("PYVALUE")
+        if action is None or action[0] is not Shift or self.pause == "PYVALUE":
+            return False
+        return shut < cut and _Extent(shut, ",)").advance(buf[shut:cut], shut) is None
+
     def _close_list(self, buf: str) -> str | None:
         """run's reading up to a list's `]` that the last value took: at the end of that
         text, the value read, the `]` closed (the brackets before it, the call's `)`,
@@ -858,14 +880,19 @@ class Driver:
                             # value is (`[f(a="""x"""] [g()]` reads as `[f(a="x"] [g()]`: f,
                             # then g; below). The `]` looked for after the string's close: its
                             # quotes inside are its text.)
-                            close = triple_end(buf, pos, triple)
-                            close = self.brackets.list_close(buf, close) if close is not None else None
+                            shut = triple_end(buf, pos, triple)
+                            close = self.brackets.list_close(buf, shut) if shut is not None else None
                             if close is not None and _SPACE_TO_END.match(buf, close + 1) is None and not self._call_before_close(buf, pos, close):
                                 self.listing = close + 1
                                 if self.listed == -1:
                                     self.listed = close + 1
                                 if self.listed_log is not None:
                                     self.listed_log.append((self.fmt.name, pos))
+                                if best is None and self._triple_listed_whole(buf, pos, shut, close + 1, allowed):
+                                    # (Read so in that text: taken now, not read again there.)
+                                    self.listed_read = True
+                                    self.pos = pos
+                                    return name, close + 1
                                 return LISTED
                         while end > pos and buf[end - 1].isspace():
                             end -= 1
