@@ -75,6 +75,12 @@ HELD = {
     # reply ends (as test_stream's LATE_CALLS says; d581de3 listed it there, not here).
     "pythonic/string_left_open_then_another_formats_call_ends_it",
     "lfm2/single_quoted_string_left_open_before_another_formats_call_twice",  # (QA22 D8: the same)
+    # A reply-opening Python list cut by `<tool_call>` with no call after it, then the next
+    # line's list (issue 19 R2): that list is read once the `<tool_call>` region settles,
+    # which a later `</tool_call>` could still make a call (a mention until then: an opener
+    # of the format's own tags that never closes, as above), so at the reply's end. Before,
+    # that list was prose.
+    "hermes/marker_cutting_a_reply_opening_python_list_then_a_list_on_the_next_line_without_tools",
     # A single-quoted one whose next lines' `'x` are apostrophes, each line quoting such a
     # call (issue 19): the string runs on to the reply's end, cut where each next list
     # begins, its last line's call ended by that call; all done when the reply ends.

@@ -118,6 +118,7 @@ def note_failure(r: Any, drv: Driver, reason: str) -> None:
         # (Broken at the next call's marker: where that marker begins, for the region's
         # end marker the model may write after that call: Scanner.outer_watch.)
         r.failure_marker = _marker_after(r, drv) if whole else -1
+        r.failure_python = bool(drv.fmt.stream_python)
         # A broken frame counts as a call attempt only if the format's end
         # marker follows (before the next call); _settle_failure decides.
         # (Not one broken at the next call's marker: that call shows it was one.)

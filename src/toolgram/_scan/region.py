@@ -155,6 +155,7 @@ class RegionReader:
         self.failure_taken = 0  # how many tokens the driver of first_failure read
         self.failure_stray = False  # first_failure is a call a stray quote broke (see note_failure)
         self.failure_marker = -1  # first_failure broke at the call marker that begins here (note_failure)
+        self.failure_python = False  # first_failure's format reads lists of Python calls (stream_python)
         self.failed_frame: Driver | None = None
         self.mentioned = False  # a format read the region as a mention of its tag (mention)
         self.mention_end = -1  # (where that format's reading of the mention ended)
@@ -349,11 +350,18 @@ class RegionReader:
                     self.salvage_wait = None
                     self.salvaged = got
                 salvaged = self.salvaged
+                # A list of Python calls that opened the reply, told broken (its calls before
+                # the broken one kept or not): the lists in a row after it are still that
+                # run's (pythonic.lark), each on a line of its own: the next line opens lists
+                # again, as at the reply's start (Scanner.relist), not prose
+                # (`[f(a=<tool_call>)]` then `[h()]` on the next line: h, as with tools,
+                # where each line's list is read).
                 if salvaged and salvaged[2]:
                     # (Calls kept, then one broken: settled as after a marker, see salvage.)
                     got = _salvaged(self, out, final)
                     if not got:
                         return False
+                    sc.relist, sc.relist_tail = self.failure_python, "]"
                     sc.mode = "prose"
                     return True
                 if salvaged:
@@ -366,12 +374,14 @@ class RegionReader:
                         sc._prose(out, sc.pos, tail.end)
                         out.append(tail)
                         sc.pos = tail.end
+                        sc.relist, sc.relist_tail = self.failure_python, "]"
                 elif self.failure_stray and self.first_failure is not None:
                     failure = self.first_failure
                     sc._prose(out, sc.pos, failure.end)
                     out.append(failure)
                     sc.pos = failure.end
                     self._watch_after(failure)
+                    sc.relist, sc.relist_tail = self.failure_python, "]"
                 sc._end_region()
                 sc.mode = "prose"
                 return True

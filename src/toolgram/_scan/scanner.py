@@ -128,6 +128,24 @@ class Scanner(MarkerSearch):
     # no tools): after its end marker, the next line opens lists in a row again (_start).
     watch_anchored = False
     line_restart = False  # (_start: the reply goes on after such an end marker; see there)
+    # After a list of Python calls that opened the reply was told broken (RegionReader.run):
+    # the next line break in the prose after it opens lists in a row again (_start,
+    # line_restart), as after such a region's end marker. Markers before that break are
+    # read as ever (the one that cut the broken call: its call, or a mention).
+    relist = False
+    # (Set where that line break opens lists again, for _start: the formats of lists of
+    # Python calls alone (stream_python), as lists in a row are read after a well-formed
+    # one; not a call that is the whole reply (bare_pythonic) nor a JSON list (xlam):
+    # after a list, well formed or broken, `g(city="x")` or `[{"name": …}]` on the next
+    # line is prose.)
+    relisted = False
+    # (The last character of the prose since that list, blanks aside: the next line opens
+    # lists only where its line ends as a list's line does, at the list's `]` (markup
+    # after it aside: an end marker); "" after a call read since. `]` to begin with: the
+    # broken list's failure took its text. After prose on its line (`[f(a=<tool_call>)]
+    # ok then`), or another call there, the lists in a row are over, as after a
+    # well-formed list: the next line's list is prose.)
+    relist_tail = "]"
     closer_turn = False  # (the closer is its format's end-of-turn token: _closer_again)
     # Where the last call, or the last region, ended (in the reply): text after it is
     # the model's prose (see _after_object).
@@ -324,6 +342,8 @@ class Scanner(MarkerSearch):
             return None
         held = self.held
         value = held + text if held else text
+        if self.relist:
+            return None  # (a line break the next line's lists may open after, and the prose before it: the slow way, _in_prose, relist_tail)
         hold = 0
         watch = self.end_watch
         if watch is not None:
@@ -377,6 +397,8 @@ class Scanner(MarkerSearch):
         anything else."""
         stray = self.stray
         watch = self.end_watch
+        if self.relist:
+            return None  # (a line break in a delta opens lists again: see relist)
         if watch is not None and not all(e[0] in self.first_set and not e[0].isalnum() for e in watch):
             return None  # (a call's end marker whose first character the lane may not stop at: see _open_end)
         if self.plain is None or self.held or (stray is not None and (stray.fresh or not (stray.armed and stray.firsts <= self.first_set))):
@@ -672,6 +694,15 @@ class Scanner(MarkerSearch):
 
     def _prose(self, out: list, start: int, end: int) -> None:
         if end > start:
+            if self.relist:
+                text = self.buf[start:end]
+                if "\n" in text:
+                    # (A line break the prose of a region read as none took, after the
+                    # list: the next line is not the list's; lists in a row are over.)
+                    self.relist = False
+                last = text.rstrip()[-1:]
+                if last:
+                    self.relist_tail = last  # (see relist_tail)
             kind = "reasoning" if self.in_open_think else "text"
             out.append(_piece(kind, start, end, self.buf[start:end]))
 
@@ -715,6 +746,7 @@ class Scanner(MarkerSearch):
                 return False
             self.line_restart = False
             if p >= n or "\n" not in buf[self.pos : p]:
+                self.relisted = False
                 self.mode = "prose"
                 return True
         if self.think_opened:
@@ -735,6 +767,7 @@ class Scanner(MarkerSearch):
             return True
         if p >= n:
             if final:
+                self.relisted = False
                 self.mode = "prose"
                 return True
             return False
@@ -752,6 +785,7 @@ class Scanner(MarkerSearch):
                 self.think_closers = self.think_opens[opener]
                 self.mode = "think"
                 self.after_think = "start"
+                self.relisted = False
                 return True
         if self.region is None:
             self.start_at = self.base + p  # (their line_start literals there: see _in_prose)
@@ -762,7 +796,11 @@ class Scanner(MarkerSearch):
                 if len(self.openers) < 1000:  # (per set of formats; replies start with anything)
                     self.openers[ch] = test
             candidates = openers(test, buf, p, final)
+            if self.relisted:
+                # (Kept while a stream waits below: its next delta's look filters them too.)
+                candidates = [f for f in candidates if f.stream_python and f.anchor != "whole"]
             if not candidates:
+                self.relisted = False
                 self.mode = "prose"
                 return True
             if not final and n - p < _START_WAIT and "\n" not in buf[p:]:
@@ -773,6 +811,7 @@ class Scanner(MarkerSearch):
                 # A line's end tells enough: `[f()]` then a new line is a call a stream
                 # completes there, not 32 characters after its `[` (issue 21).
                 return False
+            self.relisted = False
             self._begin(candidates, p, 0)
             self.start_test = None if final else test
         elif final and self.start_test is not None:
@@ -830,8 +869,16 @@ class Scanner(MarkerSearch):
                 found = self._whole_next(buf, pos, whole) if whole is not None else self._next_literal(buf, pos)
             if found is not None and found[1] in line:
                 found = self._line_next(buf, found)
+            # (After a reply-opening list told broken: the first line break in the prose,
+            # before the next marker, opens lists again (relist). An end marker watched for
+            # (end_watch) or a stray closer before that break is taken first, as where no
+            # break follows: the text's order, which a stream's deltas keep too.)
+            nl = buf.find("\n", pos, found[0] if found is not None else len(buf)) if self.relist else -1
             watch_hold = 0
-            if self.end_watch is not None:
+            if self.end_watch is not None and (nl < 0 or any(buf.find(e, pos, nl) >= 0 for e in self.end_watch)):
+                # (With that break ahead, only an end marker before it is looked at: one
+                # after it, or the next marker, is the next line's to tell, where the watch
+                # goes on, as in a stream whose text so far ends at the break.)
                 ends = self.end_watch
                 got = self._open_end(buf, pos, found, final)
                 if got is not None and got[0] is WAIT:
@@ -879,7 +926,7 @@ class Scanner(MarkerSearch):
                 if _stray.line_after(self.stray, buf, self.base, final) is False:
                     self.stray = None  # (the call ended its line: nothing to watch for)
             if self.stray is not None and self.stray.armed:
-                stray = _stray.find(self.stray, buf, pos, found[0] if found is not None else len(buf), final, self.base, self.turn_ends, self.end_watch)
+                stray = _stray.find(self.stray, buf, pos, nl if nl >= 0 else found[0] if found is not None else len(buf), final, self.base, self.turn_ends, self.end_watch)
                 if type(stray) is tuple:  # (WAIT, where a close that may begin a run is)
                     self._flush(out, lo, max(pos, stray[1]))
                     return False
@@ -889,6 +936,19 @@ class Scanner(MarkerSearch):
                     self.pos = pos = lo = stray.end
                     self.stray = None
                     continue
+            if nl >= 0:
+                # (The prose up to that break goes out, and the next line is read as at the
+                # reply's start, lists only (see relisted), where its line ended at the
+                # list's `]`: relist_tail. Else the prose goes on, as after a list.)
+                lo = self._flush(out, lo, nl)
+                self.relist = False
+                if self.relist_tail == "]":
+                    self.line_restart = self.relisted = True
+                    self.mode = "start"
+                    return True
+                pos = nl
+                kept = found  # (the next marker is still that one)
+                continue
             if found is None:
                 end = len(buf) if final else len(buf) - self._held(buf, pos)
                 if self.stray is not None and self.stray.armed and not final:
@@ -1058,7 +1118,9 @@ class Scanner(MarkerSearch):
                     got = self._framed(frame, buf, i, final, tools)
                 if type(got) is ToolCall:
                     self.stray = None  # (a call of another format: see after_call)
-                    if final and self.sink is not None and kind == "text" and not self.base and self.outer_watch is None:
+                    if final and self.sink is not None and kind == "text" and not self.base and self.outer_watch is None and not self.relist:
+                        # (Not while a line break opens lists again: see relist, which the
+                        # batch's reading of the prose after its calls does not look for.)
                         stop = _frame.run(self, out, buf, got, whole, marker, frame)
                         if stop < 0:
                             self.pos = len(buf)
@@ -1339,6 +1401,8 @@ class Scanner(MarkerSearch):
         `start`: where the call (or region) begins, where known (outer_watch)."""
         outer = self.outer_watch
         self.outer_watch = None
+        if self.relist:
+            self.relist_tail = ""  # (a call on the broken list's line: see relist_tail)
         called = self._after_call(end, fmt, region, known)
         if outer is not None and called and start >= 0 and self.base + start == outer[1]:
             # A Python call region whose end marker the model left out (or that broke at
