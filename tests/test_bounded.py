@@ -821,6 +821,46 @@ def test_strings_left_open_each_cut_at_the_next_call_are_read_through_the_storm_
         assert small == toolgram.parse(unit * (4_000 // len(unit)), tools, max_chars=None)  # (the memo's outcome is the reading's)
 
 
+@pytest.mark.parametrize(
+    "unit",
+    ["[f(a=<tool_call>)]\n", '[g(a=<tool_call>{"name": "t", "arguments": {}}</tool_call>)]<|tool_call_end|>\n'],
+    ids=["cut", "cut_by_a_call"],
+)
+@pytest.mark.parametrize("stream", [False, True], ids=["parse", "stream"])
+def test_lines_a_broken_reply_opening_list_opens_again_are_read_through_the_storm_memo(
+    unit: str, stream: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A reply-opening list of Python calls told broken leaves the next line's lists read
+    # (Scanner.relist, issue 19 R2): a storm of such lines, no tools, had each line's
+    # region, begun by the line restart (Scanner._start), read the general way, which no
+    # storm memo was asked about (32 KB: parse 20 -> 161 ms, 8-character stream 38 -> 373
+    # ms). Now they go through the memo (storm.restart): a few readings, not one a line.
+    from toolgram._scan import region as _region
+
+    raw = unit * (16_000 // len(unit))
+    reads = [0]
+    read = _region.RegionReader._read
+
+    def counting(self: Any, drv: Any, final: bool) -> Any:
+        reads[0] += 1
+        return read(self, drv, final)
+
+    with monkeypatch.context() as m:
+        m.setattr(_region.RegionReader, "_read", counting)
+        if stream:
+            sp = toolgram.StreamParser(max_chars=None)
+            for i in range(0, len(raw), 8):
+                sp.feed(raw[i : i + 8])
+            got = sp.close()
+        else:
+            got = toolgram.parse(raw, max_chars=None)
+    assert got == toolgram.parse(raw, max_chars=None)
+    lines = raw.count("\n")
+    # (Those of the last few lines, whose window runs past the reply's end, and those
+    # before the storm's keys are certified, are read the usual way: about a hundred.)
+    assert reads[0] <= lines // 5, (reads[0], lines)
+
+
 def _looked_at_for_a_cut_close(raw: str, monkeypatch: pytest.MonkeyPatch) -> int:
     """The text handed to cut_marker (is the rest of the reply a close marker cut short?)
     over a parse, in characters: each piece is a copy."""

@@ -568,6 +568,10 @@ class Scanner(MarkerSearch):
         elif r is not None and r.frame is not None:
             if r.frame_wait is not _frame.WAIT:
                 self.waiting = r.frame_wait  # the payload runs on: see Frame.read
+        elif self.mode == "start" and self.hold >= 0:
+            # (A storm's line restart, held until the text holds its window: storm.restart.)
+            self.waiting = _GrowWait(self.hold - self.base)
+            self.hold = -1
         elif self.mode == "prose" or self.mode == "think":
             if self.pos > 256:
                 self._trim()
@@ -811,9 +815,18 @@ class Scanner(MarkerSearch):
                 # A line's end tells enough: `[f()]` then a new line is a call a stream
                 # completes there, not 32 characters after its `[` (issue 21).
                 return False
-            self.relisted = False
-            self._begin(candidates, p, 0)
+            relisted, self.relisted = self.relisted, False
             self.start_test = None if final else test
+            if relisted and _storm.enabled and self.observer is None:
+                # (A line a broken reply-opening list's run opens again: a storm of them,
+                # one a line, goes through the memo, as a marker's regions do: storm.restart.)
+                took = _storm.restart(self, out, candidates, p, final)
+                if took < 0:
+                    self.relisted = True  # (held: its next look filters the candidates too)
+                    return False
+                if took:
+                    return took == 1
+            self._begin(candidates, p, 0)
         elif final and self.start_test is not None:
             # Begun on part of the reply: the whole of it may rule out every format
             # there, as parse() finds at once, and then their drivers, waiting on a

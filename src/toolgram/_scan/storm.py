@@ -813,3 +813,183 @@ def _plain(value: tuple) -> bool:
 
 
 _RECORDS = frozenset((Region, Failure, Draft, Prose, Reasoning))
+
+
+# -- regions a line restart begins (Scanner._start, relisted) ---------------------------
+#
+# After a list of Python calls that opened the reply was told broken, the next line, where
+# the list's line ended at its `]`, opens lists again, as at the reply's start (Scanner.
+# relist, relisted): a region begun by _start, with no marker (its candidates are the
+# formats the line's first characters may open, lists of Python calls only). A storm of
+# such lines (`[f(a=<tool_call>)]` one a line, to 32 KB) had each line's region read the
+# general way (issue 17: 140 -> 20 ms at 32 KB). They go through the memo as a marker's
+# regions do (see above), with these differences:
+#
+#  - the key's "marker" is _RESTART, and it holds, with the window (from the look-behind
+#    before the line, as key_of's, to _AHEAD after the line's first character), where the
+#    prose before the region began (the line break: its blanks go out as the region's
+#    prose), the candidates, and the scanner state such a region reads that changes along
+#    a reply: in_open_think, line_call_end and outer_watch, relative to the line (a broken
+#    region's watch for its end marker: RegionReader._watch_after, Scanner.after_call);
+#  - the reading is the one _start begins (anchored), and its stream reading in a copy too;
+#  - what the reading sets of the scanner's state (the region's end, the relist and its
+#    tail, the watches and their places, the last call's closer) is remembered with the
+#    outcome, relative to the line, and set so where it is given: a key whose reading sets
+#    any other state, leaves a watch for stray closers (stray), or reads a value up to a
+#    list's `]` (listed_log), is refused, read the usual way; and the copy's reading must
+#    set that state as the usual one did (as well as its items and end).
+#
+# A stream holds such a region (from the _STREAK-th in a row, each begun within _AHEAD of
+# where the region before ended) until the text holds its window and _BATCH more, as above.
+
+_RESTART = "\n"
+# The scanner's fields the region's reading may set (Scanner.__dict__), and how each is
+# remembered: a place in the reply (relative to the line's first character; -1 kept), a
+# value as it is, or an (end markers, place) watch. Any other that changes: refused.
+_REPLY_AT = ("ended", "read_to", "call_to", "line_call_end", "closed_at")
+_AS_IS = ("relist", "relist_tail", "relisted", "line_restart", "end_watch", "watch_anchored", "closer", "closer_turn", "mode", "region", "stray")
+_CACHES = frozenset(("brackets", "turn_hits", "turn_cut", "reply_end", "storm", "pos", "finds", "mf_buf", "mf_found", "mf_first", "mf_kept", "mf_spare",
+                     "word_buf", "word_next", "word_first", "symbol_next", "whole_next", "whole_keys", "opener_runs", "listed_log", "outer_watch"))
+
+
+def _state(sc: Any, at: int, before: tuple) -> tuple:
+    """What the reading of a restart region set (see _REPLY_AT, _AS_IS), relative to `at`
+    (the line's first character, in the reply): of the places, those it changed from
+    `before` (None: left as they were)."""
+    watch = sc.outer_watch
+    return (
+        tuple(None if v == b else v if v < 0 else v - at for v, b in zip((getattr(sc, k) for k in _REPLY_AT), before)),
+        tuple(getattr(sc, k) for k in _AS_IS),
+        None if watch is None else (watch[0], watch[1] - at),
+    )
+
+
+def restart(sc: Any, out: list, candidates: list, p: int, final: bool) -> int:
+    """The region a line restart begins at `p` (Scanner._start, relisted; sc.start_test
+    set), through the memo: 1 done (out and the scanner set as its reading sets them), 2
+    read and waiting (a stream's: its reading's own), 0 read it the usual way, -1 (a
+    stream, in a storm) hold it until the text holds its window (sc.hold)."""
+    memo = sc.storm
+    if memo is None:
+        memo = sc.storm = Memo()
+    at = sc.base + p
+    if not final:
+        last, n = memo.streak.get(_RESTART, (-1, 0))
+        if at != last:
+            n = n + 1 if 0 <= at - last and (at - last <= _AHEAD or at - sc.ended <= _AHEAD) else 1
+            memo.streak[_RESTART] = at, n
+        if n < _STREAK:
+            return 0
+        need = p + _AHEAD
+        if need > len(sc.buf):
+            sc.hold = sc.base + need + _BATCH
+            return -1
+    key = _restart_key(sc, p, candidates)
+    if key is None:
+        return 0
+    known = memo.known.get(key)
+    if known is not None:
+        items, end, state = known
+        out.extend(_moved(items, p))
+        sc.pos = p + end
+        reply_at, as_is, watch = state
+        for k, v in zip(_REPLY_AT, reply_at):
+            if v is not None:
+                setattr(sc, k, v if v < 0 else v + at)
+        for k, v in zip(_AS_IS, as_is):
+            setattr(sc, k, v)
+        sc.outer_watch = None if watch is None else (watch[0], watch[1] + at)
+        return 1
+    recent = memo.recent
+    if key in recent and key not in memo.refused and len(memo.known) < _KEPT and len(memo.refused) < _KEPT:
+        return _certify_restart(sc, out, key, candidates, p, memo, final)
+    recent.pop(key, None)
+    recent[key] = None
+    if len(recent) > _RECENT:
+        del recent[next(iter(recent))]
+    return 0
+
+
+def _restart_key(sc: Any, p: int, candidates: list) -> tuple | None:
+    buf = sc.buf
+    if p + _AHEAD > len(buf):
+        return None
+    keep = p - 1
+    floor = max(0, p - 256)
+    while keep > floor and buf[keep] in " \t\n\r":
+        keep -= 1
+    if keep < 0 or sc.base + keep <= 0 or buf[keep] in " \t\n\r":
+        return None
+    keep -= sc.think_width - 1
+    if keep < 0 or sc.base + keep <= 0 or sc.pos < keep:
+        return None
+    at = sc.base + p
+    line_call = at - sc.line_call_end
+    if not 0 <= line_call <= p - keep:
+        line_call = -1
+    watch = sc.outer_watch
+    watch = None if watch is None else (watch[0], watch[1] - at)
+    names = tuple(f.name for f in candidates)
+    return (_RESTART, p - keep, sc.in_open_think, buf[keep : p + _AHEAD], line_call, p - sc.pos, watch, names)
+
+
+def _certify_restart(sc: Any, out: list, key: tuple, candidates: list, p: int, memo: Memo, final: bool) -> int:
+    """_certify's, for a restart region (see restart)."""
+    n = len(out)
+    before = dict(sc.__dict__)
+    places = tuple(getattr(sc, k) for k in _REPLY_AT)
+    log = sc.listed_log = [] if final else None
+    sc._begin(candidates, p, 0)
+    try:
+        done = sc.region.run(out, final, True)
+    finally:
+        sc.listed_log = None
+    if not done or sc.region is not None or sc.mode != "prose":
+        memo.refused.add(key)
+        return 1 if done else 2
+    at = sc.base + p
+    got = _relative(out[n:], p), sc.pos - p
+    state = _state(sc, at, places)
+    after = sc.__dict__
+    known = frozenset(_REPLY_AT) | frozenset(_AS_IS) | _CACHES
+    changed = [k for k, v in after.items() if k not in known and (k not in before or before[k] is not v and before[k] != v)]
+    if log or changed or sc.stray is not None or sc.end_watch is not None:
+        memo.refused.add(key)
+        return 1
+    seen = _restart_reading(sc, key, candidates, places)
+    if seen is not None and repr(seen) == repr((got, state)):
+        memo.known[key] = (_planned(got[0]), got[1], state)
+        return 1
+    memo.refused.add(key)
+    return 1
+
+
+def _restart_reading(sc: Any, key: tuple, candidates: list, places: tuple) -> tuple | None:
+    """_stream_reading's, for a restart region: ((items, end), state) relative to the
+    line's first character, or None where the copy's reading waits."""
+    _, back, _, window, line_call, pos_back, watch, _ = key
+    o = copy.copy(sc)
+    o.buf, o.pos, o.base, o.mode, o.region = window, back - pos_back, 0, "start", None
+    o.line_call_end = back - line_call if line_call >= 0 else -1
+    o.outer_watch = None if watch is None else (watch[0], watch[1] + back)
+    o.reply_end = -1
+    o.finds = o.brackets = o.sink = o.waiting = o.start_test = o.plain = o.observer = None
+    o.turn_hits = o.turn_cut = None
+    o.mf_buf, o.mf_found, o.mf_first, o.mf_kept, o.mf_spare = None, {}, (-1, -1), None, None
+    o.word_buf, o.word_next, o.word_first, o.symbol_next = None, {}, None, None
+    o.whole_next, o.whole_keys = None, []
+    o.opener_runs = {}
+    o.pending, o.pending_n, o.held = [], 0, ""
+    o.storm = None
+    o.listed_log = o.listed_hint = None
+    for k, v in zip(_REPLY_AT, places):
+        setattr(o, k, v if v < 0 else -1 - v)  # (before the window: changed, or left as they were)
+    o.line_call_end = back - line_call if line_call >= 0 else -1
+    places = tuple(getattr(o, k) for k in _REPLY_AT)
+    o._begin(candidates, back, 0)
+    out: list = []
+    if not o.region.run(out, False, True) or o.region is not None or o.mode != "prose":
+        return None
+    if o.stray is not None or o.end_watch is not None:
+        return None
+    return (_relative(out, back), o.pos - back), _state(o, back, places)
