@@ -799,10 +799,19 @@ class Scanner(MarkerSearch):
                 test = opening([f for f in self.anchored if may_open(f, ch)], self.first_set, ch)
                 if len(self.openers) < 1000:  # (per set of formats; replies start with anything)
                     self.openers[ch] = test
-            candidates = openers(test, buf, p, final)
             if self.relisted:
-                # (Kept while a stream waits below: its next delta's look filters them too.)
-                candidates = [f for f in candidates if f.stream_python and f.anchor != "whole"]
+                # (Kept while a stream waits below: its next delta's look filters them too.
+                # The opening test of those formats alone, kept as the others are: each
+                # format's test is its own, so it finds those the whole test finds of
+                # them, without the others' tests at each line of a storm of such lines.)
+                listed = self.openers.get((ch,))
+                if listed is None:
+                    listed = opening([f for f in test[0] if f.stream_python and f.anchor != "whole"], self.first_set, ch)
+                    if len(self.openers) < 1000:
+                        self.openers[(ch,)] = listed
+                candidates = openers(listed, buf, p, final)
+            else:
+                candidates = openers(test, buf, p, final)
             if not candidates:
                 self.relisted = False
                 self.mode = "prose"
