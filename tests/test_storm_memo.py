@@ -370,3 +370,22 @@ def test_a_storm_of_long_strings_cut_at_their_own_start_marker_checks_the_call_a
     for tools in (None, ["f"]):
         a, b = _both(raw, tools)
         assert a == b, (alt, tools)
+
+
+def test_storms_of_lines_a_broken_reply_opening_list_opens_again_read_the_same_with_the_memo():
+    # (storm.restart: the regions a line restart begins after a broken reply-opening list
+    # of Python calls, Scanner.relist; lines broken, whole, cut by another format's call,
+    # with end markers and prose among them, with tools and without.)
+    rng = random.Random(19)
+    broken = ["[f(a=<tool_call>)]", '[g(a=<tool_call>{"name": "t", "arguments": {}}</tool_call>)]<|tool_call_end|>',
+              "[f(a=1, a=2)]", "[f(a=<|python_tag|>)]", "[f(a=<function=x>)]", "[f(a=<|tool_call_start|>)]"]
+    others = ["[h()]", "[f(a=1)]", 'g(city="x")', "ok then", "<|tool_call_end|>", "<|eot_id|>",
+              '<tool_call>{"name":"k","arguments":{}}</tool_call>', "[f(a='x)]"]
+    for _ in range(40):
+        lines = [rng.choice(broken) + rng.choice(["\n", "\r\n", "\n\n"])] * rng.randint(40, 120)
+        for _ in range(rng.randint(0, 4)):  # (a few other lines among them)
+            lines.insert(rng.randrange(len(lines) + 1), rng.choice(broken + others) + rng.choice(["\n", " \n", " ok\n", ""]))
+        raw = "".join(lines)
+        tools = ["f", "g", "h", "k"] if rng.random() < 0.4 else None
+        a, b = _both(raw, tools)
+        assert a == b, raw[:120]
