@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import regex
+
 from . import fastpath as _frame
 from . import gemframe as _gemframe
 from . import pyframe as _pyframe
@@ -134,6 +136,20 @@ def _turn_hits(sc: Any, tokens: tuple) -> tuple:
         hits = ends[1][tokens] = tuple(a for a in (turn_end_at(buf, (t,), 0) for t in tokens) if a >= 0)
     return hits
 
+
+def _lists_on(r: Any, region: Region) -> bool:
+    """Whether `region`, kept of an anchored region whose drivers broke after it (salvage:
+    no failure told), is whole lists of Python calls (a format that reads them, as the
+    lines after a broken one are opened for: Scanner.relisted) whose line ends at the last
+    list's `]`: the run broke on a later line."""
+    buf = r.sc.buf
+    end = region.end
+    if end < 1 or buf[end - 1] != "]" or _LINE_ENDS.match(buf, end) is None:
+        return False
+    return any(f.name == region.fmt and f.stream_python and f.anchor != "whole" for f in r.given)
+
+
+_LINE_ENDS = regex.compile(r"[ \t]*\r?\n")
 
 # (region._read: how many lists at most the driver reads on its own after lists pyframe
 # handed over, before pyframe looks again.)
@@ -375,6 +391,14 @@ class RegionReader:
                         out.append(tail)
                         sc.pos = tail.end
                         sc.relist, sc.relist_tail = self.failure_python, "]"
+                    elif region is not None and _lists_on(self, region):
+                        # (Whole lists kept, their line ended at the last one's `]`, and a
+                        # list of the run on a later line broke it: that list is read on
+                        # its own line as after a broken one (the next line opens lists
+                        # again), told broken where it is, and the lists after it read, as
+                        # with tools: `[f(a=1)]` then `[h(a=<tool_call>)]` then `[k()]`, as
+                        # `[f(a=<tool_call>)]` then both: the rule is the line's own.)
+                        sc.relist, sc.relist_tail = True, "]"
                 elif self.failure_stray and self.first_failure is not None:
                     failure = self.first_failure
                     sc._prose(out, sc.pos, failure.end)
