@@ -389,3 +389,22 @@ def test_storms_of_lines_a_broken_reply_opening_list_opens_again_read_the_same_w
         tools = ["f", "g", "h", "k"] if rng.random() < 0.4 else None
         a, b = _both(raw, tools)
         assert a == b, raw[:120]
+
+
+def test_storms_of_relisted_lines_whose_reading_leaves_stray_and_end_watches_read_the_same_with_the_memo():
+    # (storm.restart remembers the watch for stray closers after the calls a line's list
+    # kept, and the end watch, which its cut call left (`[f(a=1), g(b=<tool_call>)]` a
+    # line): lines of closers and end markers among them, which those watches read.)
+    rng = random.Random(234)
+    broken = ["[f(a=1), g(b=<tool_call>)]", "[f(a=1), g(b=<|python_tag|>)]", "[f(a=1), g(b=[TOOL_CALLS])]",
+              '[f(a=1), g(b=<tool_call>{"name": "t", "arguments": {}}</tool_call>)]', "[f(a=1), g(b=<tool_call>)]<|tool_call_end|>"]
+    others = [")]", "[f(a=1)])]", "  )", "<|tool_call_end|>", "<|python_end|>", "<|eot_id|>", "[h()]", "ok then",
+              "[f(a=1)]\n[h(a=<tool_call>)]", '<tool_call>{"name":"k","arguments":{}}</tool_call>']
+    for _ in range(30):
+        lines = [rng.choice(broken) + rng.choice(["\n", "\r\n", "\n\n", " \n"])] * rng.randint(40, 100)
+        for _ in range(rng.randint(0, 5)):
+            lines.insert(rng.randrange(len(lines) + 1), rng.choice(broken + others) + rng.choice(["\n", " \n", " ok\n", ""]))
+        raw = "".join(lines)
+        tools = ["f", "g", "h", "k"] if rng.random() < 0.3 else None
+        a, b = _both(raw, tools)
+        assert a == b, raw[:120]
