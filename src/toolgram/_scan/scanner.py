@@ -699,16 +699,26 @@ class Scanner(MarkerSearch):
     def _prose(self, out: list, start: int, end: int) -> None:
         if end > start:
             if self.relist:
-                text = self.buf[start:end]
-                if "\n" in text:
-                    # (A line break the prose of a region read as none took, after the
-                    # list: the next line is not the list's; lists in a row are over.)
-                    self.relist = False
-                last = text.rstrip()[-1:]
-                if last:
-                    self.relist_tail = last  # (see relist_tail)
+                self._relist_past(start, end)
             kind = "reasoning" if self.in_open_think else "text"
             out.append(_piece(kind, start, end, self.buf[start:end]))
+
+    def _relist_past(self, start: int, end: int) -> None:
+        """relist's look at text after the broken list that goes out as prose, or as a run
+        of stray closers (their error, stray.find): buf[start:end]."""
+        text = self.buf[start:end]
+        if "\n" in text:
+            # (A line break the prose of a region read as none took, after the
+            # list: the next line is not the list's; lists in a row are over.)
+            self.relist = False
+        last = text.rstrip()[-1:]
+        if last:
+            # (see relist_tail. A run of closers that close nothing, the list's own `)]`
+            # after a call of another format that cut its value (`[f(a=<|tool_call_start|>
+            # [h()]<|tool_call_end|>)]`: the call h, then `)]` an error, where after a
+            # Hermes call, which has no such watch, it is prose), ends the line as that
+            # prose does: at the list's `]`.)
+            self.relist_tail = last
 
 
     # -- the state machine --------------------------------------------------------
@@ -955,6 +965,8 @@ class Scanner(MarkerSearch):
                 if stray is not None:
                     self._flush(out, lo, max(pos, stray.start))
                     out.append(stray)  # (the closers are markup; the error says why)
+                    if self.relist:
+                        self._relist_past(stray.start, stray.end)
                     self.pos = pos = lo = stray.end
                     self.stray = None
                     continue
@@ -1657,6 +1669,8 @@ class Scanner(MarkerSearch):
             return True
         self._flush(out, lo, max(pos, got.start))
         out.append(got)
+        if self.relist:
+            self._relist_past(got.start, got.end)  # (as in _in_prose)
         self.pos = got.end
         self.stray = None
         return True
