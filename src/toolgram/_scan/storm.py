@@ -830,7 +830,8 @@ _RECORDS = frozenset((Region, Failure, Draft, Prose, Reasoning))
 #    prose before the region began (the line break: its blanks go out as the region's
 #    prose), the candidates, and the scanner state such a region reads that changes along
 #    a reply: in_open_think, line_call_end and outer_watch, relative to the line (a broken
-#    region's watch for its end marker: RegionReader._watch_after, Scanner.after_call);
+#    region's watch for its end marker: RegionReader._watch_after, Scanner.after_call; its
+#    third item, a closed Hermes payload's close, kept as read() keeps it);
 #  - the reading is the one _start begins (anchored), and its stream reading in a copy too;
 #  - what the reading sets of the scanner's state (the region's end, the relist and its
 #    tail, the watches and their places, the last call's closer) is remembered with the
@@ -867,7 +868,7 @@ def _state(sc: Any, at: int, before: tuple) -> tuple:
     return (
         tuple(None if v == b else v if v < 0 else v - at for v, b in zip((getattr(sc, k) for k in _REPLY_AT), before)),
         tuple(getattr(sc, k) for k in _AS_IS),
-        None if watch is None else (watch[0], watch[1] - at),
+        None if watch is None else (watch[0], watch[1] - at, *watch[2:]),
         # (The watch for stray closers, its place relative to the line: a Watch is the
         # prose's to move on, so a new one is made of this where the outcome is given.)
         None if w is None else (w.own, w.tags, w.holders, w.name, w.key, w.seen - at, w.firsts, w.longest, w.armed, w.fresh),
@@ -908,7 +909,7 @@ def restart(sc: Any, out: list, candidates: list, p: int, final: bool) -> int:
                 setattr(sc, k, v if v < 0 else v + at)
         for k, v in zip(_AS_IS, as_is):
             setattr(sc, k, v)
-        sc.outer_watch = None if watch is None else (watch[0], watch[1] + at)
+        sc.outer_watch = None if watch is None else (watch[0], watch[1] + at, *watch[2:])
         if w is None:
             sc.stray = None
         else:
@@ -943,7 +944,7 @@ def _restart_key(sc: Any, p: int, candidates: list) -> tuple | None:
     if not 0 <= line_call <= p - keep:
         line_call = -1
     watch = sc.outer_watch
-    watch = None if watch is None else (watch[0], watch[1] - at)
+    watch = None if watch is None else (watch[0], watch[1] - at, *watch[2:])
     names = tuple(f.name for f in candidates)
     return (_RESTART, p - keep, sc.in_open_think, buf[keep : p + _AHEAD], line_call, p - sc.pos, watch, names)
 
@@ -986,7 +987,7 @@ def _restart_reading(sc: Any, key: tuple, candidates: list, places: tuple) -> tu
     o = copy.copy(sc)
     o.buf, o.pos, o.base, o.mode, o.region = window, back - pos_back, 0, "start", None
     o.line_call_end = back - line_call if line_call >= 0 else -1
-    o.outer_watch = None if watch is None else (watch[0], watch[1] + back)
+    o.outer_watch = None if watch is None else (watch[0], watch[1] + back, *watch[2:])
     o.reply_end = -1
     o.finds = o.brackets = o.sink = o.waiting = o.start_test = o.plain = o.observer = None
     o.turn_hits = o.turn_cut = None
