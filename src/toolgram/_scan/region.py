@@ -151,6 +151,67 @@ def _lists_on(r: Any, region: Region) -> bool:
 
 _LINE_ENDS = regex.compile(r"[ \t]*\r?\n")
 
+
+def relist_from(r: Any, on: bool) -> None:
+    """Scanner.relist set (`on`) where the anchored region r began told a list of Python
+    calls broken, the prose going on from sc.pos: relist_open, how many of the list's
+    brackets the text read so far (from the region's start) left open (list_walk)."""
+    sc = r.sc
+    sc.relist, sc.relist_tail = on, "]"
+    if on:
+        sc.relist_open, sc.relist_quote = list_walk(sc.buf, r.region_start, sc.pos, 0, "", True)
+
+
+# (list_walk: what it looks for next, in a string, inside the list, after it.)
+_IN_STRING = regex.compile(r"[\\\"']")
+_IN_LIST = regex.compile(r"[()\[\]{}\"']")
+_AFTER = regex.compile(r"\S")
+
+
+def list_walk(buf: str, i: int, end: int, depth: int, quote: str, lists: bool = False) -> tuple:
+    """Where a list of Python calls that a marker cut stands after buf[i:end] (depth, quote):
+    how many of its brackets are open (0: it closed, -1: text other than blanks followed its
+    close, the line going on after it), and the quote of a string open in it ("": none;
+    the quote and a backslash: the next text's first character is escaped).
+    Brackets in strings count for nothing; `lists`: another list may begin after one closes
+    (`[f(a=1)] [g(b=<tool_call>` the text a region read up to the cut)."""
+    while i < end and depth >= 0:
+        if quote:
+            if len(quote) > 1:  # (a backslash that ended the text before: this character is escaped)
+                quote = quote[0]
+                i += 1
+                continue
+            m = _IN_STRING.search(buf, i, end)
+            if m is None:
+                break
+            i = m.end()
+            ch = m.group()
+            if ch == "\\":
+                i += 1
+                if i > end:
+                    quote += ch  # (the escaped character is the next text's: a stream's delta may end here)
+            elif ch == quote:
+                quote = ""
+        elif depth:
+            m = _IN_LIST.search(buf, i, end)
+            if m is None:
+                break
+            i = m.end()
+            ch = m.group()
+            if ch in "([{":
+                depth += 1
+            elif ch in ")]}":
+                depth -= 1
+            else:
+                quote = ch
+        else:
+            m = _AFTER.search(buf, i, end)
+            if m is None:
+                break
+            i = m.end()
+            depth = 1 if lists and m.group() == "[" else -1
+    return depth, quote
+
 # (region._read: how many lists at most the driver reads on its own after lists pyframe
 # handed over, before pyframe looks again.)
 _PY_BACK = 64
@@ -377,7 +438,7 @@ class RegionReader:
                     got = _salvaged(self, out, final)
                     if not got:
                         return False
-                    sc.relist, sc.relist_tail = self.failure_python, "]"
+                    relist_from(self, self.failure_python)
                     sc.mode = "prose"
                     return True
                 if salvaged:
@@ -390,7 +451,7 @@ class RegionReader:
                         sc._prose(out, sc.pos, tail.end)
                         out.append(tail)
                         sc.pos = tail.end
-                        sc.relist, sc.relist_tail = self.failure_python, "]"
+                        relist_from(self, self.failure_python)
                     elif region is not None and _lists_on(self, region):
                         # (Whole lists kept, their line ended at the last one's `]`, and a
                         # list of the run on a later line broke it: that list is read on
@@ -398,14 +459,14 @@ class RegionReader:
                         # again), told broken where it is, and the lists after it read, as
                         # with tools: `[f(a=1)]` then `[h(a=<tool_call>)]` then `[k()]`, as
                         # `[f(a=<tool_call>)]` then both: the rule is the line's own.)
-                        sc.relist, sc.relist_tail = True, "]"
+                        relist_from(self, True)
                 elif self.failure_stray and self.first_failure is not None:
                     failure = self.first_failure
                     sc._prose(out, sc.pos, failure.end)
                     out.append(failure)
                     sc.pos = failure.end
                     self._watch_after(failure)
-                    sc.relist, sc.relist_tail = self.failure_python, "]"
+                    relist_from(self, self.failure_python)
                 sc._end_region()
                 sc.mode = "prose"
                 return True

@@ -34,7 +34,7 @@ from .gemcall import GemmaFrame as _GemmaFrame
 from .items import INVISIBLE, Failure, Piece, Region, _piece, _rebase
 from .markers import THINK_CLOSE, THINK_OPEN, Frames, MarkerSearch, Markers, _CharWait, _trie, markers_for  # noqa: F401
 from .opening import _START_WAIT, line_opening, marker_opens, may_open, opening, openers
-from .region import RegionReader
+from .region import RegionReader, list_walk as _list_walk
 from . import storm as _storm
 from . import instring as _instring
 from . import quotation as _quotation
@@ -146,6 +146,15 @@ class Scanner(MarkerSearch):
     # ok then`), or another call there, the lists in a row are over, as after a
     # well-formed list: the next line's list is prose.)
     relist_tail = "]"
+    # (And how far that list has closed, by the text since its `[` that is prose or stray
+    # closers (region.list_walk: brackets in strings aside; markup and calls not looked
+    # at): how many of its brackets are open, 0 where it closed, -1 where text other than
+    # blanks followed its close on its line (`[f(a=<tool_call>)] ok [then]`, which the
+    # last character alone took for the list's `]`: the run is over, as after
+    # `[f(a=1)] ok [then]`); the quote of a string open in it. The next line opens lists
+    # where the list closed at that `]`: relist_tail "]" and relist_open 0.)
+    relist_open = 0
+    relist_quote = ""
     closer_turn = False  # (the closer is its format's end-of-turn token: _closer_again)
     # Where the last call, or the last region, ended (in the reply): text after it is
     # the model's prose (see _after_object).
@@ -711,6 +720,8 @@ class Scanner(MarkerSearch):
             # (A line break the prose of a region read as none took, after the
             # list: the next line is not the list's; lists in a row are over.)
             self.relist = False
+        if self.relist_open >= 0:
+            self.relist_open, self.relist_quote = _list_walk(self.buf, start, end, self.relist_open, self.relist_quote)
         last = text.rstrip()[-1:]
         if last:
             # (see relist_tail. A run of closers that close nothing, the list's own `)]`
@@ -976,7 +987,7 @@ class Scanner(MarkerSearch):
                 # list's `]`: relist_tail. Else the prose goes on, as after a list.)
                 lo = self._flush(out, lo, nl)
                 self.relist = False
-                if self.relist_tail == "]":
+                if self.relist_tail == "]" and self.relist_open == 0:
                     self.line_restart = self.relisted = True
                     self.mode = "start"
                     return True
