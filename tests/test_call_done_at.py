@@ -85,6 +85,9 @@ HELD = {
     # line's list cut so too or well formed: the rule is the line's own, R3-chain.)
     "hermes/marker_cutting_python_lists_line_after_line_then_a_list_on_the_next_line_without_tools",
     "hermes/whole_python_list_then_one_a_marker_cuts_then_a_list_on_the_next_line_without_tools",
+    # (The same where another list follows the cut one on its line, `[f(a=<tool_call>)]
+    # [g()]` then `[h()]`: h, once the `<tool_call>` region settles at the reply's end.)
+    "pythonic/broken_reply_opening_list_then_a_list_on_its_line_then_a_list_on_the_next_line_without_tools",
     # A single-quoted one whose next lines' `'x` are apostrophes, each line quoting such a
     # call (issue 19): the string runs on to the reply's end, cut where each next list
     # begins, its last line's call ended by that call; all done when the reply ends.

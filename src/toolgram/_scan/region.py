@@ -174,7 +174,8 @@ def list_walk(buf: str, i: int, end: int, depth: int, quote: str, lists: bool = 
     close, the line going on after it), and the quote of a string open in it ("": none;
     the quote and a backslash: the next text's first character is escaped).
     Brackets in strings count for nothing; `lists`: another list may begin after one closes
-    (`[f(a=1)] [g(b=<tool_call>` the text a region read up to the cut)."""
+    (`[f(a=1)] [g(b=<tool_call>` the text a region read up to the cut; `)] [g()]` after
+    the cut), where other text ends the walk (-1)."""
     while i < end and depth >= 0:
         if quote:
             if len(quote) > 1:  # (a backslash that ended the text before: this character is escaped)

@@ -149,10 +149,12 @@ class Scanner(MarkerSearch):
     # (And how far that list has closed, by the text since its `[` that is prose or stray
     # closers (region.list_walk: brackets in strings aside; markup and calls not looked
     # at): how many of its brackets are open, 0 where it closed, -1 where text other than
-    # blanks followed its close on its line (`[f(a=<tool_call>)] ok [then]`, which the
-    # last character alone took for the list's `]`: the run is over, as after
-    # `[f(a=1)] ok [then]`); the quote of a string open in it. The next line opens lists
-    # where the list closed at that `]`: relist_tail "]" and relist_open 0.)
+    # blanks or another list followed its close on its line (`[f(a=<tool_call>)] ok
+    # [then]`, which the last character alone took for the list's `]`: the run is over,
+    # as after `[f(a=1)] ok [then]`; so too closers it never opened, `)]]`, as after
+    # `[f(a=1)]]`); the quote of a string open in it. The next line opens lists where the
+    # line ends at a list's closing `]`: relist_tail "]" and relist_open 0 (after
+    # `[f(a=<tool_call>)] [g()]` too, as with tools, where `[g()]` is prose as well).)
     relist_open = 0
     relist_quote = ""
     closer_turn = False  # (the closer is its format's end-of-turn token: _closer_again)
@@ -721,7 +723,7 @@ class Scanner(MarkerSearch):
             # list: the next line is not the list's; lists in a row are over.)
             self.relist = False
         if self.relist_open >= 0:
-            self.relist_open, self.relist_quote = _list_walk(self.buf, start, end, self.relist_open, self.relist_quote)
+            self.relist_open, self.relist_quote = _list_walk(self.buf, start, end, self.relist_open, self.relist_quote, True)
         last = text.rstrip()[-1:]
         if last:
             # (see relist_tail. A run of closers that close nothing, the list's own `)]`
