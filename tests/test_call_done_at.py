@@ -87,7 +87,7 @@ HELD = {
     "hermes/whole_python_list_then_one_a_marker_cuts_then_a_list_on_the_next_line_without_tools",
     # (The same where another list follows the cut one on its line, `[f(a=<tool_call>)]
     # [g()]` then `[h()]`: h, once the `<tool_call>` region settles at the reply's end.)
-    "pythonic/broken_reply_opening_list_then_a_list_on_its_line_then_a_list_on_the_next_line_without_tools",
+    "hermes/marker_cutting_a_reply_opening_python_list_then_a_list_on_its_line_then_a_list_on_the_next_line_without_tools",
     # (And where the cut list kept calls before the cut one, `[f(a=1), g(b=<tool_call>)]`
     # then `[h()]`: f and h, h once that region settles at the reply's end.)
     "hermes/calls_kept_then_one_a_marker_cuts_in_a_reply_opening_python_list_then_a_list_on_the_next_line_without_tools",
