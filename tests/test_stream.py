@@ -702,6 +702,9 @@ LATE_CALLS = {
     # the first call is done when the reply ends (fuzz seed 7 #50015594). (Not held in
     # test_call_done_at.py: with its prose after the token, no end of the reply is there.)
     "hermes/string_left_open_before_the_next_call_then_an_end_of_turn_token",
+    # (The same with `<|im_end|>`, which the Hermes grammar reads as the call's close:
+    # close._turn_ends.)
+    "hermes/string_left_open_before_the_next_call_then_the_im_end_token_that_the_grammar_reads",
     # A list closed before its call's `)`, text after it, then a call marker (another
     # format's, in the next line's string value, or its call): the value runs on over the
     # `]` to that marker, and only the reply's end tells it went on (issue 19): read up to

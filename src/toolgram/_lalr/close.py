@@ -120,7 +120,11 @@ def _quoted_call(d: Any, t, buf: str, end: int, at: int, final: bool) -> Any:
     if shut is None:
         return None
     after = _SPACE_TO_END.match(buf, stop + len(shut))
-    if after is not None:
+    if after is not None or _turn_ends(d, buf, stop + len(shut), final):
+        # (Or an end-of-turn token of the format that its grammar reads, which a reply
+        # ending with it is not read without (Hermes's `<|im_end|>`, `<|endoftext|>`):
+        # only blanks around it to the end of the reply, as where the token is one the
+        # reply is read without, region._before_turn_end.)
         return None if final else (WAIT, None)
     if not final:
         # An end-of-turn token of the format that may end the reply, only blanks before
@@ -132,11 +136,30 @@ def _quoted_call(d: Any, t, buf: str, end: int, at: int, final: bool) -> Any:
     return stop
 
 
+def _turn_ends(d: Any, buf: str, pos: int, final: bool) -> bool:
+    """Whether the text from pos is blanks, one of the end-of-turn tokens of d's format,
+    and blanks at most to its end; in a stream's text so far (not final), also where it
+    ends inside such a token, or with one whole (more text may still follow)."""
+    tokens = d.fmt.end_of_turn
+    if not tokens:
+        return False
+    q = _SPACES.match(buf, pos).end()
+    n = len(buf)
+    for token in tokens:
+        if buf.startswith(token, q):
+            if _SPACE_TO_END.match(buf, q + len(token)) is not None:
+                return True
+        elif not final and n - q < len(token) and token.startswith(buf[q:]):
+            return True
+    return False
+
+
 # Gemma's string delimiters, and what follows a string's close in arguments that go on
 # properly: a comma, or the close of its object or list.
 _LOOSE_DELIM = lazy(re.compile, r'<\|"\|>|<escape>')
 _AFTER_STRING = lazy(re.compile, r"\s*[,}\]]")
 _SPACE_TO_END = lazy(re.compile, r"\s*\Z")
+_SPACES = lazy(re.compile, r"\s*")
 
 
 def through_loose(d: Any, t, buf: str, pos: int, end: int, final: bool) -> Any:
