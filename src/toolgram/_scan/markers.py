@@ -171,25 +171,29 @@ class Markers:
         # the scanner keeps the text _after_object reads back over (see Scanner.object_look).
         self.line_started = any(m in f.line_starts for m, fs in self.by_marker.items() for f in fs)
         # The end markers a call region of each format closes with, where the model left
-        # its end marker out and prose followed (`<|tool_call_start|>[f(a=1)] junk<|tool_call_end|>`):
-        # the first of them in that prose, before any marker, is the region's end, markup
-        # (Scanner.after_call, _in_prose). A quiet format (the bare list `[f(a=1)]`) takes
-        # those of the formats whose `also:` names it (LFM2's and Llama 4's markers, which
-        # the model left out around that list). Only markers of three characters or more
-        # that nothing else searched for in prose begins with or is (a fence's ``` is no
+        # its end marker out and prose followed (`<|tool_call_start|>[f(a=1)] junk<|tool_call_end|>`,
+        # `<tool_call><function>f</function>{…} junk</tool_call>`): the first of them in
+        # that prose, before any marker, is the region's end, markup (Scanner.after_call,
+        # _in_prose). A quiet format (the bare list `[f(a=1)]`) takes those of the formats
+        # whose `also:` names it (LFM2's and Llama 4's markers, which the model left out
+        # around that list), and its own. Only markers of three characters or more that
+        # nothing else searched for in prose begins with or is (a fence's ``` is no
         # region's end written in prose).
         searched = {*self.by_marker, *thinking}
         open_ends: dict[str, tuple[str, ...]] = {}
         for fmt in formats:
-            donors = [fmt] if not fmt.quiet else [f for f in formats if fmt.name in f.also and not f.quiet]
-            # (Python call lists only, whose list's `]` ends the call the end marker was
-            # left out after: a Hermes call's `</tool_call>` after prose has its own rules,
-            # and watched here a stream took it where parse() read it as text after a turn
-            # token, `{…}<|im_start|></tool_call>`.)
-            donors = [f for f in donors if f.stream_python]
+            donors = [fmt] if not fmt.quiet else [fmt, *(f for f in formats if fmt.name in f.also and not f.quiet)]
+            # (Formats whose call ends with a value its brackets delimit, after which prose
+            # ends the call: a Python call list's `]`, a JSON value token's `}` or `]`. Not
+            # a payload token that runs on to the next `<` (Hermes's `</tool_call>` after
+            # prose is that payload's remark, read by its grammar: watched here, a stream
+            # took it where parse() read it as text after a turn token,
+            # `{…}<|im_start|></tool_call>`.)
+            donors = [f for f in donors if f.stream_python or _valued(f)]
             ends = tuple(dict.fromkeys(
-                e for f in donors for e in f.ends
+                w for f in donors for e in f.ends
                 if len(e) >= 3 and not e.startswith("`") and not any(m.startswith(e) or e.startswith(m) for m in searched if m)
+                for w in _closes_before(f, e)
             ))  # fmt: skip
             if ends:
                 open_ends[fmt.name] = ends
@@ -217,6 +221,25 @@ class Markers:
 # come one after another (`[[[[…`: each `[` begins `[TOOL_CALLS]`), a match per place in
 # Python cost 12 ms over 32 KB, the alternation's one search 0.6.
 _MISSES = 8
+
+
+# A grammar's JSON value token (`JSON: /[\[{]/`, read to its closing bracket), and a close
+# tag its rules write right before the end marker (`"</tools>" END`).
+_JSON_TOKEN = lazy(re.compile, r"^JSON\s*:", re.M)
+_CLOSE_BEFORE_END = lazy(re.compile, r'"(</[^"\s]+>)"\s+END\b')
+
+
+def _valued(fmt: Format) -> bool:
+    """Whether fmt's calls end with a JSON value token (its grammar's JSON terminal)."""
+    return _JSON_TOKEN.search(fmt.source) is not None
+
+
+def _closes_before(fmt: Format, end: str) -> tuple[str, ...]:
+    """The end marker `end` as an open region's close is written after prose: that marker,
+    and the close tag fmt's grammar writes right before it, with it (`</tools></response>`,
+    a newline between or none), which the watch then takes whole."""
+    inner = tuple(dict.fromkeys(m.group(1) for m in _CLOSE_BEFORE_END.finditer(fmt.source)))
+    return (*(t + sep + end for t in inner for sep in ("", "\n")), end)
 
 
 class Frames(dict):

@@ -1716,11 +1716,13 @@ class Scanner(MarkerSearch):
         if final:
             return None
         n = len(buf)
+        held = -1  # (the earliest of them: `</tools>\n</` may begin `</tools>\n</response>`, whose `</` begins `</response>`)
         for e in self.end_watch:
-            for i in range(max(pos, n - len(e) + 1), n):
+            for i in range(max(pos, n - len(e) + 1), n if held < 0 else held):
                 if e.startswith(buf[i:]):
-                    return WAIT, i
-        return None
+                    held = i
+                    break
+        return (WAIT, held) if held >= 0 else None
 
     def _opener_at(self, buf: str, p: int) -> str | None:
         """The longest reasoning opener at p, or None."""
