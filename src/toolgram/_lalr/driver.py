@@ -31,7 +31,7 @@ from . import nest as _nest
 from . import tagread as _tagread
 from .._recover import repair as _repair
 from .checkpoint import Checkpoint
-from .extent import TripleWait, _Extent, _last_closer, scalar_end, triple_end, triple_quote, twin_before, twin_close
+from .extent import TripleWait, _Extent, _last_closer, open_before, scalar_end, triple_end, triple_quote, twin_before, twin_close
 from .growth import _HOLD, _LoopWait, _QuoteWait, _could_grow, _loop_wait
 from .table import _ENDING_NAME, _reduces_call, _sure, closing_plan, expected, shifts_plain, simulate, takes
 from .tokens import _SNIPPET, DONE, FAIL, PAUSE, WAIT, WAIT_MORE, Tok, Unbounded, _snippet
@@ -42,6 +42,7 @@ _PY_CALL = lazy(regex.compile, r"\[[ \t]*[A-Za-z_][\w.\-]*[ \t]*\(")  # (a Pytho
 # Each candidate format of a region asks it over the same text, a search of every
 # marker over the whole payload: 15 ms each over 32 KB of `[`.)
 _tail_search: tuple = (None, -1, -1, None, None)
+_OPEN_TRIES = 8  # (_call_after_open: the markers looked at after a value that never closes)
 
 
 class Driver:
@@ -1595,7 +1596,7 @@ class Driver:
         j = _JSON_START.match(text).end()
         close = _repair.value_end(text, j)
         if close is None:
-            return -1
+            return self._call_after_open(buf, pos, end, call_re, text, j, closed)
         listed = text[j] == "["  # (the payload a Python list: `<tool_call>[f(a="x")]`)
         at = pos + close
         while True:
@@ -1620,6 +1621,41 @@ class Driver:
             if after is None:
                 return -1  # (cut by the end: the payload's, as before)
             at = pos + after
+
+    def _call_after_open(self, buf: str, pos: int, end: int, call_re: Any, text: str, j: int, closed: bool = False) -> int:
+        """_call_in_tail where the payload's JSON value never closes (text = buf[pos:end],
+        the value at text[j]): its close left out right before the next call
+        (`{"name": "g", "arguments": {"a": 1}\n[TOOL_CALLS]f[ARGS]{}`, issue 19: read as
+        another format's, granite's, its close tag left in the text). Where that call
+        begins: a marker as _call_in_tail takes one, right after a closing bracket of the
+        value (blanks between), outside any string (extent.open_before), the value up to
+        it whole once closed (closed_json, as before the format's own `<tool_call>`);
+        -1: none (the payload's, as before). The first few markers only. `closed`: as in
+        _call_in_tail, the token closed at `end`: the first such marker counts only where
+        a call reads whole there before `end` (cutter[7]), else the payload's, as before."""
+        if text[j : j + 1] not in ("{", "["):
+            return -1
+        listed = text[j] == "["
+        at = pos + j + 1
+        for _ in range(_OPEN_TRIES):
+            m = call_re.search(buf, at, end)
+            if m is None:
+                return -1
+            at = max(m.end(), m.start() + 1)
+            mark = m.group()
+            if mark == "{" or mark == "[" and (listed or not _PY_CALL.match(buf, m.start(), end)):
+                continue  # (JSON in the value, or a list after a list: the payload's, as above)
+            k = m.start() - pos
+            if not open_before(text, j, k):
+                continue
+            try:
+                _repair.loads(text[:k])
+            except _repair.RepairError:
+                return -1
+            if closed and not self.cutter[7](buf, m.start(), mark, end, self.fmt):
+                return -1  # (no call read whole before the close: the payload's, as before)
+            return m.start()
+        return -1
 
     def _marker_at(self, buf: str, pos: int, end: int) -> bool:
         """Whether a call marker of markup (the scanner's, three characters or more)

@@ -93,6 +93,27 @@ def _last_closer(text: str, start: int, end: int) -> int:
     return max(text.rfind("]", start, end), text.rfind("}", start, end), text.rfind(")", start, end))
 
 
+def open_before(text: str, pos: int, at: int) -> bool:
+    """Whether the bracketed value at text[pos], which never closes (value_end: None),
+    read up to `at` is still open there outside any string, its last token a closing
+    bracket with blanks alone after it: its own close left out right before what
+    begins at `at` (`{"name": "g", "arguments": {"a": 1}\n` before another call)."""
+    depth = 0
+    last = 0
+    for m in _BRACKET_SCAN.finditer(text, pos, at):
+        kind = m.lastindex
+        if kind is None:
+            return False  # (a string open at `at`: what begins there is its text)
+        if kind == 3:
+            depth += 1
+        elif kind == 4:
+            depth -= 1
+            if depth <= 0:
+                return False
+        last = m.end() if kind == 4 else 0
+    return depth > 0 and last > 0 and (last == at or text[last:at].isspace())
+
+
 def twin_close(text: str, close: int) -> int:
     """The list's `]` after a Python value whose call never closed, where the value's
     scan found a `]` at `close`: the next character where it is a `]` too. `]]` right
