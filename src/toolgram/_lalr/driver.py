@@ -1554,7 +1554,8 @@ class Driver:
         is the region's close, markup (cut_close; issue 19: the call was the payload's
         remark, markup left in the text). Text with no such call in it before the end
         marker (`{…}\n[1] Source</tool_call>`) is the call's remark, as before. A fence's
-        close (```) keeps what it closes whole, as before. A stream knows where the token
+        close (```) reads the same (issue 19: the call was the fence's text, its markers
+        in the text; the ``` after it is markup as `</tool_call>` is). A stream knows where the token
         ends only once it does, at a `<` or at the end of the reply, and completes the
         call then, as before."""
         self.cut_close = None
@@ -1562,8 +1563,6 @@ class Driver:
         if call_re is None:
             return -1
         closer = next((e for e in (*self.fmt.ends, *self.fmt.end_of_turn) if e and buf.startswith(e, end)), None)
-        if closer is not None and closer.startswith("`"):
-            return -1  # (a fence's close: the text before it is the fence's, as before)
         call = self._call_in_tail(buf, pos, end, call_re, closer is not None and len(self.cutter) > 7)
         if call > pos and closer is not None:
             self.cut_close = (call, closer, end)
