@@ -1698,16 +1698,25 @@ class Scanner(MarkerSearch):
         after a remark in a Hermes tag is, and as any format's markers are."""
         stop = found[0] if found is not None else len(buf)
         best = None
+        grows = False
         for e in self.end_watch:
             k = buf.find(e, pos, stop + len(e) - 1)
             if k < 0 and found is not None and found[1] == e and buf.startswith(e, stop):
                 # (The next marker is that end marker itself: an end-of-turn token that
                 # closed a Hermes payload, cut at a call after its JSON (RegionReader.run:
-                # `{…}\n[TOOL_CALLS]g[ARGS]{}<|im_end|>`), written after that call: the
-                # region's close, markup, not a token in the middle of the reply.)
+                # `{…}\n[TOOL_CALLS]g[ARGS]{}<|im_end|>`), or a fence's ``` so, written
+                # after that call: the region's close, markup, not a token in the middle
+                # of the reply. In a stream, not while a longer marker may still begin
+                # there, ```json, which a whole text finds as the next marker instead:
+                # waited on, as the scanner waits on it.)
+                if not final and len(buf) - stop <= self.max_prefix and buf[stop:] in self.prefixes:
+                    grows = True
+                    continue
                 k = stop
             if 0 <= k <= stop and (best is None or k < best[0]):
                 best = (k, k + len(e))
+        if best is None and grows:
+            return WAIT, stop
         if best is not None or found is not None:
             if best is None:
                 self.outer_watch = (self.end_watch, self.base + found[0])  # (see after_call)
