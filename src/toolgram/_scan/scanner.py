@@ -1464,10 +1464,14 @@ class Scanner(MarkerSearch):
             # written. (Not a Python region's left-out end marker after such a call,
             # `<|tool_call_start|>[f()]<|python_start|>[g()]\nok<|tool_call_end|>`: the
             # call's own end marker alone is watched for, the other text, as before: rv34.)
+            # A call whose JSON value token prose ended watches for its own end markers
+            # too (Markers.open_ends, its format not a Python list's): it watches for both
+            # either way, the first markup, as where it watched for none the outer one
+            # was (`<|tool_call_start|>[f()]<TOOLCALL>[{…}] ok<|tool_call_end|>`).
             if self.end_watch is None:
                 self.end_watch = outer[0]
                 self.watch_anchored = False
-            elif len(outer) > 2:
+            elif len(outer) > 2 or not fmt.stream_python:
                 self.end_watch = tuple(dict.fromkeys((*self.end_watch, *outer[0])))
 
     def _after_call(self, end: int, fmt: Format, region: Region | None = None, known: tuple | None = None) -> bool:
