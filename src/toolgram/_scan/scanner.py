@@ -1705,6 +1705,10 @@ class Scanner(MarkerSearch):
         grows = False
         for e in self.end_watch:
             k = buf.find(e, pos, stop + len(e) - 1)
+            while k >= 0 and _in_inline_code(buf, k):
+                # (In inline code the marker is named, as a marker of a call is there (_in_prose):
+                # "The `</TOOLCALL>` tag ends a call." is the remark's text, left whole.)
+                k = buf.find(e, k + 1, stop + len(e) - 1)
             if k < 0 and found is not None and found[1] == e and buf.startswith(e, stop):
                 # (The next marker is that end marker itself: an end-of-turn token that
                 # closed a Hermes payload, cut at a call after its JSON (RegionReader.run:
