@@ -181,6 +181,16 @@ class Markers:
         # region's end written in prose).
         searched = {*self.by_marker, *thinking}
         open_ends: dict[str, tuple[str, ...]] = {}
+        # Of those, the end markers of a Python call list's region, the only ones a region
+        # broken at the next call's marker watches for after that call (RegionReader.
+        # _watch_after): a call marker cuts a bare Python value (`[f(a=<tool_call>{…}`), the
+        # list left open around the call the model wrote inside it. A JSON value token's
+        # end marker is watched for only after a call read whole whose JSON prose ended:
+        # a region that broke before any value (`<tool_call>Sure.<tool_call>{…}</tool_call>`,
+        # the first `<tool_call>` prose) left none open to close, and which of the formats
+        # sharing its marker were tried differs between parse()'s fast path and the
+        # general way (hypothesis test_fast_and_general_agree_on_runs_of_calls).
+        cut_ends: dict[str, tuple[str, ...]] = {}
         for fmt in formats:
             donors = [fmt] if not fmt.quiet else [fmt, *(f for f in formats if fmt.name in f.also and not f.quiet)]
             # (Formats whose call ends with a value its brackets delimit, after which prose
@@ -190,13 +200,14 @@ class Markers:
             # took it where parse() read it as text after a turn token,
             # `{…}<|im_start|></tool_call>`.)
             donors = [f for f in donors if f.stream_python or _valued(f)]
-            ends = tuple(dict.fromkeys(
-                w for f in donors for e in f.ends
-                if len(e) >= 3 and not e.startswith("`") and not any(m.startswith(e) or e.startswith(m) for m in searched if m)
-                for w in _closes_before(f, e)
-            ))  # fmt: skip
-            if ends:
-                open_ends[fmt.name] = ends
+            for kept, into in ((donors, open_ends), ([f for f in donors if f.stream_python], cut_ends)):
+                ends = tuple(dict.fromkeys(
+                    w for f in kept for e in f.ends
+                    if len(e) >= 3 and not e.startswith("`") and not any(m.startswith(e) or e.startswith(m) for m in searched if m)
+                    for w in _closes_before(f, e)
+                ))  # fmt: skip
+                if ends:
+                    into[fmt.name] = ends
         quick, risky_ends, firsts, literals, first_set, end_pairs, lane = self.quick
         self.shared = {
             "by_marker": self.by_marker, "call_markers": frozenset(self.by_marker), "anchored": self.anchored, "call_re": self.call_re,
@@ -211,7 +222,7 @@ class Markers:
             "frames": self.frames, "openers": self.openers, "line_openers": self.line_openers, "stutters": self.stutters,
             "think_opens": self.think_opens, "think_ends": self.think_ends, "think_closes": self.think_closes,
             "think_width": self.think_width, "think_firsts": self.think_firsts, "think_tags": self.think_tags, "tag_re": self.tag_re, "tag_width": self.tag_width,
-            "object_look": _OBJECT_LOOK if self.line_started else 0, "open_ends": open_ends,
+            "object_look": _OBJECT_LOOK if self.line_started else 0, "open_ends": open_ends, "cut_ends": cut_ends,
         }  # fmt: skip
 
 
