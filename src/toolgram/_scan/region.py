@@ -520,12 +520,14 @@ class RegionReader:
         sc = self.sc
         # (Every candidate's: which of them read the region furthest differs between
         # parse()'s fast path and the general way, and any of their end markers there is
-        # the model's close of the region it left open. A Python list's alone (Markers'
-        # cut_ends, not the JSON value tokens' open_ends too): which candidates are tried
-        # differs as well, and a JSON-valued format's end marker after a region broken
-        # before its value (`<tool_call>Sure.<tool_call>{…}</tool_call>x</tool_call>`, the
-        # first `<tool_call>` prose) closes nothing the model left open.)
-        ends = tuple(dict.fromkeys(e for d in self.drivers for e in sc.cut_ends.get(d.fmt.name, ())))
+        # the model's close of the region it left open. Every candidate the marker opens
+        # (given), not only those given a driver: the fast path drops some that fail at
+        # once (_drop_failing), the general way and a stream do not. A Python list's alone
+        # (Markers' cut_ends, not the JSON value tokens' open_ends too): a JSON-valued
+        # format's end marker after a region broken before its value (`<tool_call>Sure.
+        # <tool_call>{…}</tool_call>\nDone.</tool_call>`, the first `<tool_call>` prose)
+        # closes nothing the model left open.)
+        ends = tuple(dict.fromkeys(e for f in self.given for e in sc.cut_ends.get(f.name, ())))
         if ends:
             sc.outer_watch = (ends, sc.base + at)
 
