@@ -835,3 +835,60 @@ def test_a_stream_reads_gemma_calls_by_the_frame_at_the_general_ways_deltas(raw:
                 gemcall.GemmaFrame.streamed = streamed  # type: ignore[method-assign]
             assert [repr(f) for f in fast] == [repr(f) for f in general_feeds], (size, announce)
     assert seen[0] > 0  # (the frame read calls in the streams)
+
+
+# Calls of many parameters, their closes written or left out, values plain or not: the
+# tag reader reads a run of them, each value with its tag where _plain_value tells it
+# (Driver._tag_tokens), the rest the general way. (Runs longer than the dozen openers
+# ahead that the nesting check asks of each value.)
+_RUN_CALLS = {
+    "qwen3_coder_xml": ("<tool_call>\n<function=search>\n", "<parameter={k}>", "</parameter>", "</function>\n</tool_call>"),
+    "minicpm5_function_param": ('<function name="search">\n', '<param name="{k}">', "</param>", "</function>"),
+    "minimax_m2_invoke": ('<minimax:tool_call>\n<invoke name="search">\n', '<parameter name="{k}">', "</parameter>", "</invoke>\n</minimax:tool_call>"),
+    "deepseek_v32_dsml": ("<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"search\">\n", '<｜DSML｜parameter name="{k}" string="true">',
+                          "</｜DSML｜parameter>", "</｜DSML｜invoke>\n</｜DSML｜function_calls>"),
+}
+_RUN_KEYS = ["q", "q", "r", "path", "a/", "x y", "'k'", "é"]
+_RUN_VALUES = ["x\n", "x", "x ", "\nx\n", "", "\n", " ", "a < b\n", "Use <b>\n", "x\n\n", "<", "x/>", "1\n", "[1, 2]\n", "x\r\n", "名\n"]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.sampled_from(sorted(_RUN_CALLS)),
+    st.lists(
+        st.tuples(st.sampled_from(["q"] * 4 + _RUN_KEYS), st.sampled_from(["x\n", "1\n", "\nx\n"] * 4 + _RUN_VALUES), st.sampled_from([False] * 12 + [True])),
+        min_size=1, max_size=48,
+    ),
+    st.sampled_from(["close", "cut", "prose"]),
+    st.sampled_from([None, ["search"]]),
+)
+def test_fast_and_general_agree_on_runs_of_parameters(name: str, params: list, tail: str, tools: Any) -> None:
+    head, tag, close, end = _RUN_CALLS[name]
+    raw = head + "".join(tag.format(k=k) + v + (close + "\n" if closed else "") for k, v, closed in params)
+    raw += {"close": end, "cut": "", "prose": end + "\nDone."}[tail]
+    assert summary(toolgram.parse(raw, tools)) == summary(general(raw, tools, None, 32_768))
+
+
+def test_a_run_of_plain_parameters_is_read_with_its_values() -> None:
+    # (Otherwise the test above compares the general way with itself.) A value of a run
+    # of parameters whose closes were left out is read with its tag, not lexed by _lex.
+    from toolgram._lalr import driver as _driver
+
+    head, tag, _, end = _RUN_CALLS["qwen3_coder_xml"]
+    raw = head + "".join(tag.format(k=f"k{i}") + f"v{i}\n" for i in range(200)) + end
+    lexed = []
+    lex = _driver.Driver._lex
+
+    def spy(self: Any, *args: Any) -> Any:
+        tok = lex(self, *args)
+        lexed.append(tok[0] if type(tok) is tuple else tok)
+        return tok
+
+    _driver.Driver._lex = spy  # type: ignore[method-assign]
+    try:
+        result = toolgram.parse(raw, ["search"])
+    finally:
+        _driver.Driver._lex = lex  # type: ignore[method-assign]
+    assert result.calls[0].arguments == {f"k{i}": f"v{i}" for i in range(200)}
+    assert lexed.count("VALUE") <= 40, lexed  # (the first values, read before the reading is far; the last dozen)
+    assert summary(result) == summary(general(raw, ["search"], None, 32_768))

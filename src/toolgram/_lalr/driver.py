@@ -1221,7 +1221,13 @@ class Driver:
 
     def _tag_tokens(self, buf: str, final: bool) -> bool:
         """Read the tokens of a plain parameter tag at self.pos, each as the loop in
-        _run would lex and feed it (see tagread.py); False when none was read."""
+        _run would lex and feed it (see tagread.py); False when none was read. In a
+        whole text read far (final; no replay, stop or match to go on with), the value
+        after the tag too where _plain_value tells it at once, and so on through the
+        parameters that follow, each tag and value as _run's loop would read them: a
+        run of parameters read in one loop (a call of a thousand parameters whose closes
+        were left out went round _run's loop, _lex's and through_nest's questions, for
+        each value)."""
         got = self.tags
         if got is None:
             got = self.tags = _tagread.reader(self.c)
@@ -1229,88 +1235,303 @@ class Driver:
                 return False
         if not _tagread.on() or self.marks is not None or self.pause is not None or self.lines or self.check:
             return False
-        pattern, plan, by_literal = got[0], got[1], got[2]
+        pattern, plan0, by_literal, leads = got[0], got[1], got[2], got[3]
         pos = self.pos
         n = len(buf)
-        m = pattern.match(buf, pos)
-        if m is None:
-            return False
         c = self.c
         firsts = self.firsts
-        if n - m.end() < firsts.c.longest_literal + _close.CUT_ROOM:
-            return False  # (near the end of the text: _lex's)
-        accepts_end, end_state = c.accepts_end, c.end_state
+        room = firsts.c.longest_literal + _close.CUT_ROOM
+        accepts_end, end_state, allowed_of = c.accepts_end, c.end_state, c.allowed
         stack, values = self.stack, self.values
         resume = self.resume
         steps = firsts.tag_steps
+        macros = firsts.tag_macros
         # (Where the last token taken ends, and the rest of _run's upkeep after it: kept
         # here, written to the driver once, after the tag, or before a checkpoint reads it.)
         read = False
         taken, inner_due, relevant = self.taken, self.inner_due, self.relevant
         last_start = last_end = -1
         last_term = None
-        spans = m.regs  # (each group's span, read at once: a tag's pattern has a dozen groups, most of them absent)
-        if len(got) > 4:
-            # (The plan of the groups this match has, told by its optional parts: see
-            # tagread._build_invoke's `plans`.)
-            (lead, opener, kind), plans = got[4]
-            plan = plans[spans[lead][0] >= 0, spans[opener][0] >= 0, kind is not None and spans[kind][0] >= 0]
-        for group, term in plan:
-            s, e = spans[group]
-            state = stack[-1]
-            if term == "kind":
-                term = by_literal[buf[s:e]]
-            key = (state, buf[s], term)
-            step = steps.get(key)
-            if step is None:
-                step = steps[key] = self._tag_step(state, buf[s], term)
-            if step is False:
-                break  # (_run finishes there; or the lexer's token is not told so; or refused)
-            verdict, action, sure = step
-            if verdict:
-                # (Literals that begin with this character too: the lexer takes the
-                # longest, a literal before a pattern of its length. None may match.)
-                if buf.startswith(verdict, s):  # (verdict: a tuple of literals, any of which)
-                    break
-            if term is None:
-                continue  # (blanks that no terminal of the state begins: _lex skips them)
-            if resume and any(r[0] == s for r in resume.values()):
-                break  # (a match to go on with, this token's or another's that may begin here: _lex's)
-            if not sure and not takes(c, stack, term):
-                break  # (refused: _run's)
-            # (What _run does with a token _lex read; a shift, the commonest, as _feed
-            # takes it: no marks here. Only a reduction changes the calls read.)
-            if action[0] is Shift:
-                stack.append(action[1])
-                values.append(Tok(term, buf[s:e], s, e))
-                more = False
+        # (Whether the values are read here too: see _plain_value. The stop, the replay's
+        # marks, a pause, a match to go on with and a list read to its `]` do not change
+        # on the way.)
+        run = final and self.far and not resume and self.stop is None and not self.listed_read
+        plans = got[4] if len(got) > 4 else None
+        while True:
+            m = pattern.match(buf, pos)
+            if m is None or n - m.end() < room:
+                break  # (no tag; or near the end of the text: _lex's)
+            spans = m.regs  # (each group's span, read at once: a tag's pattern has a dozen groups, most of them absent)
+            if plans is not None:
+                # (The plan of the groups this match has, told by its optional parts: see
+                # tagread._build_invoke's `plans`.)
+                (lead, opener, kind), by_parts = plans
+                plan = by_parts[spans[lead][0] >= 0, spans[opener][0] >= 0, kind is not None and spans[kind][0] >= 0]
             else:
-                calls = self.calls
-                self._feed(Tok(term, buf[s:e], s, e))
-                more = self.calls != calls
-            top = stack[-1]
+                plan = plan0
+            whole = True
+            # (The tag's tokens the general way (below) up to its first one fed, which may
+            # reduce what came before (the last parameter); then those after it, all
+            # shifts where the tag was read so before from the same state: told by the
+            # tag's macro (each token's first character and the literals that must not
+            # match there as before, its state as then), each taken as below.)
+            idx = 0
+            stop = len(plan)
+            fed = False
+            recording: list | None = None
+            while True:
+                while idx < stop:
+                    group, term = plan[idx]
+                    idx += 1
+                    s, e = spans[group]
+                    state = stack[-1]
+                    if term == "kind":
+                        term = by_literal[buf[s:e]]
+                    key = (state, buf[s], term)
+                    step = steps.get(key)
+                    if step is None:
+                        step = steps[key] = self._tag_step(state, buf[s], term)
+                    if step is False:
+                        whole = False
+                        break  # (_run finishes there; or the lexer's token is not told so; or refused)
+                    verdict, action, sure = step
+                    if verdict:
+                        # (Literals that begin with this character too: the lexer takes the
+                        # longest, a literal before a pattern of its length. None may match.)
+                        if buf.startswith(verdict, s):  # (verdict: a tuple of literals, any of which)
+                            whole = False
+                            break
+                    if term is None:
+                        if recording is not None:
+                            recording.append((group, None, buf[s], verdict, None, False, True))
+                        continue  # (blanks that no terminal of the state begins: _lex skips them)
+                    if resume and any(r[0] == s for r in resume.values()):
+                        whole = False
+                        break  # (a match to go on with, this token's or another's that may begin here: _lex's)
+                    if not sure:
+                        if not takes(c, stack, term):
+                            whole = False
+                            break  # (refused: _run's)
+                        recording = None  # (a macro holds tokens the table takes whatever the stack)
+                    # (What _run does with a token _lex read; a shift, the commonest, as _feed
+                    # takes it: no marks here. Only a reduction changes the calls read.)
+                    if action[0] is Shift:
+                        stack.append(action[1])
+                        values.append(Tok(term, buf[s:e], s, e))
+                        more = False
+                    else:
+                        calls = self.calls
+                        self._feed(Tok(term, buf[s:e], s, e))
+                        more = self.calls != calls
+                        if more:
+                            recording = None
+                    top = stack[-1]
+                    if accepts_end[top] or top == end_state:
+                        if not self.may_close:
+                            self.may_close = True
+                        if not self.may_end:
+                            self._may_end()
+                    if recording is not None:
+                        recording.append((group, term, buf[s], verdict, top, accepts_end[top] or top == end_state, action[0] is Shift))
+                    last_start, last_end, last_term = s, e, term
+                    taken += 1
+                    read = True
+                    if more:
+                        relevant = e
+                        if taken >= self.spot_due:
+                            self.last_start, self.pos, self.last_end, self.last_term, self.taken, self.relevant = s, e, e, term, taken, e
+                            self._spot()
+                    elif len(stack) <= _MARK_STACK:
+                        relevant = e
+                        if taken >= inner_due and not self.calls and self.marks is None:
+                            self.last_start, self.pos, self.last_end, self.last_term, self.taken, self.relevant = s, e, e, term, taken, e
+                            self._inner()
+                            inner_due = self.inner_due
+                    if not fed:
+                        fed = True
+                        break
+                if not whole or idx >= len(plan):
+                    break
+                # (After its first token fed: the rest by the macro of this state.)
+                stop = len(plan)
+                if resume:
+                    continue
+                mkey = (stack[-1], plan, idx)
+                macro = macros.get(mkey)
+                if macro is None:
+                    if len(macros) < 1024:
+                        recording = [mkey, idx]
+                    continue
+                for group, term, ch, verdict, top, ends, shift in macro:
+                    s, e = spans[group]
+                    if buf[s] != ch or (verdict and buf.startswith(verdict, s)):
+                        break  # (told otherwise: the general way from this token on)
+                    idx += 1
+                    if term is None:
+                        continue
+                    if shift:
+                        stack.append(top)
+                        values.append(Tok(term, buf[s:e], s, e))
+                        more = False
+                        reached = top
+                    else:
+                        # (A reduction: its trees made by _feed, its upkeep as the general
+                        # way's; where it leaves another state than told, the rest of the
+                        # tag is read the general way.)
+                        calls = self.calls
+                        self._feed(Tok(term, buf[s:e], s, e))
+                        more = self.calls != calls
+                        reached = stack[-1]
+                        ends = accepts_end[reached] or reached == end_state
+                    if ends:
+                        if not self.may_close:
+                            self.may_close = True
+                        if not self.may_end:
+                            self._may_end()
+                    last_start, last_end, last_term = s, e, term
+                    taken += 1
+                    if more:
+                        relevant = e
+                        if taken >= self.spot_due:
+                            self.last_start, self.pos, self.last_end, self.last_term, self.taken, self.relevant = s, e, e, term, taken, e
+                            self._spot()
+                    elif len(stack) <= _MARK_STACK:
+                        relevant = e
+                        if taken >= inner_due and not self.calls and self.marks is None:
+                            self.last_start, self.pos, self.last_end, self.last_term, self.taken, self.relevant = s, e, e, term, taken, e
+                            self._inner()
+                            inner_due = self.inner_due
+                    if reached != top:
+                        break
+            if recording is not None and whole and recording[1] < len(plan):
+                macros[recording[0]] = tuple(recording[2:])
+            if not whole or not run:
+                break
+            # The value after the tag, where _plain_value tells it, read as _run reads the
+            # token _lex gives (a shift: no marks, no pause; it changes no calls).
+            pos = last_end
+            got_value = self._plain_value(buf, pos)
+            if got_value is None:
+                break
+            term, e, target = got_value
+            stack.append(target)
+            values.append(Tok(term, buf[pos:e], pos, e))
+            self.paren_due = -1
+            top = target
             if accepts_end[top] or top == end_state:
                 if not self.may_close:
                     self.may_close = True
                 if not self.may_end:
                     self._may_end()
-            last_start, last_end, last_term = s, e, term
+            last_start, last_end, last_term = pos, e, term
             taken += 1
-            read = True
-            if more:
-                relevant = e
-                if taken >= self.spot_due:
-                    self.last_start, self.pos, self.last_end, self.last_term, self.taken, self.relevant = s, e, e, term, taken, e
-                    self._spot()
-            elif len(stack) <= _MARK_STACK:
+            if len(stack) <= _MARK_STACK:
                 relevant = e
                 if taken >= inner_due and not self.calls and self.marks is None:
-                    self.last_start, self.pos, self.last_end, self.last_term, self.taken, self.relevant = s, e, e, term, taken, e
+                    self.last_start, self.pos, self.last_end, self.last_term, self.taken, self.relevant = pos, e, e, term, taken, e
                     self._inner()
                     inner_due = self.inner_due
+            pos = e
+            # (_run's loop goes on: it finishes where the state takes nothing but the end,
+            # and reads a tag here only where one may begin.)
+            if not allowed_of[top] and accepts_end[top]:
+                break
+            if not buf.startswith(leads, pos):
+                break
         if read:
             self.last_start, self.pos, self.last_end, self.last_term, self.taken, self.relevant = last_start, last_end, last_end, last_term, taken, relevant
         return read
+
+    def _plain_value(self, buf: str, pos: int) -> Any:
+        """The token _lex reads at pos, right after a tag the tag reader read, in a whole
+        text read far (_tag_tokens: final, no replay, no stop, no match to go on with,
+        far from the end of the text), where that is told at once: (terminal name, end,
+        the state the table shifts it to); else None (_run's loop lexes it). Each
+        terminal the state may begin there (_Starting) is tried in _lex's order and way:
+        a literal, a plain pattern, or a value that stops at a tag (the nest's), which
+        counts only where its reading on is told at once: it stopped before no tag, or
+        before an opener of the nest that a run of _DEPTH openers follows (through_nest's
+        first answer, _nest._deep_run: the value ends at its stop). Any other case is
+        _lex's, as are the blanks before a tag (the tag reader's, then _lex's)."""
+        state = self.stack[-1]
+        ch = buf[pos]
+        firsts = self.firsts
+        plan = firsts.value_plans.get((state, ch))
+        if plan is None:
+            plan = firsts.value_plans[state, ch] = self._value_plan(state, ch) if len(firsts.value_plans) < 4096 else False
+        if plan is False:
+            return None
+        if ch in plan[0] and plan[1].match(buf, pos) is not None:
+            return None  # (the next tag, the value left empty: the tag reader's)
+        n = len(buf)
+        best = None
+        best_len = -1
+        best_prio = None
+        for kind, t in plan[2]:
+            if best_prio is not None and t.priority < best_prio:
+                break
+            if kind == 0:  # (a literal)
+                if not buf.startswith(t.literal, pos):
+                    continue
+                end = pos + len(t.literal)
+            else:
+                m = t.pattern.match(buf, pos, n)
+                if m is None:
+                    if kind == 1 or ch != "<":
+                        continue
+                    return None  # (a value that begins with a tag: _lex's)
+                end = m.end()
+                if end == pos:
+                    continue
+                if kind == 2 and end < n and buf[end] == "<":
+                    # (through_nest's reading, where it answers None at once: _foreign_run
+                    # reads close tags only; an opener of the nest, _DEPTH more after it.)
+                    if buf[end + 1] == "/" or not _nest.opener_run(self, t, buf, pos, end):
+                        return None
+            if end - pos > best_len:
+                best, best_len, best_prio = t.name, end - pos, t.priority
+        if best is None:
+            return None
+        action = self.c.states[state].get(best)
+        if action is None or action[0] is not Shift:
+            return None  # (_run's questions)
+        return best, pos + best_len, action[1]
+
+    def _value_plan(self, state: int, ch: str) -> Any:
+        """_plain_value's plan at `state` for a token that begins with `ch`: (the
+        characters the tag reader's tag may begin with, its pattern, and per terminal
+        _lex's loop tries there, in its order, its kind: 0 a literal, 1 a plain pattern,
+        2 a value that stops at a tag), or False where one is of another kind, none is a
+        value, or _lex would take its quick way (each a literal or a plain pattern; the
+        state's one literal)."""
+        c = self.c
+        allowed = c.allowed.get(state)
+        tags = self.tags
+        if not allowed or (len(allowed) == 1 and allowed[0].literal) or not tags:
+            return False
+        firsts = self.firsts
+        starting = firsts.starting.get(id(allowed))
+        if starting is None:
+            starting = firsts.starting[id(allowed)] = _Starting(allowed, firsts)
+        cands, plain = starting[ch]
+        if plain:
+            return False
+        nest_text = c.nest.terminals if c.nest is not None else ()
+        plan = []
+        for t in cands:
+            if t.literal is not None:
+                if not t.literal:
+                    return False
+                plan.append((0, t))
+            elif firsts[t.name] is not None:
+                plan.append((1, t))
+            elif t.name in nest_text and t.name not in c.json_text and t.name not in c.loose_text and t.name not in SPECIAL_TERMINALS:
+                plan.append((2, t))
+            else:
+                return False
+        if not any(kind == 2 for kind, _ in plan):
+            return False
+        return tags[3], tags[0], tuple(plan)
 
     def _tag_step(self, state: int, ch: str, term: Any) -> Any:
         """What _tag_tokens does with a token of `term` (None: ignored blanks) that begins
@@ -2011,6 +2232,8 @@ class _Firsts(dict):
         self.plains: dict = {}  # (id of a state's allowed -> its _Plain: see Driver._tag_tokens)
         self.starting: dict = {}  # (id of a state's allowed -> its _Starting: see Driver._lex)
         self.tag_steps: dict = {}  # ((state, character, terminal) -> Driver._tag_step's answer)
+        self.value_plans: dict = {}  # ((state, character) -> Driver._value_plan's answer)
+        self.tag_macros: dict = {}  # ((state, a tag reader's plan, index) -> its tokens from there: Driver._tag_tokens)
         self.skip = {*c.json_text, *c.loose_text, *(c.nest.terminals if c.nest is not None else ()), *SPECIAL_TERMINALS}
 
     def __missing__(self, name: str) -> Any:

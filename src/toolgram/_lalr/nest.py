@@ -984,6 +984,33 @@ def _deep_run(d: Any, t: Any, nest: Any, buf: str, pos: int, end: int, after: in
     return len(_openers_ahead(d, nest, buf, after, _DEPTH, len(buf))) == _DEPTH
 
 
+def opener_run(d: Any, t: Any, buf: str, pos: int, end: int) -> bool:
+    """Whether through_nest's reading of the value token t at pos, whose pattern stopped
+    at `end` before a tag that is no close tag, in a whole text, ends it at its stop by
+    its first answer: the tag is an opener of the nest, and _deep_run tells the run of
+    _DEPTH openers after it (Driver._plain_value). Where the walk _openers_ahead keeps
+    (d.nest_walk) holds that tag and _DEPTH openers after it, told from the walk, as
+    _deep_run tells it, without matching the tag again (its entry: an opener whose
+    closer is the value's own, that does not close itself, ending where the walk's next
+    step begins); else as through_nest asks, which reads the walk on. A call of a
+    thousand parameters whose closes were left out asked it at each value."""
+    nest = d.c.nest
+    walk = d.nest_walk
+    if walk is not None and walk[0] is buf:
+        starts, mets = walk[2], walk[3]
+        j = bisect_left(starts, end, walk[5])
+        if j < len(starts) and starts[j] == end:
+            need, after = mets[j]
+            i = walk[1].get(after)
+            if i == j + 1 and need in nest.own and len(mets) - i >= _DEPTH and starts[i + _DEPTH - 1] < len(buf):
+                memo = d.nest_memo.get(t.name)
+                if memo is None or memo[0] != (pos, end):
+                    walk[6] = 0
+                    return True
+    m = nest.tags.match(buf, end)
+    return m is not None and nest.closer_of[m.group()] is not None and _deep_run(d, t, nest, buf, pos, end, m.end())
+
+
 def _openers_ahead(d: Any, nest: Any, buf: str, x: int, k: int, bound: int) -> list:
     """The declared tags from x on, up to k of them, while each is an opener that does
     not close itself and begins before `bound`: for each, (the closer it needs, where
