@@ -1486,7 +1486,7 @@ class Driver:
                 if kind == 2 and end < n and buf[end] == "<":
                     # (through_nest's reading, where it answers None at once: _foreign_run
                     # reads close tags only; an opener of the nest, _DEPTH more after it.)
-                    if buf[end + 1] == "/" or not _nest.opener_run(self, t, buf, pos, end):
+                    if buf.startswith("/", end + 1) or not _nest.opener_run(self, t, buf, pos, end):
                         return None
             if end - pos > best_len:
                 best, best_len, best_prio = t.name, end - pos, t.priority
