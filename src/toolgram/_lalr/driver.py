@@ -1235,12 +1235,18 @@ class Driver:
                 return False
         if not _tagread.on() or self.marks is not None or self.pause is not None or self.lines or self.check:
             return False
-        pattern, plan0, by_literal, leads = got[0], got[1], got[2], got[3]
+        pattern = got[0]
         pos = self.pos
         n = len(buf)
+        m = pattern.match(buf, pos)
+        if m is None:
+            return False
         c = self.c
+        room = c.longest_literal + _close.CUT_ROOM
+        if n - m.end() < room:
+            return False  # (near the end of the text: _lex's)
+        plan0, by_literal, leads = got[1], got[2], got[3]
         firsts = self.firsts
-        room = firsts.c.longest_literal + _close.CUT_ROOM
         accepts_end, end_state, allowed_of = c.accepts_end, c.end_state, c.allowed
         stack, values = self.stack, self.values
         resume = self.resume
@@ -1258,9 +1264,6 @@ class Driver:
         run = final and self.far and not resume and self.stop is None and not self.listed_read
         plans = got[4] if len(got) > 4 else None
         while True:
-            m = pattern.match(buf, pos)
-            if m is None or n - m.end() < room:
-                break  # (no tag; or near the end of the text: _lex's)
             spans = m.regs  # (each group's span, read at once: a tag's pattern has a dozen groups, most of them absent)
             if plans is not None:
                 # (The plan of the groups this match has, told by its optional parts: see
@@ -1438,6 +1441,9 @@ class Driver:
                 break
             if not buf.startswith(leads, pos):
                 break
+            m = pattern.match(buf, pos)
+            if m is None or n - m.end() < room:
+                break  # (no tag; or near the end of the text: _lex's)
         if read:
             self.last_start, self.pos, self.last_end, self.last_term, self.taken, self.relevant = last_start, last_end, last_end, last_term, taken, relevant
         return read
