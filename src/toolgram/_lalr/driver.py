@@ -1263,6 +1263,71 @@ class Driver:
         # on the way.)
         run = final and self.far and not resume and self.stop is None and not self.listed_read
         plans = got[4] if len(got) > 4 else None
+        if not run:
+            # (One tag, its tokens one by one: a stream's, a replay's, a reading not yet
+            # far, a tag that opens a call of its own.)
+            spans = m.regs  # (each group's span, read at once: a tag's pattern has a dozen groups, most of them absent)
+            if plans is not None:
+                # (The plan of the groups this match has, told by its optional parts: see
+                # tagread._build_invoke's `plans`.)
+                (lead, opener, kind), by_parts = plans
+                plan0 = by_parts[spans[lead][0] >= 0, spans[opener][0] >= 0, kind is not None and spans[kind][0] >= 0]
+            for group, term in plan0:
+                s, e = spans[group]
+                state = stack[-1]
+                if term == "kind":
+                    term = by_literal[buf[s:e]]
+                key = (state, buf[s], term)
+                step = steps.get(key)
+                if step is None:
+                    step = steps[key] = self._tag_step(state, buf[s], term)
+                if step is False:
+                    break  # (_run finishes there; or the lexer's token is not told so; or refused)
+                verdict, action, sure = step
+                if verdict:
+                    # (Literals that begin with this character too: the lexer takes the
+                    # longest, a literal before a pattern of its length. None may match.)
+                    if buf.startswith(verdict, s):  # (verdict: a tuple of literals, any of which)
+                        break
+                if term is None:
+                    continue  # (blanks that no terminal of the state begins: _lex skips them)
+                if resume and any(r[0] == s for r in resume.values()):
+                    break  # (a match to go on with, this token's or another's that may begin here: _lex's)
+                if not sure and not takes(c, stack, term):
+                    break  # (refused: _run's)
+                # (What _run does with a token _lex read; a shift, the commonest, as _feed
+                # takes it: no marks here. Only a reduction changes the calls read.)
+                if action[0] is Shift:
+                    stack.append(action[1])
+                    values.append(Tok(term, buf[s:e], s, e))
+                    more = False
+                else:
+                    calls = self.calls
+                    self._feed(Tok(term, buf[s:e], s, e))
+                    more = self.calls != calls
+                top = stack[-1]
+                if accepts_end[top] or top == end_state:
+                    if not self.may_close:
+                        self.may_close = True
+                    if not self.may_end:
+                        self._may_end()
+                last_start, last_end, last_term = s, e, term
+                taken += 1
+                read = True
+                if more:
+                    relevant = e
+                    if taken >= self.spot_due:
+                        self.last_start, self.pos, self.last_end, self.last_term, self.taken, self.relevant = s, e, e, term, taken, e
+                        self._spot()
+                elif len(stack) <= _MARK_STACK:
+                    relevant = e
+                    if taken >= inner_due and not self.calls and self.marks is None:
+                        self.last_start, self.pos, self.last_end, self.last_term, self.taken, self.relevant = s, e, e, term, taken, e
+                        self._inner()
+                        inner_due = self.inner_due
+            if read:
+                self.last_start, self.pos, self.last_end, self.last_term, self.taken, self.relevant = last_start, last_end, last_end, last_term, taken, relevant
+            return read
         while True:
             spans = m.regs  # (each group's span, read at once: a tag's pattern has a dozen groups, most of them absent)
             if plans is not None:
