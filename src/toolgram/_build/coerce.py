@@ -402,7 +402,17 @@ def _scalar(text: str, hint: str | None, kinds: frozenset[str] | None, depth: in
     if "string" in kinds:
         if hint == "string":
             return text, ()
-        ok, value = _strict(text, depth)
+        try:
+            ok, value = _strict(text, depth)
+        except _repair.RepairError:
+            # (Brackets nested past what the decoder reads, where the schema allows no
+            # container: no value of another kind it allows, and a string it takes, as
+            # the decoder's reading of it was. Refused, a parameter typed string lost its
+            # text to "nested too deeply" past 272 levels: qa37 finding 1. Where it allows
+            # an array or object, too deep as it is below 272 levels.)
+            if kinds & {"array", "object"}:
+                raise
+            return text, ()
         if ok:
             if isinstance(value, str):
                 # A JSON string literal: the model quoted it only if it said "JSON".

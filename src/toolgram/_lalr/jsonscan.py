@@ -96,6 +96,57 @@ def deeper(text: str, pos: int, limit: int = DECODER_DEPTH) -> bool:
     return False
 
 
+def _refusal(text: str, pos: int, scan: Any) -> Exception | None:
+    """What the guard raises for the value at text[pos], None: the decoder (its C
+    `scan`) may read it. Where the value nests deeper than DECODER_DEPTH, what the
+    decoder would say of it without reading so deep: it reads the value cut where it
+    would go deeper, and an error it meets before there is its answer (`{"a" 1, [[[…`
+    is broken at the `1`, at any depth after it); else Deeper where the value closes,
+    and where it never closes in the text (cut by its end, or stopped where JSON has
+    no place for what comes: a string that never closes, a paren, a quote) the error
+    the decoder gives a cut value there. That is what the decoder says of every shorter
+    text too, as a stream sees the value grow: Deeper for a cut value made a stream,
+    which took it for cut a delta before, read otherwise than parse() (fuzz seed 7
+    #100016041: `<tool_call>{"":"<tool_call>""</tool_call>"{""[[[…`, 271 openers on)."""
+    if text[pos] not in "[{" or _openers_after(text, pos) <= DECODER_DEPTH:
+        return None
+    depth = 0
+    deep = -1  # (where the value would go deeper than DECODER_DEPTH)
+    for m in _NESTING.finditer(text, pos):
+        kind = m.lastindex
+        if kind is None:
+            if deep < 0:
+                return None  # (the decoder stops there, no deeper than the limit)
+            break
+        if kind == 2:
+            depth += 1
+            if depth > DECODER_DEPTH and deep < 0:
+                deep = m.start()
+        elif kind == 3:
+            depth -= 1
+            if depth <= 0:
+                if deep < 0:
+                    return None
+                break
+    else:
+        m = None
+        if deep < 0:
+            return None
+    try:
+        scan(text[pos:deep], 0)  # (no deeper than DECODER_DEPTH: it ends where the value would go deeper)
+    except json.JSONDecodeError as exc:
+        if exc.pos < deep - pos:
+            return json.JSONDecodeError(exc.msg, text, pos + exc.pos)
+    except StopIteration:  # pragma: no cover (text[pos] opens a value)
+        pass
+    if m is None:
+        return json.JSONDecodeError("Expecting value", text, len(text))  # (cut by the end of the text)
+    if m.lastindex is None:
+        unclosed = m.group()[0] == '"'
+        return json.JSONDecodeError("Unterminated string starting at" if unclosed else "Expecting value", text, m.start())
+    return Deeper("nested too deeply")
+
+
 def one_nest(text: str) -> bool:
     """Whether all of text is one bracketed value as the decoder reads its nesting: its
     first opener's brackets (outside strings) close at its very end, no string left
@@ -127,8 +178,10 @@ class _Bounded(json.JSONDecoder):
         self.unguarded_scan = scan  # (for a caller that has bounded the openers itself)
 
         def scan_once(text: str, pos: int) -> tuple[Any, int]:
-            if deeper(text, pos):
-                raise Deeper("nested too deeply")
+            if len(text) - pos > DECODER_DEPTH:  # (else it cannot nest so deep: at once)
+                refused = _refusal(text, pos, scan)
+                if refused is not None:
+                    raise refused
             return scan(text, pos)
 
         self.scan_once = scan_once
