@@ -1703,11 +1703,24 @@ class Scanner(MarkerSearch):
         stop = found[0] if found is not None else len(buf)
         best = None
         grows = False
+        held = -1  # (a stream: a quote before one at the text's end, whose close may come next)
         for e in self.end_watch:
             k = buf.find(e, pos, stop + len(e) - 1)
-            while k >= 0 and _in_inline_code(buf, k):
-                # (In inline code the marker is named, as a marker of a call is there (_in_prose):
-                # "The `</TOOLCALL>` tag ends a call." is the remark's text, left whole.)
+            while k >= 0:
+                # (In inline code or in quotes the marker is named, as a marker of a call is in
+                # inline code (_in_prose): "The `</TOOLCALL>` tag ends a call.", 'I wrote
+                # "</TOOLCALL>" by mistake.' are the remark's text, left whole: qa36, qa37.)
+                if not _in_inline_code(buf, k):
+                    quote = buf[k - 1] if k > 0 and buf[k - 1] in "\"'" else ""
+                    after = k + len(e)
+                    if not quote:
+                        break
+                    if after >= len(buf):
+                        if not final and (held < 0 or k < held):
+                            held = k
+                        break
+                    if buf[after] != quote:
+                        break
                 k = buf.find(e, k + 1, stop + len(e) - 1)
             if k < 0 and found is not None and found[1] == e and buf.startswith(e, stop):
                 # (The next marker is that end marker itself: an end-of-turn token that
@@ -1723,6 +1736,8 @@ class Scanner(MarkerSearch):
                 k = stop
             if 0 <= k <= stop and (best is None or k < best[0]):
                 best = (k, k + len(e))
+        if held >= 0 and (best is None or held <= best[0]):
+            return WAIT, held
         if best is None and grows:
             return WAIT, stop
         if best is not None or found is not None:
@@ -1733,7 +1748,7 @@ class Scanner(MarkerSearch):
         if final:
             return None
         n = len(buf)
-        held = -1  # (the earliest of them: `</tools>\n</` may begin `</tools>\n</response>`, whose `</` begins `</response>`)
+        # (the earliest of them: `</tools>\n</` may begin `</tools>\n</response>`, whose `</` begins `</response>`)
         for e in self.end_watch:
             for i in range(max(pos, n - len(e) + 1), n if held < 0 else held):
                 if e.startswith(buf[i:]):
