@@ -274,14 +274,8 @@ def key_of(sc: Any, start: int, marker: str) -> tuple | None:
     # there, between two deltas, and keeps at least this; its buffer holds it). (_trim
     # keeps instring.LOOK more, for the check of a marker inside a string, which the
     # scanner makes before it asks the memo: a region's reading reads back no further.)
-    keep = start - 1
-    floor = max(0, start - 256)
-    while keep > floor and buf[keep] in " \t":
-        keep -= 1
-    if keep < 0 or sc.base + keep <= 0 or buf[keep] in " \t":
-        return None  # (the reply's start, or a long run of blanks: look-behinds read it)
-    keep -= sc.think_width - 1
-    if keep < 0 or sc.base + keep <= 0:
+    keep = _look_behind(sc, buf, start, " \t")
+    if keep is None:
         return None
     # Where the last line of calls ended (Scanner.line_call_end), back from the marker,
     # when in the look-behind: a region right after such a line reads it (mention.
@@ -926,18 +920,29 @@ def restart(sc: Any, out: list, candidates: list, p: int, final: bool) -> int:
     return 0
 
 
+def _look_behind(sc: Any, buf: str, at: int, blanks: str) -> int | None:
+    """Where the look-behind a key holds begins, for a region at `at`: back over the
+    `blanks` before it (at most 256), then think_width more; None at the reply's start
+    or after a longer run of blanks (look-behinds read it). Shared by _key and
+    _restart_key."""
+    keep = at - 1
+    floor = max(0, at - 256)
+    while keep > floor and buf[keep] in blanks:
+        keep -= 1
+    if keep < 0 or sc.base + keep <= 0 or buf[keep] in blanks:
+        return None
+    keep -= sc.think_width - 1
+    if keep < 0 or sc.base + keep <= 0:
+        return None
+    return keep
+
+
 def _restart_key(sc: Any, p: int, candidates: list) -> tuple | None:
     buf = sc.buf
     if p + _AHEAD > len(buf):
         return None
-    keep = p - 1
-    floor = max(0, p - 256)
-    while keep > floor and buf[keep] in " \t\n\r":
-        keep -= 1
-    if keep < 0 or sc.base + keep <= 0 or buf[keep] in " \t\n\r":
-        return None
-    keep -= sc.think_width - 1
-    if keep < 0 or sc.base + keep <= 0 or sc.pos < keep:
+    keep = _look_behind(sc, buf, p, " \t\n\r")  # (line breaks too: a line restart's text)
+    if keep is None or sc.pos < keep:
         return None
     at = sc.base + p
     line_call = at - sc.line_call_end
