@@ -708,6 +708,34 @@ def cut(d: Any, buf: str, pos: int, stop: int, final: bool, open_to: bool = Fals
     return m  # (it breaks there still; or, read to the marker, it is only unfinished)
 
 
+def element_cut(d: Any, buf: str, pos: int, cut: int) -> bool:
+    """Whether the Python value at pos (no string), cut at `cut`, was cut where an element of
+    it begins, at a call's marker (`a=[1, <tool_call>`, `a={"k": <tool_call>`): a bare value
+    never begins with one (the argument's own, `a=<tool_call>`, neither), so the value is
+    broken there, told cut off by that marker (mention._broken_at_marker), not a shorter
+    value closed before it (`[1]`, `closed_json`). A value whose last element was written
+    whole before the marker (`[1, 2<tool_call>`) is closed there, as a string left open is."""
+    if buf[pos] in "'\"" or d.cutter[0](buf, cut, cut + 1) != cut:
+        return False
+    last = ""
+    quote = ""
+    i = pos
+    while i < cut:  # (the last character outside its strings, none left open)
+        c = buf[i]
+        if quote:
+            if c == "\\":
+                i += 1
+            elif c == quote:
+                quote = ""
+        elif c in "\"'":
+            quote = c
+            last = c
+        elif not c.isspace():
+            last = c
+        i += 1
+    return not quote and last in ("[", "(", "{", ",", ":")
+
+
 def _next_list_line(d: Any, buf: str, lo: int, stop: int) -> int:
     """Where, in [lo, stop), the first line begins with a call list of the driver's
     format (`[name(`; pythonic, which has no marker of its own), or -1. After a call that a broken

@@ -1016,6 +1016,8 @@ class Driver:
                                     self.listed = close + 1
                                 return LISTED
                     held = False  # (a string left open, ended at the format's marker: _close.cut)
+                    if cut is not None and cut is not WAIT and _close.element_cut(self, buf, pos, cut):
+                        continue  # (an element of it began at a call's marker: no value, as above)
                     if cut is not None and cut is not WAIT:
                         # (Its whitespace before the marker is the string's, as in JSON; in a
                         # stream too, which may cut it before the end: told by the text up to

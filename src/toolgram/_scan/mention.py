@@ -16,6 +16,7 @@ from .._grammar import vocabulary
 from .._grammar.words import lazy
 import regex
 
+from .._lalr import close as _close
 from .._lalr.driver import DONE, FAIL, WAIT, Driver
 from .._lalr.table import ends_something
 from .._recover import repair as _repair
@@ -86,7 +87,7 @@ def note_failure(r: Any, drv: Driver, reason: str) -> None:
     if cut and drv.last_term == "EQUAL":
         # (Named: the value the marker cut, as a stream cut it there.)
         key = _KEY_BEFORE.search(r.sc.buf, max(r.region_start, drv.last_start - 256), drv.last_end)
-        mark = r.sc.call_re.match(r.sc.buf, drv.pos)
+        mark = r.sc.call_re.match(r.sc.buf, _cut_marker(r, drv))
         if key is not None and mark is not None:
             reason = _value_cut(key.group(1), mark.group())
     told = told or whole
@@ -239,14 +240,27 @@ def _broken_at_marker(r: Any, drv: Driver) -> bool:
     the text (QA27b S2)."""
     if drv.status != FAIL or drv.deep or drv.last_term not in _PY_ARG_OPEN or "PYVALUE" not in drv.c.terminals:
         return False
+    return _cut_marker(r, drv) >= 0
+
+
+def _cut_marker(r: Any, drv: Driver) -> int:
+    """Where the call marker begins at which _broken_at_marker's value was cut: where the
+    value began (`b=<tool_call>`), or where an element of it began (`b=[1, <tool_call>`:
+    _close.element_cut, the driver's cut_at); -1 where none."""
     sc = r.sc
     buf = sc.buf
     if sc.call_re is None or buf[drv.last_end : drv.pos].strip():
-        return False
-    m = sc.call_re.match(buf, drv.pos)
+        return -1
+    at = drv.pos
+    m = sc.call_re.match(buf, at)
+    if m is None:
+        at = getattr(drv, "cut_at", -1)  # (an Earley parse cuts nothing)
+        if at <= drv.pos or not _close.element_cut(drv, buf, drv.pos, at):
+            return -1
+        m = sc.call_re.match(buf, at)
     if m is None or len(m.group()) < 3:
-        return False
-    return sc.call_re.search(buf, r.region_start + r.marker_len, drv.pos) is None
+        return -1
+    return at if sc.call_re.search(buf, r.region_start + r.marker_len, drv.pos) is None else -1
 
 
 def _ends_before_marker(text: str) -> bool:
