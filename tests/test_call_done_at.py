@@ -150,6 +150,10 @@ HELD = {
     # reply's end tells), so the list's calls are done at flush, as at main, where that
     # next call was lost.)
     "pythonic/bracket_written_for_the_calls_paren_then_the_next_call",
+    # (So too where the value's string holds a `]`, `[f(a="x]"], g(b=1)]`: issue 19, where
+    # the next call was lost, or the whole list an error with tools.)
+    "pythonic/bracket_written_for_the_calls_paren_after_a_string_holding_a_bracket_then_the_next_call",
+    "pythonic/bracket_written_for_the_calls_paren_after_a_string_holding_a_bracket_then_the_next_call_with_tools",
 } | {
     # Bounded: a call after prose that leaves a Gemma string open (`Try call:foo{a:<|"|>`),
     # held until the text tells whether that string closes around it (instring._closes):

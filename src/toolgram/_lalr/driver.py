@@ -441,8 +441,8 @@ class Driver:
         closed_tag), as `[f(a="x"]]` reads. -1: not so (a keyword argument after the `,`:
         `[f(a="x"], b=2)]`, a stray `]` in the value); WAIT: a stream's text ends before
         it tells."""
-        j = buf.find("]", pos, end)
-        if j < 0 or buf[j + 1 : end].strip() or scalar_end(buf[pos : j + 1], 0, "]") != j - pos:
+        j = pos + scalar_end(buf[pos:end], 0, "]")  # (outside its strings: `"x]"]`, issue 19)
+        if j >= end or buf[j + 1 : end].strip():
             return -1
         if self.stop is not None:
             raise Unbounded  # (what follows the `,` tells, past the bound)
