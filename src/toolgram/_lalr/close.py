@@ -1157,15 +1157,29 @@ def cut_close(d: Any, buf: str, allowed) -> str | None:
     pos, n = d.pos, len(buf)
     while pos < n and buf[pos].isspace():
         pos += 1
-    if not 2 <= n - pos < d.c.longest_literal + _CUT_TAG:
+    # (One character, `<`, after a whole closer, `</function>\n<`: the next closer begun,
+    # as cut_markup reads it after a value's; it names no tag elsewhere. Issue 19: it was
+    # an error, `unexpected '\n<'`, and the `<` text.)
+    lone = n - pos == 1 and last_closes(d, buf)
+    if not (2 <= n - pos < d.c.longest_literal + _CUT_TAG or lone):
         # (Too short or too long to be any closer cut short, as cut_marker tells: the
         # usual case, mid-text, told without a list of them, nor a copy of all the rest
         # of the text, which for each region cost the square of a reply of calls.)
         return None
     rest = buf[pos:]
-    here = _cut_closer_at(d, buf, pos, allowed)
-    if not here and not cut_marker(rest, d.fmt.ends):
-        return None
+    if lone:
+        here = any(
+            (t.literal is not None and _closes(t.literal) and len(t.literal) > 1 and t.literal.startswith(rest))
+            or (t.literal is None and t.name not in ("JSON", "PYVALUE") and _ENDING_NAME.search(t.name.rpartition("__")[2])
+                and (m := t.pattern.match(buf, pos, partial=True)) is not None and m.partial)
+            for t in allowed
+        )  # fmt: skip
+        if not here and not any(len(e) > 1 and e.startswith(rest) for e in d.fmt.ends):
+            return None
+    else:
+        here = _cut_closer_at(d, buf, pos, allowed)
+        if not here and not cut_marker(rest, d.fmt.ends):
+            return None
     if _begins_more(d, buf, rest, allowed, here):
         # (It begins a marker the grammar takes here that closes nothing, as well as a
         # closer: Kimi K3's `<|` after an argument's attributes begins the `<|sep|>`
