@@ -124,6 +124,11 @@ class Scanner(MarkerSearch):
     # call (RegionReader.run, cut_close): watched for even by a call whose format watches
     # for its own end markers.)
     outer_watch: tuple | None = None
+    # The outer region's end markers of an end_watch that after_call joined to a call's own
+    # (`<|tool_call_start|>[f()]<TOOLCALL>[{…}] ok</TOOLCALL> more<|tool_call_end|>`): where
+    # the call's own is taken first, these are watched for after it, the outer region still
+    # open around the prose (issue 19: `<|tool_call_end|>` was left in the text). See _open_end.
+    watch_outer: tuple | None = None
     # That region was of a reply-anchored format (a list of Python calls opening the reply,
     # no tools): after its end marker, the next line opens lists in a row again (_start).
     watch_anchored = False
@@ -924,7 +929,7 @@ class Scanner(MarkerSearch):
                 # (With that break ahead, only an end marker before it is looked at: one
                 # after it, or the next marker, is the next line's to tell, where the watch
                 # goes on, as in a stream whose text so far ends at the break.)
-                ends = self.end_watch
+                ends, outer_ends = self.end_watch, self.watch_outer
                 got = self._open_end(buf, pos, found, final)
                 if got is not None and got[0] is WAIT:
                     watch_hold = len(buf) - got[1]
@@ -932,7 +937,7 @@ class Scanner(MarkerSearch):
                     # (A run of stray closers before the region's end marker: told first, as a
                     # stream, which has the prose before the marker comes, tells it. The marker
                     # is found again from after the run.)
-                    self.end_watch = ends
+                    self.end_watch, self.watch_outer = ends, outer_ends
                     if self.stray is not None:
                         return False  # (WAIT: _stray_before flushed what is settled)
                     pos = lo = self.pos
@@ -1448,6 +1453,7 @@ class Scanner(MarkerSearch):
         `start`: where the call (or region) begins, where known (outer_watch)."""
         outer = self.outer_watch
         self.outer_watch = None
+        self.watch_outer = None
         if self.relist:
             self.relist_tail = ""  # (a call on the broken list's line: see relist_tail)
         called = self._after_call(end, fmt, region, known)
@@ -1472,7 +1478,9 @@ class Scanner(MarkerSearch):
                 self.end_watch = outer[0]
                 self.watch_anchored = False
             elif len(outer) > 2 or not fmt.stream_python:
-                self.end_watch = tuple(dict.fromkeys((*self.end_watch, *outer[0])))
+                own = self.end_watch
+                self.end_watch = tuple(dict.fromkeys((*own, *outer[0])))
+                self.watch_outer = tuple(e for e in outer[0] if e not in own) or None
 
     def _after_call(self, end: int, fmt: Format, region: Region | None = None, known: tuple | None = None) -> bool:
         """after_call's work; False for a region with no call in it."""
@@ -1743,7 +1751,10 @@ class Scanner(MarkerSearch):
         if best is not None or found is not None:
             if best is None:
                 self.outer_watch = (self.end_watch, self.base + found[0])  # (see after_call)
-            self.end_watch = None
+            outer, self.watch_outer = self.watch_outer, None
+            # (The call's own end marker taken: the outer region's still watched for, see
+            # watch_outer; the outer one taken ends both.)
+            self.end_watch = outer if best is not None and outer is not None and buf[best[0] : best[1]] not in outer else None
             return best
         if final:
             return None
@@ -2012,7 +2023,7 @@ class Scanner(MarkerSearch):
         if self.observer is not None:
             self.observer.region_begins(candidates, start, marker_len)
         self.stray = None
-        self.end_watch = None
+        self.end_watch = self.watch_outer = None
         self.region = RegionReader(self, candidates, start, marker_len, frame)
 
     def _region(self, out: list, final: bool) -> bool:

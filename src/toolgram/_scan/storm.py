@@ -846,7 +846,7 @@ _RESTART = "\n"
 # remembered: a place in the reply (relative to the line's first character; -1 kept), a
 # value as it is, or an (end markers, place) watch. Any other that changes: refused.
 _REPLY_AT = ("ended", "read_to", "call_to", "line_call_end", "closed_at")
-_AS_IS = ("relist", "relist_tail", "relist_open", "relist_quote", "relisted", "line_restart", "end_watch", "watch_anchored", "closer", "closer_turn", "mode", "region")
+_AS_IS = ("relist", "relist_tail", "relist_open", "relist_quote", "relisted", "line_restart", "end_watch", "watch_outer", "watch_anchored", "closer", "closer_turn", "mode", "region")
 _CACHES = frozenset(("brackets", "turn_hits", "turn_cut", "reply_end", "storm", "pos", "finds", "mf_buf", "mf_found", "mf_first", "mf_kept", "mf_spare",
                      "word_buf", "word_next", "word_first", "symbol_next", "whole_next", "whole_keys", "opener_runs", "listed_log", "outer_watch"))
 # (All the fields above, and the watch for stray closers: _state.)
