@@ -825,7 +825,12 @@ class Builder:
                     value, repairs = self._coerce(raw, typ, prop, schema, i != cut_param)
                 except _repair.RepairError as exc:
                     if str(exc) == _repair.TOO_DEEP:
-                        raise _too_deep(key) from None
+                        # (Past what the decoder reads, 272 levels: the call an error, its
+                        # region read, as one the decoder read past VALUE_DEPTH is
+                        # (_pipeline.finish_call), not a broken region whose markup stays
+                        # in the text (issue 19).)
+                        draft.error = f"Couldn't read a tool call: {too_deep_message(key)}."
+                        break
                     raise Unreadable(f"cannot read the value of {key!r} ({exc})") from None
                 _add(draft.repairs, repairs)
                 if key in collect:
