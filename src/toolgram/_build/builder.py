@@ -1469,7 +1469,13 @@ class Builder:
         format's closers; -1 where there is none."""
         c = self.fmt.compiled
         literals, patterns = value_closers(c)
-        return cut_markup(text, literals, patterns, c.longest_literal + CUT_ROOM, c.nest)
+        at = cut_markup(text, literals, patterns, c.longest_literal + CUT_ROOM, c.nest)
+        if at < 0 and self.fmt.framing == "newline" and text.endswith("\n<") and len(text) > 2:
+            # (The newline the template writes before the value's close, then a `<` alone:
+            # that close begun, as after a whole closer (cut_markup), not the value's text:
+            # `<parameter=a>\n1\n<` reads as `…\n1\n</` does (issue 19).)
+            return len(text) - 1
+        return at
 
     def _cut_short(self, node: Tree) -> bool:
         """A parameter whose value never began: no value text, and no key either
