@@ -1157,10 +1157,11 @@ def cut_close(d: Any, buf: str, allowed) -> str | None:
     pos, n = d.pos, len(buf)
     while pos < n and buf[pos].isspace():
         pos += 1
-    # (One character, `<`, after a whole closer, `</function>\n<`: the next closer begun,
+    # (One character, `<`, after a whole closer, `</function>\n<`, or a JSON value whose
+    # brackets closed, `<TOOLCALL>[…]\n<`: the next closer begun,
     # as cut_markup reads it after a value's; it names no tag elsewhere. Issue 19: it was
     # an error, `unexpected '\n<'`, and the `<` text.)
-    lone = n - pos == 1 and last_closes(d, buf)
+    lone = n - pos == 1 and (last_closes(d, buf) or d.last_term == "JSON" and buf[d.last_end - 1 : d.last_end] in ("}", "]"))
     if not (2 <= n - pos < d.c.longest_literal + _CUT_TAG or lone):
         # (Too short or too long to be any closer cut short, as cut_marker tells: the
         # usual case, mid-text, told without a list of them, nor a copy of all the rest
