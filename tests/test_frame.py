@@ -847,6 +847,8 @@ _RUN_CALLS = {
     "minimax_m2_invoke": ('<minimax:tool_call>\n<invoke name="search">\n', '<parameter name="{k}">', "</parameter>", "</invoke>\n</minimax:tool_call>"),
     "deepseek_v32_dsml": ("<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"search\">\n", '<｜DSML｜parameter name="{k}" string="true">',
                           "</｜DSML｜parameter>", "</｜DSML｜invoke>\n</｜DSML｜function_calls>"),
+    "glm45_arg_kv": ("<tool_call>search\n", "<arg_key>{k}</arg_key> <arg_value>", "</arg_value>", "</tool_call>"),
+    "hy_v3_tool_sep_kv": ("<tool_calls>\n<tool_call>search<tool_sep>\n", "\n<arg_key>{k}</arg_key>\n<arg_value>", "</arg_value>", "</tool_call>\n</tool_calls>"),
 }
 _RUN_KEYS = ["q", "q", "r", "path", "a/", "x y", "'k'", "é"]
 _RUN_VALUES = ["x\n", "x", "x ", "\nx\n", "", "\n", " ", "a < b\n", "Use <b>\n", "x\n\n", "<", "x/>", "1\n", "[1, 2]\n", "x\r\n", "名\n"]

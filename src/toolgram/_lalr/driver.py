@@ -1265,6 +1265,8 @@ class Driver:
         # on the way.)
         run = final and self.far and not resume and self.stop is None and not self.listed_read
         plans = got[4] if len(got) > 4 else None
+        if run:
+            steps = firsts.tag_steps_far  # (told for a whole text read far: see _tag_step)
         if not run:
             # (One tag, its tokens one by one: a stream's, a replay's, a reading not yet
             # far, a tag that opens a call of its own.)
@@ -1360,7 +1362,7 @@ class Driver:
                     key = (state, buf[s], term)
                     step = steps.get(key)
                     if step is None:
-                        step = steps[key] = self._tag_step(state, buf[s], term)
+                        step = steps[key] = self._tag_step(state, buf[s], term, True)
                     if step is False:
                         whole = False
                         break  # (_run finishes there; or the lexer's token is not told so; or refused)
@@ -1606,12 +1608,14 @@ class Driver:
             return False
         return tags[3], tags[0], tuple(plan)
 
-    def _tag_step(self, state: int, ch: str, term: Any) -> Any:
+    def _tag_step(self, state: int, ch: str, term: Any, far: bool = False) -> Any:
         """What _tag_tokens does with a token of `term` (None: ignored blanks) that begins
         with `ch`, at `state` (told by these alone, kept per grammar: firsts.tag_steps):
         False where it stops there (_run finishes at the state; the lexer's token is not
         told so, tagread.verdict; the table has no action for it); else (the literals
-        that must not match there, the table's action: None for blanks)."""
+        that must not match there, the table's action: None for blanks). `far`: asked
+        for a whole text read far (firsts.tag_steps_far), where the lexer passes over
+        more at once (tagread.candidates)."""
         c = self.c
         allowed = c.allowed[state]
         if not allowed and c.accepts_end[state]:
@@ -1620,7 +1624,9 @@ class Driver:
         per = firsts.plains.get(id(allowed))
         if per is None:
             per = firsts.plains[id(allowed)] = _Plain(allowed, firsts)
-        verdict = _tagread.verdict(per[ch], term, c)
+        never = c.derived.get("tagread_never")  # (terminals the lexer finds no token of at a tag's token: tagread.candidates)
+        cands = per[ch] if never is None else _tagread.candidates(c, state, allowed, firsts, ch, term, far, never)
+        verdict = _tagread.verdict(cands, term, c)
         if verdict is False:
             return False
         if term is None:
@@ -2305,6 +2311,7 @@ class _Firsts(dict):
         self.plains: dict = {}  # (id of a state's allowed -> its _Plain: see Driver._tag_tokens)
         self.starting: dict = {}  # (id of a state's allowed -> its _Starting: see Driver._lex)
         self.tag_steps: dict = {}  # ((state, character, terminal) -> Driver._tag_step's answer)
+        self.tag_steps_far: dict = {}  # (the same, for a whole text read far)
         self.value_plans: dict = {}  # ((state, character) -> Driver._value_plan's answer)
         self.tag_macros: dict = {}  # ((state, a tag reader's plan, index) -> its tokens from there: Driver._tag_tokens)
         self.skip = {*c.json_text, *c.loose_text, *(c.nest.terminals if c.nest is not None else ()), *SPECIAL_TERMINALS}

@@ -27,6 +27,9 @@ from typing import Any
 
 import regex
 
+from .._grammar.tables import Shift
+from .table import _under
+
 # The terminals of shared/invoke.lark as compiled (the format's own names), and the
 # sources the reasons below are told from: a grammar whose terminals of these names
 # read otherwise has no reader.
@@ -51,6 +54,27 @@ _FP_SOURCES = {
     "KEY": "[^<>\n]+",
     "FUNCTION": "<function(?:=| (?=name=))",
 }
+# (shared/argkv.lark's, as compiled: `<arg_key>`, its key, `</arg_key>`, `<arg_value>`;
+# and the patterns the tag's tokens are told from (see _AK_NEVER).)
+_AK_KEY_OPEN, _AK_VALUE_OPEN, _AK_KEY_CLOSE = "<arg_key>", "<arg_value>", "</arg_key>"
+_AK_SOURCES = {
+    "KEY": "[^<]+",
+    "BARE_VALUE": '(?:[^\\s<]|<(?!(?:arg_key>|(?<![ \t"\'`(\\[]<)tool_calls?>|(?<=\n<)\\/arg_value>(?=[ \t]{0,32}\r?\n[ \t]{0,32}<\\/arg_value>)|\\/arg_value>(?=[ \t]{0,32}(?:\r?\n|<(?:\\/?(?:arg_key|arg_value|tool_call|tool_calls|tool_sep)>|\\|)|\\Z))(?!\\s{0,32}<\\/arg_value>)(?![ \t]{0,32}\r?\n[^<\n]{0,200}<\\/arg_value>)|\\/tool_calls?>(?=[ \t]{0,32}(?:\r?\n|<(?:\\/?(?:arg_key|arg_value|tool_call|tool_calls|tool_sep)>|\\|)|\\Z))(?!\\s{0,32}<\\/(?:arg_value|tool_call)>)(?![ \t]{0,32}\r?\n[^<\n]{0,200}<\\/arg_value>)|\\/?(?:arg_value|tool_sep)>|\\/arg_key>)))[^<]*(?:<(?!(?:arg_key>(?:(?<=\n<arg_key>)|(?=[^<>\n]{1,64}<\\/arg_key>\\s{0,32}<arg_value>))|(?<![ \t"\'`(\\[]<)tool_calls?>|(?<=\n<)\\/arg_value>(?=[ \t]{0,32}\r?\n[ \t]{0,32}<\\/arg_value>)|\\/arg_value>(?=[ \t]{0,32}(?:\r?\n|<(?:\\/?(?:arg_key|arg_value|tool_call|tool_calls|tool_sep)>|\\|)|\\Z))(?!\\s{0,32}<\\/arg_value>)(?![ \t]{0,32}\r?\n[^<\n]{0,200}<\\/arg_value>)|\\/tool_calls?>(?=[ \t]{0,32}(?:\r?\n|<(?:\\/?(?:arg_key|arg_value|tool_call|tool_calls|tool_sep)>|\\|)|\\Z))(?!\\s{0,32}<\\/(?:arg_value|tool_call)>)(?![ \t]{0,32}\r?\n[^<\n]{0,200}<\\/arg_value>)|\\/?(?:arg_value|tool_sep)>|\\/arg_key>))[^<]*)*',
+    "_argkv__TURN_END": "(?:<\\|observation\\|>|<\\|endoftext\\|>|<\\|im_end\\|>|<\\|user\\|>)",
+}
+# The terminals of those that the lexer finds no token of where a tag's token is (its
+# literal, or a blank the lexer skips), whatever they are (neither is plain to _Plain):
+# - a turn's end token (a plain pattern) begins `<|`;
+# - a value whose `<arg_value>` was left out (BARE_VALUE, raw text of the nest) begins
+#   with no blank, and its first `<` is no `<arg_key>`, `</arg_key>` or `<arg_value>`
+#   (its look-ahead refuses those three). No match of it there, the lexer still reads a
+#   value from a tag where the parser would take none of them as it stands (it would
+#   supply a left-out close first: `<arg_key>k<arg_key>…`, the first key's close and
+#   value left out); so only at a token the parser shifts at once, that is no run of
+#   close tags reaching the value's (nest._foreign_run: a tag's `</arg_key>` is followed by
+#   its `<arg_value>`). At a blank, only in a whole text read far (the lexer passes over
+#   a value that matches nothing at no `<` there, at once).
+_AK_NEVER = (frozenset(("_argkv__TURN_END",)), frozenset(("BARE_VALUE",)))
 
 
 # Where a tag the reader reads may begin: its `<`, or the ignored blanks before an
@@ -125,7 +149,92 @@ def reader(c: Any) -> Any:
 
 def _build(c: Any) -> Any:
     found = _build_invoke(c)
-    return found if found is not False else _build_function_param(c)
+    if found is False:
+        found = _build_function_param(c)
+    return found if found is not False else _build_argkv(c)
+
+
+def _build_argkv(c: Any) -> Any:
+    """GLM's and Hy3's key and value tags, `<arg_key>KEY</arg_key> <arg_value>`
+    (shared/argkv.lark), the blanks before the tag and between its two halves each
+    an optional part (skipped as _build_invoke's are). A value whose `<arg_value>` was
+    left out (`</arg_key>` then the value), or a key whose close was, is no match: the
+    loop's."""
+    terms = c.terminals
+    by_literal = {t.literal: name for name, t in terms.items() if t.literal is not None}
+    if any(lit not in by_literal for lit in (_AK_KEY_OPEN, _AK_VALUE_OPEN, _AK_KEY_CLOSE)):
+        return False
+    if any(name not in terms or terms[name].literal is not None or terms[name].source != source for name, source in _AK_SOURCES.items()):
+        return False
+    if len(c.ignore) != 1 or c.ignore[0].source != _WS:
+        return False
+    flags = {terms["KEY"].pattern.flags, c.ignore[0].pattern.flags}
+    if len(flags) != 1 or regex.match(r"\(\?[aiLmsuxV0-9]+\)", terms["KEY"].source):
+        return False
+    ws = f"(?>{c.ignore[0].source})"
+    key = f"(?>{terms['KEY'].source})"
+    pattern = regex.compile(
+        f"(?:({ws}))?({regex.escape(_AK_KEY_OPEN)})({key})({regex.escape(_AK_KEY_CLOSE)})(?:({ws}))?({regex.escape(_AK_VALUE_OPEN)})",
+        next(iter(flags)),
+    )
+    plan = ((1, None), (2, by_literal[_AK_KEY_OPEN]), (3, "KEY"), (4, by_literal[_AK_KEY_CLOSE]), (5, None), (6, by_literal[_AK_VALUE_OPEN]))
+    # (Keyed as _build_invoke's plans, by whether the match has its optional groups: the
+    # blanks before the tag; the tag (always); the blanks inside it, in the third place.)
+    plans = {}
+    for has_lead in (False, True):
+        for has_mid in (False, True):
+            absent = ({1} if not has_lead else set()) | ({5} if not has_mid else set())
+            plans[has_lead, True, has_mid] = tuple(entry for entry in plan if entry[0] not in absent)
+    c.derived["tagread_never"] = _AK_NEVER
+    return pattern, plan, by_literal, LEADS, ((1, 2, 5), plans)
+
+
+def candidates(c: Any, state: Any, allowed: Any, firsts: Any, ch: str, term: Any, far: bool, never: tuple) -> Any:
+    """The driver's _Plain at `ch` for a state's `allowed` (a token of `term` there, None:
+    blanks), in a grammar whose reader names terminals the lexer finds no token of at a
+    tag's token (_AK_NEVER: always; where the parser shifts the token at once, or a
+    blank in a whole text read far): those passed over, the rest as _Plain tells them."""
+    always, shifted = never
+    if term is None:
+        skip = always | shifted if far else always
+    else:
+        skip = always | shifted if _shifts_plain(c, state, term, set()) else always
+    found = []
+    for t in allowed:
+        if t.name in skip:
+            continue
+        if t.literal:
+            if t.literal.startswith(ch):
+                found.append(t)
+            continue
+        first = None if t.literal is not None else firsts[t.name]  # (an empty literal: _lex's)
+        if first is None:
+            return None
+        if first[ch]:
+            found.append(t)
+    return tuple(found)
+
+
+def _shifts_plain(c: Any, state: Any, term: str, on_way: set) -> bool:
+    """Whether the table at `state` takes `term` reducing no empty rule (no left-out tag
+    supplied) first, whatever the stack under it (table.shifts_plain's answer for any
+    stack with `state` on top; False: not sure)."""
+    action = c.states[state].get(term)
+    if action is None:
+        return False
+    if action[0] is Shift:
+        return True
+    rule = action[1]
+    key = (state, term)
+    if not rule.expansion or key in on_way:
+        return False
+    on_way.add(key)
+    name = rule.origin.name
+    for under in _under(c, state, len(rule.expansion)):
+        goto = c.states[under].get(name)
+        if goto is None or not _shifts_plain(c, goto[1], term, on_way):
+            return False
+    return True
 
 
 def _build_function_param(c: Any) -> Any:
