@@ -894,3 +894,41 @@ def test_a_run_of_plain_parameters_is_read_with_its_values() -> None:
     assert result.calls[0].arguments == {f"k{i}": f"v{i}" for i in range(200)}
     assert lexed.count("VALUE") <= 40, lexed  # (the first values, read before the reading is far; the last dozen)
     assert summary(result) == summary(general(raw, ["search"], None, 32_768))
+
+
+# A value of the format's own call openers, one a line (or glued, or after blanks), then
+# the closers or not: the tag reader reads each `<function=f>` with the blanks before it
+# (tagread._build_function_param), where the loop lexed each of its tokens.
+@pytest.mark.parametrize("name", ["qwen3_coder_xml", "seed_oss_xml"])
+@pytest.mark.parametrize("sep", ["\n", "", " ", "\n\n", "\t\n"])
+@pytest.mark.parametrize("tail", ["\n</parameter>\n</function>\n</tool_call>", "", "\n</function>", "\nDone."])
+def test_fast_and_general_agree_on_a_value_of_call_openers(name: str, sep: str, tail: str) -> None:
+    start = "<seed:tool_call>" if name == "seed_oss_xml" else "<tool_call>"
+    raw = start + "\n<function=write>\n<parameter=content>\n" + "".join(f"<function={f}>{sep}" for f in ["f", "name=g", "f", "h"] * 30) + tail
+    if name == "seed_oss_xml":
+        raw = raw.replace("</tool_call>", "</seed:tool_call>")
+    for tools in (None, ["write"]):
+        assert summary(toolgram.parse(raw, tools, formats=[name])) == summary(general(raw, tools, [name], 32_768))
+        assert summary(toolgram.parse(raw, tools)) == summary(general(raw, tools, None, 32_768))
+
+
+def test_a_value_of_call_openers_is_read_by_the_tag_reader() -> None:
+    # (Otherwise the test above compares the general way with itself.)
+    from toolgram._lalr import driver as _driver
+
+    raw = "<tool_call>\n<function=write>\n<parameter=content>\n" + "<function=f>\n" * 300 + "\n</parameter>\n</function>\n</tool_call>"
+    lexed = []
+    lex = _driver.Driver._lex
+
+    def spy(self: Any, *args: Any) -> Any:
+        tok = lex(self, *args)
+        lexed.append(tok[0] if type(tok) is tuple else tok)
+        return tok
+
+    _driver.Driver._lex = spy  # type: ignore[method-assign]
+    try:
+        result = toolgram.parse(raw, ["write"])
+    finally:
+        _driver.Driver._lex = lex  # type: ignore[method-assign]
+    assert lexed.count("FUNCTION") <= 40, lexed
+    assert summary(result) == summary(general(raw, ["write"], None, 32_768))

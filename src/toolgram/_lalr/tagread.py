@@ -54,6 +54,11 @@ _FP_SOURCES = {
     "KEY": "[^<>\n]+",
     "FUNCTION": "<function(?:=| (?=name=))",
 }
+# (A call's opener, `<function=NAME>`, where NAME is this.)
+_FP_NAME = "(?:name=)?[^\\s<>=]+"
+# (The lexer reads a JSON payload only where the text begins `{` or `[` (Driver._lex):
+# none at a tag's token or a blank, as _AK_NEVER's below.)
+_FP_NEVER = (frozenset(("JSON",)), frozenset())
 # (shared/argkv.lark's, as compiled: `<arg_key>`, its key, `</arg_key>`, `<arg_value>`;
 # and the patterns the tag's tokens are told from (see _AK_NEVER).)
 _AK_KEY_OPEN, _AK_VALUE_OPEN, _AK_KEY_CLOSE = "<arg_key>", "<arg_value>", "</arg_key>"
@@ -107,8 +112,10 @@ _BEATEN = {
     _PARAM: ("INVOKE", "INVOKE_CLOSE", "_invoke__PARAM_CLOSE"),
     # (`<invoke…`, `<function…` is no `<param…` and no close tag.)
     "INVOKE": (_PARAM, "INVOKE_CLOSE", "_invoke__PARAM_CLOSE"),
-    # (`<parameter=` or `<parameter ` before `name=` is no `<function=`, `<function `.)
+    # (`<parameter=` or `<parameter ` before `name=` is no `<function=`, `<function `;
+    # and the other way round.)
     _FP_PARAM: ("FUNCTION",),
+    "FUNCTION": (_FP_PARAM,),
 }
 
 
@@ -198,7 +205,7 @@ def candidates(c: Any, state: Any, allowed: Any, firsts: Any, ch: str, term: Any
     if term is None:
         skip = always | shifted if far else always
     else:
-        skip = always | shifted if _shifts_plain(c, state, term, set()) else always
+        skip = always | shifted if shifted and _shifts_plain(c, state, term, set()) else always
     found = []
     for t in allowed:
         if t.name in skip:
@@ -240,7 +247,10 @@ def _shifts_plain(c: Any, state: Any, term: str, on_way: set) -> bool:
 def _build_function_param(c: Any) -> Any:
     """Qwen3-Coder's tag, `<parameter=KEY>`: its tokens one after another, no blanks
     between them (KEY reads any but a line's break; a tag that breaks its line before
-    its `>` is the loop's)."""
+    its `>` is the loop's). And a call's opener, `<function=NAME>`, where the grammar
+    reads its name so, each with the blanks before it (an optional part, skipped as
+    _build_invoke's are): a value of a thousand of them, one a line, each a call of its
+    own, lexed each tag's tokens one by one."""
     terms = c.terminals
     by_literal = {t.literal: name for name, t in terms.items() if t.literal is not None}
     if ">" not in by_literal or any(name not in terms or terms[name].source != source for name, source in _FP_SOURCES.items()):
@@ -250,8 +260,27 @@ def _build_function_param(c: Any) -> Any:
     if len(flags) != 1:
         return False
     param, key = (f"(?>{terms[name].source})" for name in need)
-    pattern = regex.compile(f"({param})({key})(>)", next(iter(flags)))
-    return pattern, ((1, _FP_PARAM), (2, "KEY"), (3, by_literal[">"])), by_literal, ("<",)
+    name = terms.get("NAME")
+    if (
+        name is None or name.literal is not None or name.source != _FP_NAME or name.pattern.flags not in flags
+        or len(c.ignore) != 1 or c.ignore[0].source != _WS or c.ignore[0].pattern.flags not in flags
+    ):
+        pattern = regex.compile(f"({param})({key})(>)", next(iter(flags)))
+        return pattern, ((1, _FP_PARAM), (2, "KEY"), (3, by_literal[">"])), by_literal, ("<",)
+    ws = f"(?>{c.ignore[0].source})"
+    function = f"(?>{terms['FUNCTION'].source})"
+    pattern = regex.compile(f"(?:({ws}))?(?:({param})({key})|({function})((?>{name.source})))(>)", next(iter(flags)))
+    plan = ((1, None), (2, _FP_PARAM), (3, "KEY"), (4, "FUNCTION"), (5, "NAME"), (6, by_literal[">"]))
+    # (Keyed as _build_invoke's plans: whether the match has the blanks before the tag,
+    # whether its opener is a parameter's.)
+    plans = {}
+    for has_lead in (False, True):
+        for has_param in (False, True):
+            absent = (set() if has_lead else {1}) | ({4, 5} if has_param else {2, 3})
+            plans[has_lead, has_param, False] = tuple(entry for entry in plan if entry[0] not in absent)
+    if "JSON" in terms:
+        c.derived["tagread_never"] = _FP_NEVER
+    return pattern, plan, by_literal, LEADS, ((1, 2, None), plans)
 
 
 def _build_invoke(c: Any) -> Any:
