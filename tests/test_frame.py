@@ -932,3 +932,42 @@ def test_a_value_of_call_openers_is_read_by_the_tag_reader() -> None:
         _driver.Driver._lex = lex  # type: ignore[method-assign]
     assert lexed.count("FUNCTION") <= 40, lexed
     assert summary(result) == summary(general(raw, ["write"], None, 32_768))
+
+
+# Cohere's elements nested deep, or one after another, attributes as the template writes
+# them or not, closed or left open: the tag reader reads each `<cofl:value name="k"
+# type="t">` with the blanks before it (tagread._build_cofl), where the loop lexed its
+# fifteen tokens one by one.
+_COFL_TAGS = ['<cofl:value name="a" type="dict">', "<cofl:value name='a'>", '\n  <cofl:value name="b" type="str">x</cofl:value>',
+              '<cofl:value type="dict" name="a">', '<cofl:value name="a" other="z">', '<cofl:value name="a"/>', " <cofl:value name=a>"]
+
+
+@pytest.mark.parametrize("tail", ["", "</cofl:value>" * 3 + "</cofl:tool_call></cofl:tool_calls>", "x</cofl:value>\n</cofl:tool_call>\nDone."])
+@pytest.mark.parametrize("mix", range(len(_COFL_TAGS)))
+def test_fast_and_general_agree_on_cofl_elements(mix: int, tail: str) -> None:
+    tags = [_COFL_TAGS[0]] * 40 + [_COFL_TAGS[mix]] * 3 + [_COFL_TAGS[0], _COFL_TAGS[2]] * 20
+    raw = '<cofl:tool_calls><cofl:tool_call id="0" name="run">' + "".join(tags) + tail
+    for tools in (None, ["run"]):
+        assert summary(toolgram.parse(raw, tools)) == summary(general(raw, tools, None, 32_768))
+
+
+def test_cofl_elements_are_read_by_the_tag_reader() -> None:
+    # (Otherwise the test above compares the general way with itself.)
+    from toolgram._lalr import driver as _driver
+
+    raw = '<cofl:tool_calls><cofl:tool_call id="0" name="run">' + '<cofl:value name="a" type="dict">' * 300
+    lexed = []
+    lex = _driver.Driver._lex
+
+    def spy(self: Any, *args: Any) -> Any:
+        tok = lex(self, *args)
+        lexed.append(tok[0] if type(tok) is tuple else tok)
+        return tok
+
+    _driver.Driver._lex = spy  # type: ignore[method-assign]
+    try:
+        result = toolgram.parse(raw, ["run"])
+    finally:
+        _driver.Driver._lex = lex  # type: ignore[method-assign]
+    assert lexed.count("ATTR") <= 40, lexed
+    assert summary(result) == summary(general(raw, ["run"], None, 32_768))

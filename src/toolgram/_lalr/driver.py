@@ -1624,7 +1624,8 @@ class Driver:
         per = firsts.plains.get(id(allowed))
         if per is None:
             per = firsts.plains[id(allowed)] = _Plain(allowed, firsts)
-        never = c.derived.get("tagread_never")  # (terminals the lexer finds no token of at a tag's token: tagread.candidates)
+        never = c.derived.get("tagread_never")  # (per term, terminals the lexer finds no token of at a tag's token: tagread.candidates)
+        never = never.get(term) if never is not None else None
         cands = per[ch] if never is None else _tagread.candidates(c, state, allowed, firsts, ch, term, far, never)
         verdict = _tagread.verdict(cands, term, c)
         if verdict is False:

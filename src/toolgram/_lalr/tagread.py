@@ -81,6 +81,24 @@ _AK_SOURCES = {
 #   a value that matches nothing at no `<` there, at once).
 _AK_NEVER = (frozenset(("_argkv__TURN_END",)), frozenset(("BARE_VALUE",)))
 
+# (cohere_cofl_xml.lark's, as compiled: an element's tag, `<cofl:value name="k" type="t">`;
+# and the patterns that may begin where its first token or the blanks before it are.)
+_CF_SOURCES = {
+    '_VALUE': '<cofl:value(?=[\\s>\\/])',
+    '_QUOTE': '["\']',
+    'ATTR': '[^\\s"\'<>=\\/]+',
+    'ATTR_NAME': '[A-Za-z_][\\p{Alphabetic}\\p{M}\\p{Nd}\\p{Pc}\\-]*',
+    'STRAY': '(?:[^\\s<]|<(?!\\/?cofl:))(?:[^<]|<(?!\\/?cofl:)){0,319}(?=<cofl:value[\\s>\\/]|<\\/cofl:tool_call>)',
+    'BLOCK_TEXT': '(?:[^\\s<]|<(?!\\/?cofl:))(?:[^<]|<(?!\\/?cofl:)){0,319}(?=<\\/cofl:tool_calls>|<cofl:tool_call[\\s>])',
+    'VALUE': '\\s*(?:[^\\s<]|<(?!\\/?cofl:))[^<]*(?:<(?!\\/?cofl:)[^<]*)*',
+    'CALL': '<cofl:tool_call(?=[\\s>])',
+}
+# (Per token of the tag (its first; None: the blanks before it), the terminals the lexer
+# finds no token of there: a call's stray text or a block's prose begins with no blank
+# and no `<cofl:`, a call's opener is `<cofl:tool_call`; a value (the nest's) matches nothing at the blanks before a `<cofl:`
+# tag nor at the tag, and is read from a tag only where the parser would not take it as
+# it stands (see _AK_NEVER).)
+_CF_NEVER = (frozenset(("STRAY", "BLOCK_TEXT", "CALL")), frozenset(("VALUE",)))
 
 # Where a tag the reader reads may begin: its `<`, or the ignored blanks before an
 # invoke format's tag (Driver._run asks the reader only at these; at those of its own
@@ -158,7 +176,49 @@ def _build(c: Any) -> Any:
     found = _build_invoke(c)
     if found is False:
         found = _build_function_param(c)
-    return found if found is not False else _build_argkv(c)
+    if found is False:
+        found = _build_argkv(c)
+    return found if found is not False else _build_cofl(c)
+
+
+def _build_cofl(c: Any) -> Any:
+    """Cohere's element tag, `<cofl:value name="k">`, `<cofl:value name="k" type="t">`
+    (grammars/cohere_cofl_xml.lark), with the blanks before it (an optional part, as
+    _build_invoke's): a value nested a thousand elements deep lexed each tag's fifteen
+    tokens one by one. Other attributes, another order, a tag that closes itself: the
+    loop's."""
+    terms = c.terminals
+    by_literal = {t.literal: name for name, t in terms.items() if t.literal is not None}
+    if any(lit not in by_literal for lit in ("name", "type", "=", ">")):
+        return False
+    if any(name not in terms or terms[name].literal is not None or terms[name].source != source for name, source in _CF_SOURCES.items()):
+        return False
+    if len(c.ignore) != 1 or c.ignore[0].source != _WS:
+        return False
+    need = ("_VALUE", "_QUOTE", "ATTR")
+    flags = {terms[name].pattern.flags for name in need} | {c.ignore[0].pattern.flags}
+    if len(flags) != 1:
+        return False
+    ws = f"(?>{c.ignore[0].source})"
+    opener, quote, attr = (f"(?>{terms[name].source})" for name in need)
+    pattern = regex.compile(
+        f"(?:({ws}))?({opener})({ws})(name)(=)({quote})({attr})({quote})(?:({ws})(type)(=)({quote})({attr})({quote}))?(>)",
+        next(iter(flags)),
+    )
+    eq = by_literal["="]
+    plan = (
+        (1, None), (2, "_VALUE"), (3, None), (4, by_literal["name"]), (5, eq), (6, "_QUOTE"), (7, "ATTR"), (8, "_QUOTE"),
+        (9, None), (10, by_literal["type"]), (11, eq), (12, "_QUOTE"), (13, "ATTR"), (14, "_QUOTE"), (15, by_literal[">"]),
+    )  # fmt: skip
+    # (Keyed as _build_invoke's plans: whether the match has the blanks before the tag;
+    # its opener (always); its `type=` attribute.)
+    plans = {}
+    for has_lead in (False, True):
+        for has_kind in (False, True):
+            absent = (set() if has_lead else {1}) | (set() if has_kind else set(range(9, 15)))
+            plans[has_lead, True, has_kind] = tuple(entry for entry in plan if entry[0] not in absent)
+    c.derived["tagread_never"] = dict.fromkeys((None, "_VALUE"), _CF_NEVER)
+    return pattern, plan, by_literal, LEADS, ((1, 2, 9), plans)
 
 
 def _build_argkv(c: Any) -> Any:
@@ -192,15 +252,16 @@ def _build_argkv(c: Any) -> Any:
         for has_mid in (False, True):
             absent = ({1} if not has_lead else set()) | ({5} if not has_mid else set())
             plans[has_lead, True, has_mid] = tuple(entry for entry in plan if entry[0] not in absent)
-    c.derived["tagread_never"] = _AK_NEVER
+    c.derived["tagread_never"] = dict.fromkeys((None, *(by_literal[lit] for lit in (_AK_KEY_OPEN, _AK_KEY_CLOSE, _AK_VALUE_OPEN))), _AK_NEVER)
     return pattern, plan, by_literal, LEADS, ((1, 2, 5), plans)
 
 
 def candidates(c: Any, state: Any, allowed: Any, firsts: Any, ch: str, term: Any, far: bool, never: tuple) -> Any:
     """The driver's _Plain at `ch` for a state's `allowed` (a token of `term` there, None:
-    blanks), in a grammar whose reader names terminals the lexer finds no token of at a
-    tag's token (_AK_NEVER: always; where the parser shifts the token at once, or a
-    blank in a whole text read far): those passed over, the rest as _Plain tells them."""
+    blanks), where the reader's grammar names terminals the lexer finds no token of at
+    such a token (c.derived["tagread_never"], per term: those it finds none of there at
+    all, and those only where the parser shifts the token at once, or at a blank in a
+    whole text read far; _AK_NEVER): those passed over, the rest as _Plain tells them."""
     always, shifted = never
     if term is None:
         skip = always | shifted if far else always
@@ -279,7 +340,7 @@ def _build_function_param(c: Any) -> Any:
             absent = (set() if has_lead else {1}) | ({4, 5} if has_param else {2, 3})
             plans[has_lead, has_param, False] = tuple(entry for entry in plan if entry[0] not in absent)
     if "JSON" in terms:
-        c.derived["tagread_never"] = _FP_NEVER
+        c.derived["tagread_never"] = dict.fromkeys((None, _FP_PARAM, "FUNCTION"), _FP_NEVER)
     return pattern, plan, by_literal, LEADS, ((1, 2, None), plans)
 
 
