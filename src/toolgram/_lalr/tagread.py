@@ -265,8 +265,13 @@ def candidates(c: Any, state: Any, allowed: Any, firsts: Any, ch: str, term: Any
     always, shifted = never
     if term is None:
         skip = always | shifted if far else always
+    elif shifted and (far or not (c.terminals[term].literal or "").startswith("</")) and _shifts_plain(c, state, term, set()):
+        # (At a close tag the lexer reads a run of close tags for such a value, and a
+        # reading not yet far keeps that token in its checks (Driver._checked, for a
+        # salvage to lex again): there, the lexer's.)
+        skip = always | shifted
     else:
-        skip = always | shifted if shifted and _shifts_plain(c, state, term, set()) else always
+        skip = always
     found = []
     for t in allowed:
         if t.name in skip:
