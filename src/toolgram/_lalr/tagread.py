@@ -1,6 +1,8 @@
 """A fast reader for the plain parameter tags of the XML-ish invoke formats
 (`<param name="q">`, `<parameter name="q">`, `<｜DSML｜parameter name="q" string="true">`)
-and of Qwen3-Coder's (`<parameter=q>`: shared/function_param.lark):
+and of Qwen3-Coder's (`<parameter=q>`, and its call opener `<function=f>`:
+shared/function_param.lark), GLM's key and value tags (`<arg_key>q</arg_key> <arg_value>`:
+shared/argkv.lark) and Cohere's elements (`<cofl:value name="q" type="t">`):
 one regex finds a whole tag, and its tokens go to the driver's parse table one after
 another, with the driver's own upkeep after each (Driver._tag_tokens), where the loop
 would have lexed each alone (a MiniCPM5 reply of parameters whose closes were left out
