@@ -336,3 +336,67 @@ def test_a_streamed_storm_reads_its_held_regions_in_batches(monkeypatch: pytest.
     assert len(advances) < 300, len(advances)  # (1,000 deltas; one a delta before)
     want = toolgram.parse(raw)
     assert (got, got.segments) == (want, want.segments)
+
+
+# A `<tool_calls>` storm of junk payloads (the fuzz's marker mixes: seed 7 #101014252): jamba
+# reads each region and builds no call, and apriel, whose `<tool_calls>` block is jamba's
+# written out again, read it once more, to the same end (twin.py).
+_JUNK = (
+    '{"a": [1, 2, {"b": null}]}', "call:f{a:<escape>x<escape>}", "f(a=1, b='x')", '"arguments": {',
+    '[{', "}]", '"name": "f"', '{"type": "tool_call", ', "a=[1, {'b': (2,)}]</tool_calls>",
+)
+
+
+def _junk_storm(n: int) -> str:
+    rng = random.Random(23)
+    return "".join("<tool_calls>" + rng.choice(_JUNK) + rng.choice((" ", "\n", "\t", "\r\n")) for _ in range(n))
+
+
+def test_apriel_reads_no_tool_calls_block_that_jamba_read_as_no_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    from toolgram._scan import region as _region
+
+    made = []
+    driver = _region.RegionReader.driver
+    monkeypatch.setattr(_region.RegionReader, "driver", lambda self, fmt, *a: made.append(fmt.name) or driver(self, fmt, *a))
+    toolgram.parse(_junk_storm(300))
+    # (Some near the reply's end, and the storm memo's stream reading, still give it one.)
+    assert made.count("jamba") >= 300 and made.count("apriel") <= 5, (made.count("jamba"), made.count("apriel"))
+
+
+def test_twins_are_told_by_their_grammars() -> None:
+    from toolgram._grammar.registry import default_registry
+    from toolgram._scan.twin import twin
+
+    formats = {f.name: f for f in default_registry().select()}
+    jamba, apriel, hy = formats["jamba"], formats["apriel"], formats["hy_v3_tool_sep_kv"]
+    assert twin(jamba, apriel, "<tool_calls>") == ("[BEGIN FINAL RESPONSE]", "[END FINAL RESPONSE]")
+    assert twin(apriel, jamba, "<tool_calls>") is None  # (apriel's tokens jamba has not)
+    assert twin(jamba, hy, "<tool_calls>") is None
+    assert twin(formats["hermes"], formats["hermes_function_tag"], "<tool_call>") is None
+
+
+_PROSE = "\nThat is all I have to say about it, and a little more prose to run past the end." * 2
+
+
+@pytest.mark.parametrize(
+    ("raw", "in_think"),
+    [
+        (_junk_storm(200), False),
+        # (apriel's `[END FINAL RESPONSE]` after the block: where apriel's reading of the
+        # string differs from jamba's, its failure is told; read near the reply's end, or
+        # far from it, apriel still reads the block.)
+        ('Use book_ride.\n[BEGIN FINAL RESPONSE]\nBooking it.\n<tool_calls>[{"]name": "book_ride", "argumentsl_calls>\n[END FINAL RESPONSE]', True),
+        ('Use book_ride.\n[BEGIN FINAL RESPONSE]\nBooking it.\n<tool_calls>[{"]name": "book_ride", "argumentsl_calls>\n[END FINAL RESPONSE]' + _PROSE, True),
+        ('<tool_calls>{"a": "x\n[END FINAL RESPONSE]\nDone."}' + _PROSE, False),
+    ],
+)
+def test_a_twin_skipped_reads_the_same(monkeypatch: pytest.MonkeyPatch, raw: str, in_think: bool) -> None:
+    from toolgram._scan import twin as _twin
+
+    def read() -> tuple:
+        result = toolgram.parse(raw, in_think=in_think)
+        return repr(result), list(result.segments)
+
+    skipped = read()
+    monkeypatch.setattr(_twin, "twin", lambda a, b, marker: None)  # (every candidate given its driver)
+    assert read() == skipped

@@ -19,6 +19,7 @@ from . import fastpath as _frame
 from . import gemframe as _gemframe
 from . import pyframe as _pyframe
 from . import storm as _storm
+from . import twin as _twin
 from .items import Failure, Region, listed_closed as _listed_closed
 from .._recover import repair as _repair
 from .mention import _ENDED, _cut_at_marker, cut_inside as _cut_inside, marker_pending as _marker_pending, cut_may_come as _cut_may_come, cut_opener as _cut_opener, mention as _mention, settle_failure as _settle_failure
@@ -135,6 +136,44 @@ def _turn_hits(sc: Any, tokens: tuple) -> tuple:
     if hits is None:
         hits = ends[1][tokens] = tuple(a for a in (turn_end_at(buf, (t,), 0) for t in tokens) if a >= 0)
     return hits
+
+
+def sc_quiet(r: Any) -> bool:
+    """Whether the region's drivers may be left out where they tell nothing new: a
+    marker's region, nobody watching (explain), the fast path on (_drop_failing)."""
+    return r.marker_len > 0 and r.sc.observer is None and _frame.enabled
+
+
+def _twins_of(sc: Any, marker: str, fmt: Format) -> dict:
+    """{a candidate before fmt at `marker`: fmt's texts that may make their readings
+    differ} for those fmt is a twin of (twin.py), worked out once per scanner (sc.twins),
+    not at each region that asks."""
+    twins = sc.twins
+    if twins is None:
+        twins = sc.twins = {}
+    got = twins.get((marker, fmt))
+    if got is None:
+        got = twins[(marker, fmt)] = {}
+        for a in sc.by_marker.get(marker, ()):
+            if a is fmt:
+                break
+            extra = _twin.twin(a, fmt, marker)
+            if extra is not None:
+                got[a] = extra
+    return got
+
+
+def _last_at(sc: Any, text: str) -> int:
+    """Where `text` last begins in the scanner's text (-1: nowhere), worked out once per
+    text (sc.last_hits), not at each region that asks whether it is written after it."""
+    buf = sc.buf
+    hits = sc.last_hits
+    if hits is None or hits[0] is not buf:
+        hits = sc.last_hits = (buf, {})
+    at = hits[1].get(text)
+    if at is None:
+        at = hits[1][text] = buf.rfind(text)
+    return at
 
 
 def _lists_on(r: Any, region: Region) -> bool:
@@ -577,6 +616,8 @@ class RegionReader:
                     if isinstance(got, Region) and got.items:
                         self.ahead = True
                         return True
+            if final and len(ahead.drivers) < len(ahead.candidates) and sc_quiet(ahead):
+                ahead._drop_twins(len(ahead.drivers))
             if len(ahead.drivers) < len(ahead.candidates):
                 ahead.drivers.append(ahead.driver(ahead.candidates[len(ahead.drivers)], ahead.region_start))
                 continue
@@ -616,6 +657,9 @@ class RegionReader:
         candidates = self.candidates
         while k < len(candidates):
             fmt = candidates[k]
+            if self._twin_read(fmt):
+                del candidates[k]  # (its reading is an earlier driver's, no call: twin.py)
+                continue
             if fmt.line_starts or fmt.anchor or fmt.parser == "earley":
                 return
             if not fmt.quiet and not self._failure_stands():
@@ -632,6 +676,39 @@ class RegionReader:
             if sc.brackets is None:
                 sc.brackets = _repair.BracketIndex()  # (as its driver would have made it)
             del candidates[k]
+
+    def _drop_twins(self, k: int) -> None:
+        """The candidates from the k-th on that are twins of a driver read (_twin_read)
+        are dropped, up to the first that is not (begins_call's reading of the region
+        after a cut; _drop_failing drops them in the region's own)."""
+        candidates = self.candidates
+        while k < len(candidates) and self._twin_read(candidates[k]):
+            del candidates[k]
+
+    def _twin_read(self, fmt: Format) -> bool:
+        """Whether fmt's driver would read this region as an earlier candidate's driver
+        did (twin.py: Apriel's `<tool_calls>` after Jamba's), that reading no call: the
+        grammars act alike from the marker on, none of fmt's own literals and markers
+        that the earlier format lacks is written from the region's start on (apriel's
+        `[END FINAL RESPONSE]` cuts a value there that jamba reads on over), and the
+        text runs on past where that driver stopped by more than fmt's closers cut
+        short at the text's end are looked for (its longest literal may be longer).
+        A storm of `<tool_calls>` regions of junk payloads read each one twice, apriel
+        after jamba (fuzz seed 7 #101014252)."""
+        sc = self.sc
+        buf = sc.buf
+        start = self.region_start
+        twins = _twins_of(sc, buf[start : start + self.marker_len], fmt)
+        if not twins:
+            return False
+        room = fmt.compiled.longest_literal + _CUT_ROOM + _SNIPPET
+        for d in self.drivers:
+            extra = twins.get(d.fmt)
+            if extra is None or max(d.pos, d.end, d.last_end) + room > len(buf):
+                continue
+            if not any(_last_at(sc, x) >= start for x in extra):
+                return True
+        return False
 
     def _failure_stands(self) -> bool:
         """Whether a loud candidate's driver that fails before its second token would
