@@ -400,3 +400,29 @@ def test_a_twin_skipped_reads_the_same(monkeypatch: pytest.MonkeyPatch, raw: str
     skipped = read()
     monkeypatch.setattr(_twin, "twin", lambda a, b, marker: None)  # (every candidate given its driver)
     assert read() == skipped
+
+
+def test_the_region_read_ahead_at_a_cut_is_not_read_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    # (An LFM2 value cut at the next `<|tool_call_start|>`, which begins no call: begins_call
+    # reads that marker's region ahead to tell, and then the scanner read it again as its own
+    # region, a driver made and run twice (fuzz seed 7 #101015238): 3 drivers a unit, now 2.)
+    from toolgram._scan import region as _region
+
+    monkeypatch.setattr(_storm, "enabled", False)  # (the general way: no memo gives the outcome)
+    unit = "<|tool_call_start|>[say(text='x\"]|<|tool_call_start|> )]\n"
+    made = []
+    driver = _region.Driver
+    monkeypatch.setattr(_region, "Driver", lambda *a, **k: made.append(1) or driver(*a, **k))
+    got = toolgram.parse(unit * 100, ["say"])
+    assert len(got.errors) == 100 and len(made) <= 2 * 100, len(made)
+    fresh = _region.RegionReader.driver
+
+    def forgetting(self: _region.RegionReader, *a: object) -> object:
+        self.sc.read_ahead = None  # (no driver of the reading ahead taken: each made anew)
+        return fresh(self, *a)
+
+    monkeypatch.setattr(_region.RegionReader, "driver", forgetting)
+    made.clear()
+    want = toolgram.parse(unit * 100, ["say"])
+    assert len(made) == 3 * 100, len(made)
+    assert (got, got.segments) == (want, want.segments)

@@ -304,6 +304,20 @@ class RegionReader:
 
     def driver(self, fmt: Format, start: int) -> Driver:
         sc = self.sc
+        kept = sc.read_ahead
+        if kept is not None and kept[0] is sc.buf and kept[1] is not self:
+            ahead = kept[1]
+            if ahead.region_start == start and ahead.marker_len == self.marker_len and ahead.given is self.given:
+                # (The region begins_call read ahead in a whole text, at the marker where
+                # the region before it was cut: its drivers that are done read this one
+                # so, a driver of the same format from the same place over the same text.
+                # Each region was read twice. Not while the storm memo notes what a region's
+                # drivers read, nor with its hints other than when the driver was made:
+                # Driver.listed_log, own_hint.)
+                for d in ahead.drivers:
+                    if d.fmt is fmt and d.status != WAIT and sc.listed_log is None and d.listed_log is None and d.listed_hint is sc.listed_hint and d.own_hint is sc.own_hint:
+                        ahead.drivers = [x for x in ahead.drivers if x is not d]
+                        return d
         if fmt.parser == "earley":  # (one parse when its markers end the region: see _lalr/earley.py)
             width = max(sc.max_prefix + 1, *map(len, fmt.ends))
             return EarleyDriver(fmt, start, self.marker_len, sc.call_re, sc.first_set, width)
@@ -599,6 +613,8 @@ class RegionReader:
                 self.ahead = True  # (note_failure found one there: never so)
                 return True
             ahead = self.ahead = RegionReader(sc, sc.by_marker[marker], at, len(marker))
+            if final:
+                sc.read_ahead = (sc.buf, ahead)  # (its drivers, done, are that region's: driver)
         if type(ahead) is bool:
             return ahead
         while True:

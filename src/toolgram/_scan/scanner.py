@@ -228,6 +228,7 @@ class Scanner(MarkerSearch):
     finds: Any = None  # find's answers: (the buffer, {text: (since, at)}), for two buffers
     brackets: Any = None  # the drivers' _repair.BracketIndex (made with the first driver)
     turn_cut: Any = None  # (the text, where its end-of-turn token is, the text before it): region.py
+    read_ahead: Any = None  # (the text, the RegionReader begins_call read ahead in it): region.py
     twins: Any = None  # ({(marker, format): {an earlier candidate: texts}}): region._twins_of
     last_hits: Any = None  # (the text, {a literal: where it last begins}): region._last_at
     turn_hits: Any = None  # (the text, {end-of-turn tokens: where those that end it begin}): region.py
