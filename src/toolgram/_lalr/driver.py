@@ -344,7 +344,8 @@ class Driver:
         goes the plain way: the grammar's terminals are pythonic.lark's (pyframe._fits:
         at pos the others each match there as in the whole text, and none did), PYVALUE
         the last the state takes; no marker starts in it (close.cut cuts it nowhere: a
-        marker whole in the shorter text is in the whole one, in the same place); its
+        marker whole in the shorter text is in the whole one, in the same place), or, in
+        a quoted value's string, close.cut over that text cuts it nowhere (_uncut_listed); its
         scan (the _Extent run() would take on, over the same characters) finds no `,` or
         `)` at its depth; and a quoted value is a string Python closes before that `]`,
         no other quote in it, only blanks and `]` after it (quoted_end reads no value end
@@ -358,15 +359,38 @@ class Driver:
         action = self.c.states[self.stack[-1]].get("PYVALUE")
         if action is None or action[0] is not Shift or self.pause == "PYVALUE":
             return False  # (_run takes it as it stands: no refusal, whose message quotes the text)
-        if self.cutter and self._first_marker(buf, pos + 1, cut) >= 0:
-            return False
+        marked = self.cutter and self._first_marker(buf, pos + 1, cut) >= 0
         if buf[pos] in "'\"":
             if "```" in self.fmt.ends:
                 return False  # (close.fence_cut reads that text)
             close = _repair.py_string_end(buf, pos)
             if close < 0 or _LISTED_TAIL.fullmatch(buf, close, cut) is None or _repair.first_other(buf, pos) >= 0:
                 return False
-        return extent.at == pos and extent.end is None and extent.advance(buf[pos:cut], pos) is None
+        elif marked:
+            return False
+        if not (extent.at == pos and extent.end is None and extent.advance(buf[pos:cut], pos) is None):
+            return False
+        return not marked or self._uncut_listed(buf, pos, cut)
+
+    def _uncut_listed(self, buf: str, pos: int, cut: int) -> bool:
+        """_listed_whole's last question, of a quoted value with a marker in it (in its
+        string: only blanks and `]` follow that string's close up to the cut): whether
+        that reading cuts it nowhere. That reading's scan stops at the marker (_cut: the
+        cut's reading is not bounded so), and reads the value again in the text cut
+        there, a text of its own, where _close.cut tells: asked here the same, of the
+        same text, as that reading asks it (no index of brackets: run sets none for it),
+        a whole text's (final). Where it does not cut, that reading goes on as for a
+        value with no marker: the value, read to that text's end, one token (issue 17:
+        a storm of `[f(a="x [TOOL_CALLS]"]`, each list read twice). The answer has no
+        effect but on the driver's quote_wait, None (the cut's, at that reading's _cut,
+        a whole text's: a quoted value's string closed in it writes no note:
+        _close._own_noted is for a string left open)."""
+        brackets, self.brackets = self.brackets, None
+        try:
+            self.quote_wait = None
+            return _close.cut(self, buf[:cut], pos, cut, True) is None
+        finally:
+            self.brackets = brackets
 
     def _triple_listed_whole(self, buf: str, pos: int, shut: int, cut: int, allowed: Any) -> bool:
         """Whether the triple-quoted value at pos, whose string closes at `shut` and which
