@@ -381,16 +381,22 @@ class Driver:
         same text, as that reading asks it (no index of brackets: run sets none for it),
         a whole text's (final). Where it does not cut, that reading goes on as for a
         value with no marker: the value, read to that text's end, one token (issue 17:
-        a storm of `[f(a="x [TOOL_CALLS]"]`, each list read twice). The answer has no
-        effect but on the driver's quote_wait, None (the cut's, at that reading's _cut,
-        a whole text's: a quoted value's string closed in it writes no note:
-        _close._own_noted is for a string left open)."""
+        a storm of `[f(a="x [TOOL_CALLS]"]`, each list read twice). Asked so, it leaves
+        the driver as that reading's _cut does (quote_wait None); where it cuts, that
+        reading asks it again, and a note of the cut (_close._own_noted, for a string
+        left open: none here) is that reading's alone."""
+        log = getattr(self.cutter[4], "__self__", self).listed_log if len(self.cutter) > 4 else None
+        noted = len(log) if log is not None else 0
         brackets, self.brackets = self.brackets, None
         try:
             self.quote_wait = None
-            return _close.cut(self, buf[:cut], pos, cut, True) is None
+            if _close.cut(self, buf[:cut], pos, cut, True) is None:
+                return True
         finally:
             self.brackets = brackets
+        if log is not None:
+            del log[noted:]
+        return False
 
     def _triple_listed_whole(self, buf: str, pos: int, shut: int, cut: int, allowed: Any) -> bool:
         """Whether the triple-quoted value at pos, whose string closes at `shut` and which
