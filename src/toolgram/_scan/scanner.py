@@ -265,6 +265,9 @@ class Scanner(MarkerSearch):
         # The call call_reads_at read last: (the text, its marker's place, the frame, the
         # ToolCall), for the scanner's own frame read of that marker (_framed).
         self.read_at: tuple | None = None
+        # (call_reads_at's markers where no call reads, per text: [(text, {(place, final):
+        # the frame}), ...], the scanner's own text's first; see there.)
+        self.unread_marks: list | None = None
         # An observer (toolgram explain's) is told of each region begun, read, or a
         # candidate's failure: region_begins(candidates, start, marker_len),
         # region_read(driver, region), candidate_failed(driver, reason, told) (told:
@@ -1541,7 +1544,30 @@ class Scanner(MarkerSearch):
         frame = self.whole_frames[best]
         if frame is None and own and fmt in fmts:
             return self._own_reads_at(buf, at, fmt) if final else 0
-        call = None if frame is None else frame.read(buf, at, final, self.tools, wait)
+        if frame is None:
+            return 0
+        # (Where the frame read no call, at that marker in that text: asked again there, the
+        # same answer. A Python value's string holding a marker is asked about it by each
+        # question of its cut (_close._call_in_open_string, _quoted_call_span) and of the
+        # list closed after it (Driver._call_before_close): each read the call again. Kept
+        # for two texts, the scanner's own and the one a driver reads, by place alone.)
+        unread = self.unread_marks
+        if unread is None:
+            unread = self.unread_marks = [(self.buf, {}), (None, {})]
+        if unread[0][0] is not self.buf:
+            unread[0] = (self.buf, {})
+        slot = 0 if buf is self.buf else 1
+        if slot and unread[1][0] is not buf:
+            unread[1] = (buf, {})
+        kept = unread[slot][1]
+        key = (at, final)
+        if wait is None and kept.get(key) is frame:
+            return 0
+        call = frame.read(buf, at, final, self.tools, wait)
+        if call is None:
+            if wait is None:
+                kept[key] = frame
+            return 0
         if type(call) is ToolCall:
             if final:
                 self.read_at = (buf, at, frame, call)  # (see _framed)
