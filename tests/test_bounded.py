@@ -333,7 +333,19 @@ def _values_lexed(raw: str, monkeypatch: pytest.MonkeyPatch) -> tuple[int, int]:
     return len(places), len(set(places))
 
 
-@pytest.mark.parametrize("unit", ['[f(a="x"]]\n', '[f(a="x"] [g(b=1)]\n', "[f(a=1]\n", "[f(a='x', b=[1, 2]]\n"])
+@pytest.mark.parametrize(
+    "unit",
+    [
+        '[f(a="x"]]\n',
+        '[f(a="x"] [g(b=1)]\n',
+        "[f(a=1]\n",
+        "[f(a='x', b=[1, 2]]\n",
+        # (A marker in the value's string: the text up to the `]` was read again, bounded
+        # there, and the value lexed a third time in a copy of it, where _close.cut's reading,
+        # which no bound holds, stopped that reading at the marker: two readings a list.)
+        '[f(a="x [TOOL_CALLS]"]\n[f(a="y <tool_call>"]\n',
+    ],
+)
 def test_a_list_closed_before_its_call_reads_its_value_once(unit: str, monkeypatch: pytest.MonkeyPatch) -> None:
     # Issue 17, no tools: each list's call `)` left out, its value running on over the
     # list's `]` (Driver.listed). The driver lexed that value in the whole text, then
@@ -344,6 +356,39 @@ def test_a_list_closed_before_its_call_reads_its_value_once(unit: str, monkeypat
     lexed, places = _values_lexed(raw, monkeypatch)
     assert places >= raw.count("\n")  # (each list's broken value is the driver's)
     assert lexed == places, (lexed, places)
+
+
+def test_a_marker_in_a_lists_value_is_read_by_its_frame_once_a_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Issue 17: a marker in a Python value's string (a list closed before its call's `)`)
+    # was read by its format's frame for each question of the value's cut and of the list
+    # closed after it (_close._call_in_open_string, _quoted_call_span,
+    # Driver._call_before_close): three reads of the same text at the same place, where
+    # no call reads. Once now (Scanner.call_reads_at keeps where none does, per text).
+    from toolgram._scan import fastpath as _fastpath
+
+    unit = '[f(a="x [TOOL_CALLS]"]\n[f(a="y <tool_call>"]\n'
+    raw = unit * (4_000 // len(unit))
+    toolgram.parse(raw[:200], None)  # (the grammars and frames are built outside the count)
+    texts: list = []  # (each text read, kept: its id is no other's while the count runs)
+    reads: dict = {}
+
+    def counting(read: Any) -> Any:
+        def counted(self: object, buf: str, pos: int, final: bool, tools: object, wait: object = None) -> object:
+            if not any(t is buf for t in texts):
+                texts.append(buf)
+            key = (id(buf), pos, final)
+            reads[key] = reads.get(key, 0) + 1
+            return read(self, buf, pos, final, tools, wait)
+
+        return counted
+
+    with monkeypatch.context() as m:
+        m.setattr(_fastpath.Frame, "read", counting(_fastpath.Frame.read))
+        m.setattr(_fastpath.JsonFrame, "read", counting(_fastpath.JsonFrame.read))
+        got = toolgram.parse(raw, None, max_chars=None)
+    assert len(got.calls) == raw.count("(")
+    assert len(reads) >= raw.count("\n") - 1  # (each list's marker is read, but the last list's: the reply ends at its `]`)
+    assert max(reads.values()) == 1, sorted(reads.values())[-3:]
 
 
 @pytest.mark.parametrize("unit,tools", CALLS, ids=[repr(u[:24]) for u, _ in CALLS])
