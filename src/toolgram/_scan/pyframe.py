@@ -442,7 +442,8 @@ def advance(drv: Any, buf: str, final: bool) -> str | None:
 
     feed, arg = drv._feed, _shortcut(drv.c)  # (once a region, not once a list)
     # The last whole list read here, as (its text, its tokens' places from its `[`; made
-    # once a list follows it: till then (None, where it starts, ends, its tokens)): a
+    # once a list follows it: till then (None, where it starts, ends, its tokens), then
+    # (its text, where it starts, its tokens) till a list the same follows it): a
     # list written the same again (a reply of one call repeated, thousands) has the same
     # tokens, at their places from its own `[` (read_list looks at no text past its `]`),
     # and is not read again. Not a list with a value _quoted_arg read: where that ends,
@@ -474,10 +475,16 @@ def advance(drv: Any, buf: str, final: bool) -> str | None:
             return _handed(drv, end)
         begun = drv.py if type(drv.py) is Begun and drv.py.toks[0][1] == at else None
         if last is not None and begun is None and len(last) == 4:
-            p, q, toks = last[1], last[2], last[3]  # (its text and places, made once a list follows it)
-            last = (buf[p:q], [(t, s - p, e - p) for t, s, e in toks])
+            last = (buf[last[1] : last[2]], last[1], last[3])  # (its text, made once a list follows it)
         if last is not None and begun is None and buf.startswith(last[0], at):
             drv.py = True
+            if len(last) == 3:
+                # (Its tokens' places from its `[`, made once the text is written again: a
+                # list that differs from the one before, as each other one of a reply whose
+                # lists the driver reads every second (`[f(a="x"]` then `[g()]`), does not
+                # need them.)
+                p, toks = last[1], last[2]
+                last = (last[0], [(t, s - p, e - p) for t, s, e in toks])
             toks = last[1]
             end = at + len(last[0])
             if twin is not None and _again(drv, buf, toks, at, twin):
