@@ -165,6 +165,7 @@ class BracketIndex:
         self.tokens: dict[int, tuple[_Run, int]] = {}  # a token's start -> its run and index there
         self.unclosed: dict[str, int] = {}  # quote -> where a string of it that never closes starts
         self.arguments: StopIndex | None = None
+        self.argument_last: tuple | None = None  # (argument_end's last: the text, pos, its answer)
         self.list_closes: StopIndex | None = None  # (list_close's)
         self.last_bracket: tuple | None = None  # (list_close's: a text, where its last `]` is)
         self.last_closer: tuple | None = None  # (end's: a text, where its last closer is)
@@ -206,19 +207,29 @@ class BracketIndex:
         # But where the index's trace has already passed pos, it tells at once: a storm
         # of values that never end (`[f(a="x"] [g(b=1)]`, one a line: each line's
         # brackets a level deeper) scanned a window each, to find no stop in it.
+        # (The last answer is kept: a Python list's reader asks of a value where it ends,
+        # then the driver's lexer asks the same of it: _scan/pyframe.py _lone, Driver._lex.)
+        last = self.argument_last
+        if last is not None and last[0] is text and last[1] == pos:
+            return last[2]
         index = self.arguments
         if index is not None:
             end = index.passed(text, pos)
             if end is not None:
-                return end if end < len(text) else None
+                end = end if end < len(text) else None
+                self.argument_last = (text, pos, end)
+                return end
         window = text[pos : pos + 256]
         end = scalar_end(window, 0, ",)")
         if end < len(window):
+            self.argument_last = (text, pos, pos + end)
             return pos + end
         if self.arguments is None:
             self.arguments = StopIndex(",)")
         end = self.arguments.end(text, pos)
-        return end if end < len(text) else None
+        end = end if end < len(text) else None
+        self.argument_last = (text, pos, end)
+        return end
 
     def list_close(self, text: str, pos: int) -> int | None:
         """Where the first `]` at bracket depth 0 outside strings is after pos,
