@@ -53,7 +53,7 @@ class Driver:
         "loose_memo", "loose_quoted", "nest_memo", "nest_unsettled", "nest_open", "nest_loose", "nest_chain", "nest_walk", "nest_found", "goes_on", "decode_failed", "may_close", "may_end", "end_asked", "pause", "py", "gem", "gem_at", "tags", "checkpoints",
         "spots", "spot_due", "relevant", "supplied", "halt", "text", "looks", "far", "back", "check", "checks",
         "firsts", "inner", "inner_due", "cut_at", "listed", "listed_log", "listed_hint", "own_hint", "listing", "listed_ends", "stop",
-        "listed_read", "paren_due", "paren_ends", "quote_wait", "py_back", "cut_close",
+        "listed_read", "paren_due", "paren_ends", "quote_wait", "py_back", "py_from", "cut_close",
     )  # fmt: skip
 
     def __init__(self, fmt: Format, start: int, brackets: Any = None, cutter: Any = None, lines: bool = False) -> None:
@@ -246,6 +246,7 @@ class Driver:
         # itself; how many more the driver reads before pyframe looks again; the last
         # list's end so counted.)
         self.py_back = (0, 0, -1)
+        self.py_from = -1  # (where pyframe.py, handing a list over, had the driver take its first tokens from: region._read)
         self.gem: Any = None  # (_scan/gemframe.py's line pattern, False: none; see there)
         self.gem_at = -1  # (the line start gemframe.py last looked at)
         self.tags: Any = None  # (tagread.py's reader for this grammar, False: none; see _tag_tokens)
@@ -725,6 +726,57 @@ class Driver:
         if self.last_term != "PYVALUE" or self.last_end != cut or not self.supply_list_close():
             return None
         return RESUMED
+
+    def take_read(self, buf: str, toks: list) -> None:
+        """Take the tokens (terminal, start, end) that a reader of the text read for this
+        driver (_scan/pyframe.py: the plain tokens of a list before an argument it hands
+        over, `[f(a=` or `, g(b=`, which it read already), one by one, each as _run takes
+        the token its lexer reads there: the same token (plain ones, told by the state
+        and the text at their place alone, far from the text's end), the same steps
+        after it. Not lexed again (their lexing was a third of the driver's reading of a
+        list closed before its call's `)`). It stops, the rest left to _run, at any token
+        _run would do more at than lex and take it."""
+        c = self.c
+        n = len(buf)
+        if self.stop is not None or self.marks is not None or self.check or self.paren_due != -1 or self.listing or n - toks[-1][2] < c.longest_literal + _close.CUT_ROOM:
+            return
+        states, sure = c.states, c.derived.setdefault("sure_takes", {})
+        stack = self.stack
+        for term, at, end in toks:
+            state = stack[-1]
+            if not c.allowed[state] and c.accepts_end[state]:
+                return  # (_run finishes there)
+            tags = self.tags
+            if tags is not False and buf.startswith(_tagread.LEADS if tags is None else tags[3], self.pos):
+                return  # (_run asks its tag reader there)
+            action = states[state].get(term)
+            if action is None or (action[0] is not Shift and not sure.get((state, term)) and not takes(c, stack, term)):
+                return
+            if term == self.pause:
+                return
+            calls = self.calls
+            self.paren_due = -1
+            self.pos = at
+            self._feed(Tok(term, buf[at:end], at, end))
+            top = stack[-1]
+            if c.accepts_end[top] or top == c.end_state:
+                if not self.may_close:
+                    self.may_close = True
+                if not self.may_end:
+                    self._may_end()
+            self.last_start = at
+            self.pos = end
+            self.last_end = end
+            self.last_term = term
+            self.taken += 1
+            if self.calls != calls:
+                self.relevant = end
+                if self.taken >= self.spot_due:
+                    self._spot()
+            elif len(stack) <= _MARK_STACK:
+                self.relevant = end
+                if self.taken >= self.inner_due and not self.calls:
+                    self._inner()
 
     def _unbound(self, buf: str) -> str:
         """The text cut at stop, which a step that reads no such bound reads on (see stop)."""

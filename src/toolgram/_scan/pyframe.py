@@ -495,6 +495,7 @@ def advance(drv: Any, buf: str, final: bool) -> str | None:
             twin = _twin(drv, seen, toks, at) if seen is not None else None
             continue
         before = asked[0]
+        paren = None  # (a Paren handed over: see _before_paren)
         got = read_list(buf, at, final, begun, quoted)
         if type(got) is Begun:
             drv.py = True
@@ -525,9 +526,11 @@ def advance(drv: Any, buf: str, final: bool) -> str | None:
                     return None
                 last = twin = None
                 continue
+            paren = got
             got = _short(_ARG_BEGUN, buf, got.pos, final, got.toks, got.at, got.item)  # (read_list's answer)
             if got is None:
-                return _handed(drv, end)
+                _handed(drv, end)
+                return _before_paren(drv, buf, paren, 0)
         if type(got) is Shut:
             shut = _shut(drv, buf, got, feed, arg, quoted, final)
             if shut is None:
@@ -551,6 +554,8 @@ def advance(drv: Any, buf: str, final: bool) -> str | None:
                 if not _fed(drv, buf, part, feed, arg):
                     return None
                 drv.checkpoints.append(Checkpoint(drv))
+            if paren is not None:
+                return _before_paren(drv, buf, paren, len(toks))
             return None
         toks, end = got
         if not _fed(drv, buf, toks, feed, arg):
@@ -646,6 +651,27 @@ def _paren(drv: Any, buf: str, got: Paren, final: bool, quoted: Any) -> list | N
             return parts
         if type(got) is not Paren:
             return None
+
+
+def _before_paren(drv: Any, buf: str, got: Paren, fed: int) -> None:
+    """None (the driver reads on), where advance hands the list of got (Paren) over to
+    the driver, the first `fed` of its tokens taken: the plain tokens after them up to
+    that argument's value, `[f(a=` or `, g(b=` (the call's name, `(`, and the argument's
+    key and `=`, as _paren reads them), taken by the driver as its lexer reads them
+    (Driver.take_read), not read again. Not where an argument of that call comes
+    before (its value's reading is the driver's)."""
+    rest = got.toks[fed:]
+    for term, _, _ in rest:
+        if term == "PYVALUE":
+            return None
+    m = got.m
+    if m.start(1) >= 0:
+        eq = m.end(2)
+        rest = [*rest, ("KEY", m.start(1), m.end(1)), ("EQUAL", eq, eq + 1)]
+    if rest and drv.status == "wait":
+        drv.py_from = drv.pos  # (the list still counts as handed over: region._read)
+        drv.take_read(buf, rest)
+    return None
 
 
 def _told(quoted: Any, pos: int) -> bool | None:

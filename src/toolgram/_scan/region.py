@@ -769,6 +769,7 @@ class RegionReader:
                 pass  # (that boundary's, again: a stream's text ended there)
             else:
                 at = drv.pos
+                drv.py_from = -1
                 got = _pyframe.advance(drv, buf, final)
                 if got == DONE:
                     return DONE
@@ -779,7 +780,7 @@ class RegionReader:
                     drv.py = False
                     return drv.run(buf, final, sc.at_marker)
                 if boundary:
-                    if drv.pos == at:  # (handed over: no plain list there)
+                    if drv.pos == at or drv.py_from == at:  # (handed over: no plain list there, its first tokens at most taken)
                         drv.py_back = (handed + 1, min(handed, _PY_BACK), at)
                     else:
                         drv.py_back = (0, 0, at)
