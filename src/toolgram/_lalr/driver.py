@@ -741,10 +741,11 @@ class Driver:
         if self.stop is not None or self.marks is not None or self.check or self.paren_due != -1 or self.listing or n - toks[-1][2] < c.longest_literal + _close.CUT_ROOM:
             return
         states, sure = c.states, c.derived.setdefault("sure_takes", {})
-        stack = self.stack
+        allowed, accepts_end, end_state = c.allowed, c.accepts_end, c.end_state
+        stack, values = self.stack, self.values
         for term, at, end in toks:
             state = stack[-1]
-            if not c.allowed[state] and c.accepts_end[state]:
+            if not allowed[state] and accepts_end[state]:
                 return  # (_run finishes there)
             tags = self.tags
             if tags is not False and buf.startswith(_tagread.LEADS if tags is None else tags[3], self.pos):
@@ -757,9 +758,13 @@ class Driver:
             calls = self.calls
             self.paren_due = -1
             self.pos = at
-            self._feed(Tok(term, buf[at:end], at, end))
+            if action[0] is Shift:  # (as _feed takes a shift: no marks here)
+                stack.append(action[1])
+                values.append(Tok(term, buf[at:end], at, end))
+            else:
+                self._feed(Tok(term, buf[at:end], at, end))
             top = stack[-1]
-            if c.accepts_end[top] or top == c.end_state:
+            if accepts_end[top] or top == end_state:
                 if not self.may_close:
                     self.may_close = True
                 if not self.may_end:
@@ -807,36 +812,53 @@ class Driver:
             starting = firsts.starting.get(id(allowed))
             if starting is None:
                 starting = firsts.starting[id(allowed)] = _Starting(allowed, firsts)
-            if quick and pos < n and n - pos >= c.longest_literal + _close.CUT_ROOM:
+            room = c.longest_literal + _close.CUT_ROOM
+            while quick and pos < n and n - pos >= room:
                 cands, plain = starting[buf[pos]]
-                if plain:
-                    # (Each terminal that may begin here a literal or a plain one, the
-                    # whole text at hand, far from its end: the loop below takes each as
-                    # here, and nothing else; what it finds, it returns as here. A tag's
-                    # tokens, a key, at each of a thousand parameters: its upkeep was
-                    # most of their lexing.)
-                    best = None
-                    best_len = -1
-                    best_prio = None
-                    for t in cands:
-                        if best_prio is not None and t.priority < best_prio:
-                            break
-                        lit = t.literal
-                        if lit is not None:
-                            if not buf.startswith(lit, pos):
-                                continue
-                            end = pos + len(lit)
-                        else:
-                            m = t.pattern.match(buf, pos, n)  # (n: see stop)
-                            if m is None:
-                                continue
-                            end = m.end()
-                            if end == pos:
-                                continue
-                        if end - pos > best_len:
-                            best, best_len, best_prio = t.name, end - pos, t.priority
-                    if best is not None:
-                        return best, pos + best_len
+                if not plain:
+                    break
+                # (Each terminal that may begin here a literal or a plain one, the
+                # whole text at hand, far from its end: the loop below takes each as
+                # here, and nothing else; what it finds, it returns as here. A tag's
+                # tokens, a key, at each of a thousand parameters: its upkeep was
+                # most of their lexing.)
+                best = None
+                best_len = -1
+                best_prio = None
+                for t in cands:
+                    if best_prio is not None and t.priority < best_prio:
+                        break
+                    lit = t.literal
+                    if lit is not None:
+                        if not buf.startswith(lit, pos):
+                            continue
+                        end = pos + len(lit)
+                    else:
+                        m = t.pattern.match(buf, pos, n)  # (n: see stop)
+                        if m is None:
+                            continue
+                        end = m.end()
+                        if end == pos:
+                            continue
+                    if end - pos > best_len:
+                        best, best_len, best_prio = t.name, end - pos, t.priority
+                if best is not None:
+                    self.pos = pos  # (past blanks skipped below, as the loop below sets it)
+                    return best, pos + best_len
+                # (None there: the loop below, which finds none either, skips the blanks
+                # there as here, and goes on after them, here again where it may: `,
+                # g(` between calls, each list's `\n[` after the one before.)
+                for t in c.ignore:
+                    m = t.pattern.match(buf, pos, n)
+                    if m and m.end() > pos:
+                        if self.lines and pos > self.start and "\n" in buf[pos : m.end()] and self._ends_here():
+                            self.pos = pos
+                            self.line_end = True
+                            return None
+                        pos = m.end()
+                        break
+                else:
+                    return None
         json_text = c.json_text
         loose_text = c.loose_text
         nest_text = c.nest.terminals if c.nest is not None else ()
