@@ -53,7 +53,7 @@ class Driver:
         "loose_memo", "loose_quoted", "nest_memo", "nest_unsettled", "nest_open", "nest_loose", "nest_chain", "nest_walk", "nest_found", "goes_on", "decode_failed", "may_close", "may_end", "end_asked", "pause", "py", "gem", "gem_at", "tags", "checkpoints",
         "spots", "spot_due", "relevant", "supplied", "halt", "text", "looks", "far", "back", "check", "checks",
         "firsts", "inner", "inner_due", "cut_at", "listed", "listed_log", "listed_hint", "own_hint", "listing", "listed_ends", "stop",
-        "listed_read", "paren_due", "paren_ends", "quote_wait", "py_back", "py_from", "cut_close",
+        "listed_read", "paren_due", "paren_ends", "quote_wait", "py_back", "py_from", "cut_close", "marker_memo",
     )  # fmt: skip
 
     def __init__(self, fmt: Format, start: int, brackets: Any = None, cutter: Any = None, lines: bool = False) -> None:
@@ -246,6 +246,7 @@ class Driver:
         # itself; how many more the driver reads before pyframe looks again; the last
         # list's end so counted.)
         self.py_back = (0, 0, -1)
+        self.marker_memo: tuple | None = None  # (_first_marker's answers: the text, {(start, stop): answer})
         self.py_from = -1  # (where pyframe.py, handing a list over, had the driver take its first tokens from: region._read)
         self.gem: Any = None  # (_scan/gemframe.py's line pattern, False: none; see there)
         self.gem_at = -1  # (the line start gemframe.py last looked at)
@@ -2072,9 +2073,27 @@ class Driver:
     def _first_marker(self, buf: str, start: int, stop: int) -> int:
         """Where the first marker in [start, stop) starts (the scanner's, or this
         format's end), or -1."""
+        cut = self.stop  # (the text ends there: a marker is one whole before it)
+        if cut is None:
+            # (Its answers for the text, kept: close.cut asks the same of a value's text
+            # again, its readings one after another each looking at the same span, a
+            # marker's search and one look-up per end marker each time.)
+            memo = self.marker_memo
+            if memo is None or memo[0] is not buf:
+                memo = self.marker_memo = (buf, {})
+            found = memo[1].get((start, stop))
+            if found is None:
+                found = self._first_marker_in(buf, start, stop, None)
+                if len(memo[1]) >= _MARKER_MEMO:
+                    memo[1].clear()
+                memo[1][start, stop] = found
+            return found
+        return self._first_marker_in(buf, start, stop, cut)
+
+    def _first_marker_in(self, buf: str, start: int, stop: int, cut: int | None) -> int:
+        """_first_marker, the text ending at cut (None: at its end)."""
         best = self.cutter[0](buf, start, stop)
         find = self.cutter[3]  # (the scanner's, remembered: see RegionReader.find)
-        cut = self.stop  # (the text ends there: a marker is one whole before it)
         if cut is not None and best >= 0 and best + self.cutter[1] > cut:
             raise Unbounded  # (it may run past the cut: the scanner's search, whole, is not bounded so)
         for e in self.fmt.ends:
@@ -2398,6 +2417,7 @@ class Driver:
 # A state stack longer than this is deep inside a call (see _keep_mark): between calls
 # every grammar's stack holds a few states (the section, the list of calls).
 _MARK_STACK = 64
+_MARKER_MEMO = 64  # (the answers _first_marker keeps for a text, at most)
 _END_ASKED = 64  # (stacks Driver._may_end remembers not taking $END)
 _SPOT_TOKENS = 32  # (tokens read between two spots at least: see Driver.spots)
 _CHECKS = 16  # (tokens kept in Driver.checks at most: a salvage lexes each again)
