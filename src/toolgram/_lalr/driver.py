@@ -815,8 +815,8 @@ class Driver:
                 starting = firsts.starting[id(allowed)] = _Starting(allowed, firsts)
             room = c.longest_literal + _close.CUT_ROOM
             while quick and pos < n and n - pos >= room:
-                cands, plain = starting[buf[pos]]
-                if not plain:
+                cands, plain, lead = starting[buf[pos]]
+                if not lead and not plain:
                     break
                 # (Each terminal that may begin here a literal or a plain one, the
                 # whole text at hand, far from its end: the loop below takes each as
@@ -826,7 +826,7 @@ class Driver:
                 best = None
                 best_len = -1
                 best_prio = None
-                for t in cands:
+                for t in cands if plain else cands[:lead]:
                     if best_prio is not None and t.priority < best_prio:
                         break
                     lit = t.literal
@@ -843,6 +843,12 @@ class Driver:
                             continue
                     if end - pos > best_len:
                         best, best_len, best_prio = t.name, end - pos, t.priority
+                if not plain and (best_prio is None or cands[lead].priority >= best_prio):
+                    # (A terminal of another kind comes next, that the loop below takes
+                    # or tries there: it reads on from here. Else it breaks there, as
+                    # here, at one of a lower priority than what the plain ones before
+                    # found: a key before PYVALUE.)
+                    break
                 if best is not None:
                     self.pos = pos  # (past blanks skipped below, as the loop below sets it)
                     return best, pos + best_len
@@ -1693,7 +1699,7 @@ class Driver:
         starting = firsts.starting.get(id(allowed))
         if starting is None:
             starting = firsts.starting[id(allowed)] = _Starting(allowed, firsts)
-        cands, plain = starting[ch]
+        cands, plain, _ = starting[ch]
         if plain:
             return False
         nest_text = c.nest.terminals if c.nest is not None else ()
@@ -2459,7 +2465,8 @@ class _Starting(dict):
     matches there, or grows into a stream's text; no match of the plain terminal begins
     there), and none of them changes what it found: asked once per state and character,
     not at each token of a run of them (the tags and values of a thousand parameters
-    whose closes were left out); whether each of them is a literal or a plain terminal).
+    whose closes were left out); whether each of them is a literal or a plain terminal;
+    how many of them come first that are).
     Remembered for the first few hundred characters."""
 
     def __init__(self, allowed: Any, firsts: _Firsts) -> None:
@@ -2471,6 +2478,7 @@ class _Starting(dict):
         firsts = self.firsts
         found = []
         plain = True  # (each a literal, not empty, or a plain terminal: see _lex)
+        lead = 0  # (how many of them come first that are)
         for t in self.allowed:
             lit = t.literal
             if lit is not None:
@@ -2482,7 +2490,9 @@ class _Starting(dict):
                 if first is None or first[ch]:
                     found.append(t)
                     plain = plain and first is not None
-        got = (tuple(found), plain)
+            if plain:
+                lead = len(found)
+        got = (tuple(found), plain, lead)
         if len(self) < 512:
             self[ch] = got
         return got
