@@ -754,8 +754,8 @@ class Driver:
             action = states[state].get(term)
             if action is None or (action[0] is not Shift and not sure.get((state, term)) and not takes(c, stack, term)):
                 return
-            if term == self.pause:
-                return
+            if term == self.pause or (self.lines and "\n" in buf[self.pos : at]):
+                return  # (a line's end before it: _lex tells whether the region ends there)
             calls = self.calls
             self.paren_due = -1
             self.pos = at
