@@ -639,6 +639,9 @@ def _stop_scan(stops: str) -> re.Pattern[str]:
     return re.compile(_STRING + rf"| ({stop}) | ([\[{{(]) | ([\]}})])", re.S | re.X)
 
 
+_SCALAR_SCANS: dict[str, re.Pattern[str]] = {}  # (scalar_end's, per stops)
+
+
 def scalar_end(text: str, pos: int, stops: str) -> int:
     """Index of the first character of `stops` at bracket depth 0 outside strings.
 
@@ -647,9 +650,11 @@ def scalar_end(text: str, pos: int, stops: str) -> int:
     the string. len(text) when there is no such character. Quotes are never
     stops: they always open a string.
     """
-    stops = "".join(c for c in stops if c not in _QUOTES)
+    scan = _SCALAR_SCANS.get(stops)
+    if scan is None:  # (its stops' scan, made once: the stops, quotes left out, joined at each value cost more than its scan)
+        scan = _SCALAR_SCANS[stops] = _stop_scan("".join(c for c in stops if c not in _QUOTES))
     depth = 0
-    for m in _stop_scan(stops).finditer(text, max(pos, 0)):
+    for m in scan.finditer(text, max(pos, 0)):
         kind = m.lastindex
         if kind == 3:
             if depth == 0:
