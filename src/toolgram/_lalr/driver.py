@@ -2466,7 +2466,8 @@ class _Starting(dict):
     there), and none of them changes what it found: asked once per state and character,
     not at each token of a run of them (the tags and values of a thousand parameters
     whose closes were left out); whether each of them is a literal or a plain terminal;
-    how many of them come first that are).
+    how many of them come first that are, each of a higher priority than the first that
+    is not (0: not so)).
     Remembered for the first few hundred characters."""
 
     def __init__(self, allowed: Any, firsts: _Firsts) -> None:
@@ -2492,6 +2493,8 @@ class _Starting(dict):
                     plain = plain and first is not None
             if plain:
                 lead = len(found)
+        if not plain and any(t.priority <= found[lead].priority for t in found[:lead]):
+            lead = 0  # (a plain one that may tie with it: _lex's general loop reads them all)
         got = (tuple(found), plain, lead)
         if len(self) < 512:
             self[ch] = got
