@@ -118,7 +118,9 @@ def note_failure(r: Any, drv: Driver, reason: str) -> None:
         r.failure_stray = drv.stray or whole  # (an anchored region's failure shown: see RegionReader.run)
         # (Broken at the next call's marker: where that marker begins, for the region's
         # end marker the model may write after that call: Scanner.outer_watch.)
-        r.failure_marker = _marker_after(r, drv) if whole else -1
+        # (A value cut where an element of it began, `a=[1, <tool_call>`, at that element's
+        # marker, past drv.pos: _cut_marker, as `a=<tool_call>` at drv.pos.)
+        r.failure_marker = (_cut_marker(r, drv) if cut else _marker_after(r, drv)) if whole else -1
         r.failure_python = bool(drv.fmt.stream_python)
         # A broken frame counts as a call attempt only if the format's end
         # marker follows (before the next call); _settle_failure decides.
