@@ -262,7 +262,12 @@ def _cut_marker(r: Any, drv: Driver) -> int:
         m = sc.call_re.match(buf, at)
     if m is None or len(m.group()) < 3:
         return -1
-    return at if sc.call_re.search(buf, r.region_start + r.marker_len, drv.pos) is None else -1
+    for inner in sc.call_re.finditer(buf, r.region_start + r.marker_len, drv.pos):
+        # (None inside what it read; a bare list's `[`, a quiet format's marker with
+        # tools, is that region's own list: `<function_calls>\n[f(a=<tool_call>{…}`.)
+        if len(inner.group()) >= 3:
+            return -1
+    return at
 
 
 def _ends_before_marker(text: str) -> bool:
