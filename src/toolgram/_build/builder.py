@@ -77,6 +77,8 @@ def _draft(
     return draft
 
 
+_PLAIN_TRIES = 64  # (Builder._plain_memo: the keys it makes before one is found, or it is dropped)
+_PLAIN_FOUND = 1 << 62  # (one was found: tries left that never run out)
 _NONE: frozenset = frozenset()  # (Builder._call's no_value, for a plain call: none)
 
 
@@ -418,8 +420,12 @@ class Builder:
         # repeated, thousands) is read as it, its span its own. Its arguments are scalars
         # (each call given a copy of the dict) and no value of it looked at the text
         # around it (repair.slip_told): what it reads to is its key's. None until the
-        # region's first plain call is read (a region of one call keys none).
+        # region's first plain call is read (a region of one call keys none); and None
+        # again, for good, where _PLAIN_TRIES calls were keyed and none was found in it
+        # (a list of calls each its own, `f(a="x1")`, `f(a="x2")`, …: each key made and
+        # kept for nothing).
         self._plain_memo: dict | None = None
+        self._plain_tries = _PLAIN_TRIES  # (keys left to make before one is found: see above)
         # (The call _call began last and its _call_extent: a call it cannot read is
         # spanned so, and the walk of its whole tree is not made again.)
         self._spanned: tuple = (None, None)
@@ -584,7 +590,10 @@ class Builder:
                 if meta is not None and meta.plain:
                     meta.key = memo
             got = self._plain_memo.get(memo) if memo is not None else None
-            if got is not None:
+            if got is None:
+                self._plain_tries -= 1
+            else:
+                self._plain_tries = _PLAIN_FOUND  # (found once: the memo is kept for the region)
                 # (A call pyframe made ends with its `)`, past its other tokens.)
                 span = (plain[0].children[0].start_pos, meta.end_pos) if meta is not None and meta.plain else _plain_span(node, plain)
                 return _draft(kind, span, got[0], dict(got[1]), list(got[2]), list(got[3]))
@@ -872,8 +881,11 @@ class Builder:
             if short:
                 _add(draft.repairs, ["cut_value"])
         if memo is not None and type(draft.arguments) is dict and all(type(v) in _SCALARS for v in draft.arguments.values()):
-            self._plain_memo[memo] = (draft.name, dict(draft.arguments), tuple(draft.repairs), tuple(draft.params))
-        elif plain is not None and self._plain_memo is None:
+            if self._plain_tries <= 0:
+                self._plain_memo = None  # (never found: see _plain_memo)
+            else:
+                self._plain_memo[memo] = (draft.name, dict(draft.arguments), tuple(draft.repairs), tuple(draft.params))
+        elif plain is not None and self._plain_memo is None and self._plain_tries > 0:
             self._plain_memo = {}  # (from the region's second plain call on: see _plain_memo)
         return draft
 
