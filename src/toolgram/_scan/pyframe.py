@@ -803,13 +803,23 @@ def _call(drv: Any, buf: str, toks: list, i: int, n: int, off: int = 0) -> int:
     return end + 1
 
 
-def _call_tree(buf: str, toks: list, i: int, end: int, off: int) -> Tree:
+def _call_tree(buf: str, toks: list, i: int, end: int, off: int, _new=object.__new__) -> Tree:
     """The tree of the call whose NAME is toks[i] and `)` toks[end], as the table makes it
-    (see _call)."""
+    (see _call). (Its trees and tokens made with their fields set, not through their
+    __init__: a call of a list of thousands makes a dozen.)"""
     _, s, e = toks[i]
     s += off
     e += off
-    parts = [Tree("name", [Tok("NAME", buf[s:e], s, e)])]
+    tok = _new(Tok)
+    tok.type = "NAME"
+    tok.value = buf[s:e]
+    tok.start_pos = s
+    tok.end_pos = e
+    tree = _new(Tree)
+    tree.data = "name"
+    tree.children = [tok]
+    tree._meta = None
+    parts = [tree]
     k = i + 2  # (past NAME and `(`)
     while k < end:  # (each argument KEY EQUAL PYVALUE, or PYVALUE; COMMA between)
         term, s, e = toks[k]
@@ -819,18 +829,56 @@ def _call_tree(buf: str, toks: list, i: int, end: int, off: int) -> Tree:
             _, vs, ve = toks[k + 2]
             vs += off
             ve += off
-            key = Tree("key", [Tok("KEY", buf[s:e], s, e)])
-            parts.append(Tree("kwarg", [key, Tree("value", [Tok("PYVALUE", buf[vs:ve], vs, ve)])]))
+            tok = _new(Tok)
+            tok.type = "KEY"
+            tok.value = buf[s:e]
+            tok.start_pos = s
+            tok.end_pos = e
+            key = _new(Tree)
+            key.data = "key"
+            key.children = [tok]
+            key._meta = None
+            tok = _new(Tok)
+            tok.type = "PYVALUE"
+            tok.value = buf[vs:ve]
+            tok.start_pos = vs
+            tok.end_pos = ve
+            value = _new(Tree)
+            value.data = "value"
+            value.children = [tok]
+            value._meta = None
+            tree = _new(Tree)
+            tree.data = "kwarg"
+            tree.children = [key, value]
+            tree._meta = None
             k += 4
         else:
-            parts.append(Tree("posarg", [Tok("PYVALUE", buf[s:e], s, e)]))
+            tok = _new(Tok)
+            tok.type = "PYVALUE"
+            tok.value = buf[s:e]
+            tok.start_pos = s
+            tok.end_pos = e
+            tree = _new(Tree)
+            tree.data = "posarg"
+            tree.children = [tok]
+            tree._meta = None
             k += 2
+        parts.append(tree)
     _, s, e = toks[end]
     s += off
     e += off
+    tok = _new(Tok)
+    tok.type = "RPAR"
+    tok.value = buf[s:e]
+    tok.start_pos = s
+    tok.end_pos = e
     meta = _new(Meta)  # (Meta() and its fields set, at once)
-    meta.__dict__ = {"empty": True, "last": Tok("RPAR", buf[s:e], s, e), "end_pos": e, "plain": True}  # (plain: what builder._plain_parts would find of it)
-    return Tree("call", parts, meta)
+    meta.__dict__ = {"empty": True, "last": tok, "end_pos": e, "plain": True}  # (plain: what builder._plain_parts would find of it)
+    tree = _new(Tree)
+    tree.data = "call"
+    tree.children = parts
+    tree._meta = meta
+    return tree
 
 
 _new = object.__new__
@@ -898,15 +946,28 @@ def _again(drv: Any, buf: str, toks: list, off: int, twin: list) -> bool:
     term, s, e = toks[0]
     s += off
     e += off
-    first = Tok(term, buf[s:e], s, e)
+    first = _new(Tok)  # (as _call_tree makes its tokens)
+    first.type = term
+    first.value = buf[s:e]
+    first.start_pos = s
+    first.end_pos = e
     term, s, e = toks[-1]
     s += off
     e += off
+    last = _new(Tok)
+    last.type = term
+    last.value = buf[s:e]
+    last.start_pos = s
+    last.end_pos = e
     call = _call_tree(buf, toks, 1, n - 2, off)
     before = items[0] if len(items) == 1 else None
     if type(before) is Tree and before._meta is not None and before._meta.plain:
         call._meta.twin = before  # (the call of the list before, written the same)
-    values[-3:] = [first, Tree(name, [call]), Tok(term, buf[s:e], s, e)]
+    tree = _new(Tree)
+    tree.data = name
+    tree.children = [call]
+    tree._meta = None
+    values[-3:] = [first, tree, last]
     drv.calls = twin[3] = calls + 1
     drv.taken += n
     drv.pos = drv.last_end = e
