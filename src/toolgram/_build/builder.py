@@ -479,20 +479,21 @@ class Builder:
     def _walk(self, node: Any) -> None:
         # A rule of the vocabulary read at region level goes to its handler (_on_<rule>,
         # see _HANDLERS); any other rule is structure: its children are walked.
-        handlers = _HANDLERS
+        handlers, known = _HANDLERS, _RULE_NAMES
         stack = [node]
         while stack:
             n = stack.pop()
-            if not isinstance(n, Tree):
+            if type(n) is not Tree and not isinstance(n, Tree):
                 continue
-            handler = handlers.get(_rule(n))
+            d = known.get(n.data)  # (_rule, its lookup written out: a list of thousands of calls asks it of each)
+            handler = handlers.get(d if d is not None else rule_name(n.data))
             if handler is not None:
                 handler(self, n)
             else:
                 stack.extend(reversed(n.children))
 
     def _on_call(self, n: Tree) -> None:
-        kind = _CALL_KINDS[_rule(n)]
+        kind = _CALL_KINDS.get(_RULE_NAMES.get(n.data)) or _CALL_KINDS[_rule(n)]
         self._tail = None
         try:
             self.items.append(self._call(n, kind))

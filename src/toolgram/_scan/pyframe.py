@@ -967,7 +967,9 @@ def _again(drv: Any, buf: str, toks: list, off: int, twin: list) -> bool:
     tree.data = name
     tree.children = [call]
     tree._meta = None
-    values[-3:] = [first, tree, last]
+    values[-3] = first
+    values[-2] = tree
+    values[-1] = last
     drv.calls = twin[3] = calls + 1
     drv.taken += n
     drv.pos = drv.last_end = e
