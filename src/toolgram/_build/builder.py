@@ -77,6 +77,7 @@ def _draft(
     return draft
 
 
+_PLAIN_PY = re.compile(r'-?(?:0|[1-9][0-9]{0,17})|"[^"\\\x00-\x1f]*"')  # (Builder._coerce: a value read at once)
 _PLAIN_TRIES = 64  # (Builder._plain_memo: the keys it makes before one is found, or it is dropped)
 _PLAIN_FOUND = 1 << 62  # (one was found: tries left that never run out)
 _NONE: frozenset = frozenset()  # (Builder._call's no_value, for a plain call: none)
@@ -969,6 +970,12 @@ class Builder:
         coerce.frame)."""
         if type(raw) is not str:
             return coerce_param(raw, typ, prop, schema, self.fmt.framing, self.fmt.repeated)
+        if typ == "python" and _PLAIN_PY.fullmatch(raw) is not None:
+            # (A Python integer, or a "string" of no quote, escape or control character in
+            # it: what coerce_param reads it as, json's value, no repair, whatever the
+            # schema, without its decoder's call and checks, nor a key for each of a
+            # list's thousands of values each its own, `"x1"`, `"x2"`, ….)
+            return (raw[1:-1] if raw[0] == '"' else int(raw)), ()
         key = (raw, typ, id(prop), id(schema), closed)
         got = self._coerced.get(key)
         if got is None:
