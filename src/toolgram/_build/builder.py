@@ -422,11 +422,14 @@ class Builder:
         # (each call given a copy of the dict) and no value of it looked at the text
         # around it (repair.slip_told): what it reads to is its key's. None until the
         # region's first plain call is read (a region of one call keys none); and None
-        # again, for good, where _PLAIN_TRIES calls were keyed and none was found in it
-        # (a list of calls each its own, `f(a="x1")`, `f(a="x2")`, …: each key made and
-        # kept for nothing).
+        # again where _PLAIN_TRIES calls were keyed and none was found in it (a list of
+        # calls each its own, `f(a="x1")`, `f(a="x2")`, …: each key made and kept for
+        # nothing), for _plain_rest calls (twice as many each time it is dropped so),
+        # or till lists of a call written the same follow each other (see _call).
         self._plain_memo: dict | None = None
         self._plain_tries = _PLAIN_TRIES  # (keys left to make before one is found: see above)
+        self._plain_rest = 0
+        self._plain_wait = _PLAIN_TRIES
         # (The call _call began last and its _call_extent: a call it cannot read is
         # spanned so, and the walk of its whole tree is not made again.)
         self._spanned: tuple = (None, None)
@@ -599,6 +602,13 @@ class Builder:
                 # (A call pyframe made ends with its `)`, past its other tokens.)
                 span = (plain[0].children[0].start_pos, meta.end_pos) if meta is not None and meta.plain else _plain_span(node, plain)
                 return _draft(kind, span, got[0], dict(got[1]), list(got[2]), list(got[3]))
+        elif self._plain_rest:
+            # (The memo dropped: tried again after so many calls, or at once where calls
+            # are written the same after all, a list each, one after another: pyframe._again.)
+            self._plain_rest -= 1
+            if not self._plain_rest or (meta is not None and meta.twin is not None):
+                self._plain_rest = 0
+                self._plain_memo, self._plain_tries = {}, _PLAIN_TRIES
         if plain is None:
             self._spanned = (node, _call_extent(node))
         draft = _draft(kind, self.region if plain is not None else self._spanned[1] or self.region)
@@ -884,10 +894,12 @@ class Builder:
                 _add(draft.repairs, ["cut_value"])
         if memo is not None and type(draft.arguments) is dict and all(type(v) in _SCALARS for v in draft.arguments.values()):
             if self._plain_tries <= 0:
-                self._plain_memo = None  # (never found: see _plain_memo)
+                # (Never found: dropped, for twice as many calls as the last time; see _plain_memo.)
+                self._plain_memo, self._plain_rest = None, self._plain_wait
+                self._plain_wait *= 2
             else:
                 self._plain_memo[memo] = (draft.name, dict(draft.arguments), tuple(draft.repairs), tuple(draft.params))
-        elif plain is not None and self._plain_memo is None and self._plain_tries > 0:
+        elif plain is not None and self._plain_memo is None and not self._plain_rest:
             self._plain_memo = {}  # (from the region's second plain call on: see _plain_memo)
         return draft
 
