@@ -1006,6 +1006,28 @@ class Driver:
                                     self.pos = pos
                                     return name, close + 1
                                 return LISTED
+                        if end < n and self.listed is not None and not self.listing and buf.startswith(",", end):
+                            # (A `,` ends it: a `]` or `]]` before it, after the string's
+                            # close, read as after any other value (below): `[f(a="""x"""],
+                            # g(b=1)]` is both calls, as `[f(a="x"], g(b=1)]` (issue 19: g
+                            # was lost). Looked for past the string: its quotes and brackets
+                            # inside are its text.)
+                            shut = triple_end(buf, pos, triple)
+                            close = twin_before(buf, shut, end) if shut is not None else -1
+                            lone = self._bracket_for_paren(buf, shut, end, final) if shut is not None and close < 0 else -1
+                            if lone is WAIT:
+                                grow = True
+                                growers = None  # (the text after the `,` tells: each delta)
+                                continue
+                            if lone >= 0:
+                                end = lone  # (the value and that `]`, its extra_bracket: _run supplies the `)`)
+                                self.paren_due = lone
+                            if close >= 0:
+                                self.extents.pop(",)", None)
+                                self.listing = close + 1
+                                if self.listed == -1:
+                                    self.listed = close + 1
+                                return LISTED
                         while end > pos and buf[end - 1].isspace():
                             end -= 1
                         if end - pos > best_len:
