@@ -733,7 +733,44 @@ def element_cut(d: Any, buf: str, pos: int, cut: int) -> bool:
         elif not c.isspace():
             last = c
         i += 1
-    return not quote and last in ("[", "(", "{", ",", ":")
+    return not quote and (last in ("[", "(", "{", ",", ":") or _key_cut(buf, pos, cut))
+
+
+def _key_cut(text: str, pos: int, cut: int) -> bool:
+    """element_cut: whether the Python value at pos, cut at `cut` (no string left open, its
+    last character no opener, `,` or `:`), ends in a dict's key written before its `:` came
+    (`a={"k"<tool_call>`, `a={"j": 1, "k"<tool_call>`): an element begun, not whole, as
+    after its `:` (issue 19: the key was dropped, `closed_json` alone, where the reply's end
+    there gives `cut_value`). A `{` with a `,` in it and no `:` before is a set, whose
+    element is whole (`{"a", "b"<tool_call>`): not so."""
+    stack: list[list[Any]] = []  # (per open bracket: [a `{`, a `:` in its current element, one in an element before, a `,` before])
+    quote = ""
+    i = pos
+    while i < cut:
+        c = text[i]
+        if quote:
+            if c == "\\":
+                i += 1
+            elif c == quote:
+                quote = ""
+        elif c in "\"'":
+            quote = c
+        elif c in "[({":
+            stack.append([c == "{", False, False, False])
+        elif c in "])}":
+            if stack:
+                stack.pop()
+        elif stack and stack[-1][0]:
+            top = stack[-1]
+            if c == ":":
+                top[1] = True
+            elif c == ",":
+                top[1], top[2], top[3] = False, top[2] or top[1], True
+        i += 1
+    if not stack:
+        return False
+    top = stack[-1]
+    return top[0] and not top[1] and (top[2] or not top[3])
 
 
 def _next_list_line(d: Any, buf: str, lo: int, stop: int) -> int:
