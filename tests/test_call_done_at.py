@@ -154,9 +154,6 @@ HELD = {
     # the next call was lost, or the whole list an error with tools.)
     "pythonic/bracket_written_for_the_calls_paren_after_a_string_holding_a_bracket_then_the_next_call",
     "pythonic/bracket_written_for_the_calls_paren_after_a_string_holding_a_bracket_then_the_next_call_with_tools",
-    # (So too where the call's `)` was left out before `, g(`, `[f(a="x", g(b=1)]`: the
-    # value's quote may still pair with one after it, as above; issue 19, where g was lost.)
-    "pythonic/calls_paren_left_out_after_a_string_then_the_next_call",
 } | {
     # Bounded: a call after prose that leaves a Gemma string open (`Try call:foo{a:<|"|>`),
     # held until the text tells whether that string closes around it (instring._closes):

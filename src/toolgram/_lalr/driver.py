@@ -485,28 +485,6 @@ class Driver:
             return WAIT
         return j + 1
 
-    def _paren_left_out(self, buf: str, end: int, final: bool) -> Any:
-        """Where the Python value before the `,` at `end` is followed by a call, `, g(`, whose
-        `)` is followed, at that depth, by a `]` before any `)` (`[f(a=["x"], g(b=1)]`,
-        `[f(a="x", g(b=1)]`): the call's `)` was left out before that `,`, its `(` closed
-        by no `)` before the list's `]`, and the list goes on with g. `end` (the `)` supplied
-        there: closed_tag); -1: not so (`[f(a=1, g(b=1))]`: g an argument of f's, whose `)`
-        closes it, read as before); WAIT while a stream's text cannot tell the name, the
-        _Extent of that scan while it cannot tell the closer (issue 19: g was read as a
-        positional argument and dropped, f `dropped_partial_argument, cut_value`)."""
-        if self.stop is not None:
-            raise Unbounded  # (what follows the `,` tells, past the bound)
-        m = _CALL_AFTER.match(buf, end + 1, partial=not final)
-        if m is None:
-            return -1
-        if m.partial:
-            return WAIT
-        extent = self._extent(m.end() - 1, ")]")
-        k = extent.advance(buf, 0)
-        if k is None:
-            return -1 if final else extent
-        return end if k < len(buf) and buf[k] == "]" else -1
-
     def _paren_for_bracket(self) -> None:
         """The call's `)` that a `]` stood for (_bracket_for_paren), supplied after its
         value: the call's closed_tag, as for a list closed early (listed_ends)."""
@@ -1037,13 +1015,6 @@ class Driver:
                             shut = triple_end(buf, pos, triple)
                             close = twin_before(buf, shut, end) if shut is not None else -1
                             lone = self._bracket_for_paren(buf, shut, end, final) if shut is not None and close < 0 else -1
-                            if lone == -1 and close < 0:
-                                lone = self._paren_left_out(buf, end, final)
-                                if type(lone) is _Extent:
-                                    grow = True  # (the closer after the next call tells: its scan resumes)
-                                    if growers is not None:
-                                        growers.append(lone)
-                                    continue
                             if lone is WAIT:
                                 grow = True
                                 growers = None  # (the text after the `,` tells: each delta)
@@ -1153,13 +1124,6 @@ class Driver:
                             # that stop: a stream, once it has come, as parse().)
                             close = twin_before(buf, pos, end)
                             lone = self._bracket_for_paren(buf, pos, end, final) if close < 0 else -1
-                            if lone == -1 and close < 0:
-                                lone = self._paren_left_out(buf, end, final)
-                                if type(lone) is _Extent:
-                                    grow = True  # (the closer after the next call tells: its scan resumes)
-                                    if growers is not None:
-                                        growers.append(lone)
-                                    continue
                             if lone is WAIT:
                                 grow = True
                                 growers = None  # (the text after the `,` tells: each delta)
