@@ -33,7 +33,7 @@ from .._recover import repair as _repair
 from .checkpoint import Checkpoint
 from .extent import TripleWait, _Extent, _last_closer, open_before, scalar_end, triple_end, triple_quote, twin_before, twin_close
 from .growth import _HOLD, _LoopWait, _QuoteWait, _could_grow, _loop_wait
-from .table import _ENDING_NAME, _reduces_call, _sure, closing_plan, expected, shifts_plain, simulate, takes
+from .table import _ENDING_NAME, _reduces_call, _sure, closing_plan, expected, plain_starting, shifts_plain, simulate, takes
 from .tokens import _SNIPPET, DONE, FAIL, PAUSE, WAIT, WAIT_MORE, Tok, Unbounded, _snippet
 
 _JSON_START = lazy(regex.compile, r"[ \t\n\r]*")  # (the blanks before a payload's JSON value)
@@ -2535,20 +2535,7 @@ class _Plain(dict):
         self.firsts = firsts
 
     def __missing__(self, ch: str) -> Any:
-        found: list | None = []
-        firsts = self.firsts
-        for t in self.allowed:
-            if t.literal:
-                if t.literal.startswith(ch):
-                    found.append(t)
-                continue
-            first = None if t.literal is not None else firsts[t.name]  # (an empty literal: _lex's)
-            if first is None:
-                found = None
-                break
-            if first[ch]:
-                found.append(t)
-        got = None if found is None else tuple(found)
+        got = plain_starting(self.allowed, self.firsts, ch)
         if len(self) < 512:
             self[ch] = got
         return got

@@ -531,3 +531,25 @@ def skip_ignored(c: Compiled, buf: str, pos: int, blanks: bool = False) -> int:
         else:
             return pos
     return pos
+
+
+def plain_starting(allowed: Any, firsts: Any, ch: str, skip: Any = ()) -> tuple | None:
+    """The terminals of a state's `allowed` (in its order, those named in `skip` left
+    out) whose match may begin with `ch`, when each is a literal or a plain terminal
+    (firsts: the driver's _Firsts); None when one that is neither may (its reading is
+    _lex's). Driver._Plain remembers it per character; tagread.candidates asks it with
+    the terminals its reader passes over."""
+    found = []
+    for t in allowed:
+        if t.name in skip:
+            continue
+        if t.literal:
+            if t.literal.startswith(ch):
+                found.append(t)
+            continue
+        first = None if t.literal is not None else firsts[t.name]  # (an empty literal: _lex's)
+        if first is None:
+            return None
+        if first[ch]:
+            found.append(t)
+    return tuple(found)

@@ -30,7 +30,7 @@ from typing import Any
 import regex
 
 from .._grammar.tables import Shift
-from .table import _under
+from .table import _under, plain_starting
 
 # The terminals of shared/invoke.lark as compiled (the format's own names), and the
 # sources the reasons below are told from: a grammar whose terminals of these names
@@ -274,20 +274,7 @@ def candidates(c: Any, state: Any, allowed: Any, firsts: Any, ch: str, term: Any
         skip = always | shifted
     else:
         skip = always
-    found = []
-    for t in allowed:
-        if t.name in skip:
-            continue
-        if t.literal:
-            if t.literal.startswith(ch):
-                found.append(t)
-            continue
-        first = None if t.literal is not None else firsts[t.name]  # (an empty literal: _lex's)
-        if first is None:
-            return None
-        if first[ch]:
-            found.append(t)
-    return tuple(found)
+    return plain_starting(allowed, firsts, ch, skip)
 
 
 def _shifts_plain(c: Any, state: Any, term: str, on_way: set) -> bool:
