@@ -1104,6 +1104,8 @@ class Builder:
             if cut:
                 _add(draft.repairs, ["cut_value"])  # (the arguments never began)
             return {}
+        if cut:
+            text = self._begun_marker(text)
         # (A text loads() refused before, at this place or another, is not read again:
         # the same value read by the driver that cut it, _lalr/close.py cut, another
         # candidate's build of the region, the same call again in a storm. Spans, as
@@ -1204,6 +1206,8 @@ class Builder:
                 close = len(text)
             text = text[fence.end() : close]
             start += fence.end()
+        if cut and not bracketed:
+            text = self._begun_marker(text)
         if not bracketed and not self.fenced and _PY_CALL.match(text):
             calls = _python_calls(text, start, self.read_calls, cut) if self.read_calls is not None else None
             if calls is not None:
@@ -1346,7 +1350,7 @@ class Builder:
             mine = self.items[envelope:]
             if all(i.span is not None for i in mine):
                 self.items[envelope:] = sorted(mine, key=lambda i: i.span[0])
-        if tail and not self._cut_end(tail):
+        if tail and not self._cut_end(tail, cut):
             at = start + len(text) - len(tail)  # (tail: the end of the payload's text)
             prose = self._misspelt_end(tail)
             at += len(tail) - len(prose)
@@ -1373,11 +1377,37 @@ class Builder:
                 return tail[m.end() :]
         return tail
 
-    def _cut_end(self, tail: str) -> bool:
+    def _begun_marker(self, text: str) -> str:
+        """A JSON text that runs to the reply's end, without the marker of the format
+        that the end cut short right after its value, outside its strings (`{"a": 1}</param`
+        of `</parameters>`, `{…"x"}</tool_c`, `{"a": "x"<`: a `<` alone too): markup,
+        where the JSON breaks, not a value's text. Blanks stand in for it (a number
+        before it was whole). The text as it is where it does not end so. Issue 19: the
+        arguments were read with the marker, which broke them: all of them dropped
+        (MFCS) or the call an error (Hermes, its brace left out)."""
+        c = self.fmt.compiled
+        at = text.find("<", max(0, len(text) - c.longest_literal))
+        while at >= 0:
+            rest = text[at:]
+            literals = [t.literal for t in c.terminals.values() if t.literal is not None]
+            if any(len(m) > len(rest) and m.startswith(rest) for m in (*literals, *self.fmt.ends, *self.fmt.end_of_turn)):
+                broke = _repair.breaks_at(text)
+                if broke is not None and broke > at and text[:at].strip():
+                    return text[:at] if text[at - 1].isspace() else text[:at] + " "
+                return text
+            at = text.find("<", at + 1)
+        return text
+
+    def _cut_end(self, tail: str, cut: bool = False) -> bool:
         """Whether the text after a payload's JSON is only the start of the format's
         end marker, cut short where the reply (or max_chars) ended (`</tool_call`):
-        markup, not prose."""
-        return cut_marker(tail.strip(), self.fmt.ends)
+        markup, not prose. Where the payload runs to the reply's end (`cut`), its first
+        character alone too (`{…}\n<`: the close begun, as cut_close reads a `<` after a
+        JSON value whose brackets closed; issue 19: it was left in the text)."""
+        rest = tail.strip()
+        if cut and len(rest) == 1 and tail.endswith(rest):
+            return any(len(e) > 1 and e.startswith(rest) for e in self.fmt.ends)
+        return cut_marker(rest, self.fmt.ends)
 
     def _sure_name(self, name: str) -> bool:
         """Whether a name the end of the reply may have cut is still the name: an
