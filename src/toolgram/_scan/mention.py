@@ -84,6 +84,16 @@ def note_failure(r: Any, drv: Driver, reason: str) -> None:
     told = drv.stray or drv.deep or listed or _cut_after_marker(r, drv, reason) or _next_line_call(r, drv)
     cut = bool(reason) and _broken_at_marker(r, drv)
     whole = bool(reason) and (cut or _whole_before_marker(r, drv))
+    if reason and not whole and _whole_before_marker(r, drv, closed=True):
+        # A Python value of brackets, no string left open, that the call marker after it
+        # closed and that cannot be read so (a set, `{1, 2<tool_call>`; a dict keyed by
+        # numbers, `{1: 2<tool_call>`; words, `[1, x y<tool_call>`): cut by that marker,
+        # told, as the reply's end tells it there (issue 19: prose, and no error).
+        whole = True
+        key = _KEY_BEFORE.search(r.sc.buf, max(r.region_start, drv.last_start - 256), drv.last_start)
+        mark = r.sc.call_re.match(r.sc.buf, _marker_after(r, drv))
+        if key is not None and mark is not None:
+            reason = _value_cut(key.group(1), mark.group())
     if cut and drv.last_term == "EQUAL":
         # (Named: the value the marker cut, as a stream cut it there.)
         key = _KEY_BEFORE.search(r.sc.buf, max(r.region_start, drv.last_start - 256), drv.last_end)
@@ -129,7 +139,7 @@ def note_failure(r: Any, drv: Driver, reason: str) -> None:
         r.fail_scan = end
 
 
-def _whole_before_marker(r: Any, drv: Driver) -> bool:
+def _whole_before_marker(r: Any, drv: Driver, closed: bool = False) -> bool:
     """Whether drv read its region whole up to the close of its last call (the last
     token it read ends something: a call's `)`, a list's `]`, an object's `}`), and only
     the region's own end was left out, supplied where another call marker begins
@@ -139,7 +149,9 @@ def _whole_before_marker(r: Any, drv: Driver) -> bool:
     be, and not prose with its start marker in the text. So too where only the call's
     `)` was left out after a whole Python value (`[f(a=1, a=2<tool_call>{…}`): not a
     value cut at the marker (`'x"]|<|tool_call_start|>`, whose call the marker's region
-    reads: prose, see RegionReader.begins_call)."""
+    reads: prose, see RegionReader.begins_call). `closed`: instead, whether the last value
+    read is a Python value of brackets, none of its strings left open, closed there (its
+    brackets supplied before that marker): a value the model began and the marker cut."""
     if drv.status != DONE or "closed_tag" not in drv.repairs or drv.deep:
         return False
     sc = r.sc
@@ -149,7 +161,10 @@ def _whole_before_marker(r: Any, drv: Driver) -> bool:
     term = drv.last_term
     if term is None:
         return False
-    if not ends_something(drv.c.terminals.get(term), buf[drv.last_start : drv.last_end], drv.fmt.ends) and not (
+    if closed:
+        if term != "PYVALUE" or not _bracketed(buf[drv.last_start : drv.last_end]):
+            return False
+    elif not ends_something(drv.c.terminals.get(term), buf[drv.last_start : drv.last_end], drv.fmt.ends) and not (
         term == "PYVALUE"
         and (
             _whole_literal(buf[drv.last_start : drv.last_end], True)
@@ -268,6 +283,27 @@ def _cut_marker(r: Any, drv: Driver) -> int:
         if len(inner.group()) >= 3:
             return -1
     return at
+
+
+def _bracketed(text: str) -> bool:
+    """Whether a Python value's text opens with a bracket and leaves none of its strings
+    open (_whole_before_marker's `closed`)."""
+    text = text.strip()
+    if not text or text[0] not in "[{(" or len(text) > 4096:
+        return False
+    quote = ""
+    i = 0
+    while i < len(text):
+        c = text[i]
+        if quote:
+            if c == "\\":
+                i += 1
+            elif c == quote:
+                quote = ""
+        elif c in "\"'":
+            quote = c
+        i += 1
+    return not quote
 
 
 def _ends_before_marker(text: str) -> bool:
