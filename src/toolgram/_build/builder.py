@@ -829,7 +829,7 @@ class Builder:
                 # (`[get_weather("Paris")]`): told where a quiet format's failures are not
                 # (the whole reply a list, a ```python fence), as it is after a marker
                 # (lfm2's) or as a list's second call. A real call is never silent prose.
-                unnamed.called = self.tools is not None and draft.name in self.tools
+                unnamed.called = self.tools is not None and draft.name in self.tools or self.tools is None and _keyword_first(parts)
                 raise unnamed
             draft.params[:0] = [(k, v, "python") for k, v in zip(names, positional)]
         if draft.params and isinstance(draft.arguments, dict):
@@ -2852,6 +2852,21 @@ _LEADING_LIST = re.compile(r"[ \t\r\n]*\[[ \t\r\n]*\{")
 
 
 LIST_CLOSED_EARLY = "the list's `]` comes before the call's `)`, and text follows it"
+
+
+def _keyword_first(parts: list) -> bool:
+    """Whether a Python call's arguments (its parts) give a positional one after a
+    keyword one (`f(a=1, g(b=1))`, `f(a=1, 2)`), which no Python reads: no code quoted in
+    prose, but a call broken, told even without tools (issue 19: prose, and no error),
+    where `[f(1)]` may be a Python list in prose."""
+    keyword = False
+    for p in parts:
+        kind = getattr(p, "data", None)
+        if kind == "kwarg":
+            keyword = True
+        elif kind == "posarg" and keyword:
+            return True
+    return False
 
 
 def outside_strings(text: str):
