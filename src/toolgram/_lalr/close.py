@@ -678,6 +678,14 @@ def cut(d: Any, buf: str, pos: int, stop: int, final: bool, open_to: bool = Fals
     # (From the character the pass gave up at: a marker that starts there is what
     # broke the value.)
     lo = pos + max(at - 1, 1)
+    back = d._first_marker(buf, max(pos + 1, lo - room), lo + room)
+    marker = d.cutter[6].match(buf, back) if 0 <= back < lo and len(d.cutter) > 6 and d.cutter[6] is not None else None
+    if marker is not None and lo < marker.end():
+        # (A marker begun before it that the break lies in, the pass having read its first
+        # characters as the value's, `[1, [TOOL_CALLS]g…`: a list's `[`, then the word it
+        # broke at. Issue 19: the value ran on over it, unquoted_string, and the call it
+        # opens was lost. Not one whole before the break: a string's text, read.)
+        lo = back
     line = -1
     if quoted > lo:
         lo = quoted  # (the markers in that call are its text: _quoted_call_span)
