@@ -92,3 +92,8 @@ def listed_closed(items: list, ends: list) -> None:
     for item in items:
         if type(item) is Draft and item.span is not None and item.span[1] in ends and "closed_tag" not in item.repairs:
             item.repairs.insert(0, "closed_tag")
+
+
+# (Scanner.outer_watch's third element where a Python call region was told broken at the next
+# call's marker, RegionReader._watch_after: the closers after that call are the broken call's.)
+OUTER_CUT = "cut"

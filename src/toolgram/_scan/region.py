@@ -20,7 +20,7 @@ from . import gemframe as _gemframe
 from . import pyframe as _pyframe
 from . import storm as _storm
 from . import twin as _twin
-from .items import Failure, Region, listed_closed as _listed_closed
+from .items import OUTER_CUT as _OUTER_CUT, Failure, Region, listed_closed as _listed_closed
 from .._recover import repair as _repair
 from .mention import _ENDED, _cut_at_marker, cut_inside as _cut_inside, marker_pending as _marker_pending, cut_may_come as _cut_may_come, cut_opener as _cut_opener, mention as _mention, settle_failure as _settle_failure
 from .salvage import list_closed as _list_closed, listed as _listed, salvage as _salvage, salvaged as _salvaged
@@ -581,8 +581,9 @@ class RegionReader:
         # <tool_call>{…}</tool_call>\nDone.</tool_call>`, the first `<tool_call>` prose)
         # closes nothing the model left open.)
         ends = tuple(dict.fromkeys(e for f in self.given for e in sc.cut_ends.get(f.name, ())))
-        if ends:
-            sc.outer_watch = (ends, sc.base + at)
+        # (With none, the place alone. Marked CUT: the closers after that call close the
+        # broken call's brackets, no call's of their own, after_call.)
+        sc.outer_watch = (ends, sc.base + at, _OUTER_CUT)
 
     def begins_call(self, at: int, final: bool) -> Any:
         """Whether the call marker at `at`, where a broken value of this region's call

@@ -31,7 +31,7 @@ import regex
 
 from . import fastpath as _frame
 from .gemcall import GemmaFrame as _GemmaFrame
-from .items import INVISIBLE, Failure, Piece, Region, _piece, _rebase
+from .items import INVISIBLE, OUTER_CUT as _OUTER_CUT, Failure, Piece, Region, _piece, _rebase
 from .markers import THINK_CLOSE, THINK_OPEN, Frames, MarkerSearch, Markers, _CharWait, _trie, markers_for  # noqa: F401
 from .opening import _START_WAIT, line_opening, marker_opens, may_open, opening, openers
 from .region import RegionReader, list_walk as _list_walk
@@ -1463,7 +1463,15 @@ class Scanner(MarkerSearch):
         if self.relist:
             self.relist_tail = ""  # (a call on the broken list's line: see relist_tail)
         called = self._after_call(end, fmt, region, known)
-        if outer is not None and called and start >= 0 and self.base + start == outer[1]:
+        cut = outer is not None and len(outer) > 2 and outer[2] == _OUTER_CUT
+        if cut and called and start >= 0 and self.base + start == outer[1]:
+            # (The closers after this call, `])]` of `[f(a=[1, <|tool_call_start|>[g()]
+            # <|tool_call_end|>])]`, are those of the call broken at its marker, which
+            # left them open: its text, as after a call of a format with no closers
+            # watched for, not closers of this call's written again (issue 19: a second
+            # error, "`])]` closes no call here").)
+            self.stray = None
+        if outer is not None and outer[0] and called and start >= 0 and self.base + start == outer[1]:
             # A Python call region whose end marker the model left out (or that broke at
             # this call's marker), then this call of another format right after it: that
             # region's end marker, the first in the prose after this call before any other
@@ -1483,7 +1491,7 @@ class Scanner(MarkerSearch):
             if self.end_watch is None:
                 self.end_watch = outer[0]
                 self.watch_anchored = False
-            elif len(outer) > 2 or not fmt.stream_python:
+            elif (len(outer) > 2 and outer[2] is True) or not fmt.stream_python:
                 own = self.end_watch
                 self.end_watch = tuple(dict.fromkeys((*own, *outer[0])))
                 self.watch_outer = tuple(e for e in outer[0] if e not in own) or None

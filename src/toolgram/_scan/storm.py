@@ -482,7 +482,7 @@ def _noted(sc: Any, moved: list, noted: tuple, final: bool) -> None:
         told = known[2]
         if not told:
             sc.stray = None
-        else:
+        elif sc.stray is not None:  # (none after a call at a broken call's cut: after_call)
             sc.stray.armed, sc.stray.fresh = told
 
 
