@@ -443,7 +443,10 @@ class Builder:
             # A call that cannot be read, among calls that can (one broken call of a
             # Kimi or DSML section): it is an error, and the others are kept. A region
             # of nothing but broken calls is unreadable as a whole (it stays prose).
-            if len(self._broken) == len([i for i in self.items if isinstance(i, Draft)]):
+            # (Not where one is nested too deeply: that call is its error, its region read,
+            # its markup in no text, as one that only _pipeline.finish_call finds too deep
+            # is: issue 19, Gemma's, MiniMax-M3's and Cohere's were left as text.)
+            if len(self._broken) == len([i for i in self.items if isinstance(i, Draft)]) and not any(e.deep for e in self._broken):
                 # (Taken out of the list as it is raised: kept there, its traceback's
                 # frames would hold this builder, a cycle only the collector frees.)
                 raise self._broken.pop(0)
@@ -1125,8 +1128,10 @@ class Builder:
                 spans.note(self.buf, at, text, None)
         except _repair.RepairError as exc:
             split = _value_then_prose(text)
-            if split is None:
-                raise Unreadable(str(exc)) from None
+            if split is None or str(exc) == _repair.TOO_DEEP:
+                failed = Unreadable(str(exc))
+                failed.deep = str(exc) == _repair.TOO_DEEP  # (see _loads_leading)
+                raise failed from None
             # A whole JSON value, then prose (DeepSeek V3.1's `{…} Let me know.`,
             # its close marker after the sentence or left out): the value is the
             # arguments, decoded up to its end; the sentence is the reply's prose.
@@ -1839,6 +1844,12 @@ def _loads_leading(
             return value, repairs, ""
     else:
         first = found[0]
+    if first == _repair.TOO_DEEP:
+        # (Nested past what the decoder reads: no value leads it, and no shorter reading
+        # mends it. The call is that error, its region read: see build.)
+        deep = Unreadable(first)
+        deep.deep = True
+        raise deep
     if not leading:
         raise Unreadable(first)
     stripped = text.lstrip()
