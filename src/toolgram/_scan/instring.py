@@ -88,7 +88,9 @@ _JSON = ('{"', lazy(regex.compile, r'\{"'), lazy(regex.compile, r'"[^"\\\n]*+(?:
 _PYTHON = (
     "[",
     lazy(regex.compile, r"\[[ \t]*[A-Za-z_][\w.]*\((?=[ \t]*(?:[A-Za-z_]\w*[ \t]*=|['\"]))"),
-    lazy(regex.compile, r"""'[^'\\\n]*+(?:\\.[^'\\\n]*+)*+(?P<c>')?|"[^"\\\n]*+(?:\\.[^"\\\n]*+)*+(?P<d>")?|[\[\](){}]"""),
+    # (A triple-quoted string first, which may hold line breaks: `"""` is no empty string
+    # then a quote, issue 19.)
+    lazy(regex.compile, "'''(?:[^'\\\\]|\\\\.|'(?!''))*+(?P<e>''')?|" + '"""(?:[^"\\\\]|\\\\.|"(?!""))*+(?P<f>""")?|' + r"""'[^'\\\n]*+(?:\\.[^'\\\n]*+)*+(?P<c>')?|"[^"\\\n]*+(?:\\.[^"\\\n]*+)*+(?P<d>")?|[\[\](){}]"""),
     True,
 )
 # A Python call written without its list (`write_file(content="…")`: bare_pythonic's
@@ -117,7 +119,10 @@ _BODIES = {
     '"': lazy(regex.compile, _LINE_BODY.format(q='"')),
     "'": lazy(regex.compile, _LINE_BODY.format(q="'")),
     **{q: lazy(regex.compile, f"{_gemma_body(q)}(?P<c>{regex.escape(q)})?") for q in (_GEMMA_QUOTE, _ESCAPE)},
+    # (A Python triple-quoted string's: line breaks too.)
+    **{q * 3: lazy(regex.compile, rf"(?:[^{q}\\]|\\.|{q}(?!{q}{q}))*+(?P<c>{q}{q}{q})?") for q in ('"', "'")},
 }
+_TRIPLES = ('"""', "'''")
 # How far from where it opens a string open at a marker must close (see the docstring).
 REACH = 2 * LOOK
 # How many places a call's first characters are found at, back from the marker, that do
@@ -423,7 +428,9 @@ def _closes(
     `reading` then keeps how far it was read, and the next delta reads on from there (a
     stream waits at the marker for up to REACH characters: read again from the marker
     at each, the square). Where True, reading.span is the end of what it quotes."""
-    quote = buf[s] if buf[s] in "\"'" else _GEMMA_QUOTE if buf.startswith(_GEMMA_QUOTE, s) else _ESCAPE
+    quote = (
+        buf[s : s + 3] if buf[s : s + 3] in _TRIPLES else buf[s] if buf[s] in "\"'" else _GEMMA_QUOTE if buf.startswith(_GEMMA_QUOTE, s) else _ESCAPE
+    )
     key = (quote, base + s, base + i)
     if reading is not None and reading.string == key:
         if reading.closes is not None:
@@ -788,7 +795,7 @@ class _Told:
         # still taken to close there: `content="<call>…')]` quotes the call, the safe way;
         # but only on the call's end line: on a line after it, the other quote is prose's
         # after a real call (`Try f(q="dogs` … `That's it')`, QA19 R3: the call was lost).)
-        other = ('"' if quote == "'" else "'") if self.kind in (1, 3) else ""
+        other = ('"' if quote == "'" else "'") if self.kind in (1, 3) and n == 1 else ""
         while True:
             self.at = base + p
             quote = self.quote
@@ -828,7 +835,7 @@ class _Told:
                 return False
             before = buf[k - 1] if k > 0 else " "
             next_at = k + n
-            if n > 1 and buf[_back(buf, 0, k)] == ":":
+            if n > 1 and quote not in _TRIPLES and buf[_back(buf, 0, k)] == ":":
                 # A Gemma string opened after a key (`Try call:w{q:<|"|>`, prose again):
                 # a value's opening, not this string's close, which none came before.
                 return False
