@@ -128,7 +128,7 @@ class Reads:
     """What a loop's P and X read, as item lists (for reads_to), and the static reaches
     reads_to falls back on, worked out once per place in them."""
 
-    __slots__ = ("seqs", "reach", "seen", "floor", "last")
+    __slots__ = ("seqs", "reach", "seen", "floor", "last", "tails")
 
     def __init__(self, seqs: list) -> None:
         self.seqs, self.floor = _shared(tuple(map(_plain, seqs)))
@@ -138,6 +138,9 @@ class Reads:
         # where the same text follows, its looks are not followed again.
         self.seen: dict = {}
         self.last: tuple | None = None  # (the answer of `seen` last stored or found: see reads_to)
+        # The text from a place to the end of a stream's text, shorter than _SEEN -> how far
+        # past the place the looks read (see reads_to).
+        self.tails: dict = {}
 
     def static(self, items: Any, i: int, rest: tuple) -> int:
         key = (id(items), i, tuple((id(r), j) for r, j in rest))
@@ -225,9 +228,21 @@ def reads_to(reads: Reads, buf: str, q: int) -> int:
                 return q + got[0]
             if len(key) < got[0] and got[1].startswith(key):
                 return len(buf) + 1
+        # What the looks read from q depends on the text from q to its end alone (they read
+        # no character at or past the end: a spelled start cut there reads past it), so the
+        # answer for that text is kept: a stream whose delta ends inside a closer (`</tool`
+        # of `</tool_call>`) asked it anew, the looks followed item by item, for each call.
+        far = reads.tails.get(key)
+        if far is not None:
+            end = q + far
+            if end < len(buf) and far <= _SEEN_TEXT:
+                reads.last = (far, buf[q:end])
+            return end
     end = max((_seq_reads(reads, seq, 0, buf, q, ()) for seq in reads.seqs), default=q + reads.floor)
     if end < q + reads.floor:
         end = q + reads.floor
+    if len(key) < _SEEN and len(reads.tails) < _SEEN_KEPT:
+        reads.tails[key] = end - q
     if end < len(buf) and end - q <= _SEEN_TEXT:
         got = reads.last = (end - q, buf[q:end])
         if len(key) == _SEEN and len(reads.seen) < _SEEN_KEPT:

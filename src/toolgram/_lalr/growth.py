@@ -62,6 +62,9 @@ class _QuoteWait:
 
 
 _JSON_SPACE = lazy(re.compile, r"[ \t\n\r]*")
+# (The flag as an int: a pattern's `flags` is one, and `int & regex.IGNORECASE` goes
+# through the enum's Python-level __and__ and constructor, 1.6 µs, at each wait made.)
+_IGNORECASE = int(regex.IGNORECASE)
 # A JSON decoding error this far before the end of the text is one more text cannot
 # undo (the decoder looks at most a few characters past where it stops).
 _SETTLED = 8
@@ -109,9 +112,12 @@ def _loop_wait(t, buf: str, at: int, n: int, start: int | None = None, looks: di
     # Every character of E from here on starts one X (those before may be P's).
     past = start + lead
     # Only the last `width` characters matter for what comes next.
-    last = max(buf.rfind(c, max(at, n - width - 1), n) for c in chars)
-    if last >= 0 and looks is not None and past <= n - width - 1 and not t.pattern.flags & regex.IGNORECASE:
-        last = _looks_settled(t, chars, reads, buf, max(at, n - width - 1), n, start, looks, last)
+    lo = max(at, n - width - 1)
+    # (One character of E, the common case, found without a generator: a wait is made at
+    # each delta that brings one.)
+    last = buf.rfind(chars[0], lo, n) if len(chars) == 1 else max(buf.rfind(c, lo, n) for c in chars)
+    if last >= 0 and looks is not None and past <= n - width - 1 and not t.pattern.flags & _IGNORECASE:
+        last = _looks_settled(t, chars, reads, buf, lo, n, start, looks, last)
     wait = _LoopWait(exits, width, last)
     # A later place to match from next time, as the whole match would go on from
     # there: inside a [^E]* loop (with no character of E near), with the pattern
@@ -121,7 +127,7 @@ def _loop_wait(t, buf: str, at: int, n: int, start: int | None = None, looks: di
         if n - 1 > at and n - 1 >= past:
             wait.resume = (n - 1, loop)
     else:
-        e = max(buf.rfind(c, at, n - width - 1) for c in chars)
+        e = buf.rfind(chars[0], at, n - width - 1) if len(chars) == 1 else max(buf.rfind(c, at, n - width - 1) for c in chars)
         if e > at and e >= past:
             wait.resume = (e, tail)
     return wait
@@ -139,7 +145,12 @@ def _looks_settled(t, chars: str, reads, buf: str, lo: int, n: int, start: int, 
     memo = looks.get(t.name)
     at = max(lo, memo[1]) if memo is not None and memo[0] == start else lo
     while True:
-        q = min((i for c in chars if (i := buf.find(c, at, n)) >= 0), default=n)
+        if len(chars) == 1:
+            q = buf.find(chars[0], at, n)
+            if q < 0:
+                q = n
+        else:
+            q = min((i for c in chars if (i := buf.find(c, at, n)) >= 0), default=n)
         if q >= n:
             looks[t.name] = (start, n)
             return -1
