@@ -150,7 +150,7 @@ def _schema_of(item: Mapping[str, Any]) -> Mapping[str, Any] | None:
     for key in _SCHEMA_KEYS:
         if key in item:
             schema = item[key]
-            return schema if isinstance(schema, Mapping) else None
+            return schema if type(schema) is dict or isinstance(schema, Mapping) else None
     return None
 
 
@@ -168,7 +168,7 @@ def _definition(item: Mapping[str, Any], kind: str, group: str = "", name: str |
     """One flat or OpenAI-nested definition; `name` is the fallback from a `{name: def}` key."""
     whole = item
     fn = item.get("function")
-    if isinstance(fn, Mapping) and item.get("type", "function") == "function":
+    if (type(fn) is dict or (fn is not None and isinstance(fn, Mapping))) and item.get("type", "function") == "function":
         kind = _kind_of(item, kind)
         item = fn
     own = item.get("name")
@@ -183,7 +183,7 @@ def _definition(item: Mapping[str, Any], kind: str, group: str = "", name: str |
         _schema_of(item),
         _kind_of(item, kind),
         group,
-        returns if isinstance(returns, Mapping) else None,
+        returns if returns is not None and isinstance(returns, Mapping) else None,
     )
 
 
@@ -203,7 +203,7 @@ def _looks_like_definition(value: Mapping[str, Any]) -> bool:
 def _from_mapping(item: Mapping[str, Any], kind: str, out: list[Tool]) -> None:
     fn = item.get("function")
     # (OpenAI's `{"type": "function", "function": {…}}`, often written without its "type")
-    if (isinstance(fn, Mapping) and item.get("type", "function") == "function") or isinstance(item.get("name"), str):
+    if ((type(fn) is dict or (fn is not None and isinstance(fn, Mapping))) and item.get("type", "function") == "function") or isinstance(item.get("name"), str):
         out.append(_definition(item, kind))
         return
     containers = [k for k in _LIST_KEYS if isinstance(item.get(k), (list, tuple))]
@@ -250,7 +250,9 @@ def _from_mapping(item: Mapping[str, Any], kind: str, out: list[Tool]) -> None:
 
 def _from_iterable(items: Iterable[Any], kind: str, out: list[Tool]) -> None:
     for item in items:
-        if isinstance(item, str):
+        if type(item) is dict:  # (a definition, most often: no ABC check, which costs a definition's reading)
+            _from_mapping(item, kind, out)
+        elif isinstance(item, str):
             if not item:
                 raise TypeError("tools: an empty tool name")
             out.append(_tool(item, kind=kind))
@@ -294,7 +296,9 @@ def normalize_tools(tools: Any, *, kind: str = "tool") -> ToolSet | None:
     if isinstance(tools, ToolSet):
         return tools
     found: list[Tool] = []
-    if isinstance(tools, (str, Tool)):
+    if type(tools) is list:  # (the usual shape, told without the ABC checks below)
+        _from_iterable(tools, kind, found)
+    elif isinstance(tools, (str, Tool)):
         _from_iterable([tools], kind, found)
     elif isinstance(tools, Mapping):
         _from_mapping(tools, kind, found)
