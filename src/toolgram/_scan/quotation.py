@@ -301,7 +301,13 @@ class Fences:
 
 
 def _next_fence(buf: str, p: int, end: int) -> int:
-    """The first ``` or ~~~ in buf[p:end] (-1: none)."""
-    a = buf.find("```", p, end)
-    b = buf.find("~~~", p, end if a < 0 else a)
+    """The first ``` or ~~~ in buf[p:end] (-1: none). (Each looked for from its character's
+    first place, a one-character find: see fastpath._shown.)"""
+    a = buf.find("`", p, end)
+    if a >= 0:
+        a = buf.find("```", a, end)
+    hi = end if a < 0 else a
+    b = buf.find("~", p, hi)
+    if b >= 0:
+        b = buf.find("~~~", b, hi)
     return b if b >= 0 else a
