@@ -12,9 +12,14 @@
   2 KB / 5 calls with `formats=["hermes"]`, and with tools given (five OpenAI
   definitions, as a list and as a ToolSet made once). And a one-paragraph reply
   with no call against one compiled search for any format's start marker; target 3x.
+  Beside them, the floor: bench_parse.same_result, a loop that knows only well-formed
+  Hermes blocks and builds the very ParseResult parse() returns (checked equal), against
+  the same baseline: about the least a parser returning that result costs in Python.
 - streaming: a reply (bench_stream.make_reply) fed to StreamParser in 8-character
   deltas against the floor of one Text event per delta (bench_stream.text_only),
-  at 20 KB and 100 KB; target at most 2x, and flat (100 KB / 20 KB near 1).
+  at 20 KB and 100 KB; target at most 2x, and flat (100 KB / 20 KB near 1). Beside
+  it, the floor of any stream parser that looks for a marker in each delta
+  (bench_stream.looking_only: one search, the text kept, a Text event) against the same.
 
 Each ratio is the median of the rounds' own ratios, the two sides timed one after
 the other in each round (a busy spell of this shared machine hits both), in CPU
@@ -125,7 +130,7 @@ def cold(src: str, runs: int) -> None:
 
 def small(rounds: int) -> None:
     import toolgram
-    from bench_parse import _formats, regex_extract, time_rounds
+    from bench_parse import _formats, regex_extract, same_result, time_rounds
     from _replies import hermes_reply
     from toolgram.tools import normalize_tools
 
@@ -141,10 +146,15 @@ def small(rounds: int) -> None:
                 ("tools: 5 OpenAI definitions", lambda: toolgram.parse(raw, DEFS)),
                 ("tools: a ToolSet", lambda: toolgram.parse(raw, toolset)),
             ]
+        # (The floor beside them: bench_parse.same_result, a loop that knows only these
+        # well-formed blocks and builds the very ParseResult parse() returns, decoding each
+        # payload as parse() does: what any parser returning that result costs at least.)
+        assert same_result(raw) == toolgram.parse(raw), "same_result differs from parse()"
+        cases.append(("floor: the same result, built by a loop that knows only these blocks", lambda: same_result(raw)))
         times = time_rounds([lambda: regex_extract(raw)] + [fn for _, fn in cases], rounds, budget=0.02)
         for (name, _), mine in zip(cases, times[1:]):
             row(
-                f"small reply, {label} ({len(raw)} chars): parse, {name}",
+                f"small reply, {label} ({len(raw)} chars): " + (name if name.startswith("floor") else f"parse, {name}"),
                 f"{min(mine) * 1e6:.1f} µs",
                 f"regex + json.loads {min(times[0]) * 1e6:.1f} µs",
                 f"{ratio(mine, times[0]):.2f}x",
@@ -168,7 +178,7 @@ def small(rounds: int) -> None:
 
 def streaming(rounds: int) -> None:
     from bench_parse import time_rounds
-    from bench_stream import make_reply, stream, text_only
+    from bench_stream import looking_only, make_reply, stream, text_only
 
     import toolgram
 
@@ -177,7 +187,9 @@ def streaming(rounds: int) -> None:
     for size in (20_000, 100_000):
         raw = make_reply(size)
         deltas = -(-len(raw) // 8)
-        t_stream, t_floor = time_rounds([lambda: stream(raw, 8), lambda: text_only(raw, 8)], rounds, budget=0.02)
+        t_stream, t_floor, t_look = time_rounds(
+            [lambda: stream(raw, 8), lambda: text_only(raw, 8), lambda: looking_only(raw, 8)], rounds, budget=0.02
+        )
         found[size] = ratio(t_stream, t_floor)
         row(
             f"stream, {size // 1000} KB in 8-character deltas ({deltas} deltas)",
@@ -185,6 +197,15 @@ def streaming(rounds: int) -> None:
             f"one Text event a delta {min(t_floor) / deltas * 1e6:.2f} µs",
             f"{found[size]:.2f}x",
             "<= 2x",
+        )
+        # (The floor of any stream parser that looks for a marker in each delta, beside it:
+        # one search of the delta, the text kept, a Text event; calls cost it nothing.)
+        row(
+            f"stream, {size // 1000} KB: floor, one marker search a delta, the text kept, a Text event",
+            f"{min(t_look) / deltas * 1e6:.2f} µs a delta",
+            f"one Text event a delta {min(t_floor) / deltas * 1e6:.2f} µs",
+            f"{ratio(t_look, t_floor):.2f}x",
+            "(reported)",
         )
     row("stream: 100 KB ratio / 20 KB ratio", "", "", f"{found[100_000] / found[20_000]:.2f}", "flat (~1)")
 
