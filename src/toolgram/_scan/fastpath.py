@@ -413,9 +413,14 @@ class JsonFrame:
                         return None
                     closers = self.closers
                     # (Only a rest shorter than a closer can be one cut short: no more of it is
-                    # copied. All of it, for each call read, cost the square of a reply of calls.)
+                    # copied. All of it, for each call read, cost the square of a reply of calls.
+                    # A `<` alone too: after a JSON value whose brackets closed, the general way
+                    # reads it as the end marker begun, markup (close.cut_close), where the end
+                    # marker is optional as where it is not: `<|im_start|>{…}\n<` kept the `<`
+                    # as text here and not in a stream (issue 17).)
                     at = _SPACE.match(buf, stop).end()
-                    if cut_marker(buf[at : at + max(map(len, closers), default=0)], closers):
+                    rest = buf[at : at + max(map(len, closers), default=0)]
+                    if cut_marker(rest, closers) or (len(rest) == 1 and any(len(m) > 1 and m.startswith(rest) for m in closers)):
                         return None  # (an end marker cut short by the end: the general way's repair)
                     break  # (the region never ends inside ignored text)
 
