@@ -53,7 +53,7 @@ from typing import Any
 import regex
 
 from .._lalr.checkpoint import Checkpoint
-from .._lalr.close import CUT_ROOM
+from .._lalr.close import CUT_ROOM, open_cut
 from .._lalr.extent import triple_quote, twin_before
 from .._recover import repair as _repair
 from .._lalr.tokens import DONE, Tok
@@ -302,6 +302,8 @@ def read_list(buf: str, start: int, final: bool, begun: Begun | None = None, quo
 
 
 _UNDECIDED = "undecided"
+# (advance's `quoted`: the driver's lexer reads the value cut at a marker in it, not whole.)
+_CUT = "cut"
 # How far _short looks for a line's end after an item that did not match.
 _LINE_LOOK = 256
 
@@ -438,7 +440,16 @@ def advance(drv: Any, buf: str, final: bool) -> str | None:
 
     def quoted(p: int) -> Any:
         asked[0] += 1
-        return drv._quoted(buf, p, final)
+        got = drv._quoted(buf, p, final)
+        if type(got) is tuple and got[1] is True and drv.cutter and open_cut(drv, buf, p, final) is not None:
+            # (Read whole, its quotes paired, but for a marker inside Python's string that
+            # cuts it, or may (a stream's WAIT): the driver's lexer asks close.open_cut next,
+            # and reads it cut there. So does the driver here: the value is no plain one.
+            # It was read whole here, in a whole text only: `[f(c=''P<tool_call>{…}</tool_call>
+            # \n[e('[')` ran on to the last quote, where the general way, and a stream past
+            # _HOLD_MAX, cut it at the line's end (issue 17, fuzz seed 7 #102007488).)
+            return _CUT
+        return got
 
     feed, arg = drv._feed, _shortcut(drv.c)  # (once a region, not once a list)
     # The last whole list read here, as (its text, its tokens' places from its `[`; made
