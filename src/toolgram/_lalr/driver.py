@@ -33,7 +33,7 @@ from .._recover import repair as _repair
 from .checkpoint import Checkpoint
 from .extent import TripleWait, _Extent, _last_closer, open_before, scalar_end, triple_end, triple_quote, twin_before, twin_close
 from .growth import _HOLD, _LoopWait, _QuoteWait, _could_grow, _loop_wait
-from .table import _ENDING_NAME, _reduces_call, _sure, closing_plan, expected, plain_starting, shifts_plain, simulate, takes
+from .table import _ENDING_NAME, _reduces_call, _sure, closing_plan, expected, plain_starting, shifts_plain, simulate, step, takes
 from .tokens import _SNIPPET, DONE, FAIL, PAUSE, WAIT, WAIT_MORE, Tok, Unbounded, _snippet
 
 _JSON_START = lazy(regex.compile, r"[ \t\n\r]*")  # (the blanks before a payload's JSON value)
@@ -484,6 +484,63 @@ class Driver:
         if m.partial:
             return WAIT
         return j + 1
+
+    def _paren_left_out(self, buf: str, name: str, pos: int, end: int, final: bool) -> Any:
+        """Where the Python value at pos, which a `,` at `end` ends, is followed by calls
+        alone up to the list's `]`, `, g(…)`, `, h(…)`, each closed, then blanks and that
+        `]` (`[f(a=["x"], g(b=1)]`, `[f(a="x", g(b=1), h(c=1)]`): the call's `)` was left
+        out before that `,`, and the list reads whole with it supplied there (closed_tag),
+        going on with g. Where the value ends, its blanks left out (the `)` supplied after
+        it); -1: not so, read as before: anything else between g's `)` and the `]`
+        (`[f(a="x", g(b=1) c="y"]`, `[f(a="x", g(b=1))]`: g f's positional argument,
+        its `)` f's), a closer right after the `]` (`]]`: f's `)`, then the list's), no
+        `]`, or a call in no list (_list_after_call) (issue 19: g was read as a positional argument and
+        dropped, f `dropped_partial_argument, cut_value`, or the whole list an error with
+        tools; fix40's rule, a `]` after g's `)` before any `)`, took the first and lost
+        the list). WAIT while a stream's text cannot tell: the _CallsTail of the scan
+        then, which resumes as text comes."""
+        tails = self.extents.get("tails")
+        if tails is None:
+            tails = self.extents["tails"] = {}
+        tail = tails.get(end)
+        if tail is None or tail.n > len(buf) or (tail.final and tail.n != len(buf)):
+            # (A new scan: no scan went past this `,`, or one in another text than the one
+            # its answer was told in, the text cut at a list's `]` (run: LISTED; _unbound)
+            # or the whole one. A scan that went past it, from an earlier `,` of the same
+            # calls, tells the same: each `,` between them is read so, g then f's
+            # positional argument, once, not each scanning the rest.)
+            if self.stop is not None:
+                if _CALL_AFTER.match(buf, end + 1, self.stop) is None:
+                    return -1  # (no call after the `,`, as in the text cut at stop)
+                raise Unbounded  # (what follows that call tells, past the bound)
+            if _CALL_AFTER.match(buf, end + 1, partial=not final) is None:
+                return -1  # (most values: an argument, or prose, after the `,`)
+            tail = tails[end] = _CallsTail(end, tails)
+        elif self.stop is not None:
+            raise Unbounded
+        close = tail.scan(buf, final)
+        if close is WAIT:
+            return tail
+        if close < 0 or not self._list_after_call(name):
+            return -1
+        while end > pos and buf[end - 1].isspace():
+            end -= 1
+        return end
+
+    def _list_after_call(self, name: str) -> bool:
+        """Whether the table, the value (terminal `name`) taken where the reading stands,
+        takes the call's `)` and then the list's `]`: the call an element of a list that
+        a `]` closes there (_paren_left_out). Not so for a call written bare, as OLMo 3's
+        `<function_calls>f(…)` may be (a `]` there is none of its)."""
+        c = self.c
+        paren = next((t.name for t in c.terminals.values() if t.literal == ")"), None)
+        close = c.derived.get("list_close", False)
+        if close is False:  # (the grammar's `]` terminal, looked up once a grammar: supply_list_close)
+            close = c.derived["list_close"] = next((t.name for t in c.terminals.values() if t.literal == "]"), None)
+        if paren is None or close is None:
+            return False
+        stack = list(self.stack)
+        return step(c, stack, name) and step(c, stack, paren) and step(c, stack, close)
 
     def _paren_for_bracket(self) -> None:
         """The call's `)` that a `]` stood for (_bracket_for_paren), supplied after its
@@ -1015,6 +1072,13 @@ class Driver:
                             shut = triple_end(buf, pos, triple)
                             close = twin_before(buf, shut, end) if shut is not None else -1
                             lone = self._bracket_for_paren(buf, shut, end, final) if shut is not None and close < 0 else -1
+                            if lone == -1 and close < 0:
+                                lone = self._paren_left_out(buf, name, pos, end, final)
+                                if type(lone) is _CallsTail:
+                                    grow = True  # (the calls after the `,` tell: the scan resumes)
+                                    if growers is not None:
+                                        growers.append(lone)
+                                    continue
                             if lone is WAIT:
                                 grow = True
                                 growers = None  # (the text after the `,` tells: each delta)
@@ -1124,6 +1188,13 @@ class Driver:
                             # that stop: a stream, once it has come, as parse().)
                             close = twin_before(buf, pos, end)
                             lone = self._bracket_for_paren(buf, pos, end, final) if close < 0 else -1
+                            if lone == -1 and close < 0:
+                                lone = self._paren_left_out(buf, name, pos, end, final)
+                                if type(lone) is _CallsTail:
+                                    grow = True  # (the calls after the `,` tell: the scan resumes)
+                                    if growers is not None:
+                                        growers.append(lone)
+                                    continue
                             if lone is WAIT:
                                 grow = True
                                 growers = None  # (the text after the `,` tells: each delta)
@@ -2579,6 +2650,72 @@ _SPACE_TO_END = lazy(regex.compile, r"\s*\Z")  # (whitespace to the end of the t
 _SPACE = lazy(regex.compile, r"\s*")  # (blanks from a point: _comma_list_close)
 _COMMA_CALL = lazy(regex.compile, r"\s*+,\s*+[A-Za-z_][\w.]*+\s*+\(")  # (_comma_list_close)
 _CALL_AFTER = lazy(regex.compile, r"\s*+[A-Za-z_][\w.]*+\s*+\(")  # (a call's name and `(` after a `,`: _bracket_for_paren)
+# (After a call's `)` in _CallsTail's scan: the list's `]`, or the next call's `, h(`.)
+_CALLS_TAIL = lazy(regex.compile, r"\s*+(?:(\])|(,)\s*+[A-Za-z_][\w.]*+\s*+\()")
+
+
+class _CallsTail:
+    """Driver._paren_left_out's scan from the `,` at `start`: whether calls alone follow
+    it, `, g(…)`, each closed by its `)` (a bracket scan, strings respected: _Extent,
+    which stops at a `)` or `]` at its depth), up to the list's `]` after blanks. It
+    resumes where it stopped (a stream's text, scanned once); a grower while it waits
+    on a call's arguments (absorbs), looked at again at each delta between calls."""
+
+    __slots__ = ("start", "tails", "n", "final", "at", "args", "close")
+
+    def __init__(self, start: int, tails: dict) -> None:
+        self.start = start
+        self.tails = tails  # (the driver's scans by the `,` they pass: each `,` it passes is noted)
+        self.n = 0  # (the length of the longest text scanned)
+        self.final = False  # (scanned as a whole text: its answer is that text's)
+        self.at = start  # (the `,` or a call's `)`: what follows is matched by _CALLS_TAIL)
+        self.args = None  # (the _Extent of the arguments of the call it is in)
+        self.close = None  # (the answer once told: the list's `]`, or -1)
+
+    def scan(self, buf: str, final: bool) -> Any:
+        """Where the list's `]` is; -1: not calls alone up to one; WAIT: not yet told."""
+        if len(buf) > self.n:
+            self.n = len(buf)
+        if final:
+            self.final = True
+        while self.close is None:
+            if self.args is not None:
+                k = self.args.advance(buf, 0)
+                if k is None:
+                    if not final:
+                        return WAIT
+                    self.close = -1
+                elif buf[k] != ")":
+                    self.close = -1  # (a `]` closes the call's arguments: not a call)
+                else:
+                    self.args = None
+                    self.at = k + 1
+                continue
+            if self.at == self.start:
+                m = _CALL_AFTER.match(buf, self.at + 1, partial=not final)
+            else:
+                m = _CALLS_TAIL.match(buf, self.at, partial=not final)
+            if m is None:
+                self.close = -1
+            elif m.partial:
+                return WAIT
+            elif self.at != self.start and m.group(1) is not None:
+                # (Not where a closer follows it, blanks between: `]]` after a value is
+                # its call's `)` written as a `]`, then the list's (twin_close), g f's
+                # argument as in `[f(a="x", g(b=1))]`; `])` alike.)
+                k = _SPACE.match(buf, m.end()).end()
+                if k >= len(buf) and not final:
+                    return WAIT
+                self.close = -1 if k < len(buf) and buf[k] in ")]" else m.start(1)
+            else:
+                if self.at != self.start:
+                    self.tails[m.start(2)] = self  # (from that `,` on, the same scan)
+                self.args = _Extent(m.end(), ")]")
+        return self.close
+
+    def absorbs(self, text: str, n: int) -> bool:
+        self.n = n + len(text)
+        return self.args is not None and self.args.advance(text, n) is None
 
 
 _TURN_TOKENS: dict = {}
