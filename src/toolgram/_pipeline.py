@@ -57,10 +57,11 @@ def finish_call(
     validate: bool = False,
     cut: bool = False,
     truncated: str = "repair",
+    base: tuple[str, ...] | None = None,
 ) -> ToolCall | str:
     """A ToolCall, or the error message that replaces it. `cut`: max_chars cut the
     reply where the call's region ends; repaired, it was cut by the limit, and says so.
-    `truncated`: see accept."""
+    `truncated`: see accept. `base`: tuple(region.repairs), made once for a region's calls."""
     if draft.error and (tools is None or draft.name in tools or not draft.name):
         return draft.error
     deep = too_deep_argument(draft.arguments)
@@ -69,7 +70,7 @@ def finish_call(
         # than VALUE_DEPTH, so that json.dumps and the conversions never recurse
         # past Python's limit on it; see _build/depth.py.)
         return f"Couldn't read a tool call: {too_deep_message(deep or None)}."
-    repairs = tuple(region.repairs)
+    repairs = tuple(region.repairs) if base is None else base
     if draft.repairs:  # (the region's first, then the call's own, each once)
         repairs += tuple(r for r in dict.fromkeys(draft.repairs) if r not in repairs)
     if cut and not _CUT_REPAIRS.isdisjoint(repairs):
@@ -411,6 +412,7 @@ class Assembler:
             self.prose.mark_cut()
             last = item.items[-1] if item.items else None
             cut = 0 <= self.cut <= item.end
+            base = tuple(item.repairs)  # (each call's first repairs: finish_call)
             for part in item.items:
                 if type(part) is not Draft:  # (the commonest part, a call, passes the rest by)
                     if isinstance(part, Prose) and part.span is not None:
@@ -432,7 +434,7 @@ class Assembler:
                 if self.pending and isinstance(part, Draft):
                     part.repairs = [*self.pending, *(r for r in part.repairs if r not in self.pending)]
                     self.pending = ()
-                done = finish_call(part, item.fmt, self.tools, item, self.validate, cut, self.truncated)
+                done = finish_call(part, item.fmt, self.tools, item, self.validate, cut, self.truncated, base)
                 if type(done) is ToolCall:
                     self.calls.append(done)
                     produced.append(("call", done))

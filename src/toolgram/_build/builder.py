@@ -81,6 +81,8 @@ _PLAIN_PY = re.compile(r'-?(?:0|[1-9][0-9]{0,17})|"[^"\\\x00-\x1f]*"')  # (Build
 _PLAIN_TRIES = 64  # (Builder._plain_memo: the keys it makes before one is found, or it is dropped)
 _PLAIN_FOUND = 1 << 62  # (one was found: tries left that never run out)
 _NONE: frozenset = frozenset()  # (Builder._call's no_value, for a plain call: none)
+_NO_COLLECT: dict = {}  # (Builder._collected where no key is written twice: only read)
+_QUOTE_ENDS = ("'", '"')  # (Builder._slipped reads a value that ends with one)
 
 
 class Unreadable(Exception):
@@ -414,8 +416,9 @@ class Builder:
         # (text, cut) -> decode_loose's answer, for arguments written the same in another
         # call of the region (Gemma's `call:f{a:1}` lines): only read, never changed.
         self._loose: dict = {}
-        # (text, whether a call's name) -> (the name, its repairs): see _named.
-        self._names: dict = {}
+        # A call's name, and a keyword, as written -> (the name, its repairs): see _named.
+        self._call_names: dict = {}
+        self._key_names: dict = {}
         # _plain_key -> (name, arguments, repairs, params) of a plain call the end of the
         # reply did not cut, read whole: another written the same (a list of one call
         # repeated, thousands) is read as it, its span its own. Its arguments are scalars
@@ -845,18 +848,22 @@ class Builder:
                 prop = props.get(key) if props is not None else None
                 if key in collect:
                     prop = collect[key]
-                try:
-                    value, repairs = self._coerce(raw, typ, prop, schema, i != cut_param)
-                except _repair.RepairError as exc:
-                    if str(exc) == _repair.TOO_DEEP:
-                        # (Past what the decoder reads, 272 levels: the call an error, its
-                        # region read, as one the decoder read past VALUE_DEPTH is
-                        # (_pipeline.finish_call), not a broken region whose markup stays
-                        # in the text (issue 19).)
-                        draft.error = f"Couldn't read a tool call: {too_deep_message(key)}."
-                        break
-                    raise Unreadable(f"cannot read the value of {key!r} ({exc})") from None
-                _add(draft.repairs, repairs)
+                if typ == "python" and type(raw) is str and _PLAIN_PY.fullmatch(raw) is not None:
+                    value, repairs = (raw[1:-1] if raw[0] == '"' else int(raw)), ()  # (_coerce's first reading, written out)
+                else:
+                    try:
+                        value, repairs = self._coerce(raw, typ, prop, schema, i != cut_param)
+                    except _repair.RepairError as exc:
+                        if str(exc) == _repair.TOO_DEEP:
+                            # (Past what the decoder reads, 272 levels: the call an error, its
+                            # region read, as one the decoder read past VALUE_DEPTH is
+                            # (_pipeline.finish_call), not a broken region whose markup stays
+                            # in the text (issue 19).)
+                            draft.error = f"Couldn't read a tool call: {too_deep_message(key)}."
+                            break
+                        raise Unreadable(f"cannot read the value of {key!r} ({exc})") from None
+                if repairs:
+                    _add(draft.repairs, repairs)
                 if key in collect:
                     if key in given:
                         draft.arguments[key].append(value)
@@ -911,29 +918,71 @@ class Builder:
         name (in draft), keyword arguments (draft.params) and positional ones, and
         its span (_call_extent, of its tokens); where its name ends, and whether the
         end of the reply cut a value short (None: no value reaches it)."""
+        # (Each part a rule of one token: its text, _attr_text's, _token_text's and
+        # _python_kwarg's readings written out, asked only where they may differ from
+        # the text as it is (an `&` in an XML token, a quote that ends a value, an `=`
+        # in it): a list of thousands of calls reads each of them.)
         buf, repairs = self.buf, draft.repairs
         name = parts[0].children[0]
-        draft.name = self._named(_attr_text(parts[0], buf), repairs, True)
         lo, hi = name.start_pos, name.end_pos
+        if buf is None:
+            text = name.value
+        else:
+            text = buf[lo:hi] if hi > lo else ""
+        if "&" in text and name.type.endswith("_XML"):
+            text = _attr_text(parts[0], buf)
+        names = self._call_names
+        got = names.get(text)
+        if got is None:
+            got = names[text] = self._name_of(text, True)
+        if got[1]:
+            _add(repairs, got[1])
+        draft.name = got[0]
         short = None
+        params, keys = draft.params, self._key_names
+        ended = self.ended[0] if cut_open else -1
         for child in parts[1:]:
             children = child.children
             value = children[-1] if len(children) == 1 else children[1].children[0]  # (posarg; kwarg: key, value)
-            text = _token_text(value, buf)
-            reaches = cut_open and value.end_pos == self.ended[0]  # (_reaches: its extent is its token's)
+            s, e = value.start_pos, value.end_pos
+            if buf is None:
+                text = value.value
+            else:
+                text = buf[s:e] if e > s else ""
+            reaches = cut_open and e == ended  # (_reaches: its extent is its token's)
             if reaches:
                 short = _repair.cut_short(text + self._spaced())
                 text = self._cut_text(text, short)
-                hi = max(hi, self.took_to)  # (the whitespace it holds)
-            else:
+                if self.took_to > hi:
+                    hi = self.took_to  # (the whitespace it holds)
+            elif text[-1:] in _QUOTE_ENDS and buf is not None and not _whole_string(text):
                 text = self._slipped(value, text, repairs)
             if len(children) == 2:
                 key = children[0].children[0]
-                self._python_kwarg(draft, self._named(_token_text(key, buf), repairs, False), text, reaches)
-                lo, hi = min(lo, key.start_pos), max(hi, key.end_pos)
+                ks, ke = key.start_pos, key.end_pos
+                if buf is None:
+                    word = key.value
+                else:
+                    word = buf[ks:ke] if ke > ks else ""
+                got = keys.get(word)
+                if got is None:
+                    got = keys[word] = self._name_of(word, False)
+                if got[1]:
+                    _add(repairs, got[1])
+                if "=" in text:
+                    self._python_kwarg(draft, got[0], text, reaches)
+                else:
+                    params.append((got[0], text, "python"))  # (_python_kwarg: no keyword can follow)
+                if ks < lo:
+                    lo = ks
+                if ke > hi:
+                    hi = ke
             else:
                 positional.append(text)
-            lo, hi = min(lo, value.start_pos), max(hi, value.end_pos)
+            if s < lo:
+                lo = s
+            if e > hi:
+                hi = e
         end = getattr(getattr(node, "_meta", None), "end_pos", None)
         draft.span = (lo, end) if end is not None and end > hi else (lo, hi)
         return name.end_pos, short
@@ -943,14 +992,20 @@ class Builder:
         call's: _call_name, then _unescape_md; a keyword's: stripped, then _unescape_md),
         its repairs added; read once for each name written the same in the region (a
         list of calls names a few tools and keywords, each many times)."""
-        got = self._names.get((text, call))
+        names = self._call_names if call else self._key_names
+        got = names.get(text)
         if got is None:
-            added: list[str] = []
-            name = _unescape_md(_call_name(text, added) if call else text.strip(), added)
-            got = self._names[text, call] = (name, tuple(added))
+            got = names[text] = self._name_of(text, call)
         if got[1]:
             _add(repairs, got[1])
         return got[0]
+
+    @staticmethod
+    def _name_of(text: str, call: bool) -> tuple[str, tuple[str, ...]]:
+        """_named's reading of a name not read before: (the name, its repairs)."""
+        added: list[str] = []
+        name = _unescape_md(_call_name(text, added) if call else text.strip(), added)
+        return name, tuple(added)
 
     def _python_kwarg(self, draft: Draft, key: str, text: str, cut: bool) -> None:
         """A Python keyword argument, `key` and its value's text, into draft.params. A
@@ -1005,7 +1060,7 @@ class Builder:
         """The parameters written more than once whose values collect into a list (see
         repeated_item), each with the schema of its items."""
         if len(params) < 2:
-            return {}  # (no key written twice)
+            return _NO_COLLECT  # (no key written twice)
         seen: set[str] = set()
         twice: set[str] = set()
         for key, _, _ in params:
@@ -2363,6 +2418,14 @@ def _kwargs_run_on(text: str, cut: bool = False) -> _RunOn | None:
             got.last = text[pos:].rstrip()
             return got if got.last or cut else None
         value = text[pos:end]
+
+
+def _whole_string(text: str) -> bool:
+    """Whether text is a quoted string with no quote of its kind or backslash inside
+    (`"x1"`), which _repair.slipped_quote reads as Python's string, ending where it ends:
+    no repair (told without its match; a list of thousands of calls has one a call)."""
+    q = text[0]
+    return len(text) >= 2 and text[-1] == q and "\\" not in text and text.count(q) == 2
 
 
 def _token_text(tok: Tok, buf: str | None) -> str:
