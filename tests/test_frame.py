@@ -521,8 +521,17 @@ def test_lists_handed_over_in_a_row_are_read_on_by_the_driver(
             looks.append(args[2:4])
         return done
 
+    shaped = pyframe._again_shaped
+
+    def shaped_spy(*args: Any) -> bool:  # (a list of as many plain calls as the one before, put so)
+        done = shaped(*args)
+        if done:
+            looks.append(args[2:4])
+        return done
+
     monkeypatch.setattr(pyframe, "_fed", fed_spy)
     monkeypatch.setattr(pyframe, "_again", again_spy)
+    monkeypatch.setattr(pyframe, "_again_shaped", shaped_spy)
     expected = summary(general(raw, tools, None, 32_768))
     got = summary(toolgram.parse(raw, tools))
     assert got == expected

@@ -464,6 +464,11 @@ def advance(drv: Any, buf: str, final: bool) -> str | None:
     # the same stack, the call before folded into the tree of the lists before it: what
     # it makes of the next one the same, from that stack, is that again: _again.)
     twin: list | None = None
+    # (The same, for a list of as many plain calls as the list before, written the same or
+    # not: the table reads only their tokens' kinds, and puts each call whole (_call): what
+    # it makes of the next one so, from that stack, is that again, its calls made anew:
+    # _again_shaped.)
+    shape: list | None = None
     while True:
         if end < 0:
             at = drv.start
@@ -500,10 +505,14 @@ def advance(drv: Any, buf: str, final: bool) -> str | None:
             end = at + len(last[0])
             if twin is not None and _again(drv, buf, toks, at, twin):
                 continue
+            if shape is not None and _again_shaped(drv, buf, toks, at, shape, True):
+                continue
             seen = _before(drv) if arg is not None else None
+            held = _held(drv) if arg is not None else None
             if not _fed(drv, buf, toks, feed, arg, at):
                 return None
             twin = _twin(drv, seen, toks, at) if seen is not None else None
+            shape = _shaped(drv, held, toks, at) if held is not None and twin is None else None
             continue
         before = asked[0]
         paren = None  # (a Paren handed over: see _before_paren)
@@ -535,7 +544,7 @@ def advance(drv: Any, buf: str, final: bool) -> str | None:
                 toks, end = parts[-1]
                 if not _fed(drv, buf, toks, feed, arg):
                     return None
-                last = twin = None
+                last = twin = shape = None
                 continue
             paren = got
             got = _short(_ARG_BEGUN, buf, got.pos, final, got.toks, got.at, got.item)  # (read_list's answer)
@@ -547,7 +556,7 @@ def advance(drv: Any, buf: str, final: bool) -> str | None:
             if shut is None:
                 return None
             if shut:
-                end, last, twin = got.close + 1, None, None
+                end, last, twin, shape = got.close + 1, None, None, None
                 continue
             got = _part(got.toks)  # (not read so here: the driver reads the call, as before)
             if got is None:
@@ -569,9 +578,13 @@ def advance(drv: Any, buf: str, final: bool) -> str | None:
                 return _before_paren(drv, buf, paren, len(toks))
             return None
         toks, end = got
+        last = (None, at, end, toks) if asked[0] == before and begun is None else None
+        if shape is not None and _again_shaped(drv, buf, toks, 0, shape):
+            continue
+        held = _held(drv) if arg is not None else None
         if not _fed(drv, buf, toks, feed, arg):
             return None
-        last = (None, at, end, toks) if asked[0] == before and begun is None else None
+        shape = _shaped(drv, held, toks, 0) if held is not None else None
 
 
 def _shut(drv: Any, buf: str, got: Shut, feed: Any, arg: tuple | None, quoted: Any, final: bool) -> bool | None:
@@ -785,7 +798,12 @@ def _put(drv: Any, feed: Any, buf: str, toks: list, arg: tuple | None, off: int 
                 continue
         s += off
         e += off
-        if not feed(Tok(term, buf[s:e], s, e)):
+        tok = _new(Tok)  # (as _call_tree makes its tokens)
+        tok.type = term
+        tok.value = buf[s:e]
+        tok.start_pos = s
+        tok.end_pos = e
+        if not feed(tok):
             return False
         i += 1
     return True
@@ -983,6 +1001,164 @@ def _again(drv: Any, buf: str, toks: list, off: int, twin: list) -> bool:
     values[-1] = last
     drv.calls = twin[3] = calls + 1
     drv.taken += n
+    drv.pos = drv.last_end = e
+    drv.last_start = s
+    drv.last_term = term
+    return True
+
+
+def _calls_of(toks: list) -> list | None:
+    """The (NAME, `)`) indexes of each call of a plain list's tokens (read_list's: `[`, the
+    calls with `,` between, `]`); None where they are not so."""
+    n = len(toks)
+    out = []
+    i = 1
+    while i < n - 1:
+        if toks[i][0] != "NAME":
+            return None
+        end = i + 2
+        while end < n and toks[end][0] != "RPAR":
+            end += 1
+        if end + 1 >= n:
+            return None
+        out.append((i, end))
+        i = end + 2  # (past the `)` and its `,` or `]`)
+        if toks[end + 1][0] != ("RSQB" if i >= n else "COMMA"):
+            return None
+    return out if out and toks[0][0] == "LSQB" and toks[-1][0] == "RSQB" else None
+
+
+def _held(drv: Any) -> tuple | None:
+    """What _shaped compares a list's feeding with: drv's stack and values before it, the
+    number of values the list before left (the tree of the lists before it, its `[`, its
+    items' trees, one or two, its `]`) and that tree's number of children, drv.calls;
+    None where drv is not between two lists so."""
+    values = drv.values
+    if drv.marks:
+        return None
+    n = len(values)
+    for size in (4, 5):
+        if n < size:
+            return None
+        if type(values[-size]) is not Tree or type(values[-size + 1]) is not Tok or type(values[-1]) is not Tok:
+            continue
+        if any(type(v) is not Tree or v._meta is not None for v in values[-size + 2 : -1]):
+            continue
+        items = [(v, list(v.children)) for v in values[-size + 2 : -1]]
+        return list(drv.stack), list(values), size, len(values[-size].children), drv.calls, items
+    return None
+
+
+def _shaped(drv: Any, held: tuple, toks: list, off: int) -> list | None:
+    """After a list of plain calls was fed (held: _held before it): [the stack, the tree of
+    the lists before, its data, the names of the list's items' trees, the number of its
+    calls, drv.calls, whether that tree was made anew] where the table read it from that
+    stack back to that stack, folding the items of the list before into that tree (its
+    children extended with theirs, in order), and making the new list's items' trees of
+    its calls alone, the first call one tree, the others one more, as many values as
+    before; else None (_again_shaped makes the same of the next list of as many calls)."""
+    stack, values, size, n, calls, before = held
+    now = drv.values
+    spans = _calls_of(toks)
+    if spans is None or drv.marks or drv.stack != stack or len(now) != len(values):
+        return None
+    k = len(spans)
+    if drv.calls != calls + k or size != (4 if k == 1 else 5):
+        return None
+    if any(a is not b for a, b in zip(values[:-size], now[:-size])):
+        return None
+    tree, old = now[-size], values[-size]
+    if type(tree) is not Tree or tree.children is not old.children or tree.data != old.data or tree._meta is not None or old._meta is not None:
+        return None
+    folded = [c for _, kids in before for c in kids]
+    if len(tree.children) != n + len(folded) or any(a is not b for a, b in zip(tree.children[n:], folded)):
+        return None
+    # (The first item's tree: its children as they were, or extended with the others'
+    # (the list's rule takes that tree's own list for its children).)
+    head, kids = before[0]
+    if len(head.children) == len(folded) and all(a is b for a, b in zip(head.children, folded)) and len(before) > 1:
+        merged = True
+    elif len(head.children) == len(kids) and all(a is b for a, b in zip(head.children, kids)):
+        merged = False
+    else:
+        return None
+    if any(len(v.children) != len(k2) or any(a is not b for a, b in zip(v.children, k2)) for v, k2 in before[1:]):
+        return None
+    items = now[-size + 2 : -1]
+    if any(type(v) is not Tree or v._meta is not None for v in items):
+        return None
+    made = [c for v in items for c in v.children]
+    if len(items[0].children) != 1 or len(made) != k:
+        return None
+    for call, (_, end) in zip(made, spans):
+        if type(call) is not Tree or call._meta is None or not call._meta.plain or call._meta.end_pos != toks[end][2] + off:
+            return None
+    first, last = now[-size + 1], now[-1]
+    if type(first) is not Tok or type(last) is not Tok or (first.type, last.type) != (toks[0][0], toks[-1][0]):
+        return None
+    return [stack, tree.children, tree.data, [v.data for v in items], k, drv.calls, tree is not old, merged]
+
+
+def _again_shaped(drv: Any, buf: str, toks: list, off: int, shape: list, same: bool = False) -> bool:
+    """Put the plain list whose tokens are toks (from off) on drv as the table would, the
+    list before it of as many calls and fed from the same stack as shape notes (_shaped):
+    the items of that list folded into the tree of the lists before, this one's calls
+    made the list's items. False (nothing done): drv is not as shape found it, or the
+    list has another number of calls. `same`: the list before is written the same (each
+    call's twin, as _again notes it, is that list's call in its place)."""
+    stack, children, data, names, k, calls, anew, merged = shape
+    values = drv.values
+    if drv.marks or drv.calls != calls or drv.stack != stack:
+        return False
+    spans = _calls_of(toks)
+    if spans is None or len(spans) != k:
+        return False
+    size = len(names) + 3
+    tree = values[-size]
+    if type(tree) is not Tree or tree.children is not children or tree._meta is not None:
+        return False
+    before = [c for v in values[-size + 2 : -1] for c in v.children] if same else None
+    if merged:  # (the first item's tree takes the others' children, then the lists' tree its)
+        head = values[-size + 2].children
+        for v in values[-size + 3 : -1]:
+            head.extend(v.children)
+        children.extend(head)
+    else:
+        for v in values[-size + 2 : -1]:
+            children.extend(v.children)
+    if anew:
+        values[-size] = Tree(data, children)
+    term, s, e = toks[0]
+    s += off
+    e += off
+    first = _new(Tok)  # (as _call_tree makes its tokens)
+    first.type = term
+    first.value = buf[s:e]
+    first.start_pos = s
+    first.end_pos = e
+    made = [_call_tree(buf, toks, i, end, off) for i, end in spans]
+    if before is not None and len(before) == k:
+        for call, twin in zip(made, before):
+            if type(twin) is Tree and twin._meta is not None and twin._meta.plain:
+                call._meta.twin = twin  # (the call in its place of the list before, written the same)
+    items = []
+    for name, calls_of in zip(names, (made[:1], made[1:])):
+        item = _new(Tree)
+        item.data = name
+        item.children = calls_of
+        item._meta = None
+        items.append(item)
+    term, s, e = toks[-1]
+    s += off
+    e += off
+    last = _new(Tok)
+    last.type = term
+    last.value = buf[s:e]
+    last.start_pos = s
+    last.end_pos = e
+    values[-size + 1 :] = [first, *items, last]
+    drv.calls = shape[5] = calls + k
+    drv.taken += len(toks)
     drv.pos = drv.last_end = e
     drv.last_start = s
     drv.last_term = term
