@@ -9,6 +9,7 @@ _HANDLERS); a call's parts are read by _call.
 from __future__ import annotations
 
 import json
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -1001,8 +1002,11 @@ class Builder:
         return got[0]
 
     @staticmethod
+    @functools.lru_cache(maxsize=1024)
     def _name_of(text: str, call: bool) -> tuple[str, tuple[str, ...]]:
-        """_named's reading of a name not read before: (the name, its repairs)."""
+        """_named's reading of a name not read before: (the name, its repairs). Of the
+        text alone, kept for the process (with tools each line's list is a region, read
+        by a builder of its own)."""
         added: list[str] = []
         name = _unescape_md(_call_name(text, added) if call else text.strip(), added)
         return name, tuple(added)
