@@ -836,7 +836,7 @@ class Builder:
                 # (`[get_weather("Paris")]`): told where a quiet format's failures are not
                 # (the whole reply a list, a ```python fence), as it is after a marker
                 # (lfm2's) or as a list's second call. A real call is never silent prose.
-                unnamed.called = self.tools is not None and draft.name in self.tools or self.tools is None and _keyword_first(parts)
+                unnamed.called = self.tools is not None and draft.name in self.tools or self.tools is None and not cut_open and _keyword_first(parts, self.buf)
                 raise unnamed
             draft.params[:0] = [(k, v, "python") for k, v in zip(names, positional)]
         if draft.params and isinstance(draft.arguments, dict):
@@ -2932,18 +2932,31 @@ _LEADING_LIST = re.compile(r"[ \t\r\n]*\[[ \t\r\n]*\{")
 LIST_CLOSED_EARLY = "the list's `]` comes before the call's `)`, and text follows it"
 
 
-def _keyword_first(parts: list) -> bool:
-    """Whether a Python call's arguments (its parts) give a positional one after a
+def _keyword_first(parts: list, buf: str) -> bool:
+    """Whether a Python call's arguments (its parts) give a whole positional value after a
     keyword one (`f(a=1, g(b=1))`, `f(a=1, 2)`), which no Python reads: no code quoted in
     prose, but a call broken, told even without tools (issue 19: prose, and no error),
-    where `[f(1)]` may be a Python list in prose."""
+    where `[f(1)]` may be a Python list in prose. Only a value Python reads whole, and no
+    `*b` or `**b` (valid Python there), and no bare name: not a word or a marker's beginning
+    that the reply's end or a marker cut (`f(a=1, u`, `f(a=1, <tool_c`: the caller reads
+    such a call only where its own end was read)."""
+    import ast  # (not at import: only a call that fails this way asks)
+
     keyword = False
     for p in parts:
         kind = getattr(p, "data", None)
         if kind == "kwarg":
             keyword = True
         elif kind == "posarg" and keyword:
-            return True
+            text = _text(p, buf).strip()
+            if text[:1] == "*":
+                continue
+            try:
+                tree = ast.parse(text, mode="eval").body
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                continue
+            if isinstance(tree, (ast.Constant, ast.List, ast.Tuple, ast.Dict, ast.Set, ast.Call, ast.UnaryOp)):
+                return True
     return False
 
 
