@@ -95,6 +95,7 @@ class Unreadable(Exception):
 
     called = False
     deep = False
+    name: str | None = None  # (a deep call's name, where read before its arguments: see build)
 
 
 def _too_deep(key: str | None) -> Unreadable:
@@ -450,7 +451,13 @@ class Builder:
             # (Not where one is nested too deeply: that call is its error, its region read,
             # its markup in no text, as one that only _pipeline.finish_call finds too deep
             # is: issue 19, Gemma's, MiniMax-M3's and Cohere's were left as text.)
-            if len(self._broken) == len([i for i in self.items if isinstance(i, Draft)]) and not any(e.deep for e in self._broken):
+            # (Nor where that call's name, read before its arguments, is no offered tool:
+            # a word of prose read as one, functionary v3.2's `Sure.\n{…}`, whose region
+            # would take that prose into the error; qa41 F2. The region stays unreadable,
+            # as on main, and the format that reads the call itself may tell it.)
+            if len(self._broken) == len([i for i in self.items if isinstance(i, Draft)]) and not any(
+                e.deep and (self.tools is None or not e.name or e.name in self.tools) for e in self._broken
+            ):
                 # (Taken out of the list as it is raised: kept there, its traceback's
                 # frames would hold this builder, a cycle only the collector frees.)
                 raise self._broken.pop(0)
@@ -1190,6 +1197,7 @@ class Builder:
             if split is None or str(exc) == _repair.TOO_DEEP:
                 failed = Unreadable(str(exc))
                 failed.deep = str(exc) == _repair.TOO_DEEP  # (see _loads_leading)
+                failed.name = draft.name  # (see build: a deep call of a name not offered)
                 raise failed from None
             # A whole JSON value, then prose (DeepSeek V3.1's `{…} Let me know.`,
             # its close marker after the sentence or left out): the value is the
