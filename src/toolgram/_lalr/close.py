@@ -1206,7 +1206,13 @@ def cut_close(d: Any, buf: str, allowed) -> str | None:
     # brackets closed, `<TOOLCALL>[…]\n<`: the next closer begun,
     # as cut_markup reads it after a value's; it names no tag elsewhere. Issue 19: it was
     # an error, `unexpected '\n<'`, and the `<` text.)
-    lone = n - pos == 1 and (last_closes(d, buf) or d.last_term == "JSON" and buf[d.last_end - 1 : d.last_end] in ("}", "]"))
+    # (Or after a comment, fenced_python's `[f(a=1)]  # note\n``: it ran to its line's end,
+    # and the calls before it are whole. qa41 F3: an error, `unexpected '\n`'`.)
+    lone = n - pos == 1 and (
+        last_closes(d, buf)
+        or d.last_term == "JSON" and buf[d.last_end - 1 : d.last_end] in ("}", "]")
+        or d.last_term is not None and d.last_term.rpartition("__")[2] == "COMMENT"
+    )
     if not (2 <= n - pos < d.c.longest_literal + _CUT_TAG or lone):
         # (Too short or too long to be any closer cut short, as cut_marker tells: the
         # usual case, mid-text, told without a list of them, nor a copy of all the rest
