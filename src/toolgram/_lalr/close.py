@@ -680,7 +680,7 @@ def cut(d: Any, buf: str, pos: int, stop: int, final: bool, open_to: bool = Fals
     lo = pos + max(at - 1, 1)
     back = d._first_marker(buf, max(pos + 1, lo - room), lo + room)
     marker = d.cutter[6].match(buf, back) if 0 <= back < lo and len(d.cutter) > 6 and d.cutter[6] is not None else None
-    if marker is not None and lo < marker.end():
+    if marker is not None and lo < marker.end() and _opens_calls(d, marker.group()):
         # (A marker begun before it that the break lies in, the pass having read its first
         # characters as the value's, `[1, [TOOL_CALLS]g…`: a list's `[`, then the word it
         # broke at. Issue 19: the value ran on over it, unquoted_string, and the call it
@@ -1189,6 +1189,46 @@ def _stray_closer(d: Any, buf: str, pos: int) -> bool:
         return False
     ends, terminals = d.fmt.ends, d.c.terminals
     return all(getattr(terminals.get(t), "literal", None) in ends for t in plan)
+
+
+_OPENS_CALLS: dict = {}  # (format name, marker) -> _opens_calls's answer
+
+
+def _opens_calls(d: Any, marker: str) -> bool:
+    """Whether `marker` opens calls in a format that starts with it: its grammar, having
+    read it first, takes more than the end of the text (`[TOOL_CALLS]`: a call or a list
+    follows). Not a message's marker that only marks where prose begins, which its grammar
+    reads as markup and then ends (Apriel's `[BEGIN FINAL RESPONSE]`, `[END FINAL RESPONSE]`:
+    `(BEGIN_FINAL | END_FINAL) prose`): no call is cut by it (qa41 F4: `days=[1, [BEGIN FINAL
+    RESPONSE]ok]` was told cut off by that "call marker"). Where no format's table says (the
+    scanner unknown, the marker not first in its grammar), True, as before."""
+    scanner = getattr(d.cutter[4], "__self__", None) if len(d.cutter) > 4 else None
+    fmts = getattr(scanner, "by_marker", {}).get(marker) if scanner is not None else None
+    if not fmts:
+        return True
+    from .table import simulate  # (only a value broken over such a marker asks, once per format)
+
+    told = False
+    for fmt in fmts:
+        key = (fmt.name, marker)
+        known = _OPENS_CALLS.get(key)
+        if known is None:
+            c = fmt.compiled
+            for name, term in c.terminals.items():
+                if term.literal != marker:
+                    continue
+                after = simulate(c, [c.start_state], name)
+                if after is None:
+                    continue
+                row = c.states[after[-1]]
+                known = any(t != "$END" and t in c.terminals and simulate(c, after, t) is not None for t in row)
+                if known:
+                    break
+            _OPENS_CALLS[key] = known = "unknown" if known is None else known
+        if known is True or known == "unknown":
+            return True
+        told = True
+    return not told
 
 
 def cut_close(d: Any, buf: str, allowed) -> str | None:
