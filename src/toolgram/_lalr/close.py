@@ -656,6 +656,14 @@ def cut(d: Any, buf: str, pos: int, stop: int, final: bool, open_to: bool = Fals
         if buf[pos] == "'" and len(d.cutter) > 4 and (d.fmt.stream_python or "PYVALUE" in d.c.terminals):
             line = _apostrophes_over_list(d, buf, pos, stop)
             if line >= 0:
+                if not final and stop >= len(buf):
+                    # (A stream's text so far, the value running on to its end: it reads
+                    # here only as the end of the text left it (unreadable_in's `whole`),
+                    # and more text may break it, which is then read below, cut at the
+                    # first marker after its break or not at all: `'<tool_call>{…}
+                    # </tool_call>\n[y(''<tool_call>` then `'"]`, where parse() reads no
+                    # cut (fuzz seed 7 #103090401, issue 17). Told once the value closes.)
+                    return WAIT
                 return line
         if opened >= pos:
             # A string left open to the end of the reply (`{"city": "Par<|tool_call_end|>…`,
