@@ -1193,6 +1193,13 @@ class Builder:
             if spans is not None and known is _repair._UNSEEN:
                 spans.note(self.buf, at, text, None)
         except _repair.RepairError as exc:
+            if str(exc) == _repair.TOO_DEEP:
+                shallow = _shallow(text)
+                if shallow != text:
+                    # (Past the decoder's depth: read as the same text made shallow is,
+                    # whose value, deeper than VALUE_DEPTH, finish_call tells as the
+                    # call's error; where that text reads as no call, as prose: qa42 N2.)
+                    return self._decode_args(shallow, draft, cut)
             split = _value_then_prose(text)
             if split is None or str(exc) == _repair.TOO_DEEP:
                 failed = Unreadable(str(exc))
@@ -1757,7 +1764,7 @@ class Builder:
         start = _extent(node)[0] if _extent(node) else self.region[0]
         left_open: list = []
         try:
-            value, repairs = _repair.loads(text, cut, left_open)
+            value, repairs = _loads_shallow(text, cut, left_open)
         except _repair.RepairError as exc:
             raise Unreadable(str(exc)) from None
         cut_value, repairs = _take_cut(repairs)
@@ -1784,7 +1791,7 @@ class Builder:
         text = _text(node, self.buf)
         left_open: list = []
         try:
-            value, repairs = _repair.loads(text, cut, left_open)
+            value, repairs = _loads_shallow(text, cut, left_open)
         except _repair.RepairError as exc:
             raise Unreadable(str(exc)) from None
         cut_value, repairs = _take_cut(repairs)
@@ -1912,6 +1919,13 @@ def _loads_leading(
     else:
         first = found[0]
     if first == _repair.TOO_DEEP:
+        shallow = _shallow(text)
+        if shallow != text:
+            # (Past the decoder's depth: the payload reads as the same text made shallow
+            # does (_shallow), a call's arguments deeper than VALUE_DEPTH, which
+            # finish_call tells as the call's error, its region read; a text that so
+            # reads as no call stays prose, as before: qa42 N2.)
+            return _loads_leading(shallow, leading, cut, left_open, None, owned)
         # (Nested past what the decoder reads: no value leads it, and no shorter reading
         # mends it. The call is that error, its region read: see build.)
         deep = Unreadable(first)
@@ -2966,6 +2980,53 @@ def _keyword_first(parts: list, buf: str) -> bool:
             if isinstance(tree, (ast.Constant, ast.List, ast.Tuple, ast.Dict, ast.Set, ast.Call, ast.UnaryOp)):
                 return True
     return False
+
+
+def _loads_shallow(text: str, cut: bool, left_open: list) -> tuple:
+    """_repair.loads, and past the decoder's depth the same text made shallow (_shallow):
+    qa42 N2."""
+    try:
+        return _repair.loads(text, cut, left_open)
+    except _repair.RepairError as exc:
+        if str(exc) != _repair.TOO_DEEP:
+            raise
+        shallow = _shallow(text)
+        if shallow == text:
+            raise
+        left_open.clear()
+        return _repair.loads(shallow, cut, left_open)
+
+
+_SHALLOW_AT = 300  # (past VALUE_DEPTH, 256, so the value is still too deep; short of the decoder's 512)
+
+
+def _shallow(text: str, at: int = _SHALLOW_AT) -> str:
+    """A JSON text nested past what the decoder reads, made shallow: each bracketed value
+    that opens at level `at` + 1 (outside strings) is written `0`, padded with spaces to its
+    length (to the text's end where it is not closed), so offsets stay. Its reading is the
+    deep text's: a call whose arguments are still deeper than VALUE_DEPTH (finish_call's
+    error), or no call (prose), as the shallow text reads."""
+    depth = 0
+    pieces: list[str] = []
+    last = 0
+    skip = -1
+    for i, c in outside_strings(text):
+        if c in "[{":
+            depth += 1
+            if depth == at + 1 and skip < 0:
+                skip = i
+        elif c in "]}":
+            if depth == at + 1 and skip >= 0:
+                pieces.append(text[last:skip])
+                pieces.append("0" + " " * (i - skip))
+                last, skip = i + 1, -1
+            depth -= 1
+    if skip >= 0:
+        pieces.append(text[last:skip])
+        pieces.append("0" + " " * (len(text) - skip - 1))
+        last = len(text)
+    pieces.append(text[last:])
+    return "".join(pieces)
 
 
 def outside_strings(text: str):
