@@ -485,6 +485,31 @@ class Driver:
             return WAIT
         return j + 1
 
+    def _comma_after(self, buf: str, name: str, pos: int, start: int | None, end: int, final: bool) -> Any:
+        """The Python value at pos, which a `,` at `end` ends, in a list not yet closed
+        (Driver._lex; `start`: where its text after the string begins, for a triple-quoted
+        one its close, None where that string runs on; else pos): LISTED where `]]` before
+        the `,` close its call and the list (twin_before: listing set); the end to read it
+        to, that `]`'s end where it stands for its call's `)` (_bracket_for_paren,
+        _paren_left_out: paren_due set, _run supplies the `)`), else `end`; WAIT or the
+        _CallsTail that waits, while a stream's text cannot tell."""
+        close = twin_before(buf, start, end) if start is not None else -1
+        if close >= 0:
+            self.extents.pop(",)", None)  # (its end is past the text read up to that `]`)
+            self.listing = close + 1
+            if self.listed == -1:
+                self.listed = close + 1
+            return LISTED
+        lone = self._bracket_for_paren(buf, start, end, final) if start is not None else -1
+        if lone == -1:
+            lone = self._paren_left_out(buf, name, pos, end, final)
+        if lone is WAIT or type(lone) is _CallsTail:
+            return lone
+        if lone >= 0:
+            self.paren_due = lone  # (the value and that `]`, its extra_bracket)
+            return lone
+        return end
+
     def _paren_left_out(self, buf: str, name: str, pos: int, end: int, final: bool) -> Any:
         """Where the Python value at pos, which a `,` at `end` ends, is followed by calls
         alone up to the list's `]`, `, g(…)`, `, h(…)`, each closed, then blanks and that
@@ -1069,29 +1094,17 @@ class Driver:
                             # g(b=1)]` is both calls, as `[f(a="x"], g(b=1)]` (issue 19: g
                             # was lost). Looked for past the string: its quotes and brackets
                             # inside are its text.)
-                            shut = triple_end(buf, pos, triple)
-                            close = twin_before(buf, shut, end) if shut is not None else -1
-                            lone = self._bracket_for_paren(buf, shut, end, final) if shut is not None and close < 0 else -1
-                            if lone == -1 and close < 0:
-                                lone = self._paren_left_out(buf, name, pos, end, final)
-                                if type(lone) is _CallsTail:
-                                    grow = True  # (the calls after the `,` tell: the scan resumes)
-                                    if growers is not None:
-                                        growers.append(lone)
-                                    continue
-                            if lone is WAIT:
-                                grow = True
-                                growers = None  # (the text after the `,` tells: each delta)
-                                continue
-                            if lone >= 0:
-                                end = lone  # (the value and that `]`, its extra_bracket: _run supplies the `)`)
-                                self.paren_due = lone
-                            if close >= 0:
-                                self.extents.pop(",)", None)
-                                self.listing = close + 1
-                                if self.listed == -1:
-                                    self.listed = close + 1
+                            got = self._comma_after(buf, name, pos, triple_end(buf, pos, triple), end, final)
+                            if got is LISTED:
                                 return LISTED
+                            if type(got) is not int:
+                                grow = True  # (the text or the calls after the `,` tell: see _comma_after)
+                                if got is WAIT:
+                                    growers = None  # (the text after the `,` tells: each delta)
+                                elif growers is not None:
+                                    growers.append(got)
+                                continue
+                            end = got
                         while end > pos and buf[end - 1].isspace():
                             end -= 1
                         if end - pos > best_len:
@@ -1186,28 +1199,17 @@ class Driver:
                             # Not a `)`: there the call closes, the `]]` before it stray
                             # (`[f(a="x"]]), g(b=1)]`: f and g, QA26b). Told by the text up to
                             # that stop: a stream, once it has come, as parse().)
-                            close = twin_before(buf, pos, end)
-                            lone = self._bracket_for_paren(buf, pos, end, final) if close < 0 else -1
-                            if lone == -1 and close < 0:
-                                lone = self._paren_left_out(buf, name, pos, end, final)
-                                if type(lone) is _CallsTail:
-                                    grow = True  # (the calls after the `,` tell: the scan resumes)
-                                    if growers is not None:
-                                        growers.append(lone)
-                                    continue
-                            if lone is WAIT:
-                                grow = True
-                                growers = None  # (the text after the `,` tells: each delta)
-                                continue
-                            if lone >= 0:
-                                end = lone  # (the value and that `]`, its extra_bracket: _run supplies the `)`)
-                                self.paren_due = lone
-                            if close >= 0:
-                                self.extents.pop(",)", None)  # (its end is past the text read up to that `]`)
-                                self.listing = close + 1
-                                if self.listed == -1:
-                                    self.listed = close + 1
+                            got = self._comma_after(buf, name, pos, pos, end, final)
+                            if got is LISTED:
                                 return LISTED
+                            if type(got) is not int:
+                                grow = True  # (the text or the calls after the `,` tell: see _comma_after)
+                                if got is WAIT:
+                                    growers = None  # (the text after the `,` tells: each delta)
+                                elif growers is not None:
+                                    growers.append(got)
+                                continue
+                            end = got
                         elif end is None and (cut is None or cut is WAIT) and not final and self.listed is not None and not self.listing and self.listed_hint is not None and (self.fmt.name, pos) in self.listed_hint:
                             # (A stream's reading of a storm memo's window, told that the whole
                             # text's reading read this value so: read up to the list's `]`, as
