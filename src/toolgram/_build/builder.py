@@ -24,6 +24,7 @@ from .._grammar.vocabulary import CALL_KINDS as _CALL_KINDS
 from .._lalr.table import ends_something
 from .._lalr.tokens import Tok
 from .._lalr.close import CUT_ROOM, cut_markup, cut_marker, value_closers
+from .._lalr.extent import outside_strings
 from .loose import StrayDelimiter, decode_loose
 from .depth import VALUE_DEPTH, TooDeep, too_deep_message
 from .coerce import Node, coerce_param, repeated_item
@@ -3027,26 +3028,6 @@ def _shallow(text: str, at: int = _SHALLOW_AT) -> str:
         last = len(text)
     pieces.append(text[last:])
     return "".join(pieces)
-
-
-def outside_strings(text: str):
-    """(index, character) of each character of a Python value's text outside its
-    strings (a quote opens one, its own quote closes it, a backslash in it escapes
-    the next character)."""
-    quote = ""
-    i = 0
-    while i < len(text):
-        c = text[i]
-        if quote:
-            if c == "\\":
-                i += 1
-            elif c == quote:
-                quote = ""
-        elif c in "\"'":
-            quote = c
-        else:
-            yield i, c
-        i += 1
 
 
 def _closes_list(text: str) -> bool:

@@ -798,6 +798,47 @@ _TRIPLE_BODY = {
 }
 
 
+def outside_strings(text: str, start: int = 0, end: int | None = None):
+    """(index, character) of each character of a Python value's text (from `start` to
+    `end`) outside its strings (a quote opens one, its own quote closes it, a backslash
+    in it escapes the next character: Python's rule, where _STRING reads `'s` in a
+    'single-quoted' string as an apostrophe). string_open_at_end: the quote left open."""
+    end = len(text) if end is None else end
+    quote = ""
+    i = start
+    while i < end:
+        c = text[i]
+        if quote:
+            if c == "\\":
+                i += 1
+            elif c == quote:
+                quote = ""
+        elif c in "\"'":
+            quote = c
+        else:
+            yield i, c
+        i += 1
+
+
+def string_open_at_end(text: str, start: int = 0, end: int | None = None) -> str:
+    """The quote of the string left open at the end of a Python value's text (from
+    `start` to `end`), read as outside_strings reads it; "" where none is."""
+    end = len(text) if end is None else end
+    quote = ""
+    i = start
+    while i < end:
+        c = text[i]
+        if quote:
+            if c == "\\":
+                i += 1
+            elif c == quote:
+                quote = ""
+        elif c in "\"'":
+            quote = c
+        i += 1
+    return quote
+
+
 def triple_quote(text: str, pos: int, endpos: int | None = None) -> str | None:
     """The triple quote a value at pos opens with (after a prefix r or u), or None. (The
     text ends at endpos: see Driver.stop.)"""

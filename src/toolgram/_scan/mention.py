@@ -11,13 +11,14 @@ from __future__ import annotations
 import ast as _ast
 from typing import Any
 
-from .._build.builder import _extent, _rule, outside_strings
+from .._build.builder import _extent, _rule
 from .._grammar import vocabulary
 from .._grammar.words import lazy
 import regex
 
 from .._lalr import close as _close
 from .._lalr.driver import DONE, FAIL, WAIT, Driver
+from .._lalr.extent import string_open_at_end
 from .._lalr.table import ends_something
 from .._recover import repair as _repair
 from .items import Failure
@@ -291,19 +292,7 @@ def _bracketed(text: str) -> bool:
     text = text.strip()
     if not text or text[0] not in "[{(" or len(text) > 4096:
         return False
-    quote = ""
-    i = 0
-    while i < len(text):
-        c = text[i]
-        if quote:
-            if c == "\\":
-                i += 1
-            elif c == quote:
-                quote = ""
-        elif c in "\"'":
-            quote = c
-        i += 1
-    return not quote
+    return not string_open_at_end(text)
 
 
 def _ends_before_marker(text: str) -> bool:
@@ -321,10 +310,7 @@ def _ends_before_marker(text: str) -> bool:
         return True
     if not text.endswith("]"):
         return False
-    last = -1
-    for last, _ in outside_strings(text):
-        pass
-    return last == len(text) - 1  # (that `]` outside every string: none left open)
+    return not string_open_at_end(text)  # (that `]` outside every string)
 
 
 def _whole_literal(text: str, listed: bool = False) -> bool:
