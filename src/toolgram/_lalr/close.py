@@ -10,6 +10,7 @@ from typing import Any
 
 from .growth import _HOLD, _JSON_SPACE, _SETTLED, _LoopWait, _QuoteWait, _loop_wait
 from .table import _ENDING_NAME, _PLAN_STACK, _PLANS, _UNKNOWN, _closes, _plan, ends_something, goes_on
+from .extent import outside_strings, string_open_at_end
 from .tokens import _SNIPPET, WAIT, WAIT_MORE, Unbounded, _snippet
 from .._recover import repair as _repair
 from .._grammar.words import lazy
@@ -731,25 +732,12 @@ def element_cut(d: Any, buf: str, pos: int, cut: int) -> bool:
     broken there, told cut off by that marker (mention._broken_at_marker), not a shorter
     value closed before it (`[1]`, `closed_json`). A value whose last element was written
     whole before the marker (`[1, 2<tool_call>`) is closed there, as a string left open is."""
-    if buf[pos] in "'\"" or d.cutter[0](buf, cut, cut + 1) != cut:
+    if buf[pos] in "'\"" or d.cutter[0](buf, cut, cut + 1) != cut or string_open_at_end(buf, pos, cut):
         return False
-    last = ""
-    quote = ""
-    i = pos
-    while i < cut:  # (the last character outside its strings, none left open)
-        c = buf[i]
-        if quote:
-            if c == "\\":
-                i += 1
-            elif c == quote:
-                quote = ""
-        elif c in "\"'":
-            quote = c
-            last = c
-        elif not c.isspace():
-            last = c
-        i += 1
-    return not quote and (last in ("[", "(", "{", ",", ":") or _key_cut(buf, pos, cut))
+    i = cut  # (its last character: outside its strings, or a string's closing quote)
+    while i > pos and buf[i - 1].isspace():
+        i -= 1
+    return i > pos and buf[i - 1] in "[({,:" or _key_cut(buf, pos, cut)
 
 
 def _key_cut(text: str, pos: int, cut: int) -> bool:
@@ -760,18 +748,8 @@ def _key_cut(text: str, pos: int, cut: int) -> bool:
     there gives `cut_value`). A `{` with a `,` in it and no `:` before is a set, whose
     element is whole (`{"a", "b"<tool_call>`): not so."""
     stack: list[list[Any]] = []  # (per open bracket: [a `{`, a `:` in its current element, one in an element before, a `,` before])
-    quote = ""
-    i = pos
-    while i < cut:
-        c = text[i]
-        if quote:
-            if c == "\\":
-                i += 1
-            elif c == quote:
-                quote = ""
-        elif c in "\"'":
-            quote = c
-        elif c in "[({":
+    for _, c in outside_strings(text, pos, cut):
+        if c in "[({":
             stack.append([c == "{", False, False, False])
         elif c in "])}":
             if stack:
@@ -782,7 +760,6 @@ def _key_cut(text: str, pos: int, cut: int) -> bool:
                 top[1] = True
             elif c == ",":
                 top[1], top[2], top[3] = False, top[2] or top[1], True
-        i += 1
     if not stack:
         return False
     top = stack[-1]
