@@ -359,7 +359,7 @@ def _paren_closes(buf: str, at: int, stop: int) -> bool:
     (`don't)`) opens none."""
     depth = 1
     quote = ""
-    prev = "("
+    prev = "("  # (not extent.outside_strings: here a quote opens a string only where a value begins)
     i = at
     while i < stop:
         ch = buf[i]

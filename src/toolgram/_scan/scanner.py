@@ -2150,7 +2150,7 @@ def _object_open(buf: str, start: int, close: int) -> int:
     one pass: braces inside strings (either quote, backslash escapes) do not count,
     nor quotes between objects (prose: `Let's`); -1 when that `}` closes none."""
     opens: list[int] = []
-    quote = ""
+    quote = ""  # (not extent.outside_strings: here a quote opens a string only inside an object)
     i = start
     while i < close:
         c = buf[i]
