@@ -387,8 +387,37 @@ def test_a_marker_in_a_lists_value_is_read_by_its_frame_once_a_text(monkeypatch:
         m.setattr(_fastpath.JsonFrame, "read", counting(_fastpath.JsonFrame.read))
         got = toolgram.parse(raw, None, max_chars=None)
     assert len(got.calls) == raw.count("(")
-    assert len(reads) >= raw.count("\n") - 1  # (each list's marker is read, but the last list's: the reply ends at its `]`)
+    # (Each list's marker is read in the whole text, or in the text cut at its `]`, but
+    # the last list's, the reply ending at its `]`; in the text cut at the `]`, a value
+    # written the same as one before is not asked again: Driver._uncut_listed.)
+    assert len(reads) >= raw.count("\n") // 2 - 1
     assert max(reads.values()) == 1, sorted(reads.values())[-3:]
+
+
+
+def test_a_value_read_uncut_up_to_its_lists_bracket_is_not_cut_again_each_list(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Issue 17: each list closed before its call's `)` whose value holds a marker in its
+    # string was asked, in the text up to its `]`, whether close.cut cuts it there
+    # (Driver._uncut_listed): a fifth of the reading of a storm of such lists, each asked
+    # anew of the same value text. That answer is told by the value's text alone: asked
+    # once a text now.
+    from toolgram._lalr import close as _close
+
+    unit = '[f(a="x [TOOL_CALLS]"]\n[f(a="y <tool_call>"]\n'
+    raw = unit * (4_000 // len(unit))
+    asked: list = []
+    cut = _close.cut
+
+    def counting(d: Any, buf: str, pos: int, stop: int, final: bool, open_to: bool = False) -> Any:
+        if len(buf) < len(raw):
+            asked.append(buf[pos:stop])
+        return cut(d, buf, pos, stop, final, open_to)
+
+    with monkeypatch.context() as m:
+        m.setattr(_close, "cut", counting)
+        got = toolgram.parse(raw, None, max_chars=None)
+    assert len(got.calls) == raw.count("(")
+    assert sorted(asked) == sorted(set(asked)) and len(asked) <= 2, len(asked)
 
 
 @pytest.mark.parametrize("unit,tools", CALLS, ids=[repr(u[:24]) for u, _ in CALLS])

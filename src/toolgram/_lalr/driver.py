@@ -53,7 +53,7 @@ class Driver:
         "loose_memo", "loose_quoted", "nest_memo", "nest_unsettled", "nest_open", "nest_loose", "nest_chain", "nest_walk", "nest_found", "goes_on", "decode_failed", "may_close", "may_end", "end_asked", "pause", "py", "gem", "gem_at", "tags", "checkpoints",
         "spots", "spot_due", "relevant", "supplied", "halt", "text", "looks", "far", "back", "check", "checks",
         "firsts", "inner", "inner_due", "cut_at", "listed", "listed_log", "listed_hint", "own_hint", "listing", "listed_ends", "stop",
-        "listed_read", "paren_due", "paren_ends", "quote_wait", "py_back", "py_from", "cut_close", "marker_memo",
+        "listed_read", "paren_due", "paren_ends", "quote_wait", "py_back", "py_from", "cut_close", "marker_memo", "uncut_memo",
     )  # fmt: skip
 
     def __init__(self, fmt: Format, start: int, brackets: Any = None, cutter: Any = None, lines: bool = False) -> None:
@@ -247,6 +247,7 @@ class Driver:
         # list's end so counted.)
         self.py_back = (0, 0, -1)
         self.marker_memo: tuple | None = None  # (_first_marker's answers: the text, {(start, stop): answer})
+        self.uncut_memo: dict | None = None  # (_uncut_listed's values that close.cut cut nowhere, by their text)
         self.py_from = -1  # (where pyframe.py, handing a list over, had the driver take its first tokens from: region._read)
         self.gem: Any = None  # (_scan/gemframe.py's line pattern, False: none; see there)
         self.gem_at = -1  # (the line start gemframe.py last looked at)
@@ -387,12 +388,27 @@ class Driver:
         the driver as that reading's _cut does (quote_wait None); where it cuts, that
         reading asks it again, and a note of the cut (_close._own_noted, for a string
         left open: none here) is that reading's alone."""
+        # (That answer is told by the value's text alone, buf[pos:cut], the end of the text
+        # it is asked in: cut reads nothing before pos (the markers, the frames at them,
+        # the string's reading, the lines after it: each from pos on), and of the driver
+        # only what is its own for the region (its format, grammar, cut, lines). Where
+        # cut cut it nowhere, it did no more than set quote_wait None: a value written
+        # the same again, a storm of the same list, each asked anew, is not read again.)
+        memo = self.uncut_memo
+        text = buf[pos:cut]
+        if memo is not None and text in memo and self.stop is None:
+            self.quote_wait = None
+            return True
         log = getattr(self.cutter[4], "__self__", self).listed_log if len(self.cutter) > 4 else None
         noted = len(log) if log is not None else 0
         brackets, self.brackets = self.brackets, None
         try:
             self.quote_wait = None
             if _close.cut(self, buf[:cut], pos, cut, True) is None:
+                if self.stop is None:
+                    if memo is None or len(memo) >= _UNCUT_MEMO:
+                        memo = self.uncut_memo = {}
+                    memo[text] = True
                 return True
         finally:
             self.brackets = brackets
@@ -2519,6 +2535,7 @@ class Driver:
 # every grammar's stack holds a few states (the section, the list of calls).
 _MARK_STACK = 64
 _MARKER_MEMO = 64  # (the answers _first_marker keeps for a text, at most)
+_UNCUT_MEMO = 64  # (the values _uncut_listed keeps, at most)
 _END_ASKED = 64  # (stacks Driver._may_end remembers not taking $END)
 _SPOT_TOKENS = 32  # (tokens read between two spots at least: see Driver.spots)
 _CHECKS = 16  # (tokens kept in Driver.checks at most: a salvage lexes each again)
