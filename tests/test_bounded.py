@@ -420,6 +420,33 @@ def test_a_value_read_uncut_up_to_its_lists_bracket_is_not_cut_again_each_list(m
     assert sorted(asked) == sorted(set(asked)) and len(asked) <= 2, len(asked)
 
 
+
+@pytest.mark.parametrize("unit", ['[f(a="""x"""]\n', '[f(a="x [TOOL_CALLS]"]\n[f(a="y <tool_call>"]\n', '[get_weather(city="Paris"]\n'])
+def test_lists_the_driver_reads_on_its_own_take_their_first_tokens_unlexed(unit: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Issue 17: after lists in a row pyframe handed over, none plain, the driver reads the
+    # next ones on its own (Driver.py_back), and lexed each one's `[f(a=` token by token,
+    # a third of its reading of a list closed before its call's `)`. Those tokens are
+    # taken now as pyframe's look hands them over (pyframe.take_head, Driver.take_read).
+    from toolgram._lalr import driver as _driver
+
+    raw = unit * (4_000 // len(unit))
+    lists = raw.count("[f(") + raw.count("[get_weather(")
+    heads = [0]
+    lex = _driver.Driver._lex
+
+    def counting(self: Any, buf: str, final: bool, allowed: list) -> Any:
+        got = lex(self, buf, final, allowed)
+        if type(got) is tuple and got[0] in ("LSQB", "NAME", "LPAR", "KEY", "EQUAL"):
+            heads[0] += 1
+        return got
+
+    with monkeypatch.context() as m:
+        m.setattr(_driver.Driver, "_lex", counting)
+        got = toolgram.parse(raw, None, max_chars=None)
+    assert len(got.calls) == lists
+    assert heads[0] <= lists, (heads[0], lists)  # (5 a list before)
+
+
 @pytest.mark.parametrize("unit,tools", CALLS, ids=[repr(u[:24]) for u, _ in CALLS])
 def test_calls_grow_linearly(unit: str, tools: list | None) -> None:
     toolgram.parse(unit, tools)  # (the grammars are built outside the count)

@@ -698,6 +698,32 @@ def _before_paren(drv: Any, buf: str, got: Paren, fed: int) -> None:
     return None
 
 
+# The first tokens of a list, `[f(a=`, as read_list and _before_paren read them: the
+# `[`, blanks, the call's name and `(`, blanks and the first argument's key and `=`.
+_HEAD = lazy(re.compile, r"\[[ \t\r\n\f]*([A-Za-z_][A-Za-z0-9_.\-]*)[ \t]*\([ \t]*([A-Za-z_][A-Za-z0-9_]*)([ \t]*)=(?!=)", re.ASCII)
+
+
+def take_head(drv: Any, buf: str) -> None:
+    """Where region._read lets the driver read the next list on its own, pyframe not
+    looking (after lists in a row it handed over, none plain: Driver.py_back), the
+    plain first tokens of that list, `[f(a=`, taken by the driver as its lexer reads
+    them (Driver.take_read), as _before_paren hands them over after such a look: not
+    lexed one by one (a storm of lists closed before their call's `)`, each read by the
+    driver: a third of the reading of each). A whole text's only, right after a list's
+    `]`, blanks alone between; the driver takes what take_read takes, and lexes the rest."""
+    if drv.status != "wait" or drv.last_term != "RSQB":
+        return
+    at = _WS.match(buf, drv.pos).end()
+    m = _HEAD.match(buf, at)
+    if m is None:
+        return
+    eq = m.end(3)
+    toks = [("LSQB", at, at + 1), ("NAME", m.start(1), m.end(1))]
+    lpar = buf.index("(", m.end(1))
+    toks += [("LPAR", lpar, lpar + 1), ("KEY", m.start(2), m.end(2)), ("EQUAL", eq, eq + 1)]
+    drv.take_read(buf, toks)
+
+
 def _told(quoted: Any, pos: int) -> bool | None:
     """What the driver's lexer makes of the quoted value at pos (Driver._quoted, asked as
     it asks): False, Python's string is the value (its end then the argument's scan's);

@@ -766,6 +766,8 @@ class RegionReader:
             boundary = drv.last_term == "RSQB" and drv.pos != seen
             if skip and boundary:
                 drv.py_back = (handed, skip - 1, drv.pos)
+                if final:
+                    _pyframe.take_head(drv, buf)  # (its `[f(a=`, not lexed: see take_head)
             elif skip and drv.last_term == "RSQB":
                 pass  # (that boundary's, again: a stream's text ended there)
             else:
