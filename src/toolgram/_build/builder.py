@@ -839,7 +839,13 @@ class Builder:
                     # positional. Why it fails is that `]`, as salvage.list_closed tells it.
                     unnamed = Unreadable(LIST_CLOSED_EARLY)
                 else:
-                    unnamed = Unreadable(f'positional arguments for "{draft.name}" need parameter names')
+                    # (A bare name among them after a keyword one, `[f(a=1, x)]`, is named: a
+                    # parameter whose `=value` the model left out, or a word left unquoted.)
+                    # (Not one the end of the reply or a marker may have cut, the call's `)` unread.)
+                    shut = not cut_open and self.buf is not None and draft.span is not None and self.buf[draft.span[0] : draft.span[1]].rstrip().endswith(")")
+                    bare = [t.strip() for t in positional if t.strip().isidentifier() and t.strip() not in ("True", "False", "None")] if draft.params and shut else ()
+                    has = f" ({', '.join(bare)} {'has' if len(bare) == 1 else 'have'} none)" if bare else ""
+                    unnamed = Unreadable(f'positional arguments for "{draft.name}" need parameter names{has}')
                 # A call of an offered tool, read whole, that only its arguments break
                 # (`[get_weather("Paris")]`): told where a quiet format's failures are not
                 # (the whole reply a list, a ```python fence), as it is after a marker
@@ -2978,7 +2984,7 @@ def _keyword_first(parts: list, buf: str) -> bool:
                 tree = ast.parse(text, mode="eval").body
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 continue
-            if isinstance(tree, (ast.Constant, ast.List, ast.Tuple, ast.Dict, ast.Set, ast.Call, ast.UnaryOp)):
+            if isinstance(tree, (ast.Constant, ast.List, ast.Tuple, ast.Dict, ast.Set, ast.Call, ast.UnaryOp, ast.Name)):
                 return True
     return False
 
