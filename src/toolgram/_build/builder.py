@@ -850,7 +850,7 @@ class Builder:
                 # (`[get_weather("Paris")]`): told where a quiet format's failures are not
                 # (the whole reply a list, a ```python fence), as it is after a marker
                 # (lfm2's) or as a list's second call. A real call is never silent prose.
-                unnamed.called = (self.ended is None or self.ended[2] or node is self._last) and (self.tools is not None and draft.name in self.tools or self.tools is None and (self.ended is None or self.ended[2] or cut_open) and _keyword_first(parts[:-1] if cut_open else parts, self.buf))
+                unnamed.called = (self.ended is None or self.ended[2] or self._last is None or node is self._last) and (self.tools is not None and draft.name in self.tools or self.tools is None and (self.ended is None or self.ended[2] or cut_open) and _keyword_first(parts[:-1] if cut_open else parts, self.buf))
                 raise unnamed
             draft.params[:0] = [(k, v, "python") for k, v in zip(names, positional)]
         if draft.params and isinstance(draft.arguments, dict):
@@ -891,7 +891,7 @@ class Builder:
                     # refuses; a parameter tag written twice): which one the model meant,
                     # nothing tells (as for a JSON key written twice: _repair.loads).
                     twice = Unreadable(_repair.given_twice(key, draft.arguments[key], value))
-                    twice.called = self.ended is None or self.ended[2] or node is self._last
+                    twice.called = self.ended is None or self.ended[2] or self._last is None or node is self._last
                     raise twice
                 given.add(key)
                 draft.arguments[key] = value
