@@ -245,6 +245,8 @@ _MISSPELT_CLOSE = lazy(re.compile, r"</\s*par\w*\s*>\s*")
 # (see _param_value): a separator, as after `key:` in prose. More than one, or a tab,
 # is indentation, the value's own text.
 _HEAD_SPACE = lazy(re.compile, r" (?=\S)")
+_LIST_SHUT = lazy(re.compile, r"[\s\]]*")  # (Builder.build: a list's `]` after its one call)
+_FENCE_CLOSE_LINE = lazy(re.compile, r"[ \t]*(\r?\n)[ \t]*```")  # (Builder.build: a fence's close on the line after prose)
 # A close tag opening the text after a payload (Builder._misspelt_end).
 _CLOSE_TAG = lazy(re.compile, r"\s*(</\s*[\w\-|]+\s*>?)")
 
@@ -472,6 +474,15 @@ class Builder:
             after = any(isinstance(i, Prose) and i.span is not None for i in self.items[at + 1 :])
             start = draft.span[0] if before and draft.span else self.region[0]
             end = draft.span[1] if after and draft.span else max(self.region[1], self.took_to)
+            if after and not before and draft.span and self.buf is not None:
+                # (The list's `]` after the call, before the prose, is the call's, as the
+                # `[` before it is: ```` ```python\n[f(a=1)]  # note ````; issue 19: the
+                # span ended at its `)`.)
+                # (Only closers and blanks between them: not an envelope's `]}`, xlam's.)
+                shut = _LIST_SHUT.match(self.buf, end)
+                then = next(i.span[0] for i in self.items[at + 1 :] if isinstance(i, Prose) and i.span is not None)
+                if shut is not None and "]" in shut.group() and shut.end() == then:
+                    end = shut.start() + len(shut.group().rstrip())
             draft.span = (start, end)
         elif drafts and drafts[0].span and self._streams_by_name() and not any(
             isinstance(i, Prose) and i.span is not None for i in self.items[: self.items.index(drafts[0])]
@@ -483,6 +494,15 @@ class Builder:
             # calls follow: _stream/parser.py).
             draft = drafts[0]
             draft.span = (self.region[0], draft.span[1])
+        if self.buf is not None and self.items and type(self.items[-1]) is Prose and self.items[-1].span is not None:
+            # The line break that ends the region's last prose line (a fenced `# note`),
+            # right before the fence's close on its own line, is the prose's: markup is
+            # the close alone, and the text after the fence keeps its own line (issue 19:
+            # ```` # note\n``` Done. ```` read `# note Done.`).
+            last = self.items[-1]
+            brk = _FENCE_CLOSE_LINE.match(self.buf, last.span[1], self.region[1])
+            if brk is not None and brk.end() == self.region[1]:
+                self.items[-1] = Prose(last.text + brk.group(1), (last.span[0], last.span[1] + len(brk.group(1))))
         return self.items
 
     def _streams_by_name(self) -> bool:
