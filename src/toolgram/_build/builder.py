@@ -245,6 +245,7 @@ _MISSPELT_CLOSE = lazy(re.compile, r"</\s*par\w*\s*>\s*")
 # (see _param_value): a separator, as after `key:` in prose. More than one, or a tab,
 # is indentation, the value's own text.
 _HEAD_SPACE = lazy(re.compile, r" (?=\S)")
+_CUT_WORD = lazy(re.compile, r"[A-Za-z_][\w.]*")  # (Builder._call: a word the end of the reply cut)
 _LIST_SHUT = lazy(re.compile, r"[\s\]]*")  # (Builder.build: a list's `]` after its one call)
 _FENCE_CLOSE_LINE = lazy(re.compile, r"[ \t]*(\r?\n)[ \t]*```")  # (Builder.build: a fence's close on the line after prose)
 # A close tag opening the text after a payload (Builder._misspelt_end).
@@ -441,6 +442,7 @@ class Builder:
         # (The call _call began last and its _call_extent: a call it cannot read is
         # spanned so, and the walk of its whole tree is not made again.)
         self._spanned: tuple = (None, None)
+        self._pos_cut = False  # (see _call)
 
     # -- entry --------------------------------------------------------------
     def build(self, tree: Any) -> list[Draft | Prose]:
@@ -657,6 +659,7 @@ class Builder:
         # told: a JSON or Python value, Gemma's object; see the end of this method).
         end = self._call_end(node) if self.ended is not None and node is self._last else _READ
         cut_open = end is not _READ
+        self._pos_cut = False  # (the reply's end cut a positional argument of this call: _call_end)
         if plain is not None:
             # (A Python call's name and arguments, each one token: read at once, as the
             # loop below reads them.)
@@ -775,6 +778,7 @@ class Builder:
                 if cut_open and self._reaches(child):
                     short = _repair.cut_short(text + self._spaced())
                     text = self._cut_text(text, short)
+                    self._pos_cut = True
                 else:
                     text = self._slipped(child, text, draft.repairs)
                 positional.append(text)
@@ -852,6 +856,14 @@ class Builder:
         schema = self.tools.schema(draft.name) if self.tools is not None else None
         if positional:
             names = list((schema or {}).get("properties", {}) or {})
+            if len(names) < len(positional) and self._pos_cut and self._broken and _CUT_WORD.fullmatch(positional[-1].strip()):
+                # A word the end of the reply cut as the call's last argument, no parameter
+                # to name it (`get_time(t`), after a broken call of the region: a keyword's
+                # name begun, dropped, as the salvage drops it where the broken call is the
+                # list's first (issue 19: it was read as a positional argument, the cut call
+                # an error). (Only there: a bare reply cut so, `f.g(de`, stays prose.)
+                positional.pop()
+                _add(draft.repairs, ["dropped_partial_argument", "cut_value"])
             if len(names) < len(positional):
                 if any(typ == "python" and _closes_list(raw) for _, raw, typ in draft.params):
                     # A keyword's value ran on over the list's `]` (`[f(a=1],<|tool_call_end|>`):
@@ -988,6 +1000,7 @@ class Builder:
             if reaches:
                 short = _repair.cut_short(text + self._spaced())
                 text = self._cut_text(text, short)
+                self._pos_cut = len(children) == 1
                 if self.took_to > hi:
                     hi = self.took_to  # (the whitespace it holds)
             elif text[-1:] in _QUOTE_ENDS and buf is not None and not _whole_string(text):
