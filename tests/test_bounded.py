@@ -2765,6 +2765,17 @@ def _work_per_parameter(fmt: Any, closed: bool, monkeypatch: pytest.MonkeyPatch)
         m.setattr(_driver, "takes", counted("takes", _driver.takes))
         m.setattr(_nest, "_openers_ahead", counted("openers_ahead", _nest._openers_ahead))
         m.setattr(_nest, "_step", counted("step", _nest._step))
+        walk_on = _nest._walk_on
+
+        def walked(d: Any, nest: Any, buf: str, x: int, count: int, index: dict, starts: list, mets: list, tolds: list) -> int:
+            # (The tags the walk was read on by here, each a step: those _walk_on found at
+            # once, and those it asked _step for, counted there.)
+            before, asked = len(mets), counts.get("step", 0)
+            out = walk_on(d, nest, buf, x, count, index, starts, mets, tolds)
+            counts["step"] = counts.get("step", 0) + max(0, len(mets) - before - (counts.get("step", 0) - asked))
+            return out
+
+        m.setattr(_nest, "_walk_on", walked)
         for k in (200, 400):
             counts.clear()
             toolgram.parse(_open_parameters(fmt, k, closed), ["search"])
@@ -2779,22 +2790,83 @@ def test_open_parameters_do_bounded_work_each(name: str, closed: bool, monkeypat
     # parameters" shapes) was just over 50 ms at 32 KB; the work per parameter is counted
     # here, not timed. Each value's nesting check (_deep_run) asked _openers_ahead for the
     # dozen openers after it, which read its walk on by one tag each time: now the walk
-    # is read on in batches and answers at once, about one reading in k = 13 values.
-    # The tag reader asked takes at each reduction of a tag's tokens (2 to 5 a tag):
-    # now told once per grammar (the tag step's `sure`). The lexer reads each value once
-    # (the tag reader its tag; GLM/Hunyuan/Kimi's tags are the lexer's), and _step reads
-    # each tag once.
+    # is read on in batches and answers at once, about one reading in 4k = 48 values
+    # (_walk_on). The tag reader asked takes at each reduction of a tag's tokens (2 to 5
+    # a tag): now told once per grammar (the tag step's `sure`). The lexer reads each
+    # value once (the tag reader its tag; GLM/Hunyuan/Kimi's tags are the lexer's), and
+    # the walk steps each tag once (_walk_on, or _step).
     from toolgram._lalr import tagread as _tagread
 
     fmt = default_registry().formats[name]
     work = _work_per_parameter(fmt, closed, monkeypatch)
-    assert work["openers_ahead"] <= 0.2, work
+    assert work["openers_ahead"] <= 0.04, work  # (k = 12 openers read on at a time: 0.08)
     assert work["step"] <= 3.1, work  # (GLM's: three tags a parameter)
     if _tagread.reader(fmt.compiled) is not False:
         assert work["lex"] <= 1.15, work
         assert work["takes"] <= 0.1, work
     else:
         assert work["lex"] <= {"kimi_k3_open_close": 13.1}.get(name, 5.1), work  # (GLM's five tokens a parameter; Kimi K3's thirteen)
+
+
+def _walk_by_step(d: Any, nest: Any, buf: str, x: int, count: int, walk: tuple) -> int:
+    """The walk read on from x by _step alone, as _openers_ahead read it before _walk_on."""
+    from toolgram._lalr import nest as _nest
+
+    index, starts, mets, tolds = walk
+    for _ in range(count):
+        got = _nest._step(d, nest, buf, x)
+        if got is None or got[2] is None:
+            break
+        index[x] = len(mets)
+        starts.append(got[1])
+        mets.append((got[2], got[3]))
+        told = x + len(got[0])
+        tolds.append(told if told > tolds[-1] else tolds[-1])
+        x = got[3]
+    return x
+
+
+@pytest.mark.parametrize("name", sorted(n for n, f in default_registry().formats.items() if f.nests))
+def test_the_walk_read_on_in_one_search_steps_as_step_does(name: str) -> None:
+    # Issue 17: the nesting check's walk was read on one _step at a time, and _step
+    # searched three times at each tag (the tag, the character that tells it, whether it
+    # closes itself): a call of parameters whose closes were left out paid that at each
+    # parameter. _walk_on reads the walk on from one search of the tags, asking _step only
+    # for a step of another kind. It must keep the walk _step's loop keeps, and the
+    # steps it notes (d.nest_chain) must be _step's, for texts of the format's tags, self-
+    # closing ones, tags whose look runs past the text's end or past the look, and pairs.
+    import random
+    from types import SimpleNamespace
+
+    from toolgram._lalr import nest as _nest
+
+    nest = default_registry().formats[name].compiled.nest
+    if nest is None:
+        pytest.skip("no raw value the tags may nest in")
+    tags = list(nest.closer_of)
+    openers = [t for t in tags if nest.closer_of[t] in nest.own]
+    pieces = [*tags, *openers * 4, "/", ">", "/>", "\n", "<", "x", " ", "=q>", ' name="a">', "y" * 150, "z" * 159, "w" * 161]
+    rnd = random.Random(17)
+    for _ in range(300):
+        buf = "".join(rnd.choice(pieces) for _ in range(rnd.randint(1, 30)))
+        for x in sorted({0, rnd.randrange(len(buf))}):
+            count = rnd.choice([1, 3, 12, 48])
+            want, got = ({}, [], [], [0]), ({}, [], [], [0])
+            d = SimpleNamespace(nest_chain={})
+            end = _walk_by_step(SimpleNamespace(nest_chain={}), nest, buf, x, count, want)
+            assert _nest._walk_on(d, nest, buf, x, count, *got) == end, (buf, x, count)
+            assert got == want, (buf, x, count)
+            for at, step in d.nest_chain.items():
+                assert _nest._step(SimpleNamespace(nest_chain={}), nest, buf, at) == step, (buf, at)
+        # (_step's one search: after each tag, the character _SHUT finds within the look,
+        # and whether the tag closes itself, as _SELF_CLOSING tells.)
+        for m in _nest._tags_shut(nest.tags).finditer(buf):
+            e, shut = m.end(), m.start(1)
+            found = _nest._SHUT.search(buf, e, e + _nest._SELF_CLOSING_READ - 1)
+            assert shut == (-1 if found is None else found.start()), (buf, e)
+            if shut >= 0:
+                closes = _nest._SELF_CLOSING.match(buf, e, e + _nest._SELF_CLOSING_READ) is not None
+                assert closes == (buf[shut] == ">" and shut > e and buf[shut - 1] == "/"), (buf, e)
 
 
 def test_a_held_reasoning_block_searches_for_its_call_marker_from_that_marker() -> None:

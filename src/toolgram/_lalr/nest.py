@@ -1092,22 +1092,110 @@ def _openers_ahead(d: Any, nest: Any, buf: str, x: int, k: int, bound: int) -> l
         x = got[3]
         met.append((got[2], x))
     if walk is not None and len(met) == k and mets and mets[-1][1] == x:
-        # The walk read on by as many openers again, for the readings to come (each
-        # value of a call of parameters whose closes were left out begins one tag further
-        # on: a walk one opener ahead was read on at each, a walk k ahead at one in k).
-        # The steps as the loop above takes them, kept as it keeps them; no reading's
-        # answer is told by them but the walk's (see above).
-        for _ in range(k):
-            got = _step(d, nest, buf, x)
-            if got is None or got[2] is None:
-                break
-            index[x] = len(mets)
-            starts.append(got[1])
-            mets.append((got[2], got[3]))
-            told = x + len(got[0])
-            tolds.append(told if told > tolds[-1] else tolds[-1])
-            x = got[3]
+        # The walk read on by as many openers again, times _WALK_ON, for the readings to
+        # come (each value of a call of parameters whose closes were left out begins one
+        # tag further on: a walk one opener ahead was read on at each, a walk k ahead at
+        # one in k, and the reading that found it short asked this again). The steps as
+        # the loop above takes them, kept as it keeps them; no reading's answer is told
+        # by them but the walk's (see above). The commonest step, an opener of the
+        # value's own close right after the last (no pair passed over), found by one
+        # search that goes on from the last tag's end (_walk_on); any other by _step.
+        x = _walk_on(d, nest, buf, x, k * _WALK_ON, index, starts, mets, tolds)
     return met
+
+
+# (How many times k openers _openers_ahead reads the walk on by, once it reaches its end.)
+_WALK_ON = 4
+
+
+def _walk_on(d: Any, nest: Any, buf: str, x: int, count: int, index: dict, starts: list, mets: list, tolds: list) -> int:
+    """Read the walk on from x (where its last opener ends) by up to `count` steps, each as
+    _step takes it, kept in the walk and in d.nest_chain as _step keeps it; where the walk
+    stops. The tags from one search that goes on from the last (_tags_shut), each told as
+    _step tells it: an opener whose closer is the value's own ends a step; one whose closer
+    is not is passed over where that closer is the next tag (GLM's `<arg_key>q</arg_key>`),
+    else it ends the step. A tag whose look runs past the look is _step's."""
+    chain = d.nest_chain
+    n = len(buf)
+    own = nest.own
+    closer_of = nest.closer_of
+    found = _TAGS_SHUT.get(nest.tags) or _tags_shut(nest.tags)
+    left = count
+    while left > 0:
+        tags = found.finditer(buf, x)
+        far = x
+        paired = False
+        for m in tags:
+            e = m.end()
+            shut = m.start(1)
+            if shut < 0:
+                break  # (no `<`, `>` or newline within the look: _step's)
+            told = shut + 1
+            if told >= n:
+                return x  # (what tells the tag may still come: _step's None)
+            if told > far:
+                far = told
+            need = closer_of[m.group()]
+            if need is None or (buf[shut] == ">" and shut > e and buf[shut - 1] == "/"):
+                return x  # (a closer, or an opener that closes itself: no opener, the walk stops)
+            if need not in own:
+                after = next(tags, None)
+                if after is None or after.end() >= n:
+                    return x  # (whether its closer follows at once, the text does not tell yet)
+                at = after.end()
+                if at + 1 > far:
+                    far = at + 1
+                if after.group() == need:
+                    continue  # (pushed and popped at once: passed over, the step goes on)
+                paired = True  # (the tag after it is read again, by the next step)
+            chain[x] = (buf[x:far], m.start(), need, e)
+            index[x] = len(mets)
+            starts.append(m.start())
+            mets.append((need, e))
+            tolds.append(far if far > tolds[-1] else tolds[-1])
+            x = e
+            left -= 1
+            if not left:
+                return x
+            if paired:
+                break
+            far = x
+        else:
+            return x  # (no tag after x: _step's None)
+        if paired:
+            continue
+        # (A tag whose look runs past the look: _step's step, kept the same way.)
+        got = _step(d, nest, buf, x)
+        if got is None or got[2] is None:
+            return x
+        index[x] = len(mets)
+        starts.append(got[1])
+        mets.append((got[2], got[3]))
+        told = x + len(got[0])
+        tolds.append(told if told > tolds[-1] else tolds[-1])
+        x = got[3]
+        left -= 1
+    return x
+
+
+# Per nest (its tags' pattern): that pattern, then, in group 1, the first `<`, `>` or
+# newline after the tag within _SELF_CLOSING_READ - 1 characters (_SHUT's search there).
+# An opener closes itself (_SELF_CLOSING matches after it) exactly where that character
+# is a `>` after a `/` after the tag; where none comes within the look, the pattern is
+# asked. One search per tag: _step searched three times at each (a tag, what tells it,
+# whether it closes itself), at each tag of a call of a thousand open parameters.
+# (Kept per tags pattern, up to _TAGS_SHUT_KEPT of them: user grammars come and go.)
+_TAGS_SHUT: dict = {}
+_TAGS_SHUT_KEPT = 256
+
+
+def _tags_shut(tags: Any) -> Any:
+    got = _TAGS_SHUT.get(tags)
+    if got is None:
+        if len(_TAGS_SHUT) >= _TAGS_SHUT_KEPT:
+            _TAGS_SHUT.clear()
+        got = _TAGS_SHUT[tags] = regex.compile(r"(?:%s)(?=[^<>\n]{0,%d}([<>\n]))?" % (tags.pattern, _SELF_CLOSING_READ - 2), tags.flags)
+    return got
 
 
 def _step(d: Any, nest: Any, buf: str, x: int) -> Any:
@@ -1126,21 +1214,22 @@ def _step(d: Any, nest: Any, buf: str, x: int) -> Any:
         return got
     n = len(buf)
     tags = nest.tags
+    found = _TAGS_SHUT.get(tags) or _tags_shut(tags)
     at = far = x
     while True:
-        m = tags.search(buf, at)
+        m = found.search(buf, at)
         if m is None:
             return None
         e = m.end()
-        shut = _SHUT.search(buf, e, e + _SELF_CLOSING_READ - 1)
-        told = (e + _SELF_CLOSING_READ - 1 if shut is None else shut.start()) + 1
+        shut = m.start(1)  # (_SHUT's: the first `<`, `>` or newline from e on within the look; -1: none)
+        told = (e + _SELF_CLOSING_READ - 1 if shut < 0 else shut) + 1
         if told >= n:
             return None  # (what tells the tag, or that it closes itself, may still come)
         if told > far:
             far = told
         need = nest.closer_of[m.group()]
-        if need is not None and _SELF_CLOSING.match(buf, e, e + _SELF_CLOSING_READ) is not None:
-            need = None  # (it closes itself: text, opening nothing)
+        if need is not None and (buf[shut] == ">" and shut > e and buf[shut - 1] == "/" if shut >= 0 else _SELF_CLOSING.match(buf, e, e + _SELF_CLOSING_READ) is not None):
+            need = None  # (it closes itself, _SELF_CLOSING: text, opening nothing)
         if need is None or need in nest.own:
             break
         after = tags.search(buf, e)
