@@ -71,6 +71,7 @@ _EARLY_NAME = lazy(regex.compile,
 _QUOTE_WIDTH = len("<escape>") - 1
 # (_in_prose: a frame not tried yet at a marker)
 _UNREAD = object()
+_SHOWN = -2  # (_first_run: the marker's call is quoted, prose)
 _PROSE = ("text", "reasoning")  # (the kinds of Piece that are prose: see _told)
 
 # Blanks to the end of the text (after an end-of-turn token: see _in_prose).
@@ -923,6 +924,19 @@ class Scanner(MarkerSearch):
                 found = (pos, self.turn_marker)
             else:
                 found = self._whole_next(buf, pos, whole) if whole is not None else self._next_literal(buf, pos)
+            if whole is not None and found is not None and self.call_to < 0 and self.sink is not None and found[1] not in line:
+                # (parse()'s first call: see _first_run.)
+                stop = self._first_run(out, buf, lo, found, kind)
+                if stop is not None:
+                    if stop == _SHOWN:
+                        return True  # (the marker's call is quoted: prose, as below)
+                    if stop < 0:
+                        self.pos = len(buf)
+                        return False  # (the rest was prose: the text is all read)
+                    self.read_to = self.call_to = stop
+                    self.pos = pos = lo = stop
+                    self.prose_from, self.told_n = stop, len(out)
+                    continue
             if found is not None and found[1] in line:
                 found = self._line_next(buf, found)
             # (After a reply-opening list told broken: the first line break in the prose,
@@ -1251,6 +1265,55 @@ class Scanner(MarkerSearch):
                 self.region.frame_wait = got
                 return False
             return True
+
+    def _first_run(self, out: list, buf: str, lo: int, found: tuple, kind: str) -> int | None:
+        """parse()'s first call, where a fast frame reads it: what _in_prose's loop decides
+        at that marker, decided with fastpath.run's checks of a later marker, and that call
+        and the run after it given to fastpath.run (its return); _SHOWN where the marker is
+        in a string, prose (the loop's `quoted`, done here); None: the loop decides (any
+        state or marker the loop treats otherwise, or a check that says no). The checks
+        the loop makes before its frame read, at the first marker of a whole text's
+        prose (nothing of a reasoning block, a watch, a storm or a waiting string): a
+        backtick right before it (inline code: _in_inline_code says no more than that), a
+        quote mark right before it or a fence in the prose (_frame._shown: _in_sample and
+        a quotation, which need one of them), the opener written twice (_repeated), a
+        string open around it (instring.in_string, asked as _in_string asks it, once)."""
+        i, marker = found
+        if (
+            self.base or kind != "text" or self.closed_at >= 0 or self.string_wait >= 0 or self.turn_wait >= 0
+            or self.storm is not None or self.end_watch is not None or self.stray is not None
+            or self.outer_watch is not None or self.relist or self.observer is not None
+            or marker in self.turn_ends or marker in self.think_opens or marker in self.think_closes
+            or marker[0] == "`"
+        ):  # fmt: skip
+            return None
+        frame = self.frames[marker]
+        if type(frame) is not _frame.Frame and type(frame) is not _GemmaFrame:
+            return None
+        floor = self.prose_from
+        for k in range(self.told_n, len(out)):
+            item = out[k]
+            if type(item) is not Piece or item[0] not in _PROSE:
+                return None  # (an item not told yet: _told would move prose_from)
+        after = i + len(marker)
+        if (i > 0 and buf[i - 1] == "`") or _frame._shown(buf, floor, i):
+            return None
+        if marker in self.stutters and (buf[after : after + 1].isspace() and self._repeated(buf, after, marker, True) or buf.startswith(marker, after)):
+            return None
+        got = self._framed(frame, buf, i, True, self.tools)
+        if type(got) is not ToolCall:
+            self.read_at = (buf, i, frame, got)  # (the loop's _framed reads it there: the same answer)
+            return None
+        self._told(out)
+        if _instring.quoted(buf, max(0, floor, i - _instring.LOOK), i) and _instring.in_string(buf, i, floor, _frame._reading(self), 0, True, after, self.ends_of(marker)):
+            # (What the loop does with a call quoted in a string: see `quoted` there.)
+            span = max(after, self.reading.span)
+            self._flush(out, lo, i)
+            self._prose(out, i, span)
+            self.pos = span
+            return _SHOWN
+        self._flush(out, lo, i)
+        return _frame.run(self, out, buf, got, self.whole_next, marker, frame)
 
     def _blanks_to_end(self, buf: str, i: int, marker: str) -> bool:
         """Whether only blanks follow the end-of-turn token `marker` at i to the text's
