@@ -209,6 +209,7 @@ class Markers:
                 if ends:
                     into[fmt.name] = ends
         quick, risky_ends, firsts, literals, first_set, end_pairs, lane = self.quick
+        self.scanner_types: dict = {}  # (Scanner.__new__: the scanner's class for these, per class asked)
         self.shared = {
             "by_marker": self.by_marker, "call_markers": frozenset(self.by_marker), "anchored": self.anchored, "call_re": self.call_re,
             "cap_re": self.cap_re, "cap_width": self.cap_width,

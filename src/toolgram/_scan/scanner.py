@@ -257,6 +257,22 @@ class Scanner(MarkerSearch):
     fence_ticks = -1  # (where a run of backticks to a stream's text's end began: _TICK_WAIT)
     # (The marker searches' own state: see MarkerSearch.)
 
+    def __new__(cls, formats: Any = None, tools: Any = None, *args: Any, **kwargs: Any) -> Scanner:
+        # What the set of formats decides (Markers.shared, made once per set: by_marker,
+        # anchored, call_re, any_re, prefixes, max_prefix, the searches of _quick_searches,
+        # line, symbols, words, frames, openers, object_look: how far back from a `}`
+        # _after_object reads (0: no format has a line_start)) are the class attributes of
+        # a subclass made once per set, not copied into each scanner's fields (a scanner
+        # is made per reply: copying 47 of them was a twentieth of a small reply's parse).
+        # (A scanner copied (copy.copy: storm.py) is made of its own class, as it is.)
+        if formats is None or "_markers" in cls.__dict__:
+            return object.__new__(cls)
+        m = markers_for(formats, tools is not None)
+        made = m.scanner_types.get(cls)
+        if made is None:
+            made = m.scanner_types[cls] = type(cls.__name__, (cls,), {**m.shared, "_markers": m, "__module__": cls.__module__})
+        return object.__new__(made)
+
     def __init__(
         self, formats: list[Format], tools: Any = None, in_think: bool = False, read_calls: Any = None, observer: Any = None
     ) -> None:
@@ -276,12 +292,7 @@ class Scanner(MarkerSearch):
         self.observer = observer
         if in_think:
             self.think_opened = True
-        m = markers_for(formats, tools is not None)
-        # What the set of formats decides (made once per set): by_marker, anchored, call_re, any_re,
-        # prefixes, max_prefix, the searches of _quick_searches, line, symbols, words,
-        # frames, openers, object_look: how far back from a `}` _after_object reads
-        # (0: no format has a line_start) (see Markers).
-        self.__dict__.update(m.shared)
+        # (What the set of formats decides is the class's: see __new__.)
         # (call_reads_at reads with the frames whether the fast path is on or not: what
         # it tells changes what is read, so it must not depend on the fast path.)
         self.whole_frames = self.frames
