@@ -1309,8 +1309,10 @@ class Scanner(MarkerSearch):
         after = i + len(marker)
         if (i > 0 and buf[i - 1] == "`") or _frame._shown(buf, floor, i):
             return None
-        if marker in self.stutters and (buf[after : after + 1].isspace() and self._repeated(buf, after, marker, True) or buf.startswith(marker, after)):
-            return None
+        if marker in self.stutters:
+            blanks = buf[after : after + _STUTTER_BLANKS]  # (_repeated, for a whole text: str.lstrip strips what isspace() tells)
+            if buf.startswith(marker, after + len(blanks) - len(blanks.lstrip())):
+                return None
         got = self._framed(frame, buf, i, True, self.tools)
         if type(got) is not ToolCall:
             self.read_at = (buf, i, frame, got)  # (the loop's _framed reads it there: the same answer)
