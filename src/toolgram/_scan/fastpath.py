@@ -674,7 +674,12 @@ def run(
         if again is not None:
             # The next call of the same format, right after prose (or none), read
             # by one match (see Frame.after); else the same, the long way below.
-            after = frame.after(again, ascii, stops)
+            # (The prose is matched free of the marker's first character alone, and the other
+            # stops are each looked for in it by a find, a memchr: a class of several
+            # characters is matched a character at a time, twice as slow. With tools, a
+            # Hermes reply's stops are `<`, `>` and `{`.)
+            others = stops.replace(again[0], "") if again[0] in stops else ""
+            after = frame.after(again, ascii, again[0] if others else stops)
             read, payload = frame._call, frame.payload
             # (With no tools, the calls go in as they are, and their segments as one
             # CallRun, made whole only if they are read: see model.CallRun.)
@@ -684,6 +689,13 @@ def run(
                 if m is None:
                     break
                 i = m.start(1)
+                if others and i > pos:
+                    for c in others:
+                        if buf.find(c, pos, i) >= 0:
+                            m = None  # (the match of the prose free of every stop finds none)
+                            break
+                    if m is None:
+                        break
                 if i > pos and (_shown(buf, pos, i) or quote(buf, pos, i) and in_string(buf, i, pos, _reading(sc), 0, True, i + len(again), sc.ends_of(again))):
                     break  # (inside a string of a call no format read, or shown: the loop tells it)
                 got = read(m.group(payload), i, m.end(), tools)
