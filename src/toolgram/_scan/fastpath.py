@@ -668,6 +668,7 @@ def run(
         keep = calls.append
     ascii = buf.isascii()  # (see Frame.after)
     quote = quoted  # (a marker after prose with a quote may be inside a string: instring.py)
+    find = buf.find
     # (What a marker's check read, kept for the next: instring.Reading, made where a check
     # first reads, as Scanner._in_string makes it: prose with no quote asks for none.)
     while True:
@@ -696,8 +697,11 @@ def run(
                             break
                     if m is None:
                         break
-                if i > pos and (_shown(buf, pos, i) or quote(buf, pos, i) and in_string(buf, i, pos, _reading(sc), 0, True, i + len(again), sc.ends_of(again))):
-                    break  # (inside a string of a call no format read, or shown: the loop tells it)
+                # (_shown and quote need a character of these in the prose, or a quote mark
+                # right before the marker: most prose has none, told by finds, no call.)
+                if i > pos and (buf[i - 1] in _OPENS or find("`", pos, i) >= 0 or find("~", pos, i) >= 0 or find('"', pos, i) >= 0 or find("'", pos, i) >= 0 or find("<", pos, i) >= 0):
+                    if _shown(buf, pos, i) or quote(buf, pos, i) and in_string(buf, i, pos, _reading(sc), 0, True, i + len(again), sc.ends_of(again)):
+                        break  # (inside a string of a call no format read, or shown: the loop tells it)
                 got = read(m.group(payload), i, m.end(), tools)
                 if got is None:
                     break  # (the loop below reads it again, and takes the general way)
