@@ -98,6 +98,22 @@ class Registry:
             if cached is None or len(cached) != len(self.formats):
                 cached = self.__dict__["_ordered"] = tuple(sorted(self.formats.values(), key=lambda f: (f.order, f.name)))
             return cached
+        # (Names alone, asked again: the tuple made the first time, its formats the same
+        # while the registry's are. parse(formats=["hermes"]) asks once per reply, and the
+        # scanner knows a set of formats it has seen by that tuple, as for names=None.)
+        key = (names,) if type(names) is str else tuple(names) if type(names) in (list, tuple) else None
+        if key is not None:
+            for name in key:
+                if type(name) is not str:
+                    key = None  # (a Format given, or no name: made anew, or told, as before)
+                    break
+        if key is not None:
+            selected = self.__dict__.get("_selected")
+            if selected is None:
+                selected = self.__dict__["_selected"] = {}
+            found = selected.get(key)
+            if found is not None and found[0] == len(self.formats):
+                return found[1]
         if isinstance(names, (str, Format)):
             names = [names]
         elif not isinstance(names, Iterable):
@@ -112,7 +128,12 @@ class Registry:
                     raise GrammarError(self.broken[name])
                 raise UnknownFormat(name, self.formats)
             chosen.append(fmt)
-        return self._with_also(chosen)
+        if key is None:
+            return self._with_also(chosen)
+        made = tuple(self._with_also(chosen))
+        if len(selected) < 256:
+            selected[key] = (len(self.formats), made)
+        return made
 
     def _with_also(self, chosen: list[Format]) -> list[Format]:
         """The formats named, then the ones their headers' `also:` lines name, each
