@@ -882,7 +882,7 @@ class Builder:
                 # (`[get_weather("Paris")]`): told where a quiet format's failures are not
                 # (the whole reply a list, a ```python fence), as it is after a marker
                 # (lfm2's) or as a list's second call. A real call is never silent prose.
-                unnamed.called = (self.ended is None or self.ended[2] or self._last is None or node is self._last) and (self.tools is not None and draft.name in self.tools or self.tools is None and (self.ended is None or self.ended[2] or cut_open) and _keyword_first(parts[:-1] if cut_open else parts, self.buf))
+                unnamed.called = not self._before_a_cut_call(node) and (self.tools is not None and draft.name in self.tools or self.tools is None and (self.ended is None or self.ended[2] or cut_open) and _keyword_first(parts[:-1] if cut_open else parts, self.buf))
                 raise unnamed
             draft.params[:0] = [(k, v, "python") for k, v in zip(names, positional)]
         if draft.params and isinstance(draft.arguments, dict):
@@ -923,7 +923,7 @@ class Builder:
                     # refuses; a parameter tag written twice): which one the model meant,
                     # nothing tells (as for a JSON key written twice: _repair.loads).
                     twice = Unreadable(_repair.given_twice(key, draft.arguments[key], value))
-                    twice.called = self.ended is None or self.ended[2] or self._last is None or node is self._last
+                    twice.called = not self._before_a_cut_call(node)
                     raise twice
                 given.add(key)
                 draft.arguments[key] = value
@@ -1569,6 +1569,15 @@ class Builder:
             if ends_something(terminal, last.value, self.fmt.ends):
                 return _READ
         return _OTHER
+
+    def _before_a_cut_call(self, node: Any) -> bool:
+        """Whether the call `node` comes before the region's last call and the reply's end
+        cut that one (it runs to the last token read, which closes nothing): a broken call
+        there is told in its place, as without tools, and the cut call is kept (issue 19:
+        `[get_weather(days=2, "Paris"), get_time(t`). A broken call followed only by a
+        `,` the end left (`[f(1), f(1), `) is told as the list's own failure."""
+        last = self._last
+        return self.ended is not None and not self.ended[2] and last is not None and node is not last and self._reaches(last)
 
     def _reaches(self, node: Any) -> bool:
         """Whether `node` ends where the last token read from the text ended (ended)."""
