@@ -227,7 +227,8 @@ def test_stream_reads_input_as_it_arrives() -> None:
         env=env,
     )
     lines: queue.Queue = queue.Queue()
-    threading.Thread(target=lambda: [lines.put(line) for line in proc.stdout], daemon=True).start()
+    reader = threading.Thread(target=lambda: [lines.put(line) for line in proc.stdout], daemon=True)
+    reader.start()
     try:
         proc.stdin.write(first.encode())
         proc.stdin.flush()
@@ -236,6 +237,8 @@ def test_stream_reads_input_as_it_arrives() -> None:
         proc.stdin.write(reply.encode())
         proc.stdin.close()
         assert proc.wait(timeout=30) == 0, proc.stderr.read()
+        # (The process may end before the reader has taken its last lines: wait for its EOF.)
+        reader.join(timeout=30)
     finally:
         if proc.poll() is None:
             proc.kill()
