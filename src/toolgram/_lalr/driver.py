@@ -45,11 +45,67 @@ _tail_search: tuple = (None, -1, -1, None, None)
 _OPEN_TRIES = 8  # (_call_after_open: the markers looked at after a value that never closes)
 
 
+class _ValueWait:
+    """A quoted value's wait (_repair.quoted_end's QuoteWait, not pending) whose extent
+    has ended: what may change quoted_end's answer is a quote of its kind (QuoteWait
+    itself), a `)` where the call's end bounds the look (a positional one's: call_end),
+    or a marker (the first after the value's break bounds the look: Driver._quoted's
+    markers, the scanner's markers and the format's ends). A delta matters if it holds
+    such a `)`, or a marker, whole in the last characters before it and it (a marker
+    the text so far ends inside of is found when the delta completes it)."""
+
+    __slots__ = ("paren", "find", "words", "tail", "width")
+
+    def __init__(self, paren: bool, find: Any, words: tuple, tail: str, width: int) -> None:
+        self.paren, self.find, self.words, self.tail, self.width = paren, find, words, tail, width
+
+    @classmethod
+    def of(cls, drv: Any, buf: str, paren: bool) -> _ValueWait:
+        """(paren: the look is bounded by the call's `)`: quoted_end asked call_end,
+        Driver._quoted's memo.)"""
+        cutter = drv.cutter
+        if not cutter:
+            return cls(paren, None, (), "", 1)
+        sc = getattr(cutter[0], "__self__", None)  # (the scanner's _markers_from: its markers)
+        find, keys = getattr(sc, "cut_symbols", None), getattr(sc, "cut_keys", None)
+        if find is None or keys is None:
+            return _HOLD_NOT  # (the markers not known here: each delta is read)
+        words = (*(k for k in keys if k), *drv.fmt.ends)
+        width = max([cutter[1], *map(len, words)]) + 1
+        return cls(paren, find, words, buf[max(0, len(buf) - width) :], width)
+
+    def absorbs(self, text: str, n: int) -> bool:
+        if self.paren and ")" in text:
+            return False
+        if self.find is None:
+            return True
+        s = self.tail + text
+        if self.find.search(s) is not None:
+            return False
+        for w in self.words:
+            if w in s:
+                return False
+        self.tail = s[-self.width :]
+        return True
+
+
+class _NotHeld:
+    """A grower that takes no delta."""
+
+    __slots__ = ()
+
+    def absorbs(self, text: str, n: int) -> bool:
+        return False
+
+
+_HOLD_NOT = _NotHeld()
+
+
 class Driver:
     __slots__ = (
         "fmt", "c", "start", "pos", "stack", "values", "status", "end", "tree", "repairs", "reason", "prose_at",
         "hint", "extents", "quotes", "resume", "taken", "brackets", "cutter", "recheck", "marks",
-        "closed_at", "last_end", "calls", "lines", "line_end", "stray", "deep", "quote_memo", "last_term", "last_start", "ended", "shut",
+        "closed_at", "last_end", "calls", "lines", "line_end", "stray", "deep", "quote_memo", "quote_passed", "last_term", "last_start", "ended", "shut",
         "loose_memo", "loose_quoted", "nest_memo", "nest_unsettled", "nest_open", "nest_loose", "nest_chain", "nest_walk", "nest_found", "goes_on", "decode_failed", "may_close", "may_end", "end_asked", "pause", "py", "gem", "gem_at", "tags", "checkpoints",
         "spots", "spot_due", "relevant", "supplied", "halt", "text", "looks", "far", "back", "check", "checks",
         "firsts", "inner", "inner_due", "cut_at", "listed", "listed_log", "listed_hint", "own_hint", "listing", "listed_ends", "stop",
@@ -207,6 +263,9 @@ class Driver:
         # decode said so): no shorter reading mends it (see salvage_points).
         self.deep = False
         self.quote_memo: list | None = None  # (see _quoted)
+        # (A stream's, for _repair.quoted_end: quote -> [lo, hi], no quote of that kind in
+        # the text's [lo, hi) is one a value's end follows, whatever text comes: see _quoted.)
+        self.quote_passed: dict = {}
         # (marker, searched to): how far the search for the delimiter that closes a Gemma
         # string open at that marker went (close.through_loose).
         self.loose_memo: tuple | None = None
@@ -1136,10 +1195,16 @@ class Driver:
                         # the value is looked at again with the recheck.)
                         quoted = None
                     if type(quoted) is _repair.QuoteWait:
-                        extent.advance(buf, 0)  # (a grower scans on from the end of the text)
                         grow = True
-                        if growers is not None:
-                            growers += [extent, quoted]
+                        if extent.advance(buf, 0) is None:  # (a grower scans on from the end of the text)
+                            if growers is not None:
+                                growers += [extent, quoted]
+                        elif growers is not None:
+                            # (Its end found already, which no text after changes: only what
+                            # quoted_end waits on, _ValueWait. A grower that has ended takes
+                            # no delta: a value whose look waits on the quotes to come was
+                            # read again at each, 1-character deltas 6x parse().)
+                            growers += [quoted, _ValueWait.of(self, buf, self.quote_memo[4] is not None)]
                         continue
                     if fenced >= 0:
                         end, cut = fenced, None  # (a string left open at its fence's close: _close.fence_cut)
@@ -1963,7 +2028,12 @@ class Driver:
             end = extent.advance(buf, 0, stop)
             return n if end is None else end
 
-        got = _repair.quoted_end(buf, pos, final, markers if self.cutter else None, call_end, memo[5], stop)
+        # (A stream's text is only added to: the quotes no value's end follows, read for a
+        # value before, are passed over with a count for the values after it, as a whole
+        # text's are (_repair._PASSED), not read again for each: a storm of values, each
+        # looking on among the next _MAX_QUOTES quotes, read each quote that many times.)
+        runs = self.quote_passed if not final and stop is None else None
+        got = _repair.quoted_end(buf, pos, final, markers if self.cutter else None, call_end, memo[5], stop, runs)
         if final:
             memo[6] = (buf, got)
         return got

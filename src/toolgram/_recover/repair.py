@@ -168,7 +168,14 @@ OPEN = "open"  # (see quoted_end)
 
 
 def quoted_end(
-    text: str, pos: int, final: bool, markers: Any = None, call_end: Any = None, resume: list | None = None, endpos: int | None = None
+    text: str,
+    pos: int,
+    final: bool,
+    markers: Any = None,
+    call_end: Any = None,
+    resume: list | None = None,
+    endpos: int | None = None,
+    runs: dict | None = None,
 ) -> Any:
     """For the Python argument value that opens with the quote at text[pos]: None
     where the string Python reads is the value (`)`, or `,` and the next argument,
@@ -190,7 +197,11 @@ def quoted_end(
     not even a partial one) ends none whatever text comes, and a stream asks again at
     each delta (a value left open before a JSON call: its quotes read again and again).
     `endpos`: the text ends there, as if cut (Driver.stop: a whole text's, final; what
-    that reading finds is kept for no text, whose own answers may differ)."""
+    that reading finds is kept for no text, whose own answers may differ). `runs` (a
+    stream's, not final, with `resume`: a dict kept for the text as it grows): quote ->
+    [lo, hi], no quote of that kind in text[lo:hi] is one a value's end follows (no
+    match, not even a partial one: so whatever text comes), read for the values before;
+    passed over with a count, as a whole text's are (_PASSED)."""
     quote = text[pos]
     n = len(text) if endpos is None else endpos
     slip = _other_close(text, pos, final, markers, n)
@@ -238,6 +249,19 @@ def quoted_end(
         else:
             resume[:] = [broke, at, 0]
     lo = -1  # (a whole text's: where its run of quotes no value's end follows began)
+    run = None  # (a stream's: its run so, in `runs`)
+    if runs is not None and resume is not None and endpos is None:
+        run = runs.get(quote)
+        if run is not None and run[0] <= at <= run[1]:
+            hi = min(run[1], stop)
+            if hi > at:
+                looked += text.count(quote, at, hi)
+                if looked > _MAX_QUOTES:
+                    return None  # (as the look below, at the first quote too many)
+                at = hi
+                resume[1], resume[2] = at, looked
+        else:
+            run = runs[quote] = [at, at]
     if final and endpos is None:
         # (The quotes of its kind that no value's end follows, read for an earlier value
         # of the text: passed over again with a count, the same as looking at each.)
@@ -256,6 +280,8 @@ def quoted_end(
         if found < 0:
             if lo >= 0:
                 _passed(quote, text, lo, stop)
+            if run is not None and run[1] < stop:
+                run[1] = stop
             return None if final or stop < n else QuoteWait(quote, False)
         at = found
         looked += 1
@@ -284,6 +310,8 @@ def quoted_end(
         at += 1
         if resume is not None:
             resume[1], resume[2] = at, looked
+        if run is not None and run[1] < at:
+            run[1] = at
 
 
 # quoted_end's, a whole text's: quote -> ((text, lo, hi), the one before, of another
