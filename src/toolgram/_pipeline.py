@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from ._build.builder import Draft, Prose, Reasoning
@@ -18,7 +19,7 @@ from ._tools.validate import validate as check_arguments
 DEFAULT_MAX_CHARS = 32_768
 
 
-def select_formats(formats: Any, grammar_paths: Any = None) -> list[Format]:
+def select_formats(formats: Any, grammar_paths: Any = None) -> Sequence[Format]:
     """The formats to try. `grammar_paths`: the user's own grammar files or folders
     (a broken or missing one raises GrammarError: it is explicit configuration)."""
     return registry_for(grammar_paths).select(formats)

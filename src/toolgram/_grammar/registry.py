@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -88,7 +88,7 @@ class Registry:
                 warnings.warn(f"toolgram: {replaces(fmt, builtin)}", GrammarWarning, stacklevel=3)
         self.formats.update(user)
 
-    def select(self, names: Any = None) -> tuple[Format, ...] | list[Format]:
+    def select(self, names: Any = None) -> Sequence[Format]:
         """The formats named, in that order, then those their `also:` lines name
         (_with_also); names=None: every format, in the order
         they are tried, as one tuple kept for the next caller (parse() asks once per
