@@ -798,45 +798,61 @@ _TRIPLE_BODY = {
 }
 
 
+# The inside of a "double" or 'single' quoted string and its closing quote, a backslash
+# escaping the next character (Python's rule, not _STRING's apostrophes): _string_end.
+_STRING_REST = {
+    '"': lazy(re.compile, r'[^"\\]*(?:\\.[^"\\]*)*"', re.S),
+    "'": lazy(re.compile, r"[^'\\]*(?:\\.[^'\\]*)*'", re.S),
+}
+
+
+def _string_end(text: str, i: int, end: int) -> int:
+    """Just past the closing quote of the Python string whose quote is at i (its own quote
+    closes it, a backslash in it escapes the next character: Python's rule, where _STRING
+    reads `'s` in a 'single-quoted' string as an apostrophe), or -1 where it is still open
+    at `end`: outside_strings' and string_open_at_end's one rule. (Found in C: the next
+    quote, where no backslash comes before it, else the string's pattern.)"""
+    quote = text[i]
+    close = text.find(quote, i + 1, end)
+    if close < 0:
+        return -1
+    if text.find("\\", i + 1, close) < 0:
+        return close + 1
+    m = _STRING_REST[quote].match(text, i + 1, end)
+    return -1 if m is None else m.end()
+
+
 def outside_strings(text: str, start: int = 0, end: int | None = None):
     """(index, character) of each character of a Python value's text (from `start` to
-    `end`) outside its strings (a quote opens one, its own quote closes it, a backslash
-    in it escapes the next character: Python's rule, where _STRING reads `'s` in a
-    'single-quoted' string as an apostrophe). string_open_at_end: the quote left open."""
+    `end`) outside its strings (_string_end: where a quote's string ends).
+    string_open_at_end: the quote left open."""
     end = len(text) if end is None else end
-    quote = ""
     i = start
     while i < end:
         c = text[i]
-        if quote:
-            if c == "\\":
-                i += 1
-            elif c == quote:
-                quote = ""
-        elif c in "\"'":
-            quote = c
+        if c in "\"'":
+            i = _string_end(text, i, end)
+            if i < 0:
+                return
         else:
             yield i, c
-        i += 1
+            i += 1
 
 
 def string_open_at_end(text: str, start: int = 0, end: int | None = None) -> str:
     """The quote of the string left open at the end of a Python value's text (from
     `start` to `end`), read as outside_strings reads it; "" where none is."""
     end = len(text) if end is None else end
-    quote = ""
     i = start
     while i < end:
         c = text[i]
-        if quote:
-            if c == "\\":
-                i += 1
-            elif c == quote:
-                quote = ""
-        elif c in "\"'":
-            quote = c
-        i += 1
-    return quote
+        if c in "\"'":
+            i = _string_end(text, i, end)
+            if i < 0:
+                return c
+        else:
+            i += 1
+    return ""
 
 
 def triple_quote(text: str, pos: int, endpos: int | None = None) -> str | None:
