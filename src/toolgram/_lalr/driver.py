@@ -1170,14 +1170,10 @@ class Driver:
                             # was lost). Looked for past the string: its quotes and brackets
                             # inside are its text.)
                             got = self._comma_after(buf, name, pos, triple_end(buf, pos, triple), end, final)
-                            if got is LISTED:
-                                return LISTED
                             if type(got) is not int:
-                                grow = True  # (the text or the calls after the `,` tell: see _comma_after)
-                                if got is WAIT:
-                                    growers = None  # (the text after the `,` tells: each delta)
-                                elif growers is not None:
-                                    growers.append(got)
+                                if got is LISTED:
+                                    return LISTED
+                                grow, growers = True, _grown(growers, got)  # (the text or the calls after the `,` tell)
                                 continue
                             end = got
                         while end > pos and buf[end - 1].isspace():
@@ -1281,14 +1277,10 @@ class Driver:
                             # (`[f(a="x"]]), g(b=1)]`: f and g, QA26b). Told by the text up to
                             # that stop: a stream, once it has come, as parse().)
                             got = self._comma_after(buf, name, pos, pos, end, final)
-                            if got is LISTED:
-                                return LISTED
                             if type(got) is not int:
-                                grow = True  # (the text or the calls after the `,` tell: see _comma_after)
-                                if got is WAIT:
-                                    growers = None  # (the text after the `,` tells: each delta)
-                                elif growers is not None:
-                                    growers.append(got)
+                                if got is LISTED:
+                                    return LISTED
+                                grow, growers = True, _grown(growers, got)  # (the text or the calls after the `,` tell)
                                 continue
                             end = got
                         elif end is None and (cut is None or cut is WAIT) and not final and self.listed is not None and not self.listing and self.listed_hint is not None and (self.fmt.name, pos) in self.listed_hint:
@@ -2741,6 +2733,16 @@ _COMMA_CALL = lazy(regex.compile, r"\s*+,\s*+[A-Za-z_][\w.]*+\s*+\(")  # (_comma
 _CALL_AFTER = lazy(regex.compile, r"\s*+[A-Za-z_][\w.]*+\s*+\(")  # (a call's name and `(` after a `,`: _bracket_for_paren)
 # (After a call's `)` in _CallsTail's scan: the list's `]`, or the next call's `, h(`.)
 _CALLS_TAIL = lazy(regex.compile, r"\s*+(?:(\])|(,)\s*+[A-Za-z_][\w.]*+\s*+\()")
+
+
+def _grown(growers: list | None, waits: Any) -> list | None:
+    """Driver._lex's growers after a value that waits on `waits` (_comma_after's WAIT or
+    _CallsTail): None where no grower tells (WAIT: the text after the `,`, each delta);
+    else `growers`, `waits` added."""
+    if growers is None or waits is WAIT:
+        return None
+    growers.append(waits)
+    return growers
 
 
 class _CallsTail:
