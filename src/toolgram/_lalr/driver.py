@@ -66,10 +66,7 @@ class _ValueWait:
         cutter = drv.cutter
         if not cutter:
             return cls(paren, None, (), "", 1)
-        sc = getattr(cutter[0], "__self__", None)  # (the scanner's _markers_from: its markers)
-        find, keys = getattr(sc, "cut_symbols", None), getattr(sc, "cut_keys", None)
-        if find is None or keys is None:
-            return _HOLD_NOT  # (the markers not known here: each delta is read)
+        find, keys = cutter[8], cutter[9]  # (the scanner's markers: its cut_symbols and cut_keys)
         words = (*(k for k in keys if k), *drv.fmt.ends)
         width = max([cutter[1], *map(len, words)]) + 1
         return cls(paren, find, words, buf[max(0, len(buf) - width) :], width)
@@ -89,18 +86,6 @@ class _ValueWait:
         return True
 
 
-class _NotHeld:
-    """A grower that takes no delta."""
-
-    __slots__ = ()
-
-    def absorbs(self, text: str, n: int) -> bool:
-        return False
-
-
-_HOLD_NOT = _NotHeld()
-
-
 class Driver:
     __slots__ = (
         "fmt", "c", "start", "pos", "stack", "values", "status", "end", "tree", "repairs", "reason", "prose_at",
@@ -117,8 +102,8 @@ class Driver:
         # Where a JSON value broken for good is cut short: (markers_from, room, prefixes,
         # find, ...), the scanner's search for the first marker in a span of the text, the
         # longest marker's length, the markers' proper prefixes, and its remembered
-        # str.find (see _cut); then its call_reads_at, turn_list, call_re and
-        # call_before (RegionReader.driver); None: never.
+        # str.find (see _cut); then its call_reads_at, turn_list, call_re,
+        # call_before, cut_symbols and cut_keys (RegionReader.driver); None: never.
         self.cutter = cutter
         self.recheck = 0  # waiting on such a value: the text's length to look again at
         self.quote_wait = None  # (_close.cut's: see _closed_wait)

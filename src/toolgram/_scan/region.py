@@ -330,7 +330,7 @@ class RegionReader:
         )
         # (The scanner's find, not this reader's: a driver holding this reader through it would
         # make a cycle, and each parse's trees would wait for the collector's full pass.)
-        drv = Driver(fmt, start, sc.brackets, (sc._markers_from, room, sc.prefixes, sc.find, sc.call_reads_at, sc.turn_list, sc.call_re, sc.call_before), lines)
+        drv = Driver(fmt, start, sc.brackets, (sc._markers_from, room, sc.prefixes, sc.find, sc.call_reads_at, sc.turn_list, sc.call_re, sc.call_before, sc.cut_symbols, sc.cut_keys), lines)
         drv.listed = -1  # (see run)
         drv.listed_log, drv.listed_hint, drv.own_hint = sc.listed_log, sc.listed_hint, sc.own_hint  # (the storm memo's: see Driver.listed_log)
         return drv

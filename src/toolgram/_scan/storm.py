@@ -539,7 +539,7 @@ def _probe(sc: Any, memo: Memo, name: str, start: int) -> Any:
         if fmt is None or fmt.parser == "earley":
             return None
         room = max(sc.max_prefix + 1, *map(len, fmt.ends)) if fmt.ends else sc.max_prefix + 1
-        probe = memo.probes[name] = Driver(fmt, start, sc.brackets, (sc._markers_from, room, sc.prefixes, sc.find, sc.call_reads_at, sc.turn_list, sc.call_re, sc.call_before), False)
+        probe = memo.probes[name] = Driver(fmt, start, sc.brackets, (sc._markers_from, room, sc.prefixes, sc.find, sc.call_reads_at, sc.turn_list, sc.call_re, sc.call_before, sc.cut_symbols, sc.cut_keys), False)
     return probe
 
 
