@@ -623,7 +623,14 @@ class _Told:
         if t.lastgroup is None:
             stop = t.end()
             if more and stop >= end - 1:
-                self.at = base + (stop if len(quote) == 1 else max(p, stop - len(quote) + 1))
+                if len(quote) > 1:
+                    # (Read again from where a close may begin that the text so far
+                    # cut: its last characters but one, or the escape `\` before them,
+                    # not the character it escapes: `\''` then `'` is no close.)
+                    stop = max(p, stop - len(quote) + 1)
+                    if stop > p and _escaped(buf, stop):
+                        stop -= 1
+                self.at = base + stop
                 return None  # (the text so far ends in it, or in its last escape `\`)
             return False
         c = t.start("c")
