@@ -247,6 +247,7 @@ _MISSPELT_CLOSE = lazy(re.compile, r"</\s*par\w*\s*>\s*")
 _HEAD_SPACE = lazy(re.compile, r" (?=\S)")
 _CUT_WORD = lazy(re.compile, r"[A-Za-z_][\w.]*")  # (Builder._call: a word the end of the reply cut)
 _LIST_SHUT = lazy(re.compile, r"[\s\]]*")  # (Builder.build: a list's `]` after its one call)
+_VALUE_BROKE = "cannot read the value of "  # (Unreadable's reason where a value cannot be read: _scan/salvage.py asks it too)
 _FENCE_CLOSE_LINE = lazy(re.compile, r"[ \t]*(\r?\n)[ \t]*```")  # (Builder.build: a fence's close on the line after prose)
 # A close tag opening the text after a payload (Builder._misspelt_end).
 _CLOSE_TAG = lazy(re.compile, r"\s*(</\s*[\w\-|]+\s*>?)")
@@ -908,7 +909,7 @@ class Builder:
                             # in the text (issue 19).)
                             draft.error = f"Couldn't read a tool call: {too_deep_message(key)}."
                             break
-                        raise Unreadable(f"cannot read the value of {key!r} ({exc})") from None
+                        raise Unreadable(f"{_VALUE_BROKE}{key!r} ({exc})") from None
                 if repairs:
                     _add(draft.repairs, repairs)
                 if key in collect:

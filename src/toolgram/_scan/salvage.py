@@ -12,7 +12,7 @@ import regex
 
 from . import gemframe, pyframe
 from .mention import cut_opener, mention, settle_failure
-from .._build.builder import LIST_CLOSED_EARLY, Draft
+from .._build.builder import _VALUE_BROKE, LIST_CLOSED_EARLY, Draft
 from .._lalr.close import CUT_ROOM, last_closes
 from .._lalr.driver import _MARK_STACK, Driver
 from .._lalr.extent import BracketIndex
@@ -102,6 +102,24 @@ def salvage(r: Any, final: bool, quiet: bool = False):
     for drv in r.drivers:  # (the candidates in order: the first that keeps calls)
         buf = _read_text(r, drv, final)
         if drv.fmt.anchor == "whole":
+            if drv.stray and drv.status == DONE and _cut_at_end(drv, buf, final) and _offered_call(r.sc.tools, buf, drv.start, drv.end):
+                # Bare calls that are the whole reply, a stray quote in a value running it
+                # on to the end (`f(a="x"y"); g(b=2)`), and an offered tool called there:
+                # the model's calls, which that value broke. Told, as in a list (below),
+                # its text prose; with no tools, or no offered name called, they stay
+                # prose as anything bare the reply holds that cannot be read (issue 19:
+                # it was silent prose, with f offered).
+                # (Only where a value is what cannot be read: a call the end of the reply
+                # cut, `get_weather(ci`, is no stray quote's, and stays prose.)
+                # (The error ends with its first line where more text follows: the lines
+                # after it are read as any text is, a list of calls on one read as at main,
+                # `f(a="x"y")\n[f(a=1)]`, not hidden in the error.)
+                why = r.sc._decode(drv)
+                if isinstance(why, str) and why.startswith(_VALUE_BROKE):
+                    end = buf.find("\n", r.region_start)
+                    if end < 0 or not buf[end:].strip():
+                        end = len(buf)
+                    return None, Failure(r.region_start, end, f"Couldn't read a tool call: {why}."), False
             continue  # (its region is the whole reply or nothing)
         if drv.fmt.parser == "earley":
             continue  # (its region is parsed whole, once: there are no points to replay to)
@@ -537,6 +555,16 @@ def listed(r: Any, drv: Driver, status: str, final: bool = False) -> Region | No
     if not drafts or any("cut_value" in d.repairs or "dropped_partial_argument" in d.repairs for d in drafts):
         return None
     return _with_cut_end(region, r.sc.buf, drv.fmt, final)
+
+
+_CALL_HEAD = lazy(regex.compile, r"(?<![\w.\-])([A-Za-z_][\w.\-]*+)\s*\(")
+
+
+def _offered_call(tools: Any, buf: str, start: int, end: int) -> bool:
+    """Whether an offered tool's name is written as a call's head (`name(`) in buf[start:end]."""
+    if tools is None:
+        return False
+    return any(m.group(1) in tools for m in _CALL_HEAD.finditer(buf, start, end))
 
 
 def _cut_at_end(drv: Driver, buf: str, final: bool) -> bool:
