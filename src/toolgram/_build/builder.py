@@ -248,7 +248,7 @@ _HEAD_SPACE = lazy(re.compile, r" (?=\S)")
 _CUT_WORD = lazy(re.compile, r"[A-Za-z_][\w.]*")  # (Builder._call: a word the end of the reply cut)
 _LIST_SHUT = lazy(re.compile, r"[\s\]]*")  # (Builder.build: a list's `]` after its one call)
 _VALUE_BROKE = "cannot read the value of "  # (Unreadable's reason where a value cannot be read: _scan/salvage.py asks it too)
-_FENCE_CLOSE_LINE = lazy(re.compile, r"[ \t]*(\r?\n)[ \t]*```")  # (Builder.build: a fence's close on the line after prose)
+_FENCE_CLOSE_LINE = lazy(re.compile, r"[ \t]*(\r?\n)(?:[ \t]*\r?\n)*[ \t]*```")  # (Builder.build: a fence's close on a line after prose, blank lines between)
 # A close tag opening the text after a payload (Builder._misspelt_end).
 _CLOSE_TAG = lazy(re.compile, r"\s*(</\s*[\w\-|]+\s*>?)")
 
@@ -501,7 +501,8 @@ class Builder:
             # The line break that ends the region's last prose line (a fenced `# note`),
             # right before the fence's close on its own line, is the prose's: markup is
             # the close alone, and the text after the fence keeps its own line (issue 19:
-            # ```` # note\n``` Done. ```` read `# note Done.`).
+            # ```` # note\n``` Done. ```` read `# note Done.`; so did blank lines between
+            # the comment and the close, which are the fence's, as blanks before it are).
             last = self.items[-1]
             brk = _FENCE_CLOSE_LINE.match(self.buf, last.span[1], self.region[1])
             if brk is not None and brk.end() == self.region[1]:
