@@ -69,6 +69,12 @@ def test_a_value_with_its_own_quotes_is_read_whole(fmt: str, value: str, args: t
     assert result.text == ""
 
 
+# Bare calls with an offered tool whose value a stray quote breaks are told (the error
+# names the argument); these two, where the quote's string could still close on the
+# line, are not read as broken there and stay prose with no error (left: issue 19).
+_BARE_SILENT = {"city='Par' is', unit='C'", "city='Par', is', unit='C'"}
+
+
 @pytest.mark.parametrize("tools", [None, ["get_weather"]], ids=["no_tools", "tools"])
 @pytest.mark.parametrize(
     "written",
@@ -88,7 +94,7 @@ def test_a_stray_quote_is_never_a_call_without_its_argument(fmt: str, written: s
     for call in result.calls:
         assert "city" in call.arguments, call
     assert result.calls == []
-    if fmt == "bare_pythonic":  # (bare calls that are the whole reply, or prose)
+    if fmt == "bare_pythonic" and (tools is None or written in _BARE_SILENT):  # (bare calls that are the whole reply, or prose)
         assert result.errors == []
     else:
         assert len(result.errors) == 1 and "'city'" in result.errors[0]
