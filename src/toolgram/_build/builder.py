@@ -97,6 +97,12 @@ class Unreadable(Exception):
     called = False
     deep = False
     name: str | None = None  # (a deep call's name, where read before its arguments: see build)
+    # (A call read whole before the call the end of the reply cut, told in its place as
+    # that call is kept (Builder._before_a_cut_call), without tools: its parts, for
+    # _keyword_first to tell, should every call of the region break; then True where the
+    # call is one to tell, should no reading of the region keep that cut call either
+    # (see _held_told, _scan/salvage.py's salvage), else None.)
+    held: Any = None
 
 
 def _too_deep(key: str | None) -> Unreadable:
@@ -466,7 +472,7 @@ class Builder:
             ):
                 # (Taken out of the list as it is raised: kept there, its traceback's
                 # frames would hold this builder, a cycle only the collector frees.)
-                raise self._broken.pop(0)
+                raise _held_told(self._broken.pop(0), self.buf)
         drafts = [i for i in self.items if isinstance(i, Draft)]
         if len(drafts) == 1:
             # The call is the region, its markers included; but for the reply's own text
@@ -884,7 +890,12 @@ class Builder:
                 # (`[get_weather("Paris")]`): told where a quiet format's failures are not
                 # (the whole reply a list, a ```python fence), as it is after a marker
                 # (lfm2's) or as a list's second call. A real call is never silent prose.
-                unnamed.called = not self._before_a_cut_call(node) and (self.tools is not None and draft.name in self.tools or self.tools is None and (self.ended is None or self.ended[2] or cut_open) and _keyword_first(parts[:-1] if cut_open else parts, self.buf))
+                if self._before_a_cut_call(node):
+                    # (Told in its place, the cut call after it kept; without tools, where
+                    # that one breaks too, as if its own end were read: _held_told.)
+                    unnamed.held = parts if self.tools is None else None
+                else:
+                    unnamed.called = self.tools is not None and draft.name in self.tools or self.tools is None and (self.ended is None or self.ended[2] or cut_open) and _keyword_first(parts[:-1] if cut_open else parts, self.buf)
                 raise unnamed
             draft.params[:0] = [(k, v, "python") for k, v in zip(names, positional)]
         if draft.params and isinstance(draft.arguments, dict):
@@ -3003,6 +3014,18 @@ _LEADING_LIST = re.compile(r"[ \t\r\n]*\[[ \t\r\n]*\{")
 
 
 LIST_CLOSED_EARLY = "the list's `]` comes before the call's `)`, and text follows it"
+
+
+def _held_told(exc: Unreadable, buf: str | None) -> Unreadable:
+    """The failure of a region whose calls all broke (Builder.build), where its first is a
+    call read whole, held back as the call the end of the reply cut after it was to be kept
+    (Unreadable.held): that one broke too here, so the first is a call to tell as one with
+    its own end read is, a whole positional value after a keyword one: held True. Told
+    where no shorter reading keeps the cut call either (_scan/salvage.py's salvage; issue
+    19: `[f(a="x", g(b=1), h() x]` a line, told alone, was silent prose written twice)."""
+    held = exc.held
+    exc.held = True if held is not None and buf is not None and _keyword_first(held, buf) else None
+    return exc
 
 
 def _keyword_first(parts: list, buf: str) -> bool:

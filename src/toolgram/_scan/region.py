@@ -290,6 +290,9 @@ class RegionReader:
         # salvage, a replay of the region, at every delta.
         self.salvage_wait: Driver | None = None
         self.spaced: Any = None  # what salvage.spaced_call looks at, until it tells
+        # (A candidate's driver whose region, every call broken, fails with a call read
+        # whole before the one the end of the reply cut (Unreadable.held), and why.)
+        self.held: tuple | None = None
         self.cut_look: Any = None  # where mention.cut_may_come's look stopped (False: no cut opener)
         self.cut_wait = False  # the drivers are done, and only the end or more text decides (cut_may_come)
         # A call its close was left out of, whose value was cut at a call marker, that
@@ -848,6 +851,8 @@ class RegionReader:
         except Unreadable as exc:
             if exc.called:
                 drv.stray = True  # (a call, broken: told as a stray quote's failure is)
+            elif exc.held is True and drv in self.drivers:
+                self.held = (drv, str(exc))  # (told where no reading keeps a call: salvage)
             if exc.deep:
                 drv.deep = True
             return str(exc)

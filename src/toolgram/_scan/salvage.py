@@ -99,6 +99,7 @@ def salvage(r: Any, final: bool, quiet: bool = False):
     unbroken, listed_drv = 0, None  # (the last value went on past the list's `]`, the end of that: see list_closed)
     broken: list = []  # (where a whole call read before the failure ends, and why it cannot be built)
     told: list = []  # (the same, of a quiet format's or an anchored region's: its text stays prose)
+    held = None  # (a candidate whose region failed with a call held back: RegionReader.held)
     for drv in r.drivers:  # (the candidates in order: the first that keeps calls)
         buf = _read_text(r, drv, final)
         if drv.fmt.anchor == "whole":
@@ -123,6 +124,8 @@ def salvage(r: Any, final: bool, quiet: bool = False):
             continue  # (its region is the whole reply or nothing)
         if drv.fmt.parser == "earley":
             continue  # (its region is parsed whole, once: there are no points to replay to)
+        if held is None and r.held is not None and r.held[0] is drv and drv.status == DONE and _cut_at_end(drv, buf, final):
+            held = r.held
         closed = list_closed(r, drv, buf, final)
         if closed is not None:
             if type(closed) is not int:
@@ -160,6 +163,14 @@ def salvage(r: Any, final: bool, quiet: bool = False):
         # Python, no call the model meant; a quiet format's such call is told only where
         # its tool is offered, as Builder says.)
         told = [t for t in told if not t[1].startswith(_POSITIONAL)]
+        if not told and held is not None:
+            # (Not so a call read whole that gives a whole positional value after a keyword
+            # one, before the call the end of the reply cut, which breaks too, and which no
+            # shorter reading keeps: every call of the region is broken, and it is told, its
+            # text prose, as with its own end read, alone on its line (Unreadable.held;
+            # issue 19: `[f(a="x", g(b=1), h() x]` written twice was silent prose). One
+            # error for the region, as for `[f(a="x", 3)]` then `[f(a="y", 4)]`.)
+            return None, Failure(r.region_start, len(buf), f"Couldn't read a tool call: {held[1]}."), False
         if told:
             # (A quiet format's, or an anchored region's, the same: a whole call that
             # cannot be built, then what broke the frame (`[y(t=1, t="x") )]`). Its text
