@@ -97,12 +97,13 @@ class Unreadable(Exception):
     called = False
     deep = False
     name: str | None = None  # (a deep call's name, where read before its arguments: see build)
-    # (A call read whole before the call the end of the reply cut, told in its place as
-    # that call is kept (Builder._before_a_cut_call), without tools: its parts, for
-    # _keyword_first to tell, should every call of the region break; then True where the
-    # call is one to tell, should no reading of the region keep that cut call either
-    # (see _held_told, _scan/salvage.py's salvage), else None.)
-    held: Any = None
+    # (A call read whole before the call the end of the reply cut, held back as that call
+    # is kept (Builder._before_a_cut_call), without tools: its parts, for _keyword_first
+    # to tell should every call of the region break (held_parts); and whether it is then
+    # a call to tell, should no reading of the region keep that cut call either (held:
+    # see _held_told, _scan/salvage.py's salvage).)
+    held_parts: Any = None
+    held = False
 
 
 def _too_deep(key: str | None) -> Unreadable:
@@ -893,7 +894,7 @@ class Builder:
                 if self._before_a_cut_call(node):
                     # (Told in its place, the cut call after it kept; without tools, where
                     # that one breaks too, as if its own end were read: _held_told.)
-                    unnamed.held = parts if self.tools is None else None
+                    unnamed.held_parts = parts if self.tools is None else None
                 else:
                     unnamed.called = self.tools is not None and draft.name in self.tools or self.tools is None and (self.ended is None or self.ended[2] or cut_open) and _keyword_first(parts[:-1] if cut_open else parts, self.buf)
                 raise unnamed
@@ -3019,12 +3020,12 @@ LIST_CLOSED_EARLY = "the list's `]` comes before the call's `)`, and text follow
 def _held_told(exc: Unreadable, buf: str | None) -> Unreadable:
     """The failure of a region whose calls all broke (Builder.build), where its first is a
     call read whole, held back as the call the end of the reply cut after it was to be kept
-    (Unreadable.held): that one broke too here, so the first is a call to tell as one with
-    its own end read is, a whole positional value after a keyword one: held True. Told
+    (Unreadable.held_parts): that one broke too here, so the first is a call to tell as one
+    with its own end read is, a whole positional value after a keyword one: held. Told
     where no shorter reading keeps the cut call either (_scan/salvage.py's salvage; issue
     19: `[f(a="x", g(b=1), h() x]` a line, told alone, was silent prose written twice)."""
-    held = exc.held
-    exc.held = True if held is not None and buf is not None and _keyword_first(held, buf) else None
+    parts = exc.held_parts
+    exc.held = parts is not None and buf is not None and _keyword_first(parts, buf)
     return exc
 
 

@@ -851,7 +851,7 @@ class RegionReader:
         except Unreadable as exc:
             if exc.called:
                 drv.stray = True  # (a call, broken: told as a stray quote's failure is)
-            elif exc.held is True and drv in self.drivers:
+            elif exc.held and drv in self.drivers:
                 self.held = (drv, str(exc))  # (told where no reading keeps a call: salvage)
             if exc.deep:
                 drv.deep = True
