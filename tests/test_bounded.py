@@ -590,6 +590,45 @@ def test_a_gemma_string_open_past_a_marker_is_not_lexed_again_per_delta(monkeypa
 
 
 
+def _held_read(raw: str, monkeypatch: pytest.MonkeyPatch) -> int:
+    """The text take_plain reads (what is held back, then the delta) over a stream of one
+    character a delta, where it may take the delta (a kind of plain text set)."""
+    count = [0]
+    take = _scan.Scanner.take_plain
+
+    def counting(self: Any, text: str) -> Any:
+        if self.plain is not None:
+            count[0] += len(self.held) + len(text)
+        return take(self, text)
+
+    with monkeypatch.context() as m:
+        m.setattr(_scan.Scanner, "take_plain", counting)
+        sp = toolgram.StreamParser(max_chars=None)
+        for ch in raw:
+            sp.feed(ch)
+        assert sp.close() == toolgram.parse(raw, max_chars=None)
+    return count[0]
+
+
+def test_a_marker_held_in_a_string_open_before_it_is_not_read_again_per_delta(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A call marker inside a Gemma string opened in the prose before it, after a MiniMax
+    # call whose line goes on (its stray closers watched for): held from the marker on
+    # until the string closes or its reach ends. take_plain found the marker in every
+    # delta joined to the held text and gave way, after plain_hold walked each `<` of it:
+    # the square of the text held (fuzz seed 7 #107105106: 1-char stream 330 ms, budget 215).
+    head = (
+        '<minimax:tool_call>\n<invoke name="a">\n<parameter name="x">1</parameter>\n</invoke>\n</minimax:tool_call>'
+        ' Gemma quotes with <|"|> as in call:f{a:<|"|>\n<minimax:tool_call>\n<invoke name="b">\n<parameter name="c">'
+    )
+
+    def reply(size: int) -> str:
+        return head + "<b>x</b> " * ((size - len(head)) // 9)
+
+    small, large = (_held_read(reply(size), monkeypatch) for size in (1_000, 4_000))
+    assert small > 0
+    assert large <= 4.5 * small, (small, large)
+
+
 def _cut_over(raw: str, tools: list | None, monkeypatch: pytest.MonkeyPatch) -> int:
     """The text the cuts of broken values (_lalr.close.cut) look over, from each value's
     start to where it stops, over a stream of one character a delta."""

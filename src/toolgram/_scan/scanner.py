@@ -633,8 +633,15 @@ class Scanner(MarkerSearch):
                     buf=buf, firsts=frozenset(c[0] for c in closers), more=(), width=max(map(len, closers))
                 )
                 return
-            self.plain = "reasoning" if self.mode == "think" or self.in_open_think else "text"
             self.held = buf[self.pos :]
+            if self.pos < len(buf) and self.literals.match(buf, self.pos) is not None:
+                # Held from a whole marker on (one whose string, open before it, may still
+                # close after it: _in_string's string_wait): take_plain finds it in every
+                # delta joined to it and gives way to the slow way, after reading all it
+                # holds (plain_hold walked each `<` of a held call's text, of up to REACH:
+                # the square of it; issue 17, fuzz seed 7 #107105106). The slow way at once.
+                return
+            self.plain = "reasoning" if self.mode == "think" or self.in_open_think else "text"
 
     def _trim(self) -> int:
         """Drop the text before pos, keeping what look-behinds read: back to the
