@@ -128,9 +128,13 @@ class Reads:
     """What a loop's P and X read, as item lists (for reads_to), and the static reaches
     reads_to falls back on, worked out once per place in them."""
 
-    __slots__ = ("seqs", "reach", "seen", "floor", "last", "tails")
+    __slots__ = ("seqs", "reach", "seen", "floor", "last", "tails", "back")
 
     def __init__(self, seqs: list) -> None:
+        # How far before where it starts X (or P) may look back (its look-behinds: fixed
+        # width, as the `re` parser reads them): what a text must keep before a character
+        # of E to match X there again (growth._LoopWait.absorbs).
+        self.back = max((_behind(seq) for seq in seqs), default=0)
         self.seqs, self.floor = _shared(tuple(map(_plain, seqs)))
         self.reach: dict = {}  # (id of an item list, index, rest) -> _reach of what follows
         # The next _SEEN characters from a place -> (how far past it the looks read, the
@@ -293,6 +297,22 @@ def _seq_reads(reads: Reads, items: Any, i: int, buf: str, pos: int, rest: tuple
             i += 1  # (a look-behind reads only text before pos)
         else:
             return pos + reads.static(items, i, rest)
+
+
+def _behind(items: Any) -> int:
+    """The most characters a look-behind in items (at any depth) reads before the start
+    of items: at most its own width, plus what a look-behind inside it reads."""
+    far = 0
+    for op, av in items:
+        if op is _C.ASSERT or op is _C.ASSERT_NOT:
+            far = max(far, (sum(map(_width, av[1])) if av[0] != 1 else 0) + _behind(av[1]))
+        elif op is _C.BRANCH:
+            far = max(far, *map(_behind, av[1]))
+        elif op is _C.SUBPATTERN:
+            far = max(far, _behind(av[-1]))
+        elif op is _C.MAX_REPEAT or op is _C.MIN_REPEAT:
+            far = max(far, _behind(av[2]))
+    return far
 
 
 def _item_end(source: str, i: int) -> int | None:

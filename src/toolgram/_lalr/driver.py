@@ -1414,6 +1414,8 @@ class Driver:
                                 growers.append(loop)
                                 if loop.resume is not None:
                                     self.resume[name] = (pos, *loop.resume)
+                                if loop.near is not None:
+                                    loop.owner = (self.resume, name, pos)  # (see _LoopWait.absorbs)
                     if m is not None and (m.partial or end == pos):
                         continue
                     through = None

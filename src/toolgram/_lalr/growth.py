@@ -74,7 +74,7 @@ class _LoopWait:
     """A regex terminal whose match runs to the end of the text, inside a loop of a
     negated class `[^E]*`: text with no character of E cannot end it (see _loop)."""
 
-    __slots__ = ("exits", "last", "looks", "resume", "token", "width")
+    __slots__ = ("exits", "last", "looks", "resume", "token", "width", "near", "first", "info", "owner")
 
     def __init__(self, exits: re.Pattern[str], width: int, last: int) -> None:
         self.exits = exits
@@ -83,13 +83,62 @@ class _LoopWait:
         self.resume: tuple | None = None  # (position, pattern to match from there, None: t's)
         self.token = -1  # where the token starts, for a fast frame that reads it on (Frame._resumed)
         self.looks: dict | None = None  # (a fast frame's record of settled looks, as a driver's: see _looks_settled)
+        # Where the looks were asked (_looks_settled) and one was not settled: the text
+        # from a little before that character of E (X's look-behinds) to the end, where
+        # that character is in it, and the terminal's loop (t.loop); else None.
+        self.near: str | None = None
+        self.first = 0
+        self.info: tuple | None = None
+        self.owner: tuple | None = None  # (a driver's resume memo, the terminal's name, the token's start)
 
     def absorbs(self, text: str, n: int) -> bool:
         if self.exits.search(text) is not None:
             return False
         # After an E character the pattern reads up to `width` characters outside
         # its loops (`<(?!/?tool_call>)`): the text may decide those.
-        return self.last < 0 or n - self.last > self.width
+        if self.last < 0 or n - self.last > self.width:
+            return True
+        if self.near is None or not text or not self._settles(self.near + text):
+            return False
+        # The wait the driver would make at the end of this text (see _settles), and
+        # where it would match the token from next: inside the loop, at its last
+        # character (_loop_wait). (Not from the character of E before the window, as the
+        # reading that made this wait left it: each `<` a stream brought would match the
+        # token again over `width` characters, 278 for MiniMax's VALUE.)
+        self.last = -1
+        self.near = None
+        self.resume = (n + len(text) - 1, self.info[5])
+        if self.owner is not None:
+            memo, name, pos = self.owner
+            memo[name] = (pos, *self.resume)
+        return True
+
+    def _settles(self, s: str) -> bool:
+        """Whether, with this delta, the looks of the characters of E from the first one
+        not settled on are all settled (as _looks_settled asks: reads_to) and X matches at
+        each of them: the match runs to the end of the text, and the wait the driver's
+        reading of the text would make (_loop_wait, with its looks) has no character of
+        E near the end (last -1). Then the delta changes nothing: the reading would wait
+        on the same token from the same place, with that wait; absorbed, the driver reads
+        on later from where it stopped, as after a delta that brought more text at once.
+        (Each character a stream brought after a `<` within `width` of the end ran the
+        driver again, though `<b` tells it no closer: a MiniMax value of tags left open,
+        3 deltas in 4 read again, 19 µs a delta (issue 17).)"""
+        _exits, chars, _width, tail, _lead, _loop, _space, reads = self.info
+        n = len(s)
+        q = self.first
+        while q < n:
+            if reads_to(reads, s, q) > n:
+                return False  # (it reads past the text: more text may change it)
+            q += 1
+            if len(chars) == 1:
+                q = s.find(chars, q)
+                if q < 0:
+                    break
+            else:
+                q = min((i for c in chars if (i := s.find(c, q)) >= 0), default=n)
+        m = tail.match(s, self.first)
+        return m is not None and m.end() == n
 
 
 def _loop_wait(t, buf: str, at: int, n: int, start: int | None = None, looks: dict | None = None) -> _LoopWait | None:
@@ -116,9 +165,17 @@ def _loop_wait(t, buf: str, at: int, n: int, start: int | None = None, looks: di
     # (One character of E, the common case, found without a generator: a wait is made at
     # each delta that brings one.)
     last = buf.rfind(chars[0], lo, n) if len(chars) == 1 else max(buf.rfind(c, lo, n) for c in chars)
-    if last >= 0 and looks is not None and past <= n - width - 1 and not t.pattern.flags & _IGNORECASE:
+    asked = last >= 0 and looks is not None and past <= n - width - 1 and not t.pattern.flags & _IGNORECASE
+    if asked:
         last = _looks_settled(t, chars, reads, buf, lo, n, start, looks, last)
     wait = _LoopWait(exits, width, last)
+    if asked and last >= 0 and reads.back <= _BACK:
+        # (Kept to ask again with each delta: _LoopWait.absorbs.)
+        q = looks[t.name][1]  # (the first character of E whose look is not settled)
+        b = max(0, q - reads.back - 1)
+        wait.near = buf[b:n]
+        wait.first = q - b
+        wait.info = info
     # A later place to match from next time, as the whole match would go on from
     # there: inside a [^E]* loop (with no character of E near), with the pattern
     # (or, after a start P, the loop and the tail); or at a character of E that X
@@ -131,6 +188,10 @@ def _loop_wait(t, buf: str, at: int, n: int, start: int | None = None, looks: di
         if e > at and e >= past:
             wait.resume = (e, tail)
     return wait
+
+
+# The most look-behind a _LoopWait keeps text for (see absorbs).
+_BACK = 64
 
 
 def _looks_settled(t, chars: str, reads, buf: str, lo: int, n: int, start: int, looks: dict, last: int) -> int:
