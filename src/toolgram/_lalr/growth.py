@@ -126,17 +126,8 @@ class _LoopWait:
         3 deltas in 4 read again, 19 µs a delta (issue 17).)"""
         _exits, chars, _width, tail, _lead, _loop, _space, reads = self.info
         n = len(s)
-        q = self.first
-        while q < n:
-            if reads_to(reads, s, q) > n:
-                return False  # (it reads past the text: more text may change it)
-            q += 1
-            if len(chars) == 1:
-                q = s.find(chars, q)
-                if q < 0:
-                    break
-            else:
-                q = min((i for c in chars if (i := s.find(c, q)) >= 0), default=n)
+        if _unsettled(reads, chars, s, self.first, n, n + 1) < n:
+            return False  # (a look reads past the text: more text may change it)
         m = tail.match(s, self.first)
         return m is not None and m.end() == n
 
@@ -205,17 +196,24 @@ def _looks_settled(t, chars: str, reads, buf: str, lo: int, n: int, start: int, 
     `looks` (a look settled stays so as the text grows): each is asked once it is."""
     memo = looks.get(t.name)
     at = max(lo, memo[1]) if memo is not None and memo[0] == start else lo
+    q = _unsettled(reads, chars, buf, at, n, n)
+    looks[t.name] = (start, q)
+    return -1 if q >= n else last
+
+
+def _unsettled(reads, chars: str, buf: str, at: int, n: int, edge: int) -> int:
+    """The first character of E in buf[at:n] whose look (regex_loops.reads_to) reads to
+    `edge` or past, else n: _looks_settled's question (edge n: the look must end before
+    the text's end) and _LoopWait._settles' (edge n + 1: it may end at it)."""
     while True:
         if len(chars) == 1:
             q = buf.find(chars[0], at, n)
             if q < 0:
-                q = n
+                return n
         else:
             q = min((i for c in chars if (i := buf.find(c, at, n)) >= 0), default=n)
-        if q >= n:
-            looks[t.name] = (start, n)
-            return -1
-        if reads_to(reads, buf, q) >= n:
-            looks[t.name] = (start, q)
-            return last
+            if q >= n:
+                return n
+        if reads_to(reads, buf, q) >= edge:
+            return q
         at = q + 1
