@@ -407,6 +407,7 @@ class Builder:
         # The text the tree's tokens were read from (their places index it): a rule's
         # text is what it holds between its first and last token (see _text).
         self.buf = buf
+        self.quote_passed: dict = {}  # (_repair.quoted_end's record for buf: see _slipped)
         # Python-style calls nested in a JSON format's payload are read by the whole
         # parser, given as read_calls(text, listed) -> calls or None (see _python_calls);
         # None: they are not read.
@@ -1615,7 +1616,7 @@ class Builder:
         tok = value if isinstance(value, Tok) else value.children[-1] if isinstance(value, Tree) and value.children else None
         if not isinstance(tok, Tok) or tok.end_pos <= tok.start_pos:
             return text
-        got = _repair.slipped_quote(self.buf, tok.start_pos, tok.end_pos)
+        got = _repair.slipped_quote(self.buf, tok.start_pos, tok.end_pos, self.quote_passed)
         if got is None:
             return text
         _add(repairs, [got[1]])

@@ -248,9 +248,10 @@ class Driver:
         # decode said so): no shorter reading mends it (see salvage_points).
         self.deep = False
         self.quote_memo: list | None = None  # (see _quoted)
-        # (A stream's, for _repair.quoted_end: quote -> [lo, hi], no quote of that kind in
-        # the text's [lo, hi) is one a value's end follows, whatever text comes: see _quoted.)
-        self.quote_passed: dict = {}
+        # (_repair.quoted_end's records of the quotes that no value's end follows, per text
+        # read: (text, its record), the last read first; a stream's text, which only
+        # grows, is None until the reply ends: see _passed.)
+        self.quote_passed: list = []
         # (marker, searched to): how far the search for the delimiter that closes a Gemma
         # string open at that marker went (close.through_loose).
         self.loose_memo: tuple | None = None
@@ -2007,15 +2008,31 @@ class Driver:
             end = extent.advance(buf, 0, stop)
             return n if end is None else end
 
-        # (A stream's text is only added to: the quotes no value's end follows, read for a
-        # value before, are passed over with a count for the values after it, as a whole
-        # text's are (_repair._PASSED), not read again for each: a storm of values, each
-        # looking on among the next _MAX_QUOTES quotes, read each quote that many times.)
-        runs = self.quote_passed if not final and stop is None else None
-        got = _repair.quoted_end(buf, pos, final, markers if self.cutter else None, call_end, memo[5], stop, runs)
+        passed = self._passed(buf, final) if stop is None else None
+        got = _repair.quoted_end(buf, pos, final, markers if self.cutter else None, call_end, memo[5], stop, passed)
         if final:
             memo[6] = (buf, got)
         return got
+
+    def _passed(self, buf: str, final: bool) -> dict:
+        """_repair.quoted_end's record for the text read (see there): the quotes that no
+        value's end follows, read for a value before, passed over with a count for the
+        values after it. A stream's text is only added to: one record while it grows (what
+        it says holds whatever text comes). A whole text's is that text's (by identity):
+        two are kept, as a list closed before its call's `)` is read up to its `]` alone,
+        the whole text bounded there (stop: kept for no text) or, from a step that reads
+        no bound on, that text cut there (_unbound), a text of its own between the whole
+        text's values."""
+        key = buf if final else None
+        kept = self.quote_passed
+        if kept and kept[0][0] is key:
+            return kept[0][1]
+        if len(kept) > 1 and kept[1][0] is key:
+            kept.reverse()
+            return kept[0][1]
+        record: dict = {}
+        self.quote_passed = [(key, record)] + kept[:1]
+        return record
 
     def _slipped(self, buf: str, pos: int, end: int | None, final: bool) -> int | None:
         """Where the JSON value at pos, whose brackets close at `end` (None: not in the

@@ -175,7 +175,7 @@ def quoted_end(
     call_end: Any = None,
     resume: list | None = None,
     endpos: int | None = None,
-    runs: dict | None = None,
+    passed: dict | None = None,
 ) -> Any:
     """For the Python argument value that opens with the quote at text[pos]: None
     where the string Python reads is the value (`)`, or `,` and the next argument,
@@ -197,11 +197,16 @@ def quoted_end(
     not even a partial one) ends none whatever text comes, and a stream asks again at
     each delta (a value left open before a JSON call: its quotes read again and again).
     `endpos`: the text ends there, as if cut (Driver.stop: a whole text's, final; what
-    that reading finds is kept for no text, whose own answers may differ). `runs` (a
-    stream's, not final, with `resume`: a dict kept for the text as it grows): quote ->
-    [lo, hi], no quote of that kind in text[lo:hi] is one a value's end follows (no
-    match, not even a partial one: so whatever text comes), read for the values before;
-    passed over with a count, as a whole text's are (_PASSED)."""
+    that reading finds is kept for no text, whose own answers may differ). `passed`:
+    the caller's record for this text, a dict it keeps for it (a stream's as the text
+    grows; not with endpos): quote -> [lo, hi], no quote of that kind in text[lo:hi] is
+    one a value's end follows (no match, not even a partial one: so whatever text comes
+    in a stream), read for the values before, which this look passes over with a count,
+    the same as looking at each: a storm of values, each looking on among the next
+    _MAX_QUOTES quotes, read each quote once for each value before it (`[f(a="x"]
+    [g(b=1)]`, one a line: 32 looks a value; a value left open before a JSON call of
+    many quotes, asked again at each delta). Kept by the caller, not here: a text's
+    record is its reader's alone, whichever thread reads what."""
     quote = text[pos]
     n = len(text) if endpos is None else endpos
     slip = _other_close(text, pos, final, markers, n)
@@ -248,10 +253,9 @@ def quoted_end(
             at, looked = resume[1], resume[2]  # (the quotes before: none ends the value)
         else:
             resume[:] = [broke, at, 0]
-    lo = -1  # (a whole text's: where its run of quotes no value's end follows began)
-    run = None  # (a stream's: its run so, in `runs`)
-    if runs is not None and resume is not None and endpos is None:
-        run = runs.get(quote)
+    run = None  # (this text's run of quotes of its kind that no value's end follows, in `passed`)
+    if passed is not None and endpos is None:
+        run = passed.get(quote)
         if run is not None and run[0] <= at <= run[1]:
             hi = min(run[1], stop)
             if hi > at:
@@ -259,41 +263,23 @@ def quoted_end(
                 if looked > _MAX_QUOTES:
                     return None  # (as the look below, at the first quote too many)
                 at = hi
-                resume[1], resume[2] = at, looked
+                if resume is not None:
+                    resume[1], resume[2] = at, looked
         else:
-            run = runs[quote] = [at, at]
-    if final and endpos is None:
-        # (The quotes of its kind that no value's end follows, read for an earlier value
-        # of the text: passed over again with a count, the same as looking at each.)
-        lo = at
-        for passed in _PASSED.get(quote, ()):
-            if passed[0] is text and passed[1] <= at <= passed[2]:
-                if stop <= passed[2]:
-                    return None  # (none before stop ends the value)
-                looked = text.count(quote, at, passed[2])
-                if looked > _MAX_QUOTES:
-                    return None
-                lo, at = passed[1], passed[2]
-                break
+            run = passed[quote] = [at, at]
     while True:
         found = text.find(quote, at, stop)
         if found < 0:
-            if lo >= 0:
-                _passed(quote, text, lo, stop)
             if run is not None and run[1] < stop:
                 run[1] = stop
             return None if final or stop < n else QuoteWait(quote, False)
         at = found
         looked += 1
         if looked > _MAX_QUOTES:
-            if lo >= 0:
-                _passed(quote, text, lo, at)
             return None  # (a value with so many quotes inside is not told apart)
         if not escaped(text, at):
             close = _settles(_VALUE_CLOSE, text, at + 1, final, quote, n)
             if close is not None:
-                if lo >= 0:
-                    _passed(quote, text, lo, at)
                 if close:
                     return close
                 paired = unquoted_inside(text[pos : at + 1]) is not None
@@ -312,25 +298,6 @@ def quoted_end(
             resume[1], resume[2] = at, looked
         if run is not None and run[1] < at:
             run[1] = at
-
-
-# quoted_end's, a whole text's: quote -> ((text, lo, hi), the one before, of another
-# text), replaced whole: no quote of that kind in text[lo:hi], escaped or not, is one a
-# value's end follows (_VALUE_CLOSE). A storm of values, each looking on among the next
-# _MAX_QUOTES quotes of the text, read each quote once for each value before it
-# (`[f(a="x"] [g(b=1)]`, one a line: 32 looks a value). Two texts: the driver reads a
-# list closed before its call's `)` up to its `]` alone (Driver.run), the whole text
-# bounded there (endpos: kept for no text) or, from a step that reads no bound on, that
-# text cut there, a text of its own, between the whole text's values.
-_PASSED: dict = {}
-
-
-def _passed(quote: str, text: str, lo: int, hi: int) -> None:
-    kept = _PASSED.get(quote, ())
-    if kept and kept[0][0] is not text:
-        _PASSED[quote] = ((text, lo, hi), kept[0])
-    else:
-        _PASSED[quote] = ((text, lo, hi), *kept[1:])
 
 
 # --- A quote of the other kind, or one too many, where a quoted value ends ------------
@@ -418,17 +385,15 @@ _FIRST_OTHER: list = [None]
 class kept_walks:
     """`with kept_walks():` a reading of another text (a stretch of the text read on its
     own: Scanner._own_reads_at) leaves the walks kept per text as they were (_OPEN_FROM,
-    _FIRST_OTHER, _PASSED): those of the text being read, whose values the stretch lies
-    among. Replaced by the stretch's, the next value of that text walked again to its
-    end: a storm of such values, the square of the reply."""
+    _FIRST_OTHER): those of the text being read, whose values the stretch lies among.
+    Replaced by the stretch's, the next value of that text walked again to its end: a
+    storm of such values, the square of the reply."""
 
     def __enter__(self) -> None:
-        self.kept = (_OPEN_FROM[0], _FIRST_OTHER[0], dict(_PASSED))
+        self.kept = (_OPEN_FROM[0], _FIRST_OTHER[0])
 
     def __exit__(self, *exc: Any) -> None:
-        _OPEN_FROM[0], _FIRST_OTHER[0], passed = self.kept
-        _PASSED.clear()
-        _PASSED.update(passed)
+        _OPEN_FROM[0], _FIRST_OTHER[0] = self.kept
 
 
 def _other_close(text: str, pos: int, final: bool, markers: Any, n: int) -> Any:
@@ -476,11 +441,11 @@ def slip_told(value: str) -> bool:
     return m.group(1) is not None and m.end() == len(value)
 
 
-def slipped_quote(text: str, start: int, end: int) -> tuple[str, str] | None:
+def slipped_quote(text: str, start: int, end: int, passed: dict | None = None) -> tuple[str, str] | None:
     """For the Python argument value text[start:end] as the lexer took it (quoted_end,
     on the whole text): where it is a string closed with the other quote or followed
     by a quote too many (see above), (the string as Python would read it, the repair);
-    None where it is not."""
+    None where it is not. `passed`: the caller's record for the text (see quoted_end)."""
     if end - start < 2 or text[start] not in _QUOTES or text[end - 1] not in _QUOTES:
         return None
     quote = text[start]
@@ -492,7 +457,7 @@ def slipped_quote(text: str, start: int, end: int) -> tuple[str, str] | None:
         m = _PY_STRING[quote].match(text, start, end)
         if m.group(1) is not None and m.end() == end:
             return None
-    got = quoted_end(text, start, True)
+    got = quoted_end(text, start, True, passed=passed)
     if type(got) is not tuple or got[0] != end:
         return None
     if got[1] is MISMATCHED:

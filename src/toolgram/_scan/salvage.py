@@ -1000,7 +1000,7 @@ def _forget(drv: Driver) -> None:
     """Drop what drv's lexer kept of the tokens _taken_up lexed again (each keyed by where
     its token starts, which the reading taken up after them never meets: all the same)."""
     drv.extents, drv.quote_memo, drv.nest_memo, drv.nest_open, drv.nest_loose = {}, None, {}, None, {}
-    drv.quote_passed = {}
+    drv.quote_passed = []
     drv.check = drv.far = False
     drv.checks = []
 
