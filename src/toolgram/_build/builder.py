@@ -92,10 +92,13 @@ class Unreadable(Exception):
     it whole as a call, which only its arguments break (`f(a=1, a=2)`): its failure is
     told even where a format's failures are not (a quiet one, a bare reply), as a stray
     quote's is (see _scan/mention.py's note_failure). `deep`: an argument nests deeper
-    than VALUE_DEPTH, which no shorter reading of the region mends (see salvage_points)."""
+    than VALUE_DEPTH, which no shorter reading of the region mends (see salvage_points).
+    `value`: an argument's value is what cannot be read (_value_broke; _scan/salvage.py's
+    salvage tells a bare call so broken)."""
 
     called = False
     deep = False
+    value = False
     name: str | None = None  # (a deep call's name, where read before its arguments: see build)
     # (A call read whole before the call the end of the reply cut, held back as that call
     # is kept (Builder._before_a_cut_call), without tools: its parts, for _keyword_first
@@ -109,6 +112,12 @@ class Unreadable(Exception):
 def _too_deep(key: str | None) -> Unreadable:
     exc = Unreadable(too_deep_message(key))
     exc.deep = True
+    return exc
+
+
+def _value_broke(key: str, why: Exception) -> Unreadable:
+    exc = Unreadable(f"cannot read the value of {key!r} ({why})")
+    exc.value = True
     return exc
 
 
@@ -254,7 +263,6 @@ _MISSPELT_CLOSE = lazy(re.compile, r"</\s*par\w*\s*>\s*")
 _HEAD_SPACE = lazy(re.compile, r" (?=\S)")
 _CUT_WORD = lazy(re.compile, r"[A-Za-z_][\w.]*")  # (Builder._call: a word the end of the reply cut)
 _LIST_SHUT = lazy(re.compile, r"[\s\]]*")  # (Builder.build: a list's `]` after its one call)
-_VALUE_BROKE = "cannot read the value of "  # (Unreadable's reason where a value cannot be read: _scan/salvage.py asks it too)
 _FENCE_CLOSE_LINE = lazy(re.compile, r"[ \t]*(\r?\n)(?:[ \t]*\r?\n)*[ \t]*```")  # (Builder.build: a fence's close on a line after prose, blank lines between)
 # A close tag opening the text after a payload (Builder._misspelt_end).
 _CLOSE_TAG = lazy(re.compile, r"\s*(</\s*[\w\-|]+\s*>?)")
@@ -923,7 +931,7 @@ class Builder:
                             # in the text (issue 19).)
                             draft.error = f"Couldn't read a tool call: {too_deep_message(key)}."
                             break
-                        raise Unreadable(f"{_VALUE_BROKE}{key!r} ({exc})") from None
+                        raise _value_broke(key, exc) from None
                 if repairs:
                     _add(draft.repairs, repairs)
                 if key in collect:

@@ -293,6 +293,7 @@ class RegionReader:
         # (A candidate's driver whose region, every call broken, fails with a call read
         # whole before the one the end of the reply cut (Unreadable.held), and why.)
         self.held: tuple | None = None
+        self.broke = False  # (the last build's Unreadable.value: see decode)
         self.cut_look: Any = None  # where mention.cut_may_come's look stopped (False: no cut opener)
         self.cut_wait = False  # the drivers are done, and only the end or more text decides (cut_may_come)
         # A call its close was left out of, whose value was cut at a call marker, that
@@ -823,10 +824,18 @@ class RegionReader:
             # (The same reading of the same text failed to build before: a salvage asks
             # again only for the reason. A second build of a long call doubled its cost.)
             return told[3]
+        self.broke = False
         why = self._build(drv, buf, tools, region)
         if isinstance(why, str):
-            drv.decode_failed = (drv.tree, buf, key, why)
+            # (With whether a value is what cannot be read: value_broke.)
+            drv.decode_failed = (drv.tree, buf, key, why, self.broke)
         return why
+
+    def value_broke(self, drv: Driver) -> bool:
+        """Whether drv's region, just decoded, failed where an argument's value cannot be
+        read (Unreadable.value), not for any other reason."""
+        told = drv.decode_failed
+        return told is not None and told[4]
 
     def _build(self, drv: Driver, buf: str, tools: Any, region: tuple) -> Region | str:
         try:
@@ -855,6 +864,7 @@ class RegionReader:
                 self.held = (drv, str(exc))  # (told where no reading keeps a call: salvage)
             if exc.deep:
                 drv.deep = True
+            self.broke = exc.value
             return str(exc)
         except RecursionError:
             # (The interpreter's limit, the caller deep in the stack: refused as a value

@@ -12,7 +12,7 @@ import regex
 
 from . import gemframe, pyframe
 from .mention import cut_opener, mention, settle_failure
-from .._build.builder import _VALUE_BROKE, LIST_CLOSED_EARLY, Draft
+from .._build.builder import LIST_CLOSED_EARLY, Draft
 from .._lalr.close import CUT_ROOM, last_closes
 from .._lalr.driver import _MARK_STACK, Driver
 from .._lalr.extent import BracketIndex
@@ -116,7 +116,7 @@ def salvage(r: Any, final: bool, quiet: bool = False):
                 # after it are read as any text is, a list of calls on one read as at main,
                 # `f(a="x"y")\n[f(a=1)]`, not hidden in the error.)
                 why = r.sc._decode(drv)
-                if isinstance(why, str) and why.startswith(_VALUE_BROKE):
+                if isinstance(why, str) and r.value_broke(drv):
                     end = buf.find("\n", r.region_start)
                     if end < 0 or not buf[end:].strip():
                         end = len(buf)
