@@ -13,7 +13,7 @@ import subprocess
 import sys
 import tracemalloc
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 
@@ -195,25 +195,75 @@ REPEATED = [
 ]
 
 
-def _work(raw: str, tools: list | None, monkeypatch: pytest.MonkeyPatch) -> int:
+class Counted(NamedTuple):
+    """_counted's answer."""
+
+    calls: int
+    weight: int
+    result: Any  # (the ParseResult read)
+
+
+def _counted(
+    raw: str,
+    owner: Any,
+    name: str,
+    weigh: Any = None,
+    *,
+    tools: Any = None,
+    size: int | None = None,
+    got: bool = False,
+    check: str = "counted",
+    options: dict | None = None,
+) -> Counted:
+    """The skeleton of the counting helpers below: owner.name (a module's function, or a
+    class's method, self then first) wrapped with a counter while raw is parsed (size
+    None) or streamed in `size`-character deltas, the stream's result checked against
+    parse()'s: counted with it (check "counted"), made before the count ("apart"), or
+    not at all (None). Returns (calls, weight, the result): weight sums weigh(*args) over
+    the calls, asked before each (what it reads may change in it), or with got, weigh(got,
+    *args) after (the call's answer first). parse() and the stream get tools and
+    max_chars=None, or `options` instead of max_chars."""
+    options = {"max_chars": None} if options is None else options
+    real = getattr(owner, name)
+    count = [0, 0]
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        count[0] += 1
+        if got:
+            answer = real(*args, **kwargs)
+            count[1] += weigh(answer, *args)
+            return answer
+        if weigh is not None:
+            count[1] += weigh(*args)
+        return real(*args, **kwargs)
+
+    expected = toolgram.parse(raw, tools, **options) if size is not None and check == "apart" else None
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(owner, name, counting)
+        if size is None:
+            result = toolgram.parse(raw, tools, **options)
+        else:
+            sp = toolgram.StreamParser(tools, **options)
+            for i in range(0, len(raw), size):
+                sp.feed(raw[i : i + size])
+            result = sp.close()
+            if check == "counted":
+                expected = toolgram.parse(raw, tools, **options)
+    if check is not None and size is not None:
+        assert result == expected
+    return Counted(count[0], count[1], result)
+
+
+def _work(raw: str, tools: list | None) -> int:
     from toolgram._lalr import driver as _driver
 
-    count = [0]
-    feed = _driver.Driver._feed
-
-    def counting(self: object, tok: object) -> object:
-        count[0] += 1 + len(tok.value)  # type: ignore[attr-defined]
-        return feed(self, tok)  # (its answer: pyframe's check of its shortcut reads it)
-
-    with monkeypatch.context() as m:
-        m.setattr(_driver.Driver, "_feed", counting)
-        toolgram.parse(raw, tools, max_chars=None)
-    return count[0]
+    # (The wrapped _feed's answer passes through: pyframe's check of its shortcut reads it.)
+    return _counted(raw, _driver.Driver, "_feed", lambda self, tok: 1 + len(tok.value), tools=tools).weight
 
 
 @pytest.mark.parametrize("unit,tools", REPEATED, ids=[repr(u[:24]) for u, _ in REPEATED])
 def test_work_grows_linearly(unit: str, tools: list | None, monkeypatch: pytest.MonkeyPatch) -> None:
-    small, large = (_work(unit * (size // len(unit)), tools, monkeypatch) for size in (4_000, 16_000))
+    small, large = (_work(unit * (size // len(unit)), tools) for size in (4_000, 16_000))
     assert small > 0  # (the shape reaches the drivers at all)
     assert large <= 4.5 * small, (small, large)
 
@@ -262,7 +312,7 @@ def test_lists_closed_before_their_call_take_linear_work(unit: str, monkeypatch:
     # where the value ran on over it (Driver.listed): each list is read up to its `]`.
     # A bare word there (`a=x]`: no whole call, an error up to the `]`) so too: the
     # salvage tells it from that reading, not from one of the value to the end.
-    small, large = (_work(unit * (size // len(unit)), ["f"], monkeypatch) for size in (4_000, 16_000))
+    small, large = (_work(unit * (size // len(unit)), ["f"]) for size in (4_000, 16_000))
     assert small > 0
     assert large <= 4.5 * small, (small, large)
 
@@ -544,35 +594,26 @@ def _unbounded(t: object) -> bool:
         return True
 
 
-def _stream_work(raw: str, monkeypatch: pytest.MonkeyPatch) -> int:
+def _stream_work(raw: str) -> int:
     """The text the drivers' regex terminals may scan over a stream of one character a
     delta: from each lexing's position to the end of the text it is given, where a
     pattern that can match without bound is tried (not a literal, nor a bounded
     pattern, nor JSON or PYVALUE, which resume their scans)."""
     from toolgram._lalr import driver as _driver
 
-    count = [0]
-    lex = _driver.Driver._lex
-
-    def counting(self: object, buf: str, final: bool, allowed: list) -> object:
+    def weigh(self: Any, buf: str, final: bool, allowed: list) -> int:
         if any(t.literal is None and t.name not in ("JSON", "PYVALUE") and _unbounded(t) for t in allowed):
-            count[0] += 1 + len(buf) - self.pos  # type: ignore[attr-defined]
-        return lex(self, buf, final, allowed)
+            return 1 + len(buf) - self.pos
+        return 0
 
-    with monkeypatch.context() as m:
-        m.setattr(_driver.Driver, "_lex", counting)
-        sp = toolgram.StreamParser(max_chars=None)
-        for ch in raw:
-            sp.feed(ch)
-        assert sp.close() == toolgram.parse(raw, max_chars=None)
-    return count[0]
+    return _counted(raw, _driver.Driver, "_lex", weigh, size=1).weight
 
 
 @pytest.mark.parametrize("unit", ["Action:", "functools", "call:f{a:[}"])
 def test_a_long_growing_token_is_not_lexed_again_per_delta(unit: str, monkeypatch: pytest.MonkeyPatch) -> None:
     # A reply that opens with a name that never ends (reply-anchored formats wait on it):
     # lexed again on every delta, a stream cost the square of the reply.
-    small, large = (_stream_work(unit * (size // len(unit)), monkeypatch) for size in (2_000, 8_000))
+    small, large = (_stream_work(unit * (size // len(unit))) for size in (2_000, 8_000))
     assert small > 0
     assert large <= 4.5 * small, (small, large)
 
@@ -584,30 +625,20 @@ def test_a_gemma_string_open_past_a_marker_is_not_lexed_again_per_delta(monkeypa
     def reply(size: int) -> str:
         return '<|tool_call>call:f{a:<|"|>' + "x <tool_call|> " * (size // 15) + '<|"|>}<tool_call|>'
 
-    small, large = (_stream_work(reply(size), monkeypatch) for size in (2_000, 8_000))
+    small, large = (_stream_work(reply(size)) for size in (2_000, 8_000))
     assert small > 0
     assert large <= 4.5 * small, (small, large)
 
 
 
-def _held_read(raw: str, monkeypatch: pytest.MonkeyPatch) -> int:
+def _held_read(raw: str) -> int:
     """The text take_plain reads (what is held back, then the delta) over a stream of one
     character a delta, where it may take the delta (a kind of plain text set)."""
-    count = [0]
-    take = _scan.Scanner.take_plain
 
-    def counting(self: Any, text: str) -> Any:
-        if self.plain is not None:
-            count[0] += len(self.held) + len(text)
-        return take(self, text)
+    def weigh(self: Any, text: str) -> int:
+        return len(self.held) + len(text) if self.plain is not None else 0
 
-    with monkeypatch.context() as m:
-        m.setattr(_scan.Scanner, "take_plain", counting)
-        sp = toolgram.StreamParser(max_chars=None)
-        for ch in raw:
-            sp.feed(ch)
-        assert sp.close() == toolgram.parse(raw, max_chars=None)
-    return count[0]
+    return _counted(raw, _scan.Scanner, "take_plain", weigh, size=1).weight
 
 
 def test_a_marker_held_in_a_string_open_before_it_is_not_read_again_per_delta(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -624,7 +655,7 @@ def test_a_marker_held_in_a_string_open_before_it_is_not_read_again_per_delta(mo
     def reply(size: int) -> str:
         return head + "<b>x</b> " * ((size - len(head)) // 9)
 
-    small, large = (_held_read(reply(size), monkeypatch) for size in (1_000, 4_000))
+    small, large = (_held_read(reply(size)) for size in (1_000, 4_000))
     assert small > 0
     assert large <= 4.5 * small, (small, large)
 
@@ -637,29 +668,16 @@ def test_a_value_of_tags_left_open_is_not_read_again_at_each_character_after_a_l
     # Now a delta that settles the look is absorbed: the driver reads at a `<` and at a
     # `</`'s `/` (its look still open), 3 deltas in 9.
     raw = '<minimax:tool_call>\n<invoke name="b">\n<parameter name="c">' + "<b>x</b> " * 400
-    runs = _driver_calls_streaming_by_character(raw, "_run", monkeypatch)
+    runs = _driver_calls_streaming_by_character(raw, "_run")
     assert 0 < runs <= 0.45 * len(raw), (runs, len(raw))
 
 
-def _cut_over(raw: str, tools: list | None, monkeypatch: pytest.MonkeyPatch) -> int:
+def _cut_over(raw: str, tools: list | None) -> int:
     """The text the cuts of broken values (_lalr.close.cut) look over, from each value's
     start to where it stops, over a stream of one character a delta."""
     from toolgram._lalr import close as _close
 
-    count = [0]
-    cut = _close.cut
-
-    def counting(d: object, buf: str, pos: int, stop: int, final: bool) -> object:
-        count[0] += 1 + stop - pos
-        return cut(d, buf, pos, stop, final)
-
-    with monkeypatch.context() as m:
-        m.setattr(_close, "cut", counting)
-        sp = toolgram.StreamParser(tools, max_chars=None)
-        for ch in raw:
-            sp.feed(ch)
-        assert sp.close() == toolgram.parse(raw, tools, max_chars=None)
-    return count[0]
+    return _counted(raw, _close, "cut", lambda d, buf, pos, stop, final: 1 + stop - pos, tools=tools, size=1).weight
 
 
 # A value whose quotes a stray one shifted, so that its reading closes in the next call.
@@ -680,7 +698,7 @@ def test_a_value_closed_past_a_stray_quote_is_not_cut_again_per_delta(
     # marker's length past it. Each delta until then cut the value again from its start:
     # now it is looked at again once, then.
     raw = unit * (4_000 // len(unit))
-    assert 0 < _cut_over(raw, tools, monkeypatch) <= 6 * len(raw)
+    assert 0 < _cut_over(raw, tools) <= 6 * len(raw)
 
 
 
@@ -695,32 +713,21 @@ def test_a_value_waiting_on_the_call_its_string_quotes_is_not_cut_again_per_delt
     # it (fuzz fzX_91002190, a 1-character stream three times its budget, issue 17). Now
     # it waits with the call's frame's wait, read on from there.
     head = "<|tool_call_start|>f(b='\"]<tool_call>'s')"
-    small, large = (_cut_over(head + prose * (size // len(prose)), None, monkeypatch) for size in (2_000, 8_000))
+    small, large = (_cut_over(head + prose * (size // len(prose)), None) for size in (2_000, 8_000))
     assert 0 < large <= small <= 10 * len(head)
 
 
-def _resumed_over(raw: str, tools: list | None, monkeypatch: pytest.MonkeyPatch) -> tuple[int, int]:
+def _resumed_over(raw: str, tools: list | None) -> tuple[int, int]:
     """The reads of a fast frame's payload that a stream resumes (fastpath.Frame._resumed)
     over a stream of one character a delta: how many, and the characters they read again,
     from where each resumed to the end of the text."""
     from toolgram._scan import fastpath as _fastpath
 
-    count = [0, 0]
-    resumed = _fastpath.Frame._resumed
+    def weigh(self: Any, buf: str, pos: int, tools: Any, wait: Any) -> int:
+        return len(buf) - (wait.resume[0] if wait.resume is not None else wait.token)
 
-    def counting(self: object, buf: str, pos: int, tools: object, wait: object) -> object:
-        at = wait.resume[0] if wait.resume is not None else wait.token  # type: ignore[attr-defined]
-        count[0] += 1
-        count[1] += len(buf) - at
-        return resumed(self, buf, pos, tools, wait)  # type: ignore[arg-type]
-
-    with monkeypatch.context() as m:
-        m.setattr(_fastpath.Frame, "_resumed", counting)
-        sp = toolgram.StreamParser(tools, max_chars=None)
-        for ch in raw:
-            sp.feed(ch)
-        assert sp.close() == toolgram.parse(raw, tools, max_chars=None)
-    return count[0], count[1]
+    counted = _counted(raw, _fastpath.Frame, "_resumed", weigh, tools=tools, size=1)
+    return counted.calls, counted.weight
 
 
 # A Hermes call quoted in a Python value, its payload never closed, then prose with `<`
@@ -741,7 +748,7 @@ def test_a_quoted_calls_payload_is_read_on_from_where_it_stopped(head: str, tool
     # place kept, each read goes over the last few dozen characters only.
     prose = "Some prose with <b>tags</b>. "
     raw = head + prose * (8_000 // len(prose))
-    reads, chars = _resumed_over(raw, tools, monkeypatch)
+    reads, chars = _resumed_over(raw, tools)
     assert reads > 0
     assert chars <= 60 * len(raw), (reads, chars)
 
@@ -756,7 +763,7 @@ def test_a_quoted_calls_payload_waits_out_the_deltas_its_looks_have_settled(head
     # a `</b>` is settled at its `b`. Those left: the `<` and the few after each.
     prose = "Some prose with <b>tags</b>. "
     raw = head + prose * (8_000 // len(prose))
-    reads, _ = _resumed_over(raw, None, monkeypatch)
+    reads, _ = _resumed_over(raw, None)
     assert 0 < reads <= 0.3 * len(raw), (reads, len(raw))
 
 
@@ -838,26 +845,13 @@ def test_a_name_with_a_space_in_a_call_left_open_waits_on_its_reading(head: str,
     assert 0 < asked[0] <= 0.4 * len(raw), (asked[0], len(raw))
 
 
-def _read_for_a_cut(raw: str, tools: list | None, size: int, monkeypatch: pytest.MonkeyPatch) -> int:
+def _read_for_a_cut(raw: str, tools: list | None, size: int) -> int:
     """The text the lenient pass reads to tell where a value breaks (_recover.repair.
     failure, which breaks_at and the Spans that _lalr.close.cut asks read with), over a
     stream of `size`-character deltas."""
     from toolgram._recover import repair as _repair
 
-    count = [0]
-    failure = _repair.failure
-
-    def counting(text: str) -> object:
-        count[0] += 1 + len(text)
-        return failure(text)
-
-    with monkeypatch.context() as m:
-        m.setattr(_repair, "failure", counting)
-        sp = toolgram.StreamParser(tools, max_chars=None)
-        for i in range(0, len(raw), size):
-            sp.feed(raw[i : i + size])
-        assert sp.close() == toolgram.parse(raw, tools, max_chars=None)
-    return count[0]
+    return _counted(raw, _repair, "failure", lambda text: 1 + len(text), tools=tools, size=size).weight
 
 
 @pytest.mark.parametrize("size", [1, 8])
@@ -868,7 +862,7 @@ def test_a_value_still_open_with_no_marker_in_it_is_not_read_for_a_cut(size: int
     # there is nowhere to cut it (about a third of the stream's time).
     unit = '<|im_start|>\n{"arguments": {"city": "Lyon"}, "name": "get_weather"}\n'
     raw = unit * (2_000 // len(unit))
-    assert _read_for_a_cut(raw, ["get_weather", "get_time"], size, monkeypatch) == 0
+    assert _read_for_a_cut(raw, ["get_weather", "get_time"], size) == 0
 
 
 def _buffered(raw: str) -> int:
@@ -1080,23 +1074,12 @@ def test_lists_left_open_are_not_searched_for_lines_each(monkeypatch: pytest.Mon
     assert large <= 4.5 * small, (small, large)
 
 
-def _read_as_strings(raw: str, tools: list, monkeypatch: pytest.MonkeyPatch) -> int:
+def _read_as_strings(raw: str, tools: list) -> int:
     """The text _lalr.extent.StopIndex reads as strings (where Python argument values end,
     in a parse), in characters."""
     from toolgram._lalr import extent as _extent
 
-    count = [0]
-    match = _extent._STRING_MATCH
-
-    def counting(text: str, pos: int) -> object:
-        m = match(text, pos)
-        count[0] += 1 + m.end() - pos
-        return m
-
-    with monkeypatch.context() as m:
-        m.setattr(_extent, "_STRING_MATCH", counting)
-        toolgram.parse(raw, tools, max_chars=None)
-    return count[0]
+    return _counted(raw, _extent, "_STRING_MATCH", lambda m, text, pos: 1 + m.end() - pos, tools=tools, got=True).weight
 
 
 @pytest.mark.parametrize(
@@ -1112,26 +1095,19 @@ def _read_as_strings(raw: str, tools: list, monkeypatch: pytest.MonkeyPatch) -> 
     ids=["single-quoted", "double-quoted"],
 )
 def test_a_string_that_never_closes_is_read_once(unit: str, tools: list, monkeypatch: pytest.MonkeyPatch) -> None:
-    small, large = (_read_as_strings(unit * (size // len(unit)), tools, monkeypatch) for size in (4_000, 16_000))
+    small, large = (_read_as_strings(unit * (size // len(unit)), tools) for size in (4_000, 16_000))
     assert small > 0
     assert large <= 4.5 * small, (small, large)
 
 
-def _looked_through_for_markers(raw: str, tools: list, monkeypatch: pytest.MonkeyPatch) -> int:
+def _looked_through_for_markers(raw: str, tools: list) -> int:
     """The text Scanner._next_marker looks through (where a driver may cut a broken value)
     over a parse, in characters: from each start to what it finds, or the end of the text."""
-    count = [0]
-    next_marker = _scan.Scanner._next_marker
 
-    def counting(self: object, buf: str, start: int, key: str) -> int:
-        at = next_marker(self, buf, start, key)
-        count[0] += 1 + (len(buf) if at < 0 else at) - start
-        return at
+    def weigh(at: int, self: Any, buf: str, start: int, key: str) -> int:
+        return 1 + (len(buf) if at < 0 else at) - start
 
-    with monkeypatch.context() as m:
-        m.setattr(_scan.Scanner, "_next_marker", counting)
-        toolgram.parse(raw, tools, max_chars=None)
-    return count[0]
+    return _counted(raw, _scan.Scanner, "_next_marker", weigh, tools=tools, got=True).weight
 
 
 def test_a_salvage_replay_does_not_make_markers_be_looked_for_again(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -1144,7 +1120,7 @@ def test_a_salvage_replay_does_not_make_markers_be_looked_for_again(monkeypatch:
         "<|plamo:end_tool_request:plamo|>\n"
     )
     small, large = (
-        _looked_through_for_markers(unit * (size // len(unit)), ["weather"], monkeypatch) for size in (4_000, 16_000)
+        _looked_through_for_markers(unit * (size // len(unit)), ["weather"]) for size in (4_000, 16_000)
     )
     assert small > 0
     assert large <= 4.5 * small, (small, large)
@@ -1160,19 +1136,10 @@ def test_a_call_cut_inside_its_argument_repeated_is_read_once(monkeypatch: pytes
         '<|open|>tools<|sep|><|open|>call tool="get_weather" index="1"<|sep|>'
         '<|open|>argument key="city" type="string"<|sep|>Fuku\n'
     )
-    made = [0]
-    init = _driver.Driver.__init__
-
-    def counting(self: object, *args: object, **kwargs: object) -> None:
-        made[0] += 1
-        init(self, *args, **kwargs)  # type: ignore[arg-type]
-
     toolgram.parse(unit)  # (the grammars are built outside the count)
-    with monkeypatch.context() as m:
-        m.setattr(_driver.Driver, "__init__", counting)
-        result = toolgram.parse(unit * 40)
-    assert [c.name for c in result.calls] == ["get_weather"]  # (the last five, one value)
-    assert made[0] <= 40, made[0]
+    made = _counted(unit * 40, _driver.Driver, "__init__", options={})
+    assert [c.name for c in made.result.calls] == ["get_weather"]  # (the last five, one value)
+    assert made.calls <= 40, made.calls
 
 
 def test_a_cofl_call_cut_after_stray_text_is_not_replayed_to_find_its_last_point(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -1330,25 +1297,15 @@ def test_blanks_after_an_end_of_turn_token_cost_linear_time() -> None:
     assert large <= 24 * small, (small, large)
 
 
-def _blanks_read_after_a_quoted_call(call: str, n: int, monkeypatch: pytest.MonkeyPatch) -> int:
+def _blanks_read_after_a_quoted_call(call: str, n: int) -> int:
     """The blanks instring._forth steps over while a call quoted in a string, then n
     blanks, then the string's close (`"}`) stream in a character a delta."""
     from toolgram._scan import instring
 
-    count = [0]
-    forth = instring._forth
-
-    def counting(buf: str, p: int, hi: int) -> int:
-        q = forth(buf, p, hi)
-        count[0] += 1 + q - p
-        return q
-
     raw = 'Here: {"note": "x ' + call + " " * n + '"}'
-    with monkeypatch.context() as m:
-        m.setattr(instring, "_forth", counting)
-        result = _streamed_by_character_result(raw, ["rm_rf"])
-    assert result == toolgram.parse(raw, ["rm_rf"], max_chars=None) and not result.calls
-    return count[0]
+    counted = _counted(raw, instring, "_forth", lambda q, buf, p, hi: 1 + q - p, tools=["rm_rf"], size=1, got=True, check="apart")
+    assert not counted.result.calls
+    return counted.weight
 
 
 def _bare_call_reads(k: int, monkeypatch: pytest.MonkeyPatch) -> tuple[int, int]:
@@ -1404,7 +1361,7 @@ def test_blanks_after_a_quoted_call_are_read_once(call: str, monkeypatch: pytest
     """A stream waits after a quoted call's end markers for the string's close; the blanks
     it has read there are not read again at each delta (all of them, each delta: 300 ms
     for 4,000 blanks)."""
-    small, large = (_blanks_read_after_a_quoted_call(call, n, monkeypatch) for n in (500, 2_000))
+    small, large = (_blanks_read_after_a_quoted_call(call, n) for n in (500, 2_000))
     assert small > 0
     assert large <= 6 * small, (small, large)
 
@@ -1498,25 +1455,12 @@ def test_a_short_reply_streamed_whole_starts_no_more_drivers_than_parse(raw: str
     assert made[0] <= by_parse, (made[0], by_parse)
 
 
-def _driver_calls_streaming_by_character(raw: str, method: str, monkeypatch: pytest.MonkeyPatch) -> int:
+def _driver_calls_streaming_by_character(raw: str, method: str) -> int:
     """How many times Driver.<method> runs while raw streams in a character a delta (no
     tools), the stream's result checked against parse()'s."""
     from toolgram._lalr import driver as _driver
 
-    calls = [0]
-    original = getattr(_driver.Driver, method)
-
-    def counting(self: object, *args: object) -> object:
-        calls[0] += 1
-        return original(self, *args)
-
-    expected = toolgram.parse(raw)
-    monkeypatch.setattr(_driver.Driver, method, counting)
-    sp = toolgram.StreamParser()
-    for ch in raw:
-        sp.feed(ch)
-    assert sp.close() == expected
-    return calls[0]
+    return _counted(raw, _driver.Driver, method, size=1, check="apart", options={}).calls
 
 
 @pytest.mark.parametrize("raw", ["Sure\nHere is the answer you asked for, in full.", "the\nhello\nworld\nagain and more"])
@@ -1526,7 +1470,7 @@ def test_a_failure_waiting_only_for_the_text_it_quotes_is_not_run_again_per_delt
     after that place, which a stream waits for. The failure is settled: the deltas
     until the quote is whole are put aside, not each a run of the driver again (a
     1-character stream of such a reply ran it twenty times)."""
-    runs = _driver_calls_streaming_by_character(raw, "run", monkeypatch)
+    runs = _driver_calls_streaming_by_character(raw, "run")
     assert runs <= 6, runs
 
 
@@ -1542,7 +1486,7 @@ def test_a_name_with_words_in_it_is_read_on_not_again_per_delta(raw: str, monkey
     words as blanks to tell whether the model meant a call (mention._held_name). A
     stream's reading of it goes on at each delta from where it waited; a fresh driver
     read the whole region again at each one (fuzz seed 7 #94002338: 6x its budget)."""
-    lexed = _driver_calls_streaming_by_character(raw, "_lex", monkeypatch)
+    lexed = _driver_calls_streaming_by_character(raw, "_lex")
     assert lexed <= 2 * len(raw), (lexed, len(raw))
 
 
@@ -2098,18 +2042,9 @@ def test_a_marker_waiting_for_a_string_to_close_is_not_checked_again_at_each_del
     from toolgram._scan import instring
 
     raw = opening + "y " * 2000 + "\n"
-    asked = [0]
-    full = instring.in_string
-
-    def counting(*args, **kwargs):
-        asked[0] += 1
-        return full(*args, **kwargs)
-
-    with monkeypatch.context() as m:
-        m.setattr(instring, "in_string", counting)
-        result = streamed(raw, 1)
-    assert result_key(result) == result_key(toolgram.parse(raw))
-    assert asked[0] <= 3, asked
+    asked = _counted(raw, instring, "in_string", size=1, check=None, options={})
+    assert result_key(asked.result) == result_key(toolgram.parse(raw))
+    assert asked.calls <= 3, asked.calls
 
 
 def _read_after_the_first(raw: str, size: int | None, monkeypatch: pytest.MonkeyPatch) -> int:
@@ -2271,22 +2206,13 @@ def test_single_quoted_values_left_open_before_another_formats_call_are_read_to_
     assert large <= 4.5 * small, (small, large)
 
 
-def _lenient_read(raw: str, monkeypatch: pytest.MonkeyPatch) -> int:
+def _lenient_read(raw: str) -> int:
     """What a parse reads (characters) to tell where values break (Spans.failure)."""
     from toolgram._recover import repair as _repair
 
-    count = [0]
-    failure = _repair.Spans.failure
-
-    def counting_failure(self: Any, text: str, pos: int, span: str) -> Any:
-        count[0] += len(span)
-        return failure(self, text, pos, span)
-
-    monkeypatch.setattr(_repair.Spans, "failure", counting_failure)
-    got = toolgram.parse(raw, ["f"], max_chars=None)
-    monkeypatch.undo()
-    assert len(got.calls) == raw.count("[f(")  # (each value ends at its call's end marker)
-    return count[0]
+    counted = _counted(raw, _repair.Spans, "failure", lambda self, text, pos, span: len(span), tools=["f"])
+    assert len(counted.result.calls) == raw.count("[f(")  # (each value ends at its call's end marker)
+    return counted.weight
 
 
 def test_single_quoted_values_left_open_past_their_end_marker_are_read_for_a_break_once(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -2296,7 +2222,7 @@ def test_single_quoted_values_left_open_past_their_end_marker_are_read_for_a_bre
     # it), was read to the end of the reply for each value (the square of it), where the
     # answer is the same for every value that the same first other quote follows.
     unit = "<|tool_call_start|>[f(a='x<|tool_call_end|>"
-    small, large = (_lenient_read(unit * n, monkeypatch) for n in (100, 400))
+    small, large = (_lenient_read(unit * n) for n in (100, 400))
     assert small > 0
     assert large <= 4.5 * small, (small, large)
 
@@ -2371,20 +2297,11 @@ def test_a_streamed_value_left_open_looks_at_its_quotes_once(monkeypatch: pytest
     # from where it stopped (9,507 looks for 2,540 characters in 1-character deltas).
     from toolgram._recover import repair
 
-    real = repair._settles
-    looked = [0]
-
-    def counting(*args: Any) -> Any:
-        looked[0] += 1
-        return real(*args)
-
-    monkeypatch.setattr(repair, "_settles", counting)
     unit = '[get_weather(city="Paris\n<tool_call>\n{"name": "search", "arguments": {"q": "cats", "a": "b", "c": "d", "e": "f"}}\n</tool_call>\n'
     raw = unit * 20
-    got = streamed(raw, 1, ["get_weather", "search"])
-    assert looked[0] < len(raw), (looked[0], len(raw))
-    monkeypatch.undo()
-    assert result_key(got) == result_key(toolgram.parse(raw, ["get_weather", "search"]))
+    looked = _counted(raw, repair, "_settles", tools=["get_weather", "search"], size=1, check=None, options={})
+    assert looked.calls < len(raw), (looked.calls, len(raw))
+    assert result_key(looked.result) == result_key(toolgram.parse(raw, ["get_weather", "search"]))
 
 
 def test_the_regions_of_a_reply_that_ends_in_a_turn_token_share_one_text(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -2474,18 +2391,12 @@ def test_a_fence_of_backticks_to_the_text_end_is_counted_once(head: str, monkeyp
     # A line of backticks that runs on to the end of a stream's text: how many the fence
     # has decides whether it closes the block open before it, and each 1-character delta
     # counted the run again from its first backtick (`` ```\n`` then 16,000 backticks: 5 s).
-    calls = [0]
-    fence_closes = _scan.Scanner._fence_closes
+    def weigh(self: Any, out: list, buf: str, i: int, final: bool) -> int:
+        return i == 0 or buf[i - 1] == "\n"  # (a fence line's: its backticks are counted)
 
-    def counted(self: Any, out: list, buf: str, i: int, final: bool) -> Any:
-        if i == 0 or buf[i - 1] == "\n":  # (a fence line's: its backticks are counted)
-            calls[0] += 1
-        return fence_closes(self, out, buf, i, final)
-
-    monkeypatch.setattr(_scan.Scanner, "_fence_closes", counted)
     raw = head + "`" * 4_000 + '\n{"name": "f", "arguments": {}}\n```'
-    assert result_key(streamed(raw, 1)) == result_key(toolgram.parse(raw))
-    assert calls[0] <= 40, calls[0]
+    counted = _counted(raw, _scan.Scanner, "_fence_closes", weigh, size=1, options={})  # (parse()'s counted too)
+    assert counted.weight <= 40, counted.weight
 
 
 @pytest.mark.parametrize("unit", ['[f(a="x"] [g(b=1)]\n', '[f(a="x"]]\n'])
@@ -2537,8 +2448,8 @@ def test_plain_lists_before_a_list_the_end_cuts_are_not_read_again(
     # apart from the whole reply's: where each list is as many plain calls as the one
     # before, pyframe feeds the table none of its tokens (_again_shaped), and the whole
     # reply's count is a dozen characters; a replay of its lists would be thousands.)
-    whole = _work(unit * 200, None, monkeypatch)
-    cut = _work(unit * 200 + tail, None, monkeypatch)
+    whole = _work(unit * 200, None)
+    cut = _work(unit * 200 + tail, None)
     assert whole > 0
     assert cut - whole <= 64, (whole, cut)
 
