@@ -1646,7 +1646,8 @@ def test_a_value_written_the_same_in_each_call_is_read_once(monkeypatch: pytest.
     # A list of calls that each give `unit='celsius'`, or one call with a key repeated:
     # each value written the same way was read again (coerce_param) for each, a third
     # of a plain call's building. A value read once is given to each call; a list or a
-    # dict is read for each, so that no two calls share one.
+    # dict is copied for each, so that no two calls share one. (A call written as the
+    # one before it is read as that one, a list value too: Builder._plain_memo.)
     from toolgram._build import builder as _builder
 
     count = [0]
@@ -1659,9 +1660,46 @@ def test_a_value_written_the_same_in_each_call_is_read_once(monkeypatch: pytest.
     monkeypatch.setattr(_builder, "coerce_param", counting)
     result = toolgram.parse("[" + ", ".join(["f(a=1, b='xy', c=[1])"] * 40) + "]")
     assert [c.arguments for c in result.calls] == [{"a": 1, "b": "xy", "c": [1]}] * 40
-    # (b once, c for each call; a, an integer, read at once, not by coerce_param: Builder._coerce.)
-    assert count[0] == 1 + 40, count[0]
+    # (b and c for the first calls, till the memo of calls written the same is made; a,
+    # an integer, read at once, not by coerce_param: Builder._coerce. 41 before c's list
+    # was kept in that memo.)
+    assert count[0] <= 6, count[0]
     assert len({id(c.arguments["c"]) for c in result.calls}) == 40
+
+
+@pytest.mark.parametrize(
+    "unit,args",
+    [
+        ('[search(q=["x"], lookup(id=7)]\n', [{"q": ["x"]}, {"id": 7}]),
+        ('[f(a={"k": [1, {"j": None}]})]\n', [{"a": {"k": [1, {"j": None}]}}]),
+        ("[f(a=[1, 2], b='x')]\n", [{"a": [1, 2], "b": "x"}]),
+    ],
+)
+def test_a_call_with_a_list_value_written_the_same_is_read_once(unit: str, args: list, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Issue 17: a reply of one list repeated whose call has a list or dict value
+    # (`[search(q=["x"], lookup(id=7)]` * 1058 is 32 KB) read that value (coerce_param)
+    # for each call, the builder's memo of calls written the same (Builder._plain_memo)
+    # keeping scalar values only. Now it keeps a copy, and each call is given its own
+    # copy: the value is read a few times a reply, and no two calls share a container.
+    from toolgram._build import builder as _builder
+
+    count = [0]
+    coerce = _builder.coerce_param
+
+    def counting(*a: object, **k: object) -> object:
+        count[0] += 1
+        return coerce(*a, **k)
+
+    monkeypatch.setattr(_builder, "coerce_param", counting)
+    result = toolgram.parse(unit * 300)
+    monkeypatch.undo()
+    assert [c.arguments for c in result.calls] == args * 300
+    assert count[0] <= 6, count[0]  # (300 before)
+    values = [v for c in result.calls for v in c.arguments.values() if isinstance(v, (list, dict))]
+    assert len({id(v) for v in values}) == len(values) == 300
+    for v in values[:1]:  # (a caller changing one call's value in place changes no other's)
+        v.append(0) if isinstance(v, list) else v.update(z=0)
+    assert [c.arguments for c in result.calls if c is not result.calls[0]] == (args * 300)[1:]
 
 
 # A value of the format's own call openers, one a line, then the real closers: the

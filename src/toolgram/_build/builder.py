@@ -382,6 +382,44 @@ def _after_head_space(value: str) -> str:
 _SCALARS = frozenset({str, int, float, bool, type(None)})  # (values no caller can change in place)
 
 
+def _nesting(arguments: dict) -> bool | None:
+    """Builder._plain_memo: None where every value of a call's arguments is a scalar (a
+    copy of the dict is the call's own); True where some are lists or dicts whose
+    elements are such values or containers in turn, to any depth (_json_copy makes the
+    call its own); False where any holds something else (not kept)."""
+    nested = None
+    for v in arguments.values():
+        t = type(v)
+        if t in _SCALARS:
+            continue
+        if (t is not list and t is not dict) or not _json_like(v):
+            return False
+        nested = True
+    return nested
+
+
+def _json_like(value: Any) -> bool:
+    """Whether `value` is a scalar, or a list or dict (str keys) of such values, to any depth."""
+    t = type(value)
+    if t in _SCALARS:
+        return True
+    if t is list:
+        return all(_json_like(v) for v in value)
+    if t is dict:
+        return all(type(k) is str and _json_like(v) for k, v in value.items())
+    return False
+
+
+def _json_copy(value: Any) -> Any:
+    """A copy of a _json_like value that shares no list or dict with it."""
+    t = type(value)
+    if t is dict:
+        return {k: _json_copy(v) for k, v in value.items()}
+    if t is list:
+        return [_json_copy(v) for v in value]
+    return value
+
+
 def _add(repairs: list[str], more) -> None:
     for r in more:
         if r not in repairs:
@@ -442,10 +480,11 @@ class Builder:
         # A call's name, and a keyword, as written -> (the name, its repairs): see _named.
         self._call_names: dict = {}
         self._key_names: dict = {}
-        # _plain_key -> (name, arguments, repairs, params) of a plain call the end of the
+        # _plain_key -> (name, arguments, repairs, params, _nesting) of a plain call the end of the
         # reply did not cut, read whole: another written the same (a list of one call
-        # repeated, thousands) is read as it, its span its own. Its arguments are scalars
-        # (each call given a copy of the dict) and no value of it looked at the text
+        # repeated, thousands) is read as it, its span its own. Its arguments are scalars,
+        # or lists and dicts of them (each call given a copy of the dict, and of those:
+        # _nesting, _json_copy), and no value of it looked at the text
         # around it (repair.slip_told): what it reads to is its key's. None until the
         # region's first plain call is read (a region of one call keys none); and None
         # again where _PLAIN_TRIES calls were keyed and none was found in it (a list of
@@ -656,7 +695,7 @@ class Builder:
                 self._plain_tries = _PLAIN_FOUND  # (found once: the memo is kept for the region)
                 # (A call pyframe made ends with its `)`, past its other tokens.)
                 span = (plain[0].children[0].start_pos, meta.end_pos) if meta is not None and meta.plain else _plain_span(node, plain)
-                return _draft(kind, span, got[0], dict(got[1]), list(got[2]), list(got[3]))
+                return _draft(kind, span, got[0], dict(got[1]) if got[4] is None else _json_copy(got[1]), list(got[2]), list(got[3]))
         elif self._plain_rest:
             # (The memo dropped: tried again after so many calls, or at once where calls
             # are written the same after all, a list each, one after another: pyframe._again.)
@@ -972,13 +1011,18 @@ class Builder:
                 short = self._cut_unread(end, last_arg)
             if short:
                 _add(draft.repairs, ["cut_value"])
-        if memo is not None and type(draft.arguments) is dict and all(type(v) in _SCALARS for v in draft.arguments.values()):
+        nested = _nesting(draft.arguments) if memo is not None and type(draft.arguments) is dict else False
+        if nested is not False:
             if self._plain_tries <= 0:
                 # (Never found: dropped, for twice as many calls as the last time; see _plain_memo.)
                 self._plain_memo, self._plain_rest = None, self._plain_wait
                 self._plain_wait *= 2
             else:
-                self._plain_memo[memo] = (draft.name, dict(draft.arguments), tuple(draft.repairs), tuple(draft.params))
+                # (A value that is a list or dict, `q=["x"]`, is kept as a copy and each call
+                # given its own: no call's container is another's. Such a list repeated went
+                # through coerce_param at each call: issue 17.)
+                args = dict(draft.arguments) if nested is None else _json_copy(draft.arguments)
+                self._plain_memo[memo] = (draft.name, args, tuple(draft.repairs), tuple(draft.params), nested)
         elif plain is not None and self._plain_memo is None and not self._plain_rest:
             self._plain_memo = {}  # (from the region's second plain call on: see _plain_memo)
         return draft
