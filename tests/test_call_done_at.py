@@ -74,6 +74,10 @@ HELD = {
     # may still close after that call and quote it, so the first call is done when the
     # reply ends (as test_stream's LATE_CALLS says; d581de3 listed it there, not here).
     "pythonic/string_left_open_then_another_formats_call_ends_it",
+    # A list left open after a broken call, a `,` its line's last character, then the next
+    # line's list of the same tool (qa45's R2): the first list may still close around it, so
+    # its call is done when the reply ends, as at main (851cb323 holds it too).
+    "pythonic/list_broken_offered_call_then_the_same_tool_called_on_the_next_line_keeps_that_call_with_tools",
     "lfm2/single_quoted_string_left_open_before_another_formats_call_twice",  # (QA22 D8: the same)
     # A reply-opening Python list cut by `<tool_call>` with no call after it, then the next
     # line's list (issue 19 R2): that list is read once the `<tool_call>` region settles,

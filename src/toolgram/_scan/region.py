@@ -20,6 +20,7 @@ from . import gemframe as _gemframe
 from . import pyframe as _pyframe
 from . import storm as _storm
 from . import twin as _twin
+from . import quotation as _quotation
 from .items import OUTER_CUT as _OUTER_CUT, Failure, Region, listed_closed as _listed_closed
 from .._recover import repair as _repair
 from .mention import _ENDED, _cut_at_marker, cut_inside as _cut_inside, marker_pending as _marker_pending, cut_may_come as _cut_may_come, cut_opener as _cut_opener, mention as _mention, settle_failure as _settle_failure
@@ -39,6 +40,78 @@ from .._grammar.registry import Format
 # region is shorter than this; a longer one goes to the driver, which reads on from
 # where it stopped (so a long region costs linear time, not quadratic).
 _FRAME_WAIT = 512
+
+# The head of a Python call a draft's span begins with (after a `,` or `;` and blanks, or
+# the region's own `[`): where the name of a call that could not be built is written.
+_BROKEN_HEAD = regex.compile(r"[\s,;]*+([A-Za-z_][\w.\-]*+)[ \t]*+\(")
+
+#: How far after a region the offered names are counted (_offered_broken): a stream
+#: holds at most this much text after it until the text (or the reply's end) tells.
+BROKEN_HORIZON = 2048
+
+
+def _offered_broken(sc: Any, drv: Driver, items: list, buf: str, tools: Any, end: int) -> tuple | None:
+    """A marker-less region of Python calls (a list first on its line, bare calls that are
+    the whole reply, or a code fence's calls, the fence the region) whose whole calls name
+    no offered tool, and which holds a call of an offered tool that could not be built
+    (its draft an error, its name gone: `[g(b=1), f(a=1, 3)]`, `g(b=2); f(a="x"y")` with
+    f offered): (the heads of those calls, where the region ends, the broken call's
+    reason). None: not so. Asked of the region's own drivers only, not of the salvage's
+    shorter readings (see decode: the rule is the region's, decided once)."""
+    c = getattr(drv, "c", None)
+    ends = drv.fmt.ends
+    fence = bool(ends) and all(e.startswith("```") for e in ends)
+    if (ends and not fence) or c is None or "PYVALUE" not in c.terminals:
+        return None
+    heads, why = set(), None
+    for item in items:
+        if isinstance(item, Draft) and item.error and not item.name and item.span is not None:
+            at = item.span[0]
+            if at == drv.start and buf.startswith("[", at):
+                at += 1  # (the list's own `[`; a `[` of a later item opens a list in the list)
+            m = _BROKEN_HEAD.match(buf, at, item.span[1])
+            if m is not None and m.group(1) in tools:
+                heads.add(m.start(1))
+                why = why or item.error
+    if not heads or not fence and _fence_open_at(sc, drv.start):
+        return None  # (a list inside a fenced block: the fence's, where its format reads it)
+    return frozenset(heads), end, why
+
+
+def _fence_open_at(sc: Any, at: int) -> bool:
+    """Whether a fenced block of the prose since the last call is open at `at` (local), as
+    quotation.Fences reads it: the scanner's own reading copied, and read on to `at` (the
+    copy kept while the regions it is asked at come later, over text the buffer holds; a
+    stream's _trim reads the scanner's up to where it drops text)."""
+    own, mine = sc.fences, sc.rule_fences
+    if mine is None or mine.start != sc.prose_from or mine.to < own.to or mine.to > sc.base + at:
+        mine = sc.rule_fences = _quotation.Fences()
+        mine.start, mine.to, mine.mid, mine.open = own.start, own.to, own.mid, own.open
+    mine.read(sc.buf, sc.base, sc.prose_from, at)
+    return mine.open is not None
+
+
+def offered_elsewhere(rule: tuple, buf: str, start: int, tools: Any, final: bool) -> bool | None:
+    """Whether an offered tool's name is written, as a word, in the region or in the
+    BROKEN_HORIZON characters after it, other than as the head of a call the region could
+    not build (rule: _offered_broken's). True: so (the model called it, or will, as
+    `[get_weather("Paris"), …,\n[get_weather(city="Paris")]`, or names it: the broken
+    list stays prose, as before); False: not so, the list is the model's calls; None: a
+    stream's text cannot tell yet (short of the horizon, not final)."""
+    heads, end, _ = rule
+    stop = min(len(buf), end + BROKEN_HORIZON)
+    words = regex.compile(r"(?<![\w.\-])(?:" + "|".join(regex.escape(n) for n in sorted(tools.names, key=len, reverse=True)) + r")(?![\w.\-])")
+    short = not final and stop < end + BROKEN_HORIZON
+    for m in words.finditer(buf, start, stop):
+        if m.start() in heads:
+            continue
+        if short and m.end() >= stop:
+            return None  # (the word may go on in the next delta: `f` of `foo`)
+        return True
+    return None if short else False
+
+
+_FAILED = "Couldn't read a tool call: "
 
 # At most this much of a region cut by the end of the reply is quoted in its error.
 _QUOTED = 80
@@ -294,6 +367,13 @@ class RegionReader:
         # whole before the one the end of the reply cut (Unreadable.held), and why.)
         self.held: tuple | None = None
         self.broke = False  # (the last build's Unreadable.value: see decode)
+        # (A driver whose region _offered_broken made the model's calls, and that rule;
+        # the driver for which it was found not to hold (offered_elsewhere); whether run
+        # waits on it, reading no more: see run.)
+        self.broken_rule: tuple | None = None
+        self.rule_off: Driver | None = None
+        self.rule_wait = False
+        self.rule_seen = 0
         self.cut_look: Any = None  # where mention.cut_may_come's look stopped (False: no cut opener)
         self.cut_wait = False  # the drivers are done, and only the end or more text decides (cut_may_come)
         # A call its close was left out of, whose value was cut at a call marker, that
@@ -364,9 +444,21 @@ class RegionReader:
             if not final and _cut_may_come(self, self.region_start):
                 return False
             self.cut_wait = False
+        if self.rule_wait:
+            # (A region read whole that only the text after it decides (_offered_broken):
+            # each delta looks at its own text only, the region not read again.)
+            drv, rule = self.broken_rule
+            since = max(drv.start, self.rule_seen - max(map(len, sc.tools.names)) - 1)
+            if not final and offered_elsewhere(rule, sc.buf, since, sc.tools, False) is None:
+                self.rule_seen = len(sc.buf)
+                return False
         while True:
             drv = self.drivers[-1]
-            status = self._read(drv, final)
+            if self.rule_wait:
+                self.rule_wait = False
+                status = DONE  # (read before; decided below)
+            else:
+                status = self._read(drv, final)
             drv = self.drivers[-1]
             # Its last call's value ran on over the list's `]` and text after it to the end
             # of the reply, the call's `)` left out: read as a reply that ends at that `]`
@@ -409,6 +501,21 @@ class RegionReader:
                             self.first_failure = self.failed_frame = None
                 if status == DONE:
                     region = listed if listed is not None else sc._decode(drv)
+                    if isinstance(region, Region) and self.broken_rule is not None and self.broken_rule[0] is drv:
+                        # The region is the model's calls only where no offered name is
+                        # written elsewhere in it or in the text after it (a call main read
+                        # there, `[get_weather("Paris"), …,\n[get_weather(city="Paris")]`):
+                        # a stream waits until its text, or the end of the reply, tells.
+                        told = offered_elsewhere(self.broken_rule[1], sc.buf, drv.start, sc.tools, final)
+                        if told is None:
+                            self.rule_wait = True
+                            self.rule_seen = len(sc.buf)
+                            return False
+                        self.broken_rule = None
+                        if told:
+                            self.rule_off = drv  # (read as before: its text prose)
+                            listed = _listed(self, drv, status, final) if listed is not None else None
+                            region = listed if listed is not None else sc._decode(drv)
                     if final and listed is None and (not isinstance(region, Region) or (region.items and getattr(region.items[-1], "error", None))):
                         # (Its last call's value ran on over the list's `]` and prose to the
                         # end of the reply, the call's `)` left out: read up to that `]`.)
@@ -883,7 +990,24 @@ class RegionReader:
             # no name and an error is a call the end of the reply cut off.)
             names = [item.name for item in items if isinstance(item, Draft) and not (item.error and not item.name)]
             if names and not any(name in tools for name in names):
-                return ""
+                # Unless the only offered name the region writes is in a call that could
+                # not be built (_offered_broken), none after it: then the model wrote its
+                # call of that tool there, broken, and is told (issue 19; it was silent
+                # prose, the list's other names not offered). Decided where the region is
+                # read (RegionReader.run: offered_elsewhere, which a stream waits on).
+                rule = _offered_broken(self.sc, drv, items, buf, tools, max(drv.end, builder.took_to)) if drv in self.drivers and drv is not self.rule_off else None
+                if rule is None:
+                    return ""
+                if drv.stray:
+                    # (A stray quote's value ran on to the end of the reply, which cut the
+                    # region: no Region, the salvage tells it, text prose, the error the
+                    # broken call's own (`cannot read the value of 'a' (…)`) where no
+                    # offered name is written elsewhere, as when that call comes first.)
+                    if offered_elsewhere(rule, buf, drv.start, tools, True):
+                        return ""
+                    why = rule[2]
+                    return why[len(_FAILED) : -1] if why.startswith(_FAILED) and why.endswith(".") else why
+                self.broken_rule = (drv, rule)
         return Region(drv.start, max(drv.end, builder.took_to), drv.fmt.name, items, list(drv.repairs))
 
     def find(self, text: str, start: int, buf: str | None = None) -> int:

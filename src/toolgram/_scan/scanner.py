@@ -301,6 +301,7 @@ class Scanner(MarkerSearch):
         self.pending: list[str] = []
         # (Made at once: a stream's _trim keeps the lines it has not read, from the start.)
         self.fences = _quotation.Fences()
+        self.rule_fences = None  # (region._fence_open_at's reading of them, read on from the scanner's)
         self.marker_ends = {}  # marker -> its formats' end markers (ends_of)
         self.word_next: dict[str, int] = {}  # a word marker's next place in word_buf (-1: none)
         self.whole_keys: list = []  # what _whole_next looks for (set by finish)
