@@ -45,6 +45,10 @@ _FRAME_WAIT = 512
 # the region's own `[`): where the name of a call that could not be built is written.
 _BROKEN_HEAD = regex.compile(r"[\s,;]*+([A-Za-z_][\w.\-]*+)[ \t]*+\(")
 
+# (How far back a stream's look at a delta reads again: the longest name or marker that
+# may have begun before it.)
+_LOOK_BACK = 512
+
 #: How far after a region the offered names are counted (_offered_broken): a stream
 #: holds at most this much text after it until the text (or the reply's end) tells.
 BROKEN_HORIZON = 2048
@@ -91,17 +95,22 @@ def _fence_open_at(sc: Any, at: int) -> bool:
     return mine.open is not None
 
 
-def offered_elsewhere(rule: tuple, buf: str, start: int, tools: Any, final: bool) -> bool | None:
-    """Whether an offered tool's name is written, as a word, in the region or in the
-    BROKEN_HORIZON characters after it, other than as the head of a call the region could
-    not build (rule: _offered_broken's). True: so (the model called it, or will, as
-    `[get_weather("Paris"), …,\n[get_weather(city="Paris")]`, or names it: the broken
-    list stays prose, as before); False: not so, the list is the model's calls; None: a
+def offered_elsewhere(rule: tuple, buf: str, start: int, tools: Any, final: bool, markers: Any) -> bool | None:
+    """Whether the model wrote more than the broken list (rule: _offered_broken's) in the
+    region and the BROKEN_HORIZON characters after it (from `start`: what an earlier look
+    read needs no second): an offered tool's name as a word, other than as the head of a
+    call the region could not build, or, after the region, a marker of any format (the
+    scanner's `markers`, as plain text). True: so (the model called that tool there, or
+    will, `[get_weather("Paris"), …,\n[get_weather(city="Paris")]`, `\n[TOOL_CALLS]…`, or
+    names it in prose: the broken list stays prose, as before, and a call after it is read
+    as before, when its text comes); False: not so, the list is the model's calls; None: a
     stream's text cannot tell yet (short of the horizon, not final)."""
     heads, end, _ = rule
     stop = min(len(buf), end + BROKEN_HORIZON)
-    words = regex.compile(r"(?<![\w.\-])(?:" + "|".join(regex.escape(n) for n in sorted(tools.names, key=len, reverse=True)) + r")(?![\w.\-])")
     short = not final and stop < end + BROKEN_HORIZON
+    if markers is not None and markers.search(buf, max(start, end), stop) is not None:
+        return True  # (one the next delta could make a longer one is still a marker)
+    words = regex.compile(r"(?<![\w\-])(?:" + "|".join(regex.escape(n) for n in sorted(tools.names, key=len, reverse=True)) + r")(?![\w\-])")
     for m in words.finditer(buf, start, stop):
         if m.start() in heads:
             continue
@@ -448,8 +457,8 @@ class RegionReader:
             # (A region read whole that only the text after it decides (_offered_broken):
             # each delta looks at its own text only, the region not read again.)
             drv, rule = self.broken_rule
-            since = max(drv.start, self.rule_seen - max(map(len, sc.tools.names)) - 1)
-            if not final and offered_elsewhere(rule, sc.buf, since, sc.tools, False) is None:
+            since = max(drv.start, self.rule_seen - _LOOK_BACK)
+            if not final and offered_elsewhere(rule, sc.buf, since, sc.tools, False, sc.literals) is None:
                 self.rule_seen = len(sc.buf)
                 return False
         while True:
@@ -506,7 +515,7 @@ class RegionReader:
                         # written elsewhere in it or in the text after it (a call main read
                         # there, `[get_weather("Paris"), …,\n[get_weather(city="Paris")]`):
                         # a stream waits until its text, or the end of the reply, tells.
-                        told = offered_elsewhere(self.broken_rule[1], sc.buf, drv.start, sc.tools, final)
+                        told = offered_elsewhere(self.broken_rule[1], sc.buf, drv.start, sc.tools, final, sc.literals)
                         if told is None:
                             self.rule_wait = True
                             self.rule_seen = len(sc.buf)
@@ -1003,7 +1012,7 @@ class RegionReader:
                     # region: no Region, the salvage tells it, text prose, the error the
                     # broken call's own (`cannot read the value of 'a' (…)`) where no
                     # offered name is written elsewhere, as when that call comes first.)
-                    if offered_elsewhere(rule, buf, drv.start, tools, True):
+                    if offered_elsewhere(rule, buf, drv.start, tools, True, self.sc.literals):
                         return ""
                     why = rule[2]
                     return why[len(_FAILED) : -1] if why.startswith(_FAILED) and why.endswith(".") else why
