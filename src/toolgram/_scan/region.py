@@ -68,8 +68,14 @@ def _offered_broken(sc: Any, drv: Driver, items: list, buf: str, tools: Any, end
     if (ends and not fence) or c is None or "PYVALUE" not in c.terminals:
         return None
     heads, why = set(), None
-    for item in items:
-        if isinstance(item, Draft) and item.error and not item.name and item.span is not None:
+    drafts = [item for item in items if isinstance(item, Draft)]
+    if drafts and "closed_tag" in drv.repairs and not drv.stray:
+        # (The end of the reply closed the region: its last call is the one it cut, whose
+        # broken reading (`get_weather(day`, a word for a positional argument) the salvage
+        # mends to the call so far, as at main; it is no broken call of the model's.)
+        drafts.pop()
+    for item in drafts:
+        if item.error and not item.name and item.span is not None:
             at = item.span[0]
             if at == drv.start and buf.startswith("[", at):
                 at += 1  # (the list's own `[`; a `[` of a later item opens a list in the list)
