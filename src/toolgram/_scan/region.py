@@ -1013,6 +1013,8 @@ class RegionReader:
                 rule = _offered_broken(self.sc, drv, items, buf, tools, max(drv.end, builder.took_to)) if drv in self.drivers and drv is not self.rule_off else None
                 if rule is None:
                     return ""
+                if drv.stray and "closed_tag" not in drv.repairs:
+                    return ""  # (a stray quote's value that a marker ended, a fence's close: as before)
                 if drv.stray:
                     # (A stray quote's value ran on to the end of the reply, which cut the
                     # region: no Region, the salvage tells it, text prose, the error the
