@@ -1024,6 +1024,8 @@ class RegionReader:
                         return ""
                     why = rule[2]
                     return why[len(_FAILED) : -1] if why.startswith(_FAILED) and why.endswith(".") else why
+                if offered_elsewhere(rule, buf, drv.start, tools, False, self.sc.literals):
+                    return ""  # (told already by the text there is, whole or not: no Region built twice)
                 self.broken_rule = (drv, rule)
         return Region(drv.start, max(drv.end, builder.took_to), drv.fmt.name, items, list(drv.repairs))
 
