@@ -1885,6 +1885,14 @@ class Scanner(MarkerSearch):
             self.end_watch = outer if best is not None and outer is not None and buf[best[0] : best[1]] not in outer else None
             return best
         if final:
+            # (The end of the reply cut the end marker as it was being written, `junk<|tool_c`,
+            # `[f(a=1)])]<|t`: markup too, as a value's close the end cut is (repairs.md,
+            # cut_value), not text. Two characters at least: a `<` alone names nothing.)
+            n = len(buf)
+            cut = min((i for e in self.end_watch for i in range(max(pos, n - len(e) + 1), n - 1) if e.startswith(buf[i:]) and not _in_inline_code(buf, i)), default=-1)
+            if cut >= 0:
+                self.end_watch = self.watch_outer = None
+                return cut, n
             return None
         n = len(buf)
         # (the earliest of them: `</tools>\n</` may begin `</tools>\n</response>`, whose `</` begins `</response>`)

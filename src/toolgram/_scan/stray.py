@@ -86,10 +86,17 @@ def watch_args(fmt: Any, region: Any, buf: str, end: int) -> tuple:
     if not python and (nest is None or not nest.own or not nest.holders):
         return None, end
     for last in reversed(region.items):  # (its last call: a loop, no generator made per call)
-        if type(last) is Draft:
+        if type(last) is Draft and last.name:
             break
     else:
-        return None, end
+        # (No named call: one with no name, a list's item that is no call (`3` of
+        # `[f(a=1), 3)]`) is named by none; the call before it is the one the message
+        # names, the one the closers may have been meant to close.)
+        for last in reversed(region.items):
+            if type(last) is Draft:
+                break
+        else:
+            return None, end
     if python:
         # A Python call list's closers: a call's `)` (its values' holder, as a value's is
         # in a list), and the list's `]` (issue 19: `[f(a=1)])]`, `[f(a=1)]\n)]` were
@@ -326,8 +333,13 @@ def _right_after(w: Watch, buf: str, pos: int, final: bool, ends: Any = ()) -> A
             if got == e:
                 eol = _TAB_BLANKS.match(buf, j)  # (the token ends the run's line)
                 break
-            if not final and len(got) < len(e) and k + len(got) >= n and e.startswith(got):
-                return WAIT, pos  # (a token cut by the end so far)
+            if got and len(got) < len(e) and k + len(got) >= n and e.startswith(got):
+                if not final:
+                    return WAIT, pos  # (a token cut by the end so far)
+                # (The token the end of the reply cut, `[f(a=1)])]<|t`: it ends the run's
+                # line as the whole token does; it is markup, as a cut close is.)
+                eol = _TAB_BLANKS.match(buf, j)
+                break
     if holders and eol is not None and not final and eol.end() >= n and not buf[j : eol.end()].endswith("\n"):
         return WAIT, pos  # (blanks after the run up to the end so far: its line not told yet)
     w.fresh = False
