@@ -389,6 +389,9 @@ class RegionReader:
         self.rule_off: Driver | None = None
         self.rule_wait = False
         self.rule_seen = 0
+        # (A candidate's driver whose last value ran on over a list's `]` (list_closed),
+        # and why the region read up to that `]` is no call: salvage's _listed_why.)
+        self.listed_why: tuple | None = None
         self.cut_look: Any = None  # where mention.cut_may_come's look stopped (False: no cut opener)
         self.cut_wait = False  # the drivers are done, and only the end or more text decides (cut_may_come)
         # A call its close was left out of, whose value was cut at a call marker, that

@@ -507,7 +507,12 @@ def list_closed(r: Any, drv: Driver, buf: str, final: bool) -> Any:
     fresh = _again(drv, r.region_start, None, end, buf)
     fresh.quotes = False
     region = listed(r, fresh, fresh.run(buf[:end], True, r.sc.at_marker), final)
-    return end if region is None else region
+    if region is None:
+        # (Why that reading is no call is the region's error, not what failed after the
+        # `]`, which is read as any text is: _listed_why.)
+        r.listed_why = (drv, fresh.reason if fresh.status == FAIL else r.sc._decode(fresh))
+        return end
+    return region
 
 
 def _value_begun(drv: Driver, buf: str, end: int) -> str | None:
@@ -529,8 +534,25 @@ _BEGUN = lazy(regex.compile, r"[\s,]*+([A-Za-z_]\w*+)[ \t]*+=[ \t]*+(?=\S)")
 
 
 def _listed_why(r: Any, drv: Driver) -> str:
-    """Why the call whose value ran on over the list's `]` cannot be read (list_closed)."""
-    why = drv.reason if drv.status == FAIL else r.sc._decode(drv)
+    """Why the call whose value ran on over the list's `]` cannot be read (list_closed):
+    as the region read up to that `]` tells it, where it tells one, as that reading
+    alone on its line does (issue 19: after LFM2's marker, `[f(a="x", g(b=1), h() x]`
+    then a line more gave `unexpected '\n…'`, what failed past the `]`, not the
+    positional error the line alone gives); else as the whole reading tells it."""
+    known = r.listed_why
+    why = known[1] if known is not None and known[0] is drv else None
+    if why is None and drv.status == FAIL and drv.listed is not None and drv.listed > 0 and "PYVALUE" in drv.c.terminals:
+        # (The driver closed that list itself (Driver.listed) and failed past it: the
+        # region up to the `]` read again, once, on this failure's path only.)
+        buf = r.sc.buf
+        fresh = _again(drv, r.region_start, None, drv.listed, buf)
+        fresh.quotes = False
+        status = fresh.run(buf[: drv.listed], True, r.sc.at_marker)
+        why = fresh.reason if status == FAIL else r.sc._decode(fresh) if status == DONE else None
+        if isinstance(why, Region) and not any(isinstance(i, Draft) and i.error for i in why.items):
+            why = None  # (it reads as calls: what failed after it is why, as before)
+    if not (why and isinstance(why, (str, Region))):
+        why = drv.reason if drv.status == FAIL else r.sc._decode(drv)
     if isinstance(why, Region):
         # (Its calls before are read, one of them not offered: the broken one's own
         # error, `cannot read the value of 'city'`, is why.)
