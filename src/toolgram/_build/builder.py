@@ -43,6 +43,9 @@ class Draft:
     span: tuple[int, int] = (0, 0)
     repairs: list[str] = field(default_factory=list)
     error: str | None = None  # e.g. non-object arguments
+    # (The error is that an argument's value cannot be read: Unreadable.value. Asked by
+    # the issue-19 list rule, _scan/region.py's _offered_broken.)
+    value_broke: bool = field(default=False, compare=False)
     instructions: str | None = None
     params: list[tuple[str, str, str | None]] = field(default_factory=list)
 
@@ -608,7 +611,7 @@ class Builder:
         """A part of the region that is no call it can read: an error for the model,
         in its place; the region's other calls stand (see build)."""
         self._broken.append(exc.with_traceback(None))  # (see build: its frames hold this builder)
-        self.items.append(Draft(name="", kind=kind, span=span or self.region, error=f"Couldn't read a tool call: {exc}."))
+        self.items.append(Draft(name="", kind=kind, span=span or self.region, error=f"Couldn't read a tool call: {exc}.", value_broke=exc.value))
 
     def _on_not_call(self, n: Tree) -> None:
         # An element of a list of calls that is no call (`5`, `None`): an error for the

@@ -60,14 +60,14 @@ def _offered_broken(sc: Any, drv: Driver, items: list, buf: str, tools: Any, end
     no offered tool, and which holds a call of an offered tool that could not be built
     (its draft an error, its name gone: `[g(b=1), f(a=1, 3)]`, `g(b=2); f(a="x"y")` with
     f offered): (the heads of those calls, where the region ends, the broken call's
-    reason). None: not so. Asked of the region's own drivers only, not of the salvage's
+    reason, whether that reason is a value it cannot read: Draft.value_broke). None: not so. Asked of the region's own drivers only, not of the salvage's
     shorter readings (see decode: the rule is the region's, decided once)."""
     c = getattr(drv, "c", None)
     ends = drv.fmt.ends
     fence = bool(ends) and all(e.startswith("```") for e in ends)
     if (ends and not fence) or c is None or "PYVALUE" not in c.terminals:
         return None
-    heads, why = set(), None
+    heads, first = set(), None
     drafts = [item for item in items if isinstance(item, Draft)]
     if drafts and "closed_tag" in drv.repairs and not drv.stray:
         # (The end of the reply closed the region: its last call is the one it cut, whose
@@ -82,10 +82,10 @@ def _offered_broken(sc: Any, drv: Driver, items: list, buf: str, tools: Any, end
             m = _BROKEN_HEAD.match(buf, at, item.span[1])
             if m is not None and m.group(1) in tools:
                 heads.add(m.start(1))
-                why = why or item.error
+                first = first or item
     if not heads or not fence and _fence_open_at(sc, drv.start):
         return None  # (a list inside a fenced block: the fence's, where its format reads it)
-    return frozenset(heads), end, why
+    return frozenset(heads), end, first.error, first.value_broke
 
 
 def _fence_open_at(sc: Any, at: int) -> bool:
@@ -111,7 +111,7 @@ def offered_elsewhere(rule: tuple, buf: str, start: int, tools: Any, final: bool
     names it in prose: the broken list stays prose, as before, and a call after it is read
     as before, when its text comes); False: not so, the list is the model's calls; None: a
     stream's text cannot tell yet (short of the horizon, not final)."""
-    heads, end, _ = rule
+    heads, end = rule[0], rule[1]
     stop = min(len(buf), end + BROKEN_HORIZON)
     short = not final and stop < end + BROKEN_HORIZON
     if markers is not None and markers.search(buf, max(start, end), stop) is not None:
@@ -1026,6 +1026,7 @@ class RegionReader:
                     if offered_elsewhere(rule, buf, drv.start, tools, True, self.sc.literals):
                         return ""
                     why = rule[2]
+                    self.broke = rule[3]  # (as a value the builder could not read: value_broke)
                     return why[len(_FAILED) : -1] if why.startswith(_FAILED) and why.endswith(".") else why
                 if offered_elsewhere(rule, buf, drv.start, tools, False, self.sc.literals):
                     return ""  # (told already by the text there is, whole or not: no Region built twice)
