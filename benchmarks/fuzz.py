@@ -52,16 +52,24 @@ tools.json first). For each run:
                     input over 8 KB): close() differs from parse(), an index given twice,
                     a CallDone for a withdrawn call, or a call's ArgumentsDelta texts
                     that are not its arguments' JSON;
-  hang              the input did not finish within --hang-s (per-input SIGALRM in the
-                    worker; the worker is then replaced, and a worker that does not answer
-                    --hang-s + 15 s after its deadline is killed: `hang` too);
+  hang              the input used over --hang-s of CPU time (a wall-clock SIGALRM in the
+                    worker is the guard: when it rings it asks how much CPU the input used,
+                    and waits on while that is under --hang-s, so a starved process is not
+                    a hang; it gives up at 10x --hang-s of wall clock all the same). The
+                    worker is then replaced; a worker that does not answer (stuck in C
+                    code, where no signal is handled) is killed once it has used --hang-s
+                    + 15 s of CPU on the input (read from /proc; elsewhere, of wall clock),
+                    or 10x --hang-s + 15 s of wall clock: `hang` too;
   crash             the worker died (a segfault, or the memory limit --max-memory-mb);
   harness_error     this script's own check raised (a bug here, not in the library);
-  slow_parse        parse() took over --time-limit-ms (wall clock, perf_counter);
-  slow_stream       the 1-character stream took over 3x its parse + 10 µs a delta
-                    (--stream-factor, --stream-us-per-delta).
+  slow_parse        parse() took over --time-limit-ms of CPU time (time.process_time of
+                    the process doing the work: a process the machine starves of CPU, a
+                    nice-19 run beside other work, is not slow for it);
+  slow_stream       the 1-character stream took over 3x its parse + 10 µs a delta, both
+                    CPU time (--stream-factor, --stream-us-per-delta).
 
-slow_parse and slow_stream are timing, not correctness: the machine's noise moves them.
+slow_parse and slow_stream are timing, not correctness: the machine's noise moves them
+(less than it moved wall clock: caches and the CPU's clock still vary with the load).
 
 Chunkings, by the input's length n (to keep a million inputs to a few hours on 2
 cores: most inputs are small, and the tools=None run of those gets every chunking):
@@ -70,7 +78,7 @@ cores: most inputs are small, and the tools=None run of those gets every chunkin
   1 KB < n <= 8 KB   1, 7, 64, random                     1, random
   n > 8 KB           1, random                            64
 (A random split has pieces of 1 to 200 characters, and now and then an empty delta.)
-The 1-character stream is the one timed (slow_stream): feed, flush and close, wall clock.
+The 1-character stream is the one timed (slow_stream): feed, flush and close, CPU time.
 
 Every input that fails a check (timing included) is written to --out (default
 fuzz-failures/, git-ignored) as <check>-s<seed>-i<index>.json: the input, both
@@ -468,7 +476,19 @@ class Hang(BaseException):
     """Raised by SIGALRM (a BaseException: the library's `except Exception` keeps it)."""
 
 
+HANG_WALL_FACTOR = 10.0  # the guard gives up on an input after this x --hang-s of wall clock, CPU or not
+_guard: dict[str, float] = {}  # the input being guarded: its CPU and wall clock at the start, --hang-s
+
+
 def _on_alarm(signum: int, frame: Any) -> None:
+    # The wall-clock alarm only asks: an input is a hang when it used hang_s of CPU
+    # (a starved process waits on), or, as a last resort, HANG_WALL_FACTOR x hang_s
+    # of wall clock (an input blocked without using CPU).
+    cpu = time.process_time() - _guard["cpu0"]
+    left = min(_guard["hang_s"] - cpu, _guard["wall_end"] - time.monotonic())
+    if left > 0:
+        signal.setitimer(signal.ITIMER_REAL, max(left, 0.01))
+        return
     raise Hang
 
 
@@ -642,12 +662,12 @@ def random_chunks(rng: random.Random, raw: str) -> list[str]:
 def run_stream(raw: str, chunks: list[str], tools: Any, formats: Any, in_think: bool) -> tuple[Any, list, float]:
     sp = StreamParser(tools, formats=formats, in_think=in_think)
     events: list = []
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     for chunk in chunks:
         events += sp.feed(chunk)
     events += sp.flush()
     result = sp.close()
-    return result, events, time.perf_counter() - t0
+    return result, events, time.process_time() - t0
 
 
 def announce_problem(raw: str, chunks: list[str], tools: Any, inp: Any, result: Any) -> str | None:
@@ -728,7 +748,7 @@ def check_variant(out: Outcome, variant: str, tools: Any, rng: random.Random, li
     """Run one tool setting's checks; return parse()'s result (None if it raised)."""
     inp, raw = out.inp, out.inp.raw
     out.op = f"parse ({variant})"
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     try:
         result = toolgram.parse(raw, tools, formats=inp.formats, in_think=inp.in_think)
     except MemoryError:
@@ -738,7 +758,7 @@ def check_variant(out: Outcome, variant: str, tools: Any, rng: random.Random, li
     except Exception as exc:  # noqa: BLE001
         out.fail("parse_exception", variant, f"{type(exc).__name__}: {exc} | {_tb(exc)}")
         return None
-    parse_t = time.perf_counter() - t0
+    parse_t = time.process_time() - t0
     out.timing[f"parse_s[{variant}]"] = parse_t
     if parse_t > limit_s:
         out.fail("slow_parse", variant, f"{parse_t * 1e3:.1f} ms > {limit_s * 1e3:.0f} ms")
@@ -815,13 +835,15 @@ def _tb(exc: BaseException) -> str:
 
 
 def run_input(inp: Input, limit_s: float = 0.05, hang_s: float = 20.0, tools: list | None = None, only: tuple | None = None) -> Outcome:
-    """All the checks of one input, under a SIGALRM guard of hang_s seconds (in the
-    main thread; elsewhere unguarded). `tools`: the second run's tools (default: see
+    """All the checks of one input, under a guard of hang_s seconds of CPU time (a
+    wall-clock SIGALRM that asks the CPU time used: see _on_alarm; in the main thread;
+    elsewhere unguarded). `tools`: the second run's tools (default: see
     tools_for). `only`: (variant, "parse" or None) to run one tool setting (--minimize)."""
     out = Outcome(inp)
     rng = random.Random(f"toolgram-fuzz-chunks/{inp.seed}/{inp.index}")
     guarded = hang_s > 0 and hasattr(signal, "setitimer") and _main_thread()
     if guarded:
+        _guard.update(cpu0=time.process_time(), wall_end=time.monotonic() + HANG_WALL_FACTOR * hang_s, hang_s=hang_s)
         old = signal.signal(signal.SIGALRM, _on_alarm)
         signal.setitimer(signal.ITIMER_REAL, hang_s)
     try:
@@ -837,7 +859,8 @@ def run_input(inp: Input, limit_s: float = 0.05, hang_s: float = 20.0, tools: li
                 signal.setitimer(signal.ITIMER_REAL, 0)
     except Hang:
         out.restart = True
-        out.fail("hang", out.op.split("(")[-1].rstrip(")"), f"over {hang_s:g} s in {out.op}")
+        cpu = time.process_time() - _guard["cpu0"]
+        out.fail("hang", out.op.split("(")[-1].rstrip(")"), f"over {hang_s:g} s in {out.op} ({cpu:.1f} s CPU)")
     finally:
         if guarded:
             signal.signal(signal.SIGALRM, old)
@@ -908,9 +931,20 @@ def _worker(conn: Any, opts: dict) -> None:
             return
 
 
+def _cpu_of(pid: int) -> float | None:
+    """A process's CPU time so far, seconds (Linux /proc; None elsewhere)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, AttributeError):
+        return None
+
+
 class Pool:
     """Worker processes, one input each at a time; a worker that does not answer in
-    time is killed (by its pid) and replaced."""
+    time (CPU time where /proc tells it, see the docstring's `hang`) is killed (by its
+    pid) and replaced."""
 
     def __init__(self, jobs: int, opts: dict) -> None:
         self.ctx = multiprocessing.get_context("fork") if hasattr(os, "fork") else multiprocessing.get_context()
@@ -922,7 +956,7 @@ class Pool:
         proc = self.ctx.Process(target=_worker, args=(child, self.opts), daemon=True)
         proc.start()
         child.close()
-        return {"proc": proc, "conn": parent, "index": None, "deadline": 0.0}
+        return {"proc": proc, "conn": parent, "index": None, "sent": 0.0, "cpu0": None}
 
     def _replace(self, w: dict) -> None:
         try:
@@ -940,7 +974,10 @@ class Pool:
 
         todo = iter(indexes)
         exhausted = False
-        grace = self.opts["hang_s"] + 15.0
+        hang_s = self.opts["hang_s"]
+        # (the worker's own guard answers at hang_s of CPU, at HANG_WALL_FACTOR x hang_s
+        # of wall clock at the latest; 15 s more of either and it is not answering)
+        cpu_limit, wall_limit = hang_s + 15.0, HANG_WALL_FACTOR * hang_s + 15.0
         while True:
             for w in self.workers:
                 if w["index"] is None and not exhausted:
@@ -948,7 +985,7 @@ class Pool:
                     if nxt is None:
                         exhausted = True
                         break
-                    w["index"], w["deadline"] = nxt, time.monotonic() + self.opts["hang_s"] + grace
+                    w["index"], w["sent"], w["cpu0"] = nxt, time.monotonic(), _cpu_of(w["proc"].pid)
                     w["conn"].send(nxt)
             busy = [w for w in self.workers if w["index"] is not None]
             if not busy:
@@ -967,9 +1004,14 @@ class Pool:
                     on_result(summary)
                     if summary.restart:
                         self._replace(w)
-                elif time.monotonic() > w["deadline"]:
-                    on_result(self._lost(w["index"], "hang", f"worker killed: no answer in {self.opts['hang_s'] + grace:g} s"))
-                    self._replace(w)
+                else:
+                    wall = time.monotonic() - w["sent"]
+                    cpu = _cpu_of(w["proc"].pid)
+                    cpu = cpu - w["cpu0"] if cpu is not None and w["cpu0"] is not None else None
+                    if wall > wall_limit or (cpu if cpu is not None else wall) > cpu_limit:
+                        said = f"{wall:.0f} s" + (f", {cpu:.0f} s of CPU" if cpu is not None else "")
+                        on_result(self._lost(w["index"], "hang", f"worker killed: no answer in {said}"))
+                        self._replace(w)
         for w in self.workers:
             try:
                 w["conn"].send(None)
@@ -1066,7 +1108,7 @@ class Report:
                 times.sort()
                 q = lambda f: times[min(len(times) - 1, int(f * len(times)))] * 1e3  # noqa: E731
                 p(
-                    f"{title} ms (wall): p50 {q(0.5):.3f}  p90 {q(0.9):.3f}  p99 {q(0.99):.3f}  "
+                    f"{title} ms (CPU): p50 {q(0.5):.3f}  p90 {q(0.9):.3f}  p99 {q(0.99):.3f}  "
                     f"p99.9 {q(0.999):.3f}  max {times[-1] * 1e3:.3f}"
                 )
 
@@ -1138,7 +1180,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-size", type=int, default=32_768, help="largest input, characters (default 32768)")
     ap.add_argument("--out", default=str(ROOT / "fuzz-failures"), help="failure files go here (default fuzz-failures/)")
     ap.add_argument("--time-limit-ms", type=float, default=50.0, help="slow_parse above this (default 50)")
-    ap.add_argument("--hang-s", type=float, default=20.0, help="an input running longer is a hang (default 20)")
+    ap.add_argument("--hang-s", type=float, default=20.0, help="an input using more CPU time is a hang (default 20)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="worker processes (0: in this process)")
     ap.add_argument("--max-memory-mb", type=int, default=4096, help="address-space limit per worker (0: none)")
     ap.add_argument("--stream-factor", type=float, default=3.0, help="slow_stream: over this x parse (default 3) ...")

@@ -101,13 +101,42 @@ def test_generators_are_deterministic_and_cover_the_shapes() -> None:
 def test_a_hang_is_reported_not_waited_for(monkeypatch: pytest.MonkeyPatch) -> None:
     def stuck(*args: Any, **kwargs: Any) -> None:
         while True:
-            time.sleep(0.01)
+            pass
 
     monkeypatch.setattr(fuzz.toolgram, "parse", stuck)
     t0 = time.monotonic()
     out = fuzz.run_input(fuzz.make_input(1, 0, 200), hang_s=0.3)
     assert time.monotonic() - t0 < 5
     assert out.checks == ["hang"] and out.restart
+
+
+def test_a_hang_is_cpu_time_and_wall_clock_only_a_last_resort(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A parse that waits (as a starved process does) is not a hang at hang_s of wall
+    # clock: only at HANG_WALL_FACTOR x hang_s, the guard's last resort.
+    def waits(*args: Any, **kwargs: Any) -> None:
+        while True:
+            time.sleep(0.01)
+
+    monkeypatch.setattr(fuzz.toolgram, "parse", waits)
+    monkeypatch.setattr(fuzz, "HANG_WALL_FACTOR", 4.0)
+    t0 = time.monotonic()
+    out = fuzz.run_input(fuzz.make_input(1, 0, 200), hang_s=0.2)
+    assert 0.75 < time.monotonic() - t0 < 5
+    assert out.checks == ["hang"] and out.restart
+
+
+def test_the_timing_checks_are_cpu_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A parse that sleeps 30 ms (the machine busy elsewhere) is not slow at a 20 ms limit.
+    real = fuzz.toolgram.parse
+
+    def starved(*args: Any, **kwargs: Any) -> Any:
+        time.sleep(0.03)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(fuzz.toolgram, "parse", starved)
+    out = fuzz.run_input(fuzz.Input(0, 0, "inline", "hi"), limit_s=0.02)
+    assert "slow_parse" not in out.checks
+    assert out.timing["parse_s[tools=None]"] < 0.02
 
 
 def test_checks_catch_a_stream_that_differs(monkeypatch: pytest.MonkeyPatch) -> None:
