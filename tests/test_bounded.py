@@ -1642,7 +1642,7 @@ def test_a_call_whole_at_max_chars_is_not_cut_by_it() -> None:
         assert streamed(raw, size, max_chars=61) == result, size
 
 
-def test_a_value_written_the_same_in_each_call_is_read_once(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_value_written_the_same_in_each_call_is_read_once() -> None:
     # A list of calls that each give `unit='celsius'`, or one call with a key repeated:
     # each value written the same way was read again (coerce_param) for each, a third
     # of a plain call's building. A value read once is given to each call; a list or a
@@ -1650,20 +1650,12 @@ def test_a_value_written_the_same_in_each_call_is_read_once(monkeypatch: pytest.
     # one before it is read as that one, a list value too: Builder._plain_memo.)
     from toolgram._build import builder as _builder
 
-    count = [0]
-    coerce = _builder.coerce_param
-
-    def counting(*args: object, **kwargs: object) -> object:
-        count[0] += 1
-        return coerce(*args, **kwargs)
-
-    monkeypatch.setattr(_builder, "coerce_param", counting)
-    result = toolgram.parse("[" + ", ".join(["f(a=1, b='xy', c=[1])"] * 40) + "]")
+    calls, _, result = _counted("[" + ", ".join(["f(a=1, b='xy', c=[1])"] * 40) + "]", _builder, "coerce_param")
     assert [c.arguments for c in result.calls] == [{"a": 1, "b": "xy", "c": [1]}] * 40
     # (b and c for the first calls, till the memo of calls written the same is made; a,
     # an integer, read at once, not by coerce_param: Builder._coerce. 41 before c's list
     # was kept in that memo.)
-    assert count[0] <= 6, count[0]
+    assert calls <= 6, calls
     assert len({id(c.arguments["c"]) for c in result.calls}) == 40
 
 
@@ -1675,7 +1667,7 @@ def test_a_value_written_the_same_in_each_call_is_read_once(monkeypatch: pytest.
         ("[f(a=[1, 2], b='x')]\n", [{"a": [1, 2], "b": "x"}]),
     ],
 )
-def test_a_call_with_a_list_value_written_the_same_is_read_once(unit: str, args: list, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_call_with_a_list_value_written_the_same_is_read_once(unit: str, args: list) -> None:
     # Issue 17: a reply of one list repeated whose call has a list or dict value
     # (`[search(q=["x"], lookup(id=7)]` * 1058 is 32 KB) read that value (coerce_param)
     # for each call, the builder's memo of calls written the same (Builder._plain_memo)
@@ -1683,18 +1675,9 @@ def test_a_call_with_a_list_value_written_the_same_is_read_once(unit: str, args:
     # copy: the value is read a few times a reply, and no two calls share a container.
     from toolgram._build import builder as _builder
 
-    count = [0]
-    coerce = _builder.coerce_param
-
-    def counting(*a: object, **k: object) -> object:
-        count[0] += 1
-        return coerce(*a, **k)
-
-    monkeypatch.setattr(_builder, "coerce_param", counting)
-    result = toolgram.parse(unit * 300)
-    monkeypatch.undo()
+    calls, _, result = _counted(unit * 300, _builder, "coerce_param")
     assert [c.arguments for c in result.calls] == args * 300
-    assert count[0] <= 6, count[0]  # (300 before)
+    assert calls <= 6, calls  # (300 before)
     values = [v for c in result.calls for v in c.arguments.values() if isinstance(v, (list, dict))]
     assert len({id(v) for v in values}) == len(values) == 300
     for v in values[:1]:  # (a caller changing one call's value in place changes no other's)
