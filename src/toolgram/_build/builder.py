@@ -76,8 +76,8 @@ def _draft(
     draft = _new(Draft)
     draft.__dict__ = {
         "name": name, "arguments": arguments, "id": None, "kind": kind, "span": span,
-        "repairs": [] if repairs is None else repairs, "error": None, "value_broke": False, "instructions": None,
-        "params": [] if params is None else params,
+        "repairs": [] if repairs is None else repairs, "error": None,
+        "value_broke": False, "instructions": None, "params": [] if params is None else params,
     }  # fmt: skip
     return draft
 
