@@ -212,8 +212,10 @@ def marker_pending(r: Any, drv: Driver) -> bool:
         at += 1
     if at >= n or n - at > sc.max_prefix:
         return False
-    m = sc.call_re.match(buf, at)
-    return (m is None or len(m.group()) < 3) and buf[at:] in sc.prefixes
+    # (A whole marker that may yet grow into a longer one is waited on too, `` ``` `` of
+    # `` ```tool_code ``: note_failure names the marker that cut the value, and parse()
+    # names the longer one; the stream named `` ``` ``, fuzz seed 7 #108072031.)
+    return buf[at:] in sc.prefixes
 
 
 def _break_pending(r: Any, drv: Driver) -> bool:
@@ -232,9 +234,18 @@ def _break_pending(r: Any, drv: Driver) -> bool:
         return False
     buf = sc.buf
     n = len(buf)
-    if n - drv.pos > sc.max_prefix or buf[drv.last_end : drv.pos].strip():
+    if buf[drv.last_end : drv.pos].strip():
         return False
-    return buf[drv.pos :] in sc.prefixes
+    if n - drv.pos <= sc.max_prefix and buf[drv.pos :] in sc.prefixes:
+        return True
+    # (Or where an element of the value began, as _cut_marker looks: `a={"j" "k"```tool_cod`,
+    # the `e` to come. The stream named `` ``` `` where parse() named `` ```tool_code ``,
+    # fuzz seed 7 #108072031.)
+    at = getattr(drv, "cut_at", -1)
+    return (
+        drv.pos < at and n - at <= sc.max_prefix and buf[at:] in sc.prefixes
+        and _close.element_cut(drv, buf, drv.pos, at)
+    )  # fmt: skip
 
 
 def _marker_after(r: Any, drv: Driver) -> int:
