@@ -670,6 +670,11 @@ LATE_CALLS = {
     # The same twice in LFM2 blocks: the first string runs on over the next block's start
     # marker, so the calls are done when the reply ends too (QA22 D8).
     "lfm2/single_quoted_string_left_open_before_another_formats_call_twice",
+    # The same where the Nemotron call the string holds has another format's marker in its
+    # JSON (string content): the reply's end tells that the string ends at `<TOOLCALL>`
+    # (fuzz seed 7 #108059290, #108081703).
+    "nemotron/call_quoted_in_a_python_string_its_key_holding_another_marker_streams_as_it_parses",
+    "nemotron/call_quoted_in_a_python_string_its_name_holding_another_marker_streams_as_it_parses",
     # The same at its own format's start marker where a call of it reads (issue 19 P1),
     # prose after that call: the string may still close after the prose (then it quotes
     # both), so the first call is done when the reply ends.

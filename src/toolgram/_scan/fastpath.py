@@ -380,15 +380,36 @@ class JsonFrame:
         # whole text, Scanner.call_reads_at passes it to every frame alike.)
         if not final:
             return None
+        return self._read(buf, pos, tools, -1)
+
+    def settled(self, buf: str, pos: int, tools: Any, room: int) -> Any:
+        """What read() gives at pos in the whole text, asked of a stream's text so far: the
+        Region, or None, where no text after it can change that (room: the longest marker's
+        length, the text read ending at least that far before the end of the text so far);
+        WAIT where more text may. Scanner.call_reads_at asks it: a stream was told "no call
+        reads here" (0) by read()'s None, which only means "the general way reads it", and
+        cut a Python string that quotes such a call at a marker inside the call's JSON,
+        where parse() read the call and cut the string at its marker (fuzz seed 7
+        #108059290, #108081703, issue 17)."""
+        return self._read(buf, pos, tools, room)
+
+    def _read(self, buf: str, pos: int, tools: Any, room: int) -> Any:
+        # (room < 0: a whole text. Else each place where the end of the text so far decides
+        # is WAIT.)
         n = len(buf)
+        near = n - room if room >= 0 else n + 1  # (text read past here may yet read otherwise)
         p = pos
         for literal in self.steps:
             while not buf.startswith(literal, p):
+                if p >= near:
+                    return WAIT
                 p = self._skip(buf, p)
                 if p < 0:
                     return None
             p += len(literal)
         while not (p < n and buf[p] in "{[" and self.json.match(buf, p)):
+            if p >= near:
+                return WAIT
             p = self._skip(buf, p)
             if p < 0:
                 return None
@@ -397,16 +418,23 @@ class JsonFrame:
         # scans it (so the frame adds no second scan of a value that never closes).
         try:
             stop = _repair.scan_json(buf, p)[1]
-        except (StopIteration, ValueError, RecursionError):
+        except (StopIteration, ValueError, RecursionError) as exc:
+            # (Stopped near the end of the text so far: the value may yet read.)
+            if room >= 0 and (type(exc) is not ValueError or getattr(exc, "pos", n) >= near):
+                return WAIT
             return None
-        end = stop
+        end = stop  # (a `{` or `[` value whose brackets closed: more text changes nothing)
         if self.ends:
             q = stop
             while True:
                 found = self._end(buf, q, True)
                 if found is not None:
+                    if found >= near and any(len(c) > found - q and c.startswith(buf[q:found]) for c in self.closers):
+                        return WAIT  # (a longer end token may yet be written there)
                     end = found
                     break
+                if q >= near:
+                    return WAIT
                 q = self._skip(buf, q)
                 if q < 0:
                     if not self.optional:
@@ -419,6 +447,8 @@ class JsonFrame:
                     # marker is optional as where it is not: `<|im_start|>{…}\n<` kept the `<`
                     # as text here and not in a stream (issue 17).)
                     at = _SPACE.match(buf, stop).end()
+                    if room >= 0 and at + max(map(len, closers), default=0) > n:
+                        return WAIT  # (a closer may yet be cut short at the end of the text so far)
                     rest = buf[at : at + max(map(len, closers), default=0)]
                     if cut_marker(rest, closers) or (len(rest) == 1 and any(len(m) > 1 and m.startswith(rest) for m in closers)):
                         return None  # (an end marker cut short by the end: the general way's repair)

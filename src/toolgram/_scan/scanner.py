@@ -1655,7 +1655,12 @@ class Scanner(MarkerSearch):
         key = (at, final)
         if wait is None and kept.get(key) is frame:
             return 0
-        call = frame.read(buf, at, final, self.tools, wait)
+        if not final and type(frame) is _frame.JsonFrame:
+            # (It reads only a whole text: asked of the text so far, what the whole text's
+            # reading will be, or WAIT.)
+            call = frame.settled(buf, at, self.tools, self.max_prefix + 1)
+        else:
+            call = frame.read(buf, at, final, self.tools, wait)
         if call is None:
             if wait is None:
                 kept[key] = frame
