@@ -11,6 +11,7 @@ scanner.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import regex
@@ -60,8 +61,9 @@ def _offered_broken(sc: Any, drv: Driver, items: list, buf: str, tools: Any, end
     no offered tool, and which holds a call of an offered tool that could not be built
     (its draft an error, its name gone: `[g(b=1), f(a=1, 3)]`, `g(b=2); f(a="x"y")` with
     f offered): (the heads of those calls, where the region ends, the broken call's
-    reason, whether that reason is a value it cannot read: Draft.value_broke). None: not so. Asked of the region's own drivers only, not of the salvage's
-    shorter readings (see decode: the rule is the region's, decided once)."""
+    reason, whether that reason is a value it cannot read: Draft.value_broke). None: not
+    so. Asked of the region's own drivers only, not of the salvage's shorter readings (see
+    decode: the rule is the region's, decided once)."""
     c = getattr(drv, "c", None)
     ends = drv.fmt.ends
     fence = bool(ends) and all(e.startswith("```") for e in ends)
@@ -116,14 +118,21 @@ def offered_elsewhere(rule: tuple, buf: str, start: int, tools: Any, final: bool
     short = not final and stop < end + BROKEN_HORIZON
     if markers is not None and markers.search(buf, max(start, end), stop) is not None:
         return True  # (one the next delta could make a longer one is still a marker)
-    words = regex.compile(r"(?<![\w\-])(?:" + "|".join(regex.escape(n) for n in sorted(tools.names, key=len, reverse=True)) + r")(?![\w\-])")
-    for m in words.finditer(buf, start, stop):
+    for m in _names_as_words(tools.names).finditer(buf, start, stop):
         if m.start() in heads:
             continue
         if short and m.end() >= stop:
             return None  # (the word may go on in the next delta: `f` of `foo`)
         return True
     return None if short else False
+
+
+@functools.lru_cache(maxsize=32)
+def _names_as_words(names: tuple[str, ...]) -> Any:
+    """The offered names as whole words (offered_elsewhere): compiled once per set of tools,
+    not at each delta a stream waits on a broken list."""
+    alternatives = "|".join(regex.escape(n) for n in sorted(names, key=len, reverse=True))
+    return regex.compile(r"(?<![\w\-])(?:" + alternatives + r")(?![\w\-])")
 
 
 _FAILED = "Couldn't read a tool call: "
