@@ -44,6 +44,7 @@ from .stray import PY_NOT_AFTER as _PY_NOT_AFTER, PY_TAGS as _PY_TAGS
 from .._lalr.driver import DONE, WAIT, Driver
 from .._recover import repair as _repair
 from .._lalr.growth import _LoopWait
+from .._lalr.close import cut_marker
 from .._lalr.extent import value_end as _value_end
 from .._build.builder import Draft
 from .._result.model import ToolCall
@@ -1894,7 +1895,8 @@ class Scanner(MarkerSearch):
             # `[f(a=1)])]<|t`: markup too, as a value's close the end cut is (repairs.md,
             # cut_value), not text. Two characters at least: a `<` alone names nothing.)
             n = len(buf)
-            cut = min((i for e in self.end_watch for i in range(max(pos, n - len(e) + 1), n - 1) if e.startswith(buf[i:]) and not _in_inline_code(buf, i)), default=-1)
+            longest = max(map(len, self.end_watch), default=0)
+            cut = next((i for i in range(max(pos, n - longest + 1), n - 1) if cut_marker(buf[i:], self.end_watch) and not _in_inline_code(buf, i)), -1)
             if cut >= 0:
                 self.end_watch = self.watch_outer = None
                 return cut, n
