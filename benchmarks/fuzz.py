@@ -66,7 +66,16 @@ tools.json first). For each run:
                     the process doing the work: a process the machine starves of CPU, a
                     nice-19 run beside other work, is not slow for it);
   slow_stream       the 1-character stream took over 3x its parse + 10 µs a delta, both
-                    CPU time (--stream-factor, --stream-us-per-delta).
+                    CPU time (--stream-factor, --stream-us-per-delta), and over 1 ms
+                    (--stream-floor-ms: a floor for the smallest inputs, whose budget,
+                    3 x a 12 µs parse + 10 µs a character, is less than a stream's own
+                    fixed cost and than one page fault or collection pass: the empty
+                    input and 1-character inputs were flagged at 0.3 ms against 0.06).
+  (A reading over its limit is not kept at once: the parse, or the stream and its
+  parse, run --retime more times (3) in the same worker, and the best of the readings
+  counts, in the check and in the slowest lists. The first reading can hold one-time
+  costs of the process, not the input's: a format's first use, a cold cache, a
+  collection pass; the files keep it as parse_first_s / stream1_first_s.)
 
 slow_parse and slow_stream are timing, not correctness: the machine's noise moves them
 (less than it moved wall clock: caches and the CPU's clock still vary with the load).
@@ -742,6 +751,36 @@ class Outcome:
 
 STREAM_FACTOR = 3.0  # slow_stream: the 1-character stream over STREAM_FACTOR x parse + STREAM_PER_DELTA_S a delta
 STREAM_PER_DELTA_S = 10e-6
+# ... and over STREAM_FLOOR_S: a stream's own fixed cost (a StreamParser made, flushed and
+# closed; its first deltas) is a few tens of µs warm, and one page fault or collection
+# pass costs more than the whole budget of a 1-character input (3 x a 12 µs parse + 10 µs).
+STREAM_FLOOR_S = 1e-3
+# A reading over its limit is timed RETIME times more in the same worker, right after it,
+# and the best counts: the first reading can hold one-time costs (a grammar's first use,
+# a cold cache, a collection pass) that are the process's, not the input's.
+RETIME = 3
+
+
+def stream_budget(parse_s: float, deltas: int) -> float:
+    """The 1-character stream's CPU budget (slow_stream over it)."""
+    return max(STREAM_FLOOR_S, STREAM_FACTOR * parse_s + STREAM_PER_DELTA_S * deltas)
+
+
+def stream_budget_text(parse_s: float, deltas: int) -> str:
+    own = f"{STREAM_FACTOR:g} x parse {parse_s * 1e3:.2f} ms + {STREAM_PER_DELTA_S * 1e6:g} µs x {deltas} deltas"
+    if STREAM_FACTOR * parse_s + STREAM_PER_DELTA_S * deltas < STREAM_FLOOR_S:
+        return f"the floor {STREAM_FLOOR_S * 1e3:g} ms (over {own})"
+    return own
+
+
+def retime(fn: Any) -> float:
+    """The best CPU time of RETIME more calls of fn (inf when RETIME is 0)."""
+    best = float("inf")
+    for _ in range(RETIME):
+        t0 = time.process_time()
+        fn()
+        best = min(best, time.process_time() - t0)
+    return best
 
 
 def check_variant(out: Outcome, variant: str, tools: Any, rng: random.Random, limit_s: float, only: str | None = None) -> Any:
@@ -759,9 +798,13 @@ def check_variant(out: Outcome, variant: str, tools: Any, rng: random.Random, li
         out.fail("parse_exception", variant, f"{type(exc).__name__}: {exc} | {_tb(exc)}")
         return None
     parse_t = time.process_time() - t0
+    if parse_t > limit_s:
+        # (over the limit: timed again, warm, before it counts; see RETIME)
+        out.timing[f"parse_first_s[{variant}]"] = parse_t
+        parse_t = min(parse_t, retime(lambda: toolgram.parse(raw, tools, formats=inp.formats, in_think=inp.in_think)))
     out.timing[f"parse_s[{variant}]"] = parse_t
     if parse_t > limit_s:
-        out.fail("slow_parse", variant, f"{parse_t * 1e3:.1f} ms > {limit_s * 1e3:.0f} ms")
+        out.fail("slow_parse", variant, f"{parse_t * 1e3:.1f} ms > {limit_s * 1e3:.0f} ms (best of {RETIME + 1}, warm)")
     internal = [e for e in result.errors if "internal error" in e]
     if internal:
         out.fail("internal_error", variant, f"parse: {internal[0]}")
@@ -788,13 +831,21 @@ def check_variant(out: Outcome, variant: str, tools: Any, rng: random.Random, li
             out.fail("stream_exception", variant, f"chunks {size}: {type(exc).__name__}: {exc} | {_tb(exc)}")
             continue
         if size == 1:
+            allowed = stream_budget(parse_t, len(chunks))
+            if stream_t > allowed:
+                # (over its budget: the stream and its parse timed again, warm, before it
+                # counts; the budget is of the warm parse)
+                out.timing[f"stream1_first_s[{variant}]"] = stream_t
+                stream_t = min([stream_t] + [run_stream(raw, chunks, tools, inp.formats, inp.in_think)[2] for _ in range(RETIME)])
+                parse_t = min(parse_t, retime(lambda: toolgram.parse(raw, tools, formats=inp.formats, in_think=inp.in_think)))
+                out.timing[f"parse_s[{variant}]"] = parse_t
+                allowed = stream_budget(parse_t, len(chunks))
             out.timing[f"stream1_s[{variant}]"] = stream_t
-            allowed = STREAM_FACTOR * parse_t + STREAM_PER_DELTA_S * len(chunks)
             if stream_t > allowed:
                 out.fail(
                     "slow_stream", variant,
-                    f"{stream_t * 1e3:.1f} ms > {STREAM_FACTOR:g} x parse {parse_t * 1e3:.2f} ms + "
-                    f"{STREAM_PER_DELTA_S * 1e6:g} µs x {len(chunks)} deltas ({stream_t / max(1, len(chunks)) * 1e6:.0f} µs a delta)",
+                    f"{stream_t * 1e3:.2f} ms > {stream_budget_text(parse_t, len(chunks))} "
+                    f"({stream_t / max(1, len(chunks)) * 1e6:.0f} µs a delta; best of {RETIME + 1}, warm)",
                 )  # fmt: skip
         diff = _guarded(out, variant, result_difference, result, got)
         if diff:
@@ -905,8 +956,9 @@ def summarize(out: Outcome) -> Summary:
 
 
 def _worker(conn: Any, opts: dict) -> None:
-    global STREAM_FACTOR, STREAM_PER_DELTA_S
+    global STREAM_FACTOR, STREAM_PER_DELTA_S, STREAM_FLOOR_S, RETIME
     STREAM_FACTOR, STREAM_PER_DELTA_S = opts["stream_factor"], opts["stream_per_delta_s"]
+    STREAM_FLOOR_S, RETIME = opts["stream_floor_s"], opts["retime"]
     if opts["max_memory_mb"]:
         try:
             import resource
@@ -1185,6 +1237,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-memory-mb", type=int, default=4096, help="address-space limit per worker (0: none)")
     ap.add_argument("--stream-factor", type=float, default=3.0, help="slow_stream: over this x parse (default 3) ...")
     ap.add_argument("--stream-us-per-delta", type=float, default=10.0, help="... + this many µs a delta (default 10)")
+    ap.add_argument("--stream-floor-ms", type=float, default=1.0,
+                    help="... and over this many ms of CPU (default 1: a stream's own fixed cost, a page fault or a "
+                         "collection pass is more than the budget of an input of a few characters)")  # fmt: skip
+    ap.add_argument("--retime", type=int, default=3,
+                    help="a parse or stream over its limit is timed this many times more, warm, in the same worker, "
+                         "and the best counts (default 3; 0: the first reading)")  # fmt: skip
     ap.add_argument("--max-files-per-check", type=int, default=0,
                     help="write at most this many failure files per check (default 0: all)")  # fmt: skip
     ap.add_argument("--strict-time", action="store_true",
@@ -1194,8 +1252,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--minimize", action="store_true", help="with --replay: shrink each failing input")
     args = ap.parse_args(argv)
 
-    global STREAM_FACTOR, STREAM_PER_DELTA_S
+    global STREAM_FACTOR, STREAM_PER_DELTA_S, STREAM_FLOOR_S, RETIME
     STREAM_FACTOR, STREAM_PER_DELTA_S = args.stream_factor, args.stream_us_per_delta * 1e-6
+    STREAM_FLOOR_S, RETIME = args.stream_floor_ms * 1e-3, max(0, args.retime)
     if args.replay:
         warm_up()
         return replay(args.replay, args)
@@ -1203,6 +1262,7 @@ def main(argv: list[str] | None = None) -> int:
     opts = {
         "seed": args.seed, "max_size": args.max_size, "limit_s": args.time_limit_ms / 1e3, "hang_s": args.hang_s,
         "max_memory_mb": args.max_memory_mb, "stream_factor": STREAM_FACTOR, "stream_per_delta_s": STREAM_PER_DELTA_S,
+        "stream_floor_s": STREAM_FLOOR_S, "retime": RETIME,
     }  # fmt: skip
     t0 = time.monotonic()
     # A run started in the background (`nohup … &`) ignores SIGINT, and `kill` sends
