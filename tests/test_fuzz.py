@@ -11,6 +11,7 @@ SIGALRM guard) instead of hanging the test run.
 from __future__ import annotations
 
 import importlib.util
+import json
 import sys
 import time
 from pathlib import Path
@@ -258,29 +259,42 @@ def test_the_exit_status_says_whether_a_check_failed(
 
 
 # Inputs a long run (`benchmarks/fuzz.py --count 100000 --seed 7 ...`) found failing a check,
-# rebuilt from their seed and index: each passes every check now.
-FOUND = [
-    (7, 22969),  # a bare GLM value read on past tags, restarted by a stream at a tab
-    (7, 147030),  # DeepSeek's `<｜tool_calls_end｜>` spelling, not declared an end marker
-    (7, 156111),  # a GLM value showing markup, read on by a stream (passes since the resume fix)
-    # (found on the day's merges, each a stream that parse() disagreed with:)
-    (7, 700431),  # an end-of-turn token ending a reasoning block that never closed
-    (7, 700526),  # MFCS: a line the block cannot read, before its end marker (rule taken back)
-    (7, 702921),  # LFM2: the same
-    (7, 706993),  # Cohere cofl: its tags nested in a value (change taken back)
-    (7, 723009),  # GLM: the void-element rule decided on a stream's text so far (taken back)
-    (7, 738536),  # Kimi K3: nest._loose's memo kept a stream from reading declared tags again
-    (7, 826907),  # GLM: the Qwen3-Coder close-run rule, decided apart by a stream (taken back)
-    (7, 948489),  # xlam: a thought field past a repair had no span: reasoning no segment showed
-    (7, 980180),  # GigaChat: a JSON value its braces closed, at the reply's end, read as cut by parse() only
-    (7, 1011656),  # DeepSeek: a section's begin, `\n{` and the end: a stream decided it prose before the end
-]
+# kept as text in tests/fuzz_found.jsonl, one a line: a failure file's record (the fields
+# `fuzz.py --replay` reads: raw, tools, formats, in_think, seed, index, generator, source)
+# and `why`. Not as (seed, index): the generator draws from the corpus and the formats'
+# markers, so an index names another input once a corpus case or a marker is added. (The
+# first 13 were kept as indexes; each is the text that index gave on the tree where it
+# failed, `failed_there`, or, where no tree of main's history is known to fail on it, on
+# the tree whose commit added it, `rebuilt_at`.) Each passes every check now.
+FOUND_FILE = Path(__file__).resolve().parent / "fuzz_found.jsonl"
 
 
-@pytest.mark.parametrize("seed,index", FOUND)
-def test_inputs_a_long_run_found_pass_every_check(seed: int, index: int) -> None:
-    out = fuzz.run_input(fuzz.make_input(seed, index), limit_s=3600.0, hang_s=60.0)
+def _found() -> list[dict]:
+    if not FOUND_FILE.exists():
+        return []
+    return [json.loads(line) for line in FOUND_FILE.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+FOUND = _found()
+
+
+@pytest.mark.parametrize("rec", FOUND, ids=[f"{r['seed']}-{r['index']}" for r in FOUND])
+def test_inputs_a_long_run_found_pass_every_check(rec: dict) -> None:
+    out = fuzz.run_input(fuzz.input_from_record(rec), limit_s=3600.0, hang_s=60.0, tools=rec.get("tools") or [])
     assert not [c for c in out.checks if c not in fuzz.TIMING_CHECKS], _describe(out)
+
+
+def test_inputs_a_long_run_found_are_kept_as_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    # What a long run found is checked as it was found, whatever the corpus holds now:
+    # with the corpus changed, the stored inputs are the same, where (seed, index)
+    # rebuilds other text.
+    assert len(FOUND) >= 13 and all(isinstance(r["raw"], str) and r.get("why") for r in FOUND)
+    before = [fuzz.input_from_record(r).raw for r in FOUND]
+    mutated = [r for r in FOUND if r["generator"] == "mutate"]
+    ctx = fuzz.context()
+    monkeypatch.setattr(ctx, "corpus", ctx.corpus[::-1])
+    assert [fuzz.input_from_record(r).raw for r in FOUND] == before == [r["raw"] for r in FOUND]
+    assert any(fuzz.make_input(r["seed"], r["index"]).raw != r["raw"] for r in mutated)
 
 
 # Inputs of `mutate` a long run found failing, minimized (`fuzz.py --replay F --minimize`)
