@@ -2995,3 +2995,102 @@ def test_a_caller_deeper_still_gets_the_reading_or_an_error(family: str, n: int,
     for room in (150, 100, 70):
         result = _parse_at(sys.getrecursionlimit() - _frames() - room, raw, ["f"])
         assert result_key(result) == top or (not result.calls and result.errors), room
+
+
+def _bracket_scan_turns(raw: str, tools: Any) -> int:
+    """How many matches the bracket scans (extent's _BRACKET_SCAN: value_end, open_before;
+    jsonscan's _NESTING: the decoder's depth guard; the builder's _shallow) give a parse of
+    raw: each a turn of a loop in Python."""
+    from toolgram._lalr import extent as _extent, jsonscan as _jsonscan
+
+    turns = [0]
+
+    class Counting:
+        def __init__(self, pattern: Any) -> None:
+            self.pattern = pattern
+
+        def finditer(self, *args: Any) -> Any:
+            for m in self.pattern.finditer(*args):
+                turns[0] += 1
+                yield m
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self.pattern, name)
+
+    with pytest.MonkeyPatch.context() as m:
+        _extent.value_end("[]", 0)  # (the lazy pattern compiled, its name bound)
+        m.setattr(_extent, "_BRACKET_SCAN", Counting(_extent._BRACKET_SCAN))
+        m.setattr(_jsonscan, "_NESTING", Counting(_jsonscan._NESTING))
+        m.setattr(_extent, "outside_strings", _counting_gen(_extent.outside_strings, turns))
+        from toolgram._build import builder as _builder
+
+        m.setattr(_builder, "outside_strings", _counting_gen(_builder.outside_strings, turns))
+        toolgram.parse(raw, tools, max_chars=None)
+    return turns[0]
+
+
+def _counting_gen(real: Any, turns: list) -> Any:
+    def counting(*args: Any) -> Any:
+        for item in real(*args):
+            turns[0] += 1
+            yield item
+
+    return counting
+
+
+@pytest.mark.parametrize(
+    "head,unit,tail",
+    [
+        ("```json\n", "[", "]"),  # (fuzz s7 #109016912: 32 KB, 114 -> 33 ms with tools)
+        ("<tool_call>", "[", "]"),  # (#109036358)
+        ("<tool_call>", "{", "}"),  # (#109027382)
+    ],
+    ids=["fence-lists", "tool_call-lists", "tool_call-objects"],
+)
+def test_deep_brackets_are_counted_a_run_at_a_time(head: str, unit: str, tail: str) -> None:
+    # A value nested past the decoder's depth is read by the bracket scans, one Python turn
+    # a bracket: 32 KB of `[[[…]]]` was 32,000 turns, several times a region. A run of
+    # brackets is one turn.
+    for n in (4_000, 16_000):
+        raw = head + unit * n + tail * (n // 2)
+        assert _bracket_scan_turns(raw, ["calc", "search"]) <= 200, n
+
+
+def _tail_searched(raw: str, tools: Any) -> int:
+    """The characters Driver._call_in_tail's searches for a call after a payload's JSON
+    (its format's call_re, in _call_in_tail and _call_after_open) read over a parse."""
+    from toolgram._lalr import driver as _driver
+
+    read = [0]
+    proxies: dict = {}
+
+    class Counting:
+        def __init__(self, pattern: Any) -> None:
+            self.pattern = pattern
+
+        def search(self, buf: str, at: int, end: int) -> Any:
+            m = self.pattern.search(buf, at, end)
+            read[0] += (end if m is None else m.start()) - at
+            return m
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self.pattern, name)
+
+    real = _driver.Driver._call_in_tail
+
+    def counting(self: Any, buf: str, pos: int, end: int, call_re: Any, closed: bool = False) -> int:
+        proxy = proxies.setdefault(id(call_re), Counting(call_re))  # (one a pattern: memos key on it)
+        return real(self, buf, pos, end, proxy, closed)
+
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(_driver.Driver, "_call_in_tail", counting)
+        toolgram.parse(raw, tools, max_chars=None)
+    return read[0]
+
+
+def test_a_payloads_tail_is_searched_once_for_all_the_regions_candidates() -> None:
+    # `[[[…` after ```json: each candidate format of the region (fenced_json, pythonic's
+    # fence, ...) searched the never-closing payload to its end for a call after it, one
+    # search of every marker (1 µs a character: 22 ms each at 32 KB).
+    raw = "```json\n" + "[" * 16_000 + "]" * 8_000
+    assert _tail_searched(raw, ["calc", "search"]) <= 1.2 * len(raw)

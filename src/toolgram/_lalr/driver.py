@@ -38,10 +38,27 @@ from .tokens import _SNIPPET, DONE, FAIL, PAUSE, WAIT, WAIT_MORE, Tok, Unbounded
 
 _JSON_START = lazy(regex.compile, r"[ \t\n\r]*")  # (the blanks before a payload's JSON value)
 _PY_CALL = lazy(regex.compile, r"\[[ \t]*[A-Za-z_][\w.\-]*[ \t]*\(")  # (a Python call list's start: `[f(`)
-# (_call_in_tail's first search, the last one made: (buf, pos, end, call_re, its match).
-# Each candidate format of a region asks it over the same text, a search of every
-# marker over the whole payload: 15 ms each over 32 KB of `[`.)
-_tail_search: tuple = (None, -1, -1, None, None)
+# (The last few searches of _call_in_tail and _call_after_open: (buf, call_re, end,
+# where it began, its match). Each candidate format of a region asks the same ones over
+# the same text, a search of every marker over the whole payload: 15 to 22 ms each over
+# 32 KB of `[`. See _tail_find.)
+_tail_searches: tuple = ()
+_TAIL_SEARCHES = 4
+
+
+def _tail_find(call_re: Any, buf: str, at: int, end: int) -> Any:
+    """call_re.search(buf, at, end), answered by an earlier search of the same pattern,
+    text and end where it tells: one that began at or before `at` and found nothing, or
+    found its match at or after `at`, found the first match from `at` too (a match at a
+    place does not depend on where the search began: `^` and look-behinds read the text
+    before it, not the search's start)."""
+    global _tail_searches
+    for b, r, e, began, m in _tail_searches:
+        if b is buf and r is call_re and e == end and began <= at and (m is None or m.start() >= at):
+            return m
+    m = call_re.search(buf, at, end)
+    _tail_searches = ((buf, call_re, end, at, m),) + _tail_searches[: _TAIL_SEARCHES - 1]
+    return m
 _OPEN_TRIES = 8  # (_call_after_open: the markers looked at after a value that never closes)
 
 
@@ -2171,13 +2188,7 @@ class Driver:
         if _last_closer(buf, pos, end) < 0:
             return -1  # (the value never closes: no call after it. At once, where a search of
             # every marker over 32 KB of `[` took 15 ms, a `[` at each place.)
-        global _tail_search
-        key = _tail_search
-        if key[0] is buf and key[1] == pos and key[2] == end and key[3] is call_re:
-            m = key[4]  # (the region's other candidate asked the same: `<tool_call>` is several formats')
-        else:
-            m = call_re.search(buf, pos + 1, end)
-            _tail_search = (buf, pos, end, call_re, m)
+        m = _tail_find(call_re, buf, pos + 1, end)  # (the region's other candidates ask the same: `<tool_call>` is several formats')
         if m is None:
             return -1
         text = buf[pos:end]  # (the builder reads this copy too: the value's scan costs what it reads)
@@ -2188,7 +2199,7 @@ class Driver:
         listed = text[j] == "["  # (the payload a Python list: `<tool_call>[f(a="x")]`)
         at = pos + close
         while True:
-            m = call_re.search(buf, at, end)
+            m = _tail_find(call_re, buf, at, end)
             if m is None:
                 return -1
             mark = m.group()
@@ -2226,7 +2237,7 @@ class Driver:
         listed = text[j] == "["
         at = pos + j + 1
         for _ in range(_OPEN_TRIES):
-            m = call_re.search(buf, at, end)
+            m = _tail_find(call_re, buf, at, end)
             if m is None:
                 return -1
             at = max(m.end(), m.start() + 1)

@@ -42,8 +42,9 @@ _STRING = r"""
 
 # Strings and brackets, found by the regex engine so that runs of ordinary
 # characters are skipped in C. lastindex: None for a string that never
-# closes, 1-2 for a closed string, 3 for an opener, 4 for a closer.
-_BRACKET_SCAN = lazy(re.compile, _STRING + r"| ([\[{(]) | ([\]})])", re.S | re.X)
+# closes, 1-2 for a closed string, 3 for a run of openers, 4 for a run of closers
+# (a run one match: 32 KB of `[[[…]]]` is two, not 32,000 turns of the loops below).
+_BRACKET_SCAN = lazy(re.compile, _STRING + r"| ([\[{(]+) | ([\]})]+)", re.S | re.X)
 
 # Everything except brackets outside strings.
 _NOT_BRACKET = lazy(re.compile, r"""[^"'()\[\]{}]+ |""" + _STRING, re.S | re.X)
@@ -75,11 +76,11 @@ def value_end(text: str, pos: int) -> int | None:
     for m in _BRACKET_SCAN.finditer(text, pos):
         kind = m.lastindex
         if kind == 3:
-            depth += 1
+            depth += m.end() - m.start()
         elif kind == 4:
-            depth -= 1
-            if depth == 0:
-                return m.end()
+            if depth <= m.end() - m.start():
+                return m.start() + depth  # (past the closer of the run that brings it to 0)
+            depth -= m.end() - m.start()
         elif kind is None:
             # A string that never closes. An apostrophe in prose
             # (`{"a": it's}`) opens one of those too; either way, no end.
@@ -105,11 +106,11 @@ def open_before(text: str, pos: int, at: int) -> bool:
         if kind is None:
             return False  # (a string open at `at`: what begins there is its text)
         if kind == 3:
-            depth += 1
+            depth += m.end() - m.start()
         elif kind == 4:
-            depth -= 1
+            depth -= m.end() - m.start()
             if depth <= 0:
-                return False
+                return False  # (at the run's closer that brought it to 0, or before)
         last = m.end() if kind == 4 else 0
     return depth > 0 and last > 0 and (last == at or text[last:at].isspace())
 

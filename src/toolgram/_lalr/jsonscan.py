@@ -65,10 +65,12 @@ def _openers_after(text: str, pos: int) -> int:
 
 
 # What the decoder reads of a value's nesting: a "string" (group 1 where it closes),
-# an opener (2), a closer (3); anything else matched (a string that never closes, a
-# quote or paren JSON has no place for) is where the decoder stops. (Its own pattern,
-# not extent's brackets: those read 'single-quoted' strings, which JSON has not.)
-_NESTING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*(")?|([\[{])|([\]}])|[()\']', re.S)
+# a run of openers (2), a run of closers (3); anything else matched (a string that never
+# closes, a quote or paren JSON has no place for) is where the decoder stops. (Its own
+# pattern, not extent's brackets: those read 'single-quoted' strings, which JSON has
+# not. A run is one match: 32 KB of `[[[…]]]` is two turns of the loops below, not
+# 32,000.)
+_NESTING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*(")?|([\[{]+)|([\]}]+)|[()\']', re.S)
 
 
 def deeper(text: str, pos: int, limit: int = DECODER_DEPTH) -> bool:
@@ -86,11 +88,11 @@ def deeper(text: str, pos: int, limit: int = DECODER_DEPTH) -> bool:
         if kind is None:
             return False  # (where the decoder stops)
         if kind == 2:
-            depth += 1
+            depth += m.end() - m.start()
             if depth > limit:
                 return True
         elif kind == 3:
-            depth -= 1
+            depth -= m.end() - m.start()
             if depth <= 0:
                 return False
     return False
@@ -119,11 +121,12 @@ def _refusal(text: str, pos: int, scan: Any) -> Exception | None:
                 return None  # (the decoder stops there, no deeper than the limit)
             break
         if kind == 2:
-            depth += 1
-            if depth > DECODER_DEPTH and deep < 0:
-                deep = m.start()
+            n = m.end() - m.start()
+            if depth + n > DECODER_DEPTH and deep < 0:
+                deep = m.start() + DECODER_DEPTH - depth  # (the run's opener that goes deeper)
+            depth += n
         elif kind == 3:
-            depth -= 1
+            depth -= m.end() - m.start()
             if depth <= 0:
                 if deep < 0:
                     return None
@@ -160,11 +163,11 @@ def one_nest(text: str) -> bool:
         if kind is None:
             return False
         if kind == 2:
-            depth += 1
+            depth += m.end() - m.start()
         elif kind == 3:
-            depth -= 1
-            if depth == 0:
-                return m.end() == len(text)
+            if depth <= m.end() - m.start():
+                return m.start() + depth == len(text)  # (the run's closer that brings it to 0)
+            depth -= m.end() - m.start()
     return False
 
 
