@@ -98,7 +98,10 @@ FILE...` reruns files; with `--minimize` it shrinks each input (deleting spans w
 the same check still fails) and prints it.
 
 Cost: about 90 inputs a second with --jobs 2 on a shared 2-core machine (a million in
-about 3 hours); --start N --count M runs a slice of a seed's inputs.
+about 3 hours); --start N --count M runs a slice of a seed's inputs. `--resume STATE`
+keeps the run's state in STATE (the next input, the counts, the times, the slowest lists),
+so a run stopped (^C, kill, the end of a session) goes on in a later process with the
+same command: a million inputs need not fit in one.
 
 At the end: inputs run, failures by check, the slowest inputs, time percentiles.
 The exit status (EXIT below, in --help): 1 when a correctness check failed; timing
@@ -118,7 +121,7 @@ import signal
 import sys
 import time
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -1126,6 +1129,28 @@ class Report:
             self.files += 1
         s.record = {"file": s.record.get("file"), "checks": s.record["checks"]} if s.record is not None else None
 
+    def state(self) -> dict:
+        """What a later run needs to go on from here (--resume): the counts, the times,
+        the slowest lists and the inputs that failed (their summaries)."""
+        return {
+            "n": self.n, "sizes": self.sizes, "by_gen": self.by_gen, "files": self.files,
+            "files_by_check": self.files_by_check, "elapsed": time.monotonic() - self.t0,
+            "by_check": {k: [asdict(x) for x in v] for k, v in self.by_check.items()},
+            "parse_times": self.parse_times, "stream_times": self.stream_times,
+            "slow_parse": self.slow_parse, "slow_stream": self.slow_stream,
+        }  # fmt: skip
+
+    def restore(self, state: dict) -> None:
+        self.n, self.sizes, self.by_gen, self.files = state["n"], state["sizes"], state["by_gen"], state["files"]
+        self.files_by_check = state["files_by_check"]
+        self.t0 = time.monotonic() - state["elapsed"]
+        self.by_check = {k: [Summary(**x) for x in v] for k, v in state["by_check"].items()}
+        self.parse_times, self.stream_times = state["parse_times"], state["stream_times"]
+        self.slow_parse = [tuple(x) for x in state["slow_parse"]]
+        self.slow_stream = [tuple(x) for x in state["slow_stream"]]
+        heapq.heapify(self.slow_parse)
+        heapq.heapify(self.slow_stream)
+
     def progress(self, total: int) -> str:
         dt = time.monotonic() - self.t0
         bad = sum(len(v) for k, v in self.by_check.items() if k not in TIMING_CHECKS)
@@ -1248,6 +1273,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--strict-time", action="store_true",
                     help="a timing failure (slow_parse, slow_stream) fails the run too (exit 1)")  # fmt: skip
     ap.add_argument("--top", type=int, default=10, help="slowest inputs to list")
+    ap.add_argument("--resume", metavar="STATE",
+                    help="keep the run's state in STATE (JSON: its arguments, the next input, the counts, times "
+                         "and slowest lists so far), written every 2 minutes and at the end or ^C; where STATE "
+                         "exists, go on from it (its seed, sizes and end; --count and --start are its)")  # fmt: skip
     ap.add_argument("--replay", nargs="+", metavar="FILE", help="rerun failure files instead")
     ap.add_argument("--minimize", action="store_true", help="with --replay: shrink each failing input")
     args = ap.parse_args(argv)
@@ -1276,14 +1305,44 @@ def main(argv: list[str] | None = None) -> int:
     print(f"[fuzz] seed {args.seed}, {args.count} inputs, max size {args.max_size}, jobs {args.jobs}, "
           f"warm-up {time.monotonic() - t0:.1f} s", file=sys.stderr)  # fmt: skip
     report = Report(Path(args.out), args.top, args.max_files_per_check)
-    indexes = range(args.start, args.start + args.count)
-    last = [time.monotonic()]
+    start, stop = args.start, args.start + args.count
+    done: set = set()  # (inputs run past `start`, the first not run: workers finish out of order)
+    resume = Path(args.resume) if args.resume else None
+    if resume is not None and resume.exists():
+        state = json.loads(resume.read_text(encoding="utf-8"))
+        if (state["seed"], state["max_size"]) != (args.seed, args.max_size):
+            print(f"{resume}: a run of seed {state['seed']}, max size {state['max_size']}: give those", file=sys.stderr)
+            return 2
+        start, stop, done = state["next"], state["stop"], set(state["done"])
+        report.restore(state["report"])
+        print(f"[fuzz] resumed from {resume}: {report.n} inputs run, going on at {start}", file=sys.stderr)
+    total = stop - args.start if resume is None else stop - start + report.n
+    skip = set(done)
+    indexes = (i for i in range(start, stop) if i not in skip)
+    last = [time.monotonic(), time.monotonic()]
+
+    def save() -> None:
+        if resume is None:
+            return
+        state = {"seed": args.seed, "max_size": args.max_size, "next": start, "stop": stop,
+                 "done": sorted(done), "report": report.state()}  # fmt: skip
+        tmp = resume.with_name(resume.name + ".tmp")
+        tmp.write_text(json.dumps(state), encoding="utf-8")
+        tmp.replace(resume)  # (a run killed while writing keeps the state before)
 
     def on_result(s: Summary) -> None:
+        nonlocal start
         report.add(s)
+        done.add(s.index)
+        while start in done:
+            done.discard(start)
+            start += 1
         if time.monotonic() - last[0] > 15:
             last[0] = time.monotonic()
-            print(report.progress(args.count), file=sys.stderr, flush=True)
+            print(report.progress(total), file=sys.stderr, flush=True)
+        if time.monotonic() - last[1] > 120:
+            last[1] = time.monotonic()
+            save()
 
     try:
         if args.jobs <= 0:
@@ -1293,6 +1352,7 @@ def main(argv: list[str] | None = None) -> int:
             Pool(args.jobs, opts).run(indexes, on_result)
     except KeyboardInterrupt:
         print("[fuzz] interrupted", file=sys.stderr)
+    save()
     report.print()
     return 1 if report.failed(args.strict_time) else 0
 

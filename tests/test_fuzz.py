@@ -348,3 +348,38 @@ def test_xmlish_generator_makes_the_shapes_it_says() -> None:
     assert any("</parameter><parameter" in r for r in replies)
     assert any("<parameter>" in r or "<parameter e=>" in r for r in replies)
     assert {xmlish.make_reply(1, i)[0] for i in range(400)} == set(xmlish.SHAPES)
+
+
+def test_a_run_resumed_from_its_state_goes_on_where_it_stopped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A million inputs take longer than a session: --resume STATE keeps the next input,
+    # the counts, the times and the slowest lists, and a later process goes on from them.
+    args = ["--count", "6", "--start", "40", "--seed", str(SEED), "--max-size", "200", "--jobs", "0",
+            "--out", str(tmp_path / "out"), "--stream-factor", "1e6", "--time-limit-ms", "1000000"]  # fmt: skip
+    assert fuzz.main(args) == 0
+    whole = capsys.readouterr().out
+    state = tmp_path / "state.json"
+    real = fuzz.run_input
+
+    def stopped(inp: Any, *a: Any, **k: Any) -> Any:
+        if inp.index == 43:
+            raise KeyboardInterrupt  # (^C, or a kill, at the fourth input)
+        return real(inp, *a, **k)
+
+    monkeypatch.setattr(fuzz, "run_input", stopped)
+    assert fuzz.main(args + ["--resume", str(state)]) == 0
+    first = capsys.readouterr().out
+    saved = json.loads(state.read_text(encoding="utf-8"))
+    assert saved["next"] == 43 and saved["report"]["n"] == 3
+    assert "inputs run: 3 " in first
+    monkeypatch.setattr(fuzz, "run_input", real)
+    assert fuzz.main(args + ["--resume", str(state)]) == 0
+    second = capsys.readouterr().out
+    assert "inputs run: 6 " in second
+    line = lambda out, head: next(x for x in out.splitlines() if x.startswith(head))  # noqa: E731
+    assert line(second, "by generator") == line(whole, "by generator")
+    # (the slowest lists hold every input of so short a run: the same six)
+    ids = lambda out: sorted(x.split("#")[1].split()[0] for x in out.splitlines() if x.startswith("  ") and " ch  #" in x)  # noqa: E731
+    assert ids(second) == ids(whole) and len(ids(whole)) == 12
+    assert json.loads(state.read_text(encoding="utf-8"))["next"] == 46
