@@ -3094,3 +3094,35 @@ def test_a_payloads_tail_is_searched_once_for_all_the_regions_candidates() -> No
     # search of every marker (1 µs a character: 22 ms each at 32 KB).
     raw = "```json\n" + "[" * 16_000 + "]" * 8_000
     assert _tail_searched(raw, ["calc", "search"]) <= 1.2 * len(raw)
+
+
+@pytest.mark.parametrize(
+    "unit, tools",
+    [
+        # (The corpus case list_broken_offered_call_then_the_same_tool_called_on_the_next_
+        # line_keeps_that_call_with_tools, a line: the broken list's last value,
+        # `[get_weather(city="Paris")]` and every line after it, runs on to the end of the
+        # reply; the next line's list is read on its own.)
+        ('[get_weather("Paris"), search(q="x"),\n[get_weather(city="Paris")]\n', ["get_weather"]),
+        ('[get_weather("Paris"), search(q="x"),\n[get_weather(city="Paris")]\n', ["get_weather", "search"]),
+    ],
+    ids=["offered", "both_offered"],
+)
+def test_lists_whose_last_value_runs_to_the_end_are_read_through_the_storm_memo(unit: str, tools: list) -> None:
+    # Each broken line's region read its last value to the end of the reply, so a stream's
+    # reading of the storm memo's window waited on it and the key was refused: each region
+    # was read and salvaged anew (a salvage a line, 336-388 ms at 32 KB). Now a whole
+    # text's certification notes the value (storm._tail) and each region the outcome is
+    # given to checks that its value runs to the end of that reply too (storm._tail_hold):
+    # the salvages are the certification's, however long the reply.
+    from toolgram._scan import salvage as _salvage
+    from toolgram._scan import storm as _storm
+
+    def salvages(size: int) -> Counted:
+        return _counted(unit * (size // len(unit)), _salvage, "salvage", tools=tools)
+
+    small, large = salvages(4_000), salvages(16_000)
+    assert large.calls <= 8 and large.calls == small.calls, (small.calls, large.calls)
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(_storm, "enabled", False)
+        assert small.result == toolgram.parse(unit * (4_000 // len(unit)), tools, max_chars=None)  # (the memo's outcome is the reading's)

@@ -127,6 +127,16 @@ def offered_elsewhere(rule: tuple, buf: str, start: int, tools: Any, final: bool
     return None if short else False
 
 
+def first_named(heads: Any, buf: str, start: int, tools: Any) -> int:
+    """Where the first offered name written as a word after `start` ends, not the head of
+    a call the region could not build (heads: _offered_broken's), as offered_elsewhere
+    finds it; -1: none."""
+    for m in _names_as_words(tools.names).finditer(buf, start):
+        if m.start() not in heads:
+            return m.end()
+    return -1
+
+
 @functools.lru_cache(maxsize=32)
 def _names_as_words(names: tuple[str, ...]) -> Any:
     """The offered names as whole words (offered_elsewhere): compiled once per set of tools,
@@ -396,6 +406,7 @@ class RegionReader:
         # waits on it, reading no more: see run.)
         self.broken_rule: tuple | None = None
         self.rule_off: Driver | None = None
+        self.rule_looks: list = []  # (see elsewhere)
         self.rule_wait = False
         self.rule_seen = 0
         # (A candidate's driver whose last value ran on over a list's `]` (list_closed),
@@ -533,7 +544,7 @@ class RegionReader:
                         # written elsewhere in it or in the text after it (a call main read
                         # there, `[get_weather("Paris"), …,\n[get_weather(city="Paris")]`):
                         # a stream waits until its text, or the end of the reply, tells.
-                        told = offered_elsewhere(self.broken_rule[1], sc.buf, drv.start, sc.tools, final, sc.literals)
+                        told = self.elsewhere(self.broken_rule[1], sc.buf, drv.start, final)
                         if told is None:
                             self.rule_wait = True
                             self.rule_seen = len(sc.buf)
@@ -965,6 +976,15 @@ class RegionReader:
             drv.decode_failed = (drv.tree, buf, key, why, self.broke)
         return why
 
+    def elsewhere(self, rule: tuple, buf: str, start: int, final: bool) -> bool | None:
+        """offered_elsewhere, for the region's own drivers; each look noted (rule_looks:
+        the rule, where it looked from, its answer) for the storm memo, which gives the
+        region's outcome to a later one only where the text it shares with it told the
+        answer (storm._tail)."""
+        told = offered_elsewhere(rule, buf, start, self.sc.tools, final, self.sc.literals)
+        self.rule_looks.append((rule, start, told))
+        return told
+
     def value_broke(self, drv: Driver) -> bool:
         """Whether drv's region, just decoded, failed where an argument's value cannot be
         read (Unreadable.value), not for any other reason."""
@@ -1032,12 +1052,12 @@ class RegionReader:
                     # region: no Region, the salvage tells it, text prose, the error the
                     # broken call's own (`cannot read the value of 'a' (…)`) where no
                     # offered name is written elsewhere, as when that call comes first.)
-                    if offered_elsewhere(rule, buf, drv.start, tools, True, self.sc.literals):
+                    if self.elsewhere(rule, buf, drv.start, True):
                         return ""
                     why = rule[2]
                     self.broke = rule[3]  # (as a value the builder could not read: value_broke)
                     return why[len(_FAILED) : -1] if why.startswith(_FAILED) and why.endswith(".") else why
-                if offered_elsewhere(rule, buf, drv.start, tools, False, self.sc.literals):
+                if self.elsewhere(rule, buf, drv.start, False):
                     return ""  # (told already by the text there is, whole or not: no Region built twice)
                 self.broken_rule = (drv, rule)
         return Region(drv.start, max(drv.end, builder.took_to), drv.fmt.name, items, list(drv.repairs))

@@ -48,6 +48,14 @@ Python values' ends, and a driver of the format's cut). The rest of the reading 
 window's, as above; a whole text only (a stream's own reading never reads a value so,
 and takes no such outcome).
 
+So too a Python list whose last value runs on to the end of the reply (`[…]\n[…]`, a
+subscript to Python, one value over every line after it: each broken line of a reply
+of such lines): its reading is the window's but for that value, which the reply's end
+closes, and a stream's reading of the window waits on it. The certification of a whole
+text remembers such an outcome where everything else the reading found lies inside the
+window (storm._tail), and each region it is given to checks that its value, too, runs
+on to the end of the reply (_tail_hold). A whole text only, as above.
+
 So too a Python string left open to the end of the reply, cut at its own format's start
 marker where a call of that format reads (issue 19 P1: `[f(a='x ` before each LFM2
 marker, again and again; _close._own_call_at): only the end of the reply tells that the
@@ -88,6 +96,7 @@ marker as well, not from where the prose before it began).
 from __future__ import annotations
 
 import copy
+import re
 from typing import Any
 
 from .items import Failure, Piece, Region, _rebase
@@ -380,6 +389,7 @@ def _certify(sc: Any, out: list, key: tuple, start: int, memo: Memo, final: bool
     log = sc.listed_log = [] if final else None
     outer = sc.outer_watch
     sc._begin(candidates, start, len(marker), None)
+    reader = sc.region
     try:
         sc.region.run(out, final, False)
     finally:
@@ -406,6 +416,17 @@ def _certify(sc: Any, out: list, key: tuple, start: int, memo: Memo, final: bool
         watch = None if watch is None or watch is outer else (watch[0], watch[1] - sc.base - start, *watch[2:])
         memo.known[key] = (_planned(got[0]), got[1], _to_note(sc, got[0], marker, start, back, len(window), final), listed, watch)
         return True
+    if seen is None and final and not listed:
+        # (A whole text's region whose list's last value runs on to the end of the
+        # reply: a stream's reading of any window waits on it, and each such region was
+        # read and salvaged anew, 336-388 ms at 32 KB: see _tail.)
+        width = len(window) - back
+        tail = _tail(sc, reader, start, width) if got[1] < width - _TAIL_MARGIN and all(getattr(i, "end", 0) < width - _TAIL_MARGIN for i in got[0]) else None
+        if tail is not None:
+            watch = sc.outer_watch
+            watch = None if watch is None or watch is outer else (watch[0], watch[1] - sc.base - start, *watch[2:])
+            memo.known[key] = (_planned(got[0]), got[1], _to_note(sc, got[0], marker, start, back, len(window), final), tail, watch)
+            return True
     memo.refused.add(key)
     if seen is None and len(window) - back - len(marker) < _AHEAD_LONG:
         # (It waited: its next keys see further; _AHEAD first, where it was shorter.)
@@ -600,6 +621,10 @@ def _listed_hold(sc: Any, memo: Memo, marker: str, listed: tuple, start: int, fi
     if brackets.arguments is None:
         brackets.arguments = StopIndex(",)")
     for entry in listed:
+        if len(entry) == 3:
+            if not _tail_hold(sc, memo, entry, start):
+                return False
+            continue
         if len(entry) == 5:
             if not _own_hold(sc, memo, entry, start):
                 return False
@@ -619,6 +644,84 @@ def _listed_hold(sc: Any, memo: Memo, marker: str, listed: tuple, start: int, fi
         if cut is not None and not (probe._cut_past_list(buf, cut) and (brackets.list_close(buf, at) or cut) < cut):
             return False  # (a marker cuts it, not one after the list's `]`: see Driver._lex)
     return True
+
+
+def _tail(sc: Any, reader: Any, start: int, width: int) -> tuple | None:
+    """A whole text's region whose reading a stream's reading of its window cannot
+    decide only because a Python list's last value runs on to the end of the reply
+    (`[get_weather("Paris"), search(q="x"),\n[get_weather(city="Paris")]\n[…` one a
+    line: `[…]\n[…]` is one value, ended by no `,`, `)` or `]` at its depth): every
+    candidate's driver failed inside the window, or read such a list, the end of the
+    reply closing it (closed_tag), and the region's outcome, its failures' quotes and the
+    list rule's looks (RegionReader.elsewhere) lie inside the window. Then the reading
+    is the window's but for that value, which ends with the reply: (format, the value's
+    place from the marker, "end") for each, which _tail_hold checks at each region the
+    outcome is given to. None where not so. (Formats with end markers are left out: a
+    failure of theirs is settled by an end marker after it, which the rest may hold.)"""
+    if reader is None or sc.tools is None or any(fmt.ends for fmt in reader.candidates):
+        return None  # (a format with end markers: its failure is settled by one after it, which the tail may hold)
+    buf = sc.buf
+    if _NONBLANK_AT(buf, start + width) is None:
+        return None  # (the window reaches the end of the reply: read it the usual way)
+    out = []
+    for d in reader.drivers:
+        if getattr(d, "c", None) is None or d.fmt.parser == "earley":
+            return None
+        if d.status == "fail" and max(d.pos, d.end) - start < width - _TAIL_MARGIN:
+            continue
+        if d.status != "done" or "closed_tag" not in d.repairs or d.last_term != "PYVALUE" or d.listed not in (None, -1):
+            return None
+        if _NONBLANK_AT(buf, d.end) is not None or not 0 <= d.last_start - start < width - _TAIL_MARGIN:
+            return None
+        out.append((d.fmt.name, d.last_start - start, "end"))
+    if not out:
+        return None
+    from .region import first_named  # (region.py imports this module)
+
+    for rule, at, told in reader.rule_looks:
+        # (The list rule's looks (offered_elsewhere): each told by an offered name written
+        # inside the window, after the text it looked from, so told the same in any region
+        # of the key, whatever the text after the window.)
+        if not told or not 0 <= first_named(rule[0], buf, at, sc.tools) - start < width - 1:
+            return None
+    return tuple(sorted(out))
+
+
+_NONBLANK = re.compile(r"\S")
+# (How far inside the window what _tail takes must lie: a failure's quote of the text, and
+# the rest of the reply a salvage point compares with the close literals, are the window's.)
+_TAIL_MARGIN = 128
+
+
+def _NONBLANK_AT(buf: str, at: int) -> Any:
+    return _NONBLANK.search(buf, at)
+
+
+def _tail_hold(sc: Any, memo: Memo, entry: tuple, start: int) -> bool:
+    """Whether the value _tail noted runs on to the end of this reply too, as the
+    certified reading read it: no `,` or `)` at its depth ends it, no `]` at its depth
+    (salvage.list_closed finds none), no marker cuts it, no code fence's close ends it,
+    and no end-of-turn token ends the reply (the text the drivers read is the buffer)."""
+    brackets = sc.brackets
+    buf = sc.buf
+    name, rel, _ = entry
+    at = start + rel
+    if brackets.arguments.end(buf, at) < len(buf):
+        return False
+    if brackets.list_closes is None:
+        brackets.list_closes = StopIndex("]")
+    if brackets.list_closes.end(buf, at) < len(buf):
+        return False  # (list_close's answer, from its index alone: no `]` at its depth after it)
+    probe = _probe(sc, memo, name, start)
+    if probe is None or probe.brackets is not brackets:
+        return False
+    if _fence_cut(probe, buf, at) >= 0:
+        return False
+    if probe._cut(buf, at, None, True) is not None:
+        return False
+    from .region import _before_turn_end
+
+    return _before_turn_end(sc, probe) is buf
 
 
 def _stream_reading(sc: Any, window: str, back: int, marker: str, candidates: list, line_call: int = -1, listed: tuple = ()) -> tuple | None:
