@@ -262,6 +262,8 @@ def assemble_as_written(chunks: list[dict[str, Any]]) -> dict[str, Any]:
             calls[index]["function"]["arguments"] += entry["function"]["arguments"]
     kept = [i for i in sorted(calls) if i not in withdrawn]
     place = {index: n for n, index in enumerate(kept)}  # (the stream's indexes count the withdrawn calls)
+    for index, entry in withdrawn.items():  # (what a client that ignores the extension field keeps of it)
+        entry["sent"] = calls[index]["function"]["arguments"]
     return {
         "content": "".join(content),
         "reasoning": "".join(reasoning),
@@ -290,6 +292,35 @@ def test_as_written_assembles_to_the_completion_of_parse(case: Any) -> None:
         assert got == expected
         for entry in withdrawn.values():
             assert "withdrawn" in entry["error"]
+            assert not is_json(entry["sent"]), "a withdrawn call's arguments that a client could run"
+
+
+def is_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        # (the arguments whole, then a second "name": not a call)
+        '<tool_call>{"name": "get_weather", "arguments": {"city": "Lima"}, "name": "search_web"}</tool_call>',
+        # (arguments nested deeper than the decoder reads: not a call either)
+        '<tool_call>{"name": "get_weather", "arguments": {"city": ' + "[" * 600 + "]" * 600 + "}}</tool_call>",
+    ],
+)
+def test_as_written_never_sends_a_withdrawn_call_whole(raw: str) -> None:
+    # A client that ignores the extension field keeps a withdrawn call in its tool_calls (the
+    # openai SDK's stream accumulator does): its arguments must not be a JSON object it could
+    # run. The last character of a call's arguments comes with the call's completion.
+    assert toolgram.parse(raw, TOOLS).calls == []
+    for size in (1, 3, 7, 64):
+        got = assemble_as_written(run_stream(raw, [raw[i : i + size] for i in range(0, len(raw), size)], TOOLS, arguments="as_written"))
+        assert list(got["withdrawn"]) == [0] and got["tool_calls"] == []
+        assert not is_json(got["withdrawn"][0]["sent"])
 
 
 LONG_CALL = (

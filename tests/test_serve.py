@@ -517,7 +517,8 @@ def test_stream_arguments_names_each_python_style_call_before_the_list_ends(writ
             for entry in (chunk.choices[0].delta.tool_calls or [] if chunk.choices else [])
         ]
         named = [(index, name, arguments) for _, index, name, arguments in entries if name]
-        assert named == [(0, "get_weather", "{"), (1, "write_file", "{")]
+        # (the `{` comes with the next piece: a call's last argument character sent so far is held)
+        assert named == [(0, "get_weather", ""), (1, "write_file", "")]
         # (the second call's name chunk came first, then its arguments in pieces)
         (at_name,) = [n for n, index, name, _ in entries if index == 1 and name]
         pieces = [(n, arguments) for n, index, name, arguments in entries if index == 1 and arguments]
@@ -551,6 +552,29 @@ def test_stream_arguments_withdraws_a_call_that_fails(written) -> None:
     # (The SDK's own accumulator keeps the withdrawn entry: an agent must read the extension.)
     final = sdk_final(written, {"text": raw, "seed": 3})
     assert [c.function.name for c in final.choices[0].message.tool_calls] == ["get_weather", "search_web"]
+
+
+def test_a_withdrawn_call_is_never_whole_in_the_sdks_accumulated_message(written) -> None:
+    # The openai SDK's stream helper keeps a withdrawn call in the final message's tool_calls
+    # (it knows no withdrawal): its arguments are not a JSON object an agent could run, since
+    # the last character of a call's arguments comes with the call's completion.
+    raw = '<tool_call>{"name": "get_weather", "arguments": {"city": "Lima"}, "name": "search_web"}</tool_call>'
+    assert toolgram.parse(raw, TOOLS).calls == []
+    for seed in (1, 2, 3):
+        with written.chat.completions.stream(
+            model="replay", messages=[{"role": "user", "content": json.dumps({"text": raw, "seed": seed})}], tools=TOOLS
+        ) as stream:
+            for _ in stream:
+                pass
+            final = stream.get_final_completion()
+        choice = final.choices[0]
+        [call] = choice.message.tool_calls
+        assert call.function.name == "get_weather"
+        with pytest.raises(ValueError):
+            json.loads(call.function.arguments)
+        extension = choice.message.model_extra["toolgram"]
+        assert [w["index"] for w in extension["withdrawn"]] == [0] and extension["errors"]
+        assert choice.finish_reason == "stop"
 
 
 def test_truncated_says_what_a_call_the_end_cut_becomes(backend, client) -> None:

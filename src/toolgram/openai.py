@@ -50,7 +50,8 @@ Seed-OSS, GLM, MiniMax M2, DSML, Kimi K3, dots.llm, MiniCPM5, Step-3, Hunyuan Hy
 parameter) or in a list of Python-style calls (pythonic, Llama 4, LFM2, OLMo 3: its keyword
 arguments; every other format still comes whole) gets its first chunk (index, id, name) once its name has arrived, then its
 arguments as `arguments` deltas as they come, which concatenated equal the final
-arguments. When such a call then fails, nothing can be taken back: its withdrawal comes
+arguments (their last character comes with the call's completion, so that what a withdrawn
+call sent is never a whole JSON object). When such a call then fails, nothing can be taken back: its withdrawal comes
 in the extension field, `"toolgram": {"withdrawn": [{"index", "id", "error"}]}`, what its
 text was follows (content and an error, or a call at the next index), and the index is
 not given again (so indexes, those of `repairs` too, count the withdrawn calls).
@@ -184,6 +185,7 @@ class CompletionStream:
         # was open or sent, not sent (one may yet be the first call: see _written_chunks).
         self._open: dict[int, CallStart] = {}
         self._held: dict[int, CallStart] = {}
+        self._tail: dict[int, str] = {}  # (an open call's last argument character, not sent yet)
         self.result: ParseResult | None = None
 
     def feed(self, delta: str) -> list[dict[str, Any]]:
@@ -240,12 +242,12 @@ class CompletionStream:
             kind = type(event)
             if kind is ArgumentsDelta:
                 if event.index in self._open and event.text:
-                    last = out[-1]["choices"][0]["delta"] if out else {}
-                    sent = last.get("tool_calls")
-                    if sent and sent[0]["index"] == event.index and "toolgram" not in last:
-                        sent[0]["function"]["arguments"] += event.text  # (one chunk for what one feed gives)
-                    else:
-                        out.append(self._chunk({"tool_calls": [{"index": event.index, "function": {"arguments": event.text}}]}))
+                    # The arguments' last character is held until the call is done: what a
+                    # withdrawn call sent is then never a whole JSON object, so a client that
+                    # ignores the extension field cannot run it (json.loads refuses it).
+                    text = self._tail.get(event.index, "") + event.text
+                    self._tail[event.index] = text[-1]
+                    self._arguments_chunk(event.index, text[:-1], out)
             elif kind in _TEXT_DELTA:
                 self._text_chunk(event, out)
             elif kind is CallStart:
@@ -271,16 +273,30 @@ class CompletionStream:
                     self._dropped += 1  # (parallel_tool_calls=False: a call after the first)
                     continue
                 self._calls += 1
+                self._arguments_chunk(event.index, self._tail.pop(event.index, ""), out)
                 extension = _extension([], [(event.index, event.call)])
                 if extension:
                     out.append(self._chunk({"toolgram": extension}))
             elif kind is CallCancelled:
                 self._held.pop(event.index, None)
+                self._tail.pop(event.index, None)
                 start = self._open.pop(event.index, None)
                 if start is not None:
                     self._ids.forget(start.id)
                     out.append(self._chunk({"toolgram": {"withdrawn": [_withdrawn(start)]}}))
         return out
+
+    def _arguments_chunk(self, index: int, text: str, out: list[dict[str, Any]]) -> None:
+        """arguments="as_written": `text` of call `index`'s arguments, in the chunk before
+        when that chunk carries arguments of the same call (one chunk for what one feed gives)."""
+        if not text:
+            return
+        last = out[-1]["choices"][0]["delta"] if out else {}
+        sent = last.get("tool_calls")
+        if sent and sent[0]["index"] == index and "toolgram" not in last:
+            sent[0]["function"]["arguments"] += text
+        else:
+            out.append(self._chunk({"tool_calls": [{"index": index, "function": {"arguments": text}}]}))
 
     def _text_chunk(self, event: Any, out: list[dict[str, Any]]) -> None:
         """The chunk of a Text, Reasoning or Error event, in either mode (none for empty text)."""
