@@ -416,6 +416,32 @@ def test_stream_arguments_sends_a_long_call_as_it_is_written(client, written, LO
         assert response == expected(LONG_CALL, WRITE_TOOLS, response, streamed=True)
 
 
+# (JSON arguments after an opener that names the call, in formats whose headers declare it:
+# `stream_json:`. Before, these came whole at the call's end with --stream-arguments too.)
+_WRITE = json.dumps({"path": "trip/itinerary.md", "content": "Day one: the fjord ferry at nine, lunch in Flåm.\n" * 8})
+LONG_JSON_CALLS = {
+    "functionary_v31": f"Writing it.\n<function=write_file>{_WRITE}</function>",
+    "hermes_function_tag": f"Writing it.\n<tool_call><function>write_file</function>{_WRITE}</tool_call>",
+    "internlm": f'Writing it.<|action_start|><|plugin|>\n{{"name": "write_file", "parameters": {_WRITE}}}<|action_end|>',
+}
+
+
+@pytest.mark.parametrize("fmt", sorted(LONG_JSON_CALLS))
+def test_stream_arguments_sends_json_after_a_declared_opener_as_it_is_written(client, written, fmt) -> None:
+    raw = LONG_JSON_CALLS[fmt]
+    [final] = toolgram.parse(raw, WRITE_TOOLS).calls
+    assert final.format == fmt
+    for seed in (1, 2):
+        order = {"text": raw, "seed": seed}
+        assert len(argument_chunks(client, order, WRITE_TOOLS)) == 1
+        got = argument_chunks(written, order, WRITE_TOOLS)
+        assert len(got) > 10 and {index for index, _ in got} == {0}
+        assert "".join(text for _, text in got) == json.dumps(final.arguments, ensure_ascii=False)
+        response = streamed(written, order, WRITE_TOOLS)
+        assert "withdrawn" not in response
+        assert response == expected(raw, WRITE_TOOLS, response, streamed=True)
+
+
 @pytest.mark.parametrize("case", list({c.format: c for c in reversed(CASES)}.values()), ids=lambda c: c.id)  # (the first of each format)
 def test_stream_arguments_on_a_case_of_every_format(written, case) -> None:
     tools = openai_tools(case.tools)

@@ -481,6 +481,22 @@ TWO_CALL_BLOCKS = {
         '{"path": "out.md", "content": "Day one: we walked to the harbour and back."}<|call|>',
         "<|call|>",
     ),
+    "functionary_v31": (  # (<function=NAME>{…}</function>: a region per call)
+        '<function=read_file>{"path": "notes.md"}</function>\n<function=write_file>'
+        '{"path": "out.md", "content": "Day one: we walked to the harbour and back."}</function>',
+        "</function>",
+    ),
+    "hermes_function_tag": (  # (<tool_call><function>NAME</function>{…}</tool_call>: a region per call)
+        '<tool_call><function>read_file</function>{"path": "notes.md"}</tool_call>\n<tool_call><function>write_file</function>'
+        '{"path": "out.md", "content": "Day one: we walked to the harbour and back."}</tool_call>',
+        "</tool_call>",
+    ),
+    "internlm": (  # (<|plugin|> and a call object whose name comes first: "parameters", or "arguments")
+        '<|action_start|><|plugin|>\n{"name": "read_file", "parameters": {"path": "notes.md"}}<|action_end|>\n'
+        '<|action_start|><|plugin|>\n{"name": "write_file", "arguments": {"path": "out.md", "content": "Day one: we walked to the harbour and back."}}'
+        "<|action_end|>",
+        "<|action_end|>",
+    ),
     "glm45_arg_kv": (  # (a block per call: the second is a region of its own)
         "<tool_call>read_file\n<arg_key>path</arg_key>\n<arg_value>notes.md</arg_value>\n</tool_call>\n"
         "<tool_call>write_file\n<arg_key>path</arg_key>\n<arg_value>out.md</arg_value>\n"
