@@ -420,6 +420,11 @@ def test_stream_arguments_sends_a_long_call_as_it_is_written(client, written, LO
 # `stream_json:`. Before, these came whole at the call's end with --stream-arguments too.)
 _WRITE = json.dumps({"path": "trip/itinerary.md", "content": "Day one: the fjord ferry at nine, lunch in Flåm.\n" * 8})
 LONG_JSON_CALLS = {
+    "deepseek_v31": f"Writing it.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>write_file<｜tool▁sep｜>{_WRITE}<｜tool▁call▁end｜><｜tool▁calls▁end｜>",
+    "deepseek_v3": (
+        "Writing it.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>write_file\n```json\n"
+        f"{_WRITE}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>"
+    ),
     "functionary_v31": f"Writing it.\n<function=write_file>{_WRITE}</function>",
     "hermes_function_tag": f"Writing it.\n<tool_call><function>write_file</function>{_WRITE}</tool_call>",
     "internlm": f'Writing it.<|action_start|><|plugin|>\n{{"name": "write_file", "parameters": {_WRITE}}}<|action_end|>',

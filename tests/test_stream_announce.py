@@ -481,6 +481,18 @@ TWO_CALL_BLOCKS = {
         '{"path": "out.md", "content": "Day one: we walked to the harbour and back."}<|call|>',
         "<|call|>",
     ),
+    "deepseek_v31": (  # (NAME<｜tool▁sep｜>{…}, stream_json; stream_sep between the calls)
+        '<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>read_file<｜tool▁sep｜>{"path": "notes.md"}<｜tool▁call▁end｜>'
+        '<｜tool▁call▁begin｜>write_file<｜tool▁sep｜>{"path": "out.md", "content": "Day one: we walked to the harbour and back."}'
+        "<｜tool▁call▁end｜><｜tool▁calls▁end｜>",
+        "<｜tool▁calls▁end｜>",
+    ),
+    "deepseek_v3": (  # (the arguments in a ```json fence after the name: the fence is the opener's)
+        '<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>read_file\n```json\n{"path": "notes.md"}\n```<｜tool▁call▁end｜>\n'
+        '<｜tool▁call▁begin｜>function<｜tool▁sep｜>write_file\n```json\n{"path": "out.md", "content": "Day one: we walked to the harbour and back."}'
+        "\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>",
+        "<｜tool▁calls▁end｜>",
+    ),
     "functionary_v31": (  # (<function=NAME>{…}</function>: a region per call)
         '<function=read_file>{"path": "notes.md"}</function>\n<function=write_file>'
         '{"path": "out.md", "content": "Day one: we walked to the harbour and back."}</function>',

@@ -45,7 +45,7 @@ are dropped and an error says so.
 `arguments="as_written"` trades that certainty for time (StreamParser's announce="name"):
 a call written as a JSON object whose name comes first (hermes, longcat, fenced_json,
 fenced_plain), as JSON arguments after an opener its format's header declares (Kimi K2,
-Mistral's NAME[ARGS], Functionary v3.1's <function=NAME>, InternLM), as XML-ish parameters of tags its format's header declares (Qwen3-Coder,
+Mistral's NAME[ARGS], DeepSeek V3 and V3.1, Functionary v3.1's <function=NAME>, InternLM), as XML-ish parameters of tags its format's header declares (Qwen3-Coder,
 Seed-OSS, GLM, MiniMax M2, DSML, Kimi K3, dots.llm, MiniCPM5, Step-3, Hunyuan Hy3: per
 parameter) or in a list of Python-style calls (pythonic, Llama 4, LFM2, OLMo 3: its keyword
 arguments; every other format still comes whole) gets its first chunk (index, id, name) once its name has arrived, then its

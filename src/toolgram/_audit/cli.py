@@ -875,7 +875,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="streamed: send a call's name and arguments as the model writes them, in the formats the formats "
         "table marks 'streams arguments' (docs/formats.md): a JSON call object whose name comes first (Hermes, "
-        "LongCat, fenced JSON, InternLM), JSON arguments after an opener (Kimi K2, Mistral, harmony, Functionary v3.1, "
+        "LongCat, fenced JSON, InternLM), JSON arguments after an opener (Kimi K2, Mistral, harmony, DeepSeek V3 and V3.1, Functionary v3.1, "
         "<function>NAME</function>), Llama 3 JSON, the keyword "
         "arguments of a Python-style list (pythonic, Llama 4, LFM2, OLMo 3), and per parameter the XML-ish formats "
         "whose grammars declare their tags (Qwen3-Coder, Seed-OSS, GLM, MiniMax M2, DSML, Kimi K3, dots.llm, "
