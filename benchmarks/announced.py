@@ -4,7 +4,7 @@
     python benchmarks/announced.py --seeds 1,2,3,4,5
     python benchmarks/announced.py --formats glm45_arg_kv,minimax_m2_invoke
 
-What `CompletionStream(arguments="as_written")` and `toolgram serve --stream-arguments`
+What `CompletionStream(arguments="as_written")` and `toolgram serve` (both by default)
 trade (docs/streaming.md, "Arguments as written"): each corpus reply is streamed in the
 replay backend's pieces (1-12 characters, tests/serve/replay_backend.py, one chunking per
 seed) with announce="name". Counted, by format and by group (captured or reference

@@ -863,7 +863,7 @@ def check_variant(out: Outcome, variant: str, tools: Any, rng: random.Random, li
             which = "Text" if text != got.text else "Reasoning" if thought != got.reasoning else "Error"
             out.fail("stream_events", variant, f"chunks {size}: the {which} events differ from close()")
         if size == "random" or (size == 64 and len(raw) > 8192):
-            # (announce="name", on one chunking: toolgram serve --stream-arguments' stream)
+            # (announce="name", on one chunking: toolgram serve's default stream)
             out.op = f"announce {size} ({variant})"
             try:
                 problem = announce_problem(raw, chunks, tools, inp, result)

@@ -2,8 +2,10 @@
 
 Over every corpus case, in several chunkings, the chunks assembled as an OpenAI client
 assembles them give completion(parse(raw)): the same content, reasoning, calls (index,
-id, name, arguments) and toolgram extension; each call index is sent once, in order,
-with its id and whole arguments, and is never sent again (nothing is taken back).
+id, name, arguments) and toolgram extension, the withdrawn calls aside. By default
+(arguments="as_written") a call's index, id and name are sent once, its arguments as
+they come, valid JSON only once it completes; with arguments="whole" (the opt-out) each
+call index is sent once, in order, with its id and whole arguments, and never again.
 """
 
 from __future__ import annotations
@@ -74,8 +76,10 @@ def expected_of(result: Any, **kw: Any) -> dict[str, Any]:
     }
 
 
-def run_stream(raw: str, pieces: list[str], tools: Any = None, **kw: Any) -> list[dict[str, Any]]:
-    stream = CompletionStream(tools, model="m", **kw)
+def run_stream(raw: str, pieces: list[str], tools: Any = None, *, arguments: str = "whole", **kw: Any) -> list[dict[str, Any]]:
+    """The chunks of `raw` fed in `pieces`; arguments="whole" (the opt-out, which assemble()
+    checks) unless told: the default's chunks are assemble_as_written()'s."""
+    stream = CompletionStream(tools, model="m", arguments=arguments, **kw)
     chunks = [c for piece in pieces for c in stream.feed(piece)]
     return chunks + stream.close()
 
@@ -108,6 +112,8 @@ def test_an_unknown_tool_is_an_error_in_the_extension() -> None:
     assert msg["toolgram"]["errors"] == result.errors and "book_flight" in msg["toolgram"]["errors"][0]
     got = assemble(run_stream(raw, pieces(raw, 3), TOOLS))
     assert got["errors"] == result.errors and got["finish_reason"] == "stop"
+    got = assemble_as_written(run_stream(raw, pieces(raw, 3), TOOLS, arguments="as_written"))
+    assert got["errors"] == result.errors and got["tool_calls"] == [] and got["finish_reason"] == "stop"
 
 
 def test_repairs_reach_the_client() -> None:
@@ -116,12 +122,15 @@ def test_repairs_reach_the_client() -> None:
     assert result.calls[0].repairs
     assert message(result)["toolgram"]["repairs"] == [{"index": 0, "repairs": list(result.calls[0].repairs)}]
     assert assemble(run_stream(raw, pieces(raw, 4), TOOLS))["repairs"] == message(result)["toolgram"]["repairs"]
+    got = assemble_as_written(run_stream(raw, pieces(raw, 4), TOOLS, arguments="as_written"))
+    assert got["repairs"] == message(result)["toolgram"]["repairs"]
 
 
 def test_a_clean_reply_has_no_extension_field() -> None:
     raw = '<tool_call>{"name": "search_web", "arguments": {"query": "tides"}}</tool_call>'
     assert "toolgram" not in message(toolgram.parse(raw, TOOLS))
-    assert all("toolgram" not in c["choices"][0]["delta"] for c in run_stream(raw, [raw], TOOLS))
+    for arguments in ("whole", "as_written"):
+        assert all("toolgram" not in c["choices"][0]["delta"] for c in run_stream(raw, [raw], TOOLS, arguments=arguments))
 
 
 def test_parallel_tool_calls_false_keeps_the_first_call() -> None:
@@ -157,6 +166,8 @@ def test_identical_calls_get_distinct_ids_as_in_the_message() -> None:
         ids = [c["id"] for c in message(result, salt=salt)["tool_calls"]]
         assert len(set(ids)) == 2
         assert [c["id"] for c in assemble(run_stream(one + one, list(one + one), TOOLS, salt=salt))["tool_calls"]] == ids
+        got = assemble_as_written(run_stream(one + one, list(one + one), TOOLS, salt=salt, arguments="as_written"))
+        assert [c["id"] for c in got["tool_calls"]] == ids
 
 
 # A model that writes one id for two calls (Kimi K2 numbering each call :0, a repeated MFCS
@@ -212,6 +223,8 @@ def test_a_salt_changes_generated_ids_only(raw: str, tools: Any) -> None:
         seen |= generated
         for seed in (1, 2):
             streamed = assemble(run_stream(raw, pieces(raw, seed), tools, salt=salt))
+            assert [c["id"] for c in streamed["tool_calls"]] == ids
+            streamed = assemble_as_written(run_stream(raw, pieces(raw, seed), tools, salt=salt, arguments="as_written"))
             assert [c["id"] for c in streamed["tool_calls"]] == ids
 
 
@@ -412,3 +425,44 @@ def test_as_written_a_block_whose_first_call_fails(parallel: bool) -> None:
 def test_arguments_takes_two_values() -> None:
     with pytest.raises(ValueError):
         CompletionStream(TOOLS, arguments="early")
+
+
+# -- the default ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("case", list({c.format: c for c in reversed(CASES) if c.tools is not None}.values()), ids=lambda c: c.id)
+def test_the_default_is_as_written(case: Any) -> None:
+    # CompletionStream() without `arguments` sends what arguments="as_written" sends, chunk
+    # for chunk (a case of every format); "whole" is the opt-out.
+    options = {"formats": case.formats, "in_think": case.in_think, "truncated": case.truncated}
+
+    def chunks(**kw: Any) -> list[dict[str, Any]]:
+        stream = CompletionStream(case.tools, id="chatcmpl-d", created=1, salt="s", **options, **kw)
+        return [c for piece in pieces(case.raw, 3) for c in stream.feed(piece)] + stream.close()
+
+    assert chunks() == chunks(arguments="as_written")
+    whole = assemble(chunks(arguments="whole"))
+    got = assemble_as_written(chunks())
+    got.pop("withdrawn")
+    assert got == {**whole, "content": got["content"]}  # (content: a withdrawn call's text comes as content, as parse()'s)
+    assert got["content"] == toolgram.parse(case.raw, case.tools, **options).text
+
+
+def test_finish_reason_is_tool_calls_only_when_a_call_completed() -> None:
+    # A reply whose only calls were withdrawn finishes "stop" (the SDK's accumulator still
+    # holds their entries, their JSON never complete); one call completed among withdrawn
+    # ones: "tool_calls". Over the corpus (test_as_written_assembles_to_the_completion_of_parse)
+    # the finish reason is the whole completion's, whose calls are the completed ones.
+    failed = '<tool_call>{"name": "get_weather", "arguments": {"city": "Lima"}, "name": "search_web"}</tool_call>'
+    good = '<tool_call>{"name": "search_web", "arguments": {"query": "Lima"}}</tool_call>'
+    for raw, calls, reason in ((failed, [], "stop"), (failed + failed, [], "stop"), (failed + good, ["search_web"], "tool_calls")):
+        for seed in (1, 2, 3):
+            got = assemble_as_written(run_stream(raw, pieces(raw, seed), TOOLS, arguments="as_written"))
+            assert got["withdrawn"] and [c["function"]["name"] for c in got["tool_calls"]] == calls
+            assert got["finish_reason"] == reason
+            assert all(not is_json(w["sent"]) for w in got["withdrawn"].values())
+        for cut in ("length", "content_filter"):  # (a cut reply's own reason is kept)
+            stream = CompletionStream(TOOLS)
+            for piece in pieces(raw, 2):
+                stream.feed(piece)
+            assert stream.close(cut)[-1]["choices"][0]["finish_reason"] == cut

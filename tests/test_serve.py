@@ -3,9 +3,11 @@ started as a process on localhost, in front of a real HTTP backend (tests/serve/
 replay_backend.py) that replays the corpus' captured replies, streamed in pieces of 1-12
 characters.
 
-What a client gets equals completion(parse(reply, tools)): in both modes, for a case of
-every corpus format (every case with a tools file); and tool_choice, parallel_tool_calls,
-an unknown tool's error, a backend that is down, slow, failing or breaking off its stream.
+What a client gets equals completion(parse(reply, tools)): whole and streamed, for every
+corpus case with a tools file, streamed by default with arguments as written (calls the
+extension field withdraws aside), and with --whole-arguments (the opt-out) for a case of
+every format; and tool_choice, parallel_tool_calls, an unknown tool's error, a backend
+that is down, slow, failing or breaking off its stream.
 """
 
 from __future__ import annotations
@@ -112,7 +114,16 @@ def serve(backend_url: str, *extra: str):
 
 @pytest.fixture(scope="module")
 def client(backend):
+    """A client of `toolgram serve` as it starts by default: streamed, arguments as written."""
     proc, url = serve(backend + "/v1")
+    yield openai.OpenAI(base_url=url + "/v1", api_key="unused", max_retries=0, timeout=30)
+    stop(proc)
+
+
+@pytest.fixture(scope="module")
+def whole_client(backend):
+    """A client of `toolgram serve --whole-arguments` (the opt-out): each call whole, once certain."""
+    proc, url = serve(backend + "/v1", "--whole-arguments")
     yield openai.OpenAI(base_url=url + "/v1", api_key="unused", max_retries=0, timeout=30)
     stop(proc)
 
@@ -127,7 +138,7 @@ def streamed(client: Any, order: dict[str, Any], tools: Any = TOOLS, **kw: Any) 
     """The stream's chunks assembled as a client does, asserting the adapter's contract."""
     content, reasoning, errors, repairs, finish = [], [], [], [], []
     calls: dict[int, dict[str, Any]] = {}
-    withdrawn: dict[int, dict[str, Any]] = {}  # (--stream-arguments: calls sent by name, then withdrawn)
+    withdrawn: dict[int, dict[str, Any]] = {}  # (by default: calls sent by name, then withdrawn)
     ids = set()
     for chunk in ask(client, order, tools, stream=True, **kw):
         ids.add(chunk.id)
@@ -155,6 +166,11 @@ def streamed(client: Any, order: dict[str, Any], tools: Any = TOOLS, **kw: Any) 
             calls[entry.index]["function"]["arguments"] += entry.function.arguments or ""
     assert len(ids) == 1 and finish[-1] is not None and all(f is None for f in finish[:-1])
     kept = [i for i in range(len(calls)) if i not in withdrawn]
+    for index in withdrawn:  # (never a JSON object a client that ignores the extension could run)
+        with pytest.raises(ValueError):
+            json.loads(calls[index]["function"]["arguments"])
+    if finish[-1] not in ("length", "content_filter"):  # ("tool_calls" only when some call completed)
+        assert (finish[-1] == "tool_calls") == bool(kept)
     place = {index: n for n, index in enumerate(kept)}  # (a withdrawn call's index is not given again)
     out = {
         "id": ids.pop(),
@@ -217,11 +233,14 @@ def expected(
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
 def test_every_corpus_case_in_both_modes(client, case) -> None:
+    # Whole, and streamed as the server streams by default: arguments as written, a call
+    # that fails after it was sent withdrawn (and dropped here, as an agent drops it).
     tools = openai_tools(case.tools)
     order = {"case": case.id, "seed": len(case.raw)}
     got = whole(ask(client, order, tools))
     assert got == expected(case.raw, tools, got)
     got = streamed(client, order, tools)
+    got.pop("withdrawn", None)
     assert got == expected(case.raw, tools, got, streamed=True)
 
 
@@ -350,7 +369,7 @@ def test_an_unknown_tool_reaches_the_client_as_an_error(client) -> None:
     assert streamed(client, {"text": raw, "seed": 4})["errors"] == errors
 
 
-def test_a_call_that_fails_after_its_name_is_not_glued_to_the_next(client) -> None:
+def test_a_call_that_fails_after_its_name_is_not_glued_to_the_next(client, whole_client) -> None:
     # (Issue 21: a stream that had announced get_weather by its name, then gave its index to
     # the next call, made the client assemble {'name': 'get_weathersearch_web', ...}.)
     raw = (
@@ -360,17 +379,20 @@ def test_a_call_that_fails_after_its_name_is_not_glued_to_the_next(client) -> No
     result = toolgram.parse(raw, TOOLS)
     assert [c.name for c in result.calls] == ["search_web"] and result.errors
     for seed in range(1, 7):  # (pieces of 1 to 12 characters)
-        got = streamed(client, {"text": raw, "seed": seed})
-        assert got == expected(raw, TOOLS, got, streamed=True)
-        assert [(c["function"]["name"], c["function"]["arguments"]) for c in got["tool_calls"]] == [
-            ("search_web", '{"query": "tides"}')
-        ]
-        assert got["tool_calls"][0]["id"] == ids_of(raw, TOOLS, got["id"])[0]
+        for sdk in (client, whole_client):  # (get_weather withdrawn by default, never sent whole)
+            got = streamed(sdk, {"text": raw, "seed": seed})
+            assert list(got.pop("withdrawn", {})) == ([0] if sdk is client else [])
+            assert got == expected(raw, TOOLS, got, streamed=True)
+            assert [(c["function"]["name"], c["function"]["arguments"]) for c in got["tool_calls"]] == [
+                ("search_web", '{"query": "tides"}')
+            ]
+            assert got["tool_calls"][0]["id"] == ids_of(raw, TOOLS, got["id"])[0]
 
 
 @pytest.fixture(scope="module")
 def written(backend):
-    """A client of `toolgram serve --stream-arguments`: a call's arguments as the model writes them."""
+    """A client of `toolgram serve --stream-arguments`: accepted for compatibility, no effect
+    (arguments stream as written by default); the tests of the default mode use it."""
     proc, url = serve(backend, "--stream-arguments")
     yield openai.OpenAI(base_url=url + "/v1", api_key="unused", max_retries=0, timeout=30)
     stop(proc)
@@ -400,15 +422,15 @@ LONG_CALLS = [
 
 
 @pytest.mark.parametrize("LONG_CALL", LONG_CALLS, ids=["hermes", "qwen3_coder_xml"])
-def test_stream_arguments_sends_a_long_call_as_it_is_written(client, written, LONG_CALL) -> None:
-    # Whole (the default), one chunk carries a call's arguments, from the backend chunk that
-    # ends it. With --stream-arguments they come in many chunks: the adapter writes one chunk
+def test_stream_arguments_sends_a_long_call_as_it_is_written(whole_client, written, LONG_CALL) -> None:
+    # With --whole-arguments, one chunk carries a call's arguments, from the backend chunk that
+    # ends it. By default (--stream-arguments, now a no-op, too) they come in many chunks: the adapter writes one chunk
     # a backend chunk, so all but the last were sent before the call's end had arrived.
     # Concatenated, they are the arguments of the whole reply's call.
     final = toolgram.parse(LONG_CALL, WRITE_TOOLS).calls[0]
     for seed in (1, 2, 3):
         order = {"text": LONG_CALL, "seed": seed}
-        assert len(argument_chunks(client, order, WRITE_TOOLS)) == 1
+        assert len(argument_chunks(whole_client, order, WRITE_TOOLS)) == 1
         got = argument_chunks(written, order, WRITE_TOOLS)
         assert len(got) > 10 and {index for index, _ in got} == {0}
         assert json.loads("".join(text for _, text in got)) == final.arguments
@@ -432,13 +454,13 @@ LONG_JSON_CALLS = {
 
 
 @pytest.mark.parametrize("fmt", sorted(LONG_JSON_CALLS))
-def test_stream_arguments_sends_json_after_a_declared_opener_as_it_is_written(client, written, fmt) -> None:
+def test_stream_arguments_sends_json_after_a_declared_opener_as_it_is_written(whole_client, written, fmt) -> None:
     raw = LONG_JSON_CALLS[fmt]
     [final] = toolgram.parse(raw, WRITE_TOOLS).calls
     assert final.format == fmt
     for seed in (1, 2):
         order = {"text": raw, "seed": seed}
-        assert len(argument_chunks(client, order, WRITE_TOOLS)) == 1
+        assert len(argument_chunks(whole_client, order, WRITE_TOOLS)) == 1
         got = argument_chunks(written, order, WRITE_TOOLS)
         assert len(got) > 10 and {index for index, _ in got} == {0}
         assert "".join(text for _, text in got) == json.dumps(final.arguments, ensure_ascii=False)
@@ -448,9 +470,15 @@ def test_stream_arguments_sends_json_after_a_declared_opener_as_it_is_written(cl
 
 
 @pytest.mark.parametrize("case", list({c.format: c for c in reversed(CASES)}.values()), ids=lambda c: c.id)  # (the first of each format)
-def test_stream_arguments_on_a_case_of_every_format(written, case) -> None:
+def test_whole_arguments_on_a_case_of_every_format(whole_client, written, case) -> None:
+    # The opt-out: each call whole once certain, nothing withdrawn, the indexes parse()'s.
+    # And --stream-arguments, a no-op kept for compatibility, serves as the default does.
     tools = openai_tools(case.tools)
-    got = streamed(written, {"case": case.id, "seed": len(case.raw)}, tools)
+    order = {"case": case.id, "seed": len(case.raw)}
+    got = streamed(whole_client, order, tools)
+    assert "withdrawn" not in got
+    assert got == expected(case.raw, tools, got, streamed=True)
+    got = streamed(written, order, tools)
     got.pop("withdrawn", None)
     assert got == expected(case.raw, tools, got, streamed=True)
 
@@ -462,7 +490,7 @@ PARAM_TOOLS = [{"type": "function", "function": {"name": "write_file", "paramete
 
 
 @pytest.mark.parametrize("case", PARAM_CASES, ids=lambda c: c.format)
-def test_stream_arguments_sends_xml_parameters_as_they_are_written(client, written, case) -> None:
+def test_stream_arguments_sends_xml_parameters_as_they_are_written(whole_client, written, case) -> None:
     # GLM, MiniMax, Seed-OSS, DSML, Kimi K3, Qwen3-Coder: the path, then the mode once its close
     # came, then the content's text as it comes, in many chunks of the one call; concatenated,
     # the arguments of the whole reply's call, nothing withdrawn.
@@ -470,7 +498,7 @@ def test_stream_arguments_sends_xml_parameters_as_they_are_written(client, writt
     assert final.format == case.format
     for seed in (1, 2):
         order = {"case": case.id, "seed": seed}
-        assert len(argument_chunks(client, order, PARAM_TOOLS)) == 1
+        assert len(argument_chunks(whole_client, order, PARAM_TOOLS)) == 1
         got = argument_chunks(written, order, PARAM_TOOLS)
         assert len(got) > 10 and {index for index, _ in got} == {0}
         assert "".join(text for _, text in got) == json.dumps(final.arguments, ensure_ascii=False)
@@ -510,7 +538,7 @@ TWO_CALL_BLOCK = TWO_CALL_BLOCKS["minimax_m2_invoke"]
 
 
 @pytest.mark.parametrize("fmt", sorted(TWO_CALL_BLOCKS))
-def test_stream_arguments_sends_the_second_call_of_a_block_as_it_is_written(client, written, fmt) -> None:
+def test_stream_arguments_sends_the_second_call_of_a_block_as_it_is_written(whole_client, written, fmt) -> None:
     # A block of two calls: the second is announced once its name shows, with the index and
     # id of the whole completion, and its content comes in many chunks, as for a block's first
     # call; concatenated, the arguments of the whole reply's call.
@@ -520,7 +548,7 @@ def test_stream_arguments_sends_the_second_call_of_a_block_as_it_is_written(clie
     assert [c.name for c in final] == ["get_weather", "write_file"]
     for seed in (1, 2, 3):
         order = {"text": TWO_CALL_BLOCK, "seed": seed}
-        assert [index for index, _ in argument_chunks(client, order, WRITE_TOOLS)] == [0, 1]
+        assert [index for index, _ in argument_chunks(whole_client, order, WRITE_TOOLS)] == [0, 1]
         got = argument_chunks(written, order, WRITE_TOOLS)
         second = [text for index, text in got if index == 1]
         assert len(second) > 10
@@ -621,6 +649,8 @@ def test_truncated_says_what_a_call_the_end_cut_becomes(backend, client) -> None
             assert got == expected(cut, TOOLS, got, truncated=mode, finish_reason="length")
             for seed in (1, 2, 3):
                 got = streamed(sdk, {"text": cut, "seed": seed, "finish_reason": "length"})
+                # (by default the call was sent by its name: refused at the end, it is withdrawn)
+                assert list(got.pop("withdrawn", {})) == ([0] if mode == "error" else [])
                 assert got == expected(cut, TOOLS, got, streamed=True, truncated=mode, finish_reason="length")
             if mode == "repair":
                 assert [c.name for c in result.calls] == ["search_web"] and "cut_value" in result.calls[0].repairs
@@ -719,8 +749,9 @@ def test_a_broken_stream_reaches_the_client_as_an_error(client) -> None:
 
 
 def broken(client: Any, order: dict[str, Any], match: str = "broke off") -> dict[str, Any]:
-    """A stream that ends in an error event: what came before it, assembled as a client does."""
-    content, errors, calls = [], [], []
+    """A stream that ends in an error event: what came before it, assembled as a client does
+    (calls by index, those the extension field withdraws dropped)."""
+    content, errors, calls, withdrawn = [], [], {}, set()
     with pytest.raises(openai.APIError, match=match) as caught:
         for chunk in ask(client, order, stream=True):
             if not chunk.choices:
@@ -728,15 +759,23 @@ def broken(client: Any, order: dict[str, Any], match: str = "broke off") -> dict
             assert chunk.choices[0].finish_reason is None  # (no finish: an error ends it)
             delta = chunk.choices[0].delta
             content.append(delta.content or "")
-            errors += ((delta.model_extra or {}).get("toolgram") or {}).get("errors", [])
-            calls += [(c.function.name, c.function.arguments) for c in delta.tool_calls or []]
+            extension = (delta.model_extra or {}).get("toolgram") or {}
+            errors += extension.get("errors", [])
+            withdrawn |= {w["index"] for w in extension.get("withdrawn", [])}
+            for c in delta.tool_calls or []:
+                name, arguments = calls.get(c.index, ("", ""))
+                calls[c.index] = (name + (c.function.name or ""), arguments + (c.function.arguments or ""))
     body = caught.value.body if isinstance(caught.value.body, dict) else {}
-    return {"content": "".join(content), "errors": errors, "calls": calls, "error": body}
+    kept = [calls[i] for i in sorted(calls) if i not in withdrawn]
+    return {"content": "".join(content), "errors": errors, "calls": kept, "error": body}
 
 
-def test_a_broken_stream_sends_what_came_before_the_break(client) -> None:
+@pytest.mark.parametrize("mode", ["default", "whole_arguments"])
+def test_a_broken_stream_sends_what_came_before_the_break(client, whole_client, mode) -> None:
     """Nothing the model wrote is lost: the text received is read as ending at the break,
-    its prose, its calls and a cut call's text (with its error) sent before the error event."""
+    its prose, its calls and a cut call's text (with its error) sent before the error event
+    (by default a call the break cut is withdrawn, the same text and error following)."""
+    client = client if mode == "default" else whole_client
     raw = 'Hello there, checking now. <tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>'
     got = broken(client, {"text": raw, "chunk": 10, "break_after": 5})
     # (The blank between prose and a call is the call's, as parse() has it.)

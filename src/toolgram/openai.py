@@ -33,30 +33,35 @@ What a client gets (docs/api.md):
     send the errors back to the model (a call to a tool that does not exist, a call that
     could not be read) instead of losing them.
 
-The stream's contract: nothing sent is taken back. A call is sent once it is certain
-(StreamParser's default announce="done"): its index, id, name and arguments come in one
-chunk, from the delta that ends its region, and never change; the index is its place in
-parse()'s calls. So a call's arguments arrive in one piece rather than as the model
-writes them: no format makes a call certain once its name is readable, as measured over
-the corpus (docs/streaming.md, "Why an OpenAI stream gets a call's arguments whole").
+The stream's contract (the default, `arguments="as_written"`; StreamParser's
+announce="name"): nothing sent is taken back. A call gets its first chunk (`index`, `id`,
+`name`, empty `arguments`) once its name is certain, and these never change and are never
+given to another call; its arguments then come as `arguments` deltas as the model writes
+them, in the formats that can stream them (a call written as a JSON object whose name
+comes first: hermes, longcat, fenced_json, fenced_plain; JSON arguments after an opener
+its format's header declares: Llama 3 JSON, Kimi K2, Mistral's NAME[ARGS], harmony,
+DeepSeek V3 and V3.1, Functionary v3.1's <function=NAME>, InternLM; XML-ish parameters of
+tags its format's header declares, per parameter: Qwen3-Coder, Seed-OSS, GLM, MiniMax M2,
+DSML, Kimi K3, dots.llm, MiniCPM5, Step-3, Hunyuan Hy3; the keyword arguments of a list of
+Python-style calls: pythonic, Llama 4, LFM2, OLMo 3); every other format sends a call
+whole, in one chunk, from the delta that ends it (the formats table's *streams arguments*
+column, docs/formats.md). Concatenated, a call's argument deltas equal the final
+arguments, and they become valid JSON only when the call completes: its last character is
+held until then. A call that fails after it was sent (a stray quote, a second "name", a
+tool not offered...) is withdrawn in the extension field,
+`"toolgram": {"withdrawn": [{"index", "id", "error"}], "errors": [...]}`, its JSON never
+completes (so a client that ignores the extension cannot run it), what its text was follows
+(content and an error, or a call at the next index), and its index is not given again
+(so indexes, those of `repairs` too, count the withdrawn calls). `finish_reason` is
+"tool_calls" only when some call completed. (docs/streaming.md, "Arguments as written".)
+
+`arguments="whole"` is the opt-out (StreamParser's announce="done"): a call is sent once it
+is certain, index, id, name and arguments in one chunk from the delta that ends its region,
+and never withdrawn; the index is its place in parse()'s calls. No format makes a call
+certain once its name is readable (docs/streaming.md, "Why a call can be withdrawn"), so
+this is what a client that cannot read the extension field should ask for.
 `parallel_tool_calls=False` keeps the first call only, as OpenAI's API does; the others
 are dropped and an error says so.
-
-`arguments="as_written"` trades that certainty for time (StreamParser's announce="name"):
-a call written as a JSON object whose name comes first (hermes, longcat, fenced_json,
-fenced_plain), as JSON arguments after an opener its format's header declares (Kimi K2,
-Mistral's NAME[ARGS], DeepSeek V3 and V3.1, Functionary v3.1's <function=NAME>, InternLM), as XML-ish parameters of tags its format's header declares (Qwen3-Coder,
-Seed-OSS, GLM, MiniMax M2, DSML, Kimi K3, dots.llm, MiniCPM5, Step-3, Hunyuan Hy3: per
-parameter) or in a list of Python-style calls (pythonic, Llama 4, LFM2, OLMo 3: its keyword
-arguments; every other format still comes whole) gets its first chunk (index, id, name) once its name has arrived, then its
-arguments as `arguments` deltas as they come, which concatenated equal the final
-arguments (their last character comes with the call's completion, so that what a withdrawn
-call sent is never a whole JSON object). When such a call then fails, nothing can be taken back: its withdrawal comes
-in the extension field, `"toolgram": {"withdrawn": [{"index", "id", "error"}]}`, what its
-text was follows (content and an error, or a call at the next index), and the index is
-not given again (so indexes, those of `repairs` too, count the withdrawn calls).
-`finish_reason` is "tool_calls" only when some call completed. (docs/streaming.md,
-"Arguments as written".)
 """
 
 from __future__ import annotations
@@ -140,8 +145,10 @@ class CompletionStream:
 
     Takes StreamParser's options (tools, formats=, max_chars=, in_think=, ...; not
     announce=), the chunks' `model`, `id` and `created`, the `salt` of generated call ids
-    (as completion()'s), and `arguments`: "whole" (each call in one chunk once certain)
-    or "as_written" (see the module's docstring).
+    (as completion()'s), and `arguments`: "as_written" (the default: a call by its name
+    once certain, then its arguments as written; a call that fails is withdrawn) or
+    "whole" (each call in one chunk once certain, never withdrawn): see the module's
+    docstring.
     `feed(delta)` returns the chunks that delta completes (possibly none); `close()`
     the last ones, the finish chunk included; `result` is then parse()'s ParseResult.
     Never raises for any text.
@@ -156,13 +163,13 @@ class CompletionStream:
         created: int | None = None,
         parallel_tool_calls: bool = True,
         salt: str = "",
-        arguments: str = "whole",
+        arguments: str = "as_written",
         **options: Any,
     ) -> None:
         if "announce" in options:
             raise TypeError('CompletionStream takes arguments="whole" or "as_written", not announce=')
         if arguments not in ("whole", "as_written"):
-            raise ValueError('arguments must be "whole" or "as_written"')
+            raise ValueError('arguments must be "as_written" (the default) or "whole"')
         options.pop("_salt", None)
         self._written = arguments == "as_written"
         announce = "name" if self._written else "done"
@@ -194,9 +201,9 @@ class CompletionStream:
 
     def close(self, finish_reason: str | None = None) -> list[dict[str, Any]]:
         """The last chunks: what the end of the reply settles, then the finish chunk
-        (finish_reason as completion()'s: "tool_calls" when a call was sent, unless
-        `finish_reason` is "length" or "content_filter"; else `finish_reason` or "stop",
-        never "tool_calls").
+        (finish_reason as completion()'s: "tool_calls" when a call completed, a withdrawn
+        one not counted, unless `finish_reason` is "length" or "content_filter"; else
+        `finish_reason` or "stop", never "tool_calls").
         Sets `result`. Idempotent in effect: a second call returns no chunks."""
         if self.result is not None:
             return []

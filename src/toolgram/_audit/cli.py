@@ -871,16 +871,23 @@ def build_parser() -> argparse.ArgumentParser:
         "long call's arguments)",
     )
     p.add_argument(
+        "--whole-arguments",
+        action="store_true",
+        help="streamed: send each call whole, in one chunk, once it is certain, and never withdraw one. By "
+        "default a call's index, id and name are sent once its name is certain and its arguments as the model "
+        "writes them, in the formats the formats table marks 'streams arguments' (docs/formats.md): a JSON call "
+        "object whose name comes first (Hermes, LongCat, fenced JSON, InternLM), JSON arguments after an opener "
+        "(Kimi K2, Mistral, harmony, DeepSeek V3 and V3.1, Functionary v3.1, <function>NAME</function>), Llama 3 "
+        "JSON, the keyword arguments of a Python-style list (pythonic, Llama 4, LFM2, OLMo 3), and per parameter "
+        "the XML-ish formats whose grammars declare their tags (Qwen3-Coder, Seed-OSS, GLM, MiniMax M2, DSML, "
+        "Kimi K3, dots.llm, MiniCPM5, Step-3, Hunyuan Hy3); other formats send a call whole. A call's arguments "
+        "are valid JSON only once it completes; a call that fails after it was sent is withdrawn in the toolgram "
+        "extension field and its JSON never completes",
+    )
+    p.add_argument(
         "--stream-arguments",
         action="store_true",
-        help="streamed: send a call's name and arguments as the model writes them, in the formats the formats "
-        "table marks 'streams arguments' (docs/formats.md): a JSON call object whose name comes first (Hermes, "
-        "LongCat, fenced JSON, InternLM), JSON arguments after an opener (Kimi K2, Mistral, harmony, DeepSeek V3 and V3.1, Functionary v3.1, "
-        "<function>NAME</function>), Llama 3 JSON, the keyword "
-        "arguments of a Python-style list (pythonic, Llama 4, LFM2, OLMo 3), and per parameter the XML-ish formats "
-        "whose grammars declare their tags (Qwen3-Coder, Seed-OSS, GLM, MiniMax M2, DSML, Kimi K3, dots.llm, "
-        "MiniCPM5, Step-3, Hunyuan Hy3); a call that then fails is withdrawn in the toolgram extension field. "
-        "Default: each call whole, once certain",
+        help="accepted for compatibility, no effect: arguments stream as written by default (see --whole-arguments)",
     )
     p.add_argument(
         "--prompt", metavar="FORMAT", help="write the tools into the system prompt in FORMAT (for a chat template without tools)"
@@ -914,7 +921,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             formats=formats,
             truncated=args.truncated,
             max_chars=args.max_chars,
-            stream_arguments=args.stream_arguments,
+            arguments="whole" if args.whole_arguments else "as_written",
             prompt=args.prompt,
             in_think=args.in_think,
             api_key=args.api_key or os.environ.get("TOOLGRAM_API_KEY") or None,

@@ -88,6 +88,7 @@ def create_app(
     formats: Any = None,
     truncated: str = "repair",
     max_chars: int | None = None,
+    arguments: str = "as_written",
     stream_arguments: bool = False,
     prompt: str | None = None,
     in_think: bool = False,
@@ -100,9 +101,11 @@ def create_app(
     all); `truncated`: parse()'s, for a call the end of the reply cut ("repair" or
     "error"); `max_chars`: parse()'s, None by default (a reply is read whole: a long
     write_file is not cut at 32 KB; the backend's max_tokens bounds it, and the cost is
-    linear); `stream_arguments`: streamed, a call's name and arguments are sent as the
-    model writes them, and a call that then fails is withdrawn in the extension field
-    (CompletionStream arguments="as_written"), instead of each call whole once certain;
+    linear); `arguments`: streamed, CompletionStream's: "as_written" (the default: a call's
+    name once certain, then its arguments as the model writes them, a call that then fails
+    withdrawn in the extension field) or "whole" (each call in one chunk once certain);
+    `stream_arguments`: accepted for compatibility and ignored (it asked for "as_written",
+    now the default);
     `prompt`: a toolgram.prompts format to write the tools into the system prompt;
     `in_think`: parse()'s, the replies start inside a reasoning block the chat template
     opened (DeepSeek-R1, QwQ, Qwen3 thinking: the template writes `<think>`), so what comes
@@ -113,6 +116,8 @@ def create_app(
     base = backend_base(backend)
     select_formats(formats)  # (an unknown format name fails now, not at the first request)
     check_truncated(truncated)
+    if arguments not in ("as_written", "whole"):
+        raise ValueError(f'arguments must be "as_written" or "whole", not {arguments!r}')
     if max_chars is not None and (not isinstance(max_chars, int) or max_chars < 1):
         raise ValueError(f"max_chars must be a positive number of characters or None, not {max_chars!r}")
     # (parse()'s options, and StreamParser's)
@@ -159,7 +164,7 @@ def create_app(
         if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
             return error_response(400, "'messages' is required: a list of messages.", "invalid_request_error")
         try:
-            plan = _Plan(body, prompt, reading, "as_written" if stream_arguments else "whole")
+            plan = _Plan(body, prompt, reading, arguments)
         except ValueError as exc:
             return error_response(400, str(exc), "invalid_request_error")
         if body.get("stream"):

@@ -1,6 +1,6 @@
 """The formats tables (_grammar/catalog.py) with their "streams arguments" column: what
-StreamParser(announce="name") (CompletionStream(arguments="as_written"), toolgram serve
---stream-arguments) sends of a format's calls before their end. It is this layer's to say:
+StreamParser(announce="name") (CompletionStream's and toolgram serve's default,
+arguments="as_written") sends of a format's calls before their end. It is this layer's to say:
 a JSON call object streams when the format's fast frame reads it (_scan/fastpath.py), XML-ish
 parameters when the header declares their tags. (Its "call done at" column as the header
 tells it; toolgram/_catalog.py measures it, rendering calls with _constrain.)"""
