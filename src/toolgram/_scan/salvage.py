@@ -67,6 +67,7 @@ def salvaged(r: Any, out: list, final: bool) -> bool | None:
             if fmt.name == region.fmt:
                 sc.after_call(region.end, fmt, region, start=region.start)  # (its closer may come again)
                 break
+        open_lists = r.marker_len and "closed_tag" in region.repairs and _lists_open(sc.buf, region.end)
     if tail is not None and _NONBLANK.search(sc.buf, max(sc.pos, tail.start), tail.end) is None:
         # What broke the frame begins after the blanks that end the calls kept (the next
         # call in another format's shape, `<function=get_time>{}</function>` after a
@@ -83,6 +84,13 @@ def salvaged(r: Any, out: list, final: bool) -> bool | None:
         sc._prose(out, sc.pos, tail.end if tail.prose else tail.start)
         out.append(tail)
         sc.pos = tail.end
+    elif region is not None and open_lists and any(f.name == region.fmt and f.stream_python for f in r.candidates):
+        # A marker's list of Python calls, its end marker left out, its line ended at the
+        # list's `]`, and nothing told after it: the region is not closed, and a list on
+        # the next line is its calls, as lists in a row are after a list that opened the
+        # reply (Scanner.relist), not prose (`<|tool_call_start|>[g()]\n[h(b=2)`: `[h(b=2)`
+        # was silent prose with no tools, and h a call with them; issue 19).
+        sc.relist, sc.relist_tail, sc.relist_open, sc.relist_quote = True, "]", 0, ""
     sc._end_region()
     return True
 
@@ -1100,3 +1108,14 @@ def _may_begin(t: Any, buf: str, pos: int) -> bool:
     m = t.pattern.match(buf, pos, partial=True)
     return m is not None and (m.partial or m.end() >= len(buf))
 
+
+
+_LINE_ENDS = regex.compile(r"[ \t]*\r?\n")
+
+
+def _lists_open(buf: str, end: int) -> bool:
+    """Whether a list of Python calls read up to `end` (a region whose end marker was left
+    out: salvaged) ends at the list's `]` and its line there (blanks at most), more text
+    after it (a next line, which may hold more lists of the region)."""
+    m = _LINE_ENDS.match(buf, end)
+    return end > 0 and buf[end - 1] == "]" and m is not None and m.end() < len(buf)
