@@ -409,6 +409,11 @@ class RegionReader:
         self.rule_looks: list = []  # (see elsewhere)
         self.rule_wait = False
         self.rule_seen = 0
+        # (Whether the text run reads is the whole reply, while run decodes a region of its
+        # own (None elsewhere: a salvage's decode); a stray quote's rule that text after the
+        # region decides and a stream cannot tell yet: decode's, for run to wait on.)
+        self.rule_final: bool | None = None
+        self.rule_pending: tuple | None = None
         # (A candidate's driver whose last value ran on over a list's `]` (list_closed),
         # and why the region read up to that `]` is no call: salvage's _listed_why.)
         self.listed_why: tuple | None = None
@@ -538,7 +543,20 @@ class RegionReader:
                             self.mention_end = drv.end
                             self.first_failure = self.failed_frame = None
                 if status == DONE:
-                    region = listed if listed is not None else sc._decode(drv)
+                    if listed is not None:
+                        region = listed
+                    else:
+                        self.rule_final = final
+                        region = sc._decode(drv)
+                        self.rule_final = None
+                    if self.rule_pending is not None:
+                        # (A stray quote's region that a fence's close ended, which only the
+                        # text after it decides (decode): wait, as for a region read whole.)
+                        self.broken_rule, self.rule_pending = (drv, self.rule_pending), None
+                        drv.decode_failed = None  # (no answer: decided again)
+                        self.rule_wait = True
+                        self.rule_seen = len(sc.buf)
+                        return False
                     if isinstance(region, Region) and self.broken_rule is not None and self.broken_rule[0] is drv:
                         # The region is the model's calls only where no offered name is
                         # written elsewhere in it or in the text after it (a call main read
@@ -1046,13 +1064,27 @@ class RegionReader:
                 if rule is None:
                     return ""
                 if drv.stray and "closed_tag" not in drv.repairs:
-                    return ""  # (a stray quote's value that a marker ended, a fence's close: as before)
+                    # (A stray quote's value that a marker or a fence's close ended: asked
+                    # where run reads the region, whose text may not be whole yet; a stream
+                    # waits (rule_pending) until the text after it tells. Elsewhere, and at a
+                    # marker, as before.)
+                    final = self.rule_final
+                    if final is None or not (drv.fmt.ends and all(e.startswith("```") for e in drv.fmt.ends)):
+                        return ""
+                    told = offered_elsewhere(rule, buf, drv.start, tools, final, self.sc.literals)
+                    if told is None:
+                        self.rule_pending = rule
+                        return ""
+                    self.broken_rule = None
+                    if told:
+                        return ""
                 if drv.stray:
                     # (A stray quote's value ran on to the end of the reply, which cut the
-                    # region: no Region, the salvage tells it, text prose, the error the
-                    # broken call's own (`cannot read the value of 'a' (…)`) where no
-                    # offered name is written elsewhere, as when that call comes first.)
-                    if self.elsewhere(rule, buf, drv.start, True):
+                    # region, or to the close of its fence: no Region, the salvage tells
+                    # it, text prose, the error the broken call's own (`cannot read the
+                    # value of 'a' (…)`) where no offered name is written elsewhere, as
+                    # when that call comes first.)
+                    if "closed_tag" in drv.repairs and self.elsewhere(rule, buf, drv.start, True):
                         return ""
                     why = rule[2]
                     self.broke = rule[3]  # (as a value the builder could not read: value_broke)
