@@ -95,6 +95,11 @@ HELD = {
     # (And where the cut list kept calls before the cut one, `[f(a=1), g(b=<tool_call>)]`
     # then `[h()]`: f and h, h once that region settles at the reply's end.)
     "hermes/calls_kept_then_one_a_marker_cuts_in_a_reply_opening_python_list_then_a_list_on_the_next_line_without_tools",
+    # An LFM2 list whose end marker was left out, then a list on the next line, which is the
+    # region's calls (issue 19: it was prose with no tools): the first call is held to
+    # flush() on main already (that end marker may still come after the next line and make
+    # it the region's failure), and the next line's call with it.
+    "lfm2/list_on_the_next_line_its_end_marker_left_out_then_a_whole_list_is_its_call",
     # A single-quoted one whose next lines' `'x` are apostrophes, each line quoting such a
     # call (issue 19): the string runs on to the reply's end, cut where each next list
     # begins, its last line's call ended by that call; all done when the reply ends.
