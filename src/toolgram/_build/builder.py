@@ -110,6 +110,7 @@ class Unreadable(Exception):
     # see _held_told, _scan/salvage.py's salvage).)
     held_parts: Any = None
     held = False
+    unknown: str | None = None  # (a call of this tool, not offered: told as Unknown tool, see _unreadable)
 
 
 def _too_deep(key: str | None) -> Unreadable:
@@ -611,7 +612,12 @@ class Builder:
         """A part of the region that is no call it can read: an error for the model,
         in its place; the region's other calls stand (see build)."""
         self._broken.append(exc.with_traceback(None))  # (see build: its frames hold this builder)
-        self.items.append(Draft(name="", kind=kind, span=span or self.region, error=f"Couldn't read a tool call: {exc}.", value_broke=exc.value))
+        if exc.unknown is not None and self.tools is not None:
+            names = ", ".join(self.tools.names) if self.tools.names else "none"
+            error = f'Unknown tool "{exc.unknown}". Available now: {names}.'  # (as _pipeline.unknown_tool words it)
+        else:
+            error = f"Couldn't read a tool call: {exc}."
+        self.items.append(Draft(name="", kind=kind, span=span or self.region, error=error, value_broke=exc.value))
 
     def _on_not_call(self, n: Tree) -> None:
         # An element of a list of calls that is no call (`5`, `None`): an error for the
@@ -938,6 +944,12 @@ class Builder:
                     bare = [t.strip() for t in positional if t.strip().isidentifier() and t.strip() not in ("True", "False", "None")] if draft.params and shut else ()
                     has = f" ({', '.join(bare)} {'has' if len(bare) == 1 else 'have'} none)" if bare else ""
                     unnamed = Unreadable(f'positional arguments for "{draft.name}" need parameter names{has}')
+                    if self.tools is not None and draft.name not in self.tools:
+                        # (A tool not offered: that is what is wrong first, and what the
+                        # model can mend, not how to name arguments no schema here names.
+                        # The region fails as before; the call's error, where a region's
+                        # calls are told, is `Unknown tool` (_unreadable; issue 19).)
+                        unnamed.unknown = draft.name
                 # A call of an offered tool, read whole, that only its arguments break
                 # (`[get_weather("Paris")]`): told where a quiet format's failures are not
                 # (the whole reply a list, a ```python fence), as it is after a marker
