@@ -3126,3 +3126,40 @@ def test_lists_whose_last_value_runs_to_the_end_are_read_through_the_storm_memo(
     with pytest.MonkeyPatch.context() as m:
         m.setattr(_storm, "enabled", False)
         assert small.result == toolgram.parse(unit * (4_000 // len(unit)), tools, max_chars=None)  # (the memo's outcome is the reading's)
+
+
+def _fence_storm() -> str:
+    """A few kinds of code fence, each after a line's own words (issue 17, the fuzz's fence
+    storms: thousands of fences, a hundred region texts, each after different text)."""
+    import random
+
+    rng = random.Random(17)
+    words = ["Step", "Then", "Note", "Also", "Next", "Here", "Look", "Done", "Okay", "Then again", "Well"]
+    blocks = ['```{"name": "f", "parameters": {}}```', "```a=1```", "``` ```", "```[{```", "```to=functions.f```", "```f(a=1, b='x')```"]
+    parts: list = []
+    size = 0
+    while size < 16_000:
+        parts.append(f"{rng.choice(words)} {rng.randrange(1000)}: " + rng.choice(blocks) + "\n")
+        size += len(parts[-1])
+    return "".join(parts)
+
+
+def test_a_fence_storm_after_varied_text_reads_each_region_text_few_times(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The storm memo's key held the 50 characters before each marker (the longest reasoning
+    # tag's width), so no two of these regions shared one and each was read (1,111 regions
+    # for 1,194 fences); its key now holds what a region's reading reads back from its
+    # marker (storm._behind), and the region texts come again.
+    from toolgram._scan import region as _region
+
+    raw = _fence_storm()
+    built = [0]
+    init = _region.RegionReader.__init__
+
+    def counting(self: object, *args: Any, **kwargs: Any) -> None:
+        built[0] += 1
+        init(self, *args, **kwargs)
+
+    with monkeypatch.context() as m:
+        m.setattr(_region.RegionReader, "__init__", counting)
+        toolgram.parse(raw)
+    assert built[0] <= raw.count("```") // 2, (built[0], raw.count("```"))

@@ -135,7 +135,7 @@ _SHUT_MARGIN = 0
 _RECENT = 64
 # The most outcomes remembered per reply (a storm has a few), and the most keys whose
 # certification failed before no more are tried (each costs a second reading).
-_KEPT = 16
+_KEPT = 256
 # A stream holds a marker's region for its window from the _STREAK-th region of that
 # marker in a row (see region()): before, its regions are read as they come.
 _STREAK = 3
@@ -241,7 +241,7 @@ def _key_at(sc: Any, memo: Memo, start: int, marker: str) -> tuple | None:
         if k[0] == marker:
             back, window = k[1], k[3]
             lo = start - back
-            if sc.buf.startswith(window, lo):
+            if sc.buf.startswith(window, lo) and _behind(sc, sc.buf, start) == lo:
                 key = _key(sc, marker, start, back, window)
     if key is None:
         key = key_of(sc, start, marker)
@@ -283,7 +283,7 @@ def key_of(sc: Any, start: int, marker: str) -> tuple | None:
     # there, between two deltas, and keeps at least this; its buffer holds it). (_trim
     # keeps instring.LOOK more, for the check of a marker inside a string, which the
     # scanner makes before it asks the memo: a region's reading reads back no further.)
-    keep = _look_behind(sc, buf, start, " \t")
+    keep = _behind(sc, buf, start)
     if keep is None:
         return None
     # Where the last line of calls ended (Scanner.line_call_end), back from the marker,
@@ -1038,6 +1038,34 @@ def _look_behind(sc: Any, buf: str, at: int, blanks: str) -> int | None:
     if keep < 0 or sc.base + keep <= 0:
         return None
     return keep
+
+
+def _behind(sc: Any, buf: str, start: int) -> int | None:
+    """Where the key of a region at `start` begins: what its reading reads back from
+    the marker. That is the blanks before the marker and the character before them,
+    its last one that is not a blank (the region's reading reads nothing before the
+    marker; the scanner's looks back from it, before the memo is asked, are not the
+    region's: Scanner._in_prose), so most keys begin there, and a storm whose regions
+    follow varied text has a key per region text, not per 50 characters before it
+    (fence storms: 1,233 regions of 108 texts, each its own key; issue 17). Where
+    more is read back, the key holds what _look_behind keeps (a stream keeps it too,
+    _trim): a reasoning tag ending at that character; a backtick, that and the three
+    characters before it (a fence's close or inline code: _fence_close,
+    _in_inline_code); the last line of calls ending within the look-behind (mention.
+    _next_line_call reads the line breaks between it and the marker). None: as
+    _look_behind."""
+    keep = _look_behind(sc, buf, start, " \t")
+    if keep is None:
+        return None
+    last = keep + sc.think_width - 1  # (the last character before the marker that is not a blank)
+    if 0 <= start - (sc.line_call_end - sc.base) <= start - keep:
+        return keep
+    for tag in sc.think_tags:
+        if buf.startswith(tag, last + 1 - len(tag)):
+            return keep
+    if buf[last] == "`":
+        return max(keep, last - 3)
+    return last
 
 
 def _restart_key(sc: Any, p: int, candidates: list) -> tuple | None:
