@@ -8,10 +8,14 @@ remembered outcome that is prose alone joins the prose around it, one piece):
 
  - its key is the marker, the scanner state a region reads that changes along a reply
    (in_open_think: whether its prose is reasoning; where the last line of calls ended,
-   when within the look-behind: key_of), and a window of the text: from the
-   look-behind a stream keeps when it drops text at the marker (Scanner._trim) to
-   _AHEAD characters after the marker. A region whose window runs past the end of the
-   text is read the usual way (its reading may ask about the reply's end).
+   when within the look-behind: key_of), and a window: what the region's reading can
+   tell of the text before its marker (_behind: most often one character and a blank,
+   a normalized fact; the look-behind a stream keeps when it drops text at the marker,
+   Scanner._trim, after a reasoning tag or a line of calls), then the text from the
+   marker to the first end marker of its formats (_closed_within), or _AHEAD
+   characters after the marker, or further where a window of that text waited
+   (memo.wide). A region whose window runs past the end of the text is read the usual
+   way (its reading may ask about the reply's end).
  - A key seen at a region before (one of the last _RECENT) is certified: the
    region is read the usual way, and again by a stream's reading (final=False) of its
    window alone, in a copy of the scanner. If that reading decides the region, and
@@ -132,7 +136,7 @@ _SHUT_MARGIN = 0
 # 64 -> 38 ms at 32 KB once its keys are remembered so long). A certification costs
 # a second reading of the window, at most _KEPT of them twice over per reply,
 # however many keys are kept.
-_RECENT = 64
+_RECENT = 512
 # The most outcomes remembered per reply (a storm has a few), and the most keys whose
 # certification failed before no more are tried (each costs a second reading).
 _KEPT = 256
@@ -149,10 +153,15 @@ _BATCH = 64
 class Memo:
     """One reply's memo (Scanner.storm)."""
 
-    __slots__ = ("recent", "known", "refused", "ahead", "streak", "ends", "run", "last", "probes", "owned")
+    __slots__ = ("recent", "known", "refused", "ahead", "wide", "widened", "streak", "ends", "run", "last", "probes", "owned")
 
     def __init__(self) -> None:
-        self.ahead: dict = {}  # marker -> its window's length after it, when not _AHEAD
+        self.ahead: dict = {}  # marker -> how far a stream holds its regions for their windows, when not _AHEAD
+        # (marker, look-behind, the window up to _closed_within's end) -> the window's
+        # length after the marker, where a region of that window waited (key_of), and
+        # how many times that was set (prose_end's reuse of the last key asks).
+        self.wide: dict = {}
+        self.widened = 0
         self.ends: dict = {}  # marker -> the end markers of the formats it begins (_closed_within)
         self.recent: dict = {}  # the keys of the last regions read (in order)
         self.known: dict = {}  # key -> (items relative to the marker, end relative to it, _to_note's, _listed_hold's, the region's outer_watch relative to it)
@@ -231,17 +240,16 @@ def _key_at(sc: Any, memo: Memo, start: int, marker: str) -> tuple | None:
     """key_of, for a whole text's region (prose_end, region() with final): where this
     marker's window holds the same text as the last one's (a storm's, each marker's),
     that key, for what the scanner's state gives it, not found anew at each marker."""
-    ahead = memo.ahead.get(marker)
+    ahead = memo.widened
     last = memo.last
     key = None
     if last is not None and last[1] < start and last[2] == ahead:
-        # (key_of finds it so: the blanks back from the marker, and the first end marker
-        # after it, are that text's; its start is further on.)
+        # (key_of finds it so: the look-behind's fact (_behind) is this marker's, and
+        # the first end marker after it is that text's; its start is further on.)
         k = last[0]
         if k[0] == marker:
             back, window = k[1], k[3]
-            lo = start - back
-            if sc.buf.startswith(window, lo) and _behind(sc, sc.buf, start) == lo:
+            if sc.buf.startswith(window[back:], start) and _behind(sc, sc.buf, start) == window[:back]:
                 key = _key(sc, marker, start, back, window)
     if key is None:
         key = key_of(sc, start, marker)
@@ -274,17 +282,15 @@ def key_of(sc: Any, start: int, marker: str) -> tuple | None:
     """The memo key of the region at `start`, or None where the memo does not apply."""
     buf = sc.buf
     memo = sc.storm
-    ahead = _AHEAD if memo is None else memo.ahead.get(marker)
-    if ahead is None:
-        ahead = _closed_within(memo, sc, buf, start, marker)
+    ahead = _AHEAD if memo is None else _closed_within(memo, sc, buf, start, marker)
     if start + len(marker) + ahead > len(buf):
         return None
     # The look-behind a stream keeps (Scanner._trim at the marker: a stream drops text
     # there, between two deltas, and keeps at least this; its buffer holds it). (_trim
     # keeps instring.LOOK more, for the check of a marker inside a string, which the
     # scanner makes before it asks the memo: a region's reading reads back no further.)
-    keep = _behind(sc, buf, start)
-    if keep is None:
+    behind = _behind(sc, buf, start)
+    if behind is None:
         return None
     # Where the last line of calls ended (Scanner.line_call_end), back from the marker,
     # when in the look-behind: a region right after such a line reads it (mention.
@@ -294,7 +300,17 @@ def key_of(sc: Any, start: int, marker: str) -> tuple | None:
     # reading asks about it). Without it, a llama3_json storm took the outcome of a
     # region after prose, its broken object prose untold, for one right after a call's
     # line, whose object a stream, reading it, told (fuzz seed 7 #8136182).
-    return _key(sc, marker, start, start - keep, buf[keep : start + len(marker) + ahead])
+    if memo is not None and memo.wide:
+        # (A window of this text waited before, read alone: this one sees further, as
+        # that region's certification found it must. Only such windows: a storm of
+        # fences, a few of which wait on a call, keeps the rest's short keys, which
+        # come again; a window that reached 256 characters seldom does.)
+        wide = memo.wide.get((marker, len(behind), behind + buf[start : start + len(marker) + ahead]))
+        if wide is not None:
+            ahead = wide
+            if start + len(marker) + ahead > len(buf):
+                return None
+    return _key(sc, marker, start, len(behind), behind + buf[start : start + len(marker) + ahead])
 
 
 def _key(sc: Any, marker: str, start: int, back: int, window: str) -> tuple:
@@ -402,6 +418,7 @@ def _certify(sc: Any, out: list, key: tuple, start: int, memo: Memo, final: bool
         if sc.region is not None:
             sc.mode = "region"
             memo.ahead[marker] = _AHEAD_LONG
+            _widen(sc, memo, key, start, _AHEAD_LONG)
         return True
     got = _relative(out[n:], start), sc.pos - start
     listed = _logged(sc, log, start) if log else ()
@@ -414,7 +431,10 @@ def _certify(sc: Any, out: list, key: tuple, start: int, memo: Memo, final: bool
         # broke it, relative to the region: read() arms it as the reading did.)
         watch = sc.outer_watch
         watch = None if watch is None or watch is outer else (watch[0], watch[1] - sc.base - start, *watch[2:])
-        memo.known[key] = (_planned(got[0]), got[1], _to_note(sc, got[0], marker, start, back, len(window), final), listed, watch)
+        # (What _to_note finds must lie in the text the window holds as it is: from the
+        # marker on, where its look-behind is _behind's fact, not the text.)
+        real = back if sc.buf.startswith(window[:back], start - back) else 0
+        memo.known[key] = (_planned(got[0]), got[1], _to_note(sc, got[0], marker, start, real, len(window) - back + real, final), listed, watch)
         return True
     if seen is None and final and not listed:
         # (A whole text's region whose list's last value runs on to the end of the
@@ -429,9 +449,23 @@ def _certify(sc: Any, out: list, key: tuple, start: int, memo: Memo, final: bool
             return True
     memo.refused.add(key)
     if seen is None and len(window) - back - len(marker) < _AHEAD_LONG:
-        # (It waited: its next keys see further; _AHEAD first, where it was shorter.)
-        memo.ahead[marker] = _AHEAD if len(window) - back - len(marker) < _AHEAD else _AHEAD_LONG
+        # (It waited: the next keys of its window see further; _AHEAD first, where it
+        # was shorter. A stream holds the marker's regions for so much text.)
+        wide = _AHEAD if len(window) - back - len(marker) < _AHEAD else _AHEAD_LONG
+        if wide > _AHEAD:
+            memo.ahead[marker] = wide
+        _widen(sc, memo, key, start, wide)
     return True
+
+
+def _widen(sc: Any, memo: Memo, key: tuple, start: int, wide: int) -> None:
+    """Note that the windows of `key`'s text up to _closed_within's end (the first part
+    of its window, or all of it) are `wide` after the marker from now on (key_of)."""
+    marker, back, _, window, _ = key
+    short = window[: back + len(marker) + _closed_within(memo, sc, sc.buf, start, marker)]
+    if memo.wide.get((marker, back, short), 0) < wide and len(memo.wide) < _KEPT:
+        memo.wide[(marker, back, short)] = wide
+        memo.widened += 1
 
 
 def _to_note(sc: Any, items: list, marker: str, start: int, back: int, width: int, final: bool) -> tuple | None:
@@ -1040,32 +1074,46 @@ def _look_behind(sc: Any, buf: str, at: int, blanks: str) -> int | None:
     return keep
 
 
-def _behind(sc: Any, buf: str, start: int) -> int | None:
-    """Where the key of a region at `start` begins: what its reading reads back from
-    the marker. That is the blanks before the marker and the character before them,
-    its last one that is not a blank (the region's reading reads nothing before the
-    marker; the scanner's looks back from it, before the memo is asked, are not the
-    region's: Scanner._in_prose), so most keys begin there, and a storm whose regions
-    follow varied text has a key per region text, not per 50 characters before it
-    (fence storms: 1,233 regions of 108 texts, each its own key; issue 17). Where
-    more is read back, the key holds what _look_behind keeps (a stream keeps it too,
-    _trim): a reasoning tag ending at that character; a backtick, that and the three
-    characters before it (a fence's close or inline code: _fence_close,
-    _in_inline_code); the last line of calls ending within the look-behind (mention.
-    _next_line_call reads the line breaks between it and the marker). None: as
-    _look_behind."""
+def _behind(sc: Any, buf: str, start: int) -> str | None:
+    """The look-behind of the key of a region at `start` (the text its window holds
+    before the marker): what the region's reading can tell of the text before it.
+    Most often that is a small fact, written as text: the last character before the
+    marker that is not a space or tab, as it is where it is a line break, another
+    space or a backtick, else "x"; then " " where blanks come between it and the
+    marker. So a storm whose regions follow varied text has a key per region text, not
+    per 50 characters before it (fence storms: 1,233 regions of 108 texts, each its
+    own key; issue 17). Where more is read back, the key holds what _look_behind keeps (a stream keeps it too,
+    _trim): a reasoning tag ending at that character; the last line of calls ending
+    within the look-behind (mention._next_line_call reads the line breaks between it
+    and the marker). None: as _look_behind.
+
+    What reads before a marker (every read back in _scan/region, salvage, mention,
+    opening, fastpath's frames, pyframe, gem*, twin and _lalr/*: each is bounded by the
+    region's start, the value's or the tag's own, but mention._next_line_call's, in
+    the key as line_call): nothing. The character kept stands for "not at the reply's
+    start, not after a longer run of blanks" (_look_behind; the stream's reading of
+    the window alone must not read its marker at the start of a text), and is kept as
+    it is where it is a space of any kind or a backtick, for what a reading
+    might tell by it; the scanner's own looks back (_in_inline_code, _fence_close,
+    quotation.opening, _after_object, instring) are asked before the memo is, in
+    Scanner._in_prose, and are not the region's. The rest of what a region's reading
+    reads of the text before it is the scanner's state (the key's in_open_think and
+    line_call, what _stream_reading resets) and the reply's indexes of brackets and
+    values' ends (Scanner.brackets, _lalr/extent.py), whose answers are those of a
+    scan forward from the place asked about, in the region: the text after it only."""
     keep = _look_behind(sc, buf, start, " \t")
     if keep is None:
         return None
     last = keep + sc.think_width - 1  # (the last character before the marker that is not a blank)
     if 0 <= start - (sc.line_call_end - sc.base) <= start - keep:
-        return keep
+        return buf[keep:start]
     for tag in sc.think_tags:
         if buf.startswith(tag, last + 1 - len(tag)):
-            return keep
-    if buf[last] == "`":
-        return max(keep, last - 3)
-    return last
+            return buf[keep:start]
+    c = buf[last]
+    if not (c.isspace() or c == "`"):
+        c = "x"
+    return c if last + 1 == start else c + " "
 
 
 def _restart_key(sc: Any, p: int, candidates: list) -> tuple | None:
