@@ -135,10 +135,14 @@ _SHUT_MARGIN = 0
 # OLMo 3 mix, each block with a spaced name read four or five times at each turn,
 # 64 -> 38 ms at 32 KB once its keys are remembered so long). A certification costs
 # a second reading of the window, at most _KEPT of them twice over per reply,
-# however many keys are kept.
+# however many keys are kept. A fence storm has hundreds of region texts, each again
+# a hundred regions or more on (its keys were the last 64's only now and then).
 _RECENT = 512
-# The most outcomes remembered per reply (a storm has a few), and the most keys whose
-# certification failed before no more are tried (each costs a second reading).
+# (And the most characters their windows hold in all: as 64 of the longest windows did.)
+_RECENT_CHARS = 64 * (_AHEAD_LONG + 64)
+# The most outcomes remembered per reply (a storm has a few; a fence storm's texts,
+# a hundred or two), and the most keys whose certification failed before no more are
+# tried (each costs a second reading).
 _KEPT = 256
 # A stream holds a marker's region for its window from the _STREAK-th region of that
 # marker in a row (see region()): before, its regions are read as they come.
@@ -153,7 +157,7 @@ _BATCH = 64
 class Memo:
     """One reply's memo (Scanner.storm)."""
 
-    __slots__ = ("recent", "known", "refused", "ahead", "wide", "widened", "streak", "ends", "run", "last", "probes", "owned")
+    __slots__ = ("recent", "recent_chars", "known", "refused", "ahead", "wide", "widened", "streak", "ends", "run", "last", "probes", "owned")
 
     def __init__(self) -> None:
         self.ahead: dict = {}  # marker -> how far a stream holds its regions for their windows, when not _AHEAD
@@ -164,6 +168,7 @@ class Memo:
         self.widened = 0
         self.ends: dict = {}  # marker -> the end markers of the formats it begins (_closed_within)
         self.recent: dict = {}  # the keys of the last regions read (in order)
+        self.recent_chars = 0  # the length of their windows, in all
         self.known: dict = {}  # key -> (items relative to the marker, end relative to it, _to_note's, _listed_hold's, the region's outer_watch relative to it)
         self.refused: set = set()  # keys whose certification failed (read the usual way)
         # A stream's: marker -> (where its last region began, in the reply; how many of
@@ -382,11 +387,23 @@ def read(sc: Any, out: list, key: tuple, start: int, final: bool = True) -> bool
     recent = memo.recent
     if key in recent and key not in memo.refused and len(memo.known) < _KEPT and len(memo.refused) < _KEPT:
         return _certify(sc, out, key, start, memo, final)
-    recent.pop(key, None)
-    recent[key] = None
-    if len(recent) > _RECENT:
-        del recent[next(iter(recent))]
+    _note_recent(memo, key)
     return False
+
+
+def _note_recent(memo: Memo, key: tuple) -> None:
+    """Note `key` as the last region's (memo.recent): the last _RECENT keys, fewer where
+    their windows hold more than _RECENT_CHARS characters in all (so many short keys of
+    a storm are kept, and no more text than 64 of the longest windows)."""
+    recent = memo.recent
+    if recent.pop(key, 0) is None:
+        memo.recent_chars -= len(key[3])
+    recent[key] = None
+    memo.recent_chars += len(key[3])
+    while len(recent) > _RECENT or memo.recent_chars > _RECENT_CHARS:
+        old = next(iter(recent))
+        del recent[old]
+        memo.recent_chars -= len(old[3])
 
 
 def _certify(sc: Any, out: list, key: tuple, start: int, memo: Memo, final: bool) -> bool:
@@ -1050,10 +1067,7 @@ def restart(sc: Any, out: list, candidates: list, p: int, final: bool) -> int:
     recent = memo.recent
     if key in recent and key not in memo.refused and len(memo.known) < _KEPT and len(memo.refused) < _KEPT:
         return _certify_restart(sc, out, key, candidates, p, memo, final)
-    recent.pop(key, None)
-    recent[key] = None
-    if len(recent) > _RECENT:
-        del recent[next(iter(recent))]
+    _note_recent(memo, key)
     return 0
 
 
