@@ -157,7 +157,7 @@ _BATCH = 64
 class Memo:
     """One reply's memo (Scanner.storm)."""
 
-    __slots__ = ("recent", "recent_chars", "known", "refused", "ahead", "wide", "widened", "streak", "ends", "run", "last", "probes", "owned")
+    __slots__ = ("recent", "recent_chars", "known", "refused", "ahead", "wide", "widened", "tag_ends", "streak", "ends", "run", "last", "probes", "owned")
 
     def __init__(self) -> None:
         self.ahead: dict = {}  # marker -> how far a stream holds its regions for their windows, when not _AHEAD
@@ -166,6 +166,7 @@ class Memo:
         # how many times that was set (prose_end's reuse of the last key asks).
         self.wide: dict = {}
         self.widened = 0
+        self.tag_ends: frozenset | None = None  # (_tag_ends)
         self.ends: dict = {}  # marker -> the end markers of the formats it begins (_closed_within)
         self.recent: dict = {}  # the keys of the last regions read (in order)
         self.recent_chars = 0  # the length of their windows, in all
@@ -209,7 +210,7 @@ def region(sc: Any, out: list, start: int, marker: str, final: bool) -> bool | N
         if need > len(sc.buf):
             sc.hold = sc.base + need + _BATCH
             return None
-    key = key_of(sc, start, marker) if not final else _key_at(sc, memo, start, marker)
+    key = key_of(sc, start, marker, False) if not final else _key_at(sc, memo, start, marker)
     return key is not None and read(sc, out, key, start, final)
 
 
@@ -254,8 +255,24 @@ def _key_at(sc: Any, memo: Memo, start: int, marker: str) -> tuple | None:
         k = last[0]
         if k[0] == marker:
             back, window = k[1], k[3]
-            if sc.buf.startswith(window[back:], start) and _behind(sc, sc.buf, start) == window[:back]:
-                key = _key(sc, marker, start, back, window)
+            buf = sc.buf
+            if buf.startswith(window[back:], start):
+                if back == 1 and start > 0:
+                    # (_behind's own answer, asked inline: a storm's thousands of
+                    # regions, each glued to the text before it.)
+                    c = buf[start - 1]
+                    tw = sc.think_width
+                    if (
+                        (c if c.isspace() or c == "`" else "x") == window[0]
+                        and c not in " \t"
+                        and c not in _tag_ends(sc)
+                        and start >= tw and sc.base + start - tw > 0
+                        and not 0 <= start - (sc.line_call_end - sc.base) <= tw
+                        and tw > 1
+                    ):
+                        key = _key(sc, marker, start, back, window)
+                elif _behind(sc, buf, start) == window[:back]:
+                    key = _key(sc, marker, start, back, window)
     if key is None:
         key = key_of(sc, start, marker)
         if key is None:
@@ -283,7 +300,7 @@ def frame_call(sc: Any, marker: str, start: int) -> None:
         memo.streak.clear()
 
 
-def key_of(sc: Any, start: int, marker: str) -> tuple | None:
+def key_of(sc: Any, start: int, marker: str, narrow: bool = True) -> tuple | None:
     """The memo key of the region at `start`, or None where the memo does not apply."""
     buf = sc.buf
     memo = sc.storm
@@ -294,7 +311,7 @@ def key_of(sc: Any, start: int, marker: str) -> tuple | None:
     # there, between two deltas, and keeps at least this; its buffer holds it). (_trim
     # keeps instring.LOOK more, for the check of a marker inside a string, which the
     # scanner makes before it asks the memo: a region's reading reads back no further.)
-    behind = _behind(sc, buf, start)
+    behind = _behind(sc, buf, start, narrow)
     if behind is None:
         return None
     # Where the last line of calls ended (Scanner.line_call_end), back from the marker,
@@ -468,10 +485,7 @@ def _certify(sc: Any, out: list, key: tuple, start: int, memo: Memo, final: bool
     if seen is None and len(window) - back - len(marker) < _AHEAD_LONG:
         # (It waited: the next keys of its window see further; _AHEAD first, where it
         # was shorter. A stream holds the marker's regions for so much text.)
-        wide = _AHEAD if len(window) - back - len(marker) < _AHEAD else _AHEAD_LONG
-        if wide > _AHEAD:
-            memo.ahead[marker] = wide
-        _widen(sc, memo, key, start, wide)
+        _widen(sc, memo, key, start, _AHEAD if len(window) - back - len(marker) < _AHEAD else _AHEAD_LONG)
     return True
 
 
@@ -1088,7 +1102,18 @@ def _look_behind(sc: Any, buf: str, at: int, blanks: str) -> int | None:
     return keep
 
 
-def _behind(sc: Any, buf: str, start: int) -> str | None:
+def _tag_ends(sc: Any) -> frozenset:
+    """The last characters of the scanner's reasoning tags (_behind), found once a reply."""
+    memo = sc.storm
+    ends = None if memo is None else memo.tag_ends
+    if ends is None:
+        ends = frozenset(tag[-1] for tag in sc.think_tags)
+        if memo is not None:
+            memo.tag_ends = ends
+    return ends
+
+
+def _behind(sc: Any, buf: str, start: int, narrow: bool = True) -> str | None:
     """The look-behind of the key of a region at `start` (the text its window holds
     before the marker): what the region's reading can tell of the text before it.
     Most often that is a small fact, written as text: the last character before the
@@ -1119,12 +1144,19 @@ def _behind(sc: Any, buf: str, start: int) -> str | None:
     if keep is None:
         return None
     last = keep + sc.think_width - 1  # (the last character before the marker that is not a blank)
+    if not narrow:
+        # (A stream's: its keys keep the whole look-behind, as they did. Narrowed, a
+        # stream held a Gemma call that ends a reply for a window past its end, to
+        # flush(), where it had read it on its own: test_stream's quoted_calls_then_a_
+        # call_whose_end_is_past_the_look. Left for later: see the report of sm46.)
+        return buf[keep:start]
     if 0 <= start - (sc.line_call_end - sc.base) <= start - keep:
         return buf[keep:start]
-    for tag in sc.think_tags:
-        if buf.startswith(tag, last + 1 - len(tag)):
-            return buf[keep:start]
     c = buf[last]
+    if c in _tag_ends(sc):  # (one look at a character where no reasoning tag ends: most)
+        for tag in sc.think_tags:
+            if buf.startswith(tag, last + 1 - len(tag)):
+                return buf[keep:start]
     if not (c.isspace() or c == "`"):
         c = "x"
     return c if last + 1 == start else c + " "
