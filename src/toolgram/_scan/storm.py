@@ -147,6 +147,9 @@ _KEPT = 256
 # A stream holds a marker's region for its window from the _STREAK-th region of that
 # marker in a row (see region()): before, its regions are read as they come.
 _STREAK = 3
+# How far before a region's marker _to_note keeps the text what it notes reads back (the
+# closers' width back from a short region's end), beyond the key's look-behind.
+_PRE = 32
 # How much text past a held region's window the hold waits for too: the regions after it
 # whose windows that holds are read with it, on one delta's work (a storm of prose regions
 # in 8-character deltas was each delta's scan, join and report: ```x repeated, 152-161 ms
@@ -157,15 +160,17 @@ _BATCH = 64
 class Memo:
     """One reply's memo (Scanner.storm)."""
 
-    __slots__ = ("recent", "recent_chars", "known", "refused", "ahead", "wide", "widened", "tag_ends", "streak", "ends", "run", "last", "probes", "owned")
+    __slots__ = ("recent", "recent_chars", "known", "refused", "wide", "pending", "widened", "tag_ends", "streak", "ends", "run", "last", "probes", "owned")
 
     def __init__(self) -> None:
-        self.ahead: dict = {}  # marker -> how far a stream holds its regions for their windows, when not _AHEAD
         # (marker, look-behind, the window up to _closed_within's end) -> the window's
         # length after the marker, where a region of that window waited (key_of), and
         # how many times that was set (prose_end's reuse of the last key asks).
         self.wide: dict = {}
         self.widened = 0
+        # A stream's: (memo.wide's entry, where the text after the marker begins) of a
+        # region its certification left undecided, until it is (_certify, region()).
+        self.pending: tuple | None = None
         self.tag_ends: frozenset | None = None  # (_tag_ends)
         self.ends: dict = {}  # marker -> the end markers of the formats it begins (_closed_within)
         self.recent: dict = {}  # the keys of the last regions read (in order)
@@ -178,9 +183,9 @@ class Memo:
         # A stream's: where the run of regions the last one is in began, each read at most
         # _AHEAD after the end of the one before (see region()).
         self.run = 0
-        # parse()'s: the last key prose_end found, where it began and how memo.ahead had
-        # the marker then (see prose_end).
-        self.last: tuple | None = None
+        # parse()'s: the last key prose_end found, where it began and memo.widened then
+        # (see _key_at).
+        self.last: list | None = None
         # format name -> a driver of it on this reply, whose _cut tells whether a marker
         # cuts a value read up to a list's `]` (_listed_hold).
         self.probes: dict = {}
@@ -197,6 +202,13 @@ def region(sc: Any, out: list, start: int, marker: str, final: bool) -> bool | N
     if memo is None:
         memo = sc.storm = Memo()
     if not final:
+        if memo.pending is not None:
+            # (The region whose certification it waited on is decided by now, the text
+            # being in prose again: on no more text than the stream holds.)
+            short, after = memo.pending
+            memo.pending = None
+            if sc.base + len(sc.buf) - after >= _QUOTED_CALL:
+                _widen_short(memo, short, _AHEAD_LONG)
         at = sc.base + start
         last, n = memo.streak.get(marker, (-1, 0))
         if at - sc.ended > _AHEAD:
@@ -206,11 +218,22 @@ def region(sc: Any, out: list, start: int, marker: str, final: bool) -> bool | N
             memo.streak[marker] = at, n
         if n < _STREAK:
             return False
-        need = start + len(marker) + memo.ahead.get(marker, _AHEAD)
+        need = start + len(marker) + _AHEAD
         if need > len(sc.buf):
             sc.hold = sc.base + need + _BATCH
             return None
-    key = key_of(sc, start, marker, False) if not final else _key_at(sc, memo, start, marker)
+        key = key_of(sc, start, marker, True)
+        if type(key) is int:
+            # (A window of this text waited before (memo.wide): its key sees further, and
+            # the region is held for that much. Only such a text's regions: a hold for
+            # every region of the marker (as memo.ahead was) held a Gemma call that its
+            # own reading decides within _AHEAD for _AHEAD_LONG, once one region of
+            # another text had waited: test_stream's quoted_calls_then_a_call_whose_
+            # end_is_past_the_look, done 2,114 characters later.)
+            sc.hold = sc.base + key + _BATCH
+            return None
+    else:
+        key = _key_at(sc, memo, start, marker)
     return key is not None and read(sc, out, key, start, final)
 
 
@@ -248,36 +271,55 @@ def _key_at(sc: Any, memo: Memo, start: int, marker: str) -> tuple | None:
     that key, for what the scanner's state gives it, not found anew at each marker."""
     ahead = memo.widened
     last = memo.last
-    key = None
     if last is not None and last[1] < start and last[2] == ahead:
         # (key_of finds it so: the look-behind's fact (_behind) is this marker's, and
         # the first end marker after it is that text's; its start is further on.)
         k = last[0]
         if k[0] == marker:
-            back, window = k[1], k[3]
             buf = sc.buf
-            if buf.startswith(window[back:], start):
+            key = None
+            n = last[6]
+            if n and buf.startswith(last[5], start - n) and not 0 <= start - (sc.line_call_end - sc.base) <= n:
+                # (The look-behind _look_behind keeps is the last one's, as it is, and
+                # no line of calls ends in it: _behind's answer is the last one's. A
+                # pure storm's regions: each after the same text.)
+                key = (marker, k[1], sc.in_open_think, k[3], -1)
+            elif buf.startswith(last[3], start):
+                back = k[1]
                 if back == 1 and start > 0:
                     # (_behind's own answer, asked inline: a storm's thousands of
-                    # regions, each glued to the text before it.)
+                    # regions, each glued to the text before it. The character is never
+                    # a space or tab here: _behind gives those with a blank after them.)
                     c = buf[start - 1]
+                    w = last[4]
                     tw = sc.think_width
+                    ends = memo.tag_ends
                     if (
-                        (c if c.isspace() or c == "`" else "x") == window[0]
-                        and c not in " \t"
-                        and c not in _tag_ends(sc)
+                        (c == w or (w == "x" and not c.isspace() and c != "`"))
+                        and c not in (ends if ends is not None else _tag_ends(sc))
                         and start >= tw and sc.base + start - tw > 0
                         and not 0 <= start - (sc.line_call_end - sc.base) <= tw
                         and tw > 1
                     ):
-                        key = _key(sc, marker, start, back, window)
-                elif _behind(sc, buf, start) == window[:back]:
-                    key = _key(sc, marker, start, back, window)
+                        key = (marker, 1, sc.in_open_think, k[3], -1)
+                elif _behind(sc, buf, start) == k[3][:back]:
+                    key = _key(sc, marker, start, back, k[3])
+            if key is not None:
+                last[0] = key
+                last[1] = start
+                return key
+    key = key_of(sc, start, marker)
     if key is None:
-        key = key_of(sc, start, marker)
-        if key is None:
-            return None
-    memo.last = (key, start, ahead)
+        return None
+    # (memo.last: the key, where, memo.widened then, the window's text from the marker
+    # on, its first character, and where no line of calls ends in the look-behind
+    # _look_behind keeps, that text with the window's from the marker on, and its length.)
+    tail = key[3][key[1] :]
+    same, n = "", 0
+    if key[4] < 0:
+        keep = _look_behind(sc, sc.buf, start, " \t")
+        same, n = sc.buf[keep:start] + tail, start - keep
+    memo.last = [key, start, ahead, tail, key[3][:1], same, n]
     return key
 
 
@@ -300,8 +342,10 @@ def frame_call(sc: Any, marker: str, start: int) -> None:
         memo.streak.clear()
 
 
-def key_of(sc: Any, start: int, marker: str, narrow: bool = True) -> tuple | None:
-    """The memo key of the region at `start`, or None where the memo does not apply."""
+def key_of(sc: Any, start: int, marker: str, hold: bool = False) -> tuple | int | None:
+    """The memo key of the region at `start`, or None where the memo does not apply
+    (with `hold`, a stream's: where its window, widened, runs past the text, how long
+    the text must be to hold it)."""
     buf = sc.buf
     memo = sc.storm
     ahead = _AHEAD if memo is None else _closed_within(memo, sc, buf, start, marker)
@@ -311,7 +355,7 @@ def key_of(sc: Any, start: int, marker: str, narrow: bool = True) -> tuple | Non
     # there, between two deltas, and keeps at least this; its buffer holds it). (_trim
     # keeps instring.LOOK more, for the check of a marker inside a string, which the
     # scanner makes before it asks the memo: a region's reading reads back no further.)
-    behind = _behind(sc, buf, start, narrow)
+    behind = _behind(sc, buf, start)
     if behind is None:
         return None
     # Where the last line of calls ended (Scanner.line_call_end), back from the marker,
@@ -331,7 +375,7 @@ def key_of(sc: Any, start: int, marker: str, narrow: bool = True) -> tuple | Non
         if wide is not None:
             ahead = wide
             if start + len(marker) + ahead > len(buf):
-                return None
+                return start + len(marker) + ahead if hold else None
     return _key(sc, marker, start, len(behind), behind + buf[start : start + len(marker) + ahead])
 
 
@@ -350,8 +394,8 @@ def _closed_within(memo: Memo, sc: Any, buf: str, start: int, marker: str) -> in
     begins comes within _AHEAD: to that end marker, and _SHUT_MARGIN after it (so a
     region whose reading ends there has one key whatever text follows: a reply of a
     few kinds of block in varying order; QA12 N7). Its certification tells whether a
-    stream's reading decides the region on so much text; where one waits, the marker's
-    windows are _AHEAD from then on (memo.ahead). _AHEAD where none comes so."""
+    stream's reading decides the region on so much text; where one waits, the windows of
+    that text see further from then on (memo.wide). _AHEAD where none comes so."""
     ends = memo.ends.get(marker)
     if ends is None:
         ends = memo.ends[marker] = tuple({e for fmt in sc.by_marker[marker] for e in fmt.ends if e})
@@ -446,13 +490,18 @@ def _certify(sc: Any, out: list, key: tuple, start: int, memo: Memo, final: bool
         sc.listed_log = None
     if sc.region is not None or sc.mode != "prose":
         # (Not decided on the text so far, a stream's: its region reads on, as usual.
-        # Its window, shorter, would not decide it either: the marker's next keys see
-        # further, as below.)
+        # Once it is decided, the windows of its text see as far as its reading read
+        # (memo.pending, region()): no further. A hold of _AHEAD_LONG for every later
+        # region of the marker, as once, delayed calls that their own reading decides
+        # sooner, where keys come again soon: a Gemma call quoted after others,
+        # test_stream's quoted_calls_then_a_call_whose_end_is_past_the_look, done 2,000
+        # characters later. Without any widening, a storm of strings each quoting a
+        # call, each waiting so, was read region by region: 59 -> 309 ms, 8-character
+        # deltas, 32 KB.)
         memo.refused.add(key)
         if sc.region is not None:
             sc.mode = "region"
-            memo.ahead[marker] = _AHEAD_LONG
-            _widen(sc, memo, key, start, _AHEAD_LONG)
+            memo.pending = (_short(sc, memo, key, start), sc.base + start + len(marker))
         return True
     got = _relative(out[n:], start), sc.pos - start
     listed = _logged(sc, log, start) if log else ()
@@ -489,13 +538,22 @@ def _certify(sc: Any, out: list, key: tuple, start: int, memo: Memo, final: bool
     return True
 
 
-def _widen(sc: Any, memo: Memo, key: tuple, start: int, wide: int) -> None:
-    """Note that the windows of `key`'s text up to _closed_within's end (the first part
-    of its window, or all of it) are `wide` after the marker from now on (key_of)."""
+def _short(sc: Any, memo: Memo, key: tuple, start: int) -> tuple:
+    """The entry of memo.wide for `key`'s text up to _closed_within's end (the first part
+    of its window, or all of it)."""
     marker, back, _, window, _ = key
-    short = window[: back + len(marker) + _closed_within(memo, sc, sc.buf, start, marker)]
-    if memo.wide.get((marker, back, short), 0) < wide and len(memo.wide) < _KEPT:
-        memo.wide[(marker, back, short)] = wide
+    return marker, back, window[: back + len(marker) + _closed_within(memo, sc, sc.buf, start, marker)]
+
+
+def _widen(sc: Any, memo: Memo, key: tuple, start: int, wide: int) -> None:
+    """Note that the windows of `key`'s text up to _closed_within's end are `wide` after
+    the marker from now on (key_of)."""
+    _widen_short(memo, _short(sc, memo, key, start), wide)
+
+
+def _widen_short(memo: Memo, short: tuple, wide: int) -> None:
+    if memo.wide.get(short, 0) < wide and len(memo.wide) < _KEPT:
+        memo.wide[short] = wide
         memo.widened += 1
 
 
@@ -528,7 +586,15 @@ def _to_note(sc: Any, items: list, marker: str, start: int, back: int, width: in
                     if low >= start - back:
                         told = _line_told(sc, args, end, start - back + width) if final and args is not None else None
                         known = args, _frame.closer_of(fmt, sc.buf, end), told
-                return k, fmt, known
+                    elif low >= max(0, start - _PRE):
+                        # (It reads back past the window's look-behind, a few characters
+                        # (the closers' width back from the region's end, where the region
+                        # is shorter: `<function=x` repeated). That text, as it is, goes
+                        # with it: _noted takes `known` where a region's text there is the
+                        # same. The key's look-behind is a normalized fact, _behind.)
+                        told = _line_told(sc, args, end, start - back + width) if final and args is not None else None
+                        return k, fmt, (args, _frame.closer_of(fmt, sc.buf, end), told), (sc.buf[low:start], low - end)
+                return k, fmt, known, None
         return None
     return None
 
@@ -558,11 +624,15 @@ def _noted(sc: Any, moved: list, noted: tuple, final: bool) -> None:
     was remembered where that is the window's (the same text at each region of the key);
     and (final: as a whole text reads it) what stray.line_after tells of the call's line,
     which Scanner._in_prose asks first (the watch armed, or ended: not asked again)."""
-    k, fmt, known = noted
+    k, fmt, known, pre = noted
     item = moved[k]
     if type(item) is ToolCall:
         sc.after_call(item.span[1], fmt, start=item.span[0])
         return
+    if pre is not None:
+        at = item.end + pre[1]
+        if at < 0 or not sc.buf.startswith(pre[0], at):
+            known = None  # (the text it read back differs here: after_call finds it)
     sc.after_call(item.end, fmt, item, known, item.start)
     if final and known is not None and known[2] is not None:
         told = known[2]
@@ -1113,7 +1183,7 @@ def _tag_ends(sc: Any) -> frozenset:
     return ends
 
 
-def _behind(sc: Any, buf: str, start: int, narrow: bool = True) -> str | None:
+def _behind(sc: Any, buf: str, start: int) -> str | None:
     """The look-behind of the key of a region at `start` (the text its window holds
     before the marker): what the region's reading can tell of the text before it.
     Most often that is a small fact, written as text: the last character before the
@@ -1144,12 +1214,6 @@ def _behind(sc: Any, buf: str, start: int, narrow: bool = True) -> str | None:
     if keep is None:
         return None
     last = keep + sc.think_width - 1  # (the last character before the marker that is not a blank)
-    if not narrow:
-        # (A stream's: its keys keep the whole look-behind, as they did. Narrowed, a
-        # stream held a Gemma call that ends a reply for a window past its end, to
-        # flush(), where it had read it on its own: test_stream's quoted_calls_then_a_
-        # call_whose_end_is_past_the_look. Left for later: see the report of sm46.)
-        return buf[keep:start]
     if 0 <= start - (sc.line_call_end - sc.base) <= start - keep:
         return buf[keep:start]
     c = buf[last]
