@@ -408,3 +408,20 @@ def test_storms_of_relisted_lines_whose_reading_leaves_stray_and_end_watches_rea
         tools = ["f", "g", "h", "k"] if rng.random() < 0.3 else None
         a, b = _both(raw, tools)
         assert a == b, raw[:120]
+
+
+def test_a_region_whose_certification_waits_holds_no_other_text_of_its_marker():
+    """A stream's certification of a region whose reading has not decided it yet (a Gemma
+    string quoting calls) held every later region of the marker for _AHEAD_LONG: the
+    calls after it, decided on a few hundred characters, were done 2,000 characters
+    later, once keys came again sooner (storm._behind). Only the text that waited so long
+    is held so (memo.pending)."""
+    path = Path(__file__).parent / "corpus" / "gemma4_call" / "quoted_calls_then_a_call_whose_end_is_past_the_look_streams_as_parsed.txt"
+    raw = path.read_text(encoding="utf-8")
+    sp = toolgram.StreamParser(None)
+    done = []
+    for i in range(0, len(raw), 7):
+        done += [(min(i + 7, len(raw)), e.call.span[1]) for e in sp.feed(raw[i : i + 7]) if isinstance(e, toolgram.CallDone)]
+    # (The calls before the last quoted one, whose end is past instring's look.)
+    late = [(at, end) for at, end in done if end < 1_549 and at - end > 900]
+    assert len(done) > 20 and not late, late
