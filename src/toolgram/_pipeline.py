@@ -267,8 +267,11 @@ def _alternating(pieces: list[str]) -> str | None:
 
 
 # The segment kind of a scanner Piece (another kind, a <think> tag's "markup": reasoning).
-# ("closer": a call's closer written again right after it.)
-_PIECE_SEGMENT = {"text": "text", "turn_end": "markup", "closer": "markup"}
+# ("closer": a call's closer written again right after it; "opener": the markers of a
+# call that could not be read, its error told, mention.failed_prose: markup, as a failed
+# call holds no call, and no "error" segment, so that one failure, its text prose between
+# its two markers, has no more error segments than errors.)
+_PIECE_SEGMENT = {"text": "text", "turn_end": "markup", "closer": "markup", "opener": "markup"}
 
 
 class Assembler:

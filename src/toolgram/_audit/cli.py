@@ -441,7 +441,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
             for attempt in step.attempts:
                 w(f"  tried: {attempt.format}: {_shown(attempt.reason)}\n")
                 _stopped(w, st, raw, attempt)
-            w("  kept as prose\n")
+            markers = ", ".join(repr(raw[a:b]) for a, b in step.markers)
+            w("  kept as prose" + (f", but its markers, {markers}, removed (markup)" if markers else "") + "\n")
     res = exp.result
     w(f"\nresult: {len(res.calls)} call(s), {len(res.errors)} error(s)\n")
     for err in res.errors:

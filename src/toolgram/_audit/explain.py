@@ -61,6 +61,9 @@ class Step:
     errors: list[str] = field(default_factory=list)
     repairs: list[str] = field(default_factory=list)
     attempts: list[Attempt] = field(default_factory=list)
+    # (kind "error" kept as prose: the spans of its markers, dropped from the text as
+    # markup, mention.failed_prose)
+    markers: list[tuple[int, int]] = field(default_factory=list)
 
 
 @dataclass
@@ -143,13 +146,17 @@ def explain(
             step.attempts = attempts
             steps.append(step)
         elif isinstance(item, Failure):
-            # The failure's text was reported as a text piece just before it: replace that.
-            if steps and steps[-1].kind == "text" and steps[-1].end == item.end:
+            # The failure's text was reported as pieces just before it (text, and a told
+            # failure's markers, "opener", mention.failed_prose): replace those.
+            markers: list[tuple[int, int]] = []
+            while steps and steps[-1].kind in ("text", "opener") and steps[-1].end > item.start and steps[-1].end <= item.end:
+                if steps[-1].kind == "opener":
+                    markers.insert(0, (steps[-1].start, steps[-1].end))
                 if steps[-1].start < item.start:
                     steps[-1].end = item.start
-                else:
-                    steps.pop()
-            step = Step("error", item.start, item.end, errors=[item.message])
+                    break
+                steps.pop()
+            step = Step("error", item.start, item.end, errors=[item.message], markers=markers)
             step.attempts = recorder.found.get(id(item), ([], None, ""))[0]
             steps.append(step)
     if len(raw) > max_chars:
@@ -254,6 +261,7 @@ def explanation_data(exp: Explanation) -> dict:
                 **({"calls": [call_data(c) for c in s.calls]} if s.calls else {}),
                 **({"errors": s.errors} if s.errors else {}),
                 **({"repairs": s.repairs} if s.repairs else {}),
+                **({"markers": [exp.raw[a:b] for a, b in s.markers]} if s.markers else {}),
                 **(
                     {"attempts": [attempt_data(exp.raw, a) for a in s.attempts]}
                     if s.attempts

@@ -19,6 +19,7 @@ import regex
 from .._lalr import close as _close
 from .._lalr.driver import DONE, FAIL, WAIT, Driver
 from .._lalr.extent import string_open_at_end
+from .items import _piece
 from .._lalr.table import ends_something
 from .._recover import repair as _repair
 from .items import Failure
@@ -413,6 +414,55 @@ def cut_opener(r: Any, start: int, final: bool) -> bool:
     if start + r.marker_len >= end:
         return True
     return all(d.pos >= end and d.status == FAIL and d.reason.startswith(_ENDED) for d in r.drivers)
+
+
+def failed_prose(r: Any, out: list, start: int, end: int) -> None:
+    """The text of a told failure, buf[start:end], out as prose, all but the markup of
+    the call it was: the opener of a format that is not quiet that begins it (blanks
+    before it at most), and an end marker of a format of that opener that ends it
+    (blanks after it at most), each a Piece "opener" (an "error" segment, no text).
+    What was written between them stays prose, as any failure's text does, but markup
+    is never prose (issue 19: `[TOOL_CALLS]{bad}`, `<tool_call>{bad json}</tool_call>`
+    left their markers in the text). Only where the failure is told: a marker that is
+    a mention (no error) is prose; and not in reasoning, which keeps them. The markers
+    are cut_opener's (_loud): not a word's (`functools[`), nor a quiet format's."""
+    sc = r.sc
+    buf = sc.buf
+    if sc.in_open_think:
+        # (Reasoning keeps what the model wrote, markers and all, as a call written
+        # inside a closed reasoning block does.)
+        sc._prose(out, start, end)
+        return
+    loud, markers = _loud(r)
+    i = start
+    while i < end and buf[i].isspace():
+        i += 1
+    m = next((m for m in markers if buf.startswith(m, i)), None) if markers else None
+    if m is None or i + len(m) > end or not _whole_token(m):
+        sc._prose(out, start, end)
+        return
+    sc._prose(out, start, i)
+    out.append(_piece("opener", i, i + len(m), ""))
+    i += len(m)
+    j = end
+    while j > i and buf[j - 1].isspace():
+        j -= 1
+    ends = sorted({e for f in loud if m in f.starts for e in f.ends if _whole_token(e)}, key=len, reverse=True)
+    e = next((e for e in ends if buf.endswith(e, i, j)), None)
+    if e is None:
+        sc._prose(out, i, end)
+        return
+    sc._prose(out, i, j - len(e))
+    out.append(_piece("opener", j - len(e), j, ""))
+    sc._prose(out, j, end)
+
+
+def _whole_token(marker: str) -> bool:
+    """Whether a marker is a whole token of markup (`[TOOL_CALLS]`, `<tool_call>`,
+    `<|python_tag|>`): not a word (`functools`), a bracket alone (`[`, `{`), nor a
+    tag's beginning whose rest is the call's (`<function name=`, `<invoke name=`),
+    which failed_prose would cut in two."""
+    return len(marker) > 1 and marker[-1] in ">]" and not marker[0].isalnum()
 
 
 def cut_may_come(r: Any, start: int) -> bool:

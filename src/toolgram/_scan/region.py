@@ -24,7 +24,7 @@ from . import twin as _twin
 from . import quotation as _quotation
 from .items import OUTER_CUT as _OUTER_CUT, Failure, Region, listed_closed as _listed_closed
 from .._recover import repair as _repair
-from .mention import _ENDED, _cut_at_marker, cut_inside as _cut_inside, marker_pending as _marker_pending, cut_may_come as _cut_may_come, cut_opener as _cut_opener, mention as _mention, settle_failure as _settle_failure
+from .mention import _ENDED, _cut_at_marker, cut_inside as _cut_inside, marker_pending as _marker_pending, cut_may_come as _cut_may_come, cut_opener as _cut_opener, failed_prose as _failed_prose, mention as _mention, settle_failure as _settle_failure
 from .salvage import list_closed as _list_closed, listed as _listed, salvage as _salvage, salvaged as _salvaged
 from .._build.builder import Builder, Draft, Unreadable
 from .._lalr.driver import DONE, FAIL, WAIT, Driver, turn_end_at, turn_tokens
@@ -719,7 +719,7 @@ class RegionReader:
                 sc._end_region()
                 return True
             if failure is not None:
-                sc._prose(out, failure.start, failure.end)
+                _failed_prose(self, out, failure.start, failure.end)  # (its markup no prose)
                 out.append(failure)
                 sc.pos = failure.end
                 self._watch_after(failure)

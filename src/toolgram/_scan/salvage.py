@@ -11,7 +11,7 @@ from typing import Any
 import regex
 
 from . import gemframe, pyframe
-from .mention import cut_opener, mention, settle_failure
+from .mention import cut_opener, failed_prose, mention, settle_failure
 from .._build.builder import LIST_CLOSED_EARLY, Draft
 from .._lalr.close import CUT_ROOM, last_closes
 from .._lalr.driver import _MARK_STACK, Driver
@@ -81,7 +81,10 @@ def salvaged(r: Any, out: list, final: bool) -> bool | None:
         out.append(tail)
         sc.pos = tail.end
     elif tail is not None:  # (its text stays prose, as any failure's, but markup's: see salvage)
-        sc._prose(out, sc.pos, tail.end if tail.prose else tail.start)
+        if tail.prose:
+            failed_prose(r, out, sc.pos, tail.end)  # (its opener and end marker no prose)
+        else:
+            sc._prose(out, sc.pos, tail.start)
         out.append(tail)
         sc.pos = tail.end
     elif region is not None and open_lists and any(f.name == region.fmt and f.stream_python for f in r.candidates):
