@@ -104,6 +104,10 @@ HELD = {
     # call (issue 19): the string runs on to the reply's end, cut where each next list
     # begins, its last line's call ended by that call; all done when the reply ends.
     "pythonic/single_quoted_string_quoting_another_formats_call_line_after_line_without_tools_reads_each_list",
+    # Lists in a row without tools, one region, the last one's value running to the reply's
+    # end (`[g()]` then `[f(a="x", g(b=1), h() x]`): g is done when the reply ends, as on
+    # main, where it was held too but recorded closed_tag (the cut list's, issue 19).
+    "pythonic/whole_list_then_a_broken_list_on_the_next_line_keeps_its_call_whole_without_tools",
     # A broken value cut at its own start marker, which begins a call (the broken call
     # prose): its string `'x…` is left open, and a quote after the call may still close it
     # around that call (`That's it.')]`), so the call is done when the reply ends (so on

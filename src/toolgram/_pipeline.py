@@ -417,6 +417,8 @@ class Assembler:
             last = item.items[-1] if item.items else None
             cut = 0 <= self.cut <= item.end
             base = tuple(item.repairs)  # (each call's first repairs: finish_call)
+            whole = item.whole  # (its first calls whole, lists in a row: Region.whole)
+            whole_base = tuple(r for r in base if r != "closed_tag") if whole else base
             for part in item.items:
                 if type(part) is not Draft:  # (the commonest part, a call, passes the rest by)
                     if isinstance(part, Prose) and part.span is not None:
@@ -438,7 +440,11 @@ class Assembler:
                 if self.pending and isinstance(part, Draft):
                     part.repairs = [*self.pending, *(r for r in part.repairs if r not in self.pending)]
                     self.pending = ()
-                done = finish_call(part, item.fmt, self.tools, item, self.validate, cut, self.truncated, base)
+                if whole and isinstance(part, Draft) and part.span is not None:
+                    whole -= 1  # (a call of a list before the last: whole, Region.whole)
+                    done = finish_call(part, item.fmt, self.tools, item, self.validate, cut, self.truncated, whole_base)
+                else:
+                    done = finish_call(part, item.fmt, self.tools, item, self.validate, cut, self.truncated, base)
                 if type(done) is ToolCall:
                     self.calls.append(done)
                     produced.append(("call", done))

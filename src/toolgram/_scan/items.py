@@ -18,6 +18,10 @@ class Region:
     fmt: str
     items: list  # Draft | Prose
     repairs: list[str] = field(default_factory=list)
+    # How many of its first calls take no closed_tag of `repairs`: lists in a row read as
+    # one region, its close supplied where the end cut the last list; the calls of the
+    # lists before, each closed by its own `]`, are whole (region._whole_lists).
+    whole: int = 0
 
 
 class Piece(NamedTuple):

@@ -188,6 +188,25 @@ def _closer(drv: Any, buf: str) -> bool | None:
     return ends_something(drv.c.terminals.get(term), buf[drv.last_start : drv.last_end], drv.fmt.ends)
 
 
+_LIST_BOUNDARY = regex.compile(r"\][ \t\r\n]*\[")
+
+
+def _whole_lists(items: list, buf: str) -> int:
+    """Lists in a row read as one region (a Python call list's with no end marker: without
+    tools, or on one line), its close supplied where the end cut the last list: how many
+    of its first calls, those up to the last `]` that ends a list before the next `[`,
+    are whole and take none of the region's closed_tag (Region.whole), as where each list
+    is a region of its own (issue 19: `[g()]` then a broken list on the next line gave g
+    closed_tag). The region keeps the repair: what is read after it is read as after a
+    region whose close the end supplied (`[g()]\n[f(a=1), g(b=)]` tells `, g(b=)]`)."""
+    drafts = [i for i in items if type(i) is Draft and i.span is not None]
+    whole = 0
+    for k in range(len(drafts) - 1):
+        if _LIST_BOUNDARY.search(buf, drafts[k].span[1], drafts[k + 1].span[0]) is not None:
+            whole = k + 1
+    return whole
+
+
 def cut_failure(r: RegionReader, failure: Failure | None, whole: bool = False) -> Failure:
     """The error for a region that is a call's opener the end of the reply cut (see
     mention.cut_opener), or a call it cut before the grammar could close it (`whole`:
@@ -1092,7 +1111,10 @@ class RegionReader:
                 if self.elsewhere(rule, buf, drv.start, False):
                     return ""  # (told already by the text there is, whole or not: no Region built twice)
                 self.broken_rule = (drv, rule)
-        return Region(drv.start, max(drv.end, builder.took_to), drv.fmt.name, items, list(drv.repairs))
+        region = Region(drv.start, max(drv.end, builder.took_to), drv.fmt.name, items, list(drv.repairs))
+        if "closed_tag" in region.repairs and drv.fmt.stream_python and not drv.fmt.ends and len(items) > 1:
+            region.whole = _whole_lists(items, buf)
+        return region
 
     def find(self, text: str, start: int, buf: str | None = None) -> int:
         """The scanner's remembered buf.find (Scanner.find)."""
