@@ -12,7 +12,7 @@ from ._result.model import ParseResult, Segment, TextOf, ToolCall, lazy_result, 
 from ._grammar.registry import Format, registry_for
 from ._scan.items import strip_leading
 from ._scan.scanner import Failure, Piece, Region, Scanner
-from ._tools.tools import ToolSet, normalize_tools
+from ._tools.tools import ToolSet, normalize_tools, unknown_tool
 from ._tools.validate import require_jsonschema
 from ._tools.validate import validate as check_arguments
 
@@ -26,11 +26,6 @@ def select_formats(formats: Any, grammar_paths: Any = None) -> Sequence[Format]:
 
 
 TRUNCATED = ("repair", "error")  # (what parse()'s `truncated` may say)
-
-
-def unknown_tool(name: str, tools: ToolSet) -> str:
-    available = ", ".join(tools.names) if tools.names else "none"
-    return f'Unknown tool "{name}". Available now: {available}.'
 
 
 # The repairs that the end of the text (the reply's, or max_chars') makes.

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._lalr.tree import Tree
+from .._tools.tools import unknown_tool
 
 from .._recover import repair as _repair
 from .._grammar.vocabulary import CALL_HOLDERS, OPAQUE, REGION_LEVEL, rule_name
@@ -613,8 +614,7 @@ class Builder:
         in its place; the region's other calls stand (see build)."""
         self._broken.append(exc.with_traceback(None))  # (see build: its frames hold this builder)
         if exc.unknown is not None and self.tools is not None:
-            names = ", ".join(self.tools.names) if self.tools.names else "none"
-            error = f'Unknown tool "{exc.unknown}". Available now: {names}.'  # (as _pipeline.unknown_tool words it)
+            error = unknown_tool(exc.unknown, self.tools)
         else:
             error = f"Couldn't read a tool call: {exc}."
         self.items.append(Draft(name="", kind=kind, span=span or self.region, error=error, value_broke=exc.value))

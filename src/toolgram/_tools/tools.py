@@ -110,6 +110,14 @@ class ToolSet:
         return tool.parameters if tool else None
 
 
+def unknown_tool(name: str, tools: ToolSet) -> str:
+    """The error for a call of a tool not offered: the model can mend it from the names.
+    (Here, below both, so that the builder's told failures (Unreadable.unknown) and
+    parse()'s refusals of a call read whole word it once.)"""
+    available = ", ".join(tools.names) if tools.names else "none"
+    return f'Unknown tool "{name}". Available now: {available}.'
+
+
 def _tool(
     name: str,
     description: str = "",
