@@ -19,7 +19,6 @@ import regex
 from . import fastpath as _frame
 from . import gemframe as _gemframe
 from . import pyframe as _pyframe
-from . import storm as _storm
 from . import twin as _twin
 from . import quotation as _quotation
 from .items import OUTER_CUT as _OUTER_CUT, Failure, Region, listed_closed as _listed_closed
@@ -491,7 +490,8 @@ class RegionReader:
                 out.append(got)
                 sc.pos = got.span[1]
                 sc.after_call(sc.pos, self.frame.fmt, start=got.span[0])
-                _storm.frame_call(sc, sc.buf[self.region_start : self.region_start + self.marker_len], self.region_start)
+                if sc.storm is not None:
+                    sc.storm.frame_call(sc, sc.buf[self.region_start : self.region_start + self.marker_len], self.region_start)
                 sc._end_region()
                 return True
             if got is not None and len(sc.buf) - self.region_start < _FRAME_WAIT:

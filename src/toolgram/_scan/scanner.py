@@ -1196,7 +1196,7 @@ class Scanner(MarkerSearch):
                     # close marker is here is what that region's driver reads on this very
                     # delta (it reads to the close, which ends it, and no more: gemcall.py),
                     # so it is read here, and the region ended as its reading ends it. No
-                    # frame_call: the storm counts it as the general way's (its streaks and
+                    # Memo.frame_call: the storm counts it as the general way's (its streaks and
                     # holds, and so every later delta, as before). Else the general way.
                     got = frame.streamed(buf, i, tools)
                     if type(got) is ToolCall:
@@ -1224,13 +1224,15 @@ class Scanner(MarkerSearch):
                     out.append(got)
                     self.pos = pos = lo = got.span[1]
                     self.after_call(pos, frame.fmt, start=got.span[0])
-                    _storm.frame_call(self, marker, i)
+                    if self.storm is not None:
+                        self.storm.frame_call(self, marker, i)
                     continue
                 if type(got) is Region:  # (a JsonFrame's, read as the general way would)
                     out.append(got)
                     self.pos = pos = lo = got.end
                     self.after_call(pos, frame.fmt, got, start=got.start)
-                    _storm.frame_call(self, marker, i)
+                    if self.storm is not None:
+                        self.storm.frame_call(self, marker, i)
                     continue
                 if got is None:
                     frame = None

@@ -79,7 +79,7 @@ before, or with no more than _AHEAD characters of text outside regions between i
 one before (regions longer than _AHEAD, one right after another: Kimi K2 values each cut by
 the next section's marker), and no call read by a fast frame since (a reply of ordinary
 calls is never held; but a call right where the region before ended, its marker cutting
-that region, ends only its own marker's run: frame_call), it holds the region, unread (Scanner.hold: a wait that takes deltas unlooked at),
+that region, ends only its own marker's run: Memo.frame_call), it holds the region, unread (Scanner.hold: a wait that takes deltas unlooked at),
 until the text holds the region's window, at most _AHEAD_LONG characters after its
 marker, and _BATCH more (the regions after it are read on the same delta). Then the key is known, and the region goes as in parse(): a remembered outcome
 moved into place, or the certification, whose usual reading is the stream's own
@@ -192,6 +192,23 @@ class Memo:
         # (the text, the cuts _own_hold found to hold in it: (format, value's place, marker's)).
         # Each is a region's and, the value of the region its marker begins, the one before's.
         self.owned: tuple | None = None
+
+    def frame_call(self, sc: Any, marker: str, start: int) -> None:
+        """A fast frame read a call at `marker`, at `start` in the buffer (a stream's):
+        no storm of that marker is going on (see region()), nor of any other (a reply of
+        ordinary calls in several formats is never held), but where the region before
+        ended at that call's marker, which cut it (a value left open before the call:
+        `[f(a="x` then a Hermes call, then the next line's list, again and again, QA26
+        S2). There the other markers' runs go on over the call: each call is read by the
+        frame as it comes, and the regions around it, each the same, are held for their
+        windows and read through the memo (without that, each was read again at every
+        delta until its next line told where its value ends: 8-character deltas of 32 KB,
+        193 -> 42 ms, parse 29). (A method, so that region.py, which storm.py reads
+        through, need not import this module: test_layers.)"""
+        if sc.ended == sc.base + start:
+            self.streak.pop(marker, None)
+        else:
+            self.streak.clear()
 
 
 def region(sc: Any, out: list, start: int, marker: str, final: bool) -> bool | None:
@@ -321,25 +338,6 @@ def _key_at(sc: Any, memo: Memo, start: int, marker: str) -> tuple | None:
         same, n = sc.buf[keep:start] + tail, start - keep
     memo.last = [key, start, ahead, tail, key[3][:1], same, n]
     return key
-
-
-def frame_call(sc: Any, marker: str, start: int) -> None:
-    """A fast frame read a call at `marker`, at `start` in the buffer (a stream's): no
-    storm of that marker is going on (see region()), nor of any other (a reply of
-    ordinary calls in several formats is never held), but where the region before ended
-    at that call's marker, which cut it (a value left open before the call: `[f(a="x`
-    then a Hermes call, then the next line's list, again and again, QA26 S2). There the
-    other markers' runs go on over the call: each call is read by the frame as it comes,
-    and the regions around it, each the same, are held for their windows and read
-    through the memo (without that, each was read again at every delta until its next
-    line told where its value ends: 8-character deltas of 32 KB, 193 -> 42 ms, parse 29)."""
-    memo = sc.storm
-    if memo is None:
-        return
-    if sc.ended == sc.base + start:
-        memo.streak.pop(marker, None)
-    else:
-        memo.streak.clear()
 
 
 def key_of(sc: Any, start: int, marker: str, hold: bool = False) -> tuple | int | None:
