@@ -507,14 +507,14 @@ def _certify(sc: Any, out: list, key: tuple, start: int, memo: Memo, final: bool
         memo.refused.add(key)  # (a call read at a value's cut that the memo cannot check: see _logged)
         return True
     seen = _stream_reading(sc, window, back, marker, candidates, line_call, listed)
+    # (The watch the reading armed for the region's end marker, at the marker that broke
+    # it, relative to the region: read() arms it as the reading did.)
+    watch = sc.outer_watch
+    watch = None if watch is None or watch is outer else (watch[0], watch[1] - sc.base - start, *watch[2:])
+    # (What _to_note finds must lie in the text the window holds as it is: from the
+    # marker on, where its look-behind is _behind's fact, not the text.)
+    real = back if sc.buf.startswith(window[:back], start - back) else 0
     if seen is not None and repr(seen) == repr(got):
-        # (The watch the reading armed for the region's end marker, at the marker that
-        # broke it, relative to the region: read() arms it as the reading did.)
-        watch = sc.outer_watch
-        watch = None if watch is None or watch is outer else (watch[0], watch[1] - sc.base - start, *watch[2:])
-        # (What _to_note finds must lie in the text the window holds as it is: from the
-        # marker on, where its look-behind is _behind's fact, not the text.)
-        real = back if sc.buf.startswith(window[:back], start - back) else 0
         memo.known[key] = (_planned(got[0]), got[1], _to_note(sc, got[0], marker, start, real, len(window) - back + real, final), listed, watch)
         return True
     if seen is None and final and not listed:
@@ -524,9 +524,7 @@ def _certify(sc: Any, out: list, key: tuple, start: int, memo: Memo, final: bool
         width = len(window) - back
         tail = _tail(sc, reader, start, width) if got[1] < width - _TAIL_MARGIN and all(getattr(i, "end", 0) < width - _TAIL_MARGIN for i in got[0]) else None
         if tail is not None:
-            watch = sc.outer_watch
-            watch = None if watch is None or watch is outer else (watch[0], watch[1] - sc.base - start, *watch[2:])
-            memo.known[key] = (_planned(got[0]), got[1], _to_note(sc, got[0], marker, start, back, len(window), final), tail, watch)
+            memo.known[key] = (_planned(got[0]), got[1], _to_note(sc, got[0], marker, start, real, len(window) - back + real, final), tail, watch)
             return True
     memo.refused.add(key)
     if seen is None and len(window) - back - len(marker) < _AHEAD_LONG:
