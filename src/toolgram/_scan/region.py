@@ -1090,7 +1090,7 @@ class RegionReader:
                     final = self.rule_final
                     if final is None or not (drv.fmt.ends and all(e.startswith("```") for e in drv.fmt.ends)):
                         return ""
-                    told = offered_elsewhere(rule, buf, drv.start, tools, final, self.sc.literals)
+                    told = self.elsewhere(rule, buf, drv.start, final)
                     if told is None:
                         self.rule_pending = rule
                         return ""
