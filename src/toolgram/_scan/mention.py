@@ -19,10 +19,9 @@ import regex
 from .._lalr import close as _close
 from .._lalr.driver import DONE, FAIL, WAIT, Driver
 from .._lalr.extent import string_open_at_end
-from .items import _piece
 from .._lalr.table import ends_something
 from .._recover import repair as _repair
-from .items import Failure
+from .items import Failure, _piece
 
 
 def mention(r: Any, drv: Driver, final: bool):
@@ -420,7 +419,8 @@ def failed_prose(r: Any, out: list, start: int, end: int) -> None:
     """The text of a told failure, buf[start:end], out as prose, all but the markup of
     the call it was: the opener of a format that is not quiet that begins it (blanks
     before it at most), and an end marker of a format of that opener that ends it
-    (blanks after it at most), each a Piece "opener" (an "error" segment, no text).
+    (blanks after it at most), each a Piece "opener" (a "markup" segment, no text:
+    _pipeline._PIECE_SEGMENT).
     What was written between them stays prose, as any failure's text does, but markup
     is never prose (issue 19: `[TOOL_CALLS]{bad}`, `<tool_call>{bad json}</tool_call>`
     left their markers in the text). Only where the failure is told: a marker that is
