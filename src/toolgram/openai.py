@@ -58,7 +58,7 @@ completes (so a client that ignores the extension cannot run it), what its text 
 `arguments="whole"` is the opt-out (StreamParser's announce="done"): a call is sent once it
 is certain, index, id, name and arguments in one chunk from the delta that ends its region,
 and never withdrawn; the index is its place in parse()'s calls. No format makes a call
-certain once its name is readable (docs/streaming.md, "Why a call can be withdrawn"), so
+certain once its name is readable (docs/streaming.md, "Why a streamed call can be withdrawn"), so
 this is what a client that cannot read the extension field should ask for.
 `parallel_tool_calls=False` keeps the first call only, as OpenAI's API does; the others
 are dropped and an error says so.

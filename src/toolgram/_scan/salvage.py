@@ -1112,7 +1112,6 @@ def _may_begin(t: Any, buf: str, pos: int) -> bool:
     return m is not None and (m.partial or m.end() >= len(buf))
 
 
-
 _LINE_ENDS = regex.compile(r"[ \t]*\r?\n")
 
 
