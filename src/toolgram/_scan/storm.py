@@ -792,7 +792,7 @@ def _tail(sc: Any, reader: Any, start: int, width: int) -> tuple | None:
     if reader is None or sc.tools is None or any(fmt.ends for fmt in reader.candidates):
         return None  # (a format with end markers: its failure is settled by one after it, which the tail may hold)
     buf = sc.buf
-    if _NONBLANK_AT(buf, start + width) is None:
+    if _NONBLANK.search(buf, start + width) is None:
         return None  # (the window reaches the end of the reply: read it the usual way)
     out = []
     for d in reader.drivers:
@@ -802,7 +802,7 @@ def _tail(sc: Any, reader: Any, start: int, width: int) -> tuple | None:
             continue
         if d.status != "done" or "closed_tag" not in d.repairs or d.last_term != "PYVALUE" or d.listed not in (None, -1):
             return None
-        if _NONBLANK_AT(buf, d.end) is not None or not 0 <= d.last_start - start < width - _TAIL_MARGIN:
+        if _NONBLANK.search(buf, d.end) is not None or not 0 <= d.last_start - start < width - _TAIL_MARGIN:
             return None
         out.append((d.fmt.name, d.last_start - start, "end"))
     if not out:
@@ -822,10 +822,6 @@ _NONBLANK = re.compile(r"\S")
 # (How far inside the window what _tail takes must lie: a failure's quote of the text, and
 # the rest of the reply a salvage point compares with the close literals, are the window's.)
 _TAIL_MARGIN = 128
-
-
-def _NONBLANK_AT(buf: str, at: int) -> Any:
-    return _NONBLANK.search(buf, at)
 
 
 def _tail_hold(sc: Any, memo: Memo, entry: tuple, start: int) -> bool:
