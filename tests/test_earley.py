@@ -109,7 +109,7 @@ def test_a_region_over_the_cap_is_an_error_and_stays_prose() -> None:
     r = parse(raw)
     assert r.calls == []
     assert list(r.errors) == [f"Couldn't read a tool call: the region is longer than {CAP} characters (parser: earley)."]
-    assert r.text == raw
+    assert r.text == raw.replace("<<call>>", "").replace("<</call>>", "")  # (its markers markup, never prose)
     for size in (1, 7, 4096):
         assert summary(stream(raw, None, size)) == summary(r)
 
