@@ -3163,3 +3163,34 @@ def test_a_fence_storm_after_varied_text_reads_each_region_text_few_times(monkey
         m.setattr(_region.RegionReader, "__init__", counting)
         toolgram.parse(raw)
     assert built[0] <= raw.count("```") // 2, (built[0], raw.count("```"))
+
+
+@pytest.mark.parametrize(
+    "unit",
+    [
+        '[f(a="x", g(b=1), h() x]\n',
+        '[f(a="y", 4)]\n[f(a="x", g(b=1), h() x]\n\n',
+        '[f(a="x", g(b=1), h() x]\n[f(a="x", g(b=1), h() x]\n\n',
+    ],
+)
+def test_lists_of_calls_positional_after_keyword_are_read_once(unit: str) -> None:
+    # bench_pathological's pythonic case*k [keyword_then_…_without_tools]: every call of
+    # the region breaks (a positional value after a keyword one), and the region was
+    # built three times (its own reading, then two salvage replays that share most of its
+    # call nodes), each call read anew, and each call's value parsed by ast.parse
+    # (_keyword_first): 227-290 ms at 32 KB. A replay's build tells the calls an earlier
+    # build found so broken from their nodes (Builder.failed_memo), and a value's look is
+    # kept by its text.
+    import ast
+
+    from toolgram._build import builder as _builder
+
+    raw = unit * 100
+    calls = raw.count("[f(")
+    read, _, result = _counted(raw, _builder.Builder, "_call")
+    assert read < calls + 60, (read, calls)
+    assert result.errors and not result.calls
+    _builder._whole_value.cache_clear()
+    parsed, _, again = _counted(raw, ast, "parse")
+    assert parsed < 10, parsed
+    assert result_key(again) == result_key(result)

@@ -504,11 +504,24 @@ class Builder:
         # spanned so, and the walk of its whole tree is not made again.)
         self._spanned: tuple = (None, None)
         self._pos_cut = False  # (see _call)
+        # ([what the builds read by, {id(node): (node, why, unknown, parts, name, span,
+        # kind)}]: the plain calls whose positional arguments no parameter names that a
+        # build of the region found, given by its RegionReader (region.py's _build; see
+        # _failed_of). A salvage's replays share most of their call nodes with the reading
+        # they replay: a list of 1,310 such calls was built three times, each read anew.)
+        self.failed_memo: list | None = None
+        self._failed: dict | None = None
+        self._unnamed: tuple | None = None  # (_call's last such failure, for _on_call to keep)
+        self._cut_before = False  # (see build)
 
     # -- entry --------------------------------------------------------------
     def build(self, tree: Any) -> list[Draft | Prose]:
         if self.ended is not None:
-            self._last = _last_holder(tree)
+            self._last = last = _last_holder(tree)
+            # (_before_a_cut_call's answer for any call but the last: asked of each.)
+            self._cut_before = not self.ended[2] and last is not None and self._reaches(last)
+        if self.failed_memo is not None:
+            self._failed = self._failed_of(self.failed_memo)
         self._walk(tree)
         if self._broken:
             # A call that cannot be read, among calls that can (one broken call of a
@@ -595,7 +608,36 @@ class Builder:
             else:
                 stack.extend(reversed(n.children))
 
+    def _failed_of(self, held: list) -> dict:
+        """The memo of broken plain calls this build shares with the region's earlier
+        ones (held: [key, memo]), a new one where they read another text (the object: a
+        stream's grows anew), tools, format or nested calls' reader. Where the reply's end
+        is not in a plain call (cut_open), _call reads it from its node and those alone, up
+        to its positional arguments' failure, whose telling alone reads the build's end
+        (_unnamed_told, made again at each build). Not the items before it (_broken is read
+        only where the end cut the call), nor the plain memo (whose answers are _call's)."""
+        key = (self.fmt, self.tools, self.buf, self.read_calls)
+        kept = held[0]
+        if kept is not None and all(a is b for a, b in zip(kept, key)):
+            return held[1]
+        held[0], held[1] = key, {}
+        return held[1]
+
     def _on_call(self, n: Tree) -> None:
+        failed = self._failed
+        if failed is not None and (self.ended is None or n is not self._last):
+            got = failed.get(id(n))
+            if got is not None and got[0] is n:
+                # (Read by an earlier build, broken so: told again in its place, as _call
+                # would, its exception made afresh.)
+                exc = Unreadable(got[1])
+                if got[2] is not None:
+                    exc.unknown = got[2]
+                self._unnamed_told(exc, n, got[3], got[4], False)
+                self._unreadable(exc, got[5], got[6])
+                return
+        else:
+            failed = None
         kind = _CALL_KINDS.get(_RULE_NAMES.get(n.data)) or _CALL_KINDS[_rule(n)]
         self._tail = None
         try:
@@ -605,7 +647,12 @@ class Builder:
                 # out the close marker and wrote on (Gemma's `}` then a sentence).
                 self.items.append(self._tail)
         except Unreadable as exc:
-            self._unreadable(exc, self._spanned[1] if self._spanned[0] is n else _call_extent(n), kind)
+            span = self._spanned[1] if self._spanned[0] is n else _call_extent(n)
+            told = self._unnamed
+            if failed is not None and told is not None and told[0] is exc and span is not None:
+                failed[id(n)] = (n, str(exc), exc.unknown, told[1], told[2], span, kind)
+            self._unnamed = None
+            self._unreadable(exc, span, kind)
 
     _on_agent_call = _on_memory_call = _on_call
 
@@ -954,12 +1001,9 @@ class Builder:
                 # (`[get_weather("Paris")]`): told where a quiet format's failures are not
                 # (the whole reply a list, a ```python fence), as it is after a marker
                 # (lfm2's) or as a list's second call. A real call is never silent prose.
-                if self._before_a_cut_call(node):
-                    # (Told in its place, the cut call after it kept; without tools, where
-                    # that one breaks too, as if its own end were read: _held_told.)
-                    unnamed.held_parts = parts if self.tools is None else None
-                else:
-                    unnamed.called = self.tools is not None and draft.name in self.tools or self.tools is None and (self.ended is None or self.ended[2] or cut_open) and _keyword_first(parts[:-1] if cut_open else parts, self.buf)
+                self._unnamed_told(unnamed, node, parts, draft.name, cut_open)
+                if plain is not None and not cut_open:
+                    self._unnamed = (unnamed, parts, draft.name)  # (for failed_memo: _on_call)
                 raise unnamed
             draft.params[:0] = [(k, v, "python") for k, v in zip(names, positional)]
         if draft.params and isinstance(draft.arguments, dict):
@@ -1652,14 +1696,24 @@ class Builder:
                 return _READ
         return _OTHER
 
+    def _unnamed_told(self, unnamed: Unreadable, node: Any, parts: list, name: str, cut_open: bool) -> None:
+        """What the failure of a call whose positional arguments no parameter names
+        says of its telling (held_parts, called): the only part of it that the build's
+        reading of the reply's end changes for a call the end did not cut."""
+        if self._before_a_cut_call(node):
+            # (Told in its place, the cut call after it kept; without tools, where
+            # that one breaks too, as if its own end were read: _held_told.)
+            unnamed.held_parts = parts if self.tools is None else None
+        else:
+            unnamed.called = self.tools is not None and name in self.tools or self.tools is None and (self.ended is None or self.ended[2] or cut_open) and _keyword_first(parts[:-1] if cut_open else parts, self.buf)
+
     def _before_a_cut_call(self, node: Any) -> bool:
         """Whether the call `node` comes before the region's last call and the reply's end
         cut that one (it runs to the last token read, which closes nothing): a broken call
         there is told in its place, as without tools, and the cut call is kept (issue 19:
         `[get_weather(days=2, "Paris"), get_time(t`). A broken call followed only by a
         `,` the end left (`[f(1), f(1), `) is told as the list's own failure."""
-        last = self._last
-        return self.ended is not None and not self.ended[2] and last is not None and node is not last and self._reaches(last)
+        return self._cut_before and node is not self._last
 
     def _reaches(self, node: Any) -> bool:
         """Whether `node` ends where the last token read from the text ended (ended)."""
@@ -3105,24 +3159,30 @@ def _keyword_first(parts: list, buf: str) -> bool:
     `*b` or `**b` (valid Python there), and no bare name: not a word or a marker's beginning
     that the reply's end or a marker cut (`f(a=1, u`, `f(a=1, <tool_c`: the caller reads
     such a call only where its own end was read)."""
-    import ast  # (not at import: only a call that fails this way asks)
-
     keyword = False
     for p in parts:
         kind = getattr(p, "data", None)
         if kind == "kwarg":
             keyword = True
-        elif kind == "posarg" and keyword:
-            text = _text(p, buf).strip()
-            if text[:1] == "*":
-                continue
-            try:
-                tree = ast.parse(text, mode="eval").body
-            except (SyntaxError, ValueError, RecursionError, MemoryError):
-                continue
-            if isinstance(tree, (ast.Constant, ast.List, ast.Tuple, ast.Dict, ast.Set, ast.Call, ast.UnaryOp, ast.Name)):
-                return True
+        elif kind == "posarg" and keyword and _whole_value(_text(p, buf).strip()):
+            return True
     return False
+
+
+@functools.lru_cache(maxsize=256)
+def _whole_value(text: str) -> bool:
+    """_keyword_first's look at a positional value's text: Python reads it whole, as a
+    value (no `*b`). Of the text alone, kept: a list of a thousand such calls wrote the
+    same value in each, and each was parsed (ast.parse)."""
+    import ast  # (not at import: only a call that fails this way asks)
+
+    if text[:1] == "*":
+        return False
+    try:
+        tree = ast.parse(text, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return isinstance(tree, (ast.Constant, ast.List, ast.Tuple, ast.Dict, ast.Set, ast.Call, ast.UnaryOp, ast.Name))
 
 
 def _loads_shallow(text: str, cut: bool, left_open: list) -> tuple:

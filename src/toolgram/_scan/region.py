@@ -419,6 +419,7 @@ class RegionReader:
         # whole before the one the end of the reply cut (Unreadable.held), and why.)
         self.held: tuple | None = None
         self.broke = False  # (the last build's Unreadable.value: see decode)
+        self.failed_memo: list = [None, None]  # (the builds' broken plain calls: Builder.failed_memo)
         # (A driver whose region _offered_broken made the model's calls, and that rule;
         # the driver for which it was found not to hold (offered_elsewhere); whether run
         # waits on it, reading no more: see run.)
@@ -1039,6 +1040,7 @@ class RegionReader:
                 builder.spans = _repair.Spans.of(self.sc.brackets)
             if drv.ended >= 0:
                 builder.ended = (drv.last_end, drv.ended, _closer(drv, buf), drv.closed_at >= 0)
+            builder.failed_memo = self.failed_memo
             items = builder.build(drv.tree)
             if getattr(drv, "listed_ends", None):
                 ends = drv.listed_ends
