@@ -392,7 +392,8 @@ def test_a_call_that_fails_after_its_name_is_not_glued_to_the_next(client, whole
 @pytest.fixture(scope="module")
 def written(backend):
     """A client of `toolgram serve --stream-arguments`: accepted for compatibility, no effect
-    (arguments stream as written by default); the tests of the default mode use it."""
+    (arguments stream as written by default): test_whole_arguments_on_a_case_of_every_format
+    checks that it serves as the default does; the default's own tests use `client`."""
     proc, url = serve(backend, "--stream-arguments")
     yield openai.OpenAI(base_url=url + "/v1", api_key="unused", max_retries=0, timeout=30)
     stop(proc)
@@ -422,19 +423,19 @@ LONG_CALLS = [
 
 
 @pytest.mark.parametrize("LONG_CALL", LONG_CALLS, ids=["hermes", "qwen3_coder_xml"])
-def test_stream_arguments_sends_a_long_call_as_it_is_written(whole_client, written, LONG_CALL) -> None:
+def test_stream_arguments_sends_a_long_call_as_it_is_written(whole_client, client, LONG_CALL) -> None:
     # With --whole-arguments, one chunk carries a call's arguments, from the backend chunk that
-    # ends it. By default (--stream-arguments, now a no-op, too) they come in many chunks: the adapter writes one chunk
+    # ends it. By default they come in many chunks: the adapter writes one chunk
     # a backend chunk, so all but the last were sent before the call's end had arrived.
     # Concatenated, they are the arguments of the whole reply's call.
     final = toolgram.parse(LONG_CALL, WRITE_TOOLS).calls[0]
     for seed in (1, 2, 3):
         order = {"text": LONG_CALL, "seed": seed}
         assert len(argument_chunks(whole_client, order, WRITE_TOOLS)) == 1
-        got = argument_chunks(written, order, WRITE_TOOLS)
+        got = argument_chunks(client, order, WRITE_TOOLS)
         assert len(got) > 10 and {index for index, _ in got} == {0}
         assert json.loads("".join(text for _, text in got)) == final.arguments
-        response = streamed(written, order, WRITE_TOOLS)
+        response = streamed(client, order, WRITE_TOOLS)
         assert response == expected(LONG_CALL, WRITE_TOOLS, response, streamed=True)
 
 
@@ -454,19 +455,25 @@ LONG_JSON_CALLS = {
 
 
 @pytest.mark.parametrize("fmt", sorted(LONG_JSON_CALLS))
-def test_stream_arguments_sends_json_after_a_declared_opener_as_it_is_written(whole_client, written, fmt) -> None:
+def test_stream_arguments_sends_json_after_a_declared_opener_as_it_is_written(client, whole_client, fmt) -> None:
     raw = LONG_JSON_CALLS[fmt]
     [final] = toolgram.parse(raw, WRITE_TOOLS).calls
     assert final.format == fmt
     for seed in (1, 2):
-        order = {"text": raw, "seed": seed}
-        assert len(argument_chunks(whole_client, order, WRITE_TOOLS)) == 1
-        got = argument_chunks(written, order, WRITE_TOOLS)
-        assert len(got) > 10 and {index for index, _ in got} == {0}
-        assert "".join(text for _, text in got) == json.dumps(final.arguments, ensure_ascii=False)
-        response = streamed(written, order, WRITE_TOOLS)
-        assert "withdrawn" not in response
-        assert response == expected(raw, WRITE_TOOLS, response, streamed=True)
+        _one_call_streams_as_written(client, whole_client, {"text": raw, "seed": seed}, raw, final, WRITE_TOOLS)
+
+
+def _one_call_streams_as_written(client: Any, whole_client: Any, order: dict[str, Any], raw: str, final: Any, tools: Any) -> None:
+    """The reply's one call comes in one argument chunk with --whole-arguments, and by
+    default in many, all of index 0, that join to the whole reply's arguments; nothing
+    withdrawn, the stream parse()'s."""
+    assert len(argument_chunks(whole_client, order, tools)) == 1
+    got = argument_chunks(client, order, tools)
+    assert len(got) > 10 and {index for index, _ in got} == {0}
+    assert "".join(text for _, text in got) == json.dumps(final.arguments, ensure_ascii=False)
+    response = streamed(client, order, tools)
+    assert "withdrawn" not in response
+    assert response == expected(raw, tools, response, streamed=True)
 
 
 @pytest.mark.parametrize("case", list({c.format: c for c in reversed(CASES)}.values()), ids=lambda c: c.id)  # (the first of each format)
@@ -490,21 +497,14 @@ PARAM_TOOLS = [{"type": "function", "function": {"name": "write_file", "paramete
 
 
 @pytest.mark.parametrize("case", PARAM_CASES, ids=lambda c: c.format)
-def test_stream_arguments_sends_xml_parameters_as_they_are_written(whole_client, written, case) -> None:
+def test_stream_arguments_sends_xml_parameters_as_they_are_written(client, whole_client, case) -> None:
     # GLM, MiniMax, Seed-OSS, DSML, Kimi K3, Qwen3-Coder: the path, then the mode once its close
     # came, then the content's text as it comes, in many chunks of the one call; concatenated,
     # the arguments of the whole reply's call, nothing withdrawn.
     final = toolgram.parse(case.raw, PARAM_TOOLS).calls[0]
     assert final.format == case.format
     for seed in (1, 2):
-        order = {"case": case.id, "seed": seed}
-        assert len(argument_chunks(whole_client, order, PARAM_TOOLS)) == 1
-        got = argument_chunks(written, order, PARAM_TOOLS)
-        assert len(got) > 10 and {index for index, _ in got} == {0}
-        assert "".join(text for _, text in got) == json.dumps(final.arguments, ensure_ascii=False)
-        response = streamed(written, order, PARAM_TOOLS)
-        assert "withdrawn" not in response
-        assert response == expected(case.raw, PARAM_TOOLS, response, streamed=True)
+        _one_call_streams_as_written(client, whole_client, {"case": case.id, "seed": seed}, case.raw, final, PARAM_TOOLS)
 
 
 DAYS = "Day one: the fjord ferry at nine, lunch in Flåm, the train up to Myrdal.\n" * 8
@@ -538,7 +538,7 @@ TWO_CALL_BLOCK = TWO_CALL_BLOCKS["minimax_m2_invoke"]
 
 
 @pytest.mark.parametrize("fmt", sorted(TWO_CALL_BLOCKS))
-def test_stream_arguments_sends_the_second_call_of_a_block_as_it_is_written(whole_client, written, fmt) -> None:
+def test_stream_arguments_sends_the_second_call_of_a_block_as_it_is_written(whole_client, client, fmt) -> None:
     # A block of two calls: the second is announced once its name shows, with the index and
     # id of the whole completion, and its content comes in many chunks, as for a block's first
     # call; concatenated, the arguments of the whole reply's call.
@@ -549,18 +549,18 @@ def test_stream_arguments_sends_the_second_call_of_a_block_as_it_is_written(whol
     for seed in (1, 2, 3):
         order = {"text": TWO_CALL_BLOCK, "seed": seed}
         assert [index for index, _ in argument_chunks(whole_client, order, WRITE_TOOLS)] == [0, 1]
-        got = argument_chunks(written, order, WRITE_TOOLS)
+        got = argument_chunks(client, order, WRITE_TOOLS)
         second = [text for index, text in got if index == 1]
         assert len(second) > 10
         assert "".join(second) == json.dumps(final[1].arguments, ensure_ascii=False)
-        response = streamed(written, order, WRITE_TOOLS)
+        response = streamed(client, order, WRITE_TOOLS)
         assert "withdrawn" not in response
         assert response == expected(TWO_CALL_BLOCK, WRITE_TOOLS, response, streamed=True)
 
 
-def test_stream_arguments_names_each_python_style_call_before_the_list_ends(written) -> None:
+def test_stream_arguments_names_each_python_style_call_before_the_list_ends(client) -> None:
     # LFM2's list of Python-style calls: each call's name chunk (index, id) comes as soon as its
-    # name and "(" show, before the list's end; its arguments, as JSON, as they are written
+    # name and "(" show, before the list's end; its arguments, as JSON, as they are client
     # (a quoted value's text in several chunks; the last `}` with the list's end).
     raw = (
         '<|tool_call_start|>[get_weather(city="Bergen"), write_file(path="trip/itinerary.md", content="'
@@ -572,7 +572,7 @@ def test_stream_arguments_names_each_python_style_call_before_the_list_ends(writ
     for seed in (1, 2):
         entries = [
             (n, entry.index, entry.function.name, entry.function.arguments)
-            for n, chunk in enumerate(ask(written, {"text": raw, "seed": seed}, WRITE_TOOLS, stream=True))
+            for n, chunk in enumerate(ask(client, {"text": raw, "seed": seed}, WRITE_TOOLS, stream=True))
             for entry in (chunk.choices[0].delta.tool_calls or [] if chunk.choices else [])
         ]
         named = [(index, name, arguments) for _, index, name, arguments in entries if name]
@@ -583,12 +583,12 @@ def test_stream_arguments_names_each_python_style_call_before_the_list_ends(writ
         pieces = [(n, arguments) for n, index, name, arguments in entries if index == 1 and arguments]
         assert all(n >= at_name for n, _ in pieces) and len(pieces) > 3
         assert json.loads("".join(a for _, a in pieces)) == final[1].arguments
-        response = streamed(written, {"text": raw, "seed": seed}, WRITE_TOOLS)
+        response = streamed(client, {"text": raw, "seed": seed}, WRITE_TOOLS)
         assert "withdrawn" not in response
         assert response == expected(raw, WRITE_TOOLS, response, streamed=True)
 
 
-def test_stream_arguments_withdraws_a_call_that_fails(written) -> None:
+def test_stream_arguments_withdraws_a_call_that_fails(client) -> None:
     # Announced by its name, then a stray quote makes it prose and an error. The client was sent
     # index 0 with that name and part of its arguments, and cannot be told to forget them: the
     # extension field withdraws index 0 (with the id it was sent), the text comes as content
@@ -599,28 +599,28 @@ def test_stream_arguments_withdraws_a_call_that_fails(written) -> None:
     )
     result = toolgram.parse(raw, TOOLS)
     for seed in range(1, 5):
-        got = streamed(written, {"text": raw, "seed": seed})
+        got = streamed(client, {"text": raw, "seed": seed})
         withdrawn = got.pop("withdrawn")
         assert list(withdrawn) == [0] and "withdrawn" in withdrawn[0]["error"]
         assert got == expected(raw, TOOLS, got, streamed=True)
         assert [c["function"]["name"] for c in got["tool_calls"]] == ["search_web"] and result.errors == got["errors"]
         assert '"Ber"gen"' in got["content"] and got["finish_reason"] == "tool_calls"
     alone = raw[: raw.index("</tool_call>") + len("</tool_call>")]
-    got = streamed(written, {"text": alone, "seed": 2})
+    got = streamed(client, {"text": alone, "seed": 2})
     assert list(got.pop("withdrawn")) == [0] and got["tool_calls"] == [] and got["finish_reason"] == "stop"
     # (The SDK's own accumulator keeps the withdrawn entry: an agent must read the extension.)
-    final = sdk_final(written, {"text": raw, "seed": 3})
+    final = sdk_final(client, {"text": raw, "seed": 3})
     assert [c.function.name for c in final.choices[0].message.tool_calls] == ["get_weather", "search_web"]
 
 
-def test_a_withdrawn_call_is_never_whole_in_the_sdks_accumulated_message(written) -> None:
+def test_a_withdrawn_call_is_never_whole_in_the_sdks_accumulated_message(client) -> None:
     # The openai SDK's stream helper keeps a withdrawn call in the final message's tool_calls
     # (it knows no withdrawal): its arguments are not a JSON object an agent could run, since
     # the last character of a call's arguments comes with the call's completion.
     raw = '<tool_call>{"name": "get_weather", "arguments": {"city": "Lima"}, "name": "search_web"}</tool_call>'
     assert toolgram.parse(raw, TOOLS).calls == []
     for seed in (1, 2, 3):
-        with written.chat.completions.stream(
+        with client.chat.completions.stream(
             model="replay", messages=[{"role": "user", "content": json.dumps({"text": raw, "seed": seed})}], tools=TOOLS
         ) as stream:
             for _ in stream:
@@ -821,11 +821,11 @@ def test_help_of_stream_arguments_names_the_formats_that_stream() -> None:
         assert family in text, family
 
 
-def test_a_broken_stream_withdraws_the_call_it_cut_with_stream_arguments(written) -> None:
+def test_a_broken_stream_withdraws_the_call_it_cut_with_stream_arguments(client) -> None:
     raw = 'Checking. <tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>'
     withdrawn, content = [], []
     with pytest.raises(openai.APIError, match="broke off"):
-        for chunk in ask(written, {"text": raw, "chunk": 10, "break_after": 6}, stream=True):
+        for chunk in ask(client, {"text": raw, "chunk": 10, "break_after": 6}, stream=True):
             delta = chunk.choices[0].delta
             content.append(delta.content or "")
             withdrawn += ((delta.model_extra or {}).get("toolgram") or {}).get("withdrawn", [])
