@@ -163,10 +163,18 @@ def kept_from(buf: str, lo: int, at: int) -> int:
     then {"name": …` is no Llama 3 call line, `\n  {"name": …` is), or a Gemma call. With
     only the character before it kept, a stream that dropped `and then` read the object
     after it as a call line, and the marker on its next line as quoted (fuzz seed 7
-    #3021203)."""
+    #3021203). And, where its line begins in the look, that line from the line break
+    before it: _paragraph and _fenced read whether the opening's own line is a fence's
+    (```` ```info … {"content": "Docs:`` then `<tool_call>` on the next line: the string
+    opened in a fence line's text is no string, and parse() reads the call). With only
+    the blanks kept, a stream that dropped the fence read the string as open and the
+    marker as quoted (fuzz seed 7 #112018420)."""
     p = at - 1
     while p >= lo and buf[p] in " \t":
         p -= 1
+    nl = buf.rfind("\n", lo, p + 1)
+    if nl >= 0:
+        p = nl
     return max(p, 0)
 
 
