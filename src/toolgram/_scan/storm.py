@@ -560,7 +560,10 @@ def _to_note(sc: Any, items: list, marker: str, start: int, back: int, width: in
     the closer of the call, and, where `final`, what stray.line_after then tells of the
     call's line: _line_told), or None where that reads outside the key's window, which
     begins `back` before the marker at `start` and is `width` long), or None. Found once,
-    when the outcome is remembered."""
+    when the outcome is remembered. Its fifth item: (the index of a region with no call
+    in it after that, the last one, and its format) where the reading ended its
+    after_call there, or None: see _empty_after.)"""
+    empty = _empty_after(sc, items, marker, start)
     for k in range(len(items) - 1, -1, -1):
         item = items[k]
         if type(item) is ToolCall:
@@ -569,6 +572,8 @@ def _to_note(sc: Any, items: list, marker: str, start: int, back: int, width: in
             name = item.fmt
         else:
             continue
+        if empty is not None and empty[0] < k:
+            empty = None  # (a call after it: that call's after_call is the last)
         for fmt in sc.by_marker[marker]:
             if fmt.name == name:
                 known = None
@@ -589,8 +594,34 @@ def _to_note(sc: Any, items: list, marker: str, start: int, back: int, width: in
                         # with it: _noted takes `known` where a region's text there is the
                         # same. The key's look-behind is a normalized fact, _behind.)
                         told = _line_told(sc, args, end, start - back + width) if final and args is not None else None
-                        return k, fmt, (args, _frame.closer_of(fmt, sc.buf, end), told), (sc.buf[low:start], low - end)
-                return k, fmt, known, None
+                        return k, fmt, (args, _frame.closer_of(fmt, sc.buf, end), told), (sc.buf[low:start], low - end), empty
+                return k, fmt, known, None, empty
+        return None if empty is None else (-1, None, None, None, empty)
+    return None if empty is None else (-1, None, None, None, empty)
+
+
+def _empty_after(sc: Any, items: list, marker: str, start: int) -> tuple | None:
+    """The last region of `items` (relative to the marker at `start`) with no call in it
+    (a message's markers, `<tool_calls></tool_calls>`) whose after_call the reading made
+    (Scanner._after_call: where the last call read ends, call_to, is its end; no watch
+    for stray closers, no end watch), and its format; None where none is. That is the
+    scanner's state after it: left as it was before the remembered outcome, an
+    end-of-turn token after it was text in parse() where a stream, which read that
+    region itself, found it right after a call and made it markup (Scanner.
+    _turn_between; fuzz seed 7 #112011417). It reads no text: kept for any window."""
+    for k in range(len(items) - 1, -1, -1):
+        item = items[k]
+        if type(item) is ToolCall:
+            return None
+        if type(item) is not Region:
+            continue
+        if any(type(part) is Draft for part in item.items):
+            return None
+        if sc.call_to != sc.base + start + item.end:
+            return None  # (its after_call not made, or another's after it)
+        for fmt in sc.by_marker[marker]:
+            if fmt.name == item.fmt:
+                return k, fmt
         return None
     return None
 
@@ -620,22 +651,27 @@ def _noted(sc: Any, moved: list, noted: tuple, final: bool) -> None:
     was remembered where that is the window's (the same text at each region of the key);
     and (final: as a whole text reads it) what stray.line_after tells of the call's line,
     which Scanner._in_prose asks first (the watch armed, or ended: not asked again)."""
-    k, fmt, known, pre = noted
-    item = moved[k]
-    if type(item) is ToolCall:
-        sc.after_call(item.span[1], fmt, start=item.span[0])
-        return
-    if pre is not None:
-        at = item.end + pre[1]
-        if at < 0 or not sc.buf.startswith(pre[0], at):
-            known = None  # (the text it read back differs here: after_call finds it)
-    sc.after_call(item.end, fmt, item, known, item.start)
-    if final and known is not None and known[2] is not None:
-        told = known[2]
-        if not told:
-            sc.stray = None
-        elif sc.stray is not None:  # (none after a call at a broken call's cut: after_call)
-            sc.stray.armed, sc.stray.fresh = told
+    k, fmt, known, pre, empty = noted
+    if k >= 0:
+        item = moved[k]
+        if type(item) is ToolCall:
+            sc.after_call(item.span[1], fmt, start=item.span[0])
+        else:
+            if pre is not None:
+                at = item.end + pre[1]
+                if at < 0 or not sc.buf.startswith(pre[0], at):
+                    known = None  # (the text it read back differs here: after_call finds it)
+            sc.after_call(item.end, fmt, item, known, item.start)
+            if final and known is not None and known[2] is not None:
+                told = known[2]
+                if not told:
+                    sc.stray = None
+                elif sc.stray is not None:  # (none after a call at a broken call's cut: after_call)
+                    sc.stray.armed, sc.stray.fresh = told
+    if empty is not None:
+        # (A region with no call after it, as the reading ended it: _empty_after.)
+        item = moved[empty[0]]
+        sc.after_call(item.end, empty[1], item, None, item.start)
 
 
 def marker_of(key: tuple) -> str:
