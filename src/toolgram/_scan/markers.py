@@ -220,11 +220,22 @@ class Markers:
             "symbol_chars": self.symbol_chars, "literal_keys": self.literal_keys, "key_guards": self.key_guards,
             "cut_symbols": self.cut_symbols, "cut_firsts": self.cut_firsts,
             "cut_keys": ("", *(w for w in self.words if w not in self.turn_ends)), "turn_ends": self.turn_ends, "turn_list": tuple(sorted(self.turn_ends, key=lambda t: (-len(t), t))),
+            "turn_by_last": _by_last(self.turn_ends),
             "frames": self.frames, "openers": self.openers, "line_openers": self.line_openers, "stutters": self.stutters,
             "think_opens": self.think_opens, "think_ends": self.think_ends, "think_closes": self.think_closes,
             "think_width": self.think_width, "think_firsts": self.think_firsts, "think_tags": self.think_tags, "tag_re": self.tag_re, "tag_width": self.tag_width,
             "object_look": _OBJECT_LOOK if self.line_started else 0, "open_ends": open_ends, "cut_ends": cut_ends,
         }  # fmt: skip
+
+
+def _by_last(tokens: frozenset) -> dict:
+    """The tokens by their last character, each group in the set's own order (the order
+    Scanner._turn_end_at tried them in before it looked at that character first)."""
+    out: dict = {}
+    for t in tokens:
+        if t:
+            out[t[-1]] = (*out.get(t[-1], ()), t)
+    return out
 
 
 # How many places a search by first character may find no marker at before one search of
