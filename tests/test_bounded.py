@@ -3238,3 +3238,17 @@ def test_a_reasoning_block_held_from_a_call_marker_does_not_look_at_every_tag_ea
     for name in ("_tag_over", "_turn_end_at"):
         looks = _counted(raw, Scanner, name, size=1).calls
         assert looks <= 64, (name, looks)
+
+
+def test_a_broken_frame_waiting_for_its_end_marker_is_not_read_again_at_every_letter() -> None:
+    # A frame broken before its end marker (DSML's `invoke name>`, no name) waits for that
+    # marker or a call's: only a whole one decides it. The wait let through every delta
+    # within 48 characters of a marker's first character, `a`, `c` and `f` among them
+    # (`assistant`, `call:`, `functools`): in prose, every delta, each of which read the
+    # region again (fuzz seed 7 #112002015, 13 µs a character). Now one that completes no
+    # marker is put aside, a start of one at its end held for the next.
+    from toolgram._scan.region import RegionReader
+
+    raw = "<｜DSML｜ calls>\n<｜DSML｜ invoke name>\n" + "a cat fed facts to a calm fox. " * 40
+    reads = _counted(raw, RegionReader, "run", size=1).calls
+    assert reads <= 100, reads
