@@ -3252,3 +3252,22 @@ def test_a_broken_frame_waiting_for_its_end_marker_is_not_read_again_at_every_le
     raw = "<｜DSML｜ calls>\n<｜DSML｜ invoke name>\n" + "a cat fed facts to a calm fox. " * 40
     reads = _counted(raw, RegionReader, "run", size=1).calls
     assert reads <= 100, reads
+
+
+def test_a_message_start_held_in_a_reasoning_block_is_not_tested_again_each_delta() -> None:
+    # Harmony's `<|start|>` and `<|channel|>` close an analysis block only where a message
+    # starts there and is not quoted in it (_not_quoted: a closer of the block after it
+    # tells). While none has come, a stream held the block there, and each delta matched
+    # the format's opening test again at each of them (marker_opens, told already) and
+    # searched the text after them for a closer (fuzz seed 7 #112001430, #112000368).
+    from toolgram._scan import scanner as _scanner
+
+    raw = (
+        "<|channel|>analysis<|message|>The header would be <|start|>assistant<|channel|>commentary "
+        'to=functions.f <|constrain|>json<|message|>{"a": 1}' + " so a < b and b < c" * 60
+    )
+    assert _counted(raw, _scanner, "marker_opens", size=1).calls <= 64
+    # (the look after them: _quoted_look, which _not_quoted asks only where the text since
+    # its last look holds a closer; all of _not_quoted before)
+    look = "_quoted_look" if hasattr(_scanner.Scanner, "_quoted_look") else "_not_quoted"
+    assert _counted(raw, _scanner.Scanner, look, size=1).calls <= 64

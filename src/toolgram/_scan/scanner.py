@@ -102,6 +102,8 @@ class Scanner(MarkerSearch):
     think_opened = False  # the reply starts inside a <think> block (in_think), until seen
     think_from = 0  # where the current <think> content starts
     think_scan = 0  # how far the block's closers have been searched for
+    opens_told: dict | None = None  # (_opens_in_think's answers: (closer, place in the reply) -> told)
+    quoted_wait: dict | None = None  # (_not_quoted's untold answers, by closer and place: how far it looked, and for what)
     tag_to = 0  # how far (in the reply) a stream's reasoning was told free of quoted tags (_quoted_tag)
     call_scan = 0  # how far (in the reply) _think searched a block's text for a call marker and found none
     think_closers = (THINK_CLOSE,)  # what ends the current reasoning block (see Markers.think_opens)
@@ -1948,7 +1950,7 @@ class Scanner(MarkerSearch):
         for c in self.think_closers:
             at = buf.find(c, max(self.think_from, self.think_scan - len(c)))
             while at >= 0 and c not in self.think_closes:
-                starts = marker_opens(self.by_marker[c], buf, at, final, self.call_markers)
+                starts = self._opens_in_think(c, buf, at, final)
                 if starts:
                     starts = self._not_quoted(c, at, final)
                     if starts:
@@ -2012,6 +2014,25 @@ class Scanner(MarkerSearch):
         self.mode = "prose"
         self.after_think = "prose"
         return True
+
+    def _opens_in_think(self, c: str, buf: str, at: int, final: bool) -> bool | None:
+        """marker_opens for the closer c at `at`, a call marker, in a reasoning block. Its
+        answer, once told (True, False), is the same on more text (a match that ended
+        before the text's end, or none that could begin): kept, so that a stream does not
+        match the opening test again at each delta while the block is held there for
+        _not_quoted (fuzz seed 7 #112001430: the same `<|channel|>` tested 30 times)."""
+        told = self.opens_told
+        key = (c, self.base + at)
+        if not final and told is not None:
+            got = told.get(key)
+            if got is not None:
+                return got
+        got = marker_opens(self.by_marker[c], buf, at, final, self.call_markers)
+        if not final and got is not None:
+            if told is None or len(told) >= 256:
+                told = self.opens_told = {}
+            told[key] = got
+        return got
 
     def _tag_over(self, buf: str, c: int) -> int:
         """Where the reasoning a stream shows ends, for c, its first call marker or the
@@ -2134,6 +2155,22 @@ class Scanner(MarkerSearch):
         block; None while a stream's text cannot tell."""
         buf = self.buf
         after = at + len(closer)
+        waits = self.quoted_wait
+        wait = waits.get((closer, self.base + at)) if waits is not None and not final else None
+        if wait is not None and wait[1] is self.think_closers:
+            # (Untold last time because no closer, nor the closer again, came after it:
+            # so while none comes in the text since, looked for from a closer's length
+            # before it. Each delta searched the block's text from the closer on.)
+            lo = max(after, wait[0] - self.base - self.think_width)
+            if not any(buf.find(e, lo) >= 0 for e in wait[2]):
+                waits[closer, self.base + at] = (self.base + len(buf), *wait[1:])
+                return None
+        return self._quoted_look(closer, at, final)
+
+    def _quoted_look(self, closer: str, at: int, final: bool) -> bool | None:
+        """_not_quoted's look at the block's text after the closer."""
+        buf = self.buf
+        after = at + len(closer)
         # (Not a token that ends the reply and the turn of this closer's own format, where
         # that format's reasoning does not end at it: Apriel's `[BEGIN FINAL RESPONSE]` is
         # not quoted because `<|end|>`, gpt-oss's closer but Apriel's end of turn, ends the
@@ -2157,7 +2194,14 @@ class Scanner(MarkerSearch):
         stop = min(ends) if ends else -1
         again = buf.find(closer, after)
         if stop < 0 or 0 <= again < stop:
-            return True if final or again >= 0 else None
+            if not final and again < 0:
+                looked = (closer, *(e for e in self.think_closers if e in self.think_closes))
+                waits = self.quoted_wait
+                if waits is None or len(waits) >= 64:
+                    waits = self.quoted_wait = {}
+                waits[closer, self.base + at] = (self.base + len(buf), self.think_closers, looked)
+                return None
+            return True
         for fmt in self.by_marker[closer]:
             drv = Driver(fmt, at)
             drv.quotes = False
