@@ -39,8 +39,9 @@ class Segment(NamedTuple):
     """A slice of the raw reply and where it went: "text", "reasoning", "call" (a region
     that gave a call), "error" (a call refused, or markup no format could read) or
     "markup" (a format's markers that hold no call: a message's header, a list of none,
-    the opener and end marker of a call that could not be read, whose text stays prose
-    and whose error is in `errors`, with no "error" segment of its own).
+    the opener, end marker and inner markup of a call that could not be read, whose
+    payload stays prose and whose error is in `errors`, with no "error" segment of its
+    own).
     (A named tuple: a reply of many calls has twice as many segments, and a tuple is
     made in a fifth of a frozen dataclass's time; see make_segment.)"""
 

@@ -67,6 +67,10 @@ class Failure:
     end: int
     message: str
     prose: bool = True
+    # (The name of the format whose reading told it, for mention.failed_prose: the
+    # markup that format's grammar lexed inside it is no prose. "": not known. A name,
+    # not the Format: the storm memo copies its items deeply.)
+    fmt: str = field(default="", compare=False, repr=False)
 
 
 def _rebase(out: list, base: int) -> None:

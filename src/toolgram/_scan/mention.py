@@ -18,6 +18,7 @@ import regex
 
 from .._lalr import close as _close
 from .._lalr.driver import DONE, FAIL, WAIT, Driver
+from .._lalr.tokens import Tok
 from .._lalr.extent import string_open_at_end
 from .._lalr.table import ends_something
 from .._recover import repair as _repair
@@ -125,7 +126,7 @@ def note_failure(r: Any, drv: Driver, reason: str) -> None:
     if r.first_failure is None or drv.taken > r.failure_taken:
         r.failure_taken = drv.taken
         end = max(drv.end, drv.pos, r.region_start + r.marker_len)
-        r.first_failure = Failure(r.region_start, end, f"Couldn't read a tool call: {reason}.")
+        r.first_failure = Failure(r.region_start, end, f"Couldn't read a tool call: {reason}.", fmt=drv.fmt.name)
         r.failure_stray = drv.stray or whole  # (an anchored region's failure shown: see RegionReader.run)
         # (Broken at the next call's marker: where that marker begins, for the region's
         # end marker the model may write after that call: Scanner.outer_watch.)
@@ -415,7 +416,7 @@ def cut_opener(r: Any, start: int, final: bool) -> bool:
     return all(d.pos >= end and d.status == FAIL and d.reason.startswith(_ENDED) for d in r.drivers)
 
 
-def failed_prose(r: Any, out: list, start: int, end: int) -> None:
+def failed_prose(r: Any, out: list, start: int, end: int, fmt: str = "") -> None:
     """The text of a told failure, buf[start:end], out as prose, all but the markup of
     the call it was: the opener of a format that is not quiet that begins it (blanks
     before it at most), and an end marker of a format of that opener that ends it
@@ -443,6 +444,7 @@ def failed_prose(r: Any, out: list, start: int, end: int) -> None:
         return
     sc._prose(out, start, i)
     out.append(_piece("opener", i, i + len(m), ""))
+    at = i
     i += len(m)
     j = end
     while j > i and buf[j - 1].isspace():
@@ -450,11 +452,134 @@ def failed_prose(r: Any, out: list, start: int, end: int) -> None:
     ends = sorted({e for f in loud if m in f.starts for e in f.ends if _whole_token(e)}, key=len, reverse=True)
     e = next((e for e in ends if buf.endswith(e, i, j)), None)
     if e is None:
-        sc._prose(out, i, end)
+        _frame_prose(r, out, fmt, at, i, end)
         return
-    sc._prose(out, i, j - len(e))
+    _frame_prose(r, out, fmt, at, i, j - len(e))
     out.append(_piece("opener", j - len(e), j, ""))
     sc._prose(out, j, end)
+
+
+class _Lexed(list):
+    """A driver's value stack that keeps every token shifted onto it (_Lexing)."""
+
+    __slots__ = ("tokens",)
+
+    def append(self, item: Any) -> None:
+        if type(item) is Tok:
+            self.tokens.append(item)
+        list.append(self, item)
+
+
+class _Lexing(Driver):
+    """A Driver that keeps each token it lexed (its tree keeps only the named ones:
+    `<parameter=`, `>` and `</parameter>` are filtered out of it), for failed_prose:
+    its stack of values a _Lexed, when a checkpoint puts another back too."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "values":
+            kept = _Lexed(value)
+            kept.tokens = self.__dict__.setdefault("lexed", [])
+            value = kept
+        Driver.__setattr__(self, name, value)
+
+
+def _frame_prose(r: Any, out: list, name: str, at: int, start: int, end: int) -> None:
+    """buf[start:end], the inside of a told failure of the format named `name` (one of
+    r's candidates) whose opener is at `at`, out as prose but the markup its grammar
+    lexed there: each token of a terminal that is no payload's (_payload_terminals: a
+    value, the arguments, prose) a Piece "opener" (Qwen3-Coder's `<function=f>`,
+    `<parameter=a>`, `</parameter>`; harmony's header `commentary to=functions.f
+    <|constrain|>json<|message|>`; DeepSeek's and Kimi's inner call tokens), the payload
+    prose (issue 19: markup is never prose). The grammar reads it again over
+    buf[at:end] alone (the failure's text, its end marker left out): the same text in a
+    stream and in a whole reply, so the same tokens. Not a format of Python calls (a
+    list's `[f(a=` is its frame, but it reads as prose about code), nor one not known
+    (""): prose whole, as before."""
+    sc = r.sc
+    fmt = next((f for f in r.candidates if f.name == name), None) if name else None
+    if fmt is None or end <= start or fmt.parser == "earley":
+        sc._prose(out, start, end)
+        return
+    payload = _payload_terminals(fmt)
+    if payload is None:
+        sc._prose(out, start, end)
+        return
+    buf = sc.buf
+    # (Its own text only, from its opener on: a driver given the whole reply looks over
+    # all of it, a storm of such failures in one reply read it again at each: issue 17.)
+    drv = _Lexing(fmt, 0)
+    drv.run(buf[at:end], True, _no_marker)
+    spans: dict[int, int] = {}
+    last: dict[int, str] = {}
+    for tok in drv.__dict__.get("lexed", ()):
+        s, e = tok.start_pos + at, tok.end_pos + at
+        if start <= s < e <= end and tok.type not in payload and buf[s:e] == tok.value:
+            if e >= spans.get(s, s):
+                spans[s], last[s] = e, tok.type
+    if drv.status == FAIL:
+        # (Where the grammar broke, the words it read last as a name or a key are what
+        # no marker of its confirmed: `[TOOL_CALLS]book flight[ARGS]`, `<tool_call>Sure.`,
+        # `to=functions.get weather<|channel|>`: prose, as the rest after them.)
+        terminals = fmt.compiled.terminals
+        while spans:
+            s = max(spans)
+            t = terminals.get(last[s])
+            if t is not None and t.literal:
+                break
+            del spans[s]
+    pos = start
+    for s in sorted(spans):
+        if s < pos:
+            continue
+        sc._prose(out, pos, s)
+        out.append(_piece("opener", s, spans[s], ""))
+        pos = spans[s]
+    sc._prose(out, pos, end)
+
+
+# Rules whose text is a call's payload, or prose, never its markup (_payload_terminals).
+_PAYLOAD_RULES = frozenset(
+    ("value", "args", "code", "json_calls", "keyed_calls", "json_reply", "loose_args", "prose", "reasoning", "stray", "instructions", "not_call")
+)
+
+
+def _payload_terminals(fmt: Any) -> frozenset | None:
+    """The terminals of fmt's grammar that are payload: reached from a rule of
+    _PAYLOAD_RULES (by its name or its alias, `after_calls: AFTER_TEXT -> prose`),
+    through the rules under it. None for a grammar of Python calls (kwarg, posarg):
+    its frame is prose's own characters. Worked out once per format."""
+    derived = fmt.compiled.derived
+    if "payload_terminals" in derived:
+        return derived["payload_terminals"]
+    rules: dict = {}
+    python = False
+    for rule in fmt.compiled.callbacks:
+        rules.setdefault(rule.origin.name, []).append(rule)
+        python = python or vocabulary.rule_name(rule.origin.name) in ("kwarg", "posarg")
+    found: frozenset | None = None
+    if not python:
+        # (Each symbol under such a rule, the rules under it followed down.)
+        todo = [
+            sym
+            for rule in fmt.compiled.callbacks
+            if vocabulary.rule_name(rule.origin.name) in _PAYLOAD_RULES or vocabulary.rule_name(rule.tree_name) in _PAYLOAD_RULES
+            for sym in rule.expansion
+        ]
+        seen: set = set()
+        terms: set = set()
+        while todo:
+            sym = todo.pop()
+            if sym.name in seen:
+                continue
+            seen.add(sym.name)
+            if sym.is_term:
+                terms.add(sym.name)
+                continue
+            for rule in rules.get(sym.name, ()):
+                todo.extend(rule.expansion)
+        found = frozenset(terms)
+    derived["payload_terminals"] = found
+    return found
 
 
 def _whole_token(marker: str) -> bool:
@@ -948,3 +1073,10 @@ def bare_name(tree: Any) -> tuple[int, int, bool] | None:
 
 
 
+
+
+def _no_marker(buf: str, pos: int) -> bool:
+    """(_frame_prose's driver: no call marker cuts what it reads, as the failure's
+    extent is settled already; a value that runs over one is one payload token, and a
+    string of markers is read once, not cut and tried again at each: issue 17.)"""
+    return False
