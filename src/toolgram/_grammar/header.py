@@ -42,6 +42,9 @@
     //                              format's chat template writes: what render_call writes
     //                              and constrain allows; canonical_call, canonical_param,
     //                              canonical_sep: its parts. See grammars/README.md)
+    // payload: value args prose   (repeatable: the rules whose text is a value, the arguments
+    //                              or prose, never markup: inside a call that cannot be
+    //                              read, every other token the grammar read is markup)
     // done_at: end                (where a stream completes a call: `end`, `next` or `reply`;
     //                              for a format with no canonical form, where `end:` and
     //                              `anchor:` do not tell it: the formats tables' column)
@@ -186,6 +189,11 @@ class Format:
     # The header's `done_at:` ("end", "next", "reply" or ""): where a stream completes a
     # call, for the formats tables (toolgram/_catalog.call_done_at); "": from the other keys.
     done_at: str = ""
+    # The header's `payload:` rules (names, as the vocabulary reads them: `value`, `args`,
+    # `prose`, …): their text is a call's payload or prose. Inside a told failure, the
+    # tokens the grammar read under no such rule are markup, not prose (_scan/mention.py,
+    # failure_markup); none declared: the failure's text is prose whole.
+    payload: tuple[str, ...] = ()
     _compiled: Compiled | None = field(default=None, repr=False)
 
     @property
@@ -267,6 +275,7 @@ def load_format(path: Path) -> Format:
         end_of_turn=tuple(filter(None, header.get("end_of_turn", ()))),
         canonical={k: unescape(v[0]) for k, v in header.items() if k in CANONICAL_KEYS},
         done_at=(header.get("done_at") or [""])[0].lower(),
+        payload=tuple(w for v in header.get("payload", ()) for w in v.split()),
     )
 
 
@@ -338,6 +347,7 @@ KEYS = (
     "format", "title", "models", "markers", "start", "end", "anchor", "line_start", "quiet", "offered_only", "args_key",
     "code_tool", "order", "conflicts", "parser", "reasoning", "also", "framing", "nest", "end_of_turn",
     "repeated", "stream_call", "stream_param", "stream_sep", "stream_json", "stream_json_list", "stream_python", "canonical", "canonical_call", "canonical_param", "canonical_sep", "done_at",
+    "payload",
 )  # fmt: skip
 # Keys whose value is one of a few words (the first named is the one to write).
 _CHOICES = {

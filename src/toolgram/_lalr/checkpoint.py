@@ -28,7 +28,7 @@ class Checkpoint:
     points (_scan/salvage.py): from the region's start, a list of two thousand plain
     calls whose last one is broken was read three times by the driver's own lexer."""
 
-    __slots__ = ("stack", "values", "kept", "repairs", "listed_ends", "paren_ends")
+    __slots__ = ("stack", "values", "kept", "repairs", "listed_ends", "paren_ends", "lexed")
 
     def __init__(self, drv: Any) -> None:
         self.stack = list(drv.stack)
@@ -46,6 +46,9 @@ class Checkpoint:
         self.listed_ends = (ends, len(ends)) if ends else None
         ends = getattr(drv, "paren_ends", None)  # (of those, the `]`s written for a call's `)`)
         self.paren_ends = (ends, len(ends)) if ends else None
+        # (The tokens it read (Driver.lexed), which it only appends to, and their count.)
+        lexed = getattr(drv, "lexed", None)
+        self.lexed = (lexed, len(lexed)) if lexed else None
 
     @property
     def pos(self) -> int:
@@ -69,3 +72,6 @@ class Checkpoint:
         if self.paren_ends is not None:
             ends, n = self.paren_ends
             drv.paren_ends = ends[:n]
+        if self.lexed is not None:
+            lexed, n = self.lexed
+            drv.lexed = lexed[:n]

@@ -112,6 +112,7 @@ class Driver:
         "spots", "spot_due", "relevant", "supplied", "halt", "text", "looks", "far", "back", "check", "checks",
         "firsts", "inner", "inner_due", "cut_at", "listed", "listed_log", "listed_hint", "own_hint", "listing", "listed_ends", "stop",
         "listed_read", "paren_due", "paren_ends", "quote_wait", "py_back", "py_from", "cut_close", "marker_memo", "uncut_memo",
+        "lexed",
     )  # fmt: skip
 
     def __init__(self, fmt: Format, start: int, brackets: Any = None, cutter: Any = None, lines: bool = False) -> None:
@@ -161,6 +162,13 @@ class Driver:
         # Tokens read from the text (not supplied): how far the grammar got, which
         # picks the failure to report when no candidate reads a region.
         self.taken = 0
+        # Every token read from the text and taken, in order (not the supplied ones): where
+        # a call that cannot be read is told, the tokens of its markup, which the tree
+        # leaves out (`<parameter=`, `>`, `</parameter>` are filtered out of it), are
+        # "markup" segments, not its prose (_scan/mention.failure_markup; issue 19). Only
+        # appended to (a Checkpoint keeps its length): the failure's tokens cost no second
+        # reading of its text (a storm of told failures read twice was 2x, issue 17).
+        self.lexed: list = []
         # Only in a replay of a failed region (see salvage_points): after each token
         # read, [its end, the state stack then, whether a call ends there: the next
         # token the text holds finishes a call].
@@ -839,7 +847,9 @@ class Driver:
             calls = self.calls
             due, self.paren_due = self.paren_due, -1
             at = self.pos
-            self._feed(Tok(term, buf[at:end], at, end))
+            tok = Tok(term, buf[at:end], at, end)
+            self._feed(tok)
+            self.lexed.append(tok)
             top = stack[-1]
             if c.accepts_end[top] or top == c.end_state:
                 if not self.may_close:
@@ -903,7 +913,7 @@ class Driver:
             return
         states, sure = c.states, c.derived.setdefault("sure_takes", {})
         allowed, accepts_end, end_state = c.allowed, c.accepts_end, c.end_state
-        stack, values = self.stack, self.values
+        stack, values, lexed = self.stack, self.values, self.lexed
         for term, at, end in toks:
             state = stack[-1]
             if not allowed[state] and accepts_end[state]:
@@ -919,11 +929,13 @@ class Driver:
             calls = self.calls
             self.paren_due = -1
             self.pos = at
+            tok = Tok(term, buf[at:end], at, end)
             if action[0] is Shift:  # (as _feed takes a shift: no marks here)
                 stack.append(action[1])
-                values.append(Tok(term, buf[at:end], at, end))
+                values.append(tok)
             else:
-                self._feed(Tok(term, buf[at:end], at, end))
+                self._feed(tok)
+            lexed.append(tok)
             top = stack[-1]
             if accepts_end[top] or top == end_state:
                 if not self.may_close:
@@ -1534,7 +1546,7 @@ class Driver:
         plan0, by_literal, leads = got[1], got[2], got[3]
         firsts = self.firsts
         accepts_end, end_state, allowed_of = c.accepts_end, c.end_state, c.allowed
-        stack, values = self.stack, self.values
+        stack, values, lexed = self.stack, self.values, self.lexed
         resume = self.resume
         steps = firsts.tag_steps
         macros = firsts.tag_macros
@@ -1587,11 +1599,15 @@ class Driver:
                 # takes it: no marks here. Only a reduction changes the calls read.)
                 if action[0] is Shift:
                     stack.append(action[1])
-                    values.append(Tok(term, buf[s:e], s, e))
+                    tok = Tok(term, buf[s:e], s, e)
+                    values.append(tok)
+                    lexed.append(tok)
                     more = False
                 else:
                     calls = self.calls
-                    self._feed(Tok(term, buf[s:e], s, e))
+                    tok = Tok(term, buf[s:e], s, e)
+                    self._feed(tok)
+                    lexed.append(tok)
                     more = self.calls != calls
                 top = stack[-1]
                 if accepts_end[top] or top == end_state:
@@ -1673,11 +1689,15 @@ class Driver:
                     # takes it: no marks here. Only a reduction changes the calls read.)
                     if action[0] is Shift:
                         stack.append(action[1])
-                        values.append(Tok(term, buf[s:e], s, e))
+                        tok = Tok(term, buf[s:e], s, e)
+                        values.append(tok)
+                        lexed.append(tok)
                         more = False
                     else:
                         calls = self.calls
-                        self._feed(Tok(term, buf[s:e], s, e))
+                        tok = Tok(term, buf[s:e], s, e)
+                        self._feed(tok)
+                        lexed.append(tok)
                         more = self.calls != calls
                         if more:
                             recording = None
@@ -1727,7 +1747,9 @@ class Driver:
                         continue
                     if shift:
                         stack.append(top)
-                        values.append(Tok(term, buf[s:e], s, e))
+                        tok = Tok(term, buf[s:e], s, e)
+                        values.append(tok)
+                        lexed.append(tok)
                         more = False
                         reached = top
                     else:
@@ -1735,7 +1757,9 @@ class Driver:
                         # way's; where it leaves another state than told, the rest of the
                         # tag is read the general way.)
                         calls = self.calls
-                        self._feed(Tok(term, buf[s:e], s, e))
+                        tok = Tok(term, buf[s:e], s, e)
+                        self._feed(tok)
+                        lexed.append(tok)
                         more = self.calls != calls
                         reached = stack[-1]
                         ends = accepts_end[reached] or reached == end_state
@@ -1771,7 +1795,9 @@ class Driver:
                 break
             term, e, target = got_value
             stack.append(target)
-            values.append(Tok(term, buf[pos:e], pos, e))
+            tok = Tok(term, buf[pos:e], pos, e)
+            values.append(tok)
+            lexed.append(tok)
             self.paren_due = -1
             top = target
             if accepts_end[top] or top == end_state:

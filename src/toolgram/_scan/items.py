@@ -67,10 +67,9 @@ class Failure:
     end: int
     message: str
     prose: bool = True
-    # (The name of the format whose reading told it, for mention.failed_prose: the
-    # markup that format's grammar lexed inside it is no prose. "": not known. A name,
-    # not the Format: the storm memo copies its items deeply.)
-    fmt: str = field(default="", compare=False, repr=False)
+    # (The markup its grammar read inside it, for mention.failed_prose: (start, end)
+    # pairs from `start`, flat (mention.failure_markup); (): none known, its text prose.)
+    marks: tuple = field(default=(), compare=False, repr=False)
 
 
 def _rebase(out: list, base: int) -> None:

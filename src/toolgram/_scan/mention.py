@@ -18,7 +18,6 @@ import regex
 
 from .._lalr import close as _close
 from .._lalr.driver import DONE, FAIL, WAIT, Driver
-from .._lalr.tokens import Tok
 from .._lalr.extent import string_open_at_end
 from .._lalr.table import ends_something
 from .._recover import repair as _repair
@@ -126,7 +125,7 @@ def note_failure(r: Any, drv: Driver, reason: str) -> None:
     if r.first_failure is None or drv.taken > r.failure_taken:
         r.failure_taken = drv.taken
         end = max(drv.end, drv.pos, r.region_start + r.marker_len)
-        r.first_failure = Failure(r.region_start, end, f"Couldn't read a tool call: {reason}.", fmt=drv.fmt.name)
+        r.first_failure = Failure(r.region_start, end, f"Couldn't read a tool call: {reason}.", marks=failure_markup(drv, r.sc.buf, r.region_start, end))
         r.failure_stray = drv.stray or whole  # (an anchored region's failure shown: see RegionReader.run)
         # (Broken at the next call's marker: where that marker begins, for the region's
         # end marker the model may write after that call: Scanner.outer_watch.)
@@ -416,7 +415,7 @@ def cut_opener(r: Any, start: int, final: bool) -> bool:
     return all(d.pos >= end and d.status == FAIL and d.reason.startswith(_ENDED) for d in r.drivers)
 
 
-def failed_prose(r: Any, out: list, start: int, end: int, fmt: str = "") -> None:
+def failed_prose(r: Any, out: list, start: int, end: int, failure: Any = None) -> None:
     """The text of a told failure, buf[start:end], out as prose, all but the markup of
     the call it was: the opener of a format that is not quiet that begins it (blanks
     before it at most), and an end marker of a format of that opener that ends it
@@ -426,7 +425,9 @@ def failed_prose(r: Any, out: list, start: int, end: int, fmt: str = "") -> None
     is never prose (issue 19: `[TOOL_CALLS]{bad}`, `<tool_call>{bad json}</tool_call>`
     left their markers in the text). Only where the failure is told: a marker that is
     a mention (no error) is prose; and not in reasoning, which keeps them. The markers
-    are cut_opener's (_loud): not a word's (`functools[`), nor a quiet format's."""
+    are cut_opener's (_loud): not a word's (`functools[`), nor a quiet format's.
+    Between them, the markup the failure's grammar read there is no prose either
+    (failure.marks, failure_markup's: Qwen3-Coder's `<parameter=a>`, harmony's header)."""
     sc = r.sc
     buf = sc.buf
     if sc.in_open_think:
@@ -444,7 +445,6 @@ def failed_prose(r: Any, out: list, start: int, end: int, fmt: str = "") -> None
         return
     sc._prose(out, start, i)
     out.append(_piece("opener", i, i + len(m), ""))
-    at = i
     i += len(m)
     j = end
     while j > i and buf[j - 1].isspace():
@@ -452,117 +452,102 @@ def failed_prose(r: Any, out: list, start: int, end: int, fmt: str = "") -> None
     ends = sorted({e for f in loud if m in f.starts for e in f.ends if _whole_token(e)}, key=len, reverse=True)
     e = next((e for e in ends if buf.endswith(e, i, j)), None)
     if e is None:
-        _frame_prose(r, out, fmt, at, i, end)
+        _frame_prose(sc, out, failure, i, end)
         return
-    _frame_prose(r, out, fmt, at, i, j - len(e))
+    _frame_prose(sc, out, failure, i, j - len(e))
     out.append(_piece("opener", j - len(e), j, ""))
     sc._prose(out, j, end)
 
 
-class _Lexed(list):
-    """A driver's value stack that keeps every token shifted onto it (_Lexing)."""
-
-    __slots__ = ("tokens",)
-
-    def append(self, item: Any) -> None:
-        if type(item) is Tok:
-            self.tokens.append(item)
-        list.append(self, item)
-
-
-class _Lexing(Driver):
-    """A Driver that keeps each token it lexed (its tree keeps only the named ones:
-    `<parameter=`, `>` and `</parameter>` are filtered out of it), for failed_prose:
-    its stack of values a _Lexed, when a checkpoint puts another back too."""
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name == "values":
-            kept = _Lexed(value)
-            kept.tokens = self.__dict__.setdefault("lexed", [])
-            value = kept
-        Driver.__setattr__(self, name, value)
-
-
-def _frame_prose(r: Any, out: list, name: str, at: int, start: int, end: int) -> None:
-    """buf[start:end], the inside of a told failure of the format named `name` (one of
-    r's candidates) whose opener is at `at`, out as prose but the markup its grammar
-    lexed there: each token of a terminal that is no payload's (_payload_terminals: a
-    value, the arguments, prose) a Piece "opener" (Qwen3-Coder's `<function=f>`,
-    `<parameter=a>`, `</parameter>`; harmony's header `commentary to=functions.f
-    <|constrain|>json<|message|>`; DeepSeek's and Kimi's inner call tokens), the payload
-    prose (issue 19: markup is never prose). The grammar reads it again over
-    buf[at:end] alone (the failure's text, its end marker left out): the same text in a
-    stream and in a whole reply, so the same tokens. Not a format of Python calls (a
-    list's `[f(a=` is its frame, but it reads as prose about code), nor one not known
-    (""): prose whole, as before."""
-    sc = r.sc
-    fmt = next((f for f in r.candidates if f.name == name), None) if name else None
-    if fmt is None or end <= start or fmt.parser == "earley":
-        sc._prose(out, start, end)
-        return
-    payload = _payload_terminals(fmt)
-    if payload is None:
-        sc._prose(out, start, end)
-        return
-    buf = sc.buf
-    # (Its own text only, from its opener on: a driver given the whole reply looks over
-    # all of it, a storm of such failures in one reply read it again at each: issue 17.)
-    drv = _Lexing(fmt, 0)
-    drv.run(buf[at:end], True, _no_marker)
-    spans: dict[int, int] = {}
-    last: dict[int, str] = {}
-    for tok in drv.__dict__.get("lexed", ()):
-        s, e = tok.start_pos + at, tok.end_pos + at
-        if start <= s < e <= end and tok.type not in payload and buf[s:e] == tok.value:
-            if e >= spans.get(s, s):
-                spans[s], last[s] = e, tok.type
-    if drv.status == FAIL:
-        # (Where the grammar broke, the words it read last as a name or a key are what
-        # no marker of its confirmed: `[TOOL_CALLS]book flight[ARGS]`, `<tool_call>Sure.`,
-        # `to=functions.get weather<|channel|>`: prose, as the rest after them.)
-        terminals = fmt.compiled.terminals
-        while spans:
-            s = max(spans)
-            t = terminals.get(last[s])
-            if t is not None and t.literal:
-                break
-            del spans[s]
+def _frame_prose(sc: Any, out: list, failure: Any, start: int, end: int) -> None:
+    """buf[start:end], the inside of a told failure between its opener and its end
+    marker, out as prose but the markup its grammar read there (failure.marks, each a
+    Piece "opener"); prose whole where none is known (a failure no driver told)."""
+    marks = failure.marks if failure is not None else ()
     pos = start
-    for s in sorted(spans):
-        if s < pos:
-            continue
-        sc._prose(out, pos, s)
-        out.append(_piece("opener", s, spans[s], ""))
-        pos = spans[s]
+    if marks:
+        base = failure.start
+        for k in range(0, len(marks), 2):
+            # (A span that joined the opener's token, or the end marker's, is cut at it.)
+            s, e = max(marks[k] + base, pos), min(marks[k + 1] + base, end)
+            if s >= e:
+                continue
+            sc._prose(out, pos, s)
+            out.append(_piece("opener", s, e, ""))
+            pos = e
     sc._prose(out, pos, end)
 
 
-# Rules whose text is a call's payload, or prose, never its markup (_payload_terminals).
-_PAYLOAD_RULES = frozenset(
-    ("value", "args", "code", "json_calls", "keyed_calls", "json_reply", "loose_args", "prose", "reasoning", "stray", "instructions", "not_call")
-)
+def failure_markup(drv: Any, buf: str, start: int, end: int) -> tuple:
+    """The markup drv's grammar read in buf[start:end], the text of a call it could not
+    read (note_failure): each token it read there (Driver.lexed: the reading that failed,
+    no second one) of a terminal that is no payload's (payload_terminals: a value's, the
+    arguments', prose's), as (start, end) pairs from `start`, flat. Markup is never prose
+    (issue 19): Qwen3-Coder's `<function=f>`, `<parameter=a>`, `</parameter>`; harmony's
+    header `commentary to=functions.f <|constrain|>json<|message|>`; DeepSeek's and Kimi's
+    inner call tokens. Two such tokens with only blanks between them that no token read
+    (the grammar's ignored spaces: `<cofl:value type="list">`, the newline between
+    `</parameter>` and `<parameter=b>`) are one: the blanks are the markup's, not text
+    (and a storm of tags is one segment, not one per tag). Where the grammar broke, the
+    words it read last as a name or a key (no literal after them) are what no marker of
+    its confirmed: `[TOOL_CALLS]book flight[ARGS]`, `<tool_call>Sure.`,
+    `to=functions.get weather<|channel|>`: prose, as the rest after them. A stream's
+    driver takes the tokens a whole reply's does (it waits on one the end of the text may
+    change), so both tell the same markup. (): none, or a format whose header declares no
+    `payload:` (its failure's text is prose whole: Python call lists, whose frame is
+    prose's own characters)."""
+    lexed = getattr(drv, "lexed", None)
+    if not lexed:
+        return ()
+    payload = payload_terminals(drv.fmt)
+    if payload is None:
+        return ()
+    last = len(lexed)  # (the tokens read up to the last markup kept)
+    if drv.status != DONE:
+        terminals = drv.c.terminals
+        while last:
+            tok = lexed[last - 1]
+            if tok.type not in payload:
+                t = terminals.get(tok.type)
+                if t is not None and t.literal:
+                    break
+            last -= 1
+    out: list = []
+    joins = False  # (the token before was markup: blanks after it join the next)
+    for k in range(last):
+        tok = lexed[k]
+        s, e = tok.start_pos, tok.end_pos
+        if tok.type in payload or s < start or e > end or s == e:
+            joins = False
+            continue
+        if joins and (out[-1] == s - start or buf[out[-1] + start : s].isspace()):
+            out[-1] = e - start
+        else:
+            out.append(s - start)
+            out.append(e - start)
+        joins = True
+    return tuple(out)
 
 
-def _payload_terminals(fmt: Any) -> frozenset | None:
-    """The terminals of fmt's grammar that are payload: reached from a rule of
-    _PAYLOAD_RULES (by its name or its alias, `after_calls: AFTER_TEXT -> prose`),
-    through the rules under it. None for a grammar of Python calls (kwarg, posarg):
-    its frame is prose's own characters. Worked out once per format."""
+def payload_terminals(fmt: Any) -> frozenset | None:
+    """The terminals of fmt's grammar that are payload: reached from a rule its header
+    names in `payload:` (by its name or its alias, `after_calls: AFTER_TEXT -> prose`),
+    through the rules under it. None where the header names none. Worked out once per
+    format."""
     derived = fmt.compiled.derived
     if "payload_terminals" in derived:
         return derived["payload_terminals"]
-    rules: dict = {}
-    python = False
-    for rule in fmt.compiled.callbacks:
-        rules.setdefault(rule.origin.name, []).append(rule)
-        python = python or vocabulary.rule_name(rule.origin.name) in ("kwarg", "posarg")
     found: frozenset | None = None
-    if not python:
+    named = frozenset(fmt.payload)
+    if named:
+        rules: dict = {}
+        for rule in fmt.compiled.callbacks:
+            rules.setdefault(rule.origin.name, []).append(rule)
         # (Each symbol under such a rule, the rules under it followed down.)
         todo = [
             sym
             for rule in fmt.compiled.callbacks
-            if vocabulary.rule_name(rule.origin.name) in _PAYLOAD_RULES or vocabulary.rule_name(rule.tree_name) in _PAYLOAD_RULES
+            if vocabulary.rule_name(rule.origin.name) in named or vocabulary.rule_name(rule.tree_name) in named
             for sym in rule.expansion
         ]
         seen: set = set()
@@ -1070,13 +1055,3 @@ def bare_name(tree: Any) -> tuple[int, int, bool] | None:
             return None
     ext = _extent(found) if calls == 1 and names == 1 else None
     return None if ext is None else (*ext, unclosed)
-
-
-
-
-
-def _no_marker(buf: str, pos: int) -> bool:
-    """(_frame_prose's driver: no call marker cuts what it reads, as the failure's
-    extent is settled already; a value that runs over one is one payload token, and a
-    string of markers is read once, not cut and tried again at each: issue 17.)"""
-    return False

@@ -739,7 +739,7 @@ class RegionReader:
                 sc._end_region()
                 return True
             if failure is not None:
-                _failed_prose(self, out, failure.start, failure.end, failure.fmt)  # (its markup no prose)
+                _failed_prose(self, out, failure.start, failure.end, failure)  # (its markup no prose)
                 out.append(failure)
                 sc.pos = failure.end
                 self._watch_after(failure)

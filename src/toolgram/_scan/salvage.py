@@ -82,7 +82,7 @@ def salvaged(r: Any, out: list, final: bool) -> bool | None:
         sc.pos = tail.end
     elif tail is not None:  # (its text stays prose, as any failure's, but markup's: see salvage)
         if tail.prose:
-            failed_prose(r, out, sc.pos, tail.end, tail.fmt)  # (its opener and end marker no prose)
+            failed_prose(r, out, sc.pos, tail.end, tail)  # (its opener and end marker no prose)
         else:
             sc._prose(out, sc.pos, tail.start)
         out.append(tail)
