@@ -420,3 +420,53 @@ def test_stream_parser_and_prose_filter_take_grammar_paths(tmp_path: Path) -> No
     assert "<<call>>" not in shown and "Sure." in shown
     with pytest.raises(GrammarError):
         StreamParser(grammar_paths=tmp_path / "missing.lark")
+
+
+TAGGED = """\
+// format: tagged
+// start: <<call>>
+// end: <</call>>
+// payload: args
+
+start: START call END
+call: "<name>" name "</name>" "<args>" args "</args>"
+name: NAME
+args: JSON
+NAME: /[a-z_]+/
+JSON: /[\\[{]/
+START: "<<call>>"
+END: "<</call>>"
+%import common.WS
+%ignore WS
+"""
+
+
+@pytest.mark.parametrize(
+    ("payload", "text"),
+    [
+        # (What the grammar read inside the broken call that is no `payload:` rule's is markup.)
+        ("// payload: args", "Hi {bad} ok"),
+        # (None declared: the call's text stays text, but its opener and end marker.)
+        ("", "Hi <name>f</name> <args>{bad}</args> ok"),
+    ],
+    ids=["declared", "none"],
+)
+def test_the_payload_header_tells_a_failures_markup_from_its_text(tmp_path: Path, payload: str, text: str) -> None:
+    path = write(tmp_path, "tagged.lark", TAGGED.replace("// payload: args", payload))
+    reply = "Hi <<call>><name>f</name> <args>{bad}</args><</call>> ok"
+    result = toolgram.parse(reply, grammar_paths=path, formats=["tagged"])
+    assert result.calls == [] and len(result.errors) == 1
+    assert result.text == text
+    for size in (1, 3, 7):
+        sp = toolgram.StreamParser(grammar_paths=path, formats=["tagged"])
+        for i in range(0, len(reply), size):
+            sp.feed(reply[i : i + size])
+        sp.flush()
+        streamed = sp.close()
+        assert (streamed.text, streamed.segments) == (result.text, result.segments)
+
+
+def test_a_payload_rule_the_grammar_has_not_is_warned_about(tmp_path: Path) -> None:
+    path = write(tmp_path, "tagged.lark", TAGGED.replace("// payload: args", "// payload: argz"))
+    with pytest.warns(toolgram.GrammarWarning, match=re.escape(f"{path}:4: payload rule 'argz': the grammar has no such rule")):
+        toolgram.parse("x", grammar_paths=path)

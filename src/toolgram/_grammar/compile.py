@@ -324,7 +324,7 @@ def compile_format(fmt: Format) -> Compiled:
         if lark is None:  # (the table came from the cache)
             lark = _lark_of(fmt)
         conflicts, stale = _check_conflicts(fmt, lark, terminals)
-        warned = header.header_warnings(fmt) + _marker_warnings(fmt, compiled) + _stream_warnings(fmt, compiled) + stale
+        warned = header.header_warnings(fmt) + _marker_warnings(fmt, compiled) + _stream_warnings(fmt, compiled) + _payload_warnings(fmt, compiled) + stale
         return conflicts, tuple(warned)
 
     if builtin:
@@ -539,6 +539,17 @@ def _reads(t: Terminal, marker: str) -> bool:
     """Could the token t take the marker's text (or the marker start the token)?"""
     m = t.pattern.match(marker)
     return bool(m and m.end() > 0) or t.pattern.fullmatch(marker, partial=True) is not None
+
+
+def _payload_warnings(fmt: Format, compiled: Compiled) -> list[str]:
+    """A `payload:` rule the grammar has none of (by its name or an alias): misspelt, its
+    text would be read as markup where a call of the format cannot be read."""
+    names = {rule_name(n) for rule in compiled.callbacks for n in (rule.origin.name, rule.tree_name)}
+    return [
+        f"{fmt.path}:{header_line(fmt.source, 'payload')}: payload rule {name!r}: the grammar has no such rule"
+        for name in dict.fromkeys(fmt.payload)
+        if name not in names
+    ]
 
 
 def _marker_warnings(fmt: Format, c: Compiled) -> list[str]:

@@ -162,12 +162,15 @@ class Driver:
         # Tokens read from the text (not supplied): how far the grammar got, which
         # picks the failure to report when no candidate reads a region.
         self.taken = 0
-        # Every token read from the text and taken, in order (not the supplied ones): where
-        # a call that cannot be read is told, the tokens of its markup, which the tree
-        # leaves out (`<parameter=`, `>`, `</parameter>` are filtered out of it), are
-        # "markup" segments, not its prose (_scan/mention.failure_markup; issue 19). Only
-        # appended to (a Checkpoint keeps its length): the failure's tokens cost no second
-        # reading of its text (a storm of told failures read twice was 2x, issue 17).
+        # Every token read from the text and taken, in order (not the supplied ones), as
+        # its terminal, start and end, flat: where a call that cannot be read is told, the
+        # tokens of its markup, which the tree leaves out (`<parameter=`, `>`, `</parameter>`
+        # are filtered out of it), are "markup" segments, not its prose (_scan/mention.py,
+        # FailedTokens; issue 19). Only appended to (a Checkpoint keeps its length): the
+        # failure's tokens cost no second reading of its text (a storm of told failures
+        # read twice was 2x, issue 17). Names and numbers, not the Toks: a list of Toks kept
+        # alive is the garbage collector's to go over again and again (+8% on a 32 KB
+        # nested cofl value; these are no objects it tracks).
         self.lexed: list = []
         # Only in a replay of a failed region (see salvage_points): after each token
         # read, [its end, the state stack then, whether a call ends there: the next
@@ -847,9 +850,11 @@ class Driver:
             calls = self.calls
             due, self.paren_due = self.paren_due, -1
             at = self.pos
-            tok = Tok(term, buf[at:end], at, end)
-            self._feed(tok)
-            self.lexed.append(tok)
+            self._feed(Tok(term, buf[at:end], at, end))
+            lexed = self.lexed
+            lexed.append(term)
+            lexed.append(at)
+            lexed.append(end)
             top = stack[-1]
             if c.accepts_end[top] or top == c.end_state:
                 if not self.may_close:
@@ -929,13 +934,14 @@ class Driver:
             calls = self.calls
             self.paren_due = -1
             self.pos = at
-            tok = Tok(term, buf[at:end], at, end)
             if action[0] is Shift:  # (as _feed takes a shift: no marks here)
                 stack.append(action[1])
-                values.append(tok)
+                values.append(Tok(term, buf[at:end], at, end))
             else:
-                self._feed(tok)
-            lexed.append(tok)
+                self._feed(Tok(term, buf[at:end], at, end))
+            lexed.append(term)
+            lexed.append(at)
+            lexed.append(end)
             top = stack[-1]
             if accepts_end[top] or top == end_state:
                 if not self.may_close:
@@ -1599,15 +1605,17 @@ class Driver:
                 # takes it: no marks here. Only a reduction changes the calls read.)
                 if action[0] is Shift:
                     stack.append(action[1])
-                    tok = Tok(term, buf[s:e], s, e)
-                    values.append(tok)
-                    lexed.append(tok)
+                    values.append(Tok(term, buf[s:e], s, e))
+                    lexed.append(term)
+                    lexed.append(s)
+                    lexed.append(e)
                     more = False
                 else:
                     calls = self.calls
-                    tok = Tok(term, buf[s:e], s, e)
-                    self._feed(tok)
-                    lexed.append(tok)
+                    self._feed(Tok(term, buf[s:e], s, e))
+                    lexed.append(term)
+                    lexed.append(s)
+                    lexed.append(e)
                     more = self.calls != calls
                 top = stack[-1]
                 if accepts_end[top] or top == end_state:
@@ -1689,15 +1697,17 @@ class Driver:
                     # takes it: no marks here. Only a reduction changes the calls read.)
                     if action[0] is Shift:
                         stack.append(action[1])
-                        tok = Tok(term, buf[s:e], s, e)
-                        values.append(tok)
-                        lexed.append(tok)
+                        values.append(Tok(term, buf[s:e], s, e))
+                        lexed.append(term)
+                        lexed.append(s)
+                        lexed.append(e)
                         more = False
                     else:
                         calls = self.calls
-                        tok = Tok(term, buf[s:e], s, e)
-                        self._feed(tok)
-                        lexed.append(tok)
+                        self._feed(Tok(term, buf[s:e], s, e))
+                        lexed.append(term)
+                        lexed.append(s)
+                        lexed.append(e)
                         more = self.calls != calls
                         if more:
                             recording = None
@@ -1747,9 +1757,10 @@ class Driver:
                         continue
                     if shift:
                         stack.append(top)
-                        tok = Tok(term, buf[s:e], s, e)
-                        values.append(tok)
-                        lexed.append(tok)
+                        values.append(Tok(term, buf[s:e], s, e))
+                        lexed.append(term)
+                        lexed.append(s)
+                        lexed.append(e)
                         more = False
                         reached = top
                     else:
@@ -1757,9 +1768,10 @@ class Driver:
                         # way's; where it leaves another state than told, the rest of the
                         # tag is read the general way.)
                         calls = self.calls
-                        tok = Tok(term, buf[s:e], s, e)
-                        self._feed(tok)
-                        lexed.append(tok)
+                        self._feed(Tok(term, buf[s:e], s, e))
+                        lexed.append(term)
+                        lexed.append(s)
+                        lexed.append(e)
                         more = self.calls != calls
                         reached = stack[-1]
                         ends = accepts_end[reached] or reached == end_state
@@ -1795,9 +1807,10 @@ class Driver:
                 break
             term, e, target = got_value
             stack.append(target)
-            tok = Tok(term, buf[pos:e], pos, e)
-            values.append(tok)
-            lexed.append(tok)
+            values.append(Tok(term, buf[pos:e], pos, e))
+            lexed.append(term)
+            lexed.append(pos)
+            lexed.append(e)
             self.paren_due = -1
             top = target
             if accepts_end[top] or top == end_state:

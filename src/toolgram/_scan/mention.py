@@ -125,7 +125,7 @@ def note_failure(r: Any, drv: Driver, reason: str) -> None:
     if r.first_failure is None or drv.taken > r.failure_taken:
         r.failure_taken = drv.taken
         end = max(drv.end, drv.pos, r.region_start + r.marker_len)
-        r.first_failure = Failure(r.region_start, end, f"Couldn't read a tool call: {reason}.", marks=failure_markup(drv, r.sc.buf, r.region_start, end))
+        r.first_failure = Failure(r.region_start, end, f"Couldn't read a tool call: {reason}.", marks=FailedTokens.of(drv, r.region_start, end))
         r.failure_stray = drv.stray or whole  # (an anchored region's failure shown: see RegionReader.run)
         # (Broken at the next call's marker: where that marker begins, for the region's
         # end marker the model may write after that call: Scanner.outer_watch.)
@@ -463,10 +463,11 @@ def _frame_prose(sc: Any, out: list, failure: Any, start: int, end: int) -> None
     """buf[start:end], the inside of a told failure between its opener and its end
     marker, out as prose but the markup its grammar read there (failure.marks, each a
     Piece "opener"); prose whole where none is known (a failure no driver told)."""
-    marks = failure.marks if failure is not None else ()
+    lexed = failure.marks if failure is not None else None
+    marks = lexed.spans(sc.buf) if lexed is not None else ()
     pos = start
     if marks:
-        base = failure.start
+        base = failure.start  # (the spans are from it: a Failure moved moves them)
         for k in range(0, len(marks), 2):
             # (A span that joined the opener's token, or the end marker's, is cut at it.)
             s, e = max(marks[k] + base, pos), min(marks[k + 1] + base, end)
@@ -478,7 +479,7 @@ def _frame_prose(sc: Any, out: list, failure: Any, start: int, end: int) -> None
     sc._prose(out, pos, end)
 
 
-def failure_markup(drv: Any, buf: str, start: int, end: int) -> tuple:
+class FailedTokens:
     """The markup drv's grammar read in buf[start:end], the text of a call it could not
     read (note_failure): each token it read there (Driver.lexed: the reading that failed,
     no second one) of a terminal that is no payload's (payload_terminals: a value's, the
@@ -493,40 +494,63 @@ def failure_markup(drv: Any, buf: str, start: int, end: int) -> tuple:
     its confirmed: `[TOOL_CALLS]book flight[ARGS]`, `<tool_call>Sure.`,
     `to=functions.get weather<|channel|>`: prose, as the rest after them. A stream's
     driver takes the tokens a whole reply's does (it waits on one the end of the text may
-    change), so both tell the same markup. (): none, or a format whose header declares no
-    `payload:` (its failure's text is prose whole: Python call lists, whose frame is
-    prose's own characters)."""
-    lexed = getattr(drv, "lexed", None)
-    if not lexed:
-        return ()
-    payload = payload_terminals(drv.fmt)
-    if payload is None:
-        return ()
-    last = len(lexed)  # (the tokens read up to the last markup kept)
-    if drv.status != DONE:
-        terminals = drv.c.terminals
-        while last:
-            tok = lexed[last - 1]
-            if tok.type not in payload:
-                t = terminals.get(tok.type)
-                if t is not None and t.literal:
-                    break
-            last -= 1
-    out: list = []
-    joins = False  # (the token before was markup: blanks after it join the next)
-    for k in range(last):
-        tok = lexed[k]
-        s, e = tok.start_pos, tok.end_pos
-        if tok.type in payload or s < start or e > end or s == e:
-            joins = False
-            continue
-        if joins and (out[-1] == s - start or buf[out[-1] + start : s].isspace()):
-            out[-1] = e - start
-        else:
-            out.append(s - start)
-            out.append(e - start)
-        joins = True
-    return tuple(out)
+    change), so both tell the same markup. A format whose header declares no `payload:`
+    has none (its failure's text is prose whole: Python call lists, whose frame is
+    prose's own characters). Told when the failure's text is put out (spans), not when
+    it is noted: most failures noted never are (another candidate's replaces one, or its
+    text is an error's)."""
+
+    __slots__ = ("lexed", "count", "payload", "trim", "start", "end", "found")
+
+    def __init__(self, lexed: list, count: int, payload: frozenset, trim: Any, start: int, end: int) -> None:
+        self.lexed, self.count, self.payload, self.trim = lexed, count, payload, trim
+        self.start, self.end = start, end
+        self.found: tuple | None = None
+
+    @classmethod
+    def of(cls, drv: Any, start: int, end: int) -> FailedTokens | None:
+        """The tokens drv read of the failure buf[start:end], as they stand now (drv's
+        list only grows); None where no markup can be told."""
+        lexed = getattr(drv, "lexed", None)
+        if not lexed:
+            return None
+        payload = payload_terminals(drv.fmt)
+        if payload is None:
+            return None
+        return cls(lexed, len(lexed), payload, drv.c.terminals if drv.status != DONE else None, start, end)
+
+    def __deepcopy__(self, memo: Any) -> FailedTokens:
+        return self  # (what it tells never changes: the storm memo's copies share it)
+
+    def spans(self, buf: str) -> tuple:
+        """(start, end) pairs from self.start, flat."""
+        if self.found is not None:
+            return self.found
+        lexed, payload, start, end = self.lexed, self.payload, self.start, self.end
+        last = self.count  # (the tokens read up to the last markup kept: 3 items each)
+        terminals = self.trim
+        if terminals is not None:
+            while last:
+                term = lexed[last - 3]
+                if term not in payload:
+                    t = terminals.get(term)
+                    if t is not None and t.literal:
+                        break
+                last -= 3
+        out: list = []
+        at = -1  # (where the last markup token ended, if the token before was one: blanks after it join the next)
+        for term, s, e in zip(lexed[0:last:3], lexed[1:last:3], lexed[2:last:3]):
+            if term in payload or s < start or e > end or s == e:
+                at = -1
+                continue
+            if at == s or (at >= 0 and buf[at:s].isspace()):
+                out[-1] = e - start
+            else:
+                out.append(s - start)
+                out.append(e - start)
+            at = e
+        self.found = tuple(out)
+        return self.found
 
 
 def payload_terminals(fmt: Any) -> frozenset | None:
