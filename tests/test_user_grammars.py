@@ -422,8 +422,8 @@ def test_stream_parser_and_prose_filter_take_grammar_paths(tmp_path: Path) -> No
         StreamParser(grammar_paths=tmp_path / "missing.lark")
 
 
-TAGGED = """\
-// format: tagged
+PAYLOAD_TAGGED = """\
+// format: payload_tagged
 // start: <<call>>
 // end: <</call>>
 // payload: args
@@ -452,13 +452,13 @@ END: "<</call>>"
     ids=["declared", "none"],
 )
 def test_the_payload_header_tells_a_failures_markup_from_its_text(tmp_path: Path, payload: str, text: str) -> None:
-    path = write(tmp_path, "tagged.lark", TAGGED.replace("// payload: args", payload))
+    path = write(tmp_path, "payload.lark", PAYLOAD_TAGGED.replace("// payload: args", payload))
     reply = "Hi <<call>><name>f</name> <args>{bad}</args><</call>> ok"
-    result = toolgram.parse(reply, grammar_paths=path, formats=["tagged"])
+    result = toolgram.parse(reply, grammar_paths=path, formats=["payload_tagged"])
     assert result.calls == [] and len(result.errors) == 1
     assert result.text == text
     for size in (1, 3, 7):
-        sp = toolgram.StreamParser(grammar_paths=path, formats=["tagged"])
+        sp = toolgram.StreamParser(grammar_paths=path, formats=["payload_tagged"])
         for i in range(0, len(reply), size):
             sp.feed(reply[i : i + size])
         sp.flush()
@@ -467,6 +467,6 @@ def test_the_payload_header_tells_a_failures_markup_from_its_text(tmp_path: Path
 
 
 def test_a_payload_rule_the_grammar_has_not_is_warned_about(tmp_path: Path) -> None:
-    path = write(tmp_path, "tagged.lark", TAGGED.replace("// payload: args", "// payload: argz"))
+    path = write(tmp_path, "payload.lark", PAYLOAD_TAGGED.replace("// payload: args", "// payload: argz"))
     with pytest.warns(toolgram.GrammarWarning, match=re.escape(f"{path}:4: payload rule 'argz': the grammar has no such rule")):
         toolgram.parse("x", grammar_paths=path)
