@@ -5,7 +5,7 @@ path (fastpath.py) makes Regions too; both import them from here."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from .._build.builder import Draft, Prose
 from .._result.model import ToolCall, moved_call
@@ -67,9 +67,6 @@ class Failure:
     end: int
     message: str
     prose: bool = True
-    # (The tokens its grammar read inside it, for mention.failed_prose's markup
-    # (mention.FailedTokens); None: none known, its text prose.)
-    marks: Any = field(default=None, compare=False, repr=False)
 
 
 def _rebase(out: list, base: int) -> None:

@@ -125,7 +125,10 @@ def note_failure(r: Any, drv: Driver, reason: str) -> None:
     if r.first_failure is None or drv.taken > r.failure_taken:
         r.failure_taken = drv.taken
         end = max(drv.end, drv.pos, r.region_start + r.marker_len)
-        r.first_failure = Failure(r.region_start, end, f"Couldn't read a tool call: {reason}.", marks=FailedTokens.of(drv, r.region_start, end))
+        r.first_failure = Failure(r.region_start, end, f"Couldn't read a tool call: {reason}.")
+        # (Its markup, for failed_prose: kept beside it, not on it, as the storm memo
+        # copies a Failure's fields whole, item by item.)
+        r.failure_tokens = (r.first_failure, FailedTokens.of(drv, r.region_start, end))
         r.failure_stray = drv.stray or whole  # (an anchored region's failure shown: see RegionReader.run)
         # (Broken at the next call's marker: where that marker begins, for the region's
         # end marker the model may write after that call: Scanner.outer_watch.)
@@ -427,7 +430,7 @@ def failed_prose(r: Any, out: list, start: int, end: int, failure: Any = None) -
     a mention (no error) is prose; and not in reasoning, which keeps them. The markers
     are cut_opener's (_loud): not a word's (`functools[`), nor a quiet format's.
     Between them, the markup the failure's grammar read there is no prose either
-    (failure.marks, failure_markup's: Qwen3-Coder's `<parameter=a>`, harmony's header)."""
+    (FailedTokens: Qwen3-Coder's `<parameter=a>`, harmony's header)."""
     sc = r.sc
     buf = sc.buf
     if sc.in_open_think:
@@ -452,22 +455,25 @@ def failed_prose(r: Any, out: list, start: int, end: int, failure: Any = None) -
     ends = sorted({e for f in loud if m in f.starts for e in f.ends if _whole_token(e)}, key=len, reverse=True)
     e = next((e for e in ends if buf.endswith(e, i, j)), None)
     if e is None:
-        _frame_prose(sc, out, failure, i, end)
+        _frame_prose(r, out, failure, i, end)
         return
-    _frame_prose(sc, out, failure, i, j - len(e))
+    _frame_prose(r, out, failure, i, j - len(e))
     out.append(_piece("opener", j - len(e), j, ""))
     sc._prose(out, j, end)
 
 
-def _frame_prose(sc: Any, out: list, failure: Any, start: int, end: int) -> None:
+def _frame_prose(r: Any, out: list, failure: Any, start: int, end: int) -> None:
     """buf[start:end], the inside of a told failure between its opener and its end
-    marker, out as prose but the markup its grammar read there (failure.marks, each a
-    Piece "opener"); prose whole where none is known (a failure no driver told)."""
-    lexed = failure.marks if failure is not None else None
+    marker, out as prose but the markup its grammar read there (the FailedTokens
+    note_failure kept beside it, r.failure_tokens: each span a Piece "opener"); prose
+    whole where none is known (a failure no driver told: salvage's)."""
+    sc = r.sc
+    told = r.failure_tokens
+    lexed = told[1] if told is not None and failure is not None and told[0] is failure else None
     marks = lexed.spans(sc.buf) if lexed is not None else ()
     pos = start
     if marks:
-        base = failure.start  # (the spans are from it: a Failure moved moves them)
+        base = failure.start  # (the spans are from it)
         for k in range(0, len(marks), 2):
             # (A span that joined the opener's token, or the end marker's, is cut at it.)
             s, e = max(marks[k] + base, pos), min(marks[k + 1] + base, end)
@@ -518,9 +524,6 @@ class FailedTokens:
         if payload is None:
             return None
         return cls(lexed, len(lexed), payload, drv.c.terminals if drv.status != DONE else None, start, end)
-
-    def __deepcopy__(self, memo: Any) -> FailedTokens:
-        return self  # (what it tells never changes: the storm memo's copies share it)
 
     def spans(self, buf: str) -> tuple:
         """(start, end) pairs from self.start, flat."""

@@ -399,6 +399,9 @@ class RegionReader:
         self.failure_marker = -1  # first_failure broke at the call marker that begins here (note_failure)
         self.failure_python = False  # first_failure's format reads lists of Python calls (stream_python)
         self.failed_frame: Driver | None = None
+        # (first_failure, as note_failure made it, and the tokens its driver read of it,
+        # mention.FailedTokens: its markup, for failed_prose; None: none noted.)
+        self.failure_tokens: tuple | None = None
         self.mentioned = False  # a format read the region as a mention of its tag (mention)
         self.mention_end = -1  # (where that format's reading of the mention ended)
         self.fail_scan = start
