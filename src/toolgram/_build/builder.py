@@ -49,6 +49,12 @@ class Draft:
     value_broke: bool = field(default=False, compare=False)
     instructions: str | None = None
     params: list[tuple[str, str, str | None]] = field(default_factory=list)
+    # Where the call's own markers start, where Builder.items moved its span's start back
+    # to the region's (the first of several calls of a format a stream announces by
+    # name: its id is made from it); -1: where its span starts. A call refused there is
+    # an error from here on, the region's opener before it markup (issue 19), as it was
+    # before the move: the move is for a call's id, which an error has none of.
+    opened: int = field(default=-1, compare=False)
 
 
 @dataclass
@@ -79,6 +85,7 @@ def _draft(
         "name": name, "arguments": arguments, "id": None, "kind": kind, "span": span,
         "repairs": [] if repairs is None else repairs, "error": None,
         "value_broke": False, "instructions": None, "params": [] if params is None else params,
+        "opened": -1,
     }  # fmt: skip
     return draft
 
@@ -569,7 +576,9 @@ class Builder:
             # starts, are known once it begins (the stream cannot know yet whether more
             # calls follow: _stream/parser.py).
             draft = drafts[0]
-            draft.span = (self.region[0], draft.span[1])
+            if draft.span[0] > self.region[0]:
+                draft.opened = draft.span[0]
+                draft.span = (self.region[0], draft.span[1])
         if self.buf is not None and self.items and type(self.items[-1]) is Prose and self.items[-1].span is not None:
             # The line break that ends the region's last prose line (a fenced `# note`),
             # right before the fence's close on its own line, is the prose's: markup is

@@ -365,7 +365,7 @@ def spaced_call(r: Any, final: bool):
         message = f'Couldn\'t read a tool call: the name "{name}" cannot be written in this format; call the tool by its exact name.'
         for k, item in enumerate(region.items):
             if isinstance(item, Draft) and item.span and item.span[0] <= start < item.span[1]:
-                region.items[k] = Draft(name="", span=item.span, error=message)
+                region.items[k] = Draft(name="", span=item.span, error=message, opened=item.opened)
                 told = True
                 break
     return region if told else None
