@@ -451,6 +451,8 @@ LONG_JSON_CALLS = {
     "functionary_v31": f"Writing it.\n<function=write_file>{_WRITE}</function>",
     "hermes_function_tag": f"Writing it.\n<tool_call><function>write_file</function>{_WRITE}</tool_call>",
     "internlm": f'Writing it.<|action_start|><|plugin|>\n{{"name": "write_file", "parameters": {_WRITE}}}<|action_end|>',
+    # (a JSON call object after a marker: its header's stream_json)
+    "gigachat": f'Writing it.<|message_sep|>\n\nfunction call<|role_sep|>\n{{"name": "write_file", "arguments": {_WRITE}}}',
 }
 
 

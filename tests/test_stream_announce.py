@@ -509,6 +509,25 @@ TWO_CALL_BLOCKS = {
         "<|action_end|>",
         "<|action_end|>",
     ),
+    "hermes_im_start": (  # (a call object after <|im_start|>: stream_json, a region per call)
+        '<|im_start|>\n{"name": "read_file", "arguments": {"path": "notes.md"}}\n<|im_start|>\n'
+        '<|im_start|>\n{"name": "write_file", "arguments": {"path": "out.md", "content": "Day one: we walked to the harbour and back."}}\n<|im_end|>',
+        "<|im_end|>",
+    ),
+    "fenced_xml": (  # (a call object in a ```xml fence, bare or in a call tag)
+        '```xml\n{"name": "read_file", "arguments": {"path": "notes.md"}}\n```\n'
+        '```xml\n<function_call>\n{"name": "write_file", "arguments": {"path": "out.md", "content": "Day one: we walked to the harbour and back."}}\n</function_call>\n```',
+        "</function_call>",
+    ),
+    "granite_20b_fc": (  # (<function_call> and a call object, repeated)
+        '<function_call> {"name": "read_file", "arguments": {"path": "notes.md"}}\n'
+        '<function_call> {"name": "write_file", "arguments": {"path": "out.md", "content": "Day one: we walked to the harbour and back."}}',
+        "",
+    ),
+    "functionary_v32": (  # (>>>NAME then its JSON arguments; the first >>> is the prompt's)
+        'read_file\n{"path": "notes.md"}\n>>>write_file\n{"path": "out.md", "content": "Day one: we walked to the harbour and back."}',
+        "",
+    ),
     "glm45_arg_kv": (  # (a block per call: the second is a region of its own)
         "<tool_call>read_file\n<arg_key>path</arg_key>\n<arg_value>notes.md</arg_value>\n</tool_call>\n"
         "<tool_call>write_file\n<arg_key>path</arg_key>\n<arg_value>out.md</arg_value>\n"
@@ -560,6 +579,33 @@ def test_the_second_call_of_a_block_streams_before_the_block_ends(fmt: str, size
         index = expected.calls.index(call)
         sent = "".join(e.text for e in events if type(e) is ArgumentsDelta and e.index == index)
         assert sent == json.dumps(call.arguments, ensure_ascii=False)
+
+
+LONE_CALLS = {
+    # (a format whose reply holds one call: its arguments stream before the call's last `}`)
+    "gigachat": 'Looking that up.<|message_sep|>\n\nfunction call<|role_sep|>\n'
+    '{"name": "write_file", "arguments": {"path": "out.md", "content": "Day one: we walked to the harbour and back."}}',
+    "gigachat_31": '<|function_call|>{"name": "write_file", "arguments": {"path": "out.md", "content": "Day one: we walked to the harbour and back."}}',
+}
+
+
+@pytest.mark.parametrize("key", sorted(LONE_CALLS))
+@pytest.mark.parametrize("size", [1, 3, 7])
+def test_a_lone_call_streams_its_arguments_before_its_end(key: str, size: int) -> None:
+    raw = LONE_CALLS[key]
+    fmt = key.split("_3")[0]
+    expected = toolgram.parse(raw, ["write_file"], formats=[fmt])
+    assert [c.name for c in expected.calls] == ["write_file"] and not expected.errors
+    sp = StreamParser(["write_file"], formats=[fmt], announce="name")
+    events, before_end = _fed(sp, raw, size, raw.rindex("}" if raw.endswith("}") else "<") - 1)
+    events += sp.flush()
+    assert sp.close() == expected
+    starts = [e for e in events if type(e) is CallStart]
+    assert [(e.index, e.name, e.id) for e in starts] == [(0, "write_file", expected.to_openai_message()["tool_calls"][0]["id"])]
+    assert not any(type(e) is CallCancelled for e in events)
+    early = [e.text for e in before_end if type(e) is ArgumentsDelta]
+    assert len(early) >= 2 and "".join(early).startswith('{"path": "out.md", "content": "Day')
+    assert "".join(e.text for e in events if type(e) is ArgumentsDelta) == json.dumps(expected.calls[0].arguments, ensure_ascii=False)
 
 
 @pytest.mark.parametrize(
