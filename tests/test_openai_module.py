@@ -466,3 +466,90 @@ def test_finish_reason_is_tool_calls_only_when_a_call_completed() -> None:
             for piece in pieces(raw, 2):
                 stream.feed(piece)
             assert stream.close(cut)[-1]["choices"][0]["finish_reason"] == cut
+
+
+# -- a format's arguments as written -------------------------------------------------------
+
+# (A reply of each format that streams its arguments through a header line, `stream_json`,
+# `stream_sep`, `stream_python`: two calls where its region or
+# its reply can hold two, each with a long string value. Sent whole, each call's arguments
+# would come in one delta at its completion.)
+_DAY = "Day one: the fjord ferry at nine, lunch in Flåm, the train up to Myrdal. " * 5
+_A, _B = {"path": "a.md", "content": _DAY}, {"path": "b.md", "content": _DAY.upper()}
+_JA, _JB = json.dumps(_A, ensure_ascii=False), json.dumps(_B, ensure_ascii=False)
+
+
+def _objects(a: str = "name", args: str = "arguments") -> tuple[str, str]:
+    return (f'{{"{a}": "write_file", "{args}": {_JA}}}', f'{{"{a}": "write_file", "{args}": {_JB}}}')
+
+
+WRITTEN = {
+    "hermes_im_start": "<|im_start|>\n{0}\n<|im_start|>\n<|im_start|>\n{1}\n<|im_end|>".format(*_objects()),
+    "fenced_xml": "Writing.\n```xml\n{0}\n```\n```xml\n<function_call>\n{1}\n</function_call>\n```\nDone.".format(*_objects()),
+    "gigachat": "Writing.<|message_sep|>\n\nfunction call<|role_sep|>\n{0}".format(*_objects()),
+    "granite_20b_fc": "<function_call> {0}\n<function_call> {1}".format(*_objects()),
+    "functionary_v32": f"write_file\n{_JA}\n>>>write_file\n{_JB}",
+}
+
+
+@pytest.mark.parametrize("fmt", sorted(WRITTEN))
+def test_a_format_streams_its_arguments_as_written(fmt: str) -> None:
+    # Each call's arguments come in many deltas, sent before the feed that completes it (the
+    # one in which arguments="whole" sends it), and complete in that feed, not later; they
+    # join to the arguments of parse()'s call; nothing withdrawn; the whole stream is the
+    # whole reply's completion.
+    raw, tools = WRITTEN[fmt], ["write_file"]
+    result = toolgram.parse(raw, tools)
+    assert result.calls and {c.format for c in result.calls} == {fmt} and not result.errors
+    final = [json.dumps(c.arguments, ensure_ascii=False) for c in result.calls]
+    for seed in (1, 2, 3):
+        feeds = pieces(raw, seed)
+        whole_at: dict[int, int] = {}
+        stream = CompletionStream(tools, arguments="whole")
+        for n, piece in enumerate([*feeds, None]):
+            for chunk in stream.feed(piece) if piece is not None else stream.close():
+                for entry in chunk["choices"][0]["delta"].get("tool_calls", []):
+                    whole_at[entry["index"]] = n
+        sent: dict[int, list[tuple[int, str]]] = {}
+        chunks: list[dict[str, Any]] = []
+        stream = CompletionStream(tools, arguments="as_written")
+        for n, piece in enumerate([*feeds, None]):
+            out = stream.feed(piece) if piece is not None else stream.close()
+            chunks += out
+            for chunk in out:
+                for entry in chunk["choices"][0]["delta"].get("tool_calls", []):
+                    sent.setdefault(entry["index"], []).append((n, entry["function"]["arguments"]))
+        got = assemble_as_written(chunks)
+        assert got.pop("withdrawn") == {}
+        assert got == expected_of(result)
+        assert sorted(sent) == sorted(whole_at) == list(range(len(final)))
+        for index, deltas in sent.items():
+            assert "".join(text for _, text in deltas) == final[index]
+            early = [text for n, text in deltas if n < whole_at[index] and text]
+            assert len(early) > 10, f"call {index}: its arguments waited for its completion"
+            assert max(n for n, text in deltas if text) <= whole_at[index], f"call {index} completed later than sent whole"
+
+
+def _streaming_column() -> dict[str, str]:
+    """Each built-in format's *streams arguments* cell of the formats table."""
+    from toolgram._audit import catalog
+
+    rows = zip(catalog.builtin_formats(), catalog.short_table().splitlines()[2:])
+    return {f.name: row.rsplit(" | ", 2)[1].strip() for f, row in rows}
+
+
+# (The formats that still send a call's arguments whole, at its completion: no header line
+# reads their arguments yet; docs/formats.md says why. A format taken off this list streams
+# as written and gets its reply in WRITTEN.)
+WHOLE = {
+    "json_reply", "xlam", "mfcs", "llama3_builtin", "bare_pythonic", "fenced_python", "granite", "jamba", "apriel",
+    "nemotron", "functools", "cohere", "command_r", "apertus", "plamo3", "hermes_response_tools",
+    "minimax_m3_nested_xml", "cohere_cofl_xml", "functiongemma_call", "gemma4_call", "gemma4_bare", "bfcl_verbose_xml",
+    "glm45_bare",
+}  # fmt: skip
+
+
+def test_the_formats_table_says_which_formats_stream_as_written() -> None:
+    column = _streaming_column()
+    assert {name for name, cell in column.items() if not cell} == WHOLE
+    assert all(column[fmt] in ("yes", "per parameter") for fmt in WRITTEN)
