@@ -451,8 +451,18 @@ LONG_JSON_CALLS = {
     "functionary_v31": f"Writing it.\n<function=write_file>{_WRITE}</function>",
     "hermes_function_tag": f"Writing it.\n<tool_call><function>write_file</function>{_WRITE}</tool_call>",
     "internlm": f'Writing it.<|action_start|><|plugin|>\n{{"name": "write_file", "parameters": {_WRITE}}}<|action_end|>',
-    # (a JSON call object after a marker: its header's stream_json)
+    # (a JSON call object after a marker, a JSON list of call objects: their headers' stream_json, and stream_sep)
     "gigachat": f'Writing it.<|message_sep|>\n\nfunction call<|role_sep|>\n{{"name": "write_file", "arguments": {_WRITE}}}',
+    "granite": f'<|tool_call|>[{{"name": "write_file", "arguments": {_WRITE}}}]',
+    "nemotron": f'Writing it.<TOOLCALL>[{{"name": "write_file", "arguments": {_WRITE}}}]</TOOLCALL>',
+    "jamba": f'Writing it.\n<tool_calls>[{{"name": "write_file", "arguments": {_WRITE}}}]</tool_calls>',
+    "command_r": f'Action:\n```json\n[{{"tool_name": "write_file", "parameters": {_WRITE}}}]\n```',
+    "cohere": f'<|START_ACTION|>[{{"tool_call_id": "0", "tool_name": "write_file", "parameters": {_WRITE}}}]<|END_ACTION|>',
+    "plamo3": (
+        "Writing it.<|plamo:begin_tool_requests:plamo|><|plamo:begin_tool_request:plamo|><|plamo:begin_tool_name:plamo|>write_file"
+        f"<|plamo:end_tool_name:plamo|><|plamo:begin_tool_arguments:plamo|><|plamo:constrain|>json<|plamo:msg|>{_WRITE}"
+        "<|plamo:end_tool_arguments:plamo|><|plamo:end_tool_request:plamo|><|plamo:end_tool_requests:plamo|>"
+    ),
 }
 
 

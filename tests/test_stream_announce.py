@@ -514,15 +514,75 @@ TWO_CALL_BLOCKS = {
         '<|im_start|>\n{"name": "write_file", "arguments": {"path": "out.md", "content": "Day one: we walked to the harbour and back."}}\n<|im_end|>',
         "<|im_end|>",
     ),
+    "hermes_response_tools": (  # (<response><tools>{…}</tools></response>: a region per call)
+        '<response><tools>{"name": "read_file", "arguments": {"path": "notes.md"}}</tools></response>\n'
+        '<response><tools>{"name": "write_file", "arguments": {"path": "out.md", "content": "Day one: we walked to the harbour and back."}}</tools></response>',
+        "</response>",
+    ),
     "fenced_xml": (  # (a call object in a ```xml fence, bare or in a call tag)
         '```xml\n{"name": "read_file", "arguments": {"path": "notes.md"}}\n```\n'
         '```xml\n<function_call>\n{"name": "write_file", "arguments": {"path": "out.md", "content": "Day one: we walked to the harbour and back."}}\n</function_call>\n```',
         "</function_call>",
     ),
+    "granite": (  # (a JSON list of call objects: stream_json with and without its `[`, stream_sep `} ,`)
+        '<|tool_call|>[{"name": "read_file", "arguments": {"path": "notes.md"}}, '
+        '{"name": "write_file", "arguments": {"path": "out.md", "content": "Day one: we walked to the harbour and back."}}]<|/tool_call|>',
+        "<|/tool_call|>",
+    ),
+    "nemotron": (  # (as granite's)
+        '<TOOLCALL>[{"name": "read_file", "arguments": {"path": "notes.md"}},\n'
+        '{"name": "write_file", "arguments": {"path": "out.md", "content": "Day one: we walked to the harbour and back."}}]</TOOLCALL>',
+        "</TOOLCALL>",
+    ),
+    "apertus": (  # (name-keyed objects: the key is the tool, its value the arguments)
+        '<|tools_prefix|>[{"read_file": {"path": "notes.md"}}, '
+        '{"write_file": {"path": "out.md", "content": "Day one: we walked to the harbour and back."}}]<|tools_suffix|>',
+        "<|tools_suffix|>",
+    ),
+    "jamba": (  # (<tool_calls> and a JSON list of call objects, as granite's)
+        '<tool_calls>[{"name": "read_file", "arguments": {"path": "notes.md"}}, '
+        '{"name": "write_file", "arguments": {"path": "out.md", "content": "Day one: we walked to the harbour and back."}}]</tool_calls>',
+        "</tool_calls>",
+    ),
+    "apriel": (  # (jamba's block after the final response's marker, a region of its own, and text)
+        '[BEGIN FINAL RESPONSE]Writing it now.\n<tool_calls>[{"name": "read_file", "arguments": {"path": "notes.md"}}, '
+        '{"name": "write_file", "arguments": {"path": "out.md", "content": "Day one: we walked to the harbour and back."}}]</tool_calls>[END FINAL RESPONSE]',
+        "</tool_calls>",
+    ),
+    "xlam": (  # (a bare JSON list: its `[` is its start marker)
+        '[{"name": "read_file", "arguments": {"path": "notes.md"}}, '
+        '{"name": "write_file", "arguments": {"path": "out.md", "content": "Day one: we walked to the harbour and back."}}]',
+        "",
+    ),
+    "xlam_tool_calls": (  # (an object whose "tool_calls" holds the list)
+        '{"tool_calls": [{"name": "read_file", "arguments": {"path": "notes.md"}}, '
+        '{"name": "write_file", "arguments": {"path": "out.md", "content": "Day one: we walked to the harbour and back."}}]}',
+        "",
+    ),
+    "cohere": (  # (a JSON list of call objects whose written id and name come before the parameters)
+        '<|START_ACTION|>[{"tool_call_id": "0", "tool_name": "read_file", "parameters": {"path": "notes.md"}}, '
+        '{"tool_call_id": "1", "tool_name": "write_file", "parameters": {"path": "out.md", "content": "Day one: we walked to the harbour and back."}}]<|END_ACTION|>',
+        "<|END_ACTION|>",
+    ),
+    "command_r": (  # (Action: and a ```json fence holding a JSON list)
+        'Action:\n```json\n[{"tool_name": "read_file", "parameters": {"path": "notes.md"}}, '
+        '{"tool_name": "write_file", "parameters": {"path": "out.md", "content": "Day one: we walked to the harbour and back."}}]\n```',
+        "\n```",
+    ),
     "granite_20b_fc": (  # (<function_call> and a call object, repeated)
         '<function_call> {"name": "read_file", "arguments": {"path": "notes.md"}}\n'
         '<function_call> {"name": "write_file", "arguments": {"path": "out.md", "content": "Day one: we walked to the harbour and back."}}',
         "",
+    ),
+    "functools": (  # (functools[…]: a JSON list after the word)
+        'functools[{"name": "read_file", "arguments": {"path": "notes.md"}}, '
+        '{"name": "write_file", "arguments": {"path": "out.md", "content": "Day one: we walked to the harbour and back."}}]',
+        "",
+    ),
+    "plamo3": (  # (the name between its tokens, then JSON arguments; stream_sep between the requests)
+        '<|plamo:begin_tool_requests:plamo|><|plamo:begin_tool_request:plamo|><|plamo:begin_tool_name:plamo|>read_file<|plamo:end_tool_name:plamo|><|plamo:begin_tool_arguments:plamo|><|plamo:constrain|>json<|plamo:msg|>{"path": "notes.md"}<|plamo:end_tool_arguments:plamo|><|plamo:end_tool_request:plamo|>'
+        '<|plamo:begin_tool_request:plamo|><|plamo:begin_tool_name:plamo|>write_file<|plamo:end_tool_name:plamo|><|plamo:begin_tool_arguments:plamo|><|plamo:constrain|>json<|plamo:msg|>{"path": "out.md", "content": "Day one: we walked to the harbour and back."}<|plamo:end_tool_arguments:plamo|><|plamo:end_tool_request:plamo|><|plamo:end_tool_requests:plamo|>',
+        "<|plamo:end_tool_requests:plamo|>",
     ),
     "functionary_v32": (  # (>>>NAME then its JSON arguments; the first >>> is the prompt's)
         'read_file\n{"path": "notes.md"}\n>>>write_file\n{"path": "out.md", "content": "Day one: we walked to the harbour and back."}',
@@ -537,7 +597,7 @@ TWO_CALL_BLOCKS = {
 }
 
 
-_FORMAT_OF = {"mistral_token_once": "mistral", "mistral_call_id": "mistral", "step3_steptml_function_sep": "step3_steptml", "harmony_recipient_after_channel": "harmony"}  # (rows of one format in another shape)
+_FORMAT_OF = {"mistral_token_once": "mistral", "mistral_call_id": "mistral", "step3_steptml_function_sep": "step3_steptml", "harmony_recipient_after_channel": "harmony", "xlam_tool_calls": "xlam"}  # (rows of one format in another shape)
 
 
 def _fed(sp: StreamParser, raw: str, size: int, end: int) -> tuple[list[Any], list[Any]]:
@@ -561,7 +621,8 @@ def test_the_second_call_of_a_block_streams_before_the_block_ends(fmt: str, size
     tools = ["read_file", "write_file"]
     expected = toolgram.parse(raw, tools, formats=[fmt])
     assert [c.name for c in expected.calls] == tools and not expected.errors
-    assert expected.calls[0].span[0] == 0  # (the first call holds the block's opening markers)
+    # (the first call holds the block's opening markers; Apriel's begins at <tool_calls>)
+    assert expected.calls[0].span[0] == (raw.index("<tool_calls>") if fmt == "apriel" else 0)
     end = raw.rindex(end_marker)  # (no end marker, "": the end of the reply, before flush())
     sp = StreamParser(tools, formats=[fmt], announce="name")
     events, before_end = _fed(sp, raw, size, end)
@@ -586,6 +647,7 @@ LONE_CALLS = {
     "gigachat": 'Looking that up.<|message_sep|>\n\nfunction call<|role_sep|>\n'
     '{"name": "write_file", "arguments": {"path": "out.md", "content": "Day one: we walked to the harbour and back."}}',
     "gigachat_31": '<|function_call|>{"name": "write_file", "arguments": {"path": "out.md", "content": "Day one: we walked to the harbour and back."}}',
+    "json_reply": '{"type": "tool_call", "name": "write_file", "arguments": {"path": "out.md", "content": "Day one: we walked to the harbour and back."}}',
 }
 
 
@@ -654,6 +716,10 @@ PYTHON_LISTS = {
     "olmo3_pythonic_list": (  # (a list in the block: its second opener)
         '<function_calls>[read_file(path="notes.md"); write_file(path="out.md", content="Day one: [a walk].")]</function_calls>',
         "]</function_calls>",
+    ),
+    "fenced_python": (  # (a list in a ```python fence)
+        '```python\n[read_file(path="notes.md"), write_file(path="out.md", content="Day one: [a walk].")]\n```',
+        "]\n```",
     ),
     "lfm2": (
         '<|tool_call_start|>[read_file(path="notes.md"), write_file(path="out.md", content="Day one: a \\"walk\\".")]<|tool_call_end|>',

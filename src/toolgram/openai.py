@@ -40,11 +40,12 @@ given to another call; its arguments then come as `arguments` deltas as the mode
 them, in the formats that can stream them (a call written as a JSON object whose name
 comes first: hermes, longcat, fenced_json, fenced_plain; JSON arguments after an opener
 its format's header declares: Llama 3 JSON, Kimi K2, Mistral's NAME[ARGS], harmony,
-DeepSeek V3 and V3.1, Functionary v3.1's <function=NAME> and v3.2's >>>NAME, InternLM,
-GigaChat, Granite 20B; XML-ish parameters of
+DeepSeek V3 and V3.1, Functionary v3.1's <function=NAME> and v3.2's >>>NAME, InternLM, PLaMo 3,
+GigaChat; JSON lists of call objects: Granite, Nemotron, Jamba, Apriel, xLAM, Command R, Cohere,
+Apertus, functools; XML-ish parameters of
 tags its format's header declares, per parameter: Qwen3-Coder, Seed-OSS, GLM, MiniMax M2,
 DSML, Kimi K3, dots.llm, MiniCPM5, Step-3, Hunyuan Hy3; the keyword arguments of a list of
-Python-style calls: pythonic, Llama 4, LFM2, OLMo 3); every other format sends a call
+Python-style calls: pythonic, Llama 4, LFM2, OLMo 3, a ```python fence); every other format sends a call
 whole, in one chunk, from the delta that ends it (the formats table's *streams arguments*
 column, docs/formats.md). Concatenated, a call's argument deltas equal the final
 arguments, and they become valid JSON only when the call completes: its last character is
