@@ -40,7 +40,7 @@ def _constrainable(fmt: Format) -> str:
 def _declared(fmt: Format) -> str:
     if fmt.stream_param is not None:
         return "per parameter"
-    return "yes" if fmt.stream_json or fmt.stream_python else ""
+    return "yes" if fmt.stream_json or fmt.stream_python or fmt.stream_pycall or fmt.stream_loose else ""
 
 
 # Where a stream completes a call: the values of the tables' "call done at" column.

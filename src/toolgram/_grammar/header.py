@@ -180,6 +180,16 @@ class Format:
     # (`[` of `[get_weather(city="Paris"), …]`), for announcing its calls by their name
     # (_grammar/tags.py, PyTags); "" when not declared.
     stream_python: str = ""
+    # The header's `stream_loose:`: the opener of a call whose arguments are Gemma's loose
+    # object after it (`call:{name}` of `call:get_weather{city:<|"|>Paris<|"|>}`), for
+    # announcing it by its name and streaming its arguments (_grammar/tags.py, LooseTags;
+    # _stream/looseecho.py); "" when not declared.
+    stream_loose: str = ""
+    # The header's `stream_pycall:`: the opener of a Python-style call before its `(`, where
+    # the call is no item of a list (Llama 3.1's `{name}.call` after <|python_tag|>, a bare
+    # call's `{name}`): announced and streamed as a list's (PyTags, PyEcho). Kept apart from
+    # `stream_python`, which the scanner also reads as "this format reads lists of calls".
+    stream_pycall: str = ""
     # The header's `end_of_turn:` tokens: what the model's template writes to end its turn
     # (`<|im_end|>`, `<|eot_id|>`); one left at the very end of a reply is dropped from the
     # text (the scanner's, as a reasoning block's markers are: _scan/markers.py).
@@ -272,6 +282,8 @@ def load_format(path: Path) -> Format:
         stream_json=(header.get("stream_json") or [""])[0],
         stream_json_list=(header.get("stream_json_list") or [""])[0],
         stream_python=(header.get("stream_python") or [""])[0],
+        stream_loose=(header.get("stream_loose") or [""])[0],
+        stream_pycall=(header.get("stream_pycall") or [""])[0],
         end_of_turn=tuple(filter(None, header.get("end_of_turn", ()))),
         canonical={k: unescape(v[0]) for k, v in header.items() if k in CANONICAL_KEYS},
         done_at=(header.get("done_at") or [""])[0].lower(),
@@ -346,7 +358,7 @@ def declared_conflicts(fmt: Format) -> tuple[DeclaredConflict, ...]:
 KEYS = (
     "format", "title", "models", "markers", "start", "end", "anchor", "line_start", "quiet", "offered_only", "args_key",
     "code_tool", "order", "conflicts", "parser", "reasoning", "also", "framing", "nest", "end_of_turn",
-    "repeated", "stream_call", "stream_param", "stream_sep", "stream_json", "stream_json_list", "stream_python", "canonical", "canonical_call", "canonical_param", "canonical_sep", "done_at",
+    "repeated", "stream_call", "stream_param", "stream_sep", "stream_json", "stream_json_list", "stream_python", "stream_loose", "stream_pycall", "canonical", "canonical_call", "canonical_param", "canonical_sep", "done_at",
     "payload",
 )  # fmt: skip
 # Keys whose value is one of a few words (the first named is the one to write).

@@ -29,7 +29,7 @@ import regex
 
 from .words import lazy
 
-__all__ = ["JsonTags", "PyTags", "Tags", "json_tags_of", "py_tags_of", "tags_of"]
+__all__ = ["JsonTags", "LooseTags", "PyTags", "Tags", "json_tags_of", "loose_tags_of", "py_tags_of", "tags_of"]
 
 _NAME = r"[A-Za-z0-9_][A-Za-z0-9_.\-:/]{0,127}"
 _KEY = r"[A-Za-z0-9_][A-Za-z0-9_.\-]{0,127}"
@@ -240,7 +240,8 @@ def json_tags_of(fmt: Any) -> JsonTags | None:
 
 # A Python-style call's name (as pycall's NAME, but for a Markdown-escaped `\_`: that one
 # is not announced) and its opening parenthesis.
-_PY_CALL = r"(?P<open>(?P<name>[A-Za-z_][\w.\-]{0,127}))[ \t\r\n]*(?P<rest>\()"
+_PY_NAME = r"(?P<name>[A-Za-z_][\w.\-]{0,127})"
+_PY_CALL = r"(?P<open>" + _PY_NAME + r")[ \t\r\n]*(?P<rest>\()"
 
 
 class PyTags:
@@ -256,10 +257,20 @@ class PyTags:
     own = "open"
 
     def __init__(self, fmt: Any) -> None:
-        self.call = regex.compile(_lead(fmt) + _alternatives(fmt.stream_python) + r"[ \t\r\n]*" + _PY_CALL)
+        template = fmt.stream_python or fmt.stream_pycall
+        if fmt.stream_pycall:
+            # (the call's own opener before its `(`: Llama 3.1's `{name}.call` after
+            # <|python_tag|>, a bare call's `{name}` opening the reply; its name as a Python
+            # call's, _PY_CALL's)
+            own = _alternatives(template).replace(f"(?P<name>{_NAME})", _PY_NAME)
+            call = "(?P<open>" + own + r")[ \t\r\n]*(?P<rest>\()"
+            self.call = regex.compile(_lead(fmt) + call)
+        else:
+            call = _PY_CALL
+            self.call = regex.compile(_lead(fmt) + _alternatives(template) + r"[ \t\r\n]*" + call)
         # (a `;` in place of the comma, or none, as the grammars' missing_comma reads it; OLMo 3
         # writes a call a line)
-        self.next = regex.compile(r"[ \t\r\n]*[,;]?[ \t\r\n]*" + _PY_CALL)
+        self.next = regex.compile(r"[ \t\r\n]*[,;]?[ \t\r\n]*" + call)
 
 
 _PY_TAGS: dict[Any, PyTags | None] = {}
@@ -267,4 +278,34 @@ _PY_TAGS: dict[Any, PyTags | None] = {}
 
 def py_tags_of(fmt: Any) -> PyTags | None:
     """The format's PyTags, None when its header declares no `stream_python`."""
-    return _compiled(_PY_TAGS, fmt, lambda f: PyTags(f) if getattr(f, "stream_python", "") else None)
+    return _compiled(_PY_TAGS, fmt, lambda f: PyTags(f) if getattr(f, "stream_python", "") or getattr(f, "stream_pycall", "") else None)
+
+
+class LooseTags:
+    """A format's compiled `stream_loose`: the opener of a call whose arguments are Gemma's
+    loose object (bare keys, strings between the format's delimiters), streamed by
+    LooseEcho (_stream/looseecho.py).
+
+    call      the region's start markers, the call's opener (`call:{name}`; group `open`),
+              blanks and the arguments' `{` (group `rest`); `name`
+    markers   the format's start, end and end-of-turn markers: a string's text that may
+              begin one is held, and one that does stops the echo (a string left open
+              ends there)
+    fmt       the format (its name, its `repeated`, its framing: what the builder types with)
+    """
+
+    own = "open"
+
+    def __init__(self, fmt: Any) -> None:
+        opener = "(?P<open>" + _alternatives(fmt.stream_loose) + r")[ \t\r\n]*(?P<rest>\{)"
+        self.call = regex.compile(_lead(fmt) + opener)
+        self.markers = tuple(dict.fromkeys((*fmt.starts, *fmt.ends, *fmt.end_of_turn)))
+        self.fmt = fmt
+
+
+_LOOSE_TAGS: dict[Any, LooseTags | None] = {}
+
+
+def loose_tags_of(fmt: Any) -> LooseTags | None:
+    """The format's LooseTags, None when its header declares no `stream_loose`."""
+    return _compiled(_LOOSE_TAGS, fmt, lambda f: LooseTags(f) if getattr(f, "stream_loose", "") else None)

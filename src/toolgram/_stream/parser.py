@@ -88,9 +88,10 @@ import regex
 from ..events import ArgumentsDelta, CallCancelled, CallDone, CallStart, Error, Event, Reasoning, Text
 from .._guard import escapes
 from .jsonecho import JsonEcho
+from .looseecho import LooseEcho
 from .pyecho import PyEcho
 from .xmlecho import XmlParamEcho
-from .._grammar.tags import JsonTags, PyTags
+from .._grammar.tags import JsonTags, LooseTags, PyTags
 from .._result.model import ParseResult, TextOf, ToolCall
 from .._result.openai import id_for, place_salt
 from .._pipeline import DEFAULT_MAX_CHARS, Assembler, check_max_chars, check_truncated, past_max_chars, read_calls, select_formats
@@ -602,6 +603,9 @@ class StreamParser:
                 # see _PyFollow)
                 echo = PyEcho(self._tools.schema(name) if self._tools is not None else None, self._scanner.region_markers())
                 follow = _PyFollow(got[3], got[2])
+            elif len(got) > 3 and type(got[3]) is LooseTags:
+                # (Gemma's loose object after its opener: LooseEcho; one call a region)
+                echo = LooseEcho(name, self._tools.schema(name) if self._tools is not None else None, got[3])
             elif len(got) > 3 and type(got[3]) is JsonTags:
                 # (a JSON object after an opener its header declares: Kimi K2's, Mistral's;
                 # the calls after it are followed from its end, as below)

@@ -1,0 +1,159 @@
+"""StreamParser(announce="name") for the formats whose arguments are no JSON and no
+declared XML tags: Gemma's loose objects (`stream_loose:`, LooseEcho: Gemma 4, its bare
+call body, FunctionGemma) and a Python-style call that is no list's item
+(`stream_pycall:`, PyEcho: Llama 3.1's built-in tools, bare Python calls). Each call's
+argument deltas, concatenated, are json.dumps of its final arguments; they begin before
+the call ends (a long value is not sent whole at the end); a call withdrawn midway never
+leaves JSON a client can run.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import toolgram
+from toolgram import ArgumentsDelta, CallCancelled, CallDone, CallStart, StreamParser
+
+from conftest import corpus_cases
+from test_stream import chunked, random_chunks
+from test_stream_announce import check
+
+ECHOED = ("gemma4_call", "gemma4_bare", "functiongemma_call", "llama3_builtin", "bare_pythonic")
+CASES = [c for c in corpus_cases() if c.format in ECHOED]
+
+CONTENT = "Day one: we walked to the harbour and back, then wrote it all down. " * 45  # (~3,000 characters)
+D = '<|"|>'
+# A long write_file call per format, and what the arguments' JSON starts with before the call ends.
+LONG = {
+    "gemma4_call": f"Saving it.<|tool_call>call:write_file{{path:{D}notes.md{D},content:{D}{CONTENT}{D}}}<tool_call|>",
+    "gemma4_bare": f"call:write_file{{path:{D}notes.md{D},content:{D}{CONTENT}{D}}}",
+    "functiongemma_call": f"<start_function_call>call:write_file{{path:<escape>notes.md<escape>,content:<escape>{CONTENT}<escape>}}<end_function_call>",
+    "llama3_builtin": f'<|python_tag|>write_file.call(path="notes.md", content="{CONTENT}")<|eom_id|>',
+    "bare_pythonic": f'write_file(path="notes.md", content="{CONTENT}")',
+}
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "write_file",
+            "parameters": {"type": "object", "properties": {"path": {"type": "string"}, "content": {"type": "string"}}},
+        },
+    }
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_argument_deltas_add_up_to_the_final_arguments(case: Any) -> None:
+    result = toolgram.parse(case.raw, case.tools, formats=case.formats, truncated=case.truncated)
+    for size in (1, 3, 7):
+        events = check(case.raw, chunked(case.raw, size), case.tools, case.formats, 32_768, case.truncated)
+        if not result.errors:
+            # (a call read without error is never withdrawn and sent again: what was sent
+            # of it stands. A bare Python call that prose follows is no call: withdrawn.)
+            names = {e.index: e.name for e in events if type(e) is CallStart}
+            for i, e in enumerate(events):
+                if type(e) is CallCancelled:
+                    assert names[e.index] not in [s.name for s in events[i:] if type(s) is CallStart]
+                    assert case.format == "bare_pythonic"
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_argument_deltas_add_up_in_random_chunks(data: Any) -> None:
+    case = data.draw(st.sampled_from(CASES), label="case")
+    check(case.raw, random_chunks(data, case.raw), case.tools, case.formats, 32_768, case.truncated)
+
+
+def _first_delta(raw: str, fmt: str, size: int, tools: Any = TOOLS) -> tuple[int, list[Any]]:
+    """Where in the reply (characters fed) the first argument delta came, and the events."""
+    sp = StreamParser(tools, formats=[fmt], announce="name")
+    first = -1
+    events: list[Any] = []
+    for i in range(0, len(raw), size):
+        got = sp.feed(raw[i : i + size])
+        if first < 0 and any(type(e) is ArgumentsDelta and e.text for e in got):
+            first = min(i + size, len(raw))
+        events += got
+    events += sp.flush()
+    return first, events
+
+
+@pytest.mark.parametrize("fmt", sorted(LONG))
+@pytest.mark.parametrize("size", [1, 3, 7, 64])
+def test_a_long_value_streams_before_the_call_ends(fmt: str, size: int) -> None:
+    raw = LONG[fmt]
+    expected = toolgram.parse(raw, TOOLS, formats=[fmt])
+    assert [c.arguments for c in expected.calls] == [{"path": "notes.md", "content": CONTENT}] and not expected.errors
+    first, events = _first_delta(raw, fmt, size)
+    # (the first argument delta comes with the content's start, thousands of characters
+    # before the call's end; sent whole, it would come with the end)
+    assert 0 <= first <= raw.index("Day one") + size + 1
+    deltas = [e for e in events if type(e) is ArgumentsDelta]
+    before = "".join(e.text for e in deltas[:-1])
+    assert before.startswith('{"path": "notes.md", "content": "Day one: we walked')
+    assert len(deltas) > 10 or size == 64
+    assert "".join(e.text for e in deltas) == json.dumps(expected.calls[0].arguments, ensure_ascii=False)
+    assert [type(e) for e in events if type(e) in (CallStart, CallDone, CallCancelled)] == [CallStart, CallDone]
+
+
+# A call that goes wrong after its arguments began to stream: a key given twice.
+WITHDRAWN = {
+    "gemma4_call": f"<|tool_call>call:write_file{{path:{D}a.md{D},content:{D}Day one.{D},path:{D}b.md{D}}}<tool_call|>",
+    "gemma4_bare": f"call:write_file{{path:{D}a.md{D},content:{D}Day one.{D},path:{D}b.md{D}}}",
+    "functiongemma_call": "<start_function_call>call:write_file{path:<escape>a.md<escape>,content:<escape>Day one.<escape>,path:<escape>b.md<escape>}<end_function_call>",
+    "llama3_builtin": '<|python_tag|>write_file.call(path="a.md", content="Day one.", path="b.md")<|eom_id|>',
+    "bare_pythonic": 'write_file(path="a.md", content="Day one.", path="b.md")',
+}
+
+
+@pytest.mark.parametrize("fmt", sorted(WITHDRAWN))
+@pytest.mark.parametrize("size", [1, 3, 7])
+def test_a_call_withdrawn_midway_never_leaves_valid_json(fmt: str, size: int) -> None:
+    raw = WITHDRAWN[fmt]
+    expected = toolgram.parse(raw, TOOLS, formats=[fmt])
+    assert not expected.calls and expected.errors
+    first, events = _first_delta(raw, fmt, size)
+    assert 0 <= first < raw.index("b.md")  # (it streamed before it failed)
+    assert [type(e) for e in events if type(e) in (CallStart, CallDone, CallCancelled)] == [CallStart, CallCancelled]
+    sent = "".join(e.text for e in events if type(e) is ArgumentsDelta)
+    assert sent.startswith('{"path": "a.md", "content": "Day one.')
+    with pytest.raises(ValueError):
+        json.loads(sent)
+
+
+@pytest.mark.parametrize(
+    "body, sent",
+    [
+        # (what goes out before the call ends: a value other than a string once its end shows,
+        # typed as the end types it; a string's text up to what may end it)
+        ("{n:3,content:" + D + "Day", '{"n": 3, "content": "Day'),
+        ("{n:1.50,content:" + D + "Day", '{"n": 1.5, "content": "Day'),
+        ("{o:{a:" + D + "x" + D + ",b:[1,2]},content:" + D + "Day", '{"o": {"a": "x", "b": [1, 2]}, "content": "Day'),
+        ("{content:" + D + "a, b  ", '{"content": "a, b'),  # (blanks held: a string left open loses them)
+        ("{content:" + D + "x}", '{"content": "x'),  # (`}`: a string left open may end there)
+        ("{content:" + D + "x<", '{"content": "x'),  # (a `<` that may begin a delimiter)
+        ("{content:" + D + "x<b>y", '{"content": "x<b>y'),
+        ("{content:" + D + "x" + D + ",", '{"content": "x'),  # (the next key not yet written)
+        ("{content:" + D + "x" + D + ",path:", '{"content": "x"'),
+    ],
+)
+def test_gemma_values_go_out_as_far_as_they_are_certain(body: str, sent: str) -> None:
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {"n": {"type": "number"}, "o": {"type": "object"}, "content": {"type": "string"}, "path": {"type": "string"}}}}}]
+    raw = "<|tool_call>call:f" + body
+    sp = StreamParser(tools, formats=["gemma4_call"], announce="name")
+    events = sp.feed(raw)
+    assert "".join(e.text for e in events if type(e) is ArgumentsDelta) == sent
+
+
+def test_a_delimited_value_the_schema_types_otherwise_waits_for_its_end() -> None:
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {"n": {"type": "integer"}}}}}]
+    raw = f"<|tool_call>call:f{{n:{D}3{D}}}<tool_call|>"
+    sp = StreamParser(tools, formats=["gemma4_call"], announce="name")
+    events = [e for ch in chunked(raw, 1) for e in sp.feed(ch)] + sp.flush()
+    assert "".join(e.text for e in events if type(e) is ArgumentsDelta) == '{"n": 3}'
+    assert toolgram.parse(raw, tools, formats=["gemma4_call"]).calls[0].arguments == {"n": 3}
