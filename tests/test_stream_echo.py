@@ -1,7 +1,8 @@
 """StreamParser(announce="name") for the formats whose arguments are no JSON and no
 declared XML tags: Gemma's loose objects (`stream_loose:`, LooseEcho: Gemma 4, its bare
 call body, FunctionGemma) and a Python-style call that is no list's item
-(`stream_pycall:`, PyEcho: Llama 3.1's built-in tools, bare Python calls). Each call's
+(`stream_pycall:`, PyEcho: Llama 3.1's built-in tools, bare Python calls), and Cohere's
+cofl XML (`stream_call:` with the id the model writes, XmlParamEcho). Each call's
 argument deltas, concatenated, are json.dumps of its final arguments; they begin before
 the call ends (a long value is not sent whole at the end); a call withdrawn midway never
 leaves JSON a client can run.
@@ -23,7 +24,7 @@ from conftest import corpus_cases
 from test_stream import chunked, random_chunks
 from test_stream_announce import check
 
-ECHOED = ("gemma4_call", "gemma4_bare", "functiongemma_call", "llama3_builtin", "bare_pythonic")
+ECHOED = ("gemma4_call", "gemma4_bare", "functiongemma_call", "llama3_builtin", "bare_pythonic", "cohere_cofl_xml")
 CASES = [c for c in corpus_cases() if c.format in ECHOED]
 
 CONTENT = "Day one: we walked to the harbour and back, then wrote it all down. " * 45  # (~3,000 characters)
@@ -35,6 +36,8 @@ LONG = {
     "functiongemma_call": f"<start_function_call>call:write_file{{path:<escape>notes.md<escape>,content:<escape>{CONTENT}<escape>}}<end_function_call>",
     "llama3_builtin": f'<|python_tag|>write_file.call(path="notes.md", content="{CONTENT}")<|eom_id|>',
     "bare_pythonic": f'write_file(path="notes.md", content="{CONTENT}")',
+    "cohere_cofl_xml": '<cofl:tool_calls><cofl:tool_call id="0" name="write_file"><cofl:value name="path" type="raw">notes.md</cofl:value>'
+    f'<cofl:value name="content" type="raw">{CONTENT}</cofl:value></cofl:tool_call></cofl:tool_calls>',
 }
 TOOLS = [
     {
@@ -108,6 +111,8 @@ WITHDRAWN = {
     "functiongemma_call": "<start_function_call>call:write_file{path:<escape>a.md<escape>,content:<escape>Day one.<escape>,path:<escape>b.md<escape>}<end_function_call>",
     "llama3_builtin": '<|python_tag|>write_file.call(path="a.md", content="Day one.", path="b.md")<|eom_id|>',
     "bare_pythonic": 'write_file(path="a.md", content="Day one.", path="b.md")',
+    "cohere_cofl_xml": '<cofl:tool_calls><cofl:tool_call id="0" name="write_file"><cofl:value name="path" type="raw">a.md</cofl:value>'
+    '<cofl:value name="content" type="raw">Day one.</cofl:value><cofl:value name="path" type="raw">b.md</cofl:value></cofl:tool_call></cofl:tool_calls>',
 }
 
 

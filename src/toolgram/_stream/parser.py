@@ -613,6 +613,7 @@ class StreamParser:
                 json_tags, written = got[3], got[5]
             elif len(got) > 3:  # (XML-ish parameters of the declared tags, typed by the tool's schema)
                 echo = XmlParamEcho(self._tools.schema(name) if self._tools is not None else None, got[3])
+                written = got[5] if len(got) > 5 else None  # (an id the model wrote in the opener: Cohere's)
                 if got[4]:  # (in a block: the calls after it are followed, see _next)
                     follow = _Follow(got[3], got[2])
             else:
@@ -683,8 +684,11 @@ class StreamParser:
                 echo = PyEcho(self._tools.schema(name) if self._tools is not None else None, self._scanner.region_markers())
                 self._announce(last.region, start, name, echo, _PyFollow(tags, rest_at), rest_at, events, text)
             else:
+                written = follow.written  # (an id the model wrote in the opener: Cohere's)
+                if written is not None and (written in self._ids or written in self._open_ids):
+                    return  # (see _repeats)
                 echo = XmlParamEcho(self._tools.schema(name) if self._tools is not None else None, tags)
-                self._announce(last.region, start, name, echo, _Follow(tags, rest_at), rest_at, events, text)
+                self._announce(last.region, start, name, echo, _Follow(tags, rest_at), rest_at, events, text, None, written)
 
     def _list_next(self, events: list[Event]) -> None:
         """announce="name", in a JSON list of call objects (Mistral's `[TOOL_CALLS] [{…}, {…}]`):
