@@ -2,7 +2,8 @@
 declared XML tags: Gemma's loose objects (`stream_loose:`, LooseEcho: Gemma 4, its bare
 call body, FunctionGemma) and a Python-style call that is no list's item
 (`stream_pycall:`, PyEcho: Llama 3.1's built-in tools, bare Python calls), and Cohere's
-cofl XML (`stream_call:` with the id the model writes, XmlParamEcho). Each call's
+cofl XML (`stream_call:` with the id the model writes, XmlParamEcho) and MFCS's tool blocks
+(`stream_json:` with `{text}` for the instructions, JsonEcho). Each call's
 argument deltas, concatenated, are json.dumps of its final arguments; they begin before
 the call ends (a long value is not sent whole at the end); a call withdrawn midway never
 leaves JSON a client can run.
@@ -24,7 +25,7 @@ from conftest import corpus_cases
 from test_stream import chunked, random_chunks
 from test_stream_announce import check
 
-ECHOED = ("gemma4_call", "gemma4_bare", "functiongemma_call", "llama3_builtin", "bare_pythonic", "cohere_cofl_xml")
+ECHOED = ("gemma4_call", "gemma4_bare", "functiongemma_call", "llama3_builtin", "bare_pythonic", "cohere_cofl_xml", "mfcs")
 CASES = [c for c in corpus_cases() if c.format in ECHOED]
 
 CONTENT = "Day one: we walked to the harbour and back, then wrote it all down. " * 45  # (~3,000 characters)
@@ -38,6 +39,8 @@ LONG = {
     "bare_pythonic": f'write_file(path="notes.md", content="{CONTENT}")',
     "cohere_cofl_xml": '<cofl:tool_calls><cofl:tool_call id="0" name="write_file"><cofl:value name="path" type="raw">notes.md</cofl:value>'
     f'<cofl:value name="content" type="raw">{CONTENT}</cofl:value></cofl:tool_call></cofl:tool_calls>',
+    "mfcs": "<mfcs_tool><instructions>Save the notes</instructions><call_id>call_1</call_id><name>write_file</name>"
+    f'<parameters>{{"path": "notes.md", "content": "{CONTENT}"}}</parameters></mfcs_tool>',
 }
 TOOLS = [
     {
@@ -113,6 +116,8 @@ WITHDRAWN = {
     "bare_pythonic": 'write_file(path="a.md", content="Day one.", path="b.md")',
     "cohere_cofl_xml": '<cofl:tool_calls><cofl:tool_call id="0" name="write_file"><cofl:value name="path" type="raw">a.md</cofl:value>'
     '<cofl:value name="content" type="raw">Day one.</cofl:value><cofl:value name="path" type="raw">b.md</cofl:value></cofl:tool_call></cofl:tool_calls>',
+    "mfcs": "<mfcs_tool><instructions>Save</instructions><call_id>call_1</call_id><name>write_file</name>"
+    '<parameters>{"path": "a.md", "content": "Day one.", "path": "b.md"}</parameters></mfcs_tool>',
 }
 
 

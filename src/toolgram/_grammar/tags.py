@@ -37,6 +37,9 @@ _TYPE = r"[A-Za-z0-9_]{1,32}"
 # (`{id}`: an id the model writes, Mistral's `[CALL_ID]abc123XYZ`; narrower than the
 # grammars' `\w+`: an id it does not take is not announced early, and comes whole)
 _SLOTS = {"name": _NAME, "key": _KEY, "type": _TYPE, "index": r"[0-9]{1,9}", "id": r"[A-Za-z0-9_]{1,64}"}
+# (`{text}`: words the model writes that nothing reads while streaming, up to the next tag:
+# MFCS's <instructions>; at most 1,024 characters, or the call is not announced early)
+_SLOTS["text"] = r"[^<]{0,1024}"
 # Other attributes ({attrs}): any but those that name or type something.
 _ATTRS = (
     r"(?:\s+(?!(?:name|key|tool|type|string)\s*=)[A-Za-z_][\w\-]*\s*=\s*"
@@ -45,7 +48,7 @@ _ATTRS = (
 # A template's parts: an attribute holding a slot, a bare slot, {attrs}, blanks, literal text.
 _PART = lazy(
     regex.compile,
-    r'(?P<attr>\s+([A-Za-z_][\w\-]*)="\{(name|key|type)\}")|\{(?P<slot>name|key|index|id)\}|(?P<attrs>\{attrs\})|(?P<own>\{call\})'
+    r'(?P<attr>\s+([A-Za-z_][\w\-]*)="\{(name|key|type)\}")|\{(?P<slot>name|key|index|id|text)\}|(?P<attrs>\{attrs\})|(?P<own>\{call\})'
     r"|(?P<space>\s+)|(?P<lit>[^\s{]+|\{)",
 )
 # Blanks between a value's close tag and the next tag (as the formats' VALUE terminals
@@ -64,7 +67,7 @@ def _pattern(template: str) -> str:
             out.append(f"(?:{part})?" if slot == "type" else part)  # (a type may be left out)
         elif m.group("slot"):
             slot = m.group("slot")
-            out.append(f"(?P<{slot}>{_SLOTS[slot]})" if slot != "index" else _SLOTS[slot])
+            out.append(f"(?P<{slot}>{_SLOTS[slot]})" if slot not in ("index", "text") else _SLOTS[slot])
         elif m.group("attrs"):
             out.append(_ATTRS)
         elif m.group("own"):
