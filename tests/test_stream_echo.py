@@ -3,7 +3,8 @@ declared XML tags: Gemma's loose objects (`stream_loose:`, LooseEcho: Gemma 4, i
 call body, FunctionGemma) and a Python-style call that is no list's item
 (`stream_pycall:`, PyEcho: Llama 3.1's built-in tools, bare Python calls), and Cohere's
 cofl XML (`stream_call:` with the id the model writes, XmlParamEcho) and MFCS's tool blocks
-(`stream_json:` with `{text}` for the instructions, JsonEcho). Each call's
+(`stream_json:` with `{text}` for the instructions, JsonEcho), MiniMax-M3's nested XML
+(`stream_call:` whose tags begin `]<]minimax[>[`, closers naming their key). Each call's
 argument deltas, concatenated, are json.dumps of its final arguments; they begin before
 the call ends (a long value is not sent whole at the end); a call withdrawn midway never
 leaves JSON a client can run.
@@ -25,11 +26,12 @@ from conftest import corpus_cases
 from test_stream import chunked, random_chunks
 from test_stream_announce import check
 
-ECHOED = ("gemma4_call", "gemma4_bare", "functiongemma_call", "llama3_builtin", "bare_pythonic", "cohere_cofl_xml", "mfcs")
+ECHOED = ("gemma4_call", "gemma4_bare", "functiongemma_call", "llama3_builtin", "bare_pythonic", "cohere_cofl_xml", "mfcs", "minimax_m3_nested_xml")
 CASES = [c for c in corpus_cases() if c.format in ECHOED]
 
 CONTENT = "Day one: we walked to the harbour and back, then wrote it all down. " * 45  # (~3,000 characters)
 D = '<|"|>'
+M3 = "]<]minimax[>["
 # A long write_file call per format, and what the arguments' JSON starts with before the call ends.
 LONG = {
     "gemma4_call": f"Saving it.<|tool_call>call:write_file{{path:{D}notes.md{D},content:{D}{CONTENT}{D}}}<tool_call|>",
@@ -41,6 +43,8 @@ LONG = {
     f'<cofl:value name="content" type="raw">{CONTENT}</cofl:value></cofl:tool_call></cofl:tool_calls>',
     "mfcs": "<mfcs_tool><instructions>Save the notes</instructions><call_id>call_1</call_id><name>write_file</name>"
     f'<parameters>{{"path": "notes.md", "content": "{CONTENT}"}}</parameters></mfcs_tool>',
+    "minimax_m3_nested_xml": f"{M3}<tool_call>\n{M3}<invoke name=\"write_file\">\n{M3}<path>notes.md{M3}</path>\n"
+    f"{M3}<content>{CONTENT}{M3}</content>\n{M3}</invoke>\n{M3}</tool_call>",
 }
 TOOLS = [
     {
@@ -118,6 +122,9 @@ WITHDRAWN = {
     '<cofl:value name="content" type="raw">Day one.</cofl:value><cofl:value name="path" type="raw">b.md</cofl:value></cofl:tool_call></cofl:tool_calls>',
     "mfcs": "<mfcs_tool><instructions>Save</instructions><call_id>call_1</call_id><name>write_file</name>"
     '<parameters>{"path": "a.md", "content": "Day one.", "path": "b.md"}</parameters></mfcs_tool>',
+    # (MiniMax-M3 collects a key written twice into a list: a value nested too deeply fails)
+    "minimax_m3_nested_xml": f'{M3}<tool_call>{M3}<invoke name="write_file">{M3}<path>a.md{M3}</path>{M3}<content>Day one.{M3}</content>'
+    f"{M3}<b.md>{(M3 + '<x>') * 300}1{(M3 + '</x>') * 300}{M3}</b.md>{M3}</invoke>{M3}</tool_call>",
 }
 
 

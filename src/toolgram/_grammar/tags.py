@@ -140,8 +140,9 @@ class Tags:
               and the next call's opener and a tag, as `call` (the next call of a block
               that holds several)
     param     blanks, then a parameter's opener; `key`, and `type` (None when not written)
-    close     a value's close tag where it certainly closes the value: before the next
-              parameter; before the call's close (group 1) it may yet be text
+    close     a value's close tag (group `tag`) where it certainly closes the value: before
+              the next parameter; before the call's close (group `call`) it may yet be text
+    lt        the first character of every tag (`<`; `]` of MiniMax-M3's `]<]minimax[>[<`)
     tag       what may start a tag after a `<` in a value (else the `<` is text)
     framing   the format's framing of raw values (coerce.frame)
     """
@@ -149,9 +150,14 @@ class Tags:
     def __init__(self, fmt: Any) -> None:
         (call_open, call_close), (param_open, param_close) = fmt.stream_call, fmt.stream_param
         lead = _lead(fmt)
+        # What every tag of the format starts with: `<`, or MiniMax-M3's `]<]minimax[>[<`, whose
+        # values run to the next `]<]minimax[>[` (lt: its first character).
+        head = _head(param_open)
+        prefix = head[: head.rindex("<")] if "<" in head[1:] and not head.startswith("<") else ""
+        self.lt = prefix[:1] or "<"
         # (A tag must follow, after blanks: `I'll use <function=get_weather>` then a line of
         # prose is a mention, not announced only to be withdrawn.)
-        opener = "(?P<open>" + _alternatives(call_open) + r")(?P<rest>[ \t\r\n]*<)"
+        opener = "(?P<open>" + _alternatives(call_open) + r")(?P<rest>[ \t\r\n]*" + regex.escape(self.lt) + ")"
         self.call = regex.compile(lead + opener)
         # (the group where a call's own text, its span in parse(), starts: see {call})
         self.own = "own" if "own" in self.call.groupindex else "open"
@@ -160,13 +166,17 @@ class Tags:
         self.next = regex.compile(regex.escape(call_close) + r"[ \t\r\n]*" + sep + opener)
         self.param = regex.compile(r"[ \t\r\n]*" + _pattern(param_open))
         self.has_type = "type" in self.param.groupindex
-        self.close_tag = param_close
+        # (a closer may name its key, `]<]minimax[>[</{key}>`: any name closes, as the grammar reads it)
+        closer = _pattern(param_close).replace("(?P<key>", "(?:") if "{key}" in param_close else regex.escape(param_close)
         self.close = regex.compile(
-            regex.escape(param_close) + _GAP + rf"(?:{regex.escape(_head(param_open))}|({regex.escape(call_close)}))"
+            "(?P<tag>" + closer + ")" + _GAP + rf"(?:{regex.escape(head)}|(?P<call>{regex.escape(call_close)}))"
         )
-        words = sorted(_tag_words(fmt), key=len, reverse=True)
-        # (and `</par…>`, which ends a value whose close was left out: Builder's _MISSPELT_CLOSE)
-        self.tag = regex.compile(r"<(?:/\s*par|/?(?:[|｜]|" + "|".join(regex.escape(w) for w in words) + "))")
+        if prefix:
+            self.tag = regex.compile(regex.escape(prefix))  # (every tag, the value's text up to it)
+        else:
+            words = sorted(_tag_words(fmt), key=len, reverse=True)
+            # (and `</par…>`, which ends a value whose close was left out: Builder's _MISSPELT_CLOSE)
+            self.tag = regex.compile(r"<(?:/\s*par|/?(?:[|｜]|" + "|".join(regex.escape(w) for w in words) + "))")
         self.framing = fmt.framing
 
 

@@ -160,7 +160,7 @@ class XmlParamEcho:
         tags = self.tags
         i = at = 0  # s[:i] is sent; a tag may start from s[at:] on
         while True:
-            j = s.find("<", at)
+            j = s.find(tags.lt, at)
             if j < 0:
                 k = _run(s, i, len(s))
                 self._send(out, s[i:k])
@@ -173,21 +173,22 @@ class XmlParamEcho:
             if not tag.partial and m is None:
                 self._send(out, s[i : _run(s, i, j)])
                 return self._stop()  # (another tag: the rest comes with the call's end)
-            if tag.partial or m.partial or m.group(1):
+            if tag.partial or m.partial or m.group("call"):
                 k = _run(s, i, j)
                 self._send(out, s[i:k])
                 # (before the call's close: the value's close may yet be text, if text follows it on its line)
                 return self._stop() if m is not None and not m.partial else self._hold(s[k:])
             self._send(out, _framed(s[i:j], tags.framing), close=True)
             self.state = _BETWEEN
-            return s[j + len(tags.close_tag) :]
+            return s[m.end("tag") :]
 
     def _untyped(self, s: str, out: list[str]) -> str | None:
         """A value no schema or written type types: a string once it cannot be JSON other
         than a string (then streamed), else held as any other value (_whole)."""
-        j = s.find("<")
+        lt = self.tags.lt
+        j = s.find(lt)
         while j >= 0 and self.tags.tag.match(s, j, partial=True) is None:
-            j = s.find("<", j + 1)  # (a "<" that is text: part of what may or may not be JSON)
+            j = s.find(lt, j + 1)  # (a "<" that is text: part of what may or may not be JSON)
         end = len(s) if j < 0 else j
         if _JSONISH.fullmatch(s, 0, end, partial=True) is None:
             self.typed = True
@@ -200,17 +201,17 @@ class XmlParamEcho:
         """A value that may be read as another type than a string: held until its close
         is certain, then sent as the call's end will read it (coerce_param)."""
         tags = self.tags
-        j = s.find("<", self.seen)
+        j = s.find(tags.lt, self.seen)
         while j >= 0:
             tag = tags.tag.match(s, j, partial=True)
             if tag is None:  # (text)
-                j = s.find("<", j + 1)
+                j = s.find(tags.lt, j + 1)
                 continue
             m = tags.close.match(s, j, partial=True) if not tag.partial else None
             if tag.partial or (m is not None and m.partial):
                 self.seen = j
                 return self._hold_value(s)
-            if m is None or m.group(1):
+            if m is None or m.group("call"):
                 return self._stop()  # (another tag, or a close that may be text: comes with the call's end)
             key = self.keys[-1]
             prop = self.props.get(key) if self.props is not None else None
@@ -225,7 +226,7 @@ class XmlParamEcho:
             out.append(self.prefix[:-1] + text)  # (the prefix ends with the quote a string opens)
             self.prefix = ""
             self.state = _BETWEEN
-            return s[j + len(tags.close_tag) :]
+            return s[m.end("tag") :]
         self.seen = len(s)
         return self._hold_value(s)
 
