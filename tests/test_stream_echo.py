@@ -174,3 +174,35 @@ def test_a_delimited_value_the_schema_types_otherwise_waits_for_its_end() -> Non
     events = [e for ch in chunked(raw, 1) for e in sp.feed(ch)] + sp.flush()
     assert "".join(e.text for e in events if type(e) is ArgumentsDelta) == '{"n": 3}'
     assert toolgram.parse(raw, tools, formats=["gemma4_call"]).calls[0].arguments == {"n": 3}
+
+
+# Gemma values built of the pieces that may end a string or a value early: delimiters,
+# markers, closers, commas and colons, line breaks; strings left open; nested values.
+_PIECES = ["a", "b c", " ", "\n", "\ncall:", "<", "}", "{", "]", "[", ",", ":", ", k:", D, "<escape>", "<tool_call|>", "<|tool_call>", "<turn|>", "'", '"', "\\", "1", "é", "<b>"]
+_STRINGS = st.lists(st.sampled_from(_PIECES), max_size=6).map("".join)
+_SCALARS = st.sampled_from(["1", "2.5", "-3", "1.50", "true", "null", "abc", "a, b"])
+
+
+def _values(delim: str) -> Any:
+    leaf = _STRINGS.map(lambda s: delim + s + delim) | _SCALARS | _STRINGS.map(lambda s: delim + s)
+    return st.recursive(
+        leaf,
+        lambda inner: st.lists(inner, max_size=2).map(lambda xs: "[" + ",".join(xs) + "]")
+        | st.lists(inner, max_size=2).map(lambda xs: "{" + ",".join(f"k{i}:{x}" for i, x in enumerate(xs)) + "}"),
+        max_leaves=4,
+    )
+
+
+_LOOSE = {"gemma4_call": ("<|tool_call>call:f", "<tool_call|>", D), "functiongemma_call": ("<start_function_call>call:f", "<end_function_call>", "<escape>"), "gemma4_bare": ("call:f", "", D)}
+_F_TOOLS = [None, [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "integer"}, "c": {"type": "array"}}}}}]]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_gemma_arguments_built_of_what_may_end_them_keep_the_contract(data: Any) -> None:
+    fmt = data.draw(st.sampled_from(sorted(_LOOSE)), label="fmt")
+    opener, closer, delim = _LOOSE[fmt]
+    keys = data.draw(st.lists(st.sampled_from("abcd"), min_size=1, max_size=4), label="keys")
+    body = "{" + ",".join(f"{k}:{data.draw(_values(delim), label=k)}" for k in keys) + data.draw(st.sampled_from(["}", "", " }"]), label="end")
+    raw = opener + body + data.draw(st.sampled_from([closer, closer + " Done.", ""]), label="after")
+    check(raw, random_chunks(data, raw), data.draw(st.sampled_from(_F_TOOLS), label="tools"), [fmt], 32_768)

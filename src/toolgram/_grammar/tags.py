@@ -301,18 +301,25 @@ class LooseTags:
 
     call      the region's start markers, the call's opener (`call:{name}`; group `open`),
               blanks and the arguments' `{` (group `rest`); `name`
-    markers   the format's start, end and end-of-turn markers: a string's text that may
-              begin one is held, and one that does stops the echo (a string left open
-              ends there)
+    markers   the start, end and end-of-turn markers of the formats that declare
+              `stream_loose`: a string's text that may begin one is held, and one that does
+              stops the echo (a string left open may end there)
     fmt       the format (its name, its `repeated`, its framing: what the builder types with)
     """
 
     own = "open"
 
     def __init__(self, fmt: Any) -> None:
-        opener = "(?P<open>" + _alternatives(fmt.stream_loose) + r")[ \t\r\n]*(?P<rest>\{)"
+        # (its name as Gemma's NAME reads it: no `:` or `/`, which the template's {name} takes)
+        own = _alternatives(fmt.stream_loose).replace(f"(?P<name>{_NAME})", r"(?P<name>\w[\w.\-]{0,127})")
+        opener = "(?P<open>" + own + r")[ \t\r\n]*(?P<rest>\{)"
         self.call = regex.compile(_lead(fmt) + opener)
-        self.markers = tuple(dict.fromkeys((*fmt.starts, *fmt.ends, *fmt.end_of_turn)))
+        # (and those of the other formats that read these objects: Gemma's bare call body
+        # ends its arguments at any of them, though it declares none)
+        from .registry import default_registry
+
+        kin = [f for f in default_registry().formats.values() if getattr(f, "stream_loose", "")]
+        self.markers = tuple(dict.fromkeys(m for f in (fmt, *kin) for m in (*f.starts, *f.ends, *f.end_of_turn)))
         self.fmt = fmt
 
 

@@ -17,7 +17,8 @@ __all__ = ["formats_table", "short_table", "streams_arguments"]
 def streams_arguments(fmt: Format) -> str:
     """"yes": a JSON call object whose name comes first, or that follows the opener its
     header declares (`stream_json:`), as it is written (JsonEcho), or the keyword arguments
-    of a list of Python-style calls (`stream_python:`, PyEcho); "per parameter": the
+    of a list of Python-style calls or of a lone one (`stream_python:`, `stream_pycall:`,
+    PyEcho), or Gemma's loose object (`stream_loose:`, LooseEcho); "per parameter": the
     parameters of the tags its header declares (XmlParamEcho); ""."""
     declared = _tables._declared(fmt)
     if declared:

@@ -13,8 +13,8 @@ far as it is certain:
 A delimited string (`<|"|>…<|"|>`, `<escape>…<escape>`) is its text as written, no
 escapes (_build/loose.py): where the tool's schema allows a string (or there is none),
 its characters go out as they come. Held back meanwhile: a `<` until it shows it is no
-delimiter and no marker of the format (a marker stops the echo: a string left open ends
-there), and the run of blanks and closers at the end (a string never closed ends at the
+delimiter and no marker of these formats, and a line break until it shows no `call:` line
+begins (either stops the echo: a string left open may end there), and the run of blanks and closers at the end (a string never closed ends at the
 object's `}`, blanks stripped: loose.brace_closes). The string's close is the first of
 its delimiters that a value's end follows (a `}`, or a `,` and the next `key:`, as
 loose._may_follow tells); one that anything else follows stops the echo (the reader
@@ -49,7 +49,9 @@ _BLANKS = regex.compile(r"[ \t\r\n]*")
 _HOLD = 200  # a key, what follows a string's close, at most; past it, stop
 _HOLD_VALUE = 4096  # a value sent whole, held until its end, at most
 _OPEN, _KEY_, _START, _STRING, _AFTER, _WHOLE = "open", "key", "start", "string", "after", "whole"
-_TAIL = " \t\r\n\x0b\x0c}]"  # (held at a string's end: what a string never closed may lose)
+_TAIL = " \t\r\n\x0b\x0c}]"
+_STOP = regex.compile(r"[<\n]")  # (what may end a string's text: a delimiter, a marker, a line's call)
+_LINE_CALL = regex.compile(r"\n\s*call:")  # (held at a string's end: what a string never closed may lose)
 
 
 def _quoted(text: str) -> str:
@@ -145,11 +147,21 @@ class LooseEcho:
     def _string(self, s: str, out: list[str]) -> str | None:
         at = 0
         while True:
-            j = s.find("<", at)
-            if j < 0:
+            j = _STOP.search(s, at)
+            if j is None:
                 k = len(s.rstrip(_TAIL))
                 self._send(out, s[:k])
                 return self._hold(s[k:])
+            j = j.start()
+            if s[j] == "\n":
+                # (a line that starts another call, `call:`, ends the bare body's arguments)
+                m = _LINE_CALL.match(s, j, partial=True)
+                if m is None:
+                    at = j + 1
+                    continue
+                k = len(s[:j].rstrip(_TAIL))
+                self._send(out, s[:k])
+                return self._hold(s[k:]) if m.partial else self._stop()
             rest = s[j:]
             if rest.startswith(self.delim):
                 self._send(out, s[:j])  # (the text up to a delimiter is the string's, whatever it is)

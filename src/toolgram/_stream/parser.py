@@ -48,8 +48,9 @@ string values as their text arrives and any other once its close came (XmlParamE
 so does a call whose JSON arguments follow an opener its header declares (`stream_json:`,
 Kimi K2's with the model's id, Mistral's NAME[ARGS] and NAME[CALL_ID]id[ARGS]: JsonEcho; Mistral's
 list before v11, `stream_json_list:`, each call once its id is certain: _ListCalls), and
-a call of a list of Python-style calls (`stream_python:`, its keyword arguments: PyEcho);
-other formats are not announced early. In a region of several calls (a MiniMax, DSML, Kimi K3,
+a call of a list of Python-style calls (`stream_python:`, its keyword arguments: PyEcho), or a
+lone one (`stream_pycall:`, Llama 3.1's built-in tools, bare calls: PyEcho), and a Gemma call
+(`stream_loose:`, its loose object: LooseEcho); other formats are not announced early. In a region of several calls (a MiniMax, DSML, Kimi K3,
 Qwen3-Coder, Seed-OSS or Step-3 block, Kimi K2's section; JSON call objects one after another
 or in a list; a Python list) each later call is
 announced the same way once its opener follows right after the close of the call before it
