@@ -2739,7 +2739,7 @@ def _open_parameters(fmt: Any, k: int, closed: bool) -> str:
     closers (closed) or none (the reply cut): benchmarks/bench_pathological.py's
     "open parameters" shapes."""
     call_open, call_close = fmt.stream_call
-    call_open = call_open.split(" | ")[0].replace("{call}", "").replace("{attrs}", "").replace("{name}", "search")
+    call_open = call_open.split(" | ")[0].replace("{call}", "").replace("{attrs}", "").replace("{name}", "search").replace("{id}", "0")
     param = fmt.stream_param[0].replace("{key}", "q").replace("{type}", "string" if "type=" in fmt.stream_param[0] else "true")
     start = fmt.starts[0] if fmt.starts and not call_open.startswith(fmt.starts[0]) else ""
     end = fmt.ends[0] if fmt.ends and not call_close.endswith(fmt.ends[0]) else ""
@@ -2806,7 +2806,11 @@ def test_open_parameters_do_bounded_work_each(name: str, closed: bool, monkeypat
     work = _work_per_parameter(fmt, closed, monkeypatch)
     assert work["openers_ahead"] <= 0.04, work  # (k = 12 openers read on at a time: 0.08)
     assert work["step"] <= 3.1, work  # (GLM's: three tags a parameter)
-    if _tagread.reader(fmt.compiled) is not False:
+    if name == "cohere_cofl_xml":
+        # (its value tags, `<cofl:value name="q" type="string">`, are the lexer's, a token each:
+        # thirteen a parameter, as before it declared its tags for streaming)
+        assert work["lex"] <= 13.1, work
+    elif _tagread.reader(fmt.compiled) is not False:
         assert work["lex"] <= 1.15, work
         assert work["takes"] <= 0.1, work
     else:

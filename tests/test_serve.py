@@ -488,6 +488,40 @@ def _one_call_streams_as_written(client: Any, whole_client: Any, order: dict[str
     assert response == expected(raw, tools, response, streamed=True)
 
 
+# (Arguments that are no JSON, echoed as json.dumps writes them: Gemma's loose objects,
+# stream_loose; a lone Python-style call, stream_pycall; MFCS's parameters after its fields;
+# Cohere's cofl values and MiniMax-M3's elements, stream_call. Before, these came whole.)
+_DAYS = json.loads(_WRITE)["content"]
+_Q = json.dumps(_DAYS, ensure_ascii=False)  # (a Python string literal too)
+_M3 = "]<]minimax[>["
+LONG_ECHOED_CALLS = {
+    "gemma4_call": f'Writing it.<|tool_call>call:write_file{{path:<|"|>trip/itinerary.md<|"|>,content:<|"|>{_DAYS}<|"|>}}<tool_call|>',
+    "functiongemma_call": f"<start_function_call>call:write_file{{path:<escape>trip/itinerary.md<escape>,content:<escape>{_DAYS}<escape>}}<end_function_call>",
+    "llama3_builtin": f'<|python_tag|>write_file.call(path="trip/itinerary.md", content={_Q})<|eom_id|>',
+    "mfcs": f"<mfcs_tool><instructions>Write the plan</instructions><call_id>call_1</call_id><name>write_file</name><parameters>{_WRITE}</parameters></mfcs_tool>",
+    "cohere_cofl_xml": '<cofl:tool_calls><cofl:tool_call id="0" name="write_file"><cofl:value name="path" type="raw">trip/itinerary.md</cofl:value>'
+    f'<cofl:value name="content" type="raw">{_DAYS}</cofl:value></cofl:tool_call></cofl:tool_calls>',
+    "minimax_m3_nested_xml": f'{_M3}<tool_call>\n{_M3}<invoke name="write_file">\n{_M3}<path>trip/itinerary.md{_M3}</path>\n'
+    f"{_M3}<content>{_DAYS}{_M3}</content>\n{_M3}</invoke>\n{_M3}</tool_call>",
+}
+
+
+@pytest.mark.parametrize("fmt", sorted(LONG_ECHOED_CALLS))
+def test_stream_arguments_echoes_arguments_that_are_no_json_as_they_are_written(whole_client, written, fmt) -> None:
+    raw = LONG_ECHOED_CALLS[fmt]
+    [final] = toolgram.parse(raw, WRITE_TOOLS).calls
+    assert final.format == fmt
+    for seed in (1, 2):
+        order = {"text": raw, "seed": seed}
+        assert len(argument_chunks(whole_client, order, WRITE_TOOLS)) == 1
+        got = argument_chunks(written, order, WRITE_TOOLS)
+        assert len(got) > 10 and {index for index, _ in got} == {0}
+        assert "".join(text for _, text in got) == json.dumps(final.arguments, ensure_ascii=False)
+        response = streamed(written, order, WRITE_TOOLS)
+        assert "withdrawn" not in response
+        assert response == expected(raw, WRITE_TOOLS, response, streamed=True)
+
+
 @pytest.mark.parametrize("case", list({c.format: c for c in reversed(CASES)}.values()), ids=lambda c: c.id)  # (the first of each format)
 def test_whole_arguments_on_a_case_of_every_format(whole_client, written, case) -> None:
     # The opt-out: each call whole once certain, nothing withdrawn, the indexes parse()'s.
