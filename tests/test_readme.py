@@ -74,7 +74,9 @@ def test_streams_arguments_says_how_a_format_streams() -> None:
     assert rows["minimax_m2_invoke"].endswith("| per parameter |") and rows["kimi_k3_open_close"].endswith("| per parameter |")
     assert rows["mistral"].endswith("| yes |") and rows["kimi_k2"].endswith("| yes |")
     assert rows["pythonic"].endswith("| yes |") and rows["harmony"].endswith("| yes |")
-    assert rows["llama3_builtin"].endswith("|  |")
+    assert rows["llama3_builtin"].endswith("| yes |") and rows["gemma4_call"].endswith("| yes |") and rows["mfcs"].endswith("| yes |")
+    assert rows["cohere_cofl_xml"].endswith("| per parameter |") and rows["minimax_m3_nested_xml"].endswith("| per parameter |")
+    assert rows["bfcl_verbose_xml"].endswith("|  |")  # (values in attributes, typed after them: whole)
 
 
 def test_call_done_at_says_where_a_stream_completes_a_call() -> None:
