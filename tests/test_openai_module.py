@@ -570,12 +570,9 @@ def _streaming_column() -> dict[str, str]:
 
 
 # (The formats that still send a call's arguments whole, at its completion: no header line
-# reads their arguments yet; docs/formats.md says why. A format taken off this list streams
+# reads their arguments yet, or a stream would withdraw calls it announced early; docs/formats.md says why. A format taken off this list streams
 # as written and gets its reply in WRITTEN.)
-WHOLE = {
-    "mfcs", "llama3_builtin", "bare_pythonic", "minimax_m3_nested_xml", "cohere_cofl_xml", "functiongemma_call",
-    "gemma4_call", "gemma4_bare", "bfcl_verbose_xml", "glm45_bare",
-}  # fmt: skip
+WHOLE = {"bfcl_verbose_xml", "glm45_bare", "bare_pythonic"}
 
 
 def test_the_formats_table_says_which_formats_stream_as_written() -> None:
