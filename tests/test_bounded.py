@@ -3275,3 +3275,37 @@ def test_a_message_start_held_in_a_reasoning_block_is_not_tested_again_each_delt
     # its last look holds a closer; all of _not_quoted before)
     look = "_quoted_look" if hasattr(_scanner.Scanner, "_quoted_look") else "_not_quoted"
     assert _counted(raw, _scanner.Scanner, look, size=1).calls <= 64
+
+
+def _pipeline_calls(raw: str) -> int:
+    """The calls parse(raw) makes of _pipeline.py's own code (a generator's each step
+    counted: its comparisons, one by one), the result checked for its segments' kinds."""
+    from toolgram import _pipeline
+
+    count = [0]
+    own = _pipeline.__file__
+
+    def profile(frame: Any, event: str, arg: object) -> None:
+        if event == "call" and frame.f_code.co_filename == own:
+            count[0] += 1
+
+    sys.setprofile(profile)
+    try:
+        result = toolgram.parse(raw, None, max_chars=None)
+    finally:
+        sys.setprofile(None)
+    assert result.calls and result.errors  # (one region: calls given, calls refused)
+    return count[0]
+
+
+@pytest.mark.parametrize("unit", ['[g()]\n[f(a="x", g(b=1), h() x]\n\n', '[g()]\n[f(a="x", 4)]\n'])
+def test_a_region_of_calls_given_and_refused_takes_its_segments_in_linear_work(unit: str) -> None:
+    # bench_pathological's pythonic case*k [whole_list_then_a_broken_list_…_without_tools]:
+    # lists in a row are one region, a call given and one refused a unit. The refused
+    # calls' markup was split from the calls given by asking each refusal about every
+    # call given (_split_refused) and each piece of markup about every call given
+    # (_markup_kinds): the square of the reply, 4 -> 16 KB 16x (~60 ms at 32 KB). Each
+    # asks a search of the spans by their start now (_Overlaps).
+    small, large = (_pipeline_calls(unit * (size // len(unit))) for size in (4_000, 16_000))
+    assert small > 0
+    assert large <= 4.5 * small, (small, large)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
+from itertools import islice
 from typing import Any
 
 from ._build.builder import Draft, Prose, Reasoning
@@ -527,17 +529,24 @@ def _split_refused(
     A refused call split by the region's prose or reasoning (xLAM's "thought" inside the
     object refused) is one error segment all the same, in one piece (_error_pieces); its
     other pieces are markup."""
-    refusals = [(s, e) for s, e in refusals if s < e and not any(a < e and s < b for a, b in given)]
+    overlaps = _Overlaps(given)
+    refusals = [(s, e) for s, e in refusals if s < e and not overlaps.any(s, e)]
     picks = _error_pieces([(s, e) for k, s, e in order if not k], refusals)
     out: list[tuple[str, int, int]] = []
     mark = -1
+    # (Refusals in order and apart, as a list's calls are: a piece meets only those from
+    # the first that ends after it begins, not each of the region's, per piece.)
+    ends = [e for s, e in refusals] if _in_order(refusals) else None
     for part_kind, start, end in order:
         if part_kind:
             out.append((part_kind, start, end))
             continue
         mark += 1
         at = start
-        for (s, e), pick in zip(refusals, picks):
+        first = 0 if ends is None else bisect_right(ends, start)
+        for (s, e), pick in zip(islice(refusals, first, None), islice(picks, first, None)):
+            if ends is not None and s >= end:
+                break  # (none after it meets the piece)
             s, e = max(s, at), min(e, end)
             if s >= e:
                 continue
@@ -558,14 +567,45 @@ def _error_pieces(marks: list[tuple[int, int]], refusals: list[tuple[int, int]])
     (`{"thought": "…", "tool_calls": [{…no name…}]}` read as one refused call: the
     `{"thought": "` before the reasoning is markup, the rest the error)."""
     picks = []
+    # (The pieces are in order and apart: only those from the first that ends after a
+    # refusal begins to the last that begins before it ends can hold any of it.)
+    starts = [start for start, end in marks]
+    ends = [end for start, end in marks]
     for s, e in refusals:
         best, pick = 0, -1
-        for i, (start, end) in enumerate(marks):
+        for i in range(bisect_right(ends, s), bisect_left(starts, e)):
+            start, end = marks[i]
             held = min(e, end) - max(s, start)
             if held > best:
                 best, pick = held, i
         picks.append(pick)
     return picks
+
+
+def _in_order(spans: list[tuple[int, int]]) -> bool:
+    """Whether the spans are in order, each ending where or before the next begins."""
+    return all(spans[i][1] <= spans[i + 1][0] for i in range(len(spans) - 1))
+
+
+class _Overlaps:
+    """Which of some spans meet a span asked about (a < e and s < b), in log time a
+    question: the spans by their start, with the furthest end of each prefix. A region
+    of a thousand calls given and a thousand refused asked it of every pair (the square
+    of the reply: whole lists then broken ones, line after line)."""
+
+    def __init__(self, spans: Sequence[tuple[int, int]]) -> None:
+        spans = sorted(spans)
+        self.starts = [a for a, b in spans]
+        self.reach: list[int] = []
+        furthest = None
+        for a, b in spans:
+            furthest = b if furthest is None or b > furthest else furthest
+            self.reach.append(furthest)
+
+    def any(self, s: int, e: int) -> bool:
+        """Whether some span (a, b) has a < e and s < b."""
+        n = bisect_left(self.starts, e)  # (those that begin before e)
+        return n > 0 and self.reach[n - 1] > s
 
 
 def _markup_kinds(
@@ -578,7 +618,8 @@ def _markup_kinds(
     last, where none is known. Where it gave calls, a piece that holds none is markup (a
     block's close after its prose: `…</cofl:tool_call> Done.</cofl:tool_calls>`)."""
     if kind == "call" and len(marks) > 1 and spans:
-        return ["call" if any(s < end and start < e for s, e in spans) else "markup" for start, end in marks]
+        overlaps = _Overlaps(spans)
+        return ["call" if overlaps.any(start, end) else "markup" for start, end in marks]
     if kind != "error" or len(marks) < 2:
         return [kind] * len(marks)
     picks = set(_error_pieces(marks, refusals))
