@@ -3309,3 +3309,29 @@ def test_a_region_of_calls_given_and_refused_takes_its_segments_in_linear_work(u
     small, large = (_pipeline_calls(unit * (size // len(unit))) for size in (4_000, 16_000))
     assert small > 0
     assert large <= 4.5 * small, (small, large)
+
+
+def test_a_storm_of_lines_of_two_markers_finds_each_key_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # ```` ```json\n[{"a": 1}\n ```` repeated, with tools (qa48's shape, 74 ms at 32 KB):
+    # each line holds two markers of the memo, the fence and the line's `[`, in turn.
+    # parse() kept the last key found (storm._key_at) for one marker only, so each region
+    # found its key anew (storm.key_of: 3,641 at 32 KB); it keeps one a marker now.
+    from toolgram._scan import storm as _storm
+
+    raw = ('```json\n[{"a": 1}\n' * 2000)[:32768]
+    tools = ["f", "get_weather"]
+    found = [0]
+    key_of = _storm.key_of
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        found[0] += 1
+        return key_of(*args, **kwargs)
+
+    with monkeypatch.context() as m:
+        m.setattr(_storm, "key_of", counting)
+        got = toolgram.parse(raw, tools)
+    assert found[0] <= 64, found[0]
+    with monkeypatch.context() as m:
+        m.setattr(_storm, "enabled", False)
+        assert result_key(got) == result_key(toolgram.parse(raw, tools))
+

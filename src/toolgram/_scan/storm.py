@@ -183,9 +183,11 @@ class Memo:
         # A stream's: where the run of regions the last one is in began, each read at most
         # _AHEAD after the end of the one before (see region()).
         self.run = 0
-        # parse()'s: the last key prose_end found, where it began and memo.widened then
-        # (see _key_at).
-        self.last: list | None = None
+        # parse()'s: marker -> the last key prose_end found for it, where it began and
+        # memo.widened then (see _key_at). Per marker: a storm of lines each holding two
+        # markers (```` ```json\n[{"a": 1}\n ```` repeated: the fence and the line's `[`)
+        # found each key anew when the one last key was the other marker's.
+        self.last: dict = {}
         # format name -> a driver of it on this reply, whose _cut tells whether a marker
         # cuts a value read up to a list's `]` (_listed_hold).
         self.probes: dict = {}
@@ -287,44 +289,45 @@ def _key_at(sc: Any, memo: Memo, start: int, marker: str) -> tuple | None:
     marker's window holds the same text as the last one's (a storm's, each marker's),
     that key, for what the scanner's state gives it, not found anew at each marker."""
     ahead = memo.widened
-    last = memo.last
+    last = memo.last.get(marker)
     if last is not None and last[1] < start and last[2] == ahead:
         # (key_of finds it so: the look-behind's fact (_behind) is this marker's, and
-        # the first end marker after it is that text's; its start is further on.)
+        # the first end marker after it is that text's; its start is further on. What
+        # key_of reads is the text there and the scanner's state asked below, not the
+        # regions of other markers read between the two.)
         k = last[0]
-        if k[0] == marker:
-            buf = sc.buf
-            key = None
-            n = last[6]
-            if n and buf.startswith(last[5], start - n) and not 0 <= start - (sc.line_call_end - sc.base) <= n:
-                # (The look-behind _look_behind keeps is the last one's, as it is, and
-                # no line of calls ends in it: _behind's answer is the last one's. A
-                # pure storm's regions: each after the same text.)
-                key = (marker, k[1], sc.in_open_think, k[3], -1)
-            elif buf.startswith(last[3], start):
-                back = k[1]
-                if back == 1 and start > 0:
-                    # (_behind's own answer, asked inline: a storm's thousands of
-                    # regions, each glued to the text before it. The character is never
-                    # a space or tab here: _behind gives those with a blank after them.)
-                    c = buf[start - 1]
-                    w = last[4]
-                    tw = sc.think_width
-                    ends = memo.tag_ends
-                    if (
-                        (c == w or (w == "x" and not c.isspace() and c != "`"))
-                        and c not in (ends if ends is not None else _tag_ends(sc))
-                        and start >= tw and sc.base + start - tw > 0
-                        and not 0 <= start - (sc.line_call_end - sc.base) <= tw
-                        and tw > 1
-                    ):
-                        key = (marker, 1, sc.in_open_think, k[3], -1)
-                elif _behind(sc, buf, start) == k[3][:back]:
-                    key = _key(sc, marker, start, back, k[3])
-            if key is not None:
-                last[0] = key
-                last[1] = start
-                return key
+        buf = sc.buf
+        key = None
+        n = last[6]
+        if n and buf.startswith(last[5], start - n) and not 0 <= start - (sc.line_call_end - sc.base) <= n:
+            # (The look-behind _look_behind keeps is the last one's, as it is, and
+            # no line of calls ends in it: _behind's answer is the last one's. A
+            # pure storm's regions: each after the same text.)
+            key = (marker, k[1], sc.in_open_think, k[3], -1)
+        elif buf.startswith(last[3], start):
+            back = k[1]
+            if back == 1 and start > 0:
+                # (_behind's own answer, asked inline: a storm's thousands of
+                # regions, each glued to the text before it. The character is never
+                # a space or tab here: _behind gives those with a blank after them.)
+                c = buf[start - 1]
+                w = last[4]
+                tw = sc.think_width
+                ends = memo.tag_ends
+                if (
+                    (c == w or (w == "x" and not c.isspace() and c != "`"))
+                    and c not in (ends if ends is not None else _tag_ends(sc))
+                    and start >= tw and sc.base + start - tw > 0
+                    and not 0 <= start - (sc.line_call_end - sc.base) <= tw
+                    and tw > 1
+                ):
+                    key = (marker, 1, sc.in_open_think, k[3], -1)
+            elif _behind(sc, buf, start) == k[3][:back]:
+                key = _key(sc, marker, start, back, k[3])
+        if key is not None:
+            last[0] = key
+            last[1] = start
+            return key
     key = key_of(sc, start, marker)
     if key is None:
         return None
@@ -336,7 +339,7 @@ def _key_at(sc: Any, memo: Memo, start: int, marker: str) -> tuple | None:
     if key[4] < 0:
         keep = _look_behind(sc, sc.buf, start, " \t")
         same, n = sc.buf[keep:start] + tail, start - keep
-    memo.last = [key, start, ahead, tail, key[3][:1], same, n]
+    memo.last[marker] = [key, start, ahead, tail, key[3][:1], same, n]
     return key
 
 
