@@ -85,6 +85,8 @@ def _rebase(out: list, base: int) -> None:
             for part in item.items:
                 if type(part) is Draft or (isinstance(part, Prose) and part.span is not None):
                     part.span = (part.span[0] + base, part.span[1] + base)
+                    if type(part) is Draft and part.opened >= 0:  # (a position too: Draft.opened)
+                        part.opened += base
 
 
 def listed_closed(items: list, ends: list) -> None:
