@@ -512,8 +512,6 @@ WRITTEN = {
         for args in (_JA, _JB)
     )
     + "<|plamo:end_tool_requests:plamo|>",
-    # (the keyword arguments of a Python-style list in a ```python fence: stream_python)
-    "fenced_python": f'```python\n[write_file(path="a.md", content="{_DAY}"), write_file(path="b.md", content="{_DAY.upper()}")]\n```',
 }
 _FORMAT_OF = {"xlam_tool_calls": "xlam"}  # (another shape of one format)
 # (Read with formats=[the format]: without it a bare JSON list (xLAM) and `functools[…]` are
@@ -572,7 +570,7 @@ def _streaming_column() -> dict[str, str]:
 # (The formats that still send a call's arguments whole, at its completion: no header line
 # reads their arguments yet, or a stream would withdraw calls it announced early; docs/formats.md says why. A format taken off this list streams
 # as written and gets its reply in WRITTEN.)
-WHOLE = {"bfcl_verbose_xml", "glm45_bare", "bare_pythonic"}
+WHOLE = {"bfcl_verbose_xml", "glm45_bare", "bare_pythonic", "fenced_python"}
 
 
 def test_the_formats_table_says_which_formats_stream_as_written() -> None:
