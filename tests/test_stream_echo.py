@@ -44,6 +44,8 @@ LONG = {
     f'<parameters>{{"path": "notes.md", "content": "{CONTENT}"}}</parameters></mfcs_tool>',
     "minimax_m3_nested_xml": f"{M3}<tool_call>\n{M3}<invoke name=\"write_file\">\n{M3}<path>notes.md{M3}</path>\n"
     f"{M3}<content>{CONTENT}{M3}</content>\n{M3}</invoke>\n{M3}</tool_call>",
+    # (GLM's call with its <tool_call> left out: announced once <arg_key> follows the name line)
+    "glm45_bare": f"write_file\n<arg_key>path</arg_key>\n<arg_value>notes.md</arg_value>\n<arg_key>content</arg_key>\n<arg_value>{CONTENT}</arg_value>",
 }
 TOOLS = [
     {
@@ -201,3 +203,33 @@ def test_gemma_arguments_built_of_what_may_end_them_keep_the_contract(data: Any)
     body = "{" + ",".join(f"{k}:{data.draw(_values(delim), label=k)}" for k in keys) + data.draw(st.sampled_from(["}", "", " }"]), label="end")
     raw = opener + body + data.draw(st.sampled_from([closer, closer + " Done.", ""]), label="after")
     check(raw, random_chunks(data, raw), data.draw(st.sampled_from(_F_TOOLS), label="tools"), [fmt], 32_768)
+
+
+# GLM's call with its <tool_call> left out opens with a bare name line: a prose line is one
+# too, until a tag follows it that is not an <arg_key>. Announced only once the first
+# <arg_key> follows the name line, no prose line is ever named as a call and withdrawn,
+# whether the line's word is an offered tool or not (issue 21).
+_GLM_BARE_WORDS = [
+    "Head\n<function name=\"get_weather\"><param name=\"city\">Oslo</param></function>\nTail",
+    "Head\n<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Oslo</arg_value>\n</tool_call>",
+    "Head\n\n<b>bold</b> and prose\nget_weather\n<arg_key>city</arg_key>\n<arg_value>Oslo</arg_value>",
+    "Head\n<arg_key>city</arg_key>\n<arg_value>Oslo</arg_value>\nand prose after it",
+    "get_weather\n<arg_key>city</arg_key>\n<arg_value>Oslo</arg_value>\nI asked for the weather.",
+    "\n\nget_weather\n  <arg_key>city</arg_key>\n<arg_value>Oslo, a long name to stream</arg_value>",
+]
+_GLM_TOOLS = [None, ["get_weather"], ["get_weather", "Head"]]
+
+
+@pytest.mark.parametrize("raw", _GLM_BARE_WORDS)
+@pytest.mark.parametrize("tools", _GLM_TOOLS, ids=["no_tools", "offered", "head_offered"])
+def test_a_bare_name_line_is_announced_only_once_an_arg_key_follows(raw: str, tools: Any) -> None:
+    result = toolgram.parse(raw, tools)
+    for size in (1, 2, 3, 7, 64):
+        events = check(raw, chunked(raw, size), tools, None, 32_768, "repair")
+        assert not [e for e in events if type(e) is CallCancelled]
+        assert [e.name for e in events if type(e) is CallStart] == [c.name for c in result.calls]
+    if any(c.format == "glm45_bare" for c in result.calls) and "stream" in raw:
+        # (the value's text streams before the reply ends)
+        sp = StreamParser(tools, announce="name")
+        early = [e for piece in chunked(raw, 3) for e in sp.feed(piece) if type(e) is ArgumentsDelta]
+        assert len(early) > 5

@@ -13,7 +13,8 @@ space for any blanks (none too), ` | ` between the ways an opener may be written
 with and without `function<｜tool_sep｜>`), `{call}` where the call's own text starts when its opener
 begins with a token of the block (Step-3's `<｜tool_call_begin｜>{call}<steptml:invoke …`:
 parse() gives a later call of the block the span from there); the rest is literal. A
-closer is literal. `stream_sep:` is what a block writes between a call's close and the
+closer is literal. An opener that is only `{name}` (glm45_bare) takes a call only where
+a parameter's opener follows it. `stream_sep:` is what a block writes between a call's close and the
 next call's opener, besides blanks (a template of literals and blanks).
 
 The patterns are narrower than the grammar (one attribute order, plain names): what
@@ -157,7 +158,13 @@ class Tags:
         self.lt = prefix[:1] or "<"
         # (A tag must follow, after blanks: `I'll use <function=get_weather>` then a line of
         # prose is a mention, not announced only to be withdrawn.)
-        opener = "(?P<open>" + _alternatives(call_open) + r")(?P<rest>[ \t\r\n]*" + regex.escape(self.lt) + ")"
+        # An opener that is a bare name, no literal (glm45_bare's `{name}` line, GLM's call with
+        # its <tool_call> left out), is a call only where a parameter's opener follows it: any
+        # prose line followed by a tag (`Head` then `<function name=…>`) would match it, and be
+        # announced, then withdrawn.
+        bare = all(m.group("slot") == "name" or m.group("space") for m in _PART.finditer(call_open))
+        tag = regex.escape(head) if bare else regex.escape(self.lt)
+        opener = "(?P<open>" + _alternatives(call_open) + r")(?P<rest>[ \t\r\n]*" + tag + ")"
         self.call = regex.compile(lead + opener)
         # (the group where a call's own text, its span in parse(), starts: see {call})
         self.own = "own" if "own" in self.call.groupindex else "open"
