@@ -122,6 +122,8 @@ WITHDRAWN = {
     # (MiniMax-M3 collects a key written twice into a list: a value nested too deeply fails)
     "minimax_m3_nested_xml": f'{M3}<tool_call>{M3}<invoke name="write_file">{M3}<path>a.md{M3}</path>{M3}<content>Day one.{M3}</content>'
     f"{M3}<b.md>{(M3 + '<x>') * 300}1{(M3 + '</x>') * 300}{M3}</b.md>{M3}</invoke>{M3}</tool_call>",
+    "glm45_bare": "write_file\n<arg_key>path</arg_key>\n<arg_value>a.md</arg_value>\n<arg_key>content</arg_key>\n"
+    "<arg_value>Day one.</arg_value>\n<arg_key>path</arg_key>\n<arg_value>b.md</arg_value>",
 }
 
 
