@@ -703,6 +703,7 @@ def test_a_harmony_function_named_like_the_content_type_is_announced_by_its_whol
 
 # A list of Python-style calls, per format that declares it (`stream_python:`): each call is
 # announced once its name and "(" show, its arguments come whole with the list's end.
+# (fenced_python declares none: docs/formats.md says why.)
 PYTHON_LISTS = {
     "pythonic": ('[read_file(path="notes.md"), write_file(path="out.md", content="Day one: (a walk), \'the harbour\'.")]', "]"),
     "llama4_pythonic": (
@@ -716,10 +717,6 @@ PYTHON_LISTS = {
     "olmo3_pythonic_list": (  # (a list in the block: its second opener)
         '<function_calls>[read_file(path="notes.md"); write_file(path="out.md", content="Day one: [a walk].")]</function_calls>',
         "]</function_calls>",
-    ),
-    "fenced_python": (  # (a list in a ```python fence)
-        '```python\n[read_file(path="notes.md"), write_file(path="out.md", content="Day one: [a walk].")]\n```',
-        "]\n```",
     ),
     "lfm2": (
         '<|tool_call_start|>[read_file(path="notes.md"), write_file(path="out.md", content="Day one: a \\"walk\\".")]<|tool_call_end|>',
