@@ -425,3 +425,27 @@ def test_a_region_whose_certification_waits_holds_no_other_text_of_its_marker():
     # (The calls before the last quoted one, whose end is past instring's look.)
     late = [(at, end) for at, end in done if end < 1_549 and at - end > 900]
     assert len(done) > 20 and not late, late
+
+
+@pytest.mark.parametrize(
+    "unit",
+    [
+        '<|tool_call_start|>[get_time()]\n[get_weather(city="Paris")]\nDone.\n\n',
+        "<|tool_call_start|>[f()]\n[g()]\n",
+        "<|tool_call_start|>[f()]\n[g()]\nx\n",
+    ],
+)
+def test_a_storm_of_lfm2_lists_left_open_reads_the_next_lines_list_with_the_memo(unit, monkeypatch):
+    """An LFM2 marker's list, its `<|tool_call_end|>` left out, its line ended at the
+    list's `]`: the next line opens lists again (Scanner.relist, which salvage sets at the
+    region's end), and its `[g()]` is a call, no tools. A remembered outcome left relist
+    unset, and parse() read that line as prose from the fourth region on (25 calls of 26
+    in `<|tool_call_start|>[f()]\\n[g()]\\n` * 13; fs52's find). The memo sets relist as
+    the region's reading set it (storm._relist), and still takes the storm's outcomes."""
+    raw = unit * (2048 // len(unit))
+    assert _remembered(raw, monkeypatch) > raw.count("<|tool_call_start|>") * 0.8
+    whole = toolgram.parse(raw)
+    assert len(whole.calls) == 2 * raw.count("<|tool_call_start|>")
+    for n in (1, 2, 3, 7, 64):
+        result, _ = _stream(raw, n)
+        assert repr(result) + repr(result.segments) == repr(whole) + repr(whole.segments), n

@@ -175,7 +175,7 @@ class Memo:
         self.ends: dict = {}  # marker -> the end markers of the formats it begins (_closed_within)
         self.recent: dict = {}  # the keys of the last regions read (in order)
         self.recent_chars = 0  # the length of their windows, in all
-        self.known: dict = {}  # key -> (items relative to the marker, end relative to it, _to_note's, _listed_hold's, the region's outer_watch relative to it)
+        self.known: dict = {}  # key -> (items relative to the marker, end relative to it, _to_note's, _listed_hold's, the region's outer_watch relative to it, _relist's)
         self.refused: set = set()  # keys whose certification failed (read the usual way)
         # A stream's: marker -> (where its last region began, in the reply; how many of
         # its regions in a row followed the one before). See region().
@@ -272,8 +272,8 @@ def prose_end(sc: Any, start: int, marker: str, kind: str) -> tuple:
     known = memo.known.get(key)
     if known is None:
         return 0, key
-    items, end, noted, listed, watch = known
-    if noted is not None or listed or watch is not None or len(items) != 1:
+    items, end, noted, listed, watch, relist = known
+    if noted is not None or listed or watch is not None or relist is not None or len(items) != 1:
         return 0, key
     item = items[0]
     if type(item) is not Piece or item[0] != kind or item[1] != 0 or item[2] != end:
@@ -288,6 +288,8 @@ def _key_at(sc: Any, memo: Memo, start: int, marker: str) -> tuple | None:
     """key_of, for a whole text's region (prose_end, region() with final): where this
     marker's window holds the same text as the last one's (a storm's, each marker's),
     that key, for what the scanner's state gives it, not found anew at each marker."""
+    if sc.relist:
+        return None  # (see key_of)
     ahead = memo.widened
     last = memo.last.get(marker)
     if last is not None and last[1] < start and last[2] == ahead:
@@ -347,6 +349,11 @@ def key_of(sc: Any, start: int, marker: str, hold: bool = False) -> tuple | int 
     """The memo key of the region at `start`, or None where the memo does not apply
     (with `hold`, a stream's: where its window, widened, runs past the text, how long
     the text must be to hold it)."""
+    if sc.relist:
+        # (A line break ahead opens lists again (Scanner.relist), and the prose a region
+        # puts out moves its look on (_relist_past): state no key holds. A remembered
+        # outcome sets the relist its region's reading set, from none: read().)
+        return None
     buf = sc.buf
     memo = sc.storm
     ahead = _AHEAD if memo is None else _closed_within(memo, sc, buf, start, marker)
@@ -416,7 +423,7 @@ def read(sc: Any, out: list, key: tuple, start: int, final: bool = True) -> bool
     memo = sc.storm
     known = memo.known.get(key)
     if known is not None and (not known[3] or _listed_hold(sc, memo, marker_of(key), known[3], start, final)):
-        items, end, noted, _, watch = known
+        items, end, noted, _, watch, relist = known
         moved = _moved(items, start)
         out.extend(moved)
         sc.pos = start + end
@@ -443,6 +450,13 @@ def read(sc: Any, out: list, key: tuple, start: int, final: bool = True) -> bool
             # after_call, which drops any watch: a Hermes payload closed by its
             # `</tool_call>`, cut at a call after its JSON, RegionReader.run.)
             sc.outer_watch = (watch[0], sc.base + start + watch[1], *watch[2:])
+        if relist is not None:
+            # (A marker's list of Python calls, its end marker left out, its line ended at
+            # the list's `]`: the next line opens lists again (Scanner.relist, set at the
+            # region's end by salvage). Left unset, parse() read the next line's list
+            # `[g(a="x")]` as prose after a remembered `<|tool_call_start|>[f()]` where
+            # the reading without the memo read it as a call: LFM2 list storms, no tools.)
+            sc.relist, sc.relist_tail, sc.relist_open, sc.relist_quote = relist
         return True
     if known is not None:
         return False  # (its values read up to a list's `]` do not hold here: read the usual way)
@@ -480,6 +494,7 @@ def _certify(sc: Any, out: list, key: tuple, start: int, memo: Memo, final: bool
         memo.refused.add(key)
         return False
     n = len(out)
+    relisted = _relist(sc)  # (None: key_of gives no key where relist is on)
     # (The values its drivers read up to a list's `]`, a whole text's: Driver.listed_log.)
     log = sc.listed_log = [] if final else None
     outer = sc.outer_watch
@@ -504,12 +519,12 @@ def _certify(sc: Any, out: list, key: tuple, start: int, memo: Memo, final: bool
             sc.mode = "region"
             memo.pending = (_short(sc, memo, key, start), sc.base + start + len(marker))
         return True
-    got = _relative(out[n:], start), sc.pos - start
+    got = _relative(out[n:], start), sc.pos - start, _relist(sc)
     listed = _logged(sc, log, start) if log else ()
     if listed is None:
         memo.refused.add(key)  # (a call read at a value's cut that the memo cannot check: see _logged)
         return True
-    seen = _stream_reading(sc, window, back, marker, candidates, line_call, listed)
+    seen = _stream_reading(sc, window, back, marker, candidates, line_call, listed, relisted)
     # (The watch the reading armed for the region's end marker, at the marker that broke
     # it, relative to the region: read() arms it as the reading did.)
     watch = sc.outer_watch
@@ -518,7 +533,7 @@ def _certify(sc: Any, out: list, key: tuple, start: int, memo: Memo, final: bool
     # marker on, where its look-behind is _behind's fact, not the text.)
     real = back if sc.buf.startswith(window[:back], start - back) else 0
     if seen is not None and repr(seen) == repr(got):
-        memo.known[key] = (_planned(got[0]), got[1], _to_note(sc, got[0], marker, start, real, len(window) - back + real, final), listed, watch)
+        memo.known[key] = (_planned(got[0]), got[1], _to_note(sc, got[0], marker, start, real, len(window) - back + real, final), listed, watch, got[2])
         return True
     if seen is None and final and not listed:
         # (A whole text's region whose list's last value runs on to the end of the
@@ -527,7 +542,7 @@ def _certify(sc: Any, out: list, key: tuple, start: int, memo: Memo, final: bool
         width = len(window) - back
         tail = _tail(sc, reader, start, width) if got[1] < width - _TAIL_MARGIN and all(getattr(i, "end", 0) < width - _TAIL_MARGIN for i in got[0]) else None
         if tail is not None:
-            memo.known[key] = (_planned(got[0]), got[1], _to_note(sc, got[0], marker, start, real, len(window) - back + real, final), tail, watch)
+            memo.known[key] = (_planned(got[0]), got[1], _to_note(sc, got[0], marker, start, real, len(window) - back + real, final), tail, watch, got[2])
             return True
     memo.refused.add(key)
     if seen is None and len(window) - back - len(marker) < _AHEAD_LONG:
@@ -890,10 +905,11 @@ def _tail_hold(sc: Any, memo: Memo, entry: tuple, start: int) -> bool:
     return _before_turn_end(sc, probe) is buf
 
 
-def _stream_reading(sc: Any, window: str, back: int, marker: str, candidates: list, line_call: int = -1, listed: tuple = ()) -> tuple | None:
+def _stream_reading(sc: Any, window: str, back: int, marker: str, candidates: list, line_call: int = -1, listed: tuple = (), relisted: tuple | None = None) -> tuple | None:
     """What a stream's reading (final=False) of the region at `back` in `window` decides,
     as Scanner._in_prose begins it (the fast frame, or a line-anchored marker's opening
-    test, first): (its items relative to the marker, its end relative to it); None when
+    test, first): (its items relative to the marker, its end relative to it, the relist
+    it sets: _relist; `relisted` is the scanner's before the usual reading); None when
     it waits, or does not go as the usual way went (a call the frame reads, a line no
     grammar begins a call on)."""
     o = copy.copy(sc)
@@ -915,6 +931,10 @@ def _stream_reading(sc: Any, window: str, back: int, marker: str, candidates: li
     o.listed_log, o.listed_hint = None, frozenset((e[0], back + e[1]) for e in listed if len(e) == 2) or None
     o.own_hint = {(e[0], back + e[1]): back + e[2] for e in listed if len(e) == 5} or None
     o.own_reads = None
+    # (The relist as it was before the usual reading, which may have set it.)
+    o.relist = False
+    if relisted is not None:
+        o.relist, o.relist_tail, o.relist_open, o.relist_quote = relisted
     frame = o.frames[marker]
     if frame is not None and frame.read(window, back, False, o.tools) is not None:
         return None
@@ -926,7 +946,15 @@ def _stream_reading(sc: Any, window: str, back: int, marker: str, candidates: li
     out: list = []
     if not o.region.run(out, False, False) or o.region is not None or o.mode != "prose":
         return None
-    return _relative(out, back), o.pos - back
+    return _relative(out, back), o.pos - back, _relist(o)
+
+
+def _relist(sc: Any) -> tuple | None:
+    """The scanner's relist and its look (Scanner.relist: the next line break opens lists
+    again), where on: what a region's reading may set at its end (salvage, a marker's
+    list of Python calls whose end marker was left out), which a remembered outcome sets
+    too (read); None where off."""
+    return (True, sc.relist_tail, sc.relist_open, sc.relist_quote) if sc.relist else None
 
 
 def _relative(items: list, start: int) -> list:
