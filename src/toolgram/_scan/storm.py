@@ -7,7 +7,7 @@ parse() (a whole reply) and a stream ask it at each region a marker begins
 remembered outcome that is prose alone joins the prose around it, one piece):
 
  - its key is the marker, the scanner state a region reads that changes along a reply
-   (in_open_think: whether its prose is reasoning; where the last line of calls ended,
+   (in_open_think: whether its prose is reasoning, and a broken list's relist: _think; where the last line of calls ended,
    when within the look-behind: key_of), and a window: what the region's reading can
    tell of the text before its marker (_behind: most often one character and a blank,
    a normalized fact; the look-behind a stream keeps when it drops text at the marker,
@@ -273,7 +273,7 @@ def prose_end(sc: Any, start: int, marker: str, kind: str) -> tuple:
     if known is None:
         return 0, key
     items, end, noted, listed, watch, relist = known
-    if noted is not None or listed or watch is not None or relist is not None or len(items) != 1:
+    if noted is not None or listed or watch is not None or relist is not None or sc.relist or len(items) != 1:
         return 0, key
     item = items[0]
     if type(item) is not Piece or item[0] != kind or item[1] != 0 or item[2] != end:
@@ -288,8 +288,6 @@ def _key_at(sc: Any, memo: Memo, start: int, marker: str) -> tuple | None:
     """key_of, for a whole text's region (prose_end, region() with final): where this
     marker's window holds the same text as the last one's (a storm's, each marker's),
     that key, for what the scanner's state gives it, not found anew at each marker."""
-    if sc.relist:
-        return None  # (see key_of)
     ahead = memo.widened
     last = memo.last.get(marker)
     if last is not None and last[1] < start and last[2] == ahead:
@@ -305,7 +303,7 @@ def _key_at(sc: Any, memo: Memo, start: int, marker: str) -> tuple | None:
             # (The look-behind _look_behind keeps is the last one's, as it is, and
             # no line of calls ends in it: _behind's answer is the last one's. A
             # pure storm's regions: each after the same text.)
-            key = (marker, k[1], sc.in_open_think, k[3], -1)
+            key = (marker, k[1], _think(sc), k[3], -1)
         elif buf.startswith(last[3], start):
             back = k[1]
             if back == 1 and start > 0:
@@ -323,7 +321,7 @@ def _key_at(sc: Any, memo: Memo, start: int, marker: str) -> tuple | None:
                     and not 0 <= start - (sc.line_call_end - sc.base) <= tw
                     and tw > 1
                 ):
-                    key = (marker, 1, sc.in_open_think, k[3], -1)
+                    key = (marker, 1, _think(sc), k[3], -1)
             elif _behind(sc, buf, start) == k[3][:back]:
                 key = _key(sc, marker, start, back, k[3])
         if key is not None:
@@ -349,11 +347,6 @@ def key_of(sc: Any, start: int, marker: str, hold: bool = False) -> tuple | int 
     """The memo key of the region at `start`, or None where the memo does not apply
     (with `hold`, a stream's: where its window, widened, runs past the text, how long
     the text must be to hold it)."""
-    if sc.relist:
-        # (A line break ahead opens lists again (Scanner.relist), and the prose a region
-        # puts out moves its look on (_relist_past): state no key holds. A remembered
-        # outcome sets the relist its region's reading set, from none: read().)
-        return None
     buf = sc.buf
     memo = sc.storm
     ahead = _AHEAD if memo is None else _closed_within(memo, sc, buf, start, marker)
@@ -394,7 +387,16 @@ def _key(sc: Any, marker: str, start: int, back: int, window: str) -> tuple:
     line_call = start - (sc.line_call_end - sc.base)
     if not 0 <= line_call <= back:
         line_call = -1
-    return (marker, back, sc.in_open_think, window, line_call)
+    return (marker, back, _think(sc), window, line_call)
+
+
+def _think(sc: Any) -> Any:
+    """The key's third item: in_open_think, and where a line break ahead opens lists
+    again (Scanner.relist: a broken list's line, its markers read before that break),
+    that relist's look too, which the prose a region puts out moves on (_relist_past) and
+    a call's after_call ends (relist_tail): the region's reading reads it and sets it
+    anew, as read() sets it where the outcome is given (_relist)."""
+    return sc.in_open_think if not sc.relist else (sc.in_open_think, sc.relist_tail, sc.relist_open, sc.relist_quote)
 
 
 def _closed_within(memo: Memo, sc: Any, buf: str, start: int, marker: str) -> int:
@@ -455,8 +457,11 @@ def read(sc: Any, out: list, key: tuple, start: int, final: bool = True) -> bool
             # the list's `]`: the next line opens lists again (Scanner.relist, set at the
             # region's end by salvage). Left unset, parse() read the next line's list
             # `[g(a="x")]` as prose after a remembered `<|tool_call_start|>[f()]` where
-            # the reading without the memo read it as a call: LFM2 list storms, no tools.)
+            # the reading without the memo read it as a call: LFM2 list storms, no tools.
+            # Where it was on before the region (the key's, _think), as its reading left it.)
             sc.relist, sc.relist_tail, sc.relist_open, sc.relist_quote = relist
+        elif sc.relist:
+            sc.relist = False  # (a line break in its prose: _relist_past)
         return True
     if known is not None:
         return False  # (its values read up to a list's `]` do not hold here: read the usual way)
@@ -494,7 +499,7 @@ def _certify(sc: Any, out: list, key: tuple, start: int, memo: Memo, final: bool
         memo.refused.add(key)
         return False
     n = len(out)
-    relisted = _relist(sc)  # (None: key_of gives no key where relist is on)
+    relisted = _relist(sc)  # (the key's, _think: the stream's reading starts from it too)
     # (The values its drivers read up to a list's `]`, a whole text's: Driver.listed_log.)
     log = sc.listed_log = [] if final else None
     outer = sc.outer_watch
