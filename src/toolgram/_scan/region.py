@@ -447,6 +447,8 @@ class RegionReader:
         # far (a RegionReader), or whether it read a call there (True, False).
         self.cut_broken: Failure | None = None
         self.ahead: Any = None
+        # The place begins_call last waited on, in a stream (run asks it alone first; None).
+        self.ahead_wait: int | None = None
         self.frame: _frame.Frame | None = frame  # the first candidate's fast frame, until given up
         self.frame_wait: Any = None  # what Frame.read waits with (a _LoopWait: see Scanner._settle)
         self.drivers: list[Driver] = [] if frame is not None else [self.driver(self.candidates[0], start)]
@@ -518,6 +520,15 @@ class RegionReader:
             if not final and offered_elsewhere(rule, sc.buf, since, sc.tools, False, sc.literals) is None:
                 self.rule_seen = len(sc.buf)
                 return False
+        if self.ahead_wait is not None:
+            # (The region read and built, begins_call waiting on the region at its cut: the
+            # next delta asks that region alone, which reads on from where it stopped; the
+            # region is built anew once it tells, not at each delta while it waits. A
+            # Cohere region cut at a marker was built again at each of 54 deltas, fuzz
+            # seed 7 #112002410.)
+            if not final and self.begins_call(self.ahead_wait, final) is WAIT:
+                return False
+            self.ahead_wait = None
         while True:
             drv = self.drivers[-1]
             if self.rule_wait:
@@ -617,6 +628,8 @@ class RegionReader:
                         # at another one is told as before.)
                         follows = self.begins_call(drv.cut_at, final)
                         if follows is WAIT:
+                            if sc.observer is None:  # (one that watches sees each reading, as before)
+                                self.ahead_wait = drv.cut_at
                             return False
                         if not follows:
                             region = _cut_unread(sc, drv, region)
@@ -723,6 +736,8 @@ class RegionReader:
             if failure is None and self.cut_broken is not None and not self.mentioned:
                 follows = self.begins_call(self.cut_broken.end, final)
                 if follows is WAIT:
+                    if sc.observer is None:  # (one that watches sees each reading, as before)
+                        self.ahead_wait = self.cut_broken.end
                     return False
                 if not follows:
                     failure = self.cut_broken
