@@ -3348,3 +3348,16 @@ def test_a_region_cut_at_a_marker_is_not_built_again_while_the_region_there_wait
     raw = '<|START_ACTION|>[{<|channel|>commentary to=functions.f <|constrain|>json<|message|>{"a": "' + "so a < b and c " * 20
     assert _counted(raw, RegionReader, "decode", size=1).calls <= 20
 
+
+def test_a_value_of_no_loop_shape_held_at_a_quoted_tag_is_not_read_again_each_delta() -> None:
+    # MiniMax's INLINE_VALUE has no loop shape (growth.py): its reading through the tags
+    # of a value that begins with an `<invoke …>` it quotes is settled only _EDGE
+    # characters before the end, and waited with nothing to tell which delta may change
+    # it: each delta lexed the value again, every terminal the state takes (fuzz seed 7
+    # #112003273, 28 µs a delta). Now a delta with no tag's first character waits, until
+    # the text is long enough for the settled edge to pass where the reading stopped.
+    from toolgram._lalr import nest
+
+    raw = '<minimax:tool_call>\n<invoke name="write">\n<parameter name="content"><invoke name="rm"><parameter name="path">' + "/tmp/a b/c " * 20 + "</parameter></invoke> then lo"
+    assert _counted(raw, nest, "through_nest", size=1).calls <= 80
+
