@@ -455,7 +455,7 @@ class Assembler:
                     if isinstance(part, Draft) and part.span:
                         # (from its own markers: the region's opener, which a stream's
                         # first call's span takes for its id, stays markup; Draft.opened)
-                        refusals.append(part.span if part.opened < 0 else (part.opened, part.span[1]))
+                        refusals.append(part.span if part.opened is None else (part.opened, part.span[1]))
             # A region read by a grammar is a "call" segment when it gave a call; an
             # "error" segment when it gave none and some call in it was refused; and
             # "markup" when it gave neither (a message's markers: gpt-oss's

@@ -51,10 +51,11 @@ class Draft:
     params: list[tuple[str, str, str | None]] = field(default_factory=list)
     # Where the call's own markers start, where Builder.items moved its span's start back
     # to the region's (the first of several calls of a format a stream announces by
-    # name: its id is made from it); -1: where its span starts. A call refused there is
+    # name: its id is made from it); None: where its span starts (not -1: a position moved back by a
+    # buffer's base may be negative for a while, and must be moved forward again). A call refused there is
     # an error from here on, the region's opener before it markup (issue 19), as it was
     # before the move: the move is for a call's id, which an error has none of.
-    opened: int = field(default=-1, compare=False)
+    opened: int | None = field(default=None, compare=False)
 
 
 @dataclass
@@ -85,7 +86,7 @@ def _draft(
         "name": name, "arguments": arguments, "id": None, "kind": kind, "span": span,
         "repairs": [] if repairs is None else repairs, "error": None,
         "value_broke": False, "instructions": None, "params": [] if params is None else params,
-        "opened": -1,
+        "opened": None,
     }  # fmt: skip
     return draft
 

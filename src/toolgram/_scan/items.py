@@ -85,7 +85,7 @@ def _rebase(out: list, base: int) -> None:
             for part in item.items:
                 if type(part) is Draft or (isinstance(part, Prose) and part.span is not None):
                     part.span = (part.span[0] + base, part.span[1] + base)
-                    if type(part) is Draft and part.opened >= 0:  # (a position too: Draft.opened)
+                    if type(part) is Draft and part.opened is not None:  # (a position too: Draft.opened)
                         part.opened += base
 
 

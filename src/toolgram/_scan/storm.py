@@ -1036,7 +1036,7 @@ def _region_from(plan: tuple, start: int, _new=object.__new__) -> Region:
                 copied[k] = _copy(copied[k])
             span = copied["span"]
             copied["span"] = (span[0] + start, span[1] + start)
-            if copied["opened"] >= 0:  # (a position too: Draft.opened)
+            if copied["opened"] is not None:  # (a position too: Draft.opened)
                 copied["opened"] += start
             new = _new(t)
             new.__dict__ = copied
