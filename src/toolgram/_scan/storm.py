@@ -619,7 +619,7 @@ def _to_note(sc: Any, items: list, marker: str, start: int, back: int, width: in
                         told = _line_told(sc, args, end, start - back + width) if final and args is not None else None
                         return k, fmt, (args, _frame.closer_of(fmt, sc.buf, end), told), (sc.buf[low:start], low - end), empty
                 return k, fmt, known, None, empty
-        return None if empty is None else (-1, None, None, None, empty)
+        break  # (the last call's format is not the marker's: nothing of it to note)
     return None if empty is None else (-1, None, None, None, empty)
 
 
