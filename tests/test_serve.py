@@ -507,19 +507,12 @@ LONG_ECHOED_CALLS = {
 
 
 @pytest.mark.parametrize("fmt", sorted(LONG_ECHOED_CALLS))
-def test_stream_arguments_echoes_arguments_that_are_no_json_as_they_are_written(whole_client, written, fmt) -> None:
+def test_stream_arguments_echoes_arguments_that_are_no_json_as_they_are_written(client, whole_client, fmt) -> None:
     raw = LONG_ECHOED_CALLS[fmt]
     [final] = toolgram.parse(raw, WRITE_TOOLS).calls
     assert final.format == fmt
     for seed in (1, 2):
-        order = {"text": raw, "seed": seed}
-        assert len(argument_chunks(whole_client, order, WRITE_TOOLS)) == 1
-        got = argument_chunks(written, order, WRITE_TOOLS)
-        assert len(got) > 10 and {index for index, _ in got} == {0}
-        assert "".join(text for _, text in got) == json.dumps(final.arguments, ensure_ascii=False)
-        response = streamed(written, order, WRITE_TOOLS)
-        assert "withdrawn" not in response
-        assert response == expected(raw, WRITE_TOOLS, response, streamed=True)
+        _one_call_streams_as_written(client, whole_client, {"text": raw, "seed": seed}, raw, final, WRITE_TOOLS)
 
 
 @pytest.mark.parametrize("case", list({c.format: c for c in reversed(CASES)}.values()), ids=lambda c: c.id)  # (the first of each format)
