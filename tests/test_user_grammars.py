@@ -24,6 +24,8 @@ from toolgram import GrammarError
 from toolgram._grammar import registry as _registry
 from toolgram._grammar.header import KEYS, header_warnings, validate_header
 
+from conftest import streamed
+
 MINE = """\
 // format: mine
 // title: Test format
@@ -458,12 +460,8 @@ def test_the_payload_header_tells_a_failures_markup_from_its_text(tmp_path: Path
     assert result.calls == [] and len(result.errors) == 1
     assert result.text == text
     for size in (1, 3, 7):
-        sp = toolgram.StreamParser(grammar_paths=path, formats=["payload_tagged"])
-        for i in range(0, len(reply), size):
-            sp.feed(reply[i : i + size])
-        sp.flush()
-        streamed = sp.close()
-        assert (streamed.text, streamed.segments) == (result.text, result.segments)
+        got = streamed(reply, size, grammar_paths=path, formats=["payload_tagged"])
+        assert (got.text, got.segments) == (result.text, result.segments)
 
 
 def test_a_payload_rule_the_grammar_has_not_is_warned_about(tmp_path: Path) -> None:
