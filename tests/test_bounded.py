@@ -865,16 +865,17 @@ def test_a_value_still_open_with_no_marker_in_it_is_not_read_for_a_cut(size: int
     assert _read_for_a_cut(raw, ["get_weather", "get_time"], size) == 0
 
 
-def _buffered(raw: str) -> int:
+def _buffered(raw: str) -> tuple[int, int]:
     """The text a stream of 8-character deltas holds in its scanner's buffer, summed over
-    the deltas: what joining each delta to it copies."""
+    the deltas (what joining each delta to it copies), and the most it held."""
     sp = toolgram.StreamParser(max_chars=None)
-    held = 0
+    held = most = 0
     for i in range(0, len(raw), 8):
         sp.feed(raw[i : i + 8])
         held += len(sp._scanner.buf)
+        most = max(most, len(sp._scanner.buf))
     assert sp.close() == toolgram.parse(raw, max_chars=None)
-    return held
+    return held, most
 
 
 @pytest.mark.parametrize("unit", ["<|tool_calls_section_begin|>", "<tool_call>{", "<function=x", "```json{"])
@@ -882,8 +883,14 @@ def test_a_stream_of_regions_drops_what_it_has_read(unit: str) -> None:
     # Each delta ended inside a region (a run of markers, each one a region that is read
     # and ends): the text before the region was dropped only between deltas in prose,
     # never, so the buffer held the whole reply and each delta joined to it copied it.
-    small, large = (_buffered(unit * (size // len(unit))) for size in (4_000, 16_000))
+    # A stream keeps the prose that a marker's string check reads back over (instring.LOOK
+    # and the character before it, since the prose began: Scanner._trim), at most about
+    # twice that between two drops: sizes past that, and the most held the same at both.
+    from toolgram._scan import instring as _instring
+
+    (small, most_small), (large, most_large) = (_buffered(unit * (size // len(unit))) for size in (16_000, 64_000))
     assert large <= 4.5 * small, (small, large)
+    assert most_large == most_small <= 3 * _instring.LOOK, (most_small, most_large)
 
 
 @pytest.mark.parametrize("blank", ["\n", " "], ids=["newline", "space"])

@@ -241,3 +241,30 @@ def test_a_stream_keeps_a_text_fence_that_opened_long_before_the_call(formats) -
             for i in range(0, len(raw), size):
                 stream.feed(raw[i : i + size])
             assert _key(stream.close()) == _key(want), (size, raw)
+
+
+@pytest.mark.parametrize("formats", [None, ["hermes"]])
+@pytest.mark.parametrize("tools", [None, TOOLS], ids=["no_tools", "tools"])
+def test_a_stream_keeps_a_fence_line_that_a_call_opening_comes_on_later(formats, tools) -> None:
+    # A ```<page> fence line, prose on it, then a JSON opening whose string quotes a call
+    # on the next line: parse() reads that call (a fence line's text is no string's). A
+    # stream that dropped the line's start before the opening came on it (it kept only
+    # from an opening already come, and its line) read the string as open and the call
+    # as quoted (fuzz seed 7 #112083369, #112089106, #112103948). How long the line is
+    # decides where a stream drops text: several lengths, several delta sizes.
+    for n in range(16):
+        raw = (
+            'Pinging it first.\n<|im_start|>{"name": "ping_host", "arguments": {"host": "10.0.0.7"}}<|im_end|>'
+            "Hi <tool_call>{bad json}</tool_call> ok, I will save a page.\n"
+            "```<page> The page quotes one call as its example. " + "Then I check the repository. " * n + "Saving it now: "
+            '{"name": "write_file", "parameters": {"content": "Docs:\n<tool_call>\n{"name": "rm_rf", "arguments": {"p": "/"}}\n'
+            '</tool_call>\nThat is the whole format."}}\n'
+        )
+        want = parse(raw, tools, formats=formats)
+        assert "rm_rf" in [c.name for c in want.calls], raw
+        for size in (1, 2, 3, 7, 8, 64):
+            stream = StreamParser(tools, formats=formats)
+            for i in range(0, len(raw), size):
+                stream.feed(raw[i : i + size])
+            got = stream.close()
+            assert (got.text, got.calls, got.errors, got.segments) == (want.text, want.calls, want.errors, want.segments), (n, size)

@@ -39,8 +39,10 @@ fence's; a JSON call object first on its line excepted, and a JSON object member
 closes it only on the call's end line: a real call after prose that left a code string
 open is read (QA19 R1, R2, R3).
 
-The text before the marker decides where the string opens, no further back than LOOK: a
-stream keeps that much before the place its prose has reached (Scanner._trim). The
+The text before the marker decides where the string opens, no further back than LOOK (and
+the character before that, whether the look begins a line): a stream keeps all of that
+before the place its prose has reached (Scanner._trim), not only the parts thought to
+matter, so that it asks of the same text as parse() does. The
 text after it decides whether the string closes: a stream waits at the marker until
 it has that (in_string answers None): the call's end, then the string's close, a
 quote that closes no value or a blank line (a JSON or Python string), or the string's
@@ -95,8 +97,7 @@ _PYTHON = (
 )
 # A Python call written without its list (`write_file(content="…")`: bare_pythonic's
 # shape, a model's pythonic call after prose): a `(` glued to a name (a letter, digit,
-# `_` or `.` right before it: all a stream keeps of it, kept_from), then an argument as
-# above (QA18 Q1).
+# `_` or `.` right before it), then an argument as above (QA18 Q1).
 _BARE = ("(", lazy(regex.compile, r"(?<=[\w.])\((?=[ \t]*(?:[A-Za-z_]\w*[ \t]*=|['\"]))"), _PYTHON[2], True)
 
 
@@ -130,52 +131,6 @@ REACH = 2 * LOOK
 _TRIES = 4
 _OPEN = frozenset("[({")
 _KINDS = (_JSON, _PYTHON, _BARE, _GEMMA)
-OPENING_WIDTH = max(len(kind[0]) for kind in _KINDS) - 1  # (an opening cut at a search's end)
-
-
-# Where a JSON object may open that in_string reads back to: `{"`, and `{` then blanks and
-# line breaks before its first key (`{ "name"`, `{\n  "name"`, pretty-printed), which
-# _call_object reads back over to the `{`. A `{` elsewhere in prose (`{x}`, code) opens none.
-_OBJECT = lazy(regex.compile, r'\{[ \t\r\n]*+"')
-
-
-def first_opening(buf: str, lo: int, hi: int) -> tuple[int, int]:
-    """Where the first place in buf[lo:hi] is that in_string may read back to (the first
-    characters of a call's opening), or -1: what a stream keeps of its prose, from
-    kept_from(it) on. And, where there is none, a `{` whose blanks after it run to the
-    buffer's end (its opening not told yet: kept, and looked at again), or -1."""
-    found = [at for at in (buf.find(kind[0], lo, hi) for kind in (_PYTHON, _BARE, _GEMMA)) if at >= 0]
-    end = min(found) if found else hi
-    at = buf.find("{", lo, end)
-    while at >= 0:
-        m = _OBJECT.match(buf, at, partial=True)
-        if m is not None:
-            # (A partial match runs to the buffer's end: no other opening comes after it.)
-            return (-1, at) if m.partial else (at, -1)
-        at = buf.find("{", at + 1, end)
-    return (min(found) if found else -1), -1
-
-
-def kept_from(buf: str, lo: int, at: int) -> int:
-    """What a stream keeps before the opening at `at` (first_opening; `lo`: where the
-    look begins): the blanks before it on its line and the character before them, which
-    in_string reads too: whether a call object is first on its line (_call_object: `and
-    then {"name": …` is no Llama 3 call line, `\n  {"name": …` is), or a Gemma call. With
-    only the character before it kept, a stream that dropped `and then` read the object
-    after it as a call line, and the marker on its next line as quoted (fuzz seed 7
-    #3021203). And, where its line begins in the look, that line from the line break
-    before it: _paragraph and _fenced read whether the opening's own line is a fence's
-    (```` ```info … {"content": "Docs:`` then `<tool_call>` on the next line: the string
-    opened in a fence line's text is no string, and parse() reads the call). With only
-    the blanks kept, a stream that dropped the fence read the string as open and the
-    marker as quoted (fuzz seed 7 #112018420)."""
-    p = at - 1
-    while p >= lo and buf[p] in " \t":
-        p -= 1
-    nl = buf.rfind("\n", lo, p + 1)
-    if nl >= 0:
-        p = nl
-    return max(p, 0)
 
 
 class Reading:

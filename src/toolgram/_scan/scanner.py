@@ -204,10 +204,6 @@ class Scanner(MarkerSearch):
     # or markup put out (see _told; instring.py reads back no further).
     prose_from = 0
     told_n = 0
-    # In the reply: the first place a call may open in the prose that _string_look found
-    # (-1: none), and how far it searched.
-    opening_at = -1
-    opening_scan = 0
     # _trim tries again once the buffer is this long (see _trim).
     trim_at = 0
     # Where (in the reply) the last region of calls of a format that opens a region at a
@@ -673,8 +669,15 @@ class Scanner(MarkerSearch):
         keep -= self.object_look  # (the line a `}` ends, for _after_object)
         if keep <= 0 or 2 * keep < len(buf):
             return 0  # too little to gain: keep it all
-        # (And what instring.py reads back from a marker: a stream decides as parse() does.)
-        keep = min(keep, self._string_look(pos))
+        # (And all of what instring.py reads back from a marker at pos or after: the look
+        # before it, since the prose began, and the character before the look, whether its
+        # start is a line's (_fenced). The stream then asks of the same text as parse() does,
+        # whatever it holds. Kept only from the first place a call might open there and its
+        # line (3b193802), a stream that dropped a line before that opening came on it could
+        # not tell the line was a fence's: the string opened in its info string read as open,
+        # the call on the next line as quoted, where parse() reads it; the same with one
+        # dropped from its line's start on (fuzz seed 7 #112083369, #112089106, #112103948).)
+        keep = min(keep, max(pos - _instring.LOOK, self.prose_from - self.base) - 1)
         # (And the line the fenced blocks are read from: quotation.Fences, read up to pos
         # first; a line that is no fence's is read past.)
         fences = self.fences
@@ -708,31 +711,6 @@ class Scanner(MarkerSearch):
         self.think_scan = max(0, self.think_scan - keep)
         self.blank_to = max(0, self.blank_to - keep)
         return keep
-
-    def _string_look(self, pos: int) -> int:
-        """The first place in the prose before pos (no further back than instring.LOOK,
-        nor than prose_from) where a call may open that a marker's check (instring.py)
-        reads back to, and the blanks and the character before it on its line
-        (instring.kept_from): the buffer keeps them. pos where there is none. Found once:
-        the prose is searched as it comes, and again from the look's start only once the
-        place found falls out of it (or from a `{` whose first key has not come yet)."""
-        base = self.base
-        lo = max(pos - _instring.LOOK, self.prose_from - base, 0)
-        if self.opening_at >= 0:
-            at = self.opening_at - base
-            if at >= lo:
-                return _instring.kept_from(self.buf, lo, at)
-            scanned = lo  # (it fell out of the look: the next one is looked for)
-        else:
-            scanned = max(lo, self.opening_scan - base - _instring.OPENING_WIDTH)
-        at, pending = _instring.first_opening(self.buf, scanned, pos)
-        self.opening_at = at + base if at >= 0 else -1
-        if pending >= 0:
-            # (A `{` that blanks follow to the text's end: kept, and looked at again.)
-            self.opening_scan = pending + base + _instring.OPENING_WIDTH
-            return _instring.kept_from(self.buf, lo, pending)
-        self.opening_scan = pos + base
-        return _instring.kept_from(self.buf, lo, at) if at >= 0 else pos  # (and the blanks and character before it)
 
     def _flush(self, out: list, lo: int, end: int) -> int:
         """_in_prose's prose from lo (markers in it that are prose too) put out, up to
