@@ -77,7 +77,10 @@ def _offered_broken(sc: Any, drv: Driver, items: list, buf: str, tools: Any, end
         drafts.pop()
     for item in drafts:
         if item.error and not item.name and item.span is not None:
-            at = item.span[0]
+            # (Where the call itself begins: the first of several calls a stream announces by
+            # name has its span moved back to the region's opener, a fence's ```` ```python ````
+            # (Draft.opened); its head is looked for where the model wrote it.)
+            at = item.span[0] if item.opened is None else item.opened
             if at == drv.start and buf.startswith("[", at):
                 at += 1  # (the list's own `[`; a `[` of a later item opens a list in the list)
             m = _BROKEN_HEAD.match(buf, at, item.span[1])
