@@ -597,17 +597,23 @@ def test_stream_arguments_sends_the_second_call_of_a_block_as_it_is_written(whol
         assert response == expected(TWO_CALL_BLOCK, WRITE_TOOLS, response, streamed=True)
 
 
-def test_stream_arguments_names_each_python_style_call_before_the_list_ends(client) -> None:
-    # LFM2's list of Python-style calls: each call's name chunk (index, id) comes as soon as its
-    # name and "(" show, before the list's end; its arguments, as JSON, as they are client
-    # (a quoted value's text in several chunks; the last `}` with the list's end).
-    raw = (
-        '<|tool_call_start|>[get_weather(city="Bergen"), write_file(path="trip/itinerary.md", content="'
-        + DAYS.replace("\n", " ")
-        + '")]<|tool_call_end|>'
-    )
+_PYTHON_LIST = '[get_weather(city="Bergen"), write_file(path="trip/itinerary.md", content="' + DAYS.replace("\n", " ") + '")]'
+PYTHON_STYLE_LISTS = {
+    "lfm2": f"<|tool_call_start|>{_PYTHON_LIST}<|tool_call_end|>",
+    # (its opener as long as LFM2's: the backend's seeded pieces end at the same places, none
+    # bringing a name with the arguments after it)
+    "fenced_python": f"Both.\n```tool_code\n{_PYTHON_LIST}\n```\nDone.",
+}
+
+
+@pytest.mark.parametrize("fmt", sorted(PYTHON_STYLE_LISTS))
+def test_stream_arguments_names_each_python_style_call_before_the_list_ends(client, fmt) -> None:
+    # A list of Python-style calls (LFM2's, a ```python fence's): each call's name chunk (index,
+    # id) comes as soon as its name and "(" show, before the list's end; its arguments, as JSON,
+    # as they are written (a quoted value's text in several chunks; the last `}` with the list's end).
+    raw = PYTHON_STYLE_LISTS[fmt]
     final = toolgram.parse(raw, WRITE_TOOLS).calls
-    assert [(c.format, c.name) for c in final] == [("lfm2", "get_weather"), ("lfm2", "write_file")]
+    assert [(c.format, c.name) for c in final] == [(fmt, "get_weather"), (fmt, "write_file")]
     for seed in (1, 2):
         entries = [
             (n, entry.index, entry.function.name, entry.function.arguments)

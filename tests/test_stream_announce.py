@@ -703,7 +703,6 @@ def test_a_harmony_function_named_like_the_content_type_is_announced_by_its_whol
 
 # A list of Python-style calls, per format that declares it (`stream_python:`): each call is
 # announced once its name and "(" show, its arguments come whole with the list's end.
-# (fenced_python declares none: docs/formats.md says why.)
 PYTHON_LISTS = {
     "pythonic": ('[read_file(path="notes.md"), write_file(path="out.md", content="Day one: (a walk), \'the harbour\'.")]', "]"),
     "llama4_pythonic": (
@@ -721,6 +720,10 @@ PYTHON_LISTS = {
     "lfm2": (
         '<|tool_call_start|>[read_file(path="notes.md"), write_file(path="out.md", content="Day one: a \\"walk\\".")]<|tool_call_end|>',
         "]<|tool_call_end|>",
+    ),
+    "fenced_python": (
+        'Reading, then writing.\n```python\n[read_file(path="notes.md"), write_file(path="out.md", content="Day one: (a walk) [`x`].")]\n```\nDone.',
+        "]\n```",
     ),
 }
 

@@ -1,7 +1,8 @@
 """StreamParser(announce="name") for the formats whose arguments are no JSON and no
 declared XML tags: Gemma's loose objects (`stream_loose:`, LooseEcho: Gemma 4, its bare
 call body, FunctionGemma) and a Python-style call that is no list's item
-(`stream_pycall:`, PyEcho: Llama 3.1's built-in tools), and Cohere's
+(`stream_pycall:`, PyEcho: Llama 3.1's built-in tools) or a list of them in a code fence
+(`stream_python:`, PyEcho: a ```python fence), and Cohere's
 cofl XML (`stream_call:` with the id the model writes, XmlParamEcho) and MFCS's tool blocks
 (`stream_json:` with `{text}` for the instructions, JsonEcho), MiniMax-M3's nested XML
 (`stream_call:` whose tags begin `]<]minimax[>[`, closers naming their key). Each call's
@@ -26,7 +27,7 @@ from conftest import corpus_cases
 from test_stream import chunked, random_chunks
 from test_stream_announce import check
 
-ECHOED = ("gemma4_call", "gemma4_bare", "functiongemma_call", "llama3_builtin", "cohere_cofl_xml", "mfcs", "minimax_m3_nested_xml")
+ECHOED = ("gemma4_call", "gemma4_bare", "functiongemma_call", "llama3_builtin", "fenced_python", "cohere_cofl_xml", "mfcs", "minimax_m3_nested_xml")
 CASES = [c for c in corpus_cases() if c.format in ECHOED]
 
 CONTENT = "Day one: we walked to the harbour and back, then wrote it all down. " * 45  # (~3,000 characters)
@@ -38,6 +39,7 @@ LONG = {
     "gemma4_bare": f"call:write_file{{path:{D}notes.md{D},content:{D}{CONTENT}{D}}}",
     "functiongemma_call": f"<start_function_call>call:write_file{{path:<escape>notes.md<escape>,content:<escape>{CONTENT}<escape>}}<end_function_call>",
     "llama3_builtin": f'<|python_tag|>write_file.call(path="notes.md", content="{CONTENT}")<|eom_id|>',
+    "fenced_python": f'Saving it.\n```python\n[write_file(path="notes.md", content="{CONTENT}")]\n```\nDone.',
     "cohere_cofl_xml": '<cofl:tool_calls><cofl:tool_call id="0" name="write_file"><cofl:value name="path" type="raw">notes.md</cofl:value>'
     f'<cofl:value name="content" type="raw">{CONTENT}</cofl:value></cofl:tool_call></cofl:tool_calls>',
     "mfcs": "<mfcs_tool><instructions>Save the notes</instructions><call_id>call_1</call_id><name>write_file</name>"
@@ -115,6 +117,7 @@ WITHDRAWN = {
     "gemma4_bare": f"call:write_file{{path:{D}a.md{D},content:{D}Day one.{D},path:{D}b.md{D}}}",
     "functiongemma_call": "<start_function_call>call:write_file{path:<escape>a.md<escape>,content:<escape>Day one.<escape>,path:<escape>b.md<escape>}<end_function_call>",
     "llama3_builtin": '<|python_tag|>write_file.call(path="a.md", content="Day one.", path="b.md")<|eom_id|>',
+    "fenced_python": '```python\n[write_file(path="a.md", content="Day one.", path="b.md")]\n```',
     "cohere_cofl_xml": '<cofl:tool_calls><cofl:tool_call id="0" name="write_file"><cofl:value name="path" type="raw">a.md</cofl:value>'
     '<cofl:value name="content" type="raw">Day one.</cofl:value><cofl:value name="path" type="raw">b.md</cofl:value></cofl:tool_call></cofl:tool_calls>',
     "mfcs": "<mfcs_tool><instructions>Save</instructions><call_id>call_1</call_id><name>write_file</name>"
