@@ -33,7 +33,8 @@ from .words import lazy
 __all__ = ["JsonTags", "LooseTags", "PyTags", "Tags", "json_tags_of", "loose_tags_of", "py_tags_of", "tags_of"]
 
 _NAME = r"[A-Za-z0-9_][A-Za-z0-9_.\-:/]{0,127}"
-_KEY = r"[A-Za-z0-9_][A-Za-z0-9_.\-]{0,127}"
+_KEY_FIRST = r"[A-Za-z0-9_]"
+_KEY = _KEY_FIRST + r"[A-Za-z0-9_.\-]{0,127}"
 _TYPE = r"[A-Za-z0-9_]{1,32}"
 # (`{id}`: an id the model writes, Mistral's `[CALL_ID]abc123XYZ`; narrower than the
 # grammars' `\w+`: an id it does not take is not announced early, and comes whole)
@@ -162,8 +163,13 @@ class Tags:
         # its <tool_call> left out), is a call only where a parameter's opener follows it: any
         # prose line followed by a tag (`Head` then `<function name=…>`) would match it, and be
         # announced, then withdrawn.
+        # Its key, too, must begin flush against that opener (`Note` then `<arg_key> is a GLM
+        # tag I mention.` is prose: glm45_bare's grammar takes a key set apart from its tag
+        # only in a pair written whole, which then comes whole, not announced early).
         bare = all(m.group("slot") == "name" or m.group("space") for m in _PART.finditer(call_open))
         tag = regex.escape(head) if bare else regex.escape(self.lt)
+        if bare and param_open[len(head) :].startswith("{key}"):
+            tag += f"(?={_KEY_FIRST})"
         opener = "(?P<open>" + _alternatives(call_open) + r")(?P<rest>[ \t\r\n]*" + tag + ")"
         self.call = regex.compile(lead + opener)
         # (the group where a call's own text, its span in parse(), starts: see {call})
