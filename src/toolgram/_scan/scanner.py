@@ -170,7 +170,7 @@ class Scanner(MarkerSearch):
     # Where the last call, or the last region, ended (in the reply): text after it is
     # the model's prose (see _after_object).
     read_to = 0
-    call_to = -1  # where the last call read ends, in the reply (after_call; -1: none yet)
+    call_to = -1  # where the last call read ends, in the reply (after_call, made for a region with no call too; -1: none yet)
     # How far (in the reply) the prose was searched for a quote, and the last one found
     # (see _quote_before).
     quote_to = 0
@@ -2084,9 +2084,12 @@ class Scanner(MarkerSearch):
         longest boundary and start marker (_TURN_MOST, max_prefix) or the reply ends, and
         decides on the same text as parse() does."""
         if self.call_to < 0 or self.call_to < self.read_to or self.in_open_think:
-            # (No call right before it: none yet, a region or a think block that gave
-            # none read since (`<think></think><|im_end|><tool_call>`), or reasoning:
-            # the token is its text, as the fast path has it.)
+            # (No call right before it: none yet, text read since the last one (prose, a
+            # think block, `<think></think><|im_end|><tool_call>`, a region that failed), or
+            # reasoning: the token is its text, as the fast path has it. A region read
+            # with no call in it whose after_call was made (a message's markers,
+            # `<tool_calls></tool_calls>`) counts as a call here: _after_call sets call_to
+            # to its end before it looks for a call (storm._empty_after replays that).)
             return 0
         at = self.read_to - self.base
         if not (0 <= at <= i and _BLANK_RUN.match(buf, at, i).end() == i):
