@@ -457,12 +457,12 @@ def failed_prose(r: Any, out: list, start: int, end: int, failure: Any = None) -
     if e is None:
         _frame_prose(r, out, failure, i, end)
         return
-    _frame_prose(r, out, failure, i, j - len(e))
+    _frame_prose(r, out, failure, i, j - len(e), True)
     out.append(_piece("opener", j - len(e), j, ""))
     sc._prose(out, j, end)
 
 
-def _frame_prose(r: Any, out: list, failure: Any, start: int, end: int) -> None:
+def _frame_prose(r: Any, out: list, failure: Any, start: int, end: int, closed: bool = False) -> None:
     """buf[start:end], the inside of a told failure between its opener and its end
     marker, out as prose but the markup its grammar read there (the FailedTokens
     note_failure kept beside it, r.failure_tokens: each span a Piece "opener"); prose
@@ -479,6 +479,15 @@ def _frame_prose(r: Any, out: list, failure: Any, start: int, end: int) -> None:
             s, e = max(marks[k] + base, pos), min(marks[k + 1] + base, end)
             if s >= e:
                 continue
+            sc._prose(out, pos, s)
+            out.append(_piece("opener", s, e, ""))
+            pos = e
+    if lexed is not None and lexed.rest is not None:
+        # Past the point where the grammar broke no token was read, but the format's own
+        # markers there are markup all the same (`</cofl:value> </cofl:tool_call>` after
+        # one close too many): FailedTokens.rest_spans.
+        joined = bool(marks) and pos > start  # (a markup token ends at pos: blanks after it join the next)
+        for s, e in lexed.rest_spans(sc.buf, max(pos, lexed.brk + failure.start), end, joined and pos, closed):
             sc._prose(out, pos, s)
             out.append(_piece("opener", s, e, ""))
             pos = e
@@ -506,12 +515,14 @@ class FailedTokens:
     it is noted: most failures noted never are (another candidate's replaces one, or its
     text is an error's)."""
 
-    __slots__ = ("lexed", "count", "payload", "trim", "start", "end", "found")
+    __slots__ = ("lexed", "count", "payload", "trim", "start", "end", "found", "rest", "brk")
 
-    def __init__(self, lexed: list, count: int, payload: frozenset, trim: Any, start: int, end: int) -> None:
+    def __init__(self, lexed: list, count: int, payload: frozenset, trim: Any, start: int, end: int, rest: Any = None) -> None:
         self.lexed, self.count, self.payload, self.trim = lexed, count, payload, trim
         self.start, self.end = start, end
         self.found: tuple | None = None
+        self.rest = rest  # (rest_markers of the format: the markers looked for past the break)
+        self.brk = end - start  # (where the last token read ends, from start: set by spans)
 
     @classmethod
     def of(cls, drv: Any, start: int, end: int) -> FailedTokens | None:
@@ -523,7 +534,8 @@ class FailedTokens:
         payload = payload_terminals(drv.fmt)
         if payload is None:
             return None
-        return cls(lexed, len(lexed), payload, drv.c.terminals if drv.status != DONE else None, start, end)
+        rest = rest_markers(drv.fmt) if drv.status != DONE else None
+        return cls(lexed, len(lexed), payload, drv.c.terminals if drv.status != DONE else None, start, end, rest)
 
     def spans(self, buf: str) -> tuple:
         """(start, end) pairs from self.start, flat."""
@@ -542,6 +554,12 @@ class FailedTokens:
                 last -= 3
         out: list = []
         at = -1  # (where the last markup token ended, if the token before was one: blanks after it join the next)
+        # (The break: where the last token the grammar read inside the failure ends; the
+        # tokens are in the order of the text, so the last one that ends by `end`.)
+        k = self.count - 1
+        while k > 0 and lexed[k] > end:
+            k -= 3
+        self.brk = max(lexed[k] - start, 0) if k > 0 else 0
         for term, s, e in zip(lexed[0:last:3], lexed[1:last:3], lexed[2:last:3]):
             if term in payload or s < start or e > end or s == e:
                 at = -1
@@ -554,6 +572,92 @@ class FailedTokens:
             at = e
         self.found = tuple(out)
         return self.found
+
+    def rest_spans(self, buf: str, start: int, end: int, joined: Any, closed: bool = False) -> list:
+        """The markup in buf[start:end], past the break (start: where the last token the
+        grammar read ends, or after): the format's own markers (rest_markers) in runs on
+        a line (blanks between them), each run kept where it begins right at the break
+        (blanks before it at most; those blanks too where a markup token ends there:
+        `joined`, its place) or fills its line (`</cofl:value>` then `</cofl:tool_call>`
+        on lines of their own). A marker among words (`use </parameter> inline`) stays
+        text: no token was read there, and it may be a value's text. Kept runs with only
+        blanks between them are one (start, end), as are the last and the region's end
+        where only blanks come between and the region's end marker follows (`closed`).
+        One search of the markers; each character is looked at a bounded number of times."""
+        found: list = []
+        lead = _SPACES.match(buf, start, end).end()  # (a run that begins here begins at the break)
+        rs = re_ = -1
+        for m in self.rest.finditer(buf, start, end):
+            s, e = m.span()
+            if e - s < 2 or buf[e - 1] not in ">]" or buf[s].isalnum():
+                continue  # (a pattern's match that is no whole token: _whole_token)
+            if rs >= 0 and _LINE_BLANKS.match(buf, re_, s).end() == s:
+                re_ = e
+                continue
+            if rs >= 0:
+                _keep_run(buf, start, end, rs, re_, lead, joined, found)
+            rs, re_ = s, e
+        if rs >= 0:
+            _keep_run(buf, start, end, rs, re_, lead, joined, found)
+        if closed and found and _SPACES.match(buf, found[-1][1], end).end() == end:
+            found[-1] = (found[-1][0], end)
+        return found
+
+
+def _keep_run(buf: str, start: int, end: int, s: int, e: int, lead: int, joined: Any, found: list) -> None:
+    """Keep the run of markers buf[s:e] on a line (rest_spans) where it begins at the
+    break (`lead`: blanks before it at most) or fills its line: blanks alone before it
+    on its line and after it to its line's end (or the region's end); joined to the run
+    kept before it where only blanks lie between."""
+    if s == lead:
+        if s > start and joined == start:
+            s = start  # (the blanks after the markup token that ends at the break)
+    else:
+        p = s
+        while p > start and buf[p - 1] in " \t":
+            p -= 1
+        if p <= start or buf[p - 1] not in "\r\n":
+            return
+        q = _LINE_BLANKS.match(buf, e, end).end()
+        if q < end and buf[q] not in "\r\n":
+            return
+    if found and _SPACES.match(buf, found[-1][1], s).end() == s:
+        found[-1] = (found[-1][0], e)
+    else:
+        found.append((s, e))
+
+
+_SPACES = lazy(regex.compile, r"\s*+")
+_LINE_BLANKS = lazy(regex.compile, r"[ \t]*+")
+
+
+def rest_markers(fmt: Any) -> Any:
+    """The markers of fmt's grammar that rest_spans looks for past a told failure's break:
+    its literal terminals that are no payload's and are a whole token of markup
+    (_whole_token: `</cofl:value>`, `<|tool_call_end|>`, `[ARGS]`), and its patterns of
+    such tokens (`</invoke>`, DeepSeek's `<｜tool▁sep｜>`: those that begin with `<`, `[` or
+    `]`, each match kept only where it is a whole token), longest literal first; one
+    search. None where there are none. Worked out once per format."""
+    derived = fmt.compiled.derived
+    if "rest_markers" in derived:
+        return derived["rest_markers"]
+    found = None
+    payload = payload_terminals(fmt)
+    if payload is not None:
+        lits, pats = set(), []
+        for name, t in fmt.compiled.terminals.items():
+            if name in payload:
+                continue
+            if t.literal:
+                if _whole_token(t.literal):
+                    lits.add(t.literal)
+            elif t.source.startswith(("<", "\\<", "\\[", "\\]", "(?:<", "(?:\\<")) and "\\Z" not in t.source and "$" not in t.source:
+                pats.append(t.source)  # (not one that looks at the reply's end: a stream's buffer ends elsewhere)
+        parts = [regex.escape(m) for m in sorted(lits, key=len, reverse=True)] + [f"(?:{p})" for p in pats]
+        if parts:
+            found = regex.compile("|".join(parts))
+    derived["rest_markers"] = found
+    return found
 
 
 def payload_terminals(fmt: Any) -> frozenset | None:
