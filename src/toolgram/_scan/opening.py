@@ -84,6 +84,25 @@ def marker_opens(fmts: list[Format], buf: str, pos: int, final: bool, markers: f
     return None if told else False
 
 
+def marker_test_local(fmts: list[Format], ch: str, markers: frozenset) -> bool:
+    """Whether marker_opens of fmts at a place whose character is ch reads only the text
+    from there on: no test looks behind its start (a look-behind, `\\A`, `\\b`, `^`), so
+    its answer is that of the text from the marker on, wherever it stands."""
+    for fmt in fmts:
+        pattern = _test(fmt, markers, starters(fmt, ch), exact=True)[0]
+        if pattern is None:
+            continue
+        source = _BEHIND.sub("", pattern.pattern)
+        if any(b in source for b in ("(?<", "\\A", "\\b", "\\B", "\\G", "^")):
+            return False
+    return True
+
+
+#: What may be left of a test's source that is no look behind its start: an escaped
+#: character, a negated class's `[^`.
+_BEHIND = regex.compile(r"\\[^AbBG]|\[\^")
+
+
 def fails_at_once(fmt: Format, buf: str, pos: int, markers: frozenset) -> bool:
     """Whether fmt's driver, started at pos of a whole text (a region's marker there),
     is certain to fail before it takes a second token: no first token matches there,

@@ -33,7 +33,7 @@ from . import fastpath as _frame
 from .gemcall import GemmaFrame as _GemmaFrame
 from .items import INVISIBLE, OUTER_CUT as _OUTER_CUT, Failure, Piece, Region, _piece, _rebase
 from .markers import THINK_CLOSE, THINK_OPEN, Frames, MarkerSearch, Markers, _CharWait, _trie, markers_for  # noqa: F401
-from .opening import _START_WAIT, line_opening, marker_opens, may_open, opening, openers
+from .opening import _START_WAIT, line_opening, marker_opens, marker_test_local, may_open, opening, openers
 from .region import RegionReader, list_walk as _list_walk
 from . import storm as _storm
 from . import instring as _instring
@@ -102,7 +102,8 @@ class Scanner(MarkerSearch):
     think_opened = False  # the reply starts inside a <think> block (in_think), until seen
     think_from = 0  # where the current <think> content starts
     think_scan = 0  # how far the block's closers have been searched for
-    opens_told: dict | None = None  # (_opens_in_think's answers: (closer, place in the reply) -> told)
+    opens_told: dict | None = None  # (_opens_in_think's answers: (closer, place in the reply) -> told, (closer, text) -> answer)
+    opens_local: dict | None = None  # (closer -> marker_test_local)
     quoted_wait: dict | None = None  # (_not_quoted's untold answers, by closer and place: how far it looked, and for what)
     tag_to = 0  # how far (in the reply) a stream's reasoning was told free of quoted tags (_quoted_tag)
     call_scan = 0  # how far (in the reply) _think searched a block's text for a call marker and found none
@@ -1929,6 +1930,14 @@ class Scanner(MarkerSearch):
         for c in self.think_closers:
             at = buf.find(c, max(self.think_from, self.think_scan - len(c)))
             while at >= 0 and c not in self.think_closes:
+                if at > untold:
+                    # (A closer after one a stream's text cannot tell yet decides nothing
+                    # now: the block waits at that one, and a close found after it is
+                    # dropped below. Not asked: harmony's `<|channel|>` was tested at
+                    # each delta while the `<|start|>` before it waited, fuzz seed 7
+                    # #112005352.)
+                    at = -1
+                    break
                 starts = self._opens_in_think(c, buf, at, final)
                 if starts:
                     starts = self._not_quoted(c, at, final)
@@ -2002,15 +2011,40 @@ class Scanner(MarkerSearch):
         _not_quoted (fuzz seed 7 #112001430: the same `<|channel|>` tested 30 times)."""
         told = self.opens_told
         key = (c, self.base + at)
+        text = None
         if not final and told is not None:
             got = told.get(key)
             if got is not None:
                 return got
+            if len(buf) - at <= _OPENS_TEXT and self._opens_local(c):
+                # Untold, its answer is that of the text from the marker on, which a
+                # stream asks again at each delta until it tells: the same text asked
+                # before (a message's `<|start|>assistant<|channel|>…` header, one
+                # character more at a time, in each message) is not matched again.
+                text = (c, buf[at:])
+                got = told.get(text, told)
+                if got is not told:
+                    if got is not None:
+                        told[key] = got
+                    return got
         got = marker_opens(self.by_marker[c], buf, at, final, self.call_markers)
-        if not final and got is not None:
+        if not final:
             if told is None or len(told) >= 256:
                 told = self.opens_told = {}
-            told[key] = got
+            if got is not None:
+                told[key] = got
+            if text is not None or (len(buf) - at <= _OPENS_TEXT and self._opens_local(c)):
+                told[text or (c, buf[at:])] = got
+        return got
+
+    def _opens_local(self, c: str) -> bool:
+        """marker_test_local for the closer c, worked out once."""
+        local = self.opens_local
+        if local is None:
+            local = self.opens_local = {}
+        got = local.get(c)
+        if got is None:
+            got = local[c] = marker_test_local(self.by_marker[c], c[0], self.call_markers)
         return got
 
     def _tag_over(self, buf: str, c: int) -> int:
@@ -2338,6 +2372,9 @@ _MODES = {"start": Scanner._start, "prose": Scanner._in_prose, "think": Scanner.
 # See Scanner._settle: a token longer than this that waits is matched again after its
 # text has grown by a quarter.
 _REGROW = 64
+#: _opens_in_think keeps its answers by the text from the marker on up to this long
+#: (a message header's; longer texts are asked by place only).
+_OPENS_TEXT = 64
 # How much a stream's buffer grows after a _trim that dropped nothing before the next
 # is tried (each try looks back over the prose for where a call may open).
 _TRIM_AGAIN = 256
