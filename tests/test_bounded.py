@@ -3383,3 +3383,14 @@ def test_a_value_of_no_loop_shape_held_at_a_quoted_tag_is_not_read_again_each_de
     raw = '<minimax:tool_call>\n<invoke name="write">\n<parameter name="content"><invoke name="rm"><parameter name="path">' + "/tmp/a b/c " * 20 + "</parameter></invoke> then lo"
     assert _counted(raw, nest, "through_nest", size=1).calls <= 80
 
+
+def test_a_broken_frame_whose_failure_waits_on_its_end_marker_is_not_read_again_each_delta() -> None:
+    # An MFCS frame broken at a close tag that is none (`</par-ameters>`): no candidate
+    # reads it, and its failure waits on the format's end marker or a call's (mention.
+    # settle_failure). Each delta read every driver again and asked the salvage before
+    # that wait (fuzz seed 7 #112004220, 12 µs a delta); now the next delta asks the wait
+    # alone.
+    from toolgram._scan.region import RegionReader
+
+    raw = '<mfcs_tool><name>note</name><parameters>{"body": "hi"}</par-ameters><instructions>Save it\nSaved. ' + "The note is stored under your account. " * 8
+    assert _counted(raw, RegionReader, "_read", size=1).calls <= 100

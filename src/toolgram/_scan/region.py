@@ -452,6 +452,7 @@ class RegionReader:
         self.ahead: Any = None
         # The place begins_call last waited on, in a stream (run asks it alone first; None).
         self.ahead_wait: int | None = None
+        self.settle_wait = False  # (the same for settle_failure's wait, the drivers all failed)
         self.frame: _frame.Frame | None = frame  # the first candidate's fast frame, until given up
         self.frame_wait: Any = None  # what Frame.read waits with (a _LoopWait: see Scanner._settle)
         self.drivers: list[Driver] = [] if frame is not None else [self.driver(self.candidates[0], start)]
@@ -523,6 +524,25 @@ class RegionReader:
             if not final and offered_elsewhere(rule, sc.buf, since, sc.tools, False, sc.literals) is None:
                 self.rule_seen = len(sc.buf)
                 return False
+        if self.settle_wait:
+            # (No candidate read it, the last one failed, and its failure waits on an end
+            # marker or a call's (settle_failure): the next delta asks that alone, not the
+            # last driver, its failure and the salvage again, which answer as before (a
+            # failed driver stays so; the salvage and the cut's look keep their answers).
+            # A broken MFCS frame read them again at each of 240 deltas, fuzz seed 7
+            # #112004220. Where it tells, the region is read as before, and the failure
+            # settled then: settle_failure writes its answer on the failure (its end, its
+            # message), which is put back first, as a second look at a failure it had
+            # moved to a marker would not find it flush against that marker.)
+            failure = self.first_failure
+            if final or failure is None:
+                self.settle_wait = False
+            else:
+                kept = (failure.end, failure.message, self.failure_marker)
+                if _settle_failure(self, final) is WAIT:
+                    return False
+                self.settle_wait = False
+                failure.end, failure.message, self.failure_marker = kept
         if self.ahead_wait is not None:
             # (The region read and built, begins_call waiting on the region at its cut: the
             # next delta asks that region alone, which reads on from where it stopped; the
@@ -735,6 +755,8 @@ class RegionReader:
                 return salvaged
             failure = _settle_failure(self, final)
             if failure is WAIT:
+                if sc.observer is None and self.drivers[-1].status == FAIL:
+                    self.settle_wait = True
                 return False
             if failure is None and self.cut_broken is not None and not self.mentioned:
                 follows = self.begins_call(self.cut_broken.end, final)
