@@ -3358,6 +3358,26 @@ def test_a_storm_of_lines_of_two_markers_finds_each_key_once(monkeypatch: pytest
         assert result_key(got) == result_key(toolgram.parse(raw, tools))
 
 
+def test_a_remembered_region_whose_call_is_followed_by_more_of_it_leaves_read_to_at_its_end(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A Cohere region: its call, then `<|END_RESPONSE|>` and an object glued to it, both
+    # the region's; then a call object on the next line. The usual reading ends the
+    # region at its end (Scanner._end_region: read_to there); the memo's replay left
+    # read_to at the call's end (_noted's after_call), so _after_object took the glued
+    # object's `}` for the model's prose before the next line's call and declined that
+    # call: parse() read 10 calls where the reading without the memo, and a stream, read
+    # 12 (and the stream in 7-character deltas 11). mb52-readto (6c61c20f).
+    from toolgram._scan import storm as _storm
+
+    unit = '<|START_ACTION|>{"tool_name": "f", "parameters": {}}<|END_RESPONSE|>{"name": "f", "arguments": {}}\n{"name": "f", "arguments": {}}\n'
+    raw = unit * 6
+    got = toolgram.parse(raw, ["f"])
+    with monkeypatch.context() as m:
+        m.setattr(_storm, "enabled", False)
+        assert result_key(got) == result_key(toolgram.parse(raw, ["f"]))
+    assert len(got.calls) == 12
+    for size in (1, 7, 64):
+        assert result_key(streamed(raw, size, ["f"])) == result_key(got), size
+
 
 def test_a_region_cut_at_a_marker_is_not_built_again_while_the_region_there_waits() -> None:
     # A Cohere region's value cut at Harmony's `<|channel|>` (_close.cut), its close left

@@ -442,6 +442,13 @@ def read(sc: Any, out: list, key: tuple, start: int, final: bool = True) -> bool
         sc.stray = None
         if noted is not None:
             _noted(sc, moved, noted, final)
+            if sc.read_to < sc.base + start + end:
+                # (after_call set it at the last call's end; the usual reading ends its
+                # region after that call, at the region's end (_end_region), where text
+                # follows the call in the region: `<|START_ACTION|>{…}<|END_RESPONSE|> `.
+                # Left at the call's end, Scanner._after_object looked back into the
+                # region's text where the usual reading did not.)
+                sc.read_to = sc.base + start + end
         if watch is not None:
             # (The end markers of a Python region broken at the next call's marker, which
             # the prose after that call takes as the region's markup: RegionReader.
