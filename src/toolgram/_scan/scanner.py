@@ -484,7 +484,8 @@ class Scanner(MarkerSearch):
         reply, "x", where the arguments' `{` is); once a region of a format that declares its
         tags (_grammar/tags.py) has begun with its call's opener (`<function=x>`): (its start,
         "x", where its parameters begin, the format's Tags, whether the opener follows the
-        region's start markers); (its start, None, where the first object's `{` is, the format's
+        region's start markers, the id the model wrote in it or None, where the call's own
+        opener begins); (its start, None, where the first object's `{` is, the format's
         JsonTags) once a region of a format that declares a JSON list of call objects
         (`stream_json_list:`) has begun with it; (its start, None) once it cannot
         begin so (or shows nothing within _EARLY_SPAN characters); None while it may still, or outside a region, or for
@@ -528,8 +529,11 @@ class Scanner(MarkerSearch):
                 # that may hold more calls; a bare opener is a region of its own call; 6th,
                 # for a JsonTags opener: the id the model wrote in it, or None; PyTags: a
                 # list of Python-style calls, the first's name and `(`)
+                # (7th: where the call's own opener begins, its span in parse() when the
+                # region read is its own and not the block's: see StreamParser._moved)
                 got = start, m.group("name"), self.base + at + m.start("rest"), tags, m.start("open") > 0
-                return got + (m.group("id") if "id" in m.re.groupindex else None,)
+                own = self.base + at + m.start(getattr(tags, "own", "open"))
+                return got + (m.group("id") if "id" in m.re.groupindex else None, own)
             waits = waits or m is not None
         if json_call:
             m = _EARLY_NAME.match(head, r.marker_len, partial=True)

@@ -574,9 +574,10 @@ class StreamParser:
             scanner = self._scanner
             if not scanner.in_region(announced[0].region):
                 first = announced[0].start
-                if not scanner.in_region(first):
+                if not scanner.in_region(first) and not (scanner.in_region(announced[0].own) and self._moved(announced[0].own)):
                     self._cancel(events)
                     return
+                first = announced[0].start
                 # (the block's reading ended after a call, and a region begins at the next
                 # one announced: it is that region's first call, from the same start)
                 for early in announced:
@@ -622,6 +623,8 @@ class StreamParser:
                 self._markers = self._scanner.region_markers()
                 echo = JsonEcho(self._markers)
             self._announce(start, start, name, echo, follow, got[2], events, None, json_tags, written)
+            if written is not None and len(got) > 6:
+                self._announced[-1].own = got[6]  # (see _moved)
             self._next(events)
 
     def _announce(
@@ -723,6 +726,27 @@ class StreamParser:
                 early.sent.append(out)
                 events.append(ArgumentsDelta(early.index, out))
 
+    def _moved(self, at: int) -> bool:
+        """Whether the first call announced moves to `at`, its own opener (True: moved).
+
+        The first call of a block is announced with the block's start, which parse() gives
+        it when the block reads. Where the block then breaks after it (a close tag of no
+        element opened: `<cofl:tool_calls><cofl:tool_call id="0" name="f"></cofl:value>`),
+        the call's own opener begins a region of its own (a lone call, as the format reads
+        it), and parse() keeps the call there, its span from that opener: the same call, the
+        same index; and the same id where the model wrote it (a generated id is made from
+        where the call starts: such a call is withdrawn). So a call with the model's id is
+        only withdrawn for text from its own opener on (_items), and a region or a call that
+        begins there is its own (_early_look, _settle)."""
+        announced = self._announced
+        early = announced[0]
+        if early.own == early.start or early.own != at:
+            return False
+        for later in announced:
+            later.region = at
+        early.start = at
+        return True
+
     def _repeats(self, got: tuple) -> bool:
         """Whether early_call's answer holds an id the model wrote that a call before it has
         (Kimi K2 numbering every call `functions.f:0`): the message gives that call another
@@ -779,7 +803,7 @@ class StreamParser:
         runs = False  # a Text after a Text, or a Reasoning after a Reasoning (joined below)
         for item in items:
             announced = self._announced
-            if announced and type(item) not in (ToolCall, Region) and item.start >= announced[0].start:
+            if announced and type(item) not in (ToolCall, Region) and item.start >= announced[0].own:
                 # An announced call's region is over, and what it gave there is prose or an
                 # error. (A call, or a region holding calls, is settled below; a region
                 # that gives no call, by _early_look after the feed.)
@@ -815,6 +839,7 @@ class StreamParser:
         calls announced after it with it); a call before them all withdraws them all."""
         start = value.span[0]
         announced = self._announced
+        self._moved(start)
         if announced[0].start > start:
             # A call before those announced (the block was read otherwise): they are
             # withdrawn, so that the indexes keep the order of result.calls; it is sent whole.
@@ -875,10 +900,13 @@ class _Early:
     (JsonEcho, XmlParamEcho: what json.dumps would write of them, as far as it is certain;
     joined once, at the call's end), and what looks for the next call of its block."""
 
-    __slots__ = ("index", "region", "start", "name", "id", "echo", "sent", "follow", "end", "json_tags", "written", "listed")
+    __slots__ = ("index", "region", "start", "own", "name", "id", "echo", "sent", "follow", "end", "json_tags", "written", "listed")
 
     def __init__(self, index: int, region: int, start: int, name: str, id: str, echo: Any, follow: Any) -> None:
         self.index, self.region, self.start, self.name, self.id = index, region, start, name, id
+        # Where the call's own opener begins: after the region's start markers for the first
+        # call of a block whose id the model wrote (see StreamParser._moved); else its start.
+        self.own = start
         self.echo: JsonEcho | XmlParamEcho | None = echo
         self.sent: list[str] = []
         self.follow: _Follow | _NextObject | None = follow
