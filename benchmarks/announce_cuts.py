@@ -54,7 +54,7 @@ from conftest import corpus_cases  # noqa: E402
 
 from _announce_contract import CHUNKINGS, KINDS, check  # noqa: E402
 
-from toolgram import parse  # noqa: E402
+from toolgram import CallCancelled, CallDone, CallStart, StreamParser, parse  # noqa: E402
 
 _CLOSES = "}])"
 _SKIP_CUT = 8
@@ -110,12 +110,28 @@ def replies(raw: str, spans: list[tuple[int, int]], budget: int = 0) -> list[tup
     return out
 
 
+def names_early(case: dict) -> bool:
+    """Whether the case, streamed 4 characters a delta, names a call before the delta that
+    ends it (with --budget, a case that does not is skipped: its cuts would be cut calls
+    that are sent whole)."""
+    sp = StreamParser(case["tools"], formats=case["formats"], in_think=case["in_think"], truncated=case["truncated"], announce="name")
+    raw = case["raw"]
+    for i in range(0, len(raw), 4):
+        batch = sp.feed(raw[i : i + 4])
+        ended = {e.index for e in batch if type(e) in (CallDone, CallCancelled)}
+        if any(type(e) is CallStart and e.index not in ended for e in batch):
+            return True
+    return False
+
+
 def run_case(args: tuple) -> tuple[str, str, collections.Counter, list[dict]]:
     case, chunkings, budget = args
     counts: collections.Counter = collections.Counter()
     found: dict[str, dict] = {}
     result = parse(case["raw"], case["tools"], formats=case["formats"], in_think=case["in_think"], truncated=case["truncated"])
     spans = [c.span for c in result.calls]
+    if budget and not names_early(case):
+        return case["format"], case["case"], counts, []
     for reply, cut in replies(case["raw"], spans, budget):
         counts["replies"] += 1
         for chunking in chunkings:
@@ -133,7 +149,7 @@ def main() -> int:
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--out", default="", help="write the failing replies here (JSON lines)")
     ap.add_argument("--chunkings", default=",".join(CHUNKINGS), help='cut, near, 1 (one delta a character: the square of a case\'s length)')
-    ap.add_argument("--budget", type=int, default=0, help="at most this many cuts a case (a sample: see cuts); 0: all")
+    ap.add_argument("--budget", type=int, default=0, help="at most this many cuts a case (a sample: see cuts), and only the cases that name a call early (names_early); 0: all")
     ap.add_argument("--show", type=int, default=0, help="print this many failing replies")
     args = ap.parse_args()
     only = set(filter(None, args.formats.split(",")))
