@@ -21,3 +21,16 @@ CASES = [json.loads(line) for line in (Path(__file__).parent / "announce_cuts.js
 def test_no_call_parse_keeps_is_withdrawn(case: dict, chunking: str) -> None:
     failures = [kind for kind in check(case, case["raw"], case["cut"], chunking) if kind != "withdrawn_ok"]
     assert failures == [], case["raw"]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[f"{c['format']}-{c['case']}-{c['cut']}" for c in CASES])
+def test_the_openai_stream_withdraws_no_call_parse_keeps(case: dict) -> None:
+    from toolgram import parse
+    from toolgram.openai import CompletionStream
+
+    options = {k: case[k] for k in ("formats", "in_think", "truncated") if k in case}
+    kept = {c.id for c in parse(case["raw"], case.get("tools"), **options).calls if c.id}
+    cs = CompletionStream(case.get("tools"), **options)
+    chunks = [chunk for ch in case["raw"] for chunk in cs.feed(ch)] + cs.close()
+    withdrawn = [w for c in chunks for ch in c.get("choices", []) for w in (ch["delta"].get("toolgram") or {}).get("withdrawn", [])]
+    assert [w for w in withdrawn if w["id"] in kept] == []
