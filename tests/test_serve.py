@@ -490,7 +490,8 @@ def _one_call_streams_as_written(client: Any, whole_client: Any, order: dict[str
 
 # (Arguments that are no JSON, echoed as json.dumps writes them: Gemma's loose objects,
 # stream_loose; a lone Python-style call, stream_pycall; MFCS's parameters after its fields;
-# Cohere's cofl values and MiniMax-M3's elements, stream_call. Before, these came whole.)
+# Cohere's cofl values and MiniMax-M3's elements, stream_call; BFCL's attribute values,
+# stream_attr. Before, these came whole.)
 _DAYS = json.loads(_WRITE)["content"]
 _Q = json.dumps(_DAYS, ensure_ascii=False)  # (a Python string literal too)
 _M3 = "]<]minimax[>["
@@ -503,6 +504,9 @@ LONG_ECHOED_CALLS = {
     f'<cofl:value name="content" type="raw">{_DAYS}</cofl:value></cofl:tool_call></cofl:tool_calls>',
     "minimax_m3_nested_xml": f'{_M3}<tool_call>\n{_M3}<invoke name="write_file">\n{_M3}<path>trip/itinerary.md{_M3}</path>\n'
     f"{_M3}<content>{_DAYS}{_M3}</content>\n{_M3}</invoke>\n{_M3}</tool_call>",
+    # (BFCL's values in attributes, stream_attr: the schema says string, the type comes after)
+    "bfcl_verbose_xml": '<functions><function name="write_file"><params><param name="path" value="trip/itinerary.md" type="string"/>'
+    f'<param name="content" value="{_DAYS}" type="string"/></params></function></functions>',
 }
 
 
@@ -537,7 +541,7 @@ PARAM_TOOLS = [{"type": "function", "function": {"name": "write_file", "paramete
 
 @pytest.mark.parametrize("case", PARAM_CASES, ids=lambda c: c.format)
 def test_stream_arguments_sends_xml_parameters_as_they_are_written(client, whole_client, case) -> None:
-    # GLM, MiniMax, Seed-OSS, DSML, Kimi K3, Qwen3-Coder: the path, then the mode once its close
+    # GLM, MiniMax, Seed-OSS, DSML, Kimi K3, Qwen3-Coder, BFCL: the path, then the mode once its close
     # came, then the content's text as it comes, in many chunks of the one call; concatenated,
     # the arguments of the whole reply's call, nothing withdrawn.
     final = toolgram.parse(case.raw, PARAM_TOOLS).calls[0]

@@ -5,7 +5,8 @@ call body, FunctionGemma) and a Python-style call that is no list's item
 (`stream_python:`, PyEcho: a ```python fence), and Cohere's
 cofl XML (`stream_call:` with the id the model writes, XmlParamEcho) and MFCS's tool blocks
 (`stream_json:` with `{text}` for the instructions, JsonEcho), MiniMax-M3's nested XML
-(`stream_call:` whose tags begin `]<]minimax[>[`, closers naming their key). Each call's
+(`stream_call:` whose tags begin `]<]minimax[>[`, closers naming their key), BFCL's values in
+attributes (`stream_attr:`, AttrEcho). Each call's
 argument deltas, concatenated, are json.dumps of its final arguments; they begin before
 the call ends (a long value is not sent whole at the end); a call withdrawn midway never
 leaves JSON a client can run.
@@ -27,7 +28,7 @@ from conftest import corpus_cases
 from test_stream import chunked, random_chunks
 from test_stream_announce import check
 
-ECHOED = ("gemma4_call", "gemma4_bare", "functiongemma_call", "llama3_builtin", "fenced_python", "cohere_cofl_xml", "mfcs", "minimax_m3_nested_xml")
+ECHOED = ("gemma4_call", "gemma4_bare", "functiongemma_call", "llama3_builtin", "fenced_python", "cohere_cofl_xml", "mfcs", "minimax_m3_nested_xml", "bfcl_verbose_xml")
 CASES = [c for c in corpus_cases() if c.format in ECHOED]
 
 CONTENT = "Day one: we walked to the harbour and back, then wrote it all down. " * 45  # (~3,000 characters)
@@ -46,6 +47,9 @@ LONG = {
     f'<parameters>{{"path": "notes.md", "content": "{CONTENT}"}}</parameters></mfcs_tool>',
     "minimax_m3_nested_xml": f"{M3}<tool_call>\n{M3}<invoke name=\"write_file\">\n{M3}<path>notes.md{M3}</path>\n"
     f"{M3}<content>{CONTENT}{M3}</content>\n{M3}</invoke>\n{M3}</tool_call>",
+    # (its value in an attribute, typed by the schema: the type written after it cannot change it)
+    "bfcl_verbose_xml": '<functions><function name="write_file"><params><param name="path" value="notes.md" type="string"/>'
+    f'<param name="content" value="{CONTENT}" type="string"/></params></function></functions>',
     # (GLM's call with its <tool_call> left out: announced once <arg_key> follows the name line)
     "glm45_bare": f"write_file\n<arg_key>path</arg_key>\n<arg_value>notes.md</arg_value>\n<arg_key>content</arg_key>\n<arg_value>{CONTENT}</arg_value>",
 }
@@ -125,6 +129,8 @@ WITHDRAWN = {
     # (MiniMax-M3 collects a key written twice into a list: a value nested too deeply fails)
     "minimax_m3_nested_xml": f'{M3}<tool_call>{M3}<invoke name="write_file">{M3}<path>a.md{M3}</path>{M3}<content>Day one.{M3}</content>'
     f"{M3}<b.md>{(M3 + '<x>') * 300}1{(M3 + '</x>') * 300}{M3}</b.md>{M3}</invoke>{M3}</tool_call>",
+    "bfcl_verbose_xml": '<functions><function name="write_file"><params><param name="path" value="a.md" type="string"/>'
+    '<param name="content" value="Day one." type="string"/><param name="path" value="b.md" type="string"/></params></function></functions>',
     "glm45_bare": "write_file\n<arg_key>path</arg_key>\n<arg_value>a.md</arg_value>\n<arg_key>content</arg_key>\n"
     "<arg_value>Day one.</arg_value>\n<arg_key>path</arg_key>\n<arg_value>b.md</arg_value>",
 }
@@ -238,3 +244,79 @@ def test_a_bare_name_line_is_announced_only_once_an_arg_key_follows(raw: str, to
         sp = StreamParser(tools, announce="name")
         early = [e for piece in chunked(raw, 3) for e in sp.feed(piece) if type(e) is ArgumentsDelta]
         assert len(early) > 5
+
+
+# BFCL's verbose XML: a value sits in an attribute, before the `type=` that types it.
+_BFCL = '<functions><function name="f"><params>'
+_BFCL_TOOLS = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {
+    "s": {"type": "string"}, "n": {"type": "integer"}, "b": {"type": "boolean"}, "l": {"type": "array"},
+    "o": {"type": "string"}, "m": {"type": ["string", "null"]}}}}}]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "params, tools, sent",
+    [
+        # (a string the schema types: its text as it comes, escapes and markers as written)
+        ('<param name="s" value="Day one', _BFCL_TOOLS, '{"s": "Day one'),
+        ('<param name="s" value="a &quot;b&quot; &amp; c', _BFCL_TOOLS, '{"s": "a &quot;b&quot; &amp; c'),
+        ('<param name="s" value="a > b <tool_call> c', _BFCL_TOOLS, '{"s": "a > b <tool_call> c'),
+        ('<param name="s" value="x </param> y', _BFCL_TOOLS, '{"s": "x </param> y'),
+        ('<param name="s" value="x </param></funct', _BFCL_TOOLS, '{"s": "x '),  # (a cut there drops the closers: held)
+        ('<param name="s" value="x /', _BFCL_TOOLS, '{"s": "x '),
+        ('<param name="s" value="   ', _BFCL_TOOLS, ""),  # (blanks only: a cut there drops the parameter)
+        ('<param name="s" value="x" type="string"', _BFCL_TOOLS, '{"s": "x'),  # (a second value= may add to it)
+        ('<param name="s" value="x" type="string"/>', _BFCL_TOOLS, '{"s": "x"'),
+        ("<param name='s' value='say \"hi\"' type='string'/>", _BFCL_TOOLS, '{"s": "say \\"hi\\""'),
+        ("<param name='s' value='\"hi", _BFCL_TOOLS, ""),  # (typed json, it would be that JSON string: stops)
+        # (any other value whole at its element's end, typed as the end types it)
+        ('<param name="n" value="42', _BFCL_TOOLS, ""),
+        ('<param name="n" value="42" type="integer"/><param name="s" value="x', _BFCL_TOOLS, '{"n": 42, "s": "x'),
+        ('<param name="b" value="False" type="boolean"/>', _BFCL_TOOLS, '{"b": false'),
+        ('<param name="m" value="null"/>', _BFCL_TOOLS, '{"m": null'),
+        # (no schema: a string only where a type= before it says so)
+        ('<param name="s" value="Day', None, ""),
+        ('<param name="s" value="42" type="string"/><param name="n" value="42"/>', None, '{"s": "42", "n": 42'),
+        ('<param name="s" type="string" value="Day', None, '{"s": "Day'),
+        # (the key after the value, an array, nested content: whole, or with the end)
+        ('<param value="Day" name="s" type="string"/><param name="o" value="x', _BFCL_TOOLS, '{"s": "Day", "o": "x'),
+        ('<param name="l" value="[1]" type="list"/>', _BFCL_TOOLS, ""),
+        ('<param name="o"><dict><param name="a" value="1"/></dict></param><param name="s" value="x', _BFCL_TOOLS, ""),
+        # (a tool without that parameter: untyped)
+        ('<param name="z" value="Day', _BFCL_TOOLS, ""),
+        ('<param name="z" value="Day" type="string"/><param name="s" value="x', _BFCL_TOOLS, '{"z": "Day", "s": "x'),
+    ],
+)
+def test_bfcl_values_go_out_as_far_as_they_are_certain(params: str, tools: Any, sent: str) -> None:
+    raw = _BFCL + params
+    sp = StreamParser(tools, formats=["bfcl_verbose_xml"], announce="name")
+    events = [e for piece in chunked(raw, 1) for e in sp.feed(piece)]
+    assert [e.name for e in events if type(e) is CallStart] == ["f"]
+    assert "".join(e.text for e in events if type(e) is ArgumentsDelta) == sent
+    check(raw, chunked(raw, 3), tools, ["bfcl_verbose_xml"], 32_768)  # (and the reply cut there keeps the contract)
+
+
+# BFCL values built of what may end a value or a call early, or be read otherwise: the
+# grammar's closers, other formats' markers, entities, quotes, blanks; every attribute order,
+# a type or none, cut anywhere.
+_BFCL_PIECES = ["a", "b c", " ", "\n", "<", ">", "/", "/>", "</", "</param>", "</params>", "</function>", "</functions>", "<functions>",
+                "<param ", "<tool_call>", "<|im_end|>", "&quot;", "&amp;", "&#39;", "'", '"', "42", "true", "[1]", "é"]  # fmt: skip
+_BFCL_TOOLSETS = [None, _BFCL_TOOLS, [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {"x": {"type": "string"}}}}}]]
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_bfcl_arguments_built_of_what_may_end_them_keep_the_contract(data: Any) -> None:
+    params = []
+    for _ in range(data.draw(st.integers(1, 3), label="n")):
+        quote = data.draw(st.sampled_from(['"', "'"]), label="quote")
+        value = "".join(p for p in data.draw(st.lists(st.sampled_from(_BFCL_PIECES), max_size=6), label="value") if quote not in p)
+        attrs = [f'name="{data.draw(st.sampled_from("snbmz"), label="key")}"', f"value={quote}{value}{quote}"]
+        typ = data.draw(st.sampled_from(["", "string", "integer", "json", "boolean"]), label="type")
+        if typ:
+            attrs.append(f'type="{typ}"')
+        attrs = data.draw(st.permutations(attrs), label="order")
+        params.append("<param " + " ".join(attrs) + "/>")
+    raw = _BFCL + "".join(params) + "</params></function></functions>"
+    raw = raw[: data.draw(st.integers(len(_BFCL), len(raw)), label="cut")]
+    tools = data.draw(st.sampled_from(_BFCL_TOOLSETS), label="tools")
+    check(raw, random_chunks(data, raw), tools, ["bfcl_verbose_xml"], 32_768)

@@ -600,8 +600,8 @@ class Builder:
         fmt = self.fmt
         if getattr(fmt, "stream_call", None) is not None or getattr(fmt, "stream_json", "") or getattr(fmt, "stream_python", ""):
             return True
-        if getattr(fmt, "stream_pycall", "") or getattr(fmt, "stream_loose", ""):
-            return True  # (a Python-style call's own opener, Gemma's call: see _grammar/tags.py)
+        if getattr(fmt, "stream_pycall", "") or getattr(fmt, "stream_loose", "") or getattr(fmt, "stream_attr", ""):
+            return True  # (a Python-style call's own opener, Gemma's call, BFCL's: see _grammar/tags.py)
         return (self.leading_objects or self.leading_list) and self.json_named
 
     def _walk(self, node: Any) -> None:

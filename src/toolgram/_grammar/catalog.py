@@ -38,7 +38,7 @@ def _constrainable(fmt: Format) -> str:
 
 
 def _declared(fmt: Format) -> str:
-    if fmt.stream_param is not None:
+    if fmt.stream_param is not None or fmt.stream_attr:
         return "per parameter"
     return "yes" if fmt.stream_json or fmt.stream_python or fmt.stream_pycall or fmt.stream_loose else ""
 

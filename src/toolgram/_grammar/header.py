@@ -35,6 +35,8 @@
     // stream_call: <function={name}> … </function>   (a call's tags, and its parameters':
     // stream_param: <parameter={key}> … </parameter>  streamed value by value as written;
     //                              see grammars/README.md, "Streaming parameters")
+    // stream_attr: <function name="{name}">  (a call whose parameters hold their value in an
+    //                              attribute, BFCL's <param name= value= type=/>: streamed so)
     // also: pythonic — why        (repeatable: another format that reads a shape the same
     //                              models write; formats=[this] tries it too, not what
     //                              that format's own also: lines name)
@@ -190,6 +192,11 @@ class Format:
     # call's `{name}`): announced and streamed as a list's (PyTags, PyEcho). Kept apart from
     # `stream_python`, which the scanner also reads as "this format reads lists of calls".
     stream_pycall: str = ""
+    # The header's `stream_attr:`: the opener of a call whose parameters are elements with
+    # their value in an attribute (BFCL's `<function name="{name}">`, then `<param name="KEY"
+    # value="VALUE" type="TYPE"/>`), for announcing it by its name and streaming its values
+    # (_grammar/tags.py, AttrTags; _stream/attrecho.py); "" when not declared.
+    stream_attr: str = ""
     # The header's `end_of_turn:` tokens: what the model's template writes to end its turn
     # (`<|im_end|>`, `<|eot_id|>`); one left at the very end of a reply is dropped from the
     # text (the scanner's, as a reasoning block's markers are: _scan/markers.py).
@@ -284,6 +291,7 @@ def load_format(path: Path) -> Format:
         stream_python=(header.get("stream_python") or [""])[0],
         stream_loose=(header.get("stream_loose") or [""])[0],
         stream_pycall=(header.get("stream_pycall") or [""])[0],
+        stream_attr=(header.get("stream_attr") or [""])[0],
         end_of_turn=tuple(filter(None, header.get("end_of_turn", ()))),
         canonical={k: unescape(v[0]) for k, v in header.items() if k in CANONICAL_KEYS},
         done_at=(header.get("done_at") or [""])[0].lower(),
@@ -358,7 +366,7 @@ def declared_conflicts(fmt: Format) -> tuple[DeclaredConflict, ...]:
 KEYS = (
     "format", "title", "models", "markers", "start", "end", "anchor", "line_start", "quiet", "offered_only", "args_key",
     "code_tool", "order", "conflicts", "parser", "reasoning", "also", "framing", "nest", "end_of_turn",
-    "repeated", "stream_call", "stream_param", "stream_sep", "stream_json", "stream_json_list", "stream_python", "stream_loose", "stream_pycall", "canonical", "canonical_call", "canonical_param", "canonical_sep", "done_at",
+    "repeated", "stream_call", "stream_param", "stream_sep", "stream_json", "stream_json_list", "stream_python", "stream_loose", "stream_pycall", "stream_attr", "canonical", "canonical_call", "canonical_param", "canonical_sep", "done_at",
     "payload",
 )  # fmt: skip
 # Keys whose value is one of a few words (the first named is the one to write).

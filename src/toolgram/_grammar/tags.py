@@ -30,7 +30,7 @@ import regex
 
 from .words import lazy
 
-__all__ = ["JsonTags", "LooseTags", "PyTags", "Tags", "json_tags_of", "loose_tags_of", "py_tags_of", "tags_of"]
+__all__ = ["AttrTags", "JsonTags", "LooseTags", "PyTags", "Tags", "attr_tags_of", "json_tags_of", "loose_tags_of", "py_tags_of", "tags_of"]
 
 _NAME = r"[A-Za-z0-9_][A-Za-z0-9_.\-:/]{0,127}"
 _KEY_FIRST = r"[A-Za-z0-9_]"
@@ -342,3 +342,36 @@ _LOOSE_TAGS: dict[Any, LooseTags | None] = {}
 def loose_tags_of(fmt: Any) -> LooseTags | None:
     """The format's LooseTags, None when its header declares no `stream_loose`."""
     return _compiled(_LOOSE_TAGS, fmt, lambda f: LooseTags(f) if getattr(f, "stream_loose", "") else None)
+
+
+class AttrTags:
+    """A format's compiled `stream_attr`: the opener of a call whose parameters are elements
+    holding their value in an attribute (BFCL's `<function name="{name}">`, then
+    `<param name="KEY" value="VALUE" type="TYPE"/>`), streamed by AttrEcho
+    (_stream/attrecho.py).
+
+    call      the region's start markers, the call's opener (group `open`), blanks and a
+              tag's `<` (group `rest`: where its parameters begin); `name`
+    closers   the grammar's closers (close.value_closers' literals): what the end of the
+              reply may cut from a value's end as markup (`</param` of `</param>`)
+    fmt       the format (its framing and `repeated`: what the builder types with)
+    """
+
+    own = "open"
+
+    def __init__(self, fmt: Any) -> None:
+        # (its name as the grammar's ATTR reads it: no `/`, which the template's {name} takes)
+        own = _alternatives(fmt.stream_attr).replace(f"(?P<name>{_NAME})", r"(?P<name>[A-Za-z0-9_][A-Za-z0-9_.\-:]{0,127})")
+        self.call = regex.compile(_lead(fmt) + "(?P<open>" + own + r")(?P<rest>[ \t\r\n]*<)")
+        from .._lalr.close import value_closers
+
+        self.closers = value_closers(fmt.compiled)[0]
+        self.fmt = fmt
+
+
+_ATTR_TAGS: dict[Any, AttrTags | None] = {}
+
+
+def attr_tags_of(fmt: Any) -> AttrTags | None:
+    """The format's AttrTags, None when its header declares no `stream_attr`."""
+    return _compiled(_ATTR_TAGS, fmt, lambda f: AttrTags(f) if getattr(f, "stream_attr", "") else None)

@@ -49,7 +49,7 @@ from .._lalr.extent import value_end as _value_end
 from .._build.builder import Draft
 from .._result.model import ToolCall
 from .._grammar.registry import Format
-from .._grammar.tags import json_tags_of, loose_tags_of, py_tags_of, tags_of
+from .._grammar.tags import attr_tags_of, json_tags_of, loose_tags_of, py_tags_of, tags_of
 from .._grammar.words import lazy
 
 __all__ = ["THINK_CLOSE", "THINK_OPEN", "Failure", "Markers", "Piece", "Region", "Scanner", "markers_for"]
@@ -505,6 +505,7 @@ class Scanner(MarkerSearch):
         declared += [t for t in map(json_tags_of, r.candidates) if t is not None]
         declared += [t for t in map(py_tags_of, r.candidates) if t is not None]
         declared += [t for t in map(loose_tags_of, r.candidates) if t is not None]
+        declared += [t for t in map(attr_tags_of, r.candidates) if t is not None]
         if not (json_call or declared):
             return start, None
         at = r.region_start

@@ -49,8 +49,9 @@ so does a call whose JSON arguments follow an opener its header declares (`strea
 Kimi K2's with the model's id, Mistral's NAME[ARGS] and NAME[CALL_ID]id[ARGS]: JsonEcho; Mistral's
 list before v11, `stream_json_list:`, each call once its id is certain: _ListCalls), and
 a call of a list of Python-style calls (`stream_python:`, its keyword arguments: PyEcho), or a
-lone one (`stream_pycall:`, Llama 3.1's built-in tools, bare calls: PyEcho), and a Gemma call
-(`stream_loose:`, its loose object: LooseEcho); other formats are not announced early. In a region of several calls (a MiniMax, DSML, Kimi K3,
+lone one (`stream_pycall:`, Llama 3.1's built-in tools, bare calls: PyEcho), a Gemma call
+(`stream_loose:`, its loose object: LooseEcho), and a BFCL call (`stream_attr:`, values in
+attributes: AttrEcho); other formats are not announced early. In a region of several calls (a MiniMax, DSML, Kimi K3,
 Qwen3-Coder, Seed-OSS or Step-3 block, Kimi K2's section; JSON call objects one after another
 or in a list; a Python list) each later call is
 announced the same way once its opener follows right after the close of the call before it
@@ -88,11 +89,12 @@ import regex
 
 from ..events import ArgumentsDelta, CallCancelled, CallDone, CallStart, Error, Event, Reasoning, Text
 from .._guard import escapes
+from .attrecho import AttrEcho
 from .jsonecho import JsonEcho
 from .looseecho import LooseEcho
 from .pyecho import PyEcho
 from .xmlecho import XmlParamEcho
-from .._grammar.tags import JsonTags, LooseTags, PyTags
+from .._grammar.tags import AttrTags, JsonTags, LooseTags, PyTags
 from .._result.model import ParseResult, TextOf, ToolCall
 from .._result.openai import id_for, place_salt
 from .._pipeline import DEFAULT_MAX_CHARS, Assembler, check_max_chars, check_truncated, past_max_chars, read_calls, select_formats
@@ -608,6 +610,9 @@ class StreamParser:
             elif len(got) > 3 and type(got[3]) is LooseTags:
                 # (Gemma's loose object after its opener: LooseEcho; one call a region)
                 echo = LooseEcho(name, self._tools.schema(name) if self._tools is not None else None, got[3])
+            elif len(got) > 3 and type(got[3]) is AttrTags:
+                # (BFCL's parameters, their values in attributes: AttrEcho; a block's later calls come whole)
+                echo = AttrEcho(name, self._tools.schema(name) if self._tools is not None else None, got[3])
             elif len(got) > 3 and type(got[3]) is JsonTags:
                 # (a JSON object after an opener its header declares: Kimi K2's, Mistral's;
                 # the calls after it are followed from its end, as below)
