@@ -30,7 +30,8 @@ Anything else stops the echo for good (`stopped`): a key given twice or that the
 says is an array (written again, its values collect into a list), an element with
 content (`>`: a <dict>, a <list>, text), an attribute written otherwise than plainly, a
 `name=` or a `type=` after a value that streams on the strength of what came before it,
-a value held past _HOLD_VALUE characters. The rest comes with the call's end, where the
+a value held past _HOLD_VALUE characters (one sent whole) or _HOLD (blanks or closers held
+back from a streaming one: a run that long is no one's text to send early). The rest comes with the call's end, where the
 caller checks that the final text starts with what was sent (else the call is withdrawn).
 The arguments' `}` comes with the end too. Work is in proportion to the text fed: what is
 held back is bounded.
@@ -87,7 +88,7 @@ class AttrEcho:
         one = "(?:" + "|".join(regex.escape(c) for c in closers) + ")"
         ws = "[" + regex.escape(_WS) + "]"
         self.run = regex.compile(f"{one}(?:{ws}*{one})*")
-        self.run_chars = set("".join(closers)) | set(_WS)
+        self.run_chars = "".join(sorted(set("".join(closers)) | set(_WS)))
         self._reset()
 
     def _reset(self) -> None:
@@ -229,8 +230,8 @@ class AttrEcho:
                 self._send(out, text[:ready])
                 self.pending = text[ready:]
                 self.sent = True
-            if len(self.pending) > (_HOLD if self.sent else _HOLD_VALUE):
-                return self._stop()
+            if len(self.pending) > _HOLD:
+                return self._stop()  # (blanks, or closers, that long: the rest with the end)
         if j < 0:
             return None
         self.state = _ELEMENT
@@ -241,10 +242,7 @@ class AttrEcho:
         all but a run of the grammar's closers at its end (whole ones, blanks between them,
         the last maybe begun), which the end of the reply may cut off as markup
         (close.cut_markup). (What is held is such a run, or blanks: a few characters.)"""
-        k = len(text)
-        while k > 0 and text[k - 1] in self.run_chars:
-            k -= 1
-        for i in range(k, len(text)):
+        for i in range(len(text.rstrip(self.run_chars)), len(text)):
             if text[i] in "</" and self.run.fullmatch(text, i, partial=True) is not None:
                 return i
         return len(text)
