@@ -76,7 +76,7 @@ def test_streams_arguments_says_how_a_format_streams() -> None:
     assert rows["pythonic"].endswith("| yes |") and rows["harmony"].endswith("| yes |")
     assert rows["llama3_builtin"].endswith("| yes |") and rows["gemma4_call"].endswith("| yes |") and rows["mfcs"].endswith("| yes |")
     assert rows["cohere_cofl_xml"].endswith("| per parameter |") and rows["minimax_m3_nested_xml"].endswith("| per parameter |")
-    assert rows["bfcl_verbose_xml"].endswith("|  |")  # (values in attributes, typed after them: whole)
+    assert rows["bfcl_verbose_xml"].endswith("| per parameter |")  # (values in attributes: stream_attr)
 
 
 def test_call_done_at_says_where_a_stream_completes_a_call() -> None:
