@@ -2,6 +2,7 @@
 
     python benchmarks/bench_stream.py            # the table
     python benchmarks/bench_stream.py --profile  # cProfile of the 100 KB stream
+    python benchmarks/bench_stream.py --phases   # the 100 KB stream's CPU time by where its deltas fall
 
 The reply is generated deterministically: paragraphs of prose (now and then
 with a `3 < 5`, an inline `code` span or a newline-framed list) and, after
@@ -171,8 +172,12 @@ def main() -> None:
     ap.add_argument("--delta", type=int, default=8)
     ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--profile", action="store_true")
+    ap.add_argument("--phases", action="store_true")
     args = ap.parse_args()
     toolgram.parse("warm up <tool_call>{}</tool_call>", TOOLS)  # build the grammars once
+    if args.phases:
+        phases(make_reply(100_000), args.delta, args.repeat)
+        return
     if args.profile:
         raw = make_reply(100_000)
         cProfile.runctx("stream(raw, args.delta)", globals(), locals(), "/tmp/bench_stream.prof")
@@ -236,6 +241,67 @@ def main() -> None:
         f"  one search a delta, the text kept and a Text event, nothing else: {min(t_look) / deltas * 1e6:.2f} µs a delta:"
         f" {median:.2f}x the floor (the stream: {statistics.median(a / b for a, b in zip(t_stream, t_look)):.2f}x that)"
     )
+
+
+def _phase_of(raw: str, delta: int) -> list[str]:
+    """Each delta's phase: where it falls against the reply's <tool_call> blocks."""
+    spans = [(m.start(), m.end()) for m in re.finditer(r"<tool_call>.*?</tool_call>\n", raw, flags=re.DOTALL)]
+    out, k = [], 0
+    for i in range(0, len(raw), delta):
+        while k < len(spans) and spans[k][1] + 200 <= i:
+            k += 1
+        a, b = spans[k] if k < len(spans) else (len(raw) + 1, len(raw) + 1)
+        if i + delta <= a:
+            out.append("prose" if k == 0 or i >= spans[k - 1][1] + 200 else "prose after a call (200 chars)")
+        elif i < a + 16:
+            out.append("call: its opener (the deltas to 16 chars in)")
+        elif i + delta <= b - 16:
+            out.append("call: its payload")
+        elif i < b:
+            out.append("call: its end (the last 16 chars)")
+        else:
+            out.append("prose after a call (200 chars)")
+    return out
+
+
+def phases(raw: str, delta: int, repeat: int) -> None:
+    """The stream's CPU time by phase: each feed() timed alone (thread time, the
+    clock's own cost, measured on an empty call, taken off), the best round kept.
+    Tells the prose lane's share from the calls'. (An attribution, not a timing: its
+    total runs some 10-15% over the untimed stream's, the clock's reads disturbing it.)"""
+    import collections
+
+    kinds = _phase_of(raw, delta)
+    clock = time.thread_time_ns
+    idle = _Idle().feed
+    best: dict = {}
+    for _ in range(repeat):
+        sp = StreamParser(TOOLS, max_chars=len(raw) + 1)
+        feed = sp.feed
+        spent: collections.Counter = collections.Counter()
+        empty = 0
+        for k, i in enumerate(range(0, len(raw), delta)):
+            piece = raw[i : i + delta]
+            t0 = clock()
+            idle(piece)
+            t1 = clock()
+            feed(piece)
+            t2 = clock()
+            empty += t1 - t0
+            spent[kinds[k]] += t2 - t1
+        sp.close()
+        clock_cost = empty / len(kinds)
+        total = sum(spent.values()) - clock_cost * len(kinds)
+        if not best or total < best["total"]:
+            best = {"total": total, "spent": spent, "clock": clock_cost}
+    counts = collections.Counter(kinds)
+    calls = len(re.findall(r"<tool_call>", raw))
+    print(f"{len(raw)} chars, {len(kinds)} deltas of {delta}, {calls} calls; best of {repeat} rounds, CPU time")
+    for kind, n in sorted(counts.items(), key=lambda kv: kv[0]):
+        ns = best["spent"][kind] - best["clock"] * n
+        print(f"  {kind:48} {n:6} deltas {ns / 1e6:7.2f} ms {ns / n / 1e3:6.2f} µs a delta {ns / best['total']:6.1%}")
+    call_ns = sum(best["spent"][k] - best["clock"] * counts[k] for k in counts if not k.startswith("prose"))
+    print(f"  the calls' deltas: {call_ns / calls / 1e3:.1f} µs a call; all: {best['total'] / len(kinds) / 1e3:.2f} µs a delta")
 
 
 def in_turn(fns, rounds: int) -> list[list[float]]:
