@@ -3460,3 +3460,21 @@ def test_a_broken_frame_whose_failure_waits_on_its_end_marker_is_not_read_again_
 
     raw = '<mfcs_tool><name>note</name><parameters>{"body": "hi"}</par-ameters><instructions>Save it\nSaved. ' + "The note is stored under your account. " * 8
     assert _counted(raw, RegionReader, "_read", size=1).calls <= 100
+
+
+@pytest.mark.parametrize("unit", ["[]\n", "[1] see the note\n", "[see above]\n", "```text\n[]\n```\n[]\n"])
+def test_lines_no_call_begins_on_are_prose_without_a_look_at_their_fences(unit: str) -> None:
+    # bench_pathological's pythonic case*k [empty_list] with its tools: every line's `[`
+    # opens no call (the formats' opening tests tell), but _in_prose read the fences of
+    # the prose up to each first (_in_sample: is it a sample's?), 30% of 50-55 ms at 32 KB.
+    # The opening test is asked first in a whole text; the fences are read on at the next
+    # marker that needs them. A stream (not changed) reads as parse() does.
+    from toolgram._scan import quotation as _quotation
+
+    tools = ["get_weather", "get_time", "search_web"]
+    raw = unit * 500
+    read, _, result = _counted(raw, _quotation.Fences, "read", tools=tools)
+    assert read <= raw.count("```") + 10, read  # (a fence's own line is read at its marker)
+    assert not result.calls and not result.errors and result.text == raw.strip()
+    streamed = _counted(raw, _quotation.Fences, "read", tools=tools, size=7)
+    assert streamed.result == result

@@ -112,6 +112,7 @@ class Scanner(MarkerSearch):
     region: RegionReader | None = None  # the region being read (see _begin), else None
     start_test: tuple | None = None  # opening() of a reply-start region begun before the reply ended (_start)
     start_at = -1  # where (in the reply) _start tried the reply-anchored formats
+    line_opened: tuple | None = None  # (text, place, marker) of the last line marker _no_line_call found formats to open at
     reply_end = -1  # where the reply's last non-blank ends, once it has ended (mention._reply_end)
     # Right after a call whose closer the model may write again (`</tool_call></tool_call>`):
     # where it ends, in the reply (-1: not there), and that closer. See _closer_again.
@@ -1061,6 +1062,9 @@ class Scanner(MarkerSearch):
                 # backtick right after a word closes a code span: `ls`<tool_call>… is a call.)
                 self._flush(out, lo, after)
                 return True
+            if final and marker in line and self._no_line_call(buf, i, marker, frames):
+                pos = after  # (prose: see lo)
+                continue
             quoted = self._in_string(out, buf, i, marker, final) if marker not in line else self._in_sample(out, buf, i, marker)
             if quoted is None:
                 # (A string open before it: whether it closes after it, the next delta tells.)
@@ -1243,7 +1247,8 @@ class Scanner(MarkerSearch):
                     if not first:
                         self.line_openers[marker] = test
                 if test is not None:
-                    if not openers(test, buf, i, final):
+                    opened = self.line_opened
+                    if not (final and opened is not None and opened[0] is buf and opened[1] == i and opened[2] == marker) and not openers(test, buf, i, final):
                         pos = after  # (prose: see lo)
                         continue
                     if not final and len(buf) - i < _START_WAIT and "\n" not in buf[i:]:
@@ -1391,6 +1396,34 @@ class Scanner(MarkerSearch):
         if self.reading is None:
             self.reading = _instring.Reading()
         return _instring.in_string(buf, i, floor, self.reading, self.base, final, i + len(marker), self.ends_of(marker))
+
+    def _no_line_call(self, buf: str, i: int, marker: str, frames: dict) -> bool:
+        """Whether the line-anchored marker at i (`[`) is prose for _in_prose's opening
+        test of the formats it may begin (`[]`, `[1]`, `[see above]`: no grammar begins a
+        call there), asked first, in a whole text: each branch _in_prose takes before that
+        test makes it prose too (in a sample's fence: its marker alone, prose, and the text
+        read on after it; after a line's object: prose), or is of other markers (turn ends,
+        reasoning tags, stutters), or of the reply's first marker, or of a fast frame's.
+        (Issue 17: a reply of 10,000 such lines read each line's fences, 30% of its parse.)
+        The fences are read on from where they were at the next marker asked, which reads
+        the same lines (Fences.read: each line told once, whole or as far as it tells)."""
+        if frames.get(marker) is not None or self.base + i == self.start_at:
+            return False
+        if marker in self.turn_ends or marker in self.think_opens or marker in self.think_closes or marker in self.stutters:
+            return False
+        candidates = self.by_marker.get(marker)
+        if not candidates:
+            return False
+        test = self.line_openers.get(marker)
+        if test is None:
+            test = line_opening(candidates, self.first_set, marker)
+            self.line_openers[marker] = test
+        if test is None:
+            return False
+        if openers(test, buf, i, True):
+            self.line_opened = (buf, i, marker)  # (the test below is not run again there: its answer)
+            return False
+        return True
 
     def _in_sample(self, out: list, buf: str, i: int, marker: str, tell: bool = True) -> bool:
         """Whether the marker at i is in a fenced block of the prose that shows text
