@@ -517,6 +517,12 @@ WRITTEN = {
     "glm45_bare": f"write_file\n<arg_key>path</arg_key>\n<arg_value>a.md</arg_value>\n<arg_key>content</arg_key>\n<arg_value>{_DAY}</arg_value>",
     # (the keyword arguments of a Python-style list in a ```python fence: stream_python)
     "fenced_python": f'```python\n[write_file(path="a.md", content="{_DAY}"), write_file(path="b.md", content="{_DAY.upper()}")]\n```',
+    # (values in attributes: a value streams where the schema or a `type=` before it says string)
+    "bfcl_verbose_xml": "".join(
+        f'<functions><function name="write_file"><params><param name="path" type="string" value="{path}"/>'
+        f'<param name="content" type="string" value="{content}"/></params></function></functions>\n'
+        for path, content in (("a.md", _DAY), ("b.md", _DAY.upper()))
+    ),
 }
 _FORMAT_OF = {"xlam_tool_calls": "xlam"}  # (another shape of one format)
 # (Read with formats=[the format]: without it a bare JSON list (xLAM) and `functools[…]` are
@@ -575,7 +581,7 @@ def _streaming_column() -> dict[str, str]:
 # (The formats that still send a call's arguments whole, at its completion: no header line
 # reads their arguments yet, or a stream would withdraw calls it announced early; docs/formats.md says why. A format taken off this list streams
 # as written and gets its reply in WRITTEN.)
-WHOLE = {"bfcl_verbose_xml", "bare_pythonic"}
+WHOLE = {"bare_pythonic"}
 
 
 def test_the_formats_table_says_which_formats_stream_as_written() -> None:
