@@ -526,7 +526,9 @@ def fence_cut(d: Any, buf: str, pos: int) -> int:
     (triple quotes aside), was left open before it (`print("hi` then ```): the value
     ends there, as a string left open ends at its format's end marker. Read on, it ran
     over what comes after the fence (a Hermes call, swallowed into `print`'s value, the
-    error naming print: QA19 R10). Asked only where the string crosses a line's end."""
+    error naming print: QA19 R10). Asked only where the string crosses a line's end; the
+    driver takes the end the call's structure gives the value (_repair.quoted_end) where it
+    comes before the fence: such a value was not left open."""
     if "```" not in d.fmt.ends or "PYVALUE" not in d.c.terminals:
         return -1
     if d.stop is not None:

@@ -1206,7 +1206,19 @@ class Driver:
                     # A quoted value with its own quotes inside, unescaped: where the
                     # call's structure says it ends (see _repair.quoted_end).
                     fenced = _close.fence_cut(self, buf, pos) if buf[pos] in "'\"" else -1
-                    quoted = self._quoted(buf, pos, final) if buf[pos] in "'\"" and fenced < 0 else None
+                    quoted = self._quoted(buf, pos, final) if buf[pos] in "'\"" else None
+                    if fenced >= 0 and type(quoted) is not _repair.QuoteWait:
+                        # (A value the call's structure ends before its fence's close is
+                        # not left open there: `f(query='x",query='y),` then ``` is the
+                        # `"` slipped for the `'`, a `query` given twice, not one value
+                        # over the list's lines up to the fence. Asked in that order in a
+                        # stream too, which took the structure's end while the fence had
+                        # not come: fence_cut answers -1 until it has. Where the text so
+                        # far cannot tell, the stream waits, as for any value.)
+                        if type(quoted) is tuple and quoted[1] is not False and quoted[0] <= fenced:
+                            fenced = -1
+                        else:
+                            quoted = None
                     if quoted is _repair.OPEN:
                         # (Python's string has not closed yet: the extent waits on it, and
                         # the value is looked at again with the recheck.)
