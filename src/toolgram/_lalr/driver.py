@@ -1207,6 +1207,16 @@ class Driver:
                     # call's structure says it ends (see _repair.quoted_end).
                     fenced = _close.fence_cut(self, buf, pos) if buf[pos] in "'\"" else -1
                     quoted = self._quoted(buf, pos, final) if buf[pos] in "'\"" else None
+                    if fenced >= 0 and type(quoted) is _repair.QuoteWait:
+                        # (Only a quote of the other kind before the fence can end the value
+                        # before it, _repair._other_close; any other end quoted_end may find
+                        # is past Python's string's close, past the fence: none such, and
+                        # the fence ends it, whatever text comes. A stream waited on the
+                        # text after the fence (`print("hi` then ``` and a Hermes call: the
+                        # call was sent at flush, not as it came).)
+                        other = _repair.first_other(buf, pos)
+                        if other < 0 or other > fenced:
+                            quoted = None
                     if fenced >= 0 and type(quoted) is not _repair.QuoteWait:
                         # (A value the call's structure ends before its fence's close is
                         # not left open there: `f(query='x",query='y),` then ``` is the
