@@ -352,9 +352,9 @@ class AttrTags:
 
     call      the region's start markers, the call's opener (group `open`), blanks and a
               tag's `<` (group `rest`: where its parameters begin); `name`
-    closers   the grammar's closers (close.value_closers' literals): what the end of the
-              reply may cut from a value's end as markup (`</param` of `</param>`)
-    fmt       the format (its framing and `repeated`: what the builder types with)
+    fmt       the format (its framing and `repeated`: what the builder types with; its
+              closers, which AttrEcho holds back at a value's end, it reads from the
+              compiled grammar itself: _lalr is a layer above this module)
     """
 
     own = "open"
@@ -363,9 +363,6 @@ class AttrTags:
         # (its name as the grammar's ATTR reads it: no `/`, which the template's {name} takes)
         own = _alternatives(fmt.stream_attr).replace(f"(?P<name>{_NAME})", r"(?P<name>[A-Za-z0-9_][A-Za-z0-9_.\-:]{0,127})")
         self.call = regex.compile(_lead(fmt) + "(?P<open>" + own + r")(?P<rest>[ \t\r\n]*<)")
-        from .._lalr.close import value_closers
-
-        self.closers = value_closers(fmt.compiled)[0]
         self.fmt = fmt
 
 

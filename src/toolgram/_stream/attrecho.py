@@ -46,6 +46,7 @@ from typing import Any
 import regex
 
 from .._build.coerce import Node, _container, _hint, _node_kind, coerce_param, kinds_of, repeated_item
+from .._lalr.close import value_closers
 from .._recover.repair import RepairError
 from .xmlecho import _WS, _quoted, _string
 
@@ -83,8 +84,9 @@ class AttrEcho:
         self.state = _OPEN
         self.held = ""
         self.keys: list[str] = []
-        # (a closers' run that may end a value's text: the literals, and a pattern of a run's start)
-        closers = sorted(tags.closers, key=len, reverse=True)
+        # (a closers' run that may end a value's text: the grammar's closing literals, what the
+        # end of the reply may cut from a value's end as markup: `</param` of `</param>`)
+        closers = sorted(value_closers(tags.fmt.compiled)[0], key=len, reverse=True)
         one = "(?:" + "|".join(regex.escape(c) for c in closers) + ")"
         ws = "[" + regex.escape(_WS) + "]"
         self.run = regex.compile(f"{one}(?:{ws}*{one})*")
