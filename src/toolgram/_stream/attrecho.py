@@ -48,6 +48,7 @@ import regex
 from .._build.coerce import Node, _container, _hint, _node_kind, coerce_param, kinds_of, repeated_item
 from .._lalr.close import value_closers
 from .._recover.repair import RepairError
+from .stepecho import HOLD, StepEcho
 from .xmlecho import _WS, _quoted, _string
 
 __all__ = ["AttrEcho"]
@@ -68,13 +69,13 @@ _ATTRS = regex.compile(
     rf"|(?!(?:name|type|value){_WORD_END})[A-Za-z_][\w\-]*{_B}*={_B}*{_OTHER}"
     rf"|(?P<close>/>)|(?P<content>>))"
 )
-_HOLD = 200  # an attribute, a closers' run, at most; past it, stop
+_HOLD = HOLD  # an attribute, a closers' run, at most; past it, stop
 _HOLD_VALUE = 4096  # a value sent whole, held until its element's end, at most
 _OPEN, _BETWEEN, _ELEMENT, _VALUE = "open", "between", "element", "value"
 _WHOLE, _EXACT = "whole", "exact"
 
 
-class AttrEcho:
+class AttrEcho(StepEcho):
     def __init__(self, name: str, schema: Any, tags: Any) -> None:
         self.name = name
         self.schema = schema if isinstance(schema, Mapping) else None
@@ -105,26 +106,6 @@ class AttrEcho:
         self.sent = False  # _EXACT: some of it went out (more than blanks)
         self.quote = ""
         self.prefix = ""
-
-    def feed(self, text: str) -> str:
-        if self.stopped:
-            return ""
-        out: list[str] = []
-        s: str | None = self.held + text
-        self.held = ""
-        while s is not None and not self.stopped:
-            s = getattr(self, "_" + self.state)(s, out)
-        if self.stopped:
-            self.held = ""
-        return "".join(out)
-
-    def _stop(self) -> None:
-        self.stopped = True
-
-    def _hold(self, s: str) -> None:
-        self.held = s
-        if len(s) > _HOLD:
-            self.stopped = True
 
     def _open(self, s: str, out: list[str]) -> str | None:
         m = _START.match(s, partial=True)

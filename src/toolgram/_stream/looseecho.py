@@ -41,12 +41,13 @@ import regex
 from .._build.coerce import Node, coerce_param, kinds_of, repeated_item
 from .._build.loose import DELIMITERS, _NEXT_KEY, decode_loose
 from .._recover.repair import RepairError
+from .stepecho import HOLD, StepEcho
 
 __all__ = ["LooseEcho"]
 
 _KEY = regex.compile(r"[ \t\r\n]*([A-Za-z_][A-Za-z0-9_\-]{0,127})[ \t]*:")
 _BLANKS = regex.compile(r"[ \t\r\n]*")
-_HOLD = 200  # a key, what follows a string's close, at most; past it, stop
+_HOLD = HOLD  # a key, what follows a string's close, at most; past it, stop
 _HOLD_VALUE = 4096  # a value sent whole, held until its end, at most
 _OPEN, _KEY_, _START, _STRING, _AFTER, _WHOLE = "open", "key", "start", "string", "after", "whole"
 _TAIL = " \t\r\n\x0b\x0c}]"
@@ -58,7 +59,7 @@ def _quoted(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)[1:-1]
 
 
-class LooseEcho:
+class LooseEcho(StepEcho):
     def __init__(self, name: str, schema: Any, tags: Any) -> None:
         self.name = name
         self.schema = schema
@@ -74,26 +75,6 @@ class LooseEcho:
         self.prefix = ""  # what goes before the value: `{"key": `, `, "key": `
         self.delim = ""  # the delimiter the string being written opened with
         self.raw_key = ""  # the key as written (for a value sent whole)
-
-    def feed(self, text: str) -> str:
-        if self.stopped:
-            return ""
-        out: list[str] = []
-        s: str | None = self.held + text
-        self.held = ""
-        while s is not None and not self.stopped:
-            s = getattr(self, "_" + self.state)(s, out)
-        if self.stopped:
-            self.held = ""
-        return "".join(out)
-
-    def _stop(self) -> None:
-        self.stopped = True
-
-    def _hold(self, s: str, most: int = _HOLD) -> None:
-        self.held = s
-        if len(s) > most:
-            self.stopped = True
 
     def _open(self, s: str, out: list[str]) -> str | None:
         if not s:

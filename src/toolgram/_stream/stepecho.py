@@ -1,0 +1,46 @@
+"""StepEcho: what the echoes that read a call's arguments one state at a time share
+(LooseEcho's Gemma-style objects, AttrEcho's BFCL attributes).
+
+Such an echo is fed the call's text as it comes and gives back the JSON text its final
+arguments start with, as far as it is certain. Each state is a method `_<state>(s, out)`
+that reads from the text not read yet, puts what is certain in `out`, and returns the
+rest (the next state reads it) or None, having kept what it cannot tell yet (`_hold`):
+the next feed begins with it. What is held is bounded: past `most` characters the echo
+stops for good (`stopped`) and the rest comes with the call's end, where the caller checks
+that the final text starts with what was sent.
+"""
+
+from __future__ import annotations
+
+__all__ = ["HOLD", "StepEcho"]
+
+HOLD = 200  # what a state may hold back by default (a key, an attribute, a closers' run)
+
+
+class StepEcho:
+    state: str
+    stopped = False
+    held = ""
+
+    def feed(self, text: str) -> str:
+        """The arguments' JSON text that `text` (after what was fed before) makes certain;
+        "" when none, or once stopped."""
+        if self.stopped:
+            return ""
+        out: list[str] = []
+        s: str | None = self.held + text
+        self.held = ""
+        while s is not None and not self.stopped:
+            s = getattr(self, "_" + self.state)(s, out)
+        if self.stopped:
+            self.held = ""
+        return "".join(out)
+
+    def _stop(self) -> None:
+        self.stopped = True
+
+    def _hold(self, s: str, most: int = HOLD) -> None:
+        """Wait with s for the next feed; past `most` characters, stop."""
+        self.held = s
+        if len(s) > most:
+            self.stopped = True
