@@ -1169,7 +1169,7 @@ def _stray_closer(d: Any, buf: str, pos: int) -> bool:
     list whose end marker the grammar makes optional (`<|python_start|>[f(a=1)])]<|python_end|>`:
     the run is markup and one error, the end marker markup; text after it on its line,
     prose). It was "unexpected `)]<|tool_call_end|>`", all of it left as prose (issue 19)."""
-    if buf[pos] not in ")]" or not d.fmt.stream_python or d.c.nest is not None or d.fmt.ends[:1] == ("```",):
+    if buf[pos] not in ")]" or not d.fmt.stream_python or d.c.nest is not None or "```" in d.fmt.ends:
         return False  # (the formats stray.watch_args watches as a Python call list's: no code fence's)
     plan = d._closing_plan()
     if not plan:

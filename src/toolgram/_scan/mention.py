@@ -589,8 +589,8 @@ class FailedTokens:
         rs = re_ = -1
         for m in self.rest.finditer(buf, start, end):
             s, e = m.span()
-            if e - s < 2 or buf[e - 1] not in ">]" or buf[s].isalnum():
-                continue  # (a pattern's match that is no whole token: _whole_token)
+            if not _whole_token(buf[s:e]):
+                continue  # (a pattern's match that is no whole token)
             if rs >= 0 and _LINE_BLANKS.match(buf, re_, s).end() == s:
                 re_ = e
                 continue

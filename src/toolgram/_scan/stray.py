@@ -85,7 +85,7 @@ def watch_args(fmt: Any, region: Any, buf: str, end: int) -> tuple:
     # (Not a code fence's calls, ```` ```python\n[f(a=1)]\n``` ````: its close ends the code,
     # and a `)` or `]` after it is the prose's, a parenthesis around the fence; the fence's
     # `stream_python` line is for the stream, and reads no closer after it.)
-    python = nest is None and bool(fmt.stream_python) and not fmt.ends[:1] == ("```",)
+    python = nest is None and bool(fmt.stream_python) and "```" not in fmt.ends
     if not python and (nest is None or not nest.own or not nest.holders):
         return None, end
     for last in reversed(region.items):  # (its last call: a loop, no generator made per call)
