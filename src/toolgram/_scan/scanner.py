@@ -2049,30 +2049,29 @@ class Scanner(MarkerSearch):
         _not_quoted (fuzz seed 7 #112001430: the same `<|channel|>` tested 30 times)."""
         told = self.opens_told
         key = (c, self.base + at)
-        text = None
         if not final and told is not None:
             got = told.get(key)
             if got is not None:
                 return got
-            if len(buf) - at <= _OPENS_TEXT and self._opens_local(c):
-                # Untold, its answer is that of the text from the marker on, which a
-                # stream asks again at each delta until it tells: the same text asked
-                # before (a message's `<|start|>assistant<|channel|>…` header, one
-                # character more at a time, in each message) is not matched again.
-                text = (c, buf[at:])
-                got = told.get(text, told)
-                if got is not told:
-                    if got is not None:
-                        told[key] = got
-                    return got
+        # Untold, its answer is that of the text from the marker on (where no test looks
+        # behind its start), which a stream asks again at each delta until it tells: the
+        # same text asked before (a message's `<|start|>assistant<|channel|>…` header, one
+        # character more at a time, in each message) is not matched again.
+        text = (c, buf[at:]) if not final and len(buf) - at <= _OPENS_TEXT and self._opens_local(c) else None
+        if text is not None and told is not None:
+            got = told.get(text, told)
+            if got is not told:
+                if got is not None:
+                    told[key] = got
+                return got
         got = marker_opens(self.by_marker[c], buf, at, final, self.call_markers)
         if not final:
             if told is None or len(told) >= 256:
                 told = self.opens_told = {}
             if got is not None:
                 told[key] = got
-            if text is not None or (len(buf) - at <= _OPENS_TEXT and self._opens_local(c)):
-                told[text or (c, buf[at:])] = got
+            if text is not None:
+                told[text] = got
         return got
 
     def _opens_local(self, c: str) -> bool:
