@@ -243,3 +243,21 @@ def test_the_fast_paths_call_is_what_the_constructor_builds() -> None:
     (call,) = toolgram.parse('<tool_call>{"name": "f", "arguments": {"n": 1}}</tool_call>').calls
     assert list(vars(call)) == [f.name for f in dataclasses.fields(ToolCall)]
     assert vars(call) == vars(ToolCall(**vars(call)))
+
+
+def test_a_streamed_calls_events_are_what_their_constructors_build() -> None:
+    # StreamParser._items makes a call's CallStart, ArgumentsDelta and CallDone inline,
+    # each given its __dict__ whole: every field, in the class's order, no other.
+    import dataclasses
+
+    from toolgram.events import ArgumentsDelta, CallDone, CallStart
+    sp = toolgram.StreamParser()
+    events = sp.feed('<tool_call>{"name": "f", "arguments": {"n": 1}}</tool_call>') + sp.flush()
+    made = [e for e in events if type(e) in (CallStart, ArgumentsDelta, CallDone)]
+    assert [type(e) for e in made] == [CallStart, ArgumentsDelta, CallDone]
+    for event in made:
+        assert list(vars(event)) == [f.name for f in dataclasses.fields(event)]
+        built = type(event)(**vars(event))
+        assert event == built and vars(event) == vars(built)
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            event.index = 9  # type: ignore[misc]

@@ -103,6 +103,7 @@ from .._tools.tools import normalize_tools
 from .._tools.validate import require_jsonschema
 
 _new = object.__new__
+_set = object.__setattr__
 
 __all__ = ["StreamParser"]
 
@@ -828,9 +829,14 @@ class StreamParser:
                     call_id = value.id or self._id(value.name, value.span[0], 0, value.kind)
                     self._ids.add(call_id)
                     self._done += 1
-                    events.append(CallStart(index, value.name, call_id))
-                    events.append(ArgumentsDelta(index, arguments_json(value.arguments)))
-                    events.append(CallDone(index, value))
+                    # (The three events made as their classes' __init__ would, each given
+                    # its fields at once: a frozen dataclass sets each through
+                    # object.__setattr__, and a call in a stream makes three, at its end.)
+                    start, delta, done = _new(CallStart), _new(ArgumentsDelta), _new(CallDone)
+                    _set(start, "__dict__", {"index": index, "name": value.name, "id": call_id})
+                    _set(delta, "__dict__", {"index": index, "text": arguments_json(value.arguments)})
+                    _set(done, "__dict__", {"index": index, "call": value})
+                    events += (start, delta, done)
                 else:
                     events.append(Error(value))
         if runs:
