@@ -64,16 +64,21 @@ def chunks(raw: str, how: int | str, rng: random.Random):
             yield raw[i : i + how]
 
 
-def dump(src: str, out: str, nfuzz: int) -> None:
+def dump(src: str, out: str, nfuzz: int, hows: tuple = (1, 8, "random"), both: bool = False, shard: str = "0/1") -> None:
     sys.path[:0] = [src, str(HERE)]
     import toolgram
     from toolgram import StreamParser
 
     assert Path(toolgram.__file__).resolve().is_relative_to(Path(src).resolve()), toolgram.__file__
     found = {}
-    for name, raw, tools, formats, in_think in inputs(nfuzz):
+    cases = inputs(nfuzz)
+    if both:
+        # (--both-tools: each case with its tools also read without any)
+        cases += [(name + " / no tools", raw, None, formats, in_think) for name, raw, tools, formats, in_think in cases if tools is not None]
+    k, n = map(int, shard.split("/"))
+    for name, raw, tools, formats, in_think in cases[k::n]:
         max_chars = len(raw) + 1 if name.startswith("bench") else 32_768
-        for how in (1, 8, "random"):
+        for how in hows:
             if how == 1 and len(raw) > 40_000:
                 continue
             for announce in ("done", "name"):
@@ -96,10 +101,14 @@ def main() -> None:
     ap.add_argument("--base", help="the source tree to compare against (e.g. an export of main's src)")
     ap.add_argument("--src", default=str(HERE.parent / "src"))
     ap.add_argument("--fuzz", type=int, default=1500, help="how many fuzz inputs")
+    ap.add_argument("--chunks", default="1,8,random", help="the chunkings, e.g. 1,2,3,7,8,64,random")
+    ap.add_argument("--shard", default="0/1", help="K/N: only every Nth case from the Kth (--dump)")
+    ap.add_argument("--both-tools", action="store_true", help="each case with tools also read without")
     ap.add_argument("--dump", nargs=2, metavar=("SRC", "OUT"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.dump:
-        dump(*args.dump, args.fuzz)
+        hows = tuple(c if c == "random" else int(c) for c in args.chunks.split(","))
+        dump(*args.dump, args.fuzz, hows, args.both_tools, args.shard)
         return
     if not args.base:
         ap.error("--base is required")
@@ -107,7 +116,8 @@ def main() -> None:
         got = []
         for i, src in enumerate((args.base, args.src)):
             out = os.path.join(tmp, f"{i}.json")
-            cmd = [sys.executable, __file__, "--dump", str(Path(src).resolve()), out, "--fuzz", str(args.fuzz)]
+            cmd = [sys.executable, __file__, "--dump", str(Path(src).resolve()), out, "--fuzz", str(args.fuzz), "--chunks", args.chunks]
+            cmd += ["--both-tools"] if args.both_tools else []
             env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
             subprocess.run(cmd, check=True, env=env)
             got.append(json.loads(Path(out).read_text()))

@@ -34,7 +34,7 @@ from .gemcall import GemmaFrame as _GemmaFrame
 from .items import INVISIBLE, OUTER_CUT as _OUTER_CUT, Failure, Piece, Region, _piece, _rebase
 from .markers import THINK_CLOSE, THINK_OPEN, Frames, MarkerSearch, Markers, _CharWait, _trie, markers_for  # noqa: F401
 from .opening import _START_WAIT, line_opening, marker_opens, marker_test_local, may_open, opening, openers
-from .region import RegionReader, list_walk as _list_walk
+from .region import _FRAME_WAIT, RegionReader, list_walk as _list_walk
 from . import storm as _storm
 from . import instring as _instring
 from . import quotation as _quotation
@@ -72,6 +72,12 @@ _EARLY_NAME = lazy(regex.compile,
 _QUOTE_WIDTH = len("<escape>") - 1
 # (_in_prose: a frame not tried yet at a marker)
 _UNREAD = object()
+# (Scanner._close_wait: a fast frame -> its close markers, where each is a plain string that
+# begins with the one character that may end its payload and holds no other; else ().)
+_CLOSES: dict = {}
+# The characters after which neither CALL_TAG_FIRST nor TAG_FIRST can match (a payload's
+# first after its blanks: a JSON payload's `{`), whatever follows.
+_FIRST_SETTLED = frozenset(">{}[]()\"',=`")
 _SHOWN = -2  # (_first_run: the marker's call is quoted, prose)
 _PROSE = ("text", "reasoning")  # (the kinds of Piece that are prose: see _told)
 
@@ -359,12 +365,72 @@ class Scanner(MarkerSearch):
     def absorb(self, text: str) -> bool:
         """Put text aside when what the scanner waits on (see `waiting`) does not
         change with it; False (and no more waiting) when it may."""
-        if self.waiting.absorbs(text, len(self.buf) + self.pending_n):
+        waiting = self.waiting
+        if waiting.absorbs(text, len(self.buf) + self.pending_n):
             self.pending.append(text)
             self.pending_n += len(text)
             return True
         self.waiting = None
+        if type(waiting) is _LoopWait and waiting.token >= 0:
+            # (A fast frame's payload, and a delta that brings a character that may end
+            # it: held, where it ends in the start of the frame's close: _close_wait.)
+            close = self._close_wait(waiting, text)
+            if close is not None:
+                self.pending.append(text)
+                self.pending_n += len(text)
+                self.waiting = close
+                return True
         return False
+
+    def _close_wait(self, wait: _LoopWait, text: str) -> _CloseWait | None:
+        """A wait for the rest of a fast frame's close, where `text`, the delta its payload's
+        wait (`wait`, the frame's: Frame.read) does not absorb, brings one character that
+        may end the payload (a `<`), and the delta ends there in a proper start of one of
+        the frame's close markers (`30}}\n</t` of `</tool_call>`): None where not.
+
+        Read now, the frame would only wait again: its payload's match, from where it
+        resumes, runs to that character (the wait has no character of E near the end whose
+        look is not settled: last < 0), which no close marker completes yet (a close
+        marker is a plain string beginning with it, and holding no other), and its end
+        token, a plain string too, is only begun there (fastpath._end says WAIT); a tag
+        first in the payload is ruled out already (its first character after blanks is
+        none of the word's that CALL_TAG_FIRST reads, nor a `<`); and the region is short
+        enough for the frame to wait (RegionReader.run: _FRAME_WAIT). So the delta, and
+        each after it that only goes on with the close marker, are put aside, and the text
+        is read, from the frame's same wait, with the delta that completes the marker or
+        ends its start: what a stream whose deltas came joined reads there. (Each such
+        delta read the region again: two of a call's 8-character deltas in three at its
+        end, some 13 µs each: issue 20.)"""
+        r = self.region
+        if wait.last >= 0 or r is None or wait is not r.frame_wait or type(r.frame) is not _frame.Frame:
+            return None  # (last: a `<` near the end whose look the text did not settle, which the delta may)
+        frame = r.frame
+        exits = wait.exits
+        closes = _CLOSES.get(frame)
+        if closes is None:
+            # (Every end token's strings: a plain string, or an alternation of them.)
+            words = [(t.literal,) if t.literal else _frame._strings(t) for t in frame.ends]
+            closes = tuple(w for ws in words for w in ws) if all(words) else ()
+            if not all(w and exits.match(w) is not None and exits.search(w, 1) is None for w in closes):
+                closes = ()
+            _CLOSES[frame] = closes
+        if not closes:
+            return None
+        k = exits.search(text)
+        if k is None:
+            return None
+        k = k.start()
+        if exits.search(text, k + 1) is not None:
+            return None
+        buf = self.buf
+        if len(buf) + self.pending_n + len(text) - r.region_start >= _FRAME_WAIT:
+            return None
+        if frame.first is not None:
+            j = _frame._SPACE.match(buf, wait.token).end()  # (`re`'s \s, as the driver's test reads it)
+            if j >= len(buf) or buf[j] not in _FIRST_SETTLED:
+                return None
+        close = _CloseWait(text[k:], closes, r.region_start + _FRAME_WAIT)
+        return close if close.begun() else None
 
     def take_plain(self, text: str) -> tuple[str, str, int] | None:
         """The fast path of feed(), when `text` and the text held back before it
@@ -2498,6 +2564,41 @@ class _MarkWait:
             return False
         self.held = _MarkWait._tail(self.sc, value, self.ends)
         return True
+
+
+class _CloseWait:
+    """The scanner's wait on the rest of a fast frame's close marker (Scanner._close_wait):
+    deltas are put aside while the text from the payload's last `<` on (`tail`) is a proper
+    start of one of `closes` and completes none of them, and the text is shorter than
+    `limit` (where the frame gives way to the general reading)."""
+
+    __slots__ = ("tail", "closes", "limit")
+
+    def __init__(self, tail: str, closes: tuple, limit: int) -> None:
+        self.tail = tail
+        self.closes = closes
+        self.limit = limit
+
+    def begun(self) -> bool:
+        """Whether tail is a proper start of a close marker, and holds none whole."""
+        tail = self.tail
+        begun = False
+        for c in self.closes:
+            if tail.startswith(c):
+                return False
+            if len(tail) < len(c) and c.startswith(tail):
+                begun = True
+        return begun
+
+    def absorbs(self, text: str, n: int) -> bool:
+        if n + len(text) >= self.limit:
+            return False
+        tail = self.tail
+        self.tail += text
+        if self.begun():
+            return True
+        self.tail = tail
+        return False
 
 
 class _GrowWait:
