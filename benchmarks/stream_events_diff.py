@@ -8,6 +8,12 @@ of main and a branch), over the streaming benchmark's replies (bench_stream.make
 
     git -C /work/main archive HEAD | tar -x -C /tmp/base
     python benchmarks/stream_events_diff.py --base /tmp/base/src [--src src] [--fuzz 1500]
+        [--chunks 1,2,3,7,8,64,random] [--both-tools]
+
+`--both-tools`: each case that has tools is also streamed without any. `--dump SRC OUT
+--shard K/N` writes one tree's hashes for every Nth case (run shards in parallel, then
+compare the JSON files). STREAM_DIFF_CAPTURES=1 adds the shared captures
+(/work/shared/corpus/*.jsonl, read in place, never copied), =only streams them alone.
 
 Each tree runs in its own process (`--dump SRC OUT`), which writes a hash per case (the
 reprs of its events, feed by feed, then flush() and close()); the cases whose hashes differ
@@ -46,6 +52,12 @@ def inputs(nfuzz: int) -> list[tuple]:
         tools_path = path[:-4] + ".tools.json"
         tools = json.loads(Path(tools_path).read_text()) if os.path.exists(tools_path) else None
         found.append((os.path.relpath(path, CORPUS), raw, tools, None, False))
+    # (The shared captures, /work/shared/corpus, where present: never copied into the repository.)
+    for path in sorted(glob.glob(str(HERE.parent.parent / "shared" / "corpus" / "*.jsonl"))) if os.environ.get("STREAM_DIFF_CAPTURES") else ():
+        for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines()):
+            raw = json.loads(line).get("raw") if line.strip() else None
+            if isinstance(raw, str):
+                found.append((f"{os.path.basename(path)}:{n}", raw, None, None, False))
     for i in range(7_500_000, 7_500_000 + nfuzz):
         inp = fuzz.make_input(7, i)
         found.append((f"fuzz{i}", inp.raw, inp.case_tools, inp.formats, inp.in_think))
@@ -72,6 +84,8 @@ def dump(src: str, out: str, nfuzz: int, hows: tuple = (1, 8, "random"), both: b
     assert Path(toolgram.__file__).resolve().is_relative_to(Path(src).resolve()), toolgram.__file__
     found = {}
     cases = inputs(nfuzz)
+    if os.environ.get("STREAM_DIFF_CAPTURES") == "only":
+        cases = [c for c in cases if ".jsonl:" in c[0]]
     if both:
         # (--both-tools: each case with its tools also read without any)
         cases += [(name + " / no tools", raw, None, formats, in_think) for name, raw, tools, formats, in_think in cases if tools is not None]
