@@ -30,6 +30,8 @@ from .._lalr.driver import DONE, FAIL, WAIT, Driver, turn_end_at, turn_tokens
 from .._lalr.tokens import _SNIPPET, PAUSE
 from .._lalr.close import CUT_ROOM as _CUT_ROOM
 from .._lalr.extent import scalar_end
+from .._lalr.tree import Tree
+from .._lalr.tokens import Tok
 from .opening import fails_at_once as _fails_at_once
 from .._lalr.earley import EarleyDriver
 from .._lalr.table import ends_something, skip_ignored
@@ -103,6 +105,26 @@ def _fence_open_at(sc: Any, at: int) -> bool:
         mine.start, mine.to, mine.mid, mine.open = own.start, own.to, own.mid, own.open
     mine.read(sc.buf, sc.base, sc.prose_from, at)
     return mine.open is not None
+
+
+def _needs_offered_name(tree: Any) -> bool:
+    """Whether a marker-less call's first parameter was read by a terminal named
+    *_OFFERED: a reading that holds only where the call names an offered tool
+    (glm45_bare's key set apart from its `<arg_key>` and cut short, `read_file` then
+    `<arg_key> path </arg_key>` where the reply ended: with `read_file` offered it is
+    that call, cut; without tools the same line may be prose that mentions the tag,
+    `Note` then `<arg_key> is a GLM tag I mention.`, issue 19). Only the call's first
+    parts are looked at: the name line and its first key are all that tell it."""
+    call = tree.children[0] if isinstance(tree, Tree) and tree.children else None
+    if not isinstance(call, Tree):
+        return False
+    for part in call.children[:3]:
+        if isinstance(part, Tree) and part.children and isinstance(part.children[0], Tree):
+            key = part.children[0]
+            tok = key.children[0] if key.children else None
+            if type(tok) is Tok and tok.type.endswith("_OFFERED"):
+                return True
+    return False
 
 
 def offered_elsewhere(rule: tuple, buf: str, start: int, tools: Any, final: bool, markers: Any) -> bool | None:
@@ -1073,6 +1095,8 @@ class RegionReader:
         return told is not None and told[4]
 
     def _build(self, drv: Driver, buf: str, tools: Any, region: tuple) -> Region | str:
+        if tools is None and drv.fmt.offered_only and _needs_offered_name(drv.tree):
+            return ""  # (no tools: nothing tells such a line from prose; see _needs_offered_name)
         try:
             builder = Builder(drv.fmt, tools, region, self.sc.read_calls, buf)
             builder.json_named = type(_frame.frame_of(drv.fmt)) is _frame.Frame  # (see Builder._streams_by_name)
