@@ -256,9 +256,14 @@ _BFCL_TOOLS = [{"type": "function", "function": {"name": "f", "parameters": {"ty
 @pytest.mark.parametrize(
     "params, tools, sent",
     [
-        # (a string the schema types: its text as it comes, escapes and markers as written)
+        # (a string the schema types: its text as it comes, markers as written, character
+        # references read as parse() reads them, one begun held until it ends or cannot be one)
         ('<param name="s" value="Day one', _BFCL_TOOLS, '{"s": "Day one'),
-        ('<param name="s" value="a &quot;b&quot; &amp; c', _BFCL_TOOLS, '{"s": "a &quot;b&quot; &amp; c'),
+        ('<param name="s" value="a &quot;b&quot; &amp; c', _BFCL_TOOLS, '{"s": "a \\"b\\" & c'),
+        ('<param name="s" value="a &#x3C;b&#62; &am', _BFCL_TOOLS, '{"s": "a <b> '),
+        ('<param name="s" value="a &nbsp; &#0; &', _BFCL_TOOLS, '{"s": "a &nbsp; &#0; '),
+        ('<param name="s" value="&#34;hi', _BFCL_TOOLS, ""),  # (a `"` first: as written below, it stops)
+        ('<param name="s&amp;t" type="str&#105;ng" value="x', None, '{"s&t": "x'),
         ('<param name="s" value="a > b <tool_call> c', _BFCL_TOOLS, '{"s": "a > b <tool_call> c'),
         ('<param name="s" value="x </param> y', _BFCL_TOOLS, '{"s": "x </param> y'),
         ('<param name="s" value="x </param></funct', _BFCL_TOOLS, '{"s": "x '),  # (a cut there drops the closers: held)
@@ -299,7 +304,7 @@ def test_bfcl_values_go_out_as_far_as_they_are_certain(params: str, tools: Any, 
 # grammar's closers, other formats' markers, entities, quotes, blanks; every attribute order,
 # a type or none, cut anywhere.
 _BFCL_PIECES = ["a", "b c", " ", "\n", "<", ">", "/", "/>", "</", "</param>", "</params>", "</function>", "</functions>", "<functions>",
-                "<param ", "<tool_call>", "<|im_end|>", "&quot;", "&amp;", "&#39;", "'", '"', "42", "true", "[1]", "é"]  # fmt: skip
+                "<param ", "<tool_call>", "<|im_end|>", "&quot;", "&amp;", "&#39;", "&#x22;", "&am", "&#", "'", '"', "42", "true", "[1]", "é"]  # fmt: skip
 _BFCL_TOOLSETS = [None, _BFCL_TOOLS, [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {"x": {"type": "string"}}}}}]]
 
 

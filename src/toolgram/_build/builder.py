@@ -282,7 +282,8 @@ _CLOSE_TAG = lazy(re.compile, r"\s*(</\s*[\w\-|]+\s*>?)")
 
 
 # The character references of XML text (an attribute's value in quotes).
-_XML_REF = lazy(re.compile, r"&(?:(amp|lt|gt|quot|apos)|#([0-9]{1,7})|#[xX]([0-9a-fA-F]{1,6}));")
+XML_REF_SOURCE = r"&(?:(amp|lt|gt|quot|apos)|#([0-9]{1,7})|#[xX]([0-9a-fA-F]{1,6}));"
+_XML_REF = lazy(re.compile, XML_REF_SOURCE)
 _XML_NAMED = {"amp": "&", "lt": "<", "gt": ">", "quot": '"', "apos": "'"}
 
 
@@ -299,10 +300,25 @@ def _attr_text(node: Any, buf: str | None) -> str:
     with its character references read."""
     text = _text(node, buf)
     if isinstance(node, Tree) and "&" in text:
-        toks = [t for t in node.children if isinstance(t, Tok)]
-        if toks and all(t.type.endswith("_XML") for t in toks):
-            return _XML_REF.sub(_xml_char, text)
+        return _xml_text(node, text)
     return text
+
+
+def _xml_text(node: Tree, text: str) -> str:
+    """`text`, the rule `node`'s, with its character references read where its tokens
+    are XML text (_attr_text); as written otherwise."""
+    toks = [t for t in node.children if isinstance(t, Tok)]
+    if toks and all(t.type.endswith("_XML") for t in toks):
+        return xml_refs(text)
+    return text
+
+
+def xml_refs(text: str) -> str:
+    """XML text with its character references read: the five named ones (`&quot;`,
+    `&amp;`, `&lt;`, `&gt;`, `&apos;`) and numeric ones (`&#34;`, `&#x22;`). Anything
+    else with an `&` stays as written (an XML parser would refuse it; the model's text
+    is kept). (AttrEcho streams a value so read, holding back a reference begun.)"""
+    return _XML_REF.sub(_xml_char, text) if "&" in text else text
 
 
 def _param_key(key: str, repairs: list[str]) -> str:
@@ -2924,7 +2940,9 @@ def _element(
     frame a level) or the typing after it would go that deep. `cut`: (where the
     last token read before the end of the reply ends, Builder._cut_markup), for the
     call that end cut: a value's text that runs there without the close it cut
-    (cofl's `</cof`, M3's `]<]minimax`), markup."""
+    (cofl's `</cof`, M3's `]<]minimax`), markup. A key, type or value whose token
+    is XML text (`_XML`: BFCL's quoted attributes) has its character references
+    read, after any such cut (they are no markup)."""
     out = Node()
     texts: list[str] = []
     stack = list(reversed(node.children))
@@ -2934,15 +2952,17 @@ def _element(
             continue
         r = _rule(c)
         if r == "key":
-            out.key = _text(c, buf).strip()
+            out.key = _attr_text(c, buf).strip()
         elif r == "type":
-            out.type = _text(c, buf).strip()
+            out.type = _attr_text(c, buf).strip()
         elif r == "value":
             text = _text(c, buf)
             if cut is not None and (_extent(c) or (0, -1))[1] == cut[0]:
                 at = cut[1](text)
                 if at >= 0:
                     text = text[:at]
+            if "&" in text:
+                text = _xml_text(c, text)
             texts.append(text)
         elif r == "element":
             if depth >= VALUE_DEPTH:

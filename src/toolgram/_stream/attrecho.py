@@ -10,9 +10,10 @@ certain:
     <params><param name="path" value="notes.md" type="string"/><param name="content" value="Day one…
     {"path": "notes.md", "content": "Day one…
 
-A value is an attribute's text as written, up to its quote (no entity is decoded: the
-grammar reads `&quot;` as those six characters), typed by the tool's schema and the
-`type=` the model wrote, which may come after it. So a value's characters go out as they
+A value is an attribute's text up to its quote, its character references read as parse()
+reads them (`&quot;` is `"`: builder.xml_refs; a reference begun, `&quo`, is held back
+until it ends or cannot be one), typed by the tool's schema and the `type=` the model
+wrote, which may come after it; a key and a type are read so too. So a value's characters go out as they
 come only where its type is certain when the value begins: the schema says string and
 nothing else, or a `type=` written before it says string and the schema allows one (or
 there is none); and its key (`name=`) came before it. Held back meanwhile: a value's text
@@ -45,6 +46,7 @@ from typing import Any
 
 import regex
 
+from .._build.builder import XML_REF_SOURCE, xml_refs
 from .._build.coerce import Node, _container, _hint, _node_kind, coerce_param, kinds_of, repeated_item
 from .._lalr.close import value_closers
 from .._recover.repair import RepairError
@@ -70,6 +72,9 @@ _ATTRS = regex.compile(
     rf"|(?P<close>/>)|(?P<content>>))"
 )
 _HOLD = HOLD  # an attribute, a closers' run, at most; past it, stop
+# (a character reference, whole or begun: `&quot;`, `&#x22;`; the longest is 10 characters)
+_REF = regex.compile(XML_REF_SOURCE)
+_REF_MOST = 10
 _HOLD_VALUE = 4096  # a value sent whole, held until its element's end, at most
 _OPEN, _BETWEEN, _ELEMENT, _VALUE = "open", "between", "element", "value"
 _WHOLE, _EXACT = "whole", "exact"
@@ -151,11 +156,11 @@ class AttrEcho(StepEcho):
         if m.group("key") is not None:
             if self.mode is _EXACT:
                 return self._stop()  # (its value went out under the key before)
-            self.key = m.group("key")
+            self.key = xml_refs(m.group("key"))
         elif m.group("type") is not None:
             if self.mode is _EXACT and self.by_hint:
                 return self._stop()  # (it streamed as the type before said)
-            self.type = m.group("type")
+            self.type = xml_refs(m.group("type"))
         elif m.group("quote") is not None:
             if self.mode is _EXACT:
                 return self._stop()  # (a second value= adds to the text: rare, and a cut there reads otherwise)
@@ -202,15 +207,16 @@ class AttrEcho(StepEcho):
                 return self._stop()
         else:
             text = self.pending = self.pending + piece  # (held back: a few characters)
-            ready = len(text) if j >= 0 else self._certain(text)
+            ready = len(text) if j >= 0 else _before_ref(text, self._certain(text))
+            shown = xml_refs(text[:ready])  # (what parse() reads of it: no reference is cut)
             if not self.sent:
-                lead = len(text) - len(text.lstrip(_WS))
-                if text[lead : lead + 1] == '"':
+                lead = len(shown) - len(shown.lstrip(_WS))
+                if shown[lead : lead + 1] == '"' or text[len(text) - len(text.lstrip(_WS)) :][:1] == '"':
                     return self._stop()  # (a JSON string, typed `json`: its value, not its text)
-                if lead >= ready:
+                if lead >= len(shown):
                     ready = 0  # (blanks only: a value the end cuts there is dropped)
             if ready:
-                self._send(out, text[:ready])
+                self._send(out, shown)
                 self.pending = text[ready:]
                 self.sent = True
             if len(self.pending) > _HOLD:
@@ -237,7 +243,7 @@ class AttrEcho(StepEcho):
     def _close(self, rest: str, out: list[str]) -> str | None:
         """The element's `/>`: its value is certain."""
         if self.mode is _EXACT:
-            self._send(out, self.pending, close=True)
+            self._send(out, xml_refs(self.pending), close=True)
         elif not self._whole(out):
             return self._stop()
         self.state = _BETWEEN
@@ -249,7 +255,7 @@ class AttrEcho(StepEcho):
         if self._takes() is False:
             return False
         try:
-            node = Node(type="object", children=[Node(key=key, type=self.type, text="".join(self.texts))])
+            node = Node(type="object", children=[Node(key=key, type=self.type, text=xml_refs("".join(self.texts)))])
             value, _ = coerce_param(node, None, self.schema, self.schema, self.fmt.framing, self.fmt.repeated)
             text = json.dumps(value[key], ensure_ascii=False, allow_nan=False)
         except (RepairError, RecursionError, ValueError, TypeError, KeyError):
@@ -257,3 +263,16 @@ class AttrEcho(StepEcho):
         out.append(("{" if not self.keys else ", ") + json.dumps(key, ensure_ascii=False) + ": " + text)
         self.keys.append(key)
         return True
+
+
+def _before_ref(text: str, ready: int) -> int:
+    """`ready` (how much of a streaming value's text is certain), moved back to the `&` of
+    a character reference that its end may still complete (`&quo`, `&#x2`): sent only
+    once it ends (read as parse() reads it) or cannot be one (sent as written). (Only the
+    last `&` can: a reference holds none.)"""
+    i = text.rfind("&", max(0, ready - _REF_MOST), ready)
+    if i >= 0:
+        m = _REF.fullmatch(text, i, ready, partial=True)
+        if m is not None and m.partial:
+            return i
+    return ready
