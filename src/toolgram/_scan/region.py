@@ -23,7 +23,7 @@ from . import twin as _twin
 from . import quotation as _quotation
 from .items import OUTER_CUT as _OUTER_CUT, Failure, Region, listed_closed as _listed_closed
 from .._recover import repair as _repair
-from .mention import _ENDED, _cut_at_marker, cut_inside as _cut_inside, marker_pending as _marker_pending, cut_may_come as _cut_may_come, cut_opener as _cut_opener, failed_prose as _failed_prose, mention as _mention, settle_failure as _settle_failure
+from .mention import _ENDED, _cut_at_marker, cut_inside as _cut_inside, marker_pending as _marker_pending, cut_may_come as _cut_may_come, cut_opener as _cut_opener, failed_prose as _failed_prose, mention as _mention, payload_terminals as _payload_terminals, settle_failure as _settle_failure
 from .salvage import list_closed as _list_closed, listed as _listed, salvage as _salvage, salvaged as _salvaged
 from .._build.builder import Builder, Draft, Unreadable
 from .._lalr.driver import DONE, FAIL, WAIT, Driver, turn_end_at, turn_tokens
@@ -209,7 +209,12 @@ def _closer(drv: Any, buf: str) -> bool | None:
     term = getattr(drv, "last_term", None)
     if term is None:
         return None
-    return ends_something(drv.c.terminals.get(term), buf[drv.last_start : drv.last_end], drv.fmt.ends)
+    terminal = drv.c.terminals.get(term)
+    if terminal is not None and terminal.literal is None and term in (_payload_terminals(drv.fmt) or ()):
+        # (A value's text that is the end marker, BFCL's `value="</functions>` where the
+        # reply ended, ends nothing: the value was cut, as `value="abc</functions>` was.)
+        return False
+    return ends_something(terminal, buf[drv.last_start : drv.last_end], drv.fmt.ends)
 
 
 _LIST_BOUNDARY = regex.compile(r"\][ \t\r\n]*\[")
