@@ -318,7 +318,13 @@ def xml_refs(text: str) -> str:
     `&amp;`, `&lt;`, `&gt;`, `&apos;`) and numeric ones (`&#34;`, `&#x22;`). Anything
     else with an `&` stays as written (an XML parser would refuse it; the model's text
     is kept). (AttrEcho streams a value so read, holding back a reference begun.)"""
-    return _XML_REF.sub(_xml_char, text) if "&" in text else text
+    if "&" not in text:
+        return text
+    if "&#" in text:
+        return _XML_REF.sub(_xml_char, text)
+    # (The named ones alone, as the pattern reads them, left to right: `&amp;` last, so
+    # that `&amp;lt;` is `&lt;`. A Python call a reference cost a 30 KB value 1.4 ms.)
+    return text.replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", '"').replace("&apos;", "'").replace("&amp;", "&")
 
 
 def _param_key(key: str, repairs: list[str]) -> str:

@@ -207,8 +207,13 @@ class AttrEcho(StepEcho):
                 return self._stop()
         else:
             text = self.pending = self.pending + piece  # (held back: a few characters)
-            ready = len(text) if j >= 0 else _before_ref(text, self._certain(text))
-            shown = xml_refs(text[:ready])  # (what parse() reads of it: no reference is cut)
+            ready = len(text) if j >= 0 else self._certain(text)
+            if "&" in text:
+                if j < 0:
+                    ready = _before_ref(text, ready)
+                shown = xml_refs(text[:ready])  # (what parse() reads of it: no reference is cut)
+            else:
+                shown = text[:ready]
             if not self.sent:
                 lead = len(shown) - len(shown.lstrip(_WS))
                 if shown[lead : lead + 1] == '"' or text[len(text) - len(text.lstrip(_WS)) :][:1] == '"':
@@ -271,7 +276,7 @@ def _before_ref(text: str, ready: int) -> int:
     once it ends (read as parse() reads it) or cannot be one (sent as written). (Only the
     last `&` can: a reference holds none.)"""
     i = text.rfind("&", max(0, ready - _REF_MOST), ready)
-    if i >= 0:
+    if i >= 0 and text.find(";", i, ready) < 0:  # (a `;` after it: it ended, or is none)
         m = _REF.fullmatch(text, i, ready, partial=True)
         if m is not None and m.partial:
             return i
