@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from itertools import islice
 from typing import Any
 
-from ._build.builder import Draft, Prose, Reasoning
+from ._build.builder import NESTED, Draft, Prose, Reasoning
 from ._build.depth import too_deep_argument, too_deep_message
 from ._guard import escapes
 from ._result.model import ParseResult, Segment, TextOf, ToolCall, lazy_result, make_call, make_segment
@@ -666,7 +666,11 @@ def read_calls(text: str, listed: bool) -> list[ToolCall] | None:
     formats: `<tool_call>get_weather(city="Paris")</tool_call>`), read as the pythonic
     formats read a whole reply (`listed`: a list of them): the calls, or None unless
     the text is all calls, read without an error. The scanner hands it to the builder."""
-    read = parse(text, formats=["pythonic" if listed else "bare_pythonic"], max_chars=None)
+    token = NESTED.set(True)  # (the payload is calls only: Builder._string_said)
+    try:
+        read = parse(text, formats=["pythonic" if listed else "bare_pythonic"], max_chars=None)
+    finally:
+        NESTED.reset(token)
     if read.text or read.errors or not read.calls:
         return None
     return read.calls

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import functools
 import re
+from contextvars import ContextVar
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -914,7 +915,12 @@ class Builder:
                 value = _find(child, "value")
                 text = _text(value, self.buf)
                 reaches = cut_open and self._reaches(value)
-                if reaches:
+                said = self._string_said(text, (_extent(value) or (-1, -1))[0], True) if reaches else None
+                if said is not None:
+                    text, reaches, short = said, False, False
+                    if draft.span:
+                        draft.span = (draft.span[0], self._said_end)
+                elif reaches:
                     short = _repair.cut_short(text + self._spaced())
                     text = self._cut_text(text, short)
                 else:
@@ -1148,6 +1154,7 @@ class Builder:
         short = None
         params, keys = draft.params, self._key_names
         ended = self.ended[0] if cut_open else -1
+        said_end = -1
         for child in parts[1:]:
             children = child.children
             value = children[-1] if len(children) == 1 else children[1].children[0]  # (posarg; kwarg: key, value)
@@ -1157,7 +1164,11 @@ class Builder:
             else:
                 text = buf[s:e] if e > s else ""
             reaches = cut_open and e == ended  # (_reaches: its extent is its token's)
-            if reaches:
+            said = self._string_said(text, s, len(children) == 2) if reaches else None
+            if said is not None:
+                text, reaches, short = said, False, False
+                hi = e = said_end = self._said_end  # (the call ends with its string: _string_said)
+            elif reaches:
                 short = _repair.cut_short(text + self._spaced())
                 text = self._cut_text(text, short)
                 self._pos_cut = len(children) == 1
@@ -1192,7 +1203,7 @@ class Builder:
             if e > hi:
                 hi = e
         end = getattr(getattr(node, "_meta", None), "end_pos", None)
-        draft.span = (lo, end) if end is not None and end > hi else (lo, hi)
+        draft.span = (lo, end) if end is not None and end > hi and said_end < 0 else (lo, hi)
         return name.end_pos, short
 
     def _named(self, text: str, repairs: list[str], call: bool) -> str:
@@ -1776,6 +1787,33 @@ class Builder:
             return text
         _add(repairs, [got[1]])
         return got[0]
+
+    _said_end = -1  # (_string_said: where the string that ended the call ends in buf)
+
+    def _string_said(self, text: str, at: int, keyword: bool) -> str | None:
+        """A keyword's Python value that the end of the reply cut, the call's `)` never
+        written, where it is a quoted string whose quote closed it, then a line break and a
+        line of prose to the end (`[get_weather(city="Paris"\nDone.`): the model left out
+        the call's close and wrote on, as GLM's `Paris</arg_value> I will report back.`
+        (_closed_inside). The string is the value, the call ends with its quote and the
+        prose is the reply's text (_tail). Issue 21: read as the text `"Paris"\nDone.`
+        (unquoted_string), the call a stream had sent `{"city": "Paris` of was withdrawn
+        and sent again; a reading that holds the string, as a line break before the prose
+        in a JSON value does (_value_then_prose). `at`: where text starts in buf. None
+        where it is not so (text after the quote on its line, `"a" + "b"`, is the value's
+        text as before; so is the next keyword with no comma, missing_comma). Not where
+        the calls are the whole reply (bare_pythonic's anchor: a call that prose follows is
+        no call), nor the whole payload of another format's call (NESTED: Hermes's
+        `<tool_call>[f(a="x"\nDone.`, pythonic_payload, the value's text as before)."""
+        if not keyword or self.buf is None or at < 0 or self._tail is not None or self.fmt.anchor == "whole" or NESTED.get():
+            return None
+        split = _string_then_prose(text)
+        if split is None or _kwargs_run_on(text, True) is not None:
+            return None
+        end, prose_start, prose_end = split
+        self._tail = Prose(text[prose_start:prose_end], (at + prose_start, at + prose_end))
+        self._said_end = at + end
+        return text[:end]
 
     def _cut_text(self, text: str, short: bool) -> str:
         """A Python value's text where the end of the reply cut it short: with the
@@ -2638,6 +2676,32 @@ def _whole_value_end(text: str, pos: int) -> int | None:
         return _repair.value_end(text, pos)
     m = _PY_WORD.match(text, pos)
     return m.end() if m is not None else None
+
+
+# Set while calls nested in another format's payload are read (_pipeline.read_calls): the
+# text must be calls only there, so Builder._string_said reads no prose after a string.
+NESTED: ContextVar[bool] = ContextVar("toolgram_nested_calls", default=False)
+
+# After a Python string's closing quote: blanks holding a line break, then a line that
+# begins with a letter (prose; not a bracket, an operator, a quote or a keyword's `=`).
+_PROSE_LINE = re.compile(r"[ \t]*\r?\n\s*(?=[^\W\d_])")
+
+
+def _string_then_prose(text: str) -> tuple[int, int, int] | None:
+    """Where a Python value's text that is a quoted string (not triple-quoted, no line
+    break in it) whose quote closes it, then a line break and prose (Builder._string_said),
+    has its string end and its prose start and end; else None."""
+    q = text[:1]
+    if (q != '"' and q != "'") or text.startswith(q * 3):
+        return None
+    m = _repair.PY_STRING[q].match(text)
+    if m.group(1) is None or "\n" in m.group() or "\r" in m.group():
+        return None  # (not closed; or a line break in it, which no Python string holds)
+    p = _PROSE_LINE.match(text, m.end())
+    if p is None:
+        return None
+    prose_end = len(text.rstrip())
+    return m.end(), p.end(), prose_end
 
 
 def _kwargs_run_on(text: str, cut: bool = False) -> _RunOn | None:
