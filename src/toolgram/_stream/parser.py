@@ -606,7 +606,7 @@ class StreamParser:
                 # (a list of Python-style calls: announced by its name, its keyword arguments
                 # as they are written, PyEcho; the calls after it are followed from its `(`,
                 # see _PyFollow)
-                echo = PyEcho(self._tools.schema(name) if self._tools is not None else None, self._scanner.region_markers())
+                echo = PyEcho(self._tools.schema(name) if self._tools is not None else None, self._py_markers())
                 follow = _PyFollow(got[3], got[2])
             elif len(got) > 3 and type(got[3]) is LooseTags:
                 # (Gemma's loose object after its opener: LooseEcho; one call a region)
@@ -632,6 +632,28 @@ class StreamParser:
             if written is not None and len(got) > 6:
                 self._announced[-1].own = got[6]  # (see _moved)
             self._next(events)
+
+    def _py_markers(self) -> tuple[str, ...]:
+        """The markers a Python-style call's quoted value stops its echo at (PyEcho): the
+        region's formats' (region_markers), and every call opener of the formats read
+        (`<tool_call>`, `[TOOL_CALLS]`; not a one-, two- or three-character one, `[`, `{`,
+        a fence, nor a word): parse() may end a string left open at another format's
+        whole call after it (`[f(a="Paris <tool_call>{…}</tool_call>`: `"Paris "`, then
+        that call), or keep the marker as the string's text; what was sent before the
+        marker is the start of either (issue 21: sent as the value's text, the call was
+        withdrawn and sent again)."""
+        own = self._scanner.region_markers()
+        known = self._scanner._markers  # (one per set of formats: what is worked out is kept on it)
+        memo = known.__dict__.get("_py_markers")
+        if memo is None:
+            memo = known._py_markers = {None: tuple(m for m in known.by_marker if len(m) > 3 and m[0] in "<[")}
+        got = memo.get(own)
+        if got is None:
+            if len(memo) >= 64:
+                memo.clear()
+                memo[None] = tuple(m for m in known.by_marker if len(m) > 3 and m[0] in "<[")
+            got = memo[own] = own + tuple(m for m in memo[None] if m not in own)
+        return got
 
     def _announce(
         self,
@@ -691,7 +713,7 @@ class StreamParser:
                 echo = JsonEcho(tags.markers if tags is not None else self._markers)
                 self._announce(last.region, start, name, echo, None, rest_at, events, text, tags, written)
             elif type(follow) is _PyFollow:  # (the next Python-style call of a list)
-                echo = PyEcho(self._tools.schema(name) if self._tools is not None else None, self._scanner.region_markers())
+                echo = PyEcho(self._tools.schema(name) if self._tools is not None else None, self._py_markers())
                 self._announce(last.region, start, name, echo, _PyFollow(tags, rest_at), rest_at, events, text)
             else:
                 written = follow.written  # (an id the model wrote in the opener: Cohere's)

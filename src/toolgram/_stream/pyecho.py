@@ -60,6 +60,11 @@ _AFTER_OTHER = "after_other"  # (after the first quote of the other kind in a qu
 _BRACKET_AFTER = regex.compile(r"[ \t]*[\]<]")
 
 
+# (What a PyEcho works out of its markers, per markers tuple: a stream makes one per call,
+# with the same markers.)
+_DERIVED: dict[tuple, tuple] = {}
+
+
 def _quoted(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)[1:-1]
 
@@ -71,11 +76,15 @@ class PyEcho:
         # closes it, closed_json). A quoted value's text that may begin one is held until
         # it shows whether it does; one that does stops the echo (the rest comes with the
         # call's end), never sent as the value's text (QA19 R14).
-        self.markers = tuple(m for m in markers if m)
-        firsts = "".join(sorted({m[0] for m in self.markers} - {'"', "'", "\\", "\n", "\r"}))
-        self.firsts = frozenset(firsts)
-        self.longest = max(map(len, self.markers), default=0)
-        self.plain = re.compile("[^\"'\\\\\n\r" + re.escape(firsts) + "]+") if firsts else _PLAIN
+        got = _DERIVED.get(markers)
+        if got is None:
+            if len(_DERIVED) >= 64:
+                _DERIVED.clear()
+            kept = tuple(m for m in markers if m)
+            firsts = "".join(sorted({m[0] for m in kept} - {'"', "'", "\\", "\n", "\r"}))
+            plain = re.compile("[^\"'\\\\\n\r" + re.escape(firsts) + "]+") if firsts else _PLAIN
+            got = _DERIVED[markers] = (kept, frozenset(firsts), max(map(len, kept), default=0), plain)
+        self.markers, self.firsts, self.longest, self.plain = got
         self.mheld = ""  # a quoted value's text that may begin a marker
         self.stopped = False
         self.done = False  # the call's `)` came
