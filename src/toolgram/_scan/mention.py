@@ -444,6 +444,13 @@ def failed_prose(r: Any, out: list, start: int, end: int, failure: Any = None) -
         i += 1
     m = next((m for m in markers if buf.startswith(m, i)), None) if markers else None
     if m is None or i + len(m) > end or not _whole_token(m):
+        if _begins_at_break(r, failure, start):
+            # A failure that begins where its grammar broke (the calls before it kept, a
+            # closer written once too often right after them): no opener of its own, but
+            # its format's markers there are markup all the same (FailedTokens.rest_spans:
+            # `</cofl:tool_call></cofl:tool_calls>` right at the break).
+            _frame_prose(r, out, failure, start, end)
+            return
         sc._prose(out, start, end)
         return
     sc._prose(out, start, i)
@@ -460,6 +467,18 @@ def failed_prose(r: Any, out: list, start: int, end: int, failure: Any = None) -
     _frame_prose(r, out, failure, i, j - len(e), True)
     out.append(_piece("opener", j - len(e), j, ""))
     sc._prose(out, j, end)
+
+
+def _begins_at_break(r: Any, failure: Any, start: int) -> bool:
+    """Whether the told failure's text, from `start` on, lies wholly past the point
+    where its grammar broke (its own tokens known, none read in it): only the format's
+    markers past the break can be markup there (FailedTokens.rest_spans)."""
+    told = r.failure_tokens
+    if told is None or failure is None or told[0] is not failure or told[1] is None or told[1].rest is None:
+        return False
+    lexed = told[1]
+    lexed.spans(r.sc.buf)
+    return lexed.start + lexed.brk <= start
 
 
 def _frame_prose(r: Any, out: list, failure: Any, start: int, end: int, closed: bool = False) -> None:
@@ -575,8 +594,9 @@ class FailedTokens:
 
     def rest_spans(self, buf: str, start: int, end: int, joined: Any, closed: bool = False) -> list:
         """The markup in buf[start:end], past the break (start: where the last token the
-        grammar read ends, or after): the format's own markers (rest_markers) in runs on
-        a line (blanks between them), each run kept where it begins right at the break
+        grammar read ends, or after): the format's own markers (rest_markers: whole
+        tokens, and tags whose rest up to their `>` is markup, `<parameter=c>`, each such
+        tag one marker) in runs on a line (blanks between them), each run kept where it begins right at the break
         (blanks before it at most; those blanks too where a markup token ends there:
         `joined`, its place) or fills its line (`</cofl:value>` then `</cofl:tool_call>`
         on lines of their own). A marker among words (`use </parameter> inline`) stays
@@ -587,8 +607,17 @@ class FailedTokens:
         found: list = []
         lead = _SPACES.match(buf, start, end).end()  # (a run that begins here begins at the break)
         rs = re_ = -1
+        tagged = "tag" in self.rest.groupindex
         for m in self.rest.finditer(buf, start, end):
             s, e = m.span()
+            if s < re_:
+                continue  # (inside a tag kept whole before)
+            if tagged and m.start("tag") >= 0 and not _whole_token(buf[s:e]):
+                # (A tag's beginning: the tag is its markup up to its `>`, on its line,
+                # rest_markers; with none there it is no whole token.)
+                q = _TAG_TAIL.match(buf, e, end)
+                if q is not None:
+                    e = q.end()
             if not _whole_token(buf[s:e]):
                 continue  # (a pattern's match that is no whole token)
             if rs >= 0 and _LINE_BLANKS.match(buf, re_, s).end() == s:
@@ -629,6 +658,7 @@ def _keep_run(buf: str, start: int, end: int, s: int, e: int, lead: int, joined:
 
 _SPACES = lazy(regex.compile, r"\s*+")
 _LINE_BLANKS = lazy(regex.compile, r"[ \t]*+")
+_TAG_TAIL = lazy(regex.compile, r"[^<>\r\n]*+>")  # (a tag's rest on its line, up to its `>`: rest_markers)
 
 
 def rest_markers(fmt: Any) -> Any:
@@ -636,15 +666,19 @@ def rest_markers(fmt: Any) -> Any:
     its literal terminals that are no payload's and are a whole token of markup
     (_whole_token: `</cofl:value>`, `<|tool_call_end|>`, `[ARGS]`), and its patterns of
     such tokens (`</invoke>`, DeepSeek's `<｜tool▁sep｜>`: those that begin with `<`, `[` or
-    `]`, each match kept only where it is a whole token), longest literal first; one
-    search. None where there are none. Worked out once per format."""
+    `]`, each match kept only where it is a whole token), longest literal first; and,
+    in the group `tag`, its patterns that begin a tag whose rest is markup
+    (_tag_openers: `<parameter=`, `<cofl:value`, `<invoke`), each match kept with that
+    rest up to the tag's `>` (`<parameter=c>`: a marker as `</parameter>` is, not a
+    payload's). One search. None where there are none. Worked out once per format."""
     derived = fmt.compiled.derived
     if "rest_markers" in derived:
         return derived["rest_markers"]
     found = None
     payload = payload_terminals(fmt)
     if payload is not None:
-        lits, pats = set(), []
+        lits, pats, tags = set(), [], []
+        openers = _tag_openers(fmt, payload)
         for name, t in fmt.compiled.terminals.items():
             if name in payload:
                 continue
@@ -652,12 +686,65 @@ def rest_markers(fmt: Any) -> Any:
                 if _whole_token(t.literal):
                     lits.add(t.literal)
             elif t.source.startswith(("<", "\\<", "\\[", "\\]", "(?:<", "(?:\\<")) and "\\Z" not in t.source and "$" not in t.source:
-                pats.append(t.source)  # (not one that looks at the reply's end: a stream's buffer ends elsewhere)
+                # (Not one that looks at the reply's end: a stream's buffer ends elsewhere.)
+                (tags if name in openers and t.source.startswith(("<", "\\<", "(?:<", "(?:\\<")) else pats).append(t.source)
         parts = [regex.escape(m) for m in sorted(lits, key=len, reverse=True)] + [f"(?:{p})" for p in pats]
+        if tags:
+            # (A tag's beginning, its rest the tag's own markup up to its `>`: one group,
+            # which rest_spans extends over that rest, _TAG_TAIL.)
+            parts.append("(?P<tag>" + "|".join(f"(?:{p})" for p in tags) + ")")
         if parts:
             found = regex.compile("|".join(parts))
     derived["rest_markers"] = found
     return found
+
+
+def _tag_openers(fmt: Any, payload: frozenset) -> frozenset:
+    """The pattern terminals of fmt's grammar that begin a tag whose rest, up to its
+    `>`, is markup (Qwen3-Coder's `<parameter=` KEY `>`, cofl's `<cofl:value` and its
+    attributes `>` or `/>`, MiniMax's `<invoke` ` name="f"` `>`): wherever the grammar
+    has the terminal, what follows it up to a literal that ends with `>` reaches no
+    payload terminal (no value's text is in the tag). Such a tag past a told failure's
+    break is a marker as a whole-token terminal is (rest_spans). A terminal the grammar
+    follows otherwise anywhere (`</invoke>`, whole by itself) is none."""
+    terms = fmt.compiled.terminals
+    rules: dict = {}
+    for rule in fmt.compiled.callbacks:
+        rules.setdefault(rule.origin.name, []).append(rule.expansion)
+    reach: dict = {}
+
+    def reaches(sym: str) -> set:
+        # (The terminals under a rule, the rules under it followed down.)
+        if sym not in reach:
+            reach[sym] = found = set()
+            todo, seen = [sym], {sym}
+            while todo:
+                for expansion in rules.get(todo.pop(), ()):
+                    for x in expansion:
+                        if x.is_term:
+                            found.add(x.name)
+                        elif x.name not in seen:
+                            seen.add(x.name)
+                            todo.append(x.name)
+        return reach[sym]
+
+    ok: dict = {}
+    for expansions in rules.values():
+        for expansion in expansions:
+            for k, sym in enumerate(expansion):
+                t = terms.get(sym.name) if sym.is_term else None
+                if t is None or t.literal or sym.name in payload:
+                    continue
+                closed = False
+                for x in expansion[k + 1 :]:
+                    lit = terms[x.name].literal if x.is_term and x.name in terms else None
+                    if lit and lit.endswith(">"):
+                        closed = True
+                        break
+                    if (x.name in payload) if x.is_term else (reaches(x.name) & payload):
+                        break
+                ok[sym.name] = ok.get(sym.name, True) and closed
+    return frozenset(name for name, yes in ok.items() if yes)
 
 
 def payload_terminals(fmt: Any) -> frozenset | None:

@@ -11,7 +11,7 @@ from typing import Any
 import regex
 
 from . import gemframe, pyframe
-from .mention import cut_opener, failed_prose, mention, settle_failure
+from .mention import FailedTokens, cut_opener, failed_prose, mention, settle_failure
 from .._build.builder import LIST_CLOSED_EARLY, Draft
 from .._lalr.close import CUT_ROOM, last_closes
 from .._lalr.driver import _MARK_STACK, Driver
@@ -251,6 +251,9 @@ def salvage(r: Any, final: bool, quiet: bool = False):
         return region, Failure(end, len(buf), message), False
     fail_end = max(drv.end, drv.pos, end)
     r.first_failure = Failure(end, fail_end, message)
+    # (Its markup, as note_failure keeps a failure's: the tokens the same reading took
+    # from the calls kept on, and the format's markers past its break, for failed_prose.)
+    r.failure_tokens = (r.first_failure, FailedTokens.of(drv, end, fail_end))
     r.failed_frame = drv
     r.fail_scan = fail_end
     return region, None, True
