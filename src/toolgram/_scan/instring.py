@@ -225,13 +225,22 @@ def in_string(
     return False
 
 
-# The last blank line or code fence's line (``` or ~~~ first on it, blanks before)
-# before a marker's line: searched back from it, once (regex.REVERSE).
-_BREAK = lazy(regex.compile, r"\n[ \t\r]*(?:\n|```|~~~)", regex.REVERSE)
-_FENCE = lazy(regex.compile, r"[ \t]*+(?:```|~~~)")
+# A code fence's line, told by its head: the one rule, which quotation.Fences (the
+# fenced blocks of the prose, read forward) and the searches here (the line a string
+# opened before cannot cross, searched back) both ask. CommonMark's: at most three
+# spaces, a run of three or more backticks or tildes, and after backticks no backtick
+# in the info string's first word (as far as Fences reads it, 17 characters:
+# ```a`b``` is inline code). Whether the line opens or closes a block is Fences'
+# (only it reads the blocks in order); a string cannot cross either.
+FENCE_HEAD = r" {0,3}+(?:`{3,}+(?![ \t]*+[^\s\x1c-\x1f`]{0,16}`)|~{3,}+)"  # (\x1c-\x1f: str.isspace()'s too)
+_FENCE = lazy(regex.compile, FENCE_HEAD)
+
+# The last blank line or code fence's line before a marker's line: searched back from
+# it, once (regex.REVERSE).
+_BREAK = lazy(regex.compile, r"\n[ \t\r]*\n|\n" + FENCE_HEAD, regex.REVERSE)
 
 
-_FENCE_LINE = regex.compile(r"\n[ \t\r]*(?:```|~~~)", regex.REVERSE)
+_FENCE_LINE = lazy(regex.compile, r"\n" + FENCE_HEAD, regex.REVERSE)
 
 
 def _fenced(buf: str, lo: int, line: int) -> int:

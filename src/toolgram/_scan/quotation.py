@@ -30,7 +30,13 @@ marker: the fences are in the lines before it.
 
 from __future__ import annotations
 
-from .instring import _OPENER, Groups, _Told
+from .._grammar.words import lazy
+from .instring import _FENCE, _OPENER, Groups, _Told
+import regex
+
+# A line cut before it can tell whether it is a fence's (Fences._line): blanks, then at
+# most two of a fence's characters (more text may make it one).
+_FENCE_BEGUN = lazy(regex.compile, r" {0,3}+(?:`{0,2}|~{0,2})")
 
 # An opening quote and its close.
 OPENS = {'"': '"', "\u201c": "\u201d", "'": "'", "\u2018": "\u2019", "\u00ab": "\u00bb"}
@@ -260,22 +266,20 @@ class Fences:
         """A line from its start (`whole`: all of it, else as far as the text goes): what
         it does to the blocks, a fence's opening or closing one; False where the text so
         far cannot tell (a fence's first characters, its first word not ended, blanks
-        after a close). A fence line is read by its head (CommonMark's: at most three
-        spaces, three or more backticks or tildes, the info string's first word), not
-        its whole: a stream tells it as its head comes."""
+        after a close). A fence line is read by its head (instring.FENCE_HEAD,
+        CommonMark's: at most three spaces, three or more backticks or tildes, the info
+        string's first word), not its whole: a stream tells it as its head comes."""
         t = s.lstrip(" ")
-        if len(s) - len(t) > 3:
-            return True
-        if not t:
-            return whole
-        c = t[0]
-        if c != "`" and c != "~":
-            return True
+        c = t[:1]
+        if c != "`" and c != "~" and c:
+            return True  # (no fence's character first: the rule's answer, asked cheaply)
+        if _FENCE.match(s) is None:
+            # No fence's line (instring.FENCE_HEAD, the one rule), unless the line is cut
+            # before it can tell: blanks alone, or a run of fewer than three so far.
+            return whole or _FENCE_BEGUN.fullmatch(s) is None
         n = len(t) - len(t.lstrip(c))
         if n == len(t) and not whole:
             return False  # (the run may go on)
-        if n < 3:
-            return True
         info = t[n:].lstrip(" \t")
         opened = self.open
         if opened is not None:
@@ -289,9 +293,7 @@ class Fences:
             k += 1
         if k == len(info) and not whole and k <= _WORD:
             return False  # (its first word may go on)
-        word = info[:k]
-        if c == "`" and "`" in word:
-            return True  # (inline code, no fence: CommonMark)
+        word = info[:k]  # (no backtick in it: FENCE_HEAD)
         self.open = (c, n, word.lower() if k <= _WORD else "")
         return True
 
