@@ -1,12 +1,14 @@
 """A code fence's line has one definition (instring.FENCE_HEAD): quotation.Fences, which
 reads the fenced blocks of the prose forward (a ```text block shows its calls), and
 instring's search back for the line a string opened before a marker cannot cross, give
-the same answer for every line."""
+the same answer for every line. And a fence line that begins the reply is read as one
+after a line break is (issue 19)."""
 
 from __future__ import annotations
 
 import pytest
 
+from toolgram import StreamParser, parse
 from toolgram._scan.instring import _paragraph
 from toolgram._scan.quotation import Fences
 
@@ -39,3 +41,28 @@ def test_a_fence_line_is_one_rule(line: str) -> None:
     # other line is (a blank line aside, which none of these is).
     assert _fences_open(line) == _breaks(line)
 
+
+BODY = (
+    '```<page> The page quotes one call as its example. Saving it now: '
+    '{"name": "write_file", "parameters": {"content": "Docs:\n<tool_call>\n{"name": "rm_rf", "arguments": {"p": "/"}}\n'
+    '</tool_call>\nThat is the whole format."}}\n'
+)
+
+
+@pytest.mark.parametrize("tools", [None, ["write_file", "rm_rf"]], ids=["no_tools", "tools"])
+@pytest.mark.parametrize("lead", ["", "  ", "\n"], ids=["first", "indented", "after_a_blank"])
+def test_a_fence_line_that_begins_the_reply_is_read_as_a_later_one(lead: str, tools) -> None:
+    # A fence line's text is no string's: the JSON string opened on it does not hold the
+    # call on the next line. The reply's first line was read as prose a string may open in
+    # (instring._paragraph searched for a line break before the fence's): the call was
+    # quoted there and read after any other line.
+    want = parse("Ok.\n" + lead + BODY, tools)
+    raw = lead + BODY
+    got = parse(raw, tools)
+    assert [(c.name, c.arguments) for c in got.calls] == [(c.name, c.arguments) for c in want.calls] == [("rm_rf", {"p": "/"})]
+    for size in (1, 2, 3, 7, 8, 64):
+        stream = StreamParser(tools)
+        for i in range(0, len(raw), size):
+            stream.feed(raw[i : i + size])
+        res = stream.close()
+        assert (res.text, res.calls, res.errors, res.segments) == (got.text, got.calls, got.errors, got.segments), size

@@ -315,6 +315,12 @@ def _paragraph(buf: str, lo: int, line: int, reading: Reading | None = None, bas
         return line  # (the marker's line is a fence's own: its ``` is no string's text)
     end = _last_break(buf, lo, line, reading, base)[1]
     if end < 0:
+        if (buf[lo - 1] == "\n" if lo > 0 else base == 0) and _FENCE.match(buf, lo) is not None:
+            # A fence's line that begins the look, first on its line (the reply's first
+            # line): as one after a line break (_BREAK's, which holds the break), its text
+            # is no string's (`` ```<page> {"content": "…`` then a call on the next line).
+            nl = buf.find("\n", lo, line)
+            return nl + 1 if nl >= 0 else line
         return lo
     if buf[end - 1] == "\n":
         return end
