@@ -479,6 +479,11 @@ class RegionReader:
         self.ahead: Any = None
         # The place begins_call last waited on, in a stream (run asks it alone first; None).
         self.ahead_wait: int | None = None
+        # The region at the format's own call opener right after this block's opener, read
+        # where the block broke with nothing to tell (see _lead): its RegionReader, or
+        # False once told it is none; lead_wait: run asks it alone first (a stream).
+        self.lead: Any = None
+        self.lead_wait = False
         self.settle_wait = False  # (the same for settle_failure's wait, the drivers all failed)
         self.frame: _frame.Frame | None = frame  # the first candidate's fast frame, until given up
         self.frame_wait: Any = None  # what Frame.read waits with (a _LoopWait: see Scanner._settle)
@@ -579,6 +584,14 @@ class RegionReader:
             if not final and self.begins_call(self.ahead_wait, final) is WAIT:
                 return False
             self.ahead_wait = None
+        if self.lead_wait:
+            # (The block broke, its failure told nothing: only whether a call reads at its
+            # own opener after it is left to tell, on this delta's text: _lead.)
+            led = self._lead(final)
+            if led is WAIT:
+                return False
+            self.lead_wait = False
+            return self._led(out, led)
         while True:
             drv = self.drivers[-1]
             if self.rule_wait:
@@ -814,11 +827,112 @@ class RegionReader:
                 sc.pos = failure.end
                 self._watch_after(failure)
             else:
-                end = self.region_start + self.marker_len
-                sc._prose(out, self.region_start, end)
-                sc.pos = end
+                led = self._lead(final)
+                if led is WAIT:
+                    self.lead_wait = True
+                    return False
+                return self._led(out, led)
             sc._end_region()
             return True
+
+    def _lead(self, final: bool) -> Any:
+        """Where the block broke after its opener with nothing to tell (no failure, no
+        salvage: its opener would be prose), and the format's own call opener follows the
+        block's opener after blanks (`<tool_call>\n<function=f>\n<parameter=a>\nx\n
+        </parameter>\n<oops>`, `<minimax:tool_call>\n<invoke name="f">…</parameter>\n<`):
+        that call's region, read as the scanner would read it next, when it gives the
+        block's format a call at that opener: (the driver, the region). Then the call is
+        the block's first call, read alone, as parse() read it there before; its span
+        starts at the block's opener (markup), as a block's first call's does, so that its
+        id, made from where it starts, is the one a stream announced at that opener
+        (issue 21: it was withdrawn there and sent again from its own opener). None: read
+        as before (the opener prose, the call read from its own opener on); WAIT: a
+        stream's text cannot tell yet. The region after is read once more here (as
+        begins_call's: each region at most twice)."""
+        ahead = self.lead
+        if ahead is False:
+            return None
+        sc = self.sc
+        buf = sc.buf
+        if ahead is None:
+            at = self.region_start + self.marker_len
+            n = len(buf)
+            while at < n and buf[at] in " \t\r\n":
+                at += 1
+            if at >= n or (not final and buf[at:] in sc.prefixes):
+                self.lead = None if not final else False
+                return WAIT if not final else None
+            m = sc.call_re.match(buf, at) if sc.call_re is not None else None
+            marker = m.group() if m is not None else ""
+            fmts = sc.by_marker.get(marker)
+            opener = buf[self.region_start : self.region_start + self.marker_len]
+            if not fmts or marker == opener or not any(f in self.given for f in fmts) or marker in sc.line or marker in sc.turn_ends:
+                self.lead = False
+                return None
+            ahead = self.lead = RegionReader(sc, fmts, at, len(marker))
+        while True:
+            # (The candidates in order, as run reads them: the first that reads it whole.)
+            d = ahead.drivers[-1]
+            status = ahead._read(d, final)
+            d = ahead.drivers[-1]
+            if status == WAIT:
+                return WAIT
+            if status == DONE or len(ahead.drivers) >= len(ahead.candidates):
+                break
+            ahead.drivers.append(ahead.driver(ahead.candidates[len(ahead.drivers)], ahead.region_start))
+        self.lead = False  # (told: asked no more)
+        if status != DONE or d.fmt not in self.given or (d.listed is not None and d.listed > 0):
+            return None
+        said = _mention(ahead, d, final)
+        if said is WAIT:
+            self.lead = ahead
+            return WAIT
+        if said:
+            return None
+        ahead.rule_final = final
+        region = ahead.decode(d)
+        ahead.rule_final = None
+        if not final and (ahead.rule_pending is not None or ahead.broken_rule is not None):
+            # (What only the text after it decides (a stray quote's rule): run waits on it;
+            # here the region waits, and is read as before unless the whole text reads it
+            # without one. Python lists' rules: no format whose block this is has them.)
+            ahead.rule_pending = ahead.broken_rule = None
+            d.decode_failed = None
+            self.lead = ahead
+            return WAIT
+        if not isinstance(region, Region) or not region.items or ahead.rule_pending is not None or ahead.broken_rule is not None:
+            return None
+        first, last = region.items[0], region.items[-1]
+        if type(first) is not Draft or first.error or not first.span or first.span[0] != ahead.region_start or region.start != ahead.region_start:
+            return None
+        if getattr(last, "error", None) or (not d.fmt.quiet and _cut_at_marker(ahead, d)):
+            return None
+        region.start = self.region_start
+        if first.opened is None:
+            first.opened = first.span[0]  # (its own markers start there: a refusal's error does)
+        first.span = (self.region_start, first.span[1])
+        return d, region
+
+    def _led(self, out: list, led: Any) -> bool:
+        """Put out what _lead told: the call's region from the block's opener on; or, where
+        none, the opener as prose (the call is read from its own opener after it)."""
+        sc = self.sc
+        if led is None:
+            end = self.region_start + self.marker_len
+            sc._prose(out, self.region_start, end)
+            sc.pos = end
+            sc._end_region()
+            return True
+        drv, region = led
+        sc._prose(out, sc.pos, region.start)
+        out.append(region)
+        sc.pos = region.end
+        sc.after_call(region.end, drv.fmt, region, start=region.start)
+        cut = drv.cut_close
+        if cut is not None and cut[0] >= region.end:
+            sc.outer_watch = ((cut[1],), sc.base + cut[0], True)  # (as run: see there)
+        sc._end_region()
+        return True
 
     def _watch_after(self, failure: Any) -> None:
         """A Python call region told broken at the next call's marker (`[f(a=<tool_call>{…}

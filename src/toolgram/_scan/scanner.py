@@ -640,6 +640,14 @@ class Scanner(MarkerSearch):
         r = self.region
         self.plain = None
         drivers = r.drivers if r is not None else None
+        if drivers and r.lead_wait:
+            # (The block broke, and only the reading of the call at its own opener after it
+            # is left to tell (RegionReader._lead): that reading's wait, not the broken
+            # frame's below, which would hold deltas that tell it.)
+            lead = r.lead
+            if lead is not None and lead is not False and lead.drivers[-1].status == WAIT and lead.drivers[-1].hint:
+                self.waiting = lead.drivers[-1]
+            return
         if drivers:
             drv = drivers[-1]
             if r.salvage_wait is not None and drv.status != WAIT:
