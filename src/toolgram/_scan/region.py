@@ -855,6 +855,12 @@ class RegionReader:
         sc = self.sc
         buf = sc.buf
         if ahead is None:
+            if not any(f.stream_call is not None for f in self.given):
+                # (Only a format that announces a call by its tags (stream_call: XML-ish
+                # blocks): any other region's opener is prose at once, as before, not held
+                # on the text after it (a storm memo's window would not tell it).)
+                self.lead = False
+                return None
             at = self.region_start + self.marker_len
             n = len(buf)
             while at < n and buf[at] in " \t\r\n":
@@ -866,7 +872,7 @@ class RegionReader:
             marker = m.group() if m is not None else ""
             fmts = sc.by_marker.get(marker)
             opener = buf[self.region_start : self.region_start + self.marker_len]
-            if not fmts or marker == opener or not any(f in self.given for f in fmts) or marker in sc.line or marker in sc.turn_ends:
+            if not fmts or marker == opener or not any(f in self.given and f.stream_call is not None for f in fmts) or marker in sc.line or marker in sc.turn_ends:
                 self.lead = False
                 return None
             ahead = self.lead = RegionReader(sc, fmts, at, len(marker))
@@ -881,7 +887,7 @@ class RegionReader:
                 break
             ahead.drivers.append(ahead.driver(ahead.candidates[len(ahead.drivers)], ahead.region_start))
         self.lead = False  # (told: asked no more)
-        if status != DONE or d.fmt not in self.given or (d.listed is not None and d.listed > 0):
+        if status != DONE or d.fmt not in self.given or d.fmt.stream_call is None or (d.listed is not None and d.listed > 0):
             return None
         said = _mention(ahead, d, final)
         if said is WAIT:
