@@ -193,6 +193,11 @@ BROKEN = {
         7,
         "'stream_call' and 'stream_param' go together",
     ),
+    "stream_stop alone": (
+        MINE.replace("// end: <</call>>\n", "// end: <</call>>\n// stream_stop: <</\n"),
+        7,
+        "'stream_stop' goes with 'stream_param'",
+    ),
     "empty start marker": (MINE.replace("// start: <<call>>", "// start:"), 5, "an empty start marker"),
     "empty end marker": (MINE.replace("// end: <</call>>", "// end: "), 6, "an empty end marker"),
     "empty end_of_turn token": (MINE.replace("// end: <</call>>", "// end: <</call>>\n// end_of_turn:"), 7, "an empty end_of_turn marker"),

@@ -168,6 +168,10 @@ class Format:
     # call's opener (Step-3's `<｜tool_call_end｜> <｜tool_sep｜>`: a template, a space any
     # blanks), for announcing every call of the block; "" when they follow after blanks only.
     stream_sep: str = ""
+    # The header's `stream_stop:`: text that ends a parameter's value wherever it is written,
+    # whatever follows it (cofl's `</cofl:`, where its VALUE terminal stops: the value's close,
+    # cut, or no call at all); the streaming of the value stops there (_grammar/tags.py).
+    stream_stop: tuple[str, ...] = ()
     # The header's `stream_json:`: the opener of a call whose arguments are a JSON object
     # that follows it (Kimi K2's `<|tool_call_begin|>{call} functions.{name}:{index}
     # <|tool_call_argument_begin|>`, Mistral's `[TOOL_CALLS]{name}[ARGS]`), for announcing
@@ -286,6 +290,7 @@ def load_format(path: Path) -> Format:
         stream_call=nest_tags((header.get("stream_call") or [""])[0]),
         stream_param=nest_tags((header.get("stream_param") or [""])[0]),
         stream_sep=(header.get("stream_sep") or [""])[0],
+        stream_stop=tuple(filter(None, (v.strip() for v in header.get("stream_stop", ())))),
         stream_json=(header.get("stream_json") or [""])[0],
         stream_json_list=(header.get("stream_json_list") or [""])[0],
         stream_python=(header.get("stream_python") or [""])[0],
@@ -366,7 +371,7 @@ def declared_conflicts(fmt: Format) -> tuple[DeclaredConflict, ...]:
 KEYS = (
     "format", "title", "models", "markers", "start", "end", "anchor", "line_start", "quiet", "offered_only", "args_key",
     "code_tool", "order", "conflicts", "parser", "reasoning", "also", "framing", "nest", "end_of_turn",
-    "repeated", "stream_call", "stream_param", "stream_sep", "stream_json", "stream_json_list", "stream_python", "stream_loose", "stream_pycall", "stream_attr", "canonical", "canonical_call", "canonical_param", "canonical_sep", "done_at",
+    "repeated", "stream_call", "stream_param", "stream_sep", "stream_stop", "stream_json", "stream_json_list", "stream_python", "stream_loose", "stream_pycall", "stream_attr", "canonical", "canonical_call", "canonical_param", "canonical_sep", "done_at",
     "payload",
 )  # fmt: skip
 # Keys whose value is one of a few words (the first named is the one to write).
@@ -436,6 +441,9 @@ def validate_header(fmt: Format) -> None:
     if (fmt.stream_call is None) != (fmt.stream_param is None):
         line = header_line(fmt.source, "stream_call" if fmt.stream_call is not None else "stream_param")
         raise GrammarError(f"{path}:{line}: 'stream_call' and 'stream_param' go together", path, line)
+    if fmt.stream_stop and fmt.stream_param is None:
+        line = header_line(fmt.source, "stream_stop")
+        raise GrammarError(f"{path}:{line}: 'stream_stop' goes with 'stream_param'", path, line)
     if fmt.stream_sep and fmt.stream_call is None and not fmt.stream_json:
         line = header_line(fmt.source, "stream_sep")
         raise GrammarError(f"{path}:{line}: 'stream_sep' goes with 'stream_call' or 'stream_json'", path, line)

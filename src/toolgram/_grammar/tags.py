@@ -145,7 +145,8 @@ class Tags:
     close     a value's close tag (group `tag`) where it certainly closes the value: before
               the next parameter; before the call's close (group `call`) it may yet be text
     lt        the first character of every tag (`<`; `]` of MiniMax-M3's `]<]minimax[>[<`)
-    tag       what may start a tag after a `<` in a value (else the `<` is text)
+    tag       what may start a tag after a `<` in a value (else the `<` is text), and the
+              header's `stream_stop:` texts (where the value ends whatever follows)
     framing   the format's framing of raw values (coerce.frame)
     """
 
@@ -188,8 +189,11 @@ class Tags:
             self.tag = regex.compile(regex.escape(prefix))  # (every tag, the value's text up to it)
         else:
             words = sorted(_tag_words(fmt), key=len, reverse=True)
-            # (and `</par…>`, which ends a value whose close was left out: Builder's _MISSPELT_CLOSE)
-            self.tag = regex.compile(r"<(?:/\s*par|/?(?:[|｜]|" + "|".join(regex.escape(w) for w in words) + "))")
+            # (and `</par…>`, which ends a value whose close was left out: Builder's _MISSPELT_CLOSE;
+            # and the header's `stream_stop:`, cofl's `</cofl:`, which ends a value whatever
+            # follows it: sent as the value's text, it would be taken back at the call's end)
+            stops = "".join("|" + regex.escape(t[1:]) for t in fmt.stream_stop if t.startswith("<"))
+            self.tag = regex.compile(r"<(?:/\s*par" + stops + "|/?(?:[|｜]|" + "|".join(regex.escape(w) for w in words) + "))")
         self.framing = fmt.framing
 
 

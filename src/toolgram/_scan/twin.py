@@ -30,7 +30,7 @@ from .._grammar.tables import Shift
 _KEYS = (
     "ends", "anchor", "line_starts", "quiet", "args_key", "code_tool", "offered_only",
     "needs_tools", "parser", "framing", "repeated", "nests", "stream_call", "stream_param",
-    "stream_sep", "stream_json", "stream_json_list", "stream_python", "stream_pycall", "stream_loose", "stream_attr", "end_of_turn",
+    "stream_sep", "stream_stop", "stream_json", "stream_json_list", "stream_python", "stream_pycall", "stream_loose", "stream_attr", "end_of_turn",
 )  # fmt: skip
 
 
