@@ -1,5 +1,6 @@
 """StepEcho: what the echoes that read a call's arguments one state at a time share
-(LooseEcho's Gemma-style objects, AttrEcho's BFCL attributes).
+(XmlParamEcho's XML-ish parameters, LooseEcho's Gemma-style objects, AttrEcho's BFCL
+attributes).
 
 Such an echo is fed the call's text as it comes and gives back the JSON text its final
 arguments start with, as far as it is certain. Each state is a method `_<state>(s, out)`

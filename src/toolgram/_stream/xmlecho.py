@@ -27,8 +27,9 @@ on its tag's line with a space, an opener the declared tags do not take, a JSON 
 place of parameters, a parameter the schema says is an array (written again, its values
 collect into a list). The rest then comes with the call's end, where the caller checks that
 the final text starts with what was sent (else the call is withdrawn and sent again
-whole). Work is in proportion to the text fed: what is held back is at most _HOLD
-characters.
+whole). Work is in proportion to the text fed: what is held back is at most stepecho.HOLD
+characters (a value of another type, _HOLD_VALUE). The feed loop is StepEcho's (its
+states `_between` and `_value`).
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from .._build.coerce import _hint, coerce_param, kinds_of, repeated_item
 from .._recover.repair import RepairError
 from .._grammar.words import lazy
 from .._grammar.tags import Tags
+from .stepecho import StepEcho
 
 __all__ = ["XmlParamEcho"]
 
@@ -57,7 +59,6 @@ _JSONISH = lazy(
     regex.compile,
     _W + r"*(?:-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|true|false|null|[\[{][\s\S]*)" + _W + "*",
 )
-_HOLD = 200  # characters held back at most (a tag's lookahead, an undecided string); past it, stop
 _HOLD_VALUE = 4096  # a value of another type held until its close, at most; past it, stop
 _BETWEEN, _VALUE = "between", "value"
 
@@ -66,7 +67,7 @@ def _quoted(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)[1:-1]
 
 
-class XmlParamEcho:
+class XmlParamEcho(StepEcho):
     def __init__(self, schema: Any = None, tags: Tags | None = None) -> None:
         if tags is None:
             from .._grammar.registry import default_registry
@@ -90,34 +91,13 @@ class XmlParamEcho:
         self.cut = ""  # the framing newline dropped at the value's start (coerce_param frames again)
         self.seen = 0  # how far the held value was searched for its close (see _whole)
 
-    def feed(self, text: str) -> str:
-        """Take more of the call's text; return what json.dumps would write of its
-        arguments, now certain ("" when nothing is, or once stopped)."""
-        if self.stopped:
-            return ""
-        out: list[str] = []
-        s: str | None = self.held + text
-        while s is not None and not self.stopped:
-            s = self._between(s) if self.state is _BETWEEN else self._value(s, out)
-        if self.stopped:
-            self.held = ""
-        return "".join(out)
-
-    def _stop(self) -> None:
-        self.stopped = True
-
-    def _hold(self, rest: str) -> None:
-        self.held = rest
-        if len(rest) > _HOLD:
-            self.stopped = True
-
     def _send(self, out: list[str], text: str, close: bool = False) -> None:
         """A value's characters (its prefix first, once it has some), and its close quote."""
         if text or close:
             out.append(self.prefix + _quoted(text) + ('"' if close else ""))
             self.prefix = ""
 
-    def _between(self, s: str) -> str | None:
+    def _between(self, s: str, out: list[str]) -> str | None:
         m = self.tags.param.match(s, partial=True)
         if m is None:
             # (the call's close with no parameter, a JSON object instead, an opener the
@@ -210,7 +190,7 @@ class XmlParamEcho:
             m = tags.close.match(s, j, partial=True) if not tag.partial else None
             if tag.partial or (m is not None and m.partial):
                 self.seen = j
-                return self._hold_value(s)
+                return self._hold(s, _HOLD_VALUE)
             if m is None or m.group("call"):
                 return self._stop()  # (another tag, or a close that may be text: comes with the call's end)
             key = self.keys[-1]
@@ -228,12 +208,7 @@ class XmlParamEcho:
             self.state = _BETWEEN
             return s[m.end("tag") :]
         self.seen = len(s)
-        return self._hold_value(s)
-
-    def _hold_value(self, s: str) -> None:
-        self.held = s
-        if len(s) > _HOLD_VALUE:
-            self.stopped = True
+        return self._hold(s, _HOLD_VALUE)
 
 
 def _string(kinds: frozenset[str] | None, hint: str | None) -> bool | None:
