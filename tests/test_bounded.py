@@ -2859,11 +2859,11 @@ def test_open_parameters_do_bounded_work_each(name: str, closed: bool, monkeypat
     work = _work_per_parameter(fmt, closed, monkeypatch)
     assert work["openers_ahead"] <= 0.04, work  # (k = 12 openers read on at a time: 0.08)
     assert work["step"] <= 3.1, work  # (GLM's: three tags a parameter)
-    if name == "cohere_cofl_xml":
-        # (its value tags, `<cofl:value name="q" type="string">`, are the lexer's, a token each:
-        # thirteen a parameter, as before it declared its tags for streaming)
-        assert work["lex"] <= 13.1, work
-    elif _tagread.reader(fmt.compiled) is not False:
+    # (cofl's value tags, `<cofl:value name="q" type="string">` after a value, were the
+    # lexer's, a token each, thirteen a parameter: the reader took the state there for
+    # "not sure", its `_VALUE` reached by two reductions to one state (tagread._shifts_plain),
+    # and the parse was 65-75 ms at 32 KB.)
+    if _tagread.reader(fmt.compiled) is not False:
         assert work["lex"] <= 1.15, work
         assert work["takes"] <= 0.1, work
     else:

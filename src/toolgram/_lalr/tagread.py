@@ -296,6 +296,10 @@ def _shifts_plain(c: Any, state: Any, term: str, on_way: set) -> bool:
         goto = c.states[under].get(name)
         if goto is None or not _shifts_plain(c, goto[1], term, on_way):
             return False
+    # (Off the way once told: a state two reductions reach (cofl's `__element_star` after
+    # `value: VALUE`, under a value and under an element) is no cycle, and its answer was
+    # taken for "not sure": each tag after a value was lexed token by token.)
+    on_way.discard(key)
     return True
 
 
