@@ -208,7 +208,15 @@ def _settled(d: Any, t: Any, buf: str, final: bool, x: int) -> int:
         # (The cheapest look first: one that the text cannot settle yet costs no other,
         # and is not looked at again before it can be.)
         if q + longest >= n:
-            d.nest_unsettled[t.name] = (lo, q, max(n + max(8, (n - q) // 4), q + longest + 1), -1)
+            if _SHUT.search(buf, q + 1, n) is None:
+                # (The tag's own look (_tag_reads) runs on to a `<`, `>` or line break after
+                # it, or _SELF_CLOSING_READ past it: it is settled no sooner, whatever its name
+                # turns out to be. Waited for so, not looked at again each eighth of it: a
+                # stream of parameters whose closes were left out asked each value's
+                # reading once more at every tag's name.)
+                d.nest_unsettled[t.name] = (lo, q, max(q + 1 + _SELF_CLOSING_READ, q + longest + 1), q + 1)
+            else:
+                d.nest_unsettled[t.name] = (lo, q, max(n + max(8, (n - q) // 4), q + longest + 1), -1)
             return q
         if _tag_reads_seen(seen, nest, buf, q) >= n or reads_to(reads, buf, q) >= n:
             # (Asked of a long tag only, with none of them after its `<` yet: a short one
