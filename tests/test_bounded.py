@@ -2878,13 +2878,14 @@ def test_a_stream_of_open_parameters_reads_each_value_at_few_deltas(size: int) -
     # eighth of the text after it; its look runs to a `<`, `>` or line break after the
     # tag, so nothing is settled before one comes. Cohere's `<cofl:value name="q"
     # type="string">x` repeated read each value 4.4 times in 8-character deltas, 5 in
-    # 1-character ones (the stream 2.7-4.3x its parse); now 2.5 and 3 (counted per
-    # parameter: 400 less 200).
+    # 1-character ones (the stream 2.7-4.3x its parse); now 2.1 and 3 (counted per
+    # parameter: 400 less 200). And once the tag's `>` came, it waits for the two
+    # characters its look reads past it (nest._ShutQuiet), not the next delta.
     from toolgram._lalr import nest
 
     fmt = default_registry().formats["cohere_cofl_xml"]
     per = [_counted(_open_parameters(fmt, k, True), nest, "through_nest", tools=["search"], size=size).calls for k in (200, 400)]
-    assert (per[1] - per[0]) / 200 <= {1: 3.1, 8: 2.6}[size], per
+    assert (per[1] - per[0]) / 200 <= {1: 3.1, 8: 2.2}[size], per
 
 
 def _walk_by_step(d: Any, nest: Any, buf: str, x: int, count: int, walk: tuple) -> int:

@@ -289,10 +289,37 @@ def _unsettled(d: Any, t: Any, limit: int) -> _Quiet | None:
     _, hi, again, shut = d.nest_unsettled.get(t.name, _NO_LOOK)
     if hi != limit or not again:
         return None
-    return _Quiet(_SHUT_CHARS if shut >= 0 else frozenset(), again)
+    return _ShutQuiet(again) if shut >= 0 else _Quiet(frozenset(), again)
 
 
 _SHUT_CHARS = frozenset("<>\n")  # (what _SHUT finds)
+
+
+class _ShutQuiet(_Quiet):
+    """_unsettled's wait on a tag's look that runs on to the first `<`, `>` or line break
+    after it (_tag_reads): none has come since the wait began. The look reads that
+    character and the one after it, and a look is settled only where it ends before the
+    end of the text (_settled), so the first such character at p settles nothing before
+    the text is p + 3 long: a delta that brings it only moves the wait there (a stream
+    of `<parameter=q>x` waited on the `>` and looked again with the delta that ended
+    right after it)."""
+
+    __slots__ = ()
+
+    def __init__(self, need: int) -> None:
+        super().__init__(_SHUT_CHARS, need)
+
+    def absorbs(self, text: str, n: int) -> bool:
+        end = n + len(text)
+        if end >= self.need:
+            return False
+        i = min((at for c in _SHUT_CHARS if (at := text.find(c)) >= 0), default=-1)
+        if i < 0:
+            return True
+        if end >= n + i + 3:
+            return False
+        self.need = n + i + 3
+        return True
 
 
 def _unsettled_edge(d: Any, x: int, horizon: int) -> _Quiet:
