@@ -726,7 +726,7 @@ class RegionReader:
             if final and len(self.drivers) < len(self.candidates):
                 self._drop_failing(len(self.drivers))
             if len(self.drivers) < len(self.candidates):
-                self.drivers.append(self.driver(self.candidates[len(self.drivers)], self.region_start))
+                self.next_driver()
                 continue
             # No candidate read it: the text stays prose.
             if not final and self.marker_len and _cut_may_come(self, self.region_start):
@@ -878,14 +878,12 @@ class RegionReader:
             ahead = self.lead = RegionReader(sc, fmts, at, len(marker))
         while True:
             # (The candidates in order, as run reads them: the first that reads it whole.)
-            d = ahead.drivers[-1]
-            status = ahead._read(d, final)
-            d = ahead.drivers[-1]
+            status, d = ahead.step(final)
             if status == WAIT:
                 return WAIT
             if status == DONE or len(ahead.drivers) >= len(ahead.candidates):
                 break
-            ahead.drivers.append(ahead.driver(ahead.candidates[len(ahead.drivers)], ahead.region_start))
+            ahead.next_driver()
         self.lead = False  # (told: asked no more)
         if status != DONE or d.fmt not in self.given or d.fmt.stream_call is None or (d.listed is not None and d.listed > 0):
             return None
@@ -996,9 +994,7 @@ class RegionReader:
         if type(ahead) is bool:
             return ahead
         while True:
-            d = ahead.drivers[-1]
-            status = ahead._read(d, final)
-            d = ahead.drivers[-1]
+            status, d = ahead.step(final)
             if status == WAIT:
                 return WAIT
             if status == DONE:
@@ -1013,7 +1009,7 @@ class RegionReader:
             if final and len(ahead.drivers) < len(ahead.candidates) and sc_quiet(ahead):
                 ahead._drop_twins(len(ahead.drivers))
             if len(ahead.drivers) < len(ahead.candidates):
-                ahead.drivers.append(ahead.driver(ahead.candidates[len(ahead.drivers)], ahead.region_start))
+                ahead.next_driver()
                 continue
             # (No candidate read it whole: the calls salvage keeps before its failure are
             # calls all the same, `<|tool_call_start|>[g(b=1)]")]`.)
@@ -1119,6 +1115,16 @@ class RegionReader:
         """The text drv reads (_read), and the salvage looks at: in a whole text, the
         reply without an end-of-turn token of its format that ends it (_before_turn_end)."""
         return _before_turn_end(self.sc, drv) if final else self.sc.buf
+
+    def step(self, final: bool) -> tuple[str, Driver]:
+        """The last candidate's driver read on (_read), and its status with the driver
+        then last (a read may put a fresh driver in its place)."""
+        status = self._read(self.drivers[-1], final)
+        return status, self.drivers[-1]
+
+    def next_driver(self) -> None:
+        """The next candidate gets its driver, from the region's start."""
+        self.drivers.append(self.driver(self.candidates[len(self.drivers)], self.region_start))
 
     def _read(self, drv: Driver, final: bool) -> str:
         """drv.run, or for a region of plain Python call lists, their tokens read by
