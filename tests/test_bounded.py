@@ -3496,3 +3496,27 @@ def test_lines_no_call_begins_on_are_prose_without_a_look_at_their_fences(unit: 
     assert not result.calls and not result.errors and result.text == raw.strip()
     streamed = _counted(raw, _quotation.Fences, "read", tools=tools, size=7)
     assert streamed.result == result
+
+
+@pytest.mark.parametrize("size", [1, 8])
+@pytest.mark.parametrize(
+    "unit",
+    [
+        '<function name="get_weather"><param name="city">Nanj\n',  # (minicpm5_function_param's truncated_in_param)
+        "<tool_call>write_file\n<arg_key>content</arg_key>\n<arg_va\n",  # (glm45_arg_kv's cut_inside_the_first_values_open_tag)
+    ],
+)
+def test_a_stream_of_calls_whose_values_wait_takes_the_storm_memo(unit: str, size: int) -> None:
+    # Issue 17: a corpus case repeated (bench_pathological's (M+payload)*k), each call's
+    # value left open, so that its region is decided only once the dozen openers after it
+    # are told (nest._DEPTH), a few hundred characters on. The stream's storm memo held
+    # its region for _AHEAD and certified its key there; the stream's reading waited, and
+    # a key whose region was decided within _QUOTED_CALL got no wider window: it stayed
+    # refused, and each region was read the usual way, woken 4-6 times (driver runs a
+    # call): 290-330 ms at 32 KB in 8-character deltas, parse() 28 ms. Now its windows
+    # see as far as the reading needed (the least width that decides: storm._least_width),
+    # and each region after the first few takes the remembered outcome, no later.
+    from toolgram._lalr import driver as _driver
+
+    per = [_counted(unit * k, _driver.Driver, "run", size=size).calls for k in (100, 200)]
+    assert (per[1] - per[0]) / 100 <= 0.1, per

@@ -160,7 +160,7 @@ _BATCH = 64
 class Memo:
     """One reply's memo (Scanner.storm)."""
 
-    __slots__ = ("recent", "recent_chars", "known", "refused", "wide", "pending", "widened", "tag_ends", "streak", "ends", "run", "last", "probes", "owned")
+    __slots__ = ("recent", "recent_chars", "known", "refused", "wide", "exact", "pending", "widened", "tag_ends", "streak", "ends", "run", "last", "probes", "owned")
 
     def __init__(self) -> None:
         # (marker, look-behind, the window up to _closed_within's end) -> the window's
@@ -168,8 +168,14 @@ class Memo:
         # how many times that was set (prose_end's reuse of the last key asks).
         self.wide: dict = {}
         self.widened = 0
-        # A stream's: (memo.wide's entry, where the text after the marker begins) of a
-        # region its certification left undecided, until it is (_certify, region()).
+        # A stream's: memo.wide's entries whose width is the least on which a stream's
+        # reading of that text decides its region (_least_width): its regions are held for
+        # their windows and no _BATCH more, so that none is decided later than its own
+        # reading decides it.
+        self.exact: dict = {}
+        # A stream's: (memo.wide's entry, where the text after the marker begins, how much
+        # of it the certification held, the key, its relist) of a region its certification
+        # left undecided, until it is (_certify, region()).
         self.pending: tuple | None = None
         self.tag_ends: frozenset | None = None  # (_tag_ends)
         self.ends: dict = {}  # marker -> the end markers of the formats it begins (_closed_within)
@@ -224,10 +230,21 @@ def region(sc: Any, out: list, start: int, marker: str, final: bool) -> bool | N
         if memo.pending is not None:
             # (The region whose certification it waited on is decided by now, the text
             # being in prose again: on no more text than the stream holds.)
-            short, after = memo.pending
+            short, after, held, was, relisted = memo.pending
             memo.pending = None
-            if sc.base + len(sc.buf) - after >= _QUOTED_CALL:
+            seen = sc.base + len(sc.buf) - after
+            if seen >= _QUOTED_CALL:
                 _widen_short(memo, short, _AHEAD_LONG)
+            else:
+                # (Decided within that: its windows see as far as its reading needed. Only
+                # the wider case was widened before, and a region decided within it kept its
+                # key refused and no wider one: each region of the storm was read the usual
+                # way, a value left open until the dozen openers after it were told
+                # (`<function name="f"><param name="c">x` repeated, 8-character deltas,
+                # 32 KB: 293 ms, parse 28).)
+                least = _least_width(sc, was, after, held, seen, relisted)
+                if least is not None and _widen_short(memo, short, least):
+                    memo.exact[short] = least
         at = sc.base + start
         last, n = memo.streak.get(marker, (-1, 0))
         if at - sc.ended > _AHEAD:
@@ -249,7 +266,7 @@ def region(sc: Any, out: list, start: int, marker: str, final: bool) -> bool | N
             # own reading decides within _AHEAD for _AHEAD_LONG, once one region of
             # another text had waited: test_stream's quoted_calls_then_a_call_whose_
             # end_is_past_the_look, done 2,114 characters later.)
-            sc.hold = sc.base + key + _BATCH
+            sc.hold = sc.base + key
             return None
     else:
         key = _key_at(sc, memo, start, marker)
@@ -346,7 +363,7 @@ def _key_at(sc: Any, memo: Memo, start: int, marker: str) -> tuple | None:
 def key_of(sc: Any, start: int, marker: str, hold: bool = False) -> tuple | int | None:
     """The memo key of the region at `start`, or None where the memo does not apply
     (with `hold`, a stream's: where its window, widened, runs past the text, how long
-    the text must be to hold it)."""
+    the text must be to hold it and, but for an exact width (memo.exact), _BATCH more)."""
     buf = sc.buf
     memo = sc.storm
     ahead = _AHEAD if memo is None else _closed_within(memo, sc, buf, start, marker)
@@ -372,11 +389,12 @@ def key_of(sc: Any, start: int, marker: str, hold: bool = False) -> tuple | int 
         # that region's certification found it must. Only such windows: a storm of
         # fences, a few of which wait on a call, keeps the rest's short keys, which
         # come again; a window that reached 256 characters seldom does.)
-        wide = memo.wide.get((marker, len(behind), behind + buf[start : start + len(marker) + ahead]))
+        short = (marker, len(behind), behind + buf[start : start + len(marker) + ahead])
+        wide = memo.wide.get(short)
         if wide is not None:
             ahead = wide
             if start + len(marker) + ahead > len(buf):
-                return start + len(marker) + ahead if hold else None
+                return start + len(marker) + ahead + (0 if short in memo.exact else _BATCH) if hold else None
     return _key(sc, marker, start, len(behind), behind + buf[start : start + len(marker) + ahead])
 
 
@@ -529,7 +547,7 @@ def _certify(sc: Any, out: list, key: tuple, start: int, memo: Memo, final: bool
         memo.refused.add(key)
         if sc.region is not None:
             sc.mode = "region"
-            memo.pending = (_short(sc, memo, key, start), sc.base + start + len(marker))
+            memo.pending = (_short(sc, memo, key, start), sc.base + start + len(marker), len(sc.buf) - start - len(marker), key, relisted)
         return True
     got = _relative(out[n:], start), sc.pos - start, _relist(sc)
     listed = _logged(sc, log, start) if log else ()
@@ -564,6 +582,34 @@ def _certify(sc: Any, out: list, key: tuple, start: int, memo: Memo, final: bool
     return True
 
 
+def _least_width(sc: Any, key: tuple, after: int, held: int, seen: int, relisted: tuple | None) -> int | None:
+    """The least width after the marker of a window of the region whose key is `key`,
+    its text after the marker beginning at `after` in the reply, that a stream's reading
+    of it alone decides: more than `held` (the text its certification held, on which the
+    stream's own reading waited), at most `seen` (the text when it was decided, which the
+    delta that decided it, and the prose after it up to the next marker, may have brought
+    more of than the reading needed). None where the buffer no longer holds that text.
+    Held for `seen`, a region of the key was decided up to a delta (or a few characters of
+    prose) later than its own reading decides it: the memo's regions are held for this
+    width, no _BATCH more (memo.exact), and no later than that. (A reading that decides
+    on a text decides on any longer one: that is what a stream's wait is. The width's key
+    is certified as any other: its window's reading must decide as the usual one does.)"""
+    marker, back, _, window, line_call = key
+    at = after - sc.base  # (in the buffer)
+    if at - len(marker) < 0 or not sc.buf.startswith(window[back:], at - len(marker)):
+        return None
+    text = window[:back] + sc.buf[at - len(marker) : at + seen]
+    candidates = sc.by_marker[marker]
+    lo, hi = held, seen  # (lo does not decide; hi did)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if _stream_reading(sc, text[: back + len(marker) + mid], back, marker, candidates, line_call, (), relisted) is None:
+            lo = mid
+        else:
+            hi = mid
+    return hi
+
+
 def _short(sc: Any, memo: Memo, key: tuple, start: int) -> tuple:
     """The entry of memo.wide for `key`'s text up to _closed_within's end (the first part
     of its window, or all of it)."""
@@ -577,10 +623,13 @@ def _widen(sc: Any, memo: Memo, key: tuple, start: int, wide: int) -> None:
     _widen_short(memo, _short(sc, memo, key, start), wide)
 
 
-def _widen_short(memo: Memo, short: tuple, wide: int) -> None:
+def _widen_short(memo: Memo, short: tuple, wide: int) -> bool:
     if memo.wide.get(short, 0) < wide and len(memo.wide) < _KEPT:
         memo.wide[short] = wide
         memo.widened += 1
+        memo.exact.pop(short, None)
+        return True
+    return False
 
 
 def _to_note(sc: Any, items: list, marker: str, start: int, back: int, width: int, final: bool) -> tuple | None:
