@@ -876,6 +876,10 @@ class RegionReader:
                 self.lead = False
                 return None
             ahead = self.lead = RegionReader(sc, fmts, at, len(marker))
+            if final:
+                # (Where it tells none, the scanner reads that region next: its drivers that
+                # are done read it so, as begins_call's do (driver); it was read twice.)
+                sc.read_ahead = (buf, ahead)
         while True:
             # (The candidates in order, as run reads them: the first that reads it whole.)
             status, d = ahead.step(final)
