@@ -26,9 +26,11 @@ the continuation one a character for 64 characters, the rest in one delta. (`--c
                   was withdrawn and sent again;
   resent          a CallCancelled whose batch or a later one sends a call of the same
                   name that parse() keeps at the place the withdrawn one would have had
-                  (its id moved with its start);
+                  (its id moved with its start: no other call of that name is
+                  written between where the withdrawn id was made and the kept call);
   index           no call was withdrawn, and a CallStart's index or id is not parse()'s
-                  (its place in result.calls, result.to_openai_message()'s id);
+                  (its place in result.calls, result.to_openai_message()'s id); or,
+                  after a withdrawal, the calls not withdrawn are not parse()'s;
   withdrawn_ok    a CallCancelled for a call parse() lacks (allowed: prose, a tool not
                   offered, a failure);
   close           the stream's close() differs from parse().

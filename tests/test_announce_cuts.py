@@ -36,3 +36,22 @@ def test_the_openai_stream_withdraws_no_call_parse_keeps(case: dict) -> None:
     chunks = [chunk for ch in case["raw"] for chunk in cs.feed(ch)] + cs.close()
     withdrawn = [w for c in chunks for ch in c.get("choices", []) for w in (ch["delta"].get("toolgram") or {}).get("withdrawn", [])]
     assert [w for w in withdrawn if w["id"] in kept] == []
+
+
+def test_a_withdrawn_call_is_resent_only_where_it_was_the_kept_call() -> None:
+    # (The checker itself: a call announced at a block's opener and kept from its own
+    # opener is the same call sent again, gi54's class; a broken list's own call, withdrawn,
+    # then the next line's call kept, are two calls: pw54's "resent" replies.)
+    from types import SimpleNamespace
+
+    from _announce_contract import _same_call
+    from toolgram import CallStart
+    from toolgram._result.openai import id_for
+
+    block = "<tool_call>\n<function=f>\n<parameter=a>\nx\n</parameter>\n<oops>"
+    kept = SimpleNamespace(name="f", span=(12, 52))
+    assert _same_call(block, CallStart(index=0, name="f", id=id_for("f", 0)), kept)
+    lines = '[f(a="y", 4)]\n[f(a="z")]'
+    kept = SimpleNamespace(name="f", span=(15, 23))
+    assert not _same_call(lines, CallStart(index=0, name="f", id=id_for("f", 0)), kept)
+    assert _same_call(lines, CallStart(index=0, name="f", id="call_the_models_own"), kept)
