@@ -938,6 +938,16 @@ class Builder:
             elif d == "code":
                 code_text = _text(child, self.buf)
             elif d == "element":
+                if cut_open and child is last_arg and self.ended[2] is False and _tag_cut_unnamed(child):
+                    # (BFCL's `<param` the end of the reply cut before its `name=` came:
+                    # a parameter begun, its name unknown. Dropped as a cut, not read as
+                    # a nameless "item" that collected with a parameter of that name:
+                    # `{'item': [42, '']}`, issue 19. Its name may yet follow its other
+                    # attributes, `<param value="x"`: dropped too. Not where the last token
+                    # read closes something, `<param</params>`: that close ended it, as before.)
+                    _add(draft.repairs, ["closed_tag", "dropped_partial_argument", "cut_value"])
+                    short = True
+                    continue
                 cut = (self.ended[0], self._cut_markup) if cut_open and child is last_arg else None
                 elements.append(_element(child, draft.repairs, self.buf, cut=cut))
             elif d == "loose_args":
@@ -2962,6 +2972,15 @@ def _left_open(call: Tree) -> bool:
         if isinstance(last, Tree) and _rule(last) == "unclosed":
             return True
     return isinstance(last, Tok) and last.end_pos == last.start_pos
+
+
+def _tag_cut_unnamed(element: Tree) -> bool:
+    """Whether an element's open tag was cut (it ends with the empty `unclosed` in
+    the tag's place: `<param`, `<param type="string"`) before any `name=` was read."""
+    kids = element.children
+    if not kids or type(kids[-1]) is not Tree or _rule(kids[-1]) != "unclosed":
+        return False
+    return not any(type(c) is Tree and _rule(c) == "key" for c in kids)
 
 
 def _ends_unclosed(part: Tree) -> bool:
