@@ -703,19 +703,7 @@ class RegionReader:
                         if salvaged is not None:
                             return salvaged
                     if isinstance(region, Region):
-                        sc._prose(out, sc.pos, region.start)  # whitespace before an anchored region
-                        out.append(region)
-                        sc.pos = region.end
-                        sc.after_call(region.end, drv.fmt, region, start=region.start)
-                        cut = drv.cut_close
-                        if cut is not None and cut[0] >= region.end:
-                            # (Its payload, closed by its end marker, cut at a call after its
-                            # JSON: that end marker, the first in the prose after that call,
-                            # is this region's close, written around the call: markup, as a
-                            # Python region's left-out end marker is. Scanner.after_call.)
-                            sc.outer_watch = ((cut[1],), sc.base + cut[0], True)
-                        sc._end_region()
-                        return True
+                        return self._put(out, drv, region)
                     if not final and _marker_pending(self, drv):
                         return False  # (whether a marker follows tells whether its failure is told)
                     sc._note_failure(drv, region)
@@ -931,14 +919,23 @@ class RegionReader:
             sc.pos = end
             sc._end_region()
             return True
-        drv, region = led
+        return self._put(out, *led)
+
+    def _put(self, out: list, drv: Driver, region: Region) -> bool:
+        """Put out a region drv read: the blanks before it (an anchored region's) as
+        prose, the region, and the scanner on after it; the region ends."""
+        sc = self.sc
         sc._prose(out, sc.pos, region.start)
         out.append(region)
         sc.pos = region.end
         sc.after_call(region.end, drv.fmt, region, start=region.start)
         cut = drv.cut_close
         if cut is not None and cut[0] >= region.end:
-            sc.outer_watch = ((cut[1],), sc.base + cut[0], True)  # (as run: see there)
+            # (Its payload, closed by its end marker, cut at a call after its JSON: that
+            # end marker, the first in the prose after that call, is this region's close,
+            # written around the call: markup, as a Python region's left-out end marker
+            # is. Scanner.after_call.)
+            sc.outer_watch = ((cut[1],), sc.base + cut[0], True)
         sc._end_region()
         return True
 
