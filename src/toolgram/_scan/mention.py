@@ -708,25 +708,13 @@ def _tag_openers(fmt: Any, payload: frozenset) -> frozenset:
     break is a marker as a whole-token terminal is (rest_spans). A terminal the grammar
     follows otherwise anywhere (`</invoke>`, whole by itself) is none."""
     terms = fmt.compiled.terminals
-    rules: dict = {}
-    for rule in fmt.compiled.callbacks:
-        rules.setdefault(rule.origin.name, []).append(rule.expansion)
+    rules = _rules(fmt)
     reach: dict = {}
 
-    def reaches(sym: str) -> set:
-        # (The terminals under a rule, the rules under it followed down.)
-        if sym not in reach:
-            reach[sym] = found = set()
-            todo, seen = [sym], {sym}
-            while todo:
-                for expansion in rules.get(todo.pop(), ()):
-                    for x in expansion:
-                        if x.is_term:
-                            found.add(x.name)
-                        elif x.name not in seen:
-                            seen.add(x.name)
-                            todo.append(x.name)
-        return reach[sym]
+    def reaches(sym: Any) -> set:
+        if sym.name not in reach:
+            reach[sym.name] = _terminals_under(rules, (sym,))
+        return reach[sym.name]
 
     ok: dict = {}
     for expansions in rules.values():
@@ -741,7 +729,7 @@ def _tag_openers(fmt: Any, payload: frozenset) -> frozenset:
                     if lit and lit.endswith(">"):
                         closed = True
                         break
-                    if (x.name in payload) if x.is_term else (reaches(x.name) & payload):
+                    if (x.name in payload) if x.is_term else (reaches(x) & payload):
                         break
                 ok[sym.name] = ok.get(sym.name, True) and closed
     return frozenset(name for name, yes in ok.items() if yes)
@@ -758,31 +746,43 @@ def payload_terminals(fmt: Any) -> frozenset | None:
     found: frozenset | None = None
     named = frozenset(fmt.payload)
     if named:
-        rules: dict = {}
-        for rule in fmt.compiled.callbacks:
-            rules.setdefault(rule.origin.name, []).append(rule)
         # (Each symbol under such a rule, the rules under it followed down.)
-        todo = [
+        under = [
             sym
             for rule in fmt.compiled.callbacks
             if vocabulary.rule_name(rule.origin.name) in named or vocabulary.rule_name(rule.tree_name) in named
             for sym in rule.expansion
         ]
-        seen: set = set()
-        terms: set = set()
-        while todo:
-            sym = todo.pop()
-            if sym.name in seen:
-                continue
-            seen.add(sym.name)
-            if sym.is_term:
-                terms.add(sym.name)
-                continue
-            for rule in rules.get(sym.name, ()):
-                todo.extend(rule.expansion)
-        found = frozenset(terms)
+        found = frozenset(_terminals_under(_rules(fmt), under))
     derived["payload_terminals"] = found
     return found
+
+
+def _rules(fmt: Any) -> dict:
+    """fmt's grammar's rules by the name they expand: name -> their expansions."""
+    rules: dict = {}
+    for rule in fmt.compiled.callbacks:
+        rules.setdefault(rule.origin.name, []).append(rule.expansion)
+    return rules
+
+
+def _terminals_under(rules: dict, symbols: Any) -> set:
+    """The terminals among `symbols` and under the rules among them, those rules'
+    expansions followed down (rules: _rules')."""
+    todo = list(symbols)
+    seen: set = set()
+    terms: set = set()
+    while todo:
+        sym = todo.pop()
+        if sym.name in seen:
+            continue
+        seen.add(sym.name)
+        if sym.is_term:
+            terms.add(sym.name)
+            continue
+        for expansion in rules.get(sym.name, ()):
+            todo.extend(expansion)
+    return terms
 
 
 def _whole_token(marker: str) -> bool:
