@@ -313,9 +313,10 @@ class _ShutQuiet(_Quiet):
         end = n + len(text)
         if end >= self.need:
             return False
-        i = min((at for c in _SHUT_CHARS if (at := text.find(c)) >= 0), default=-1)
-        if i < 0:
+        m = _SHUT.search(text)
+        if m is None:
             return True
+        i = m.start()
         if end >= n + i + 3:
             return False
         self.need = n + i + 3
