@@ -81,6 +81,7 @@ Scanner.feed, Driver.absorbs).
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from typing import Any
@@ -140,6 +141,14 @@ def arguments_json(arguments: Any) -> str:
         return _ARGUMENTS_JSON(arguments)
     except (TypeError, ValueError):  # pragma: no cover - decoded payloads are JSON data
         return json.dumps(arguments, ensure_ascii=False, default=str)
+
+
+@functools.lru_cache(maxsize=64)
+def _py_markers(known: Any, own: tuple[str, ...]) -> tuple[str, ...]:
+    """StreamParser._py_markers: the region's markers `own`, then the call openers of
+    `known` (the formats read: one Markers a set of formats) of four characters or more
+    that begin with `<` or `[`."""
+    return own + tuple(m for m in known.by_marker if len(m) > 3 and m[0] in "<[" and m not in own)
 
 
 class StreamParser:
@@ -642,18 +651,7 @@ class StreamParser:
         that call), or keep the marker as the string's text; what was sent before the
         marker is the start of either (issue 21: sent as the value's text, the call was
         withdrawn and sent again)."""
-        own = self._scanner.region_markers()
-        known = self._scanner._markers  # (one per set of formats: what is worked out is kept on it)
-        memo = known.__dict__.get("_py_markers")
-        if memo is None:
-            memo = known._py_markers = {None: tuple(m for m in known.by_marker if len(m) > 3 and m[0] in "<[")}
-        got = memo.get(own)
-        if got is None:
-            if len(memo) >= 64:
-                memo.clear()
-                memo[None] = tuple(m for m in known.by_marker if len(m) > 3 and m[0] in "<[")
-            got = memo[own] = own + tuple(m for m in memo[None] if m not in own)
-        return got
+        return _py_markers(self._scanner._markers, self._scanner.region_markers())
 
     def _announce(
         self,

@@ -28,6 +28,7 @@ Work is in proportion to the text fed: what is held is bounded.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 
@@ -60,9 +61,15 @@ _AFTER_OTHER = "after_other"  # (after the first quote of the other kind in a qu
 _BRACKET_AFTER = regex.compile(r"[ \t]*[\]<]")
 
 
-# (What a PyEcho works out of its markers, per markers tuple: a stream makes one per call,
-# with the same markers.)
-_DERIVED: dict[tuple, tuple] = {}
+@functools.lru_cache(maxsize=64)
+def _derived(markers: tuple) -> tuple:
+    """What a PyEcho works out of its markers (kept per markers tuple: a stream makes one
+    per call, with the same markers): the markers, the first characters that may begin
+    one, the longest's length, and the pattern of a quoted value's plain text."""
+    kept = tuple(m for m in markers if m)
+    firsts = "".join(sorted({m[0] for m in kept} - {'"', "'", "\\", "\n", "\r"}))
+    plain = re.compile("[^\"'\\\\\n\r" + re.escape(firsts) + "]+") if firsts else _PLAIN
+    return kept, frozenset(firsts), max(map(len, kept), default=0), plain
 
 
 def _quoted(text: str) -> str:
@@ -76,15 +83,7 @@ class PyEcho:
         # closes it, closed_json). A quoted value's text that may begin one is held until
         # it shows whether it does; one that does stops the echo (the rest comes with the
         # call's end), never sent as the value's text (QA19 R14).
-        got = _DERIVED.get(markers)
-        if got is None:
-            if len(_DERIVED) >= 64:
-                _DERIVED.clear()
-            kept = tuple(m for m in markers if m)
-            firsts = "".join(sorted({m[0] for m in kept} - {'"', "'", "\\", "\n", "\r"}))
-            plain = re.compile("[^\"'\\\\\n\r" + re.escape(firsts) + "]+") if firsts else _PLAIN
-            got = _DERIVED[markers] = (kept, frozenset(firsts), max(map(len, kept), default=0), plain)
-        self.markers, self.firsts, self.longest, self.plain = got
+        self.markers, self.firsts, self.longest, self.plain = _derived(tuple(markers))
         self.mheld = ""  # a quoted value's text that may begin a marker
         self.stopped = False
         self.done = False  # the call's `)` came
