@@ -917,9 +917,9 @@ class Builder:
                 reaches = cut_open and self._reaches(value)
                 said = self._string_said(text, (_extent(value) or (-1, -1))[0], True) if reaches else None
                 if said is not None:
-                    text, reaches, short = said, False, False
+                    (text, said_end), reaches, short = said, False, False
                     if draft.span:
-                        draft.span = (draft.span[0], self._said_end)
+                        draft.span = (draft.span[0], said_end)
                 elif reaches:
                     short = _repair.cut_short(text + self._spaced())
                     text = self._cut_text(text, short)
@@ -1176,8 +1176,8 @@ class Builder:
             reaches = cut_open and e == ended  # (_reaches: its extent is its token's)
             said = self._string_said(text, s, len(children) == 2) if reaches else None
             if said is not None:
-                text, reaches, short = said, False, False
-                hi = e = said_end = self._said_end  # (the call ends with its string: _string_said)
+                (text, said_end), reaches, short = said, False, False
+                hi = e = said_end  # (the call ends with its string: _string_said)
             elif reaches:
                 short = _repair.cut_short(text + self._spaced())
                 text = self._cut_text(text, short)
@@ -1798,9 +1798,7 @@ class Builder:
         _add(repairs, [got[1]])
         return got[0]
 
-    _said_end = -1  # (_string_said: where the string that ended the call ends in buf)
-
-    def _string_said(self, text: str, at: int, keyword: bool) -> str | None:
+    def _string_said(self, text: str, at: int, keyword: bool) -> tuple[str, int] | None:
         """A keyword's Python value that the end of the reply cut, the call's `)` never
         written, where it is a quoted string whose quote closed it, then a line break and a
         line of prose to the end (`[get_weather(city="Paris"\nDone.`): the model left out
@@ -1809,7 +1807,8 @@ class Builder:
         prose is the reply's text (_tail). Issue 21: read as the text `"Paris"\nDone.`
         (unquoted_string), the call a stream had sent `{"city": "Paris` of was withdrawn
         and sent again; a reading that holds the string, as a line break before the prose
-        in a JSON value does (_value_then_prose). `at`: where text starts in buf. None
+        in a JSON value does (_value_then_prose). `at`: where text starts in buf. The
+        string's text and where it ends in buf; None
         where it is not so (text after the quote on its line, `"a" + "b"`, is the value's
         text as before; so is the next keyword with no comma, missing_comma). Not where
         the calls are the whole reply (bare_pythonic's anchor: a call that prose follows is
@@ -1822,8 +1821,7 @@ class Builder:
             return None
         end, prose_start, prose_end = split
         self._tail = Prose(text[prose_start:prose_end], (at + prose_start, at + prose_end))
-        self._said_end = at + end
-        return text[:end]
+        return text[:end], at + end
 
     def _cut_text(self, text: str, short: bool) -> str:
         """A Python value's text where the end of the reply cut it short: with the
