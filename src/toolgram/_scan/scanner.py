@@ -2110,6 +2110,13 @@ class Scanner(MarkerSearch):
             self.pos = max(self.pos, end)
             return False
         # The block never closed: read the rest as prose-that-is-reasoning, calls included.
+        # (Its lines are reasoning, not the lines of a broken reply-opening list's run:
+        # relist ends at the opener, as where a line break came before it. Kept on, a
+        # list on the block's next line was read as such a run's (no tools: its error
+        # told, or its call kept) only where the opener stood on the list's line, and a
+        # stream, which shows that reasoning as it comes, never read it so: fuzz seed 7
+        # #112343487.)
+        self.relist = False
         self.in_open_think = True
         self.mode = "prose"
         self.after_think = "prose"
