@@ -546,10 +546,18 @@ def coerce_param(
             # `[10+2*5, 2]`): keep it as the text it is. Not text whose brackets do not
             # pair (`city="Par"is")]`: a stray quote ran on over the call's closing
             # brackets): that is broken, and no value.
-            if _repair.stray_quote(text) or _repair.runs_over(text):
+            # (A `,` the value's text ends with, the end of the reply right after it, is
+            # the separator before the next keyword, as after `"Paris",`: `"Par"is",` is
+            # the stray quote `"Par"is"` too, issue 21.)
+            if _repair.stray_quote(text[:-1].rstrip() if text[-1:] == "," else text) or _repair.runs_over(text):
                 raise
             if any(text.count(o) != text.count(c) for o, c in _PAIRS):
                 raise
+            # A string whose quote is still open at the end, quotes inside it (a call
+            # quoted in the value, its close left out): its text after the quote.
+            opened = _repair.left_open(text)
+            if opened is not None:
+                return opened, ("closed_json", "unescaped_quotes")
             return text, ("unquoted_string",)
         return value, tuple(r for r in repairs if r not in _NATIVE_PY)
     return _scalar(frame(raw, framing, closed), _hint(typ), kinds_of(prop, root))

@@ -522,6 +522,31 @@ def unquoted_inside(text: str) -> str | None:
     return _ESCAPE.sub(_unescape, body) if "\\" in body else body
 
 
+def left_open(text: str) -> str | None:
+    """The value of `text`, a quoted value Python cannot read, where the string its first
+    quote opens is still open at its end: its own quotes inside, unescaped, pair up after
+    that first one (`"Paris <tool_call>{"name": "s"}</tool_call>`, a call quoted in the
+    value, then the call's close left out): its text after that quote, escapes read, as a
+    string the end cut is read (`"Paris`: closed_json). Issue 21: read as its text from
+    the quote (unquoted_string), the value a stream had sent `Paris ` of began with a
+    quote, and the call was withdrawn. None when it is not such a value (one that ends
+    with its quote is whole: unquoted_inside, stray_quote)."""
+    quote = text[:1]
+    if quote not in _QUOTES or len(text) < 2 or (text[-1] == quote and not escaped(text, len(text) - 1)):
+        return None
+    count = 0
+    at = text.find(quote)
+    while at >= 0:
+        apostrophe = quote == "'" and text[at - 1 : at].isalnum() and text[at + 1 : at + 2].isalnum()
+        if not apostrophe and not escaped(text, at):
+            count += 1
+        at = text.find(quote, at + 1)
+    if count % 2 == 0:
+        return None
+    body = text[1:]
+    return _ESCAPE.sub(_unescape, body) if "\\" in body else body
+
+
 def runs_over(text: str) -> bool:
     """Whether `text`, a value that opens with a quote, ran on past where the call's
     structure ends it (quoted_end): a quote of its kind inside it is followed by `)`
