@@ -915,7 +915,8 @@ class Builder:
                 value = _find(child, "value")
                 text = _text(value, self.buf)
                 reaches = cut_open and self._reaches(value)
-                said = self._string_said(text, (_extent(value) or (-1, -1))[0], True) if reaches else None
+                extent = _extent(value) or (-1, -1)
+                said = self._string_said(text, extent[0], True) if reaches or (child is parts[-1] and self._close_left_out(extent[1])) else None
                 if said is not None:
                     (text, said_end), reaches, short = said, False, False
                     if draft.span:
@@ -1174,7 +1175,7 @@ class Builder:
             else:
                 text = buf[s:e] if e > s else ""
             reaches = cut_open and e == ended  # (_reaches: its extent is its token's)
-            said = self._string_said(text, s, len(children) == 2) if reaches else None
+            said = self._string_said(text, s, len(children) == 2) if reaches or (child is parts[-1] and self._close_left_out(e)) else None
             if said is not None:
                 (text, said_end), reaches, short = said, False, False
                 hi = e = said_end  # (the call ends with its string: _string_said)
@@ -1822,6 +1823,20 @@ class Builder:
         end, prose_start, prose_end = split
         self._tail = Prose(text[prose_start:prose_end], (at + prose_start, at + prose_end))
         return text[:end], at + end
+
+    def _close_left_out(self, end: int) -> bool:
+        """Whether the call's last argument, its value's text ending at `end`, is followed
+        (blanks between) by the region's end marker or closing fence: the call's `)` and
+        the list's `]` were never written, the driver supplied them there (close_before,
+        closed_bracket). Issue 21: `<|tool_call_start|>[get_weather(city="Paris"\nDone.
+        <|tool_call_end|>` is read as the end of the reply cut it (_string_said), the
+        string the value and the prose the reply's text, not the text `"Paris"\nDone.`
+        that a stream which had sent `{"city": "Paris` withdrew."""
+        ends, buf = self.fmt.ends, self.buf
+        if not ends or buf is None or end < 0:
+            return False
+        at = _BLANKS.match(buf, end).end()
+        return any(buf.startswith(m, at) for m in ends)
 
     def _cut_text(self, text: str, short: bool) -> str:
         """A Python value's text where the end of the reply cut it short: with the
@@ -2692,6 +2707,7 @@ NESTED: ContextVar[bool] = ContextVar("toolgram_nested_calls", default=False)
 
 # After a Python string's closing quote: blanks holding a line break, then a line that
 # begins with a letter (prose; not a bracket, an operator, a quote or a keyword's `=`).
+_BLANKS = re.compile(r"[ \t\r\n]*")
 _PROSE_LINE = re.compile(r"[ \t]*\r?\n\s*(?=[^\W\d_])")
 
 
