@@ -286,6 +286,12 @@ def build_shapes(formats: list[str] | None, quick: bool) -> list[Shape]:
         add("pythonic cut call, keyword repeated", "x', b='", ["run"], "[run(cmd='a', b='")
         add("pythonic call, keyword repeated, closed", "x', b='", ["run"], "[run(cmd='a', b='", tail="')]")
         add("pythonic calc_absolute_pressure list*k", PYTHONIC_LINE, ["calc_absolute_pressure"])
+        # Plain lists, one a line (pyframe reads them), the reply cut inside the last: the
+        # salvage replayed the region from its start, and read it again up to each point,
+        # by the driver's own lexer (1 s at 32 KB for the first).
+        add("pythonic plain list*k, the last cut after its call's )", "[f(1, 2)]\n", tail="[f(1, 2)")
+        add("pythonic plain list*k, the last cut inside its call", "[f(1, 2)]\n", tail="[f(1")
+        add("pythonic plain list of two calls*k, the last cut", "[f(a=1), g(b=2)]\n", ["f", "g"], tail="[f(a=1), g(b=2)")
         for path in sorted((CORPUS / "pythonic").glob("*.txt")):
             stem = path.name[:-4]
             if quick and stem.startswith("smollm2_"):

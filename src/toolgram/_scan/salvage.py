@@ -891,6 +891,14 @@ def salvage_points(failed: Driver, buf: str, final: bool, at_marker) -> tuple[li
         later = failed.checkpoints[-1:]
         if later and not later[0].between:
             later += [p for p in failed.checkpoints[::-1] if p.between][:1]
+        if not inner and len(failed.checkpoints) > 1 and failed.checkpoints[-2] not in later:
+            # (And the one before the last, latest first: a replay from the last finds no
+            # point between calls where the end cut the list after it, before its `]`
+            # (pyframe's checkpoint after that list's last call), and one from the point
+            # between lists before it finds the one the replay from the region's start
+            # finds: the last such point, the marks after a checkpoint the same either
+            # way. A thousand plain lists, the last cut, were replayed whole for it.)
+            later = sorted([*later, failed.checkpoints[-2]], key=lambda p: p.pos, reverse=True)
     for point in [*later, None]:
         drv = Driver(failed.fmt, failed.start, failed.brackets, failed.cutter, failed.lines)
         if failed.listed is not None:
