@@ -2804,7 +2804,12 @@ def _work_per_parameter(fmt: Any, closed: bool, monkeypatch: pytest.MonkeyPatch)
     """Per parameter of a call of parameters whose closes were left out (what 400 cost
     more than 200): the driver's lexings, takes' simulations, the nesting check's
     readings of the openers ahead (nest._openers_ahead) and the tags it stepped over
-    (nest._step, each read once per driver: d.nest_chain)."""
+    (nest._step, each read once per text: d.nest_chain)."""
+    return _work_per_unit(lambda k: _open_parameters(fmt, k, closed), ["search"], monkeypatch)
+
+
+def _work_per_unit(raw_of: Any, tools: Any, monkeypatch: pytest.MonkeyPatch) -> dict[str, float]:
+    """_work_per_parameter's counts, per unit of the reply raw_of(k) (k = 200, 400)."""
     from toolgram._lalr import driver as _driver
     from toolgram._lalr import nest as _nest
 
@@ -2836,7 +2841,7 @@ def _work_per_parameter(fmt: Any, closed: bool, monkeypatch: pytest.MonkeyPatch)
         m.setattr(_nest, "_walk_on", walked)
         for k in (200, 400):
             counts.clear()
-            toolgram.parse(_open_parameters(fmt, k, closed), ["search"])
+            toolgram.parse(raw_of(k), tools)
             got.append(dict(counts))
     return {name: (got[1].get(name, 0) - got[0].get(name, 0)) / 200 for name in ("lex", "takes", "openers_ahead", "step")}
 
@@ -2868,6 +2873,33 @@ def test_open_parameters_do_bounded_work_each(name: str, closed: bool, monkeypat
         assert work["takes"] <= 0.1, work
     else:
         assert work["lex"] <= {"kimi_k3_open_close": 13.1}.get(name, 5.1), work  # (GLM's five tokens a parameter; Kimi K3's thirteen)
+
+
+def _distinct_cut_calls(fmt: Any, k: int) -> str:
+    """k calls of the format, each cut in its one parameter's value, the values all
+    different, each written three times (`<function=f>\n<parameter=city>Nanj7` ...): the
+    storm memo (_scan/storm.py) shares no region's reading."""
+    call_open = fmt.stream_call[0].split(" | ")[0].replace("{call}", "").replace("{attrs}", "").replace("{name}", "get_weather").replace("{id}", "0")
+    param = fmt.stream_param[0].replace("{key}", "city").replace("{type}", "string" if "type=" in fmt.stream_param[0] else "true")
+    start = fmt.starts[0] if fmt.starts and not call_open.startswith(fmt.starts[0]) else ""
+    unit = (start + "\n" if start else "") + call_open + "\n" + param
+    return "".join(unit + "Nanj%d" % (i // 3) for i in range(k))
+
+
+@pytest.mark.parametrize("name", sorted(n for n, f in default_registry().formats.items() if f.stream_param is not None))
+def test_cut_calls_of_distinct_values_step_each_opener_once(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Issue 17: a storm of calls each cut in its value, the values all different (the
+    # memo shares none): each value left open is decided by the dozen openers after it
+    # (nest._deep_run), and each call is a region of its own, a driver of its own. The
+    # walk of the openers (nest._openers_ahead, read on by four dozen at a time) was the
+    # driver's: each call's driver stepped some 60 openers again (150-380 ms at 32 KB,
+    # no tools). It is the text's now (shared by the drivers of one text: Scanner.
+    # nest_walks), each opener stepped about once: 0-4 steps a call (two to four tags),
+    # where each call's driver took 27-62.
+    fmt = default_registry().formats[name]
+    work = _work_per_unit(lambda k: _distinct_cut_calls(fmt, k), None, monkeypatch)
+    assert work["step"] <= 4.5, work
+    assert work["openers_ahead"] <= 0.3, work
 
 
 @pytest.mark.parametrize("size", [1, 8])

@@ -305,6 +305,8 @@ class Driver:
         # Where a reading past a value's stop, at x, meets its next declared tag: x -> (the
         # text that tells it, the tag's start, whether it is an opener that opens a part).
         # See nest._openers_ahead.
+        # (Both the text's: RegionReader.driver gives each driver of a text the same two,
+        # per nest, Scanner.nest_walks.)
         self.nest_chain: dict = {}
         self.nest_walk: list | None = None  # (the openers nest._openers_ahead met one after another: see there)
         self.nest_found: tuple | None = None  # (the text, and the tags through_nest's readings met in it: see there)

@@ -1071,12 +1071,15 @@ def _openers_ahead(d: Any, nest: Any, buf: str, x: int, k: int, bound: int) -> l
     each, and past _DEPTH ends the value at its stop). An opener its closer pairs with
     at once is passed over (_step: pushed and popped, where the reading is below _DEPTH;
     at _DEPTH, the next opener's count ends the value at its stop as well). Each step is
-    found once per driver, kept with the text that tells it (_step): one the text so far
+    found once per text, kept with the text that tells it (_step): one the text so far
     does not tell ends the list.
     The openers found one after another are kept in order too (d.nest_walk): the next
     value's reading, which starts one tag further on, takes its list as a slice of
     that, its text compared at once, not tag by tag (a thousand parameters whose closes
-    were left out asked the same dozen tags again at each value: half of their cost)."""
+    were left out asked the same dozen tags again at each value: half of their cost).
+    The walk is the text's too, shared by the drivers of one text (Scanner.nest_walks,
+    kept in place): a storm of calls each cut in its value, each call a driver, read the
+    dozen openers after each value again, and its walk on by four dozen more."""
     walk = d.nest_walk
     met: list = []
     i = walk[1].get(x) if walk is not None else None
@@ -1127,7 +1130,10 @@ def _openers_ahead(d: Any, nest: Any, buf: str, x: int, k: int, bound: int) -> l
             walk[6] = missed
             walk = None
         else:
-            walk = d.nest_walk = [buf, {}, [], [], [], 0, missed]
+            if walk is None:
+                walk = d.nest_walk = [buf, {}, [], [], [], 0, missed]
+            else:
+                walk[:] = buf, {}, [], [], [], 0, missed  # (in place: shared by the drivers of one text)
     if walk is not None:
         index, starts, mets, tolds = walk[1], walk[2], walk[3], walk[4]
     while len(met) < k:
@@ -1259,7 +1265,8 @@ def _step(d: Any, nest: Any, buf: str, x: int) -> Any:
     opener whose closer is the next tag (`<arg_key>q</arg_key>`), neither closing itself
     nor the value's own, is pushed and popped at once: passed over (a call of GLM
     parameters whose closes were left out pairs one between each value's opener). Kept
-    per driver with the text that tells it (d.nest_chain): another value's reading finds
+    per text with the text that tells it (d.nest_chain, the drivers' of one text: Scanner.
+    nest_walks): another value's reading, or another call's driver's, finds
     it again where that text is the same, whatever came after it (a stream's later text)."""
     chain = d.nest_chain
     got = chain.get(x)

@@ -518,6 +518,21 @@ class RegionReader:
         # (The scanner's find, not this reader's: a driver holding this reader through it would
         # make a cycle, and each parse's trees would wait for the collector's full pass.)
         drv = Driver(fmt, start, sc.brackets, (sc._markers_from, room, sc.prefixes, sc.find, sc.call_reads_at, sc.turn_list, sc.call_re, sc.call_before, sc.cut_symbols, sc.cut_keys), lines)
+        nest = drv.c.nest
+        if nest is not None:
+            # (The steps and the walk of the openers after a value's stop are the text's,
+            # each kept with the text that tells it: shared by the drivers of the format's
+            # nest on one text, so that each opener is stepped once, not once per region.
+            # A storm of cut calls, each value left open, each call a driver: each driver
+            # walked the dozen openers after its value, and read its walk on by four dozen
+            # more, 0.4 ms a call; nest._openers_ahead.)
+            walks = sc.nest_walks
+            if walks is None:
+                walks = sc.nest_walks = {}
+            shared = walks.get(id(nest))  # (a nest is no key: a dict; the scanner's formats hold it)
+            if shared is None:
+                shared = walks[id(nest)] = ({}, [None, {}, [], [], [], 0, 0])
+            drv.nest_chain, drv.nest_walk = shared
         drv.listed = -1  # (see run)
         drv.listed_log, drv.listed_hint, drv.own_hint = sc.listed_log, sc.listed_hint, sc.own_hint  # (the storm memo's: see Driver.listed_log)
         return drv

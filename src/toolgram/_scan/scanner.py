@@ -235,6 +235,7 @@ class Scanner(MarkerSearch):
     held = ""  # the text held back at the end of prose (buf[pos:])
     finds: Any = None  # find's answers: (the buffer, {text: (since, at)}), for two buffers
     brackets: Any = None  # the drivers' _repair.BracketIndex (made with the first driver)
+    nest_walks: Any = None  # the drivers' nest walks, per nest (RegionReader.driver: made with the first)
     turn_cut: Any = None  # (the text, where its end-of-turn token is, the text before it): region.py
     read_ahead: Any = None  # (the text, the RegionReader begins_call read ahead in it): region.py
     twins: Any = None  # ({(marker, format): {an earlier candidate: texts}}): region._twins_of

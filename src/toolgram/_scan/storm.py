@@ -980,7 +980,7 @@ def _stream_reading(sc: Any, window: str, back: int, marker: str, candidates: li
     # (Where the last line of calls ended, as the key has it: in the window, or none.)
     o.line_call_end = back - line_call if line_call >= 0 else -1
     o.reply_end = -1
-    o.finds = o.brackets = o.sink = o.waiting = o.start_test = o.plain = o.observer = None
+    o.finds = o.brackets = o.nest_walks = o.sink = o.waiting = o.start_test = o.plain = o.observer = None
     o.mf_buf, o.mf_found, o.mf_first, o.mf_kept, o.mf_spare = None, {}, (-1, -1), None, None
     o.word_buf, o.word_next, o.word_first, o.symbol_next = None, {}, None, None
     o.whole_next, o.whole_keys = None, []
@@ -1207,7 +1207,7 @@ _RESTART = "\n"
 # value as it is, or an (end markers, place) watch. Any other that changes: refused.
 _REPLY_AT = ("ended", "read_to", "call_to", "line_call_end", "closed_at")
 _AS_IS = ("relist", "relist_tail", "relist_open", "relist_quote", "relisted", "line_restart", "end_watch", "watch_outer", "watch_anchored", "closer", "closer_turn", "mode", "region")
-_CACHES = frozenset(("brackets", "turn_hits", "turn_cut", "reply_end", "storm", "pos", "finds", "mf_buf", "mf_found", "mf_first", "mf_kept", "mf_spare",
+_CACHES = frozenset(("brackets", "nest_walks", "turn_hits", "turn_cut", "reply_end", "storm", "pos", "finds", "mf_buf", "mf_found", "mf_first", "mf_kept", "mf_spare",
                      "word_buf", "word_next", "word_first", "symbol_next", "whole_next", "whole_keys", "opener_runs", "listed_log", "outer_watch"))
 # (All the fields above, and the watch for stray closers: _state.)
 _SET = frozenset((*_REPLY_AT, *_AS_IS, "stray")) | _CACHES
@@ -1405,7 +1405,7 @@ def _restart_reading(sc: Any, key: tuple, candidates: list, places: tuple) -> tu
     o.line_call_end = back - line_call if line_call >= 0 else -1
     o.outer_watch = None if watch is None else (watch[0], watch[1] + back, *watch[2:])
     o.reply_end = -1
-    o.finds = o.brackets = o.sink = o.waiting = o.start_test = o.plain = o.observer = None
+    o.finds = o.brackets = o.nest_walks = o.sink = o.waiting = o.start_test = o.plain = o.observer = None
     o.turn_hits = o.turn_cut = None
     o.mf_buf, o.mf_found, o.mf_first, o.mf_kept, o.mf_spare = None, {}, (-1, -1), None, None
     o.word_buf, o.word_next, o.word_first, o.symbol_next = None, {}, None, None
