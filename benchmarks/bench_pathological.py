@@ -3,6 +3,7 @@ repeated, each left broken or each a valid call, at growing sizes.
 
     python benchmarks/bench_pathological.py [--sizes 4,8,16,32] [--formats hermes,lfm2]
                                             [--quick] [--timeout 20] [--top 25] [--all]
+                                            [--match TEXT]
 
 Shapes, for every built-in format and each of its start markers M (a marker several
 formats share is one shape, named after the first of them):
@@ -26,7 +27,11 @@ many elements, 1.5 times the size, so that max_chars cuts it at 32 KB; a MiniMax
 `<parameter name="a">x</parameter>` lines and a Kimi K3 call with prose after its argument's
 close then `</parameter>` lines (QA11 D7: streams); for each format whose header declares
 stream_param, a call of parameters whose closes are all left out (`<parameter=q>x\n`
-repeated: open parameters), then the call's closers, or cut there (Q11, Q12); and pythonic lists repeated with their tools: "[calc_absolute_pressure(gauge_pressure=2.5,
+repeated: open parameters), then the call's closers, or cut there (Q11, Q12), and calls
+of it each cut in their one value, the values all different, each written three times
+(`Nanj0` three times, `Nanj1` ...: cut calls, distinct values; the storm memo shares
+none), that storm on one line for MiniCPM5 and Qwen3-Coder, and Hermes's JSON cut so
+(issue 17); and pythonic lists repeated with their tools: "[calc_absolute_pressure(gauge_pressure=2.5,
 atm_pressure=1.0)]\\n", and each tests/corpus/pythonic/*.txt (--quick: the hand-written
 ones, not smollm2_*).
 
@@ -50,6 +55,8 @@ growth ratio (over parse and the 8-character stream, of times of at least 2 ms),
 worst stream/parse ratio (the 8-character stream at the largest size; the 1-character
 one at its largest; of parses of at least 1 ms). The machine's noise moves a growth ratio by a quarter or more:
 check a suspect one at more sizes (--formats X --sizes 4,8,16,32,64).
+
+--match TEXT: only the shapes whose name holds TEXT ("distinct values").
 
 --quick: sizes 16 and 32 KB, so the 1-character stream runs at 16 KB only (its growth
 is not measured), the hand-written pythonic cases only, timeout 10 s.
@@ -112,6 +119,13 @@ OPENER_LINES = [
      "</\uff5cDSML\uff5c parameter>\n</\uff5cDSML\uff5c invoke>\n</\uff5cDSML\uff5c calls>"),
 ]
 
+# Calls cut in their value, one a unit, the value's `%d` counted (Shape.distinct).
+DISTINCT = [
+    ("minicpm5_function_param", '<function name="get_weather"><param name="city">Nanj%d'),
+    ("qwen3_coder_xml", "<function=get_weather><parameter=city>Nanj%d"),
+    ("hermes", '<tool_call>{"name":"get_weather","arguments":{"city":"Nanj%d'),
+]
+
 _K3_CALL = '<|open|>tools<|sep|><|open|>call tool="write" index="1"<|sep|><|open|>argument key="content" type="string"<|sep|>'
 
 
@@ -127,9 +141,19 @@ class Shape:
     suffix: str = ""  # a closer written once for each unit, after them all (a nesting closed)
     tail: str = ""  # written once at the end (a call's close)
     over: float = 1.0  # the reply is this many times the size (past max_chars: cut by it)
+    # Where > 0: the unit holds a `%d`, and the k-th unit is written with k // distinct
+    # there (each value written `distinct` times, all of them different), cut to the size.
+    distinct: int = 0
 
     def raw(self, size: int) -> str:
         size = int(size * self.over)
+        if self.distinct:
+            units, n, k = [], len(self.prefix) + len(self.tail), 0
+            while n < size:
+                units.append(self.unit % (k // self.distinct))
+                n += len(units[-1])
+                k += 1
+            return (self.prefix + "".join(units))[: size - len(self.tail)] + self.tail
         k = max(1, (size - len(self.prefix) - len(self.tail)) // max(1, len(self.unit) + len(self.suffix)))
         return self.prefix + self.unit * k + self.suffix * k + self.tail
 
@@ -192,19 +216,28 @@ def open_parameters(fmt: Any) -> tuple[str, str, str]:
     return (start + "\n" if start else "") + call_open + "\n", param + "x\n", call_close + ("\n" + end if end else "")
 
 
+def cut_call(fmt: Any) -> str:
+    """A call of the format as open_parameters writes it, named get_weather, up to its one
+    parameter's value (`city`)."""
+    call_open = fmt.stream_call[0].split(" | ")[0].replace("{call}", "").replace("{attrs}", "").replace("{name}", "get_weather")
+    param = fmt.stream_param[0].replace("{key}", "city").replace("{type}", "string" if "type=" in fmt.stream_param[0] else "true")
+    start = fmt.starts[0] if fmt.starts and not call_open.startswith(fmt.starts[0]) else ""
+    return (start + "\n" if start else "") + call_open + "\n" + param
+
+
 def build_shapes(formats: list[str] | None, quick: bool) -> list[Shape]:
     shapes: list[Shape] = []
     seen: dict[tuple, Shape] = {}
 
-    def add(name: str, unit: str, tools: Any = None, prefix: str = "", suffix: str = "", tail: str = "", over: float = 1.0) -> None:
-        key = (prefix, unit, suffix, tail, over, json.dumps(tools, sort_keys=True))
+    def add(name: str, unit: str, tools: Any = None, prefix: str = "", suffix: str = "", tail: str = "", over: float = 1.0, distinct: int = 0) -> None:
+        key = (prefix, unit, suffix, tail, over, distinct, json.dumps(tools, sort_keys=True))
         if key in seen:
             first = seen[key]
             fmt = name.split(" ", 1)[0]
             if fmt not in first.notes and fmt != first.name.split(" ", 1)[0]:
                 first.notes = (first.notes + ", " if first.notes else "also ") + fmt
             return
-        seen[key] = Shape(name, unit, tools, prefix=prefix, suffix=suffix, tail=tail, over=over)
+        seen[key] = Shape(name, unit, tools, prefix=prefix, suffix=suffix, tail=tail, over=over, distinct=distinct)
         shapes.append(seen[key])
 
     for fmt in default_registry().select(None):
@@ -253,6 +286,15 @@ def build_shapes(formats: list[str] | None, quick: bool) -> list[Shape]:
         prefix, unit, tail = open_parameters(fmt)
         add(f"{fmt.name} open parameters, then the closers", unit, ["search"], prefix, tail=tail)
         add(f"{fmt.name} open parameters, cut", unit, ["search"], prefix)
+        # Calls each cut in their one value, the values all different, each written three
+        # times (`<function=get_weather>\n<parameter=city>\nNanj7` ...), no tools: the
+        # storm memo shares none of them, and each call's driver walked the dozen openers
+        # after its value again, and four dozen more (150-380 ms at 32 KB, issue 17).
+        add(f"{fmt.name} cut calls, distinct values", cut_call(fmt).replace("%", "%%") + "Nanj%d", distinct=3)
+    # The same storm as the distinct values' above, written on one line, and JSON's.
+    for fmt, unit in DISTINCT:
+        if not formats or fmt in formats:
+            add(f"{fmt} cut calls on one line, distinct values", unit, distinct=3)
     if not formats or "minimax_m3_nested_xml" in formats:
         # One call of many elements, 1.5 times the size: past 32 KB max_chars cuts it,
         # at a close tag or the `]<]` of one (a salvage read it all again: ~100 ms).
@@ -415,6 +457,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-memory-mb", type=int, default=4096, help="address-space limit of the child (0: none)")
     ap.add_argument("--top", type=int, default=25, help="slowest shapes to show")
     ap.add_argument("--all", action="store_true", help="show every shape")
+    ap.add_argument("--match", default=None, help="only the shapes whose name holds this text")
     args = ap.parse_args(argv)
 
     sizes_kb = [int(s) for s in args.sizes.split(",")] if args.sizes else ([16, 32] if args.quick else [4, 8, 16, 32])
@@ -434,6 +477,8 @@ def main(argv: list[str] | None = None) -> int:
             toolgram.parse(m + SYNTHETIC_PAYLOAD)
             _stream(m + SYNTHETIC_PAYLOAD, None, 8)
     shapes = build_shapes(formats, args.quick)
+    if args.match:
+        shapes = [shape for shape in shapes if args.match in shape.name]
     print(
         f"{len(shapes)} shapes, sizes {','.join(str(s // KB) for s in sizes)} KB, 1-char stream up to "
         f"{stream1_max // KB} KB; CPU time (time.process_time) in a child process; timeout {timeout:g} s wall "
