@@ -17,7 +17,8 @@ its input by seed and index too):
              repeating it or joining other cases first);
   * markers  one format's start and end markers repeated, paired, nested, interleaved
              with another format's, left unclosed (each followed by `{`, `[`, a call's
-             head, ...), up to the input's size;
+             head, ...), or calls each cut in a value, the values all different
+             (`<parameter=city>Nanj0`, `…Nanj1`, …), up to the input's size;
   * deep     deep nesting: `[[[[`, `{a:{a:{`, `{"a":{"a":`, `call:f{a:[[[[`, `f(a=f(a=`,
              after a random start marker, unclosed or closed wrongly (`call:f{a:[}`);
   * unicode  a soup or mutated input with astral characters (emoji, ZWJ sequences),
@@ -221,6 +222,10 @@ class Context:
     formats: dict[str, tuple[tuple[str, ...], tuple[str, ...]]]  # name -> (starts, ends)
     markers: list[str]
     pieces: list[list[str]] = field(default_factory=list)
+    # Calls cut where a value begins, one per format whose header declares stream_param
+    # (its stream_call and stream_param written out), and a Hermes JSON one (gen_markers'
+    # distinct values).
+    cut_calls: list[str] = field(default_factory=list)
 
 
 _CTX: Context | None = None
@@ -240,8 +245,18 @@ def context() -> Context:
             for f in fmts
         }
         markers = sorted({m for s, e in formats.values() for m in (*s, *e)} | {"<think>", "</think>"})
-        _CTX = Context(load_corpus(), formats, markers)
+        _CTX = Context(load_corpus(), formats, markers, cut_calls=[_cut_call(f) for f in fmts if f.stream_param is not None and f.stream_call is not None])
+        _CTX.cut_calls.append('<tool_call>{"name": "get_weather", "arguments": {"city": "')
     return _CTX
+
+
+def _cut_call(fmt: Any) -> str:
+    """A call of the format up to its one parameter's value (`city`), as its header's
+    stream_call and stream_param write it (benchmarks/bench_pathological.py's cut_call)."""
+    call_open = fmt.stream_call[0].split(" | ")[0].replace("{call}", "").replace("{attrs}", "").replace("{name}", "get_weather").replace("{id}", "0")
+    param = fmt.stream_param[0].replace("{key}", "city").replace("{type}", "string" if "type=" in fmt.stream_param[0] else "true")
+    start = fmt.starts[0] if fmt.starts and not call_open.startswith(fmt.starts[0]) else ""
+    return (start + "\n" if start else "") + call_open + "\n" + param
 
 
 def warm_up() -> None:
@@ -369,7 +384,7 @@ def gen_markers(rng: random.Random, ctx: Context, size: int) -> str:
     s = rng.choice(starts)
     e = rng.choice(ends) if ends else rng.choice(ctx.markers)
     size = max(size, len(s) + len(e))
-    shape = rng.choice(("repeat", "pairs", "nested", "interleave", "unclosed", "payload"))
+    shape = rng.choice(("repeat", "pairs", "nested", "interleave", "unclosed", "payload", "distinct"))
     if shape == "repeat":
         unit = rng.choice((s, e))
         return unit * (size // len(unit) + 1)
@@ -391,6 +406,20 @@ def gen_markers(rng: random.Random, ctx: Context, size: int) -> str:
     if shape == "unclosed":
         unit = s + rng.choice(UNCLOSED_AFTER)
         return unit * (size // len(unit) + 1)
+    if shape == "distinct":
+        # Calls cut in a value (a format's own, or the marker and what follows it), the
+        # values all different, each written a few times, their run at times written
+        # again (`…<parameter=city>Nanj0` twice, `…Nanj1` twice, …): the storm memo shares
+        # few of them or none (issue 17: 150-380 ms at 32 KB).
+        unit = rng.choice(ctx.cut_calls) if rng.random() < 0.7 else s + rng.choice(UNCLOSED_AFTER)
+        word, reps, cycle = rng.choice(("Nanj", "x", "Paris ", '"a', "1")), rng.randint(1, 4), rng.choice((0, 0, rng.randint(2, 100)))
+        parts, total, k = [], 0, 0
+        while total < size:
+            piece = unit + word + str(k // reps % cycle if cycle else k // reps)
+            parts.append(piece)
+            total += len(piece)
+            k += 1
+        return "".join(parts)
     # payload: a call, its end marker left out at times
     parts, total = [], 0
     while total < size:
