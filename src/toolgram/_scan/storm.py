@@ -601,9 +601,10 @@ def _least_width(sc: Any, key: tuple, after: int, held: int, seen: int, relisted
     text = window[:back] + sc.buf[at - len(marker) : at + seen]
     candidates = sc.by_marker[marker]
     lo, hi = held, seen  # (lo does not decide; hi did)
+    walks: dict = {}
     while hi - lo > 1:
         mid = (lo + hi) // 2
-        if _stream_reading(sc, text[: back + len(marker) + mid], back, marker, candidates, line_call, (), relisted) is None:
+        if _stream_reading(sc, text[: back + len(marker) + mid], back, marker, candidates, line_call, (), relisted, walks) is None:
             lo = mid
         else:
             hi = mid
@@ -966,7 +967,7 @@ def _tail_hold(sc: Any, memo: Memo, entry: tuple, start: int) -> bool:
     return _before_turn_end(sc, probe) is buf
 
 
-def _stream_reading(sc: Any, window: str, back: int, marker: str, candidates: list, line_call: int = -1, listed: tuple = (), relisted: tuple | None = None) -> tuple | None:
+def _stream_reading(sc: Any, window: str, back: int, marker: str, candidates: list, line_call: int = -1, listed: tuple = (), relisted: tuple | None = None, walks: dict | None = None) -> tuple | None:
     """What a stream's reading (final=False) of the region at `back` in `window` decides,
     as Scanner._in_prose begins it (the fast frame, or a line-anchored marker's opening
     test, first): (its items relative to the marker, its end relative to it, the relist
@@ -981,6 +982,9 @@ def _stream_reading(sc: Any, window: str, back: int, marker: str, candidates: li
     o.line_call_end = back - line_call if line_call >= 0 else -1
     o.reply_end = -1
     o.finds = o.brackets = o.nest_walks = o.sink = o.waiting = o.start_test = o.plain = o.observer = None
+    # (But the nest walks of readings of one text cut at several places, which _least_width
+    # makes: each kept with the text that tells it, as the scanner's are.)
+    o.nest_walks = walks
     o.mf_buf, o.mf_found, o.mf_first, o.mf_kept, o.mf_spare = None, {}, (-1, -1), None, None
     o.word_buf, o.word_next, o.word_first, o.symbol_next = None, {}, None, None
     o.whole_next, o.whole_keys = None, []
