@@ -242,6 +242,14 @@ def _no_constant(name: str) -> Any:
 _STRICT = _repair._Bounded(parse_constant=_no_constant, parse_float=_repair._finite_float)
 
 
+# The characters a JSON value can begin with, as json's scanner dispatches on them (NaN
+# and Infinity too: _no_constant refuses those itself). Text that begins otherwise (after
+# str.strip, which strips all JSON's blanks) the decoder refuses at once, by an exception
+# that costs more than the rest of a plain value's reading: `Paris0`, 16 µs of a call's
+# ~300 in a reply of XML-ish calls with no schema (benchmarks/bench_distinct_calls.py).
+_JSON_FIRST = frozenset('"{[-0123456789tfnNI')
+
+
 def _strict(text: str, depth: int = 0) -> tuple[bool, Any]:
     """(True, the JSON value text holds) or (False, None). `depth`: how many containers
     deep coerce_node found the text, frames of its recursion, which leave the decoder
@@ -252,6 +260,8 @@ def _strict(text: str, depth: int = 0) -> tuple[bool, Any]:
     try:
         if depth and deeper(s, 0, DECODER_DEPTH - depth):
             raise Deeper(_repair.TOO_DEEP)
+        if s[0] not in _JSON_FIRST:
+            return False, None  # (the decoder's answer, without its exception: see _JSON_FIRST)
         # (1e999 too: a float too large is infinite, which JSON cannot write)
         return True, _STRICT.decode(s)
     except Deeper:
