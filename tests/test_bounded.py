@@ -3570,3 +3570,43 @@ def test_plain_lists_the_last_cut_are_salvaged_from_the_list_before_it(tail: str
 
     small, large = lexed(200), lexed(2000)
     assert large.calls <= small.calls + 50, (small.calls, large.calls)
+@pytest.mark.parametrize("size", [None, 8])
+@pytest.mark.parametrize(
+    "unit",
+    [
+        "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis{i}\n</parameter>\n</function>\n</tool_call>\n",
+        "<tool_call>get_weather\n<arg_key>city</arg_key> <arg_value>Paris{i}</arg_value>\n</tool_call>\n",
+        '<function name="get_weather">\n<param name="city">Paris{i}</param>\n</function>\n',
+    ],
+)
+def test_plain_values_of_many_calls_ask_no_json_decoder(unit: str, size: int | None) -> None:
+    # Issue 17 (benchmarks/bench_distinct_calls.py): many well-formed XML-ish calls whose
+    # values differ (no storm memo can share them) parse at ~300 µs a call, 32 KB in
+    # 60-135 ms. With no schema to ask, each value went to the strict JSON decoder first,
+    # which refused `Paris0` by raising its exception (~16 µs a value). A value whose
+    # first character begins no JSON value is refused as the decoder would refuse it, with
+    # no decoder asked (coerce._JSON_FIRST): 100 decodes -> 0; `42` is still decoded.
+    from toolgram._build import coerce
+
+    raw = "".join(unit.format(i=i) for i in range(100))
+    counted = _counted(raw, json.JSONDecoder, "decode", lambda self, *args: self is coerce._STRICT, size=size)
+    assert len(counted.result.calls) == 100 and counted.result.calls[7].arguments == {"city": "Paris7"}
+    assert counted.weight == 0, counted.weight
+    number = _counted(unit.format(i="").replace("Paris", "42"), json.JSONDecoder, "decode", lambda self, *args: self is coerce._STRICT)
+    assert number.result.calls[0].arguments == {"city": 42} and number.weight >= 1
+
+
+def test_a_run_of_glm_key_pairs_is_walked_once() -> None:
+    # Issue 17: a GLM bare call to an offered tool whose keys' pairs run on with no value
+    # tag (glm45_bare's corpus case key_apart_from_its_tag_cut_short_calls_an_offered_tool,
+    # repeated: bench_pathological's payload*k): at each value, nest._step walked every
+    # `<arg_key> … </arg_key>` pair after it to the end of the text for a tag that tells
+    # (none comes) and kept nothing of the walk: 2 KB 10 ms, 8 KB 72, 16 KB 253, 32 KB
+    # 827. Each start the walk went on from is now kept with its answer (a None with the
+    # text that told it): 32 KB ~110 ms, linear (the rest is each value's own look, _loose).
+    unit, tools = "read_file\n<arg_key> path </arg_key>\n", ["read_file", "get_weather"]
+    toolgram.parse(unit, tools)  # (the grammars are built outside the count)
+    small, large = (
+        _calls(lambda raw=unit * (size // len(unit)): toolgram.parse(raw, tools, max_chars=None)) for size in (4_000, 16_000)
+    )
+    assert large <= 4.5 * small, (small, large)
