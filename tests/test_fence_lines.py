@@ -1,4 +1,4 @@
-"""A code fence's line has one definition (instring.FENCE_HEAD): quotation.Fences, which
+"""A code fence's line has one definition (_grammar/fence.py's FENCE_HEAD): quotation.Fences, which
 reads the fenced blocks of the prose forward (a ```text block shows its calls), and
 instring's search back for the line a string opened before a marker cannot cross, give
 the same answer for every line. And a fence line that begins the reply is read as one

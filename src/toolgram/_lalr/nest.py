@@ -63,6 +63,7 @@ from typing import Any, Iterator
 import regex
 
 from .growth import _loop_wait
+from .._grammar.fence import FENCE_HEAD
 from .._grammar.regex_loops import reads_to
 from .._grammar.words import lazy
 from .table import simulate, takes
@@ -1361,8 +1362,8 @@ def _inline_past(m: Any, p: int, stack: list, bottom: int) -> Any:
     return None
 
 
-# A code fence's line (three backticks or tildes, at most three spaces before them).
-_FENCE = lazy(regex.compile, r"^[ \t]{0,3}(?:```|~~~)", regex.MULTILINE)
+# A code fence's line, by the one rule (_grammar/fence.py), first on its line.
+_FENCE = lazy(regex.compile, "^" + FENCE_HEAD, regex.MULTILINE)
 
 
 def _in_fence(buf: str, pos: int, run: int, p: int) -> bool:
@@ -1390,7 +1391,7 @@ def _in_open_fence(buf: str, pos: int, end: int) -> bool:
     return fences % 2 == 1
 
 
-_FENCE_AT = lazy(regex.compile, r"[ \t]{0,3}(?:```|~~~)")
+_FENCE_AT = lazy(regex.compile, FENCE_HEAD)
 
 
 def _past_declared(d: Any, nest: Any, buf: str, end: int, p: int, m: Any, stop: int, stack: list, bottom: int, paired: int) -> Any:

@@ -59,6 +59,7 @@ from typing import Any
 
 import regex
 
+from .._grammar.fence import FENCE_HEAD
 from .._grammar.words import lazy
 from .._recover.repair import escaped as _escaped  # (a character after an odd run of backslashes)
 
@@ -225,14 +226,9 @@ def in_string(
     return False
 
 
-# A code fence's line, told by its head: the one rule, which quotation.Fences (the
-# fenced blocks of the prose, read forward) and the searches here (the line a string
-# opened before cannot cross, searched back) both ask. CommonMark's: at most three
-# spaces, a run of three or more backticks or tildes, and after backticks no backtick
-# in the info string's first word (as far as Fences reads it, 17 characters:
-# ```a`b``` is inline code). Whether the line opens or closes a block is Fences'
-# (only it reads the blocks in order); a string cannot cross either.
-FENCE_HEAD = r" {0,3}+(?:`{3,}+(?![ \t]*+[^\s\x1c-\x1f`]{0,16}`)|~{3,}+)"  # (\x1c-\x1f: str.isspace()'s too)
+# A code fence's line, told by its head (_grammar/fence.py: the one rule, which
+# quotation.Fences and the searches here, back for the line a string opened before
+# cannot cross, both ask).
 _FENCE = lazy(regex.compile, FENCE_HEAD)
 
 # The last blank line or code fence's line before a marker's line: searched back from

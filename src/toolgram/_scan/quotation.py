@@ -266,7 +266,7 @@ class Fences:
         """A line from its start (`whole`: all of it, else as far as the text goes): what
         it does to the blocks, a fence's opening or closing one; False where the text so
         far cannot tell (a fence's first characters, its first word not ended, blanks
-        after a close). A fence line is read by its head (instring.FENCE_HEAD,
+        after a close). A fence line is read by its head (_grammar/fence.py,
         CommonMark's: at most three spaces, three or more backticks or tildes, the info
         string's first word), not its whole: a stream tells it as its head comes."""
         t = s.lstrip(" ")
@@ -274,7 +274,7 @@ class Fences:
         if c != "`" and c != "~" and c:
             return True  # (no fence's character first: the rule's answer, asked cheaply)
         if _FENCE.match(s) is None:
-            # No fence's line (instring.FENCE_HEAD, the one rule), unless the line is cut
+            # No fence's line (_grammar/fence.py's FENCE_HEAD, the one rule), unless the line is cut
             # before it can tell: blanks alone, or a run of fewer than three so far.
             return whole or _FENCE_BEGUN.fullmatch(s) is None
         n = len(t) - len(t.lstrip(c))
