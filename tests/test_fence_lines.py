@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from toolgram import StreamParser, parse
+from toolgram import CallDone, StreamParser, parse
 from toolgram._scan.instring import _paragraph
 from toolgram._scan.quotation import Fences
 
@@ -66,3 +66,26 @@ def test_a_fence_line_that_begins_the_reply_is_read_as_a_later_one(lead: str, to
             stream.feed(raw[i : i + size])
         res = stream.close()
         assert (res.text, res.calls, res.errors, res.segments) == (got.text, got.calls, got.errors, got.segments), size
+
+
+@pytest.mark.parametrize("indent", ["    ", "\t", "        ", " \t  "], ids=repr)
+def test_an_indented_fence_line_is_one(indent: str) -> None:
+    # A fence in a list item is indented with the item, and real replies indent theirs 8-12
+    # spaces: CommonMark's "at most three spaces" counts from the item, which no reader here
+    # knows. Such a line opens a block (a ```text block shows the call in it, which ran) and
+    # ends a string opened before it: qa54's F1, a JSON string left open on the line before
+    # held the stream's CallDone to flush() once the line was no fence's (da8dcc2d).
+    shown = f'Two steps:\n1. The format:\n{indent}```text\n{indent}<tool_call>{{"name": "rm_rf", "arguments": {{}}}}</tool_call>\n{indent}```\n2. Done.'
+    assert parse(shown, ["rm_rf"]).calls == []
+    raw = 'tool_call {"name": "get_weather", "arg\n' + indent + '```json\r\n{"name": "get_weather", "arguments": ```Let me check.\n``'
+    tools = ["get_weather", "search_web"]
+    want = parse(raw, tools)
+    assert [c.name for c in want.calls] == ["get_weather"]
+    end = raw.index("```Let") + 3
+    for size in (1, 2, 3, 7, 8, 64):
+        stream, done = StreamParser(tools), []
+        for i in range(0, len(raw), size):
+            done += [i + size for e in stream.feed(raw[i : i + size]) if isinstance(e, CallDone)]
+        assert done and done[0] <= end + 8 + size, (size, done)
+        stream.flush()
+        assert stream.close() == want, size

@@ -30,13 +30,14 @@ marker: the fences are in the lines before it.
 
 from __future__ import annotations
 
+from .._grammar.fence import INDENT
 from .._grammar.words import lazy
 from .instring import _FENCE, _OPENER, Groups, _Told
 import regex
 
 # A line cut before it can tell whether it is a fence's (Fences._line): blanks, then at
 # most two of a fence's characters (more text may make it one).
-_FENCE_BEGUN = lazy(regex.compile, r" {0,3}+(?:`{0,2}|~{0,2})")
+_FENCE_BEGUN = lazy(regex.compile, r"[ \t]{0,%d}+(?:`{0,2}|~{0,2})" % INDENT)
 
 # An opening quote and its close.
 OPENS = {'"': '"', "\u201c": "\u201d", "'": "'", "\u2018": "\u2019", "\u00ab": "\u00bb"}
@@ -267,9 +268,9 @@ class Fences:
         it does to the blocks, a fence's opening or closing one; False where the text so
         far cannot tell (a fence's first characters, its first word not ended, blanks
         after a close). A fence line is read by its head (_grammar/fence.py,
-        CommonMark's: at most three spaces, three or more backticks or tildes, the info
+        blanks, three or more backticks or tildes, the info
         string's first word), not its whole: a stream tells it as its head comes."""
-        t = s.lstrip(" ")
+        t = s.lstrip(" \t")
         c = t[:1]
         if c != "`" and c != "~" and c:
             return True  # (no fence's character first: the rule's answer, asked cheaply)
