@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from toolgram import StreamParser, parse, render_call
+from toolgram import CallDone, StreamParser, parse, render_call
 
 TOOLS = ["search", "write_file", "rm_rf", "f", "w"]
 FORMATS = [
@@ -268,3 +268,29 @@ def test_a_stream_keeps_a_fence_line_that_a_call_opening_comes_on_later(formats,
                 stream.feed(raw[i : i + size])
             got = stream.close()
             assert (got.text, got.calls, got.errors, got.segments) == (want.text, want.calls, want.errors, want.segments), (n, size)
+
+
+@pytest.mark.parametrize(
+    "line", ["````  ```json", "see ```json", "```a`b ```json", "Let me check the weather. ```json"], ids=repr
+)
+def test_a_json_key_left_open_holds_no_later_line(line: str) -> None:
+    # A JSON object's key that its line's end breaks (`"arg` of `"arguments"`, the call
+    # object given up) is no string a call on a later line is in: a key holds no lines of
+    # text, as a value whose line breaks were left unescaped may. The stream held the call
+    # to flush() waiting on a close for it (qa54 F1: once ```` ```` ```json ```` was no
+    # fence line, nothing before the reply's end told the string closed or not).
+    raw = 'tool_call {"name": "get_weather", "arg\n' + line + '\r\n{"name": "get_weather", "arguments": {}}\n```\nLet me check.\n``'
+    tools = ["get_weather", "search_web"]
+    want = parse(raw, tools)
+    assert [c.name for c in want.calls] == ["get_weather"]
+    end = raw.index("```\nLet") + 3
+    for size in (1, 2, 3, 7, 8, 64):
+        stream, done = StreamParser(tools), []
+        for i in range(0, len(raw), size):
+            done += [i + size for e in stream.feed(raw[i : i + size]) if isinstance(e, CallDone)]
+        assert done and done[0] <= end + 8 + size, (size, done)
+        stream.flush()
+        assert stream.close() == want, size
+    # A value's string is held as before: it may quote the call (`{"note": "Docs:\n…`).
+    quoted = 'I wrote {"note": "Docs:\n' + line + '\r\n{"name": "get_weather", "arguments": {}}\n```\nend."}'
+    assert parse(quoted, tools).calls == []

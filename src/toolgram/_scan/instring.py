@@ -357,21 +357,22 @@ def _open_string(
             return False
     else:
         return False
-    depth, p, known = 0, at, -1
+    depth, p, known, held = 0, at, -1, ""
     if reading is not None:
         kept = reading.opened.get(first)
         if kept is not None and kept[0] == base + at and kept[3] <= base + i and buf.startswith(kept[4], at):
-            depth, p, known = kept[2], kept[1] - base, kept[5] - base
-    last, last_depth = p, depth
+            depth, p, known, held = kept[2], kept[1] - base, kept[5] - base, kept[6]
+    last, last_depth, last_held = p, depth, held
     found: bool | None = False
     read = False  # (whether a token was read)
     searched = -1  # (in the reply: up to where no token begins after the last one read; -1: not known)
     for t in _tokens(tokens, buf, p, i, known):
         read = True
-        last, last_depth = t.start(), depth
+        last, last_depth, last_held = t.start(), depth, held
         s = t.group()
         if len(s) == 1 and s in "[](){}":
             depth += 1 if s in _OPEN else -1
+            held = held + s if s in _OPEN else held[:-1]  # (the brackets open: a JSON key's place)
             if depth <= 0:
                 break  # (the call closed before the marker)
             continue
@@ -388,6 +389,13 @@ def _open_string(
                 break
             if t.start() < member and buf[_back(buf, at, t.start())] != ":":
                 break  # (opened before a blank line, not as an object member's value)
+            if t.end() < i and first == '{"' and (buf[_back(buf, at, t.start())] == "{" or held[-1:] == "{" and buf[_back(buf, at, t.start())] == ","):
+                # (A JSON object's key, its line's end breaking it: a key holds no lines of
+                # text as a value written with its line breaks unescaped may, so it is no
+                # string the marker on a later line is in. `{"name": "get_weather", "arg`
+                # then a line of backticks and a call: qa54 F1, whose stream held the call
+                # to flush() waiting on a close no key takes.)
+                break
             kind = _KIND_OF[first[0]]
             if kind == 1 and buf[_back(buf, at, t.start())] == "=":
                 kind = 3  # (a keyword argument's value: no positional one may follow it)
@@ -402,7 +410,7 @@ def _open_string(
         if read:
             searched = base + i
     if reading is not None:
-        reading.opened[first] = (base + at, base + last, last_depth, base + i, buf[at : last + 1], searched)
+        reading.opened[first] = (base + at, base + last, last_depth, base + i, buf[at : last + 1], searched, last_held)
     return found
 
 
