@@ -950,7 +950,22 @@ class Builder:
                     short = True
                     continue
                 cut = (self.ended[0], self._cut_markup) if cut_open and child is last_arg else None
-                elements.append(_element(child, draft.repairs, self.buf, cut=cut))
+                node = _element(child, draft.repairs, self.buf, cut=cut)
+                if not node.key:
+                    # An argument with no name (`<param>hello</param>`, `<param value="x"/>`,
+                    # `<param</params>`): it was keyed `item`, a name the model never
+                    # wrote (`{'item': [42, '']}` beside a parameter so named, issue 19).
+                    # With a value, nothing tells which parameter it is: told, as a
+                    # nameless `<parameter>` is. With none (`<param/>`, `<param</params>`,
+                    # `<param>` the end cut): no argument, dropped and said.
+                    if node.text.strip() or node.children:
+                        raise Unreadable("a parameter has no name")
+                    _add(draft.repairs, ["dropped_partial_argument"])
+                    if cut is not None and self._reaches(child):
+                        _add(draft.repairs, ["cut_value"])
+                        short = True
+                    continue
+                elements.append(node)
             elif d == "loose_args":
                 reaches = cut_open and self._reaches(child)
                 loose = _text(child, self.buf) + (self._spaced() if reaches else "")
