@@ -534,13 +534,16 @@ class FailedTokens:
     it is noted: most failures noted never are (another candidate's replaces one, or its
     text is an error's)."""
 
-    __slots__ = ("lexed", "count", "payload", "trim", "start", "end", "found", "rest", "brk")
+    __slots__ = ("lexed", "count", "payload", "trim", "start", "end", "found", "rest", "brk", "pairs")
 
-    def __init__(self, lexed: list, count: int, payload: frozenset, trim: Any, start: int, end: int, rest: Any = None) -> None:
+    def __init__(
+        self, lexed: list, count: int, payload: frozenset, trim: Any, start: int, end: int, rest: Any = None, pairs: Any = None,
+    ) -> None:
         self.lexed, self.count, self.payload, self.trim = lexed, count, payload, trim
         self.start, self.end = start, end
         self.found: tuple | None = None
         self.rest = rest  # (rest_markers of the format: the markers looked for past the break)
+        self.pairs = pairs  # (the format's nest pairs, opener -> its closer: rest_spans)
         self.brk = end - start  # (where the last token read ends, from start: set by spans)
 
     @classmethod
@@ -554,7 +557,8 @@ class FailedTokens:
         if payload is None:
             return None
         rest = rest_markers(drv.fmt) if drv.status != DONE else None
-        return cls(lexed, len(lexed), payload, drv.c.terminals if drv.status != DONE else None, start, end, rest)
+        pairs = drv.c.nest.closer_of if rest is not None and drv.c.nest is not None else None
+        return cls(lexed, len(lexed), payload, drv.c.terminals if drv.status != DONE else None, start, end, rest, pairs)
 
     def spans(self, buf: str) -> tuple:
         """(start, end) pairs from self.start, flat."""
@@ -600,7 +604,12 @@ class FailedTokens:
         (blanks before it at most; those blanks too where a markup token ends there:
         `joined`, its place) or fills its line (`</cofl:value>` then `</cofl:tool_call>`
         on lines of their own). A marker among words (`use </parameter> inline`) stays
-        text: no token was read there, and it may be a value's text. Kept runs with only
+        text: no token was read there, and it may be a value's text; but for the close
+        the format pairs with a tag kept as markup where it is the next marker after that
+        tag and ends its line (`<cofl:value name="path">a.txt</cofl:value>` then a line
+        break: the value's text runs to it, as the grammar reads a value, and a close
+        there ends it in every format's reading, so the tag's markup closes there; `Use
+        </parameter> inline` is Qwen's value's text). Kept runs with only
         blanks between them are one (start, end), as are the last and the region's end
         where only blanks come between and the region's end marker follows (`closed`).
         One search of the markers; each character is looked at a bounded number of times."""
@@ -608,11 +617,16 @@ class FailedTokens:
         lead = _SPACES.match(buf, start, end).end()  # (a run that begins here begins at the break)
         rs = re_ = -1
         tagged = "tag" in self.rest.groupindex
+        pairs = self.pairs
+        want = None  # (the close of the tag that ends the run kept last)
+        closes = None  # (the close the format pairs with the run's last marker, a tag)
+        forced = False  # (whether the run is such a close: kept wherever it is)
         for m in self.rest.finditer(buf, start, end):
             s, e = m.span()
             if s < re_:
                 continue  # (inside a tag kept whole before)
-            if tagged and m.start("tag") >= 0 and not _whole_token(buf[s:e]):
+            tag = tagged and m.start("tag") >= 0
+            if tag and not _whole_token(buf[s:e]):
                 # (A tag's beginning: the tag is its markup up to its `>`, on its line,
                 # rest_markers; with none there it is no whole token.)
                 q = _TAG_TAIL.match(buf, e, end)
@@ -622,23 +636,41 @@ class FailedTokens:
                 continue  # (a pattern's match that is no whole token)
             if rs >= 0 and _LINE_BLANKS.match(buf, re_, s).end() == s:
                 re_ = e
+                closes = _pair(pairs, m.group("tag")) if tag and pairs is not None else None
                 continue
             if rs >= 0:
-                _keep_run(buf, start, end, rs, re_, lead, joined, found)
+                want = closes if _keep_run(buf, start, end, rs, re_, lead, joined, found, forced) else None
+            forced = want is not None and buf.startswith(want, s) and _line_ends(buf, s + len(want), end)
+            closes = _pair(pairs, m.group("tag")) if tag and pairs is not None else None
             rs, re_ = s, e
         if rs >= 0:
-            _keep_run(buf, start, end, rs, re_, lead, joined, found)
+            _keep_run(buf, start, end, rs, re_, lead, joined, found, forced)
         if closed and found and _SPACES.match(buf, found[-1][1], end).end() == end:
             found[-1] = (found[-1][0], end)
         return found
 
 
-def _keep_run(buf: str, start: int, end: int, s: int, e: int, lead: int, joined: Any, found: list) -> None:
+def _line_ends(buf: str, p: int, end: int) -> bool:
+    """Whether only blanks come from p to its line's end (or to `end`)."""
+    q = _LINE_BLANKS.match(buf, p, end).end()
+    return q == end or buf[q] in "\r\n"
+
+
+def _pair(pairs: dict, tag: str) -> str | None:
+    """The close the format's nest pairs with a tag begun by `tag` (`<parameter=`, `<invoke `,
+    `<cofl:value`: the pair's opener is the tag's name), or None."""
+    return pairs.get(tag) or pairs.get(tag.rstrip("= \t"))
+
+
+def _keep_run(buf: str, start: int, end: int, s: int, e: int, lead: int, joined: Any, found: list, forced: bool = False) -> bool:
     """Keep the run of markers buf[s:e] on a line (rest_spans) where it begins at the
     break (`lead`: blanks before it at most) or fills its line: blanks alone before it
-    on its line and after it to its line's end (or the region's end); joined to the run
-    kept before it where only blanks lie between."""
-    if s == lead:
+    on its line and after it to its line's end (or the region's end), or is `forced`
+    (the close of a tag kept); joined to the run kept before it where only blanks lie
+    between. Whether it was kept."""
+    if forced:
+        pass
+    elif s == lead:
         if s > start and joined == start:
             s = start  # (the blanks after the markup token that ends at the break)
     else:
@@ -646,14 +678,15 @@ def _keep_run(buf: str, start: int, end: int, s: int, e: int, lead: int, joined:
         while p > start and buf[p - 1] in " \t":
             p -= 1
         if p <= start or buf[p - 1] not in "\r\n":
-            return
+            return False
         q = _LINE_BLANKS.match(buf, e, end).end()
         if q < end and buf[q] not in "\r\n":
-            return
+            return False
     if found and _SPACES.match(buf, found[-1][1], s).end() == s:
         found[-1] = (found[-1][0], e)
     else:
         found.append((s, e))
+    return True
 
 
 _SPACES = lazy(regex.compile, r"\s*+")
