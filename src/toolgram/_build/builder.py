@@ -959,7 +959,9 @@ class Builder:
                     # nameless `<parameter>` is. With none (`<param/>`, `<param</params>`,
                     # `<param>` the end cut): no argument, dropped and said.
                     if node.text.strip() or node.children:
-                        raise Unreadable("a parameter has no name")
+                        nameless = Unreadable("a parameter has no name")
+                        nameless.called = True  # (read whole as a call: told, as a key given twice is)
+                        raise nameless
                     _add(draft.repairs, ["dropped_partial_argument"])
                     if cut is not None and self._reaches(child):
                         _add(draft.repairs, ["cut_value"])
