@@ -34,7 +34,7 @@ def write(folder: Path, name: str, text: str) -> Path:
 
 # The three built-in grammars with conflicts, each declared in its header (shift is meant).
 KNOWN_CONFLICTS = {
-    "bfcl_verbose_xml": {("unclosed", '"<"'), ("unclosed", "TEXT"), ("unclosed", '"<param"'), ("unclosed", '"</param>"')},
+    "bfcl_verbose_xml": {("unclosed", '"<"'), ("unclosed", "TEXT_XML"), ("unclosed", '"<param"'), ("unclosed", '"</param>"')},
     "cohere_cofl_xml": {("unclosed", "VALUE"), ("unclosed", "_VALUE"), ("unclosed", '"</cofl:value>"')},
     "minimax_m3_nested_xml": {("unclosed", "VALUE"), ("unclosed", "_OPEN"), ("unclosed", "_CLOSE")},
 }
@@ -194,7 +194,7 @@ def test_builtin_grammar_warnings_are_known() -> None:
     # two, and DeepSeek's text after the calls and Cohere cofl's text in a block between its
     # calls and in a call outside any value, each of which takes at most 320 characters.
     assert found == {
-        ("bfcl_verbose_xml", "terminal TEXT"), ("cohere", "terminal TEXT"),
+        ("bfcl_verbose_xml", "terminal TEXT_XML"), ("cohere", "terminal TEXT"),
         ("deepseek_v3", "terminal AFTER_TEXT"), ("deepseek_v31", "terminal AFTER_TEXT"),
         ("cohere_cofl_xml", "terminal STRAY"), ("cohere_cofl_xml", "terminal BLOCK_TEXT"),
     }
