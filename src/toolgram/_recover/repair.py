@@ -534,14 +534,7 @@ def left_open(text: str) -> str | None:
     quote = text[:1]
     if quote not in _QUOTES or len(text) < 2 or (text[-1] == quote and not escaped(text, len(text) - 1)):
         return None
-    count = 0
-    at = text.find(quote)
-    while at >= 0:
-        apostrophe = quote == "'" and text[at - 1 : at].isalnum() and text[at + 1 : at + 2].isalnum()
-        if not apostrophe and not escaped(text, at):
-            count += 1
-        at = text.find(quote, at + 1)
-    if count % 2 == 0:
+    if not _odd_quotes(text, quote):
         return None
     body = text[1:]
     return _ESCAPE.sub(_unescape, body) if "\\" in body else body
@@ -562,6 +555,12 @@ def stray_quote(text: str) -> bool:
     quote = text[:1]
     if quote not in _QUOTES or len(text) < 2 or text[-1] != quote:
         return False
+    return _odd_quotes(text, quote)
+
+
+def _odd_quotes(text: str, quote: str) -> bool:
+    """Whether `text` holds an odd number of quotes of `quote`'s kind, escaped ones and
+    apostrophes (`don't`, between two letters) left out: one of them nothing pairs."""
     count = 0
     at = text.find(quote)
     while at >= 0:
