@@ -287,6 +287,19 @@ def streamed(raw: str, size: int, tools: Any = None, **options: Any) -> Any:
     return sp.close()
 
 
+def stream_done_at(raw: str, size: int, tools: Any = None, **options: Any) -> tuple[list[int], Any]:
+    """Where a StreamParser (made with tools and options) fed raw in deltas of `size`
+    characters gives each CallDone (the characters fed by then; flush()'s not counted),
+    and its ParseResult after flush()."""
+    import toolgram
+
+    sp, done = toolgram.StreamParser(tools, **options), []
+    for i in range(0, len(raw), size):
+        done += [min(i + size, len(raw)) for e in sp.feed(raw[i : i + size]) if isinstance(e, toolgram.CallDone)]
+    sp.flush()
+    return done, sp.close()
+
+
 def result_key(result: Any) -> tuple:
     """Every field of a ParseResult that parse and a stream must agree on."""
     return result.text, result.calls, result.errors, result.reasoning, result.segments

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from toolgram import CallDone, StreamParser, parse
+from conftest import stream_done_at
+from toolgram import StreamParser, parse
 from toolgram._scan.instring import _paragraph
 from toolgram._scan.quotation import Fences
 
@@ -83,9 +84,6 @@ def test_an_indented_fence_line_is_one(indent: str) -> None:
     assert [c.name for c in want.calls] == ["get_weather"]
     end = raw.index("```Let") + 3
     for size in (1, 2, 3, 7, 8, 64):
-        stream, done = StreamParser(tools), []
-        for i in range(0, len(raw), size):
-            done += [i + size for e in stream.feed(raw[i : i + size]) if isinstance(e, CallDone)]
+        done, got = stream_done_at(raw, size, tools)
         assert done and done[0] <= end + 8 + size, (size, done)
-        stream.flush()
-        assert stream.close() == want, size
+        assert got == want, size

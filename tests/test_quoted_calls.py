@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from toolgram import CallDone, StreamParser, parse, render_call
+from conftest import stream_done_at
+from toolgram import StreamParser, parse, render_call
 
 TOOLS = ["search", "write_file", "rm_rf", "f", "w"]
 FORMATS = [
@@ -285,12 +286,9 @@ def test_a_json_key_left_open_holds_no_later_line(line: str) -> None:
     assert [c.name for c in want.calls] == ["get_weather"]
     end = raw.index("```\nLet") + 3
     for size in (1, 2, 3, 7, 8, 64):
-        stream, done = StreamParser(tools), []
-        for i in range(0, len(raw), size):
-            done += [i + size for e in stream.feed(raw[i : i + size]) if isinstance(e, CallDone)]
+        done, got = stream_done_at(raw, size, tools)
         assert done and done[0] <= end + 8 + size, (size, done)
-        stream.flush()
-        assert stream.close() == want, size
+        assert got == want, size
     # A value's string is held as before: it may quote the call (`{"note": "Docs:\n…`).
     quoted = 'I wrote {"note": "Docs:\n' + line + '\r\n{"name": "get_weather", "arguments": {}}\n```\nend."}'
     assert parse(quoted, tools).calls == []
