@@ -476,9 +476,7 @@ def _begins_at_break(r: Any, failure: Any, start: int) -> bool:
     told = r.failure_tokens
     if told is None or failure is None or told[0] is not failure or told[1] is None or told[1].rest is None:
         return False
-    lexed = told[1]
-    lexed.spans(r.sc.buf)
-    return lexed.start + lexed.brk <= start
+    return told[1].start + told[1].broke() <= start
 
 
 def _frame_prose(r: Any, out: list, failure: Any, start: int, end: int, closed: bool = False) -> None:
@@ -506,7 +504,7 @@ def _frame_prose(r: Any, out: list, failure: Any, start: int, end: int, closed: 
         # markers there are markup all the same (`</cofl:value> </cofl:tool_call>` after
         # one close too many): FailedTokens.rest_spans.
         joined = bool(marks) and pos > start  # (a markup token ends at pos: blanks after it join the next)
-        for s, e in lexed.rest_spans(sc.buf, max(pos, lexed.brk + failure.start), end, joined and pos, closed):
+        for s, e in lexed.rest_spans(sc.buf, max(pos, lexed.broke() + failure.start), end, joined and pos, closed):
             sc._prose(out, pos, s)
             out.append(_piece("opener", s, e, ""))
             pos = e
@@ -544,7 +542,7 @@ class FailedTokens:
         self.found: tuple | None = None
         self.rest = rest  # (rest_markers of the format: the markers looked for past the break)
         self.pairs = pairs  # (the format's nest pairs, opener -> its closer: rest_spans)
-        self.brk = end - start  # (where the last token read ends, from start: set by spans)
+        self.brk: int | None = None  # (broke()'s, once asked)
 
     @classmethod
     def of(cls, drv: Any, start: int, end: int) -> FailedTokens | None:
@@ -577,12 +575,6 @@ class FailedTokens:
                 last -= 3
         out: list = []
         at = -1  # (where the last markup token ended, if the token before was one: blanks after it join the next)
-        # (The break: where the last token the grammar read inside the failure ends; the
-        # tokens are in the order of the text, so the last one that ends by `end`.)
-        k = self.count - 1
-        while k > 0 and lexed[k] > end:
-            k -= 3
-        self.brk = max(lexed[k] - start, 0) if k > 0 else 0
         for term, s, e in zip(lexed[0:last:3], lexed[1:last:3], lexed[2:last:3]):
             if term in payload or s < start or e > end or s == e:
                 at = -1
@@ -595,6 +587,17 @@ class FailedTokens:
             at = e
         self.found = tuple(out)
         return self.found
+
+    def broke(self) -> int:
+        """Where the grammar broke, from self.start: where the last token it read inside
+        the failure ends (the tokens are in the order of the text: the last that ends by
+        `end`); 0 where it read none there."""
+        if self.brk is None:
+            lexed, k = self.lexed, self.count - 1
+            while k > 0 and lexed[k] > self.end:
+                k -= 3
+            self.brk = max(lexed[k] - self.start, 0) if k > 0 else 0
+        return self.brk
 
     def rest_spans(self, buf: str, start: int, end: int, joined: Any, closed: bool = False) -> list:
         """The markup in buf[start:end], past the break (start: where the last token the
