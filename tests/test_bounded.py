@@ -3612,3 +3612,31 @@ def test_a_run_of_glm_key_pairs_is_walked_once() -> None:
         _calls(lambda raw=unit * (size // len(unit)): toolgram.parse(raw, tools, max_chars=None)) for size in (4_000, 16_000)
     )
     assert large <= 4.5 * small, (small, large)
+
+
+@pytest.mark.parametrize("size", [None, 8])
+@pytest.mark.parametrize(
+    "unit",
+    [
+        "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis{i}\n</parameter>\n</function>\n</tool_call>\n",
+        '<function name="get_weather">\n<param name="city">Paris{i}</param>\n</function>\n',
+    ],
+)
+def test_the_stacks_of_many_calls_are_asked_whether_they_end_once(unit: str, size: int | None) -> None:
+    # Issue 17 (benchmarks/bench_distinct_calls.py): each call of a reply is read by a
+    # driver of its own, and each driver asked table.takes whether its stack may end
+    # after each token a state with $END among its lookaheads left (Driver._may_end),
+    # remembering the answers for itself only, and _ends_here without remembering: the
+    # same few stacks, five questions a Qwen3-Coder call (~5% of its parse), three a
+    # `<function name=…>` one. The answers are the grammar's, kept per grammar
+    # (driver._takes_end): 100 calls more ask nothing more (on cand70: 500 and 300 more
+    # in parse(), twice that with the stream).
+    from toolgram._lalr import driver as _driver
+
+    def asked(k: int) -> Counted:
+        raw = "".join(unit.format(i=i) for i in range(k))
+        return _counted(raw, _driver, "takes", lambda c, stack, term: term == "$END", size=size)
+
+    small, large = asked(100), asked(200)
+    assert len(large.result.calls) == 200 and large.result.calls[7].arguments == {"city": "Paris7"}
+    assert large.weight <= small.weight + 2, (small.weight, large.weight)

@@ -108,7 +108,7 @@ class Driver:
         "fmt", "c", "start", "pos", "stack", "values", "status", "end", "tree", "repairs", "reason", "prose_at",
         "hint", "extents", "quotes", "resume", "taken", "brackets", "cutter", "recheck", "marks",
         "closed_at", "last_end", "calls", "lines", "line_end", "stray", "deep", "quote_memo", "quote_passed", "last_term", "last_start", "ended", "shut",
-        "loose_memo", "loose_quoted", "nest_memo", "nest_unsettled", "nest_open", "nest_loose", "nest_chain", "nest_walk", "nest_found", "goes_on", "decode_failed", "may_close", "may_end", "end_asked", "pause", "py", "gem", "gem_at", "tags", "checkpoints",
+        "loose_memo", "loose_quoted", "nest_memo", "nest_unsettled", "nest_open", "nest_loose", "nest_chain", "nest_walk", "nest_found", "goes_on", "decode_failed", "may_close", "may_end", "pause", "py", "gem", "gem_at", "tags", "checkpoints",
         "spots", "spot_due", "relevant", "supplied", "halt", "text", "looks", "far", "back", "check", "checks",
         "firsts", "inner", "inner_due", "cut_at", "listed", "listed_log", "listed_hint", "own_hint", "listing", "listed_ends", "stop",
         "listed_read", "paren_due", "paren_ends", "quote_wait", "py_back", "py_from", "cut_close", "marker_memo", "uncut_memo",
@@ -261,7 +261,6 @@ class Driver:
         # inside <cofl:tool_calls> has $END among its merged lookaheads), or may_close
         # was set otherwise (a token supplied, the finish). See salvage_points.
         self.may_end = False
-        self.end_asked: set | None = None
         # Whether the region ends at the end of a line where it could end (see _lex): a
         # line-anchored format's, where each line's start literal is a marker of its own
         # (the scanner's, with tools). Without tools only the reply's start opens one,
@@ -2573,22 +2572,16 @@ class Driver:
     def _may_end(self) -> None:
         """Set may_end where the stack takes $END as it is (see there). Asked after each
         token whose state has $END among its lookaheads: a call's values one after
-        another leave the same few stacks each time, each asked once (`end_asked`, the
-        stacks that do not, up to _END_ASKED of them)."""
+        another leave the same few stacks each time, and so do the calls of a reply,
+        each read by a driver of its own. takes' answer is the table's and the stack's
+        alone: kept per grammar (`end_takes`, up to _END_ASKED stacks), not per driver,
+        each stack asked once. A reply of 300 calls whose values all differ asked it
+        five times a call, 5% of its parse (bench_distinct_calls.py)."""
         stack = self.stack
         if stack[-1] == self.c.end_state:
             self.may_end = True
-        elif len(stack) <= _MARK_STACK:
-            key = tuple(stack)
-            asked = self.end_asked
-            if asked is None:
-                asked = self.end_asked = set()
-            elif key in asked:
-                return
-            if takes(self.c, stack, "$END"):
-                self.may_end = True
-            elif len(asked) < _END_ASKED:
-                asked.add(key)
+        elif len(stack) <= _MARK_STACK and _takes_end(self.c, stack):
+            self.may_end = True
 
     def supply(self, term: str) -> None:
         """Feed `term` as a token the text left out (a close marker, a bracket): empty,
@@ -2627,7 +2620,8 @@ class Driver:
 
     def _ends_here(self) -> bool:
         """Whether the region can end here (see _simulate)."""
-        return takes(self.c, self.stack, "$END")
+        stack = self.stack
+        return _takes_end(self.c, stack) if len(stack) <= _MARK_STACK else takes(self.c, stack, "$END")
 
     def _close(self, buf: str, final: bool, at_marker) -> str:
         return _close.close(self, buf, final, at_marker)
@@ -2676,7 +2670,23 @@ class Driver:
 _MARK_STACK = 64
 _MARKER_MEMO = 64  # (the answers _first_marker keeps for a text, at most)
 _UNCUT_MEMO = 64  # (the values _uncut_listed keeps, at most)
-_END_ASKED = 64  # (stacks Driver._may_end remembers not taking $END)
+_END_ASKED = 256  # (stacks _takes_end remembers takes' answer for, per grammar)
+
+
+def _takes_end(c: Compiled, stack: list) -> bool:
+    """takes(c, stack, "$END") for a short stack (_MARK_STACK), remembered per grammar by
+    the whole stack (Driver._may_end, _ends_here)."""
+    key = tuple(stack)
+    asked = c.derived.get("end_takes")
+    if asked is None:
+        asked = c.derived["end_takes"] = {}
+    told = asked.get(key)
+    if told is None:
+        told = takes(c, stack, "$END")
+        if len(asked) >= _END_ASKED:
+            asked.clear()  # (a bound: a grammar's short stacks are few)
+        asked[key] = told
+    return told
 _SPOT_TOKENS = 32  # (tokens read between two spots at least: see Driver.spots)
 _CHECKS = 16  # (tokens kept in Driver.checks at most: a salvage lexes each again)
 class _Firsts(dict):
