@@ -534,7 +534,7 @@ def left_open(text: str) -> str | None:
     quote = text[:1]
     if quote not in _QUOTES or len(text) < 2 or (text[-1] == quote and not escaped(text, len(text) - 1)):
         return None
-    if not _odd_quotes(text, quote):
+    if not odd_quotes(text, quote):
         return None
     body = text[1:]
     return _ESCAPE.sub(_unescape, body) if "\\" in body else body
@@ -555,10 +555,10 @@ def stray_quote(text: str) -> bool:
     quote = text[:1]
     if quote not in _QUOTES or len(text) < 2 or text[-1] != quote:
         return False
-    return _odd_quotes(text, quote)
+    return odd_quotes(text, quote)
 
 
-def _odd_quotes(text: str, quote: str) -> bool:
+def odd_quotes(text: str, quote: str) -> bool:
     """Whether `text` holds an odd number of quotes of `quote`'s kind, escaped ones and
     apostrophes (`don't`, between two letters) left out: one of them nothing pairs."""
     count = 0
