@@ -848,6 +848,14 @@ class Builder:
                 args_text = _text(child, self.buf)
                 args_at = (_extent(child) or (-1, -1))[0]
                 args_cut = cut_open and self._reaches(child)
+            elif d == "param" and _find(child, "key") is None and _text(_find(child, "value"), self.buf).strip():
+                # A parameter tag with no name at all (Qwen's `<parameter>`) holding a
+                # value, whole or cut by the end: nothing tells which parameter it is,
+                # and the call is not run with that value missing (issue 19). Told, as
+                # BFCL's nameless `<param>hello</param>` is, where the end cut it too.
+                nameless = Unreadable("a parameter has no name")
+                nameless.called = True
+                raise nameless
             elif (d == "param" or d == "typed_param") and (simple := (None if child is last_arg else _simple_param(child, self.buf))) is None and (
                 self._cut_short(child) or (child is last_arg and (_unbegun(child) or self._cut_unwritten(child) or self._cut_tag(child)))
                 or _valueless(child)

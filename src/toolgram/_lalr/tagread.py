@@ -56,6 +56,9 @@ _FP_SOURCES = {
     "KEY": "[^<>\n]+",
     "FUNCTION": "<function(?:=| (?=name=))",
 }
+# (Its nameless parameter tag, `<parameter>`: read by the loop, its call told as failed.)
+_FP_BARE = "_function_param__PARAMETER_BARE"
+_FP_BARE_SOURCE = "<parameter(?=>)"
 # (A call's opener, `<function=NAME>`, where NAME is this.)
 _FP_NAME = "(?:name=)?[^\\s<>=]+"
 # (The lexer reads a JSON payload only where the text begins `{` or `[` (Driver._lex):
@@ -134,8 +137,10 @@ _BEATEN = {
     "INVOKE": (_PARAM, "INVOKE_CLOSE", "_invoke__PARAM_CLOSE"),
     # (`<parameter=` or `<parameter ` before `name=` is no `<function=`, `<function `;
     # and the other way round.)
-    _FP_PARAM: ("FUNCTION",),
-    "FUNCTION": (_FP_PARAM,),
+    # (Nor is either a nameless `<parameter>`, which only `>` may follow: checked to
+    # read so, _build_function_param.)
+    _FP_PARAM: ("FUNCTION", _FP_BARE),
+    "FUNCTION": (_FP_PARAM, _FP_BARE),
 }
 
 
@@ -313,6 +318,8 @@ def _build_function_param(c: Any) -> Any:
     terms = c.terminals
     by_literal = {t.literal: name for name, t in terms.items() if t.literal is not None}
     if ">" not in by_literal or any(name not in terms or terms[name].source != source for name, source in _FP_SOURCES.items()):
+        return False
+    if _FP_BARE in terms and terms[_FP_BARE].source != _FP_BARE_SOURCE:
         return False
     need = (_FP_PARAM, "KEY")
     flags = {terms[name].pattern.flags for name in need}
