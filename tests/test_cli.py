@@ -404,7 +404,7 @@ def test_explain_says_what_the_grammar_expected_where_a_region_failed() -> None:
     at = lines.index("  tried: qwen3_coder_xml: unexpected '\\n<oops>\\n</function>\\n…'")
     assert lines[at + 1 : at + 3] == [
         "    stopped at 7:1 (offset 93): '<oops>\\n</function>\\n</tool_call>'",
-        '    expected one of "</function>", "</parameter>", "</tool_call>", FUNCTION /<function(?:=| (?=name=))/, _PARAMETER /<parameter(?:=| (?=name=))/',
+        '    expected one of "</function>", "</parameter>", "</tool_call>", FUNCTION /<function(?:=| (?=name=))/, _PARAMETER /<parameter(?:=| (?=name=))/, _PARAMETER_BARE /<parameter(?=>)/',
     ]
     # hermes stopped at the block's first line: its payload cannot begin with a tag
     at = lines.index("  tried: hermes: unexpected '\\n<function=get_weath…'")
