@@ -2734,8 +2734,6 @@ NESTED: ContextVar[bool] = ContextVar("toolgram_nested_calls", default=False)
 # begins with a letter (prose; not a bracket, an operator, a quote or a keyword's `=`).
 _BLANKS = re.compile(r"[ \t\r\n]*")
 _PROSE_LINE = re.compile(r"[ \t]*\r?\n\s*(?=[^\W\d_])")
-# A line that begins with a call: a name, dotted or not, right before its `(`.
-_CALL_START = re.compile(r"[^\W\d]\w*(?:\.[^\W\d]\w*)*\(")
 
 
 def _string_then_prose(text: str) -> tuple[int, int, int] | None:
@@ -2753,11 +2751,13 @@ def _string_then_prose(text: str) -> tuple[int, int, int] | None:
         return None
     prose_end = len(text.rstrip())
     prose = text[p.end() : prose_end]
-    if _CALL_START.match(prose) or _repair.odd_quotes(prose, q):
-        # (The next line is a call, `get_time()`: no prose. Or it holds a quote of the
-        # string's kind that nothing pairs, `print(os.getcwd())"`: the value ran on to it,
-        # its own quotes unescaped; the string is then not the value, and a call with part
-        # of its content is no reading to give: the value's text as before.)
+    if _repair.odd_quotes(prose, q):
+        # (It holds a quote of the string's kind that nothing pairs, `print(os.getcwd())"`:
+        # the value ran on to it, its own quotes unescaped; the string is then not the
+        # value, and a call with part of its content is no reading to give: the value's
+        # text as before. A line that is a call, `get_time()]`, stays text: the value's
+        # text as before would hold it, `"Paris"\nget_time()`, and a stream has sent
+        # `{"city": "Paris` already.)
         return None
     return m.end(), p.end(), prose_end
 
