@@ -287,17 +287,19 @@ def streamed(raw: str, size: int, tools: Any = None, **options: Any) -> Any:
     return sp.close()
 
 
-def stream_done_at(raw: str, size: int, tools: Any = None, **options: Any) -> tuple[list[int], Any]:
-    """Where a StreamParser (made with tools and options) fed raw in deltas of `size`
-    characters gives each CallDone (the characters fed by then; flush()'s not counted),
-    and its ParseResult after flush()."""
+def assert_done_by(raw: str, tools: Any, end: int, want: Any) -> None:
+    """A StreamParser made with tools, fed raw in deltas of 1, 2, 3, 7, 8 and 64
+    characters, gives its first CallDone by the delta that brings `end` (8 characters
+    of slack), not at flush(), and after flush() reads want (parse()'s result)."""
     import toolgram
 
-    sp, done = toolgram.StreamParser(tools, **options), []
-    for i in range(0, len(raw), size):
-        done += [min(i + size, len(raw)) for e in sp.feed(raw[i : i + size]) if isinstance(e, toolgram.CallDone)]
-    sp.flush()
-    return done, sp.close()
+    for size in (1, 2, 3, 7, 8, 64):
+        sp, done = toolgram.StreamParser(tools), []
+        for i in range(0, len(raw), size):
+            done += [min(i + size, len(raw)) for e in sp.feed(raw[i : i + size]) if isinstance(e, toolgram.CallDone)]
+        assert done and done[0] <= end + 8 + size, (size, done)
+        sp.flush()
+        assert sp.close() == want, size
 
 
 def result_key(result: Any) -> tuple:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import stream_done_at
+from conftest import assert_done_by
 from toolgram import StreamParser, parse
 from toolgram._scan.instring import _paragraph
 from toolgram._scan.quotation import Fences
@@ -83,7 +83,4 @@ def test_an_indented_fence_line_is_one(indent: str) -> None:
     want = parse(raw, tools)
     assert [c.name for c in want.calls] == ["get_weather"]
     end = raw.index("```Let") + 3
-    for size in (1, 2, 3, 7, 8, 64):
-        done, got = stream_done_at(raw, size, tools)
-        assert done and done[0] <= end + 8 + size, (size, done)
-        assert got == want, size
+    assert_done_by(raw, tools, end, want)

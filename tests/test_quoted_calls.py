@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import stream_done_at
+from conftest import assert_done_by
 from toolgram import StreamParser, parse, render_call
 
 TOOLS = ["search", "write_file", "rm_rf", "f", "w"]
@@ -285,10 +285,7 @@ def test_a_json_key_left_open_holds_no_later_line(line: str) -> None:
     want = parse(raw, tools)
     assert [c.name for c in want.calls] == ["get_weather"]
     end = raw.index("```\nLet") + 3
-    for size in (1, 2, 3, 7, 8, 64):
-        done, got = stream_done_at(raw, size, tools)
-        assert done and done[0] <= end + 8 + size, (size, done)
-        assert got == want, size
+    assert_done_by(raw, tools, end, want)
     # A value's string is held as before: it may quote the call (`{"note": "Docs:\n…`).
     quoted = 'I wrote {"note": "Docs:\n' + line + '\r\n{"name": "get_weather", "arguments": {}}\n```\nend."}'
     assert parse(quoted, tools).calls == []
